@@ -1,0 +1,151 @@
+"""`verify_attention`: the public entry point. Validates every input, then dispatches to a backend.
+
+Nothing launches on bad input: the cheap checks (types, dtypes, devices, shapes, contiguity, sm_scale)
+always run on the host from metadata alone; the value checks (indptr monotone, slots inside the pool,
+tree masks well formed) need a device sync and run only with `debug=True` or `VERIFY_ATTN_DEBUG=1`.
+Every error names the argument and gives the expected and the actual value.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import torch
+
+HEAD_DIM = 576
+V_DIM = 512
+MAX_NODES = 64
+BACKENDS = ("cuda", "triton", "reference")
+DEBUG_ENV = "VERIFY_ATTN_DEBUG"
+_TENSOR_ARGS = ("q", "kv_cache", "prefix_indptr", "prefix_slots", "tree_slots", "tree_mask")
+_DTYPES = {"q": torch.bfloat16, "kv_cache": torch.bfloat16, "prefix_indptr": torch.int32,
+           "prefix_slots": torch.int32, "tree_slots": torch.int32, "tree_mask": torch.int64}
+
+
+def _check_shapes(t: dict[str, torch.Tensor]) -> None:
+    """Ranks and sizes, and their consistency with q's [B, T, H, 576]."""
+    ranks = {"q": 4, "kv_cache": 2, "prefix_indptr": 1, "prefix_slots": 1, "tree_slots": 2, "tree_mask": 2}
+    for name, rank in ranks.items():
+        if t[name].dim() != rank:
+            raise ValueError(f"{name}: expected {rank} dimensions, got {t[name].dim()} (shape {tuple(t[name].shape)})")
+    batch, nodes, heads, dim = t["q"].shape
+    if dim != HEAD_DIM:
+        raise ValueError(f"q: expected head dim {HEAD_DIM} (shape [B, T, H, {HEAD_DIM}]), got {dim}")
+    if batch < 1:
+        raise ValueError(f"q: expected batch B >= 1, got {batch}")
+    if not 1 <= nodes <= MAX_NODES:
+        raise ValueError(f"q: expected tree nodes 1 <= T <= {MAX_NODES}, got {nodes}")
+    if heads < 1:
+        raise ValueError(f"q: expected heads H >= 1, got {heads}")
+    pool, width = t["kv_cache"].shape
+    if width != HEAD_DIM:
+        raise ValueError(f"kv_cache: expected shape [S, {HEAD_DIM}], got {list(t['kv_cache'].shape)}")
+    if pool < 1:
+        raise ValueError(f"kv_cache: expected a pool of S >= 1 rows, got {pool}")
+    if t["prefix_indptr"].shape[0] != batch + 1:
+        raise ValueError(f"prefix_indptr: expected shape [{batch + 1}] (B+1), got {list(t['prefix_indptr'].shape)}")
+    for name in ("tree_slots", "tree_mask"):
+        if tuple(t[name].shape) != (batch, nodes):
+            raise ValueError(f"{name}: expected shape [{batch}, {nodes}] (B, T), got {list(t[name].shape)}")
+
+
+def _check_values(t: dict[str, torch.Tensor]) -> None:
+    """Debug-mode checks of tensor contents (each one syncs with the device)."""
+    indptr = t["prefix_indptr"].tolist()
+    total = t["prefix_slots"].numel()
+    if indptr[0] != 0:
+        raise ValueError(f"prefix_indptr: expected prefix_indptr[0] == 0, got {indptr[0]}")
+    for b in range(len(indptr) - 1):
+        if indptr[b + 1] < indptr[b]:
+            raise ValueError(f"prefix_indptr: expected non-decreasing values, got prefix_indptr[{b + 1}] = "
+                             f"{indptr[b + 1]} < prefix_indptr[{b}] = {indptr[b]}")
+    if indptr[-1] != total:
+        raise ValueError(f"prefix_indptr: expected last value == prefix_slots.numel() = {total}, got {indptr[-1]}")
+    pool = t["kv_cache"].shape[0]
+    for name in ("prefix_slots", "tree_slots"):
+        flat = t[name].reshape(-1)
+        bad = ((flat < 0) | (flat >= pool)).nonzero()
+        if bad.numel():
+            i = int(bad[0, 0])
+            raise ValueError(f"{name}: expected slot ids in [0, {pool}) (kv_cache rows), got {int(flat[i])} "
+                             f"at flat index {i}")
+    nodes = t["tree_mask"].shape[1]
+    for b, row in enumerate(t["tree_mask"].tolist()):
+        for i, bits in enumerate(row):
+            bits &= (1 << 64) - 1  # view the int64 as its 64 unsigned bits
+            if not bits >> i & 1:
+                raise ValueError(f"tree_mask: expected bit {i} (the node itself) set in tree_mask[{b}, {i}], "
+                                 f"got {bits:#x}")
+            if bits >> nodes:
+                raise ValueError(f"tree_mask: expected only bits < T = {nodes} in tree_mask[{b}, {i}], "
+                                 f"got {bits:#x}")
+
+
+def validate(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tensor, prefix_slots: torch.Tensor,
+             tree_slots: torch.Tensor, tree_mask: torch.Tensor, sm_scale: float, backend: str,
+             debug: bool = False) -> None:
+    """Raise TypeError/ValueError naming the first bad argument; see `verify_attention` for the contract."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: expected one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
+    values = (q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask)
+    t = dict(zip(_TENSOR_ARGS, values))
+    for name, value in t.items():
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
+    if isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)):
+        raise TypeError(f"sm_scale: expected a float, got {type(sm_scale).__name__}")
+    if not (math.isfinite(sm_scale) and sm_scale > 0):
+        raise ValueError(f"sm_scale: expected a finite value > 0, got {sm_scale}")
+    for name, dtype in _DTYPES.items():
+        if t[name].dtype != dtype:
+            raise TypeError(f"{name}: expected dtype {dtype}, got {t[name].dtype}")
+    device = q.device
+    for name, value in t.items():
+        if value.device != device:
+            raise ValueError(f"{name}: expected device {device} (the device of q), got {value.device}")
+    if backend != "reference" and device.type != "cuda":
+        raise ValueError(f"q: expected a CUDA device for backend {backend!r}, got {device}")
+    _check_shapes(t)
+    for name, value in t.items():
+        if not value.is_contiguous():
+            raise ValueError(f"{name}: expected a contiguous tensor, got strides {value.stride()} "
+                             f"for shape {list(value.shape)}")
+    if debug or os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+        _check_values(t)
+
+
+def verify_attention(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tensor,
+                     prefix_slots: torch.Tensor, tree_slots: torch.Tensor, tree_mask: torch.Tensor,
+                     sm_scale: float, *, backend: str = "cuda", return_lse: bool = False, debug: bool = False
+                     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """MLA attention of a batch of draft trees over a page_size=1 latent KV pool.
+
+    Args:
+        q: [B, T, H, 576] bf16, contiguous; T <= 64 tree nodes, H >= 1 heads.
+        kv_cache: [S, 576] bf16 latent pool; K is a whole row, V its first 512 columns.
+        prefix_indptr: [B+1] int32; request b's prefix is prefix_slots[indptr[b]:indptr[b+1]] (may be empty).
+        prefix_slots: [N] int32 slot ids into kv_cache, in token order.
+        tree_slots: [B, T] int32 slots of the tree nodes' own K/V rows.
+        tree_mask: [B, T] int64; bit j of row i set <=> node i attends node j (its ancestors and itself).
+        sm_scale: finite softmax scale > 0.
+        backend: "cuda" (the split-KV kernel), "triton" (the serving-stack baseline) or "reference" (fp32).
+        return_lse: also return the natural-log log-sum-exp of the scaled scores.
+        debug: also check values (indptr, slot bounds, mask bits); env VERIFY_ATTN_DEBUG=1 does the same.
+
+    Returns:
+        out [B, T, H, 512] bf16, and lse [B, T, H] fp32 when return_lse.
+
+    Raises:
+        TypeError / ValueError naming the argument, with expected vs actual, before anything launches.
+    """
+    validate(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, sm_scale, backend, debug)
+    args = (q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, float(sm_scale), return_lse)
+    if backend == "reference":
+        from kernel.reference import verify_attention_reference
+        return verify_attention_reference(*args)
+    if backend == "triton":
+        from kernel.triton_backend import verify_attention_triton
+        return verify_attention_triton(*args)
+    from kernel.cuda_backend import verify_attention_cuda  # built on first use (kernel/build.py)
+    return verify_attention_cuda(*args)

@@ -1,0 +1,84 @@
+"""One error root, one exit-code table, one place that maps errors to exit codes.
+
+Every expected failure raises a :class:`TrackerError` subclass carrying its :class:`ExitCode`;
+:func:`exit_code_for` is the only mapping. Internal bugs are not TrackerErrors and stay tracebacks.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """The documented exit codes of every ``tracker`` command (README "Exit codes")."""
+
+    OK = 0
+    CHECK_FAILED = 1  # --check found out-of-date files, or tests/gates failed in verify
+    INVALID_PLANS = 2  # a plan file does not parse or validate (lint found problems)
+    USAGE = 3  # bad command-line argument: unknown plan/phase/gate id, bad option value
+    REGION_EDITED = 4  # a generated region was edited by hand (use --force)
+    NO_TESTS = 5  # a test gate collected zero tests, or pytest could not run them
+    INTERRUPTED = 6  # the pytest run was interrupted or crashed; nothing was recorded as passing
+    LOCKED = 7  # another tracker process holds the repository lock
+    IO = 8  # a file could not be read or written (encoding, permissions, not a repository)
+
+
+class TrackerError(Exception):
+    """Root of every expected tracker failure. ``str(err)`` is the message shown to the user."""
+
+    exit_code: ExitCode = ExitCode.IO
+
+
+class PlanError(TrackerError):
+    """One or more problems in plan files, each already formatted ``path:line: message``."""
+
+    exit_code = ExitCode.INVALID_PLANS
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+class UsageError(TrackerError):
+    """A command-line argument names something that does not exist or has a bad value."""
+
+    exit_code = ExitCode.USAGE
+
+
+class RegionEditedError(TrackerError):
+    """A generated region's checksum does not match its content: someone edited it by hand."""
+
+    exit_code = ExitCode.REGION_EDITED
+
+
+class NoTestsError(TrackerError):
+    """A gate's pattern collected zero tests, or pytest could not collect at all."""
+
+    exit_code = ExitCode.NO_TESTS
+
+
+class InterruptedRunError(TrackerError):
+    """The pytest run did not complete (Ctrl-C, crash); its evidence counts for nothing."""
+
+    exit_code = ExitCode.INTERRUPTED
+
+
+class LockedError(TrackerError):
+    """Another tracker process holds the repository lock."""
+
+    exit_code = ExitCode.LOCKED
+
+
+class FileError(TrackerError):
+    """A file could not be read, decoded or written."""
+
+    exit_code = ExitCode.IO
+
+
+def exit_code_for(err: BaseException) -> int:
+    """Map an exception to the process exit code; the single place this mapping lives."""
+    if isinstance(err, TrackerError):
+        return int(err.exit_code)
+    if isinstance(err, KeyboardInterrupt):
+        return int(ExitCode.INTERRUPTED)
+    raise err

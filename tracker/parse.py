@@ -1,0 +1,144 @@
+"""Plan files -> :class:`tracker.model.Plan`, with ``path:line: message`` problems.
+
+The only module that imports markdown-it-py: fenced blocks and their line numbers come from
+``Token.map``, never from regexes over the Markdown. Inside a block (TOML), a problem's line is
+found by locating its key: ``[[gate]]`` headers in order, then ``key =`` lines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+from dataclasses import dataclass
+from typing import Any
+
+from markdown_it import MarkdownIt
+
+from tracker import schema
+from tracker.model import Phase, Plan
+
+KINDS = ("plan", "phase")
+_TOML_POS = re.compile(r"\s*\(at line (\d+), column \d+\)$|\s*\(at end of document\)$")
+_TABLE = re.compile(r"^\s*\[")
+_GATE_HEADER = re.compile(r"^\s*\[\[\s*gate\s*\]\]")
+_MD = MarkdownIt("commonmark")
+
+
+@dataclass(frozen=True)
+class Block:
+    """A top-level fenced block whose info string is ``plan`` or ``phase``. Lines are 1-based."""
+
+    kind: str
+    content: str
+    line: int  # opening fence
+    end_line: int  # closing fence (or last line, when unclosed)
+    closed: bool
+
+
+def fenced_blocks(text: str) -> list[Block]:
+    """Every top-level ``plan``/``phase`` fence in ``text``; other fences and nested ones are prose."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    out: list[Block] = []
+    for tok in _MD.parse(text):
+        if tok.type != "fence" or tok.level != 0 or tok.map is None:
+            continue
+        info = tok.info.split()
+        if not info or info[0] not in KINDS:
+            continue
+        start, stop = tok.map
+        last = lines[stop - 1].strip() if stop - 1 < len(lines) else ""
+        closed = stop - start >= 2 and last.startswith(tok.markup) and set(last) <= {tok.markup[0]}
+        out.append(Block(info[0], tok.content, start + 1, stop, closed))
+    return out
+
+
+def _key_line(block: Block, loc: schema.Loc) -> int:
+    """Best file line for a validation problem at ``loc`` inside ``block``."""
+    lines = block.content.split("\n")
+    lo, hi = 0, len(lines)
+    keys = list(loc)
+    if len(keys) >= 2 and keys[0] == "gate" and isinstance(keys[1], int):
+        headers = [i for i, s in enumerate(lines) if _GATE_HEADER.match(s)]
+        if keys[1] >= len(headers):
+            return block.line
+        lo = headers[keys[1]]
+        hi = next((i for i in range(lo + 1, len(lines)) if _TABLE.match(lines[i])), len(lines))
+        keys = keys[2:]
+        if not keys:
+            return block.line + 1 + lo
+    elif keys:
+        hi = next((i for i, s in enumerate(lines) if _TABLE.match(s)), len(lines))
+    if keys and isinstance(keys[0], str):
+        pat = re.compile(rf"^\s*\"?{re.escape(keys[0])}\"?\s*=")
+        for i in range(lo, hi):
+            if pat.match(lines[i]):
+                return block.line + 1 + i
+    return block.line + 1 + lo if lo else block.line
+
+
+def _loads(path: str, block: Block, problems: list[str]) -> dict[str, Any] | None:
+    try:
+        return tomllib.loads(block.content)
+    except tomllib.TOMLDecodeError as err:
+        msg = str(err)
+        m = _TOML_POS.search(msg)
+        line = block.line + int(m.group(1)) if m and m.group(1) else block.end_line
+        problems.append(f"{path}:{line}: invalid TOML in {block.kind} block: {_TOML_POS.sub('', msg)}")
+        return None
+
+
+def _fmt(path: str, block: Block, loc: schema.Loc, msg: str) -> str:
+    dotted = ".".join(f"[{x}]" if isinstance(x, int) else x for x in loc).replace(".[", "[")
+    where = f"{dotted}: " if dotted else ""
+    return f"{path}:{_key_line(block, loc)}: {block.kind} {where}{msg}"
+
+
+def parse_plan(path: str, text: str) -> tuple[Plan | None, list[str]]:
+    """Parse and validate one plan file's text; ``path`` is only used in messages and ``Plan.path``.
+
+    Returns the plan (None when the ``plan`` block itself is unusable) and every problem found.
+    """
+    problems: list[str] = []
+    blocks = fenced_blocks(text)
+    plan_blocks = [b for b in blocks if b.kind == "plan"]
+    if not plan_blocks:
+        return None, [f"{path}:1: no ```plan block (a plan file needs exactly one)"]
+    for extra in plan_blocks[1:]:
+        problems.append(f"{path}:{extra.line}: second ```plan block (first at line {plan_blocks[0].line})")
+    for b in blocks:
+        if not b.closed:
+            problems.append(f"{path}:{b.line}: {b.kind} block is not closed")
+    head = plan_blocks[0]
+    plan_fields = None
+    data = _loads(path, head, problems)
+    if data is not None:
+        plan_fields, errs = schema.validate_plan(data)
+        problems.extend(_fmt(path, head, loc, msg) for loc, msg in errs)
+    stem = path.rsplit("/", 1)[-1]
+    if plan_fields and not stem.startswith(plan_fields["id"] + "-"):
+        problems.append(f"{path}:{_key_line(head, ('id',))}: plan id '{plan_fields['id']}' does not match the file name (expected {plan_fields['id']}-slug.md)")
+    phases: list[Phase] = []
+    seen: dict[str, int] = {}
+    for b in blocks:
+        if b.kind != "phase":
+            continue
+        data = _loads(path, b, problems)
+        if data is None:
+            continue
+        fields, gates, errs = schema.validate_phase(data)
+        problems.extend(_fmt(path, b, loc, msg) for loc, msg in errs)
+        if fields is None:
+            continue
+        if fields["id"] in seen:
+            problems.append(f"{path}:{_key_line(b, ('id',))}: duplicate phase id '{fields['id']}' (first at line {seen[fields['id']]})")
+            continue
+        seen[fields["id"]] = b.line
+        located = tuple(dataclasses.replace(g, line=_key_line(b, ("gate", i))) for i, g in enumerate(gates))
+        phases.append(
+            Phase(fields["id"], fields["title"], tuple(fields["depends"]), tuple(fields["paths"]), located, b.line, b.end_line)
+        )
+    if plan_fields is None:
+        return None, problems
+    plan = Plan(plan_fields["id"], plan_fields["title"], path, plan_fields["milestone"], tuple(phases), head.line, head.end_line)
+    return plan, problems

@@ -1,0 +1,163 @@
+"""Validation of ``plan`` / ``phase`` blocks with pydantic, and the published JSON Schema.
+
+Only the cold path imports this module (a plan file whose content is not in the parse cache,
+``tracker lint``, ``tracker schema``): pydantic's import alone costs ~170 ms.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from tracker.model import BenchGate, Gate, ManualGate, TestGate
+
+PLAN_ID = r"^[0-9]{4}$"
+PHASE_ID = r"^[A-Za-z][A-Za-z0-9_.-]*$"
+DEPENDENCY = r"^([0-9]{4}/)?[A-Za-z][A-Za-z0-9_.-]*$"
+Scalar = Union[str, int, float, bool]
+
+
+class _Block(BaseModel):
+    # Unknown keys are errors (a typo must not silently drop a gate); TOML is typed, so no coercion.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class PlanBlock(_Block):
+    """The single ``plan`` block of a plan file."""
+
+    id: Annotated[str, Field(pattern=PLAN_ID, description='Four digits, the file\'s number: "0002".')]
+    title: Annotated[str, Field(min_length=1)]
+    milestone: str | None = None
+
+
+class TestGateModel(_Block):
+    """``test``: any pytest argument (node id, file, directory); ``marker``: an optional -m expression."""
+
+    __test__ = False
+
+    test: Annotated[str, Field(min_length=1)]
+    marker: Annotated[str, Field(min_length=1)] | None = None
+
+
+class ManualGateModel(_Block):
+    """Satisfied only by a recorded sign-off (``tracker signoff``)."""
+
+    manual: Annotated[str, Field(min_length=1)]
+
+
+class BenchGateModel(_Block):
+    """A benchmark threshold on a metric of the shared benchmark result schema (issue 4)."""
+
+    bench: Annotated[str, Field(min_length=1)]
+    where: dict[str, Scalar] = {}
+    baseline: dict[str, Scalar] | None = None
+    at_least: float | None = None
+    at_most: float | None = None
+    stat: Literal["median", "min", "mean", "p90"] = "median"
+    min_samples: Annotated[int, Field(ge=1)] | None = None
+    hardware: Annotated[str, Field(min_length=1)] | None = None
+    run: Annotated[str, Field(min_length=1)] | None = None
+    confidence: Annotated[float, Field(gt=0, lt=1)] | None = None
+
+    @model_validator(mode="after")
+    def _one_threshold(self) -> "BenchGateModel":
+        if (self.at_least is None) == (self.at_most is None):
+            raise ValueError("exactly one of 'at_least' or 'at_most' is required")
+        return self
+
+
+class PhaseBlock(_Block):
+    """A ``phase`` block: what it covers (``paths``), what it needs (``depends``), its gates."""
+
+    id: Annotated[str, Field(pattern=PHASE_ID)]
+    title: Annotated[str, Field(min_length=1)]
+    depends: list[Annotated[str, Field(pattern=DEPENDENCY)]] = []
+    paths: list[Annotated[str, Field(min_length=1)]] = []
+    gate: list[Union[TestGateModel, ManualGateModel, BenchGateModel]] = []
+
+
+_GATE_MODELS: dict[str, type[_Block]] = {"test": TestGateModel, "manual": ManualGateModel, "bench": BenchGateModel}
+
+
+def json_schema() -> dict[str, Any]:
+    """JSON Schema of both block kinds, for editors (``tracker schema``)."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "tracker plan blocks",
+        "description": "A plan file holds one `plan` block and any number of `phase` blocks (TOML bodies).",
+        "$defs": {"plan": PlanBlock.model_json_schema(), "phase": PhaseBlock.model_json_schema()},
+    }
+
+
+Loc = tuple[Union[str, int], ...]
+Problem = tuple[Loc, str]
+
+
+def _problems(err: ValidationError, prefix: Loc = ()) -> list[Problem]:
+    out: list[Problem] = []
+    for e in err.errors():
+        loc = prefix + tuple(x for x in e["loc"] if not (isinstance(x, str) and x.endswith("]")))
+        if e["type"] == "extra_forbidden":
+            out.append((loc, f"unknown key '{loc[-1]}'"))
+        elif e["type"] == "missing":
+            out.append((loc, f"missing required key '{loc[-1]}'"))
+        else:
+            msg = e["msg"].removeprefix("Value error, ")
+            out.append((loc, msg))
+    return out
+
+
+def validate_plan(data: dict[str, Any]) -> tuple[dict[str, Any] | None, list[Problem]]:
+    """Validate a ``plan`` block's TOML table: (plain fields or None, problems with key locations)."""
+    try:
+        block = PlanBlock.model_validate(data)
+    except ValidationError as err:
+        return None, _problems(err)
+    return block.model_dump(), []
+
+
+def validate_gate(data: Any, index: int) -> tuple[Gate | None, list[Problem]]:
+    """Validate one ``[[gate]]`` table, dispatching on which of test/manual/bench it has."""
+    where: Loc = ("gate", index)
+    if not isinstance(data, dict):
+        return None, [(where, "a gate must be a table ([[gate]])")]
+    kinds = [k for k in _GATE_MODELS if k in data]
+    if len(kinds) != 1:
+        found = ", ".join(f"'{k}'" for k in kinds) or "none"
+        return None, [(where, f"a gate needs exactly one of 'test', 'manual', 'bench' (found {found})")]
+    try:
+        model = _GATE_MODELS[kinds[0]].model_validate(data)
+    except ValidationError as err:
+        return None, _problems(err, where)
+    fields = model.model_dump()
+    gate: Gate
+    if isinstance(model, TestGateModel):
+        gate = TestGate(**fields)
+    elif isinstance(model, ManualGateModel):
+        gate = ManualGate(**fields)
+    else:
+        gate = BenchGate(**fields)
+    return gate, []
+
+
+def validate_phase(data: dict[str, Any]) -> tuple[dict[str, Any] | None, list[Gate], list[Problem]]:
+    """Validate a ``phase`` block: (plain fields without gates, gates, problems)."""
+    gates_raw = data.get("gate", [])
+    rest = {k: v for k, v in data.items() if k != "gate"}
+    problems: list[Problem] = []
+    fields: dict[str, Any] | None = None
+    try:
+        fields = PhaseBlock.model_validate(rest).model_dump(exclude={"gate"})
+    except ValidationError as err:
+        problems.extend(_problems(err))
+    gates: list[Gate] = []
+    if not isinstance(gates_raw, list):
+        problems.append((("gate",), "'gate' must be an array of tables ([[gate]])"))
+        gates_raw = []
+    for i, raw in enumerate(gates_raw):
+        gate, errs = validate_gate(raw, i)
+        problems.extend(errs)
+        if gate is not None:
+            gates.append(gate)
+    return fields, gates, problems

@@ -1,0 +1,61 @@
+"""Builders for real benchmark result files (shared by the evidence tests; standard library only)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+
+def blob(data: bytes) -> str:
+    """Git blob id, computed independently of tracker.results."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def stats_of(samples: list[float]) -> dict[str, Any]:
+    """The stats block a correct writer produces (p90 by linear interpolation)."""
+    s = sorted(samples)
+    pos = 0.9 * (len(s) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return {
+        "n": len(s),
+        "median": statistics.median(s),
+        "min": s[0],
+        "mean": sum(s) / len(s),
+        "p90": s[lo] + (s[hi] - s[lo]) * (pos - lo),
+    }
+
+
+def case(metric: str, params: dict[str, Any], samples: list[float], unit: str = "us", direction: str = "lower") -> dict[str, Any]:
+    """One case of a result file."""
+    return {"metric": metric, "params": params, "unit": unit, "direction": direction,
+            "samples": samples, "stats": stats_of(samples)}
+
+
+def result(cases: list[dict[str, Any]], *, time: str = "2026-11-29T11:02:03Z", gpu: str | None = "NVIDIA H200",
+           commit: str | None = "3f2a91c" + "0" * 33, dirty: bool | None = False,
+           files: dict[str, bytes] | None = None, host: str = "gpu-box") -> dict[str, Any]:
+    """A whole result file as a dict (valid unless the caller breaks it)."""
+    ids = {p: blob(d) for p, d in (files or {"kernel/csrc/verify_attention.cuh": b"// kernel\n"}).items()}
+    digest = hashlib.sha256("".join(f"{p}\0{b}\n" for p, b in sorted(ids.items())).encode()).hexdigest()
+    return {
+        "schema": "tracker-bench-result", "version": 1, "benchmark": "verify",
+        "provenance": {
+            "commit": commit, "dirty": dirty, "time": time, "host": host, "gpu": gpu,
+            "driver": "580.159.04", "cuda": "13.0", "torch": "2.11.0+cu130", "triton": "3.6.0",
+            "python": "3.12.3", "command": "python -m bench verify --cases long",
+            "fingerprint": {"algorithm": "git-blob-sha1", "digest": digest, "files": ids},
+        },
+        "cases": cases,
+    }
+
+
+def write(path: Path, doc: dict[str, Any]) -> Path:
+    """Write a result dict as JSON (parents created) and return the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    return path

@@ -1,0 +1,164 @@
+"""Bench gate evaluation over real result files: every unmet reason, orientation, bootstrap, verdict text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.tracker.resultfiles import case, result, write
+from tracker.benchgate import bootstrap_bound, evaluate, evaluate_bench_gate, fmt_num, fmt_params, matches
+from tracker.model import BenchGate
+from tracker.results import LoadedResult, compute_stat, load_result
+
+T = "verify_attn.time_us"
+WHERE: dict[str, Any] = {"impl": "cuda", "ctx": 91000, "heads": 8, "nodes": 64, "batch": 1}
+
+
+def grid(cuda: list[float], triton: list[float]) -> list[dict[str, Any]]:
+    """cuda/triton x (ctx, heads, nodes) variants at batch 1: the verdict names only what varies."""
+    out = []
+    for variant in ({"nodes": 16}, {"nodes": 64}, {"ctx": 5700}, {"heads": 64}):
+        out.append(case(T, {**WHERE, **variant}, cuda))
+        out.append(case(T, {**WHERE, "impl": "triton", **variant}, triton))
+    return out
+
+
+def load(tmp_path: Path, name: str, doc: dict[str, Any]) -> LoadedResult:
+    return load_result(write(tmp_path / name, doc))
+
+
+def speedup_gate(**kw: Any) -> BenchGate:
+    return BenchGate(**{"bench": T, "where": WHERE, "baseline": {"impl": "triton"}, "at_least": 1.8, "min_samples": 10, **kw})
+
+
+def test_speedup_met_text_explains_itself(tmp_path: Path) -> None:
+    run = load(tmp_path, "a.json", result(grid([100.0] * 20, [231.0] * 20)))
+    verdict = evaluate_bench_gate(speedup_gate(hardware="H200"), [run])
+    assert verdict.met and not verdict.failed
+    assert verdict.reason == "2.31× ≥ 1.80× (median of 20, ctx=91000 heads=8 nodes=64, NVIDIA H200, kernel@3f2a91c)"
+    assert verdict.source is not None
+    assert (verdict.source.file, verdict.source.machine) == (run.path, "gpu-box (NVIDIA H200)")
+    assert verdict.source.commit == "3f2a91c" + "0" * 33 and verdict.source.time == "2026-11-29T11:02:03Z"
+
+
+def test_absolute_threshold_text(tmp_path: Path) -> None:
+    run = load(tmp_path, "a.json", result(grid([41.0] * 20, [99.0] * 20)))
+    gate = BenchGate(bench=T, where=WHERE, at_most=50)
+    assert evaluate(gate, [run]).summary == "41.0 us ≤ 50.0 us (median of 20, impl=cuda ctx=91000 heads=8 nodes=64, NVIDIA H200, kernel@3f2a91c)"
+    missed = evaluate(BenchGate(bench=T, where=WHERE, at_most=40), [run])
+    assert not missed.met and missed.summary.startswith("41.0 us > 40.0 us (")
+
+
+def test_below_threshold_is_unmet_and_failed(tmp_path: Path) -> None:
+    run = load(tmp_path, "a.json", result(grid([100.0] * 20, [152.0] * 20)))
+    verdict = evaluate_bench_gate(speedup_gate(), [run])
+    assert not verdict.met and verdict.failed
+    assert verdict.reason.startswith("1.52× < 1.80× (median of 20,")
+
+
+def test_too_few_samples(tmp_path: Path) -> None:
+    run = load(tmp_path, "a.json", result(grid([100.0] * 7, [300.0] * 20)))
+    verdict = evaluate_bench_gate(speedup_gate(), [run])
+    assert (verdict.met, verdict.failed, verdict.reason) == (False, False, "too few samples (7 < 10)")
+    run2 = load(tmp_path, "b.json", result(grid([100.0] * 20, [300.0] * 7), time="2026-11-30T00:00:00Z"))
+    assert evaluate(speedup_gate(), [run, run2]).summary == "too few baseline samples (7 < 10)"
+
+
+def test_wrong_hardware(tmp_path: Path) -> None:
+    a100 = load(tmp_path, "a.json", result(grid([100.0] * 20, [300.0] * 20), gpu="NVIDIA A100-SXM4-80GB"))
+    cpu = load(tmp_path, "b.json", result(grid([100.0] * 20, [300.0] * 20), gpu=None))
+    verdict = evaluate_bench_gate(speedup_gate(hardware="H200"), [a100, cpu])
+    assert not verdict.met and not verdict.failed
+    assert verdict.reason == "results only from NVIDIA A100-SXM4-80GB, no GPU (gate wants H200)"
+    assert evaluate(speedup_gate(hardware="a100"), [a100, cpu]).met  # substring, case-insensitive
+
+
+def test_no_matching_case_and_type_exact_params(tmp_path: Path) -> None:
+    run = load(tmp_path, "a.json", result(grid([100.0] * 20, [300.0] * 20)))
+    gate = speedup_gate(where={**WHERE, "ctx": "91000"})
+    assert evaluate(gate, [run]).summary == (
+        'no case matches metric=verify_attn.time_us where impl=cuda ctx="91000" heads=8 nodes=64 batch=1 in 1 result file(s)'
+    )
+    assert not evaluate(BenchGate(bench="other.metric", at_least=1), [run]).met
+    assert evaluate(BenchGate(bench=T, at_least=1), []).summary == "no benchmark evidence"
+    assert not matches({"x": 1}, {"x": True}) and not matches({"x": 1.0}, {"x": 1}) and matches({"x": 1, "y": 2}, {"x": 1})
+
+
+def test_newest_run_wins_even_when_older_passed(tmp_path: Path) -> None:
+    old = load(tmp_path, "old.json", result(grid([100.0] * 20, [300.0] * 20), time="2026-11-28T00:00:00Z"))
+    new = load(tmp_path, "new.json", result(grid([100.0] * 20, [120.0] * 20), time="2026-11-29T00:00:00+01:00"))
+    verdict = evaluate_bench_gate(speedup_gate(), [new, old])
+    assert not verdict.met and verdict.source is not None and verdict.source.file == new.path
+
+
+def test_baseline_must_be_in_the_same_run(tmp_path: Path) -> None:
+    old = load(tmp_path, "old.json", result(grid([100.0] * 20, [300.0] * 20), time="2026-11-28T00:00:00Z"))
+    only_cuda = [c for c in grid([100.0] * 20, [1.0]) if c["params"]["impl"] == "cuda"]
+    new = load(tmp_path, "new.json", result(only_cuda, time="2026-11-29T12:00:00Z"))
+    summary = evaluate(speedup_gate(), [old, new]).summary
+    assert summary.startswith("no baseline case impl=triton for impl=cuda ctx=91000 heads=8 nodes=64 batch=1 in the same run")
+
+
+def test_ambiguous_where_is_unmet(tmp_path: Path) -> None:
+    run = load(tmp_path, "a.json", result(grid([100.0] * 20, [300.0] * 20)))
+    out = evaluate(BenchGate(bench=T, where={"impl": "cuda"}, at_most=1000), [run])
+    assert not out.met and "is ambiguous: 4 cases" in out.summary
+
+
+def test_higher_is_better_orientation(tmp_path: Path) -> None:
+    f = "verify_attn.floor_fraction"
+    cases = [case(f, {"impl": "cuda"}, [0.6] * 5, "1", "higher"), case(f, {"impl": "triton"}, [0.2] * 5, "1", "higher")]
+    run = load(tmp_path, "a.json", result(cases))
+    out = evaluate(BenchGate(bench=f, where={"impl": "cuda"}, baseline={"impl": "triton"}, at_least=2.9), [run])
+    assert out.met and out.summary.startswith("3.00× ≥ 2.90×")
+
+
+@pytest.mark.parametrize(("stat", "expected"), [("median", "3.00"), ("min", "1.00"), ("mean", "4.00"), ("p90", "7.60")])
+def test_statistic_is_recomputed_from_samples(tmp_path: Path, stat: str, expected: str) -> None:
+    run = load(tmp_path, "a.json", result([case(T, {"impl": "cuda"}, [1.0, 2.0, 3.0, 4.0, 10.0])]))
+    out = evaluate(BenchGate(bench=T, where={"impl": "cuda"}, at_most=100, stat=stat), [run])
+    assert out.met and out.summary.startswith(f"{expected} us ≤ 100 us ({stat} of 5,")
+
+
+def test_confidence_guards_against_noise(tmp_path: Path) -> None:
+    # Point speedup ~2.0 clears 1.8 either way; only the tight samples clear it at 95% confidence.
+    tight = [100.0 + (i % 5) for i in range(20)]
+    noisy = [60.0 + 17.0 * (i % 6) for i in range(20)]
+    base = [204.0] * 20
+    tight_run = load(tmp_path, "t.json", result(grid(tight, base)))
+    noisy_run = load(tmp_path, "n.json", result(grid(noisy, base)))
+    gate = speedup_gate(confidence=0.95)
+    met = evaluate(gate, [tight_run])
+    assert met.met and "(95% lower bound " in met.summary
+    assert evaluate(speedup_gate(), [noisy_run]).met
+    unmet = evaluate(gate, [noisy_run])
+    assert not unmet.met and unmet.summary == evaluate(gate, [noisy_run]).summary  # deterministic
+    assert "95% lower bound 1.6" in unmet.summary or "95% lower bound 1.7" in unmet.summary
+
+
+def test_bootstrap_bounds_bracket_the_point_estimate() -> None:
+    samples = [float(x) for x in range(1, 31)]
+    point = compute_stat("median", samples)
+    lower = bootstrap_bound(lambda s: compute_stat("median", s), samples, 0.95, upper=False)
+    upper = bootstrap_bound(lambda s: compute_stat("median", s), samples, 0.95, upper=True)
+    assert lower < point < upper
+    assert bootstrap_bound(lambda s: compute_stat("median", s), [5.0] * 10, 0.95, upper=False) == 5.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(min_value=1.0, max_value=1e4), min_size=3, max_size=15), st.floats(min_value=1.1, max_value=20))
+def test_speeding_up_the_candidate_scales_the_ratio(tmp_path_factory: pytest.TempPathFactory, samples: list[float], k: float) -> None:
+    tmp = tmp_path_factory.mktemp("h")
+    run = load(tmp, "a.json", result([case(T, {"impl": "cuda"}, [s / k for s in samples]), case(T, {"impl": "triton"}, samples)]))
+    gate = BenchGate(bench=T, where={"impl": "cuda"}, baseline={"impl": "triton"}, at_least=k * 0.999)
+    assert evaluate(gate, [run]).met
+    assert not evaluate(BenchGate(bench=T, where={"impl": "cuda"}, baseline={"impl": "triton"}, at_least=k * 1.01), [run]).met
+
+
+def test_formatting_helpers() -> None:
+    assert [fmt_num(x) for x in (2.3104, 1.8, 41.0, 155.4, 0.5, 17041.0)] == ["2.31", "1.80", "41.0", "155", "0.500", "17041"]
+    assert fmt_params({"impl": "cuda", "ctx": 91000, "flag": True, "s": "1.5", "t": "a b"}) == 'impl=cuda ctx=91000 flag=true s="1.5" t="a b"'

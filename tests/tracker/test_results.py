@@ -1,0 +1,199 @@
+"""Result files: valid ones load exactly; every kind of bad one is rejected with ``path: reason``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.tracker.resultfiles import blob, case, result, write
+from tracker.results import (
+    ResultFileError,
+    blob_id,
+    compute_stat,
+    load_result,
+    load_results,
+    parse_result,
+    results_json_schema,
+)
+
+METRIC = "verify_attn.time_us"
+
+
+def good() -> dict[str, Any]:
+    return result([case(METRIC, {"impl": "cuda", "ctx": 91000, "heads": 8}, [41.2, 40.9, 41.0])])
+
+
+def test_valid_file_loads_with_exact_param_types(tmp_path: Path) -> None:
+    path = write(tmp_path / "r.json", good())
+    loaded = load_result(path)
+    params = loaded.result.cases[0].params
+    assert params == {"impl": "cuda", "ctx": 91000, "heads": 8}
+    assert type(params["ctx"]) is int
+    assert loaded.result.provenance.gpu == "NVIDIA H200"
+    assert loaded.time.isoformat() == "2026-11-29T11:02:03+00:00"
+
+
+def test_blob_id_matches_git(tmp_path: Path) -> None:
+    data = b"some kernel\r\nbytes \xff\n"
+    (tmp_path / "f").write_bytes(data)
+    out = subprocess.run(["git", "hash-object", str(tmp_path / "f")], capture_output=True, text=True, check=True)
+    assert blob_id(data) == out.stdout.strip() == blob(data)
+
+
+def test_writer_stats_rounded_to_two_decimals_are_accepted(tmp_path: Path) -> None:
+    doc = good()
+    doc["cases"][0]["stats"]["mean"] = 41.03  # true mean 41.0333...
+    assert load_result(write(tmp_path / "r.json", doc)).result.cases[0].stats.mean == 41.03
+
+
+def test_nearest_rank_p90_is_accepted(tmp_path: Path) -> None:
+    doc = result([case(METRIC, {"impl": "cuda"}, [float(i) for i in range(1, 11)])])
+    doc["cases"][0]["stats"]["p90"] = 9.0  # nearest rank; interpolated would be 9.1
+    load_result(write(tmp_path / "r.json", doc))
+
+
+def mutate(doc: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
+    node: Any = doc
+    keys = [int(k) if k.isdigit() else k for k in dotted.split(".")]
+    for k in keys[:-1]:
+        node = node[k]
+    if value is KeyError:
+        del node[keys[-1]]
+    else:
+        node[keys[-1]] = value
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value", "reason"),
+    [
+        ("schema", "something-else", "not a benchmark result file (schema='something-else'"),
+        ("version", 2, "unsupported version 2 (this tracker reads version 1)"),
+        ("cases.0.stats.n", 4, "cases[0]: stats.n is 4 but there are 3 samples"),
+        ("cases.0.stats.median", 45.0, "cases[0]: stats.median is 45.0 but the samples give 41"),
+        ("cases.0.stats.p90", 50.0, "cases[0]: stats.p90 is 50.0 but the samples put it in"),
+        ("cases.0.samples", [], "cases[0].samples: List should have at least 1 item"),
+        ("cases.0.samples", [41.2, "40.9", 41.0], "cases[0].samples[1]: Input should be a valid number"),
+        ("cases.0.direction", "up", "cases[0].direction: Input should be 'lower' or 'higher'"),
+        ("cases.0.params.ctx", [1], "cases[0].params.ctx"),
+        ("cases.0.extra", 1, "cases[0].extra: Extra inputs are not permitted"),
+        ("provenance.gpu", 3, "provenance.gpu: Input should be a valid string"),
+        ("provenance.time", "yesterday", "provenance.time: Input should be a valid datetime"),
+        ("provenance.time", "2026-11-29T11:02:03", "provenance.time: Input should have timezone info"),
+        ("provenance.commit", "abc", "provenance.commit: String should match pattern"),
+        ("provenance.fingerprint.digest", "0" * 64, "provenance.fingerprint: digest is not the sha256"),
+        ("provenance.host", KeyError, "provenance.host: Field required"),
+    ],
+)
+def test_invalid_files_rejected_with_path_and_reason(tmp_path: Path, dotted: str, value: Any, reason: str) -> None:
+    path = write(tmp_path / "bad.json", mutate(good(), dotted, value))
+    with pytest.raises(ResultFileError) as err:
+        load_result(path)
+    assert str(err.value).startswith(f"{path}: {reason}"), str(err.value)
+
+
+def test_duplicate_cases_rejected(tmp_path: Path) -> None:
+    doc = good()
+    doc["cases"].append(dict(doc["cases"][0]))
+    with pytest.raises(ResultFileError, match=r"cases\[1\] repeats cases\[0\]"):
+        load_result(write(tmp_path / "r.json", doc))
+
+
+def test_int_and_string_params_are_different_cases(tmp_path: Path) -> None:
+    doc = good()
+    doc["cases"].append(case(METRIC, {"impl": "cuda", "ctx": "91000", "heads": 8}, [1.0]))
+    assert len(load_result(write(tmp_path / "r.json", doc)).result.cases) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("", "empty file"),
+        ('{"schema": "tracker-bench-result", "version": 1, "cases": [', "truncated JSON (ends at line 1)"),
+        ('{"a": 1,, "b": 2}', "malformed JSON: Expecting property name"),
+        ('{"a": NaN}', "non-finite number NaN"),
+        ('{"a": Infinity}', "non-finite number Infinity"),
+        ('{"a": 1, "a": 2}', "duplicate key 'a'"),
+        ("[1, 2]", "expected a JSON object, got list"),
+    ],
+)
+def test_malformed_json(tmp_path: Path, text: str, reason: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ResultFileError) as err:
+        load_result(path)
+    assert reason in str(err.value) and str(err.value).startswith(str(path))
+
+
+def test_malformed_json_names_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('{\n  "schema": "x",\n  oops\n}\n', encoding="utf-8")
+    with pytest.raises(ResultFileError) as err:
+        load_result(path)
+    assert str(err.value).startswith(f"{path}:3:3: malformed JSON")
+
+
+def test_every_truncation_is_rejected_never_half_read(tmp_path: Path) -> None:
+    text = json.dumps(good(), indent=1)
+    path = tmp_path / "t.json"
+    for cut in range(1, len(text) - 1, 7):
+        path.write_text(text[:cut], encoding="utf-8")
+        with pytest.raises(ResultFileError):
+            load_result(path)
+
+
+def test_non_utf8_and_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "bin.json"
+    path.write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(ResultFileError, match="not UTF-8"):
+        load_result(path)
+    with pytest.raises(ResultFileError, match="No such file"):
+        load_result(tmp_path / "missing.json")
+
+
+def test_load_results_separates_good_from_bad(tmp_path: Path) -> None:
+    ok = write(tmp_path / "ok.json", good())
+    bad = tmp_path / "bad.json"
+    bad.write_text("{", encoding="utf-8")
+    loaded, errors = load_results([ok, bad])
+    assert [r.path for r in loaded] == [str(ok)]
+    assert [e.path for e in errors] == [str(bad)]
+
+
+def test_json_schema_describes_the_file() -> None:
+    schema = results_json_schema()
+    assert schema["$id"] == "tracker-bench-result/v1"
+    assert {"schema", "version", "benchmark", "provenance", "cases"} <= set(schema["properties"])
+    assert schema["additionalProperties"] is False
+    json.dumps(schema)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(min_value=1e-3, max_value=1e6, allow_nan=False), min_size=1, max_size=40))
+def test_stats_written_by_a_correct_writer_always_agree(samples: list[float]) -> None:
+    doc = result([case(METRIC, {"impl": "cuda"}, samples)])
+    loaded = parse_result(json.dumps(doc).encode())
+    assert compute_stat("median", loaded.cases[0].samples) == pytest.approx(doc["cases"][0]["stats"]["median"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes_never_crash(data: bytes) -> None:
+    try:
+        parse_result(data, "x.json")
+    except ResultFileError as err:
+        assert str(err).startswith("x.json")
+
+
+def test_stat_definitions() -> None:
+    s = [5.0, 1.0, 3.0, 2.0, 4.0]
+    assert [compute_stat(n, s) for n in ("median", "min", "mean")] == [3.0, 1.0, 3.0]
+    assert compute_stat("p90", s) == pytest.approx(4.6)
+    with pytest.raises(ValueError, match="unknown statistic 'max'"):
+        compute_stat("max", s)

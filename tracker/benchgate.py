@@ -1,0 +1,221 @@
+"""Pure evaluation of benchmark gates against loaded result files (rules in docs/evidence.md).
+
+A gate is never met by default: no evidence, no matching case, results from other hardware, an
+ambiguous selection, a missing baseline or too few samples each give an unmet verdict with that reason.
+Statistics come from the raw samples; the optional noise guard is a seeded percentile bootstrap.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from tracker.model import EvidenceSource, GateVerdict
+from tracker.results import Case, LoadedResult, compute_stat
+
+RESAMPLES = 2000
+SEED = 20261129
+ParamValue = str | int | float | bool
+
+
+class BenchGateLike(Protocol):
+    """The bench-gate keys of the plan format (the core's model satisfies this)."""
+
+    bench: str
+    where: Mapping[str, ParamValue]
+    baseline: Mapping[str, ParamValue] | None
+    at_least: float | None
+    at_most: float | None
+    stat: str
+    min_samples: int | None
+    hardware: str | None
+    confidence: float | None
+
+
+@dataclass(frozen=True)
+class BenchOutcome:
+    """What the evaluation decided, with the run it used (``source`` is None when no run qualified)."""
+
+    met: bool
+    summary: str
+    source: LoadedResult | None = None
+    value: float | None = None
+
+
+def same_value(a: object, b: object) -> bool:
+    """Type-exact equality: 91000 != "91000" and 1 != True != 1.0."""
+    return type(a) is type(b) and a == b
+
+
+def matches(params: Mapping[str, Any], where: Mapping[str, Any]) -> bool:
+    """True when ``params`` contains every key of ``where`` with a type-exact equal value."""
+    return all(k in params and same_value(params[k], v) for k, v in where.items())
+
+
+def fmt_params(params: Mapping[str, Any]) -> str:
+    """``ctx=91000 impl=cuda``; strings that read as numbers or booleans are quoted to show their type."""
+
+    def one(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            plain = v and " " not in v and v not in ("true", "false")
+            try:
+                float(v)
+                plain = False
+            except ValueError:
+                pass
+            return v if plain else f'"{v}"'
+        return repr(v)
+
+    return " ".join(f"{k}={one(v)}" for k, v in params.items())
+
+
+def fmt_num(x: float) -> str:
+    """Three significant digits, keeping trailing zeros (41.0, 2.31, 1.80); no decimals from 100 up."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:.2f}"
+    decimals = max(0, 2 - math.floor(math.log10(abs(x))))
+    return f"{x:.{decimals}f}"
+
+
+def _quantile(values: list[float], q: float) -> float:
+    s = sorted(values)
+    pos = q * (len(s) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def bootstrap_bound(
+    stat: Callable[[list[float]], float],
+    samples: list[float],
+    confidence: float,
+    upper: bool,
+    baseline: list[float] | None = None,
+    ratio: Callable[[float, float], float] | None = None,
+) -> float:
+    """One-sided percentile-bootstrap bound of ``stat(samples)`` or of ``ratio(stat(samples), stat(baseline))``.
+
+    Each of ``RESAMPLES`` rounds resamples the candidate (and, independently, the baseline) with
+    replacement; the bound is the ``confidence`` quantile (``upper``) or the ``1 - confidence`` quantile
+    of those values. A constant seed makes the verdict a pure function of the samples.
+    """
+    rng = random.Random(SEED)
+    n = len(samples)
+    draws: list[float] = []
+    for _ in range(RESAMPLES):
+        value = stat([samples[rng.randrange(n)] for _ in range(n)])
+        if baseline is not None and ratio is not None:
+            m = len(baseline)
+            value = ratio(value, stat([baseline[rng.randrange(m)] for _ in range(m)]))
+        draws.append(value)
+    return _quantile(draws, confidence if upper else 1.0 - confidence)
+
+
+def _label(run: LoadedResult, gate: BenchGateLike, case: Case) -> str:
+    """``ctx=91000 heads=8 nodes=64, NVIDIA H200, kernel@3f2a91c`` - the parenthetical of a verdict."""
+    prov = run.result.provenance
+    same_metric = [c.params for c in run.result.cases if c.metric == case.metric]
+    # Show the where-keys that identify the case: not the ones the baseline varies, not constants of the run.
+    shown = {
+        k: v
+        for k, v in gate.where.items()
+        if k not in (gate.baseline or {}) and len({repr((type(p.get(k)), p.get(k))) for p in same_metric}) > 1
+    } or {k: v for k, v in gate.where.items() if k not in (gate.baseline or {})}
+    dirs = {path.split("/", 1)[0] for path in prov.fingerprint.files if "/" in path}
+    code = dirs.pop() if len(dirs) == 1 else run.result.benchmark
+    commit = prov.commit[:7] if prov.commit else "unknown-commit"
+    dirty = "+dirty" if prov.dirty else ""
+    parts = [p for p in (fmt_params(shown), prov.gpu or "no GPU", f"{code}@{commit}{dirty}") if p]
+    return ", ".join(parts)
+
+
+def _select(gate: BenchGateLike, results: Sequence[LoadedResult]) -> BenchOutcome | tuple[LoadedResult, Case]:
+    where_text = f"metric={gate.bench}" + (f" where {fmt_params(gate.where)}" if gate.where else "")
+    if not results:
+        return BenchOutcome(False, "no benchmark evidence")
+    found = [(r, c) for r in results for c in r.result.cases if c.metric == gate.bench and matches(c.params, gate.where)]
+    if not found:
+        return BenchOutcome(False, f"no case matches {where_text} in {len(results)} result file(s)")
+    if gate.hardware:
+        want = gate.hardware.lower()
+        on_hw = [(r, c) for r, c in found if want in (r.result.provenance.gpu or "").lower()]
+        if not on_hw:
+            gpus = sorted({r.result.provenance.gpu or "no GPU" for r, _ in found})
+            return BenchOutcome(False, f"results only from {', '.join(gpus)} (gate wants {gate.hardware})")
+        found = on_hw
+    newest = max((r for r, _ in found), key=lambda r: (r.time, r.path))
+    cases = [c for r, c in found if r is newest]
+    if len(cases) > 1:
+        listed = "; ".join(fmt_params(c.params) for c in cases[:3])
+        return BenchOutcome(False, f"{where_text} is ambiguous: {len(cases)} cases in {newest.path} ({listed})", newest)
+    return newest, cases[0]
+
+
+def evaluate(gate: BenchGateLike, results: Sequence[LoadedResult]) -> BenchOutcome:
+    """Evaluate one bench gate over every loaded result file (pure; see the module docstring)."""
+    picked = _select(gate, results)
+    if isinstance(picked, BenchOutcome):
+        return picked
+    run, case = picked
+    base: Case | None = None
+    if gate.baseline:
+        want = {**case.params, **gate.baseline}
+        base = next((c for c in run.result.cases if c.metric == case.metric and c.params.keys() == want.keys() and matches(c.params, want)), None)
+        if base is None:
+            return BenchOutcome(False, f"no baseline case {fmt_params(gate.baseline)} for {fmt_params(case.params)} in the same run ({run.path})", run)
+        if (base.direction, base.unit) != (case.direction, case.unit):
+            return BenchOutcome(False, f"baseline is {base.direction}-is-better in {base.unit}, candidate {case.direction} in {case.unit}", run)
+    need = gate.min_samples or 1
+    for who, c in (("", case), ("baseline ", base)):
+        if c is not None and len(c.samples) < need:
+            return BenchOutcome(False, f"too few {who}samples ({len(c.samples)} < {need})", run)
+
+    def stat(samples: list[float]) -> float:
+        return compute_stat(gate.stat, samples)
+
+    def ratio(cand: float, ref: float) -> float:
+        # Oriented so that a ratio above 1 is always an improvement over the baseline.
+        num, den = (ref, cand) if case.direction == "lower" else (cand, ref)
+        return num / den if den != 0 else math.inf
+
+    value = stat(case.samples) if base is None else ratio(stat(case.samples), stat(base.samples))
+    unit = "×" if base is not None else f" {case.unit}"
+    at_least = gate.at_least is not None
+    threshold = float(gate.at_least if at_least else gate.at_most)  # type: ignore[arg-type]
+    compared, shown = value, f"{fmt_num(value)}{unit}"
+    if gate.confidence is not None:
+        compared = bootstrap_bound(stat, case.samples, gate.confidence, not at_least, base.samples if base else None, ratio if base else None)
+        side = "lower" if at_least else "upper"
+        shown += f" ({gate.confidence:.0%} {side} bound {fmt_num(compared)}{unit})"
+    met = compared >= threshold if at_least else compared <= threshold
+    op = (("≥" if met else "<") if at_least else ("≤" if met else ">"))
+    counts = f"{len(case.samples)}" if base is None or len(base.samples) == len(case.samples) else f"{len(case.samples)} vs {len(base.samples)}"
+    summary = f"{shown} {op} {fmt_num(threshold)}{unit} ({gate.stat} of {counts}, {_label(run, gate, case)})"
+    return BenchOutcome(met, summary, run, value)
+
+
+def evaluate_bench_gate(gate: BenchGateLike, results: Sequence[LoadedResult]) -> GateVerdict:
+    """The core's entry point: :func:`evaluate` as a :class:`~tracker.model.GateVerdict`.
+
+    ``failed`` is set only when a qualifying run missed the threshold (a real regression signal);
+    missing, ambiguous, too-small or other-hardware evidence is unmet but not failed.
+    """
+    outcome = evaluate(gate, results)
+    source = None
+    if outcome.source is not None:
+        prov = outcome.source.result.provenance
+        machine = f"{prov.host} ({prov.gpu})" if prov.gpu else prov.host
+        time = prov.time.strftime("%Y-%m-%dT%H:%M:%SZ") if prov.time.utcoffset() == timedelta(0) else prov.time.isoformat()
+        source = EvidenceSource(file=outcome.source.path, machine=machine, commit=prov.commit, time=time)
+    return GateVerdict(met=outcome.met, reason=outcome.summary, source=source, failed=outcome.value is not None and not outcome.met)
+
+
+def newest_time(results: Sequence[LoadedResult]) -> datetime | None:
+    """Time of the newest run among ``results`` (None when there is none)."""
+    return max((r.time for r in results), default=None)

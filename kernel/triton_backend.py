@@ -59,7 +59,11 @@ def _verify_fwd_kernel(Q, KV, Indptr, PrefixSlots, TreeSlots, TreeMask, Out, Lse
     start = tl.load(Indptr + b)
     end = tl.load(Indptr + b + 1)
     offs_n = tl.arange(0, BLOCK_N)
-    for start_n in range(start, end, BLOCK_N):
+    # A while loop rather than `for start_n in range(start, end, BLOCK_N)`: the same scf loop on the GPU
+    # (SGLang runs its for loop with num_stages=1, i.e. unpipelined), and Triton's CPU interpreter
+    # evaluates it without int() on a 1-element array, which numpy >= 2.4 rejects.
+    start_n = start
+    while start_n < end:
         mask_n = (start_n + offs_n) < end
         slots = tl.load(PrefixSlots + start_n + offs_n, mask=mask_n, other=0).to(tl.int64)
         k = tl.load(KV + slots[None, :] * stride_kv + offs_d[:, None], mask=mask_n[None, :], other=0.0)
@@ -74,6 +78,7 @@ def _verify_fwd_kernel(Q, KV, Indptr, PrefixSlots, TreeSlots, TreeMask, Out, Lse
         v = tl.load(KV + slots[:, None] * stride_kv + offs_d[None, :], mask=mask_n[:, None], other=0.0)
         acc = acc * rescale[:, None] + _dot(p.to(v.dtype), v, DOT_F32)
         row_max = new_max
+        start_n += BLOCK_N
 
     # Stage 2: the tree nodes (T <= 64 fits one step), visible where the ancestor bit is set.
     offs_t = tl.arange(0, BLOCK_T)

@@ -1,0 +1,57 @@
+"""The Triton baseline's kernel logic on CPU, through Triton's interpreter (TRITON_INTERPRET=1), at tiny sizes.
+
+The interpreter must be switched on before `triton.jit` decorates the kernel, so the check runs in a fresh
+interpreter process. Under it the dots run on fp32-upcast operands (the interpreter cannot multiply bf16),
+so the comparison is tight: only the bf16 rounding of P and of the output remain.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = r"""
+import json, sys
+import torch
+from kernel.trees import make_inputs
+from kernel.reference import attention
+from kernel.triton_backend import verify_attention_triton
+results = []
+for batch, heads, nodes, lens, tree, layout in json.loads(sys.argv[1]):
+    x = make_inputs(batch, heads, nodes, lens, tree=tree, slots=layout, seed=batch + heads + nodes)
+    out = torch.full((batch, nodes, heads, 512), float("nan"), dtype=torch.bfloat16)
+    lse = torch.full((batch, nodes, heads), float("nan"))
+    verify_attention_triton(*x.args(), True, out=out, lse=lse)
+    ref_out, ref_lse = attention(*x.args())
+    results.append({"out_err": (out.float() - ref_out).abs().max().item(),
+                    "out_scale": ref_out.abs().max().item(),
+                    "lse_err": (lse - ref_lse).abs().max().item(),
+                    "nan": bool(out.isnan().any() or lse.isnan().any())})
+print(json.dumps(results))
+"""
+CASES = [
+    (1, 1, 1, [0], "chain", "scattered"),
+    (2, 2, 7, [19, 0], "random", "scattered"),
+    (1, 1, 20, [70], "binary", "contiguous"),  # BLOCK_M = 32: one node block with 12 padding rows
+    (1, 2, 33, [130], "chain", "scattered"),  # two node blocks, three prefix steps (BLOCK_N = 64)
+]
+
+
+def test_triton_kernel_under_interpreter() -> None:
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(CASES)], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(results) == len(CASES)
+    for case, r in zip(CASES, results):
+        assert not r["nan"], f"{case}: output or lse not fully written"
+        # bf16 output rounding (2^-8 relative) plus bf16 P: a few bf16 ulps of the largest output value.
+        assert r["out_err"] <= 2 ** -6 * max(1.0, r["out_scale"]), (case, r)
+        assert r["lse_err"] <= 1e-4, (case, r)

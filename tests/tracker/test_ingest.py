@@ -1,0 +1,166 @@
+"""Ingest parsers over files written by real pytest runs (pytest-reportlog and --junitxml)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tracker.ingest import IngestError, parse_junit, parse_reportlog, shorten, sniff
+
+SAMPLE = '''
+import os
+import pytest
+
+@pytest.fixture
+def broken_setup():
+    raise RuntimeError("no device")
+
+@pytest.fixture
+def broken_teardown():
+    yield
+    raise RuntimeError("leaked handle")
+
+def test_pass(): pass
+def test_fail(): assert 1 == 2, "one is not two"
+def test_skip(): pytest.skip("CUDA not available")
+@pytest.mark.xfail(reason="known bug")
+def test_xfail(): assert False
+@pytest.mark.xfail(reason="maybe fixed")
+def test_xpass(): pass
+@pytest.mark.xfail(reason="must fail", strict=True)
+def test_xpass_strict(): pass
+def test_setup_error(broken_setup): pass
+def test_teardown_error(broken_teardown): pass
+class TestGroup:
+    @pytest.mark.parametrize("n", [1, 2])
+    def test_param(self, n): assert n == 1
+'''
+
+EXPECTED = {
+    "test_pass": ("passed", ""),
+    "test_fail": ("failed", "AssertionError: one is not two"),
+    "test_skip": ("skipped", "CUDA not available"),
+    "test_xfail": ("xfailed", "known bug"),
+    "test_xpass": ("xpassed", "maybe fixed"),
+    "test_xpass_strict": ("failed", "[XPASS(strict)] must fail"),
+    "test_setup_error": ("error", "setup: RuntimeError: no device"),
+    "test_teardown_error": ("error", "teardown: RuntimeError: leaked handle"),
+    "TestGroup::test_param[1]": ("passed", ""),
+    "TestGroup::test_param[2]": ("failed", "assert 2 == 1"),
+}
+
+
+def run_pytest(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        cwd=root, capture_output=True, text=True, check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("proj")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_sample.py").write_text(SAMPLE, encoding="utf-8")
+    proc = run_pytest(root, "tests", "--report-log=log.jsonl", "--junitxml=junit.xml")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    return root
+
+
+def test_reportlog_outcomes_for_every_phase(sample: Path) -> None:
+    run = parse_reportlog(sample / "log.jsonl")
+    assert run.complete and run.exitstatus == 1 and run.pytest_version == pytest.__version__
+    got = {o.nodeid.removeprefix("tests/test_sample.py::"): (o.outcome, o.reason) for o in run.outcomes}
+    assert {k: (v[0], v[1][: len(EXPECTED[k][1])]) for k, v in got.items()} == EXPECTED
+    assert all(o.duration >= 0 for o in run.outcomes)
+
+
+def test_junit_outcomes_and_losses(sample: Path) -> None:
+    run = parse_junit(sample / "junit.xml", root=sample)
+    got = {o.nodeid.removeprefix("tests/test_sample.py::"): o.outcome for o in run.outcomes}
+    expected = {k: v[0] for k, v in EXPECTED.items()}
+    expected["test_xpass"] = "passed"  # the documented loss
+    assert got == expected
+    assert any("xpass" in loss for loss in run.losses) and any("per-phase" in loss for loss in run.losses)
+    # Without the root the module/class split is guessed, and that loss is reported too.
+    guessed = parse_junit(sample / "junit.xml")
+    assert "tests/test_sample.py::TestGroup::test_param[1]" in {o.nodeid for o in guessed.outcomes}
+    assert any("guessed from classname" in loss for loss in guessed.losses)
+
+
+def test_collection_error_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "test_broken.py").write_text("import not_a_module_xyz\n", encoding="utf-8")
+    run_pytest(tmp_path, "--report-log=log.jsonl")
+    run = parse_reportlog(tmp_path / "log.jsonl")
+    [outcome] = run.outcomes
+    assert (outcome.nodeid, outcome.outcome) == ("test_broken.py", "error")
+    assert "ModuleNotFoundError" in outcome.reason
+
+
+def test_interrupted_run_is_incomplete(tmp_path: Path) -> None:
+    (tmp_path / "test_int.py").write_text("def test_a(): pass\ndef test_b(): raise KeyboardInterrupt\n", encoding="utf-8")
+    proc = run_pytest(tmp_path, "--report-log=log.jsonl")
+    assert proc.returncode == 2
+    run = parse_reportlog(tmp_path / "log.jsonl")
+    assert (run.complete, run.why_incomplete, run.exitstatus) == (False, "interrupted", 2)
+
+
+def test_crashed_run_is_incomplete(tmp_path: Path) -> None:
+    (tmp_path / "test_crash.py").write_text("import os\ndef test_a(): pass\ndef test_b(): os._exit(9)\n", encoding="utf-8")
+    run_pytest(tmp_path, "--report-log=log.jsonl")
+    run = parse_reportlog(tmp_path / "log.jsonl")
+    assert not run.complete and "no SessionFinish" in run.why_incomplete
+    outcomes = {o.nodeid: (o.outcome, o.reason) for o in run.outcomes}
+    assert outcomes == {
+        "test_crash.py::test_a": ("passed", ""),
+        "test_crash.py::test_b": ("error", "no call report (the run stopped inside this test)"),
+    }
+
+
+def test_truncated_last_line_and_bad_lines(sample: Path, tmp_path: Path) -> None:
+    text = (sample / "log.jsonl").read_text(encoding="utf-8")
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(text[: len(text) // 2], encoding="utf-8")
+    run = parse_reportlog(cut)
+    assert not run.complete
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"$report_type": "SessionStart"}\nnot json\n{"$report_type": "SessionFinish", "exitstatus": 0}\n')
+    with pytest.raises(IngestError, match=r"bad.jsonl:2: not JSON"):
+        parse_reportlog(bad)
+    bad.write_text('{"x": 1}\n')
+    with pytest.raises(IngestError, match=r"bad.jsonl:1: not a reportlog record"):
+        parse_reportlog(bad)
+
+
+def test_junit_errors(tmp_path: Path) -> None:
+    path = tmp_path / "j.xml"
+    path.write_text("<testsuites><testsuite>\n<testcase", encoding="utf-8")
+    with pytest.raises(IngestError, match=r"j.xml:2:\d+: malformed XML"):
+        parse_junit(path)
+    path.write_text("<html/>", encoding="utf-8")
+    with pytest.raises(IngestError, match=r"not JUnit XML \(root element <html>\)"):
+        parse_junit(path)
+
+
+def test_sniff(sample: Path, tmp_path: Path) -> None:
+    assert sniff(sample / "log.jsonl") == "reportlog"
+    assert sniff(sample / "junit.xml") == "junit"
+    (tmp_path / "r.json").write_text('{"schema": "tracker-bench-result"}')
+    assert sniff(tmp_path / "r.json") == "bench"
+    (tmp_path / "x.txt").write_text("hello")
+    with pytest.raises(IngestError, match="not a pytest reportlog, JUnit XML or benchmark result file"):
+        sniff(tmp_path / "x.txt")
+
+
+def test_shorten() -> None:
+    assert shorten(["f.py", 3, "Skipped: CUDA not available"]) == "CUDA not available"
+    assert shorten({"reprcrash": {"message": "AssertionError: x\nmore"}}) == "AssertionError: x"
+    assert shorten(textwrap.dedent("""\
+        def test(): ...
+        E   ValueError: bad
+        E   more""")) == "ValueError: bad"
+    assert len(shorten("x" * 500)) == 200

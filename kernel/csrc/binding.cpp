@@ -1,0 +1,125 @@
+// Torch binding of the tree-verify MLA attention kernel: checks every input (naming the argument, expected vs
+// actual), allocates out / lse / the fp32 partials, picks the split count from host-known sizes (no device
+// sync), and calls the torch-free launcher in verify_attention_sm.cu on the current stream.
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#include <torch/extension.h>
+
+#include <cmath>
+#include <vector>
+
+#include "verify_attention.h"
+
+namespace {
+
+// Multiprocessor count of a device, read once (a host attribute query: no device sync).
+int sm_count(int device) {
+  static int cached[64] = {};
+  TORCH_CHECK(device >= 0 && device < 64, "q: expected a CUDA device index < 64, got ", device);
+  if (cached[device] == 0) {
+    int n = 0;
+    const cudaError_t err = cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device);
+    TORCH_CHECK(err == cudaSuccess, "cudaDeviceGetAttribute(MultiProcessorCount) failed: ", cudaGetErrorString(err));
+    cached[device] = n;
+  }
+  return cached[device];
+}
+
+void check_tensor(const at::Tensor& t, const char* name, at::ScalarType dtype, int64_t dim,
+                  const at::Device& device) {
+  TORCH_CHECK(t.defined(), name, ": expected a tensor, got None");
+  TORCH_CHECK(t.scalar_type() == dtype, name, ": expected dtype ", dtype, ", got ", t.scalar_type());
+  TORCH_CHECK(t.is_cuda(), name, ": expected a CUDA tensor, got device ", t.device());
+  TORCH_CHECK(t.device() == device, name, ": expected device ", device, " (the device of q), got ", t.device());
+  TORCH_CHECK(t.dim() == dim, name, ": expected ", dim, " dimensions, got ", t.dim(), " (shape ", t.sizes(), ")");
+  TORCH_CHECK(t.is_contiguous(), name, ": expected a contiguous tensor, got strides ", t.strides(), " for shape ",
+              t.sizes());
+}
+
+// Returns {out [B,T,H,512] bf16, lse [B,T,H] fp32 (empty unless return_lse)}. splits = 0 chooses the split
+// count; a positive value forces it (tuning and tests).
+std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache, const at::Tensor& prefix_indptr,
+                                const at::Tensor& prefix_slots, const at::Tensor& tree_slots,
+                                const at::Tensor& tree_mask, double sm_scale, bool return_lse, int64_t splits) {
+  using namespace verify_attn;
+  TORCH_CHECK(q.defined() && q.is_cuda(), "q: expected a CUDA tensor, got ",
+              q.defined() ? q.device().str() : std::string("None"));
+  const at::Device device = q.device();
+  check_tensor(q, "q", at::kBFloat16, 4, device);
+  check_tensor(kv_cache, "kv_cache", at::kBFloat16, 2, device);
+  check_tensor(prefix_indptr, "prefix_indptr", at::kInt, 1, device);
+  check_tensor(prefix_slots, "prefix_slots", at::kInt, 1, device);
+  check_tensor(tree_slots, "tree_slots", at::kInt, 2, device);
+  check_tensor(tree_mask, "tree_mask", at::kLong, 2, device);
+  const int64_t batch = q.size(0), nodes = q.size(1), heads = q.size(2);
+  TORCH_CHECK(q.size(3) == kHeadDim, "q: expected head dim ", kHeadDim, " (shape [B, T, H, 576]), got ", q.size(3));
+  TORCH_CHECK(batch >= 1, "q: expected batch B >= 1, got ", batch);
+  TORCH_CHECK(nodes >= 1 && nodes <= kMaxNodes, "q: expected tree nodes 1 <= T <= ", kMaxNodes, ", got ", nodes);
+  TORCH_CHECK(heads >= 1, "q: expected heads H >= 1, got ", heads);
+  TORCH_CHECK(batch * nodes * heads <= (int64_t{1} << 31) / kVDim, "q: expected B*T*H <= ",
+              (int64_t{1} << 31) / kVDim, " (32-bit row arithmetic), got ", batch * nodes * heads);
+  TORCH_CHECK(kv_cache.size(1) == kHeadDim, "kv_cache: expected shape [S, ", kHeadDim, "], got ", kv_cache.sizes());
+  TORCH_CHECK(kv_cache.size(0) >= 1, "kv_cache: expected a pool of S >= 1 rows, got ", kv_cache.size(0));
+  TORCH_CHECK(prefix_indptr.size(0) == batch + 1, "prefix_indptr: expected shape [", batch + 1, "] (B+1), got ",
+              prefix_indptr.sizes());
+  TORCH_CHECK(prefix_slots.size(0) < (int64_t{1} << 31), "prefix_slots: expected fewer than 2^31 slots, got ",
+              prefix_slots.size(0));
+  TORCH_CHECK(tree_slots.size(0) == batch && tree_slots.size(1) == nodes, "tree_slots: expected shape [", batch,
+              ", ", nodes, "] (B, T), got ", tree_slots.sizes());
+  TORCH_CHECK(tree_mask.size(0) == batch && tree_mask.size(1) == nodes, "tree_mask: expected shape [", batch, ", ",
+              nodes, "] (B, T), got ", tree_mask.sizes());
+  TORCH_CHECK(std::isfinite(sm_scale) && sm_scale > 0, "sm_scale: expected a finite value > 0, got ", sm_scale);
+  TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, "splits: expected 0 (auto) .. ", kMaxSplits, ", got ", splits);
+
+  const c10::cuda::CUDAGuard guard(device);
+  const int num_sms = sm_count(device.index());
+  const int num_splits = splits > 0 ? static_cast<int>(splits)
+                                    : choose_num_splits(static_cast<int>(batch), static_cast<int>(nodes),
+                                                        static_cast<int>(heads), prefix_slots.size(0), num_sms);
+  const auto f32 = q.options().dtype(at::kFloat);
+  at::Tensor out = at::empty({batch, nodes, heads, kVDim}, q.options());
+  at::Tensor lse = return_lse ? at::empty({batch, nodes, heads}, f32) : at::Tensor();
+  const int b = static_cast<int>(batch), t = static_cast<int>(nodes), h = static_cast<int>(heads);
+  at::Tensor part_o = at::empty({static_cast<int64_t>(partial_o_elems(b, t, h, num_splits))}, f32);
+  at::Tensor part_lse = at::empty({static_cast<int64_t>(partial_lse_elems(b, t, h, num_splits))}, f32);
+
+  Params p{};
+  p.q = q.data_ptr();
+  p.kv = kv_cache.data_ptr();
+  p.prefix_indptr = prefix_indptr.data_ptr<int32_t>();
+  p.prefix_slots = prefix_slots.data_ptr<int32_t>();
+  p.tree_slots = tree_slots.data_ptr<int32_t>();
+  p.tree_mask = reinterpret_cast<const uint64_t*>(tree_mask.data_ptr<int64_t>());
+  p.out = out.data_ptr();
+  p.lse = return_lse ? lse.data_ptr<float>() : nullptr;
+  p.part_o = part_o.numel() ? part_o.data_ptr<float>() : nullptr;
+  p.part_lse = part_lse.numel() ? part_lse.data_ptr<float>() : nullptr;
+  p.batch = b;
+  p.nodes = t;
+  p.heads = h;
+  p.num_splits = num_splits;
+  p.scale_log2 = static_cast<float>(sm_scale * 1.4426950408889634);
+  const cudaError_t err = launch_verify_attention(p, c10::cuda::getCurrentCUDAStream(device.index()).stream());
+  TORCH_CHECK(err == cudaSuccess, "verify_attention launch failed: ", cudaGetErrorString(err));
+  return {out, return_lse ? lse : at::empty({0}, f32)};
+}
+
+int64_t num_splits(int64_t batch, int64_t nodes, int64_t heads, int64_t prefix_tokens, int64_t num_sms) {
+  return verify_attn::choose_num_splits(static_cast<int>(batch), static_cast<int>(nodes), static_cast<int>(heads),
+                                        prefix_tokens, static_cast<int>(num_sms));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "Tree-verify MLA attention (split-KV, mma.sync) over a page_size=1 latent pool";
+  m.def("forward", &forward, "out, lse = forward(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, "
+                             "sm_scale, return_lse, splits=0)",
+        pybind11::arg("q"), pybind11::arg("kv_cache"), pybind11::arg("prefix_indptr"), pybind11::arg("prefix_slots"),
+        pybind11::arg("tree_slots"), pybind11::arg("tree_mask"), pybind11::arg("sm_scale"),
+        pybind11::arg("return_lse"), pybind11::arg("splits") = 0);
+  m.def("num_splits", &num_splits, "split count the launcher would choose");
+  m.attr("SMEM_BYTES") = verify_attn::kSmemBytes;
+  m.attr("MAX_SPLITS") = verify_attn::kMaxSplits;
+}

@@ -1,0 +1,418 @@
+// Tree-verify MLA attention over a page_size=1 latent pool: split-KV kernel on mma.sync + combine kernel.
+//
+// Only sm_80-level instructions (mma.sync m16n8k16 bf16->fp32, ldmatrix, cp.async), <= 99 KB of shared
+// memory per block: the same source builds for sm_80, sm_90 and sm_120. No torch types here.
+//
+// Work decomposition. For request b the rows are the T*H (node, head) pairs, row = node * H + head, which is
+// exactly q's memory order, so a block's 64 rows are 64 contiguous q rows. Each request's virtual sequence is
+// its L prefix tokens followed by its T tree tokens; it is cut into num_splits tile-aligned chunks. Grid =
+// (row tiles, splits, batch): block (r, s, b) runs rows [64r, 64r+64) over chunk s. Positions >= L are tree
+// nodes and go through the ancestor mask; the prefix is visible to every node. The tree tokens thus land in the
+// last non-empty split and are merged with the prefix by the same log-sum-exp combine as any other split.
+//
+// Inside a block: warps w and w+4 own the same 16 rows. Group g = w/4 keeps Q[16 rows, k in g's half of 576]
+// in registers (its 256 latent columns: 16 k-steps x 4 regs; its 32 rope columns are read from shared memory), computes a partial S[16 x 32] for each 32-token tile, swaps it with its
+// partner through shared memory and adds, so both hold the full S. Online softmax in registers (exp2, scale
+// folded in), P re-packed as A fragments (FA2), group g accumulates O[16, 256 cols of g's half] (128 fp32).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "verify_attention.h"
+
+namespace verify_attn {
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte async copy; src_bytes == 0 zero-fills (tokens past the chunk end: P is 0 there, and 0 * stale NaN
+// bit patterns from uninitialised shared memory would poison O).
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+// D += A * B for one m16n8k16 bf16 tile with fp32 accumulators.
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+
+__device__ __forceinline__ float quad_max(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+__device__ __forceinline__ float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+// Pool slot of virtual position pos of request b (prefix first, then tree nodes), or -1 past `end`.
+__device__ __forceinline__ int slot_at(const Params& p, int b, int prefix_start, int prefix_len, int end,
+                                       int pos) {
+  if (pos >= end) return -1;
+  if (pos < prefix_len) return __ldg(p.prefix_slots + prefix_start + pos);
+  return __ldg(p.tree_slots + b * p.nodes + (pos - prefix_len));
+}
+
+// Issue one tile's gather: warp w copies tokens 4w..4w+3, each 1152-B row as 72 chunks of 16 B (lanes take
+// chunks lane, lane+32 and, for lanes 0-7, lane+64), so a warp reads 512 contiguous bytes per instruction.
+// Offsets are compile-time immediates off two bases: nothing loop-invariant is held in registers.
+__device__ __forceinline__ void issue_tile(const Params& p, uint32_t dst, const int* s_slot, int warp, int lane) {
+  const char* kv = static_cast<const char*>(p.kv) + lane * 16;
+  dst += warp * 4 * kSmemRowBytes + lane * 16;
+#pragma unroll
+  for (int j = 0; j < kTileTokens / kWarps; ++j) {
+    const int slot = s_slot[warp * 4 + j];
+    const int bytes = slot < 0 ? 0 : 16;
+    const char* src = kv + static_cast<int64_t>(slot < 0 ? 0 : slot) * kRowBytes;
+    const uint32_t d = dst + j * kSmemRowBytes;
+    cp_async_16(d, src, bytes);
+    cp_async_16(d + 512, src + 512, bytes);
+    if (lane < 8) cp_async_16(d + 1024, src + 1024, bytes);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel(const Params p) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  float* xch = reinterpret_cast<float*>(smem + kStages * kTileBytes);
+  int* s_slot = reinterpret_cast<int*>(smem + kStages * kTileBytes + kXchBytes);  // [2][32]
+  uint64_t* s_mask = reinterpret_cast<uint64_t*>(smem + kStages * kTileBytes + kXchBytes + kSlotBytes);
+  unsigned char* q_rope = smem + kStages * kTileBytes + kXchBytes + kSlotBytes + kMaskBytes;  // [64][64] bf16
+  const uint32_t kv_base = smem_addr(smem);
+
+  const int b = blockIdx.z, split = blockIdx.y;
+  const int rows = p.nodes * p.heads;
+  const int row0 = blockIdx.x * kRowsPerBlock;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int grp = warp >> 2, wrow = (warp & 3) * 16;
+  const int gq = lane >> 2, cq = lane & 3;  // mma fragment coordinates: row group, column pair
+
+  const int prefix_start = p.prefix_indptr[b];
+  const int prefix_len = p.prefix_indptr[b + 1] - prefix_start;
+  const int total = prefix_len + p.nodes;
+  const int total_tiles = (total + kTileTokens - 1) / kTileTokens;
+  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
+  const int tile0 = split * per_split;
+  const int ntiles = max(0, min(total_tiles, tile0 + per_split) - tile0);
+  const int seq_end = min(total, (tile0 + ntiles) * kTileTokens);
+
+  if (tid < kRowsPerBlock) {
+    const int r = row0 + tid;
+    s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
+  }
+  if (tid < kTileTokens) {
+    s_slot[tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 0) * kTileTokens + tid);
+    s_slot[kTileTokens + tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 1) * kTileTokens + tid);
+  }
+
+  // Q fragments of this warp's 16 rows, latent columns [grp*256, grp*256+256), straight from global (once).
+  // The group's 32 rope columns 512 + grp*32 come from shared memory each tile (see kQRopeBytes).
+  uint32_t qf[16][4];
+  {
+    const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
+    const __nv_bfloat16* qb = static_cast<const __nv_bfloat16*>(p.q) + static_cast<int64_t>(b) * rows * kHeadDim;
+    const uint32_t* q_lo = reinterpret_cast<const uint32_t*>(qb + static_cast<int64_t>(r_lo) * kHeadDim);
+    const uint32_t* q_hi = reinterpret_cast<const uint32_t*>(qb + static_cast<int64_t>(r_hi) * kHeadDim);
+#pragma unroll
+    for (int s = 0; s < 16; ++s) {
+      const int w = (grp * 256 + s * 16 + 2 * cq) / 2;  // 32-bit word index of the column pair
+      qf[s][0] = r_lo < rows ? __ldg(q_lo + w) : 0u;
+      qf[s][1] = r_hi < rows ? __ldg(q_hi + w) : 0u;
+      qf[s][2] = r_lo < rows ? __ldg(q_lo + w + 4) : 0u;
+      qf[s][3] = r_hi < rows ? __ldg(q_hi + w + 4) : 0u;
+    }
+    // Rope columns of all 64 rows: 512 chunks of 16 B, two per thread; chunk c of row r at c ^ (r & 7).
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int idx = tid + i * kThreads, r = idx >> 3, ch = idx & 7;
+      uint4 v = make_uint4(0u, 0u, 0u, 0u);
+      if (row0 + r < rows)
+        v = __ldg(reinterpret_cast<const uint4*>(qb + static_cast<int64_t>(row0 + r) * kHeadDim + kVDim) + ch);
+      *reinterpret_cast<uint4*>(q_rope + r * 128 + ((ch ^ (r & 7)) << 4)) = v;
+    }
+  }
+  __syncthreads();
+  if (ntiles > 0) issue_tile(p, kv_base, s_slot, warp, lane);
+  cp_async_commit();
+
+  float o[32][4];
+#pragma unroll
+  for (int n = 0; n < 32; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+  float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.f, l_hi = 0.f;
+  const float scale = p.scale_log2;
+
+  for (int t = 0; t < ntiles; ++t) {
+    // Slot ids two tiles ahead: the global load's latency hides behind this tile's math.
+    int next_slot = -1;
+    if (warp == 0) next_slot = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + t + 2) * kTileTokens + lane);
+    if (t + 1 < ntiles) issue_tile(p, kv_base + ((t + 1) & 1) * kTileBytes, s_slot + ((t + 1) & 1) * kTileTokens, warp, lane);
+    cp_async_commit();
+    cp_async_wait<1>();
+    __syncthreads();
+    const uint32_t tile = kv_base + (t & 1) * kTileBytes;
+
+    // S partial = Q[:, grp half] . K[:, grp half]^T for 32 tokens (4 n-tiles of 8).
+    float s[4][4];
+#pragma unroll
+    for (int n = 0; n < 4; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+    {
+      // ldmatrix.x4 lane address: token (lane/16)*8 + lane%8, column +8 for lanes 8-15 and 24-31.
+      const uint32_t k_row = tile + (((lane >> 4) << 3) + (lane & 7)) * kSmemRowBytes + ((lane >> 3) & 1) * 16;
+      const uint32_t k_lat = k_row + grp * 256 * 2;
+#pragma unroll
+      for (int ks = 0; ks < 16; ++ks) {
+#pragma unroll
+        for (int nn = 0; nn < 2; ++nn) {
+          uint32_t bf[4];
+          ldmatrix_x4(bf, k_lat + nn * 16 * kSmemRowBytes + ks * 32);
+          mma_bf16(s[2 * nn], qf[ks], bf[0], bf[1]);
+          mma_bf16(s[2 * nn + 1], qf[ks], bf[2], bf[3]);
+        }
+      }
+      // Rope: A fragments by ldmatrix from the swizzled Q rope block (row wrow + lane%16, chunk +1 for
+      // lanes 16-31), K columns 512 + grp*32.
+      const int qr = wrow + (lane & 15);
+      const uint32_t k_rope = k_row + (kVDim + grp * 32) * 2;
+#pragma unroll
+      for (int ks = 0; ks < 2; ++ks) {
+        uint32_t qa[4];
+        const int ch = grp * 4 + ks * 2 + (lane >> 4);
+        ldmatrix_x4(qa, smem_addr(q_rope + qr * 128 + ((ch ^ (qr & 7)) << 4)));
+#pragma unroll
+        for (int nn = 0; nn < 2; ++nn) {
+          uint32_t bf[4];
+          ldmatrix_x4(bf, k_rope + nn * 16 * kSmemRowBytes + ks * 32);
+          mma_bf16(s[2 * nn], qa, bf[0], bf[1]);
+          mma_bf16(s[2 * nn + 1], qa, bf[2], bf[3]);
+        }
+      }
+    }
+    // Swap partial S with the partner warp (w ^ 4) on a named barrier of just those 64 threads.
+    {
+      float* mine = xch + warp * 512;
+      const float* other = xch + (warp ^ 4) * 512;
+#pragma unroll
+      for (int i = 0; i < 16; ++i) mine[i * 32 + lane] = s[i >> 2][i & 3];
+      asm volatile("bar.sync %0, 64;\n" ::"r"(1 + (warp & 3)));
+#pragma unroll
+      for (int i = 0; i < 16; ++i) s[i >> 2][i & 3] += other[i * 32 + lane];
+    }
+    // Scale into the exp2 domain; mask past the chunk end and, for tree positions, by the ancestor bits.
+    const int pos0 = (tile0 + t) * kTileTokens;
+    const bool needs_mask = pos0 + kTileTokens > min(seq_end, prefix_len);
+    const uint64_t mask_lo = needs_mask ? s_mask[wrow + gq] : 0ull;
+    const uint64_t mask_hi = needs_mask ? s_mask[wrow + gq + 8] : 0ull;
+#pragma unroll
+    for (int n = 0; n < 4; ++n) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float v_lo = s[n][e] * scale, v_hi = s[n][2 + e] * scale;
+        if (needs_mask) {
+          const int pos = pos0 + n * 8 + 2 * cq + e;
+          bool ok_lo = pos < seq_end, ok_hi = ok_lo;
+          if (ok_lo && pos >= prefix_len) {
+            const int node = pos - prefix_len;
+            ok_lo = (mask_lo >> node) & 1ull;
+            ok_hi = (mask_hi >> node) & 1ull;
+          }
+          v_lo = ok_lo ? v_lo : -INFINITY;
+          v_hi = ok_hi ? v_hi : -INFINITY;
+        }
+        s[n][e] = v_lo;
+        s[n][2 + e] = v_hi;
+      }
+    }
+    // Online softmax; a row that has seen only masked scores keeps max -inf and uses 0 as its shift.
+    float mx_lo = fmaxf(fmaxf(s[0][0], s[0][1]), fmaxf(s[1][0], s[1][1]));
+    mx_lo = fmaxf(mx_lo, fmaxf(fmaxf(s[2][0], s[2][1]), fmaxf(s[3][0], s[3][1])));
+    float mx_hi = fmaxf(fmaxf(s[0][2], s[0][3]), fmaxf(s[1][2], s[1][3]));
+    mx_hi = fmaxf(mx_hi, fmaxf(fmaxf(s[2][2], s[2][3]), fmaxf(s[3][2], s[3][3])));
+    const float mn_lo = fmaxf(m_lo, quad_max(mx_lo)), mn_hi = fmaxf(m_hi, quad_max(mx_hi));
+    const float sh_lo = mn_lo == -INFINITY ? 0.f : mn_lo, sh_hi = mn_hi == -INFINITY ? 0.f : mn_hi;
+    const float a_lo = exp2f(m_lo - sh_lo), a_hi = exp2f(m_hi - sh_hi);
+    m_lo = mn_lo;
+    m_hi = mn_hi;
+    float sum_lo = 0.f, sum_hi = 0.f;
+#pragma unroll
+    for (int n = 0; n < 4; ++n) {
+      s[n][0] = exp2f(s[n][0] - sh_lo);
+      s[n][1] = exp2f(s[n][1] - sh_lo);
+      s[n][2] = exp2f(s[n][2] - sh_hi);
+      s[n][3] = exp2f(s[n][3] - sh_hi);
+      sum_lo += s[n][0] + s[n][1];
+      sum_hi += s[n][2] + s[n][3];
+    }
+    l_lo = l_lo * a_lo + sum_lo;
+    l_hi = l_hi * a_hi + sum_hi;
+#pragma unroll
+    for (int n = 0; n < 32; ++n) {
+      o[n][0] *= a_lo;
+      o[n][1] *= a_lo;
+      o[n][2] *= a_hi;
+      o[n][3] *= a_hi;
+    }
+    // O[:, grp's 256 cols] += P . V; V^T fragments via ldmatrix.trans (token rows, 8 columns each).
+    {
+      const uint32_t v_addr = tile + ((((lane >> 3) & 1) << 3) + (lane & 7)) * kSmemRowBytes +
+                              (grp * 256 + (lane >> 4) * 8) * 2;
+#pragma unroll
+      for (int kk = 0; kk < 2; ++kk) {
+        uint32_t pa[4];
+        pa[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
+        pa[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
+        pa[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+        pa[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+        for (int nt = 0; nt < 16; ++nt) {
+          uint32_t bf[4];
+          ldmatrix_x4_trans(bf, v_addr + kk * 16 * kSmemRowBytes + nt * 32);
+          mma_bf16(o[2 * nt], pa, bf[0], bf[1]);
+          mma_bf16(o[2 * nt + 1], pa, bf[2], bf[3]);
+        }
+      }
+    }
+    if (warp == 0) s_slot[(t & 1) * kTileTokens + lane] = next_slot;  // tile t+2 reuses tile t's entry
+    __syncthreads();  // everyone is done with stage t&1 before iteration t+1 refills it
+  }
+  cp_async_wait<0>();
+
+  // Normalise and write: directly as bf16 (+ natural-log lse) with one split, else fp32 partials + log2 lse.
+  l_lo = quad_sum(l_lo);
+  l_hi = quad_sum(l_hi);
+  const float inv_lo = l_lo > 0.f ? 1.f / l_lo : 0.f, inv_hi = l_hi > 0.f ? 1.f / l_hi : 0.f;
+  const float lse_lo = l_lo > 0.f ? m_lo + __log2f(l_lo) : -INFINITY;
+  const float lse_hi = l_hi > 0.f ? m_hi + __log2f(l_hi) : -INFINITY;
+  const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
+  const int col0 = grp * 256 + 2 * cq;
+  if (p.num_splits == 1) {
+    __nv_bfloat16* ob = static_cast<__nv_bfloat16*>(p.out) + static_cast<int64_t>(b) * rows * kVDim;
+#pragma unroll
+    for (int n = 0; n < 32; ++n) {
+      if (r_lo < rows)
+        *reinterpret_cast<uint32_t*>(ob + static_cast<int64_t>(r_lo) * kVDim + col0 + n * 8) =
+            pack_bf16(o[n][0] * inv_lo, o[n][1] * inv_lo);
+      if (r_hi < rows)
+        *reinterpret_cast<uint32_t*>(ob + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
+            pack_bf16(o[n][2] * inv_hi, o[n][3] * inv_hi);
+    }
+    if (p.lse != nullptr && grp == 0 && cq == 0) {
+      const float ln2 = 0.6931471805599453f;
+      if (r_lo < rows) p.lse[static_cast<int64_t>(b) * rows + r_lo] = lse_lo * ln2;
+      if (r_hi < rows) p.lse[static_cast<int64_t>(b) * rows + r_hi] = lse_hi * ln2;
+    }
+  } else {
+    const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
+    float* po = p.part_o + base_row * kVDim;
+#pragma unroll
+    for (int n = 0; n < 32; ++n) {
+      if (r_lo < rows)
+        *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_lo) * kVDim + col0 + n * 8) =
+            make_float2(o[n][0] * inv_lo, o[n][1] * inv_lo);
+      if (r_hi < rows)
+        *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
+            make_float2(o[n][2] * inv_hi, o[n][3] * inv_hi);
+    }
+    if (grp == 0 && cq == 0) {
+      if (r_lo < rows) p.part_lse[base_row + r_lo] = lse_lo;
+      if (r_hi < rows) p.part_lse[base_row + r_hi] = lse_hi;
+    }
+  }
+}
+
+constexpr int kCombineThreads = kVDim / 4;  // one float4 of the 512 columns per thread
+
+// Merge the splits of one (request, row): max-shifted weights in the exp2 domain; empty splits (lse -inf)
+// weigh 0; a row that saw nothing at all gets 0 and lse -inf.
+__global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(const Params p) {
+  __shared__ float w[kMaxSplits];
+  __shared__ float stats[2];
+  const int row = blockIdx.x, b = blockIdx.y, tid = threadIdx.x;
+  const int rows = p.nodes * p.heads, splits = p.num_splits;
+  const int64_t lse_base = static_cast<int64_t>(b) * splits * rows + row;
+  if (tid < 32) {
+    float mx = -INFINITY;
+    for (int s = tid; s < splits; s += 32) mx = fmaxf(mx, p.part_lse[lse_base + static_cast<int64_t>(s) * rows]);
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+    const float shift = mx == -INFINITY ? 0.f : mx;
+    float sum = 0.f;
+    for (int s = tid; s < splits; s += 32) {
+      const float e = exp2f(p.part_lse[lse_base + static_cast<int64_t>(s) * rows] - shift);
+      w[s] = e;
+      sum += e;
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    if (tid == 0) {
+      stats[0] = sum;
+      stats[1] = sum > 0.f ? (shift + __log2f(sum)) * 0.6931471805599453f : -INFINITY;
+    }
+  }
+  __syncthreads();
+  const float sum = stats[0];
+  const float inv = sum > 0.f ? 1.f / sum : 0.f;
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int s = 0; s < splits; ++s) {
+    const float ws = w[s];
+    if (ws == 0.f) continue;  // uniform across the block: empty or negligible split, skip its read
+    const float4 v = *reinterpret_cast<const float4*>(
+        p.part_o + ((static_cast<int64_t>(b) * splits + s) * rows + row) * kVDim + tid * 4);
+    acc.x += ws * v.x;
+    acc.y += ws * v.y;
+    acc.z += ws * v.z;
+    acc.w += ws * v.w;
+  }
+  __nv_bfloat16* ob = static_cast<__nv_bfloat16*>(p.out) + (static_cast<int64_t>(b) * rows + row) * kVDim + tid * 4;
+  uint2 packed = make_uint2(pack_bf16(acc.x * inv, acc.y * inv), pack_bf16(acc.z * inv, acc.w * inv));
+  *reinterpret_cast<uint2*>(ob) = packed;
+  if (p.lse != nullptr && tid == 0) p.lse[static_cast<int64_t>(b) * rows + row] = stats[1];
+}
+
+// Enable > 48 KB dynamic shared memory once per device, then launch split (+ combine) kernels.
+inline cudaError_t launch_verify_attention_impl(const Params& p, cudaStream_t stream) {
+  if (p.num_splits < 1 || p.num_splits > kMaxSplits || p.nodes < 1 || p.nodes > kMaxNodes || p.heads < 1 ||
+      p.batch < 1)
+    return cudaErrorInvalidValue;
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
+  static bool configured[64] = {};
+  if (device >= 64) return cudaErrorInvalidDevice;
+  if (!configured[device]) {
+    err = cudaFuncSetAttribute(verify_attn_split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+    if (err != cudaSuccess) return err;
+    configured[device] = true;
+  }
+  const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
+  verify_attn_split_kernel<<<grid, kThreads, kSmemBytes, stream>>>(p);
+  err = cudaGetLastError();
+  if (err != cudaSuccess || p.num_splits == 1) return err;
+  verify_attn_combine_kernel<<<dim3(p.nodes * p.heads, p.batch), kCombineThreads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace verify_attn

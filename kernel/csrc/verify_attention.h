@@ -1,0 +1,83 @@
+// Host-side interface of the tree-verify MLA attention kernel: parameters, sizes, split choice, launcher
+// declaration. Plain C++ (no device code, no torch types) so that binding.cpp, compiled by the host
+// compiler, and verify_attention_sm.cu, compiled by nvcc, share one definition.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace verify_attn {
+
+constexpr int kHeadDim = 576;        // K width: 512 latent + 64 rope columns
+constexpr int kVDim = 512;           // V is the first 512 columns of each pool row
+constexpr int kMaxNodes = 64;        // tree mask is one 64-bit word per node
+constexpr int kRowsPerBlock = 64;    // folded (node, head) rows per block: row = node * H + head
+constexpr int kWarps = 8;            // warps w and w+4 share 16 rows; group w/4 owns half of K dim and of V cols
+constexpr int kThreads = kWarps * 32;
+constexpr int kTileTokens = 32;      // KV tokens per pipeline stage
+constexpr int kStages = 2;           // cp.async ring depth
+constexpr int kRowBytes = kHeadDim * 2;        // 1152 B: one pool row
+constexpr int kSmemRowBytes = kRowBytes + 16;  // +16 B pad: 8 consecutive rows hit 8 distinct bank quads
+constexpr int kTileBytes = kTileTokens * kSmemRowBytes;
+constexpr int kXchBytes = kWarps * 16 * 32 * 4;  // each warp's 16x32 fp32 partial S, swapped with its partner
+constexpr int kSlotBytes = 2 * kTileTokens * 4;  // slot ids of the next two tiles
+constexpr int kMaskBytes = kRowsPerBlock * 8;    // ancestor mask of each block row's node
+// Q's 64 rope columns of the block's rows, in shared memory (16-B chunks XOR-swizzled by row) rather than in
+// registers: the 8 registers this frees keep the 128 fp32 O accumulators + 64 Q registers spill-free.
+constexpr int kQRopeBytes = kRowsPerBlock * 64 * 2;
+// Dynamic shared memory the launcher requests (the kernel has no static shared memory).
+constexpr int kSmemBytes = kStages * kTileBytes + kXchBytes + kSlotBytes + kMaskBytes + kQRopeBytes;
+constexpr int kSmemLimit = 99 * 1024;  // sm_120's per-block maximum: the port target
+static_assert(kSmemBytes <= kSmemLimit, "shared memory per block must fit sm_120's 99 KB");
+constexpr int kMaxSplits = 128;        // bounds the partial buffers
+constexpr int kMinTilesPerSplit = 4;   // below this the partial write + combine costs more than it spreads
+
+struct Params {
+  const void* q;                    // [B, T, H, 576] bf16
+  const void* kv;                   // [S, 576] bf16
+  const int32_t* prefix_indptr;     // [B + 1]
+  const int32_t* prefix_slots;      // [N]
+  const int32_t* tree_slots;        // [B, T]
+  const uint64_t* tree_mask;        // [B, T]
+  void* out;                        // [B, T, H, 512] bf16
+  float* lse;                       // [B, T, H] natural log, or nullptr
+  float* part_o;                    // [B, splits, T*H, 512] fp32 (unused when splits == 1)
+  float* part_lse;                  // [B, splits, T*H] log2 domain (unused when splits == 1)
+  int batch, nodes, heads;
+  int num_splits;
+  float scale_log2;                 // sm_scale * log2(e): scores go straight to the exp2 domain
+};
+
+inline int row_tiles(int nodes, int heads) { return (nodes * heads + kRowsPerBlock - 1) / kRowsPerBlock; }
+
+// Splits of each request's (prefix + tree) sequence. Chosen from sizes known on the host without a device
+// sync: one wave of blocks (the kernel runs one 256-thread block per SM), and at least kMinTilesPerSplit
+// tiles of the average request per split.
+inline int choose_num_splits(int batch, int nodes, int heads, int64_t prefix_tokens, int num_sms) {
+  const int64_t base = static_cast<int64_t>(batch) * row_tiles(nodes, heads);
+  if (base >= num_sms) return 1;
+  const int64_t by_sms = num_sms / base;
+  const int64_t avg_tokens = (prefix_tokens + static_cast<int64_t>(batch) * nodes + batch - 1) / batch;
+  const int64_t avg_tiles = (avg_tokens + kTileTokens - 1) / kTileTokens;
+  int64_t by_ctx = avg_tiles / kMinTilesPerSplit;
+  if (by_ctx < 1) by_ctx = 1;
+  int64_t s = by_sms < by_ctx ? by_sms : by_ctx;
+  if (s > kMaxSplits) s = kMaxSplits;
+  return static_cast<int>(s < 1 ? 1 : s);
+}
+
+// Elements of the fp32 partial buffers for a launch (0 when the kernel writes the output directly).
+inline size_t partial_o_elems(int batch, int nodes, int heads, int splits) {
+  return splits == 1 ? 0 : static_cast<size_t>(batch) * splits * nodes * heads * kVDim;
+}
+inline size_t partial_lse_elems(int batch, int nodes, int heads, int splits) {
+  return splits == 1 ? 0 : static_cast<size_t>(batch) * splits * nodes * heads;
+}
+
+// Launches the split kernel (and the combine kernel when num_splits > 1) on `stream`; no allocation, no
+// sync. Returns the first CUDA error.
+cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream);
+
+}  // namespace verify_attn

@@ -1,0 +1,27 @@
+"""The `cuda` backend of `kernel.verify_attention`: the split-KV mma.sync kernel in `kernel/csrc/`.
+
+Inputs arrive already validated by `kernel/verify.py`; the C++ binding checks them again (cheaply, from
+metadata) before anything launches.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from kernel import build
+
+
+def verify_attention_cuda(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tensor,
+                          prefix_slots: torch.Tensor, tree_slots: torch.Tensor, tree_mask: torch.Tensor,
+                          sm_scale: float, return_lse: bool) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """Tree-verify MLA attention on the GPU.
+
+    Shapes: q [B,T,H,576] bf16, kv_cache [S,576] bf16, prefix_indptr [B+1] int32, prefix_slots [N] int32,
+    tree_slots [B,T] int32, tree_mask [B,T] int64 (bit j of row i: node i sees node j).
+    Returns out [B,T,H,512] bf16, and lse [B,T,H] fp32 (natural log of the scaled scores' sum of exps) when
+    return_lse. A node that sees nothing (empty prefix, no mask bit) gets zeros and lse -inf.
+    """
+    ext = build.load()
+    out, lse = ext.forward(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, float(sm_scale),
+                           bool(return_lse), 0)
+    return (out, lse) if return_lse else out

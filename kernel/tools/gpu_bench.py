@@ -1,0 +1,113 @@
+"""Quick timing/tuning of the CUDA verify kernel at the benchmark shapes (run from the repository root).
+
+    python kernel/tools/gpu_bench.py [--json PATH] [--sweep] [--reps 50]
+
+Times (B,H,T) in (1,8,16) (1,8,64) (1,16,32) (4,8,16) (1,64,8) x L in 5.7k, 23k, 91k with CUDA events: a
+long sleep kernel is queued first so the host enqueues every timed call ahead of the GPU (no launch gaps
+inside the events), warm-up calls first, and each call uses the next of several input sets whose KV rows
+together exceed the 60 MB L2 several times, so the cache does not flatter. Reports the median and the
+fraction of the floor max(bytes / copy bandwidth, FLOPs / mma.sync rate); the copy bandwidth is measured in
+the same run, the mma.sync rate is the 653 TFLOP/s measured on this H200 (shared/KERNEL.md). --sweep also
+times half and double the chosen split count. This is the kernel author's tool; `python -m bench verify` is
+the project's benchmark of record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from gpu_cases import HEAD_DIM, make_case  # noqa: E402
+
+from kernel import build  # noqa: E402
+
+SHAPES = ((1, 8, 16), (1, 8, 64), (1, 16, 32), (4, 8, 16), (1, 64, 8))
+CONTEXTS = (5700, 23000, 91000)
+MMA_TFLOPS = 653.0  # mma.sync m16n8k16 bf16->fp32 on the H200 (shared/KERNEL.md)
+ROTATE_BYTES = 512 << 20
+
+
+def copy_tbps() -> float:
+    """Device-to-device copy bandwidth, bytes read + written, median of 20 copies of 1 GiB."""
+    src = torch.empty(1 << 29, dtype=torch.float16, device="cuda").normal_()
+    dst = torch.empty_like(src)
+    times = []
+    for _ in range(25):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        dst.copy_(src)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return 2 * src.numel() * 2 / statistics.median(times[5:]) / 1e12
+
+
+def floor_us(batch: int, heads: int, nodes: int, ctx: int, tbps: float) -> tuple[float, float]:
+    """(bytes floor, FLOP floor) in microseconds."""
+    tokens = ctx + nodes
+    nbytes = batch * tokens * HEAD_DIM * 2
+    flops = 2 * batch * heads * nodes * tokens * (576 + 512)
+    return nbytes / (tbps * 1e12) * 1e6, flops / (MMA_TFLOPS * 1e12) * 1e6
+
+
+def time_case(ext, batch: int, heads: int, nodes: int, ctx: int, splits: int, reps: int) -> list[float]:
+    """Per-call microseconds over `reps` calls rotating through input sets (after 5 warm-up calls)."""
+    rows_per_set = batch * (ctx + nodes)
+    sets = max(3, -(-ROTATE_BYTES // (rows_per_set * HEAD_DIM * 2)))
+    kv = torch.randn(sets * rows_per_set, HEAD_DIM, device="cuda").to(torch.bfloat16)
+    inputs = [make_case(batch, heads, nodes, [ctx] * batch, "random", "scattered", seed=i, kv=kv,
+                        pool_rows=rows_per_set, pool_offset=i * rows_per_set) for i in range(sets)]
+    for i in range(5):
+        ext.forward(*inputs[i % sets].args(), False, splits)
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+    torch.cuda.synchronize()
+    torch.cuda._sleep(50_000_000)  # ~25 ms of GPU time: the host queues all calls meanwhile
+    for i, (start, end) in enumerate(events):
+        start.record()
+        ext.forward(*inputs[i % sets].args(), False, splits)
+        end.record()
+    torch.cuda.synchronize()
+    return [start.elapsed_time(end) * 1e3 for start, end in events]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, default=None, help="write all samples here")
+    parser.add_argument("--sweep", action="store_true", help="also time half / double the split count")
+    parser.add_argument("--reps", type=int, default=50)
+    args = parser.parse_args()
+    ext = build.load()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    tbps = copy_tbps()
+    print(f"device={torch.cuda.get_device_name()} sms={sms} copy={tbps:.2f} TB/s mma={MMA_TFLOPS} TFLOP/s")
+    rows, results = [], []
+    for ctx in CONTEXTS:
+        for batch, heads, nodes in SHAPES:
+            auto = ext.num_splits(batch, nodes, heads, batch * ctx, sms)
+            variants = [auto] + ([max(1, auto // 2), min(ext.MAX_SPLITS, auto * 2)] if args.sweep else [])
+            bfloor, ffloor = floor_us(batch, heads, nodes, ctx, tbps)
+            floor = max(bfloor, ffloor)
+            for splits in dict.fromkeys(variants):
+                samples = time_case(ext, batch, heads, nodes, ctx, splits, args.reps)
+                med = statistics.median(samples)
+                results.append({"batch": batch, "heads": heads, "nodes": nodes, "ctx": ctx, "splits": splits,
+                                "auto": splits == auto, "samples_us": samples, "median_us": med,
+                                "floor_us": floor, "bytes_floor_us": bfloor, "flops_floor_us": ffloor})
+                rows.append(f"{batch:2d} {heads:3d} {nodes:3d} {ctx:6d} {splits:4d}{'*' if splits == auto else ' '} "
+                            f"{med:9.1f} {min(samples):9.1f} {floor:8.1f} {floor / med:7.1%}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"copy_tbps": tbps, "mma_tflops": MMA_TFLOPS, "cases": results}, indent=1))
+    print(" B   H   T      L splits  median_us    min_us floor_us  of_floor")
+    print("\n".join(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from tracker.model import EvidenceSource, GateVerdict
-from tracker.results import Case, LoadedResult, compute_stat
+from tracker.results import ResultCase, ResultRun, compute_stat
 
 RESAMPLES = 2000
 SEED = 20261129
@@ -42,7 +43,7 @@ class BenchOutcome:
 
     met: bool
     summary: str
-    source: LoadedResult | None = None
+    source: ResultRun | None = None
     value: float | None = None
 
 
@@ -117,36 +118,36 @@ def bootstrap_bound(
     return _quantile(draws, confidence if upper else 1.0 - confidence)
 
 
-def _label(run: LoadedResult, gate: BenchGateLike, case: Case) -> str:
+def _label(run: ResultRun, gate: BenchGateLike, case: ResultCase) -> str:
     """``ctx=91000 heads=8 nodes=64, NVIDIA H200, kernel@3f2a91c`` - the parenthetical of a verdict."""
-    prov = run.result.provenance
-    same_metric = [c.params for c in run.result.cases if c.metric == case.metric]
+    same_metric = [c.params for c in run.cases if c.metric == case.metric]
     # Show the where-keys that identify the case: not the ones the baseline varies, not constants of the run.
     shown = {
         k: v
         for k, v in gate.where.items()
         if k not in (gate.baseline or {}) and len({repr((type(p.get(k)), p.get(k))) for p in same_metric}) > 1
     } or {k: v for k, v in gate.where.items() if k not in (gate.baseline or {})}
-    dirs = {path.split("/", 1)[0] for path in prov.fingerprint.files if "/" in path}
-    code = dirs.pop() if len(dirs) == 1 else run.result.benchmark
-    commit = prov.commit[:7] if prov.commit else "unknown-commit"
-    dirty = "+dirty" if prov.dirty else ""
-    parts = [p for p in (fmt_params(shown), prov.gpu or "no GPU", f"{code}@{commit}{dirty}") if p]
+    # Name the measured code by the top-level directory most of its fingerprinted files live in.
+    tops = Counter(path.split("/", 1)[0] for path in run.files if "/" in path).most_common(2)
+    code = tops[0][0] if tops and (len(tops) == 1 or tops[0][1] > tops[1][1]) else run.benchmark
+    commit = run.commit[:7] if run.commit else "unknown-commit"
+    dirty = "+dirty" if run.dirty else ""
+    parts = [p for p in (fmt_params(shown), run.gpu or "no GPU", f"{code}@{commit}{dirty}") if p]
     return ", ".join(parts)
 
 
-def _select(gate: BenchGateLike, results: Sequence[LoadedResult]) -> BenchOutcome | tuple[LoadedResult, Case]:
+def _select(gate: BenchGateLike, results: Sequence[ResultRun]) -> BenchOutcome | tuple[ResultRun, ResultCase]:
     where_text = f"metric={gate.bench}" + (f" where {fmt_params(gate.where)}" if gate.where else "")
     if not results:
         return BenchOutcome(False, "no benchmark evidence")
-    found = [(r, c) for r in results for c in r.result.cases if c.metric == gate.bench and matches(c.params, gate.where)]
+    found = [(r, c) for r in results for c in r.cases if c.metric == gate.bench and matches(c.params, gate.where)]
     if not found:
         return BenchOutcome(False, f"no case matches {where_text} in {len(results)} result file(s)")
     if gate.hardware:
         want = gate.hardware.lower()
-        on_hw = [(r, c) for r, c in found if want in (r.result.provenance.gpu or "").lower()]
+        on_hw = [(r, c) for r, c in found if want in (r.gpu or "").lower()]
         if not on_hw:
-            gpus = sorted({r.result.provenance.gpu or "no GPU" for r, _ in found})
+            gpus = sorted({r.gpu or "no GPU" for r, _ in found})
             return BenchOutcome(False, f"results only from {', '.join(gpus)} (gate wants {gate.hardware})")
         found = on_hw
     newest = max((r for r, _ in found), key=lambda r: (r.time, r.path))
@@ -157,16 +158,16 @@ def _select(gate: BenchGateLike, results: Sequence[LoadedResult]) -> BenchOutcom
     return newest, cases[0]
 
 
-def evaluate(gate: BenchGateLike, results: Sequence[LoadedResult]) -> BenchOutcome:
+def evaluate(gate: BenchGateLike, results: Sequence[ResultRun]) -> BenchOutcome:
     """Evaluate one bench gate over every loaded result file (pure; see the module docstring)."""
     picked = _select(gate, results)
     if isinstance(picked, BenchOutcome):
         return picked
     run, case = picked
-    base: Case | None = None
+    base: ResultCase | None = None
     if gate.baseline:
         want = {**case.params, **gate.baseline}
-        base = next((c for c in run.result.cases if c.metric == case.metric and c.params.keys() == want.keys() and matches(c.params, want)), None)
+        base = next((c for c in run.cases if c.metric == case.metric and c.params.keys() == want.keys() and matches(c.params, want)), None)
         if base is None:
             return BenchOutcome(False, f"no baseline case {fmt_params(gate.baseline)} for {fmt_params(case.params)} in the same run ({run.path})", run)
         if (base.direction, base.unit) != (case.direction, case.unit):
@@ -200,7 +201,7 @@ def evaluate(gate: BenchGateLike, results: Sequence[LoadedResult]) -> BenchOutco
     return BenchOutcome(met, summary, run, value)
 
 
-def evaluate_bench_gate(gate: BenchGateLike, results: Sequence[LoadedResult]) -> GateVerdict:
+def evaluate_bench_gate(gate: BenchGateLike, results: Sequence[ResultRun]) -> GateVerdict:
     """The core's entry point: :func:`evaluate` as a :class:`~tracker.model.GateVerdict`.
 
     ``failed`` is set only when a qualifying run missed the threshold (a real regression signal);
@@ -208,14 +209,15 @@ def evaluate_bench_gate(gate: BenchGateLike, results: Sequence[LoadedResult]) ->
     """
     outcome = evaluate(gate, results)
     source = None
-    if outcome.source is not None:
-        prov = outcome.source.result.provenance
-        machine = f"{prov.host} ({prov.gpu})" if prov.gpu else prov.host
-        time = prov.time.strftime("%Y-%m-%dT%H:%M:%SZ") if prov.time.utcoffset() == timedelta(0) else prov.time.isoformat()
-        source = EvidenceSource(file=outcome.source.path, machine=machine, commit=prov.commit, time=time)
+    run = outcome.source
+    if run is not None:
+        machine = f"{run.host} ({run.gpu})" if run.gpu else run.host
+        utc = run.time.utcoffset() == timedelta(0)
+        time = run.time.strftime("%Y-%m-%dT%H:%M:%SZ") if utc else run.time.isoformat()
+        source = EvidenceSource(file=run.path, machine=machine, commit=run.commit, time=time)
     return GateVerdict(met=outcome.met, reason=outcome.summary, source=source, failed=outcome.value is not None and not outcome.met)
 
 
-def newest_time(results: Sequence[LoadedResult]) -> datetime | None:
+def newest_time(results: Sequence[ResultRun]) -> datetime | None:
     """Time of the newest run among ``results`` (None when there is none)."""
     return max((r.time for r in results), default=None)

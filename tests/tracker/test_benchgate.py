@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tests.tracker.resultfiles import case, result, write
 from tracker.benchgate import bootstrap_bound, evaluate, evaluate_bench_gate, fmt_num, fmt_params, matches
 from tracker.model import BenchGate
-from tracker.results import LoadedResult, compute_stat, load_result
+from tracker.results import ResultRun, compute_stat, load_result
 
 T = "verify_attn.time_us"
 WHERE: dict[str, Any] = {"impl": "cuda", "ctx": 91000, "heads": 8, "nodes": 64, "batch": 1}
@@ -27,7 +27,7 @@ def grid(cuda: list[float], triton: list[float]) -> list[dict[str, Any]]:
     return out
 
 
-def load(tmp_path: Path, name: str, doc: dict[str, Any]) -> LoadedResult:
+def load(tmp_path: Path, name: str, doc: dict[str, Any]) -> ResultRun:
     return load_result(write(tmp_path / name, doc))
 
 

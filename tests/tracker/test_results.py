@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,15 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.tracker.resultfiles import blob, case, result, write
-from tracker.results import (
-    ResultFileError,
-    blob_id,
-    compute_stat,
-    load_result,
-    load_results,
-    parse_result,
-    results_json_schema,
-)
+from tracker.results import ResultFileError, blob_id, compute_stat, load_result, load_results, results_json_schema
+from tracker.results_schema import parse_result
 
 METRIC = "verify_attn.time_us"
 
@@ -32,11 +26,12 @@ def good() -> dict[str, Any]:
 def test_valid_file_loads_with_exact_param_types(tmp_path: Path) -> None:
     path = write(tmp_path / "r.json", good())
     loaded = load_result(path)
-    params = loaded.result.cases[0].params
+    params = loaded.cases[0].params
     assert params == {"impl": "cuda", "ctx": 91000, "heads": 8}
     assert type(params["ctx"]) is int
-    assert loaded.result.provenance.gpu == "NVIDIA H200"
+    assert (loaded.gpu, loaded.host, loaded.commit, loaded.dirty) == ("NVIDIA H200", "gpu-box", "3f2a91c" + "0" * 33, False)
     assert loaded.time.isoformat() == "2026-11-29T11:02:03+00:00"
+    assert loaded.cases[0].samples == (41.2, 40.9, 41.0)
 
 
 def test_blob_id_matches_git(tmp_path: Path) -> None:
@@ -49,7 +44,7 @@ def test_blob_id_matches_git(tmp_path: Path) -> None:
 def test_writer_stats_rounded_to_two_decimals_are_accepted(tmp_path: Path) -> None:
     doc = good()
     doc["cases"][0]["stats"]["mean"] = 41.03  # true mean 41.0333...
-    assert load_result(write(tmp_path / "r.json", doc)).result.cases[0].stats.mean == 41.03
+    assert load_result(write(tmp_path / "r.json", doc)).cases[0].samples == (41.2, 40.9, 41.0)
 
 
 def test_nearest_rank_p90_is_accepted(tmp_path: Path) -> None:
@@ -108,7 +103,7 @@ def test_duplicate_cases_rejected(tmp_path: Path) -> None:
 def test_int_and_string_params_are_different_cases(tmp_path: Path) -> None:
     doc = good()
     doc["cases"].append(case(METRIC, {"impl": "cuda", "ctx": "91000", "heads": 8}, [1.0]))
-    assert len(load_result(write(tmp_path / "r.json", doc)).result.cases) == 2
+    assert len(load_result(write(tmp_path / "r.json", doc)).cases) == 2
 
 
 @pytest.mark.parametrize(
@@ -164,6 +159,38 @@ def test_load_results_separates_good_from_bad(tmp_path: Path) -> None:
     loaded, errors = load_results([ok, bad])
     assert [r.path for r in loaded] == [str(ok)]
     assert [e.path for e in errors] == [str(bad)]
+
+
+def test_verdicts_are_cached_by_content_and_validator(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    ok = write(tmp_path / "ok.json", good())
+    bad = write(tmp_path / "bad.json", mutate(good(), "version", 2))
+    load_result(ok, cache)
+    with pytest.raises(ResultFileError):
+        load_result(bad, cache)
+    markers = sorted(p.name.split(".", 1)[1] for p in cache.iterdir())
+    assert markers == ["v1.bad", "v1.ok"]
+    # A cached bad verdict is replayed with the file's own path, without revalidating.
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(bad.read_bytes())
+    with pytest.raises(ResultFileError, match=r"copy.json: unsupported version 2"):
+        load_result(copy, cache)
+    # Changed bytes are validated afresh.
+    ok.write_text(ok.read_text().replace('"gpu-box"', '"other-box"'))
+    assert load_result(ok, cache).host == "other-box"
+
+
+def test_warm_load_does_not_import_pydantic(tmp_path: Path) -> None:
+    path = write(tmp_path / "r.json", good())
+    code = (
+        "import sys; from pathlib import Path; from tracker.results import load_result; "
+        f"c = Path({str(tmp_path / 'c')!r}); load_result({str(path)!r}, c); "
+        "cold = 'pydantic' in sys.modules; print(cold)"
+    )
+    root = Path(__file__).resolve().parents[2]
+    cold = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    warm = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    assert (cold.stdout.strip(), warm.stdout.strip()) == ("True", "False")
 
 
 def test_json_schema_describes_the_file() -> None:

@@ -1,0 +1,188 @@
+"""Pydantic validation of benchmark result files (schema ``tracker-bench-result``, version 1).
+
+Only :func:`tracker.results.load_result` imports this module, and only for bytes it has not validated
+before (pydantic's import alone costs ~170 ms, too much for every ``tracker status``). A file is either
+fully valid or rejected with ``path: reason`` - never half-read: syntax, duplicate keys, non-finite
+numbers, unknown keys, wrong schema or version, a fingerprint whose digest does not match its files,
+samples that disagree with the stats block and duplicate cases are all errors.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    model_validator,
+)
+
+from tracker.results import SCHEMA_NAME, SCHEMA_VERSION, ResultFileError, agrees, compute_stat, p90_bounds, set_digest
+
+Hex40 = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]
+Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+# Strict members keep JSON types exact: 91000 stays an int and "91000" a str (gates match type-exactly).
+ParamValue = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
+Finite = Annotated[float, Field(allow_inf_nan=False, strict=True)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Fingerprint(_Strict):
+    """Content hash of the source files the benchmark measured (git blob ids, see the shared contract)."""
+
+    algorithm: Literal["git-blob-sha1"]
+    digest: Hex64
+    files: dict[str, Hex40]
+
+    @model_validator(mode="after")
+    def _digest_matches(self) -> Fingerprint:
+        if set_digest(self.files) != self.digest:
+            raise ValueError("digest is not the sha256 of the listed files' blob ids")
+        return self
+
+
+class Provenance(_Strict):
+    """Where, when and from which code a benchmark run came."""
+
+    commit: Hex40 | None = None
+    dirty: bool | None = None
+    time: AwareDatetime
+    host: str = Field(min_length=1)
+    gpu: str | None = None
+    driver: str | None = None
+    cuda: str | None = None
+    torch: str | None = None
+    triton: str | None = None
+    python: str
+    command: str
+    fingerprint: Fingerprint
+
+
+class Stats(_Strict):
+    """The writer's summary; checked against the samples, never used for verdicts."""
+
+    n: Annotated[int, Field(strict=True, ge=1)]
+    median: Finite
+    min: Finite
+    mean: Finite
+    p90: Finite
+
+
+class Case(_Strict):
+    """One measured configuration: a metric under fixed parameters, with every raw sample."""
+
+    metric: str = Field(min_length=1)
+    params: dict[str, ParamValue]
+    unit: str
+    direction: Literal["lower", "higher"]
+    samples: list[Finite] = Field(min_length=1)
+    stats: Stats
+
+    @model_validator(mode="after")
+    def _stats_match_samples(self) -> Case:
+        if self.stats.n != len(self.samples):
+            raise ValueError(f"stats.n is {self.stats.n} but there are {len(self.samples)} samples")
+        for name in ("median", "min", "mean"):
+            given, true = getattr(self.stats, name), compute_stat(name, self.samples)
+            if not agrees(given, true):
+                raise ValueError(f"stats.{name} is {given} but the samples give {true:.6g}")
+        lo, hi = p90_bounds(self.samples)
+        if not (agrees(self.stats.p90, lo) or agrees(self.stats.p90, hi) or lo <= self.stats.p90 <= hi):
+            raise ValueError(f"stats.p90 is {self.stats.p90} but the samples put it in [{lo:.6g}, {hi:.6g}]")
+        return self
+
+
+class BenchResult(_Strict):
+    """One benchmark run: provenance plus its cases (the whole file)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    schema_: Literal["tracker-bench-result"] = Field(alias="schema")
+    version: Literal[1]
+    benchmark: str = Field(min_length=1)
+    provenance: Provenance
+    cases: list[Case]
+
+    @model_validator(mode="after")
+    def _no_duplicate_cases(self) -> BenchResult:
+        seen: dict[str, int] = {}
+        for i, case in enumerate(self.cases):
+            key = json.dumps([case.metric, _typed(case.params)], sort_keys=True)
+            if key in seen:
+                raise ValueError(f"cases[{i}] repeats cases[{seen[key]}] (metric={case.metric}, same params)")
+            seen[key] = i
+        return self
+
+
+def _typed(params: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    # Type-exact identity: 1, 1.0, True and "1" are four different parameter values.
+    return sorted((k, type(v).__name__, v) for k, v in params.items())
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"non-finite number {name} (JSON has no NaN/Infinity)")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _render(error: ValidationError) -> str:
+    first = error.errors()[0]
+    loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
+    msg = first["msg"].removeprefix("Value error, ")
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{loc or 'file'}: {msg}{more}"
+
+
+def parse_result(data: bytes, path: Path | str = "<bytes>") -> BenchResult:
+    """Validate the bytes of one result file; raises :class:`ResultFileError` with ``path: reason``."""
+    if not data.strip():
+        raise ResultFileError(path, "empty file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ResultFileError(path, f"not UTF-8 (byte {exc.start})") from None
+    try:
+        raw = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(text.rstrip()):
+            raise ResultFileError(path, f"truncated JSON (ends at line {exc.lineno})") from None
+        raise ResultFileError(f"{path}:{exc.lineno}:{exc.colno}", f"malformed JSON: {exc.msg}") from None
+    except ValueError as exc:
+        raise ResultFileError(path, str(exc)) from None
+    if not isinstance(raw, dict):
+        raise ResultFileError(path, f"expected a JSON object, got {type(raw).__name__}")
+    if raw.get("schema") != SCHEMA_NAME:
+        raise ResultFileError(path, f"not a benchmark result file (schema={raw.get('schema')!r}, expected {SCHEMA_NAME!r})")
+    if raw.get("version") != SCHEMA_VERSION:
+        raise ResultFileError(path, f"unsupported version {raw.get('version')!r} (this tracker reads version {SCHEMA_VERSION})")
+    try:
+        return BenchResult.model_validate(raw)
+    except ValidationError as exc:
+        raise ResultFileError(path, _render(exc)) from None
+
+
+def json_schema() -> dict[str, Any]:
+    """JSON Schema of result files (``tracker schema --results``)."""
+    schema = BenchResult.model_json_schema(by_alias=True)
+    schema["$id"] = f"{SCHEMA_NAME}/v{SCHEMA_VERSION}"
+    schema["title"] = "Benchmark result file"
+    return schema

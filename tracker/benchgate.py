@@ -12,11 +12,12 @@ import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
+from pathlib import Path
 from typing import Any, Protocol
 
 from tracker.model import EvidenceSource, GateVerdict
-from tracker.results import ResultCase, ResultRun, compute_stat
+from tracker.results import ResultCase, ResultRun, compute_stat, load_repo_results
 
 RESAMPLES = 2000
 SEED = 20261129
@@ -218,6 +219,21 @@ def evaluate_bench_gate(gate: BenchGateLike, results: Sequence[ResultRun]) -> Ga
     return GateVerdict(met=outcome.met, reason=outcome.summary, source=source, failed=outcome.value is not None and not outcome.met)
 
 
-def newest_time(results: Sequence[ResultRun]) -> datetime | None:
-    """Time of the newest run among ``results`` (None when there is none)."""
-    return max((r.time for r in results), default=None)
+def load_results(root: Path) -> list[ResultRun]:
+    """The results ``tracker status`` evaluates bench gates against (hook looked up by the core)."""
+    return load_repo_results(root)
+
+
+def changed_since(run: ResultRun, current: Mapping[str, str]) -> list[str]:
+    """Files the run's fingerprint measured whose blob id differs now (or that are gone): stale evidence."""
+    return sorted(path for path, blob in run.files.items() if current.get(path) != blob)
+
+
+def ever_met(gate: BenchGateLike, results: Sequence[ResultRun]) -> bool:
+    """Was the gate met on the results as they stood after some run (each prefix in time order)?
+
+    Used for ``regressed``: a bench gate that was met and now fails. Only called when the current
+    verdict failed, so its cost (one evaluation per run) is paid rarely.
+    """
+    ordered = sorted(results, key=lambda r: (r.time, r.path))
+    return any(evaluate(gate, ordered[: i + 1]).met for i in range(len(ordered)))

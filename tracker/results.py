@@ -12,7 +12,7 @@ import hashlib
 import json
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,8 @@ SCHEMA_NAME = "tracker-bench-result"
 SCHEMA_VERSION = 1
 STATS = ("median", "min", "mean", "p90")
 CACHE_DIR = Path(".tracker") / "cache" / "results"
+# Where result files live in a repository: the evidence store (ingested copies) and bench/'s own output.
+RESULT_DIRS = (Path(".tracker") / "evidence", Path("bench") / "results")
 VALIDATOR = "v1"  # bump when validation rules change: cached verdicts are keyed by it
 
 
@@ -178,6 +180,39 @@ def load_results(paths: list[Path], cache_dir: Path | None = None) -> tuple[list
         except ResultFileError as exc:
             bad.append(exc)
     return good, bad
+
+
+def repo_result_files(root: Path) -> list[Path]:
+    """Every benchmark result file in the repository's result directories (sniffed by content)."""
+    out: list[Path] = []
+    for folder in RESULT_DIRS:
+        for path in sorted((root / folder).glob("*.json")):
+            if folder.name == "results":
+                out.append(path)
+                continue
+            # The store also holds test runs and sign-offs: only files whose schema is ours are results.
+            try:
+                data = path.read_bytes()
+                if b'"' + SCHEMA_NAME.encode() + b'"' in data and json.loads(data).get("schema") == SCHEMA_NAME:
+                    out.append(path)
+            except (OSError, ValueError, AttributeError):
+                out.append(path)  # unreadable: let load_result say why
+    return out
+
+
+def load_repo_results(root: Path) -> list[ResultRun]:
+    """All result files of the repository (paths relative to ``root``), oldest first, deduplicated by
+    content (an ingested copy equals its source). An invalid file raises :class:`ResultFileError`:
+    results are never half-used.
+    """
+    good, bad = load_results(repo_result_files(root), root / CACHE_DIR)
+    if bad:
+        raise bad[0]
+    unique: dict[str, ResultRun] = {}
+    for run in good:
+        rel = Path(run.path).relative_to(root).as_posix() if Path(run.path).is_absolute() else run.path
+        unique.setdefault(run.sha256, replace(run, path=rel))
+    return sorted(unique.values(), key=lambda r: (r.time, r.path))
 
 
 def results_json_schema() -> dict[str, Any]:

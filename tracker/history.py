@@ -1,0 +1,110 @@
+"""Evidence across runs: regressions (for ``tracker check``) and what ``tracker gc`` must keep.
+
+Pure functions over the loaded store, plans and result runs. A phase is ``regressed`` when it was
+done and a gate now fails (``tracker.status`` decides it; ``tracker.benchgate.ever_met`` supplies the
+bench side). ``gc`` keeps, per test node id, the newest run where it ran, the newest where it passed
+and the newest where it appeared at all (so every verdict, its "was met" history and its skip reasons
+survive); per gate, the newest run that named it; the newest sign-off per manual gate; and per bench
+case, the newest result file plus the run that last met each bench gate. Everything else is superseded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from tracker.evidence import RAN, Store
+from tracker.model import BenchGate, PhaseStatus, Plan, Status
+
+
+def regressions(statuses: Mapping[str, PhaseStatus]) -> list[str]:
+    """One line per regressed phase: ``PLAN/PHASE: regressed: gate N: reason (evidence, machine, commit)``."""
+    out: list[str] = []
+    for key, st in statuses.items():
+        if st.status is not Status.REGRESSED:
+            continue
+        for i, v in enumerate(st.verdicts):
+            if v.failed:
+                where = f" ({v.source.file}, {v.source.machine}, {(v.source.commit or 'no commit')[:7]})" if v.source else ""
+                out.append(f"{key}: regressed: gate {i + 1}: {v.reason}{where}")
+    return out
+
+
+@dataclass
+class KeepSet:
+    """Evidence files to keep, each with the first reason found (shown by ``tracker gc --dry-run``)."""
+
+    why: dict[str, str] = field(default_factory=dict)
+
+    def add(self, file: str | None, reason: str) -> None:
+        """Keep ``file`` for ``reason`` (the first reason wins)."""
+        if file is not None:
+            self.why.setdefault(file, reason)
+
+
+def _case_key(metric: str, params: Mapping[str, object], gpu: str | None) -> str:
+    typed = sorted((k, type(v).__name__, v) for k, v in params.items())
+    return json.dumps([metric, typed, gpu], default=str)
+
+
+def needed(plans: Sequence[Plan], store: Store, results: Sequence[object] = ()) -> KeepSet:
+    """Which evidence files every current verdict and its history depend on (see module docstring).
+
+    ``results`` are :class:`tracker.results.ResultRun` objects (empty when no bench gate exists).
+    """
+    keep = KeepSet()
+    newest_ran: dict[str, str] = {}
+    newest_pass: dict[str, str] = {}
+    newest_seen: dict[str, str] = {}
+    newest_gate: dict[str, str] = {}
+    for run in store.runs:  # oldest first: later assignments win
+        for rec in run.tests:
+            nodeid = rec["nodeid"]
+            newest_seen[nodeid] = run.file
+            if rec.get("outcome") in RAN:
+                newest_ran[nodeid] = run.file
+            if rec.get("outcome") == "passed":
+                newest_pass[nodeid] = run.file
+        for key in run.gates:
+            newest_gate[key] = run.file
+    for nodeid, file in newest_ran.items():
+        keep.add(file, f"newest run of {nodeid}")
+    for nodeid, file in newest_pass.items():
+        keep.add(file, f"newest pass of {nodeid}")
+    for nodeid, file in newest_seen.items():
+        keep.add(file, f"newest record of {nodeid}")
+    for key, file in newest_gate.items():
+        keep.add(file, f"newest run of gate {key}")
+    signed: dict[str, str] = {}
+    for file, data in store.signoffs:
+        signed[str(data.get("gate_key", file))] = file
+    for key, file in signed.items():
+        keep.add(file, f"newest sign-off of {key}")
+    _keep_bench(plans, results, keep)
+    return keep
+
+
+def _keep_bench(plans: Sequence[Plan], results: Sequence[object], keep: KeepSet) -> None:
+    from tracker.benchgate import evaluate  # noqa: PLC0415 - only when there are results
+
+    runs = sorted(results, key=lambda r: (r.time, r.path))  # type: ignore[attr-defined]
+    newest: dict[str, str] = {}
+    for run in runs:
+        for case in run.cases:
+            newest[_case_key(case.metric, case.params, run.gpu)] = run.path
+    for key, file in newest.items():
+        keep.add(file, f"newest result of {json.loads(key)[0]}")
+    gates = [g for p in plans for ph in p.phases for g in ph.gates if isinstance(g, BenchGate)]
+    for gate in gates:
+        for i in range(len(runs), 0, -1):
+            outcome = evaluate(gate, runs[:i])
+            if outcome.met and outcome.source is not None:
+                keep.add(outcome.source.path, f"last run meeting bench gate {gate.bench}")
+                break
+
+
+def superseded(store: Store, keep: KeepSet, bench_files: Sequence[str] = ()) -> list[str]:
+    """Complete evidence files (test runs, sign-offs, stored results) that nothing needs any more."""
+    files = [r.file for r in store.runs] + [f for f, _ in store.signoffs] + list(bench_files)
+    return sorted(f for f in files if f not in keep.why)

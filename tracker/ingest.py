@@ -35,6 +35,7 @@ class TestOutcome:
     outcome: str = "passed"
     reason: str = ""
     duration: float = 0.0
+    markers: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -123,7 +124,10 @@ def parse_reportlog(path: Path) -> TestRun:
             nodeid = record.get("nodeid")
             if not isinstance(nodeid, str):
                 raise IngestError(f"{path}:{number}: TestReport without a nodeid")
-            _apply(tests.setdefault(nodeid, TestOutcome(nodeid)), record)
+            test = tests.setdefault(nodeid, TestOutcome(nodeid))
+            # reportlog has no marker list: its keywords hold marker names plus node-name parts.
+            test.markers.update(k for k in (record.get("keywords") or {}) if k.isidentifier())
+            _apply(test, record)
             seen.setdefault(nodeid, set()).add(str(record.get("when")))
         elif kind == "CollectReport" and record.get("outcome") == "failed":
             nodeid = record.get("nodeid") or "<collection>"
@@ -147,6 +151,7 @@ JUNIT_LOSSES = (
     "JUnit XML records a non-strict xpass as a plain pass (xpassed cannot be told apart)",
     "JUnit XML cannot tell an interrupted session from a finished one: only the tests it lists count",
     "JUnit XML durations include setup and teardown",
+    "JUnit XML has no markers: a gate's marker expression selects none of these tests",
 )
 
 

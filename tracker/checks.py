@@ -1,0 +1,62 @@
+"""Checks across plans: duplicate plan ids, unknown dependencies, dependency cycles."""
+
+from __future__ import annotations
+
+from tracker.model import Plan
+
+
+def qualify(plan_id: str, dep: str) -> str:
+    """``P1`` in plan 0002 -> ``0002/P1``; ``0001/P3`` stays."""
+    return dep if "/" in dep else f"{plan_id}/{dep}"
+
+
+def cross_plan_problems(plans: list[Plan]) -> list[str]:
+    """Every problem that needs more than one plan to see, as ``path:line: message``."""
+    problems: list[str] = []
+    by_id: dict[str, Plan] = {}
+    for plan in plans:
+        if plan.id in by_id:
+            problems.append(f"{plan.path}:{plan.line}: duplicate plan id '{plan.id}' (also {by_id[plan.id].path})")
+        else:
+            by_id[plan.id] = plan
+    phases = {f"{p.id}/{ph.id}": (p, ph) for p in by_id.values() for ph in p.phases}
+    graph: dict[str, list[str]] = {}
+    for key, (plan, phase) in phases.items():
+        deps = [qualify(plan.id, d) for d in phase.depends]
+        for raw, dep in zip(phase.depends, deps):
+            if dep not in phases:
+                problems.append(f"{plan.path}:{phase.line}: phase {phase.id}: unknown dependency '{raw}'")
+            elif dep == key:
+                problems.append(f"{plan.path}:{phase.line}: phase {phase.id} depends on itself")
+        graph[key] = [d for d in deps if d in phases and d != key]
+    problems.extend(_cycles(graph, phases))
+    return problems
+
+
+def _cycles(graph: dict[str, list[str]], phases: dict[str, tuple[Plan, object]]) -> list[str]:
+    """One message per dependency cycle (iterative DFS; reported at the cycle's first phase)."""
+    state: dict[str, int] = {}  # 1 = on the stack, 2 = done
+    out: list[str] = []
+    for start in graph:
+        if start in state:
+            continue
+        stack: list[tuple[str, int]] = [(start, 0)]
+        path: list[str] = []
+        while stack:
+            node, i = stack.pop()
+            if i == 0:
+                state[node] = 1
+                path.append(node)
+            if i < len(graph[node]):
+                stack.append((node, i + 1))
+                nxt = graph[node][i]
+                if state.get(nxt) == 1:
+                    cycle = path[path.index(nxt) :] + [nxt]
+                    plan, phase = phases[nxt]
+                    out.append(f"{plan.path}:{getattr(phase, 'line', 0)}: dependency cycle: {' -> '.join(cycle)}")
+                elif nxt not in state:
+                    stack.append((nxt, 0))
+            else:
+                state[node] = 2
+                path.pop()
+    return out

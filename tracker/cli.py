@@ -1,0 +1,151 @@
+"""The ``tracker`` command line: typer declarations only, each calling one ``commands.*.run``.
+
+Command modules are imported inside each command so a command loads only what it uses.
+Errors are mapped to exit codes in :func:`tracker.errors.exit_code_for` (README "Exit codes").
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+app = typer.Typer(
+    name="tracker",
+    help="Declarative plans in Markdown whose phase status is derived from test and benchmark evidence.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+_state: dict[str, Optional[Path]] = {"root": None}
+
+
+def _root() -> Path:
+    from tracker.git import find_root
+
+    return find_root(_state["root"])
+
+
+def _run(fn: Callable[[], int]) -> None:
+    """Run a command function; expected errors become a message on stderr and their exit code."""
+    from tracker.errors import PlanError, TrackerError, exit_code_for
+
+    try:
+        code = fn()
+    except TrackerError as err:
+        if isinstance(err, PlanError):
+            sys.stderr.write(f"{err}\ntracker: error: {len(err.problems)} problem(s) in plan files (see `tracker lint`)\n")
+        else:
+            sys.stderr.write(f"tracker: error: {err}\n")
+        code = exit_code_for(err)
+    raise typer.Exit(code)
+
+
+@app.callback()
+def _main(
+    root: Annotated[Optional[Path], typer.Option(help="Repository root (default: found from the current directory).")] = None,
+) -> None:
+    _state["root"] = root
+
+
+@app.command()
+def status(
+    plan: Annotated[Optional[str], typer.Argument(help="Only this plan (e.g. 0002).")] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print the status document as JSON (shape in README).")] = False,
+) -> None:
+    """Show every plan and phase with its status derived from evidence; never runs tests."""
+    from tracker.commands import status as cmd
+
+    _run(lambda: cmd.run(_root(), plan, json))
+
+
+@app.command()
+def verify(
+    targets: Annotated[Optional[list[str]], typer.Argument(help="PLAN or PLAN/PHASE (default: all).", show_default=False)] = None,
+    pytest_arg: Annotated[Optional[list[str]], typer.Option("--pytest-arg", help="Extra argument for pytest (repeatable).")] = None,
+) -> None:
+    """Run the selected test gates in one pytest session and record the evidence."""
+    from tracker.commands import verify as cmd
+
+    _run(lambda: cmd.run(_root(), targets or [], pytest_arg or []))
+
+
+@app.command()
+def update(
+    check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 with a diff when files are out of date.")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Print the diff of what is written.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite generated regions that were edited by hand.")] = False,
+) -> None:
+    """Rewrite the generated status regions inside plan files."""
+    from tracker.commands import update as cmd
+
+    _run(lambda: cmd.run(_root(), check, diff, force))
+
+
+@app.command()
+def lint(
+    no_collect: Annotated[bool, typer.Option("--no-collect", help="Skip asking pytest whether test gates collect.")] = False,
+) -> None:
+    """Report every problem in every plan file as path:line: message."""
+    from tracker.commands import lint as cmd
+
+    _run(lambda: cmd.run(_root(), not no_collect))
+
+
+@app.command("next")
+def next_(
+) -> None:
+    """List phases that are not done and whose dependencies are done."""
+    from tracker.commands import next as cmd
+
+    _run(lambda: cmd.run(_root()))
+
+
+@app.command()
+def new(title: Annotated[str, typer.Argument(help="Title of the new plan.")]) -> None:
+    """Create plans/NNNN-slug.md from the bundled template."""
+    from tracker.commands import new as cmd
+
+    _run(lambda: cmd.run(_root(), title))
+
+
+@app.command()
+def schema(
+    results: Annotated[bool, typer.Option("--results", help="Schema of benchmark result files instead.")] = False,
+) -> None:
+    """Print the JSON Schema of plan blocks (for editors)."""
+    from tracker.commands import schema as cmd
+
+    _run(lambda: cmd.run(results))
+
+
+@app.command()
+def signoff(
+    target: Annotated[str, typer.Argument(help="PLAN/PHASE")],
+    gate: Annotated[int, typer.Option("--gate", help="Gate number (1-based, as status shows it).")],
+    by: Annotated[str, typer.Option("--by", help="Who signs off.")],
+    why: Annotated[str, typer.Option("--why", help="What was checked.")],
+) -> None:
+    """Record a sign-off for a manual gate (who, when, why)."""
+    from tracker.commands import signoff as cmd
+
+    _run(lambda: cmd.run(_root(), target, gate, by, why))
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    """Console-script entry point. Command-line usage errors exit 3 (not click's 2, which is ours
+    for invalid plans)."""
+    from tracker.errors import ExitCode
+
+    try:
+        code = app(args=argv, prog_name="tracker", standalone_mode=False)
+    except Exception as err:  # click's exceptions are typer-private; recognise them by their API
+        if not (hasattr(err, "show") and hasattr(err, "exit_code")):
+            raise
+        err.show()
+        usage = any(cls.__name__ == "UsageError" for cls in type(err).__mro__)
+        sys.exit(int(ExitCode.USAGE) if usage else err.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,1 @@
+"""One module per CLI command, each with ``run(...) -> int`` (the exit code); no typer here."""

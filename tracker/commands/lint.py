@@ -1,0 +1,88 @@
+"""``tracker lint``: every problem in every plan at once, as ``path:line: message``.
+
+TOML errors, unknown keys, bad values, duplicate ids, unknown dependencies, dependency cycles,
+invalid ``-m`` expressions, and test gates that pytest cannot collect (one ``--collect-only``
+session over every gate's file or directory; node ids are then matched against what it found).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+from tracker.checks import cross_plan_problems
+from tracker.commands.common import pytest_command, pytest_env
+from tracker.errors import ExitCode
+from tracker.model import Plan, TestGate
+from tracker.plans import load_files
+from tracker.selection import marker_matches, selects
+
+
+def _collect(root: Path, paths: list[str]) -> tuple[dict[str, Any] | None, str]:
+    """(what pytest collected from ``paths``, pytest's output when it could not say)."""
+    with tempfile.TemporaryDirectory(prefix="tracker-lint-") as tmp:
+        target = Path(tmp, "collected.json")
+        cmd = pytest_command() + ["--collect-only", "-q", f"--rootdir={root}", f"--tracker-collect={target}", *paths]
+        proc = subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, text=True)
+        if not target.exists():
+            lines = (proc.stdout + proc.stderr).strip().splitlines()
+            return None, lines[-1] if lines else f"pytest exited with {proc.returncode}"
+        return json.loads(target.read_text()), ""
+
+
+def gate_problems(root: Path, plans: list[Plan], collect: bool = True) -> list[str]:
+    """Problems of test gates: bad -m expressions, missing paths, patterns collecting nothing."""
+    problems: list[str] = []
+    gates: list[tuple[Plan, int, TestGate, str]] = []
+    for plan in plans:
+        for ph in plan.phases:
+            for i, g in enumerate(ph.gates, 1):
+                if not isinstance(g, TestGate):
+                    continue
+                where = f"{plan.path}:{g.line}: phase {ph.id} gate {i}"
+                try:
+                    marker_matches(g.marker, [])
+                except ValueError as err:
+                    problems.append(f"{where}: {err}")
+                    continue
+                path = g.test.split("::", 1)[0].rstrip("/") or "."
+                if not (root / path).exists():
+                    problems.append(f"{where}: no such test file or directory: {path}")
+                    continue
+                gates.append((plan, i, g, where))
+    if not collect or not gates:
+        return problems
+    paths = sorted({g.test.split("::", 1)[0].rstrip("/") or "." for _, _, g, _ in gates})
+    found, tail = _collect(root, paths)
+    if found is None:
+        return problems + [f"{w}: pytest could not collect {g.test}: {tail}" for _, _, g, w in gates]
+    for _, _, g, where in gates:
+        errs = [e for e in found["errors"] if selects(g.test, e["nodeid"])]
+        if errs:
+            problems.append(f"{where}: collection error in {errs[0]['nodeid']}: {errs[0]['reason']}")
+            continue
+        hits = [it for it in found["items"] if selects(g.test, it["nodeid"]) and marker_matches(g.marker, it["markers"])]
+        if not hits:
+            extra = f" with -m {g.marker!r}" if g.marker else ""
+            problems.append(f"{where}: '{g.test}'{extra} collects no tests")
+    return problems
+
+
+def run(root: Path, collect: bool = True, out: TextIO | None = None) -> int:
+    """Print every problem; exit 2 when there is any, else 0."""
+    out = out or sys.stdout
+    files = load_files(root)
+    plans = [f.plan for f in files if f.plan is not None]
+    problems = [p for f in files for p in f.problems] + cross_plan_problems(plans) + gate_problems(root, plans, collect)
+    for p in problems:
+        out.write(p + "\n")
+    if problems:
+        bad_files = len({p.split(":", 1)[0] for p in problems})
+        out.write(f"{len(problems)} problem(s) in {bad_files} file(s)\n")
+        return int(ExitCode.INVALID_PLANS)
+    out.write(f"{len(files)} plan file(s) OK\n")
+    return 0

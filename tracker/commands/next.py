@@ -1,0 +1,30 @@
+"""``tracker next``: phases that are not done and whose dependencies are all done."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from tracker.checks import qualify
+from tracker.model import Status
+from tracker.plans import load_plans
+from tracker.status import derive
+
+
+def run(root: Path, out: TextIO | None = None) -> int:
+    """List workable phases as ``PLAN/PHASE  status  title``; exit 0."""
+    out = out or sys.stdout
+    _, plans = load_plans(root)
+    statuses = derive(root, plans)
+    count = 0
+    for plan in plans:
+        for ph in plan.phases:
+            st = statuses[f"{plan.id}/{ph.id}"]
+            deps_done = all(statuses[qualify(plan.id, d)].status == Status.DONE for d in ph.depends)
+            if st.status != Status.DONE and deps_done:
+                out.write(f"{plan.id}/{ph.id}  {st.status.value:<11}  {ph.title}\n")
+                count += 1
+    if not count:
+        out.write("nothing to do: every phase is done or blocked\n")
+    return 0

@@ -1,0 +1,47 @@
+"""``tracker signoff PLAN/PHASE --gate N --by WHO --why TEXT``: record a manual gate's sign-off."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from tracker.commands.common import select
+from tracker.errors import UsageError
+from tracker.evidence import EVIDENCE_DIR
+from tracker.fileio import atomic_write
+from tracker.fingerprint import tree_file_ids
+from tracker.git import head_commit
+from tracker.model import ManualGate, gate_hash
+from tracker.plans import load_plans
+from tracker.pytest_plugin import evidence_name, utc_now
+from tracker.status import gate_key
+
+
+def run(root: Path, spec: str, gate: int, by: str, why: str, out: TextIO | None = None) -> int:
+    """Write one sign-off evidence file (who, when, why, on which commit); exit 0."""
+    out = out or sys.stdout
+    if "/" not in spec:
+        raise UsageError(f"PLAN/PHASE expected, got '{spec}'")
+    _, plans = load_plans(root)
+    [(plan, phase)] = select(plans, [spec])
+    if not 1 <= gate <= len(phase.gates):
+        raise UsageError(f"--gate: phase {plan.id}/{phase.id} has gates 1..{len(phase.gates)}, got {gate}")
+    target = phase.gates[gate - 1]
+    if not isinstance(target, ManualGate):
+        raise UsageError(f"--gate {gate}: gate {gate} of {plan.id}/{phase.id} is not a manual gate")
+    if not by.strip() or not why.strip():
+        raise UsageError("--by and --why must not be empty")
+    commit, dirty = head_commit(root)
+    key = gate_key(plan.id, phase.id, gate - 1)
+    data = {
+        "schema": "tracker-signoff", "version": 1, "gate_key": key, "gate_hash": gate_hash(target),
+        "manual": target.manual, "by": by, "why": why, "time": utc_now(), "host": socket.gethostname(),
+        "commit": commit, "dirty": dirty, "files": tree_file_ids(root),
+    }  # fmt: skip
+    path = root / EVIDENCE_DIR / evidence_name("signoff")
+    atomic_write(path, (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode())
+    out.write(f"signed off {key} ({target.manual}) by {by}: {path.relative_to(root).as_posix()}\n")
+    return 0

@@ -1,0 +1,63 @@
+"""``tracker status``: every plan and phase with its derived status; never runs tests."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from tracker.commands.common import select
+from tracker.model import PhaseStatus, Plan, Status
+from tracker.plans import load_plans
+from tracker.render import met_count, status_data
+from tracker.status import derive
+
+COLOR = {
+    Status.DONE: "32", Status.IN_PROGRESS: "33", Status.BLOCKED: "35",
+    Status.REGRESSED: "31;1", Status.STALE: "36", Status.PLANNED: "2",
+}  # fmt: skip
+
+
+def _note(st: PhaseStatus) -> str:
+    if st.note:
+        return st.note
+    bad = next((v for v in st.verdicts if not v.met), None)
+    if bad is None:
+        return ""
+    where = f" [{bad.source.machine}]" if bad.source else ""
+    return f"gate {st.verdicts.index(bad) + 1}: {bad.reason}{where}"
+
+
+def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool) -> str:
+    """The compact plain-text table: one line per plan, one per phase (status, gates met, note)."""
+    lines = []
+    width = max((len(ph.id) for p in plans for ph in p.phases), default=2)
+    for plan in plans:
+        lines.append(f"{plan.id}  {plan.title}  ({plan.path})")
+        for ph in plan.phases:
+            st = statuses[f"{plan.id}/{ph.id}"]
+            word = f"{st.status.value:<11}"
+            if color:
+                word = f"\x1b[{COLOR[st.status]}m{word}\x1b[0m"
+            note = _note(st)
+            lines.append(f"  {ph.id:<{width}}  {word}  {met_count(st):>5}  {ph.title}" + (f"  — {note}" if note else ""))
+    return "\n".join(lines)
+
+
+def run(root: Path, plan: str | None = None, as_json: bool = False, out: TextIO | None = None) -> int:
+    """Print the status of every plan (or of one plan); exit 0: status informs, it does not check."""
+    out = out or sys.stdout
+    _, plans = load_plans(root)
+    statuses = derive(root, plans)  # all plans: dependencies may live in other plans
+    if plan is not None:
+        select(plans, [plan])  # UsageError for an unknown id
+        plans = [p for p in plans if p.id == plan.split("/")[0]]
+    if not plans and not as_json:
+        out.write(f"no plans yet: add plans/NNNN-slug.md (tracker new TITLE) under {root}\n")
+        return 0
+    if as_json:
+        out.write(json.dumps(status_data(plans, statuses), indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(table(plans, statuses, color=out.isatty()) + "\n")
+    return 0

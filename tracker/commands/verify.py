@@ -1,0 +1,87 @@
+"""``tracker verify [PLAN[/PHASE]]...``: run the selected test gates in ONE pytest session.
+
+The nested pytest gets our plugin with ``--tracker-select`` (exactly the gates' tests, each with
+its own ``-m``), ``--tracker-gates`` (the gates' definition hashes) and ``--tracker-record`` (the
+evidence file, named here so we know which one to read back). pytest's own output streams through
+as progress.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import TextIO
+
+from tracker.commands.common import pytest_command, pytest_env, select
+from tracker.errors import ExitCode, InterruptedRunError, NoTestsError
+from tracker.evidence import EVIDENCE_DIR
+from tracker.model import TestGate, gate_hash
+from tracker.plans import load_plans
+from tracker.pytest_plugin import evidence_name
+from tracker.status import derive, gate_key
+
+
+def run(root: Path, specs: list[str], pytest_args: list[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the gates, record evidence; exit 0 when every selected test gate is met, else 1/5/6."""
+    out = out or sys.stdout
+    _, plans = load_plans(root)
+    chosen = select(plans, specs)
+    gates = {gate_key(p.id, ph.id, i): g for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, TestGate)}
+    if not gates:
+        out.write("no test gates selected: nothing to run\n")
+        return 0
+    # Only existing paths go on the command line: a missing one would abort the whole session.
+    paths = sorted({g.test.split("::", 1)[0].rstrip("/") or "." for g in gates.values()})
+    existing = [p for p in paths if (root / p).exists()]
+    for p in sorted(set(paths) - set(existing)):
+        out.write(f"tracker: no such test file or directory: {p}\n")
+    name = evidence_name("verify")
+    evidence = root / EVIDENCE_DIR / name
+    with tempfile.TemporaryDirectory(prefix="tracker-verify-") as tmp:
+        sel, hashes = Path(tmp, "select.json"), Path(tmp, "gates.json")
+        sel.write_text(json.dumps(sorted({(g.test, g.marker) for g in gates.values()}, key=str)))
+        hashes.write_text(json.dumps({k: gate_hash(g) for k, g in gates.items()}))
+        cmd = pytest_command() + [
+            f"--rootdir={root}", f"--tracker-record={root / EVIDENCE_DIR}", f"--tracker-file={name}",
+            f"--tracker-gates={hashes}", f"--tracker-select={sel}", *(pytest_args or []), *existing,
+        ]  # fmt: skip
+        out.write(f"tracker: running {len(gates)} test gate(s) in one pytest session\n")
+        out.flush()
+        code = _run_pytest(cmd, root) if existing else None
+    return _report(root, plans, gates, evidence, code, out)
+
+
+def _run_pytest(cmd: list[str], root: Path) -> int:
+    proc = subprocess.Popen(cmd, cwd=root, env=pytest_env(root))
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.wait()  # pytest got the same SIGINT: let it write its "interrupted" file
+        raise InterruptedRunError("interrupted: the pytest run was stopped; no result was recorded as passing") from None
+
+
+def _report(root: Path, plans: list, gates: dict[str, TestGate], evidence: Path, code: int | None, out: TextIO) -> int:
+    if code is not None:
+        try:
+            status = json.loads(evidence.read_text()).get("status")
+        except (OSError, ValueError):
+            status = None
+        if status != "complete":
+            what = "left no evidence file" if status is None else f"recorded as {status}"
+            raise InterruptedRunError(f"pytest exited with {code} and its run was {what}: nothing counts as passed")
+    statuses = derive(root, plans)
+    empty, unmet = [], []
+    for key, gate in gates.items():
+        plan_phase, _, num = key.partition("#")
+        v = statuses[plan_phase].verdicts[int(num) - 1]
+        mark = "met  " if v.met else "UNMET"
+        out.write(f"{mark} {key} {gate.test}: {v.reason}\n")
+        if not v.met:
+            (empty if "0 tests" in v.reason or "never run" in v.reason else unmet).append(key)
+    out.write(f"tracker: evidence {evidence.relative_to(root).as_posix() if code is not None else '(none: nothing to run)'}\n")
+    if empty:
+        raise NoTestsError(f"{len(empty)} gate(s) collected no tests: {', '.join(empty)}")
+    return int(ExitCode.CHECK_FAILED) if unmet else 0

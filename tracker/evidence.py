@@ -1,0 +1,89 @@
+"""The evidence store: ``.tracker/evidence/*.json``, one file per run, never edited afterwards.
+
+Kinds (the ``schema`` field): ``tracker-test-run`` (written by :mod:`tracker.pytest_plugin`),
+``tracker-signoff`` (``tracker signoff``) and ``tracker-bench-result`` (benchmark results, issue 4).
+Test runs whose ``status`` is not ``complete`` (interrupted, crashed) are ignored entirely.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tracker.errors import FileError
+
+EVIDENCE_DIR = Path(".tracker") / "evidence"
+RAN = frozenset({"passed", "failed", "error", "xfailed", "xpassed"})
+
+
+@dataclass
+class TestRun:
+    """One complete pytest run: provenance, gate hashes, file ids and per-test records."""
+
+    __test__ = False
+
+    file: str  # path relative to the repo root
+    provenance: dict[str, Any]
+    gates: dict[str, str]
+    files: dict[str, str]
+    tests: list[dict[str, Any]]
+
+    @property
+    def time(self) -> str:
+        return str(self.provenance.get("time", ""))
+
+
+@dataclass
+class Store:
+    """Everything in the evidence store, each list oldest first."""
+
+    runs: list[TestRun] = field(default_factory=list)
+    signoffs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    bench: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError) as err:
+        raise FileError(f"{path}: not a readable evidence file: {err}") from err
+    if not isinstance(data, dict):
+        raise FileError(f"{path}: not a readable evidence file: top level is not an object")
+    return data
+
+
+def load(root: Path) -> Store:
+    """Read the store under ``root``; files are ordered by their recorded time, then name."""
+    store = Store()
+    folder = root / EVIDENCE_DIR
+    if not folder.is_dir():
+        return store
+    items: list[tuple[str, str, dict[str, Any]]] = []
+    for path in folder.glob("*.json"):
+        data = _read(path)
+        when = data.get("provenance", {}).get("time") or data.get("time") or ""
+        items.append((str(when), path.name, data))
+    items.sort(key=lambda t: (t[0], t[1]))
+    for _, name, data in items:
+        rel = (EVIDENCE_DIR / name).as_posix()
+        kind = data.get("schema")
+        if kind == "tracker-test-run":
+            if data.get("status") != "complete":
+                store.incomplete.append(rel)
+                continue
+            store.runs.append(
+                TestRun(rel, data.get("provenance", {}), data.get("gates", {}), data.get("files", {}), data.get("tests", []))
+            )
+        elif kind == "tracker-signoff":
+            store.signoffs.append((rel, data))
+        elif kind == "tracker-bench-result":
+            store.bench.append((rel, data))
+    return store
+
+
+def bench_results(root: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Benchmark result files in the store as (path, parsed JSON), oldest first (for issue 4)."""
+    return load(root).bench

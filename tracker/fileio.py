@@ -1,0 +1,85 @@
+"""File edges: decoding that round-trips, atomic writes that happen only on change, the repo lock.
+
+Plans are UTF-8, with or without a BOM; whatever a file has is written back the same way.
+Reads use ``newline=""`` semantics (bytes decoded as they are) so CRLF survives untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from tracker.errors import FileError, LockedError
+
+BOM = "\ufeff"
+
+
+def read_text(path: Path) -> str:
+    """The file's text exactly (BOM kept as U+FEFF, newlines untouched); FileError if unreadable."""
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise FileError(f"{path}: cannot read: {err.strerror}") from err
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise FileError(f"{path}: not UTF-8 text (byte {err.start}: {err.reason})") from err
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temp file in the same directory and ``os.replace``.
+
+    Readers see the old file or the new one, never a partial one; the mode of an existing file is kept.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text_if_changed(path: Path, old: str, new: str) -> bool:
+    """Atomically write ``new`` when it differs from ``old``; True when the file was written."""
+    if new == old:
+        return False
+    try:
+        atomic_write(path, new.encode("utf-8"))
+    except OSError as err:
+        raise FileError(f"{path}: cannot write: {err.strerror}") from err
+    return True
+
+
+@contextlib.contextmanager
+def repo_lock(root: Path, timeout: float = 10.0) -> Iterator[None]:
+    """Hold ``.tracker/lock`` (an exclusive flock) so concurrent updates/verifies serialize."""
+    import fcntl  # POSIX only; imported here so read-only commands never pay for it
+
+    lock = root / ".tracker" / "lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a+") as fh:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise LockedError(f"{lock}: another tracker process holds the lock (waited {timeout:.0f} s)") from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

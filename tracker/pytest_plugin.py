@@ -1,0 +1,286 @@
+"""pytest plugin recording per-test outcomes as a tracker evidence file.
+
+Used by ``tracker verify`` (``-p tracker.pytest_plugin``) and by a plain ``pytest --tracker-record[=DIR]``
+(entry point ``pytest11: tracker``). It imports only the standard library, pytest and
+:mod:`tracker.fingerprint` (itself standard-library only), because it also runs on the GPU machine,
+which has pytest but none of the tracker's dependencies and no ``.git`` directory.
+
+The file is written atomically twice: at session start with ``"status": "incomplete"`` (what a
+crashed run leaves behind), and at session end with ``"complete"`` or ``"interrupted"`` (Ctrl-C,
+internal error, usage error). The tracker ignores every file that is not ``complete``, so an
+interrupted run never counts as a pass.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tracker.fingerprint import tree_file_ids
+from tracker.selection import marker_matches, selects
+
+SCHEMA = "tracker-test-run"
+VERSION = 1
+# Exit statuses after which the run's results cannot be trusted as a whole.
+_BROKEN = {pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tracker", "tracker evidence recording")
+    group.addoption(
+        "--tracker-record",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="DIR",
+        help="record per-test outcomes as a tracker evidence file in DIR (default <rootdir>/.tracker/evidence)",
+    )
+    group.addoption("--tracker-file", default=None, help="evidence file name to write (used by tracker verify)")
+    group.addoption("--tracker-gates", default=None, help="JSON file {gate key: definition hash} (used by tracker verify)")
+    group.addoption(
+        "--tracker-select",
+        default=None,
+        help="JSON file [[pytest arg, -m expression or null], ...]: run only tests some pair selects (used by tracker verify)",
+    )
+    group.addoption("--tracker-collect", default=None, help="write collected node ids and collection errors as JSON (used by tracker lint)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        return  # xdist workers: the controller records
+    if config.getoption("tracker_select"):
+        config.pluginmanager.register(Selector(config), "tracker-selector")
+    if config.getoption("tracker_record") is not None:
+        config.pluginmanager.register(Recorder(config), "tracker-recorder")
+    if config.getoption("tracker_collect"):
+        config.pluginmanager.register(Collector(Path(config.getoption("tracker_collect"))), "tracker-collector")
+
+
+def _markers(item: pytest.Item) -> list[str]:
+    return sorted({m.name for m in item.iter_markers()})
+
+
+class Selector:
+    """Deselects every collected test that no gate selects, so one session runs all gates.
+
+    Node ids that do not exist simply select nothing (the gate then reports "0 tests collected")
+    instead of aborting the whole session as a bad command-line node id would.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.pairs: list[tuple[str, str | None]] = [tuple(p) for p in json.loads(Path(config.getoption("tracker_select")).read_text())]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+        keep, drop = [], []
+        for item in items:
+            marks = _markers(item)
+            chosen = any(selects(arg, item.nodeid) and marker_matches(expr, marks) for arg, expr in self.pairs)
+            (keep if chosen else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+
+class Collector:
+    """Writes what collection found (node ids with markers, and collection errors) as JSON."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.errors: list[dict[str, str]] = []
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.errors.append({"nodeid": report.nodeid or ".", "reason": _reason(report)})
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        items = [{"nodeid": i.nodeid, "markers": _markers(i)} for i in session.items]
+        write_json_atomic(self.path, {"items": items, "errors": self.errors})
+
+
+def utc_now() -> str:
+    """Current UTC time as ``2026-11-29T11:02:03Z``."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def evidence_name(kind: str) -> str:
+    """A file name two branches never both create: UTC timestamp, host, kind, random suffix."""
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    host = "".join(c if c.isalnum() or c in "-_" else "-" for c in socket.gethostname())[:40] or "host"
+    return f"{stamp}-{host}-{kind}-{secrets.token_hex(3)}.json"
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def provenance(root: Path) -> dict[str, Any]:
+    """commit/dirty from git, else from TRACKER_COMMIT / TRACKER_DIRTY; plus machine and versions."""
+    commit: str | None
+    dirty: bool | None
+    if (root / ".git").exists() and (head := _git(root, "rev-parse", "HEAD")) is not None:
+        commit = head.strip()
+        status = _git(root, "status", "--porcelain", "--untracked-files=normal", "--", ".", ":!.tracker")
+        dirty = bool(status and status.strip())
+    else:
+        commit = os.environ.get("TRACKER_COMMIT") or None
+        env_dirty = os.environ.get("TRACKER_DIRTY")
+        dirty = None if env_dirty is None else env_dirty == "1"
+    return {
+        "commit": commit,
+        "dirty": dirty,
+        "time": utc_now(),
+        "host": socket.gethostname(),
+        "python": platform.python_version(),
+        "pytest": pytest.__version__,
+        "platform": platform.platform(),
+        "cuda": None,
+        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+    }
+
+
+def _short(text: str, limit: int = 200) -> str:
+    line = next((s.strip() for s in text.strip().splitlines() if s.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _reason(report: pytest.TestReport | pytest.CollectReport) -> str:
+    """A one-line reason: the skip message, or the failure's crash line."""
+    lr = report.longrepr
+    if isinstance(lr, tuple) and len(lr) == 3:  # skips are (file, line, "Skipped: why")
+        return _short(str(lr[2]).removeprefix("Skipped: "))
+    crash = getattr(lr, "reprcrash", None)
+    if crash is not None and getattr(crash, "message", None):
+        return _short(crash.message)
+    return _short(report.longreprtext or "")
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON through a temp file + os.replace: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1, sort_keys=True, ensure_ascii=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+class Recorder:
+    """Collects outcomes during the session and writes the evidence file."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.root = Path(str(config.rootpath))
+        where = config.getoption("tracker_record") or str(self.root / ".tracker" / "evidence")
+        self.path = Path(where) / (config.getoption("tracker_file") or evidence_name("pytest"))
+        gates_file = config.getoption("tracker_gates")
+        self.gates: dict[str, str] = json.loads(Path(gates_file).read_text()) if gates_file else {}
+        self.tests: dict[str, dict[str, Any]] = {}
+        self.interrupted = False
+        self.data: dict[str, Any] = {}
+
+    def _record(self, nodeid: str, markers: list[str] | None = None) -> dict[str, Any]:
+        rec = self.tests.get(nodeid)
+        if rec is None:
+            rec = self.tests[nodeid] = {"nodeid": nodeid, "outcome": "notrun", "reason": "", "duration": 0.0, "markers": markers or []}
+        return rec
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.started = time.monotonic()
+        self.data = {
+            "schema": SCHEMA,
+            "version": VERSION,
+            "status": "incomplete",
+            "provenance": provenance(self.root),
+            "rootdir": self.root.name,
+            "gates": self.gates,
+            "files": tree_file_ids(self.root),
+            "tests": [],
+        }
+        write_json_atomic(self.path, self.data)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            rec = self._record(report.nodeid or ".")
+            rec.update(outcome="error", reason="collection error: " + _reason(report))
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            self._record(item.nodeid, _markers(item))["outcome"] = "deselected"
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        for item in session.items:
+            self._record(item.nodeid, _markers(item))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        rec = self._record(report.nodeid)
+        rec["duration"] = round(rec["duration"] + report.duration, 6)
+        xfail = hasattr(report, "wasxfail")
+        if report.when == "setup":
+            if report.failed:
+                rec.update(outcome="error", reason="setup error: " + _reason(report))
+            elif report.skipped:
+                rec.update(outcome="xfailed" if xfail else "skipped", reason=_reason(report) if not xfail else report.wasxfail)
+        elif report.when == "call":
+            if report.passed:
+                rec.update(outcome="xpassed" if xfail else "passed", reason="")
+            elif report.failed:
+                rec.update(outcome="failed", reason=_reason(report))
+            else:
+                rec.update(outcome="xfailed" if xfail else "skipped", reason=report.wasxfail if xfail else _reason(report))
+        elif report.failed:  # teardown error: whatever happened before, the test did not pass cleanly
+            rec.update(outcome="error", reason="teardown error: " + _reason(report))
+
+    def pytest_keyboard_interrupt(self, excinfo: object) -> None:
+        self.interrupted = True
+
+    def pytest_internalerror(self, excrepr: object, excinfo: object) -> None:
+        self.interrupted = True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.data:
+            return
+        broken = self.interrupted or exitstatus in _BROKEN
+        torch = sys.modules.get("torch")  # only if the tests imported it: never import torch here
+        if torch is not None:
+            try:
+                self.data["provenance"]["cuda"] = bool(torch.cuda.is_available())
+            except Exception:  # a broken CUDA setup is "not available", not a recorder crash
+                self.data["provenance"]["cuda"] = False
+        self.data.update(
+            status="interrupted" if broken else "complete",
+            exitstatus=int(exitstatus),
+            duration=round(time.monotonic() - self.started, 3),
+            tests=sorted(self.tests.values(), key=lambda r: r["nodeid"]),
+        )
+        write_json_atomic(self.path, self.data)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.data:
+            terminalreporter.write_line(f"tracker: evidence {self.data['status']}: {self.path}")

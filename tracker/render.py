@@ -1,0 +1,117 @@
+"""Region bodies for plan files, and status as plain data (``--json``) — pure functions.
+
+Rendered text holds nothing that changes between two runs on the same evidence (no "now"), so a
+second ``tracker update`` writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tracker.model import BenchGate, EvidenceSource, Gate, ManualGate, PhaseStatus, Plan
+from tracker.regions import Region
+
+MARK = {True: "✅", False: "❌"}
+
+
+def gate_label(gate: Gate) -> str:
+    """Short human description of a gate."""
+    if isinstance(gate, ManualGate):
+        return f"manual: {gate.manual}"
+    if isinstance(gate, BenchGate):
+        op, val = ("≥", gate.at_least) if gate.at_least is not None else ("≤", gate.at_most)
+        where = " ".join(f"{k}={v}" for k, v in gate.where.items())
+        return f"bench `{gate.bench}` {gate.stat} {op} {val}" + (f" ({where})" if where else "")
+    return f"test `{gate.test}`" + (f" -m `{gate.marker}`" if gate.marker else "")
+
+
+def source_text(src: EvidenceSource | None) -> str:
+    """``host · commit · time`` of a verdict's evidence, or an em dash."""
+    if src is None:
+        return "—"
+    commit = (src.commit or "no commit")[:10]
+    return f"{src.machine} · {commit} · {src.time}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def newest_source(st: PhaseStatus) -> EvidenceSource | None:
+    """The most recent evidence behind a phase's verdicts."""
+    srcs = [v.source for v in st.verdicts if v.source is not None]
+    return max(srcs, key=lambda s: (s.time, s.file)) if srcs else None
+
+
+def met_count(st: PhaseStatus) -> str:
+    return f"{sum(v.met for v in st.verdicts)}/{len(st.verdicts)}"
+
+
+def summary_body(plan: Plan, statuses: dict[str, PhaseStatus]) -> str:
+    """The table near the top of a plan file."""
+    rows = ["| Phase | Status | Gates met | Latest evidence |", "| --- | --- | --- | --- |"]
+    for ph in plan.phases:
+        st = statuses[f"{plan.id}/{ph.id}"]
+        status = st.status.value + (f" ({', '.join(st.blocked_by)})" if st.blocked_by else "")
+        rows.append(f"| {_cell(ph.id)} · {_cell(ph.title)} | **{status}** | {met_count(st)} | {_cell(source_text(newest_source(st)))} |")
+    if not plan.phases:
+        rows.append("| — | no phases yet | — | — |")
+    return "\n".join(["", *rows, ""])
+
+
+def phase_body(plan: Plan, phase_index: int, st: PhaseStatus) -> str:
+    """The status block written right after a phase block."""
+    phase = plan.phases[phase_index]
+    head = f"**Status: {st.status.value}** — {met_count(st)} gates met"
+    lines = ["", head + (f"; {st.note}" if st.note else ""), ""]
+    if phase.gates:
+        lines += ["| # | Gate | Verdict | Evidence |", "| --- | --- | --- | --- |"]
+        for i, (gate, v) in enumerate(zip(phase.gates, st.verdicts), 1):
+            lines.append(f"| {i} | {_cell(gate_label(gate))} | {MARK[v.met]} {_cell(v.reason)} | {_cell(source_text(v.source))} |")
+    else:
+        lines.append("No gates yet: a phase without gates is never done.")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def plan_regions(plan: Plan, statuses: dict[str, PhaseStatus]) -> list[Region]:
+    """Every region a plan file should hold: its summary and one block per phase."""
+    regions = [Region("summary", summary_body(plan, statuses), plan.end_line)]
+    for i, ph in enumerate(plan.phases):
+        regions.append(Region(f"phase:{ph.id}", phase_body(plan, i, statuses[f"{plan.id}/{ph.id}"]), ph.end_line))
+    return regions
+
+
+def status_data(plans: list[Plan], statuses: dict[str, PhaseStatus]) -> dict[str, Any]:
+    """The ``tracker status --json`` document (shape documented in README)."""
+
+    def src(s: EvidenceSource | None) -> dict[str, Any] | None:
+        return None if s is None else {"file": s.file, "machine": s.machine, "commit": s.commit, "time": s.time}
+
+    return {
+        "plans": [
+            {
+                "id": plan.id,
+                "title": plan.title,
+                "path": plan.path,
+                "milestone": plan.milestone,
+                "phases": [
+                    {
+                        "id": ph.id,
+                        "title": ph.title,
+                        "status": (st := statuses[f"{plan.id}/{ph.id}"]).status.value,
+                        "blocked_by": list(st.blocked_by),
+                        "changed": list(st.changed),
+                        "note": st.note,
+                        "gates": [
+                            {"index": i, "kind": type(g).__name__.removesuffix("Gate").lower(), "definition": g.definition,
+                             "met": v.met, "failed": v.failed, "reason": v.reason, "source": src(v.source)}
+                            for i, (g, v) in enumerate(zip(ph.gates, st.verdicts), 1)
+                        ],
+                    }
+                    for ph in plan.phases
+                ],
+            }
+            for plan in plans
+        ]
+    }  # fmt: skip

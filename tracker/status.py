@@ -1,0 +1,156 @@
+"""Status derivation (pure): plans + evidence + current file ids -> one PhaseStatus per phase.
+
+Precedence, first match wins (README "Status rules"):
+
+1. ``regressed``: a gate failed on its newest evidence, and every gate has been met at some time.
+2. ``stale``: every gate is met, but files under ``paths`` or a gate's definition changed since the
+   evidence that met it.
+3. ``done``: every gate is met (a phase without gates is never done).
+4. ``blocked``: a dependency is not ``done``.
+5. ``in-progress``: some gate is met.
+6. ``planned``: no gate is met.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tracker.checks import qualify
+from tracker.evidence import Store
+from tracker.fingerprint import FileIndex, changed_files
+from tracker.model import BenchGate, GateVerdict, ManualGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
+from tracker.testgate import TestIndex, gate_changed, manual_verdict
+
+BenchEvaluator = Callable[[BenchGate], GateVerdict]
+
+
+def gate_key(plan_id: str, phase_id: str, index: int) -> str:
+    """Key of a phase's gate in evidence files: ``0002/P1#1`` (1-based, as shown to users)."""
+    return f"{plan_id}/{phase_id}#{index + 1}"
+
+
+def bench_evaluator(root: Path, store: Store) -> BenchEvaluator:
+    """``tracker.benchgate.evaluate_bench_gate`` bound to the results, or a never-met fallback.
+
+    Until ``tracker.benchgate`` exists every bench gate is unmet ("no benchmark evidence").
+    Results: ``tracker.benchgate.load_results(root)`` when that exists; otherwise the evidence
+    store's ``tracker-bench-result`` files loaded with ``tracker.results.load_results`` (files that
+    fail validation are left out here; ``tracker lint`` / ``ingest`` report them).
+    """
+    try:
+        mod = importlib.import_module("tracker.benchgate")
+    except ModuleNotFoundError as err:
+        if err.name != "tracker.benchgate":
+            raise
+        return lambda gate: GateVerdict(False, "no benchmark evidence")
+    loader = getattr(mod, "load_results", None)
+    if loader is not None:
+        results: Any = loader(root)
+    else:
+        from tracker import results as res
+
+        results, _bad = res.load_results([root / p for p, _ in store.bench], root / res.CACHE_DIR)
+    return lambda gate: mod.evaluate_bench_gate(gate, results)
+
+
+def _evidence_files(store: Store, source_file: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(file ids, gate hashes) recorded by the evidence file a verdict came from."""
+    for run in store.runs:
+        if run.file == source_file:
+            return run.files, run.gates
+    for file, data in store.signoffs:
+        if file == source_file:
+            return data.get("files", {}), {data.get("gate_key", ""): data.get("gate_hash", "")}
+    return {}, {}
+
+
+def compute(
+    plans: list[Plan],
+    store: Store,
+    files: Callable[[], FileIndex],
+    bench: Callable[[], BenchEvaluator],
+) -> dict[str, PhaseStatus]:
+    """Status of every phase, keyed ``PLAN/PHASE``. ``files``/``bench`` are called only if needed."""
+    tests = TestIndex(store)
+    own: dict[str, tuple[Plan, Phase, list[GateVerdict], list[bool]]] = {}
+    bench_eval: BenchEvaluator | None = None
+    for plan in plans:
+        for phase in plan.phases:
+            verdicts, ever = [], []
+            for i, gate in enumerate(phase.gates):
+                key = gate_key(plan.id, phase.id, i)
+                if isinstance(gate, TestGate):
+                    v, was = tests.verdict(key, gate)
+                elif isinstance(gate, ManualGate):
+                    v, _ = manual_verdict(key, gate, store)
+                    was = v.met
+                else:
+                    bench_eval = bench_eval or bench()
+                    v = bench_eval(gate)
+                    was = v.met
+                verdicts.append(v)
+                ever.append(was or v.met)
+            own[f"{plan.id}/{phase.id}"] = (plan, phase, verdicts, ever)
+    index: FileIndex | None = None
+    then_cache: dict[str, FileIndex] = {}
+    base: dict[str, tuple[Status, tuple[str, ...], str]] = {}
+    for key, (plan, phase, verdicts, ever) in own.items():
+        all_met = bool(verdicts) and all(v.met for v in verdicts)
+        if any(v.failed for v in verdicts) and all(ever):
+            base[key] = (Status.REGRESSED, (), "")
+        elif all_met:
+            index = index or files()
+            changed, note = _staleness(plan, phase, verdicts, store, index, then_cache)
+            base[key] = (Status.STALE, changed, note) if note else (Status.DONE, (), "")
+        else:
+            base[key] = (Status.IN_PROGRESS if any(v.met for v in verdicts) else Status.PLANNED, (), "")
+    out: dict[str, PhaseStatus] = {}
+    for key, (plan, phase, verdicts, _) in own.items():
+        status, changed, note = base[key]
+        blockers: tuple[str, ...] = ()
+        if status in (Status.IN_PROGRESS, Status.PLANNED):
+            blockers = tuple(d for d in (qualify(plan.id, d) for d in phase.depends) if base.get(d, (None,))[0] != Status.DONE)
+            if blockers:
+                status, note = Status.BLOCKED, "blocked by " + ", ".join(blockers)
+        out[key] = PhaseStatus(plan.id, phase.id, status, tuple(verdicts), blockers, changed, note)
+    return out
+
+
+def _staleness(
+    plan: Plan, phase: Phase, verdicts: list[GateVerdict], store: Store, index: FileIndex, then_cache: dict[str, FileIndex]
+) -> tuple[tuple[str, ...], str]:
+    """(changed files, note) when the evidence behind a met phase no longer matches; note '' if fresh."""
+    current = index.match(phase.paths) if phase.paths else {}
+    changed: set[str] = set()
+    notes: list[str] = []
+    for i, (gate, v) in enumerate(zip(phase.gates, verdicts)):
+        if v.source is None or isinstance(gate, BenchGate):
+            continue  # bench gates carry their own fingerprints (issue 4)
+        recorded_files, recorded_gates = _evidence_files(store, v.source.file)
+        key = gate_key(plan.id, phase.id, i)
+        if gate_changed(key, gate, recorded_gates):
+            notes.append(f"gate {i + 1} definition changed since {v.source.file}")
+        if phase.paths:
+            if v.source.file not in then_cache:
+                then_cache[v.source.file] = FileIndex(recorded_files)
+            then = then_cache[v.source.file].match(phase.paths)
+            changed.update(changed_files(then, current))
+    if changed:
+        shown = ", ".join(sorted(changed)[:5]) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
+        notes.append(f"changed since evidence: {shown}")
+    return tuple(sorted(changed)), "; ".join(notes)
+
+
+def derive(root: Path, plans: list[Plan]) -> dict[str, PhaseStatus]:
+    """Statuses of ``plans`` from the repository's evidence store and working tree."""
+    from tracker import evidence
+    from tracker.fingerprint import tree_file_ids
+
+    store = evidence.load(root)
+    return compute(plans, store, lambda: FileIndex(tree_file_ids(root)), lambda: bench_evaluator(root, store))
+
+
+__all__ = ["compute", "derive", "bench_evaluator", "gate_key", "gate_hash"]

@@ -1,0 +1,117 @@
+"""A phase walked through planned -> in-progress -> done -> stale -> done -> regressed in a real git repo,
+with real nested pytest runs, then ``tracker check`` and ``tracker gc`` over the resulting history."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.tracker.evidence_repo import CHECKOUT, call, commit_all, make_repo, phase_block, plan_text, statuses
+from tracker.model import Status
+
+LIB_OK = "def add(a, b):\n    return a + b\n"
+TESTS = "from src.lib import add\n\ndef test_add():\n    assert add(2, 2) == 4\n\ndef test_zero():\n    assert add(0, 0) == 0\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # The nested pytest must import tracker.pytest_plugin from this checkout.
+    monkeypatch.setenv("PYTHONPATH", str(CHECKOUT))
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    plan = plan_text("0001", [
+        phase_block("P1", ["src/**"], ['test = "tests/test_lib.py::test_add"', 'test = "tests/test_lib.py::test_zero"']),
+        phase_block("P2", ["other/**"], ['test = "tests/test_other.py"'], depends=["P1"]),
+    ])  # fmt: skip
+    return make_repo(tmp_path, {
+        "plans/0001-lib.md": plan,
+        "src/__init__.py": "",
+        "src/lib.py": "def add(a, b):\n    return a - b if a else 0\n",  # test_zero passes, test_add fails
+        "tests/test_lib.py": TESTS,
+        "tests/test_other.py": "def test_other():\n    pass\n",
+        "conftest.py": "",
+        ".gitignore": ".tracker/cache/\n.tracker/lock\n__pycache__/\n",
+    })  # fmt: skip
+
+
+def state(root: Path, key: str = "0001/P1") -> Status:
+    return statuses(root)[key].status
+
+
+def test_phase_walk_through_every_state(repo: Path) -> None:
+    assert state(repo) is Status.PLANNED
+    assert state(repo, "0001/P2") is Status.BLOCKED and statuses(repo)["0001/P2"].blocked_by == ("0001/P1",)
+
+    code, out = call("verify", repo, ["0001/P1"])
+    assert code == 1, out
+    st = statuses(repo)["0001/P1"]
+    assert st.status is Status.IN_PROGRESS
+    assert not st.verdicts[0].met and st.verdicts[0].failed and "test_add: failed" in st.verdicts[0].reason
+    assert st.verdicts[1].met
+
+    (repo / "src/lib.py").write_text(LIB_OK)
+    commit_all(repo, "fix add")
+    assert call("verify", repo, ["0001/P1"])[0] == 0
+    assert state(repo) is Status.DONE
+    assert call("check", repo)[0] == 1  # plan regions not yet written
+    assert call("update", repo)[0] == 0
+    assert call("check", repo) == (0, "tracker check: no regressions, plan files up to date\n")
+
+    (repo / "src/lib.py").write_text(LIB_OK + "\n# a comment changes the blob\n")
+    st = statuses(repo)["0001/P1"]
+    assert st.status is Status.STALE and st.changed == ("src/lib.py",) and "src/lib.py" in st.note
+    assert state(repo, "0001/P2") is Status.BLOCKED  # a stale dependency is not done
+
+    assert call("verify", repo, ["0001/P1"])[0] == 0
+    assert state(repo) is Status.DONE
+
+    (repo / "src/lib.py").write_text("def add(a, b):\n    return 5\n")  # breaks both tests
+    assert call("verify", repo, ["0001/P1"])[0] == 1
+    assert state(repo) is Status.REGRESSED
+    call("update", repo)
+    code, out = call("check", repo)
+    assert code == 1
+    assert out.splitlines()[0].startswith("0001/P1: regressed: gate 1: tests/test_lib.py::test_add: failed: assert 5 == 4")
+    assert "tracker check: 2 problem(s)" in out
+
+
+def test_a_gate_never_met_is_not_regressed(repo: Path) -> None:
+    call("verify", repo, ["0001/P1"])
+    assert state(repo) is Status.IN_PROGRESS
+    assert call("check", repo)[1].count("regressed") == 0
+
+
+def test_gc_prunes_superseded_runs_and_keeps_status(repo: Path) -> None:
+    (repo / "src/lib.py").write_text(LIB_OK)
+    for _ in range(3):
+        call("verify", repo, ["0001/P1"])
+    call("verify", repo, ["0001/P2"])
+    (repo / "src/lib.py").write_text("def add(a, b):\n    return 5\n")
+    call("verify", repo, ["0001/P1"])
+    store = repo / ".tracker/evidence"
+    before_files = sorted(p.name for p in store.glob("*.json"))
+    before = {k: (v.status, [x.reason for x in v.verdicts]) for k, v in statuses(repo).items()}
+    assert before["0001/P1"][0] is Status.REGRESSED and len(before_files) == 5
+
+    code, out = call("gc", repo, dry_run=True)
+    assert code == 0 and sorted(p.name for p in store.glob("*.json")) == before_files
+    assert "would delete" in out
+
+    code, out = call("gc", repo)
+    assert code == 0, out
+    after_files = sorted(p.name for p in store.glob("*.json"))
+    # Kept: the newest P1 run (failures), the newest passing P1 run (history), the P2 run.
+    assert len(after_files) == 3, out
+    assert {k: (v.status, [x.reason for x in v.verdicts]) for k, v in statuses(repo).items()} == before
+    assert call("gc", repo)[1].endswith("0 superseded file(s) deleted, 3 kept\n")
+
+
+def test_gc_drops_interrupted_runs(repo: Path) -> None:
+    (repo / "src/lib.py").write_text(LIB_OK)
+    call("verify", repo, ["0001/P1"])
+    broken = repo / ".tracker/evidence/20000101T000000000000Z-x-verify-abcdef.json"
+    broken.write_text(json.dumps({"schema": "tracker-test-run", "version": 1, "status": "interrupted", "provenance": {"time": "2000-01-01T00:00:00Z"}}))
+    code, out = call("gc", repo)
+    assert code == 0 and f"deleted .tracker/evidence/{broken.name}" in out and not broken.exists()
+    assert state(repo) is Status.DONE

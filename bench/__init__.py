@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m bench verify` times tree-verify attention implementations (see bench/README.md)."""

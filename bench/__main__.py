@@ -1,0 +1,52 @@
+"""Command line: `python -m bench verify [--cases short|long|all] [--impl LIST] [--out DIR] [--budget S]`.
+
+Exit codes: 0 all requested implementations measured (optional peers that are not installed are skipped);
+1 an implementation failed its correctness check or raised (the others are still measured and written);
+2 usage error; 3 no CUDA device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+DEFAULT_IMPLS = "cuda,triton,torch,flashinfer"
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """Parse the command line (argparse exits with code 2 on a usage error)."""
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    sub = parser.add_subparsers(dest="benchmark", required=True)
+    verify = sub.add_parser("verify", help="tree-verify MLA attention vs the hardware floor")
+    verify.add_argument("--cases", choices=("short", "long", "all"), default="all",
+                        help="contexts: short = 5.7k, long = 23k and 91k, all = both (default)")
+    verify.add_argument("--impl", default=DEFAULT_IMPLS, help=f"comma-separated (default {DEFAULT_IMPLS})")
+    verify.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results",
+                        help="directory for the result JSON (default bench/results/)")
+    verify.add_argument("--budget", type=float, default=0.5,
+                        help="seconds of timed runs per implementation and case (default 0.5; 20-200 runs)")
+    args = parser.parse_args(argv)
+    from bench.peers import IMPLS
+
+    names = [n.strip() for n in args.impl.split(",") if n.strip()]
+    unknown = [n for n in names if n not in IMPLS]
+    if unknown or not names:
+        parser.error(f"--impl: expected a comma-separated subset of {','.join(IMPLS)}, got {args.impl!r}")
+    if not args.budget > 0:
+        parser.error(f"--budget: expected seconds > 0, got {args.budget}")
+    args.impl = names
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse(argv)
+    from bench import verify
+
+    return verify.run(args.cases, args.impl, args.out, verify.command_line(argv), args.budget)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""The registry of implementations the verify benchmark times.
+
+Each `Impl` turns one input set into a zero-argument callable (host-side setup happens in `prepare`,
+outside the timed region) and says what it computes: the full tree verify, or ("prefix only") attention
+over the prefix without the tree part, which is all FlashInfer's MLA wrapper can do (no custom mask).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from kernel.reference import ancestor_matrix
+from kernel.trees import VerifyInputs
+
+Run = Callable[[], torch.Tensor]
+
+
+@dataclass(frozen=True)
+class Impl:
+    """One implementation: `prepare(inputs)` returns the callable to time; `prefix_only` marks a partial peer."""
+
+    name: str
+    label: str
+    prepare: Callable[[VerifyInputs], Run]
+    prefix_only: bool = False
+
+
+def _prepare_backend(backend: str) -> Callable[[VerifyInputs], Run]:
+    def prepare(x: VerifyInputs) -> Run:
+        import kernel
+
+        kernel.verify_attention(*x.args(), backend=backend, debug=True)  # validates and builds/compiles once
+        if backend == "cuda":
+            from kernel.cuda_backend import verify_attention_cuda as fn
+        else:
+            from kernel.triton_backend import verify_attention_triton as fn
+        args = (*x.args(), False)
+        return lambda: fn(*args)  # inputs validated above; time the kernel, not the Python checks
+    return prepare
+
+
+def _prepare_torch(x: VerifyInputs) -> Run:
+    """Plain torch: per request, gather the visible rows, one matmul for scores, softmax, one matmul for P.V."""
+    batch, nodes, heads, _ = x.q.shape
+    bounds = x.prefix_indptr.tolist()  # lengths are known on the host in a serving loop
+    slots = [torch.cat([x.prefix_slots[bounds[b]:bounds[b + 1]], x.tree_slots[b]]).long() for b in range(batch)]
+    q2d = [x.q[b].reshape(nodes * heads, -1) for b in range(batch)]  # rows (node, head): views, no copy
+    out = torch.empty(batch, nodes, heads, 512, dtype=torch.bfloat16, device=x.q.device)
+    kv, mask, scale = x.kv_cache, x.tree_mask, x.sm_scale
+
+    def run() -> torch.Tensor:
+        # [B, T*H, T], rows (node, head); expand + reshape, not repeat_interleave (which syncs for its size)
+        visible = ancestor_matrix(mask).unsqueeze(2).expand(batch, nodes, heads, nodes).reshape(batch, -1, nodes)
+        for b in range(batch):
+            keys = kv.index_select(0, slots[b])  # [L+T, 576]
+            scores = (q2d[b] @ keys.t()).float().mul_(scale)  # [T*H, L+T]
+            tree = scores[:, scores.shape[1] - nodes:]
+            tree.masked_fill_(~visible[b], float("-inf"))
+            probs = torch.softmax(scores, dim=-1).to(torch.bfloat16)
+            torch.matmul(probs, keys[:, :512], out=out[b].view(nodes * heads, 512))
+        return out
+    return run
+
+
+def _prepare_flashinfer(x: VerifyInputs) -> Run:
+    """FlashInfer's MLA paged wrapper (FA2 = its mma.sync path), page_size=1, on the prefix only."""
+    import flashinfer  # optional: ImportError marks the peer unavailable
+
+    batch, nodes, heads, _ = x.q.shape
+    dev = x.q.device
+    lens = x.prefix_indptr[1:] - x.prefix_indptr[:-1]
+    wrapper = flashinfer.mla.BatchMLAPagedAttentionWrapper(
+        torch.empty(128 * 2**20, dtype=torch.uint8, device=dev), backend="fa2")
+    wrapper.plan(torch.arange(0, (batch + 1) * nodes, nodes, dtype=torch.int32, device=dev), x.prefix_indptr,
+                 x.prefix_slots, lens.to(torch.int32), heads, 512, 64, 1, False, x.sm_scale, torch.bfloat16,
+                 torch.bfloat16)
+    # FlashInfer keeps the latent and rope parts as separate caches, [pages, page_size, dim].
+    ckv = x.kv_cache[:, :512].contiguous().unsqueeze(1)
+    kpe = x.kv_cache[:, 512:].contiguous().unsqueeze(1)
+    q_nope = x.q[..., :512].reshape(batch * nodes, heads, 512).contiguous()
+    q_pe = x.q[..., 512:].reshape(batch * nodes, heads, 64).contiguous()
+    out = torch.empty(batch * nodes, heads, 512, dtype=torch.bfloat16, device=dev)
+
+    def run() -> torch.Tensor:
+        wrapper.run(q_nope, q_pe, ckv, kpe, out=out)
+        return out.view(batch, nodes, heads, 512)
+    return run
+
+
+IMPLS: dict[str, Impl] = {
+    "cuda": Impl("cuda", "CUDA split-KV mma.sync kernel (kernel/csrc)", _prepare_backend("cuda")),
+    "triton": Impl("triton", "Triton, SGLang extend-kernel design", _prepare_backend("triton")),
+    "torch": Impl("torch", "plain torch gather + matmul, tree mask applied", _prepare_torch),
+    "flashinfer": Impl("flashinfer", "FlashInfer MLA FA2, prefix only, no tree mask", _prepare_flashinfer,
+                       prefix_only=True),
+}

@@ -1,0 +1,204 @@
+"""`python -m bench verify`: time tree-verify attention implementations against the hardware floor.
+
+For every case (B, H, T) x L: build >= 3 random input sets (more at short contexts, so together they
+exceed 2x the L2), check each implementation's output once against the fp32 reference (a wrong kernel
+is never timed), time it with `bench.timing.time_device`, and express each sample as a fraction of the
+floor max(bytes / copy bandwidth, FLOPs / mma.sync rate), both ceilings measured in the same run.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from bench import ceilings, peers, results
+from bench.timing import capture_graph, l2_bytes, rotation_sets, summarize, time_device
+from kernel.reference import attention
+from kernel.trees import VerifyInputs, make_inputs
+
+ROOT = Path(__file__).resolve().parents[1]
+SHAPES = ((1, 8, 16), (1, 8, 64), (1, 16, 32), (4, 8, 16), (1, 64, 8))  # (batch, heads, nodes)
+CONTEXTS = {"short": (5700,), "long": (23000, 91000), "all": (5700, 23000, 91000)}
+ROW_BYTES = 576 * 2 + 4  # one latent row + its slot id
+EXIT_OK, EXIT_IMPL_FAILED, EXIT_USAGE, EXIT_NO_CUDA = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark shape; every request has the same prefix length `ctx`."""
+
+    batch: int
+    heads: int
+    nodes: int
+    ctx: int
+
+    @property
+    def bytes(self) -> int:
+        return self.batch * (self.ctx + self.nodes) * ROW_BYTES
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.heads * self.nodes * self.batch * (self.ctx + self.nodes) * (576 + 512)
+
+    def floor_us(self, copy_tbps: float, mma_tflops: float) -> float:
+        return max(self.bytes / (copy_tbps * 1e12), self.flops / (mma_tflops * 1e12)) * 1e6
+
+    def params(self, impl: str) -> dict[str, str | int | float | bool]:
+        return {"impl": impl, "ctx": self.ctx, "heads": self.heads, "nodes": self.nodes, "batch": self.batch}
+
+
+def cases_for(selection: str) -> list[Case]:
+    """The cases of `--cases short|long|all`."""
+    return [Case(b, h, t, ctx) for ctx in CONTEXTS[selection] for b, h, t in SHAPES]
+
+
+def check_output(out: torch.Tensor, x: VerifyInputs, prefix_only: bool) -> str | None:
+    """None when `out` passes the flash-attention rule against the fp32 reference, else why not."""
+    mask = torch.zeros_like(x.tree_mask) if prefix_only else x.tree_mask
+    args = (x.q, x.kv_cache, x.prefix_indptr, x.prefix_slots, x.tree_slots, mask, x.sm_scale)
+    ref, _ = attention(*args)
+    low, _ = attention(*args, dtype=torch.bfloat16)
+    if not torch.isfinite(out).all():
+        return "non-finite output"
+    err = (out.float() - ref).abs().max().item()
+    bound = 2 * (low.float() - ref).abs().max().item() + 1e-3 * max(1.0, ref.abs().max().item())
+    return None if err <= bound else f"max error {err:.3e} > bound {bound:.3e} (2x plain bf16 torch + eps)"
+
+
+def environment() -> dict[str, str | None]:
+    """GPU, driver and library versions for the provenance block."""
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30)
+        driver = smi.stdout.strip().splitlines()[0] if smi.returncode == 0 and smi.stdout.strip() else None
+    except (OSError, subprocess.TimeoutExpired):
+        driver = None
+    try:
+        import triton
+        triton_version: str | None = triton.__version__
+    except ImportError:
+        triton_version = None
+    return {"gpu": torch.cuda.get_device_name(), "driver": driver, "cuda": torch.version.cuda,
+            "torch": torch.__version__, "triton": triton_version}
+
+
+def _measure_ceilings(doc_cases: list[dict[str, object]]) -> tuple[float, float]:
+    copy = ceilings.copy_bandwidth()
+    acc, mma = ceilings.mma_rate()
+    doc_cases.append(results.case("ceiling.copy_tbps", {"kind": "device-to-device copy"}, "TB/s", "higher",
+                                  copy, summarize(copy)))
+    doc_cases.append(results.case("ceiling.mma_tflops", {"kind": "mma.sync m16n8k16 bf16->fp32", "acc": acc},
+                                  "TFLOP/s", "higher", mma, summarize(mma)))
+    return float(summarize(copy)["median"]), float(summarize(mma)["median"])
+
+
+class ImplFailure(Exception):
+    """An implementation could not be measured; `unavailable` marks an optional peer that is not installed."""
+
+    def __init__(self, message: str, cell: str, unavailable: bool = False) -> None:
+        super().__init__(message)
+        self.cell = cell
+        self.unavailable = unavailable
+
+
+def measure_impl(impl: peers.Impl, case: Case, sets: list[VerifyInputs], floor_us: float, budget_s: float,
+                 device: str = "cuda") -> tuple[str, list[dict[str, object]]]:
+    """Check one implementation on the first input set, then time it rotating through all sets.
+
+    On CUDA each set's call is captured into a CUDA graph when possible (params "graph": true) and the
+    replays are timed; an implementation that cannot be captured is timed eagerly ("graph": false).
+
+    Returns the table cell and the two result cases (time_us, floor_fraction); raises ImplFailure
+    (never timing a wrong kernel) when it cannot be prepared or its output fails the check.
+    """
+    try:
+        fns = [impl.prepare(x) for x in sets]
+    except ImportError as err:  # an optional peer that is not installed: skipped cleanly
+        raise ImplFailure(f"unavailable ({err})", "n/a", unavailable=True) from err
+    except Exception as err:  # noqa: BLE001  (report it, go on with the other implementations)
+        raise ImplFailure(f"error: {type(err).__name__}: {err}", "error") from err
+    graphs = [capture_graph(fn) for fn in fns] if device == "cuda" else []
+    graphed = bool(graphs) and all(g is not None for g in graphs)
+    runs = graphs if graphed else fns
+    problem = check_output(runs[0]().clone(), sets[0], impl.prefix_only)  # what is timed is what is checked
+    if problem is not None:
+        raise ImplFailure(f"WRONG at {case}: {problem}", "WRONG")
+    samples = time_device(lambda i: runs[i](), len(sets), device=device, budget_s=budget_s)
+    fractions = [floor_us / us for us in samples]
+    stats = summarize(samples)
+    params = {**case.params(impl.name), "graph": graphed}
+    entries = [results.case("verify_attn.time_us", params, "us", "lower", samples, stats),
+               results.case("verify_attn.floor_fraction", params, "fraction", "higher", fractions,
+                            summarize(fractions))]
+    mark = "" if graphed or device != "cuda" else " eager"
+    return f"{stats['median']:.1f} ({100 * floor_us / float(stats['median']):.1f}%){mark}", entries
+
+
+def input_sets(case: Case, l2: int, device: str = "cuda") -> list[VerifyInputs]:
+    """Fresh random input sets for a case, enough of them to exceed 2x the L2 together."""
+    return [make_inputs(case.batch, case.heads, case.nodes, [case.ctx] * case.batch, tree="random",
+                        slots="scattered", seed=torch.seed() % 2**31, device=device)
+            for _ in range(rotation_sets(case.bytes, l2))]
+
+
+def run(selection: str, impl_names: list[str], out_dir: Path, command: str, budget_s: float = 0.5) -> int:
+    """Run the benchmark; returns the exit code (see bench/__main__.py)."""
+    if not torch.cuda.is_available():
+        print("bench verify: no CUDA device", file=sys.stderr)
+        return EXIT_NO_CUDA
+    now = results.utc_now()
+    doc_cases: list[dict[str, object]] = []
+    copy_tbps, mma_tflops = _measure_ceilings(doc_cases)
+    print(f"ceilings: copy {copy_tbps:.2f} TB/s, mma.sync bf16 {mma_tflops:.0f} TFLOP/s", flush=True)
+    l2 = l2_bytes(torch.device("cuda"))
+    failed: dict[str, ImplFailure] = {}
+    table: list[tuple[Case, float, dict[str, str]]] = []
+    for case in cases_for(selection):
+        sets = input_sets(case, l2)
+        floor = case.floor_us(copy_tbps, mma_tflops)
+        cells: dict[str, str] = {}
+        for name in impl_names:
+            if name in failed:  # once failed, not retried at every case
+                cells[name] = failed[name].cell
+                continue
+            try:
+                cells[name], entries = measure_impl(peers.IMPLS[name], case, sets, floor, budget_s)
+                doc_cases.extend(entries)
+            except ImplFailure as failure:
+                failed[name], cells[name] = failure, failure.cell
+        del sets
+        torch.cuda.empty_cache()
+        table.append((case, floor, cells))
+        print(f"done {case}: " + ", ".join(f"{k} {v}" for k, v in cells.items()), flush=True)
+    env = environment()
+    doc = results.document("verify", results.provenance(ROOT, command, env, now), doc_cases)
+    path = results.write(doc, out_dir, now)
+    for name, failure in failed.items():
+        print(f"{name}: {failure} ({peers.IMPLS[name].label})", file=sys.stderr)
+    print(f"\nwrote {path}")
+    print(format_table(table, impl_names, copy_tbps, mma_tflops, env))
+    return EXIT_IMPL_FAILED if any(not f.unavailable for f in failed.values()) else EXIT_OK
+
+
+def format_table(rows: list[tuple[Case, float, dict[str, str]]], impl_names: list[str], copy_tbps: float,
+                 mma_tflops: float, env: dict[str, str | None]) -> str:
+    """Median us per implementation, and (in brackets) the fraction of the floor it reaches."""
+    labels = [n + (" (prefix only, no tree mask)" if peers.IMPLS[n].prefix_only else "") for n in impl_names]
+    header = ["B,H,T", "L", "floor us", *labels]
+    body = [[f"{c.batch},{c.heads},{c.nodes}", str(c.ctx), f"{floor:.1f}", *(cells.get(n, "") for n in impl_names)]
+            for c, floor, cells in rows]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = [f"{env['gpu']}: copy {copy_tbps:.2f} TB/s, mma.sync bf16 {mma_tflops:.0f} TFLOP/s; "
+             "median us (fraction of floor)"]
+    lines += ["  ".join(cell.rjust(w) for cell, w in zip(row, widths)) for row in [header, *body]]
+    return "\n".join(lines)
+
+
+def command_line(argv: list[str]) -> str:
+    """The command as the result file records it."""
+    return shlex.join(["python", "-m", "bench", *argv])

@@ -81,14 +81,18 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None, help="write all samples here")
     parser.add_argument("--sweep", action="store_true", help="also time half / double the split count")
     parser.add_argument("--reps", type=int, default=50)
+    parser.add_argument("--case", default=None, help="only B,H,T,L (e.g. 1,8,64,91000; for ncu)")
     args = parser.parse_args()
     ext = build.load()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     tbps = copy_tbps()
     print(f"device={torch.cuda.get_device_name()} sms={sms} copy={tbps:.2f} TB/s mma={MMA_TFLOPS} TFLOP/s")
     rows, results = [], []
+    only = tuple(int(x) for x in args.case.split(",")) if args.case else None
     for ctx in CONTEXTS:
         for batch, heads, nodes in SHAPES:
+            if only is not None and only != (batch, heads, nodes, ctx):
+                continue
             auto = ext.num_splits(batch, nodes, heads, batch * ctx, sms)
             variants = [auto] + ([max(1, auto // 2), min(ext.MAX_SPLITS, auto * 2)] if args.sweep else [])
             bfloor, ffloor = floor_us(batch, heads, nodes, ctx, tbps)

@@ -105,6 +105,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few small shapes (sanitizer runs)")
     parser.add_argument("--seed", type=int, default=None, help="default: fresh from the clock")
+    parser.add_argument("--index", type=int, default=None, help="run only the case with this index")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("gpu_check: no CUDA device", file=sys.stderr)
@@ -115,6 +116,8 @@ def main() -> int:
     print(f"seed={seed} device={torch.cuda.get_device_name()} smem_bytes={ext.SMEM_BYTES}")
     failures = 0
     for i, (batch, heads, nodes, lens, tree, layout, splits) in enumerate(cases(args.quick, rng)):
+        if args.index is not None and i != args.index:
+            continue
         case = make_case(batch, heads, nodes, lens, tree, layout, seed=seed + i)
         ok, line = check(ext, case, splits)
         failures += not ok

@@ -1,0 +1,183 @@
+"""Compile checks of the CUDA kernel without a GPU: the sm_120 readiness proof (issue 3).
+
+The torch-free translation unit `kernel/csrc/verify_attention_sm.cu` must build with plain `nvcc -cubin` for
+sm_80, sm_90 and sm_120; ptxas must report no spills; static + dynamic shared memory must fit sm_120's 99 KB;
+the sm_120 SASS must use HMMA (mma.sync) and no Hopper/Blackwell-datacenter-only matrix instruction (HGMMA =
+wgmma, UTC*MMA = tcgen05). Skips cleanly where `nvcc` (or, for the SASS test, `cuobjdump`) is missing.
+The parser tests at the end feed known-bad reports through the same checks, so the checks can fail.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+CSRC = Path(__file__).resolve().parents[2] / "kernel" / "csrc"
+TU = CSRC / "verify_attention_sm.cu"
+ARCHS = ("80", "90", "120")
+SMEM_LIMIT = 99 * 1024
+FLAGS = ("-O3", "--use_fast_math", "-std=c++17")
+FORBIDDEN_SASS = re.compile(r"\b(HGMMA|UTC\w*MMA\w*|tcgen05\S*)\b", re.IGNORECASE)
+
+
+def find_nvcc() -> str | None:
+    """nvcc on PATH, else under $CUDA_HOME / /usr/local/cuda."""
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if root and (Path(root) / "bin" / "nvcc").is_file():
+            return str(Path(root) / "bin" / "nvcc")
+    return None
+
+
+def find_cuobjdump() -> str | None:
+    """The cuobjdump shipped inside the installed `triton` wheel, else one on PATH."""
+    spec = importlib.util.find_spec("triton")
+    if spec is not None and spec.origin is not None:
+        candidate = Path(spec.origin).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+        if candidate.is_file():
+            return str(candidate)
+    return shutil.which("cuobjdump")
+
+
+NVCC = find_nvcc()
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not found (PATH, $CUDA_HOME, /usr/local/cuda)")
+
+
+@dataclass
+class EntryReport:
+    """ptxas -v figures for one kernel entry."""
+
+    name: str
+    registers: int = 0
+    spill_stores: int = 0
+    spill_loads: int = 0
+    static_smem: int = 0
+
+
+def parse_ptxas(text: str) -> dict[str, EntryReport]:
+    """Per-entry registers, spills and static shared memory from `-Xptxas -v` output."""
+    reports: dict[str, EntryReport] = {}
+    current: EntryReport | None = None
+    for line in text.splitlines():
+        if m := re.search(r"Compiling entry function '(\w+)'", line):
+            current = reports.setdefault(m.group(1), EntryReport(m.group(1)))
+        elif current is not None and (m := re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line)):
+            current.spill_stores, current.spill_loads = int(m.group(1)), int(m.group(2))
+        elif current is not None and (m := re.search(r"Used (\d+) registers", line)):
+            current.registers = int(m.group(1))
+            smem = re.search(r"(\d+) bytes smem", line)
+            current.static_smem = int(smem.group(1)) if smem else 0
+    return reports
+
+
+def problems(reports: dict[str, EntryReport], dynamic_smem: int) -> list[str]:
+    """What violates the budget: any spill; the split kernel's static + dynamic shared memory over 99 KB."""
+    found = []
+    if not reports:
+        found.append("no kernel entries in the ptxas report")
+    for rep in reports.values():
+        if rep.spill_stores or rep.spill_loads:
+            found.append(f"{rep.name}: {rep.spill_stores} B spill stores, {rep.spill_loads} B spill loads")
+        dynamic = dynamic_smem if "split_kernel" in rep.name else 0
+        if rep.static_smem + dynamic > SMEM_LIMIT:
+            found.append(f"{rep.name}: shared memory {rep.static_smem} + {dynamic} B > {SMEM_LIMIT} B")
+    return found
+
+
+def compile_cubin(arch: str, out_dir: Path, *extra: str) -> tuple[Path, str]:
+    """nvcc -cubin for sm_<arch>; returns (cubin, ptxas report). Fails the test on a compile error."""
+    assert NVCC is not None
+    cubin = out_dir / f"verify_attention_sm{arch}.cubin"
+    cmd = [NVCC, "-cubin", f"-arch=sm_{arch}", *FLAGS, "-Xptxas", "-v", *extra, "-o", str(cubin), str(TU)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return cubin, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
+    """One cubin + ptxas report per architecture (compiled once for the module)."""
+    if NVCC is None:
+        pytest.skip("nvcc not found")
+    out = tmp_path_factory.mktemp("cubins")
+    return {arch: compile_cubin(arch, out) for arch in ARCHS}
+
+
+@pytest.fixture(scope="module")
+def dynamic_smem(tmp_path_factory: pytest.TempPathFactory) -> int:
+    """The dynamic shared memory the launcher requests (kSmemBytes), printed by a tiny host program."""
+    if NVCC is None:
+        pytest.skip("nvcc not found")
+    out = tmp_path_factory.mktemp("smem")
+    src = out / "print_smem.cu"
+    src.write_text('#include <cstdio>\n#include "verify_attention.h"\n'
+                   'int main() { std::printf("%d\\n", verify_attn::kSmemBytes); return 0; }\n')
+    exe = out / "print_smem"
+    proc = subprocess.run([NVCC, "-std=c++17", f"-I{CSRC}", "-o", str(exe), str(src)], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return int(subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ARCHS)
+def test_builds_without_spills_within_99kb(builds: dict[str, tuple[Path, str]], dynamic_smem: int,
+                                           arch: str) -> None:
+    cubin, report = builds[arch]
+    assert cubin.stat().st_size > 0
+    reports = parse_ptxas(report)
+    assert any("split_kernel" in name for name in reports), f"split kernel missing from ptxas report:\n{report}"
+    assert any("combine_kernel" in name for name in reports), f"combine kernel missing from ptxas report:\n{report}"
+    assert problems(reports, dynamic_smem) == [], report
+
+
+@needs_nvcc
+def test_dynamic_smem_fits_sm120(dynamic_smem: int) -> None:
+    assert 0 < dynamic_smem <= SMEM_LIMIT
+
+
+@needs_nvcc
+def test_sm120_sass_uses_mma_sync_only(builds: dict[str, tuple[Path, str]]) -> None:
+    tool = find_cuobjdump()
+    if tool is None:
+        pytest.skip("cuobjdump not found (neither in the triton wheel's backends/nvidia/bin nor on PATH)")
+    cubin, _ = builds["120"]
+    proc = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    sass = proc.stdout
+    assert "sm_120" in sass or "SM120" in sass.upper(), "cuobjdump did not disassemble an sm_120 cubin"
+    assert re.search(r"\bHMMA\.16816\.F32\.BF16\b", sass), "no bf16 m16n8k16 HMMA in the sm_120 SASS"
+    assert re.search(r"\bLDSM\b", sass), "no ldmatrix (LDSM) in the sm_120 SASS"
+    assert re.search(r"\bLDGSTS\b", sass), "no cp.async (LDGSTS) in the sm_120 SASS"
+    assert FORBIDDEN_SASS.findall(sass) == []
+
+
+@needs_nvcc
+def test_spill_check_catches_a_register_cap(tmp_path: Path, dynamic_smem: int) -> None:
+    """The same kernel squeezed to 128 registers (2 blocks per SM) must spill, and the check must say so."""
+    _, report = compile_cubin("90", tmp_path, "-DVERIFY_ATTN_MIN_BLOCKS=2")
+    found = problems(parse_ptxas(report), dynamic_smem)
+    assert any("spill" in item for item in found), report
+
+
+def test_checks_flag_spills_smem_and_forbidden_sass() -> None:
+    report = ("ptxas info    : Compiling entry function '_ZN11verify_attn24verify_attn_split_kernelENS_6ParamsE' "
+              "for 'sm_120'\n    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+              "ptxas info    : Used 255 registers, used 16 barriers, 2048 bytes smem\n")
+    reports = parse_ptxas(report)
+    (rep,) = reports.values()
+    assert (rep.registers, rep.spill_stores, rep.spill_loads, rep.static_smem) == (255, 8, 4, 2048)
+    found = problems(reports, dynamic_smem=SMEM_LIMIT)
+    assert len(found) == 2 and "spill" in found[0] and "shared memory" in found[1]
+    assert problems({}, 0) == ["no kernel entries in the ptxas report"]
+    assert FORBIDDEN_SASS.findall("HGMMA.64x128x16.F32.BF16 R0, gdesc[UR4]; UTCHMMA gdesc[UR8]") == ["HGMMA",
+                                                                                                     "UTCHMMA"]

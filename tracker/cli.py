@@ -135,6 +135,36 @@ def signoff(
     _run(lambda: cmd.run(_root(), target, gate, by, why))
 
 
+@app.command()
+def ingest(
+    files: Annotated[list[Path], typer.Argument(help="pytest reportlog (.jsonl), JUnit XML or benchmark result files.")],
+    host: Annotated[Optional[str], typer.Option("--host", help="Machine the tests ran on (reportlog/JUnit carry none).")] = None,
+    commit: Annotated[Optional[str], typer.Option("--commit", help="Commit the tests ran on (default: HEAD, marked assumed).")] = None,
+) -> None:
+    """Validate evidence produced elsewhere and copy it into the evidence store (docs/evidence.md)."""
+    from tracker.commands import ingest as cmd
+
+    _run(lambda: cmd.run(_root(), files, host, commit))
+
+
+@app.command()
+def check() -> None:
+    """For CI: exit 1 when a phase regressed or plan files are out of date, saying which."""
+    from tracker.commands import check as cmd
+
+    _run(lambda: cmd.run(_root()))
+
+
+@app.command()
+def gc(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be deleted and why the rest stays.")] = False,
+) -> None:
+    """Delete superseded evidence files, keeping the newest evidence for every gate and its history."""
+    from tracker.commands import gc as cmd
+
+    _run(lambda: cmd.run(_root(), dry_run))
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     """Console-script entry point. Command-line usage errors exit 3 (not click's 2, which is ours
     for invalid plans)."""

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.tracker.resultfiles import case, result, write
+from resultfiles import case, result, write
 from tracker.benchgate import bootstrap_bound, evaluate, evaluate_bench_gate, fmt_num, fmt_params, matches
 from tracker.model import BenchGate
 from tracker.results import ResultRun, compute_stat, load_result

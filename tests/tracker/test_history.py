@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tracker.evidence_repo import CHECKOUT, call, commit_all, make_repo, phase_block, plan_text, statuses
+from evidence_repo import CHECKOUT, call, commit_all, make_repo, phase_block, plan_text, statuses
 from tracker.model import Status
 
 LIB_OK = "def add(a, b):\n    return a + b\n"
@@ -47,7 +47,7 @@ def test_phase_walk_through_every_state(repo: Path) -> None:
     assert code == 1, out
     st = statuses(repo)["0001/P1"]
     assert st.status is Status.IN_PROGRESS
-    assert not st.verdicts[0].met and st.verdicts[0].failed and "test_add: failed" in st.verdicts[0].reason
+    assert not st.verdicts[0].met and st.verdicts[0].failed and st.verdicts[0].reason.endswith("failed: assert 0 == 4")
     assert st.verdicts[1].met
 
     (repo / "src/lib.py").write_text(LIB_OK)
@@ -72,7 +72,8 @@ def test_phase_walk_through_every_state(repo: Path) -> None:
     call("update", repo)
     code, out = call("check", repo)
     assert code == 1
-    assert out.splitlines()[0].startswith("0001/P1: regressed: gate 1: tests/test_lib.py::test_add: failed: assert 5 == 4")
+    first = out.splitlines()[0]
+    assert first.startswith("0001/P1: regressed: gate 1: ") and "failed: assert 5 == 4 (.tracker/evidence/" in first
     assert "tracker check: 2 problem(s)" in out
 
 

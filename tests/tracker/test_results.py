@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.tracker.resultfiles import blob, case, result, write
+from resultfiles import blob, case, result, write
 from tracker.results import ResultFileError, blob_id, compute_stat, load_result, load_results, results_json_schema
 from tracker.results_schema import parse_result
 

@@ -122,8 +122,8 @@ def measure_impl(impl: peers.Impl, case: Case, sets: list[VerifyInputs], floor_u
         raise ImplFailure(f"unavailable ({err})", "n/a", unavailable=True) from err
     except Exception as err:  # noqa: BLE001  (report it, go on with the other implementations)
         raise ImplFailure(f"error: {type(err).__name__}: {err}", "error") from err
-    graphs = [capture_graph(fn) for fn in fns] if device == "cuda" else []
-    graphed = bool(graphs) and all(g is not None for g in graphs)
+    graphs = [g for g in (capture_graph(fn) for fn in fns) if g is not None] if device == "cuda" else []
+    graphed = len(graphs) == len(fns)
     runs = graphs if graphed else fns
     problem = check_output(runs[0]().clone(), sets[0], impl.prefix_only)  # what is timed is what is checked
     if problem is not None:
@@ -178,8 +178,8 @@ def run(selection: str, impl_names: list[str], out_dir: Path, command: str, budg
     env = environment()
     doc = results.document("verify", results.provenance(ROOT, command, env, now), doc_cases)
     path = results.write(doc, out_dir, now)
-    for name, failure in failed.items():
-        print(f"{name}: {failure} ({peers.IMPLS[name].label})", file=sys.stderr)
+    for name, why in failed.items():
+        print(f"{name}: {why} ({peers.IMPLS[name].label})", file=sys.stderr)
     print(f"\nwrote {path}")
     print(format_table(table, impl_names, copy_tbps, mma_tflops, env))
     return EXIT_IMPL_FAILED if any(not f.unavailable for f in failed.values()) else EXIT_OK

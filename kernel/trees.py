@@ -22,7 +22,7 @@ SLOT_LAYOUTS = ("scattered", "contiguous")
 
 def yarn_sm_scale(factor: float = 40.0) -> float:
     """Softmax scale of a DeepSeek-V3 / Kimi K2 layer: 192^-0.5 * (1 + 0.1 ln f)^2 (f = YaRN factor)."""
-    return 192**-0.5 * (1.0 + 0.1 * math.log(factor)) ** 2
+    return float(192**-0.5 * (1.0 + 0.1 * math.log(factor)) ** 2)
 
 
 def tree_parents(kind: str, nodes: int, rng: random.Random | None = None) -> list[int]:

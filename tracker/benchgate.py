@@ -237,3 +237,27 @@ def ever_met(gate: BenchGateLike, results: Sequence[ResultRun]) -> bool:
     """
     ordered = sorted(results, key=lambda r: (r.time, r.path))
     return any(evaluate(gate, ordered[: i + 1]).met for i in range(len(ordered)))
+
+
+class Evaluator:
+    """Bench gates bound to a repository's results: what ``tracker.status`` calls.
+
+    Calling it gives the verdict; ``ever_met`` answers the regression question and ``changed`` the
+    staleness one (the measured files whose blob ids differ now from the verdict's result file).
+    """
+
+    def __init__(self, results: Sequence[ResultRun]) -> None:
+        self.results = list(results)
+        self._by_path = {r.path: r for r in self.results}
+
+    def __call__(self, gate: BenchGateLike) -> GateVerdict:
+        return evaluate_bench_gate(gate, self.results)
+
+    def ever_met(self, gate: BenchGateLike) -> bool:
+        """Was the gate met after some earlier run?"""
+        return ever_met(gate, self.results)
+
+    def changed(self, source_file: str, current: Mapping[str, str]) -> list[str]:
+        """Files measured by ``source_file``'s run that changed since (empty for an unknown file)."""
+        run = self._by_path.get(source_file)
+        return changed_since(run, current) if run is not None else []

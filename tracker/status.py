@@ -53,7 +53,8 @@ def bench_evaluator(root: Path, store: Store) -> BenchEvaluator:
         from tracker import results as res
 
         results, _bad = res.load_results([root / p for p, _ in store.bench], root / res.CACHE_DIR)
-    return lambda gate: mod.evaluate_bench_gate(gate, results)
+    evaluator = getattr(mod, "Evaluator", None)  # also answers ever_met / changed (issue 4)
+    return evaluator(results) if evaluator is not None else lambda gate: mod.evaluate_bench_gate(gate, results)
 
 
 def _evidence_files(store: Store, source_file: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -90,7 +91,8 @@ def compute(
                 else:
                     bench_eval = bench_eval or bench()
                     v = bench_eval(gate)
-                    was = v.met
+                    # Met on an earlier run and failing now is a regression (asked only on failure: costly).
+                    was = v.met or (v.failed and bool(getattr(bench_eval, "ever_met", lambda g: False)(gate)))
                 verdicts.append(v)
                 ever.append(was or v.met)
             own[f"{plan.id}/{phase.id}"] = (plan, phase, verdicts, ever)
@@ -103,7 +105,7 @@ def compute(
             base[key] = (Status.REGRESSED, (), "")
         elif all_met:
             index = index or files()
-            changed, note = _staleness(plan, phase, verdicts, store, index, then_cache)
+            changed, note = _staleness(plan, phase, verdicts, store, index, then_cache, getattr(bench_eval, "changed", None))
             base[key] = (Status.STALE, changed, note) if note else (Status.DONE, (), "")
         else:
             base[key] = (Status.IN_PROGRESS if any(v.met for v in verdicts) else Status.PLANNED, (), "")
@@ -120,15 +122,19 @@ def compute(
 
 
 def _staleness(
-    plan: Plan, phase: Phase, verdicts: list[GateVerdict], store: Store, index: FileIndex, then_cache: dict[str, FileIndex]
+    plan: Plan, phase: Phase, verdicts: list[GateVerdict], store: Store, index: FileIndex, then_cache: dict[str, FileIndex],
+    bench_changed: Callable[[str, dict[str, str]], list[str]] | None = None,
 ) -> tuple[tuple[str, ...], str]:
     """(changed files, note) when the evidence behind a met phase no longer matches; note '' if fresh."""
     current = index.match(phase.paths) if phase.paths else {}
     changed: set[str] = set()
     notes: list[str] = []
     for i, (gate, v) in enumerate(zip(phase.gates, verdicts)):
-        if v.source is None or isinstance(gate, BenchGate):
-            continue  # bench gates carry their own fingerprints (issue 4)
+        if v.source is None:
+            continue
+        if isinstance(gate, BenchGate):  # a result's own fingerprint: the files the benchmark measured
+            changed.update(bench_changed(v.source.file, dict(index.files)) if bench_changed else ())
+            continue
         recorded_files, recorded_gates = _evidence_files(store, v.source.file)
         key = gate_key(plan.id, phase.id, i)
         if gate_changed(key, gate, recorded_gates):

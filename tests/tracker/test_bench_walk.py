@@ -1,0 +1,135 @@
+"""A bench gate walked through no evidence / too few samples / wrong hardware / below threshold / met /
+stale / regressed in a real git repo, with result files in bench/results/ and through ``tracker ingest``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from evidence_repo import CHECKOUT, call, commit_all, make_repo, phase_block, plan_text, statuses
+from resultfiles import case, result, write
+
+from tracker.errors import FileError
+from tracker.model import Status
+
+T = "verify_attn.time_us"
+KERNEL = "// verify kernel v1\n"
+GATE = """bench = "verify_attn.time_us"
+where = { impl = "cuda", ctx = 91000, heads = 8, nodes = 64, batch = 1 }
+baseline = { impl = "triton" }
+at_least = 1.8
+min_samples = 10
+hardware = "H200"
+run = "python make_result.py\""""
+
+
+def run_doc(cuda: list[float], triton: list[float], *, time: str, gpu: str = "NVIDIA H200", kernel: str = KERNEL) -> dict[str, Any]:
+    where = {"impl": "cuda", "ctx": 91000, "heads": 8, "nodes": 64, "batch": 1}
+    cases = [
+        case(T, where, cuda), case(T, {**where, "impl": "triton"}, triton),
+        case(T, {**where, "nodes": 16}, cuda), case(T, {**where, "nodes": 16, "impl": "triton"}, triton),
+    ]  # fmt: skip
+    return result(cases, time=time, gpu=gpu, files={"kernel/k.cu": kernel.encode()})
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    plan = plan_text("0002", [phase_block("P1", ["kernel/**"], [GATE])])
+    return make_repo(tmp_path / "repo", {"plans/0002-kernel.md": plan, "kernel/k.cu": KERNEL, ".gitignore": ".tracker/cache/\n"})
+
+
+def verdict(root: Path) -> tuple[Status, str, bool]:
+    st = statuses(root)["0002/P1"]
+    return st.status, st.verdicts[0].reason, st.verdicts[0].failed
+
+
+def test_bench_gate_walk(repo: Path) -> None:
+    results = repo / "bench/results"
+    assert verdict(repo) == (Status.PLANNED, "no benchmark evidence", False)
+
+    write(results / "a.json", run_doc([100.0] * 7, [250.0] * 20, time="2026-11-29T10:00:00Z"))
+    assert verdict(repo) == (Status.PLANNED, "too few samples (7 < 10)", False)
+
+    write(results / "b.json", run_doc([100.0] * 20, [250.0] * 20, time="2026-11-29T10:05:00Z", gpu="NVIDIA A100-SXM4-80GB"))
+    write(results / "a.json", run_doc([100.0] * 20, [250.0] * 20, time="2026-11-29T10:00:00Z", gpu="NVIDIA L4"))
+    assert verdict(repo) == (Status.PLANNED, "results only from NVIDIA A100-SXM4-80GB, NVIDIA L4 (gate wants H200)", False)
+
+    write(results / "c.json", run_doc([100.0] * 20, [150.0] * 20, time="2026-11-29T10:10:00Z"))
+    status, reason, failed = verdict(repo)
+    assert (status, failed) == (Status.PLANNED, True)  # failed, but never met before: not a regression
+    assert reason == "1.50× < 1.80× (median of 20, nodes=64, NVIDIA H200, kernel@3f2a91c)"
+
+    write(results / "d.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z"))
+    assert verdict(repo) == (Status.DONE, "2.31× ≥ 1.80× (median of 20, nodes=64, NVIDIA H200, kernel@3f2a91c)", False)
+    src = statuses(repo)["0002/P1"].verdicts[0].source
+    assert src is not None and (src.file, src.machine) == ("bench/results/d.json", "gpu-box (NVIDIA H200)")
+
+    (repo / "kernel/k.cu").write_text("// verify kernel v2\n")
+    st = statuses(repo)["0002/P1"]
+    assert st.status is Status.STALE and st.changed == ("kernel/k.cu",)
+
+    write(results / "e.json", run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T10:20:00Z", kernel="// verify kernel v2\n"))
+    assert verdict(repo)[0] is Status.REGRESSED
+    code, out = call("check", repo)
+    assert code == 1 and out.startswith("0002/P1: regressed: gate 1: 1.20× < 1.80× (median of 20,")
+
+
+def test_invalid_result_file_in_repo_is_reported_not_half_used(repo: Path) -> None:
+    doc = run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z")
+    doc["cases"][0]["stats"]["median"] = 1.0
+    write(repo / "bench/results/bad.json", doc)
+    cli = [sys.executable, "-c", "from tracker.cli import main; main(['status'])"]
+    proc = subprocess.run(cli, cwd=repo, capture_output=True, text=True, check=False)
+    # Exit code 8 (IO / bad file) with path: reason, not a traceback.
+    assert proc.returncode == 8, proc.stderr
+    assert "bench/results/bad.json: cases[0]: stats.median is 1.0 but the samples give 100" in proc.stderr
+
+
+def test_ingest_results_and_tests_from_another_machine(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outside = tmp_path / "from-gpu"
+    good = write(outside / "verify.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z"))
+    bad = write(outside / "bad.json", {**run_doc([1.0], [1.0], time="2026-11-29T10:15:00Z"), "version": 2})
+    store = repo / ".tracker/evidence"
+
+    with pytest.raises(FileError, match=r"bad.json: unsupported version 2"):
+        call("ingest", repo, [good, bad])
+    assert not store.exists() or not list(store.glob("*.json"))  # all or nothing
+
+    code, out = call("ingest", repo, [good])
+    assert code == 0 and "4 case(s) from gpu-box (NVIDIA H200)" in out
+    [copied] = list(store.glob("*.json"))
+    assert copied.read_bytes() == good.read_bytes()
+    assert verdict(repo)[0] is Status.DONE
+    assert "already in the store" in call("ingest", repo, [good])[1]
+
+
+def test_gpu_test_evidence_from_reportlog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(CHECKOUT))
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    gpu_test = (
+        "import os, pytest\n\n@pytest.mark.gpu\ndef test_on_gpu():\n"
+        "    if not os.environ.get('FAKE_GPU'):\n        pytest.skip('CUDA not available')\n"
+    )
+    plan = plan_text("0003", [phase_block("P1", ["tests/**"], ['test = "tests/test_gpu.py"\nmarker = "gpu"'])])
+    repo = make_repo(tmp_path / "repo", {"plans/0003-gpu.md": plan, "tests/test_gpu.py": gpu_test, "conftest.py": "", ".gitignore": ".tracker/cache/\n"})
+    # The "GPU machine": a copy of the tree without .git, where the test runs for real.
+    gpu = tmp_path / "gpu"
+    (gpu / "tests").mkdir(parents=True)
+    (gpu / "tests/test_gpu.py").write_text(gpu_test)
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"} | {"FAKE_GPU": "1"}
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--report-log=gpu.jsonl", "tests"], cwd=gpu, env=env, check=True, capture_output=True)
+    code, out = call("ingest", repo, [gpu / "gpu.jsonl"], host="h200-box")
+    assert code == 0, out
+    st = statuses(repo)["0003/P1"]
+    assert st.status is Status.DONE and st.verdicts[0].source is not None and st.verdicts[0].source.machine == "h200-box"
+    # The same test skipped on this CPU machine neither meets nor un-meets the gate.
+    assert call("verify", repo, ["0003"])[0] in (0, 1)
+    st = statuses(repo)["0003/P1"]
+    assert st.status is Status.DONE and st.verdicts[0].source.machine == "h200-box"
+    recorded = json.loads(next(p for p in (repo / ".tracker/evidence").glob("*-pytest-*.json")).read_text())
+    assert recorded["provenance"]["commit_assumed"] is True and recorded["files"]["tests/test_gpu.py"]

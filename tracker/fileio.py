@@ -63,10 +63,15 @@ def write_text_if_changed(path: Path, old: str, new: str) -> bool:
 
 
 @contextlib.contextmanager
-def repo_lock(root: Path, timeout: float = 10.0) -> Iterator[None]:
-    """Hold ``.tracker/lock`` (an exclusive flock) so concurrent updates/verifies serialize."""
+def repo_lock(root: Path, timeout: float | None = None) -> Iterator[None]:
+    """Hold ``.tracker/lock`` (an exclusive flock) so concurrent updates serialize.
+
+    Waits up to ``timeout`` seconds (default: env ``TRACKER_LOCK_TIMEOUT``, else 10) for another holder.
+    """
     import fcntl  # POSIX only; imported here so read-only commands never pay for it
 
+    if timeout is None:
+        timeout = float(os.environ.get("TRACKER_LOCK_TIMEOUT", "10"))
     lock = root / ".tracker" / "lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "a+") as fh:

@@ -100,7 +100,7 @@ def parse_plan(path: str, text: str) -> tuple[Plan | None, list[str]]:
     Returns the plan (None when the ``plan`` block itself is unusable) and every problem found.
     """
     problems: list[str] = []
-    blocks = fenced_blocks(text)
+    blocks = fenced_blocks(text.removeprefix("\ufeff"))  # a UTF-8 BOM is not part of line 1's Markdown
     plan_blocks = [b for b in blocks if b.kind == "plan"]
     if not plan_blocks:
         return None, [f"{path}:1: no ```plan block (a plan file needs exactly one)"]

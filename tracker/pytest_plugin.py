@@ -166,6 +166,10 @@ def _reason(report: pytest.TestReport | pytest.CollectReport) -> str:
     lr = report.longrepr
     if isinstance(lr, tuple) and len(lr) == 3:  # skips are (file, line, "Skipped: why")
         return _short(str(lr[2]).removeprefix("Skipped: "))
+    if isinstance(report, pytest.CollectReport):  # import errors: the last "E   ..." line says what broke
+        errors = [line[1:].strip() for line in (report.longreprtext or "").splitlines() if line.startswith("E ")]
+        if errors:
+            return _short(errors[-1])
     crash = getattr(lr, "reprcrash", None)
     if crash is not None and getattr(crash, "message", None):
         return _short(crash.message)

@@ -1,0 +1,165 @@
+"""Every error path of the CLI, with its exact message and exit code (README "Exit codes")."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import git, phase, plan_text
+
+from tracker.fileio import repo_lock
+
+GOOD = plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"', 'manual = "Reviewed"') + phase("P2", 'test = "tests/test_a.py"', depends='"P1"'))
+TESTS = {"tests/test_a.py": "def test_a():\n    pass\n"}
+
+
+@pytest.fixture
+def good(repo) -> Path:
+    return repo({"plans/0001-demo.md": GOOD, **TESTS})
+
+
+def test_invalid_plans_exit_2_listing_every_problem(repo, cli) -> None:
+    root = repo({"plans/0001-a.md": plan_text(phases='```phase\nid = "P1"\n```\n'), "plans/0002-b.md": "# no plan block\n"})
+    for command in (["status"], ["update"], ["verify"], ["next"]):
+        r = cli(root, *command)
+        assert r.code == 2, command
+        assert r.err == (
+            "plans/0001-a.md:8: phase title: missing required key 'title'\n"
+            "plans/0002-b.md:1: no ```plan block (a plan file needs exactly one)\n"
+            "tracker: error: 2 problem(s) in plan files (see `tracker lint`)\n"
+        )
+
+
+def test_lint_reports_everything_at_once(repo, cli) -> None:
+    a = plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_nope"', depends='"P2"') + phase("P2", 'test = "tests/missing.py"', 'test = "tests/test_a.py"\nmarker = "gpu and"', depends='"P1", "0009/X"'))
+    root = repo({"plans/0001-a.md": a, "plans/0002-b.md": plan_text("0001", title="Dup"), **TESTS})
+    r = cli(root, "lint")
+    assert r.code == 2
+    assert r.out.splitlines() == [
+        "plans/0002-b.md:4: plan id '0001' does not match the file name (expected 0001-slug.md)",
+        "plans/0002-b.md:3: duplicate plan id '0001' (also plans/0001-a.md)",
+        "plans/0001-a.md:16: phase P2: unknown dependency '0009/X'",
+        "plans/0001-a.md:8: dependency cycle: 0001/P1 -> 0001/P2 -> 0001/P1",
+        "plans/0001-a.md:20: phase P2 gate 1: no such test file or directory: tests/missing.py",
+        "plans/0001-a.md:22: phase P2 gate 2: invalid marker expression 'gpu and'",
+        "plans/0001-a.md:12: phase P1 gate 1: 'tests/test_a.py::test_nope' collects no tests",
+        "7 problem(s) in 2 file(s)",
+    ]
+
+
+def test_lint_ok_and_collection_errors(repo, cli) -> None:
+    root = repo({"plans/0001-demo.md": GOOD, **TESTS})
+    assert (cli(root, "lint").code, cli(root, "lint").out) == (0, "1 plan file(s) OK\n")
+    (root / "tests/test_a.py").write_text("import no_such_module\n")
+    r = cli(root, "lint")
+    assert r.code == 2
+    assert "plans/0001-demo.md:11: phase P1 gate 1: collection error in tests/test_a.py: ModuleNotFoundError: No module named 'no_such_module'" in r.out
+
+
+def test_unknown_ids_and_bad_options_exit_3(good, cli) -> None:
+    assert (cli(good, "status", "0009").code, cli(good, "status", "0009").err) == (3, "tracker: error: unknown plan '0009' (known plans: 0001)\n")
+    r = cli(good, "verify", "0001/P7")
+    assert (r.code, r.err) == (3, "tracker: error: unknown phase 'P7' in plan 0001 (its phases: P1, P2)\n")
+    r = cli(good, "signoff", "0001/P1", "--gate", "1", "--by", "me", "--why", "x")
+    assert (r.code, r.err) == (3, "tracker: error: --gate 1: gate 1 of 0001/P1 is not a manual gate\n")
+    r = cli(good, "signoff", "0001/P1", "--gate", "5", "--by", "me", "--why", "x")
+    assert (r.code, r.err) == (3, "tracker: error: --gate: phase 0001/P1 has gates 1..2, got 5\n")
+    r = cli(good, "signoff", "0001/P1", "--gate", "x", "--by", "me", "--why", "x")
+    assert r.code == 3 and "Invalid value for '--gate'" in r.err
+    assert cli(good, "bogus").code == 3
+
+
+def test_hand_edited_region_exits_4_and_force_overrides(good, cli) -> None:
+    assert cli(good, "update").code == 0
+    path = good / "plans/0001-demo.md"
+    path.write_text(path.read_text().replace("**Status: planned**", "**Status: done**", 1))
+    r = cli(good, "update")
+    assert r.code == 4
+    assert r.err.startswith("tracker: error: plans/0001-demo.md:") and "generated region 'phase:P1' was edited by hand" in r.err
+    assert cli(good, "update", "--check").code == 4
+    assert cli(good, "update", "--force").code == 0
+    assert "**Status: done**" not in path.read_text()
+
+
+def test_verify_zero_tests_exits_5(repo, cli) -> None:
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_gone"', 'test = "tests/nowhere/"')), **TESTS})
+    r = cli(root, "verify")
+    assert r.code == 5
+    assert "tracker: no such test file or directory: tests/nowhere\n" in r.out
+    assert r.err == "tracker: error: 2 gate(s) collected no tests: 0001/P1#1, 0001/P1#2\n"
+
+
+def test_interrupted_verify_exits_6_and_records_nothing_as_passed(repo, cli) -> None:
+    tests = {"tests/test_a.py": "def test_a():\n    pass\n\ndef test_b():\n    raise KeyboardInterrupt\n"}
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"', 'test = "tests/test_a.py::test_b"')), **tests})
+    r = cli(root, "verify")
+    assert r.code == 6
+    assert "recorded as interrupted: nothing counts as passed" in r.err
+    assert "0/2" in cli(root, "status").out
+
+
+def test_lock_held_exits_7(good, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRACKER_LOCK_TIMEOUT", "0.2")
+    code = "import sys, time; from pathlib import Path; from tracker.fileio import repo_lock\nwith repo_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(30)\n"
+    holder = subprocess.Popen([sys.executable, "-c", code, str(good)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        r = cli(good, "update")
+        assert r.code == 7
+        assert r.err == f"tracker: error: {good / '.tracker' / 'lock'}: another tracker process holds the lock (waited 0 s)\n"
+    finally:
+        holder.kill()
+        holder.wait()
+    with repo_lock(good):  # released by the dead holder
+        pass
+
+
+def test_non_utf8_plan_exits_8(good, cli) -> None:
+    (good / "plans/0002-bad.md").write_bytes(b"# \xff\n")
+    r = cli(good, "status")
+    assert (r.code, r.err) == (8, f"tracker: error: {good / 'plans/0002-bad.md'}: not UTF-8 text (byte 2: invalid start byte)\n")
+
+
+def test_update_check_diff_and_noop(good, cli) -> None:
+    r = cli(good, "update", "--check")
+    assert r.code == 1 and "+<!-- tracker:begin summary -->" in r.out
+    path = good / "plans/0001-demo.md"
+    r = cli(good, "update", "--diff")
+    assert r.code == 0 and "+<!-- tracker:begin phase:P2 -->" in r.out
+    before = path.stat().st_mtime_ns
+    assert cli(good, "update").out == "updated 0 plan file(s)\n"
+    assert path.stat().st_mtime_ns == before
+    assert cli(good, "update", "--check").out == "plan files are up to date\n"
+
+
+def test_signoff_meets_manual_gate_and_next(good, cli) -> None:
+    assert cli(good, "next").out == "0001/P1  planned      Phase P1\n"
+    r = cli(good, "signoff", "0001/P1", "--gate", "2", "--by", "Ada", "--why", "read the diff")
+    assert r.code == 0 and r.out.startswith("signed off 0001/P1#2 (Reviewed) by Ada: .tracker/evidence/")
+    data = json.loads(cli(good, "status", "--json").out)
+    gate = data["plans"][0]["phases"][0]["gates"][1]
+    assert (gate["met"], gate["reason"], gate["kind"]) == (True, "signed off by Ada: read the diff", "manual")
+    assert gate["source"]["commit"] == git(good, "rev-parse", "HEAD").strip()
+
+
+def test_new_creates_a_valid_numbered_plan(good, cli) -> None:
+    r = cli(good, "new", 'Speed: "fast" path')
+    assert (r.code, r.out) == (0, "created plans/0002-speed-fast-path.md\n")
+    assert cli(good, "lint", "--no-collect").code == 0
+    assert "0002  Speed: \"fast\" path" in cli(good, "status").out
+    assert cli(good, "new", " ").code == 3
+
+
+def test_schema_is_json_schema(good, cli) -> None:
+    data = json.loads(cli(good, "schema").out)
+    assert set(data["$defs"]) == {"plan", "phase"}
+    assert data["$defs"]["phase"]["additionalProperties"] is False
+
+
+def test_console_script_runs(good) -> None:
+    proc = subprocess.run([sys.executable, "-m", "tracker", "status"], cwd=good, capture_output=True, text=True, env=os.environ)
+    assert proc.returncode == 0 and proc.stdout.startswith("0001  Demo  (plans/0001-demo.md)\n")

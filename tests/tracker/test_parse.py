@@ -1,0 +1,156 @@
+"""Parser: valid plans, every problem with its exact path:line message, and arbitrary Markdown."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tracker.model import BenchGate, ManualGate, TestGate
+from tracker.parse import fenced_blocks, parse_plan
+
+GOOD = '''# Kernel
+
+```plan
+id = "0002"
+title = "sm_120 verify kernel"
+milestone = "verify-kernel"
+```
+
+Prose with a ```phase fence inside a list is not a phase:
+
+- item
+
+  ```phase
+  id = "NOPE"
+  ```
+
+```phase
+id = "P1"
+title = "Verify kernel matches the fp32 oracle"
+depends = ["P0", "0001/P3"]
+paths = ["kernel/csrc/**", "kernel/verify.py"]
+
+[[gate]]
+test = "tests/kernel/test_verify.py::test_matches_reference"
+[[gate]]
+test = "tests/kernel/"
+marker = "gpu"
+[[gate]]
+manual = "Reviewed by the kernel owner"
+[[gate]]
+bench = "verify_attn.time_us"
+where = { impl = "cuda", ctx = 91000, heads = 8, nodes = 64, batch = 1 }
+baseline = { impl = "triton" }
+at_least = 1.8
+stat = "median"
+min_samples = 10
+hardware = "H200"
+run = "python -m bench verify --cases long"
+confidence = 0.95
+```
+'''
+
+
+def test_parses_the_documented_format() -> None:
+    plan, problems = parse_plan("plans/0002-kernel.md", GOOD)
+    assert problems == []
+    assert plan is not None
+    assert (plan.id, plan.title, plan.milestone, plan.line, plan.end_line) == ("0002", "sm_120 verify kernel", "verify-kernel", 3, 7)
+    [p1] = plan.phases
+    assert (p1.id, p1.depends, p1.paths, p1.line, p1.end_line) == ("P1", ("P0", "0001/P3"), ("kernel/csrc/**", "kernel/verify.py"), 17, 40)
+    t1, t2, m, b = p1.gates
+    assert t1 == TestGate("tests/kernel/test_verify.py::test_matches_reference", None, 23)
+    assert t2 == TestGate("tests/kernel/", "gpu", 25)
+    assert m == ManualGate("Reviewed by the kernel owner", 28)
+    assert isinstance(b, BenchGate) and b.line == 30
+    assert (b.where["ctx"], b.baseline, b.at_least, b.at_most, b.min_samples, b.confidence) == (91000, {"impl": "triton"}, 1.8, None, 10, 0.95)
+
+
+def problems_of(text: str, path: str = "plans/0001-x.md") -> list[str]:
+    return parse_plan(path, text)[1]
+
+
+HEAD = '```plan\nid = "0001"\ntitle = "X"\n```\n'
+
+
+def test_no_plan_block() -> None:
+    assert problems_of("# nothing\n") == ["plans/0001-x.md:1: no ```plan block (a plan file needs exactly one)"]
+
+
+def test_second_plan_block_and_unclosed_fence() -> None:
+    assert problems_of(HEAD + HEAD + '```phase\nid = "P1"\ntitle = "t"\n') == [
+        "plans/0001-x.md:5: second ```plan block (first at line 1)",
+        "plans/0001-x.md:9: phase block is not closed",
+    ]
+
+
+def test_toml_error_line_is_the_file_line() -> None:
+    text = HEAD + '\n```phase\nid = "P1"\ntitle = \n```\n'
+    assert problems_of(text) == ["plans/0001-x.md:8: invalid TOML in phase block: Invalid value"]
+
+
+def test_unknown_and_missing_keys_with_their_lines() -> None:
+    text = HEAD + '```phase\nid = "P1"\ntitl = "x"\n[[gate]]\ntest = "a"\nmarkr = "gpu"\n```\n'
+    assert problems_of(text) == [
+        "plans/0001-x.md:5: phase title: missing required key 'title'",
+        "plans/0001-x.md:7: phase titl: unknown key 'titl'",
+        "plans/0001-x.md:10: phase gate[0].markr: unknown key 'markr'",
+    ]
+
+
+def test_plan_block_validation() -> None:
+    text = '```plan\nid = "12"\ntitle = 3\nowner = "me"\n```\n'
+    assert problems_of(text) == [
+        "plans/0001-x.md:2: plan id: String should match pattern '^[0-9]{4}$'",
+        "plans/0001-x.md:3: plan title: Input should be a valid string",
+        "plans/0001-x.md:4: plan owner: unknown key 'owner'",
+    ]
+
+
+def test_plan_id_must_match_file_name() -> None:
+    assert problems_of(HEAD, "plans/0007-x.md") == ["plans/0007-x.md:2: plan id '0001' does not match the file name (expected 0001-slug.md)"]
+
+
+def test_gate_kind_problems() -> None:
+    text = HEAD + '```phase\nid = "P1"\ntitle = "t"\n[[gate]]\nmarker = "gpu"\n[[gate]]\ntest = "a"\nmanual = "b"\n```\n'
+    assert problems_of(text) == [
+        "plans/0001-x.md:8: phase gate[0]: a gate needs exactly one of 'test', 'manual', 'bench' (found none)",
+        "plans/0001-x.md:10: phase gate[1]: a gate needs exactly one of 'test', 'manual', 'bench' (found 'test', 'manual')",
+    ]
+
+
+def test_bench_gate_rules() -> None:
+    gate = '[[gate]]\nbench = "m"\nat_least = 1\nat_most = 2\n[[gate]]\nbench = "m"\nat_least = 1\nstat = "max"\nsamples = 3\n'
+    text = HEAD + f'```phase\nid = "P1"\ntitle = "t"\n{gate}```\n'
+    assert problems_of(text) == [
+        "plans/0001-x.md:8: phase gate[0]: exactly one of 'at_least' or 'at_most' is required",
+        "plans/0001-x.md:15: phase gate[1].stat: Input should be 'median', 'min', 'mean' or 'p90'",
+        "plans/0001-x.md:16: phase gate[1].samples: unknown key 'samples'",
+    ]
+
+
+def test_duplicate_phase_ids() -> None:
+    block = '```phase\nid = "P1"\ntitle = "t"\n```\n'
+    assert problems_of(HEAD + block + block) == ["plans/0001-x.md:10: duplicate phase id 'P1' (first at line 5)"]
+
+
+def test_crlf_and_bom_line_numbers() -> None:
+    text = "\ufeff" + (HEAD + '```phase\nid = "P1"\ntitle = \n```\n').replace("\n", "\r\n")
+    assert problems_of(text) == ["plans/0001-x.md:7: invalid TOML in phase block: Invalid value"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("`~ \t\n\r#=[]\"'{}>-*plantphaseid0123P\u2028\x00é")), max_size=300))
+def test_arbitrary_markdown_never_crashes(text: str) -> None:
+    plan, problems = parse_plan("plans/0001-x.md", text)
+    assert plan is not None or problems
+    for p in problems:
+        assert p.startswith("plans/0001-x.md:")
+        assert int(p.split(":")[1]) >= 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=200))
+def test_any_unicode_never_crashes(text: str) -> None:
+    parse_plan("plans/0001-x.md", text)
+    fenced_blocks(text)

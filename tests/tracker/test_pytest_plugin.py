@@ -1,0 +1,127 @@
+"""The pytest plugin, through real nested pytest runs: every outcome kind, interrupts, no-git runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from conftest import make_files
+
+from tracker.commands.common import pytest_command, pytest_env
+from tracker.fingerprint import blob_id
+
+OUTCOMES = '''
+import pytest
+
+@pytest.fixture
+def broken_setup():
+    raise RuntimeError("no database")
+
+@pytest.fixture
+def broken_teardown():
+    yield
+    raise RuntimeError("cleanup failed")
+
+def test_pass(): pass
+def test_fail(): assert 1 == 2, "one is not two"
+def test_setup_error(broken_setup): pass
+def test_teardown_error(broken_teardown): pass
+@pytest.mark.skip(reason="CUDA not available")
+def test_skip(): pass
+@pytest.mark.xfail(reason="known bug")
+def test_xfail(): assert False
+@pytest.mark.xfail(reason="fixed?")
+def test_xpass(): pass
+@pytest.mark.gpu
+def test_marked(): pass
+@pytest.mark.parametrize("n", [1, 2])
+def test_param(n): pass
+'''
+
+
+def run_pytest(root: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    cmd = pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={root}", *args]
+    proc = subprocess.run(cmd, cwd=root, env={**pytest_env(root), **(env or {})}, capture_output=True, text=True)
+    files = sorted((root / ".tracker" / "evidence").glob("*.json"))
+    assert len(files) == 1, proc.stdout + proc.stderr
+    return proc.returncode, json.loads(files[0].read_text())
+
+
+def by_id(data: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return {t["nodeid"].split("::")[-1]: (t["outcome"], t["reason"]) for t in data["tests"]}
+
+
+def test_records_every_outcome_kind(repo) -> None:
+    root = repo({"tests/test_o.py": OUTCOMES, "pytest.ini": "[pytest]\nmarkers = gpu: needs cuda\n"})
+    code, data = run_pytest(root, "-m", "not gpu", "tests", "--tracker-record")
+    assert code == 1
+    assert data["schema"] == "tracker-test-run" and data["status"] == "complete" and data["exitstatus"] == 1
+    assert by_id(data) == {
+        "test_pass": ("passed", ""),
+        "test_fail": ("failed", "AssertionError: one is not two"),
+        "test_setup_error": ("error", "setup error: RuntimeError: no database"),
+        "test_teardown_error": ("error", "teardown error: RuntimeError: cleanup failed"),
+        "test_skip": ("skipped", "CUDA not available"),
+        "test_xfail": ("xfailed", "known bug"),
+        "test_xpass": ("xpassed", ""),
+        "test_marked": ("deselected", ""),
+        "test_param[1]": ("passed", ""),
+        "test_param[2]": ("passed", ""),
+    }
+    marked = next(t for t in data["tests"] if t["nodeid"].endswith("test_marked"))
+    assert marked["markers"] == ["gpu"]
+    prov = data["provenance"]
+    assert prov["commit"] and len(prov["commit"]) == 40 and prov["dirty"] is False
+    assert prov["pytest"] and prov["python"] and prov["host"] and prov["cuda"] is None
+    assert data["files"]["tests/test_o.py"] == blob_id(OUTCOMES.encode())
+
+
+def test_collection_error_is_recorded(repo) -> None:
+    root = repo({"tests/test_bad.py": "import no_such_module\n"})
+    code, data = run_pytest(root, "tests", "--tracker-record")
+    assert code == 2  # pytest: errors during collection interrupt the session
+    assert data["status"] == "interrupted"
+    assert by_id(data)["tests/test_bad.py"][0] == "error"
+
+
+def test_keyboard_interrupt_never_records_a_pass(repo) -> None:
+    root = repo({"tests/test_k.py": "def test_a(): pass\ndef test_b(): raise KeyboardInterrupt\ndef test_c(): pass\n"})
+    code, data = run_pytest(root, "tests", "--tracker-record")
+    assert code == 2
+    assert data["status"] == "interrupted"
+
+
+def test_crash_leaves_an_incomplete_file(repo) -> None:
+    root = repo({"tests/test_c.py": "import os\ndef test_a(): pass\ndef test_b(): os._exit(3)\n"})
+    code, data = run_pytest(root, "tests", "--tracker-record")
+    assert code == 3
+    assert data["status"] == "incomplete" and data["tests"] == []
+
+
+def test_without_git_uses_env_and_hashes_the_tree(tmp_path: Path) -> None:
+    make_files(tmp_path, {"tests/test_a.py": "def test_a(): pass\n", "kernel/k.cuh": "k", ".venv/x": "v", "kernel/__pycache__/k.pyc": "c"})
+    out = tmp_path / "out"
+    code, _ = 0, None
+    cmd = pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={tmp_path}", f"--tracker-record={out}", "tests"]
+    env = {**pytest_env(tmp_path), "TRACKER_COMMIT": "a" * 40, "TRACKER_DIRTY": "1"}
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+    [file] = out.glob("*.json")
+    data = json.loads(file.read_text())
+    assert (data["provenance"]["commit"], data["provenance"]["dirty"]) == ("a" * 40, True)
+    assert data["files"] == {"tests/test_a.py": blob_id(b"def test_a(): pass\n"), "kernel/k.cuh": blob_id(b"k")}
+    assert f"tracker: evidence complete: {file}" in proc.stdout
+
+
+def test_plugin_imports_only_stdlib_and_pytest() -> None:
+    code = (
+        "import sys; before = set(sys.modules); import tracker.pytest_plugin; "
+        "new = {m.split('.')[0] for m in set(sys.modules) - before}; "
+        "print(sorted(new & {'pydantic', 'git', 'markdown_it', 'typer', 'rich', 'torch'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ}).stdout
+    assert out.strip() == "[]"

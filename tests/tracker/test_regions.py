@@ -1,0 +1,92 @@
+"""Regions: placement, checksums, hand edits refused, and every byte outside regions preserved."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tracker.errors import RegionEditedError
+from tracker.regions import Region, checksum, find_regions, rewrite, split_lines
+
+TEXT = "# T\n```plan\nx\n```\nprose\n```phase\ny\n```\ntail\n"
+REGIONS = [Region("summary", "S1\n\n| a |", 4), Region("phase:P1", "body", 8)]
+
+
+def test_inserts_after_the_anchor_lines_and_is_idempotent() -> None:
+    out = rewrite(TEXT, REGIONS, "p.md")
+    assert out == (
+        "# T\n```plan\nx\n```\n"
+        f"<!-- tracker:begin summary -->\nS1\n\n| a |\n<!-- tracker:end summary sum={checksum('S1' + chr(10) * 2 + '| a |')} -->\n"
+        "prose\n```phase\ny\n```\n"
+        f"<!-- tracker:begin phase:P1 -->\nbody\n<!-- tracker:end phase:P1 sum={checksum('body')} -->\n"
+        "tail\n"
+    )
+    assert rewrite(out, REGIONS, "p.md") == out
+
+
+def test_existing_region_is_rewritten_in_place_and_unlisted_ones_removed() -> None:
+    out = rewrite(TEXT, REGIONS, "p.md")
+    moved = rewrite(out, [Region("summary", "S2", 1)], "p.md")  # after_line only matters for new regions
+    assert moved == "# T\n```plan\nx\n```\n" + "".join(
+        f"{s}\n" for s in ["<!-- tracker:begin summary -->", "S2", f"<!-- tracker:end summary sum={checksum('S2')} -->"]
+    ) + "prose\n```phase\ny\n```\ntail\n"
+
+
+def test_hand_edited_region_is_refused_unless_forced() -> None:
+    out = rewrite(TEXT, REGIONS, "p.md").replace("body", "my edit")
+    with pytest.raises(RegionEditedError) as err:
+        rewrite(out, REGIONS, "p.md")
+    assert str(err.value) == (
+        "p.md:14: generated region 'phase:P1' was edited by hand (checksum mismatch); "
+        "move your text outside the markers, or rerun with --force to overwrite it"
+    )
+    assert rewrite(out, REGIONS, "p.md", force=True) == rewrite(TEXT, REGIONS, "p.md")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("<!-- tracker:begin a -->\nx\n", "p.md:1: region 'a' has no end marker"),
+        ("<!-- tracker:begin a -->\n<!-- tracker:begin b -->\n", "p.md:1: region 'a' has no end marker before the next region"),
+        (f"<!-- tracker:begin a -->\n<!-- tracker:end b sum={checksum('')} -->\n", "p.md:2: region end marker says 'b', begin (line 1) says 'a'"),
+        (
+            f"<!-- tracker:begin a -->\n<!-- tracker:end a sum={checksum('')} -->\n" * 2,
+            "p.md:3: region 'a' appears twice (first at line 1)",
+        ),
+    ],
+)
+def test_broken_markers(text: str, message: str) -> None:
+    with pytest.raises(RegionEditedError) as err:
+        find_regions(text, "p.md")
+    assert str(err.value) == message
+
+
+def test_crlf_file_gets_crlf_regions_and_no_trailing_newline_is_kept() -> None:
+    text = "a\r\n```\r\nb"
+    out = rewrite(text, [Region("k", "x", 3)], "p.md")
+    assert out == f"a\r\n```\r\nb\r\n<!-- tracker:begin k -->\r\nx\r\n<!-- tracker:end k sum={checksum('x')} -->"
+    assert rewrite(out, [], "p.md") == text
+
+
+def test_checksum_ignores_newline_style() -> None:
+    crlf = rewrite("a\r\n", [Region("k", "x\ny", 1)], "p.md")
+    assert find_regions(crlf.replace("\r\n", "\n"), "p.md")["k"].body == "x\ny"
+
+
+lines = st.lists(st.text(alphabet=st.sampled_from(list("ab \té€🙂<!->`")), max_size=12), max_size=8)
+newline = st.sampled_from(["\n", "\r\n", "\r"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines, newline, st.booleans(), st.lists(st.tuples(st.integers(0, 10), st.text(alphabet="xy |\n", max_size=10)), max_size=3))
+def test_update_twice_is_a_noop_and_bytes_outside_regions_survive(
+    body: list[str], nl: str, trailing: bool, specs: list[tuple[int, str]]
+) -> None:
+    text = nl.join(body) + (nl if trailing and body else "")
+    regions = [Region(f"r{i}", b, after) for i, (after, b) in enumerate(specs)]
+    once = rewrite(text, regions, "p.md")
+    assert rewrite(once, regions, "p.md") == once
+    assert rewrite(once, [], "p.md") == text  # removing the regions gives back the original bytes
+    assert set(find_regions(once, "p.md")) == {r.key for r in regions}
+    assert "".join(split_lines(once)) == once

@@ -1,0 +1,139 @@
+"""Status rules (pure, on hand-built evidence) and one real lifecycle through verify/update."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import git, phase, plan_text
+
+from tracker.evidence import Store, TestRun
+from tracker.fingerprint import FileIndex
+from tracker.model import GateVerdict, ManualGate, Phase, Plan, Status, TestGate, gate_hash
+from tracker.status import compute
+
+FILES = {"src/a.py": "1" * 40, "src/b.py": "2" * 40, "docs/x.md": "3" * 40}
+
+
+def run(name: str, time: str, tests: dict[str, str], files: dict[str, str] | None = None, gates: dict[str, str] | None = None) -> TestRun:
+    recs = [{"nodeid": n, "outcome": o.split(":")[0], "reason": o.partition(":")[2], "markers": ["gpu"] if "gpu" in n else []} for n, o in tests.items()]
+    return TestRun(f".tracker/evidence/{name}.json", {"time": time, "host": name, "commit": "c" * 40}, gates or {}, files or FILES, recs)
+
+
+def plans(*phases: Phase) -> list[Plan]:
+    return [Plan("0001", "P", "plans/0001-p.md", None, phases)]
+
+
+def statuses(ps: list[Plan], store: Store, files: dict[str, str] | None = None) -> dict[str, Any]:
+    out = compute(ps, store, lambda: FileIndex(files or FILES), lambda: lambda g: GateVerdict(False, "no benchmark evidence"))
+    return {k: (v.status, v.note, [x.reason for x in v.verdicts]) for k, v in out.items()}
+
+
+P1 = Phase("P1", "t", (), ("src/**",), (TestGate("t.py::a"), TestGate("t.py::b")))
+
+
+def test_planned_in_progress_done() -> None:
+    assert statuses(plans(P1), Store())["0001/P1"] == (Status.PLANNED, "", ["no evidence: never run"] * 2)
+    s = Store(runs=[run("r1", "1", {"t.py::a": "passed", "t.py::b": "failed:boom"})])
+    assert statuses(plans(P1), s)["0001/P1"] == (Status.IN_PROGRESS, "", ["1 passed", "failed: boom"])
+    s.runs.append(run("r2", "2", {"t.py::b": "passed"}))
+    assert statuses(plans(P1), s)["0001/P1"][0] == Status.DONE
+
+
+def test_cpu_skip_neither_meets_nor_unmeets_gpu_evidence() -> None:
+    gpu = run("gpu", "1", {"t.py::a": "passed", "t.py::b": "passed"})
+    cpu = run("cpu", "2", {"t.py::a": "skipped:CUDA not available", "t.py::b": "passed"})
+    assert statuses(plans(P1), Store(runs=[gpu, cpu]))["0001/P1"][0] == Status.DONE
+    only_skips = Store(runs=[cpu])
+    assert statuses(plans(P1), only_skips)["0001/P1"][2] == ["skipped: CUDA not available", "1 passed"]
+
+
+@pytest.mark.parametrize(
+    ("outcome", "reason"),
+    [("xfailed:known", "xfailed: known"), ("error:setup error: x", "error: setup error: x"), ("deselected", "deselected"), ("notrun", "collected but not run")],
+)
+def test_never_met_outcomes(outcome: str, reason: str) -> None:
+    s = Store(runs=[run("r", "1", {"t.py::a": outcome, "t.py::b": "passed"})])
+    assert statuses(plans(P1), s)["0001/P1"][2][0] == reason
+
+
+def test_zero_collected_and_marker_selection() -> None:
+    ph = Phase("P1", "t", (), (), (TestGate("t.py", "gpu"), TestGate("t.py::gone")))
+    s = Store(runs=[run("r", "1", {"t.py::a": "passed"}, gates={"0001/P1#2": "h"})])
+    assert statuses(plans(ph), s)["0001/P1"][2] == ["-m 'gpu' selects 0 tests (an empty gate is unmet)", "0 tests collected (an empty gate is unmet)"]
+    s.runs.append(run("r2", "2", {"t.py::a_gpu": "passed"}))
+    assert statuses(plans(ph), s)["0001/P1"][2][0] == "1 passed"
+
+
+def test_stale_when_covered_files_or_gate_definition_change() -> None:
+    s = Store(runs=[run("r", "1", {"t.py::a": "passed", "t.py::b": "passed"})])
+    changed = {**FILES, "src/a.py": "9" * 40, "docs/x.md": "8" * 40}
+    st = statuses(plans(P1), s, changed)["0001/P1"]
+    assert (st[0], st[1]) == (Status.STALE, "changed since evidence: src/a.py")
+    hashes = {"0001/P1#1": "old-hash", "0001/P1#2": gate_hash(P1.gates[1])}
+    s = Store(runs=[run("r", "1", {"t.py::a": "passed", "t.py::b": "passed"}, gates=hashes)])
+    st = statuses(plans(P1), s)["0001/P1"]
+    assert (st[0], st[1]) == (Status.STALE, "gate 1 definition changed since .tracker/evidence/r.json")
+
+
+def test_regressed_only_after_done() -> None:
+    ok = run("r1", "1", {"t.py::a": "passed", "t.py::b": "passed"})
+    broken = run("r2", "2", {"t.py::a": "failed:boom"})
+    assert statuses(plans(P1), Store(runs=[ok, broken]))["0001/P1"][0] == Status.REGRESSED
+    never_done = run("r1", "1", {"t.py::a": "passed", "t.py::b": "failed:x"})
+    assert statuses(plans(P1), Store(runs=[never_done, broken]))["0001/P1"][0] == Status.PLANNED
+
+
+def test_blocked_shows_blocker_and_done_wins() -> None:
+    p2 = Phase("P2", "t", ("P1", "0002/Q"), (), (TestGate("t.py::c"),))
+    other = Plan("0002", "O", "plans/0002-o.md", None, (Phase("Q", "q", (), (), (ManualGate("ok"),)),))
+    s = Store(runs=[run("r", "1", {"t.py::a": "passed", "t.py::b": "passed"})])
+    out = compute(plans(P1, p2) + [other], s, lambda: FileIndex(FILES), lambda: lambda g: GateVerdict(False, "x"))
+    assert (out["0001/P2"].status, out["0001/P2"].blocked_by, out["0001/P2"].note) == (Status.BLOCKED, ("0002/Q",), "blocked by 0002/Q")
+    s.runs.append(run("r2", "2", {"t.py::c": "passed"}))
+    out = compute(plans(P1, p2) + [other], s, lambda: FileIndex(FILES), lambda: lambda g: GateVerdict(False, "x"))
+    assert out["0001/P2"].status == Status.DONE
+
+
+def test_phase_without_gates_is_never_done_and_bench_gate_never_met_by_default() -> None:
+    from tracker.model import BenchGate
+
+    bare = Phase("P0", "t", (), (), ())
+    bench = Phase("P9", "t", (), (), (BenchGate("m", at_least=1.0),))
+    st = statuses(plans(bare, bench), Store())
+    assert st["0001/P0"][0] == Status.PLANNED
+    assert st["0001/P9"] == (Status.PLANNED, "", ["no benchmark evidence"])
+
+
+COVERED = "src/lib.py"
+TESTS = "from src.lib import value\n\ndef test_value():\n    assert value() == 1\n\ndef test_other():\n    assert True\n"
+
+
+def test_lifecycle_through_the_cli(repo, cli) -> None:
+    gates = ['test = "tests/test_lib.py::test_value"', 'test = "tests/test_lib.py::test_other"']
+    root = repo({
+        "plans/0001-demo.md": plan_text(phases=phase("P1", *gates, paths='"src/**"')),
+        "src/__init__.py": "", COVERED: "def value():\n    return 1\n", "tests/test_lib.py": TESTS,
+        "conftest.py": "",
+    })  # fmt: skip
+    assert "planned" in cli(root, "status").out
+    r = cli(root, "verify")
+    assert r.code == 0, r.out + r.err
+    assert "met   0001/P1#1 tests/test_lib.py::test_value: 1 passed" in r.out
+    assert cli(root, "status", "--json").out.count('"status": "done"') == 1
+    assert cli(root, "update").out == "updated 1 plan file(s): plans/0001-demo.md\n"
+    assert cli(root, "update").out == "updated 0 plan file(s)\n"
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "evidence")
+    (root / COVERED).write_text("def value():\n    return 2\n")  # breaks the test and changes covered code
+    st = cli(root, "status")
+    assert "stale" in st.out and "changed since evidence: src/lib.py" in st.out
+    check = cli(root, "update", "--check")
+    assert check.code == 1 and "-**Status: done**" in check.out and "+**Status: stale**" in check.out
+    assert check.out.endswith("1 plan file(s) out of date: plans/0001-demo.md (run `tracker update`)\n")
+    r = cli(root, "verify", "0001/P1")
+    assert r.code == 1 and "UNMET 0001/P1#1 tests/test_lib.py::test_value: failed: assert 2 == 1" in r.out
+    assert "regressed" in cli(root, "status").out
+    (root / COVERED).write_text("def value():\n    return 1\n")
+    assert cli(root, "verify").code == 0
+    assert "done" in cli(root, "status").out

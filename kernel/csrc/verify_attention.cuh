@@ -223,15 +223,22 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
         }
       }
     }
-    // Swap partial S with the partner warp (w ^ 4) on a named barrier of just those 64 threads.
+    // Swap partial S with the partner warp (w ^ 4) on a named barrier of just those 64 threads. 16-B accesses:
+    // 4 stores + 4 loads a thread instead of 16 + 16 (the shared-memory pipe is this kernel's busiest).
     {
-      float* mine = xch + warp * 512;
-      const float* other = xch + (warp ^ 4) * 512;
+      float4* mine = reinterpret_cast<float4*>(xch) + warp * 128;
+      const float4* other = reinterpret_cast<const float4*>(xch) + (warp ^ 4) * 128;
 #pragma unroll
-      for (int i = 0; i < 16; ++i) mine[i * 32 + lane] = s[i >> 2][i & 3];
+      for (int n = 0; n < 4; ++n) mine[n * 32 + lane] = make_float4(s[n][0], s[n][1], s[n][2], s[n][3]);
       asm volatile("bar.sync %0, 64;\n" ::"r"(1 + (warp & 3)));
 #pragma unroll
-      for (int i = 0; i < 16; ++i) s[i >> 2][i & 3] += other[i * 32 + lane];
+      for (int n = 0; n < 4; ++n) {
+        const float4 v = other[n * 32 + lane];
+        s[n][0] += v.x;
+        s[n][1] += v.y;
+        s[n][2] += v.z;
+        s[n][3] += v.w;
+      }
     }
     // Scale into the exp2 domain; mask past the chunk end and, for tree positions, by the ancestor bits.
     const int pos0 = (tile0 + t) * kTileTokens;
@@ -312,7 +319,16 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
         }
       }
     }
-    if (warp == 0) s_slot[(t & 1) * kTileTokens + lane] = next_slot;  // tile t+2 reuses tile t's entry
+    if (warp == 0) {
+      s_slot[(t & 1) * kTileTokens + lane] = next_slot;  // tile t+2 reuses tile t's entry
+      // Pull tile t+2's rows into L2 now, so next iteration's cp.async (tile t+2 is issued at t+1) hits L2
+      // instead of waiting on HBM with only one tile of compute to hide it.
+      if (next_slot >= 0) {
+        const char* row = static_cast<const char*>(p.kv) + static_cast<int64_t>(next_slot) * kRowBytes;
+#pragma unroll
+        for (int i = 0; i < kRowBytes / 128; ++i) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(row + i * 128));
+      }
+    }
   }
   cp_async_wait<0>();
 

@@ -76,12 +76,34 @@ def time_case(ext, batch: int, heads: int, nodes: int, ctx: int, splits: int, re
     return [start.elapsed_time(end) * 1e3 for start, end in events]
 
 
+def kernel_times(ext, batch: int, heads: int, nodes: int, ctx: int, splits: int) -> dict[str, float]:
+    """Mean device microseconds per call of each CUDA kernel a call launches (torch.profiler / CUPTI)."""
+    case = make_case(batch, heads, nodes, [ctx] * batch, "random", "scattered", seed=1)
+    for _ in range(3):
+        ext.forward(*case.args(), False, splits)
+    torch.cuda.synchronize()
+    calls = 10
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            ext.forward(*case.args(), False, splits)
+        torch.cuda.synchronize()
+    totals: dict[str, float] = {}
+    for item in prof.key_averages():
+        if "verify_attn" not in item.key:
+            continue
+        name = "split" if "split_kernel" in item.key else "combine" if "combine_kernel" in item.key else item.key[:24]
+        device_us = max(getattr(item, "self_device_time_total", 0.0), getattr(item, "device_time_total", 0.0))
+        totals[name] = totals.get(name, 0.0) + device_us / calls
+    return totals
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, default=None, help="write all samples here")
     parser.add_argument("--sweep", action="store_true", help="also time half / double the split count")
     parser.add_argument("--reps", type=int, default=50)
     parser.add_argument("--case", default=None, help="only B,H,T,L (e.g. 1,8,64,91000; for ncu)")
+    parser.add_argument("--kernels", action="store_true", help="also report per-kernel device time (profiler)")
     args = parser.parse_args()
     ext = build.load()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -103,8 +125,12 @@ def main() -> int:
                 results.append({"batch": batch, "heads": heads, "nodes": nodes, "ctx": ctx, "splits": splits,
                                 "auto": splits == auto, "samples_us": samples, "median_us": med,
                                 "floor_us": floor, "bytes_floor_us": bfloor, "flops_floor_us": ffloor})
+                extra = ""
+                if args.kernels:
+                    ktimes = kernel_times(ext, batch, heads, nodes, ctx, splits)
+                    extra = "  " + " ".join(f"{k}={v:.1f}" for k, v in ktimes.items())
                 rows.append(f"{batch:2d} {heads:3d} {nodes:3d} {ctx:6d} {splits:4d}{'*' if splits == auto else ' '} "
-                            f"{med:9.1f} {min(samples):9.1f} {floor:8.1f} {floor / med:7.1%}")
+                            f"{med:9.1f} {min(samples):9.1f} {floor:8.1f} {floor / med:7.1%}{extra}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"copy_tbps": tbps, "mma_tflops": MMA_TFLOPS, "cases": results}, indent=1))

@@ -66,11 +66,13 @@ def status(
 def verify(
     targets: Annotated[Optional[list[str]], typer.Argument(help="PLAN or PLAN/PHASE (default: all).", show_default=False)] = None,
     pytest_arg: Annotated[Optional[list[str]], typer.Option("--pytest-arg", help="Extra argument for pytest (repeatable).")] = None,
+    bench: Annotated[bool, typer.Option("--bench", help="Also run the selected bench gates' `run` commands, then take in their results.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Re-run gates whose passing evidence still matches the code.")] = False,
 ) -> None:
     """Run the selected test gates in one pytest session and record the evidence."""
     from tracker.commands import verify as cmd
 
-    _run(lambda: cmd.run(_root(), targets or [], pytest_arg or []))
+    _run(lambda: cmd.run(_root(), targets or [], pytest_arg or [], bench=bench, force=force))
 
 
 @app.command()

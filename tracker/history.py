@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tracker.evidence import RAN, Store
-from tracker.model import BenchGate, PhaseStatus, Plan, Status
+from tracker.fingerprint import FileIndex
+from tracker.model import BenchGate, PhaseStatus, Plan, Status, TestGate, gate_hash
 
 
 def regressions(statuses: Mapping[str, PhaseStatus]) -> list[str]:
@@ -108,3 +109,36 @@ def superseded(store: Store, keep: KeepSet, bench_files: Sequence[str] = ()) -> 
     """Complete evidence files (test runs, sign-offs, stored results) that nothing needs any more."""
     files = [r.file for r in store.runs] + [f for f, _ in store.signoffs] + list(bench_files)
     return sorted(f for f in files if f not in keep.why)
+
+
+def fresh_test_gates(
+    plans: Sequence[Plan], store: Store, statuses: Mapping[str, PhaseStatus], index: FileIndex, keys: Sequence[str]
+) -> set[str]:
+    """Test gates (``PLAN/PHASE#N``) whose passing evidence still matches: incremental ``verify``.
+
+    Fresh means met, and the run that met it recorded the same gate definition hash (when it
+    recorded one) and the same blob ids for the phase's ``paths`` and the gate's test file or
+    directory as the working tree has now.
+    """
+    phases = {f"{p.id}/{ph.id}": ph for p in plans for ph in p.phases}
+    runs = {r.file: r for r in store.runs}
+    then: dict[str, FileIndex] = {}
+    fresh: set[str] = set()
+    for key in keys:
+        plan_phase, _, num = key.partition("#")
+        phase, st = phases.get(plan_phase), statuses.get(plan_phase)
+        if phase is None or st is None:
+            continue
+        gate, verdict = phase.gates[int(num) - 1], st.verdicts[int(num) - 1]
+        run = runs.get(verdict.source.file) if verdict.met and verdict.source else None
+        if run is None or not isinstance(gate, TestGate):
+            continue
+        if key in run.gates and run.gates[key] != gate_hash(gate):
+            continue
+        test_path = gate.test.split("::", 1)[0].rstrip("/")
+        patterns = [*phase.paths, test_path, test_path + "/"]
+        if run.file not in then:
+            then[run.file] = FileIndex(run.files)
+        if then[run.file].match(patterns) == index.match(patterns):
+            fresh.add(key)
+    return fresh

@@ -133,3 +133,35 @@ def test_gpu_test_evidence_from_reportlog(tmp_path: Path, monkeypatch: pytest.Mo
     assert st.status is Status.DONE and st.verdicts[0].source.machine == "h200-box"
     recorded = json.loads(next(p for p in (repo / ".tracker/evidence").glob("*-pytest-*.json")).read_text())
     assert recorded["provenance"]["commit_assumed"] is True and recorded["files"]["tests/test_gpu.py"]
+
+
+def test_verify_bench_runs_commands_then_skips_fresh_ones(repo: Path) -> None:
+    doc = run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z")
+    # The `run` command: writes a new result file each time (a counter in the name), like bench/ does.
+    script = (
+        "import json, pathlib, sys\n"
+        "out = pathlib.Path('bench/results'); out.mkdir(parents=True, exist_ok=True)\n"
+        "n = len(list(out.glob('*.json')))\n"
+        f"doc = json.loads({json.dumps(json.dumps(doc))})\n"
+        "doc['provenance']['time'] = f'2026-11-29T11:{n:02d}:00Z'\n"
+        "(out / f'run-{n}.json').write_text(json.dumps(doc))\n"
+        "print('benchmark progress line', flush=True)\n"
+    )
+    (repo / "make_result.py").write_text(script)
+    commit_all(repo, "bench script")
+    code, out = call("verify", repo, ["0002"], bench=True)
+    assert code == 0, out
+    assert "[1/1] python make_result.py  (for 0002/P1#1)" in out
+    assert "took in bench/results/run-0.json: 4 case(s) from gpu-box (NVIDIA H200)" in out
+    assert "met   0002/P1#1 verify_attn.time_us: 2.31× ≥ 1.80×" in out
+    code, out = call("verify", repo, ["0002"], bench=True)
+    assert code == 0 and "0002/P1#1: up to date, not re-run" in out and not (repo / "bench/results/run-1.json").exists()
+    code, out = call("verify", repo, ["0002"], bench=True, force=True)
+    assert code == 0 and (repo / "bench/results/run-1.json").exists()
+
+    (repo / "make_result.py").write_text("import sys\nsys.exit(3)\n")
+    code, out = call("verify", repo, ["0002"], bench=True, force=True)
+    assert code == 1 and "`python make_result.py` exited with 3: its results are not used" in out
+    (repo / "make_result.py").write_text("pass\n")
+    code, out = call("verify", repo, ["0002"], bench=True, force=True)
+    assert code == 1 and "wrote no result file" in out

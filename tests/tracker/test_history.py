@@ -86,7 +86,7 @@ def test_a_gate_never_met_is_not_regressed(repo: Path) -> None:
 def test_gc_prunes_superseded_runs_and_keeps_status(repo: Path) -> None:
     (repo / "src/lib.py").write_text(LIB_OK)
     for _ in range(3):
-        call("verify", repo, ["0001/P1"])
+        call("verify", repo, ["0001/P1"], force=True)
     call("verify", repo, ["0001/P2"])
     (repo / "src/lib.py").write_text("def add(a, b):\n    return 5\n")
     call("verify", repo, ["0001/P1"])
@@ -106,6 +106,23 @@ def test_gc_prunes_superseded_runs_and_keeps_status(repo: Path) -> None:
     assert len(after_files) == 3, out
     assert {k: (v.status, [x.reason for x in v.verdicts]) for k, v in statuses(repo).items()} == before
     assert call("gc", repo)[1].endswith("0 superseded file(s) deleted, 3 kept\n")
+
+
+def test_incremental_verify_skips_fresh_gates(repo: Path) -> None:
+    (repo / "src/lib.py").write_text(LIB_OK)
+    assert call("verify", repo, ["0001/P1"])[0] == 0
+    store = repo / ".tracker/evidence"
+    assert len(list(store.glob("*.json"))) == 1
+    code, out = call("verify", repo, ["0001/P1"])
+    assert code == 0 and "2 test gate(s) up to date with their evidence, not re-run" in out
+    assert "met   0001/P1#1" in out and len(list(store.glob("*.json"))) == 1
+    # A changed test file makes its gate run again; the other gate's test file is the same file here.
+    (repo / "tests/test_lib.py").write_text(TESTS + "\n")
+    code, out = call("verify", repo, ["0001/P1"])
+    assert code == 0 and "not re-run" not in out and len(list(store.glob("*.json"))) == 2
+    # --force re-runs even fresh gates.
+    code, out = call("verify", repo, ["0001/P1"], force=True)
+    assert code == 0 and "not re-run" not in out and len(list(store.glob("*.json"))) == 3
 
 
 def test_gc_drops_interrupted_runs(repo: Path) -> None:

@@ -24,15 +24,40 @@ from tracker.pytest_plugin import evidence_name
 from tracker.status import derive, gate_key
 
 
-def run(root: Path, specs: list[str], pytest_args: list[str] | None = None, out: TextIO | None = None) -> int:
-    """Run the gates, record evidence; exit 0 when every selected test gate is met, else 1/5/6."""
+def run(
+    root: Path, specs: list[str], pytest_args: list[str] | None = None, out: TextIO | None = None,
+    bench: bool = False, force: bool = False,
+) -> int:
+    """Run the gates, record evidence; exit 0 when every selected gate is met, else 1/5/6.
+
+    Test gates whose passing evidence still matches the code are not re-run unless ``force``;
+    ``bench`` also runs the selected bench gates' ``run`` commands (:mod:`tracker.benchrun`).
+    """
     out = out or sys.stdout
     _, plans = load_plans(root)
     chosen = select(plans, specs)
-    gates = {gate_key(p.id, ph.id, i): g for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, TestGate)}
-    if not gates:
+    all_gates = {gate_key(p.id, ph.id, i): g for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, TestGate)}
+    from tracker.fingerprint import FileIndex, tree_file_ids
+
+    bench_code, fresh = 0, set[str]()
+    current = FileIndex(tree_file_ids(root)) if bench or (all_gates and not force) else FileIndex({})
+    if bench:
+        from tracker.benchrun import run_bench_gates
+
+        bench_code = run_bench_gates(root, chosen, force, out, dict(current.files))
+    if all_gates and not force:
+        from tracker import evidence as ev
+        from tracker.history import fresh_test_gates
+
+        fresh = fresh_test_gates(plans, ev.load(root), derive(root, plans), current, list(all_gates))
+        if fresh:
+            out.write(f"tracker: {len(fresh)} test gate(s) up to date with their evidence, not re-run (--force re-runs)\n")
+    gates = {k: g for k, g in all_gates.items() if k not in fresh}
+    if not all_gates:
         out.write("no test gates selected: nothing to run\n")
-        return 0
+        return bench_code
+    if not gates:
+        return _report(root, plans, all_gates, root / EVIDENCE_DIR, None, out) or bench_code
     # Only existing paths go on the command line: a missing one would abort the whole session.
     paths = sorted({g.test.split("::", 1)[0].rstrip("/") or "." for g in gates.values()})
     existing = [p for p in paths if (root / p).exists()]
@@ -51,7 +76,7 @@ def run(root: Path, specs: list[str], pytest_args: list[str] | None = None, out:
         out.write(f"tracker: running {len(gates)} test gate(s) in one pytest session\n")
         out.flush()
         code = _run_pytest(cmd, root) if existing else None
-    return _report(root, plans, gates, evidence, code, out)
+    return _report(root, plans, all_gates, evidence, code, out) or bench_code
 
 
 def _run_pytest(cmd: list[str], root: Path) -> int:

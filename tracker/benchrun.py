@@ -1,0 +1,71 @@
+"""``tracker verify --bench``: run the selected bench gates' ``run`` commands, then take in what they wrote.
+
+Each distinct command runs once (several gates may share it), in the repository root, with its own
+output streaming through as progress. A result file that appeared or changed in the result
+directories (``.tracker/evidence/``, ``bench/results/``) during the command is validated at once; an
+invalid one stops verify with ``path: reason``. Gates met by a result whose measured files are
+unchanged are not re-run unless ``force``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from tracker.benchgate import Evaluator
+from tracker.errors import ExitCode
+from tracker.model import BenchGate, Phase, Plan
+from tracker.results import CACHE_DIR, load_repo_results, load_result, repo_result_files
+
+
+def _snapshot(root: Path) -> dict[Path, str]:
+    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in repo_result_files(root)}
+
+
+def run_bench_gates(root: Path, chosen: list[tuple[Plan, Phase]], force: bool, out: TextIO, current: dict[str, str]) -> int:
+    """Run what the chosen bench gates need; 0 when every one is met afterwards, else 1.
+
+    ``current`` is the working tree's {path: blob id} (for "measured files unchanged").
+    """
+    gates = [(f"{p.id}/{ph.id}#{i + 1}", g) for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, BenchGate)]
+    if not gates:
+        out.write("tracker: no bench gates selected\n")
+        return 0
+    evaluator = Evaluator(load_repo_results(root))
+    commands: dict[str, list[str]] = {}
+    for key, gate in gates:
+        verdict = evaluator(gate)
+        if gate.run is None:
+            out.write(f"tracker: {key}: no `run` command, uses the stored results\n")
+        elif not force and verdict.met and verdict.source and not evaluator.changed(verdict.source.file, current):
+            out.write(f"tracker: {key}: up to date, not re-run (--force re-runs): {verdict.reason}\n")
+        else:
+            commands.setdefault(gate.run, []).append(key)
+    failed = False
+    for n, (command, keys) in enumerate(commands.items(), 1):
+        out.write(f"tracker: [{n}/{len(commands)}] {command}  (for {', '.join(keys)})\n")
+        out.flush()
+        before = _snapshot(root)
+        sys.stdout.flush()
+        code = subprocess.run(command, shell=True, cwd=root, check=False).returncode  # noqa: S602 - plan files are trusted like a Makefile
+        if code != 0:
+            out.write(f"tracker: `{command}` exited with {code}: its results are not used\n")
+            failed = True
+            continue
+        written = [p for p, digest in _snapshot(root).items() if before.get(p) != digest]
+        if not written:
+            out.write(f"tracker: `{command}` wrote no result file in .tracker/evidence/ or bench/results/\n")
+            failed = True
+        for path in written:
+            run = load_result(path, root / CACHE_DIR)  # raises ResultFileError: path: reason
+            out.write(f"tracker: took in {path.relative_to(root).as_posix()}: {len(run.cases)} case(s) from {run.host} ({run.gpu or 'no GPU'})\n")
+    evaluator = Evaluator(load_repo_results(root))
+    unmet = 0
+    for key, gate in gates:
+        verdict = evaluator(gate)
+        unmet += not verdict.met
+        out.write(f"{'met  ' if verdict.met else 'UNMET'} {key} {gate.bench}: {verdict.reason}\n")
+    return int(ExitCode.CHECK_FAILED) if failed or unmet else 0

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import git, phase, plan_text
+from tracker_testutil import git, phase, plan_text
 
 from tracker.fileio import repo_lock
 

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import git
+from tracker_testutil import git
 
 from tracker.fingerprint import FileIndex, blob_id, changed_files, glob_regex, set_fingerprint, tree_file_ids, walk_file_ids
 

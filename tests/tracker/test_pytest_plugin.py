@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import make_files
+from tracker_testutil import make_files
 
 from tracker.commands.common import pytest_command, pytest_env
 from tracker.fingerprint import blob_id

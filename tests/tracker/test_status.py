@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import git, phase, plan_text
+from tracker_testutil import git, phase, plan_text
 
 from tracker.evidence import Store, TestRun
 from tracker.fingerprint import FileIndex

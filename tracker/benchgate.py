@@ -7,17 +7,19 @@ Statistics come from the raw samples; the optional noise guard is a seeded perce
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
 from tracker.model import EvidenceSource, GateVerdict
-from tracker.results import ResultCase, ResultRun, compute_stat, load_repo_results
+from tracker.results import CACHE_DIR, ResultCase, ResultRun, compute_stat, load_repo_results
 
 RESAMPLES = 2000
 SEED = 20261129
@@ -93,30 +95,64 @@ def _quantile(values: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
+def oriented_ratio(candidate: float, baseline: float, direction: str) -> float:
+    """Candidate vs baseline statistic, oriented so that above 1 is always an improvement."""
+    num, den = (baseline, candidate) if direction == "lower" else (candidate, baseline)
+    return num / den if den != 0 else math.inf
+
+
 def bootstrap_bound(
-    stat: Callable[[list[float]], float],
-    samples: list[float],
+    stat: str,
+    samples: Sequence[float],
     confidence: float,
     upper: bool,
-    baseline: list[float] | None = None,
-    ratio: Callable[[float, float], float] | None = None,
+    baseline: Sequence[float] | None = None,
+    direction: str = "lower",
 ) -> float:
-    """One-sided percentile-bootstrap bound of ``stat(samples)`` or of ``ratio(stat(samples), stat(baseline))``.
+    """One-sided percentile-bootstrap bound of the ``stat`` of ``samples``, or (with ``baseline``) of
+    the oriented ratio of the two statistics.
 
     Each of ``RESAMPLES`` rounds resamples the candidate (and, independently, the baseline) with
     replacement; the bound is the ``confidence`` quantile (``upper``) or the ``1 - confidence`` quantile
-    of those values. A constant seed makes the verdict a pure function of the samples.
+    of those values. A constant seed makes the verdict a pure function of the samples (memoized).
     """
+    key = (stat, tuple(samples), confidence, upper, tuple(baseline) if baseline is not None else None, direction)
+    cached = _BOOT_MEMO.get(key)
+    if cached is not None:
+        return cached
+    disk = None
+    if BOOT_CACHE[0] is not None:  # a long sample list costs ~0.2 s: keep status fast across processes
+        digest = hashlib.sha256(repr((key, RESAMPLES, SEED)).encode()).hexdigest()
+        disk = BOOT_CACHE[0] / f"boot-{digest}.txt"
+        try:
+            _BOOT_MEMO[key] = float(disk.read_text())
+            return _BOOT_MEMO[key]
+        except (OSError, ValueError):
+            pass
     rng = random.Random(SEED)
-    n = len(samples)
+    pool, n = list(samples), len(samples)
+    base = list(baseline) if baseline is not None else None
     draws: list[float] = []
     for _ in range(RESAMPLES):
-        value = stat([samples[rng.randrange(n)] for _ in range(n)])
-        if baseline is not None and ratio is not None:
-            m = len(baseline)
-            value = ratio(value, stat([baseline[rng.randrange(m)] for _ in range(m)]))
+        value = compute_stat(stat, rng.choices(pool, k=n))
+        if base is not None:
+            value = oriented_ratio(value, compute_stat(stat, rng.choices(base, k=len(base))), direction)
         draws.append(value)
-    return _quantile(draws, confidence if upper else 1.0 - confidence)
+    bound = _BOOT_MEMO[key] = _quantile(draws, confidence if upper else 1.0 - confidence)
+    if disk is not None:
+        try:
+            disk.parent.mkdir(parents=True, exist_ok=True)
+            tmp = disk.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(repr(bound))
+            tmp.replace(disk)
+        except OSError:
+            pass  # a read-only checkout only loses speed
+    return bound
+
+
+_BOOT_MEMO: dict[object, float] = {}
+# Where bootstrap bounds are cached on disk; set by load_results(root) (None: memory only).
+BOOT_CACHE: list[Path | None] = [None]
 
 
 def _label(run: ResultRun, gate: BenchGateLike, case: ResultCase) -> str:
@@ -178,21 +214,15 @@ def evaluate(gate: BenchGateLike, results: Sequence[ResultRun]) -> BenchOutcome:
         if c is not None and len(c.samples) < need:
             return BenchOutcome(False, f"too few {who}samples ({len(c.samples)} < {need})", run)
 
-    def stat(samples: list[float]) -> float:
-        return compute_stat(gate.stat, samples)
-
-    def ratio(cand: float, ref: float) -> float:
-        # Oriented so that a ratio above 1 is always an improvement over the baseline.
-        num, den = (ref, cand) if case.direction == "lower" else (cand, ref)
-        return num / den if den != 0 else math.inf
-
-    value = stat(case.samples) if base is None else ratio(stat(case.samples), stat(base.samples))
+    value = compute_stat(gate.stat, case.samples)
+    if base is not None:
+        value = oriented_ratio(value, compute_stat(gate.stat, base.samples), case.direction)
     unit = "×" if base is not None else f" {case.unit}"
     at_least = gate.at_least is not None
     threshold = float(gate.at_least if at_least else gate.at_most)  # type: ignore[arg-type]
     compared, shown = value, f"{fmt_num(value)}{unit}"
     if gate.confidence is not None:
-        compared = bootstrap_bound(stat, case.samples, gate.confidence, not at_least, base.samples if base else None, ratio if base else None)
+        compared = bootstrap_bound(gate.stat, case.samples, gate.confidence, not at_least, base.samples if base else None, case.direction)
         side = "lower" if at_least else "upper"
         shown += f" ({gate.confidence:.0%} {side} bound {fmt_num(compared)}{unit})"
     met = compared >= threshold if at_least else compared <= threshold
@@ -221,6 +251,7 @@ def evaluate_bench_gate(gate: BenchGateLike, results: Sequence[ResultRun]) -> Ga
 
 def load_results(root: Path) -> list[ResultRun]:
     """The results ``tracker status`` evaluates bench gates against (hook looked up by the core)."""
+    BOOT_CACHE[0] = root / CACHE_DIR
     return load_repo_results(root)
 
 

@@ -128,9 +128,17 @@ class FileIndex:
     def __init__(self, files: Mapping[str, str]) -> None:
         self.files = files
         self.paths = sorted(files)
+        self._memo: dict[tuple[str, ...], dict[str, str]] = {}  # phases often share their globs
 
     def match(self, patterns: Iterable[str]) -> dict[str, str]:
-        """{path: blob} of the files any of ``patterns`` matches."""
+        """{path: blob} of the files any of ``patterns`` matches (do not mutate the result)."""
+        key = tuple(patterns)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = self._match(key)
+        return hit
+
+    def _match(self, patterns: tuple[str, ...]) -> dict[str, str]:
         out: dict[str, str] = {}
         for pat in patterns:
             rx, prefix = glob_regex(pat), literal_prefix(pat)

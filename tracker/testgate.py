@@ -40,7 +40,8 @@ class TestIndex:
 
     def _matching(self, run: TestRun, arg: str) -> list[dict[str, Any]]:
         ids, recs, file_level = self.sorted[run.file]
-        prefix = arg.removeprefix("./").rstrip("/").split("::", 1)[0]
+        # Every node id the argument selects starts with the normalized argument itself.
+        prefix = arg.removeprefix("./").rstrip("/")
         out = [r for r in file_level if selects(arg, r["nodeid"]) and not r["nodeid"].startswith(prefix)]
         for i in range(bisect.bisect_left(ids, prefix), len(ids)):
             if not ids[i].startswith(prefix):

@@ -20,7 +20,6 @@ from tracker.errors import ExitCode, InterruptedRunError, NoTestsError
 from tracker.evidence import EVIDENCE_DIR
 from tracker.model import TestGate, gate_hash
 from tracker.plans import load_plans
-from tracker.pytest_plugin import evidence_name
 from tracker.status import derive, gate_key
 
 
@@ -39,7 +38,7 @@ def run(
     all_gates = {gate_key(p.id, ph.id, i): g for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, TestGate)}
     from tracker.fingerprint import FileIndex, tree_file_ids
 
-    bench_code, fresh = 0, set[str]()
+    bench_code, fresh, before = 0, set[str](), None
     current = FileIndex(tree_file_ids(root)) if bench or (all_gates and not force) else FileIndex({})
     if bench:
         from tracker.benchrun import run_bench_gates
@@ -49,7 +48,11 @@ def run(
         from tracker import evidence as ev
         from tracker.history import fresh_test_gates
 
-        fresh = fresh_test_gates(plans, ev.load(root), derive(root, plans), current, list(all_gates))
+        from tracker.status import bench_evaluator, compute
+
+        store = ev.load(root)  # one store read and one tree scan serve both status and freshness
+        before = compute(plans, store, lambda: current, lambda: bench_evaluator(root, store))
+        fresh = fresh_test_gates(plans, store, before, current, list(all_gates))
         if fresh:
             out.write(f"tracker: {len(fresh)} test gate(s) up to date with their evidence, not re-run (--force re-runs)\n")
     gates = {k: g for k, g in all_gates.items() if k not in fresh}
@@ -57,13 +60,17 @@ def run(
         out.write("no test gates selected: nothing to run\n")
         return bench_code
     if not gates:
-        return _report(root, plans, all_gates, root / EVIDENCE_DIR, None, out) or bench_code
+        return _report(root, plans, all_gates, root / EVIDENCE_DIR, None, out, before) or bench_code
     # Only existing paths go on the command line: a missing one would abort the whole session.
     paths = sorted({g.test.split("::", 1)[0].rstrip("/") or "." for g in gates.values()})
     existing = [p for p in paths if (root / p).exists()]
     for p in sorted(set(paths) - set(existing)):
         out.write(f"tracker: no such test file or directory: {p}\n")
-    name = evidence_name("verify")
+    import socket
+
+    from tracker.commands.ingest import evidence_name  # same naming as the plugin's, without importing pytest
+
+    name = evidence_name("verify", socket.gethostname())
     evidence = root / EVIDENCE_DIR / name
     with tempfile.TemporaryDirectory(prefix="tracker-verify-") as tmp:
         sel, hashes = Path(tmp, "select.json"), Path(tmp, "gates.json")
@@ -88,7 +95,9 @@ def _run_pytest(cmd: list[str], root: Path) -> int:
         raise InterruptedRunError("interrupted: the pytest run was stopped; no result was recorded as passing") from None
 
 
-def _report(root: Path, plans: list, gates: dict[str, TestGate], evidence: Path, code: int | None, out: TextIO) -> int:
+def _report(
+    root: Path, plans: list, gates: dict[str, TestGate], evidence: Path, code: int | None, out: TextIO, statuses: dict | None = None
+) -> int:
     if code is not None:
         try:
             status = json.loads(evidence.read_text()).get("status")
@@ -97,7 +106,7 @@ def _report(root: Path, plans: list, gates: dict[str, TestGate], evidence: Path,
         if status != "complete":
             what = "left no evidence file" if status is None else f"recorded as {status}"
             raise InterruptedRunError(f"pytest exited with {code} and its run was {what}: nothing counts as passed")
-    statuses = derive(root, plans)
+    statuses = statuses if statuses is not None else derive(root, plans)
     empty, unmet = [], []
     for key, gate in gates.items():
         plan_phase, _, num = key.partition("#")

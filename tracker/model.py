@@ -162,3 +162,8 @@ class PhaseStatus:
     blocked_by: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()  # files under ``paths`` changed since the evidence (stale)
     note: str = ""
+
+    @property
+    def met_count(self) -> str:
+        """``met/total`` gates, as tables show it."""
+        return f"{sum(v.met for v in self.verdicts)}/{len(self.verdicts)}"

@@ -43,17 +43,13 @@ def newest_source(st: PhaseStatus) -> EvidenceSource | None:
     return max(srcs, key=lambda s: (s.time, s.file)) if srcs else None
 
 
-def met_count(st: PhaseStatus) -> str:
-    return f"{sum(v.met for v in st.verdicts)}/{len(st.verdicts)}"
-
-
 def summary_body(plan: Plan, statuses: dict[str, PhaseStatus]) -> str:
     """The table near the top of a plan file."""
     rows = ["| Phase | Status | Gates met | Latest evidence |", "| --- | --- | --- | --- |"]
     for ph in plan.phases:
         st = statuses[f"{plan.id}/{ph.id}"]
         status = st.status.value + (f" ({', '.join(st.blocked_by)})" if st.blocked_by else "")
-        rows.append(f"| {_cell(ph.id)} · {_cell(ph.title)} | **{status}** | {met_count(st)} | {_cell(source_text(newest_source(st)))} |")
+        rows.append(f"| {_cell(ph.id)} · {_cell(ph.title)} | **{status}** | {st.met_count} | {_cell(source_text(newest_source(st)))} |")
     if not plan.phases:
         rows.append("| — | no phases yet | — | — |")
     return "\n".join(["", *rows, ""])
@@ -62,7 +58,7 @@ def summary_body(plan: Plan, statuses: dict[str, PhaseStatus]) -> str:
 def phase_body(plan: Plan, phase_index: int, st: PhaseStatus) -> str:
     """The status block written right after a phase block."""
     phase = plan.phases[phase_index]
-    head = f"**Status: {st.status.value}** — {met_count(st)} gates met"
+    head = f"**Status: {st.status.value}** — {st.met_count} gates met"
     lines = ["", head + (f"; {st.note}" if st.note else ""), ""]
     if phase.gates:
         lines += ["| # | Gate | Verdict | Evidence |", "| --- | --- | --- | --- |"]

@@ -10,7 +10,6 @@ from typing import TextIO
 from tracker.commands.common import select
 from tracker.model import PhaseStatus, Plan, Status
 from tracker.plans import load_plans
-from tracker.render import met_count, status_data
 from tracker.status import derive
 
 COLOR = {
@@ -41,7 +40,7 @@ def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool) -> s
             if color:
                 word = f"\x1b[{COLOR[st.status]}m{word}\x1b[0m"
             note = _note(st)
-            lines.append(f"  {ph.id:<{width}}  {word}  {met_count(st):>5}  {ph.title}" + (f"  — {note}" if note else ""))
+            lines.append(f"  {ph.id:<{width}}  {word}  {st.met_count:>5}  {ph.title}" + (f"  — {note}" if note else ""))
     return "\n".join(lines)
 
 
@@ -57,6 +56,8 @@ def run(root: Path, plan: str | None = None, as_json: bool = False, out: TextIO 
         out.write(f"no plans yet: add plans/NNNN-slug.md (tracker new TITLE) under {root}\n")
         return 0
     if as_json:
+        from tracker.render import status_data
+
         out.write(json.dumps(status_data(plans, statuses), indent=2, ensure_ascii=False) + "\n")
     else:
         out.write(table(plans, statuses, color=out.isatty()) + "\n")

@@ -181,3 +181,65 @@ def test_checks_flag_spills_smem_and_forbidden_sass() -> None:
     assert problems({}, 0) == ["no kernel entries in the ptxas report"]
     assert FORBIDDEN_SASS.findall("HGMMA.64x128x16.F32.BF16 R0, gdesc[UR4]; UTCHMMA gdesc[UR8]") == ["HGMMA",
                                                                                                      "UTCHMMA"]
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+SPLIT_CASES = [  # (batch, nodes, heads, prefix tokens, SMs)
+    (1, 16, 8, 91000, 132), (1, 64, 8, 91000, 132), (1, 32, 16, 23000, 132), (4, 16, 8, 4 * 91000, 132),
+    (1, 8, 64, 5700, 132), (1, 16, 8, 5700, 132), (1, 1, 1, 0, 132), (16, 64, 128, 16 * 50, 132),
+    (3, 7, 16, 1101, 132), (1, 16, 8, 10_000_000, 188), (2, 1, 1, 1, 188),
+]
+
+
+@needs_nvcc
+def test_split_count_bounds(tmp_path: Path) -> None:
+    """choose_num_splits (host side, no device sync): one wave, >= 4 tiles a split, <= kMaxSplits."""
+    assert NVCC is not None
+    lines = "".join(f"  std::printf(\"%d\\n\", verify_attn::choose_num_splits({b}, {t}, {h}, {n}LL, {sms}));\n"
+                    for b, t, h, n, sms in SPLIT_CASES)
+    src = tmp_path / "splits.cu"
+    src.write_text(f'#include <cstdio>\n#include "verify_attention.h"\nint main() {{\n{lines}  return 0;\n}}\n')
+    exe = tmp_path / "splits"
+    proc = subprocess.run([NVCC, "-std=c++17", f"-I{CSRC}", "-o", str(exe), str(src)], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    got = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
+    assert got[:3] == [66, 16, 16]  # (1,8,16): 2 row tiles -> 66 x 2 = 132 blocks; 8 row tiles -> 16 x 8
+    for (b, t, h, n, sms), splits in zip(SPLIT_CASES, got):
+        row_tiles = ceil_div(t * h, 64)
+        avg_tiles = ceil_div(ceil_div(n + b * t, b), 32)
+        assert 1 <= splits <= 128
+        if splits > 1:
+            assert b * row_tiles * splits <= sms, (b, t, h, n, splits)
+            assert avg_tiles // splits >= 4, (b, t, h, n, splits)
+    assert got[SPLIT_CASES.index((16, 64, 128, 16 * 50, 132))] == 1  # 2048 blocks already: no split
+
+
+def test_build_key_and_source_hash_cover_headers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edited header must change the extension's module name (no stale build is ever loaded)."""
+    pytest.importorskip("torch")
+    from kernel import build
+
+    for name in build.SOURCES + build.HEADERS:
+        (tmp_path / name).write_bytes((CSRC / name).read_bytes())
+    monkeypatch.setattr(build, "CSRC", tmp_path)
+    before = build.source_hash()
+    header = tmp_path / "verify_attention.cuh"
+    header.write_bytes(header.read_bytes() + b"\n// edited\n")
+    assert build.source_hash() != before
+    assert set(build.CUDA_FLAGS) == {"-O3", "--use_fast_math", "-std=c++17"}
+
+
+def test_cuda_backend_signature() -> None:
+    """The contract kernel/verify.py dispatches to."""
+    pytest.importorskip("torch")
+    import inspect
+
+    from kernel.cuda_backend import verify_attention_cuda
+
+    params = list(inspect.signature(verify_attention_cuda).parameters)
+    assert params == ["q", "kv_cache", "prefix_indptr", "prefix_slots", "tree_slots", "tree_mask", "sm_scale",
+                      "return_lse"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +34,8 @@ def atomic_write(path: Path, data: bytes) -> None:
 
     Readers see the old file or the new one, never a partial one; the mode of an existing file is kept.
     """
+    import tempfile  # only writers pay for it (random, shutil)
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -7,7 +7,6 @@ found by locating its key: ``[[gate]]`` headers in order, then ``key =`` lines.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import tomllib
 from dataclasses import dataclass
@@ -134,7 +133,7 @@ def parse_plan(path: str, text: str) -> tuple[Plan | None, list[str]]:
             problems.append(f"{path}:{_key_line(b, ('id',))}: duplicate phase id '{fields['id']}' (first at line {seen[fields['id']]})")
             continue
         seen[fields["id"]] = b.line
-        located = tuple(dataclasses.replace(g, line=_key_line(b, ("gate", i))) for i, g in enumerate(gates))
+        located = tuple(g._replace(line=_key_line(b, ("gate", i))) for i, g in enumerate(gates))
         phases.append(
             Phase(fields["id"], fields["title"], tuple(fields["depends"]), tuple(fields["paths"]), located, b.line, b.end_line)
         )

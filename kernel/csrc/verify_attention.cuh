@@ -1,4 +1,5 @@
-// Tree-verify MLA attention over a page_size=1 latent pool: split-KV kernel on mma.sync + combine kernel.
+// Tree-verify MLA attention over a page_size=1 latent pool: the split-KV kernel on mma.sync and the launcher
+// (the combine kernel is in verify_attention_combine.cuh, the PTX wrappers in verify_attention_ptx.cuh).
 //
 // Only sm_80-level instructions (mma.sync m16n8k16 bf16->fp32, ldmatrix, cp.async), <= 99 KB of shared
 // memory per block: the same source builds for sm_80, sm_90 and sm_120. No torch types here.
@@ -11,8 +12,9 @@
 // last non-empty split and are merged with the prefix by the same log-sum-exp combine as any other split.
 //
 // Inside a block: warps w and w+4 own the same 16 rows. Group g = w/4 keeps Q[16 rows, k in g's half of 576]
-// in registers (its 256 latent columns: 16 k-steps x 4 regs; its 32 rope columns are read from shared memory), computes a partial S[16 x 32] for each 32-token tile, swaps it with its
-// partner through shared memory and adds, so both hold the full S. Online softmax in registers (exp2, scale
+// in registers (its 256 latent columns: 16 k-steps x 4 regs; its 32 rope columns are read from shared
+// memory), computes a partial S[16 x 32] for each 32-token tile, swaps it with its partner through shared
+// memory and adds, so both hold the full S. Online softmax in registers (exp2, scale
 // folded in), P re-packed as A fragments (FA2), group g accumulates O[16, 256 cols of g's half] (128 fp32).
 #pragma once
 
@@ -22,55 +24,12 @@
 #include <cstdint>
 
 #include "verify_attention.h"
+#include "verify_attention_combine.cuh"
+#include "verify_attention_ptx.cuh"
 
 namespace verify_attn {
 
 constexpr float kLazyShift = 8.f;  // log2 units: P <= 256 before the running shift moves
-
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16-byte async copy; src_bytes == 0 zero-fills (tokens past the chunk end: P is 0 there, and 0 * stale NaN
-// bit patterns from uninitialised shared memory would poison O).
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-
-// D += A * B for one m16n8k16 bf16 tile with fp32 accumulators.
-__device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
-}
-
-__device__ __forceinline__ float quad_max(float v) {
-  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
-  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
-}
-__device__ __forceinline__ float quad_sum(float v) {
-  v += __shfl_xor_sync(0xffffffffu, v, 1);
-  return v + __shfl_xor_sync(0xffffffffu, v, 2);
-}
 
 // Pool slot of virtual position pos of request b (prefix first, then tree nodes), or -1 past `end`.
 __device__ __forceinline__ int slot_at(const Params& p, int b, int prefix_start, int prefix_len, int end,
@@ -377,78 +336,6 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       if (r_hi < rows) p.part_lse[base_row + r_hi] = lse_hi;
     }
   }
-}
-
-constexpr int kCombineThreads = 256;  // 4 split groups x 64 float4 columns: one 256-column half per block
-
-// Merge the splits of one (request, row, column half): max-shifted weights in the exp2 domain; empty splits
-// (lse -inf) weigh 0; a row that saw nothing at all gets 0 and lse -inf. Four groups of threads walk
-// interleaved splits with eight independent 16-B loads each in flight (a one-load-at-a-time walk is pure
-// latency: 11-16 us at 44-66 splits in v3), then add their sums through shared memory.
-__global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(const Params p) {
-  __shared__ float w[kMaxSplits];
-  __shared__ float stats[2];
-  __shared__ float4 part[3][64];
-  const int row = blockIdx.x, half = blockIdx.y, b = blockIdx.z, tid = threadIdx.x;
-  const int rows = p.nodes * p.heads, splits = p.num_splits;
-  const int64_t lse_base = static_cast<int64_t>(b) * splits * rows + row;
-  if (tid < 32) {
-    float mx = -INFINITY;
-    for (int s = tid; s < splits; s += 32) mx = fmaxf(mx, p.part_lse[lse_base + static_cast<int64_t>(s) * rows]);
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-    const float shift = mx == -INFINITY ? 0.f : mx;
-    float sum = 0.f;
-    for (int s = tid; s < splits; s += 32) {
-      const float e = exp2f(p.part_lse[lse_base + static_cast<int64_t>(s) * rows] - shift);
-      w[s] = e;
-      sum += e;
-    }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-    if (tid == 0) {
-      stats[0] = sum;
-      stats[1] = sum > 0.f ? (shift + __log2f(sum)) * 0.6931471805599453f : -INFINITY;
-    }
-  }
-  __syncthreads();
-  const int group = tid >> 6, c4 = tid & 63;
-  const float* src = p.part_o + (static_cast<int64_t>(b) * splits * rows + row) * kVDim + half * 256 + c4 * 4;
-  const int64_t stride = static_cast<int64_t>(rows) * kVDim;
-  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-  for (int s0 = group; s0 < splits; s0 += 4 * 8) {
-    float4 v[8];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int s = s0 + 4 * j;
-      v[j] = s < splits ? __ldcs(reinterpret_cast<const float4*>(src + s * stride)) : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int s = s0 + 4 * j;
-      const float ws = s < splits ? w[s] : 0.f;
-      acc.x += ws * v[j].x;
-      acc.y += ws * v[j].y;
-      acc.z += ws * v[j].z;
-      acc.w += ws * v[j].w;
-    }
-  }
-  if (group > 0) part[group - 1][c4] = acc;
-  __syncthreads();
-  if (group != 0) return;
-#pragma unroll
-  for (int g = 0; g < 3; ++g) {
-    acc.x += part[g][c4].x;
-    acc.y += part[g][c4].y;
-    acc.z += part[g][c4].z;
-    acc.w += part[g][c4].w;
-  }
-  const float sum = stats[0];
-  const float inv = sum > 0.f ? 1.f / sum : 0.f;
-  __nv_bfloat16* ob =
-      static_cast<__nv_bfloat16*>(p.out) + (static_cast<int64_t>(b) * rows + row) * kVDim + half * 256 + c4 * 4;
-  *reinterpret_cast<uint2*>(ob) = make_uint2(pack_bf16(acc.x * inv, acc.y * inv), pack_bf16(acc.z * inv, acc.w * inv));
-  if (p.lse != nullptr && half == 0 && c4 == 0) p.lse[static_cast<int64_t>(b) * rows + row] = stats[1];
 }
 
 // Enable > 48 KB dynamic shared memory once per device, then launch split (+ combine) kernels.

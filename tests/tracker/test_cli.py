@@ -163,3 +163,18 @@ def test_schema_is_json_schema(good, cli) -> None:
 def test_console_script_runs(good) -> None:
     proc = subprocess.run([sys.executable, "-m", "tracker", "status"], cwd=good, capture_output=True, text=True, env=os.environ)
     assert proc.returncode == 0 and proc.stdout.startswith("0001  Demo  (plans/0001-demo.md)\n")
+
+
+def test_update_preserves_crlf_bom_tabs_and_missing_final_newline(repo, cli) -> None:
+    text = ("\ufeff" + GOOD.rstrip("\n") + "\n\tIndented prose — ünïcode\n```\nnot a phase\n```").replace("\n", "\r\n")
+    root = repo({"plans/0001-demo.md": text, **TESTS})
+    path = root / "plans/0001-demo.md"
+    assert cli(root, "update").code == 0
+    once = path.read_bytes().decode("utf-8")
+    assert once.startswith("\ufeff# Demo\r\n") and not once.endswith("\n")
+    assert "\n" not in once.replace("\r\n", "")  # every new line uses the file's CRLF
+    from tracker.regions import rewrite
+
+    assert rewrite(once, [], "p") == text  # without the regions, the original bytes exactly
+    assert cli(root, "update").out == "updated 0 plan file(s)\n"
+    assert path.read_bytes().decode("utf-8") == once

@@ -19,6 +19,7 @@ import json
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -56,7 +57,7 @@ def floor_us(batch: int, heads: int, nodes: int, ctx: int, tbps: float) -> tuple
     return nbytes / (tbps * 1e12) * 1e6, flops / (MMA_TFLOPS * 1e12) * 1e6
 
 
-def time_case(ext, batch: int, heads: int, nodes: int, ctx: int, splits: int, reps: int) -> list[float]:
+def time_case(ext: Any, batch: int, heads: int, nodes: int, ctx: int, splits: int, reps: int) -> list[float]:
     """Per-call microseconds over `reps` calls rotating through input sets (after 5 warm-up calls)."""
     rows_per_set = batch * (ctx + nodes)
     sets = max(3, -(-ROTATE_BYTES // (rows_per_set * HEAD_DIM * 2)))
@@ -76,7 +77,7 @@ def time_case(ext, batch: int, heads: int, nodes: int, ctx: int, splits: int, re
     return [start.elapsed_time(end) * 1e3 for start, end in events]
 
 
-def kernel_times(ext, batch: int, heads: int, nodes: int, ctx: int, splits: int) -> dict[str, float]:
+def kernel_times(ext: Any, batch: int, heads: int, nodes: int, ctx: int, splits: int) -> dict[str, float]:
     """Mean device microseconds per call of each CUDA kernel a call launches (torch.profiler / CUPTI)."""
     case = make_case(batch, heads, nodes, [ctx] * batch, "random", "scattered", seed=1)
     for _ in range(3):

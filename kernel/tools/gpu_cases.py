@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -53,7 +54,8 @@ class Case:
     tree_mask: torch.Tensor
     scale: float
 
-    def args(self) -> tuple:
+    def args(self) -> tuple[Any, ...]:
+        """Positional arguments of the extension's forward / kernel.verify_attention, in API order."""
         return (self.q, self.kv, self.indptr, self.prefix_slots, self.tree_slots, self.tree_mask, self.scale)
 
 

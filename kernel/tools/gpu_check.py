@@ -106,6 +106,35 @@ def check(ext: Any, case: Case, splits: int) -> tuple[bool, str]:
     return ok, line
 
 
+def bad_inputs(ext: Any, case: Case) -> list[str]:
+    """Each malformed argument must raise before launching, naming the argument; returns the misses."""
+    q, kv, indptr, pslots, tslots, mask, scale = case.args()
+    variants: list[tuple[str, tuple[Any, ...]]] = [
+        ("q", (q.float(), kv, indptr, pslots, tslots, mask, scale)),
+        ("q", (q[..., :512].contiguous(), kv, indptr, pslots, tslots, mask, scale)),
+        ("q", (q.transpose(1, 2), kv, indptr, pslots, tslots, mask, scale)),
+        ("q", (q.cpu(), kv, indptr, pslots, tslots, mask, scale)),
+        ("kv_cache", (q, kv[:, :512].contiguous(), indptr, pslots, tslots, mask, scale)),
+        ("kv_cache", (q, kv.half(), indptr, pslots, tslots, mask, scale)),
+        ("prefix_indptr", (q, kv, indptr.long(), pslots, tslots, mask, scale)),
+        ("prefix_indptr", (q, kv, indptr[:-1].contiguous(), pslots, tslots, mask, scale)),
+        ("prefix_slots", (q, kv, indptr, pslots.cpu(), tslots, mask, scale)),
+        ("tree_slots", (q, kv, indptr, pslots, tslots[:, :-1].contiguous(), mask, scale)),
+        ("tree_mask", (q, kv, indptr, pslots, tslots, mask.int(), scale)),
+        ("sm_scale", (q, kv, indptr, pslots, tslots, mask, float("nan"))),
+    ]
+    misses = []
+    for name, args in variants:
+        try:
+            ext.forward(*args, False, 0)
+        except RuntimeError as err:
+            if not str(err).startswith(f"{name}:"):
+                misses.append(f"{name}: wrong message {str(err).splitlines()[0]!r}")
+            continue
+        misses.append(f"{name}: no error")
+    return misses
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few small shapes (sanitizer runs)")
@@ -127,6 +156,12 @@ def main() -> int:
         ok, line = check(ext, case, splits)
         failures += not ok
         print(line, flush=True)
+    if not args.quick and args.index is None:
+        misses = bad_inputs(ext, make_case(3, 8, 16, [989, 0, 19], "random", "scattered", seed=seed))
+        for miss in misses:
+            print(f"FAIL bad input {miss}")
+        print(f"{'ok  ' if not misses else 'FAIL'} binding rejects 12 malformed inputs naming the argument")
+        failures += len(misses)
     print(f"gpu_check: {failures} failure(s)")
     return 1 if failures else 0
 

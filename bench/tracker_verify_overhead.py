@@ -62,18 +62,26 @@ def build(root: Path, gates: int, work_ms: int) -> list[str]:
     return nodeids
 
 
-def timed(cmd: list[str], cwd: Path, repeat: int, expect: tuple[int, ...] = (0,)) -> float:
-    """Median wall seconds of ``cmd`` over ``repeat`` runs after one warm-up."""
-    times = []
+def run_once(cmd: list[str], cwd: Path) -> float:
+    """Wall seconds of one run of ``cmd`` (which must exit 0)."""
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])}... exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return elapsed
+
+
+def interleaved(cmds: dict[str, list[str]], cwd: Path, repeat: int) -> dict[str, list[float]]:
+    """Run the commands in turn ``repeat`` times after one warm-up round; interleaving makes a load
+    change on this shared machine hit every command alike."""
+    times: dict[str, list[float]] = {name: [] for name in cmds}
     for i in range(repeat + 1):
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
-        elapsed = time.perf_counter() - start
-        if proc.returncode not in expect:
-            raise SystemExit(f"{' '.join(cmd[:4])}... exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-        if i:
-            times.append(elapsed)
-    return statistics.median(times)
+        for name, cmd in cmds.items():
+            elapsed = run_once(cmd, cwd)
+            if i:
+                times[name].append(elapsed)
+    return times
 
 
 def main() -> int:
@@ -85,15 +93,24 @@ def main() -> int:
     tracker = tracker_cmd()
     pytest = [sys.executable, "-m", "pytest", "-q"]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, repeat {args.repeat}, work {args.work_ms} ms/test")
-    print(f"{'gates':>6} {'pytest s':>9} {'verify s':>9} {'ratio':>6} {'no-change verify s':>19}")
+    print("median (min) wall seconds over the runs")
+    print(f"{'gates':>6} {'pytest':>14} {'verify --force':>15} {'ratio':>12} {'no-change verify':>17}")
     for n in (int(x) for x in args.gates.split(",")):
         with tempfile.TemporaryDirectory(prefix="tracker-overhead-") as tmp:
             root = Path(tmp)
             nodeids = build(root, n, args.work_ms)
-            plain = timed(pytest + nodeids, root, args.repeat)
-            verify = timed(tracker + ["verify", "--force"], root, args.repeat)
-            unchanged = timed(tracker + ["verify"], root, args.repeat)
-            print(f"{n:>6} {plain:>9.3f} {verify:>9.3f} {verify / plain:>6.2f} {unchanged:>19.3f}")
+            t = interleaved(
+                {"pytest": pytest + nodeids, "verify": tracker + ["verify", "--force"], "unchanged": tracker + ["verify"]},
+                root, args.repeat,
+            )  # fmt: skip
+            med = {k: statistics.median(v) for k, v in t.items()}
+            low = {k: min(v) for k, v in t.items()}
+
+            def cell(k: str) -> str:
+                return f"{med[k]:.3f} ({low[k]:.3f})"
+
+            ratio = f"{med['verify'] / med['pytest']:.2f} ({low['verify'] / low['pytest']:.2f})"
+            print(f"{n:>6} {cell('pytest'):>14} {cell('verify'):>15} {ratio:>12} {cell('unchanged'):>17}")
     return 0
 
 

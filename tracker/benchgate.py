@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from tracker.model import EvidenceSource, GateVerdict
+from tracker.model import BenchGate, EvidenceSource, GateVerdict
 from tracker.results import CACHE_DIR, ResultCase, ResultRun, compute_stat, load_repo_results
 
 RESAMPLES = 2000
@@ -26,18 +26,9 @@ SEED = 20261129
 ParamValue = str | int | float | bool
 
 
-class BenchGateLike(Protocol):
-    """The bench-gate keys of the plan format (the core's model satisfies this)."""
-
-    bench: str
-    where: Mapping[str, ParamValue]
-    baseline: Mapping[str, ParamValue] | None
-    at_least: float | None
-    at_most: float | None
-    stat: str
-    min_samples: int | None
-    hardware: str | None
-    confidence: float | None
+# The plan model's bench gate (keys: bench, where, baseline, at_least, at_most, stat, min_samples,
+# hardware, run, confidence); the alias keeps this module's signatures readable.
+BenchGateLike = BenchGate
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from tracker.evidence import RAN, Store
 from tracker.fingerprint import FileIndex
 from tracker.model import BenchGate, PhaseStatus, Plan, Status, TestGate, gate_hash
+from tracker.results import ResultRun
 
 
 def regressions(statuses: Mapping[str, PhaseStatus]) -> list[str]:
@@ -49,10 +50,10 @@ def _case_key(metric: str, params: Mapping[str, object], gpu: str | None) -> str
     return json.dumps([metric, typed, gpu], default=str)
 
 
-def needed(plans: Sequence[Plan], store: Store, results: Sequence[object] = ()) -> KeepSet:
+def needed(plans: Sequence[Plan], store: Store, results: Sequence[ResultRun] = ()) -> KeepSet:
     """Which evidence files every current verdict and its history depend on (see module docstring).
 
-    ``results`` are :class:`tracker.results.ResultRun` objects (empty when no bench gate exists).
+    ``results`` are the repository's result runs (empty when there are none).
     """
     keep = KeepSet()
     newest_ran: dict[str, str] = {}
@@ -86,10 +87,10 @@ def needed(plans: Sequence[Plan], store: Store, results: Sequence[object] = ()) 
     return keep
 
 
-def _keep_bench(plans: Sequence[Plan], results: Sequence[object], keep: KeepSet) -> None:
+def _keep_bench(plans: Sequence[Plan], results: Sequence[ResultRun], keep: KeepSet) -> None:
     from tracker.benchgate import evaluate  # noqa: PLC0415 - only when there are results
 
-    runs = sorted(results, key=lambda r: (r.time, r.path))  # type: ignore[attr-defined]
+    runs = sorted(results, key=lambda r: (r.time, r.path))
     newest: dict[str, str] = {}
     for run in runs:
         for case in run.cases:

@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from tracker.model import PhaseStatus
+
 CHECKOUT = Path(__file__).resolve().parents[2]
 
 
@@ -43,7 +45,7 @@ def call(module: str, root: Path, *args: Any, **kw: Any) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def statuses(root: Path) -> dict[str, Any]:
+def statuses(root: Path) -> dict[str, PhaseStatus]:
     """{PLAN/PHASE: PhaseStatus} as ``tracker status`` derives them."""
     from tracker.plans import load_plans
     from tracker.status import derive

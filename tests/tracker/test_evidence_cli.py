@@ -1,0 +1,81 @@
+"""The evidence commands through the real CLI: exit codes, messages, and plain ``pytest --tracker-record``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from evidence_repo import CHECKOUT, make_repo, phase_block, plan_text
+from resultfiles import case, result, write
+
+PLAN = plan_text("0001", [phase_block("P1", ["src/**"], ['test = "tests/test_a.py"'])])
+
+
+def tracker(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    code = f"from tracker.cli import main; main({list(args)!r})"
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT)}
+    return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False, env=env)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {
+        "plans/0001-a.md": PLAN, "src/a.py": "X = 1\n", "conftest.py": "",
+        "tests/test_a.py": "from src.a import X\n\ndef test_x():\n    assert X == 1\n",
+        ".gitignore": ".tracker/cache/\n.tracker/lock\n__pycache__/\n",
+    })  # fmt: skip
+
+
+def test_ingest_rejects_bad_files_with_exit_8_and_writes_nothing(repo: Path, tmp_path: Path) -> None:
+    good = write(tmp_path / "good.json", result([case("m", {"k": 1}, [1.0, 2.0])]))
+    bad = write(tmp_path / "bad.json", {**result([case("m", {"k": 1}, [1.0])]), "version": 2})
+    proc = tracker(repo, "ingest", str(good), str(bad))
+    assert proc.returncode == 8
+    assert proc.stderr == f"tracker: error: {bad}: unsupported version 2 (this tracker reads version 1)\n"
+    assert not (repo / ".tracker/evidence").exists()
+    proc = tracker(repo, "ingest", str(tmp_path / "missing.jsonl"))
+    assert proc.returncode == 8 and "missing.jsonl: cannot read" in proc.stderr
+    (tmp_path / "notes.txt").write_text("hello")
+    proc = tracker(repo, "ingest", str(tmp_path / "notes.txt"))
+    assert proc.returncode == 8 and "not a pytest reportlog, JUnit XML or benchmark result file" in proc.stderr
+    proc = tracker(repo, "ingest", str(good), "--commit", "nope")
+    assert proc.returncode == 0  # --commit only matters for test runs
+
+
+def test_ingest_unknown_commit_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "r.xml").write_text('<testsuites><testsuite name="pytest"><testcase classname="tests.test_a" name="test_x" file="tests/test_a.py" time="0.1"/></testsuite></testsuites>')
+    proc = tracker(repo, "ingest", str(tmp_path / "r.xml"), "--commit", "deadbeef")
+    assert proc.returncode == 3 and "--commit deadbeef: not a commit of this repository" in proc.stderr
+    proc = tracker(repo, "ingest", str(tmp_path / "r.xml"), "--host", "ci-runner")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(tracker(repo, "status", "--json").stdout)
+    [gate] = data["plans"][0]["phases"][0]["gates"]
+    assert data["plans"][0]["phases"][0]["status"] == "done"
+    assert "ci-runner" in json.dumps(gate)
+
+
+def test_schema_results_prints_the_json_schema(repo: Path) -> None:
+    proc = tracker(repo, "schema", "--results")
+    assert proc.returncode == 0
+    schema = json.loads(proc.stdout)
+    assert schema["$id"] == "tracker-bench-result/v1" and "provenance" in schema["properties"]
+
+
+def test_plain_pytest_tracker_record_is_honored_then_check_and_gc(repo: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT)}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tracker.pytest_plugin", "tests", "--tracker-record"],
+                          cwd=repo, capture_output=True, text=True, env={**env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(tracker(repo, "status", "--json").stdout)
+    assert data["plans"][0]["phases"][0]["status"] == "done"
+    proc = tracker(repo, "check")
+    assert proc.returncode == 1 and "plans/0001-a.md: generated regions out of date (run `tracker update`)" in proc.stdout
+    assert tracker(repo, "update").returncode == 0
+    proc = tracker(repo, "check")
+    assert (proc.returncode, proc.stdout) == (0, "tracker check: no regressions, plan files up to date\n")
+    proc = tracker(repo, "gc", "--dry-run")
+    assert proc.returncode == 0 and "keep .tracker/evidence/" in proc.stdout and "0 superseded file(s) to delete, 1 kept" in proc.stdout

@@ -146,15 +146,30 @@ _BOOT_MEMO: dict[object, float] = {}
 BOOT_CACHE: list[Path | None] = [None]
 
 
+_VARYING: dict[tuple[str, str], frozenset[str]] = {}
+
+
+def _varying_keys(run: ResultRun, metric: str) -> frozenset[str]:
+    """Parameter keys taking more than one (type-exact) value across the run's cases of ``metric``."""
+    key = (run.sha256, metric)
+    if key not in _VARYING:
+        values: dict[str, set[tuple[str, object]]] = {}
+        params = [c.params for c in run.cases if c.metric == metric]
+        for p in params:
+            for k, v in p.items():
+                values.setdefault(k, set()).add((type(v).__name__, v))
+        # A key missing from some cases varies too (present vs absent).
+        _VARYING[key] = frozenset(k for k, vs in values.items() if len(vs) > 1 or any(k not in p for p in params))
+    return _VARYING[key]
+
+
 def _label(run: ResultRun, gate: BenchGateLike, case: ResultCase) -> str:
     """``ctx=91000 heads=8 nodes=64, NVIDIA H200, kernel@3f2a91c`` - the parenthetical of a verdict."""
-    same_metric = [c.params for c in run.cases if c.metric == case.metric]
+    varying = _varying_keys(run, case.metric)
     # Show the where-keys that identify the case: not the ones the baseline varies, not constants of the run.
-    shown = {
-        k: v
-        for k, v in gate.where.items()
-        if k not in (gate.baseline or {}) and len({repr((type(p.get(k)), p.get(k))) for p in same_metric}) > 1
-    } or {k: v for k, v in gate.where.items() if k not in (gate.baseline or {})}
+    shown = {k: v for k, v in gate.where.items() if k not in (gate.baseline or {}) and k in varying} or {
+        k: v for k, v in gate.where.items() if k not in (gate.baseline or {})
+    }
     # Name the measured code by the top-level directory most of its fingerprinted files live in.
     tops = Counter(path.split("/", 1)[0] for path in run.files if "/" in path).most_common(2)
     code = tops[0][0] if tops and (len(tops) == 1 or tops[0][1] > tops[1][1]) else run.benchmark

@@ -38,10 +38,12 @@ void check_tensor(const at::Tensor& t, const char* name, at::ScalarType dtype, i
 }
 
 // Returns {out [B,T,H,512] bf16, lse [B,T,H] fp32 (empty unless return_lse)}. splits = 0 chooses the split
-// count; a positive value forces it (tuning and tests).
+// count; a positive value forces it (tuning and tests). variant 0 is the measured kernel, 1 the experimental
+// decoupled pipeline (kernel/NOTES.md; not yet validated on a GPU).
 std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache, const at::Tensor& prefix_indptr,
                                 const at::Tensor& prefix_slots, const at::Tensor& tree_slots,
-                                const at::Tensor& tree_mask, double sm_scale, bool return_lse, int64_t splits) {
+                                const at::Tensor& tree_mask, double sm_scale, bool return_lse, int64_t splits,
+                                int64_t variant) {
   using namespace verify_attn;
   TORCH_CHECK(q.defined() && q.is_cuda(), "q: expected a CUDA tensor, got ",
               q.defined() ? q.device().str() : std::string("None"));
@@ -71,6 +73,7 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
               nodes, "] (B, T), got ", tree_mask.sizes());
   TORCH_CHECK(std::isfinite(sm_scale) && sm_scale > 0, "sm_scale: expected a finite value > 0, got ", sm_scale);
   TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, "splits: expected 0 (auto) .. ", kMaxSplits, ", got ", splits);
+  TORCH_CHECK(variant == 0 || variant == 1, "variant: expected 0 (measured) or 1 (experimental), got ", variant);
 
   const c10::cuda::CUDAGuard guard(device);
   const int num_sms = sm_count(device.index());
@@ -100,7 +103,8 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
   p.heads = h;
   p.num_splits = num_splits;
   p.scale_log2 = static_cast<float>(sm_scale * 1.4426950408889634);
-  const cudaError_t err = launch_verify_attention(p, c10::cuda::getCurrentCUDAStream(device.index()).stream());
+  const cudaError_t err = launch_verify_attention(p, c10::cuda::getCurrentCUDAStream(device.index()).stream(),
+                                                  static_cast<int>(variant));
   TORCH_CHECK(err == cudaSuccess, "verify_attention launch failed: ", cudaGetErrorString(err));
   return {out, return_lse ? lse : at::empty({0}, f32)};
 }
@@ -115,10 +119,10 @@ int64_t num_splits(int64_t batch, int64_t nodes, int64_t heads, int64_t prefix_t
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "Tree-verify MLA attention (split-KV, mma.sync) over a page_size=1 latent pool";
   m.def("forward", &forward, "out, lse = forward(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, "
-                             "sm_scale, return_lse, splits=0)",
+                             "sm_scale, return_lse, splits=0, variant=0)",
         pybind11::arg("q"), pybind11::arg("kv_cache"), pybind11::arg("prefix_indptr"), pybind11::arg("prefix_slots"),
         pybind11::arg("tree_slots"), pybind11::arg("tree_mask"), pybind11::arg("sm_scale"),
-        pybind11::arg("return_lse"), pybind11::arg("splits") = 0);
+        pybind11::arg("return_lse"), pybind11::arg("splits") = 0, pybind11::arg("variant") = 0);
   m.def("num_splits", &num_splits, "split count the launcher would choose");
   m.attr("SMEM_BYTES") = verify_attn::kSmemBytes;
   m.attr("MAX_SPLITS") = verify_attn::kMaxSplits;

@@ -42,16 +42,39 @@ __device__ __forceinline__ int slot_at(const Params& p, int b, int prefix_start,
 // Issue one tile's gather: warp w copies tokens 4w..4w+3, each 1152-B row as 72 chunks of 16 B (lanes take
 // chunks lane, lane+32 and, for lanes 0-7, lane+64), so a warp reads 512 contiguous bytes per instruction.
 // Offsets are compile-time immediates off two bases: nothing loop-invariant is held in registers.
-__device__ __forceinline__ void issue_tile(const Params& p, uint32_t dst, const int* s_slot, int warp, int lane) {
+__device__ __forceinline__ void issue_rows(const Params& p, uint32_t dst, const int (&slots)[4], int warp,
+                                           int lane) {
   const char* kv = static_cast<const char*>(p.kv) + lane * 16;
   dst += warp * 4 * kSmemRowBytes + lane * 16;
+#pragma unroll
+  for (int j = 0; j < kTileTokens / kWarps; ++j) {
+    const int slot = slots[j];
+    const int bytes = slot < 0 ? 0 : 16;
+    const char* src = kv + static_cast<int64_t>(slot < 0 ? 0 : slot) * kRowBytes;
+    const uint32_t d = dst + j * kSmemRowBytes;
+    cp_async_16(d, src, bytes);
+    cp_async_16(d + 512, src + 512, bytes);
+    if (lane < 8) cp_async_16(d + 1024, src + 1024, bytes);
+  }
+}
+
+__device__ __forceinline__ void issue_tile(const Params& p, uint32_t dst, const int* s_slot, int warp, int lane) {
   // The warp's 4 slot ids in one 16-B shared load: 4 dependent LDS -> LDGSTS round trips sat right after the
   // tile barrier, when no warp has math to overlap them with.
   const int4 slots4 = *reinterpret_cast<const int4*>(s_slot + warp * 4);
   const int slots[4] = {slots4.x, slots4.y, slots4.z, slots4.w};
-#pragma unroll
+  issue_rows(p, dst, slots, warp, lane);
+}
+
+// Decoupled variant: lanes 0-3 of each warp hold the slot ids of the warp's 4 tokens of a tile; each is
+// broadcast just before its row's copies (it runs mid-tile, where registers are scarcest).
+__device__ __forceinline__ void issue_tile_from_lanes(const Params& p, uint32_t dst, int lane_slot, int warp,
+                                                      int lane) {
+  const char* kv = static_cast<const char*>(p.kv) + lane * 16;
+  dst += warp * 4 * kSmemRowBytes + lane * 16;
+#pragma unroll 1
   for (int j = 0; j < kTileTokens / kWarps; ++j) {
-    const int slot = slots[j];
+    const int slot = __shfl_sync(0xffffffffu, lane_slot, j);
     const int bytes = slot < 0 ? 0 : 16;
     const char* src = kv + static_cast<int64_t>(slot < 0 ? 0 : slot) * kRowBytes;
     const uint32_t d = dst + j * kSmemRowBytes;
@@ -67,6 +90,13 @@ __device__ __forceinline__ void issue_tile(const Params& p, uint32_t dst, const 
 #define VERIFY_ATTN_MIN_BLOCKS 1
 #endif
 
+// kDecoupled = false is the measured kernel (v4): one block barrier per tile. kDecoupled = true is an
+// EXPERIMENTAL variant, compile-checked but not yet run on a GPU (see NOTES.md): per-stage mbarriers instead of
+// the block barrier ("full": cp.async.mbarrier.arrive of all 256 threads; "empty": one arrive per warp after
+// its last read of the stage), each warp gathers tile t+1 after its own QK of tile t, and the S swap buffers
+// are guarded by producer/consumer named barriers, so warp pairs drift apart and the shared-memory pipe stays
+// busy while other pairs do their softmax.
+template <bool kDecoupled>
 __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_split_kernel(const Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
   float* xch = reinterpret_cast<float*>(smem + kStages * kTileBytes);
@@ -95,9 +125,22 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     const int r = row0 + tid;
     s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
   }
-  if (tid < kTileTokens) {
-    s_slot[tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 0) * kTileTokens + tid);
-    s_slot[kTileTokens + tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 1) * kTileTokens + tid);
+  // Decoupled: the four mbarriers live where the slot ring would (full[2], empty[2]).
+  const uint32_t bar_base = kv_base + kStages * kTileBytes + kXchBytes;  // = s_slot; an immediate off kv_base
+  int lane_slot = -1;  // decoupled: slot of token 4*warp + lane (lanes 0-3) of the next tile to gather
+  if constexpr (kDecoupled) {
+    if (tid == 0) {
+      mbar_init(bar_base, kThreads);
+      mbar_init(bar_base + 8, kThreads);
+      mbar_init(bar_base + 16, kWarps);
+      mbar_init(bar_base + 24, kWarps);
+    }
+    if (lane < 4) lane_slot = slot_at(p, b, prefix_start, prefix_len, seq_end, tile0 * kTileTokens + warp * 4 + lane);
+  } else {
+    if (tid < kTileTokens) {
+      s_slot[tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 0) * kTileTokens + tid);
+      s_slot[kTileTokens + tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 1) * kTileTokens + tid);
+    }
   }
 
   // Q fragments of this warp's 16 rows, latent columns [grp*256, grp*256+256), straight from global (once).
@@ -127,8 +170,17 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     }
   }
   __syncthreads();
-  if (ntiles > 0) issue_tile(p, kv_base, s_slot, warp, lane);
-  cp_async_commit();
+  if constexpr (kDecoupled) {
+    if (ntiles > 0) {
+      issue_tile_from_lanes(p, kv_base, lane_slot, warp, lane);
+      cp_async_mbar_arrive(bar_base);
+    }
+    lane_slot = lane < 4 ? slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 1) * kTileTokens + warp * 4 + lane)
+                         : -1;
+  } else {
+    if (ntiles > 0) issue_tile(p, kv_base, s_slot, warp, lane);
+    cp_async_commit();
+  }
 
   float o[32][4];
 #pragma unroll
@@ -137,16 +189,20 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   const float scale = p.scale_log2;
 
   for (int t = 0; t < ntiles; ++t) {
-    // Slot ids two tiles ahead: the global load's latency hides behind this tile's math.
     int next_slot = -1;
-    if (warp == 0) next_slot = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + t + 2) * kTileTokens + lane);
-    // One barrier per tile: after it, tile t is visible to every thread and every warp has finished tile t-1,
-    // so stage (t+1)&1 is free for the next gather (and the slot entry written at the end of t-1 is visible).
-    cp_async_wait<0>();
-    __syncthreads();
-    if (t + 1 < ntiles) {
-      issue_tile(p, kv_base + ((t + 1) & 1) * kTileBytes, s_slot + ((t + 1) & 1) * kTileTokens, warp, lane);
-      cp_async_commit();
+    if constexpr (kDecoupled) {
+      mbar_wait(bar_base + (t & 1) * 8, (t >> 1) & 1);  // every thread's copies of tile t have landed
+    } else {
+      // Slot ids two tiles ahead: the global load's latency hides behind this tile's math.
+      if (warp == 0) next_slot = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + t + 2) * kTileTokens + lane);
+      // One barrier per tile: after it, tile t is visible to every thread and every warp has finished tile t-1,
+      // so stage (t+1)&1 is free for the next gather (and the slot entry written at the end of t-1 is visible).
+      cp_async_wait<0>();
+      __syncthreads();
+      if (t + 1 < ntiles) {
+        issue_tile(p, kv_base + ((t + 1) & 1) * kTileBytes, s_slot + ((t + 1) & 1) * kTileTokens, warp, lane);
+        cp_async_commit();
+      }
     }
     const uint32_t tile = kv_base + (t & 1) * kTileBytes;
 
@@ -186,11 +242,27 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
         }
       }
     }
+    if constexpr (kDecoupled) {
+      // Gather tile t+1 into the other stage once every warp is done with tile t-1 (its last user), then
+      // fetch the slot ids of tile t+2 (consumed at the next gather, a tile of math later).
+      if (t + 1 < ntiles) {
+        if (t >= 1) mbar_wait(bar_base + 16 + ((t + 1) & 1) * 8, ((t - 1) >> 1) & 1);
+        issue_tile_from_lanes(p, kv_base + ((t + 1) & 1) * kTileBytes, lane_slot, warp, lane);
+        cp_async_mbar_arrive(bar_base + ((t + 1) & 1) * 8);
+        lane_slot = lane < 4 ? slot_at(p, b, prefix_start, prefix_len, seq_end,
+                                       (tile0 + t + 2) * kTileTokens + warp * 4 + lane)
+                             : -1;
+      }
+    }
     // Swap partial S with the partner warp (w ^ 4) on a named barrier of just those 64 threads. 16-B accesses:
     // 4 stores + 4 loads a thread instead of 16 + 16 (the shared-memory pipe is this kernel's busiest).
     {
       float4* mine = reinterpret_cast<float4*>(xch) + warp * 128;
       const float4* other = reinterpret_cast<const float4*>(xch) + (warp ^ 4) * 128;
+      // Decoupled: the partner must have read my previous S (barrier 5 + warp: its arrive, my sync).
+      if constexpr (kDecoupled) {
+        if (t > 0) asm volatile("bar.sync %0, 64;\n" ::"r"(5 + warp));
+      }
 #pragma unroll
       for (int n = 0; n < 4; ++n) mine[n * 32 + lane] = make_float4(s[n][0], s[n][1], s[n][2], s[n][3]);
       asm volatile("bar.sync %0, 64;\n" ::"r"(1 + (warp & 3)));
@@ -201,6 +273,9 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
         s[n][1] += v.y;
         s[n][2] += v.z;
         s[n][3] += v.w;
+      }
+      if constexpr (kDecoupled) {
+        if (t + 1 < ntiles) asm volatile("bar.arrive %0, 64;\n" ::"r"(5 + (warp ^ 4)));
       }
     }
     // Scale into the exp2 domain; mask past the chunk end and, for tree positions, by the ancestor bits.
@@ -282,7 +357,17 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
         }
       }
     }
-    if (warp == 0) {
+    if constexpr (kDecoupled) {
+      __syncwarp();
+      if (lane == 0) mbar_arrive(bar_base + 16 + (t & 1) * 8);  // this warp is done reading stage t&1
+      // Pull tile t+2's rows into L2 (its slot ids arrived during this tile's math): its gather, at the
+      // middle of tile t+1, then hits L2.
+      if (lane < 4 && lane_slot >= 0 && t + 2 < ntiles) {
+        const char* row = static_cast<const char*>(p.kv) + static_cast<int64_t>(lane_slot) * kRowBytes;
+#pragma unroll
+        for (int i = 0; i < kRowBytes / 128; ++i) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(row + i * 128));
+      }
+    } else if (warp == 0) {
       s_slot[(t & 1) * kTileTokens + lane] = next_slot;  // tile t+2 reuses tile t's entry
       // Pull tile t+2's rows into L2 now, so next iteration's cp.async (tile t+2 is issued at t+1) hits L2
       // instead of waiting on HBM with only one tile of compute to hide it.
@@ -293,7 +378,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       }
     }
   }
-  cp_async_wait<0>();
+  if constexpr (!kDecoupled) cp_async_wait<0>();
 
   // Normalise and write: directly as bf16 (+ natural-log lse) with one split, else fp32 partials + log2 lse.
   l_lo = quad_sum(l_lo);
@@ -338,27 +423,33 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   }
 }
 
-// Enable > 48 KB dynamic shared memory once per device, then launch split (+ combine) kernels.
-inline cudaError_t launch_verify_attention_impl(const Params& p, cudaStream_t stream) {
-  if (p.num_splits < 1 || p.num_splits > kMaxSplits || p.nodes < 1 || p.nodes > kMaxNodes || p.heads < 1 ||
-      p.batch < 1)
-    return cudaErrorInvalidValue;
+// Enable > 48 KB dynamic shared memory once per device and variant, then launch split (+ combine) kernels.
+template <bool kDecoupled>
+inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
   static bool configured[64] = {};
   if (device >= 64) return cudaErrorInvalidDevice;
   if (!configured[device]) {
-    err = cudaFuncSetAttribute(verify_attn_split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+    err = cudaFuncSetAttribute(verify_attn_split_kernel<kDecoupled>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               kSmemBytes);
     if (err != cudaSuccess) return err;
     configured[device] = true;
   }
   const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
-  verify_attn_split_kernel<<<grid, kThreads, kSmemBytes, stream>>>(p);
+  verify_attn_split_kernel<kDecoupled><<<grid, kThreads, kSmemBytes, stream>>>(p);
   err = cudaGetLastError();
   if (err != cudaSuccess || p.num_splits == 1) return err;
   verify_attn_combine_kernel<<<dim3(p.nodes * p.heads, 2, p.batch), kCombineThreads, 0, stream>>>(p);
   return cudaGetLastError();
+}
+
+inline cudaError_t launch_verify_attention_impl(const Params& p, cudaStream_t stream, int variant) {
+  if (p.num_splits < 1 || p.num_splits > kMaxSplits || p.nodes < 1 || p.nodes > kMaxNodes || p.heads < 1 ||
+      p.batch < 1 || variant < 0 || variant > 1)
+    return cudaErrorInvalidValue;
+  return variant == 0 ? launch_split_and_combine<false>(p, stream) : launch_split_and_combine<true>(p, stream);
 }
 
 }  // namespace verify_attn

@@ -77,7 +77,8 @@ inline size_t partial_lse_elems(int batch, int nodes, int heads, int splits) {
 }
 
 // Launches the split kernel (and the combine kernel when num_splits > 1) on `stream`; no allocation, no
-// sync. Returns the first CUDA error.
-cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream);
+// sync. Returns the first CUDA error. variant 0 is the measured kernel; 1 the experimental decoupled
+// pipeline (verify_attention.cuh), not yet validated on a GPU.
+cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream, int variant = 0);
 
 }  // namespace verify_attn

@@ -5,8 +5,8 @@
 
 namespace verify_attn {
 
-cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream) {
-  return launch_verify_attention_impl(p, stream);
+cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream, int variant) {
+  return launch_verify_attention_impl(p, stream, variant);
 }
 
 }  // namespace verify_attn

@@ -57,7 +57,8 @@ def floor_us(batch: int, heads: int, nodes: int, ctx: int, tbps: float) -> tuple
     return nbytes / (tbps * 1e12) * 1e6, flops / (MMA_TFLOPS * 1e12) * 1e6
 
 
-def time_case(ext: Any, batch: int, heads: int, nodes: int, ctx: int, splits: int, reps: int) -> list[float]:
+def time_case(ext: Any, batch: int, heads: int, nodes: int, ctx: int, splits: int, reps: int,
+              variant: int = 0) -> list[float]:
     """Per-call microseconds over `reps` calls rotating through input sets (after 5 warm-up calls)."""
     rows_per_set = batch * (ctx + nodes)
     sets = max(3, -(-ROTATE_BYTES // (rows_per_set * HEAD_DIM * 2)))
@@ -65,28 +66,29 @@ def time_case(ext: Any, batch: int, heads: int, nodes: int, ctx: int, splits: in
     inputs = [make_case(batch, heads, nodes, [ctx] * batch, "random", "scattered", seed=i, kv=kv,
                         pool_rows=rows_per_set, pool_offset=i * rows_per_set) for i in range(sets)]
     for i in range(5):
-        ext.forward(*inputs[i % sets].args(), False, splits)
+        ext.forward(*inputs[i % sets].args(), False, splits, variant)
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
     torch.cuda.synchronize()
     torch.cuda._sleep(50_000_000)  # ~25 ms of GPU time: the host queues all calls meanwhile
     for i, (start, end) in enumerate(events):
         start.record()
-        ext.forward(*inputs[i % sets].args(), False, splits)
+        ext.forward(*inputs[i % sets].args(), False, splits, variant)
         end.record()
     torch.cuda.synchronize()
     return [start.elapsed_time(end) * 1e3 for start, end in events]
 
 
-def kernel_times(ext: Any, batch: int, heads: int, nodes: int, ctx: int, splits: int) -> dict[str, float]:
+def kernel_times(ext: Any, batch: int, heads: int, nodes: int, ctx: int, splits: int,
+                 variant: int = 0) -> dict[str, float]:
     """Mean device microseconds per call of each CUDA kernel a call launches (torch.profiler / CUPTI)."""
     case = make_case(batch, heads, nodes, [ctx] * batch, "random", "scattered", seed=1)
     for _ in range(3):
-        ext.forward(*case.args(), False, splits)
+        ext.forward(*case.args(), False, splits, variant)
     torch.cuda.synchronize()
     calls = 10
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         for _ in range(calls):
-            ext.forward(*case.args(), False, splits)
+            ext.forward(*case.args(), False, splits, variant)
         torch.cuda.synchronize()
     totals: dict[str, float] = {}
     for item in prof.key_averages():
@@ -105,11 +107,13 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=50)
     parser.add_argument("--case", default=None, help="only B,H,T,L (e.g. 1,8,64,91000; for ncu)")
     parser.add_argument("--kernels", action="store_true", help="also report per-kernel device time (profiler)")
+    parser.add_argument("--variant", type=int, default=0, choices=(0, 1), help="1: experimental decoupled kernel")
     args = parser.parse_args()
     ext = build.load()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     tbps = copy_tbps()
-    print(f"device={torch.cuda.get_device_name()} sms={sms} copy={tbps:.2f} TB/s mma={MMA_TFLOPS} TFLOP/s")
+    print(f"device={torch.cuda.get_device_name()} sms={sms} copy={tbps:.2f} TB/s mma={MMA_TFLOPS} TFLOP/s "
+          f"variant={args.variant}")
     rows, results = [], []
     only = tuple(int(x) for x in args.case.split(",")) if args.case else None
     for ctx in CONTEXTS:
@@ -121,14 +125,14 @@ def main() -> int:
             bfloor, ffloor = floor_us(batch, heads, nodes, ctx, tbps)
             floor = max(bfloor, ffloor)
             for splits in dict.fromkeys(variants):
-                samples = time_case(ext, batch, heads, nodes, ctx, splits, args.reps)
+                samples = time_case(ext, batch, heads, nodes, ctx, splits, args.reps, args.variant)
                 med = statistics.median(samples)
-                results.append({"batch": batch, "heads": heads, "nodes": nodes, "ctx": ctx, "splits": splits,
+                results.append({"variant": args.variant, "batch": batch, "heads": heads, "nodes": nodes, "ctx": ctx, "splits": splits,
                                 "auto": splits == auto, "samples_us": samples, "median_us": med,
                                 "floor_us": floor, "bytes_floor_us": bfloor, "flops_floor_us": ffloor})
                 extra = ""
                 if args.kernels:
-                    ktimes = kernel_times(ext, batch, heads, nodes, ctx, splits)
+                    ktimes = kernel_times(ext, batch, heads, nodes, ctx, splits, args.variant)
                     extra = "  " + " ".join(f"{k}={v:.1f}" for k, v in ktimes.items())
                 rows.append(f"{batch:2d} {heads:3d} {nodes:3d} {ctx:6d} {splits:4d}{'*' if splits == auto else ' '} "
                             f"{med:9.1f} {min(samples):9.1f} {floor:8.1f} {floor / med:7.1%}{extra}")

@@ -76,19 +76,19 @@ def poison(numel: int) -> None:
     del blocks
 
 
-def check(ext: Any, case: Case, splits: int) -> tuple[bool, str]:
+def check(ext: Any, case: Case, splits: int, variant: int = 0) -> tuple[bool, str]:
     """Run the kernel twice (poisoned each time) and compare with the references; a third call without the
     lse (its null-pointer path) must give the same output bits."""
     batch, nodes, heads, _ = case.q.shape
     runs = []
     for _ in range(2):
         poison(batch * nodes * heads * 512)
-        out, lse = ext.forward(*case.args(), True, splits)
+        out, lse = ext.forward(*case.args(), True, splits, variant)
         torch.cuda.synchronize()
         runs.append((out, lse))
     (out, lse), (out2, lse2) = runs
     poison(batch * nodes * heads * 512)
-    out3, _ = ext.forward(*case.args(), False, splits)
+    out3, _ = ext.forward(*case.args(), False, splits, variant)
     torch.cuda.synchronize()
     ref, ref_lse = reference(case, torch.float32)
     low, low_lse = reference(case, torch.bfloat16)
@@ -140,6 +140,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a few small shapes (sanitizer runs)")
     parser.add_argument("--seed", type=int, default=None, help="default: fresh from the clock")
     parser.add_argument("--index", type=int, default=None, help="run only the case with this index")
+    parser.add_argument("--variant", type=int, default=0, choices=(0, 1),
+                        help="1: the experimental decoupled kernel (run under `timeout`: a sync bug hangs)")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("gpu_check: no CUDA device", file=sys.stderr)
@@ -147,13 +149,13 @@ def main() -> int:
     seed = args.seed if args.seed is not None else time.time_ns() % 2**31
     rng = random.Random(seed)
     ext = build.load()
-    print(f"seed={seed} device={torch.cuda.get_device_name()} smem_bytes={ext.SMEM_BYTES}")
+    print(f"seed={seed} device={torch.cuda.get_device_name()} smem_bytes={ext.SMEM_BYTES} variant={args.variant}")
     failures = 0
     for i, (batch, heads, nodes, lens, tree, layout, splits) in enumerate(cases(args.quick, rng)):
         if args.index is not None and i != args.index:
             continue
         case = make_case(batch, heads, nodes, lens, tree, layout, seed=seed + i)
-        ok, line = check(ext, case, splits)
+        ok, line = check(ext, case, splits, args.variant)
         failures += not ok
         print(line, flush=True)
     if not args.quick and args.index is None:

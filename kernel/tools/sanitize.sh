@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compute-sanitizer memcheck, racecheck and synccheck of the verify kernels on the quick shapes of gpu_check.py.
-# Usage (repository root, GPU machine): kernel/tools/sanitize.sh [LOGDIR]
+# Usage (repository root, GPU machine): [VARIANT=1] kernel/tools/sanitize.sh [LOGDIR]
 # Exit 0 when all tools report no error; 3 when a tool reports one; other codes come from the run itself.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -15,7 +15,7 @@ check() {  # check TOOL LABEL [tool options...] -- [gpu_check args...]
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
   [ $# -gt 0 ] && shift
   compute-sanitizer --tool "$tool" ${opts[@]+"${opts[@]}"} --error-exitcode 3 --kernel-name kns=verify_attn \
-    python3 kernel/tools/gpu_check.py --quick "$@" >>"$log" 2>&1
+    python3 kernel/tools/gpu_check.py --quick --variant "${VARIANT:-0}" "$@" >>"$log" 2>&1
   local rc=$?
   echo "sanitize $tool $label: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|Internal' "$log" | tail -1)"
   [ "$rc" -ne 0 ] && status=$rc

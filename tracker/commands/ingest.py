@@ -66,7 +66,9 @@ def _run_time(run: TestRun, path: Path) -> str:
     return when.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def test_run_document(run: TestRun, path: Path, host: str, commit: str | None, assumed: bool, files: dict[str, str]) -> dict[str, Any]:
+def test_run_document(
+    run: TestRun, path: Path, host: str, commit: str | None, assumed: bool, files: dict[str, str], source_sha256: str = ""
+) -> dict[str, Any]:
     """The ``tracker-test-run`` evidence document for a parsed reportlog / JUnit run."""
     return {
         "schema": "tracker-test-run",
@@ -76,6 +78,7 @@ def test_run_document(run: TestRun, path: Path, host: str, commit: str | None, a
             "commit": commit, "dirty": None, "time": _run_time(run, path), "host": host,
             "python": None, "pytest": run.pytest_version, "platform": None, "cuda": None,
             "command": f"tracker ingest {path.name}", "ingested_from": run.kind, "commit_assumed": assumed,
+            "source_sha256": source_sha256,
         },
         "rootdir": None,
         "gates": {},
@@ -94,7 +97,15 @@ def run(root: Path, paths: list[Path], host: str | None = None, commit: str | No
     """Validate every file, then write them all into ``.tracker/evidence/``; exit 8 on a bad file."""
     out = out or sys.stdout
     store = root / EVIDENCE_DIR
-    existing = {hashlib.sha256(p.read_bytes()).hexdigest() for p in store.glob("*.json")} if store.is_dir() else set()
+    existing: set[str] = set()
+    for stored in sorted(store.glob("*.json")) if store.is_dir() else []:
+        data = stored.read_bytes()
+        existing.add(hashlib.sha256(data).hexdigest())
+        if b"source_sha256" in data:  # an ingested test run remembers the file it came from
+            try:
+                existing.add(str(json.loads(data)["provenance"]["source_sha256"]))
+            except (ValueError, KeyError, TypeError):
+                pass
     planned: list[tuple[Path, bytes, str, str, str]] = []  # (source, bytes to write, kind, host, note)
     tree: tuple[str, dict[str, str]] | None = None
     for path in paths:
@@ -110,10 +121,15 @@ def run(root: Path, paths: list[Path], host: str | None = None, commit: str | No
             existing.add(loaded.sha256)
             planned.append((path, data, "bench", loaded.host, f"{len(loaded.cases)} case(s) from {loaded.host} ({loaded.gpu or 'no GPU'})"))
             continue
+        source_sha = hashlib.sha256(path.read_bytes()).hexdigest()
+        if source_sha in existing:
+            out.write(f"{path}: already in the store, skipped\n")
+            continue
+        existing.add(source_sha)
         parsed = parse_reportlog(path) if kind == "reportlog" else parse_junit(path, root)
         if tree is None:
             tree = commit_files(root, commit or "HEAD")
-        doc = test_run_document(parsed, path, host or "unknown", tree[0], commit is None, tree[1])
+        doc = test_run_document(parsed, path, host or "unknown", tree[0], commit is None, tree[1], source_sha)
         note = f"{len(parsed.outcomes)} test(s), {doc['status']}" + (f" ({parsed.why_incomplete}: counts for nothing)" if not parsed.complete else "")
         planned.append((path, (json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode(), "pytest", host or "unknown", note))
     with repo_lock(root):

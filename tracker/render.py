@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import re
+
+from tracker.errors import RegionEditedError
 from tracker.model import BenchGate, EvidenceSource, Gate, ManualGate, PhaseStatus, Plan
-from tracker.regions import Region
+from tracker.regions import Region, find_regions
+
+_RECORDED = re.compile(r"^\*\*Status: ([a-z-]+)\*\*", re.MULTILINE)
 
 MARK = {True: "✅", False: "❌"}
 
@@ -70,6 +75,23 @@ def phase_body(plan: Plan, phase_index: int, st: PhaseStatus) -> str:
     return "\n".join(lines)
 
 
+def recorded_statuses(plan: Plan, text: str) -> dict[str, str]:
+    """Status each phase's region in the plan file shows (what the last ``update`` wrote).
+
+    Hand-edited or broken regions are skipped: ``update`` reports those.
+    """
+    try:
+        regions = find_regions(text, plan.path)
+    except RegionEditedError:
+        return {}
+    out = {}
+    for key, found in regions.items():
+        m = _RECORDED.search(found.body) if key.startswith("phase:") else None
+        if m:
+            out[f"{plan.id}/{key.removeprefix('phase:')}"] = m.group(1)
+    return out
+
+
 def plan_regions(plan: Plan, statuses: dict[str, PhaseStatus]) -> list[Region]:
     """Every region a plan file should hold: its summary and one block per phase."""
     regions = [Region("summary", summary_body(plan, statuses), plan.end_line)]
@@ -78,8 +100,9 @@ def plan_regions(plan: Plan, statuses: dict[str, PhaseStatus]) -> list[Region]:
     return regions
 
 
-def status_data(plans: list[Plan], statuses: dict[str, PhaseStatus]) -> dict[str, Any]:
+def status_data(plans: list[Plan], statuses: dict[str, PhaseStatus], recorded: dict[str, str] | None = None) -> dict[str, Any]:
     """The ``tracker status --json`` document (shape documented in README)."""
+    recorded = recorded or {}
 
     def src(s: EvidenceSource | None) -> dict[str, Any] | None:
         return None if s is None else {"file": s.file, "machine": s.machine, "commit": s.commit, "time": s.time}
@@ -96,6 +119,7 @@ def status_data(plans: list[Plan], statuses: dict[str, PhaseStatus]) -> dict[str
                         "id": ph.id,
                         "title": ph.title,
                         "status": (st := statuses[f"{plan.id}/{ph.id}"]).status.value,
+                        "recorded_status": recorded.get(f"{plan.id}/{ph.id}"),
                         "blocked_by": list(st.blocked_by),
                         "changed": list(st.changed),
                         "note": st.note,

@@ -127,7 +127,8 @@ def test_lifecycle_through_the_cli(repo, cli) -> None:
     git(root, "commit", "-qm", "evidence")
     (root / COVERED).write_text("def value():\n    return 2\n")  # breaks the test and changes covered code
     st = cli(root, "status")
-    assert "stale" in st.out and "changed since evidence: src/lib.py" in st.out
+    assert "stale" in st.out and "— was done in the plan file; changed since evidence: src/lib.py" in st.out
+    assert '"recorded_status": "done"' in cli(root, "status", "--json").out
     check = cli(root, "update", "--check")
     assert check.code == 1 and "-**Status: done**" in check.out and "+**Status: stale**" in check.out
     assert check.out.endswith("1 plan file(s) out of date: plans/0001-demo.md (run `tracker update`)\n")

@@ -10,6 +10,7 @@ from typing import TextIO
 from tracker.commands.common import select
 from tracker.model import PhaseStatus, Plan, Status
 from tracker.plans import load_plans
+from tracker.render import recorded_statuses
 from tracker.status import derive
 
 COLOR = {
@@ -28,8 +29,13 @@ def _note(st: PhaseStatus) -> str:
     return f"gate {st.verdicts.index(bad) + 1}: {bad.reason}{where}"
 
 
-def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool) -> str:
-    """The compact plain-text table: one line per plan, one per phase (status, gates met, note)."""
+def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool, recorded: dict[str, str] | None = None) -> str:
+    """The compact plain-text table: one line per plan, one per phase (status, gates met, note).
+
+    ``recorded``: the status each phase's plan-file region shows; a difference is what changed
+    since the last ``tracker update`` and is called out ("was done").
+    """
+    recorded = recorded or {}
     lines = []
     width = max((len(ph.id) for p in plans for ph in p.phases), default=2)
     for plan in plans:
@@ -40,6 +46,9 @@ def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool) -> s
             if color:
                 word = f"\x1b[{COLOR[st.status]}m{word}\x1b[0m"
             note = _note(st)
+            was = recorded.get(f"{plan.id}/{ph.id}")
+            if was is not None and was != st.status.value:
+                note = f"was {was} in the plan file; " + note if note else f"was {was} in the plan file"
             lines.append(f"  {ph.id:<{width}}  {word}  {st.met_count:>5}  {ph.title}" + (f"  — {note}" if note else ""))
     return "\n".join(lines)
 
@@ -47,7 +56,7 @@ def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool) -> s
 def run(root: Path, plan: str | None = None, as_json: bool = False, out: TextIO | None = None) -> int:
     """Print the status of every plan (or of one plan); exit 0: status informs, it does not check."""
     out = out or sys.stdout
-    _, plans = load_plans(root)
+    files, plans = load_plans(root)
     statuses = derive(root, plans)  # all plans: dependencies may live in other plans
     if plan is not None:
         select(plans, [plan])  # UsageError for an unknown id
@@ -55,10 +64,12 @@ def run(root: Path, plan: str | None = None, as_json: bool = False, out: TextIO 
     if not plans and not as_json:
         out.write(f"no plans yet: add plans/NNNN-slug.md (tracker new TITLE) under {root}\n")
         return 0
+    shown = {p.id for p in plans}
+    recorded = {k: v for f in files if f.plan is not None and f.plan.id in shown for k, v in recorded_statuses(f.plan, f.text).items()}
     if as_json:
         from tracker.render import status_data
 
-        out.write(json.dumps(status_data(plans, statuses), indent=2, ensure_ascii=False) + "\n")
+        out.write(json.dumps(status_data(plans, statuses, recorded), indent=2, ensure_ascii=False) + "\n")
     else:
-        out.write(table(plans, statuses, color=out.isatty()) + "\n")
+        out.write(table(plans, statuses, out.isatty(), recorded) + "\n")
     return 0

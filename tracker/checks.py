@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracker.model import Plan
+from tracker.model import Phase, Plan
 
 
 def qualify(plan_id: str, dep: str) -> str:
@@ -33,7 +33,7 @@ def cross_plan_problems(plans: list[Plan]) -> list[str]:
     return problems
 
 
-def _cycles(graph: dict[str, list[str]], phases: dict[str, tuple[Plan, object]]) -> list[str]:
+def _cycles(graph: dict[str, list[str]], phases: dict[str, tuple[Plan, Phase]]) -> list[str]:
     """One message per dependency cycle (iterative DFS; reported at the cycle's first phase)."""
     state: dict[str, int] = {}  # 1 = on the stack, 2 = done
     out: list[str] = []
@@ -53,7 +53,7 @@ def _cycles(graph: dict[str, list[str]], phases: dict[str, tuple[Plan, object]])
                 if state.get(nxt) == 1:
                     cycle = path[path.index(nxt) :] + [nxt]
                     plan, phase = phases[nxt]
-                    out.append(f"{plan.path}:{getattr(phase, 'line', 0)}: dependency cycle: {' -> '.join(cycle)}")
+                    out.append(f"{plan.path}:{phase.line}: dependency cycle: {' -> '.join(cycle)}")
                 elif nxt not in state:
                     stack.append((nxt, 0))
             else:

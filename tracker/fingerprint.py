@@ -72,19 +72,18 @@ def tree_file_ids(root: Path) -> dict[str, str]:
     changes = subprocess.Popen(
         [*base, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    outputs = []
-    for proc in (listing, changes):
+    outputs: list[bytes] = []
+    for proc, what in ((listing, "git ls-files"), (changes, "git status")):
         out, err = proc.communicate()
         if proc.returncode:
-            raise FileError(f"{root}: `{' '.join(map(str, proc.args[3:]))}` failed: {err.decode(errors='replace').strip()}")
+            raise FileError(f"{root}: `{what}` failed: {err.decode(errors='replace').strip()}")
         outputs.append(out)
     ids: dict[str, str] = {}
     for entry in outputs[0].split(b"\0"):
         if entry:
-            meta, _, path = entry.partition(b"\t")
-            ids[path.decode("utf-8", "surrogateescape")] = meta.split(b" ")[1].decode()
-    fields = outputs[1].split(b"\0")
-    for field in fields:
+            meta, _, raw = entry.partition(b"\t")
+            ids[raw.decode("utf-8", "surrogateescape")] = meta.split(b" ")[1].decode()
+    for field in outputs[1].split(b"\0"):
         if len(field) > 3:
             path = field[3:].decode("utf-8", "surrogateescape")
             blob = _hash_file(root / path)

@@ -38,7 +38,7 @@ def canonical_hash(data: Any) -> str:
 class TestGate(NamedTuple):
     """Met when every test the pytest argument ``test`` selects (filtered by ``marker``) passed."""
 
-    __test__ = False  # not a pytest test class despite the name
+    __test__ = False  # type: ignore[misc]  # not a pytest test class despite the name
 
     test: str
     marker: str | None = None

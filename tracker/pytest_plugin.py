@@ -85,7 +85,8 @@ class Selector:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-        keep, drop = [], []
+        keep: list[pytest.Item] = []
+        drop: list[pytest.Item] = []
         for item in items:
             marks = _markers(item)
             chosen = any(selects(arg, item.nodeid) and marker_matches(expr, marks) for arg, expr in self.pairs)

@@ -18,7 +18,7 @@ from typing import TextIO
 from tracker.commands.common import pytest_command, pytest_env, select
 from tracker.errors import ExitCode, InterruptedRunError, NoTestsError
 from tracker.evidence import EVIDENCE_DIR
-from tracker.model import TestGate, gate_hash
+from tracker.model import PhaseStatus, Plan, TestGate, gate_hash
 from tracker.plans import load_plans
 from tracker.status import derive, gate_key
 
@@ -96,7 +96,8 @@ def _run_pytest(cmd: list[str], root: Path) -> int:
 
 
 def _report(
-    root: Path, plans: list, gates: dict[str, TestGate], evidence: Path, code: int | None, out: TextIO, statuses: dict | None = None
+    root: Path, plans: list[Plan], gates: dict[str, TestGate], evidence: Path, code: int | None, out: TextIO,
+    statuses: dict[str, PhaseStatus] | None = None,
 ) -> int:
     if code is not None:
         try:
@@ -107,7 +108,8 @@ def _report(
             what = "left no evidence file" if status is None else f"recorded as {status}"
             raise InterruptedRunError(f"pytest exited with {code} and its run was {what}: nothing counts as passed")
     statuses = statuses if statuses is not None else derive(root, plans)
-    empty, unmet = [], []
+    empty: list[str] = []
+    unmet: list[str] = []
     for key, gate in gates.items():
         plan_phase, _, num = key.partition("#")
         v = statuses[plan_phase].verdicts[int(num) - 1]

@@ -178,3 +178,10 @@ def test_update_preserves_crlf_bom_tabs_and_missing_final_newline(repo, cli) -> 
     assert rewrite(once, [], "p") == text  # without the regions, the original bytes exactly
     assert cli(root, "update").out == "updated 0 plan file(s)\n"
     assert path.read_bytes().decode("utf-8") == once
+
+
+def test_outside_a_repository_exits_8(tmp_path: Path, cli) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = cli(empty, "status")
+    assert (r.code, r.err) == (8, f"tracker: error: {empty}: not inside a git repository or a directory with plans/\n")

@@ -77,6 +77,7 @@ def verify(
 
 @app.command()
 def update(
+    plans: Annotated[Optional[list[str]], typer.Argument(help="Only these plans' files (default: all).", show_default=False)] = None,
     check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 with a diff when files are out of date.")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Print the diff of what is written.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite generated regions that were edited by hand.")] = False,
@@ -84,7 +85,7 @@ def update(
     """Rewrite the generated status regions inside plan files."""
     from tracker.commands import update as cmd
 
-    _run(lambda: cmd.run(_root(), check, diff, force))
+    _run(lambda: cmd.run(_root(), check, diff, force, plans=plans or []))
 
 
 @app.command()

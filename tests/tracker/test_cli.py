@@ -185,3 +185,13 @@ def test_outside_a_repository_exits_8(tmp_path: Path, cli) -> None:
     empty.mkdir()
     r = cli(empty, "status")
     assert (r.code, r.err) == (8, f"tracker: error: {empty}: not inside a git repository or a directory with plans/\n")
+
+
+def test_update_only_the_named_plans(repo, cli) -> None:
+    root = repo({"plans/0001-demo.md": GOOD, "plans/0002-other.md": plan_text("0002", title="Other"), **TESTS})
+    other = (root / "plans/0002-other.md").read_bytes()
+    assert cli(root, "update", "0001").out == "updated 1 plan file(s): plans/0001-demo.md\n"
+    assert (root / "plans/0002-other.md").read_bytes() == other
+    assert cli(root, "update", "--check", "0001").code == 0
+    assert cli(root, "update", "--check").code == 1
+    assert cli(root, "update", "0003").code == 3

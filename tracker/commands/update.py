@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from tracker.commands.common import select
 from tracker.errors import ExitCode
 from tracker.fileio import repo_lock, write_text_if_changed
 from tracker.plans import PlanFile, load_plans
@@ -21,24 +22,31 @@ def unified_diff(path: str, old: str, new: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{path}", f"b/{path}"))
 
 
-def pending(root: Path, force: bool = False) -> list[tuple[PlanFile, str]]:
-    """(plan file, new text) for every plan file whose regions are out of date."""
+def pending(root: Path, force: bool = False, only: list[str] | None = None) -> list[tuple[PlanFile, str]]:
+    """(plan file, new text) for every plan file (or those of the plan ids in ``only``) whose
+    regions are out of date. Statuses are always derived from every plan (cross-plan dependencies)."""
     files, plans = load_plans(root)
+    if only:
+        select(plans, only)  # UsageError for an unknown plan id
     statuses = derive(root, plans)
     out = []
     for f in files:
         assert f.plan is not None  # load_plans raised otherwise
+        if only and f.plan.id not in {spec.split("/")[0] for spec in only}:
+            continue
         new = rewrite(f.text, plan_regions(f.plan, statuses), f.path, force=force)
         if new != f.text:
             out.append((f, new))
     return out
 
 
-def run(root: Path, check: bool = False, diff: bool = False, force: bool = False, out: TextIO | None = None) -> int:
+def run(
+    root: Path, check: bool = False, diff: bool = False, force: bool = False, out: TextIO | None = None, plans: list[str] | None = None
+) -> int:
     """Write regions (or with ``check`` only report): exit 1 when ``check`` finds files out of date."""
     out = out or sys.stdout
     if check:
-        stale = pending(root, force)
+        stale = pending(root, force, plans)
         for f, new in stale:
             out.write(unified_diff(f.path, f.text, new))
         if stale:
@@ -47,7 +55,7 @@ def run(root: Path, check: bool = False, diff: bool = False, force: bool = False
         out.write("plan files are up to date\n")
         return 0
     with repo_lock(root):  # read, derive and write under one lock: concurrent runs serialize
-        changes = pending(root, force)
+        changes = pending(root, force, plans)
         for f, new in changes:
             write_text_if_changed(root / f.path, f.text, new)
             if diff:

@@ -10,7 +10,6 @@ only, and subprocess rather than gitpython because gitpython's import alone woul
 from __future__ import annotations
 
 import bisect
-import hashlib
 import os
 import re
 import subprocess
@@ -19,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tracker.errors import FileError
+from tracker.hashing import sha1_hex, sha256_hex
 
 # Directories never fingerprinted when walking a tree without git.
 SKIP_DIRS = frozenset({".git", ".venv", "venv", "__pycache__", "build", "dist", ".tracker", ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache", "node_modules"})
@@ -26,13 +26,13 @@ SKIP_DIRS = frozenset({".git", ".venv", "venv", "__pycache__", "build", "dist", 
 
 def blob_id(data: bytes) -> str:
     """Git's blob id of ``data`` (what ``git hash-object`` prints)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return sha1_hex(b"blob %d\0" % len(data) + data)
 
 
 def set_fingerprint(files: Mapping[str, str]) -> str:
     """Fingerprint of a set of files given as {posix path: blob id}."""
     text = "".join(f"{path}\0{blob}\n" for path, blob in sorted(files.items()))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text.encode("utf-8"))
 
 
 def _hash_file(path: Path) -> str | None:

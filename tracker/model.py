@@ -13,9 +13,10 @@ Contract for :mod:`tracker.benchgate` (issue 4): ``evaluate_bench_gate(gate: Ben
 from __future__ import annotations
 
 import enum
-import hashlib
 import json
 from typing import Any, NamedTuple, Union
+
+from tracker.hashing import sha256_hex
 
 
 class Status(str, enum.Enum):
@@ -32,7 +33,7 @@ class Status(str, enum.Enum):
 def canonical_hash(data: Any) -> str:
     """sha256 of canonical JSON (sorted keys, no spaces): the hash of a gate's definition."""
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text.encode("utf-8"))
 
 
 class TestGate(NamedTuple):

@@ -7,7 +7,6 @@ markdown-it-py nor pydantic (together ~270 ms). A file whose bytes changed is pa
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from tracker import __version__
 from tracker.checks import cross_plan_problems
 from tracker.errors import PlanError
 from tracker.fileio import atomic_write, read_text
+from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, Gate, ManualGate, Phase, Plan, TestGate
 
 CACHE = Path(".tracker") / "cache" / "plans.json"
@@ -89,7 +89,7 @@ def load_files(root: Path, paths: list[Path] | None = None) -> list[PlanFile]:
     for path in plan_paths(root) if paths is None else paths:
         rel = path.resolve().relative_to(root.resolve()).as_posix()
         text = read_text(path)
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        digest = sha256_hex(text.encode("utf-8"))
         hit = cache.get(rel)
         if hit is not None and hit.get("sha") == digest:
             plan = from_plain(hit["plan"]) if hit["plan"] is not None else None

@@ -14,11 +14,11 @@ regions use the file's own newline, and a file without a trailing newline keeps 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 
 from tracker.errors import RegionEditedError
+from tracker.hashing import sha256_hex
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _BEGIN = re.compile(r"^<!-- tracker:begin (\S+) -->$")
@@ -39,7 +39,7 @@ def newline_of(text: str) -> str:
 def checksum(body: str) -> str:
     """Region checksum: first 12 hex digits of sha256 of the body with LF newlines."""
     norm = body.replace("\r\n", "\n").replace("\r", "\n")
-    return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:12]
+    return sha256_hex(norm.encode("utf-8"))[:12]
 
 
 @dataclass(frozen=True)

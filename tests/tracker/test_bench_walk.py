@@ -130,7 +130,8 @@ def test_gpu_test_evidence_from_reportlog(tmp_path: Path, monkeypatch: pytest.Mo
     # The same test skipped on this CPU machine neither meets nor un-meets the gate.
     assert call("verify", repo, ["0003"])[0] in (0, 1)
     st = statuses(repo)["0003/P1"]
-    assert st.status is Status.DONE and st.verdicts[0].source.machine == "h200-box"
+    src = st.verdicts[0].source
+    assert st.status is Status.DONE and src is not None and src.machine == "h200-box"
     recorded = json.loads(next(p for p in (repo / ".tracker/evidence").glob("*-pytest-*.json")).read_text())
     assert recorded["provenance"]["commit_assumed"] is True and recorded["files"]["tests/test_gpu.py"]
 

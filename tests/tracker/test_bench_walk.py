@@ -128,7 +128,10 @@ def test_gpu_test_evidence_from_reportlog(tmp_path: Path, monkeypatch: pytest.Mo
     st = statuses(repo)["0003/P1"]
     assert st.status is Status.DONE and st.verdicts[0].source is not None and st.verdicts[0].source.machine == "h200-box"
     # The same test skipped on this CPU machine neither meets nor un-meets the gate.
-    assert call("verify", repo, ["0003"])[0] in (0, 1)
+    code, out = call("verify", repo, ["0003"], force=True)
+    assert code == 0 and "met   0003/P1#1" in out
+    local = json.loads(next(p for p in (repo / ".tracker/evidence").glob("*-verify-*.json")).read_text())
+    assert [(t["nodeid"], t["outcome"], t["reason"]) for t in local["tests"]] == [("tests/test_gpu.py::test_on_gpu", "skipped", "CUDA not available")]
     st = statuses(repo)["0003/P1"]
     src = st.verdicts[0].source
     assert st.status is Status.DONE and src is not None and src.machine == "h200-box"

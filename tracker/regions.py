@@ -61,24 +61,33 @@ class _Found:
 
 def find_regions(text: str, path: str, *, force: bool = False) -> dict[str, _Found]:
     """Existing regions by key; refuses unterminated, duplicated or hand-edited ones."""
-    lines = split_lines(text)
+    return _find(split_lines(text), path, force)
+
+
+def _find(lines: list[str], path: str, force: bool) -> dict[str, _Found]:
+    # Only lines that start like a marker are looked at (a plan has thousands of lines, a few markers).
+    marks: list[tuple[int, str, re.Match[str]]] = []
+    for i, line in enumerate(lines):
+        if line.startswith("<!-- tracker:"):
+            bare = line.rstrip("\r\n")
+            m = _BEGIN.match(bare)
+            if m:
+                marks.append((i, "begin", m))
+            elif m := _END.match(bare):
+                marks.append((i, "end", m))
     found: dict[str, _Found] = {}
-    i = 0
-    while i < len(lines):
-        m = _BEGIN.match(lines[i].rstrip("\r\n"))
-        if not m:
-            i += 1
+    k = 0
+    while k < len(marks):
+        i, kind, m = marks[k]
+        if kind != "begin":
+            k += 1  # a stray end marker is prose
             continue
         key = m.group(1)
-        j = i + 1
-        while j < len(lines) and not _END.match(lines[j].rstrip("\r\n")):
-            if _BEGIN.match(lines[j].rstrip("\r\n")):
-                raise RegionEditedError(f"{path}:{i + 1}: region '{key}' has no end marker before the next region")
-            j += 1
-        if j == len(lines):
+        if k + 1 == len(marks):
             raise RegionEditedError(f"{path}:{i + 1}: region '{key}' has no end marker")
-        end = _END.match(lines[j].rstrip("\r\n"))
-        assert end is not None
+        j, next_kind, end = marks[k + 1]
+        if next_kind == "begin":
+            raise RegionEditedError(f"{path}:{i + 1}: region '{key}' has no end marker before the next region")
         body = "\n".join(s.rstrip("\r\n") for s in lines[i + 1 : j])
         if end.group(1) != key:
             raise RegionEditedError(f"{path}:{j + 1}: region end marker says '{end.group(1)}', begin (line {i + 1}) says '{key}'")
@@ -90,7 +99,7 @@ def find_regions(text: str, path: str, *, force: bool = False) -> dict[str, _Fou
                 "move your text outside the markers, or rerun with --force to overwrite it"
             )
         found[key] = _Found(i, j, body)
-        i = j + 1
+        k += 2
     return found
 
 
@@ -107,7 +116,7 @@ def rewrite(text: str, regions: list[Region], path: str, *, force: bool = False)
     """
     nl = newline_of(text)
     lines = split_lines(text)
-    found = find_regions(text, path, force=force)
+    found = _find(lines, path, force)
     wanted = {r.key: r for r in regions}
     replace_at: dict[int, tuple[int, list[str]]] = {}  # begin index -> (end index, new lines)
     for key, f in found.items():

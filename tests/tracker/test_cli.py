@@ -195,3 +195,12 @@ def test_update_only_the_named_plans(repo, cli) -> None:
     assert cli(root, "update", "--check", "0001").code == 0
     assert cli(root, "update", "--check").code == 1
     assert cli(root, "update", "0003").code == 3
+
+
+def test_unreadable_evidence_exits_8(good, cli) -> None:
+    bad = good / ".tracker/evidence/20260101T000000Z-x-verify-000000.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text('{"schema": "tracker-test-run", ')
+    r = cli(good, "status")
+    assert r.code == 8
+    assert r.err.startswith(f"tracker: error: {bad}: not a readable evidence file: Expecting property name")

@@ -204,3 +204,15 @@ def test_unreadable_evidence_exits_8(good, cli) -> None:
     r = cli(good, "status")
     assert r.code == 8
     assert r.err.startswith(f"tracker: error: {bad}: not a readable evidence file: Expecting property name")
+
+
+def test_concurrent_updates_do_not_corrupt(good, cli) -> None:
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "tracker", "update"], cwd=good, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    results = [p.communicate() + (p.returncode,) for p in procs]
+    assert [code for _, _, code in results] == [0, 0, 0, 0], results
+    assert sorted(out for out, _, _ in results) == ["updated 0 plan file(s)\n"] * 3 + ["updated 1 plan file(s): plans/0001-demo.md\n"]
+    assert cli(good, "update", "--check").out == "plan files are up to date\n"
+    assert sorted(p.name for p in (good / "plans").iterdir()) == ["0001-demo.md"]  # no temp files left

@@ -7,16 +7,28 @@
 #include <torch/extension.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "verify_attention.h"
 
 namespace {
 
+// Every number in a message is formatted with std::to_string, never streamed through std::ostream: on the H200
+// image (torch 2.11), streaming an integer or a double inside this extension segfaults (strings, dtypes and
+// devices stream fine; kernel/NOTES.md), so a bad input crashed the process instead of raising.
+std::string num(int64_t v) { return std::to_string(v); }
+std::string num(double v) { return std::to_string(v); }
+std::string shape(at::IntArrayRef sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
 // Multiprocessor count of a device, read once (a host attribute query: no device sync).
 int sm_count(int device) {
   static int cached[64] = {};
-  TORCH_CHECK(device >= 0 && device < 64, "q: expected a CUDA device index < 64, got ", device);
+  TORCH_CHECK(device >= 0 && device < 64, "q: expected a CUDA device index < 64, got ", num(int64_t{device}));
   if (cached[device] == 0) {
     int n = 0;
     const cudaError_t err = cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device);
@@ -32,9 +44,9 @@ void check_tensor(const at::Tensor& t, const char* name, at::ScalarType dtype, i
   TORCH_CHECK(t.scalar_type() == dtype, name, ": expected dtype ", dtype, ", got ", t.scalar_type());
   TORCH_CHECK(t.is_cuda(), name, ": expected a CUDA tensor, got device ", t.device());
   TORCH_CHECK(t.device() == device, name, ": expected device ", device, " (the device of q), got ", t.device());
-  TORCH_CHECK(t.dim() == dim, name, ": expected ", dim, " dimensions, got ", t.dim(), " (shape ", t.sizes(), ")");
-  TORCH_CHECK(t.is_contiguous(), name, ": expected a contiguous tensor, got strides ", t.strides(), " for shape ",
-              t.sizes());
+  TORCH_CHECK(t.dim() == dim, name, ": expected ", num(dim), " dimensions, got ", num(t.dim()), " (shape ", shape(t.sizes()), ")");
+  TORCH_CHECK(t.is_contiguous(), name, ": expected a contiguous tensor, got strides ", shape(t.strides()), " for shape ",
+              shape(t.sizes()));
 }
 
 // Returns {out [B,T,H,512] bf16, lse [B,T,H] fp32 (empty unless return_lse)}. splits = 0 chooses the split
@@ -55,25 +67,28 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
   check_tensor(tree_slots, "tree_slots", at::kInt, 2, device);
   check_tensor(tree_mask, "tree_mask", at::kLong, 2, device);
   const int64_t batch = q.size(0), nodes = q.size(1), heads = q.size(2);
-  TORCH_CHECK(q.size(3) == kHeadDim, "q: expected head dim ", kHeadDim, " (shape [B, T, H, 576]), got ", q.size(3));
-  TORCH_CHECK(batch >= 1, "q: expected batch B >= 1, got ", batch);
-  TORCH_CHECK(nodes >= 1 && nodes <= kMaxNodes, "q: expected tree nodes 1 <= T <= ", kMaxNodes, ", got ", nodes);
-  TORCH_CHECK(heads >= 1, "q: expected heads H >= 1, got ", heads);
+  TORCH_CHECK(q.size(3) == kHeadDim, "q: expected head dim ", num(int64_t{kHeadDim}), " (shape [B, T, H, 576]), got ",
+              num(q.size(3)));
+  TORCH_CHECK(batch >= 1, "q: expected batch B >= 1, got ", num(batch));
+  TORCH_CHECK(nodes >= 1 && nodes <= kMaxNodes, "q: expected tree nodes 1 <= T <= ", num(int64_t{kMaxNodes}), ", got ",
+              num(nodes));
+  TORCH_CHECK(heads >= 1, "q: expected heads H >= 1, got ", num(heads));
   TORCH_CHECK(batch * nodes * heads <= (int64_t{1} << 31) / kVDim, "q: expected B*T*H <= ",
-              (int64_t{1} << 31) / kVDim, " (32-bit row arithmetic), got ", batch * nodes * heads);
-  TORCH_CHECK(kv_cache.size(1) == kHeadDim, "kv_cache: expected shape [S, ", kHeadDim, "], got ", kv_cache.sizes());
-  TORCH_CHECK(kv_cache.size(0) >= 1, "kv_cache: expected a pool of S >= 1 rows, got ", kv_cache.size(0));
-  TORCH_CHECK(prefix_indptr.size(0) == batch + 1, "prefix_indptr: expected shape [", batch + 1, "] (B+1), got ",
-              prefix_indptr.sizes());
+              num((int64_t{1} << 31) / kVDim), " (32-bit row arithmetic), got ", num(batch * nodes * heads));
+  TORCH_CHECK(kv_cache.size(1) == kHeadDim, "kv_cache: expected shape [S, ", num(int64_t{kHeadDim}), "], got ",
+              shape(kv_cache.sizes()));
+  TORCH_CHECK(kv_cache.size(0) >= 1, "kv_cache: expected a pool of S >= 1 rows, got ", num(kv_cache.size(0)));
+  TORCH_CHECK(prefix_indptr.size(0) == batch + 1, "prefix_indptr: expected shape [", num(batch + 1), "] (B+1), got ",
+              shape(prefix_indptr.sizes()));
   TORCH_CHECK(prefix_slots.size(0) < (int64_t{1} << 31), "prefix_slots: expected fewer than 2^31 slots, got ",
-              prefix_slots.size(0));
-  TORCH_CHECK(tree_slots.size(0) == batch && tree_slots.size(1) == nodes, "tree_slots: expected shape [", batch,
-              ", ", nodes, "] (B, T), got ", tree_slots.sizes());
-  TORCH_CHECK(tree_mask.size(0) == batch && tree_mask.size(1) == nodes, "tree_mask: expected shape [", batch, ", ",
-              nodes, "] (B, T), got ", tree_mask.sizes());
-  TORCH_CHECK(std::isfinite(sm_scale) && sm_scale > 0, "sm_scale: expected a finite value > 0, got ", sm_scale);
-  TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, "splits: expected 0 (auto) .. ", kMaxSplits, ", got ", splits);
-  TORCH_CHECK(variant == 0 || variant == 1, "variant: expected 0 (measured) or 1 (experimental), got ", variant);
+              num(prefix_slots.size(0)));
+  TORCH_CHECK(tree_slots.size(0) == batch && tree_slots.size(1) == nodes, "tree_slots: expected shape [", num(batch),
+              ", ", num(nodes), "] (B, T), got ", shape(tree_slots.sizes()));
+  TORCH_CHECK(tree_mask.size(0) == batch && tree_mask.size(1) == nodes, "tree_mask: expected shape [", num(batch), ", ",
+              num(nodes), "] (B, T), got ", shape(tree_mask.sizes()));
+  TORCH_CHECK(std::isfinite(sm_scale) && sm_scale > 0, "sm_scale: expected a finite value > 0, got ", num(sm_scale));
+  TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, "splits: expected 0 (auto) .. ", num(int64_t{kMaxSplits}), ", got ", num(splits));
+  TORCH_CHECK(variant == 0 || variant == 1, "variant: expected 0 (measured) or 1 (experimental), got ", num(variant));
 
   const c10::cuda::CUDAGuard guard(device);
   const int num_sms = sm_count(device.index());

@@ -125,3 +125,10 @@ def test_plugin_imports_only_stdlib_and_pytest() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ}).stdout
     assert out.strip() == "[]"
+
+
+def test_stopped_early_records_collected_but_not_run(repo) -> None:
+    root = repo({"tests/test_x.py": "def test_a():\n    assert False\n\ndef test_b():\n    pass\n"})
+    code, data = run_pytest(root, "-x", "tests", "--tracker-record")
+    assert code == 1 and data["status"] == "complete"
+    assert by_id(data) == {"test_a": ("failed", "assert False"), "test_b": ("notrun", "")}

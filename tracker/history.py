@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 from tracker.evidence import RAN, Store
 from tracker.fingerprint import FileIndex
-from tracker.model import BenchGate, PhaseStatus, Plan, Status, TestGate, gate_hash
+from tracker.model import BenchGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
 from tracker.results import ResultRun
 
 
@@ -143,3 +144,49 @@ def fresh_test_gates(
         if then[run.file].match(patterns) == index.match(patterns):
             fresh.add(key)
     return fresh
+
+
+def _utc(when: datetime) -> str:
+    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def was_done(plan: Plan, phase: Phase, store: Store, results: Sequence[ResultRun] = ()) -> bool:
+    """Were all of the phase's gates met together on the evidence as it stood at some earlier time?
+
+    The exact "was done" behind ``regressed`` (a gate that was met once and another met later, never
+    both at once, is not a regression). Replays the store in time order, newest first; asked only
+    for phases that have a failed gate and whose every gate was met at some time, so its cost
+    (one evaluation per evidence time) is rare.
+    """
+    from tracker.testgate import TestIndex, manual_verdict  # noqa: PLC0415 - core evaluation, replayed
+
+    # One event per evidence file as (time, kind, index), in store order (time, then name: runs
+    # within one second keep their order thanks to the stable sort).
+    events = [(r.time, 0, i) for i, r in enumerate(store.runs)]
+    events += [(str(d.get("time", "")), 1, i) for i, (_, d) in enumerate(store.signoffs)]
+    events += [(_utc(r.time), 2, i) for i, r in enumerate(results)]
+    events.sort(key=lambda e: e[0])
+    for k in range(len(events), 0, -1):
+        seen = events[:k]
+        prefix = Store(
+            runs=[store.runs[i] for _, kind, i in seen if kind == 0],
+            signoffs=[store.signoffs[i] for _, kind, i in seen if kind == 1],
+        )
+        runs = [results[i] for _, kind, i in seen if kind == 2]
+        tests = TestIndex(prefix)
+        met = True
+        for i, gate in enumerate(phase.gates):
+            key = f"{plan.id}/{phase.id}#{i + 1}"
+            if isinstance(gate, TestGate):
+                met = tests.verdict(key, gate)[0].met
+            elif isinstance(gate, BenchGate):
+                from tracker.benchgate import evaluate  # noqa: PLC0415
+
+                met = evaluate(gate, runs).met
+            else:
+                met = manual_verdict(key, gate, prefix)[0].met
+            if not met:
+                break
+        if met and phase.gates:
+            return True
+    return False

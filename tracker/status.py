@@ -2,7 +2,8 @@
 
 Precedence, first match wins (README "Status rules"):
 
-1. ``regressed``: a gate failed on its newest evidence, and every gate has been met at some time.
+1. ``regressed``: a gate failed on its newest evidence, and the phase was done before: all its
+   gates met together on the evidence as it stood at some earlier time (``tracker.history.was_done``).
 2. ``stale``: every gate is met, but files under ``paths`` or a gate's definition changed since the
    evidence that met it.
 3. ``done``: every gate is met (a phase without gates is never done).
@@ -101,7 +102,7 @@ def compute(
     base: dict[str, tuple[Status, tuple[str, ...], str]] = {}
     for key, (plan, phase, verdicts, ever) in own.items():
         all_met = bool(verdicts) and all(v.met for v in verdicts)
-        if any(v.failed for v in verdicts) and all(ever):
+        if any(v.failed for v in verdicts) and all(ever) and _was_done(plan, phase, store, bench_eval):
             base[key] = (Status.REGRESSED, (), "")
         elif all_met:
             index = index or files()
@@ -119,6 +120,13 @@ def compute(
                 status, note = Status.BLOCKED, "blocked by " + ", ".join(blockers)
         out[key] = PhaseStatus(plan.id, phase.id, status, tuple(verdicts), blockers, changed, note)
     return out
+
+
+def _was_done(plan: Plan, phase: Phase, store: Store, bench_eval: BenchEvaluator | None) -> bool:
+    """Exact check that the gates were all met together once (``tracker.history.was_done``)."""
+    from tracker.history import was_done
+
+    return was_done(plan, phase, store, getattr(bench_eval, "results", ()))
 
 
 def _staleness(

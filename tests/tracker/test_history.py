@@ -77,6 +77,21 @@ def test_phase_walk_through_every_state(repo: Path) -> None:
     assert "tracker check: 2 problem(s)" in out
 
 
+def test_gates_met_at_different_times_but_never_together_are_not_a_regression(repo: Path) -> None:
+    (repo / "src/lib.py").write_text("def add(a, b):\n    return a + b if a else 1\n")  # add passes, zero fails
+    call("verify", repo, ["0001/P1"])
+    (repo / "src/lib.py").write_text("def add(a, b):\n    return 0\n")  # zero passes, add fails
+    call("verify", repo, ["0001/P1"])
+    st = statuses(repo)["0001/P1"]
+    assert [v.met for v in st.verdicts] == [False, True] and st.verdicts[0].failed
+    assert st.status is Status.IN_PROGRESS  # each gate was met once, the phase never was done
+    (repo / "src/lib.py").write_text(LIB_OK)
+    call("verify", repo, ["0001/P1"])
+    (repo / "src/lib.py").write_text("def add(a, b):\n    return 0\n")
+    call("verify", repo, ["0001/P1"])
+    assert state(repo) is Status.REGRESSED  # now it was done once
+
+
 def test_a_gate_never_met_is_not_regressed(repo: Path) -> None:
     call("verify", repo, ["0001/P1"])
     assert state(repo) is Status.IN_PROGRESS

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import statistics
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -78,8 +77,10 @@ def compute_stat(name: str, samples: list[float] | tuple[float, ...]) -> float:
     """``median``/``min``/``mean``/``p90`` of raw samples; p90 interpolates linearly (numpy's default)."""
     if not samples:
         raise ValueError("no samples")
-    if name == "median":
-        return float(statistics.median(samples))
+    if name == "median":  # by hand: importing statistics costs ~6 ms of every status
+        s = sorted(samples)
+        mid = len(s) // 2
+        return float(s[mid]) if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
     if name == "min":
         return float(min(samples))
     if name == "mean":

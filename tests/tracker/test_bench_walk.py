@@ -169,3 +169,22 @@ def test_verify_bench_runs_commands_then_skips_fresh_ones(repo: Path) -> None:
     (repo / "make_result.py").write_text("pass\n")
     code, out = call("verify", repo, ["0002"], bench=True, force=True)
     assert code == 1 and "wrote no result file" in out
+
+
+def test_gc_keeps_newest_result_per_case_and_the_last_met_run(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "runs"
+    met = write(outside / "1.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:00:00Z"))
+    older = write(outside / "0.json", run_doc([100.0] * 20, [200.0] * 20, time="2026-11-29T09:00:00Z"))
+    failing = write(outside / "2.json", run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T11:00:00Z"))
+    other_gpu = write(outside / "3.json", run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T08:00:00Z", gpu="NVIDIA L4"))
+    assert call("ingest", repo, [older, met, failing, other_gpu])[0] == 0
+    before = verdict(repo)
+    assert before[0] is Status.REGRESSED
+    code, out = call("gc", repo, dry_run=True)
+    assert code == 0
+    kept = {line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("keep ")}
+    assert kept == {"newest result of verify_attn.time_us", "last run meeting bench gate verify_attn.time_us"}
+    assert out.count("would delete") == 1  # the 09:00 H200 run: superseded, never the last met
+    assert call("gc", repo)[0] == 0
+    assert len(list((repo / ".tracker/evidence").glob("*.json"))) == 3
+    assert verdict(repo) == before

@@ -66,10 +66,12 @@ def run(root: Path, dry_run: bool = False, out: TextIO | None = None) -> int:
             out.write(f"{'would delete' if dry_run else 'deleted'} {rel}\n")
             if not dry_run:
                 os.unlink(root / rel)
+        # Only the store is gc's to prune: result files elsewhere (bench/results/) are kept, unlisted.
+        kept = {rel: why for rel, why in keep.why.items() if rel.startswith(evidence.EVIDENCE_DIR.as_posix() + "/")}
         if dry_run:
-            for rel, why in sorted(keep.why.items()):
+            for rel, why in sorted(kept.items()):
                 out.write(f"keep {rel}: {why}\n")
-        out.write(f"tracker gc: {len(drop)} superseded file(s) {'to delete' if dry_run else 'deleted'}, {len(keep.why)} kept\n")
+        out.write(f"tracker gc: {len(drop)} superseded file(s) {'to delete' if dry_run else 'deleted'}, {len(kept)} kept\n")
     return 0
 
 

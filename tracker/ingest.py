@@ -77,7 +77,8 @@ def shorten(longrepr: Any) -> str:
 def _apply(test: TestOutcome, report: dict[str, Any]) -> None:
     """Fold one phase report into the test's outcome (setup/teardown failures are errors)."""
     when, outcome = report.get("when"), report.get("outcome")
-    test.duration += float(report.get("duration") or 0.0)
+    duration = report.get("duration")
+    test.duration += float(duration) if isinstance(duration, (int, float)) else 0.0
     wasxfail = "wasxfail" in report
     reason = shorten(report.get("longrepr"))
     if when == "call":
@@ -119,14 +120,19 @@ def parse_reportlog(path: Path) -> TestRun:
         if kind == "SessionStart":
             run.pytest_version = record.get("pytest_version")
         elif kind == "SessionFinish":
-            run.exitstatus = int(record.get("exitstatus", -1))
+            status = record.get("exitstatus")
+            if not isinstance(status, int):
+                raise IngestError(f"{path}:{number}: SessionFinish without an integer exitstatus")
+            run.exitstatus = status
         elif kind == "TestReport":
             nodeid = record.get("nodeid")
             if not isinstance(nodeid, str):
                 raise IngestError(f"{path}:{number}: TestReport without a nodeid")
             test = tests.setdefault(nodeid, TestOutcome(nodeid))
             # reportlog has no marker list: its keywords hold marker names plus node-name parts.
-            test.markers.update(k for k in (record.get("keywords") or {}) if k.isidentifier())
+            keywords = record.get("keywords")
+            if isinstance(keywords, dict):
+                test.markers.update(k for k in keywords if isinstance(k, str) and k.isidentifier())
             _apply(test, record)
             seen.setdefault(nodeid, set()).add(str(record.get("when")))
         elif kind == "CollectReport" and record.get("outcome") == "failed":

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tracker.ingest import IngestError, parse_junit, parse_reportlog, shorten, sniff
 
@@ -164,3 +167,33 @@ def test_shorten() -> None:
         E   ValueError: bad
         E   more""")) == "ValueError: bad"
     assert len(shorten("x" * 500)) == 200
+
+
+def test_junit_xunit1_file_attribute_gives_exact_node_ids(sample: Path) -> None:
+    proc = run_pytest(sample, "tests", "-o", "junit_family=xunit1", "--junitxml=x1.xml")
+    assert proc.returncode == 1
+    run = parse_junit(sample / "x1.xml")  # no root: the file attribute alone is enough
+    assert "tests/test_sample.py::TestGroup::test_param[2]" in {o.nodeid for o in run.outcomes}
+    assert not any("guessed" in loss for loss in run.losses)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(
+    st.text(max_size=30),
+    st.fixed_dictionaries({"$report_type": st.sampled_from(["TestReport", "CollectReport", "SessionStart", "SessionFinish"])},
+                          optional={"nodeid": st.text(max_size=10), "when": st.sampled_from(["setup", "call", "teardown"]),
+                                    "outcome": st.sampled_from(["passed", "failed", "skipped"]), "exitstatus": st.one_of(st.integers(0, 5), st.text(max_size=2)),
+                                    "longrepr": st.one_of(st.none(), st.text(max_size=20), st.lists(st.text(max_size=5), max_size=3)),
+                                    "duration": st.one_of(st.floats(0, 1), st.text(max_size=3)),
+                                    "keywords": st.one_of(st.dictionaries(st.text(max_size=5), st.integers()), st.lists(st.integers()))}).map(json.dumps),
+), max_size=8))
+def test_arbitrary_reportlog_lines_never_crash(tmp_path: Path, lines: list[str]) -> None:
+    path = tmp_path / "fuzz.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        run = parse_reportlog(path)
+    except IngestError as err:
+        assert str(err).startswith(str(path))
+    else:
+        assert all(o.outcome in {"passed", "failed", "skipped", "xfailed", "xpassed", "error"} for o in run.outcomes)
+        assert run.complete == (run.exitstatus is not None and run.exitstatus not in (2, 3))

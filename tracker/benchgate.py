@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tracker.model import BenchGate, EvidenceSource, GateVerdict
-from tracker.results import CACHE_DIR, ResultCase, ResultRun, compute_stat, load_repo_results
+from tracker.results import CACHE_DIR, ResultCase, ResultFileError, ResultRun, compute_stat, load_repo_results
 
 RESAMPLES = 2000
 SEED = 20261129
@@ -258,7 +258,7 @@ def evaluate_bench_gate(gate: BenchGateLike, results: Sequence[ResultRun]) -> Ga
 def load_results(root: Path) -> list[ResultRun]:
     """The results ``tracker status`` evaluates bench gates against (hook looked up by the core)."""
     BOOT_CACHE[0] = root / CACHE_DIR
-    return load_repo_results(root)
+    return load_repo_results(root, strict=False)
 
 
 def changed_since(run: ResultRun, current: Mapping[str, str]) -> list[str]:
@@ -285,9 +285,14 @@ class Evaluator:
 
     def __init__(self, results: Sequence[ResultRun]) -> None:
         self.results = list(results)
+        self.errors: list[ResultFileError] = list(getattr(results, "errors", []))
         self._by_path = {r.path: r for r in self.results}
 
     def __call__(self, gate: BenchGateLike) -> GateVerdict:
+        if self.errors:
+            # A rejected file may be the newest run: using the others could hide a regression.
+            more = f" (+{len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
+            return GateVerdict(False, f"invalid result file, fix or remove it: {self.errors[0]}{more}")
         return evaluate_bench_gate(gate, self.results)
 
     def ever_met(self, gate: BenchGateLike) -> bool:

@@ -201,19 +201,27 @@ def repo_result_files(root: Path) -> list[Path]:
     return out
 
 
-def load_repo_results(root: Path) -> list[ResultRun]:
+class ResultSet(list[ResultRun]):
+    """The repository's valid result runs, plus the files that were rejected (``errors``)."""
+
+    errors: list[ResultFileError]
+
+
+def load_repo_results(root: Path, strict: bool = True) -> ResultSet:
     """All result files of the repository (paths relative to ``root``), oldest first, deduplicated by
-    content (an ingested copy equals its source). An invalid file raises :class:`ResultFileError`:
-    results are never half-used.
+    content (an ingested copy equals its source). A file is used whole or not at all: an invalid one
+    raises :class:`ResultFileError` when ``strict``, else is listed in the set's ``errors``.
     """
     good, bad = load_results(repo_result_files(root), root / CACHE_DIR)
-    if bad:
+    if bad and strict:
         raise bad[0]
     unique: dict[str, ResultRun] = {}
     for run in good:
         rel = Path(run.path).relative_to(root).as_posix() if Path(run.path).is_absolute() else run.path
         unique.setdefault(run.sha256, replace(run, path=rel))
-    return sorted(unique.values(), key=lambda r: (r.time, r.path))
+    out = ResultSet(sorted(unique.values(), key=lambda r: (r.time, r.path)))
+    out.errors = [ResultFileError(Path(e.path).relative_to(root).as_posix() if Path(e.path).is_absolute() else e.path, e.reason) for e in bad]
+    return out
 
 
 def results_json_schema() -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""``tracker check``: for CI; fails on a regressed phase or on plan files whose regions are out of date."""
+"""``tracker check``: for CI; fails on a regressed phase, on plan files whose regions are out of date,
+or on an invalid benchmark result file in the repository."""
 
 from __future__ import annotations
 
@@ -18,6 +19,10 @@ def run(root: Path, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     _, plans = load_plans(root)
     problems = regressions(derive(root, plans))
+    from tracker.results import load_repo_results, repo_result_files
+
+    if repo_result_files(root):  # invalid result files make every bench gate unmet: say which
+        problems += [f"{err}" for err in load_repo_results(root, strict=False).errors]
     problems += [f"{f.path}: generated regions out of date (run `tracker update`)" for f, _ in pending(root)]
     for line in problems:
         out.write(line + "\n")

@@ -8,9 +8,8 @@ markdown-it-py nor pydantic (together ~270 ms). A file whose bytes changed is pa
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tracker import __version__
 from tracker.checks import cross_plan_problems
@@ -24,8 +23,7 @@ CACHE_VERSION = f"1/{__version__}"
 PLAN_GLOB = "[0-9][0-9][0-9][0-9]-*.md"
 
 
-@dataclass
-class PlanFile:
+class PlanFile(NamedTuple):
     """A plan file's path (relative, POSIX), its text and what parsing it gave."""
 
     path: str

@@ -15,7 +15,7 @@ regions use the file's own newline, and a file without a trailing newline keeps 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from tracker.errors import RegionEditedError
 from tracker.hashing import sha256_hex
@@ -42,8 +42,7 @@ def checksum(body: str) -> str:
     return sha256_hex(norm.encode("utf-8"))[:12]
 
 
-@dataclass(frozen=True)
-class Region:
+class Region(NamedTuple):
     """A region to write: ``key`` (no spaces), its ``body`` (LF-joined), and where to put it when
     it does not exist yet: right after 1-based line ``after_line``."""
 
@@ -52,8 +51,7 @@ class Region:
     after_line: int
 
 
-@dataclass(frozen=True)
-class _Found:
+class _Found(NamedTuple):
     begin: int  # 0-based index of the begin marker line
     end: int  # 0-based index of the end marker line
     body: str

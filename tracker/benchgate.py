@@ -10,16 +10,14 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tracker.model import BenchGate, EvidenceSource, GateVerdict
-from tracker.results import CACHE_DIR, ResultCase, ResultFileError, ResultRun, compute_stat, load_repo_results
+from tracker.results import ResultCase, ResultRun, compute_stat
 
 RESAMPLES = 2000
 SEED = 20261129
@@ -31,8 +29,7 @@ ParamValue = str | int | float | bool
 BenchGateLike = BenchGate
 
 
-@dataclass(frozen=True)
-class BenchOutcome:
+class BenchOutcome(NamedTuple):
     """What the evaluation decided, with the run it used (``source`` is None when no run qualified)."""
 
     met: bool
@@ -120,6 +117,8 @@ def bootstrap_bound(
             return _BOOT_MEMO[key]
         except (OSError, ValueError):
             pass
+    import random  # noqa: PLC0415 - only when a bound is not cached
+
     rng = random.Random(SEED)
     pool, n = list(samples), len(samples)
     base = list(baseline) if baseline is not None else None
@@ -142,7 +141,7 @@ def bootstrap_bound(
 
 
 _BOOT_MEMO: dict[object, float] = {}
-# Where bootstrap bounds are cached on disk; set by load_results(root) (None: memory only).
+# Where bootstrap bounds are cached on disk; set by benchstatus.load_results(root) (None: memory only).
 BOOT_CACHE: list[Path | None] = [None]
 
 
@@ -255,51 +254,11 @@ def evaluate_bench_gate(gate: BenchGateLike, results: Sequence[ResultRun]) -> Ga
     return GateVerdict(met=outcome.met, reason=outcome.summary, source=source, failed=outcome.value is not None and not outcome.met)
 
 
-def load_results(root: Path) -> list[ResultRun]:
-    """The results ``tracker status`` evaluates bench gates against (hook looked up by the core)."""
-    BOOT_CACHE[0] = root / CACHE_DIR
-    return load_repo_results(root, strict=False)
+def __getattr__(name: str) -> Any:
+    # The core looks up ``Evaluator`` and ``load_results`` on this module; they live in
+    # tracker.benchstatus (verdict caching), which imports this one, hence the lazy lookup.
+    if name in ("Evaluator", "load_results"):
+        from tracker import benchstatus  # noqa: PLC0415
 
-
-def changed_since(run: ResultRun, current: Mapping[str, str]) -> list[str]:
-    """Files the run's fingerprint measured whose blob id differs now (or that are gone): stale evidence."""
-    return sorted(path for path, blob in run.files.items() if current.get(path) != blob)
-
-
-def ever_met(gate: BenchGateLike, results: Sequence[ResultRun]) -> bool:
-    """Was the gate met on the results as they stood after some run (each prefix in time order)?
-
-    Used for ``regressed``: a bench gate that was met and now fails. Only called when the current
-    verdict failed, so its cost (one evaluation per run) is paid rarely.
-    """
-    ordered = sorted(results, key=lambda r: (r.time, r.path))
-    return any(evaluate(gate, ordered[: i + 1]).met for i in range(len(ordered)))
-
-
-class Evaluator:
-    """Bench gates bound to a repository's results: what ``tracker.status`` calls.
-
-    Calling it gives the verdict; ``ever_met`` answers the regression question and ``changed`` the
-    staleness one (the measured files whose blob ids differ now from the verdict's result file).
-    """
-
-    def __init__(self, results: Sequence[ResultRun]) -> None:
-        self.results = list(results)
-        self.errors: list[ResultFileError] = list(getattr(results, "errors", []))
-        self._by_path = {r.path: r for r in self.results}
-
-    def __call__(self, gate: BenchGateLike) -> GateVerdict:
-        if self.errors:
-            # A rejected file may be the newest run: using the others could hide a regression.
-            more = f" (+{len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
-            return GateVerdict(False, f"invalid result file, fix or remove it: {self.errors[0]}{more}")
-        return evaluate_bench_gate(gate, self.results)
-
-    def ever_met(self, gate: BenchGateLike) -> bool:
-        """Was the gate met after some earlier run?"""
-        return ever_met(gate, self.results)
-
-    def changed(self, source_file: str, current: Mapping[str, str]) -> list[str]:
-        """Files measured by ``source_file``'s run that changed since (empty for an unknown file)."""
-        run = self._by_path.get(source_file)
-        return changed_since(run, current) if run is not None else []
+        return getattr(benchstatus, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from tracker.benchgate import Evaluator
+from tracker.benchstatus import Evaluator
 from tracker.errors import ExitCode
 from tracker.model import BenchGate, Phase, Plan
 from tracker.results import CACHE_DIR, load_repo_results, load_result, repo_result_files

@@ -1,7 +1,7 @@
 """Evidence across runs: regressions (for ``tracker check``) and what ``tracker gc`` must keep.
 
 Pure functions over the loaded store, plans and result runs. A phase is ``regressed`` when it was
-done and a gate now fails (``tracker.status`` decides it; ``tracker.benchgate.ever_met`` supplies the
+done and a gate now fails (``tracker.status`` decides it; ``tracker.benchstatus.ever_met`` supplies the
 bench side). ``gc`` keeps, per test node id, the newest run where it ran, the newest where it passed
 and the newest where it appeared at all (so every verdict, its "was met" history and its skip reasons
 survive); per gate, the newest run that named it; the newest sign-off per manual gate; and per bench

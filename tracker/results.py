@@ -3,7 +3,8 @@
 Validation is pydantic (:mod:`tracker.results_schema`), but this module imports only the standard
 library: a file's bytes are validated the first time they are seen and the verdict is cached under
 ``.tracker/cache/results/<sha256>.ok|.bad``, so a warm ``tracker status`` never pays pydantic's import.
-Gates read the plain frozen views below; every statistic is recomputed from the raw samples.
+Gates read the plain views below (named tuples: ``dataclasses`` alone costs ~20 ms of import on
+the status path); every statistic is recomputed from the raw samples.
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tracker.errors import FileError
 
@@ -36,8 +36,7 @@ class ResultFileError(FileError):
         super().__init__(f"{self.path}: {reason}")
 
 
-@dataclass(frozen=True)
-class ResultCase:
+class ResultCase(NamedTuple):
     """One measured configuration: a metric under fixed parameters (exact JSON types), raw samples."""
 
     metric: str
@@ -47,8 +46,7 @@ class ResultCase:
     samples: tuple[float, ...]
 
 
-@dataclass(frozen=True)
-class ResultRun:
+class ResultRun(NamedTuple):
     """One validated result file: where it was read from, its provenance and its cases."""
 
     path: str
@@ -218,7 +216,7 @@ def load_repo_results(root: Path, strict: bool = True) -> ResultSet:
     unique: dict[str, ResultRun] = {}
     for run in good:
         rel = Path(run.path).relative_to(root).as_posix() if Path(run.path).is_absolute() else run.path
-        unique.setdefault(run.sha256, replace(run, path=rel))
+        unique.setdefault(run.sha256, run._replace(path=rel))
     out = ResultSet(sorted(unique.values(), key=lambda r: (r.time, r.path)))
     out.errors = [ResultFileError(Path(e.path).relative_to(root).as_posix() if Path(e.path).is_absolute() else e.path, e.reason) for e in bad]
     return out

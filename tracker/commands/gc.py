@@ -14,6 +14,7 @@ from tracker.fileio import repo_lock
 from tracker.history import KeepSet, needed, superseded
 from tracker.model import BenchGate, PhaseStatus
 from tracker.plans import load_plans
+from tracker.results import ResultRun
 
 INCOMPLETE_GRACE_S = 3600  # an "incomplete" run may still be writing: leave young ones alone
 
@@ -42,7 +43,7 @@ def run(root: Path, dry_run: bool = False, out: TextIO | None = None) -> int:
         _, plans = load_plans(root)
         store = evidence.load(root)
         has_bench = bool(store.bench) or any(isinstance(g, BenchGate) for p in plans for ph in p.phases for g in ph.gates)
-        results = []
+        results: list[ResultRun] = []
         if has_bench:
             from tracker.results import load_repo_results
 

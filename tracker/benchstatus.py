@@ -1,0 +1,165 @@
+"""Bench gates as ``tracker status`` sees them: the repository's results, evaluated once per content.
+
+Result files are large (all raw samples: ~400 KB per run here) and status runs often, so verdicts
+are cached under ``.tracker/cache/results/verdicts-<key>.json``, where the key hashes every result
+file's path and content hash plus the evaluation code's version. A warm status reads the files'
+bytes only to hash them; it parses no JSON sample and imports no pydantic. Any change to a result
+file, a gate definition or this code's version misses the cache and evaluates afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tracker import __version__
+from tracker.benchgate import BOOT_CACHE, BenchGateLike, evaluate, evaluate_bench_gate
+from tracker.model import EvidenceSource, GateVerdict, gate_hash
+from tracker.results import CACHE_DIR, ResultFileError, ResultRun, load_repo_results, repo_result_files
+
+LOGIC = f"bench-verdicts-1/{__version__}"  # bump when evaluation rules change
+
+
+class RepoResults:
+    """The repository's result files, hashed up front and parsed only when a verdict is not cached."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        listing = []
+        for path in repo_result_files(root):
+            try:
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                digest = "unreadable"
+            listing.append(f"{path.relative_to(root).as_posix()}\0{digest}")
+        self.key = hashlib.sha256("\n".join([LOGIC, *sorted(listing)]).encode()).hexdigest()
+        self._runs: list[ResultRun] | None = None
+        self._errors: list[ResultFileError] = []
+
+    def runs(self) -> list[ResultRun]:
+        """Every valid run (parsed now if not yet); invalid files end up in :meth:`errors`."""
+        if self._runs is None:
+            loaded = load_repo_results(self.root, strict=False)
+            self._runs, self._errors = list(loaded), loaded.errors
+        return self._runs
+
+    def errors(self) -> list[ResultFileError]:
+        """Files that were rejected (parses the results if needed)."""
+        self.runs()
+        return self._errors
+
+
+def load_results(root: Path) -> RepoResults:
+    """The results ``tracker status`` evaluates bench gates against (looked up by the core)."""
+    BOOT_CACHE[0] = root / CACHE_DIR
+    return RepoResults(root)
+
+
+def changed_since(files: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
+    """Measured files whose blob id differs now (or that are gone): the evidence is stale."""
+    return sorted(path for path, blob in files.items() if current.get(path) != blob)
+
+
+def ever_met(gate: BenchGateLike, results: Sequence[ResultRun]) -> bool:
+    """Was the gate met on the results as they stood after some run (each prefix in time order)?"""
+    ordered = sorted(results, key=lambda r: (r.time, r.path))
+    return any(evaluate(gate, ordered[: i + 1]).met for i in range(len(ordered)))
+
+
+def _to_json(verdict: GateVerdict, files: Mapping[str, str] | None) -> dict[str, Any]:
+    src = verdict.source
+    return {
+        "met": verdict.met, "reason": verdict.reason, "failed": verdict.failed, "files": dict(files or {}),
+        "source": None if src is None else {"file": src.file, "machine": src.machine, "commit": src.commit, "time": src.time},
+    }  # fmt: skip
+
+
+def _from_json(entry: dict[str, Any]) -> GateVerdict:
+    src = entry["source"]
+    return GateVerdict(entry["met"], entry["reason"], None if src is None else EvidenceSource(**src), entry["failed"])
+
+
+class Evaluator:
+    """Bench gates bound to a repository's (or a given list of) results: what ``tracker.status`` calls.
+
+    Calling it gives the verdict; ``ever_met`` answers the regression question and ``changed`` the
+    staleness one (the measured files whose blob ids differ now from the verdict's result file).
+    """
+
+    def __init__(self, results: RepoResults | Sequence[ResultRun]) -> None:
+        self._repo = results if isinstance(results, RepoResults) else None
+        self._given = None if isinstance(results, RepoResults) else list(results)
+        self._cache: dict[str, dict[str, Any]] = {}
+        self._cache_file: Path | None = None
+        if self._repo is not None:
+            self._cache_file = self._repo.root / CACHE_DIR / f"verdicts-{self._repo.key}.json"
+            try:
+                self._cache = json.loads(self._cache_file.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                self._cache = {}
+        self._files: dict[str, dict[str, str]] = {}  # verdict source file -> its measured files
+
+    @property
+    def results(self) -> list[ResultRun]:
+        """Every valid run (parsed on first use)."""
+        return self._repo.runs() if self._repo is not None else list(self._given or [])
+
+    @property
+    def errors(self) -> list[ResultFileError]:
+        """Rejected result files."""
+        return self._repo.errors() if self._repo is not None else list(getattr(self._given, "errors", []))
+
+    def __call__(self, gate: BenchGateLike) -> GateVerdict:
+        key = gate_hash(gate)
+        entry = self._cache.get(key)
+        if entry is None or "met" not in entry:
+            errors = self.errors
+            if errors:
+                # A rejected file may be the newest run: using the others could hide a regression.
+                more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+                verdict, files = GateVerdict(False, f"invalid result file, fix or remove it: {errors[0]}{more}"), None
+            else:
+                verdict = evaluate_bench_gate(gate, self.results)
+                run = next((r for r in self.results if verdict.source and r.path == verdict.source.file), None)
+                files = run.files if run is not None else None
+            entry = self._store(key, {**self._cache.get(key, {}), **_to_json(verdict, files)})
+        verdict = _from_json(entry)
+        if verdict.source is not None:
+            self._files[verdict.source.file] = entry["files"]
+        return verdict
+
+    def ever_met(self, gate: BenchGateLike) -> bool:
+        """Was the gate met after some earlier run? (cached with the verdict)"""
+        key = gate_hash(gate)
+        entry = self._cache.get(key) or {}
+        if "ever" not in entry:
+            entry = self._store(key, {**self._cache.get(key, {}), "ever": ever_met(gate, self.results)})
+        return bool(entry["ever"])
+
+    def changed(self, source_file: str, current: Mapping[str, str]) -> list[str]:
+        """Files measured by ``source_file``'s run that changed since (empty for an unknown file)."""
+        files = self._files.get(source_file)
+        if files is None:
+            run = next((r for r in self.results if r.path == source_file), None)
+            files = run.files if run is not None else {}
+        return changed_since(files, current)
+
+    def _store(self, key: str, entry: dict[str, Any]) -> dict[str, Any]:
+        self._cache[key] = entry
+        if self._cache_file is not None:
+            for old in self._cache_file.parent.glob("verdicts-*.json"):
+                if old != self._cache_file:  # verdicts for result sets that no longer exist
+                    old.unlink(missing_ok=True)
+            # Atomic replace; a failed write (read-only checkout) only costs speed next time.
+            try:
+                self._cache_file.parent.mkdir(parents=True, exist_ok=True)
+                tmp = self._cache_file.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps(self._cache), encoding="utf-8")
+                tmp.replace(self._cache_file)
+            except OSError:
+                pass
+        return entry

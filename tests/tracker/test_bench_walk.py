@@ -15,7 +15,7 @@ from evidence_repo import CHECKOUT, call, commit_all, make_repo, phase_block, pl
 from resultfiles import case, result, write
 
 from tracker.errors import FileError
-from tracker.model import Status
+from tracker.model import BenchGate, Status
 
 T = "verify_attn.time_us"
 KERNEL = "// verify kernel v1\n"
@@ -192,3 +192,26 @@ def test_gc_keeps_newest_result_per_case_and_the_last_met_run(repo: Path, tmp_pa
     assert call("gc", repo)[0] == 0
     assert len(list((repo / ".tracker/evidence").glob("*.json"))) == 3
     assert verdict(repo) == before
+
+
+def test_warm_status_uses_cached_verdicts_without_parsing_results(repo: Path) -> None:
+    from tracker.benchstatus import Evaluator, load_results
+    from tracker.plans import load_plans
+
+    write(repo / "bench/results/d.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z"))
+    _, plans = load_plans(repo)
+    gate = plans[0].phases[0].gates[0]
+    assert isinstance(gate, BenchGate)
+    cold = load_results(repo)
+    first = Evaluator(cold)(gate)
+    assert first.met and cold._runs is not None  # parsed once
+    warm = load_results(repo)
+    evaluator = Evaluator(warm)
+    assert evaluator(gate) == first and warm._runs is None  # served from the cache: nothing parsed
+    assert evaluator.changed("bench/results/d.json", {"kernel/k.cu": "0" * 40}) == ["kernel/k.cu"]
+    assert warm._runs is None
+    # New bytes in any result file: a different key, evaluated afresh.
+    write(repo / "bench/results/e.json", run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T10:20:00Z"))
+    fresh = load_results(repo)
+    assert not Evaluator(fresh)(gate).met and fresh._runs is not None
+    assert len(list((repo / ".tracker/cache/results").glob("verdicts-*.json"))) == 1  # old sets pruned

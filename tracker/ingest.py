@@ -213,7 +213,7 @@ def parse_junit(path: Path, root: Path | None = None) -> TestRun:
 
 
 def sniff(path: Path) -> str:
-    """Which kind of evidence a file holds: ``reportlog``, ``junit`` or ``bench``, from its content."""
+    """Which kind of evidence a file holds: ``reportlog``, ``junit`` or ``json``, from its content."""
     try:
         with path.open("rb") as fh:
             head = fh.read(4096).lstrip()
@@ -224,5 +224,44 @@ def sniff(path: Path) -> str:
     if b'"$report_type"' in head.split(b"\n", 1)[0]:
         return "reportlog"
     if head.startswith(b"{"):
-        return "bench"
-    raise IngestError(f"{path}: not a pytest reportlog, JUnit XML or benchmark result file")
+        return "json"  # a benchmark result or a tracker-test-run evidence file: its "schema" says which
+    raise IngestError(f"{path}: not a pytest reportlog, JUnit XML, tracker evidence or benchmark result file")
+
+
+OUTCOMES = frozenset({"passed", "failed", "skipped", "xfailed", "xpassed", "error", "notrun", "deselected"})
+
+
+def check_test_run(path: Path, data: bytes) -> dict[str, Any]:
+    """Validate a ``tracker-test-run`` file written by ``pytest --tracker-record`` elsewhere.
+
+    Checks what status derivation relies on (schema, version, status, provenance time/host, per-test
+    node id and outcome, file ids); raises :class:`IngestError` with ``path: reason``.
+    """
+    try:
+        doc = json.loads(data)
+    except ValueError as exc:
+        raise IngestError(f"{path}: not JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != "tracker-test-run":
+        raise IngestError(f"{path}: not a tracker-test-run file")
+    problems = []
+    if doc.get("version") != 1:
+        problems.append(f"unsupported version {doc.get('version')!r}")
+    if doc.get("status") not in ("complete", "interrupted", "incomplete"):
+        problems.append(f"status {doc.get('status')!r} is not complete/interrupted/incomplete")
+    prov = doc.get("provenance")
+    if not isinstance(prov, dict) or not isinstance(prov.get("time"), str) or not isinstance(prov.get("host"), str):
+        problems.append("provenance needs a time and a host")
+    tests = doc.get("tests")
+    if not isinstance(tests, list):
+        problems.append("tests is not a list")
+    else:
+        for i, rec in enumerate(tests):
+            if not isinstance(rec, dict) or not isinstance(rec.get("nodeid"), str) or rec.get("outcome") not in OUTCOMES:
+                problems.append(f"tests[{i}] needs a nodeid and an outcome ({', '.join(sorted(OUTCOMES))})")
+                break
+    files = doc.get("files")
+    if not isinstance(files, dict) or not all(isinstance(b, str) and len(b) == 40 for b in files.values()):
+        problems.append("files is not a {path: blob id} map")
+    if problems:
+        raise IngestError(f"{path}: {'; '.join(problems)}")
+    return doc

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,7 +42,7 @@ def test_ingest_rejects_bad_files_with_exit_8_and_writes_nothing(repo: Path, tmp
     assert proc.returncode == 8 and "missing.jsonl: cannot read" in proc.stderr
     (tmp_path / "notes.txt").write_text("hello")
     proc = tracker(repo, "ingest", str(tmp_path / "notes.txt"))
-    assert proc.returncode == 8 and "not a pytest reportlog, JUnit XML or benchmark result file" in proc.stderr
+    assert proc.returncode == 8 and "not a pytest reportlog, JUnit XML, tracker evidence or benchmark result file" in proc.stderr
     proc = tracker(repo, "ingest", str(good), "--commit", "nope")
     assert proc.returncode == 0  # --commit only matters for test runs
 
@@ -82,3 +83,29 @@ def test_plain_pytest_tracker_record_is_honored_then_check_and_gc(repo: Path) ->
     assert (proc.returncode, proc.stdout) == (0, "tracker check: no regressions, plan files up to date\n")
     proc = tracker(repo, "gc", "--dry-run")
     assert proc.returncode == 0 and "keep .tracker/evidence/" in proc.stdout and "0 superseded file(s) to delete, 1 kept" in proc.stdout
+
+
+def test_ingest_plugin_evidence_recorded_on_a_machine_without_git(repo: Path, tmp_path: Path) -> None:
+    # The "GPU machine": a copy of the tree without .git; commit comes from TRACKER_COMMIT.
+    remote = tmp_path / "remote"
+    shutil.copytree(repo, remote, ignore=shutil.ignore_patterns(".git", ".tracker"))
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "TRACKER_COMMIT": head, "TRACKER_DIRTY": "0"}
+    out_dir = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tracker.pytest_plugin", "tests", f"--tracker-record={out_dir}"],
+                          cwd=remote, capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [recorded] = list(out_dir.glob("*.json"))
+    proc = tracker(repo, "ingest", str(recorded))
+    assert proc.returncode == 0, proc.stderr
+    assert "1 test(s) from " in proc.stdout and ", complete" in proc.stdout
+    [stored] = list((repo / ".tracker/evidence").glob("*.json"))
+    assert stored.read_bytes() == recorded.read_bytes()
+    phase = json.loads(tracker(repo, "status", "--json").stdout)["plans"][0]["phases"][0]
+    assert phase["status"] == "done" and phase["gates"][0]["source"]["commit"] == head
+    # A broken evidence file is refused with path: reason.
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"schema": "tracker-test-run", "version": 1, "status": "done", "provenance": {}, "tests": [], "files": {}}))
+    proc = tracker(repo, "ingest", str(broken))
+    assert proc.returncode == 8
+    assert proc.stderr == f"tracker: error: {broken}: status 'done' is not complete/interrupted/incomplete; provenance needs a time and a host\n"

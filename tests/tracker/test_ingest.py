@@ -153,9 +153,9 @@ def test_sniff(sample: Path, tmp_path: Path) -> None:
     assert sniff(sample / "log.jsonl") == "reportlog"
     assert sniff(sample / "junit.xml") == "junit"
     (tmp_path / "r.json").write_text('{"schema": "tracker-bench-result"}')
-    assert sniff(tmp_path / "r.json") == "bench"
+    assert sniff(tmp_path / "r.json") == "json"
     (tmp_path / "x.txt").write_text("hello")
-    with pytest.raises(IngestError, match="not a pytest reportlog, JUnit XML or benchmark result file"):
+    with pytest.raises(IngestError, match="not a pytest reportlog, JUnit XML, tracker evidence or benchmark result file"):
         sniff(tmp_path / "x.txt")
 
 

@@ -2,7 +2,8 @@
 
 Every file is read and validated before anything is written (all or nothing). Benchmark result
 files are copied byte for byte; pytest reportlog / JUnit XML files become ``tracker-test-run``
-evidence files, with the file ids of the commit they ran on so staleness works as for local runs.
+evidence files, with the file ids of the commit they ran on so staleness works as for local runs;
+evidence files written by ``pytest --tracker-record`` on another machine are checked and copied as is.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, TextIO
 from tracker.errors import ExitCode, UsageError
 from tracker.evidence import EVIDENCE_DIR
 from tracker.fileio import atomic_write, repo_lock
-from tracker.ingest import IngestError, TestRun, parse_junit, parse_reportlog, sniff
+from tracker.ingest import IngestError, TestRun, check_test_run, parse_junit, parse_reportlog, sniff
 
 
 def evidence_name(kind: str, host: str) -> str:
@@ -93,6 +94,14 @@ def test_run_document(
     }
 
 
+def _schema_of(path: Path) -> object:
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None  # the result-file loader reports why
+    return doc.get("schema") if isinstance(doc, dict) else None
+
+
 def run(root: Path, paths: list[Path], host: str | None = None, commit: str | None = None, out: TextIO | None = None) -> int:
     """Validate every file, then write them all into ``.tracker/evidence/``; exit 8 on a bad file."""
     out = out or sys.stdout
@@ -110,7 +119,19 @@ def run(root: Path, paths: list[Path], host: str | None = None, commit: str | No
     tree: tuple[str, dict[str, str]] | None = None
     for path in paths:
         kind = sniff(path)
-        if kind == "bench":
+        if kind == "json" and _schema_of(path) == "tracker-test-run":
+            data = path.read_bytes()
+            doc = check_test_run(path, data)
+            digest = hashlib.sha256(data).hexdigest()
+            if digest in existing:
+                out.write(f"{path}: already in the store, skipped\n")
+                continue
+            existing.add(digest)
+            # Recorded by the plugin with its own provenance and file ids: stored byte for byte.
+            note = f"{len(doc['tests'])} test(s) from {doc['provenance']['host']}, {doc['status']}"
+            planned.append((path, data, "pytest", str(doc["provenance"]["host"]), note))
+            continue
+        if kind == "json":
             from tracker.results import load_result
 
             loaded = load_result(path)

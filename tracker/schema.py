@@ -81,12 +81,22 @@ _GATE_MODELS: dict[str, type[_Block]] = {"test": TestGateModel, "manual": Manual
 
 
 def json_schema() -> dict[str, Any]:
-    """JSON Schema of both block kinds, for editors (``tracker schema``)."""
+    """JSON Schema of both block kinds, for editors (``tracker schema``).
+
+    ``$defs.plan`` and ``$defs.phase`` are the two entry points; every ``$ref`` resolves against
+    this document's root.
+    """
+    from pydantic.json_schema import models_json_schema
+
+    _, top = models_json_schema([(PlanBlock, "validation"), (PhaseBlock, "validation")], ref_template="#/$defs/{model}")
+    defs = dict(top["$defs"])
+    defs["plan"] = {"$ref": "#/$defs/PlanBlock"}
+    defs["phase"] = {"$ref": "#/$defs/PhaseBlock"}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "tracker plan blocks",
         "description": "A plan file holds one `plan` block and any number of `phase` blocks (TOML bodies).",
-        "$defs": {"plan": PlanBlock.model_json_schema(), "phase": PhaseBlock.model_json_schema()},
+        "$defs": defs,
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -155,9 +156,13 @@ def test_new_creates_a_valid_numbered_plan(good, cli) -> None:
 
 
 def test_schema_is_json_schema(good, cli) -> None:
-    data = json.loads(cli(good, "schema").out)
-    assert set(data["$defs"]) == {"plan", "phase"}
-    assert data["$defs"]["phase"]["additionalProperties"] is False
+    text = cli(good, "schema").out
+    data = json.loads(text)
+    assert data["$defs"]["plan"] == {"$ref": "#/$defs/PlanBlock"} and data["$defs"]["phase"] == {"$ref": "#/$defs/PhaseBlock"}
+    assert data["$defs"]["PhaseBlock"]["additionalProperties"] is False
+    assert set(data["$defs"]) >= {"TestGateModel", "ManualGateModel", "BenchGateModel"}
+    for ref in re.findall(r'"\$ref": "#/\$defs/([^"]+)"', text):  # every reference resolves from the root
+        assert ref in data["$defs"]
 
 
 def test_console_script_runs(good) -> None:

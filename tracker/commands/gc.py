@@ -34,7 +34,7 @@ def _without(store: evidence.Store, drop: set[str]) -> evidence.Store:
 
 def run(root: Path, dry_run: bool = False, out: TextIO | None = None) -> int:
     """Delete (or with ``dry_run`` list) superseded evidence; exit 1 if pruning would change a status."""
-    from tracker.benchgate import evaluate_bench_gate
+    from tracker.benchstatus import Evaluator
     from tracker.fingerprint import FileIndex, tree_file_ids
     from tracker.status import compute
 
@@ -57,8 +57,8 @@ def run(root: Path, dry_run: bool = False, out: TextIO | None = None) -> int:
                 drop.add(rel)
         index = FileIndex(tree_file_ids(root))
         kept_results = [r for r in results if r.path not in drop]
-        before = compute(plans, store, lambda: index, lambda: lambda g: evaluate_bench_gate(g, results))
-        after = compute(plans, _without(store, drop), lambda: index, lambda: lambda g: evaluate_bench_gate(g, kept_results))
+        before = compute(plans, store, lambda: index, lambda: Evaluator(results))
+        after = compute(plans, _without(store, drop), lambda: index, lambda: Evaluator(kept_results))
         changed = sorted(k for k, v in _fingerprint(before).items() if _fingerprint(after).get(k) != v)
         if changed:
             out.write(f"tracker gc: refusing, pruning would change {', '.join(changed)}; nothing deleted\n")

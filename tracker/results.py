@@ -61,16 +61,6 @@ class ResultRun(NamedTuple):
     cases: tuple[ResultCase, ...]
 
 
-def blob_id(data: bytes) -> str:
-    """Git blob id of a file's bytes (what ``git hash-object`` prints)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def set_digest(files: dict[str, str]) -> str:
-    """Fingerprint of a set of files from their blob ids (the shared contract)."""
-    return hashlib.sha256("".join(f"{p}\0{b}\n" for p, b in sorted(files.items())).encode()).hexdigest()
-
-
 def compute_stat(name: str, samples: list[float] | tuple[float, ...]) -> float:
     """``median``/``min``/``mean``/``p90`` of raw samples; p90 interpolates linearly (numpy's default)."""
     if not samples:

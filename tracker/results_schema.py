@@ -26,7 +26,8 @@ from pydantic import (
     model_validator,
 )
 
-from tracker.results import SCHEMA_NAME, SCHEMA_VERSION, ResultFileError, agrees, compute_stat, p90_bounds, set_digest
+from tracker.fingerprint import set_fingerprint
+from tracker.results import SCHEMA_NAME, SCHEMA_VERSION, ResultFileError, agrees, compute_stat, p90_bounds
 
 Hex40 = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]
 Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
@@ -48,7 +49,7 @@ class Fingerprint(_Strict):
 
     @model_validator(mode="after")
     def _digest_matches(self) -> Fingerprint:
-        if set_digest(self.files) != self.digest:
+        if set_fingerprint(self.files) != self.digest:
             raise ValueError("digest is not the sha256 of the listed files' blob ids")
         return self
 

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resultfiles import blob, case, result, write
-from tracker.results import ResultFileError, blob_id, compute_stat, load_result, load_results, results_json_schema
+from tracker.fingerprint import blob_id
+from tracker.results import ResultFileError, compute_stat, load_result, load_results, results_json_schema
 from tracker.results_schema import parse_result
 
 METRIC = "verify_attn.time_us"

@@ -1,8 +1,9 @@
-"""Evidence across runs: regressions (for ``tracker check``) and what ``tracker gc`` must keep.
+"""Evidence across runs: was a phase done before (``regressed``), which gates are still fresh
+(incremental ``verify``), the regression lines of ``tracker check``, and what ``tracker gc`` keeps.
 
 Pure functions over the loaded store, plans and result runs. A phase is ``regressed`` when it was
-done and a gate now fails (``tracker.status`` decides it; ``tracker.benchstatus.ever_met`` supplies the
-bench side). ``gc`` keeps, per test node id, the newest run where it ran, the newest where it passed
+done and a gate now fails: :func:`was_done` replays the store to confirm that all its gates were
+met together once (``tracker.status`` asks it only when a gate failed). ``gc`` keeps, per test node id, the newest run where it ran, the newest where it passed
 and the newest where it appeared at all (so every verdict, its "was met" history and its skip reasons
 survive); per gate, the newest run that named it; the newest sign-off per manual gate; and per bench
 case, the newest result file plus the run that last met each bench gate. Everything else is superseded.

@@ -25,9 +25,9 @@ def cross_plan_problems(plans: list[Plan]) -> list[str]:
         deps = [qualify(plan.id, d) for d in phase.depends]
         for raw, dep in zip(phase.depends, deps):
             if dep not in phases:
-                problems.append(f"{plan.path}:{phase.line}: phase {phase.id}: unknown dependency '{raw}'")
+                problems.append(f"{plan.path}:{phase.depends_line or phase.line}: phase {phase.id}: unknown dependency '{raw}'")
             elif dep == key:
-                problems.append(f"{plan.path}:{phase.line}: phase {phase.id} depends on itself")
+                problems.append(f"{plan.path}:{phase.depends_line or phase.line}: phase {phase.id} depends on itself")
         graph[key] = [d for d in deps if d in phases and d != key]
     problems.extend(_cycles(graph, phases))
     return problems
@@ -53,7 +53,7 @@ def _cycles(graph: dict[str, list[str]], phases: dict[str, tuple[Plan, Phase]]) 
                 if state.get(nxt) == 1:
                     cycle = path[path.index(nxt) :] + [nxt]
                     plan, phase = phases[nxt]
-                    out.append(f"{plan.path}:{phase.line}: dependency cycle: {' -> '.join(cycle)}")
+                    out.append(f"{plan.path}:{phase.depends_line or phase.line}: dependency cycle: {' -> '.join(cycle)}")
                 elif nxt not in state:
                     stack.append((nxt, 0))
             else:

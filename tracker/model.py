@@ -103,6 +103,7 @@ class Phase(NamedTuple):
     gates: tuple[Gate, ...] = ()
     line: int = 0
     end_line: int = 0
+    depends_line: int = 0  # the ``depends =`` line (the fence line when there is none)
 
 
 class Plan(NamedTuple):

@@ -137,7 +137,10 @@ def parse_plan(path: str, text: str) -> tuple[Plan | None, list[str]]:
         seen[fields["id"]] = b.line
         located = tuple(g._replace(line=_key_line(b, ("gate", i))) for i, g in enumerate(gates))
         phases.append(
-            Phase(fields["id"], fields["title"], tuple(fields["depends"]), tuple(fields["paths"]), located, b.line, b.end_line)
+            Phase(
+                fields["id"], fields["title"], tuple(fields["depends"]), tuple(fields["paths"]), located, b.line, b.end_line,
+                _key_line(b, ("depends",)),
+            )
         )
     if plan_fields is None:
         return None, problems

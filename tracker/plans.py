@@ -19,7 +19,7 @@ from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, Gate, ManualGate, Phase, Plan, TestGate
 
 CACHE = Path(".tracker") / "cache" / "plans.json"
-CACHE_VERSION = f"1/{__version__}"
+CACHE_VERSION = f"2/{__version__}"  # bump when the cached plain data changes shape
 PLAN_GLOB = "[0-9][0-9][0-9][0-9]-*.md"
 
 
@@ -51,7 +51,8 @@ def to_plain(plan: Plan) -> dict[str, Any]:
         "line": plan.line, "end_line": plan.end_line,
         "phases": [
             {"id": ph.id, "title": ph.title, "depends": list(ph.depends), "paths": list(ph.paths),
-             "gates": [_gate_plain(g) for g in ph.gates], "line": ph.line, "end_line": ph.end_line}
+             "gates": [_gate_plain(g) for g in ph.gates], "line": ph.line, "end_line": ph.end_line,
+             "depends_line": ph.depends_line}
             for ph in plan.phases
         ],
     }  # fmt: skip
@@ -60,7 +61,7 @@ def to_plain(plan: Plan) -> dict[str, Any]:
 def from_plain(d: dict[str, Any]) -> Plan:
     """Inverse of :func:`to_plain`."""
     phases = tuple(
-        Phase(p["id"], p["title"], tuple(p["depends"]), tuple(p["paths"]), tuple(_gate_from(g) for g in p["gates"]), p["line"], p["end_line"])
+        Phase(p["id"], p["title"], tuple(p["depends"]), tuple(p["paths"]), tuple(_gate_from(g) for g in p["gates"]), p["line"], p["end_line"], p["depends_line"])
         for p in d["phases"]
     )
     return Plan(d["id"], d["title"], d["path"], d["milestone"], phases, d["line"], d["end_line"])

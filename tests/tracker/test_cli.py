@@ -43,8 +43,8 @@ def test_lint_reports_everything_at_once(repo, cli) -> None:
     assert r.out.splitlines() == [
         "plans/0002-b.md:4: plan id '0001' does not match the file name (expected 0001-slug.md)",
         "plans/0002-b.md:3: duplicate plan id '0001' (also plans/0001-a.md)",
-        "plans/0001-a.md:16: phase P2: unknown dependency '0009/X'",
-        "plans/0001-a.md:8: dependency cycle: 0001/P1 -> 0001/P2 -> 0001/P1",
+        "plans/0001-a.md:19: phase P2: unknown dependency '0009/X'",
+        "plans/0001-a.md:11: dependency cycle: 0001/P1 -> 0001/P2 -> 0001/P1",
         "plans/0001-a.md:20: phase P2 gate 1: no such test file or directory: tests/missing.py",
         "plans/0001-a.md:22: phase P2 gate 2: invalid marker expression 'gpu and'",
         "plans/0001-a.md:12: phase P1 gate 1: 'tests/test_a.py::test_nope' collects no tests",

@@ -12,7 +12,7 @@ case, the newest result file plus the run that last met each bench gate. Everyth
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -112,6 +112,40 @@ def superseded(store: Store, keep: KeepSet, bench_files: Sequence[str] = ()) -> 
     """Complete evidence files (test runs, sign-offs, stored results) that nothing needs any more."""
     files = [r.file for r in store.runs] + [f for f, _ in store.signoffs] + list(bench_files)
     return sorted(f for f in files if f not in keep.why)
+
+
+def without(store: Store, drop: set[str]) -> Store:
+    """The store minus the files in ``drop``."""
+    return Store(
+        runs=[r for r in store.runs if r.file not in drop],
+        signoffs=[s for s in store.signoffs if s[0] not in drop],
+        bench=[b for b in store.bench if b[0] not in drop],
+        incomplete=[f for f in store.incomplete if f not in drop],
+    )
+
+
+def settle(
+    store: Store, keep: KeepSet, results: Sequence[ResultRun], view: Callable[[Store, Sequence[ResultRun]], object],
+    deletable: Callable[[str], bool] = lambda path: True,
+) -> KeepSet:
+    """Grow ``keep`` until pruning changes nothing ``view`` shows (statuses and verdicts).
+
+    The per-test rules of :func:`needed` keep every current verdict, but the moment a phase was
+    done (what makes it ``regressed`` now) may live in a run they drop. Dropped files are added
+    back newest first until the pruned store looks the same; one evaluation per file at worst.
+    """
+    target = view(store, results)
+    dropped = sorted(
+        [(r.time, r.file) for r in store.runs if r.file not in keep.why]
+        + [(str(d.get("time", "")), f) for f, d in store.signoffs if f not in keep.why]
+        + [(r.time.isoformat(), r.path) for r in results if r.path not in keep.why and deletable(r.path)],
+        reverse=True,
+    )
+    while True:
+        gone = {f for _, f in dropped}
+        if view(without(store, gone), [r for r in results if r.path not in gone]) == target or not dropped:
+            return keep
+        keep.add(dropped.pop(0)[1], "needed to show that a phase was done before")
 
 
 def fresh_test_gates(

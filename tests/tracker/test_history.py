@@ -7,9 +7,15 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evidence_repo import CHECKOUT, call, commit_all, make_repo, phase_block, plan_text, statuses
-from tracker.model import Status
+from tracker.evidence import Store, TestRun
+from tracker.fingerprint import FileIndex
+from tracker.history import needed, settle, superseded
+from tracker.model import GateVerdict, Phase, Plan, Status, TestGate
+from tracker.status import compute
 
 LIB_OK = "def add(a, b):\n    return a + b\n"
 TESTS = "from src.lib import add\n\ndef test_add():\n    assert add(2, 2) == 4\n\ndef test_zero():\n    assert add(0, 0) == 0\n"
@@ -148,3 +154,33 @@ def test_gc_drops_interrupted_runs(repo: Path) -> None:
     code, out = call("gc", repo)
     assert code == 0 and f"deleted .tracker/evidence/{broken.name}" in out and not broken.exists()
     assert state(repo) is Status.DONE
+
+
+TESTS_IN_FUZZ = ["t/a.py::x", "t/a.py::y", "t/b.py::z"]
+outcome = st.sampled_from(["passed", "failed", "skipped", "error", None])
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.tuples(outcome, outcome, outcome), min_size=1, max_size=8))
+def test_gc_keep_set_never_changes_any_status(history: list[tuple[str | None, str | None, str | None]]) -> None:
+    """Whatever the run history, the files ``needed`` keeps give every phase the same status and verdicts."""
+    plans = [Plan("0001", "p", "plans/0001-p.md", phases=(
+        Phase("P1", "a", gates=(TestGate(test="t/a.py::x"), TestGate(test="t/b.py"))),
+        Phase("P2", "b", depends=("P1",), gates=(TestGate(test="t/a.py"),)),
+        Phase("P3", "c", gates=(TestGate(test="t/a.py::y"),)),
+    ))]  # fmt: skip
+    runs = [
+        TestRun(f".tracker/evidence/{i:02d}.json", {"time": f"2026-11-29T10:{i:02d}:00Z", "host": "h"}, {}, {},
+                [{"nodeid": n, "outcome": o, "reason": ""} for n, o in zip(TESTS_IN_FUZZ, outcomes) if o is not None])
+        for i, outcomes in enumerate(history)
+    ]  # fmt: skip
+    store = Store(runs=runs)
+
+    def view(s: Store, _results: object = ()) -> dict[str, object]:
+        out = compute(plans, s, lambda: FileIndex({}), lambda: (lambda g: GateVerdict(False, "none")))
+        return {k: (v.status, [(x.met, x.failed, x.reason, x.source) for x in v.verdicts]) for k, v in out.items()}
+
+    keep = settle(store, needed(plans, store), [], view)
+    pruned = Store(runs=[r for r in runs if r.file in keep.why])
+    assert view(pruned) == view(store)
+    assert superseded(store, keep) == sorted(r.file for r in runs if r.file not in keep.why)

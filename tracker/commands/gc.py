@@ -6,12 +6,13 @@ import os
 import sys
 import time
 from pathlib import Path
+from collections.abc import Sequence
 from typing import TextIO
 
 from tracker import evidence
 from tracker.errors import ExitCode
 from tracker.fileio import repo_lock
-from tracker.history import KeepSet, needed, superseded
+from tracker.history import KeepSet, needed, settle, superseded, without
 from tracker.model import BenchGate, PhaseStatus
 from tracker.plans import load_plans
 from tracker.results import ResultRun
@@ -21,15 +22,6 @@ INCOMPLETE_GRACE_S = 3600  # an "incomplete" run may still be writing: leave you
 
 def _fingerprint(statuses: dict[str, PhaseStatus]) -> dict[str, tuple[object, ...]]:
     return {k: (s.status, s.changed, tuple((v.met, v.failed, v.reason, v.source) for v in s.verdicts)) for k, s in statuses.items()}
-
-
-def _without(store: evidence.Store, drop: set[str]) -> evidence.Store:
-    return evidence.Store(
-        runs=[r for r in store.runs if r.file not in drop],
-        signoffs=[s for s in store.signoffs if s[0] not in drop],
-        bench=[b for b in store.bench if b[0] not in drop],
-        incomplete=[f for f in store.incomplete if f not in drop],
-    )
 
 
 def run(root: Path, dry_run: bool = False, out: TextIO | None = None) -> int:
@@ -48,18 +40,22 @@ def run(root: Path, dry_run: bool = False, out: TextIO | None = None) -> int:
             from tracker.results import load_repo_results
 
             results = load_repo_results(root)
-        keep: KeepSet = needed(plans, store, results)
+        index = FileIndex(tree_file_ids(root))
+
+        def view(s: evidence.Store, rs: Sequence[ResultRun]) -> dict[str, tuple[object, ...]]:
+            return _fingerprint(compute(plans, s, lambda: index, lambda: Evaluator(rs)))
+
+        in_store = evidence.EVIDENCE_DIR.as_posix() + "/"
+        keep: KeepSet = settle(store, needed(plans, store, results), results, view, lambda path: path.startswith(in_store))
         drop = set(superseded(store, keep, [f for f, _ in store.bench]))
         now = time.time()
         for rel in store.incomplete:
             # Interrupted runs never count; incomplete ones are dropped once surely abandoned.
             if _status_of(root / rel) != "incomplete" or now - (root / rel).stat().st_mtime > INCOMPLETE_GRACE_S:
                 drop.add(rel)
-        index = FileIndex(tree_file_ids(root))
-        kept_results = [r for r in results if r.path not in drop]
-        before = compute(plans, store, lambda: index, lambda: Evaluator(results))
-        after = compute(plans, _without(store, drop), lambda: index, lambda: Evaluator(kept_results))
-        changed = sorted(k for k, v in _fingerprint(before).items() if _fingerprint(after).get(k) != v)
+        # Belt and braces: the pruned store must show exactly what the full one shows.
+        before, after = view(store, results), view(without(store, drop), [r for r in results if r.path not in drop])
+        changed = sorted(k for k, v in before.items() if after.get(k) != v)
         if changed:
             out.write(f"tracker gc: refusing, pruning would change {', '.join(changed)}; nothing deleted\n")
             return int(ExitCode.CHECK_FAILED)
@@ -68,7 +64,7 @@ def run(root: Path, dry_run: bool = False, out: TextIO | None = None) -> int:
             if not dry_run:
                 os.unlink(root / rel)
         # Only the store is gc's to prune: result files elsewhere (bench/results/) are kept, unlisted.
-        kept = {rel: why for rel, why in keep.why.items() if rel.startswith(evidence.EVIDENCE_DIR.as_posix() + "/")}
+        kept = {rel: why for rel, why in keep.why.items() if rel.startswith(in_store)}
         if dry_run:
             for rel, why in sorted(kept.items()):
                 out.write(f"keep {rel}: {why}\n")

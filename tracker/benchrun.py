@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from tracker.benchstatus import Evaluator
+from tracker.benchstatus import Evaluator, load_results
 from tracker.errors import ExitCode
 from tracker.model import BenchGate, Phase, Plan
 from tracker.results import CACHE_DIR, load_repo_results, load_result, repo_result_files
@@ -69,3 +69,15 @@ def run_bench_gates(root: Path, chosen: list[tuple[Plan, Phase]], force: bool, o
         unmet += not verdict.met
         out.write(f"{'met  ' if verdict.met else 'UNMET'} {key} {gate.bench}: {verdict.reason}\n")
     return int(ExitCode.CHECK_FAILED) if failed or unmet else 0
+
+
+def report_stored(root: Path, chosen: list[tuple[Plan, Phase]], out: TextIO) -> None:
+    """One line per selected bench gate, judged on the results already in the repository."""
+    gates = [(f"{p.id}/{ph.id}#{i + 1}", g) for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, BenchGate)]
+    if not gates:
+        return
+    evaluator = Evaluator(load_results(root))
+    out.write(f"tracker: {len(gates)} bench gate(s) judged on the stored results (--bench runs their commands)\n")
+    for key, gate in gates:
+        verdict = evaluator(gate)
+        out.write(f"{'met  ' if verdict.met else 'UNMET'} {key} {gate.bench}: {verdict.reason}\n")

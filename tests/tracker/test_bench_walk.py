@@ -215,3 +215,11 @@ def test_warm_status_uses_cached_verdicts_without_parsing_results(repo: Path) ->
     fresh = load_results(repo)
     assert not Evaluator(fresh)(gate).met and fresh._runs is not None
     assert len(list((repo / ".tracker/cache/results").glob("verdicts-*.json"))) == 1  # old sets pruned
+
+
+def test_verify_without_bench_reports_bench_gates_from_stored_results(repo: Path) -> None:
+    write(repo / "bench/results/d.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z"))
+    code, out = call("verify", repo, ["0002"])
+    assert code == 0 and not (repo / "bench/results/run-0.json").exists()
+    assert "tracker: 1 bench gate(s) judged on the stored results (--bench runs their commands)" in out
+    assert "met   0002/P1#1 verify_attn.time_us: 2.31× ≥ 1.80×" in out

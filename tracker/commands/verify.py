@@ -44,6 +44,10 @@ def run(
         from tracker.benchrun import run_bench_gates
 
         bench_code = run_bench_gates(root, chosen, force, out, dict(current.files))
+    else:
+        from tracker.benchrun import report_stored  # without --bench: the results already in the repo
+
+        report_stored(root, chosen, out)
     if all_gates and not force:
         from tracker import evidence as ev
         from tracker.history import fresh_test_gates

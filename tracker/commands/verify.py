@@ -18,7 +18,7 @@ from typing import TextIO
 from tracker.commands.common import pytest_command, pytest_env, select
 from tracker.errors import ExitCode, InterruptedRunError, NoTestsError
 from tracker.evidence import EVIDENCE_DIR
-from tracker.model import PhaseStatus, Plan, TestGate, gate_hash
+from tracker.model import BenchGate, PhaseStatus, Plan, TestGate, gate_hash
 from tracker.plans import load_plans
 from tracker.status import derive, gate_key
 
@@ -44,7 +44,7 @@ def run(
         from tracker.benchrun import run_bench_gates
 
         bench_code = run_bench_gates(root, chosen, force, out, dict(current.files))
-    else:
+    elif any(isinstance(g, BenchGate) for _, ph in chosen for g in ph.gates):
         from tracker.benchrun import report_stored  # without --bench: the results already in the repo
 
         report_stored(root, chosen, out)

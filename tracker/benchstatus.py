@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tracker import __version__
-from tracker.benchgate import BOOT_CACHE, BenchGateLike, evaluate, evaluate_bench_gate
-from tracker.model import EvidenceSource, GateVerdict, gate_hash
+from tracker.model import BenchGate, EvidenceSource, GateVerdict, gate_hash
 from tracker.results import CACHE_DIR, ResultFileError, ResultRun, load_repo_results, repo_result_files
 
 LOGIC = f"bench-verdicts-1/{__version__}"  # bump when evaluation rules change
@@ -55,8 +54,20 @@ class RepoResults:
 
 def load_results(root: Path) -> RepoResults:
     """The results ``tracker status`` evaluates bench gates against (looked up by the core)."""
-    BOOT_CACHE[0] = root / CACHE_DIR
+    _BOOT_ROOT[0] = root
     return RepoResults(root)
+
+
+_BOOT_ROOT: list[Path | None] = [None]
+
+
+def _benchgate() -> Any:
+    """tracker.benchgate, imported only when a verdict must be computed (a warm status never does)."""
+    from tracker import benchgate  # noqa: PLC0415
+
+    if _BOOT_ROOT[0] is not None:
+        benchgate.BOOT_CACHE[0] = _BOOT_ROOT[0] / CACHE_DIR
+    return benchgate
 
 
 def changed_since(files: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
@@ -64,9 +75,10 @@ def changed_since(files: Mapping[str, str], current: Mapping[str, str]) -> list[
     return sorted(path for path, blob in files.items() if current.get(path) != blob)
 
 
-def ever_met(gate: BenchGateLike, results: Sequence[ResultRun]) -> bool:
+def ever_met(gate: BenchGate, results: Sequence[ResultRun]) -> bool:
     """Was the gate met on the results as they stood after some run (each prefix in time order)?"""
     ordered = sorted(results, key=lambda r: (r.time, r.path))
+    evaluate = _benchgate().evaluate
     return any(evaluate(gate, ordered[: i + 1]).met for i in range(len(ordered)))
 
 
@@ -113,7 +125,7 @@ class Evaluator:
         """Rejected result files."""
         return self._repo.errors() if self._repo is not None else list(getattr(self._given, "errors", []))
 
-    def __call__(self, gate: BenchGateLike) -> GateVerdict:
+    def __call__(self, gate: BenchGate) -> GateVerdict:
         key = gate_hash(gate)
         entry = self._cache.get(key)
         if entry is None or "met" not in entry:
@@ -123,7 +135,7 @@ class Evaluator:
                 more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
                 verdict, files = GateVerdict(False, f"invalid result file, fix or remove it: {errors[0]}{more}"), None
             else:
-                verdict = evaluate_bench_gate(gate, self.results)
+                verdict = _benchgate().evaluate_bench_gate(gate, self.results)
                 run = next((r for r in self.results if verdict.source and r.path == verdict.source.file), None)
                 files = run.files if run is not None else None
             entry = self._store(key, {**self._cache.get(key, {}), **_to_json(verdict, files)})
@@ -132,7 +144,7 @@ class Evaluator:
             self._files[verdict.source.file] = entry["files"]
         return verdict
 
-    def ever_met(self, gate: BenchGateLike) -> bool:
+    def ever_met(self, gate: BenchGate) -> bool:
         """Was the gate met after some earlier run? (cached with the verdict)"""
         key = gate_hash(gate)
         entry = self._cache.get(key) or {}

@@ -12,11 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tracker.errors import FileError
+
+if TYPE_CHECKING:  # datetime's import is only paid when result files are actually parsed
+    from datetime import datetime
 
 SCHEMA_NAME = "tracker-bench-result"
 SCHEMA_VERSION = 1
@@ -106,6 +108,8 @@ def _view(raw: dict[str, Any], path: str, sha: str) -> ResultRun:
         ResultCase(c["metric"], dict(c["params"]), c["unit"], c["direction"], tuple(float(x) for x in c["samples"]))
         for c in raw["cases"]
     )
+    from datetime import datetime  # noqa: PLC0415
+
     time = datetime.fromisoformat(prov["time"].replace("Z", "+00:00"))
     return ResultRun(
         path, sha, raw["benchmark"], time, prov["host"], prov.get("gpu"), prov.get("commit"), prov.get("dirty"),

@@ -14,10 +14,8 @@ Precedence, first match wins (README "Status rules"):
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from tracker.checks import qualify
 from tracker.evidence import Store
@@ -34,28 +32,12 @@ def gate_key(plan_id: str, phase_id: str, index: int) -> str:
 
 
 def bench_evaluator(root: Path, store: Store) -> BenchEvaluator:
-    """``tracker.benchgate.evaluate_bench_gate`` bound to the results, or a never-met fallback.
+    """Bench gates bound to the repository's results (``tracker.benchstatus.Evaluator``): verdicts
+    cached by result-file content, plus ``ever_met`` (for regressed) and ``changed`` (for stale).
+    Imported only when a plan has bench gates; a warm call parses no result file."""
+    from tracker.benchstatus import Evaluator, load_results
 
-    Until ``tracker.benchgate`` exists every bench gate is unmet ("no benchmark evidence").
-    Results: ``tracker.benchgate.load_results(root)`` when that exists; otherwise the evidence
-    store's ``tracker-bench-result`` files loaded with ``tracker.results.load_results`` (files that
-    fail validation are left out here; ``tracker lint`` / ``ingest`` report them).
-    """
-    try:
-        mod = importlib.import_module("tracker.benchgate")
-    except ModuleNotFoundError as err:
-        if err.name != "tracker.benchgate":
-            raise
-        return lambda gate: GateVerdict(False, "no benchmark evidence")
-    loader = getattr(mod, "load_results", None)
-    if loader is not None:
-        results: Any = loader(root)
-    else:
-        from tracker import results as res
-
-        results, _bad = res.load_results([root / p for p, _ in store.bench], root / res.CACHE_DIR)
-    evaluator = getattr(mod, "Evaluator", None)  # also answers ever_met / changed (issue 4)
-    return evaluator(results) if evaluator is not None else lambda gate: mod.evaluate_bench_gate(gate, results)
+    return Evaluator(load_results(root))
 
 
 def _evidence_files(store: Store, source_file: str) -> tuple[dict[str, str], dict[str, str]]:

@@ -252,13 +252,3 @@ def evaluate_bench_gate(gate: BenchGateLike, results: Sequence[ResultRun]) -> Ga
         time = run.time.strftime("%Y-%m-%dT%H:%M:%SZ") if utc else run.time.isoformat()
         source = EvidenceSource(file=run.path, machine=machine, commit=run.commit, time=time)
     return GateVerdict(met=outcome.met, reason=outcome.summary, source=source, failed=outcome.value is not None and not outcome.met)
-
-
-def __getattr__(name: str) -> Any:
-    # The core looks up ``Evaluator`` and ``load_results`` on this module; they live in
-    # tracker.benchstatus (verdict caching), which imports this one, hence the lazy lookup.
-    if name in ("Evaluator", "load_results"):
-        from tracker import benchstatus  # noqa: PLC0415
-
-        return getattr(benchstatus, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

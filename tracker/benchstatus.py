@@ -2,40 +2,86 @@
 
 Result files are large (all raw samples: ~400 KB per run here) and status runs often, so verdicts
 are cached under ``.tracker/cache/results/verdicts-<key>.json``, where the key hashes every result
-file's path and content hash plus the evaluation code's version. A warm status reads the files'
-bytes only to hash them; it parses no JSON sample and imports no pydantic. Any change to a result
-file, a gate definition or this code's version misses the cache and evaluates afresh.
+file's path and content hash plus the evaluation code's version. Content hashes are memoized by
+each file's stat signature (:func:`_content_ids`), so a warm status reads no result file at all;
+it parses no JSON sample and imports no pydantic. Any change to a result file, a gate definition
+or this code's version misses the cache and evaluates afresh.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from tracker import __version__
+from tracker.fileio import atomic_write
+from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, EvidenceSource, GateVerdict, gate_hash
 from tracker.results import CACHE_DIR, ResultFileError, ResultRun, load_repo_results, repo_result_files
 
 LOGIC = f"bench-verdicts-1/{__version__}"  # bump when evaluation rules change
+CONTENT_IDS = "content-ids.json"  # in CACHE_DIR: {path: [stat signature..., sha256]}
+# A signature is trusted only for a file whose last change (ctime) is this much older than when it
+# was recorded: a later write then necessarily moves ctime (the kernel's clock ticks are far finer),
+# so an equal signature means equal bytes. A file changed just now is hashed on every run until then.
+SETTLED_NS = 2_000_000_000
+
+
+def _signature(st: os.stat_result) -> list[int]:
+    # ctime cannot be set back by tools that preserve mtime (cp -p, touch -d), unlike mtime.
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _content_ids(root: Path, paths: list[Path]) -> dict[str, str]:
+    """{relative path: sha256 of its bytes} for ``paths``; a file whose stat signature matches the
+    memo under the cache directory is not read (result files hold every raw sample: ~400 KB each)."""
+    memo_file = root / CACHE_DIR / CONTENT_IDS
+    try:
+        memo = json.loads(memo_file.read_bytes())
+        if not isinstance(memo, dict):
+            memo = {}
+    except (OSError, ValueError):
+        memo = {}  # missing or broken: every file is hashed
+    now = time.time_ns()
+    out: dict[str, str] = {}
+    fresh: dict[str, list[Any]] = {}
+    for path in paths:
+        rel = path.relative_to(root).as_posix()
+        try:
+            sig = _signature(path.stat())
+            hit = memo.get(rel)
+            if isinstance(hit, list) and hit[:-1] == sig:
+                out[rel] = hit[-1]
+                fresh[rel] = hit
+                continue
+            from hashlib import sha256  # noqa: PLC0415 - OpenSSL: fast on large files, ~5 ms to import
+
+            out[rel] = sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            out[rel] = "unreadable"
+            continue
+        if now - sig[4] > SETTLED_NS:
+            fresh[rel] = [*sig, out[rel]]
+    if fresh != memo:
+        try:
+            atomic_write(memo_file, json.dumps(fresh).encode())
+        except OSError:
+            pass  # a read-only checkout: hashed again next time, never wrong
+    return out
 
 
 class RepoResults:
-    """The repository's result files, hashed up front and parsed only when a verdict is not cached."""
+    """The repository's result files, identified by content up front and parsed only when a verdict
+    is not cached."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        listing = []
-        for path in repo_result_files(root):
-            try:
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            except OSError:
-                digest = "unreadable"
-            listing.append(f"{path.relative_to(root).as_posix()}\0{digest}")
-        self.key = hashlib.sha256("\n".join([LOGIC, *sorted(listing)]).encode()).hexdigest()
+        listing = [f"{rel}\0{digest}" for rel, digest in _content_ids(root, repo_result_files(root)).items()]
+        self.key = sha256_hex("\n".join([LOGIC, *sorted(listing)]).encode())
         self._runs: list[ResultRun] | None = None
         self._errors: list[ResultFileError] = []
 

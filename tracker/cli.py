@@ -169,10 +169,16 @@ def gc(
 
 
 def main(argv: Optional[list[str]] = None) -> None:
-    """Console-script entry point. Command-line usage errors exit 3 (not click's 2, which is ours
-    for invalid plans)."""
+    """Console-script entry point; always ends the process (``sys.exit``). Command-line usage
+    errors exit 3 (not click's 2, which is ours for invalid plans)."""
+    from gc import freeze as gc_freeze  # `gc` is the command above
+
     from tracker.errors import ExitCode
 
+    # main() always ends the process, and what exists by now lives until then: frozen, the cyclic
+    # GC skips it in every collection during the command and in the interpreter's final collection
+    # at exit. Together those scans cost ~20 ms of a ~200 ms `tracker status`.
+    gc_freeze()
     try:
         code = app(args=argv, prog_name="tracker", standalone_mode=False)
     except Exception as err:  # click's exceptions are typer-private; recognise them by their API
@@ -180,5 +186,7 @@ def main(argv: Optional[list[str]] = None) -> None:
             raise
         err.show()
         usage = any(cls.__name__ == "UsageError" for cls in type(err).__mro__)
-        sys.exit(int(ExitCode.USAGE) if usage else err.exit_code)
+        code = int(ExitCode.USAGE) if usage else err.exit_code
+    finally:
+        gc_freeze()  # what the command imported and built, too: the exit's collection scans nothing
     sys.exit(code if isinstance(code, int) else 0)

@@ -151,12 +151,19 @@ class FileIndex:
     def _match(self, patterns: tuple[str, ...]) -> dict[str, str]:
         out: dict[str, str] = {}
         for pat in patterns:
-            rx, prefix = glob_regex(pat), literal_prefix(pat)
+            prefix = literal_prefix(pat)
+            if prefix == pat and not pat.endswith("/"):  # a plain path: compiling a regex costs more
+                if pat in self.files:
+                    out[pat] = self.files[pat]
+                continue
             start = bisect.bisect_left(self.paths, prefix)
+            # ``dir/**`` (or ``dir/``): everything below dir/, as glob_regex's ``.*`` (no newline) says.
+            below = prefix.endswith("/") and pat[len(prefix) :] in ("", "**")
+            rx = None if below else glob_regex(pat)
             for path in self.paths[start:]:
                 if not path.startswith(prefix):
                     break
-                if rx.match(path):
+                if (rx.match(path) is not None) if rx is not None else ("\n" not in path[len(prefix) :]):
                     out[path] = self.files[path]
         return out
 

@@ -9,7 +9,6 @@ the status path); every statistic is recomputed from the raw samples.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from pathlib import Path
@@ -129,7 +128,9 @@ def load_result(path: Path | str, cache_dir: Path | None = None) -> ResultRun:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise ResultFileError(path, exc.strerror or str(exc)) from None
-    sha = hashlib.sha256(data).hexdigest()
+    from hashlib import sha256  # noqa: PLC0415 - OpenSSL (~5 ms to import): only when a file is loaded
+
+    sha = sha256(data).hexdigest()
     memo = _MEMO.get(f"{path}\0{sha}")
     if memo is not None:
         return memo

@@ -8,7 +8,6 @@ Test runs whose ``status`` is not ``complete`` (interrupted, crashed) are ignore
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,31 +17,62 @@ EVIDENCE_DIR = Path(".tracker") / "evidence"
 RAN = frozenset({"passed", "failed", "error", "xfailed", "xpassed"})
 
 
-@dataclass
-class TestRun:
+class _Record:
+    """What ``@dataclass`` would give (fields in ``__slots__`` order, ``__eq__``, ``__repr__``),
+    written out: importing ``dataclasses`` and generating two classes costs ~2 ms of every status."""
+
+    __slots__: tuple[str, ...] = ()
+    __hash__ = None  # type: ignore[assignment]  # mutable and compared by value, as a dataclass
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__qualname__}({inner})"
+
+
+class TestRun(_Record):
     """One complete pytest run: provenance, gate hashes, file ids and per-test records."""
 
     __test__ = False
+    __slots__ = ("file", "provenance", "gates", "files", "tests")
 
-    file: str  # path relative to the repo root
-    provenance: dict[str, Any]
-    gates: dict[str, str]
-    files: dict[str, str]
-    tests: list[dict[str, Any]]
+    def __init__(
+        self, file: str, provenance: dict[str, Any], gates: dict[str, str], files: dict[str, str], tests: list[dict[str, Any]]
+    ) -> None:
+        self.file = file  # path relative to the repo root
+        self.provenance = provenance
+        self.gates = gates
+        self.files = files
+        self.tests = tests
 
     @property
     def time(self) -> str:
         return str(self.provenance.get("time", ""))
 
 
-@dataclass
-class Store:
+class Store(_Record):
     """Everything in the evidence store, each list oldest first."""
 
-    runs: list[TestRun] = field(default_factory=list)
-    signoffs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    bench: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    incomplete: list[str] = field(default_factory=list)
+    __slots__ = ("runs", "signoffs", "bench", "incomplete")
+
+    def __init__(
+        self,
+        runs: list[TestRun] | None = None,
+        signoffs: list[tuple[str, dict[str, Any]]] | None = None,
+        bench: list[tuple[str, dict[str, Any]]] | None = None,
+        incomplete: list[str] | None = None,
+    ) -> None:
+        self.runs: list[TestRun] = [] if runs is None else runs
+        self.signoffs: list[tuple[str, dict[str, Any]]] = [] if signoffs is None else signoffs
+        self.bench: list[tuple[str, dict[str, Any]]] = [] if bench is None else bench
+        self.incomplete: list[str] = [] if incomplete is None else incomplete
 
 
 def _read(path: Path) -> dict[str, Any]:

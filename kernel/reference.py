@@ -6,7 +6,8 @@ is set in tree_mask[b, i]. Keys are whole 576-wide pool rows, values their first
     s_j = sm_scale * <q[b,i,h], kv[slot_j]>,   lse = log sum_j exp(s_j),   out = sum_j exp(s_j - lse) kv[slot_j, :512]
 
 `attention` computes this in any floating dtype (fp32 for the oracle; bf16 for "the same math in plain
-bf16 torch", the yardstick of the flash-attention error rule). It runs on CPU and GPU.
+bf16 torch", the yardstick of the flash-attention error rule). It runs on CPU and GPU. A node that sees
+no token at all gets out = 0 and lse = -inf.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def attention(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tens
         scores = torch.einsum("thd,nd->thn", q[b].to(dtype), keys) * sm_scale
         scores = scores.masked_fill(~visible[:, None, :], float("-inf"))
         lse = torch.logsumexp(scores.float(), dim=-1)  # [T, H]
-        probs = torch.softmax(scores, dim=-1)
+        # A node that sees no token (empty prefix, no mask bit) gets out 0 and lse -inf, not softmax's NaN.
+        probs = torch.softmax(scores, dim=-1).masked_fill(~visible.any(dim=1)[:, None, None], 0.0)
         outs.append(torch.einsum("thn,nd->thd", probs, keys[:, :V_DIM]))
         lses.append(lse)
     return torch.stack(outs), torch.stack(lses)

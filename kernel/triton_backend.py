@@ -93,19 +93,22 @@ def _verify_fwd_kernel(Q, KV, Indptr, PrefixSlots, TreeSlots, TreeMask, Out, Lse
     qk += _dot(q_pe, k_pe, DOT_F32)
     qk = tl.where(visible, qk * sm_scale, float("-inf"))
     new_max = tl.maximum(tl.max(qk, 1), row_max)
-    # Padding rows (m >= T) see nothing: keep their max finite so they stay NaN-free (never stored).
-    new_max = tl.where(mask_m, new_max, 0.0)
+    # A row that sees no token (empty prefix, no mask bit; or a padding row m >= T) would shift by -inf and
+    # turn NaN: keep its shift finite. It ends with denom 0, stored as out 0 and lse -inf (every backend's
+    # contract for such a row).
+    new_max = tl.where(mask_m & (new_max > float("-inf")), new_max, 0.0)
     rescale = tl.exp(row_max - new_max)
     p = tl.exp(qk - new_max[:, None])
     denom = denom * rescale + tl.sum(p, 1)
     v = tl.load(KV + slots[:, None] * stride_kv + offs_d[None, :], mask=mask_t[:, None], other=0.0)
     acc = acc * rescale[:, None] + _dot(p.to(v.dtype), v, DOT_F32)
 
-    denom = tl.where(mask_m, denom, 1.0)
+    empty = denom == 0.0  # a visible token contributes exp(0) = 1 to its row: denom >= 1 otherwise
+    denom = tl.where(empty, 1.0, denom)
     out_row = ((b * T + offs_m) * H + h).to(tl.int64) * D_NOPE
     tl.store(Out + out_row[:, None] + offs_d[None, :], (acc / denom[:, None]).to(Out.dtype.element_ty),
              mask=mask_m[:, None])
-    tl.store(Lse + (b * T + offs_m) * H + h, new_max + tl.log(denom), mask=mask_m)
+    tl.store(Lse + (b * T + offs_m) * H + h, tl.where(empty, float("-inf"), new_max + tl.log(denom)), mask=mask_m)
 
 
 def block_sizes(nodes: int) -> tuple[int, int, int]:

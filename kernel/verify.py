@@ -16,6 +16,9 @@ import torch
 HEAD_DIM = 576
 V_DIM = 512
 MAX_NODES = 64
+MAX_BATCH = 65535  # the cuda backend puts requests on grid z
+MAX_ROWS = 2**31 // V_DIM  # B*T*H: the cuda backend's 32-bit row arithmetic
+FLT_MAX = 3.4028234663852886e38  # sm_scale * log2(e) becomes an fp32 kernel argument
 BACKENDS = ("cuda", "triton", "reference")
 DEBUG_ENV = "VERIFY_ATTN_DEBUG"
 _TENSOR_ARGS = ("q", "kv_cache", "prefix_indptr", "prefix_slots", "tree_slots", "tree_mask")
@@ -38,6 +41,10 @@ def _check_shapes(t: dict[str, torch.Tensor]) -> None:
         raise ValueError(f"q: expected tree nodes 1 <= T <= {MAX_NODES}, got {nodes}")
     if heads < 1:
         raise ValueError(f"q: expected heads H >= 1, got {heads}")
+    if batch > MAX_BATCH:
+        raise ValueError(f"q: expected batch B <= {MAX_BATCH}, got {batch}")
+    if batch * nodes * heads > MAX_ROWS:
+        raise ValueError(f"q: expected B*T*H <= {MAX_ROWS}, got {batch * nodes * heads}")
     pool, width = t["kv_cache"].shape
     if width != HEAD_DIM:
         raise ValueError(f"kv_cache: expected shape [S, {HEAD_DIM}], got {list(t['kv_cache'].shape)}")
@@ -97,6 +104,9 @@ def validate(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tenso
         raise TypeError(f"sm_scale: expected a float, got {type(sm_scale).__name__}")
     if not (math.isfinite(sm_scale) and sm_scale > 0):
         raise ValueError(f"sm_scale: expected a finite value > 0, got {sm_scale}")
+    if sm_scale * math.log2(math.e) >= FLT_MAX:
+        raise ValueError(f"sm_scale: expected a value < {FLT_MAX / math.log2(math.e):.4g} (fp32 in the kernels), "
+                         f"got {sm_scale}")
     for name, dtype in _DTYPES.items():
         if t[name].dtype != dtype:
             raise TypeError(f"{name}: expected dtype {dtype}, got {t[name].dtype}")
@@ -111,6 +121,11 @@ def validate(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tenso
         if not value.is_contiguous():
             raise ValueError(f"{name}: expected a contiguous tensor, got strides {value.stride()} "
                              f"for shape {list(value.shape)}")
+    if backend == "cuda":  # its gathers and q loads are 16-byte vectors: a misaligned view would kill the context
+        for name in ("q", "kv_cache"):
+            if t[name].data_ptr() % 16:
+                raise ValueError(f"{name}: expected a 16-byte aligned data pointer for backend 'cuda', "
+                                 f"got address % 16 = {t[name].data_ptr() % 16}")
     if debug or os.environ.get(DEBUG_ENV, "") not in ("", "0"):
         _check_values(t)
 
@@ -134,7 +149,9 @@ def verify_attention(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: tor
         debug: also check values (indptr, slot bounds, mask bits); env VERIFY_ATTN_DEBUG=1 does the same.
 
     Returns:
-        out [B, T, H, 512] bf16, and lse [B, T, H] fp32 when return_lse.
+        out [B, T, H, 512] bf16, and lse [B, T, H] fp32 when return_lse. A node that sees no token (an
+        empty prefix and no bit set in its mask row, possible only without `debug`) gets out = 0 and
+        lse = -inf on every backend.
 
     Raises:
         TypeError / ValueError naming the argument, with expected vs actual, before anything launches.

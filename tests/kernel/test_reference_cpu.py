@@ -76,6 +76,16 @@ def test_lonely_node_returns_its_own_value_row() -> None:
             assert math.isclose(float(lse[b, 0, h]), float(score), rel_tol=1e-5, abs_tol=1e-5)
 
 
+def test_node_that_sees_nothing_gets_zero_and_minus_inf() -> None:
+    # Possible without debug=True: an empty prefix and a cleared mask row. The contract of every backend.
+    x = make_inputs(1, 2, 4, [0], tree="chain", seed=3)
+    x.tree_mask[0, 2] = 0
+    out, lse = kernel.verify_attention(*x.args(), backend="reference", return_lse=True)
+    assert torch.equal(out[0, 2], torch.zeros_like(out[0, 2]))
+    assert lse[0, 2].tolist() == [float("-inf")] * 2
+    assert torch.isfinite(lse[0, [0, 1, 3]]).all() and out[0, 3].abs().max() > 0
+
+
 def test_permuting_pool_and_slots_keeps_output() -> None:
     x = make_inputs(3, 2, 7, [12, 0, 30], tree="binary", slots="contiguous", seed=9)
     perm = torch.randperm(x.kv_cache.shape[0], generator=torch.Generator().manual_seed(1))

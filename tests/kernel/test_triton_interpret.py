@@ -33,7 +33,14 @@ for batch, heads, nodes, lens, tree, layout in json.loads(sys.argv[1]):
                     "out_scale": ref_out.abs().max().item(),
                     "lse_err": (lse - ref_lse).abs().max().item(),
                     "nan": bool(out.isnan().any() or lse.isnan().any())})
-print(json.dumps(results))
+# A node that sees nothing (empty prefix, its mask row cleared): out 0 and lse -inf, never NaN.
+x = make_inputs(1, 2, 3, [0], tree="chain", seed=5)
+x.tree_mask[0, 1] = 0
+out, lse = verify_attention_triton(*x.args(), True)
+ref_out, ref_lse = attention(*x.args())
+empty = {"out": out[0, 1].abs().max().item(), "lse": lse[0, 1].tolist(), "ref_out": ref_out[0, 1].abs().max().item(),
+         "ref_lse": ref_lse[0, 1].tolist(), "others_ok": bool(torch.isfinite(lse[0, [0, 2]]).all())}
+print(json.dumps({"cases": results, "empty": empty}))
 """
 CASES = [
     (1, 1, 1, [0], "chain", "scattered"),
@@ -48,7 +55,11 @@ def test_triton_kernel_under_interpreter() -> None:
     proc = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(CASES)], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    results = report["cases"]
+    empty = report["empty"]
+    assert empty["out"] == 0.0 and empty["lse"] == [float("-inf")] * 2 and empty["others_ok"], empty
+    assert empty["ref_out"] == 0.0 and empty["ref_lse"] == [float("-inf")] * 2, empty
     assert len(results) == len(CASES)
     for case, r in zip(CASES, results):
         assert not r["nan"], f"{case}: output or lse not fully written"

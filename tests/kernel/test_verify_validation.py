@@ -56,6 +56,7 @@ def test_not_a_tensor() -> None:
     (-1, ValueError, "sm_scale: expected a finite value > 0, got -1"),
     (float("nan"), ValueError, "sm_scale: expected a finite value > 0, got nan"),
     (float("inf"), ValueError, "sm_scale: expected a finite value > 0, got inf"),
+    (1e39, ValueError, "sm_scale: expected a value < 2.359e+38 (fp32 in the kernels), got 1e+39"),
 ])
 def test_sm_scale(value: Any, exc: type[Exception], message: str) -> None:
     expect(exc, message, valid(sm_scale=value))
@@ -159,3 +160,12 @@ def test_debug_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
     expect(ValueError, "prefix_indptr: expected last value == prefix_slots.numel() = 7, got 6", args)
     monkeypatch.setenv("VERIFY_ATTN_DEBUG", "0")
     call(args)
+
+
+@pytest.mark.parametrize("shape,message", [
+    ((65536, 1, 1, 576), "q: expected batch B <= 65535, got 65536"),
+    ((1, 64, 65537, 576), "q: expected B*T*H <= 4194304, got 4194368"),
+])
+def test_grid_limits(shape: tuple[int, ...], message: str) -> None:
+    # Shapes are checked before contiguity, so a stride-0 view stands in for a huge q.
+    expect(ValueError, message, valid(q=torch.empty(1, 1, 1, 576, dtype=torch.bfloat16).expand(*shape)))

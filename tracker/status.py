@@ -123,7 +123,12 @@ def _staleness(
         if v.source is None:
             continue
         if isinstance(gate, BenchGate):  # a result's own fingerprint: the files the benchmark measured
-            changed.update(bench_changed(v.source.file, dict(index.files)) if bench_changed else ())
+            measured = bench_changed(v.source.file, dict(index.files)) if bench_changed else []
+            # Like test gates, a phase goes stale only through the code under its own ``paths``: a change to
+            # another measured file (the baseline, the harness) belongs to the phases that cover it.
+            if phase.paths and measured:
+                measured = list(FileIndex(dict.fromkeys(measured, "")).match(phase.paths))
+            changed.update(measured)
             continue
         recorded_files, recorded_gates = _evidence_files(store, v.source.file)
         key = gate_key(plan.id, phase.id, i)

@@ -54,6 +54,12 @@ def fenced_blocks(text: str) -> list[Block]:
     return out
 
 
+def code_ranges(text: str) -> list[tuple[int, int]]:
+    """0-based ``[start, stop)`` line ranges of every fenced or indented code block, nested ones too."""
+    toks = _MD.parse(text.removeprefix("\ufeff"))
+    return [(t.map[0], t.map[1]) for t in toks if t.type in ("fence", "code_block") and t.map is not None]
+
+
 def _key_line(block: Block, loc: schema.Loc) -> int:
     """Best file line for a validation problem at ``loc`` inside ``block``."""
     lines = block.content.split("\n")

@@ -8,13 +8,16 @@ A region is::
 
 ``sum`` is the first 12 hex digits of the sha256 of the body (lines joined with ``\\n``, so a
 checkout that converts line endings is not an edit). A body whose sum no longer matches was edited
-by hand and is refused unless ``force``. Every byte outside the regions is kept as it is; new
-regions use the file's own newline, and a file without a trailing newline keeps having none.
+by hand and is refused unless ``force``. A region belongs right after its anchor line (the closing
+fence of its plan or phase block); marker lines inside fenced code are prose, never regions. Every
+byte outside the regions is kept as it is; new regions use the file's own newline, and a file
+without a trailing newline keeps having none.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from tracker.errors import RegionEditedError
@@ -57,48 +60,88 @@ class _Found(NamedTuple):
     body: str
 
 
-def find_regions(text: str, path: str, *, force: bool = False) -> dict[str, _Found]:
-    """Existing regions by key; refuses unterminated, duplicated or hand-edited ones."""
-    return _find(split_lines(text), path, force)
+def _marker(line: str) -> tuple[str, re.Match[str]] | None:
+    # Only lines that start like a marker are matched (a plan has thousands of lines, a few markers).
+    if not line.startswith("<!-- tracker:"):
+        return None
+    bare = line.rstrip("\r\n")
+    m = _BEGIN.match(bare)
+    if m:
+        return "begin", m
+    m = _END.match(bare)
+    return ("end", m) if m else None
 
 
-def _find(lines: list[str], path: str, force: bool) -> dict[str, _Found]:
-    # Only lines that start like a marker are looked at (a plan has thousands of lines, a few markers).
-    marks: list[tuple[int, str, re.Match[str]]] = []
-    for i, line in enumerate(lines):
-        if line.startswith("<!-- tracker:"):
-            bare = line.rstrip("\r\n")
-            m = _BEGIN.match(bare)
-            if m:
-                marks.append((i, "begin", m))
-            elif m := _END.match(bare):
-                marks.append((i, "end", m))
+def _region_at(lines: list[str], i: int, key: str, path: str, force: bool) -> _Found:
+    """The region whose begin marker (for ``key``) is line ``i``: its body runs to the next marker line."""
+    j = i + 1
+    while j < len(lines) and (mark := _marker(lines[j])) is None:
+        j += 1
+    if j == len(lines):
+        raise RegionEditedError(f"{path}:{i + 1}: region '{key}' has no end marker")
+    kind, end = mark
+    if kind == "begin":
+        raise RegionEditedError(f"{path}:{i + 1}: region '{key}' has no end marker before the next region")
+    if end.group(1) != key:
+        raise RegionEditedError(f"{path}:{j + 1}: region end marker says '{end.group(1)}', begin (line {i + 1}) says '{key}'")
+    body = "\n".join(s.rstrip("\r\n") for s in lines[i + 1 : j])
+    if not force and checksum(body) != end.group(2):
+        raise RegionEditedError(
+            f"{path}:{i + 1}: generated region '{key}' was edited by hand (checksum mismatch); "
+            "move your text outside the markers, or rerun with --force to overwrite it"
+        )
+    return _Found(i, j, body)
+
+
+def find_regions(text: str, path: str, places: Mapping[str, int], *, force: bool = False) -> dict[str, _Found]:
+    """The regions that sit at their place, by key; refuses unterminated or hand-edited ones.
+
+    ``places`` maps each key to its 1-based anchor line (the closing fence of its block): a region is
+    found only when its begin marker follows that line, or follows another region anchored there.
+    """
+    return _placed(split_lines(text), places, path, force)
+
+
+def _placed(lines: list[str], places: Mapping[str, int], path: str, force: bool) -> dict[str, _Found]:
+    anchors: dict[int, set[str]] = {}
+    for key, after in places.items():
+        anchors.setdefault(after, set()).add(key)
     found: dict[str, _Found] = {}
+    for after, keys in anchors.items():
+        i = after  # 0-based index of the line right after the anchor
+        while i < len(lines) and keys and (mark := _marker(lines[i])) and mark[0] == "begin" and mark[1].group(1) in keys:
+            key = mark[1].group(1)
+            keys.discard(key)
+            found[key] = _region_at(lines, i, key, path, force)
+            i = found[key].end + 1
+    return found
+
+
+def _strays(text: str, lines: list[str], placed: dict[str, _Found], path: str, force: bool) -> list[_Found]:
+    """Regions outside fenced code that are not at their place (moved, or of a removed block).
+
+    Marker lines inside fenced or indented code are prose (an example in the docs): the code line
+    ranges come from the Markdown parser, which is only asked when such lines exist.
+    """
+    taken = {i for f in placed.values() for i in range(f.begin, f.end + 1)}
+    marks = [(i, m) for i, line in enumerate(lines) if i not in taken and (m := _marker(line)) is not None]
+    if not marks:
+        return []
+    from tracker.parse import code_ranges  # the only module that imports markdown-it-py
+
+    code = code_ranges(text)
+    marks = [(i, m) for i, m in marks if not any(a <= i < b for a, b in code)]
+    out: list[_Found] = []
     k = 0
     while k < len(marks):
-        i, kind, m = marks[k]
-        if kind != "begin":
-            k += 1  # a stray end marker is prose
+        i, (kind, m) = marks[k]
+        if kind == "begin":  # a stray end marker is prose
+            out.append(_region_at(lines, i, m.group(1), path, force))
+            while k < len(marks) and marks[k][0] <= out[-1].end:
+                k += 1
             continue
-        key = m.group(1)
-        if k + 1 == len(marks):
-            raise RegionEditedError(f"{path}:{i + 1}: region '{key}' has no end marker")
-        j, next_kind, end = marks[k + 1]
-        if next_kind == "begin":
-            raise RegionEditedError(f"{path}:{i + 1}: region '{key}' has no end marker before the next region")
-        body = "\n".join(s.rstrip("\r\n") for s in lines[i + 1 : j])
-        if end.group(1) != key:
-            raise RegionEditedError(f"{path}:{j + 1}: region end marker says '{end.group(1)}', begin (line {i + 1}) says '{key}'")
-        if key in found:
-            raise RegionEditedError(f"{path}:{i + 1}: region '{key}' appears twice (first at line {found[key].begin + 1})")
-        if not force and checksum(body) != end.group(2):
-            raise RegionEditedError(
-                f"{path}:{i + 1}: generated region '{key}' was edited by hand (checksum mismatch); "
-                "move your text outside the markers, or rerun with --force to overwrite it"
-            )
-        found[key] = _Found(i, j, body)
-        k += 2
-    return found
+        k += 1
+    return out
 
 
 def render_region(key: str, body: str, nl: str) -> list[str]:
@@ -108,18 +151,21 @@ def render_region(key: str, body: str, nl: str) -> list[str]:
 
 
 def rewrite(text: str, regions: list[Region], path: str, *, force: bool = False) -> str:
-    """Return ``text`` with every region in ``regions`` written, and regions not listed removed.
+    """Return ``text`` with every region in ``regions`` written right after its ``after_line``.
 
-    Existing regions are rewritten in place; new ones go right after their ``after_line``.
+    A region already there is rewritten in place. Any other region outside fenced code (moved away
+    from its block, or of a block that no longer exists) is removed; markers inside fenced code are
+    prose and left alone, like every byte outside the regions.
     """
     nl = newline_of(text)
     lines = split_lines(text)
-    found = _find(lines, path, force)
+    found = _placed(lines, {r.key: r.after_line for r in regions}, path, force)
     wanted = {r.key: r for r in regions}
     replace_at: dict[int, tuple[int, list[str]]] = {}  # begin index -> (end index, new lines)
     for key, f in found.items():
-        new = render_region(key, wanted[key].body, nl) if key in wanted else []
-        replace_at[f.begin] = (f.end, new)
+        replace_at[f.begin] = (f.end, render_region(key, wanted[key].body, nl))
+    for f in _strays(text, lines, found, path, force):
+        replace_at[f.begin] = (f.end, [])
     inserts: dict[int, list[str]] = {}  # insert after 0-based line index
     for r in regions:
         if r.key not in found:

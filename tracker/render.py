@@ -81,7 +81,8 @@ def recorded_statuses(plan: Plan, text: str) -> dict[str, str]:
     Hand-edited or broken regions are skipped: ``update`` reports those.
     """
     try:
-        regions = find_regions(text, plan.path)
+        places = {"summary": plan.end_line, **{f"phase:{ph.id}": ph.end_line for ph in plan.phases}}
+        regions = find_regions(text, plan.path, places)
     except RegionEditedError:
         return {}
     out = {}

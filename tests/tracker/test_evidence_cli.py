@@ -109,3 +109,39 @@ def test_ingest_plugin_evidence_recorded_on_a_machine_without_git(repo: Path, tm
     proc = tracker(repo, "ingest", str(broken))
     assert proc.returncode == 8
     assert proc.stderr == f"tracker: error: {broken}: status 'done' is not complete/interrupted/incomplete; provenance needs a time and a host\n"
+
+
+EXAMPLE = "```markdown\n<!-- tracker:begin phase:P1 -->\n...\n<!-- tracker:end phase:P1 sum=0123456789ab -->\n```\n\n"
+
+
+def test_region_markers_inside_fenced_code_are_prose(tmp_path: Path) -> None:
+    text = plan_text("0003", [EXAMPLE + phase_block("P1", [], ['manual = "ok"']) + "\nAfter.\n"])
+    root = make_repo(tmp_path / "repo", {"plans/0003-doc.md": text, "tests/.keep": ""})
+    proc = tracker(root, "update")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = (root / "plans/0003-doc.md").read_text()
+    assert EXAMPLE in out  # the example is untouched, and the status block follows the phase block
+    assert out.index("```\n<!-- tracker:begin phase:P1 -->\n\n**Status: planned**") > out.index("```phase")
+    assert out.endswith("-->\n\nAfter.\n")
+    for args in (["update", "--force"], ["update"]):
+        proc = tracker(root, *args)
+        assert (proc.returncode, proc.stdout) == (0, "updated 0 plan file(s)\n")
+        assert (root / "plans/0003-doc.md").read_text() == out
+
+
+def test_a_region_left_behind_by_reordered_phases_moves_back_after_its_block(tmp_path: Path) -> None:
+    p1, p2 = phase_block("P1", [], ['manual = "one"']), phase_block("P2", [], ['manual = "two"'])
+    root = make_repo(tmp_path / "repo", {"plans/0001-a.md": plan_text("0001", [p1, p2]), "tests/.keep": ""})
+    assert tracker(root, "update").returncode == 0
+    before = (root / "plans/0001-a.md").read_text()
+    reordered = before.replace(p2, "").replace(p1, p2 + p1)  # P2's block moved up, its region stayed behind
+    (root / "plans/0001-a.md").write_text(reordered)
+    proc = tracker(root, "update")
+    assert proc.returncode == 0, proc.stderr
+    after = (root / "plans/0001-a.md").read_text()
+    for pid in ("P1", "P2"):
+        assert after.count(f"<!-- tracker:begin phase:{pid} -->") == 1
+        assert f'title = "Phase {pid}"\n' + 'paths = []\n\n[[gate]]\n' in after
+        block_end = after.index("```\n", after.index(f'id = "{pid}"')) + 4
+        assert after[block_end:].startswith(f"<!-- tracker:begin phase:{pid} -->")
+    assert tracker(root, "update", "--check").returncode == 0

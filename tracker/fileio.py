@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from tracker.errors import FileError, LockedError
+from tracker.errors import FileError, LockedError, UsageError
 
 BOM = "\ufeff"
 
@@ -32,12 +32,21 @@ def read_text(path: Path) -> str:
 def atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temp file in the same directory and ``os.replace``.
 
-    Readers see the old file or the new one, never a partial one; the mode of an existing file is kept.
+    Readers see the old file or the new one, never a partial one. An existing file keeps its mode; a
+    new one gets ``0o666`` less the umask, like any file a shell creates. Writing under ``.tracker/``
+    first makes sure its ``.gitignore`` exists.
     """
-    import tempfile  # only writers pay for it (random, shutil)
-
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if ".tracker" in path.parent.parts:
+        parts = path.parent.parts
+        ensure_tracker_dir(Path(*parts[: len(parts) - parts[::-1].index(".tracker")]))
+    while True:
+        tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"
+        try:  # O_EXCL: never follows or reuses an existing name; 0o666 lets the umask decide the mode
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -52,6 +61,20 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+GITIGNORE = "# Written by tracker: per-machine files. Evidence (evidence/) is meant to be committed.\ncache/\nlock\n"
+
+
+def ensure_tracker_dir(tracker_dir: Path) -> None:
+    """Create ``.tracker/`` with a ``.gitignore`` for ``cache/`` and ``lock`` unless it has one already."""
+    ignore = tracker_dir / ".gitignore"
+    if ignore.exists():
+        return
+    tracker_dir.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        with open(ignore, "x", encoding="utf-8") as fh:
+            fh.write(GITIGNORE)
+
+
 def write_text_if_changed(path: Path, old: str, new: str) -> bool:
     """Atomically write ``new`` when it differs from ``old``; True when the file was written."""
     if new == old:
@@ -63,6 +86,18 @@ def write_text_if_changed(path: Path, old: str, new: str) -> bool:
     return True
 
 
+def lock_timeout() -> float:
+    """Seconds to wait for the lock: env ``TRACKER_LOCK_TIMEOUT`` (a number >= 0), else 10."""
+    raw = os.environ.get("TRACKER_LOCK_TIMEOUT", "10")
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0:  # also refuses nan
+        raise UsageError(f"TRACKER_LOCK_TIMEOUT={raw!r}: expected a number of seconds >= 0")
+    return value
+
+
 @contextlib.contextmanager
 def repo_lock(root: Path, timeout: float | None = None) -> Iterator[None]:
     """Hold ``.tracker/lock`` (an exclusive flock) so concurrent updates serialize.
@@ -72,9 +107,9 @@ def repo_lock(root: Path, timeout: float | None = None) -> Iterator[None]:
     import fcntl  # POSIX only; imported here so read-only commands never pay for it
 
     if timeout is None:
-        timeout = float(os.environ.get("TRACKER_LOCK_TIMEOUT", "10"))
+        timeout = lock_timeout()
     lock = root / ".tracker" / "lock"
-    lock.parent.mkdir(parents=True, exist_ok=True)
+    ensure_tracker_dir(lock.parent)
     with open(lock, "a+") as fh:
         deadline = time.monotonic() + timeout
         while True:

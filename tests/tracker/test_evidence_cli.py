@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from evidence_repo import CHECKOUT, make_repo, phase_block, plan_text
+from evidence_repo import CHECKOUT, git, make_repo, phase_block, plan_text
 from resultfiles import case, result, write
 
 PLAN = plan_text("0001", [phase_block("P1", ["src/**"], ['test = "tests/test_a.py"'])])
@@ -145,3 +146,29 @@ def test_a_region_left_behind_by_reordered_phases_moves_back_after_its_block(tmp
         block_end = after.index("```\n", after.index(f'id = "{pid}"')) + 4
         assert after[block_end:].startswith(f"<!-- tracker:begin phase:{pid} -->")
     assert tracker(root, "update", "--check").returncode == 0
+
+
+def test_bad_lock_timeout_exits_3_with_a_message(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRACKER_LOCK_TIMEOUT", "abc")
+    proc = tracker(repo, "update")
+    assert (proc.returncode, proc.stderr) == (3, "tracker: error: TRACKER_LOCK_TIMEOUT='abc': expected a number of seconds >= 0\n")
+
+
+def test_first_use_ignores_the_cache_and_lock_in_git_and_files_get_the_umask_mode(tmp_path: Path) -> None:
+    manual = plan_text("0001", [phase_block("P1", [], ['manual = "ok"'])])
+    root = make_repo(tmp_path / "repo", {"plans/0001-a.md": manual, "tests/.keep": ""})
+    old = os.umask(0o022)
+    try:
+        assert tracker(root, "new", "Second plan").returncode == 0
+        assert tracker(root, "update").returncode == 0
+        assert tracker(root, "signoff", "0001/P1", "--gate", "1", "--by", "me", "--why", "read it").returncode == 0
+    finally:
+        os.umask(old)
+    assert (root / ".tracker/.gitignore").read_text().splitlines()[1:] == ["cache/", "lock"]
+    untracked = git(root, "status", "--porcelain", "--untracked-files=all").split("\n")
+    assert not [s for s in untracked if "/cache/" in s or s.endswith("/lock")]
+    created = [p for p in (root / "plans").iterdir() if p.name != "0001-a.md"]
+    assert created and all(stat.S_IMODE(p.stat().st_mode) == 0o644 for p in [*created, root / "plans/0001-a.md"])
+    written = [p for p in (root / ".tracker").rglob("*") if p.is_file() and p.name != "lock"]
+    assert any(p.parent.name == "evidence" for p in written)
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o644 for p in written), [(p, oct(p.stat().st_mode)) for p in written]

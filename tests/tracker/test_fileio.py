@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tracker.errors import FileError, LockedError
+from tracker.errors import FileError, LockedError, UsageError
 from tracker.fileio import atomic_write, read_text, repo_lock, write_text_if_changed
 
 
@@ -51,3 +51,40 @@ def test_lock_is_exclusive_and_reentrant_after_release(tmp_path: Path) -> None:
         assert "another tracker process holds the lock" in str(err.value)
     with repo_lock(tmp_path, timeout=0.1):
         pass
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_new_files_get_the_umask_mode_existing_ones_keep_theirs(tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        atomic_write(tmp_path / "new.json", b"{}")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "new.json").stat().st_mode) == 0o666 & ~umask
+    os.chmod(tmp_path / "new.json", 0o600)
+    atomic_write(tmp_path / "new.json", b"[]")
+    assert stat.S_IMODE((tmp_path / "new.json").stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "nan", ""])
+def test_a_bad_lock_timeout_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("TRACKER_LOCK_TIMEOUT", value)
+    with pytest.raises(UsageError) as err:
+        with repo_lock(tmp_path):
+            pass
+    assert str(err.value) == f"TRACKER_LOCK_TIMEOUT={value!r}: expected a number of seconds >= 0"
+    monkeypatch.setenv("TRACKER_LOCK_TIMEOUT", "0.5")
+    with repo_lock(tmp_path):
+        pass
+
+
+def test_first_use_of_tracker_dir_writes_its_gitignore(tmp_path: Path) -> None:
+    atomic_write(tmp_path / ".tracker" / "cache" / "plans.json", b"{}")
+    assert (tmp_path / ".tracker" / ".gitignore").read_text().splitlines()[1:] == ["cache/", "lock"]
+    (tmp_path / ".tracker" / ".gitignore").write_text("mine\n")
+    with repo_lock(tmp_path, timeout=0.1):
+        pass
+    assert (tmp_path / ".tracker" / ".gitignore").read_text() == "mine\n"  # never overwritten
+    with repo_lock(tmp_path / "other", timeout=0.1):
+        pass
+    assert (tmp_path / "other" / ".tracker" / ".gitignore").exists()

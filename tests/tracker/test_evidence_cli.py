@@ -172,3 +172,19 @@ def test_first_use_ignores_the_cache_and_lock_in_git_and_files_get_the_umask_mod
     written = [p for p in (root / ".tracker").rglob("*") if p.is_file() and p.name != "lock"]
     assert any(p.parent.name == "evidence" for p in written)
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o644 for p in written), [(p, oct(p.stat().st_mode)) for p in written]
+
+
+def test_check_lists_a_hand_edited_region_among_the_other_problems(repo: Path, tmp_path: Path) -> None:
+    (repo / "plans/0002-b.md").write_text(plan_text("0002", [phase_block("P1", [], ['manual = "ok"'])]))
+    assert tracker(repo, "update").returncode == 0
+    plan = repo / "plans/0001-a.md"
+    plan.write_text(plan.read_text().replace("**Status: ", "**Status (edited): "))
+    (repo / "plans/0002-b.md").write_text((repo / "plans/0002-b.md").read_text() + "\n" + phase_block("P2", [], ['manual = "x"']))
+    write(repo / "bench/results/bad.json", {**result([case("m", {"k": 1}, [1.0])]), "version": 2})
+    proc = tracker(repo, "check")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[-1] == "tracker check: 3 problem(s)"
+    assert any(s.startswith("plans/0001-a.md:") and "generated region 'phase:P1' was edited by hand" in s for s in lines)
+    assert "plans/0002-b.md: generated regions out of date (run `tracker update`)" in lines
+    assert any("bad.json" in s and "unsupported version 2" in s for s in lines)

@@ -1,5 +1,5 @@
-"""``tracker check``: for CI; fails on a regressed phase, on plan files whose regions are out of date,
-or on an invalid benchmark result file in the repository."""
+"""``tracker check``: for CI; fails on a regressed phase, on plan files whose regions are out of date
+or were edited by hand, or on an invalid benchmark result file in the repository."""
 
 from __future__ import annotations
 
@@ -7,23 +7,33 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from tracker.commands.update import pending
-from tracker.errors import ExitCode
+from tracker.errors import ExitCode, RegionEditedError
 from tracker.history import regressions
 from tracker.plans import load_plans
+from tracker.regions import rewrite
+from tracker.render import plan_regions
 from tracker.status import derive
 
 
 def run(root: Path, out: TextIO | None = None) -> int:
     """Print one line per problem; exit 1 (CHECK_FAILED) when there is any, else 0."""
     out = out or sys.stdout
-    _, plans = load_plans(root)
-    problems = regressions(derive(root, plans))
+    files, plans = load_plans(root)
+    statuses = derive(root, plans)
+    problems = regressions(statuses)
     from tracker.results import load_repo_results, repo_result_files
 
     if repo_result_files(root):  # invalid result files make every bench gate unmet: say which
         problems += [f"{err}" for err in load_repo_results(root, strict=False).errors]
-    problems += [f"{f.path}: generated regions out of date (run `tracker update`)" for f, _ in pending(root)]
+    for f in files:
+        assert f.plan is not None  # load_plans raised otherwise
+        try:
+            stale = rewrite(f.text, plan_regions(f.plan, statuses), f.path) != f.text
+        except RegionEditedError as err:  # one problem among others, not the end of the check
+            problems.append(str(err))
+            continue
+        if stale:
+            problems.append(f"{f.path}: generated regions out of date (run `tracker update`)")
     for line in problems:
         out.write(line + "\n")
     if problems:

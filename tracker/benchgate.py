@@ -84,9 +84,21 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def oriented_ratio(candidate: float, baseline: float, direction: str) -> float:
-    """Candidate vs baseline statistic, oriented so that above 1 is always an improvement."""
+    """Candidate vs baseline statistic, oriented so that above 1 is always an improvement.
+
+    NaN when undefined (a denominator of zero or less): NaN compares false, so it never meets a gate.
+    """
     num, den = (baseline, candidate) if direction == "lower" else (candidate, baseline)
-    return num / den if den != 0 else math.inf
+    return num / den if den > 0 else math.nan
+
+
+def _not_positive(who: str, samples: Sequence[float], unit: str) -> str | None:
+    """Why a ratio with these samples would be undefined (any statistic of a resample is a sample or a
+    mean of samples, so all of them must be > 0), or None."""
+    bad = next((x for x in samples if not x > 0), None)
+    if bad is None:
+        return None
+    return f"ratio undefined: a {who}sample is {fmt_num(bad)} {unit} (a ratio needs samples > 0)"
 
 
 def bootstrap_bound(
@@ -219,6 +231,11 @@ def evaluate(gate: BenchGateLike, results: Sequence[ResultRun]) -> BenchOutcome:
         if c is not None and len(c.samples) < need:
             return BenchOutcome(False, f"too few {who}samples ({len(c.samples)} < {need})", run)
 
+    if base is not None:
+        undefined = _not_positive("", case.samples, case.unit) or _not_positive("baseline ", base.samples, base.unit)
+        if undefined:
+            return BenchOutcome(False, undefined, run)
+
     value = compute_stat(gate.stat, case.samples)
     if base is not None:
         value = oriented_ratio(value, compute_stat(gate.stat, base.samples), case.direction)
@@ -230,7 +247,8 @@ def evaluate(gate: BenchGateLike, results: Sequence[ResultRun]) -> BenchOutcome:
         compared = bootstrap_bound(gate.stat, case.samples, gate.confidence, not at_least, base.samples if base else None, case.direction)
         side = "lower" if at_least else "upper"
         shown += f" ({gate.confidence:.0%} {side} bound {fmt_num(compared)}{unit})"
-    met = compared >= threshold if at_least else compared <= threshold
+    # Never met by a value that is not a number (an undefined ratio is NaN; both comparisons are false).
+    met = math.isfinite(compared) and (compared >= threshold if at_least else compared <= threshold)
     op = (("≥" if met else "<") if at_least else ("≤" if met else ">"))
     counts = f"{len(case.samples)}" if base is None or len(base.samples) == len(case.samples) else f"{len(case.samples)} vs {len(base.samples)}"
     summary = f"{shown} {op} {fmt_num(threshold)}{unit} ({gate.stat} of {counts}, {_label(run, gate, case)})"

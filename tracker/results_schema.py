@@ -4,7 +4,8 @@ Only :func:`tracker.results.load_result` imports this module, and only for bytes
 before (pydantic's import alone costs ~170 ms, too much for every ``tracker status``). A file is either
 fully valid or rejected with ``path: reason`` - never half-read: syntax, duplicate keys, non-finite
 numbers, unknown keys, wrong schema or version, a fingerprint whose digest does not match its files,
-samples that disagree with the stats block and duplicate cases are all errors.
+times (unit ns/us/ms/s) that are not positive, samples that disagree with the stats block and duplicate
+cases are all errors.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pydantic import (
 )
 
 from tracker.fingerprint import set_fingerprint
-from tracker.results import SCHEMA_NAME, SCHEMA_VERSION, ResultFileError, agrees, compute_stat, p90_bounds
+from tracker.results import SCHEMA_NAME, SCHEMA_VERSION, TIME_UNITS, ResultFileError, agrees, compute_stat, p90_bounds
 
 Hex40 = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]
 Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
@@ -90,6 +91,14 @@ class Case(_Strict):
     direction: Literal["lower", "higher"]
     samples: list[Finite] = Field(min_length=1)
     stats: Stats
+
+    @model_validator(mode="after")
+    def _times_are_positive(self) -> Case:
+        if self.unit in TIME_UNITS:
+            bad = next((i for i, x in enumerate(self.samples) if x <= 0), None)
+            if bad is not None:
+                raise ValueError(f"samples[{bad}] is {self.samples[bad]} {self.unit}: a time must be > 0")
+        return self
 
     @model_validator(mode="after")
     def _stats_match_samples(self) -> Case:

@@ -94,6 +94,15 @@ def test_invalid_result_file_in_repo_is_reported_not_half_used(repo: Path) -> No
     assert "bench/results/bad.json: cases[0]: stats.median is 1.0 but the samples give 100" in proc.stdout
 
 
+@pytest.mark.parametrize("sample", [0.0, -5.0])
+def test_a_time_that_is_not_positive_never_gives_a_speedup(repo: Path, sample: float) -> None:
+    write(repo / "bench/results/zero.json", run_doc([sample] * 12, [30.0] * 12, time="2026-11-29T10:15:00Z"))
+    reason = f"invalid result file, fix or remove it: bench/results/zero.json: cases[0]: samples[0] is {sample} us: a time must be > 0 (and 1 more)"
+    assert verdict(repo) == (Status.PLANNED, reason, False)  # the second cuda case is the one more
+    code, out = call("check", repo)
+    assert code == 1 and f"bench/results/zero.json: cases[0]: samples[0] is {sample} us: a time must be > 0" in out
+
+
 def test_ingest_results_and_tests_from_another_machine(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     outside = tmp_path / "from-gpu"
     good = write(outside / "verify.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -185,3 +186,29 @@ def test_bootstrap_bounds_are_cached_on_disk(tmp_path: Path) -> None:
     finally:
         benchgate.BOOT_CACHE[0] = None
         benchgate._BOOT_MEMO.clear()
+
+
+@pytest.mark.parametrize(
+    ("cuda", "triton", "reason"),
+    [
+        ([0.0] * 12, [30.0] * 12, "ratio undefined: a sample is 0.00 cycles (a ratio needs samples > 0)"),
+        ([-5.0] * 12, [31.0] * 12, "ratio undefined: a sample is -5.00 cycles (a ratio needs samples > 0)"),
+        ([30.0] * 12, [0.0] * 12, "ratio undefined: a baseline sample is 0.00 cycles (a ratio needs samples > 0)"),
+    ],
+)
+@pytest.mark.parametrize("confidence", [None, 0.95])
+def test_a_ratio_of_non_positive_samples_never_meets_a_gate(tmp_path: Path, cuda: list[float], triton: list[float], reason: str, confidence: float | None) -> None:
+    # Times are rejected by the schema when not positive; any other lower-is-better unit reaches the gate.
+    m = "verify_attn.cycles"
+    run = load(tmp_path, "a.json", result([case(m, {"impl": "cuda"}, cuda, "cycles"), case(m, {"impl": "triton"}, triton, "cycles")]))
+    for bound in ({"at_least": 2}, {"at_most": 5}):
+        gate = BenchGate(bench=m, where={"impl": "cuda"}, baseline={"impl": "triton"}, confidence=confidence, **bound)
+        verdict = evaluate_bench_gate(gate, [run])
+        assert (verdict.met, verdict.failed, verdict.reason) == (False, False, reason)
+
+
+def test_oriented_ratio_is_never_infinite() -> None:
+    from tracker.benchgate import oriented_ratio
+
+    assert math.isnan(oriented_ratio(0.0, 30.0, "lower")) and math.isnan(oriented_ratio(30.0, -1.0, "higher"))
+    assert oriented_ratio(10.0, 30.0, "lower") == 3.0

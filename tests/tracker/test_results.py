@@ -85,6 +85,8 @@ def mutate(doc: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
         ("provenance.commit", "abc", "provenance.commit: String should match pattern"),
         ("provenance.fingerprint.digest", "0" * 64, "provenance.fingerprint: digest is not the sha256"),
         ("provenance.host", KeyError, "provenance.host: Field required"),
+        ("cases.0.samples", [0.0, 0.0, 0.0], "cases[0]: samples[0] is 0.0 us: a time must be > 0"),
+        ("cases.0.samples", [41.0, -5.0, 41.0], "cases[0]: samples[1] is -5.0 us: a time must be > 0"),
     ],
 )
 def test_invalid_files_rejected_with_path_and_reason(tmp_path: Path, dotted: str, value: Any, reason: str) -> None:
@@ -170,7 +172,7 @@ def test_verdicts_are_cached_by_content_and_validator(tmp_path: Path) -> None:
     with pytest.raises(ResultFileError):
         load_result(bad, cache)
     markers = sorted(p.name.split(".", 1)[1] for p in cache.iterdir())
-    assert markers == ["v1.bad", "v1.ok"]
+    assert markers == ["v2.bad", "v2.ok"]
     # A cached bad verdict is replayed with the file's own path, without revalidating.
     copy = tmp_path / "copy.json"
     copy.write_bytes(bad.read_bytes())
@@ -225,3 +227,16 @@ def test_stat_definitions() -> None:
     assert compute_stat("p90", s) == pytest.approx(4.6)
     with pytest.raises(ValueError, match="unknown statistic 'max'"):
         compute_stat("max", s)
+
+
+def test_zero_is_a_valid_sample_of_a_metric_that_is_not_a_time(tmp_path: Path) -> None:
+    doc = result([case("verify_attn.floor_fraction", {"impl": "cuda"}, [0.0, 0.5], "fraction", "higher")])
+    assert load_result(write(tmp_path / "r.json", doc)).cases[0].samples == (0.0, 0.5)
+
+
+def test_bench_results_in_the_repository_still_validate() -> None:
+    root = Path(__file__).resolve().parents[2]
+    files = sorted((root / "bench/results").glob("*.json"))
+    assert files
+    for path in files:
+        parse_result(path.read_bytes(), path)  # raises with path: reason

@@ -188,3 +188,10 @@ def test_check_lists_a_hand_edited_region_among_the_other_problems(repo: Path, t
     assert any(s.startswith("plans/0001-a.md:") and "generated region 'phase:P1' was edited by hand" in s for s in lines)
     assert "plans/0002-b.md: generated regions out of date (run `tracker update`)" in lines
     assert any("bad.json" in s and "unsupported version 2" in s for s in lines)
+
+
+def test_pre_commit_update_check_hook_runs_on_every_commit() -> None:
+    hooks = {h.split("\n", 1)[0].strip(): h for h in (CHECKOUT / ".pre-commit-hooks.yaml").read_text().split("- id:")[1:]}
+    update = hooks["tracker-update-check"]
+    assert "\n  entry: tracker update --check\n" in update
+    assert "\n  always_run: true\n" in update and "\n  files:" not in update  # covered code changes make phases stale

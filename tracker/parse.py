@@ -95,35 +95,46 @@ def _loads(path: str, block: Block, problems: list[str]) -> dict[str, Any] | Non
         return None
 
 
-def _fmt(path: str, block: Block, loc: schema.Loc, msg: str) -> str:
-    dotted = ".".join(f"[{x}]" if isinstance(x, int) else x for x in loc).replace(".[", "[")
-    where = f"{dotted}: " if dotted else ""
-    return f"{path}:{_key_line(block, loc)}: {block.kind} {where}{msg}"
+def _fmt(path: str, block: Block, who: str, loc: schema.Loc, msg: str) -> str:
+    """``path:line: phase P1 gate 3: msg`` (gates numbered from 1, as ``signoff --gate`` does)."""
+    if len(loc) >= 2 and loc[0] == "gate" and isinstance(loc[1], int):
+        who = f"{who} gate {loc[1] + 1}"
+    return f"{path}:{_key_line(block, loc)}: {who}: {msg}"
+
+
+def gate_numbers(text: str, phase: Phase) -> dict[int, int]:
+    """``{file line of a [[gate]] header in phase: its 1-based number}``, invalid gates counted too
+    (a plan with problems keeps only its valid gates)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")[phase.line : phase.end_line]
+    heads = [phase.line + 1 + i for i, s in enumerate(lines) if _GATE_HEADER.match(s)]
+    return {line: n for n, line in enumerate(heads, 1)}
 
 
 def parse_plan(path: str, text: str) -> tuple[Plan | None, list[str]]:
     """Parse and validate one plan file's text; ``path`` is only used in messages and ``Plan.path``.
 
-    Returns the plan (None when the ``plan`` block itself is unusable) and every problem found.
+    Returns the plan and every problem found. With problems the plan is best effort, so that lint
+    still checks dependencies and gates: what validated, under the file name's number when the
+    ``plan`` block gives no valid id (None when neither does).
     """
     problems: list[str] = []
     blocks = fenced_blocks(text.removeprefix("\ufeff"))  # a UTF-8 BOM is not part of line 1's Markdown
     plan_blocks = [b for b in blocks if b.kind == "plan"]
     if not plan_blocks:
-        return None, [f"{path}:1: no ```plan block (a plan file needs exactly one)"]
+        problems.append(f"{path}:1: no ```plan block (a plan file needs exactly one)")
     for extra in plan_blocks[1:]:
         problems.append(f"{path}:{extra.line}: second ```plan block (first at line {plan_blocks[0].line})")
     for b in blocks:
         if not b.closed:
             problems.append(f"{path}:{b.line}: {b.kind} block is not closed")
-    head = plan_blocks[0]
+    head = plan_blocks[0] if plan_blocks else None
     plan_fields = None
-    data = _loads(path, head, problems)
-    if data is not None:
+    data = _loads(path, head, problems) if head else None
+    if head and data is not None:
         plan_fields, errs = schema.validate_plan(data)
-        problems.extend(_fmt(path, head, loc, msg) for loc, msg in errs)
+        problems.extend(_fmt(path, head, "plan", loc, msg) for loc, msg in errs)
     stem = path.rsplit("/", 1)[-1]
-    if plan_fields and not stem.startswith(plan_fields["id"] + "-"):
+    if head and plan_fields and not stem.startswith(plan_fields["id"] + "-"):
         problems.append(f"{path}:{_key_line(head, ('id',))}: plan id '{plan_fields['id']}' does not match the file name (expected {plan_fields['id']}-slug.md)")
     phases: list[Phase] = []
     seen: dict[str, int] = {}
@@ -134,14 +145,14 @@ def parse_plan(path: str, text: str) -> tuple[Plan | None, list[str]]:
         if data is None:
             continue
         fields, gates, errs = schema.validate_phase(data)
-        problems.extend(_fmt(path, b, loc, msg) for loc, msg in errs)
+        problems.extend(_fmt(path, b, f"phase {fields['id']}" if fields else "phase", loc, msg) for loc, msg in errs)
         if fields is None:
             continue
         if fields["id"] in seen:
             problems.append(f"{path}:{_key_line(b, ('id',))}: duplicate phase id '{fields['id']}' (first at line {seen[fields['id']]})")
             continue
         seen[fields["id"]] = b.line
-        located = tuple(g._replace(line=_key_line(b, ("gate", i))) for i, g in enumerate(gates))
+        located = tuple(g._replace(line=_key_line(b, ("gate", i))) for i, g in gates)
         phases.append(
             Phase(
                 fields["id"], fields["title"], tuple(fields["depends"]), tuple(fields["paths"]), located, b.line, b.end_line,
@@ -149,6 +160,10 @@ def parse_plan(path: str, text: str) -> tuple[Plan | None, list[str]]:
             )
         )
     if plan_fields is None:
-        return None, problems
-    plan = Plan(plan_fields["id"], plan_fields["title"], path, plan_fields["milestone"], tuple(phases), head.line, head.end_line)
+        number = re.match(r"([0-9]{4})-", stem)
+        if number is None:
+            return None, problems
+        plan_fields = {"id": number.group(1), "title": "", "milestone": None}
+    line, end_line = (head.line, head.end_line) if head else (1, 1)
+    plan = Plan(plan_fields["id"], plan_fields["title"], path, plan_fields["milestone"], tuple(phases), line, end_line)
     return plan, problems

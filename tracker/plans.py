@@ -13,13 +13,13 @@ from typing import Any, NamedTuple
 
 from tracker import __version__
 from tracker.checks import cross_plan_problems
-from tracker.errors import PlanError
+from tracker.errors import FileError, PlanError
 from tracker.fileio import atomic_write, read_text
 from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, Gate, ManualGate, Phase, Plan, TestGate
 
 CACHE = Path(".tracker") / "cache" / "plans.json"
-CACHE_VERSION = f"2/{__version__}"  # bump when the cached plain data changes shape
+CACHE_VERSION = f"3/{__version__}"  # bump when the cached plain data changes shape
 PLAN_GLOB = "[0-9][0-9][0-9][0-9]-*.md"
 
 
@@ -80,14 +80,24 @@ def _read_cache(root: Path) -> dict[str, Any]:
         return {}  # a missing or broken cache is just a cold cache
 
 
-def load_files(root: Path, paths: list[Path] | None = None) -> list[PlanFile]:
-    """Read and parse plan files (all of them by default), using and refreshing the cache."""
+def load_files(root: Path, paths: list[Path] | None = None, unreadable: list[str] | None = None) -> list[PlanFile]:
+    """Read and parse plan files (all of them by default), using and refreshing the cache.
+
+    A file that cannot be read or decoded raises FileError, or, when ``unreadable`` is given, is
+    skipped and listed there as ``path: reason`` (lint reports it and checks the others).
+    """
     cache = _read_cache(root)
     fresh: dict[str, Any] = {}
     out: list[PlanFile] = []
     for path in plan_paths(root) if paths is None else paths:
         rel = path.resolve().relative_to(root.resolve()).as_posix()
-        text = read_text(path)
+        try:
+            text = read_text(path)
+        except FileError as err:
+            if unreadable is None:
+                raise
+            unreadable.append(f"{rel}: {str(err).removeprefix(f'{path}: ')}")
+            continue
         digest = sha256_hex(text.encode("utf-8"))
         hit = cache.get(rel)
         if hit is not None and hit.get("sha") == digest:

@@ -104,26 +104,53 @@ Loc = tuple[Union[str, int], ...]
 Problem = tuple[Loc, str]
 
 
+def _dotted(loc: Loc) -> str:
+    return ".".join(f"[{x}]" if isinstance(x, int) else x for x in loc).replace(".[", "[")
+
+
 def _problems(err: ValidationError, prefix: Loc = ()) -> list[Problem]:
+    """Each error as (location for the line lookup, message naming the key inside the block or gate)."""
     out: list[Problem] = []
     for e in err.errors():
-        loc = prefix + tuple(x for x in e["loc"] if not (isinstance(x, str) and x.endswith("]")))
+        rel = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.endswith("]")))
+        key = _dotted(rel)
         if e["type"] == "extra_forbidden":
-            out.append((loc, f"unknown key '{loc[-1]}'"))
+            msg = f"unknown key '{key}'"
         elif e["type"] == "missing":
-            out.append((loc, f"missing required key '{loc[-1]}'"))
+            msg = f"missing required key '{key}'"
         else:
             msg = e["msg"].removeprefix("Value error, ")
-            out.append((loc, msg))
+            msg = f"{key}: {msg}" if key else msg
+        out.append((prefix + rel, msg))
     return out
 
 
+def _salvage(data: dict[str, Any], problems: list[Problem], defaults: dict[str, Any]) -> dict[str, Any] | None:
+    """The keys of an invalid block that did validate (bad ones get their default; bad list items
+    are dropped), so lint still checks dependencies and gates of a block with one typo. None when
+    the block's ``id`` is unusable."""
+    bad = {loc[:2] for loc, _ in problems if loc}
+    out: dict[str, Any] = {}
+    for key, default in defaults.items():
+        value = data.get(key, default)
+        if (key,) in bad:
+            value = default
+        elif isinstance(value, list):
+            value = [v for i, v in enumerate(value) if (key, i) not in bad]
+        out[key] = value
+    return out if out["id"] is not None else None
+
+
 def validate_plan(data: dict[str, Any]) -> tuple[dict[str, Any] | None, list[Problem]]:
-    """Validate a ``plan`` block's TOML table: (plain fields or None, problems with key locations)."""
+    """Validate a ``plan`` block's TOML table: (plain fields, problems with key locations).
+
+    With problems the fields are what validated (see :func:`_salvage`), None without a valid id.
+    """
     try:
         block = PlanBlock.model_validate(data)
     except ValidationError as err:
-        return None, _problems(err)
+        problems = _problems(err)
+        return _salvage(data, problems, {"id": None, "title": "", "milestone": None}), problems
     return block.model_dump(), []
 
 
@@ -135,7 +162,9 @@ def validate_gate(data: Any, index: int) -> tuple[Gate | None, list[Problem]]:
     kinds = [k for k in _GATE_MODELS if k in data]
     if len(kinds) != 1:
         found = ", ".join(f"'{k}'" for k in kinds) or "none"
-        return None, [(where, f"a gate needs exactly one of 'test', 'manual', 'bench' (found {found})")]
+        known = {f for m in _GATE_MODELS.values() for f in m.model_fields}
+        unknown = [((*where, k), f"unknown key '{k}'") for k in data if k not in known]
+        return None, [(where, f"a gate needs exactly one of 'test', 'manual', 'bench' (found {found})"), *unknown]
     try:
         model = _GATE_MODELS[kinds[0]].model_validate(data)
     except ValidationError as err:
@@ -151,8 +180,13 @@ def validate_gate(data: Any, index: int) -> tuple[Gate | None, list[Problem]]:
     return gate, []
 
 
-def validate_phase(data: dict[str, Any]) -> tuple[dict[str, Any] | None, list[Gate], list[Problem]]:
-    """Validate a ``phase`` block: (plain fields without gates, gates, problems)."""
+def validate_phase(data: dict[str, Any]) -> tuple[dict[str, Any] | None, list[tuple[int, Gate]], list[Problem]]:
+    """Validate a ``phase`` block: (plain fields without gates, valid gates, problems).
+
+    Each gate comes with its 0-based index among the block's gates, invalid ones included, so
+    messages and lines keep the gate's real position. With problems the fields are what
+    validated (see :func:`_salvage`), None without a valid id.
+    """
     gates_raw = data.get("gate", [])
     rest = {k: v for k, v in data.items() if k != "gate"}
     problems: list[Problem] = []
@@ -161,7 +195,8 @@ def validate_phase(data: dict[str, Any]) -> tuple[dict[str, Any] | None, list[Ga
         fields = PhaseBlock.model_validate(rest).model_dump(exclude={"gate"})
     except ValidationError as err:
         problems.extend(_problems(err))
-    gates: list[Gate] = []
+        fields = _salvage(rest, problems, {"id": None, "title": "", "depends": [], "paths": []})
+    gates: list[tuple[int, Gate]] = []
     if not isinstance(gates_raw, list):
         problems.append((("gate",), "'gate' must be an array of tables ([[gate]])"))
         gates_raw = []
@@ -169,5 +204,5 @@ def validate_phase(data: dict[str, Any]) -> tuple[dict[str, Any] | None, list[Ga
         gate, errs = validate_gate(raw, i)
         problems.extend(errs)
         if gate is not None:
-            gates.append(gate)
+            gates.append((i, gate))
     return fields, gates, problems

@@ -29,7 +29,7 @@ def test_invalid_plans_exit_2_listing_every_problem(repo, cli) -> None:
         r = cli(root, *command)
         assert r.code == 2, command
         assert r.err == (
-            "plans/0001-a.md:8: phase title: missing required key 'title'\n"
+            "plans/0001-a.md:8: phase P1: missing required key 'title'\n"
             "plans/0002-b.md:1: no ```plan block (a plan file needs exactly one)\n"
             "tracker: error: 2 problem(s) in plan files (see `tracker lint`)\n"
         )
@@ -59,6 +59,74 @@ def test_lint_ok_and_collection_errors(repo, cli) -> None:
     r = cli(root, "lint")
     assert r.code == 2
     assert "plans/0001-demo.md:11: phase P1 gate 1: collection error in tests/test_a.py: ModuleNotFoundError: No module named 'no_such_module'" in r.out
+
+
+BROKEN = """# Broken
+
+```plan
+id = "0003"
+title = "Broken"
+owner = "me"
+```
+
+```phase
+id = "P1"
+title = "One"
+depends = ["P2", "0009/X"]
+
+[[gate]]
+bench = "m"
+at_least = 1
+at_most = 2
+[[gate]]
+manual = "Reviewed"
+[[gate]]
+test = "tests/nope.py"
+[[gate]]
+frobnicate = 1
+[[gate]]
+test = "tests/test_a.py::test_nope"
+```
+
+```phase
+id = "P2"
+title = "Two"
+depends = ["P1"]
+```
+
+```phase
+id = "P2"
+title = "Again"
+```
+"""
+
+
+def test_lint_checks_plans_with_problems_and_every_file_at_once(good, cli) -> None:
+    (good / "plans/0003-broken.md").write_text(BROKEN)
+    (good / "plans/0002-latin1.md").write_bytes(b"# caf\xe9\n")
+    (good / "plans/notes.md").write_text("# Notes\n")
+    (good / "plans/12-x.md").write_text(plan_text("0012"))
+    r = cli(good, "lint")
+    assert r.code == 2
+    assert r.out.splitlines() == [
+        "plans/notes.md: warning: not named NNNN-slug.md, so tracker does not read it as a plan",
+        "plans/0002-latin1.md: not UTF-8 text (byte 5: invalid continuation byte)",
+        "plans/0003-broken.md:6: plan: unknown key 'owner'",
+        "plans/0003-broken.md:14: phase P1 gate 1: exactly one of 'at_least' or 'at_most' is required",
+        "plans/0003-broken.md:22: phase P1 gate 4: a gate needs exactly one of 'test', 'manual', 'bench' (found none)",
+        "plans/0003-broken.md:23: phase P1 gate 4: unknown key 'frobnicate'",
+        "plans/0003-broken.md:35: duplicate phase id 'P2' (first at line 28)",
+        "plans/12-x.md: holds a plan block but is not named NNNN-slug.md, so tracker ignores it",
+        "plans/0003-broken.md:12: phase P1: unknown dependency '0009/X'",
+        "plans/0003-broken.md:12: dependency cycle: 0003/P1 -> 0003/P2 -> 0003/P1",
+        "plans/0003-broken.md:20: phase P1 gate 3: no such test file or directory: tests/nope.py",
+        "plans/0003-broken.md:24: phase P1 gate 5: 'tests/test_a.py::test_nope' collects no tests",
+        "11 problem(s) in 3 file(s), 1 warning(s)",
+    ]
+    for bad in ("0003-broken.md", "0002-latin1.md", "12-x.md"):
+        (good / "plans" / bad).unlink()
+    r = cli(good, "lint", "--no-collect")
+    assert (r.code, r.out) == (0, "plans/notes.md: warning: not named NNNN-slug.md, so tracker does not read it as a plan\n1 plan file(s) OK, 1 warning(s)\n")
 
 
 def test_unknown_ids_and_bad_options_exit_3(good, cli) -> None:

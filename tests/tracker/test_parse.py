@@ -92,18 +92,18 @@ def test_toml_error_line_is_the_file_line() -> None:
 def test_unknown_and_missing_keys_with_their_lines() -> None:
     text = HEAD + '```phase\nid = "P1"\ntitl = "x"\n[[gate]]\ntest = "a"\nmarkr = "gpu"\n```\n'
     assert problems_of(text) == [
-        "plans/0001-x.md:5: phase title: missing required key 'title'",
-        "plans/0001-x.md:7: phase titl: unknown key 'titl'",
-        "plans/0001-x.md:10: phase gate[0].markr: unknown key 'markr'",
+        "plans/0001-x.md:5: phase P1: missing required key 'title'",
+        "plans/0001-x.md:7: phase P1: unknown key 'titl'",
+        "plans/0001-x.md:10: phase P1 gate 1: unknown key 'markr'",
     ]
 
 
 def test_plan_block_validation() -> None:
     text = '```plan\nid = "12"\ntitle = 3\nowner = "me"\n```\n'
     assert problems_of(text) == [
-        "plans/0001-x.md:2: plan id: String should match pattern '^[0-9]{4}$'",
-        "plans/0001-x.md:3: plan title: Input should be a valid string",
-        "plans/0001-x.md:4: plan owner: unknown key 'owner'",
+        "plans/0001-x.md:2: plan: id: String should match pattern '^[0-9]{4}$'",
+        "plans/0001-x.md:3: plan: title: Input should be a valid string",
+        "plans/0001-x.md:4: plan: unknown key 'owner'",
     ]
 
 
@@ -114,8 +114,8 @@ def test_plan_id_must_match_file_name() -> None:
 def test_gate_kind_problems() -> None:
     text = HEAD + '```phase\nid = "P1"\ntitle = "t"\n[[gate]]\nmarker = "gpu"\n[[gate]]\ntest = "a"\nmanual = "b"\n```\n'
     assert problems_of(text) == [
-        "plans/0001-x.md:8: phase gate[0]: a gate needs exactly one of 'test', 'manual', 'bench' (found none)",
-        "plans/0001-x.md:10: phase gate[1]: a gate needs exactly one of 'test', 'manual', 'bench' (found 'test', 'manual')",
+        "plans/0001-x.md:8: phase P1 gate 1: a gate needs exactly one of 'test', 'manual', 'bench' (found none)",
+        "plans/0001-x.md:10: phase P1 gate 2: a gate needs exactly one of 'test', 'manual', 'bench' (found 'test', 'manual')",
     ]
 
 
@@ -123,10 +123,47 @@ def test_bench_gate_rules() -> None:
     gate = '[[gate]]\nbench = "m"\nat_least = 1\nat_most = 2\n[[gate]]\nbench = "m"\nat_least = 1\nstat = "max"\nsamples = 3\n'
     text = HEAD + f'```phase\nid = "P1"\ntitle = "t"\n{gate}```\n'
     assert problems_of(text) == [
-        "plans/0001-x.md:8: phase gate[0]: exactly one of 'at_least' or 'at_most' is required",
-        "plans/0001-x.md:15: phase gate[1].stat: Input should be 'median', 'min', 'mean' or 'p90'",
-        "plans/0001-x.md:16: phase gate[1].samples: unknown key 'samples'",
+        "plans/0001-x.md:8: phase P1 gate 1: exactly one of 'at_least' or 'at_most' is required",
+        "plans/0001-x.md:15: phase P1 gate 2: stat: Input should be 'median', 'min', 'mean' or 'p90'",
+        "plans/0001-x.md:16: phase P1 gate 2: unknown key 'samples'",
     ]
+
+
+def test_unknown_key_in_a_gate_without_a_kind() -> None:
+    text = HEAD + '```phase\nid = "P1"\ntitle = "t"\n[[gate]]\nfrobnicate = 1\n```\n'
+    assert problems_of(text) == [
+        "plans/0001-x.md:8: phase P1 gate 1: a gate needs exactly one of 'test', 'manual', 'bench' (found none)",
+        "plans/0001-x.md:9: phase P1 gate 1: unknown key 'frobnicate'",
+    ]
+
+
+def test_invalid_gates_keep_the_real_numbers_and_lines_of_the_others() -> None:
+    gates = '[[gate]]\nbench = "m"\nat_least = 1\nat_most = 2\n[[gate]]\nmanual = "ok"\n[[gate]]\ntest = "tests/t.py"\n'
+    plan, problems = parse_plan("plans/0001-x.md", HEAD + f'```phase\nid = "P1"\ntitle = "t"\n{gates}```\n')
+    assert problems == ["plans/0001-x.md:8: phase P1 gate 1: exactly one of 'at_least' or 'at_most' is required"]
+    assert plan is not None
+    assert plan.phases[0].gates == (ManualGate("ok", 12), TestGate("tests/t.py", None, 14))
+
+
+def test_a_plan_with_problems_keeps_what_validated() -> None:
+    # lint checks dependencies, cycles and gates of these phases too
+    bad_plan = '```plan\nid = "0001"\ntitle = "X"\nowner = "me"\n```\n'
+    block = '```phase\nid = "P1"\ntitl = "t"\ndepends = ["P2", "0002/x y", "0002/P3"]\n[[gate]]\ntest = "tests/t.py"\n```\n'
+    plan, problems = parse_plan("plans/0001-x.md", bad_plan + block)
+    assert problems == [
+        "plans/0001-x.md:4: plan: unknown key 'owner'",
+        "plans/0001-x.md:6: phase P1: missing required key 'title'",
+        "plans/0001-x.md:9: phase P1: depends[1]: String should match pattern '^([0-9]{4}/)?[A-Za-z][A-Za-z0-9_.-]*$'",
+        "plans/0001-x.md:8: phase P1: unknown key 'titl'",
+    ]
+    assert plan is not None and (plan.id, plan.title) == ("0001", "X")
+    [p1] = plan.phases
+    assert (p1.id, p1.title, p1.depends, p1.gates) == ("P1", "", ("P2", "0002/P3"), (TestGate("tests/t.py", None, 10),))
+    # without a usable plan block, the file name's number stands in for the plan id
+    plan, problems = parse_plan("plans/0007-x.md", "# no plan\n\n" + block)
+    assert problems[0] == "plans/0007-x.md:1: no ```plan block (a plan file needs exactly one)"
+    assert plan is not None and (plan.id, [p.id for p in plan.phases]) == ("0007", ["P1"])
+    assert parse_plan("plans/x.md", '```plan\nid = "1"\ntitle = "X"\n```\n')[0] is None
 
 
 def test_duplicate_phase_ids() -> None:

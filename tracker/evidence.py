@@ -54,7 +54,10 @@ class TestRun(_Record):
 
     @property
     def time(self) -> str:
-        return str(self.provenance.get("time", ""))
+        """The run's time as UTC ``YYYY-MM-DDTHH:MM:SSZ`` (times compare as these strings); a value
+        that is not an ISO-8601 time with a time zone is returned as is."""
+        raw = self.provenance.get("time", "")
+        return utc_time(raw) or str(raw)
 
 
 class Store(_Record):
@@ -75,6 +78,32 @@ class Store(_Record):
         self.incomplete: list[str] = [] if incomplete is None else incomplete
 
 
+_SHAPE = "0000-00-00T00:00:00Z"
+
+
+def utc_time(text: object) -> str | None:
+    """``text``, an ISO-8601 time with a time zone, as UTC ``YYYY-MM-DDTHH:MM:SSZ``; None if it is not one.
+
+    Strings in that form (what the tracker writes) are taken as they are, without importing datetime
+    (status's path); any other offset or precision is parsed and converted, so times order correctly.
+    """
+    if not isinstance(text, str):
+        return None
+    if len(text) == 20 and all(c == s or (s == "0" and "0" <= c <= "9") for c, s in zip(text, _SHAPE)):
+        if "01" <= text[5:7] <= "12" and "01" <= text[8:10] <= "31" and text[11:13] < "24" and text[14:16] < "60" and text[17:19] < "60":
+            return text
+    from datetime import datetime, timezone  # noqa: PLC0415 - only for times in another form
+
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return None
+    u = when.astimezone(timezone.utc)
+    return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}Z"
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_bytes())
@@ -86,7 +115,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def load(root: Path) -> Store:
-    """Read the store under ``root``; files are ordered by their recorded time, then name."""
+    """Read the store under ``root``; files are ordered by their recorded time (in UTC), then name."""
     store = Store()
     folder = root / EVIDENCE_DIR
     if not folder.is_dir():
@@ -95,7 +124,7 @@ def load(root: Path) -> Store:
     for path in folder.glob("*.json"):
         data = _read(path)
         when = data.get("provenance", {}).get("time") or data.get("time") or ""
-        items.append((str(when), path.name, data))
+        items.append((utc_time(when) or "", path.name, data))
     items.sort(key=lambda t: (t[0], t[1]))
     for _, name, data in items:
         rel = (EVIDENCE_DIR / name).as_posix()

@@ -231,11 +231,22 @@ def sniff(path: Path) -> str:
 OUTCOMES = frozenset({"passed", "failed", "skipped", "xfailed", "xpassed", "error", "notrun", "deselected"})
 
 
+def _aware_time(text: str) -> bool:
+    """Is ``text`` an ISO-8601 time with a time zone (``2026-11-29T11:02:03Z``, ``...+02:00``)?"""
+    from datetime import datetime  # noqa: PLC0415
+
+    try:
+        return datetime.fromisoformat(text).tzinfo is not None
+    except ValueError:
+        return False
+
+
 def check_test_run(path: Path, data: bytes) -> dict[str, Any]:
     """Validate a ``tracker-test-run`` file written by ``pytest --tracker-record`` elsewhere.
 
-    Checks what status derivation relies on (schema, version, status, provenance time/host, per-test
-    node id and outcome, file ids); raises :class:`IngestError` with ``path: reason``.
+    Checks what status derivation relies on (schema, version, status, provenance host, a time that is
+    ISO 8601 with a time zone, a 40-hex commit or null, per-test node id and outcome, file ids);
+    raises :class:`IngestError` with ``path: reason``.
     """
     try:
         doc = json.loads(data)
@@ -251,6 +262,12 @@ def check_test_run(path: Path, data: bytes) -> dict[str, Any]:
     prov = doc.get("provenance")
     if not isinstance(prov, dict) or not isinstance(prov.get("time"), str) or not isinstance(prov.get("host"), str):
         problems.append("provenance needs a time and a host")
+    else:
+        if not _aware_time(prov["time"]):
+            problems.append(f"provenance.time {prov['time']!r} is not an ISO-8601 time with a time zone")
+        commit = prov.get("commit")
+        if commit is not None and not (isinstance(commit, str) and len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)):
+            problems.append(f"provenance.commit {commit!r} is not 40 lowercase hex digits or null")
     tests = doc.get("tests")
     if not isinstance(tests, list):
         problems.append("tests is not a list")

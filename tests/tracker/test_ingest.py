@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -197,3 +199,78 @@ def test_arbitrary_reportlog_lines_never_crash(tmp_path: Path, lines: list[str])
     else:
         assert all(o.outcome in {"passed", "failed", "skipped", "xfailed", "xpassed", "error"} for o in run.outcomes)
         assert run.complete == (run.exitstatus is not None and run.exitstatus not in (2, 3))
+
+
+def _tracker(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    from evidence_repo import CHECKOUT
+
+    code = f"from tracker.cli import main; main({list(args)!r})"
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT)}
+    return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False, env=env)
+
+
+@pytest.fixture
+def verified(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """A repo whose one test gate passed in a real ``tracker verify``, and that run's evidence."""
+    from evidence_repo import make_repo, phase_block, plan_text
+
+    repo = make_repo(tmp_path / "repo", {
+        "plans/0001-a.md": plan_text("0001", [phase_block("P1", ["src/**"], ['test = "tests/test_a.py"'])]),
+        "src/a.py": "X = 1\n", "conftest.py": "", "tests/test_a.py": "from src.a import X\n\ndef test_x():\n    assert X == 1\n",
+        ".gitignore": ".tracker/\n__pycache__/\n",
+    })  # fmt: skip
+    proc = _tracker(repo, "verify")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [local] = list((repo / ".tracker/evidence").glob("*.json"))
+    return repo, json.loads(local.read_text())
+
+
+def _failed_copy(doc: dict[str, Any], path: Path, **provenance: Any) -> Path:
+    copy = json.loads(json.dumps(doc))
+    copy["provenance"].update(provenance)
+    for rec in copy["tests"]:
+        rec["outcome"], rec["reason"] = "failed", "AssertionError: on the other machine"
+    path.write_text(json.dumps(copy))
+    return path
+
+
+BAD_PROVENANCE = [
+    ({"time": "yesterday"}, "provenance.time 'yesterday' is not an ISO-8601 time with a time zone"),
+    ({"time": "2026-11-29T11:02:03"}, "provenance.time '2026-11-29T11:02:03' is not an ISO-8601 time with a time zone"),
+    ({"commit": "zzz"}, "provenance.commit 'zzz' is not 40 lowercase hex digits or null"),
+    ({"commit": "A" * 40}, f"provenance.commit '{'A' * 40}' is not 40 lowercase hex digits or null"),
+]
+
+
+def test_ingested_test_run_needs_a_real_time_and_commit(verified: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    repo, doc = verified
+    for provenance, reason in BAD_PROVENANCE:
+        bad = _failed_copy(doc, tmp_path / "bad.json", **provenance)
+        proc = _tracker(repo, "ingest", str(bad))
+        assert (proc.returncode, proc.stderr) == (8, f"tracker: error: {bad}: {reason}\n")
+    assert len(list((repo / ".tracker/evidence").glob("*.json"))) == 1  # nothing written
+    # A copy that keeps the local run's valid provenance (and a null commit) is accepted.
+    proc = _tracker(repo, "ingest", str(_failed_copy(doc, tmp_path / "ok.json", commit=None, time="2026-11-29T11:02:03.5+01:00")))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_store_orders_runs_by_utc_time_not_by_text(verified: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    repo, doc = verified
+    local = datetime.fromisoformat(doc["provenance"]["time"].replace("Z", "+00:00"))
+    # Half an hour before the local run, written with a +02:00 offset: later as text, earlier in time.
+    earlier = (local - timedelta(minutes=30)).astimezone(timezone(timedelta(hours=2))).isoformat()
+    assert earlier > doc["provenance"]["time"]
+    proc = _tracker(repo, "ingest", str(_failed_copy(doc, tmp_path / "ci.json", time=earlier, host="ci")))
+    assert proc.returncode == 0, proc.stderr
+    phase = json.loads(_tracker(repo, "status", "--json").stdout)["plans"][0]["phases"][0]
+    assert phase["status"] == "done", phase
+    assert phase["gates"][0]["source"]["time"] == doc["provenance"]["time"]
+    # The same failure an hour after the local run is the newest evidence: the phase regressed.
+    later = (local + timedelta(hours=1)).astimezone(timezone(timedelta(hours=-5))).isoformat()
+    proc = _tracker(repo, "ingest", str(_failed_copy(doc, tmp_path / "ci2.json", time=later, host="ci2")))
+    assert proc.returncode == 0, proc.stderr
+    phase = json.loads(_tracker(repo, "status", "--json").stdout)["plans"][0]["phases"][0]
+    assert phase["status"] == "regressed"
+    assert phase["gates"][0]["source"]["time"] == (local + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -127,6 +128,18 @@ def test_lint_checks_plans_with_problems_and_every_file_at_once(good, cli) -> No
         (good / "plans" / bad).unlink()
     r = cli(good, "lint", "--no-collect")
     assert (r.code, r.out) == (0, "plans/notes.md: warning: not named NNNN-slug.md, so tracker does not read it as a plan\n1 plan file(s) OK, 1 warning(s)\n")
+
+
+def test_status_shows_the_machines_each_phase_s_verdicts_came_from(good, cli, tmp_path: Path) -> None:
+    assert "[" not in cli(good, "status").out  # no evidence, no machine
+    assert cli(good, "signoff", "0001/P1", "--gate", "2", "--by", "Ada", "--why", "read it").code == 0
+    junit = tmp_path / "junit.xml"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", f"--junitxml={junit}"], cwd=good, check=True, capture_output=True)
+    assert cli(good, "ingest", str(junit), "--host", "ci2").code == 0
+    assert cli(good, "status").out.splitlines()[1:] == [
+        f"  P1  done           2/2  Phase P1  [ci2, {socket.gethostname()}]",
+        "  P2  done           1/1  Phase P2  [ci2]",
+    ]
 
 
 def test_unknown_ids_and_bad_options_exit_3(good, cli) -> None:

@@ -30,7 +30,8 @@ def _note(st: PhaseStatus) -> str:
 
 
 def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool, recorded: dict[str, str] | None = None) -> str:
-    """The compact plain-text table: one line per plan, one per phase (status, gates met, note).
+    """The compact plain-text table: one line per plan, one per phase (status, gates met, the
+    machines its verdicts came from, note).
 
     ``recorded``: the status each phase's plan-file region shows; a difference is what changed
     since the last ``tracker update`` and is called out ("was done").
@@ -46,10 +47,11 @@ def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool, reco
             if color:
                 word = f"\x1b[{COLOR[st.status]}m{word}\x1b[0m"
             note = _note(st)
+            machines = ", ".join(dict.fromkeys(v.source.machine for v in st.verdicts if v.source))  # where its verdicts came from
             was = recorded.get(f"{plan.id}/{ph.id}")
             if was is not None and was != st.status.value:
                 note = f"was {was} in the plan file; " + note if note else f"was {was} in the plan file"
-            lines.append(f"  {ph.id:<{width}}  {word}  {st.met_count:>5}  {ph.title}" + (f"  — {note}" if note else ""))
+            lines.append(f"  {ph.id:<{width}}  {word}  {st.met_count:>5}  {ph.title}" + (f"  [{machines}]" if machines else "") + (f"  — {note}" if note else ""))
     return "\n".join(lines)
 
 

@@ -5,10 +5,17 @@ Used by ``tracker verify`` (``-p tracker.pytest_plugin``) and by a plain ``pytes
 :mod:`tracker.fingerprint` (itself standard-library only), because it also runs on the GPU machine,
 which has pytest but none of the tracker's dependencies and no ``.git`` directory.
 
-The file is written atomically twice: at session start with ``"status": "incomplete"`` (what a
-crashed run leaves behind), and at session end with ``"complete"`` or ``"interrupted"`` (Ctrl-C,
-internal error, usage error). The tracker ignores every file that is not ``complete``, so an
-interrupted run never counts as a pass.
+The file is written atomically at session start with ``"status": "incomplete"`` (what a
+crashed run leaves behind), again before each test with ``"running"`` naming that test (so a run
+that crashed the interpreter says which test did it: the tracker counts that test as an error and
+nothing else of the run), and at session end with ``"complete"`` or ``"interrupted"`` (Ctrl-C,
+internal error, usage error). A session that pytest stopped after collection because a file failed
+to collect is ``complete``: its collection errors are outcomes. The tracker ignores every other file
+that is not ``complete``, so an interrupted run never counts as a pass.
+
+``provenance.args`` lists the run's pytest arguments relative to the rootdir when nothing but
+deselection narrowed what they collect (no ``--ignore``, ``--lf``, ``--pyargs``), else ``null``:
+the tracker takes the tests a gate covers from the newest run whose arguments cover the gate's.
 """
 
 from __future__ import annotations
@@ -157,6 +164,23 @@ def provenance(root: Path) -> dict[str, Any]:
     }
 
 
+def collected_args(config: pytest.Config, root: Path) -> list[str] | None:
+    """The session's pytest arguments as rootdir-relative node ids ("" for the rootdir itself), or
+    None when an option may have kept tests under them from being collected (not merely deselected)."""
+    if any(config.getoption(name, None) for name in ("ignore", "ignore_glob", "lf", "pyargs")):
+        return None
+    out: list[str] = []
+    for arg in config.args:
+        path, sep, rest = str(arg).partition("::")
+        try:
+            rel = (config.invocation_params.dir / path).resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            continue  # outside the rootdir: its node ids are not comparable
+        rel = "" if rel == "." else rel
+        out.append(rel + sep + rest)
+    return out
+
+
 def _short(text: str, limit: int = 200) -> str:
     line = next((s.strip() for s in text.strip().splitlines() if s.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -194,6 +218,13 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
         raise
 
 
+def _replace(path: Path, text: str) -> None:
+    """Atomic rewrite without fsync (cheap enough before every test)."""
+    tmp = path.with_name(f".{path.name}.running.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
 class Recorder:
     """Collects outcomes during the session and writes the evidence file."""
 
@@ -206,7 +237,11 @@ class Recorder:
         self.gates: dict[str, str] = json.loads(Path(gates_file).read_text()) if gates_file else {}
         self.tests: dict[str, dict[str, Any]] = {}
         self.interrupted = False
+        self.collect_errors = False
+        self.started_tests = False
+        self.collection_stop = False  # pytest stopped after collection errors, before any test
         self.data: dict[str, Any] = {}
+        self._head = ""  # the incomplete file's JSON without its closing brace (written before each test)
 
     def _record(self, nodeid: str, markers: list[str] | None = None) -> dict[str, Any]:
         rec = self.tests.get(nodeid)
@@ -221,7 +256,7 @@ class Recorder:
             "schema": SCHEMA,
             "version": VERSION,
             "status": "incomplete",
-            "provenance": provenance(self.root),
+            "provenance": {**provenance(self.root), "args": collected_args(self.config, self.root)},
             "rootdir": self.root.name,
             "gates": self.gates,
             "files": tree_file_ids(self.root),
@@ -231,6 +266,7 @@ class Recorder:
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
+            self.collect_errors = True
             rec = self._record(report.nodeid or ".")
             rec.update(outcome="error", reason="collection error: " + _reason(report))
 
@@ -241,6 +277,24 @@ class Recorder:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         for item in session.items:
             self._record(item.nodeid, _markers(item))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        """Name the test about to run in the incomplete file: if it kills the interpreter (a
+        segfault, ``os._exit``), the file says which test crashed. No fsync: only the process dies."""
+        self.started_tests = True
+        if not self.data:
+            return
+        if not self._head:
+            self._head = json.dumps(self.data, indent=1, sort_keys=True, ensure_ascii=False).removesuffix("}")
+        running = {"nodeid": item.nodeid, "markers": self._record(item.nodeid)["markers"], "pid": os.getpid()}
+        _replace(self.path, f'{self._head.rstrip()},\n "running": {json.dumps(running, ensure_ascii=False)}\n}}\n')
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        yield
+        if self._head:  # every test finished: a crash from here on names no test
+            _replace(self.path, self._head.rstrip() + "\n}\n")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rec = self._record(report.nodeid)
@@ -261,8 +315,13 @@ class Recorder:
         elif report.failed:  # teardown error: whatever happened before, the test did not pass cleanly
             rec.update(outcome="error", reason="teardown error: " + _reason(report))
 
-    def pytest_keyboard_interrupt(self, excinfo: object) -> None:
-        self.interrupted = True
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        # pytest stops before running anything when a file failed to collect (exit 2): a finished
+        # run whose collection errors are recorded, not an interruption.
+        if self.collect_errors and not self.started_tests and isinstance(excinfo.value, pytest.Session.Interrupted):
+            self.collection_stop = True
+        else:
+            self.interrupted = True
 
     def pytest_internalerror(self, excrepr: object, excinfo: object) -> None:
         self.interrupted = True
@@ -271,7 +330,8 @@ class Recorder:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if not self.data:
             return
-        broken = self.interrupted or exitstatus in _BROKEN
+        stopped = self.collection_stop and exitstatus == pytest.ExitCode.INTERRUPTED
+        broken = self.interrupted or (exitstatus in _BROKEN and not stopped)
         torch = sys.modules.get("torch")  # only if the tests imported it: never import torch here
         if torch is not None:
             try:

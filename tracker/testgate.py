@@ -2,8 +2,11 @@
 
 A test's outcome for a gate comes from the newest evidence where it actually ran (passed,
 failed, error, xfailed, xpassed); a skip or deselection never meets nor un-meets a gate that
-earlier evidence decided. The set of tests a gate covers comes from the newest run that
-collected anything under its pytest argument (or that ``tracker verify`` ran for this gate).
+earlier evidence decided. The set of tests a gate covers is every test selected by its pytest
+argument in the newest run that collected all of it (``tracker verify`` ran this gate, or the
+run's recorded arguments cover the gate's), plus those any newer run collected: a run of part of
+a directory or file never shrinks the set. Without such a run, the union over all runs. A file
+level record (a collection error) stops counting once a newer run collected tests under it.
 """
 
 from __future__ import annotations
@@ -51,12 +54,23 @@ class TestIndex:
         return out
 
     def selection(self, key: str, gate: TestGate) -> tuple[TestRun | None, list[dict[str, Any]]]:
-        """(the run that defines the gate's test set, the records it selects)."""
-        for run in self.runs:
+        """(the newest run that collected under the gate, the newest record of each test it covers)."""
+        found: dict[str, dict[str, Any]] = {}
+        newest: TestRun | None = None
+        for run in self.runs:  # newest first
             recs = self._matching(run, gate.test)
-            if recs or key in run.gates:
-                return run, [r for r in recs if marker_matches(gate.marker, r.get("markers", []))]
-        return None, []
+            whole = key in run.gates or covers(run.provenance.get("args"), gate.test)
+            if newest is None and (recs or whole):
+                newest = run
+            # A collection error stops counting once a newer run collected tests under it.
+            seen = list(found)
+            for rec in recs:
+                nodeid = rec["nodeid"]
+                if nodeid not in found and ("::" in nodeid or not any(selects(nodeid, s) for s in seen)):
+                    found[nodeid] = rec
+            if whole:
+                break
+        return newest, [r for r in found.values() if marker_matches(gate.marker, r.get("markers", []))]
 
     def verdict(self, key: str, gate: TestGate) -> tuple[GateVerdict, bool]:
         """(verdict, was met at some time) for test gate ``key`` ("PLAN/PHASE#N")."""
@@ -76,7 +90,9 @@ class TestIndex:
                 sources.append(ran[0])
                 continue
             if first_bad is None:
-                newest = ran or (hist[0] if hist else (run, rec))
+                # Never ran: the newest skip says why (a later deselection or early stop says less).
+                skipped = next(((r, x) for r, x in hist if x["outcome"] == "skipped"), None)
+                newest = ran or skipped or (hist[0] if hist else (run, rec))
                 first_bad = (newest[0], newest[1])
         if first_bad is None:
             newest_run = max(sources, key=lambda r: (r.time, r.file))
@@ -90,6 +106,24 @@ class TestIndex:
         text = f"{who}{detail}" + (f" ({len(recs) - passed} of {len(recs)} not passing)" if len(recs) > 1 else "")
         failed = outcome in ("failed", "error", "xpassed")
         return GateVerdict(False, text, source_of(bad_run), failed=failed), ever
+
+
+def covers(args: object, arg: str) -> bool:
+    """Do a run's recorded pytest arguments (``provenance.args``) collect everything ``arg`` selects?"""
+    if not isinstance(args, list):
+        return False
+    want = arg.removeprefix("./").rstrip("/")
+    file = want.split("::", 1)[0]
+    for given in args:
+        have = str(given).removeprefix("./").rstrip("/")
+        if have in ("", "."):
+            return True
+        if "::" in have:
+            if want == have or want.startswith((have + "::", have + "[")):
+                return True
+        elif file == have or file.startswith(have + "/"):
+            return True
+    return False
 
 
 def manual_verdict(key: str, gate: ManualGate, store: Store) -> tuple[GateVerdict, dict[str, Any] | None]:

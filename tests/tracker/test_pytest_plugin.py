@@ -51,6 +51,12 @@ def run_pytest(root: Path, *args: str, env: dict[str, str] | None = None) -> tup
     return proc.returncode, json.loads(files[0].read_text())
 
 
+def clear(root: Path) -> None:
+    """Delete the recorded evidence (run_pytest expects exactly one file)."""
+    for file in (root / ".tracker" / "evidence").glob("*.json"):
+        file.unlink()
+
+
 def by_id(data: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return {t["nodeid"].split("::")[-1]: (t["outcome"], t["reason"]) for t in data["tests"]}
 
@@ -81,11 +87,16 @@ def test_records_every_outcome_kind(repo) -> None:
 
 
 def test_collection_error_is_recorded(repo) -> None:
-    root = repo({"tests/test_bad.py": "import no_such_module\n"})
+    root = repo({"tests/test_bad.py": "import no_such_module\n", "tests/test_ok.py": "def test_ok(): pass\n"})
     code, data = run_pytest(root, "tests", "--tracker-record")
-    assert code == 2  # pytest: errors during collection interrupt the session
-    assert data["status"] == "interrupted"
-    assert by_id(data)["tests/test_bad.py"][0] == "error"
+    assert code == 2  # pytest stops after collection when a file failed to collect...
+    assert data["status"] == "complete"  # ...but the run finished: its collection error is an outcome
+    bad = "collection error: ModuleNotFoundError: No module named 'no_such_module'"
+    assert by_id(data) == {"tests/test_bad.py": ("error", bad), "test_ok": ("notrun", "")}
+    clear(root)
+    code, data = run_pytest(root, "tests", "--tracker-record", "--continue-on-collection-errors")
+    assert (code, data["status"]) == (1, "complete")
+    assert by_id(data) == {"tests/test_bad.py": ("error", bad), "test_ok": ("passed", "")}
 
 
 def test_keyboard_interrupt_never_records_a_pass(repo) -> None:
@@ -95,11 +106,28 @@ def test_keyboard_interrupt_never_records_a_pass(repo) -> None:
     assert data["status"] == "interrupted"
 
 
-def test_crash_leaves_an_incomplete_file(repo) -> None:
-    root = repo({"tests/test_c.py": "import os\ndef test_a(): pass\ndef test_b(): os._exit(3)\n"})
+def test_crash_leaves_an_incomplete_file_naming_the_test_that_crashed(repo) -> None:
+    root = repo({"tests/test_c.py": "import os, pytest\ndef test_a(): pass\n@pytest.mark.gpu\ndef test_b(): os._exit(3)\n"})
     code, data = run_pytest(root, "tests", "--tracker-record")
     assert code == 3
     assert data["status"] == "incomplete" and data["tests"] == []
+    assert data["running"]["nodeid"] == "tests/test_c.py::test_b" and data["running"]["markers"] == ["gpu"]
+    assert isinstance(data["running"]["pid"], int)
+
+
+def test_a_finished_run_names_no_running_test(repo) -> None:
+    root = repo({"tests/test_c.py": "def test_a(): pass\n"})
+    _, data = run_pytest(root, "tests", "--tracker-record")
+    assert data["status"] == "complete" and "running" not in data
+
+
+def test_records_the_arguments_whose_tests_were_all_collected(repo) -> None:
+    root = repo({"tests/sub/test_s.py": "def test_ok(): pass\ndef test_other(): pass\n"})
+    _, data = run_pytest(root, "./tests/sub/test_s.py::test_ok", "tests/sub/", "--tracker-record")
+    assert data["provenance"]["args"] == ["tests/sub/test_s.py::test_ok", "tests/sub"]
+    clear(root)
+    _, data = run_pytest(root, "tests", "--ignore=tests/sub/test_s.py", "--tracker-record")
+    assert data["provenance"]["args"] is None  # --ignore may have kept tests under "tests" from being collected
 
 
 def test_without_git_uses_env_and_hashes_the_tree(tmp_path: Path) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 from tracker_testutil import git, phase, plan_text
 
+from tracker.commands.common import pytest_command, pytest_env
 from tracker.evidence import Store, TestRun
 from tracker.fingerprint import FileIndex
 from tracker.model import GateVerdict, ManualGate, Phase, Plan, Status, TestGate, gate_hash
@@ -15,9 +18,13 @@ from tracker.status import compute
 FILES = {"src/a.py": "1" * 40, "src/b.py": "2" * 40, "docs/x.md": "3" * 40}
 
 
-def run(name: str, time: str, tests: dict[str, str], files: dict[str, str] | None = None, gates: dict[str, str] | None = None) -> TestRun:
+def run(
+    name: str, time: str, tests: dict[str, str], files: dict[str, str] | None = None, gates: dict[str, str] | None = None,
+    args: list[str] | None = None,
+) -> TestRun:
     recs = [{"nodeid": n, "outcome": o.split(":")[0], "reason": o.partition(":")[2], "markers": ["gpu"] if "gpu" in n else []} for n, o in tests.items()]
-    return TestRun(f".tracker/evidence/{name}.json", {"time": time, "host": name, "commit": "c" * 40}, gates or {}, files or FILES, recs)
+    prov = {"time": time, "host": name, "commit": "c" * 40} | ({"args": args} if args is not None else {})
+    return TestRun(f".tracker/evidence/{name}.json", prov, gates or {}, files or FILES, recs)
 
 
 def plans(*phases: Phase) -> list[Plan]:
@@ -63,6 +70,49 @@ def test_zero_collected_and_marker_selection() -> None:
     assert statuses(plans(ph), s)["0001/P1"][2] == ["-m 'gpu' selects 0 tests (an empty gate is unmet)", "0 tests collected (an empty gate is unmet)"]
     s.runs.append(run("r2", "2", {"t.py::a_gpu": "passed"}))
     assert statuses(plans(ph), s)["0001/P1"][2][0] == "1 passed"
+
+
+DIR = Phase("P1", "t", (), (), (TestGate("tests/sub/"),))
+SKIPPED = {"tests/sub/test_s.py::test_ok": "passed", "tests/sub/test_s.py::test_gpu": "skipped:CUDA not available"}
+
+
+@pytest.mark.parametrize("args", [None, ["tests/sub/test_s.py::test_ok"], ["tests/sub/test_s.py::test_ok", "tests/other"]])
+def test_a_run_of_part_of_a_directory_never_shrinks_its_gate(args: list[str] | None) -> None:
+    full = run("full", "1", SKIPPED, gates={"0001/P1#1": "h"})
+    part = run("part", "2", {"tests/sub/test_s.py::test_ok": "passed"}, args=args)  # a reportlog (no args) or a node id
+    st = statuses(plans(DIR), Store(runs=[full, part]))["0001/P1"]
+    assert (st[0], st[2]) == (Status.PLANNED, ["tests/sub/test_s.py::test_gpu: skipped: CUDA not available (1 of 2 not passing)"])
+    without_full = statuses(plans(DIR), Store(runs=[run("old", "0", SKIPPED), part]))["0001/P1"]
+    assert without_full[0] == Status.PLANNED  # no run collected the whole directory: every test ever seen counts
+
+
+@pytest.mark.parametrize("args", [["tests"], ["tests/sub"], [""], ["tests/sub/"]])
+def test_a_run_of_the_whole_argument_drops_tests_gone_from_the_code(args: list[str]) -> None:
+    full = run("full", "1", SKIPPED, gates={"0001/P1#1": "h"})
+    again = run("again", "2", {"tests/sub/test_s.py::test_ok": "passed"}, args=args)
+    assert statuses(plans(DIR), Store(runs=[full, again]))["0001/P1"][:2] == (Status.DONE, "")
+
+
+def test_a_newer_partial_run_adds_tests_to_the_set() -> None:
+    full = run("full", "1", {"tests/sub/test_s.py::test_ok": "passed"}, args=["tests"])
+    new = run("new", "2", {"tests/sub/test_new.py::test_n": "failed:no"}, args=["tests/sub/test_new.py"])
+    assert statuses(plans(DIR), Store(runs=[full, new]))["0001/P1"][2] == ["tests/sub/test_new.py::test_n: failed: no (1 of 2 not passing)"]
+
+
+def test_a_collection_error_stops_counting_once_the_file_collects_again() -> None:
+    broken = run("broken", "1", {"tests/sub/test_s.py": "error:collection error: ImportError: x"}, args=["tests"])
+    st = statuses(plans(DIR), Store(runs=[broken]))["0001/P1"]
+    assert st[2] == ["tests/sub/test_s.py: error: collection error: ImportError: x"]
+    fixed = run("fixed", "2", {"tests/sub/test_s.py::test_ok": "passed"})  # no args: a partial run, yet the file collected
+    assert statuses(plans(DIR), Store(runs=[broken, fixed]))["0001/P1"][0] == Status.DONE
+
+
+def test_a_later_deselection_keeps_the_skip_reason() -> None:
+    ph = Phase("P1", "t", (), (), (TestGate("t.py::gpu_a"),))
+    skipped = run("cpu", "1", {"t.py::gpu_a": "skipped:CUDA not available"})
+    other_gate = run("other", "2", {"t.py::gpu_a": "deselected", "t.py::b": "passed"}, args=["t.py"])
+    stopped = run("stopped", "3", {"t.py::gpu_a": "notrun"}, args=["t.py"])
+    assert statuses(plans(ph), Store(runs=[skipped, other_gate, stopped]))["0001/P1"][2] == ["skipped: CUDA not available"]
 
 
 def test_stale_when_covered_files_or_gate_definition_change() -> None:
@@ -138,3 +188,45 @@ def test_lifecycle_through_the_cli(repo, cli) -> None:
     (root / COVERED).write_text("def value():\n    return 1\n")
     assert cli(root, "verify").code == 0
     assert "done" in cli(root, "status").out
+
+
+SUB = 'import pytest\n\ndef test_ok():\n    pass\n\n@pytest.mark.skip(reason="CUDA not available")\ndef test_gpu():\n    pass\n'
+
+
+def plain_pytest(root: Path, *args: str) -> None:
+    cmd = pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={root}", *args]
+    subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, text=True, check=False)
+
+
+def test_a_run_of_one_test_never_meets_a_directory_gate_through_the_cli(repo, cli, tmp_path: Path) -> None:
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/sub/"')), "tests/sub/test_s.py": SUB})
+    r = cli(root, "verify")
+    assert r.code == 1 and "UNMET 0001/P1#1 tests/sub/: tests/sub/test_s.py::test_gpu: skipped: CUDA not available" in r.out
+    log = tmp_path / "rl.jsonl"
+    plain_pytest(root, "tests/sub/test_s.py::test_ok", f"--report-log={log}")
+    assert cli(root, "ingest", str(log), "--host", "ci2").code == 0
+    plain_pytest(root, "tests/sub/test_s.py::test_ok", "--tracker-record")
+    assert "planned" in cli(root, "status").out
+    (root / "tests/sub/test_s.py").write_text("def test_ok():\n    pass\n")  # test_gpu leaves the code
+    plain_pytest(root, "tests/sub", "--tracker-record")  # a run of the whole directory
+    assert "done" in cli(root, "status").out
+
+
+def test_a_collection_error_makes_only_its_gates_unmet(repo, cli) -> None:
+    gates = phase("P9", 'test = "tests/test_colerr.py"') + phase("P1", 'test = "tests/test_ok.py"')
+    root = repo({"plans/0001-demo.md": plan_text(phases=gates), "tests/test_colerr.py": "import nonexistent_module_xyz\n",
+                 "tests/test_ok.py": "def test_ok():\n    pass\n"})  # fmt: skip
+    r = cli(root, "verify", "0001/P9", "0001/P1")
+    assert r.code == 1, r.out + r.err
+    why = "error: collection error: ModuleNotFoundError: No module named 'nonexistent_module_xyz'"
+    assert f"UNMET 0001/P9#1 tests/test_colerr.py: {why}" in r.out and "met   0001/P1#1 tests/test_ok.py: 1 passed" in r.out
+    (root / "tests/test_colerr.py").write_text("def test_fixed():\n    pass\n")
+    assert cli(root, "verify").code == 0
+
+
+def test_the_skip_reason_survives_a_run_for_another_gate_of_the_file(repo, cli) -> None:
+    gates = phase("P1", 'test = "tests/sub/test_s.py::test_gpu"') + phase("P2", 'test = "tests/sub/test_s.py::test_ok"')
+    root = repo({"plans/0001-demo.md": plan_text(phases=gates), "tests/sub/test_s.py": SUB})
+    assert cli(root, "verify", "0001/P1").code == 1
+    assert cli(root, "verify", "0001/P2").code == 0  # test_gpu is deselected in this run
+    assert "skipped: CUDA not available" in cli(root, "status", "--json").out

@@ -82,7 +82,9 @@ def run(
         hashes.write_text(json.dumps({k: gate_hash(g) for k, g in gates.items()}))
         cmd = pytest_command() + [
             f"--rootdir={root}", f"--tracker-record={root / EVIDENCE_DIR}", f"--tracker-file={name}",
-            f"--tracker-gates={hashes}", f"--tracker-select={sel}", *(pytest_args or []), *existing,
+            f"--tracker-gates={hashes}", f"--tracker-select={sel}",
+            "--continue-on-collection-errors",  # a file that fails to collect makes its gates unmet, not the run void
+            *(pytest_args or []), *existing,
         ]  # fmt: skip
         out.write(f"tracker: running {len(gates)} test gate(s) in one pytest session\n")
         out.flush()
@@ -105,12 +107,15 @@ def _report(
 ) -> int:
     if code is not None:
         try:
-            status = json.loads(evidence.read_text()).get("status")
+            data = json.loads(evidence.read_text())
         except (OSError, ValueError):
-            status = None
+            data = {}
+        status = data.get("status")
         if status != "complete":
             what = "left no evidence file" if status is None else f"recorded as {status}"
-            raise InterruptedRunError(f"pytest exited with {code} and its run was {what}: nothing counts as passed")
+            running = data.get("running") or {}
+            crashed = f"; it crashed while running {running['nodeid']}, which counts as an error" if "nodeid" in running else ""
+            raise InterruptedRunError(f"pytest exited with {code} and its run was {what}{crashed}: nothing counts as passed")
     statuses = statuses if statuses is not None else derive(root, plans)
     empty: list[str] = []
     unmet: list[str] = []

@@ -63,7 +63,7 @@ class TestRun(_Record):
 class Store(_Record):
     """Everything in the evidence store, each list oldest first."""
 
-    __slots__ = ("runs", "signoffs", "bench", "incomplete")
+    __slots__ = ("runs", "signoffs", "bench", "incomplete", "invalid")
 
     def __init__(
         self,
@@ -71,11 +71,13 @@ class Store(_Record):
         signoffs: list[tuple[str, dict[str, Any]]] | None = None,
         bench: list[tuple[str, dict[str, Any]]] | None = None,
         incomplete: list[str] | None = None,
+        invalid: list[str] | None = None,
     ) -> None:
         self.runs: list[TestRun] = [] if runs is None else runs
         self.signoffs: list[tuple[str, dict[str, Any]]] = [] if signoffs is None else signoffs
         self.bench: list[tuple[str, dict[str, Any]]] = [] if bench is None else bench
         self.incomplete: list[str] = [] if incomplete is None else incomplete
+        self.invalid: list[str] = [] if invalid is None else invalid  # "path: reason" of unusable files
 
 
 _SHAPE = "0000-00-00T00:00:00Z"
@@ -104,27 +106,48 @@ def utc_time(text: object) -> str | None:
     return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}Z"
 
 
-def _read(path: Path) -> dict[str, Any]:
+KINDS = ("tracker-test-run", "tracker-signoff", "tracker-bench-result")
+
+
+def _read(path: Path) -> tuple[str, dict[str, Any]]:
+    """(UTC time, document) of one store file; raises ValueError with the reason it cannot be used."""
     try:
         data = json.loads(path.read_bytes())
     except (OSError, ValueError) as err:
-        raise FileError(f"{path}: not a readable evidence file: {err}") from err
+        raise ValueError(f"not a readable evidence file: {err}") from None
     if not isinstance(data, dict):
-        raise FileError(f"{path}: not a readable evidence file: top level is not an object")
-    return data
+        raise ValueError("not a readable evidence file: top level is not an object")
+    if data.get("schema") not in KINDS:
+        raise ValueError(f"not a tracker evidence file (schema {data.get('schema')!r})")
+    prov = data.get("provenance")
+    when = prov.get("time") if isinstance(prov, dict) else data.get("time")
+    utc = utc_time(when)
+    if utc is None:  # the store is ordered by time: a file without one cannot be placed
+        raise ValueError(f"time {when!r} is not an ISO-8601 time with a time zone")
+    return utc, data
 
 
-def load(root: Path) -> Store:
-    """Read the store under ``root``; files are ordered by their recorded time (in UTC), then name."""
+def load(root: Path, strict: bool = True) -> Store:
+    """Read the store under ``root``; files are ordered by their recorded time (in UTC), then name.
+
+    A file that cannot be used (not JSON, not an evidence kind, no valid time) raises
+    :class:`FileError` (``path: reason``) when ``strict``; otherwise it is skipped and listed in the
+    store's ``invalid``, for status to show on every test and bench gate and for check to list.
+    """
     store = Store()
     folder = root / EVIDENCE_DIR
     if not folder.is_dir():
         return store
     items: list[tuple[str, str, dict[str, Any]]] = []
-    for path in folder.glob("*.json"):
-        data = _read(path)
-        when = data.get("provenance", {}).get("time") or data.get("time") or ""
-        items.append((utc_time(when) or "", path.name, data))
+    for path in sorted(folder.glob("*.json")):
+        try:
+            when, data = _read(path)
+        except ValueError as err:
+            if strict:
+                raise FileError(f"{path}: {err}") from None
+            store.invalid.append(f"{(EVIDENCE_DIR / path.name).as_posix()}: {err}")
+            continue
+        items.append((when, path.name, data))
     items.sort(key=lambda t: (t[0], t[1]))
     for _, name, data in items:
         rel = (EVIDENCE_DIR / name).as_posix()

@@ -59,6 +59,7 @@ def compute(
 ) -> dict[str, PhaseStatus]:
     """Status of every phase, keyed ``PLAN/PHASE``. ``files``/``bench`` are called only if needed."""
     tests = TestIndex(store)
+    invalid = _invalid_evidence(store)
     own: dict[str, tuple[Plan, Phase, list[GateVerdict], list[bool]]] = {}
     bench_eval: BenchEvaluator | None = None
     for plan in plans:
@@ -66,7 +67,9 @@ def compute(
             verdicts, ever = [], []
             for i, gate in enumerate(phase.gates):
                 key = gate_key(plan.id, phase.id, i)
-                if isinstance(gate, TestGate):
+                if invalid is not None and not isinstance(gate, ManualGate):
+                    v, was = invalid, False
+                elif isinstance(gate, TestGate):
                     v, was = tests.verdict(key, gate)
                 elif isinstance(gate, ManualGate):
                     v, _ = manual_verdict(key, gate, store)
@@ -102,6 +105,16 @@ def compute(
                 status, note = Status.BLOCKED, "blocked by " + ", ".join(blockers)
         out[key] = PhaseStatus(plan.id, phase.id, status, tuple(verdicts), blockers, changed, note)
     return out
+
+
+def _invalid_evidence(store: Store) -> GateVerdict | None:
+    """The verdict of every test and bench gate while a file in the store cannot be read: it could be
+    the newest run, so the others must not decide in its place."""
+    bad = store.invalid
+    if not bad:
+        return None
+    more = f" (+{len(bad) - 1} more)" if len(bad) > 1 else ""
+    return GateVerdict(False, f"invalid evidence file, fix or remove it: {bad[0]}{more}")
 
 
 def _was_done(plan: Plan, phase: Phase, store: Store, bench_eval: BenchEvaluator | None) -> bool:
@@ -150,7 +163,7 @@ def derive(root: Path, plans: list[Plan]) -> dict[str, PhaseStatus]:
     from tracker import evidence
     from tracker.fingerprint import tree_file_ids
 
-    store = evidence.load(root)
+    store = evidence.load(root, strict=False)  # unreadable files: listed in store.invalid, shown on gates
     return compute(plans, store, lambda: FileIndex(tree_file_ids(root)), lambda: bench_evaluator(root, store))
 
 

@@ -283,11 +283,14 @@ def test_update_only_the_named_plans(repo, cli) -> None:
     assert cli(root, "update", "0003").code == 3
 
 
-def test_unreadable_evidence_exits_8(good, cli) -> None:
+def test_unreadable_evidence_is_shown_by_status_and_stops_only_gc(good, cli) -> None:
     bad = good / ".tracker/evidence/20260101T000000Z-x-verify-000000.json"
     bad.parent.mkdir(parents=True)
     bad.write_text('{"schema": "tracker-test-run", ')
     r = cli(good, "status")
+    assert r.code == 0
+    assert f"gate 1: invalid evidence file, fix or remove it: .tracker/evidence/{bad.name}: not a readable evidence file: Expecting" in r.out
+    r = cli(good, "gc")
     assert r.code == 8
     assert r.err.startswith(f"tracker: error: {bad}: not a readable evidence file: Expecting property name")
 

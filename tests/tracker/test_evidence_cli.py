@@ -195,3 +195,58 @@ def test_pre_commit_update_check_hook_runs_on_every_commit() -> None:
     update = hooks["tracker-update-check"]
     assert "\n  entry: tracker update --check\n" in update
     assert "\n  always_run: true\n" in update and "\n  files:" not in update  # covered code changes make phases stale
+
+
+def test_an_unreadable_file_in_the_store_is_shown_on_gates_not_fatal(tmp_path: Path) -> None:
+    bench = 'bench = "m"\nwhere = { k = 1 }\nat_most = 5'
+    plan = plan_text("0001", [phase_block("P1", ["src/**"], ['test = "tests/test_a.py"']), phase_block("P2", [], [bench])])
+    repo = make_repo(tmp_path / "repo", {
+        "plans/0001-a.md": plan, "src/a.py": "X = 1\n", "conftest.py": "",
+        "tests/test_a.py": "from src.a import X\n\ndef test_x():\n    assert X == 1\n",
+        ".gitignore": ".tracker/cache/\n.tracker/lock\n__pycache__/\n",
+    })  # fmt: skip
+    assert tracker(repo, "verify", "0001/P1").returncode == 0
+    assert tracker(repo, "ingest", str(write(tmp_path / "r.json", result([case("m", {"k": 1}, [1.0, 2.0])])))).returncode == 0
+    store = repo / ".tracker/evidence"
+    [local] = [p for p in store.glob("*.json") if "verify" in p.name]
+    [stored_result] = [p for p in store.glob("*.json") if "bench" in p.name]
+
+    def gates() -> list[tuple[str, str]]:
+        proc = tracker(repo, "status", "--json")
+        assert proc.returncode == 0, proc.stderr
+        return [(ph["status"], ph["gates"][0]["reason"]) for ph in json.loads(proc.stdout)["plans"][0]["phases"]]
+
+    before = gates()
+    assert [r.split(" ")[0] for _, r in before] == ["1", "1.50"]  # "1 passed", "1.50 us ≤ 5.00 us"
+    truncated = store / "zzz.json"
+    truncated.write_bytes(local.read_bytes()[:100])
+    reason = "invalid evidence file, fix or remove it: .tracker/evidence/zzz.json: not a readable evidence file: "
+    assert [(s, r[: len(reason)]) for s, r in gates()] == [("planned", reason)] * 2
+    proc = tracker(repo, "status")
+    assert proc.returncode == 0 and "gate 1: invalid evidence file, fix or remove it: .tracker/evidence/zzz.json" in proc.stdout
+    proc = tracker(repo, "check")
+    assert proc.returncode == 1
+    assert [ln for ln in proc.stdout.splitlines() if "zzz.json" in ln] == [ln for ln in proc.stdout.splitlines() if ln.startswith(reason)]
+    assert len([ln for ln in proc.stdout.splitlines() if "zzz.json" in ln]) == 1
+    assert tracker(repo, "update").returncode == 0
+    proc = tracker(repo, "gc")  # pruning needs every file: it refuses, naming the file
+    assert proc.returncode == 8 and "zzz.json: not a readable evidence file" in proc.stderr and truncated.exists()
+
+    # A truncated result file is listed once by check (not also as an invalid result file).
+    truncated.write_bytes(stored_result.read_bytes()[:-40])
+    proc = tracker(repo, "check")
+    assert proc.returncode == 1 and len([ln for ln in proc.stdout.splitlines() if "zzz.json" in ln]) == 1
+    # Files that parse but are not evidence, or whose time cannot be placed, are invalid too.
+    truncated.write_text("{}")
+    assert gates()[0][1] == "invalid evidence file, fix or remove it: .tracker/evidence/zzz.json: not a tracker evidence file (schema None)"
+    doc = json.loads(local.read_text())
+    doc["provenance"]["time"] = "yesterday"
+    truncated.write_text(json.dumps(doc))
+    second = store / "zzz2.json"
+    second.write_text("[]")
+    assert gates()[0][1] == (
+        "invalid evidence file, fix or remove it: .tracker/evidence/zzz.json: time 'yesterday' is not an ISO-8601 time with a time zone (+1 more)"
+    )
+    truncated.unlink()
+    second.unlink()
+    assert gates() == before

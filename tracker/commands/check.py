@@ -1,5 +1,6 @@
 """``tracker check``: for CI; fails on a regressed phase, on plan files whose regions are out of date
-or were edited by hand, or on an invalid benchmark result file in the repository."""
+or were edited by hand, or on an invalid benchmark result file in the repository or an unreadable file in
+the evidence store."""
 
 from __future__ import annotations
 
@@ -21,10 +22,14 @@ def run(root: Path, out: TextIO | None = None) -> int:
     files, plans = load_plans(root)
     statuses = derive(root, plans)
     problems = regressions(statuses)
+    from tracker.evidence import load as load_store
     from tracker.results import load_repo_results, repo_result_files
 
+    invalid = load_store(root, strict=False).invalid  # unreadable store files: every test and bench gate unmet
+    problems += [f"invalid evidence file, fix or remove it: {line}" for line in invalid]
+    listed = {line.split(": ", 1)[0] for line in invalid}
     if repo_result_files(root):  # invalid result files make every bench gate unmet: say which
-        problems += [f"{err}" for err in load_repo_results(root, strict=False).errors]
+        problems += [f"{err}" for err in load_repo_results(root, strict=False).errors if err.path not in listed]
     for f in files:
         assert f.plan is not None  # load_plans raised otherwise
         try:

@@ -74,10 +74,10 @@ def _marker(line: str) -> tuple[str, re.Match[str]] | None:
 
 def _region_at(lines: list[str], i: int, key: str, path: str, force: bool) -> _Found:
     """The region whose begin marker (for ``key``) is line ``i``: its body runs to the next marker line."""
-    j = i + 1
+    j, mark = i + 1, None
     while j < len(lines) and (mark := _marker(lines[j])) is None:
         j += 1
-    if j == len(lines):
+    if mark is None:
         raise RegionEditedError(f"{path}:{i + 1}: region '{key}' has no end marker")
     kind, end = mark
     if kind == "begin":
@@ -124,19 +124,19 @@ def _strays(text: str, lines: list[str], placed: dict[str, _Found], path: str, f
     ranges come from the Markdown parser, which is only asked when such lines exist.
     """
     taken = {i for f in placed.values() for i in range(f.begin, f.end + 1)}
-    marks = [(i, m) for i, line in enumerate(lines) if i not in taken and (m := _marker(line)) is not None]
+    marks = [(i, mark) for i, line in enumerate(lines) if i not in taken and (mark := _marker(line)) is not None]
     if not marks:
         return []
     from tracker.parse import code_ranges  # the only module that imports markdown-it-py
 
     code = code_ranges(text)
-    marks = [(i, m) for i, m in marks if not any(a <= i < b for a, b in code)]
+    marks = [(i, mark) for i, mark in marks if not any(a <= i < b for a, b in code)]
     out: list[_Found] = []
     k = 0
     while k < len(marks):
-        i, (kind, m) = marks[k]
+        i, (kind, found) = marks[k]
         if kind == "begin":  # a stray end marker is prose
-            out.append(_region_at(lines, i, m.group(1), path, force))
+            out.append(_region_at(lines, i, found.group(1), path, force))
             while k < len(marks) and marks[k][0] <= out[-1].end:
                 k += 1
             continue

@@ -3,7 +3,8 @@
 Each distinct command runs once (several gates may share it), in the repository root, with its own
 output streaming through as progress. A result file that appeared or changed in the result
 directories (``.tracker/evidence/``, ``bench/results/``) during the command is validated at once; an
-invalid one stops verify with ``path: reason``. Gates met by a result whose measured files are
+invalid one stops verify with ``path: reason``. The gates of a command that fails or writes no result
+file are reported unmet (whatever other results say). Gates met by a result whose measured files are
 unchanged are not re-run unless ``force``.
 """
 
@@ -44,7 +45,7 @@ def run_bench_gates(root: Path, chosen: list[tuple[Plan, Phase]], force: bool, o
             out.write(f"tracker: {key}: up to date, not re-run (--force re-runs): {verdict.reason}\n")
         else:
             commands.setdefault(gate.run, []).append(key)
-    failed = False
+    failed: dict[str, str] = {}  # gate key -> why its command gave it nothing: reported unmet
     for n, (command, keys) in enumerate(commands.items(), 1):
         out.write(f"tracker: [{n}/{len(commands)}] {command}  (for {', '.join(keys)})\n")
         out.flush()
@@ -52,19 +53,25 @@ def run_bench_gates(root: Path, chosen: list[tuple[Plan, Phase]], force: bool, o
         sys.stdout.flush()
         code = subprocess.run(command, shell=True, cwd=root, check=False).returncode  # noqa: S602 - plan files are trusted like a Makefile
         if code != 0:
-            out.write(f"tracker: `{command}` exited with {code}: its results are not used\n")
-            failed = True
+            why = f"`{command}` exited with {code}: its results are not used"
+            out.write(f"tracker: {why}\n")
+            failed.update(dict.fromkeys(keys, why))
             continue
         written = [p for p, digest in _snapshot(root).items() if before.get(p) != digest]
         if not written:
-            out.write(f"tracker: `{command}` wrote no result file in .tracker/evidence/ or bench/results/\n")
-            failed = True
+            why = f"`{command}` wrote no result file in .tracker/evidence/ or bench/results/"
+            out.write(f"tracker: {why}\n")
+            failed.update(dict.fromkeys(keys, why))
         for path in written:
             run = load_result(path, root / CACHE_DIR)  # raises ResultFileError: path: reason
             out.write(f"tracker: took in {path.relative_to(root).as_posix()}: {len(run.cases)} case(s) from {run.host} ({run.gpu or 'no GPU'})\n")
     evaluator = Evaluator(load_repo_results(root))
     unmet = 0
     for key, gate in gates:
+        if key in failed:  # other commands' results (or older ones) must not meet it in its place
+            unmet += 1
+            out.write(f"UNMET {key} {gate.bench}: {failed[key]}\n")
+            continue
         verdict = evaluator(gate)
         unmet += not verdict.met
         out.write(f"{'met  ' if verdict.met else 'UNMET'} {key} {gate.bench}: {verdict.reason}\n")

@@ -184,6 +184,23 @@ def test_verify_bench_runs_commands_then_skips_fresh_ones(repo: Path) -> None:
     assert code == 1 and "wrote no result file" in out
 
 
+def test_verify_bench_reports_the_gates_of_a_failed_command_unmet(repo: Path) -> None:
+    # Gate 2's command fails; gate 1's command writes a result that would meet gate 2 as well.
+    doc = run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z")
+    script = f"import json, pathlib\npathlib.Path('bench/results').mkdir(parents=True, exist_ok=True)\npathlib.Path('bench/results/r.json').write_text({json.dumps(json.dumps(doc))})\n"
+    (repo / "make_result.py").write_text(script)
+    failing = GATE.replace('run = "python make_result.py"', "run = \"python -c 'import sys; sys.exit(3)'\"")
+    noop = GATE.replace('run = "python make_result.py"', "run = \"python -c 'pass'\"")
+    plan = plan_text("0002", [phase_block("P1", ["kernel/**"], [GATE, failing, noop])])
+    (repo / "plans/0002-kernel.md").write_text(plan)
+    commit_all(repo, "three commands")
+    code, out = call("verify", repo, ["0002"], bench=True, force=True)
+    assert code == 1, out
+    assert "met   0002/P1#1 verify_attn.time_us: 2.31× ≥ 1.80×" in out
+    assert "UNMET 0002/P1#2 verify_attn.time_us: `python -c 'import sys; sys.exit(3)'` exited with 3: its results are not used\n" in out
+    assert "UNMET 0002/P1#3 verify_attn.time_us: `python -c 'pass'` wrote no result file in .tracker/evidence/ or bench/results/\n" in out
+
+
 def test_gc_keeps_newest_result_per_case_and_the_last_met_run(repo: Path, tmp_path: Path) -> None:
     outside = tmp_path / "runs"
     met = write(outside / "1.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:00:00Z"))

@@ -2,7 +2,9 @@
 
 Kinds (the ``schema`` field): ``tracker-test-run`` (written by :mod:`tracker.pytest_plugin`),
 ``tracker-signoff`` (``tracker signoff``) and ``tracker-bench-result`` (benchmark results, issue 4).
-Test runs whose ``status`` is not ``complete`` (interrupted, crashed) are ignored entirely.
+Test runs whose ``status`` is not ``complete`` (interrupted, crashed) are ignored, except the test a
+crashed run was running (the plugin names it in ``running``): once that process is gone, that test
+is an error of that run (:func:`crashed_run`).
 """
 
 from __future__ import annotations
@@ -154,7 +156,11 @@ def load(root: Path, strict: bool = True) -> Store:
         kind = data.get("schema")
         if kind == "tracker-test-run":
             if data.get("status") != "complete":
-                store.incomplete.append(rel)
+                crashed = crashed_run(rel, data)
+                if crashed is None:
+                    store.incomplete.append(rel)
+                else:
+                    store.runs.append(crashed)
                 continue
             store.runs.append(
                 TestRun(rel, data.get("provenance", {}), data.get("gates", {}), data.get("files", {}), data.get("tests", []))
@@ -164,6 +170,37 @@ def load(root: Path, strict: bool = True) -> Store:
         elif kind == "tracker-bench-result":
             store.bench.append((rel, data))
     return store
+
+
+def crashed_run(rel: str, data: dict[str, Any]) -> TestRun | None:
+    """An ``incomplete`` run whose process died while a test ran, as a run where only that test
+    errored (nothing else of it counts); None while its process may still be running here."""
+    running = data.get("running")
+    if data.get("status") != "incomplete" or not isinstance(running, dict) or not isinstance(running.get("nodeid"), str):
+        return None
+    prov = data.get("provenance") if isinstance(data.get("provenance"), dict) else {}
+    if _maybe_alive(running.get("pid"), prov.get("host")):
+        return None
+    rec = {"nodeid": running["nodeid"], "outcome": "error", "reason": "crashed: the pytest process died while this test ran",
+           "duration": 0.0, "markers": running.get("markers") or []}  # fmt: skip
+    # No gates, no args: the run collected nothing whole, it only adds this one record.
+    return TestRun(rel, {k: v for k, v in prov.items() if k != "args"}, {}, data.get("files") or {}, [rec])
+
+
+def _maybe_alive(pid: object, host: object) -> bool:
+    """Is process ``pid`` of this host still alive? (A file from another host: its run is over.)"""
+    import os
+    import socket  # noqa: PLC0415 - only when a store holds a run that names a running test
+
+    if not isinstance(pid, int) or host != socket.gethostname() or os.name != "posix":
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, another user's
+        return True
+    return True
 
 
 def bench_results(root: Path) -> list[tuple[str, dict[str, Any]]]:

@@ -156,6 +156,49 @@ def test_gc_drops_interrupted_runs(repo: Path) -> None:
     assert state(repo) is Status.DONE
 
 
+SEG = "import os\n\ndef test_kernel():\n    if os.environ.get('CRASH'):\n        os._exit(139)\n"
+
+
+def test_a_test_that_crashes_the_interpreter_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracker.errors import InterruptedRunError
+
+    monkeypatch.setenv("PYTHONPATH", str(CHECKOUT))
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    plan = plan_text("0001", [phase_block("P1", ["tests/**"], ['test = "tests/test_seg.py"'])])
+    root = make_repo(tmp_path, {"plans/0001-seg.md": plan, "tests/test_seg.py": SEG, ".gitignore": ".tracker/cache/\n.tracker/lock\n"})
+    assert call("verify", root, [])[0] == 0 and state(root) is Status.DONE
+    monkeypatch.setenv("CRASH", "1")
+    with pytest.raises(InterruptedRunError, match="crashed while running tests/test_seg.py::test_kernel"):
+        call("verify", root, [], force=True)
+    st = statuses(root)["0001/P1"]
+    assert st.status is Status.REGRESSED
+    assert st.verdicts[0].reason == "tests/test_seg.py::test_kernel: error: crashed: the pytest process died while this test ran"
+    code, out = call("check", root)
+    assert code == 1 and "0001/P1: regressed: gate 1: tests/test_seg.py::test_kernel: error: crashed" in out
+    monkeypatch.delenv("CRASH")
+    code, out = call("verify", root, [])
+    assert code == 0 and "not re-run" not in out and "met   0001/P1#1 tests/test_seg.py: 1 passed" in out
+    assert state(root) is Status.DONE
+
+
+def test_a_run_still_in_progress_names_no_crash(tmp_path: Path) -> None:
+    import os
+    import socket
+
+    plan = plan_text("0001", [phase_block("P1", [], ['test = "tests/test_seg.py"'])])
+    root = make_repo(tmp_path, {"plans/0001-seg.md": plan, "tests/test_seg.py": SEG})
+    evidence = root / ".tracker/evidence"
+    evidence.mkdir(parents=True)
+    running = {"nodeid": "tests/test_seg.py::test_kernel", "markers": [], "pid": os.getpid()}  # this process: alive
+    doc = {"schema": "tracker-test-run", "version": 1, "status": "incomplete", "running": running, "gates": {}, "files": {}, "tests": [],
+           "provenance": {"time": "2026-01-01T00:00:00Z", "host": socket.gethostname(), "commit": None, "args": ["tests"]}}  # fmt: skip
+    (evidence / "live.json").write_text(json.dumps(doc))
+    assert statuses(root)["0001/P1"].verdicts[0].reason == "no evidence: never run"
+    doc["provenance"]["host"] = "gpu-box"  # copied from another machine: its process is over
+    (evidence / "live.json").write_text(json.dumps(doc))
+    assert statuses(root)["0001/P1"].verdicts[0].reason.endswith("error: crashed: the pytest process died while this test ran")
+
+
 TESTS_IN_FUZZ = ["t/a.py::x", "t/a.py::y", "t/b.py::z"]
 outcome = st.sampled_from(["passed", "failed", "skipped", "error", None])
 

@@ -136,10 +136,11 @@ def _staleness(
         if v.source is None:
             continue
         if isinstance(gate, BenchGate):  # a result's own fingerprint: the files the benchmark measured
-            measured = bench_changed(v.source.file, dict(index.files)) if bench_changed else []
-            # Like test gates, a phase goes stale only through the code under its own ``paths``: a change to
-            # another measured file (the baseline, the harness) belongs to the phases that cover it.
-            if phase.paths and measured:
+            # Like test gates, a phase goes stale only through the code under its own ``paths`` (a phase
+            # without paths never goes stale through files): a change to another measured file (the
+            # baseline, the harness) belongs to the phases that cover it.
+            measured = bench_changed(v.source.file, dict(index.files)) if bench_changed and phase.paths else []
+            if measured:
                 measured = list(FileIndex(dict.fromkeys(measured, "")).match(phase.paths))
             changed.update(measured)
             continue

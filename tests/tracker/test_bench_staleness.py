@@ -34,3 +34,13 @@ def test_only_files_under_the_phase_paths_make_a_bench_gate_stale(tmp_path: Path
     (repo / "kernel/k.cu").write_text("// kernel v2\n")
     st = statuses(repo)["0002/P1"]
     assert st.status is Status.STALE and st.changed == ("kernel/k.cu",)
+
+
+def test_a_phase_without_paths_never_goes_stale_through_files(tmp_path: Path) -> None:
+    plan = plan_text("0002", [phase_block("P1", [], [GATE])])
+    repo = make_repo(tmp_path / "repo", {"plans/0002-kernel.md": plan, **FILES, ".gitignore": ".tracker/cache/\n"})
+    measured = {path: text.encode() for path, text in FILES.items()}
+    write(repo / "bench/results/a.json", result([case("verify_attn.time_us", {"impl": "cuda"}, [40.0] * 5)],
+                                                files=measured))
+    (repo / "kernel/k.cu").unlink()
+    assert statuses(repo)["0002/P1"].status is Status.DONE

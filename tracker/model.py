@@ -4,7 +4,7 @@ These are plain immutable NamedTuples, not pydantic models, on purpose: importin
 ~170 ms, more than half of ``tracker status``'s budget (and a frozen dataclass costs ~1.4 ms to
 define against a NamedTuple's ~0.25 ms, which adds up at startup). Input validation (and the published JSON
 Schema) lives in :mod:`tracker.schema`, which builds these objects from validated TOML; a warm
-``status`` reads them from the parse cache (:mod:`tracker.cache`) and never imports pydantic.
+``status`` reads them from the parse cache (:mod:`tracker.plans`) and never imports pydantic.
 
 Contract for :mod:`tracker.benchgate` (issue 4): ``evaluate_bench_gate(gate: BenchGate, results)
 -> GateVerdict``. ``results`` is the list returned by :func:`tracker.evidence.bench_results`.

@@ -50,8 +50,8 @@ void check_tensor(const at::Tensor& t, const char* name, at::ScalarType dtype, i
 }
 
 // Returns {out [B,T,H,512] bf16, lse [B,T,H] fp32 (empty unless return_lse)}. splits = 0 chooses the split
-// count; a positive value forces it (tuning and tests). variant 0 is the measured kernel, 1 the experimental
-// decoupled pipeline (kernel/NOTES.md; not yet validated on a GPU).
+// count; a positive value forces it (tuning and tests). variant selects the split kernel's schedule
+// by version (0: the default; 4, 7, 8: kernel/NOTES.md).
 std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache, const at::Tensor& prefix_indptr,
                                 const at::Tensor& prefix_slots, const at::Tensor& tree_slots,
                                 const at::Tensor& tree_mask, double sm_scale, bool return_lse, int64_t splits,
@@ -88,7 +88,8 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
               num(nodes), "] (B, T), got ", shape(tree_mask.sizes()));
   TORCH_CHECK(std::isfinite(sm_scale) && sm_scale > 0, "sm_scale: expected a finite value > 0, got ", num(sm_scale));
   TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, "splits: expected 0 (auto) .. ", num(int64_t{kMaxSplits}), ", got ", num(splits));
-  TORCH_CHECK(variant == 0 || variant == 1, "variant: expected 0 (measured) or 1 (experimental), got ", num(variant));
+  TORCH_CHECK(valid_variant(static_cast<int>(variant)), "variant: expected 0 (default), 4 or 14, got ",
+              num(variant));
 
   const c10::cuda::CUDAGuard guard(device);
   const int num_sms = sm_count(device.index());

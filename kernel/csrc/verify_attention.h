@@ -77,8 +77,12 @@ inline size_t partial_lse_elems(int batch, int nodes, int heads, int splits) {
 }
 
 // Launches the split kernel (and the combine kernel when num_splits > 1) on `stream`; no allocation, no
-// sync. Returns the first CUDA error. variant 0 is the measured kernel; 1 the experimental decoupled
-// pipeline (verify_attention.cuh), not yet validated on a GPU.
-cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream, int variant = 0);
+// sync. Returns the first CUDA error (cudaErrorInvalidValue for a bad variant or size). variant selects the
+// kernel version of verify_attention.cuh: 4 or 14; kDefaultVariant runs kBestVariant, the fastest measured
+// (kernel/NOTES.md).
+constexpr int kDefaultVariant = 0;
+constexpr int kBestVariant = 14;
+inline bool valid_variant(int v) { return v == kDefaultVariant || v == 4 || v == 14; }
+cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream, int variant = kDefaultVariant);
 
 }  // namespace verify_attn

@@ -1,4 +1,5 @@
-// Inline-PTX wrappers of the verify kernels: cp.async, ldmatrix, mma.sync m16n8k16 bf16 and quad reductions.
+// Inline-PTX wrappers of the verify kernels: cp.async, ldmatrix, mma.sync m16n8k16 bf16, named barriers and quad
+// reductions.
 // Every instruction here exists on sm_80, sm_90 and sm_120 (no wgmma, no tcgen05, no TMA).
 #pragma once
 
@@ -45,23 +46,10 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   return *reinterpret_cast<uint32_t*>(&v);
 }
 
-// mbarrier (sm_80+): init, arrive, "arrive when this thread's earlier cp.async copies land", and a spin on
-// test_wait.parity (try_wait is sm_90+).
-__device__ __forceinline__ void mbar_init(uint32_t addr, int count) {
-  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(addr), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint32_t addr) {
-  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}\n" ::"r"(addr) : "memory");
-}
-__device__ __forceinline__ void cp_async_mbar_arrive(uint32_t addr) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(addr) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint32_t addr, uint32_t parity) {
-  asm volatile(
-      "{\n .reg .pred done;\n WAIT:\n mbarrier.test_wait.parity.shared.b64 done, [%0], %1;\n"
-      " @!done bra WAIT;\n}\n" ::"r"(addr),
-      "r"(parity)
-      : "memory");
+// bar.sync on named barrier `id` (1-15; 0 is __syncthreads) of `count` threads, with a compiler memory fence:
+// shared-memory accesses are not moved across it.
+__device__ __forceinline__ void named_barrier_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
 __device__ __forceinline__ float quad_max(float v) {

@@ -73,12 +73,12 @@ __device__ __forceinline__ void issue_rows(const Params& p, uint32_t dst, const 
 // Partial S[16 rows x 32 tokens] = Q[rows, half g] . K[tile, half g]^T (latent from registers, rope by
 // ldmatrix from the swizzled Q rope block: row wrow + lane%16, chunk +1 for lanes 16-31).
 // kSpread (v14): when `gather`, the warp's 4 rows (tokens 4w..4w+3) of the next tile are gathered inside this
-// loop, row j at k-step 4j, into stage `next` with the slot ids `slots[0..3]` (shared memory; each read just
-// before its copies: holding them across the loop spills on sm_120).
+// loop, row j at k-step 4j, into stage `next`; `slots` holds their 4 slot ids (read from shared memory before
+// the loop: a read next to each copy put its latency inside the loop, +2% time).
 template <bool kSpread>
 __device__ __forceinline__ void qk_tile(float (&s)[4][4], const uint32_t (&qf)[16][4], uint32_t tile,
                                         const unsigned char* q_rope, int wrow, int grp, int warp, int lane,
-                                        const Params& p, bool gather, uint32_t next, const int* slots) {
+                                        const Params& p, bool gather, uint32_t next, int4 slots) {
 #pragma unroll
   for (int n = 0; n < 4; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
   // ldmatrix.x4 lane address: token (lane/16)*8 + lane%8, column +8 for lanes 8-15 and 24-31.
@@ -88,8 +88,9 @@ __device__ __forceinline__ void qk_tile(float (&s)[4][4], const uint32_t (&qf)[1
   for (int ks = 0; ks < 16; ++ks) {
     if (kSpread && (ks & 3) == 0 && gather) {
       const int j = ks >> 2;
-      issue_row(static_cast<const char*>(p.kv) + lane * 16, next + (warp * 4 + j) * kSmemRowBytes + lane * 16,
-                slots[warp * 4 + j], lane);
+      const int slot = j == 0 ? slots.x : j == 1 ? slots.y : j == 2 ? slots.z : slots.w;
+      issue_row(static_cast<const char*>(p.kv) + lane * 16, next + (warp * 4 + j) * kSmemRowBytes + lane * 16, slot,
+                lane);
     }
 #pragma unroll
     for (int nn = 0; nn < 2; ++nn) {
@@ -330,14 +331,15 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     const int* next_slots = s_slot + ((t + 1) & 1) * kTileTokens;
     float s[4][4];
     if constexpr (kV14) {
-      qk_tile<true>(s, qf, tile, q_rope, wrow, grp, warp, lane, p, t + 1 < ntiles, next_stage, next_slots);
+      qk_tile<true>(s, qf, tile, q_rope, wrow, grp, warp, lane, p, t + 1 < ntiles, next_stage,
+                    *reinterpret_cast<const int4*>(next_slots + warp * 4));
       cp_async_commit();
     } else {
       if (t + 1 < ntiles) {
         issue_rows(p, next_stage, next_slots, warp, lane);
         cp_async_commit();
       }
-      qk_tile<false>(s, qf, tile, q_rope, wrow, grp, warp, lane, p, false, 0u, nullptr);
+      qk_tile<false>(s, qf, tile, q_rope, wrow, grp, warp, lane, p, false, 0u, int4{});
     }
     swap_add<kV14>(s, xch, warp, lane);
     softmax_tile(s, o, m_lo, m_hi, l_lo, l_hi, scale, (tile0 + t) * kTileTokens, seq_end, prefix_len, s_mask,

@@ -1,5 +1,4 @@
-// Inline-PTX wrappers of the verify kernels: cp.async, ldmatrix, mma.sync m16n8k16 bf16, named barriers and quad
-// reductions.
+// Inline-PTX wrappers of the verify kernels: cp.async, ldmatrix, mma.sync m16n8k16 bf16 and quad reductions.
 // Every instruction here exists on sm_80, sm_90 and sm_120 (no wgmma, no tcgen05, no TMA).
 #pragma once
 
@@ -44,12 +43,6 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&v);
-}
-
-// bar.sync on named barrier `id` (1-15; 0 is __syncthreads) of `count` threads, with a compiler memory fence:
-// shared-memory accesses are not moved across it.
-__device__ __forceinline__ void named_barrier_sync(int id, int count) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
 __device__ __forceinline__ float quad_max(float v) {

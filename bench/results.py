@@ -56,8 +56,11 @@ def _git(root: Path, *args: str) -> str | None:
 
 
 def commit_state(root: Path, files: dict[str, str]) -> tuple[str | None, bool | None]:
-    """(commit, dirty): dirty means a measured file differs from the commit (or is not in it)."""
-    if (root / ".git").exists():
+    """(commit, dirty): dirty means a measured file differs from the commit (or is not in it).
+
+    TRACKER_COMMIT / TRACKER_DIRTY, when set, win over git: a machine that runs a copy of the tree may carry a
+    stale .git (the H200 of the `run` tool did: its HEAD was the session's first commit)."""
+    if (root / ".git").exists() and not os.environ.get("TRACKER_COMMIT"):
         head = _git(root, "rev-parse", "HEAD")
         tree = _git(root, "ls-tree", "-r", "HEAD", "--", "kernel", "bench")
         if head is not None and tree is not None:

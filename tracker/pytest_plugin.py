@@ -140,10 +140,12 @@ def _git(root: Path, *args: str) -> str | None:
 
 
 def provenance(root: Path) -> dict[str, Any]:
-    """commit/dirty from git, else from TRACKER_COMMIT / TRACKER_DIRTY; plus machine and versions."""
+    """commit/dirty from TRACKER_COMMIT / TRACKER_DIRTY when set (a copy of the tree on another machine may carry
+    a stale .git), else from git; plus machine and versions."""
     commit: str | None
     dirty: bool | None
-    if (root / ".git").exists() and (head := _git(root, "rev-parse", "HEAD")) is not None:
+    if (not os.environ.get("TRACKER_COMMIT") and (root / ".git").exists()
+            and (head := _git(root, "rev-parse", "HEAD")) is not None):
         commit = head.strip()
         status = _git(root, "status", "--porcelain", "--untracked-files=normal", "--", ".", ":!.tracker")
         dirty = bool(status and status.strip())

@@ -50,7 +50,8 @@ def test_fingerprint_digest_follows_contract() -> None:
                   "files": {"bench/a.py": "1" * 40, "kernel/b.py": "2" * 40}}
 
 
-def test_commit_and_dirty_from_git(tmp_path: Path) -> None:
+def test_commit_and_dirty_from_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRACKER_COMMIT", raising=False)
     root = make_repo(tmp_path)
     head = git(root, "rev-parse", "HEAD")
     assert results.commit_state(root, results.measured_files(root)) == (head, False)
@@ -61,6 +62,14 @@ def test_commit_and_dirty_from_git(tmp_path: Path) -> None:
     (root / "kernel" / "verify.py").write_text("x = 1\n")
     (root / "bench" / "new.py").write_text("untracked\n")
     assert results.commit_state(root, results.measured_files(root)) == (head, True)
+
+
+def test_environment_wins_over_a_stale_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_repo(tmp_path)  # a copy whose .git is older than its files
+    (root / "kernel" / "verify.py").write_text("x = 2\n")
+    monkeypatch.setenv("TRACKER_COMMIT", "b" * 40)
+    monkeypatch.setenv("TRACKER_DIRTY", "0")
+    assert results.commit_state(root, results.measured_files(root)) == ("b" * 40, False)
 
 
 def test_commit_and_dirty_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -160,3 +160,23 @@ def test_stopped_early_records_collected_but_not_run(repo) -> None:
     code, data = run_pytest(root, "-x", "tests", "--tracker-record")
     assert code == 1 and data["status"] == "complete"
     assert by_id(data) == {"test_a": ("failed", "assert False"), "test_b": ("notrun", "")}
+
+
+def test_environment_commit_wins_over_a_stale_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy of the tree on another machine may carry an old .git: TRACKER_COMMIT/TRACKER_DIRTY, when set, win."""
+    from tracker.pytest_plugin import provenance
+    root = tmp_path / "copy"
+    root.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", str(root)], check=True)
+    (root / "a.py").write_text("x = 1\n")
+    subprocess.run([*git, "add", "."], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "old"], cwd=root, check=True)
+    (root / "a.py").write_text("x = 2\n")  # the files moved on; this .git did not
+    monkeypatch.delenv("TRACKER_COMMIT", raising=False)
+    monkeypatch.delenv("TRACKER_DIRTY", raising=False)
+    from_git = provenance(root)
+    assert from_git["dirty"] is True and len(from_git["commit"]) == 40
+    monkeypatch.setenv("TRACKER_COMMIT", "c" * 40)
+    monkeypatch.setenv("TRACKER_DIRTY", "0")
+    assert (provenance(root)["commit"], provenance(root)["dirty"]) == ("c" * 40, False)

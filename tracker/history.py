@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 
 from tracker.evidence import RAN, Store
 from tracker.fingerprint import FileIndex
-from tracker.model import BenchGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
+from tracker.model import BenchGate, ManualGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
 from tracker.results import ResultRun
 
 
@@ -209,6 +209,7 @@ def was_done(plan: Plan, phase: Phase, store: Store, results: Sequence[ResultRun
         )
         runs = [results[i] for _, kind, i in seen if kind == 2]
         tests = TestIndex(prefix)
+        manual = frozenset(gate_hash(g) for g in phase.gates if isinstance(g, ManualGate))
         met = True
         for i, gate in enumerate(phase.gates):
             key = f"{plan.id}/{phase.id}#{i + 1}"
@@ -219,7 +220,7 @@ def was_done(plan: Plan, phase: Phase, store: Store, results: Sequence[ResultRun
 
                 met = evaluate(gate, runs).met
             else:
-                met = manual_verdict(key, gate, prefix)[0].met
+                met = manual_verdict(key, gate, prefix, manual)[0].met
             if not met:
                 break
         if met and phase.gates:

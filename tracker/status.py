@@ -31,6 +31,11 @@ def gate_key(plan_id: str, phase_id: str, index: int) -> str:
     return f"{plan_id}/{phase_id}#{index + 1}"
 
 
+def manual_hashes(phase: Phase) -> frozenset[str]:
+    """Definition hashes of a phase's manual gates (sign-offs are matched to gates by them)."""
+    return frozenset(gate_hash(g) for g in phase.gates if isinstance(g, ManualGate))
+
+
 def bench_evaluator(root: Path, store: Store) -> BenchEvaluator:
     """Bench gates bound to the repository's results (``tracker.benchstatus.Evaluator``): verdicts
     cached by result-file content, plus ``ever_met`` (for regressed) and ``changed`` (for stale).
@@ -65,6 +70,7 @@ def compute(
     for plan in plans:
         for phase in plan.phases:
             verdicts, ever = [], []
+            manual = manual_hashes(phase)
             for i, gate in enumerate(phase.gates):
                 key = gate_key(plan.id, phase.id, i)
                 if invalid is not None and not isinstance(gate, ManualGate):
@@ -72,7 +78,7 @@ def compute(
                 elif isinstance(gate, TestGate):
                     v, was = tests.verdict(key, gate)
                 elif isinstance(gate, ManualGate):
-                    v, _ = manual_verdict(key, gate, store)
+                    v, _ = manual_verdict(key, gate, store, manual)
                     was = v.met
                 else:
                     bench_eval = bench_eval or bench()

@@ -126,12 +126,32 @@ def covers(args: object, arg: str) -> bool:
     return False
 
 
-def manual_verdict(key: str, gate: ManualGate, store: Store) -> tuple[GateVerdict, dict[str, Any] | None]:
-    """The newest sign-off recorded for gate ``key``; (verdict, the sign-off's data)."""
+def manual_verdict(
+    key: str, gate: ManualGate, store: Store, phase_manual: frozenset[str] = frozenset()
+) -> tuple[GateVerdict, dict[str, Any] | None]:
+    """The sign-off of manual gate ``key``; (verdict, the sign-off's data).
+
+    A sign-off belongs to the gate whose definition it signed: the newest one recorded in the same phase with
+    the gate's current definition hash, wherever the gate sits now (a gate inserted above does not inherit
+    it). Failing that, the newest one recorded at this position whose hash matches none of the phase's manual
+    gates now (``phase_manual``): the gate's own text was edited, so it still counts and the phase shows stale.
+    """
+    want = gate_hash(gate)
+    phase_prefix = key.rsplit("#", 1)[0] + "#"
+    found: tuple[str, dict[str, Any]] | None = None
     for file, data in reversed(store.signoffs):
-        if data.get("gate_key") == key:
-            src = EvidenceSource(file, str(data.get("host", "?")), data.get("commit"), str(data.get("time", "")))
-            return GateVerdict(True, f"signed off by {data.get('by')}: {data.get('why')}", src), data
+        recorded = str(data.get("gate_key", ""))
+        if not recorded.startswith(phase_prefix):
+            continue
+        if data.get("gate_hash") == want:
+            found = (file, data)
+            break
+        if found is None and recorded == key and data.get("gate_hash") not in phase_manual:
+            found = (file, data)
+    if found is not None:
+        file, data = found
+        src = EvidenceSource(file, str(data.get("host", "?")), data.get("commit"), str(data.get("time", "")))
+        return GateVerdict(True, f"signed off by {data.get('by')}: {data.get('why')}", src), data
     return GateVerdict(False, "no sign-off recorded (tracker signoff)"), None
 
 

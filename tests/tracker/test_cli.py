@@ -228,6 +228,38 @@ def test_signoff_meets_manual_gate_and_next(good, cli) -> None:
     assert gate["source"]["commit"] == git(good, "rev-parse", "HEAD").strip()
 
 
+def test_signoff_follows_its_gate_not_its_position(repo, cli) -> None:
+    """A sign-off belongs to the gate text it signed: a gate inserted above neither steals nor drops it, and an
+    edited gate keeps it but shows stale."""
+    two = plan_text(phases=phase("P1", 'manual = "Reviewed"', 'manual = "Benchmarked"'))
+    root = repo({"plans/0001-demo.md": two, **TESTS})
+    assert cli(root, "signoff", "0001/P1", "--gate", "2", "--by", "Ada", "--why", "ran it").code == 0
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "signed")
+
+    def gates() -> list[tuple[bool, str]]:
+        data = json.loads(cli(root, "status", "--json").out)
+        return [(g["met"], g["reason"]) for g in data["plans"][0]["phases"][0]["gates"]]
+
+    assert gates() == [(False, "no sign-off recorded (tracker signoff)"), (True, "signed off by Ada: ran it")]
+    # Insert a gate above both: "Benchmarked" (now gate 3) keeps its sign-off; the new gate 2 does not get it.
+    three = plan_text(phases=phase("P1", 'manual = "Reviewed"', 'manual = "Approved"', 'manual = "Benchmarked"'))
+    (root / "plans/0001-demo.md").write_text(three)
+    assert gates() == [(False, "no sign-off recorded (tracker signoff)"),
+                       (False, "no sign-off recorded (tracker signoff)"), (True, "signed off by Ada: ran it")]
+    # Back to two gates, both signed: done. Then edit the signed gate's own text in place: it keeps its
+    # sign-off and the phase goes stale, naming the changed definition.
+    (root / "plans/0001-demo.md").write_text(two)
+    assert cli(root, "signoff", "0001/P1", "--gate", "1", "--by", "Bo", "--why", "read it").code == 0
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "signed both")
+    assert json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["status"] == "done"
+    (root / "plans/0001-demo.md").write_text(plan_text(phases=phase("P1", 'manual = "Reviewed"', 'manual = "Benchmarked twice"')))
+    assert gates()[1] == (True, "signed off by Ada: ran it")
+    phase_data = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]
+    assert phase_data["status"] == "stale" and "gate 2 definition changed" in json.dumps(phase_data), phase_data
+
+
 def test_new_creates_a_valid_numbered_plan(good, cli) -> None:
     r = cli(good, "new", 'Speed: "fast" path')
     assert (r.code, r.out) == (0, "created plans/0002-speed-fast-path.md\n")

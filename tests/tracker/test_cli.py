@@ -260,6 +260,12 @@ def test_signoff_follows_its_gate_not_its_position(repo, cli) -> None:
     assert phase_data["status"] == "stale" and "gate 2 definition changed" in json.dumps(phase_data), phase_data
 
 
+def test_verify_with_a_pytest_argument_pytest_refuses_is_a_usage_error(good, cli) -> None:
+    r = cli(good, "verify", "--pytest-arg=--no-such-pytest-option")
+    assert r.code == 3, (r.out, r.err)
+    assert r.err.endswith("tracker: error: --pytest-arg: pytest refused its command line (exit 4; its message is above): nothing ran\n")
+
+
 def test_new_creates_a_valid_numbered_plan(good, cli) -> None:
     r = cli(good, "new", 'Speed: "fast" path')
     assert (r.code, r.out) == (0, "created plans/0002-speed-fast-path.md\n")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tracker.commands.common import pytest_command, pytest_env, select
-from tracker.errors import ExitCode, InterruptedRunError, NoTestsError
+from tracker.errors import ExitCode, InterruptedRunError, NoTestsError, UsageError
 from tracker.evidence import EVIDENCE_DIR
 from tracker.model import BenchGate, PhaseStatus, Plan, TestGate, gate_hash
 from tracker.plans import load_plans
@@ -92,6 +92,9 @@ def run(
     return _report(root, plans, all_gates, evidence, code, out) or bench_code
 
 
+PYTEST_USAGE_ERROR = 4  # pytest.ExitCode.USAGE_ERROR (pytest is not imported here)
+
+
 def _run_pytest(cmd: list[str], root: Path) -> int:
     proc = subprocess.Popen(cmd, cwd=root, env=pytest_env(root))
     try:
@@ -111,6 +114,8 @@ def _report(
         except (OSError, ValueError):
             data = {}
         status = data.get("status")
+        if code == PYTEST_USAGE_ERROR and status != "complete":
+            raise UsageError(f"--pytest-arg: pytest refused its command line (exit {code}; its message is above): nothing ran")
         if status != "complete":
             what = "left no evidence file" if status is None else f"recorded as {status}"
             running = data.get("running") or {}

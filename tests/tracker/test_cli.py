@@ -266,6 +266,12 @@ def test_verify_with_a_pytest_argument_pytest_refuses_is_a_usage_error(good, cli
     assert r.err.endswith("tracker: error: --pytest-arg: pytest refused its command line (exit 4; its message is above): nothing ran\n")
 
 
+def test_next_aligns_columns_for_long_phase_ids(repo, cli) -> None:
+    phases = phase("P9", 'manual = "a"') + phase("P10", 'manual = "b"')
+    root = repo({"plans/0001-demo.md": plan_text(phases=phases), **TESTS})
+    assert cli(root, "next").out == "0001/P9   planned      Phase P9\n0001/P10  planned      Phase P10\n"
+
+
 def test_new_creates_a_valid_numbered_plan(good, cli) -> None:
     r = cli(good, "new", 'Speed: "fast" path')
     assert (r.code, r.out) == (0, "created plans/0002-speed-fast-path.md\n")

@@ -17,14 +17,16 @@ def run(root: Path, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     _, plans = load_plans(root)
     statuses = derive(root, plans)
-    count = 0
+    rows: list[tuple[str, str, str]] = []
     for plan in plans:
         for ph in plan.phases:
             st = statuses[f"{plan.id}/{ph.id}"]
             deps_done = all(statuses[qualify(plan.id, d)].status == Status.DONE for d in ph.depends)
             if st.status != Status.DONE and deps_done:
-                out.write(f"{plan.id}/{ph.id}  {st.status.value:<11}  {ph.title}\n")
-                count += 1
-    if not count:
+                rows.append((f"{plan.id}/{ph.id}", st.status.value, ph.title))
+    width = max((len(key) for key, _, _ in rows), default=0)
+    for key, status, title in rows:
+        out.write(f"{key:<{width}}  {status:<11}  {title}\n")
+    if not rows:
         out.write("nothing to do: every phase is done or blocked\n")
     return 0

@@ -280,6 +280,12 @@ def test_new_creates_a_valid_numbered_plan(good, cli) -> None:
     assert cli(good, "new", " ").code == 3
 
 
+def test_new_transliterates_accented_titles(good, cli) -> None:
+    assert cli(good, "new", "Défrag über alles: Straße").out == "created plans/0002-defrag-uber-alles-strasse.md\n"
+    assert cli(good, "new", "カーネル").out == "created plans/0003-plan.md\n"
+    assert "0002  Défrag über alles: Straße" in cli(good, "status").out
+
+
 def test_schema_is_json_schema(good, cli) -> None:
     text = cli(good, "schema").out
     data = json.loads(text)

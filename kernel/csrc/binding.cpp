@@ -7,7 +7,9 @@
 #include <torch/extension.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "verify_attention.h"
@@ -73,6 +75,7 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
   TORCH_CHECK(nodes >= 1 && nodes <= kMaxNodes, "q: expected tree nodes 1 <= T <= ", num(int64_t{kMaxNodes}), ", got ",
               num(nodes));
   TORCH_CHECK(heads >= 1, "q: expected heads H >= 1, got ", num(heads));
+  TORCH_CHECK(batch <= kMaxBatch, "q: expected batch B <= ", num(int64_t{kMaxBatch}), " (grid z), got ", num(batch));
   TORCH_CHECK(batch * nodes * heads <= (int64_t{1} << 31) / kVDim, "q: expected B*T*H <= ",
               num((int64_t{1} << 31) / kVDim), " (32-bit row arithmetic), got ", num(batch * nodes * heads));
   TORCH_CHECK(kv_cache.size(1) == kHeadDim, "kv_cache: expected shape [S, ", num(int64_t{kHeadDim}), "], got ",
@@ -87,6 +90,14 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
   TORCH_CHECK(tree_mask.size(0) == batch && tree_mask.size(1) == nodes, "tree_mask: expected shape [", num(batch), ", ",
               num(nodes), "] (B, T), got ", shape(tree_mask.sizes()));
   TORCH_CHECK(std::isfinite(sm_scale) && sm_scale > 0, "sm_scale: expected a finite value > 0, got ", num(sm_scale));
+  TORCH_CHECK(sm_scale * 1.4426950408889634 < 3.4028234663852886e38, "sm_scale: expected a value whose scale in the "
+              "exp2 domain fits fp32, got ", num(sm_scale));
+  // The gathers and q loads are 16-byte vectors: a misaligned view (a contiguous slice at an odd offset) would
+  // fault inside the kernel and kill the context.
+  for (const auto& [t, name] : {std::pair<const at::Tensor*, const char*>{&q, "q"}, {&kv_cache, "kv_cache"}}) {
+    const int64_t mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(t->data_ptr()) % 16);
+    TORCH_CHECK(mis == 0, name, ": expected a 16-byte aligned data pointer, got address % 16 = ", num(mis));
+  }
   TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, "splits: expected 0 (auto) .. ", num(int64_t{kMaxSplits}), ", got ", num(splits));
   TORCH_CHECK(valid_variant(static_cast<int>(variant)), "variant: expected 0 (default), 4 or 14, got ",
               num(variant));

@@ -13,6 +13,7 @@ namespace verify_attn {
 constexpr int kHeadDim = 576;        // K width: 512 latent + 64 rope columns
 constexpr int kVDim = 512;           // V is the first 512 columns of each pool row
 constexpr int kMaxNodes = 64;        // tree mask is one 64-bit word per node
+constexpr int kMaxBatch = 65535;     // requests run on grid z
 constexpr int kRowsPerBlock = 64;    // folded (node, head) rows per block: row = node * H + head
 constexpr int kWarps = 8;            // warps w and w+4 share 16 rows; group w/4 owns half of K dim and of V cols
 constexpr int kThreads = kWarps * 32;

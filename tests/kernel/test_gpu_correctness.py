@@ -271,3 +271,18 @@ def test_cuda_binding_rejects_bad_inputs_naming_the_argument() -> None:
             ext.forward(*args, False, 0)
     with pytest.raises(RuntimeError, match=r"^variant: expected 0 \(default\), 4 or 14, got 7"):
         ext.forward(q, kv, indptr, pslots, tslots, mask, scale, False, 0, 7)
+    # What the Python API also refuses, checked again by the binding for direct callers: misaligned pointers
+    # (contiguous views at a 2-byte offset), an sm_scale whose exp2-domain scale overflows fp32, B > 65535.
+    q_odd = torch.empty(q.numel() + 1, dtype=q.dtype, device=q.device)[1:].view(q.shape).copy_(q)
+    kv_odd = torch.empty(kv.numel() + 1, dtype=kv.dtype, device=kv.device)[1:].view(kv.shape).copy_(kv)
+    for name, args in [("q", (q_odd, kv, indptr, pslots, tslots, mask, scale)),
+                       ("kv_cache", (q, kv_odd, indptr, pslots, tslots, mask, scale)),
+                       ("sm_scale", (q, kv, indptr, pslots, tslots, mask, 3e38))]:
+        with pytest.raises(RuntimeError, match=rf"^{name}: expected "):
+            ext.forward(*args, False, 0)
+    big = 65536
+    q_big = torch.zeros(big, 1, 1, 576, dtype=q.dtype, device=q.device)
+    with pytest.raises(RuntimeError, match=r"^q: expected batch B <= 65535 \(grid z\), got 65536"):
+        ext.forward(q_big, kv, torch.zeros(big + 1, dtype=torch.int32, device=q.device), pslots,
+                    torch.zeros(big, 1, dtype=torch.int32, device=q.device),
+                    torch.ones(big, 1, dtype=torch.int64, device=q.device), scale, False, 0)

@@ -1,5 +1,5 @@
-"""``python -m tracker``: the same typer CLI as the ``tracker`` console script."""
+"""``python -m tracker``: the same entry point as the ``tracker`` console script."""
 
-from tracker.cli import main
+from tracker.entry import main
 
 main()

@@ -32,16 +32,12 @@ def _root() -> Path:
 
 def _run(fn: Callable[[], int]) -> None:
     """Run a command function; expected errors become a message on stderr and their exit code."""
-    from tracker.errors import PlanError, TrackerError, exit_code_for
+    from tracker.errors import TrackerError, report
 
     try:
         code = fn()
     except TrackerError as err:
-        if isinstance(err, PlanError):
-            sys.stderr.write(f"{err}\ntracker: error: {len(err.problems)} problem(s) in plan files (see `tracker lint`)\n")
-        else:
-            sys.stderr.write(f"tracker: error: {err}\n")
-        code = exit_code_for(err)
+        code = report(err)
     raise typer.Exit(code)
 
 

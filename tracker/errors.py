@@ -82,3 +82,14 @@ def exit_code_for(err: BaseException) -> int:
     if isinstance(err, KeyboardInterrupt):
         return int(ExitCode.INTERRUPTED)
     raise err
+
+
+def report(err: TrackerError) -> int:
+    """Write an expected error to stderr as the CLI shows it; return its exit code."""
+    import sys
+
+    if isinstance(err, PlanError):
+        sys.stderr.write(f"{err}\ntracker: error: {len(err.problems)} problem(s) in plan files (see `tracker lint`)\n")
+    else:
+        sys.stderr.write(f"tracker: error: {err}\n")
+    return exit_code_for(err)

@@ -32,5 +32,5 @@ def test_wheel_ships_templates_and_entry_points(tmp_path: Path) -> None:
         assert zf.read("tracker/templates/plan.md") == (REPO / "templates/plan.md").read_bytes()
         assert {"tracker/cli.py", "tracker/pytest_plugin.py", "tracker/commands/status.py"} <= names
         entry_points = zf.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
-    assert "tracker = tracker.cli:main" in entry_points
+    assert "tracker = tracker.entry:main" in entry_points
     assert "[pytest11]\ntracker = tracker.pytest_plugin" in entry_points

@@ -3,7 +3,8 @@
 Pure parsing (files in, typed runs out); copying into the store is :mod:`tracker.commands.ingest`.
 Per-test outcomes use the evidence vocabulary: passed, failed, skipped, xfailed, xpassed, error.
 A reportlog without ``SessionFinish`` (a crash) or with an interrupted exit status is ``complete=False``
-and must never count as a pass. JUnit XML loses information; what it lost is listed in ``losses``.
+and must never count as a pass; of a crash, the test it stopped inside (``crashed_in``) counts as an
+error, as for the plugin's own crashed runs. JUnit XML loses information; what it lost is listed in ``losses``.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class TestRun:
     pytest_version: str | None = None
     exitstatus: int | None = None
     losses: list[str] = field(default_factory=list)
+    crashed_in: TestOutcome | None = None  # the test a crashed session (no SessionFinish) stopped inside
 
     def by_nodeid(self) -> dict[str, TestOutcome]:
         """Outcomes keyed by node id."""
@@ -143,11 +145,14 @@ def parse_reportlog(path: Path) -> TestRun:
     elif run.exitstatus in (INTERRUPTED_EXIT, INTERNAL_ERROR_EXIT):
         run.complete = False
         run.why_incomplete = "interrupted" if run.exitstatus == INTERRUPTED_EXIT else "pytest internal error"
+    crashed = run.exitstatus is None and not run.complete  # no SessionFinish: the process died (or still runs)
     for nodeid, test in tests.items():
         # A test whose call or teardown never reported (crash mid-test) did not pass, whatever setup said.
         missing = [w for w in ("call", "teardown") if w not in seen.get(nodeid, set())]
         if test.outcome == "passed" and missing and nodeid in seen:
             test.outcome, test.reason = "error", f"no {missing[0]} report (the run stopped inside this test)"
+            if crashed:
+                run.crashed_in = test  # the last such test is the one the process died in
     run.outcomes = list(tests.values())
     return run
 

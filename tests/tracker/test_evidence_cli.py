@@ -250,3 +250,29 @@ def test_an_unreadable_file_in_the_store_is_shown_on_gates_not_fatal(tmp_path: P
     truncated.unlink()
     second.unlink()
     assert gates() == before
+
+
+def test_ingested_reportlog_crash_counts_the_test_it_died_in(repo: Path, tmp_path: Path) -> None:
+    """A reportlog that ends inside a test (no SessionFinish: the process died, e.g. killed for memory on the
+    GPU machine) counts that one test as an error, as the plugin's own crashed runs do: a done phase regresses."""
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT)}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", "--report-log", str(tmp_path / "ok.jsonl")],
+                          cwd=repo, capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert tracker(repo, "ingest", str(tmp_path / "ok.jsonl"), "--host", "gpu-box").returncode == 0
+    assert json.loads(tracker(repo, "status", "--json").stdout)["plans"][0]["phases"][0]["status"] == "done"
+    records = [{"$report_type": "SessionStart", "pytest_version": "9.0.0"},
+               {"$report_type": "TestReport", "nodeid": "tests/test_a.py::test_x", "location": ["tests/test_a.py", 2, "test_x"],
+                "keywords": {"test_x": 1}, "outcome": "passed", "longrepr": None, "when": "setup", "user_properties": [],
+                "sections": [], "duration": 0.001, "start": 0.0, "stop": 0.001}]
+    crash = tmp_path / "crash.jsonl"
+    crash.write_text("".join(json.dumps(r) + "\n" for r in records))
+    proc = tracker(repo, "ingest", str(crash), "--host", "gpu-box")
+    assert proc.returncode == 0, proc.stderr
+    assert "only tests/test_a.py::test_x counts, as an error" in proc.stdout
+    [stored] = [p for p in (repo / ".tracker/evidence").glob("*.json") if "crash" in json.loads(p.read_text())["provenance"]["command"]]
+    doc = json.loads(stored.read_text())
+    assert doc["status"] == "incomplete" and doc["running"]["nodeid"] == "tests/test_a.py::test_x"
+    phase = json.loads(tracker(repo, "status", "--json").stdout)["plans"][0]["phases"][0]
+    assert phase["status"] == "regressed", phase
+    assert "crashed" in phase["gates"][0]["reason"]

@@ -71,7 +71,7 @@ def test_run_document(
     run: TestRun, path: Path, host: str, commit: str | None, assumed: bool, files: dict[str, str], source_sha256: str = ""
 ) -> dict[str, Any]:
     """The ``tracker-test-run`` evidence document for a parsed reportlog / JUnit run."""
-    return {
+    doc = {
         "schema": "tracker-test-run",
         "version": 1,
         "status": "complete" if run.complete else "interrupted",
@@ -92,6 +92,11 @@ def test_run_document(
         "exitstatus": run.exitstatus,
         "losses": run.losses + ([run.why_incomplete] if run.why_incomplete else []),
     }
+    if run.crashed_in is not None:
+        # The plugin's form of a crash: that one test is an error of this run, nothing else of it counts.
+        doc["status"] = "incomplete"
+        doc["running"] = {"nodeid": run.crashed_in.nodeid, "markers": sorted(run.crashed_in.markers)}
+    return doc
 
 
 def _schema_of(path: Path) -> object:
@@ -151,7 +156,11 @@ def run(root: Path, paths: list[Path], host: str | None = None, commit: str | No
         if tree is None:
             tree = commit_files(root, commit or "HEAD")
         doc = test_run_document(parsed, path, host or "unknown", tree[0], commit is None, tree[1], source_sha)
-        note = f"{len(parsed.outcomes)} test(s), {doc['status']}" + (f" ({parsed.why_incomplete}: counts for nothing)" if not parsed.complete else "")
+        if parsed.crashed_in is not None:
+            why = f" ({parsed.why_incomplete}: only {parsed.crashed_in.nodeid} counts, as an error)"
+        else:
+            why = f" ({parsed.why_incomplete}: counts for nothing)" if not parsed.complete else ""
+        note = f"{len(parsed.outcomes)} test(s), {doc['status']}{why}"
         planned.append((path, (json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode(), "pytest", host or "unknown", note))
     with repo_lock(root):
         for source, data, kind, name_host, note in planned:

@@ -82,7 +82,10 @@ def needed(plans: Sequence[Plan], store: Store, results: Sequence[ResultRun] = (
         keep.add(file, f"newest run of gate {key}")
     signed: dict[str, str] = {}
     for file, data in store.signoffs:
-        signed[str(data.get("gate_key", file))] = file
+        key = str(data.get("gate_key", file))
+        signed[key] = file
+        # Sign-offs follow their gate's text (tracker.testgate.manual_verdict): keep the newest per text too.
+        signed[f"{key.rsplit('#', 1)[0]}#{data.get('gate_hash', '')}"] = file
     for key, file in signed.items():
         keep.add(file, f"newest sign-off of {key}")
     _keep_bench(plans, results, keep)
@@ -209,7 +212,7 @@ def was_done(plan: Plan, phase: Phase, store: Store, results: Sequence[ResultRun
         )
         runs = [results[i] for _, kind, i in seen if kind == 2]
         tests = TestIndex(prefix)
-        manual = frozenset(gate_hash(g) for g in phase.gates if isinstance(g, ManualGate))
+        manual = tuple(gate_hash(g) for g in phase.gates if isinstance(g, ManualGate))
         met = True
         for i, gate in enumerate(phase.gates):
             key = f"{plan.id}/{phase.id}#{i + 1}"

@@ -31,9 +31,9 @@ def gate_key(plan_id: str, phase_id: str, index: int) -> str:
     return f"{plan_id}/{phase_id}#{index + 1}"
 
 
-def manual_hashes(phase: Phase) -> frozenset[str]:
-    """Definition hashes of a phase's manual gates (sign-offs are matched to gates by them)."""
-    return frozenset(gate_hash(g) for g in phase.gates if isinstance(g, ManualGate))
+def manual_hashes(phase: Phase) -> tuple[str, ...]:
+    """Definition hashes of a phase's manual gates, in order (sign-offs are matched to gates by them)."""
+    return tuple(gate_hash(g) for g in phase.gates if isinstance(g, ManualGate))
 
 
 def bench_evaluator(root: Path, store: Store) -> BenchEvaluator:

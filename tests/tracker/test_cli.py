@@ -260,10 +260,33 @@ def test_signoff_follows_its_gate_not_its_position(repo, cli) -> None:
     assert phase_data["status"] == "stale" and "gate 2 definition changed" in json.dumps(phase_data), phase_data
 
 
+def test_signoff_of_a_removed_gate_goes_nowhere_and_twin_texts_need_their_own(repo, cli) -> None:
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "Security review"', 'manual = "Benchmarked"')), **TESTS})
+    assert cli(root, "signoff", "0001/P1", "--gate", "1", "--by", "Ada", "--why", "security ok").code == 0
+
+    def gates() -> list[bool]:
+        return [g["met"] for g in json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["gates"]]
+
+    # Remove the signed gate: the gate that moves into its position does not inherit its sign-off.
+    (root / "plans/0001-demo.md").write_text(plan_text(phases=phase("P1", 'manual = "Benchmarked"')))
+    assert gates() == [False]
+    # Two gates with the same text: one sign-off meets only the gate it was given for.
+    (root / "plans/0001-demo.md").write_text(plan_text(phases=phase("P1", 'manual = "Reviewed"', 'manual = "Reviewed"')))
+    assert cli(root, "signoff", "0001/P1", "--gate", "1", "--by", "Ada", "--why", "one").code == 0
+    assert gates() == [True, False]
+
+
 def test_verify_with_a_pytest_argument_pytest_refuses_is_a_usage_error(good, cli) -> None:
     r = cli(good, "verify", "--pytest-arg=--no-such-pytest-option")
     assert r.code == 3, (r.out, r.err)
-    assert r.err.endswith("tracker: error: --pytest-arg: pytest refused its command line (exit 4; its message is above): nothing ran\n")
+    assert r.err.endswith("tracker: error: pytest refused its command line (a --pytest-arg) (exit 4; its message is above): nothing ran\n")
+
+
+def test_verify_counts_a_test_that_exits_with_status_4_as_a_crash(repo, cli) -> None:
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_a.py"')),
+                 "tests/test_a.py": "import os\n\ndef test_a():\n    os._exit(4)\n"})
+    r = cli(root, "verify")
+    assert r.code == 6 and "it crashed while running tests/test_a.py::test_a" in r.err, (r.out, r.err)
 
 
 def test_next_aligns_columns_for_long_phase_ids(repo, cli) -> None:
@@ -283,6 +306,7 @@ def test_new_creates_a_valid_numbered_plan(good, cli) -> None:
 def test_new_transliterates_accented_titles(good, cli) -> None:
     assert cli(good, "new", "Défrag über alles: Straße").out == "created plans/0002-defrag-uber-alles-strasse.md\n"
     assert cli(good, "new", "カーネル").out == "created plans/0003-plan.md\n"
+    assert cli(good, "new", "GROẞE Ħal Işık").out == "created plans/0004-grosse-hal-isik.md\n"
     assert "0002  Défrag über alles: Straße" in cli(good, "status").out
 
 

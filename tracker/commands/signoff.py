@@ -17,7 +17,7 @@ from tracker.git import head_commit
 from tracker.model import ManualGate, gate_hash
 from tracker.plans import load_plans
 from tracker.pytest_plugin import evidence_name, utc_now
-from tracker.status import gate_key
+from tracker.status import gate_key, manual_hashes
 
 
 def run(root: Path, spec: str, gate: int, by: str, why: str, out: TextIO | None = None) -> int:
@@ -38,6 +38,7 @@ def run(root: Path, spec: str, gate: int, by: str, why: str, out: TextIO | None 
     key = gate_key(plan.id, phase.id, gate - 1)
     data = {
         "schema": "tracker-signoff", "version": 1, "gate_key": key, "gate_hash": gate_hash(target),
+        "phase_manual": list(manual_hashes(phase)),
         "manual": target.manual, "by": by, "why": why, "time": utc_now(), "host": socket.gethostname(),
         "commit": commit, "dirty": dirty, "files": tree_file_ids(root),
     }  # fmt: skip

@@ -89,7 +89,7 @@ def run(
         out.write(f"tracker: running {len(gates)} test gate(s) in one pytest session\n")
         out.flush()
         code = _run_pytest(cmd, root) if existing else None
-    return _report(root, plans, all_gates, evidence, code, out) or bench_code
+    return _report(root, plans, all_gates, evidence, code, out, pytest_args=pytest_args) or bench_code
 
 
 PYTEST_USAGE_ERROR = 4  # pytest.ExitCode.USAGE_ERROR (pytest is not imported here)
@@ -106,7 +106,7 @@ def _run_pytest(cmd: list[str], root: Path) -> int:
 
 def _report(
     root: Path, plans: list[Plan], gates: dict[str, TestGate], evidence: Path, code: int | None, out: TextIO,
-    statuses: dict[str, PhaseStatus] | None = None,
+    statuses: dict[str, PhaseStatus] | None = None, pytest_args: list[str] | None = None,
 ) -> int:
     if code is not None:
         try:
@@ -114,8 +114,11 @@ def _report(
         except (OSError, ValueError):
             data = {}
         status = data.get("status")
-        if code == PYTEST_USAGE_ERROR and status != "complete":
-            raise UsageError(f"--pytest-arg: pytest refused its command line (exit {code}; its message is above): nothing ran")
+        if code == PYTEST_USAGE_ERROR and status != "complete" and "nodeid" not in (data.get("running") or {}):
+            # pytest refused its arguments or configuration before running a test (a test that exits the
+            # process with status 4 is a crash: it names the running test, and is reported below).
+            what = "its command line (a --pytest-arg)" if pytest_args else "its command line or configuration"
+            raise UsageError(f"pytest refused {what} (exit {code}; its message is above): nothing ran")
         if status != "complete":
             what = "left no evidence file" if status is None else f"recorded as {status}"
             running = data.get("running") or {}

@@ -1,7 +1,7 @@
 """pytest plugin recording per-test outcomes as a tracker evidence file.
 
 Used by ``tracker verify`` (``-p tracker.pytest_plugin``) and by a plain ``pytest --tracker-record[=DIR]``
-(entry point ``pytest11: tracker``). It imports only the standard library, pytest and
+(entry point ``pytest11: tracker.pytest_plugin``; both forms together are fine). It imports only the standard library, pytest and
 :mod:`tracker.fingerprint` (itself standard-library only), because it also runs on the GPU machine,
 which has pytest but none of the tracker's dependencies and no ``.git`` directory.
 

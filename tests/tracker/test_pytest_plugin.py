@@ -180,3 +180,16 @@ def test_environment_commit_wins_over_a_stale_git(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv("TRACKER_COMMIT", "c" * 40)
     monkeypatch.setenv("TRACKER_DIRTY", "0")
     assert (provenance(root)["commit"], provenance(root)["dirty"]) == ("c" * 40, False)
+
+
+def test_explicit_p_on_top_of_the_installed_entry_point_is_fine(tmp_path: Path) -> None:
+    """Where tracker is installed, pytest autoloads the plugin; the device recipe's `-p tracker.pytest_plugin`
+    must then be a no-op, not "Plugin already registered under a different name" (exit 3)."""
+    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tracker.pytest_plugin",
+                           f"--tracker-record={tmp_path / 'ev'}", "test_x.py"],
+                          cwd=tmp_path, capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [evidence] = list((tmp_path / "ev").glob("*.json"))
+    assert json.loads(evidence.read_text())["status"] == "complete"

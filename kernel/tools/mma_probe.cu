@@ -9,13 +9,10 @@
 #include <cstdint>
 #include <cstdio>
 
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+#include "../csrc/verify_attention_ptx.cuh"  // the kernel's own mma.sync / ldmatrix wrappers
+
+using verify_attn::ldmatrix_x4;
+using verify_attn::mma_bf16;
 
 template <int kAcc, bool kLdsm>
 __global__ void probe(float* out, int iters) {
@@ -33,15 +30,13 @@ __global__ void probe(float* out, int iters) {
 #pragma unroll
     for (int k = 0; k < kAcc; k += 2) {
       if constexpr (kLdsm) {
-        uint32_t r0, r1, r2, r3;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                     : "r"(base + ((it * kAcc + k) & 7) * 32));
-        mma(d[k], a, r0, r1);
-        mma(d[k + 1], a, r2, r3);
+        uint32_t r[4];
+        ldmatrix_x4(r, base + ((it * kAcc + k) & 7) * 32);
+        mma_bf16(d[k], a, r[0], r[1]);
+        mma_bf16(d[k + 1], a, r[2], r[3]);
       } else {
-        mma(d[k], a, b0, b1);
-        mma(d[k + 1], a, b1, b0);
+        mma_bf16(d[k], a, b0, b1);
+        mma_bf16(d[k + 1], a, b1, b0);
       }
     }
   }

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 
 from tracker.evidence import RAN, Store
 from tracker.fingerprint import FileIndex
-from tracker.model import BenchGate, ManualGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
+from tracker.model import BenchGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
 from tracker.results import ResultRun
 
 
@@ -196,7 +196,8 @@ def was_done(plan: Plan, phase: Phase, store: Store, results: Sequence[ResultRun
     for phases that have a failed gate and whose every gate was met at some time, so its cost
     (one evaluation per evidence time) is rare.
     """
-    from tracker.testgate import TestIndex, manual_verdict  # noqa: PLC0415 - core evaluation, replayed
+    from tracker.status import gate_key  # noqa: PLC0415 - loaded already: status is what asks
+    from tracker.testgate import TestIndex, manual_hashes, manual_verdict  # noqa: PLC0415 - core evaluation, replayed
 
     # One event per evidence file as (time, kind, index), in store order (time, then name: runs
     # within one second keep their order thanks to the stable sort).
@@ -212,10 +213,10 @@ def was_done(plan: Plan, phase: Phase, store: Store, results: Sequence[ResultRun
         )
         runs = [results[i] for _, kind, i in seen if kind == 2]
         tests = TestIndex(prefix)
-        manual = tuple(gate_hash(g) for g in phase.gates if isinstance(g, ManualGate))
+        manual = manual_hashes(phase)
         met = True
         for i, gate in enumerate(phase.gates):
-            key = f"{plan.id}/{phase.id}#{i + 1}"
+            key = gate_key(plan.id, phase.id, i)
             if isinstance(gate, TestGate):
                 met = tests.verdict(key, gate)[0].met
             elif isinstance(gate, BenchGate):

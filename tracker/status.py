@@ -21,7 +21,7 @@ from tracker.checks import qualify
 from tracker.evidence import Store
 from tracker.fingerprint import FileIndex, changed_files
 from tracker.model import BenchGate, GateVerdict, ManualGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
-from tracker.testgate import TestIndex, gate_changed, manual_verdict
+from tracker.testgate import TestIndex, gate_changed, manual_hashes, manual_verdict
 
 BenchEvaluator = Callable[[BenchGate], GateVerdict]
 
@@ -29,11 +29,6 @@ BenchEvaluator = Callable[[BenchGate], GateVerdict]
 def gate_key(plan_id: str, phase_id: str, index: int) -> str:
     """Key of a phase's gate in evidence files: ``0002/P1#1`` (1-based, as shown to users)."""
     return f"{plan_id}/{phase_id}#{index + 1}"
-
-
-def manual_hashes(phase: Phase) -> tuple[str, ...]:
-    """Definition hashes of a phase's manual gates, in order (sign-offs are matched to gates by them)."""
-    return tuple(gate_hash(g) for g in phase.gates if isinstance(g, ManualGate))
 
 
 def bench_evaluator(root: Path, store: Store) -> BenchEvaluator:

@@ -15,7 +15,7 @@ import bisect
 from typing import Any
 
 from tracker.evidence import RAN, Store, TestRun
-from tracker.model import EvidenceSource, GateVerdict, ManualGate, TestGate, gate_hash
+from tracker.model import EvidenceSource, GateVerdict, ManualGate, Phase, TestGate, gate_hash
 from tracker.selection import marker_matches, selects
 
 
@@ -124,6 +124,11 @@ def covers(args: object, arg: str) -> bool:
         elif file == have or file.startswith(have + "/"):
             return True
     return False
+
+
+def manual_hashes(phase: Phase) -> tuple[str, ...]:
+    """Definition hashes of a phase's manual gates, in order (sign-offs are matched to gates by them)."""
+    return tuple(gate_hash(g) for g in phase.gates if isinstance(g, ManualGate))
 
 
 def manual_verdict(

@@ -17,7 +17,8 @@ from tracker.git import head_commit
 from tracker.model import ManualGate, gate_hash
 from tracker.plans import load_plans
 from tracker.pytest_plugin import evidence_name, utc_now
-from tracker.status import gate_key, manual_hashes
+from tracker.status import gate_key
+from tracker.testgate import manual_hashes
 
 
 def run(root: Path, spec: str, gate: int, by: str, why: str, out: TextIO | None = None) -> int:

@@ -52,8 +52,8 @@ void check_tensor(const at::Tensor& t, const char* name, at::ScalarType dtype, i
 }
 
 // Returns {out [B,T,H,512] bf16, lse [B,T,H] fp32 (empty unless return_lse)}. splits = 0 chooses the split
-// count; a positive value forces it (tuning and tests). variant selects the split kernel's schedule
-// by version (0: the default; 4, 7, 8: kernel/NOTES.md).
+// count; a positive value forces it (tuning and tests). variant selects the kernel version (0: the default,
+// kBestVariant; 4, 14, 15, 16: kernel/NOTES.md).
 std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache, const at::Tensor& prefix_indptr,
                                 const at::Tensor& prefix_slots, const at::Tensor& tree_slots,
                                 const at::Tensor& tree_mask, double sm_scale, bool return_lse, int64_t splits,
@@ -99,7 +99,7 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
     TORCH_CHECK(mis == 0, name, ": expected a 16-byte aligned data pointer, got address % 16 = ", num(mis));
   }
   TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, "splits: expected 0 (auto) .. ", num(int64_t{kMaxSplits}), ", got ", num(splits));
-  TORCH_CHECK(valid_variant(static_cast<int>(variant)), "variant: expected 0 (default), 4 or 14, got ",
+  TORCH_CHECK(valid_variant(static_cast<int>(variant)), "variant: expected 0 (default), 4, 14, 15 or 16, got ",
               num(variant));
 
   const c10::cuda::CUDAGuard guard(device);
@@ -111,7 +111,8 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
   at::Tensor out = at::empty({batch, nodes, heads, kVDim}, q.options());
   at::Tensor lse = return_lse ? at::empty({batch, nodes, heads}, f32) : at::Tensor();
   const int b = static_cast<int>(batch), t = static_cast<int>(nodes), h = static_cast<int>(heads);
-  at::Tensor part_o = at::empty({static_cast<int64_t>(partial_o_elems(b, t, h, num_splits))}, f32);
+  const auto part_dtype = bf16_partials(static_cast<int>(variant)) ? q.options() : f32;
+  at::Tensor part_o = at::empty({static_cast<int64_t>(partial_o_elems(b, t, h, num_splits))}, part_dtype);
   at::Tensor part_lse = at::empty({static_cast<int64_t>(partial_lse_elems(b, t, h, num_splits))}, f32);
 
   Params p{};
@@ -123,7 +124,7 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
   p.tree_mask = reinterpret_cast<const uint64_t*>(tree_mask.data_ptr<int64_t>());
   p.out = out.data_ptr();
   p.lse = return_lse ? lse.data_ptr<float>() : nullptr;
-  p.part_o = part_o.numel() ? part_o.data_ptr<float>() : nullptr;
+  p.part_o = part_o.numel() ? part_o.data_ptr() : nullptr;
   p.part_lse = part_lse.numel() ? part_lse.data_ptr<float>() : nullptr;
   p.batch = b;
   p.nodes = t;

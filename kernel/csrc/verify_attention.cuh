@@ -86,8 +86,13 @@ __device__ __forceinline__ void issue_row(const Params& p, uint32_t dst, int slo
 // QK loop, one row every 4 k-steps, instead of 9 cp.async a thread in one burst right after the tile barrier
 // (the burst stalled on the LSU queue: 14% of v4's warp stall samples, ncu source counters), and gathers tile 0
 // before loading Q so that the two latencies overlap. Everything else is v4's code, unchanged (kernel/NOTES.md).
-template <bool kV14>
+// kBf16Part (v15, v16): the partials of a multi-split launch are written as bf16, not fp32 (half the bytes
+// written here and read by the combine). kPdl (v16): the combine grid may launch as soon as every split block
+// has started (programmatic dependent launch, sm_90+).
+template <bool kV14, bool kBf16Part = false, bool kPdl = false>
 __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_split_kernel(const Params p) {
+  VA_STAMP_SPLIT(0, 0);
+  if constexpr (kPdl) pdl_launch_dependents();
   extern __shared__ __align__(128) unsigned char smem[];
   float* xch = reinterpret_cast<float*>(smem + kStages * kTileBytes);
   int* s_slot = reinterpret_cast<int*>(smem + kStages * kTileBytes + kXchBytes);  // [2][32]
@@ -176,6 +181,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     // so stage (t+1)&1 is free for the next gather (and the slot entry written at the end of t-1 is visible).
     cp_async_wait<0>();
     __syncthreads();
+    if (t == 0) VA_STAMP_SPLIT(1, ntiles);
     // v14: the warp's 4 slot ids of tile t+1 (read here, before the QK loop: a read beside each copy cost 2%).
     int4 next4 = make_int4(-1, -1, -1, -1);
     if constexpr (!kV14) {
@@ -339,6 +345,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       }
     }
   }
+  VA_STAMP_SPLIT(2, ntiles);
   cp_async_wait<0>();
 
   // Normalise and write: directly as bf16 (+ natural-log lse) with one split, else fp32 partials + log2 lse.
@@ -367,51 +374,87 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     }
   } else {
     const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
-    float* po = p.part_o + base_row * kVDim;
+    if constexpr (kBf16Part) {
+      __nv_bfloat16* po = static_cast<__nv_bfloat16*>(p.part_o) + base_row * kVDim;
 #pragma unroll
-    for (int n = 0; n < 32; ++n) {
-      if (r_lo < rows)
-        *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_lo) * kVDim + col0 + n * 8) =
-            make_float2(o[n][0] * inv_lo, o[n][1] * inv_lo);
-      if (r_hi < rows)
-        *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
-            make_float2(o[n][2] * inv_hi, o[n][3] * inv_hi);
+      for (int n = 0; n < 32; ++n) {
+        if (r_lo < rows)
+          *reinterpret_cast<uint32_t*>(po + static_cast<int64_t>(r_lo) * kVDim + col0 + n * 8) =
+              pack_bf16(o[n][0] * inv_lo, o[n][1] * inv_lo);
+        if (r_hi < rows)
+          *reinterpret_cast<uint32_t*>(po + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
+              pack_bf16(o[n][2] * inv_hi, o[n][3] * inv_hi);
+      }
+    } else {
+      float* po = static_cast<float*>(p.part_o) + base_row * kVDim;
+#pragma unroll
+      for (int n = 0; n < 32; ++n) {
+        if (r_lo < rows)
+          *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_lo) * kVDim + col0 + n * 8) =
+              make_float2(o[n][0] * inv_lo, o[n][1] * inv_lo);
+        if (r_hi < rows)
+          *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
+              make_float2(o[n][2] * inv_hi, o[n][3] * inv_hi);
+      }
     }
     if (grp == 0 && cq == 0) {
       if (r_lo < rows) p.part_lse[base_row + r_lo] = lse_lo;
       if (r_hi < rows) p.part_lse[base_row + r_hi] = lse_hi;
     }
   }
+  VA_STAMP_SPLIT(3, ntiles);
 }
 
 // Enable > 48 KB dynamic shared memory once per device and variant, then launch split (+ combine) kernels.
-template <bool kV14>
+template <bool kV14, bool kBf16Part = false, bool kPdl = false>
 inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
   static bool configured[64] = {};
+  static int cc_major[64] = {};
   if (device >= 64) return cudaErrorInvalidDevice;
   if (!configured[device]) {
-    err = cudaFuncSetAttribute(verify_attn_split_kernel<kV14>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               kSmemBytes);
+    err = cudaFuncSetAttribute(verify_attn_split_kernel<kV14, kBf16Part, kPdl>,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+    if (err != cudaSuccess) return err;
+    err = cudaDeviceGetAttribute(&cc_major[device], cudaDevAttrComputeCapabilityMajor, device);
     if (err != cudaSuccess) return err;
     configured[device] = true;
   }
   const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
-  verify_attn_split_kernel<kV14><<<grid, kThreads, kSmemBytes, stream>>>(p);
+  verify_attn_split_kernel<kV14, kBf16Part, kPdl><<<grid, kThreads, kSmemBytes, stream>>>(p);
   err = cudaGetLastError();
   if (err != cudaSuccess || p.num_splits == 1) return err;
-  verify_attn_combine_kernel<<<dim3(p.nodes * p.heads, 2, p.batch), kCombineThreads, 0, stream>>>(p);
-  return cudaGetLastError();
+  const dim3 combine_grid(p.nodes * p.heads, 2, p.batch);
+  if constexpr (!kPdl) {
+    verify_attn_combine_kernel<kBf16Part, false><<<combine_grid, kCombineThreads, 0, stream>>>(p);
+    return cudaGetLastError();
+  } else {
+    cudaLaunchAttribute attr[1] = {};
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = combine_grid;
+    config.blockDim = dim3(kCombineThreads);
+    config.dynamicSmemBytes = 0;
+    config.stream = stream;
+    config.attrs = attr;
+    config.numAttrs = cc_major[device] >= 9 ? 1 : 0;  // griddepcontrol is sm_90+
+    return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<kBf16Part, true>, p);
+  }
 }
 
 inline cudaError_t launch_verify_attention_impl(const Params& p, cudaStream_t stream, int variant) {
   if (p.num_splits < 1 || p.num_splits > kMaxSplits || p.nodes < 1 || p.nodes > kMaxNodes || p.heads < 1 ||
       p.batch < 1 || !valid_variant(variant))
     return cudaErrorInvalidValue;
-  const int v = variant == kDefaultVariant ? kBestVariant : variant;
-  return v == 14 ? launch_split_and_combine<true>(p, stream) : launch_split_and_combine<false>(p, stream);
+  switch (resolve_variant(variant)) {
+    case 4: return launch_split_and_combine<false>(p, stream);
+    case 14: return launch_split_and_combine<true>(p, stream);
+    case 15: return launch_split_and_combine<true, true>(p, stream);
+    default: return launch_split_and_combine<true, true, true>(p, stream);
+  }
 }
 
 }  // namespace verify_attn

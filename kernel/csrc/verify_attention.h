@@ -44,7 +44,7 @@ struct Params {
   const uint64_t* tree_mask;        // [B, T]
   void* out;                        // [B, T, H, 512] bf16
   float* lse;                       // [B, T, H] natural log, or nullptr
-  float* part_o;                    // [B, splits, T*H, 512] fp32 (unused when splits == 1)
+  void* part_o;                     // [B, splits, T*H, 512] fp32, bf16 if bf16_partials (unused at 1 split)
   float* part_lse;                  // [B, splits, T*H] log2 domain (unused when splits == 1)
   int batch, nodes, heads;
   int num_splits;
@@ -69,7 +69,7 @@ inline int choose_num_splits(int batch, int nodes, int heads, int64_t prefix_tok
   return static_cast<int>(s < 1 ? 1 : s);
 }
 
-// Elements of the fp32 partial buffers for a launch (0 when the kernel writes the output directly).
+// Elements of the partial buffers for a launch (0 when the kernel writes the output directly).
 inline size_t partial_o_elems(int batch, int nodes, int heads, int splits) {
   return splits == 1 ? 0 : static_cast<size_t>(batch) * splits * nodes * heads * kVDim;
 }
@@ -79,11 +79,14 @@ inline size_t partial_lse_elems(int batch, int nodes, int heads, int splits) {
 
 // Launches the split kernel (and the combine kernel when num_splits > 1) on `stream`; no allocation, no
 // sync. Returns the first CUDA error (cudaErrorInvalidValue for a bad variant or size). variant selects the
-// kernel version of verify_attention.cuh: 4 or 14; kDefaultVariant runs kBestVariant, the fastest measured
-// (kernel/NOTES.md).
+// kernel version of verify_attention.cuh: 4, 14, 15 or 16; kDefaultVariant runs kBestVariant, the fastest
+// measured (kernel/NOTES.md). 15 and 16 write bf16 partials (the caller allocates part_o accordingly), and 16
+// also launches the combine as a programmatic dependent launch on sm_90+.
 constexpr int kDefaultVariant = 0;
 constexpr int kBestVariant = 14;
-inline bool valid_variant(int v) { return v == kDefaultVariant || v == 4 || v == 14; }
+inline bool valid_variant(int v) { return v == kDefaultVariant || v == 4 || v == 14 || v == 15 || v == 16; }
+inline int resolve_variant(int v) { return v == kDefaultVariant ? kBestVariant : v; }
+inline bool bf16_partials(int variant) { return resolve_variant(variant) >= 15; }
 cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream, int variant = kDefaultVariant);
 
 }  // namespace verify_attn

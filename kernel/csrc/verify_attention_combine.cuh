@@ -1,5 +1,6 @@
-// The combine kernel of the verify attention: merges the fp32 partial outputs and log2-domain lse of the
-// splits of each (request, row). Launched after the split kernel when num_splits > 1.
+// The combine kernel of the verify attention: merges the partial outputs (fp32, or bf16 with kBf16Part) and
+// log2-domain lse of the splits of each (request, row). Launched after the split kernel when num_splits > 1;
+// with kPdl as its programmatic dependent, so it first waits for the split grid.
 #pragma once
 
 #include "verify_attention.h"
@@ -13,7 +14,10 @@ constexpr int kCombineThreads = 256;  // 4 split groups x 64 float4 columns: one
 // (lse -inf) weigh 0; a row that saw nothing at all gets 0 and lse -inf. Four groups of threads walk
 // interleaved splits with eight independent 16-B loads each in flight (a one-load-at-a-time walk is pure
 // latency: 11-16 us at 44-66 splits in v3), then add their sums through shared memory.
+template <bool kBf16Part, bool kPdl>
 __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(const Params p) {
+  if constexpr (kPdl) pdl_wait_primary();
+  VA_STAMP_COMBINE(false);
   __shared__ float w[kMaxSplits];
   __shared__ float stats[2];
   __shared__ float4 part[3][64];
@@ -41,15 +45,32 @@ __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(co
   }
   __syncthreads();
   const int group = tid >> 6, c4 = tid & 63;
-  const float* src = p.part_o + (static_cast<int64_t>(b) * splits * rows + row) * kVDim + half * 256 + c4 * 4;
+  const int64_t first = (static_cast<int64_t>(b) * splits * rows + row) * kVDim + half * 256 + c4 * 4;
   const int64_t stride = static_cast<int64_t>(rows) * kVDim;
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int s0 = group; s0 < splits; s0 += 4 * 8) {
     float4 v[8];
+    if constexpr (kBf16Part) {
+      const __nv_bfloat16* src = static_cast<const __nv_bfloat16*>(p.part_o) + first;
+      uint2 raw[8];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int s = s0 + 4 * j;
-      v[j] = s < splits ? __ldcs(reinterpret_cast<const float4*>(src + s * stride)) : make_float4(0.f, 0.f, 0.f, 0.f);
+      for (int j = 0; j < 8; ++j) {
+        const int s = s0 + 4 * j;
+        raw[j] = s < splits ? __ldcs(reinterpret_cast<const uint2*>(src + s * stride)) : make_uint2(0u, 0u);
+      }
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const float2 lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw[j].x));
+        const float2 hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw[j].y));
+        v[j] = make_float4(lo.x, lo.y, hi.x, hi.y);
+      }
+    } else {
+      const float* src = static_cast<const float*>(p.part_o) + first;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int s = s0 + 4 * j;
+        v[j] = s < splits ? __ldcs(reinterpret_cast<const float4*>(src + s * stride)) : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
     }
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
@@ -77,6 +98,7 @@ __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(co
       static_cast<__nv_bfloat16*>(p.out) + (static_cast<int64_t>(b) * rows + row) * kVDim + half * 256 + c4 * 4;
   *reinterpret_cast<uint2*>(ob) = make_uint2(pack_bf16(acc.x * inv, acc.y * inv), pack_bf16(acc.z * inv, acc.w * inv));
   if (p.lse != nullptr && half == 0 && c4 == 0) p.lse[static_cast<int64_t>(b) * rows + row] = stats[1];
+  VA_STAMP_COMBINE(true);
 }
 
 }  // namespace verify_attn

@@ -45,6 +45,20 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   return *reinterpret_cast<uint32_t*>(&v);
 }
 
+// Programmatic dependent launch (sm_90+; no-ops below, where the launcher does not ask for it): the split
+// kernel lets the combine grid launch early, and the combine waits for the split grid's completion and memory
+// flush before its first read of the partials.
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_wait_primary() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ float quad_max(float v) {
   v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
   return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
@@ -53,5 +67,40 @@ __device__ __forceinline__ float quad_sum(float v) {
   v += __shfl_xor_sync(0xffffffffu, v, 1);
   return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
+
+// Per-block timestamps for kernel/tools/timeline.cu only: with VERIFY_ATTN_TIMELINE undefined (every real
+// build) VA_STAMP expands to nothing and the kernels are unchanged.
+#ifdef VERIFY_ATTN_TIMELINE
+constexpr int kTimelineReps = 32, kTimelineBlocks = 1024, kTimelineSlots = 4;
+__device__ int va_rep;  // set by the tool's marker kernel before each timed call
+// [rep][block][slot]: globaltimer (ns) and clock64 of thread 0 at each stamp; [rep][block] tiles of the block.
+__device__ unsigned long long va_split_ns[kTimelineReps][kTimelineBlocks][kTimelineSlots];
+__device__ long long va_split_clk[kTimelineReps][kTimelineBlocks][kTimelineSlots];
+__device__ int va_split_tiles[kTimelineReps][kTimelineBlocks];
+__device__ unsigned long long va_combine_ns[kTimelineReps][2];  // first block start (min), last block end (max)
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ void va_stamp_split(int slot, int tiles) {
+  if (threadIdx.x != 0) return;
+  const int blk = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  if (blk >= kTimelineBlocks || va_rep < 0 || va_rep >= kTimelineReps) return;
+  va_split_ns[va_rep][blk][slot] = globaltimer_ns();
+  va_split_clk[va_rep][blk][slot] = clock64();
+  va_split_tiles[va_rep][blk] = tiles;
+}
+__device__ __forceinline__ void va_stamp_combine(bool end) {
+  if (threadIdx.x != 0 || va_rep < 0 || va_rep >= kTimelineReps) return;
+  if (end) atomicMax(&va_combine_ns[va_rep][1], globaltimer_ns());
+  else atomicMin(&va_combine_ns[va_rep][0], globaltimer_ns());
+}
+#define VA_STAMP_SPLIT(slot, tiles) ::verify_attn::va_stamp_split(slot, tiles)
+#define VA_STAMP_COMBINE(end) ::verify_attn::va_stamp_combine(end)
+#else
+#define VA_STAMP_SPLIT(slot, tiles) ((void)0)
+#define VA_STAMP_COMBINE(end) ((void)0)
+#endif
 
 }  // namespace verify_attn

@@ -177,8 +177,9 @@ def check_counts(out: torch.Tensor, lse: torch.Tensor, x: VerifyInputs, where: s
     assert err <= 2 ** -6 * ref_out.abs().max().item(), f"mean of visible V rows off by {err:.3e}: {where}"
 
 
-# Kernel versions the binding can run (kernel/NOTES.md): 14 is the default, 4 the previous one, kept for A/B.
-KERNEL_VERSIONS = [4, 14]
+# Kernel versions the binding can run (kernel/NOTES.md): 14 is the default, 4 the previous one, kept for A/B;
+# 15 writes bf16 partials, 16 also launches the combine as a programmatic dependent (sm_90+).
+KERNEL_VERSIONS = [4, 14, 15, 16]
 
 
 @pytest.mark.parametrize("version", KERNEL_VERSIONS)
@@ -213,6 +214,26 @@ def test_cuda_versions_match_reference_at_long_context(version: int) -> None:
     assert err <= 2 * err_low + eps, f"v{version}: out error {err:.3e} > 2 x bf16 torch {err_low:.3e} (seed {RUN_SEED})"
     lse_rel = ((lse - ref_lse).abs() / ref_lse.abs().clamp(min=1.0)).max().item()
     assert lse_rel <= 1e-4, f"v{version}: lse error {lse_rel:.2e} (seed {RUN_SEED})"
+
+
+# Versions that must agree bit for bit, with random q (the q = 0 counting test cannot see a K race): v14 only
+# moves v4's gather, v16 only launches v15's combine differently, and v15 differs from v14 only in the partials
+# (so not at all with one split).
+SAME_BITS = [(4, 14, FORCED_SPLITS), (15, 16, FORCED_SPLITS), (14, 15, [1])]
+
+
+@pytest.mark.parametrize(("base", "other", "splits_list"), SAME_BITS, ids=[f"v{a}-v{b}" for a, b, _ in SAME_BITS])
+def test_cuda_versions_agree_bit_for_bit(base: int, other: int, splits_list: list[int]) -> None:
+    from kernel import build
+    ext = build.load()
+    for i, (heads, nodes, lens, tree) in enumerate(COUNT_CASES):
+        x = make_inputs(len(lens), heads, nodes, lens, tree=tree, seed=RUN_SEED + i, device="cuda")
+        for splits in splits_list:
+            out_a, lse_a = ext.forward(*x.args(), True, splits, base)
+            out_b, lse_b = ext.forward(*x.args(), True, splits, other)
+            where = f"v{base} vs v{other}, h{heads} t{nodes} L{lens}, splits={splits}, seed {RUN_SEED + i}"
+            assert torch.equal(out_a, out_b), f"out differs: {where}"
+            assert torch.equal(lse_a, lse_b), f"lse differs: {where}"
 
 
 @pytest.mark.parametrize("case", COUNT_CASES, ids=count_case_id)
@@ -269,7 +290,7 @@ def test_cuda_binding_rejects_bad_inputs_naming_the_argument() -> None:
     for name, args in variants:
         with pytest.raises(RuntimeError, match=rf"^{name}: expected "):
             ext.forward(*args, False, 0)
-    with pytest.raises(RuntimeError, match=r"^variant: expected 0 \(default\), 4 or 14, got 7"):
+    with pytest.raises(RuntimeError, match=r"^variant: expected 0 \(default\), 4, 14, 15 or 16, got 7"):
         ext.forward(q, kv, indptr, pslots, tslots, mask, scale, False, 0, 7)
     # What the Python API also refuses, checked again by the binding for direct callers: misaligned pointers
     # (contiguous views at a 2-byte offset), an sm_scale whose exp2-domain scale overflows fp32, B > 65535.

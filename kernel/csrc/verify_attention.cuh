@@ -76,6 +76,27 @@ __device__ __forceinline__ void issue_row(const Params& p, uint32_t dst, int slo
   if (lane < 8) cp_async_16(d + 1024, src + 1024, bytes);
 }
 
+// v15+: one warp's 16 rows x 256 columns of O (the mma accumulator layout: lane (gq, cq) holds columns 8n + 2cq,
+// +1 of rows gq and gq + 8) scaled and stored as bf16 in whole 32-B sectors. Lanes cq and cq ^ 1 swap one packed
+// pair per 16 columns, so each lane stores 4 contiguous bf16 (8 B) and a quad covers 32 contiguous bytes of its
+// row (v4's 4-B stores leave half-written sectors: v15's first cut, with them, had a slower epilogue than fp32).
+__device__ __forceinline__ void store_rows_bf16(__nv_bfloat16* row_lo, __nv_bfloat16* row_hi, bool ok_lo, bool ok_hi,
+                                                const float (&o)[32][4], float inv_lo, float inv_hi, int cq) {
+  const bool even = (cq & 1) == 0;
+  const int col = even ? 2 * cq : 8 + 2 * (cq - 1);  // within each group of 16 columns
+#pragma unroll
+  for (int m = 0; m < 16; ++m) {
+    const uint32_t a_lo = pack_bf16(o[2 * m][0] * inv_lo, o[2 * m][1] * inv_lo);
+    const uint32_t b_lo = pack_bf16(o[2 * m + 1][0] * inv_lo, o[2 * m + 1][1] * inv_lo);
+    const uint32_t a_hi = pack_bf16(o[2 * m][2] * inv_hi, o[2 * m][3] * inv_hi);
+    const uint32_t b_hi = pack_bf16(o[2 * m + 1][2] * inv_hi, o[2 * m + 1][3] * inv_hi);
+    const uint32_t got_lo = __shfl_xor_sync(0xffffffffu, even ? b_lo : a_lo, 1);
+    const uint32_t got_hi = __shfl_xor_sync(0xffffffffu, even ? b_hi : a_hi, 1);
+    if (ok_lo) *reinterpret_cast<uint2*>(row_lo + 16 * m + col) = even ? make_uint2(a_lo, got_lo) : make_uint2(got_lo, b_lo);
+    if (ok_hi) *reinterpret_cast<uint2*>(row_hi + 16 * m + col) = even ? make_uint2(a_hi, got_hi) : make_uint2(got_hi, b_hi);
+  }
+}
+
 // One 256-thread block per SM (254 registers a thread). Overridable only so the compile test can squeeze the
 // register budget and prove that its spill check fires.
 #ifndef VERIFY_ATTN_MIN_BLOCKS
@@ -86,13 +107,15 @@ __device__ __forceinline__ void issue_row(const Params& p, uint32_t dst, int slo
 // QK loop, one row every 4 k-steps, instead of 9 cp.async a thread in one burst right after the tile barrier
 // (the burst stalled on the LSU queue: 14% of v4's warp stall samples, ncu source counters), and gathers tile 0
 // before loading Q so that the two latencies overlap. Everything else is v4's code, unchanged (kernel/NOTES.md).
-// kBf16Part (v15, v16): the partials of a multi-split launch are written as bf16, not fp32 (half the bytes
-// written here and read by the combine). kPdl (v16): the combine grid may launch as soon as every split block
-// has started (programmatic dependent launch, sm_90+).
-template <bool kV14, bool kBf16Part = false, bool kPdl = false>
+// kBf16Part (v15, v16, v18): the partials of a multi-split launch are bf16, not fp32 (half the bytes written
+// here and read by the combine), and every bf16 row is stored as whole 32-B sectors (store_rows_bf16). kPdl
+// (v16, v18): the combine grid may launch once every split block has left its tile loop (programmatic dependent
+// launch, sm_90+). kCarve (v17, v18): launched with the max-shared carveout, as is its combine, so the SMs need
+// no L1/shared reconfiguration between the two kernels; the flag only makes a separate instantiation (the
+// carveout is a per-function attribute) so that A/B runs of v14 do not inherit it.
+template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kCarve = false>
 __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_split_kernel(const Params p) {
   VA_STAMP_SPLIT(0, 0);
-  if constexpr (kPdl) pdl_launch_dependents();
   extern __shared__ __align__(128) unsigned char smem[];
   float* xch = reinterpret_cast<float*>(smem + kStages * kTileBytes);
   int* s_slot = reinterpret_cast<int*>(smem + kStages * kTileBytes + kXchBytes);  // [2][32]
@@ -346,67 +369,75 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     }
   }
   VA_STAMP_SPLIT(2, ntiles);
+  if constexpr (kPdl) pdl_launch_dependents();
   cp_async_wait<0>();
 
-  // Normalise and write: directly as bf16 (+ natural-log lse) with one split, else fp32 partials + log2 lse.
+  // Normalise and write: directly as bf16 (+ natural-log lse) with one split, else partials + log2 lse.
   l_lo = quad_sum(l_lo);
   l_hi = quad_sum(l_hi);
   const float inv_lo = l_lo > 0.f ? 1.f / l_lo : 0.f, inv_hi = l_hi > 0.f ? 1.f / l_hi : 0.f;
   const float lse_lo = l_lo > 0.f ? m_lo + __log2f(l_lo) : -INFINITY;
   const float lse_hi = l_hi > 0.f ? m_hi + __log2f(l_hi) : -INFINITY;
   const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
-  const int col0 = grp * 256 + 2 * cq;
-  if (p.num_splits == 1) {
-    __nv_bfloat16* ob = static_cast<__nv_bfloat16*>(p.out) + static_cast<int64_t>(b) * rows * kVDim;
-#pragma unroll
-    for (int n = 0; n < 32; ++n) {
-      if (r_lo < rows)
-        *reinterpret_cast<uint32_t*>(ob + static_cast<int64_t>(r_lo) * kVDim + col0 + n * 8) =
-            pack_bf16(o[n][0] * inv_lo, o[n][1] * inv_lo);
-      if (r_hi < rows)
-        *reinterpret_cast<uint32_t*>(ob + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
-            pack_bf16(o[n][2] * inv_hi, o[n][3] * inv_hi);
-    }
-    if (p.lse != nullptr && grp == 0 && cq == 0) {
-      const float ln2 = 0.6931471805599453f;
-      if (r_lo < rows) p.lse[static_cast<int64_t>(b) * rows + r_lo] = lse_lo * ln2;
-      if (r_hi < rows) p.lse[static_cast<int64_t>(b) * rows + r_hi] = lse_hi * ln2;
+  if constexpr (kBf16Part) {
+    const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
+    __nv_bfloat16* ob = p.num_splits == 1 ? static_cast<__nv_bfloat16*>(p.out) + static_cast<int64_t>(b) * rows * kVDim
+                                          : static_cast<__nv_bfloat16*>(p.part_o) + base_row * kVDim;
+    store_rows_bf16(ob + static_cast<int64_t>(r_lo) * kVDim + grp * 256, ob + static_cast<int64_t>(r_hi) * kVDim + grp * 256,
+                    r_lo < rows, r_hi < rows, o, inv_lo, inv_hi, cq);
+    if (grp == 0 && cq == 0) {
+      if (p.num_splits > 1) {
+        if (r_lo < rows) p.part_lse[base_row + r_lo] = lse_lo;
+        if (r_hi < rows) p.part_lse[base_row + r_hi] = lse_hi;
+      } else if (p.lse != nullptr) {
+        const float ln2 = 0.6931471805599453f;
+        if (r_lo < rows) p.lse[static_cast<int64_t>(b) * rows + r_lo] = lse_lo * ln2;
+        if (r_hi < rows) p.lse[static_cast<int64_t>(b) * rows + r_hi] = lse_hi * ln2;
+      }
     }
   } else {
-    const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
-    if constexpr (kBf16Part) {
-      __nv_bfloat16* po = static_cast<__nv_bfloat16*>(p.part_o) + base_row * kVDim;
+    const int col0 = grp * 256 + 2 * cq;
+    if (p.num_splits == 1) {
+      __nv_bfloat16* ob = static_cast<__nv_bfloat16*>(p.out) + static_cast<int64_t>(b) * rows * kVDim;
 #pragma unroll
       for (int n = 0; n < 32; ++n) {
         if (r_lo < rows)
-          *reinterpret_cast<uint32_t*>(po + static_cast<int64_t>(r_lo) * kVDim + col0 + n * 8) =
+          *reinterpret_cast<uint32_t*>(ob + static_cast<int64_t>(r_lo) * kVDim + col0 + n * 8) =
               pack_bf16(o[n][0] * inv_lo, o[n][1] * inv_lo);
         if (r_hi < rows)
-          *reinterpret_cast<uint32_t*>(po + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
+          *reinterpret_cast<uint32_t*>(ob + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
               pack_bf16(o[n][2] * inv_hi, o[n][3] * inv_hi);
       }
-    } else {
-      float* po = static_cast<float*>(p.part_o) + base_row * kVDim;
-#pragma unroll
-      for (int n = 0; n < 32; ++n) {
-        if (r_lo < rows)
-          *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_lo) * kVDim + col0 + n * 8) =
-              make_float2(o[n][0] * inv_lo, o[n][1] * inv_lo);
-        if (r_hi < rows)
-          *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
-              make_float2(o[n][2] * inv_hi, o[n][3] * inv_hi);
+      if (p.lse != nullptr && grp == 0 && cq == 0) {
+        const float ln2 = 0.6931471805599453f;
+        if (r_lo < rows) p.lse[static_cast<int64_t>(b) * rows + r_lo] = lse_lo * ln2;
+        if (r_hi < rows) p.lse[static_cast<int64_t>(b) * rows + r_hi] = lse_hi * ln2;
       }
-    }
-    if (grp == 0 && cq == 0) {
-      if (r_lo < rows) p.part_lse[base_row + r_lo] = lse_lo;
-      if (r_hi < rows) p.part_lse[base_row + r_hi] = lse_hi;
+    } else {
+      const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
+      {
+        float* po = static_cast<float*>(p.part_o) + base_row * kVDim;
+#pragma unroll
+        for (int n = 0; n < 32; ++n) {
+          if (r_lo < rows)
+            *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_lo) * kVDim + col0 + n * 8) =
+                make_float2(o[n][0] * inv_lo, o[n][1] * inv_lo);
+          if (r_hi < rows)
+            *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
+                make_float2(o[n][2] * inv_hi, o[n][3] * inv_hi);
+        }
+      }
+      if (grp == 0 && cq == 0) {
+        if (r_lo < rows) p.part_lse[base_row + r_lo] = lse_lo;
+        if (r_hi < rows) p.part_lse[base_row + r_hi] = lse_hi;
+      }
     }
   }
   VA_STAMP_SPLIT(3, ntiles);
 }
 
 // Enable > 48 KB dynamic shared memory once per device and variant, then launch split (+ combine) kernels.
-template <bool kV14, bool kBf16Part = false, bool kPdl = false>
+template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kCarve = false>
 inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
@@ -415,20 +446,28 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
   static int cc_major[64] = {};
   if (device >= 64) return cudaErrorInvalidDevice;
   if (!configured[device]) {
-    err = cudaFuncSetAttribute(verify_attn_split_kernel<kV14, kBf16Part, kPdl>,
+    err = cudaFuncSetAttribute(verify_attn_split_kernel<kV14, kBf16Part, kPdl, kCarve>,
                                cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
     if (err != cudaSuccess) return err;
+    if constexpr (kCarve) {
+      err = cudaFuncSetAttribute(verify_attn_split_kernel<kV14, kBf16Part, kPdl, kCarve>,
+                                 cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+      if (err != cudaSuccess) return err;
+      err = cudaFuncSetAttribute(verify_attn_combine_kernel<kBf16Part, kPdl, kCarve>,
+                                 cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+      if (err != cudaSuccess) return err;
+    }
     err = cudaDeviceGetAttribute(&cc_major[device], cudaDevAttrComputeCapabilityMajor, device);
     if (err != cudaSuccess) return err;
     configured[device] = true;
   }
   const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
-  verify_attn_split_kernel<kV14, kBf16Part, kPdl><<<grid, kThreads, kSmemBytes, stream>>>(p);
+  verify_attn_split_kernel<kV14, kBf16Part, kPdl, kCarve><<<grid, kThreads, kSmemBytes, stream>>>(p);
   err = cudaGetLastError();
   if (err != cudaSuccess || p.num_splits == 1) return err;
   const dim3 combine_grid(p.nodes * p.heads, 2, p.batch);
   if constexpr (!kPdl) {
-    verify_attn_combine_kernel<kBf16Part, false><<<combine_grid, kCombineThreads, 0, stream>>>(p);
+    verify_attn_combine_kernel<kBf16Part, false, kCarve><<<combine_grid, kCombineThreads, 0, stream>>>(p);
     return cudaGetLastError();
   } else {
     cudaLaunchAttribute attr[1] = {};
@@ -441,7 +480,7 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
     config.stream = stream;
     config.attrs = attr;
     config.numAttrs = cc_major[device] >= 9 ? 1 : 0;  // griddepcontrol is sm_90+
-    return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<kBf16Part, true>, p);
+    return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<kBf16Part, true, kCarve>, p);
   }
 }
 
@@ -453,7 +492,9 @@ inline cudaError_t launch_verify_attention_impl(const Params& p, cudaStream_t st
     case 4: return launch_split_and_combine<false>(p, stream);
     case 14: return launch_split_and_combine<true>(p, stream);
     case 15: return launch_split_and_combine<true, true>(p, stream);
-    default: return launch_split_and_combine<true, true, true>(p, stream);
+    case 16: return launch_split_and_combine<true, true, true>(p, stream);
+    case 17: return launch_split_and_combine<true, false, false, true>(p, stream);
+    default: return launch_split_and_combine<true, true, true, true>(p, stream);
   }
 }
 

@@ -79,14 +79,18 @@ inline size_t partial_lse_elems(int batch, int nodes, int heads, int splits) {
 
 // Launches the split kernel (and the combine kernel when num_splits > 1) on `stream`; no allocation, no
 // sync. Returns the first CUDA error (cudaErrorInvalidValue for a bad variant or size). variant selects the
-// kernel version of verify_attention.cuh: 4, 14, 15 or 16; kDefaultVariant runs kBestVariant, the fastest
-// measured (kernel/NOTES.md). 15 and 16 write bf16 partials (the caller allocates part_o accordingly), and 16
-// also launches the combine as a programmatic dependent launch on sm_90+.
+// kernel version of verify_attention.cuh: 4, 14, 15, 16, 17 or 18; kDefaultVariant runs kBestVariant, the
+// fastest measured (kernel/NOTES.md). 15, 16 and 18 write bf16 partials (the caller allocates part_o
+// accordingly); 16 and 18 launch the combine as a programmatic dependent (sm_90+); 17 and 18 run both kernels
+// with the max-shared carveout.
 constexpr int kDefaultVariant = 0;
 constexpr int kBestVariant = 14;
-inline bool valid_variant(int v) { return v == kDefaultVariant || v == 4 || v == 14 || v == 15 || v == 16; }
+inline bool valid_variant(int v) { return v == kDefaultVariant || v == 4 || (v >= 14 && v <= 18); }
 inline int resolve_variant(int v) { return v == kDefaultVariant ? kBestVariant : v; }
-inline bool bf16_partials(int variant) { return resolve_variant(variant) >= 15; }
+inline bool bf16_partials(int variant) {
+  const int v = resolve_variant(variant);
+  return v == 15 || v == 16 || v == 18;
+}
 cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream, int variant = kDefaultVariant);
 
 }  // namespace verify_attn

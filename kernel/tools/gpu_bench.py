@@ -1,6 +1,6 @@
 """Quick timing/tuning of the CUDA verify kernel at the benchmark shapes (run from the repository root).
 
-    python kernel/tools/gpu_bench.py [--json PATH] [--sweep] [--reps 50]
+    python kernel/tools/gpu_bench.py [--json PATH] [--sweep] [--reps 50] [--ab 14,18]
 
 Times (B,H,T) in (1,8,16) (1,8,64) (1,16,32) (4,8,16) (1,64,8) x L in 5.7k, 23k, 91k with CUDA events: a
 long sleep kernel is queued first so the host enqueues every timed call ahead of the GPU (no launch gaps
@@ -8,7 +8,8 @@ inside the events), warm-up calls first, and each call uses the next of several 
 together exceed the 60 MB L2 several times, so the cache does not flatter. Reports the median and the
 fraction of the floor max(bytes / copy bandwidth, FLOPs / mma.sync rate); the copy bandwidth is measured in
 the same run, the mma.sync rate is the 653 TFLOP/s measured on this H200 (shared/KERNEL.md). --sweep also
-times half and double the chosen split count. This is the kernel author's tool; `python -m bench verify` is
+times half and double the chosen split count. --ab times several kernel versions
+in interleaved rounds on the same inputs (the only fair A/B: fresh machines differ by up to 3%). This is the kernel author's tool; `python -m bench verify` is
 the project's benchmark of record.
 """
 
@@ -57,14 +58,20 @@ def floor_us(batch: int, heads: int, nodes: int, ctx: int, tbps: float) -> tuple
     return nbytes / (tbps * 1e12) * 1e6, flops / (MMA_TFLOPS * 1e12) * 1e6
 
 
-def time_case(ext: Any, batch: int, heads: int, nodes: int, ctx: int, splits: int, reps: int,
-              variant: int = 0) -> list[float]:
-    """Per-call microseconds over `reps` calls rotating through input sets (after 5 warm-up calls)."""
+def rotating_inputs(batch: int, heads: int, nodes: int, ctx: int) -> list[Any]:
+    """Input sets over one pool whose KV rows together exceed the L2 several times."""
     rows_per_set = batch * (ctx + nodes)
     sets = max(3, -(-ROTATE_BYTES // (rows_per_set * HEAD_DIM * 2)))
     kv = torch.randn(sets * rows_per_set, HEAD_DIM, device="cuda").to(torch.bfloat16)
-    inputs = [make_case(batch, heads, nodes, [ctx] * batch, "random", "scattered", seed=i, kv=kv,
-                        pool_rows=rows_per_set, pool_offset=i * rows_per_set) for i in range(sets)]
+    return [make_case(batch, heads, nodes, [ctx] * batch, "random", "scattered", seed=i, kv=kv,
+                      pool_rows=rows_per_set, pool_offset=i * rows_per_set) for i in range(sets)]
+
+
+def time_case(ext: Any, batch: int, heads: int, nodes: int, ctx: int, splits: int, reps: int,
+              variant: int = 0, inputs: list[Any] | None = None) -> list[float]:
+    """Per-call microseconds over `reps` calls rotating through input sets (after 5 warm-up calls)."""
+    inputs = inputs if inputs is not None else rotating_inputs(batch, heads, nodes, ctx)
+    sets = len(inputs)
     for i in range(5):
         ext.forward(*inputs[i % sets].args(), False, splits, variant)
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
@@ -107,7 +114,9 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=50)
     parser.add_argument("--case", default=None, help="only B,H,T,L (e.g. 1,8,64,91000; for ncu)")
     parser.add_argument("--kernels", action="store_true", help="also report per-kernel device time (profiler)")
-    parser.add_argument("--variant", type=int, default=0, choices=(0, 4, 14, 15, 16), help="kernel version (0: the default; kernel/NOTES.md)")
+    parser.add_argument("--variant", type=int, default=0, choices=(0, 4, 14, 15, 16, 17, 18), help="kernel version (0: the default; kernel/NOTES.md)")
+    parser.add_argument("--ab", default=None,
+                        help="comma-separated versions timed in turn on the same inputs, e.g. 14,18 (A/B in one process)")
     args = parser.parse_args()
     ext = build.load()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -124,6 +133,21 @@ def main() -> int:
             variants = [auto] + ([max(1, auto // 2), min(ext.MAX_SPLITS, auto * 2)] if args.sweep else [])
             bfloor, ffloor = floor_us(batch, heads, nodes, ctx, tbps)
             floor = max(bfloor, ffloor)
+            if args.ab:
+                inputs = rotating_inputs(batch, heads, nodes, ctx)
+                versions = [int(v) for v in args.ab.split(",")]
+                meds = {v: [] for v in versions}
+                for _ in range(3):  # interleaved rounds: drift hits every version alike
+                    for v in versions:
+                        meds[v].append(statistics.median(time_case(ext, batch, heads, nodes, ctx, auto, args.reps, v,
+                                                                   inputs)))
+                best = {v: min(m) for v, m in meds.items()}
+                base = best[versions[0]]
+                rows.append(f"{batch:2d} {heads:3d} {nodes:3d} {ctx:6d} {auto:4d}* " + "  ".join(
+                    f"v{v} {best[v]:7.1f} ({best[v] / base - 1:+.1%})" for v in versions))
+                results.append({"batch": batch, "heads": heads, "nodes": nodes, "ctx": ctx, "splits": auto,
+                                "floor_us": floor, "ab_medians_us": {str(v): m for v, m in meds.items()}})
+                continue
             for splits in dict.fromkeys(variants):
                 samples = time_case(ext, batch, heads, nodes, ctx, splits, args.reps, args.variant)
                 med = statistics.median(samples)
@@ -139,7 +163,8 @@ def main() -> int:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"copy_tbps": tbps, "mma_tflops": MMA_TFLOPS, "cases": results}, indent=1))
-    print(" B   H   T      L splits  median_us    min_us floor_us  of_floor")
+    print(" B   H   T      L splits  " + ("best of 3 interleaved medians, us (vs first)" if args.ab else
+                                          "median_us    min_us floor_us  of_floor"))
     print("\n".join(rows))
     return 0
 

@@ -22,6 +22,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "verify_attention.h"
 #include "verify_attention_combine.cuh"
@@ -107,13 +108,11 @@ __device__ __forceinline__ void store_rows_bf16(__nv_bfloat16* row_lo, __nv_bflo
 // QK loop, one row every 4 k-steps, instead of 9 cp.async a thread in one burst right after the tile barrier
 // (the burst stalled on the LSU queue: 14% of v4's warp stall samples, ncu source counters), and gathers tile 0
 // before loading Q so that the two latencies overlap. Everything else is v4's code, unchanged (kernel/NOTES.md).
-// kBf16Part (v15, v16, v18): the partials of a multi-split launch are bf16, not fp32 (half the bytes written
+// kBf16Part (v15, v16, v19): the partials of a multi-split launch are bf16, not fp32 (half the bytes written
 // here and read by the combine), and every bf16 row is stored as whole 32-B sectors (store_rows_bf16). kPdl
-// (v16, v18): the combine grid may launch once every split block has left its tile loop (programmatic dependent
-// launch, sm_90+). kCarve (v17, v18): launched with the max-shared carveout, as is its combine, so the SMs need
-// no L1/shared reconfiguration between the two kernels; the flag only makes a separate instantiation (the
-// carveout is a per-function attribute) so that A/B runs of v14 do not inherit it.
-template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kCarve = false>
+// (v16, v19): the combine grid may launch once every split block has left its tile loop (programmatic dependent
+// launch, sm_90+).
+template <bool kV14, bool kBf16Part = false, bool kPdl = false>
 __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_split_kernel(const Params p) {
   VA_STAMP_SPLIT(0, 0);
   extern __shared__ __align__(128) unsigned char smem[];
@@ -436,38 +435,67 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   VA_STAMP_SPLIT(3, ntiles);
 }
 
-// Enable > 48 KB dynamic shared memory once per device and variant, then launch split (+ combine) kernels.
-template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kCarve = false>
+// Shared memory a combine block reserves, unused, so that at most ceil(blocks / SMs) of them fit on one SM: a
+// programmatic dependent grid is placed as soon as its primary lets it, on whatever SMs are free then, and a
+// small combine grid would otherwise pile up 8 blocks per SM on the few SMs that finished their splits first.
+inline size_t combine_spread_smem(int blocks, int sms, int threads_per_sm, int smem_per_sm, int smem_per_block_max,
+                                  int static_smem, int reserved_per_block) {
+  const int per_sm = (blocks + sms - 1) / sms;
+  if (per_sm >= threads_per_sm / kCombineThreads) return 0;  // the thread limit alone allows no more
+  const int share = smem_per_sm / per_sm - static_smem - reserved_per_block - 128;
+  return share <= 0 ? 0 : static_cast<size_t>(share < smem_per_block_max - static_smem ? share : smem_per_block_max - static_smem);
+}
+
+// Per device and instantiation: enable > 48 KB dynamic shared memory and read what the launches need.
+struct LaunchInfo {
+  bool configured = false;
+  int cc_major = 0, sms = 0, threads_per_sm = 0, smem_per_sm = 0, smem_per_block_max = 0, reserved_per_block = 0;
+  int combine_static = 0;
+};
+
+// Launch the split (+ combine) kernels. kSpread (v19): the PDL combine reserves shared memory so that it spreads
+// over the SMs (combine_spread_smem).
+template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kSpread = false>
 inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
-  static bool configured[64] = {};
-  static int cc_major[64] = {};
+  static LaunchInfo info[64];
   if (device >= 64) return cudaErrorInvalidDevice;
-  if (!configured[device]) {
-    err = cudaFuncSetAttribute(verify_attn_split_kernel<kV14, kBf16Part, kPdl, kCarve>,
+  LaunchInfo& in = info[device];
+  if (!in.configured) {
+    err = cudaFuncSetAttribute(verify_attn_split_kernel<kV14, kBf16Part, kPdl>,
                                cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
     if (err != cudaSuccess) return err;
-    if constexpr (kCarve) {
-      err = cudaFuncSetAttribute(verify_attn_split_kernel<kV14, kBf16Part, kPdl, kCarve>,
-                                 cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-      if (err != cudaSuccess) return err;
-      err = cudaFuncSetAttribute(verify_attn_combine_kernel<kBf16Part, kPdl, kCarve>,
-                                 cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+    const std::pair<cudaDeviceAttr, int*> attrs[] = {
+        {cudaDevAttrComputeCapabilityMajor, &in.cc_major},
+        {cudaDevAttrMultiProcessorCount, &in.sms},
+        {cudaDevAttrMaxThreadsPerMultiProcessor, &in.threads_per_sm},
+        {cudaDevAttrMaxSharedMemoryPerMultiprocessor, &in.smem_per_sm},
+        {cudaDevAttrMaxSharedMemoryPerBlockOptin, &in.smem_per_block_max},
+        {cudaDevAttrReservedSharedMemoryPerBlock, &in.reserved_per_block}};
+    for (const auto& [attr, value] : attrs) {
+      err = cudaDeviceGetAttribute(value, attr, device);
       if (err != cudaSuccess) return err;
     }
-    err = cudaDeviceGetAttribute(&cc_major[device], cudaDevAttrComputeCapabilityMajor, device);
-    if (err != cudaSuccess) return err;
-    configured[device] = true;
+    if constexpr (kSpread) {
+      cudaFuncAttributes fa{};
+      err = cudaFuncGetAttributes(&fa, verify_attn_combine_kernel<kBf16Part, kPdl>);
+      if (err != cudaSuccess) return err;
+      in.combine_static = static_cast<int>(fa.sharedSizeBytes);
+      err = cudaFuncSetAttribute(verify_attn_combine_kernel<kBf16Part, kPdl>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, in.smem_per_block_max - in.combine_static);
+      if (err != cudaSuccess) return err;
+    }
+    in.configured = true;
   }
   const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
-  verify_attn_split_kernel<kV14, kBf16Part, kPdl, kCarve><<<grid, kThreads, kSmemBytes, stream>>>(p);
+  verify_attn_split_kernel<kV14, kBf16Part, kPdl><<<grid, kThreads, kSmemBytes, stream>>>(p);
   err = cudaGetLastError();
   if (err != cudaSuccess || p.num_splits == 1) return err;
   const dim3 combine_grid(p.nodes * p.heads, 2, p.batch);
   if constexpr (!kPdl) {
-    verify_attn_combine_kernel<kBf16Part, false, kCarve><<<combine_grid, kCombineThreads, 0, stream>>>(p);
+    verify_attn_combine_kernel<kBf16Part, false><<<combine_grid, kCombineThreads, 0, stream>>>(p);
     return cudaGetLastError();
   } else {
     cudaLaunchAttribute attr[1] = {};
@@ -476,11 +504,14 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
     cudaLaunchConfig_t config = {};
     config.gridDim = combine_grid;
     config.blockDim = dim3(kCombineThreads);
-    config.dynamicSmemBytes = 0;
+    config.dynamicSmemBytes =
+        kSpread ? combine_spread_smem(static_cast<int>(combine_grid.x * combine_grid.y * combine_grid.z), in.sms,
+                                      in.threads_per_sm, in.smem_per_sm, in.smem_per_block_max, in.combine_static, in.reserved_per_block)
+                : 0;
     config.stream = stream;
     config.attrs = attr;
-    config.numAttrs = cc_major[device] >= 9 ? 1 : 0;  // griddepcontrol is sm_90+
-    return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<kBf16Part, true, kCarve>, p);
+    config.numAttrs = in.cc_major >= 9 ? 1 : 0;  // griddepcontrol is sm_90+
+    return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<kBf16Part, true>, p);
   }
 }
 
@@ -493,7 +524,6 @@ inline cudaError_t launch_verify_attention_impl(const Params& p, cudaStream_t st
     case 14: return launch_split_and_combine<true>(p, stream);
     case 15: return launch_split_and_combine<true, true>(p, stream);
     case 16: return launch_split_and_combine<true, true, true>(p, stream);
-    case 17: return launch_split_and_combine<true, false, false, true>(p, stream);
     default: return launch_split_and_combine<true, true, true, true>(p, stream);
   }
 }

@@ -14,7 +14,7 @@ constexpr int kCombineThreads = 256;  // 4 split groups x 64 float4 columns: one
 // (lse -inf) weigh 0; a row that saw nothing at all gets 0 and lse -inf. Four groups of threads walk
 // interleaved splits with eight independent 16-B loads each in flight (a one-load-at-a-time walk is pure
 // latency: 11-16 us at 44-66 splits in v3), then add their sums through shared memory.
-template <bool kBf16Part, bool kPdl, bool kCarve = false>  // kCarve: a separate instantiation (see the split kernel)
+template <bool kBf16Part, bool kPdl>
 __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(const Params p) {
   if constexpr (kPdl) pdl_wait_primary();
   VA_STAMP_COMBINE(false);

@@ -453,9 +453,9 @@ struct LaunchInfo {
   int combine_static = 0;
 };
 
-// Launch the split (+ combine) kernels. kSpread (v19): the PDL combine reserves shared memory so that it spreads
-// over the SMs (combine_spread_smem).
-template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kSpread = false>
+// Launch the split (+ combine) kernels. kSpread (v19, v20): the PDL combine reserves shared memory so that it
+// spreads over the SMs (combine_spread_smem). kPrefetch (v20): the combine's prefetching form.
+template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kSpread = false, bool kPrefetch = false>
 inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
@@ -480,10 +480,10 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
     }
     if constexpr (kSpread) {
       cudaFuncAttributes fa{};
-      err = cudaFuncGetAttributes(&fa, verify_attn_combine_kernel<kBf16Part, kPdl>);
+      err = cudaFuncGetAttributes(&fa, verify_attn_combine_kernel<kBf16Part, kPdl, kPrefetch>);
       if (err != cudaSuccess) return err;
       in.combine_static = static_cast<int>(fa.sharedSizeBytes);
-      err = cudaFuncSetAttribute(verify_attn_combine_kernel<kBf16Part, kPdl>,
+      err = cudaFuncSetAttribute(verify_attn_combine_kernel<kBf16Part, kPdl, kPrefetch>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, in.smem_per_block_max - in.combine_static);
       if (err != cudaSuccess) return err;
     }
@@ -511,7 +511,7 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
     config.stream = stream;
     config.attrs = attr;
     config.numAttrs = in.cc_major >= 9 ? 1 : 0;  // griddepcontrol is sm_90+
-    return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<kBf16Part, true>, p);
+    return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<kBf16Part, true, kPrefetch>, p);
   }
 }
 
@@ -524,7 +524,8 @@ inline cudaError_t launch_verify_attention_impl(const Params& p, cudaStream_t st
     case 14: return launch_split_and_combine<true>(p, stream);
     case 15: return launch_split_and_combine<true, true>(p, stream);
     case 16: return launch_split_and_combine<true, true, true>(p, stream);
-    default: return launch_split_and_combine<true, true, true, true>(p, stream);
+    case 19: return launch_split_and_combine<true, true, true, true>(p, stream);
+    default: return launch_split_and_combine<true, true, true, true, true>(p, stream);
   }
 }
 

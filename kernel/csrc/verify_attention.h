@@ -79,16 +79,19 @@ inline size_t partial_lse_elems(int batch, int nodes, int heads, int splits) {
 
 // Launches the split kernel (and the combine kernel when num_splits > 1) on `stream`; no allocation, no
 // sync. Returns the first CUDA error (cudaErrorInvalidValue for a bad variant or size). variant selects the
-// kernel version of verify_attention.cuh: 4, 14, 15, 16 or 19; kDefaultVariant runs kBestVariant, the
-// fastest measured (kernel/NOTES.md). 15, 16 and 19 write bf16 partials (the caller allocates part_o
-// accordingly); 16 and 19 launch the combine as a programmatic dependent (sm_90+), 19 spread over the SMs.
+// kernel version of verify_attention.cuh: 4, 14, 15, 16, 19 or 20; kDefaultVariant runs kBestVariant, the
+// fastest measured (kernel/NOTES.md). 15, 16, 19 and 20 write bf16 partials (the caller allocates part_o
+// accordingly); 16, 19 and 20 launch the combine as a programmatic dependent (sm_90+), 19 and 20 spread over the
+// SMs, 20 with its first loads issued before the weights.
 constexpr int kDefaultVariant = 0;
-constexpr int kBestVariant = 16;
-inline bool valid_variant(int v) { return v == kDefaultVariant || v == 4 || v == 14 || v == 15 || v == 16 || v == 19; }
+constexpr int kBestVariant = 19;
+inline bool valid_variant(int v) {
+  return v == kDefaultVariant || v == 4 || v == 14 || v == 15 || v == 16 || v == 19 || v == 20;
+}
 inline int resolve_variant(int v) { return v == kDefaultVariant ? kBestVariant : v; }
 inline bool bf16_partials(int variant) {
   const int v = resolve_variant(variant);
-  return v == 15 || v == 16 || v == 19;
+  return v == 15 || v == 16 || v == 19 || v == 20;
 }
 cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream, int variant = kDefaultVariant);
 

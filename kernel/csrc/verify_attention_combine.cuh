@@ -14,8 +14,11 @@ constexpr int kCombineThreads = 256;  // 4 split groups x 64 float4 columns: one
 // (lse -inf) weigh 0; a row that saw nothing at all gets 0 and lse -inf. Four groups of threads walk
 // interleaved splits with eight independent 16-B loads each in flight (a one-load-at-a-time walk is pure
 // latency: 11-16 us at 44-66 splits in v3), then add their sums through shared memory.
-template <bool kBf16Part, bool kPdl>
+// kPrefetch (v20, bf16 partials only): the first 8 partial loads of each thread are issued before the weights
+// are computed, and each lse is read once, so the block waits on one round trip to L2 before its math, not three.
+template <bool kBf16Part, bool kPdl, bool kPrefetch = false>
 __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(const Params p) {
+  static_assert(!kPrefetch || kBf16Part, "the prefetching combine reads bf16 partials");
   if constexpr (kPdl) pdl_wait_primary();
   VA_STAMP_COMBINE(false);
   __shared__ float w[kMaxSplits];
@@ -24,7 +27,46 @@ __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(co
   const int row = blockIdx.x, half = blockIdx.y, b = blockIdx.z, tid = threadIdx.x;
   const int rows = p.nodes * p.heads, splits = p.num_splits;
   const int64_t lse_base = static_cast<int64_t>(b) * splits * rows + row;
-  if (tid < 32) {
+  const int group = tid >> 6, c4 = tid & 63;
+  const int64_t first = (static_cast<int64_t>(b) * splits * rows + row) * kVDim + half * 256 + c4 * 4;
+  const int64_t stride = static_cast<int64_t>(rows) * kVDim;
+  uint2 ahead[8];
+  if constexpr (kPrefetch) {
+    const __nv_bfloat16* src = static_cast<const __nv_bfloat16*>(p.part_o) + first;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int s = group + 4 * j;
+      ahead[j] = s < splits ? __ldcs(reinterpret_cast<const uint2*>(src + s * stride)) : make_uint2(0u, 0u);
+    }
+    if (tid < 32) {
+      float l[kMaxSplits / 32];
+#pragma unroll
+      for (int k = 0; k < kMaxSplits / 32; ++k) {
+        const int s = tid + 32 * k;
+        l[k] = s < splits ? p.part_lse[lse_base + static_cast<int64_t>(s) * rows] : -INFINITY;
+      }
+      float mx = l[0];
+#pragma unroll
+      for (int k = 1; k < kMaxSplits / 32; ++k) mx = fmaxf(mx, l[k]);
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+      const float shift = mx == -INFINITY ? 0.f : mx;
+      float sum = 0.f;
+#pragma unroll
+      for (int k = 0; k < kMaxSplits / 32; ++k) {
+        const int s = tid + 32 * k;
+        const float e = exp2f(l[k] - shift);  // 0 for an empty split or past the end (-inf)
+        if (s < splits) w[s] = e;
+        sum += e;
+      }
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+      if (tid == 0) {
+        stats[0] = sum;
+        stats[1] = sum > 0.f ? (shift + __log2f(sum)) * 0.6931471805599453f : -INFINITY;
+      }
+    }
+  } else if (tid < 32) {
     float mx = -INFINITY;
     for (int s = tid; s < splits; s += 32) mx = fmaxf(mx, p.part_lse[lse_base + static_cast<int64_t>(s) * rows]);
 #pragma unroll
@@ -44,9 +86,6 @@ __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(co
     }
   }
   __syncthreads();
-  const int group = tid >> 6, c4 = tid & 63;
-  const int64_t first = (static_cast<int64_t>(b) * splits * rows + row) * kVDim + half * 256 + c4 * 4;
-  const int64_t stride = static_cast<int64_t>(rows) * kVDim;
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int s0 = group; s0 < splits; s0 += 4 * 8) {
     float4 v[8];
@@ -56,7 +95,8 @@ __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(co
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         const int s = s0 + 4 * j;
-        raw[j] = s < splits ? __ldcs(reinterpret_cast<const uint2*>(src + s * stride)) : make_uint2(0u, 0u);
+        if (kPrefetch && s0 == group) raw[j] = ahead[j];
+        else raw[j] = s < splits ? __ldcs(reinterpret_cast<const uint2*>(src + s * stride)) : make_uint2(0u, 0u);
       }
 #pragma unroll
       for (int j = 0; j < 8; ++j) {

@@ -107,6 +107,15 @@ def kernel_times(ext: Any, batch: int, heads: int, nodes: int, ctx: int, splits:
     return totals
 
 
+def splits_with(batch: int, heads: int, nodes: int, ctx: int, sms: int, min_tiles: int) -> int:
+    """The launcher's split choice (verify_attention.h: choose_num_splits) with another tiles-per-split minimum."""
+    base = batch * -(-(nodes * heads) // 64)
+    if base >= sms:
+        return 1
+    avg_tiles = -(-(-(-(batch * (ctx + nodes)) // batch)) // 32)
+    return max(1, min(sms // base, max(1, avg_tiles // min_tiles), 128))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, default=None, help="write all samples here")
@@ -114,9 +123,10 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=50)
     parser.add_argument("--case", default=None, help="only B,H,T,L (e.g. 1,8,64,91000; for ncu)")
     parser.add_argument("--kernels", action="store_true", help="also report per-kernel device time (profiler)")
-    parser.add_argument("--variant", type=int, default=0, choices=(0, 4, 14, 15, 16, 19), help="kernel version (0: the default; kernel/NOTES.md)")
+    parser.add_argument("--variant", type=int, default=0, choices=(0, 4, 14, 15, 16, 19, 20), help="kernel version (0: the default; kernel/NOTES.md)")
     parser.add_argument("--ab", default=None,
-                        help="comma-separated versions timed in turn on the same inputs, e.g. 14,18 (A/B in one process)")
+                        help="comma-separated versions timed in turn on the same inputs, e.g. 14,19 (A/B in one "
+                             "process); VERSION:N also chooses the split count with at least N tiles per split")
     args = parser.parse_args()
     ext = build.load()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -135,12 +145,14 @@ def main() -> int:
             floor = max(bfloor, ffloor)
             if args.ab:
                 inputs = rotating_inputs(batch, heads, nodes, ctx)
-                versions = [int(v) for v in args.ab.split(",")]
-                meds = {v: [] for v in versions}
+                versions = args.ab.split(",")
+                meds: dict[str, list[float]] = {v: [] for v in versions}
                 for _ in range(3):  # interleaved rounds: drift hits every version alike
                     for v in versions:
-                        meds[v].append(statistics.median(time_case(ext, batch, heads, nodes, ctx, auto, args.reps, v,
-                                                                   inputs)))
+                        version, _, min_tiles = v.partition(":")
+                        splits = auto if not min_tiles else splits_with(batch, heads, nodes, ctx, sms, int(min_tiles))
+                        meds[v].append(statistics.median(time_case(ext, batch, heads, nodes, ctx, splits, args.reps,
+                                                                   int(version), inputs)))
                 best = {v: min(m) for v, m in meds.items()}
                 base = best[versions[0]]
                 rows.append(f"{batch:2d} {heads:3d} {nodes:3d} {ctx:6d} {auto:4d}* " + "  ".join(

@@ -33,7 +33,9 @@ constexpr int kSmemBytes = kStages * kTileBytes + kXchBytes + kSlotBytes + kMask
 constexpr int kSmemLimit = 99 * 1024;  // sm_120's per-block maximum: the port target
 static_assert(kSmemBytes <= kSmemLimit, "shared memory per block must fit sm_120's 99 KB");
 constexpr int kMaxSplits = 128;        // bounds the partial buffers
-constexpr int kMinTilesPerSplit = 4;   // below this the partial write + combine costs more than it spreads
+// Below this the partial write + combine cost more than they spread: 2 since the partials are bf16 (v15+); at
+// (1,8,16) 5.7k, 66 splits of 3 tiles beat 44 of 5 by 9-11% (kernel/NOTES.md).
+constexpr int kMinTilesPerSplit = 2;
 
 struct Params {
   const void* q;                    // [B, T, H, 576] bf16
@@ -84,7 +86,7 @@ inline size_t partial_lse_elems(int batch, int nodes, int heads, int splits) {
 // accordingly); 16, 19 and 20 launch the combine as a programmatic dependent (sm_90+), 19 and 20 spread over the
 // SMs, 20 with its first loads issued before the weights.
 constexpr int kDefaultVariant = 0;
-constexpr int kBestVariant = 19;
+constexpr int kBestVariant = 20;
 inline bool valid_variant(int v) {
   return v == kDefaultVariant || v == 4 || v == 14 || v == 15 || v == 16 || v == 19 || v == 20;
 }

@@ -310,3 +310,38 @@ def test_cuda_binding_rejects_bad_inputs_naming_the_argument() -> None:
         ext.forward(q_big, kv, torch.zeros(big + 1, dtype=torch.int32, device=q.device), pslots,
                     torch.zeros(big, 1, dtype=torch.int32, device=q.device),
                     torch.ones(big, 1, dtype=torch.int64, device=q.device), scale, False, 0)
+
+
+# A call captured in a CUDA graph (the engine's mode) must replay what an eager call computes on whatever q holds at
+# replay time: no host sync during capture, no host-side state baked in, and, since v16, the combine's
+# programmatic dependent launch captured as a graph edge. (B, H, T, prefix lengths): many splits, and a batch.
+GRAPH_CASES = [(1, 8, 16, [5700]), (3, 16, 16, [989, 0, 2500])]
+
+
+@pytest.mark.parametrize("case", GRAPH_CASES, ids=lambda c: f"b{c[0]}-h{c[1]}-t{c[2]}-L{'+'.join(map(str, c[3]))}")
+def test_cuda_call_captured_in_a_cuda_graph_replays_the_eager_result(case: tuple[int, int, int, list[int]]) -> None:
+    batch, heads, nodes, lens = case
+    x = make_inputs(batch, heads, nodes, lens, tree="random", seed=RUN_SEED, device="cuda")
+    args = x.args()  # x.q is the graph's static input: refilled in place before each replay
+
+    def call() -> tuple[torch.Tensor, torch.Tensor]:
+        return kernel.verify_attention(*args, backend="cuda", return_lse=True)
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the capture: build, attributes, allocator pools
+        call()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out, lse = call()
+    gen = torch.Generator(device="cuda").manual_seed(RUN_SEED)
+    for i in range(3):
+        x.q.copy_(torch.randn(x.q.shape, generator=gen, device="cuda").to(torch.bfloat16))
+        graph.replay()
+        eager_out, eager_lse = call()
+        torch.cuda.synchronize()
+        where = f"replay {i}, seed {RUN_SEED}"
+        assert torch.isfinite(out).all() and out.abs().max() > 0, f"replay wrote nothing: {where}"
+        assert torch.equal(out, eager_out), f"out differs from the eager call: {where}"
+        assert torch.equal(lse, eager_lse), f"lse differs from the eager call: {where}"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # compute-sanitizer memcheck, racecheck and synccheck of the verify kernels on the quick shapes of gpu_check.py.
 # Usage (repository root, GPU machine): [VARIANT=4|14] kernel/tools/sanitize.sh [LOGDIR] (default: the default kernel)
-# Exit 0 when all tools report no error; 3 when a tool reports one; other codes come from the run itself.
+# Exit 0 when all tools report no error; 3 when a tool reports one; 4 when a tool only died on a case (no
+# verdict there); other codes come from the run itself.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 logdir="${1:-/tmp}"
@@ -14,11 +15,23 @@ check() {  # check TOOL LABEL [tool options...] -- [gpu_check args...]
   shift 2
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
   [ $# -gt 0 ] && shift
+  local start=0
+  [ -f "$log" ] && start=$(wc -l <"$log")
   compute-sanitizer --tool "$tool" ${opts[@]+"${opts[@]}"} --error-exitcode 3 --kernel-name kns=verify_attn \
     python3 kernel/tools/gpu_check.py --quick --variant "${VARIANT:-0}" "$@" >>"$log" 2>&1
   local rc=$?
-  echo "sanitize $tool $label: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|Internal' "$log" | tail -1)"
-  [ "$rc" -ne 0 ] && status=$rc
+  # The log accumulates runs: judge this one by its own lines. When the tool dies ("Internal Sanitizer Error"),
+  # its summary counts that death as "1 hazard (1 error)": say so instead of reporting a hazard.
+  local mine summary
+  mine=$(tail -n +"$((start + 1))" "$log")
+  if grep -q "Internal Sanitizer Error" <<<"$mine"; then
+    summary="the tool itself failed (Internal Sanitizer Error), no verdict on this case"
+    [ "$rc" -ne 0 ] && rc=4
+  else
+    summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' <<<"$mine" | tail -1)
+  fi
+  echo "sanitize $tool $label: exit $rc; $summary"
+  if [ "$rc" -ne 0 ] && [ "$status" -ne 3 ]; then status=$rc; fi
 }
 check memcheck all --
 check synccheck all --

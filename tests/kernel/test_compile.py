@@ -222,6 +222,37 @@ def test_split_count_bounds(tmp_path: Path) -> None:
     assert got[SPLIT_CASES.index((16, 64, 128, 16 * 50, 132))] == 1  # 2048 blocks already: no split
 
 
+# (combine blocks, SMs, threads per SM, shared memory per SM, per block max, static, reserved per block): the H200
+# (sm_90) and an RTX PRO 6000-like sm_120 (188 SMs, 1536 threads, 100 KB per SM).
+SPREAD_CASES = [(b, 132, 2048, 233472, 232448, 3712, 1024) for b in (1, 132, 133, 256, 512, 1000, 1024, 1056, 8000)] + [
+    (b, 188, 1536, 102400, 101376, 3712, 1024) for b in (1, 188, 189, 256, 700, 1128, 1129, 5000)]
+
+
+@needs_nvcc
+def test_combine_spread_keeps_at_most_its_share_of_blocks_on_an_sm(tmp_path: Path) -> None:
+    """combine_spread_smem (v19+): the reserved shared memory lets exactly ceil(blocks / SMs) combine blocks share an
+    SM when the thread limit alone would allow more, and reserves nothing otherwise."""
+    assert NVCC is not None
+    lines = "".join(f"  std::printf(\"%zu\\n\", verify_attn::combine_spread_smem({b}, {sms}, {thr}, {smem}, {mx}, {st}, "
+                    f"{res}));\n" for b, sms, thr, smem, mx, st, res in SPREAD_CASES)
+    src = tmp_path / "spread.cu"
+    src.write_text(f'#include <cstdio>\n#include "verify_attention.cuh"\nint main() {{\n{lines}  return 0;\n}}\n')
+    exe = tmp_path / "spread"
+    proc = subprocess.run([NVCC, "-std=c++17", "-arch=sm_90", f"-I{CSRC}", "-o", str(exe), str(src)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    got = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
+    for (blocks, sms, threads, smem, block_max, static, reserved), dyn in zip(SPREAD_CASES, got, strict=True):
+        by_threads = threads // 256
+        share = ceil_div(blocks, sms)
+        fit = min(by_threads, smem // (static + dyn + reserved))
+        assert static + dyn <= block_max, (blocks, sms, dyn)
+        if share >= by_threads:
+            assert dyn == 0, (blocks, sms, dyn)
+        else:
+            assert fit == share, (blocks, sms, dyn, fit, share)
+
+
 def test_build_key_and_source_hash_cover_headers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An edited header must change the extension's module name (no stale build is ever loaded)."""
     pytest.importorskip("torch")

@@ -204,12 +204,23 @@ def _select(gate: BenchGateLike, results: Sequence[ResultRun]) -> BenchOutcome |
             gpus = sorted({r.gpu or "no GPU" for r, _ in found})
             return BenchOutcome(False, f"results only from {', '.join(gpus)} (gate wants {gate.hardware})")
         found = on_hw
+    if gate.baseline:
+        # A run that did not measure the baseline did not run the comparison (as a test gate's verdict comes from the
+        # newest run where the test ran): the newest run holding both cases decides, if there is one.
+        compared = [(r, c) for r, c in found if _baseline_case(gate, r, c) is not None]
+        found = compared or found
     newest = max((r for r, _ in found), key=lambda r: (r.time, r.path))
     cases = [c for r, c in found if r is newest]
     if len(cases) > 1:
         listed = "; ".join(fmt_params(c.params) for c in cases[:3])
         return BenchOutcome(False, f"{where_text} is ambiguous: {len(cases)} cases in {newest.path} ({listed})", newest)
     return newest, cases[0]
+
+
+def _baseline_case(gate: BenchGateLike, run: ResultRun, case: ResultCase) -> ResultCase | None:
+    """The case of ``run`` whose params are ``case``'s with the baseline's keys replaced, exactly (same metric)."""
+    want = {**case.params, **(gate.baseline or {})}
+    return next((c for c in run.cases if c.metric == case.metric and c.params.keys() == want.keys() and matches(c.params, want)), None)
 
 
 def evaluate(gate: BenchGateLike, results: Sequence[ResultRun]) -> BenchOutcome:
@@ -220,8 +231,7 @@ def evaluate(gate: BenchGateLike, results: Sequence[ResultRun]) -> BenchOutcome:
     run, case = picked
     base: ResultCase | None = None
     if gate.baseline:
-        want = {**case.params, **gate.baseline}
-        base = next((c for c in run.cases if c.metric == case.metric and c.params.keys() == want.keys() and matches(c.params, want)), None)
+        base = _baseline_case(gate, run, case)
         if base is None:
             return BenchOutcome(False, f"no baseline case {fmt_params(gate.baseline)} for {fmt_params(case.params)} in the same run ({run.path})", run)
         if (base.direction, base.unit) != (case.direction, case.unit):

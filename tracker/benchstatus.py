@@ -23,7 +23,8 @@ from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, EvidenceSource, GateVerdict, gate_hash
 from tracker.results import CACHE_DIR, ResultFileError, ResultRun, load_repo_results, repo_result_files
 
-LOGIC = f"bench-verdicts-2/{__version__}"  # bump when evaluation rules change (2: undefined ratios never meet)
+LOGIC = f"bench-verdicts-3/{__version__}"  # bump when evaluation rules change (2: undefined ratios never meet;
+# 3: a ratio gate reads the newest run that holds both cases)
 CONTENT_IDS = "content-ids.json"  # in CACHE_DIR: {path: [stat signature..., sha256]}
 # A signature is trusted only for a file whose last change (ctime) is this much older than when it
 # was recorded: a later write then necessarily moves ctime (the kernel's clock ticks are far finer),

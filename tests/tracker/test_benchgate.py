@@ -97,11 +97,25 @@ def test_newest_run_wins_even_when_older_passed(tmp_path: Path) -> None:
 
 
 def test_baseline_must_be_in_the_same_run(tmp_path: Path) -> None:
-    old = load(tmp_path, "old.json", result(grid([100.0] * 20, [300.0] * 20), time="2026-11-28T00:00:00Z"))
     only_cuda = [c for c in grid([100.0] * 20, [1.0]) if c["params"]["impl"] == "cuda"]
     new = load(tmp_path, "new.json", result(only_cuda, time="2026-11-29T12:00:00Z"))
-    summary = evaluate(speedup_gate(), [old, new]).summary
+    summary = evaluate(speedup_gate(), [new]).summary
     assert summary.startswith("no baseline case impl=triton for impl=cuda ctx=91000 heads=8 nodes=64 batch=1 in the same run")
+    assert "new.json" in summary
+
+
+def test_a_newer_run_without_the_baseline_neither_meets_nor_fails_a_ratio_gate(tmp_path: Path) -> None:
+    # The newest run that measured both cases decides: a later cuda-only run (a peer comparison, say) did not
+    # run the comparison, so it neither rescues nor spoils it, and a later run with both cases still wins.
+    only_cuda = [c for c in grid([100.0] * 20, [1.0]) if c["params"]["impl"] == "cuda"]
+    passed = load(tmp_path, "passed.json", result(grid([100.0] * 20, [300.0] * 20), time="2026-11-28T00:00:00Z"))
+    failed = load(tmp_path, "failed.json", result(grid([100.0] * 20, [120.0] * 20), time="2026-11-28T06:00:00Z"))
+    partial = load(tmp_path, "partial.json", result(only_cuda, time="2026-11-29T12:00:00Z"))
+    met = evaluate(speedup_gate(), [passed, partial])
+    assert met.met and met.source is not None and met.source.path == passed.path
+    unmet = evaluate(speedup_gate(), [passed, failed, partial])
+    assert not unmet.met and unmet.source is not None and unmet.source.path == failed.path
+    assert unmet.summary.startswith("1.20× < 1.80× (median of 20,")
 
 
 def test_ambiguous_where_is_unmet(tmp_path: Path) -> None:
@@ -212,3 +226,11 @@ def test_oriented_ratio_is_never_infinite() -> None:
 
     assert math.isnan(oriented_ratio(0.0, 30.0, "lower")) and math.isnan(oriented_ratio(30.0, -1.0, "higher"))
     assert oriented_ratio(10.0, 30.0, "lower") == 3.0
+
+
+def test_gate_label_names_the_baseline_of_a_ratio_gate() -> None:
+    from tracker.render import gate_label
+    assert gate_label(speedup_gate()) == ("bench `verify_attn.time_us` median ≥ 1.8× vs impl=triton "
+                                          "(impl=cuda ctx=91000 heads=8 nodes=64 batch=1)")
+    assert gate_label(BenchGate(bench=T, where={"impl": "cuda"}, at_most=450.0)) == \
+        "bench `verify_attn.time_us` median ≤ 450.0 (impl=cuda)"

@@ -2,10 +2,11 @@
 
 Result files are large (all raw samples: ~400 KB per run here) and status runs often, so verdicts
 are cached under ``.tracker/cache/results/verdicts-<key>.json``, where the key hashes every result
-file's path and content hash plus the evaluation code's version. Content hashes are memoized by
-each file's stat signature (:func:`_content_ids`), so a warm status reads no result file at all;
-it parses no JSON sample and imports no pydantic. Any change to a result file, a gate definition
-or this code's version misses the cache and evaluates afresh.
+file's path and content hash plus the evaluation code (:func:`logic_key`: its version and the hash of
+each evaluation source). Content hashes are memoized by each file's stat signature
+(:func:`_content_ids`), so a warm status reads no result file at all; it parses no JSON sample and
+imports no pydantic. Any change to a result file, a gate definition or the evaluation code misses
+the cache and evaluates afresh.
 """
 
 from __future__ import annotations
@@ -25,6 +26,21 @@ from tracker.results import CACHE_DIR, ResultFileError, ResultRun, load_repo_res
 
 LOGIC = f"bench-verdicts-3/{__version__}"  # bump when evaluation rules change (2: undefined ratios never meet;
 # 3: a ratio gate reads the newest run that holds both cases)
+# The evaluation code itself is part of the cache key too, so an edited rule is never answered from verdicts
+# the old code cached (a forgotten LOGIC bump, an editable install between releases).
+EVAL_DIR = Path(__file__).resolve().parent
+EVAL_SOURCES = ("benchgate.py", "results.py", "results_schema.py")
+
+
+def logic_key() -> str:
+    """LOGIC plus the content hash of each evaluation source (a name alone where it cannot be read)."""
+    parts = [LOGIC]
+    for name in EVAL_SOURCES:
+        try:
+            parts.append(sha256_hex((EVAL_DIR / name).read_bytes()))
+        except OSError:
+            parts.append(f"{name}: unreadable")
+    return "\n".join(parts)
 CONTENT_IDS = "content-ids.json"  # in CACHE_DIR: {path: [stat signature..., sha256]}
 # A signature is trusted only for a file whose last change (ctime) is this much older than when it
 # was recorded: a later write then necessarily moves ctime (the kernel's clock ticks are far finer),
@@ -82,7 +98,7 @@ class RepoResults:
     def __init__(self, root: Path) -> None:
         self.root = root
         listing = [f"{rel}\0{digest}" for rel, digest in _content_ids(root, repo_result_files(root)).items()]
-        self.key = sha256_hex("\n".join([LOGIC, *sorted(listing)]).encode())
+        self.key = sha256_hex("\n".join([logic_key(), *sorted(listing)]).encode())
         self._runs: list[ResultRun] | None = None
         self._errors: list[ResultFileError] = []
 

@@ -243,6 +243,32 @@ def test_warm_status_uses_cached_verdicts_without_parsing_results(repo: Path) ->
     assert len(list((repo / ".tracker/cache/results").glob("verdicts-*.json"))) == 1  # old sets pruned
 
 
+def test_edited_evaluation_code_is_never_answered_from_the_cache(repo: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracker import benchstatus
+    from tracker.benchstatus import Evaluator, load_results
+    from tracker.plans import load_plans
+
+    write(repo / "bench/results/d.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z"))
+    _, plans = load_plans(repo)
+    gate = plans[0].phases[0].gates[0]
+    assert isinstance(gate, BenchGate)
+    code = tmp_path / "code"
+    code.mkdir()
+    for name in benchstatus.EVAL_SOURCES:
+        (code / name).write_bytes((benchstatus.EVAL_DIR / name).read_bytes())
+    monkeypatch.setattr(benchstatus, "EVAL_DIR", code)
+    Evaluator(load_results(repo))(gate)  # fills the cache
+    warm = load_results(repo)
+    Evaluator(warm)(gate)
+    assert warm._runs is None  # same code, same results: served from the cache
+    (code / "benchgate.py").write_bytes((code / "benchgate.py").read_bytes() + b"\n# a rule changed\n")
+    edited = load_results(repo)
+    assert edited.key != warm.key
+    Evaluator(edited)(gate)
+    assert edited._runs is not None  # evaluated afresh
+
+
 def test_verify_without_bench_reports_bench_gates_from_stored_results(repo: Path) -> None:
     write(repo / "bench/results/d.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z"))
     code, out = call("verify", repo, ["0002"])

@@ -26,10 +26,9 @@ def gate_label(gate: Gate) -> str:
     if isinstance(gate, BenchGate):
         op, val = ("≥", gate.at_least) if gate.at_least is not None else ("≤", gate.at_most)
         where = " ".join(f"{k}={v}" for k, v in gate.where.items())
-        if gate.baseline:  # the threshold is a ratio to the baseline case, oriented so that above 1 is better
-            base = " ".join(f"{k}={v}" for k, v in gate.baseline.items())
-            return f"bench `{gate.bench}` {gate.stat} {op} {val}× vs {base}" + (f" ({where})" if where else "")
-        return f"bench `{gate.bench}` {gate.stat} {op} {val}" + (f" ({where})" if where else "")
+        # With a baseline the threshold is a ratio to the baseline case, oriented so that above 1 is better.
+        ratio = "× vs " + " ".join(f"{k}={v}" for k, v in gate.baseline.items()) if gate.baseline else ""
+        return f"bench `{gate.bench}` {gate.stat} {op} {val}{ratio}" + (f" ({where})" if where else "")
     return f"test `{gate.test}`" + (f" -m `{gate.marker}`" if gate.marker else "")
 
 

@@ -1,7 +1,8 @@
 """The benchmark result file (schema "tracker-bench-result", version 1), written with the standard library only.
 
-Provenance: commit/dirty from git when the repo has a `.git`, else from the environment variables
-TRACKER_COMMIT / TRACKER_DIRTY ("0"/"1"; the GPU machine gets a copy of the tree without git); the
+Provenance: commit/dirty from the environment variables TRACKER_COMMIT / TRACKER_DIRTY ("0"/"1") when
+TRACKER_COMMIT is set (the GPU machine gets a copy of the tree whose `.git`, if any, may be stale), else from
+git when the repo has a `.git`; the
 fingerprint is the set of git blob ids of the files the benchmark measures, hashed as the tracker does.
 The file is written atomically (temp file + rename): a run leaves a whole file or none.
 """

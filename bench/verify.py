@@ -139,11 +139,22 @@ def measure_impl(impl: peers.Impl, case: Case, sets: list[VerifyInputs], floor_u
     return f"{stats['median']:.1f} ({100 * floor_us / float(stats['median']):.1f}%){mark}", entries
 
 
-def input_sets(case: Case, l2: int, device: str = "cuda") -> list[VerifyInputs]:
-    """Fresh random input sets for a case, enough of them to exceed 2x the L2 together."""
+def input_sets(case: Case, l2: int, device: str = "cuda") -> tuple[list[VerifyInputs], list[int]]:
+    """Fresh random input sets for a case, enough of them to exceed 2x the L2 together, and their seeds."""
+    seeds = [torch.seed() % 2**31 for _ in range(rotation_sets(case.bytes, l2))]
     return [make_inputs(case.batch, case.heads, case.nodes, [case.ctx] * case.batch, tree="random",
-                        slots="scattered", seed=torch.seed() % 2**31, device=device)
-            for _ in range(rotation_sets(case.bytes, l2))]
+                        slots="scattered", seed=seed, device=device) for seed in seeds], seeds
+
+
+def cuda_splits(case: Case) -> int | None:
+    """The split count the CUDA launcher chooses for a case (None where the extension cannot load)."""
+    try:
+        from kernel import build
+        ext = build.load()
+    except Exception:  # noqa: BLE001  (only a label in the log; the cuda timing reports its own failure)
+        return None
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    return int(ext.num_splits(case.batch, case.nodes, case.heads, case.batch * case.ctx, sms))
 
 
 def run(selection: str, impl_names: list[str], out_dir: Path, command: str, budget_s: float = 0.5) -> int:
@@ -159,7 +170,7 @@ def run(selection: str, impl_names: list[str], out_dir: Path, command: str, budg
     failed: dict[str, ImplFailure] = {}
     table: list[tuple[Case, float, dict[str, str]]] = []
     for case in cases_for(selection):
-        sets = input_sets(case, l2)
+        sets, seeds = input_sets(case, l2)
         floor = case.floor_us(copy_tbps, mma_tflops)
         cells: dict[str, str] = {}
         for name in impl_names:
@@ -174,7 +185,8 @@ def run(selection: str, impl_names: list[str], out_dir: Path, command: str, budg
         del sets
         torch.cuda.empty_cache()
         table.append((case, floor, cells))
-        print(f"done {case}: " + ", ".join(f"{k} {v}" for k, v in cells.items()), flush=True)
+        setup = f"seeds {seeds}" + (f", cuda splits {cuda_splits(case)}" if "cuda" in impl_names else "")
+        print(f"done {case}: " + ", ".join(f"{k} {v}" for k, v in cells.items()) + f" [{setup}]", flush=True)
     env = environment()
     doc = results.document("verify", results.provenance(ROOT, command, env, now), doc_cases)
     path = results.write(doc, out_dir, now)

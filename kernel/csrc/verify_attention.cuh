@@ -108,10 +108,10 @@ __device__ __forceinline__ void store_rows_bf16(__nv_bfloat16* row_lo, __nv_bflo
 // QK loop, one row every 4 k-steps, instead of 9 cp.async a thread in one burst right after the tile barrier
 // (the burst stalled on the LSU queue: 14% of v4's warp stall samples, ncu source counters), and gathers tile 0
 // before loading Q so that the two latencies overlap. Everything else is v4's code, unchanged (kernel/NOTES.md).
-// kBf16Part (v15, v16, v19): the partials of a multi-split launch are bf16, not fp32 (half the bytes written
+// kBf16Part (v15 and later): the partials of a multi-split launch are bf16, not fp32 (half the bytes written
 // here and read by the combine), and every bf16 row is stored as whole 32-B sectors (store_rows_bf16). kPdl
-// (v16, v19): the combine grid may launch once every split block has left its tile loop (programmatic dependent
-// launch, sm_90+).
+// (v16 and later): the combine grid may launch once every split block has left its tile loop (programmatic
+// dependent launch, sm_90+).
 template <bool kV14, bool kBf16Part = false, bool kPdl = false>
 __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_split_kernel(const Params p) {
   VA_STAMP_SPLIT(0, 0);
@@ -153,7 +153,8 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     cp_async_commit();
   }
   if (tid < kTileTokens) {
-    s_slot[tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 0) * kTileTokens + tid);
+    // Tile 0's entry is read only by v4's first issue_tile (v14 gathered tile 0 above); tile 1's by every version.
+    if constexpr (!kV14) s_slot[tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 0) * kTileTokens + tid);
     s_slot[kTileTokens + tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 1) * kTileTokens + tid);
   }
 
@@ -201,8 +202,10 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     if (warp == 0) next_slot = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + t + 2) * kTileTokens + lane);
     // One barrier per tile: after it, tile t is visible to every thread and every warp has finished tile t-1,
     // so stage (t+1)&1 is free for the next gather (and the slot entry written at the end of t-1 is visible).
-    cp_async_wait<0>();
-    __syncthreads();
+    if (!(kAblate & kNoBarrier) || t == 0) {
+      if (!(kAblate & kNoWait) || t == 0) cp_async_wait<0>();
+      __syncthreads();
+    }
     if (t == 0) VA_STAMP_SPLIT(1, ntiles);
     // v14: the warp's 4 slot ids of tile t+1 (read here, before the QK loop: a read beside each copy cost 2%).
     int4 next4 = make_int4(-1, -1, -1, -1);
@@ -226,7 +229,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       const uint32_t k_lat = k_row + grp * 256 * 2;
 #pragma unroll
       for (int ks = 0; ks < 16; ++ks) {
-        if constexpr (kV14) {
+        if constexpr (kV14 && !(kAblate & kNoGather)) {
           if ((ks & 3) == 0 && t + 1 < ntiles) {
             const int j = ks >> 2;
             issue_row(p, kv_base + ((t + 1) & 1) * kTileBytes,
@@ -235,6 +238,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
         }
 #pragma unroll
         for (int nn = 0; nn < 2; ++nn) {
+          if constexpr (kAblate & kNoQk) continue;
           uint32_t bf[4];
           ldmatrix_x4(bf, k_lat + nn * 16 * kSmemRowBytes + ks * 32);
           mma_bf16(s[2 * nn], qf[ks], bf[0], bf[1]);
@@ -247,6 +251,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       const uint32_t k_rope = k_row + (kVDim + grp * 32) * 2;
 #pragma unroll
       for (int ks = 0; ks < 2; ++ks) {
+        if constexpr (kAblate & kNoQk) continue;
         uint32_t qa[4];
         const int ch = grp * 4 + ks * 2 + (lane >> 4);
         ldmatrix_x4(qa, smem_addr(q_rope + qr * 128 + ((ch ^ (qr & 7)) << 4)));
@@ -262,7 +267,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     if constexpr (kV14) cp_async_commit();
     // Swap partial S with the partner warp (w ^ 4) on a named barrier of just those 64 threads. 16-B accesses:
     // 4 stores + 4 loads a thread instead of 16 + 16 (the shared-memory pipe is this kernel's busiest).
-    {
+    if constexpr (!(kAblate & kNoSwap)) {
       float4* mine = reinterpret_cast<float4*>(xch) + warp * 128;
       const float4* other = reinterpret_cast<const float4*>(xch) + (warp ^ 4) * 128;
 #pragma unroll
@@ -277,6 +282,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
         s[n][3] += v.w;
       }
     }
+    if constexpr (!(kAblate & kNoSoftmax)) {
     // Scale into the exp2 domain; mask past the chunk end and, for tree positions, by the ancestor bits.
     const int pos0 = (tile0 + t) * kTileTokens;
     const bool needs_mask = pos0 + kTileTokens > min(seq_end, prefix_len);
@@ -336,6 +342,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       l_lo += s[n][0] + s[n][1];
       l_hi += s[n][2] + s[n][3];
     }
+    }  // softmax (kNoSoftmax: timeline ablation only)
     // O[:, grp's 256 cols] += P . V; V^T fragments via ldmatrix.trans (token rows, 8 columns each).
     {
       const uint32_t v_addr = tile + ((((lane >> 3) & 1) << 3) + (lane & 7)) * kSmemRowBytes +
@@ -349,6 +356,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
         pa[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
 #pragma unroll
         for (int nt = 0; nt < 16; ++nt) {
+          if constexpr (kAblate & kNoPv) continue;
           uint32_t bf[4];
           ldmatrix_x4_trans(bf, v_addr + kk * 16 * kSmemRowBytes + nt * 32);
           mma_bf16(o[2 * nt], pa, bf[0], bf[1]);
@@ -360,7 +368,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       s_slot[(t & 1) * kTileTokens + lane] = next_slot;  // tile t+2 reuses tile t's entry
       // Pull tile t+2's rows into L2 now, so next iteration's cp.async (tile t+2 is issued at t+1) hits L2
       // instead of waiting on HBM with only one tile of compute to hide it.
-      if (next_slot >= 0) {
+      if (next_slot >= 0 && !(kAblate & (kNoGather | kNoPrefetch))) {
         const char* row = static_cast<const char*>(p.kv) + static_cast<int64_t>(next_slot) * kRowBytes;
 #pragma unroll
         for (int i = 0; i < kRowBytes / 128; ++i) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(row + i * 128));
@@ -453,7 +461,7 @@ struct LaunchInfo {
   int combine_static = 0;
 };
 
-// Launch the split (+ combine) kernels. kSpread (v19, v20): the PDL combine reserves shared memory so that it
+// Launch the split (+ combine) kernels. kSpread (v19 and later): the PDL combine reserves shared memory so that it
 // spreads over the SMs (combine_spread_smem). kPrefetch (v20): the combine's prefetching form.
 template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kSpread = false, bool kPrefetch = false>
 inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
@@ -515,10 +523,22 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
   }
 }
 
+// What the launcher refuses by itself (cudaErrorInvalidValue), for callers other than the torch binding (the
+// timeline tool, a future engine): sizes out of range, a missing buffer, and q / kv not 16-byte aligned (the
+// kernel reads both with 16-byte vectors; a misaligned pointer would fault inside it). prefix_slots may be null:
+// an all-empty batch has no prefix slot at all.
+inline bool launchable(const Params& p, int variant) {
+  const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
+  const bool sizes = p.num_splits >= 1 && p.num_splits <= kMaxSplits && p.nodes >= 1 && p.nodes <= kMaxNodes &&
+                     p.heads >= 1 && p.batch >= 1 && p.batch <= kMaxBatch &&
+                     static_cast<int64_t>(p.batch) * p.nodes * p.heads <= (int64_t{1} << 31) / kVDim;
+  const bool buffers = p.q && p.kv && p.prefix_indptr && p.tree_slots && p.tree_mask && p.out &&
+                       (p.num_splits == 1 || (p.part_o && p.part_lse));
+  return sizes && buffers && aligned(p.q) && aligned(p.kv) && valid_variant(variant);
+}
+
 inline cudaError_t launch_verify_attention_impl(const Params& p, cudaStream_t stream, int variant) {
-  if (p.num_splits < 1 || p.num_splits > kMaxSplits || p.nodes < 1 || p.nodes > kMaxNodes || p.heads < 1 ||
-      p.batch < 1 || !valid_variant(variant))
-    return cudaErrorInvalidValue;
+  if (!launchable(p, variant)) return cudaErrorInvalidValue;
   switch (resolve_variant(variant)) {
     case 4: return launch_split_and_combine<false>(p, stream);
     case 14: return launch_split_and_combine<true>(p, stream);

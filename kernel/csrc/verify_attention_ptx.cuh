@@ -103,4 +103,25 @@ __device__ __forceinline__ void va_stamp_combine(bool end) {
 #define VA_STAMP_COMBINE(end) ((void)0)
 #endif
 
+// Ablation bits, for kernel/tools/timeline.cu only (`-DVERIFY_ATTN_ABLATE=N`): each set bit leaves one stage of
+// the split kernel's tile loop out, so that the loop's time with and without it says what the stage costs on the
+// critical path. The results are garbage then; a real build (0) compiles every stage, unchanged.
+#ifndef VERIFY_ATTN_ABLATE
+#define VERIFY_ATTN_ABLATE 0
+#endif
+#if VERIFY_ATTN_ABLATE != 0 && !defined(VERIFY_ATTN_TIMELINE)
+#error "VERIFY_ATTN_ABLATE is for kernel/tools/timeline.cu only"
+#endif
+enum Ablate : int {
+  kNoQk = 1,        // no K ldmatrix / QK MMAs (S stays 0)
+  kNoSwap = 2,      // no partial-S swap with the partner warp (and no pair barrier)
+  kNoSoftmax = 4,   // no scale / mask / max / rescale / exp2: P is S packed as is
+  kNoPv = 8,        // no V ldmatrix / P.V MMAs
+  kNoGather = 16,   // no gather or L2 prefetch after tile 0 (the stages keep stale rows)
+  kNoBarrier = 32,  // no per-tile cp.async wait + block barrier
+  kNoPrefetch = 64, // no L2 prefetch of tile t+2 (warp 0)
+  kNoWait = 128,    // the block barrier without the cp.async wait before it (rows land whenever they land)
+};
+constexpr int kAblate = VERIFY_ATTN_ABLATE;
+
 }  // namespace verify_attn

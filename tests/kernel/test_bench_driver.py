@@ -42,8 +42,8 @@ def test_case_selection() -> None:
 
 def test_torch_peer_passes_check_and_is_timed_on_cpu() -> None:
     case = Case(2, 2, 5, 40)
-    sets = input_sets(case, l2=case.bytes, device="cpu")  # tiny "L2": the minimum of 3 sets
-    assert len(sets) == 3
+    sets, seeds = input_sets(case, l2=case.bytes, device="cpu")  # tiny "L2": the minimum of 3 sets
+    assert len(sets) == 3 and len(set(seeds)) == 3  # each set drawn from its own recorded seed
     cell, entries = measure_impl(peers.IMPLS["torch"], case, sets, floor_us=1.0, budget_s=0.01, device="cpu")
     time_us, fraction = entries
     assert time_us["metric"] == "verify_attn.time_us" and time_us["direction"] == "lower"
@@ -55,7 +55,7 @@ def test_torch_peer_passes_check_and_is_timed_on_cpu() -> None:
 
 def test_wrong_kernel_is_refused_not_timed() -> None:
     case = Case(1, 2, 4, 30)
-    sets = input_sets(case, l2=case.bytes, device="cpu")
+    sets, _ = input_sets(case, l2=case.bytes, device="cpu")
     timed: list[int] = []
 
     def prepare(x: object) -> peers.Run:
@@ -77,7 +77,7 @@ def test_missing_optional_peer_is_unavailable() -> None:
 
     case = Case(1, 1, 1, 3)
     with pytest.raises(ImplFailure) as info:
-        measure_impl(peers.Impl("fi", "x", prepare, prefix_only=True), case, input_sets(case, case.bytes, "cpu"),
+        measure_impl(peers.Impl("fi", "x", prepare, prefix_only=True), case, input_sets(case, case.bytes, "cpu")[0],
                      1.0, 0.01, device="cpu")
     assert info.value.unavailable and info.value.cell == "n/a"
 

@@ -146,6 +146,7 @@ def test_bad_inputs_on_gpu_raise_before_launch(backend: str) -> None:
 # the flash-attention tolerance above cannot see at long context. (heads, nodes, prefix lengths, tree)
 COUNT_CASES = [
     (8, 64, [5700, 0, 19], "random"),
+    (3, 7, [989, 1], "chain"),  # 21 rows: one part-filled block
     (16, 16, [91000], "binary"),
     (1, 64, [0], "star"),  # node 63 sees only nodes 0 and 63: bit 63 of a negative int64
 ]
@@ -177,10 +178,10 @@ def check_counts(out: torch.Tensor, lse: torch.Tensor, x: VerifyInputs, where: s
     assert err <= 2 ** -6 * ref_out.abs().max().item(), f"mean of visible V rows off by {err:.3e}: {where}"
 
 
-# Kernel versions the binding can run (kernel/NOTES.md): 14 is the default, 4 the previous one, kept for A/B;
-# 15 writes bf16 partials. 16 (15 + the combine as a programmatic dependent launch), 19 (16 + that combine
-# spread over the SMs) and 20 (19 + a prefetching combine) compute bit for bit what 15 computes:
-# test_cuda_versions_agree_bit_for_bit.
+# Kernel versions the binding can run (kernel/NOTES.md), kept for A/B: 4, 14 (4's gather moved), 15 (bf16
+# partials). 16 (15 + the combine as a programmatic dependent launch), 19 (16 + that combine spread over the SMs)
+# and 20 (19 + a prefetching combine, the default) compute bit for bit what 15 computes
+# (test_cuda_versions_agree_bit_for_bit).
 KERNEL_VERSIONS = [4, 14, 15]
 
 

@@ -104,7 +104,7 @@ __device__ __forceinline__ void store_rows_bf16(__nv_bfloat16* row_lo, __nv_bflo
 #define VERIFY_ATTN_MIN_BLOCKS 1
 #endif
 
-// kV14 = false is v4; kV14 = true is v14 (the default): each warp issues its 4 rows of the next tile inside its
+// kV14 = false is v4; kV14 = true is v14 and every later version: each warp issues its 4 rows of the next tile inside its
 // QK loop, one row every 4 k-steps, instead of 9 cp.async a thread in one burst right after the tile barrier
 // (the burst stalled on the LSU queue: 14% of v4's warp stall samples, ncu source counters), and gathers tile 0
 // before loading Q so that the two latencies overlap. Everything else is v4's code, unchanged (kernel/NOTES.md).
@@ -112,7 +112,10 @@ __device__ __forceinline__ void store_rows_bf16(__nv_bfloat16* row_lo, __nv_bflo
 // here and read by the combine), and every bf16 row is stored as whole 32-B sectors (store_rows_bf16). kPdl
 // (v16 and later): the combine grid may launch once every split block has left its tile loop (programmatic
 // dependent launch, sm_90+).
-template <bool kV14, bool kBf16Part = false, bool kPdl = false>
+// kL2Prefetch (every version but v24): warp 0 also pulls the rows of tile t+2 into L2 at the end of tile t (9
+// prefetches a lane). v24 drops it: the rows are gathered during tile t+1's QK anyway, a tile before they are
+// read, and the timeline's ablations show that lead hides their latency without it (kernel/NOTES.md).
+template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kL2Prefetch = true>
 __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_split_kernel(const Params p) {
   VA_STAMP_SPLIT(0, 0);
   extern __shared__ __align__(128) unsigned char smem[];
@@ -368,7 +371,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       s_slot[(t & 1) * kTileTokens + lane] = next_slot;  // tile t+2 reuses tile t's entry
       // Pull tile t+2's rows into L2 now, so next iteration's cp.async (tile t+2 is issued at t+1) hits L2
       // instead of waiting on HBM with only one tile of compute to hide it.
-      if (next_slot >= 0 && !(kAblate & (kNoGather | kNoPrefetch))) {
+      if (kL2Prefetch && next_slot >= 0 && !(kAblate & (kNoGather | kNoPrefetch))) {
         const char* row = static_cast<const char*>(p.kv) + static_cast<int64_t>(next_slot) * kRowBytes;
 #pragma unroll
         for (int i = 0; i < kRowBytes / 128; ++i) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(row + i * 128));
@@ -462,8 +465,10 @@ struct LaunchInfo {
 };
 
 // Launch the split (+ combine) kernels. kSpread (v19 and later): the PDL combine reserves shared memory so that it
-// spreads over the SMs (combine_spread_smem). kPrefetch (v20): the combine's prefetching form.
-template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kSpread = false, bool kPrefetch = false>
+// spreads over the SMs (combine_spread_smem). kPrefetch (v20, v24): the combine's prefetching form. kL2Prefetch
+// (all but v24): the split kernel's L2 prefetch of tile t+2.
+template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kSpread = false, bool kPrefetch = false,
+          bool kL2Prefetch = true>
 inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
@@ -472,7 +477,7 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
   if (device >= 64) return cudaErrorInvalidDevice;
   LaunchInfo& in = info[device];
   if (!in.configured) {
-    err = cudaFuncSetAttribute(verify_attn_split_kernel<kV14, kBf16Part, kPdl>,
+    err = cudaFuncSetAttribute(verify_attn_split_kernel<kV14, kBf16Part, kPdl, kL2Prefetch>,
                                cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
     if (err != cudaSuccess) return err;
     const std::pair<cudaDeviceAttr, int*> attrs[] = {
@@ -498,7 +503,7 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
     in.configured = true;
   }
   const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
-  verify_attn_split_kernel<kV14, kBf16Part, kPdl><<<grid, kThreads, kSmemBytes, stream>>>(p);
+  verify_attn_split_kernel<kV14, kBf16Part, kPdl, kL2Prefetch><<<grid, kThreads, kSmemBytes, stream>>>(p);
   err = cudaGetLastError();
   if (err != cudaSuccess || p.num_splits == 1) return err;
   const dim3 combine_grid(p.nodes * p.heads, 2, p.batch);
@@ -545,7 +550,8 @@ inline cudaError_t launch_verify_attention_impl(const Params& p, cudaStream_t st
     case 15: return launch_split_and_combine<true, true>(p, stream);
     case 16: return launch_split_and_combine<true, true, true>(p, stream);
     case 19: return launch_split_and_combine<true, true, true, true>(p, stream);
-    default: return launch_split_and_combine<true, true, true, true, true>(p, stream);
+    case 20: return launch_split_and_combine<true, true, true, true, true>(p, stream);
+    default: return launch_split_and_combine<true, true, true, true, true, false>(p, stream);
   }
 }
 

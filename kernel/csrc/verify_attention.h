@@ -81,19 +81,19 @@ inline size_t partial_lse_elems(int batch, int nodes, int heads, int splits) {
 
 // Launches the split kernel (and the combine kernel when num_splits > 1) on `stream`; no allocation, no
 // sync. Returns the first CUDA error (cudaErrorInvalidValue for a bad variant or size). variant selects the
-// kernel version of verify_attention.cuh: 4, 14, 15, 16, 19 or 20; kDefaultVariant runs kBestVariant, the
-// fastest measured (kernel/NOTES.md). 15, 16, 19 and 20 write bf16 partials (the caller allocates part_o
-// accordingly); 16, 19 and 20 launch the combine as a programmatic dependent (sm_90+), 19 and 20 spread over the
-// SMs, 20 with its first loads issued before the weights.
+// kernel version of verify_attention.cuh: 4, 14, 15, 16, 19, 20 or 24; kDefaultVariant runs kBestVariant, the
+// fastest measured (kernel/NOTES.md). 15 and later write bf16 partials (the caller allocates part_o
+// accordingly); 16 and later launch the combine as a programmatic dependent (sm_90+), 19 and later spread it over
+// the SMs, 20 and 24 with its first loads issued before the weights; 24 is 20 without the L2 prefetch.
 constexpr int kDefaultVariant = 0;
-constexpr int kBestVariant = 20;
+constexpr int kBestVariant = 24;
 inline bool valid_variant(int v) {
-  return v == kDefaultVariant || v == 4 || v == 14 || v == 15 || v == 16 || v == 19 || v == 20;
+  return v == kDefaultVariant || v == 4 || v == 14 || v == 15 || v == 16 || v == 19 || v == 20 || v == 24;
 }
 inline int resolve_variant(int v) { return v == kDefaultVariant ? kBestVariant : v; }
 inline bool bf16_partials(int variant) {
   const int v = resolve_variant(variant);
-  return v == 15 || v == 16 || v == 19 || v == 20;
+  return v >= 15;
 }
 cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream, int variant = kDefaultVariant);
 

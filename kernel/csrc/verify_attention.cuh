@@ -115,7 +115,11 @@ __device__ __forceinline__ void store_rows_bf16(__nv_bfloat16* row_lo, __nv_bflo
 // kL2Prefetch (every version but v24): warp 0 also pulls the rows of tile t+2 into L2 at the end of tile t (9
 // prefetches a lane). v24 drops it: the rows are gathered during tile t+1's QK anyway, a tile before they are
 // read, and the timeline's ablations show that lead hides their latency without it (kernel/NOTES.md).
-template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kL2Prefetch = true>
+// kPairNext (v26): partners are warps w and w^1 (rows (w/2)*16, K half w&1), not w and w+4. A scheduler runs
+// warps w and w+4 (w = 0..3): with v20's pairing they are partners, joined at every swap and so always in the
+// same phase; with w^1 they belong to two pairs that may drift apart within a tile, one's softmax beside the
+// other's MMAs (kernel/NOTES.md, the ablation table).
+template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kL2Prefetch = true, bool kPairNext = false>
 __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_split_kernel(const Params p) {
   VA_STAMP_SPLIT(0, 0);
   extern __shared__ __align__(128) unsigned char smem[];
@@ -129,7 +133,8 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   const int rows = p.nodes * p.heads;
   const int row0 = blockIdx.x * kRowsPerBlock;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int grp = warp >> 2, wrow = (warp & 3) * 16;
+  const int grp = kPairNext ? warp & 1 : warp >> 2, wrow = (kPairNext ? warp >> 1 : warp & 3) * 16;
+  const int partner = warp ^ (kPairNext ? 1 : 4), pair_id = kPairNext ? warp >> 1 : warp & 3;
   const int gq = lane >> 2, cq = lane & 3;  // mma fragment coordinates: row group, column pair
 
   const int prefix_start = p.prefix_indptr[b];
@@ -272,10 +277,10 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     // 4 stores + 4 loads a thread instead of 16 + 16 (the shared-memory pipe is this kernel's busiest).
     if constexpr (!(kAblate & kNoSwap)) {
       float4* mine = reinterpret_cast<float4*>(xch) + warp * 128;
-      const float4* other = reinterpret_cast<const float4*>(xch) + (warp ^ 4) * 128;
+      const float4* other = reinterpret_cast<const float4*>(xch) + partner * 128;
 #pragma unroll
       for (int n = 0; n < 4; ++n) mine[n * 32 + lane] = make_float4(s[n][0], s[n][1], s[n][2], s[n][3]);
-      asm volatile("bar.sync %0, 64;\n" ::"r"(1 + (warp & 3)));
+      asm volatile("bar.sync %0, 64;\n" ::"r"(1 + pair_id));
 #pragma unroll
       for (int n = 0; n < 4; ++n) {
         const float4 v = other[n * 32 + lane];
@@ -466,9 +471,9 @@ struct LaunchInfo {
 
 // Launch the split (+ combine) kernels. kSpread (v19 and later): the PDL combine reserves shared memory so that it
 // spreads over the SMs (combine_spread_smem). kPrefetch (v20, v24): the combine's prefetching form. kL2Prefetch
-// (all but v24): the split kernel's L2 prefetch of tile t+2.
+// (all but v24 and v26): the split kernel's L2 prefetch of tile t+2. kPairNext (v26): partner warps w, w^1.
 template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kSpread = false, bool kPrefetch = false,
-          bool kL2Prefetch = true>
+          bool kL2Prefetch = true, bool kPairNext = false>
 inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
@@ -477,7 +482,7 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
   if (device >= 64) return cudaErrorInvalidDevice;
   LaunchInfo& in = info[device];
   if (!in.configured) {
-    err = cudaFuncSetAttribute(verify_attn_split_kernel<kV14, kBf16Part, kPdl, kL2Prefetch>,
+    err = cudaFuncSetAttribute(verify_attn_split_kernel<kV14, kBf16Part, kPdl, kL2Prefetch, kPairNext>,
                                cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
     if (err != cudaSuccess) return err;
     const std::pair<cudaDeviceAttr, int*> attrs[] = {
@@ -503,7 +508,7 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
     in.configured = true;
   }
   const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
-  verify_attn_split_kernel<kV14, kBf16Part, kPdl, kL2Prefetch><<<grid, kThreads, kSmemBytes, stream>>>(p);
+  verify_attn_split_kernel<kV14, kBf16Part, kPdl, kL2Prefetch, kPairNext><<<grid, kThreads, kSmemBytes, stream>>>(p);
   err = cudaGetLastError();
   if (err != cudaSuccess || p.num_splits == 1) return err;
   const dim3 combine_grid(p.nodes * p.heads, 2, p.batch);
@@ -551,7 +556,8 @@ inline cudaError_t launch_verify_attention_impl(const Params& p, cudaStream_t st
     case 16: return launch_split_and_combine<true, true, true>(p, stream);
     case 19: return launch_split_and_combine<true, true, true, true>(p, stream);
     case 20: return launch_split_and_combine<true, true, true, true, true>(p, stream);
-    default: return launch_split_and_combine<true, true, true, true, true, false>(p, stream);
+    case 24: return launch_split_and_combine<true, true, true, true, true, false>(p, stream);
+    default: return launch_split_and_combine<true, true, true, true, true, false, true>(p, stream);
   }
 }
 

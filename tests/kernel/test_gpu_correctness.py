@@ -221,9 +221,9 @@ def test_cuda_versions_match_reference_at_long_context(version: int) -> None:
 
 # Versions that must agree bit for bit, with random q (the q = 0 counting test cannot see a K race): v14 only
 # moves v4's gather; 16, 19 and 20 only launch or schedule 15's kernels differently; v15 differs from v14 only in
-# the partials (so not at all with one split); v24 (the default) is v20 without an L2 prefetch.
+# the partials (so not at all with one split); v24 is v20 without an L2 prefetch; v26 (the default) is v24 with other partner warps.
 SAME_BITS = [(4, 14, FORCED_SPLITS), (15, 16, FORCED_SPLITS), (15, 19, FORCED_SPLITS), (15, 20, FORCED_SPLITS),
-             (14, 15, [1]), (20, 24, FORCED_SPLITS)]
+             (14, 15, [1]), (20, 24, FORCED_SPLITS), (24, 26, FORCED_SPLITS)]
 
 
 @pytest.mark.parametrize(("base", "other", "splits_list"), SAME_BITS, ids=[f"v{a}-v{b}" for a, b, _ in SAME_BITS])
@@ -294,7 +294,7 @@ def test_cuda_binding_rejects_bad_inputs_naming_the_argument() -> None:
     for name, args in variants:
         with pytest.raises(RuntimeError, match=rf"^{name}: expected "):
             ext.forward(*args, False, 0)
-    with pytest.raises(RuntimeError, match=r"^variant: expected 0 \(default\), 4, 14, 15, 16, 19, 20 or 24, got 7"):
+    with pytest.raises(RuntimeError, match=r"^variant: expected 0 \(default\), 4, 14, 15, 16, 19, 20, 24 or 26, got 7"):
         ext.forward(q, kv, indptr, pslots, tslots, mask, scale, False, 0, 7)
     # What the Python API also refuses, checked again by the binding for direct callers: misaligned pointers
     # (contiguous views at a 2-byte offset), an sm_scale whose exp2-domain scale overflows fp32, B > 65535.

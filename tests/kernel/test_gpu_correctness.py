@@ -221,7 +221,8 @@ def test_cuda_versions_match_reference_at_long_context(version: int) -> None:
 
 # Versions that must agree bit for bit, with random q (the q = 0 counting test cannot see a K race): v14 only
 # moves v4's gather; 16, 19 and 20 only launch or schedule 15's kernels differently; v15 differs from v14 only in
-# the partials (so not at all with one split); v24 is v20 without an L2 prefetch; v26 (the default) is v24 with other partner warps.
+# the partials (so not at all with one split); v24 is v20 without an L2 prefetch; v26 (the default) is v24 with
+# other partner warps.
 SAME_BITS = [(4, 14, FORCED_SPLITS), (15, 16, FORCED_SPLITS), (15, 19, FORCED_SPLITS), (15, 20, FORCED_SPLITS),
              (14, 15, [1]), (20, 24, FORCED_SPLITS), (24, 26, FORCED_SPLITS)]
 

@@ -11,7 +11,8 @@
 // nodes and go through the ancestor mask; the prefix is visible to every node. The tree tokens thus land in the
 // last non-empty split and are merged with the prefix by the same log-sum-exp combine as any other split.
 //
-// Inside a block: warps w and w+4 own the same 16 rows. Group g = w/4 keeps Q[16 rows, k in g's half of 576]
+// Inside a block: two partner warps own the same 16 rows, one half g of K each (v26 and later: w and w^1, rows
+// (w/2)*16, g = w&1; before v26: w and w+4, rows (w&3)*16, g = w/4). Group g keeps Q[16 rows, k in g's half of 576]
 // in registers (its 256 latent columns: 16 k-steps x 4 regs; its 32 rope columns are read from shared
 // memory), computes a partial S[16 x 32] for each 32-token tile, swaps it with its partner through shared
 // memory and adds, so both hold the full S. Online softmax in registers (exp2, scale

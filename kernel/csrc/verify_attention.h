@@ -15,7 +15,7 @@ constexpr int kVDim = 512;           // V is the first 512 columns of each pool 
 constexpr int kMaxNodes = 64;        // tree mask is one 64-bit word per node
 constexpr int kMaxBatch = 65535;     // requests run on grid z
 constexpr int kRowsPerBlock = 64;    // folded (node, head) rows per block: row = node * H + head
-constexpr int kWarps = 8;            // warps w and w+4 share 16 rows; group w/4 owns half of K dim and of V cols
+constexpr int kWarps = 8;            // partner warps share 16 rows, each owning half of K dim and of V cols
 constexpr int kThreads = kWarps * 32;
 constexpr int kTileTokens = 32;      // KV tokens per pipeline stage
 constexpr int kStages = 2;           // cp.async ring depth

@@ -105,8 +105,8 @@ __device__ __forceinline__ void store_rows_bf16(__nv_bfloat16* row_lo, __nv_bflo
 #define VERIFY_ATTN_MIN_BLOCKS 1
 #endif
 
-// kV14 = false is v4; kV14 = true is v14 and every later version: each warp issues its 4 rows of the next tile inside its
-// QK loop, one row every 4 k-steps, instead of 9 cp.async a thread in one burst right after the tile barrier
+// kV14 = false is v4; kV14 = true is v14 and every later version: each warp issues its 4 rows of the next tile
+// inside its QK loop, one row every 4 k-steps, instead of 9 cp.async a thread in one burst right after the tile barrier
 // (the burst stalled on the LSU queue: 14% of v4's warp stall samples, ncu source counters), and gathers tile 0
 // before loading Q so that the two latencies overlap. Everything else is v4's code, unchanged (kernel/NOTES.md).
 // kBf16Part (v15 and later): the partials of a multi-split launch are bf16, not fp32 (half the bytes written
@@ -274,7 +274,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       }
     }
     if constexpr (kV14) cp_async_commit();
-    // Swap partial S with the partner warp (w ^ 4) on a named barrier of just those 64 threads. 16-B accesses:
+    // Swap partial S with the partner warp on a named barrier of just those 64 threads. 16-B accesses:
     // 4 stores + 4 loads a thread instead of 16 + 16 (the shared-memory pipe is this kernel's busiest).
     if constexpr (!(kAblate & kNoSwap)) {
       float4* mine = reinterpret_cast<float4*>(xch) + warp * 128;
@@ -395,22 +395,12 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   const float lse_lo = l_lo > 0.f ? m_lo + __log2f(l_lo) : -INFINITY;
   const float lse_hi = l_hi > 0.f ? m_hi + __log2f(l_hi) : -INFINITY;
   const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
+  const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;  // of this split's partials
   if constexpr (kBf16Part) {
-    const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
     __nv_bfloat16* ob = p.num_splits == 1 ? static_cast<__nv_bfloat16*>(p.out) + static_cast<int64_t>(b) * rows * kVDim
                                           : static_cast<__nv_bfloat16*>(p.part_o) + base_row * kVDim;
     store_rows_bf16(ob + static_cast<int64_t>(r_lo) * kVDim + grp * 256, ob + static_cast<int64_t>(r_hi) * kVDim + grp * 256,
                     r_lo < rows, r_hi < rows, o, inv_lo, inv_hi, cq);
-    if (grp == 0 && cq == 0) {
-      if (p.num_splits > 1) {
-        if (r_lo < rows) p.part_lse[base_row + r_lo] = lse_lo;
-        if (r_hi < rows) p.part_lse[base_row + r_hi] = lse_hi;
-      } else if (p.lse != nullptr) {
-        const float ln2 = 0.6931471805599453f;
-        if (r_lo < rows) p.lse[static_cast<int64_t>(b) * rows + r_lo] = lse_lo * ln2;
-        if (r_hi < rows) p.lse[static_cast<int64_t>(b) * rows + r_hi] = lse_hi * ln2;
-      }
-    }
   } else {
     const int col0 = grp * 256 + 2 * cq;
     if (p.num_splits == 1) {
@@ -424,29 +414,28 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
           *reinterpret_cast<uint32_t*>(ob + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
               pack_bf16(o[n][2] * inv_hi, o[n][3] * inv_hi);
       }
-      if (p.lse != nullptr && grp == 0 && cq == 0) {
-        const float ln2 = 0.6931471805599453f;
-        if (r_lo < rows) p.lse[static_cast<int64_t>(b) * rows + r_lo] = lse_lo * ln2;
-        if (r_hi < rows) p.lse[static_cast<int64_t>(b) * rows + r_hi] = lse_hi * ln2;
-      }
     } else {
-      const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
-      {
-        float* po = static_cast<float*>(p.part_o) + base_row * kVDim;
+      float* po = static_cast<float*>(p.part_o) + base_row * kVDim;
 #pragma unroll
-        for (int n = 0; n < 32; ++n) {
-          if (r_lo < rows)
-            *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_lo) * kVDim + col0 + n * 8) =
-                make_float2(o[n][0] * inv_lo, o[n][1] * inv_lo);
-          if (r_hi < rows)
-            *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
-                make_float2(o[n][2] * inv_hi, o[n][3] * inv_hi);
-        }
+      for (int n = 0; n < 32; ++n) {
+        if (r_lo < rows)
+          *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_lo) * kVDim + col0 + n * 8) =
+              make_float2(o[n][0] * inv_lo, o[n][1] * inv_lo);
+        if (r_hi < rows)
+          *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
+              make_float2(o[n][2] * inv_hi, o[n][3] * inv_hi);
       }
-      if (grp == 0 && cq == 0) {
-        if (r_lo < rows) p.part_lse[base_row + r_lo] = lse_lo;
-        if (r_hi < rows) p.part_lse[base_row + r_hi] = lse_hi;
-      }
+    }
+  }
+  // One lse a row (the K-half-0 warp's quad leader): log2 for the combine, natural log as the output.
+  if (grp == 0 && cq == 0) {
+    if (p.num_splits > 1) {
+      if (r_lo < rows) p.part_lse[base_row + r_lo] = lse_lo;
+      if (r_hi < rows) p.part_lse[base_row + r_hi] = lse_hi;
+    } else if (p.lse != nullptr) {
+      const float ln2 = 0.6931471805599453f;
+      if (r_lo < rows) p.lse[static_cast<int64_t>(b) * rows + r_lo] = lse_lo * ln2;
+      if (r_hi < rows) p.lse[static_cast<int64_t>(b) * rows + r_hi] = lse_hi * ln2;
     }
   }
   VA_STAMP_SPLIT(3, ntiles);
@@ -471,7 +460,7 @@ struct LaunchInfo {
 };
 
 // Launch the split (+ combine) kernels. kSpread (v19 and later): the PDL combine reserves shared memory so that it
-// spreads over the SMs (combine_spread_smem). kPrefetch (v20, v24): the combine's prefetching form. kL2Prefetch
+// spreads over the SMs (combine_spread_smem). kPrefetch (v20 and later): the combine's prefetching form. kL2Prefetch
 // (all but v24 and v26): the split kernel's L2 prefetch of tile t+2. kPairNext (v26): partner warps w, w^1.
 template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kSpread = false, bool kPrefetch = false,
           bool kL2Prefetch = true, bool kPairNext = false>

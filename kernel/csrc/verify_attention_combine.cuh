@@ -14,8 +14,9 @@ constexpr int kCombineThreads = 256;  // 4 split groups x 64 float4 columns: one
 // (lse -inf) weigh 0; a row that saw nothing at all gets 0 and lse -inf. Four groups of threads walk
 // interleaved splits with eight independent 16-B loads each in flight (a one-load-at-a-time walk is pure
 // latency: 11-16 us at 44-66 splits in v3), then add their sums through shared memory.
-// kPrefetch (v20, bf16 partials only): the first 8 partial loads of each thread are issued before the weights
-// are computed, and each lse is read once, so the block waits on one round trip to L2 before its math, not three.
+// Each lse is read once (v20 introduced that form; every version now uses it: the sums are the same, term for
+// term). kPrefetch (v20 and later, bf16 partials only): the first 8 partial loads of each thread are issued before
+// the weights are computed, so the block waits on one round trip to L2 before its math, not two.
 template <bool kBf16Part, bool kPdl, bool kPrefetch = false>
 __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(const Params p) {
   static_assert(!kPrefetch || kBf16Part, "the prefetching combine reads bf16 partials");
@@ -38,44 +39,27 @@ __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(co
       const int s = group + 4 * j;
       ahead[j] = s < splits ? __ldcs(reinterpret_cast<const uint2*>(src + s * stride)) : make_uint2(0u, 0u);
     }
-    if (tid < 32) {
-      float l[kMaxSplits / 32];
+  }
+  // The weights: each lse read once (warp 0: lane t holds splits t, t+32, t+64, t+96), max, exp2, sum.
+  if (tid < 32) {
+    float l[kMaxSplits / 32];
 #pragma unroll
-      for (int k = 0; k < kMaxSplits / 32; ++k) {
-        const int s = tid + 32 * k;
-        l[k] = s < splits ? p.part_lse[lse_base + static_cast<int64_t>(s) * rows] : -INFINITY;
-      }
-      float mx = l[0];
-#pragma unroll
-      for (int k = 1; k < kMaxSplits / 32; ++k) mx = fmaxf(mx, l[k]);
-#pragma unroll
-      for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-      const float shift = mx == -INFINITY ? 0.f : mx;
-      float sum = 0.f;
-#pragma unroll
-      for (int k = 0; k < kMaxSplits / 32; ++k) {
-        const int s = tid + 32 * k;
-        const float e = exp2f(l[k] - shift);  // 0 for an empty split or past the end (-inf)
-        if (s < splits) w[s] = e;
-        sum += e;
-      }
-#pragma unroll
-      for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-      if (tid == 0) {
-        stats[0] = sum;
-        stats[1] = sum > 0.f ? (shift + __log2f(sum)) * 0.6931471805599453f : -INFINITY;
-      }
+    for (int k = 0; k < kMaxSplits / 32; ++k) {
+      const int s = tid + 32 * k;
+      l[k] = s < splits ? p.part_lse[lse_base + static_cast<int64_t>(s) * rows] : -INFINITY;
     }
-  } else if (tid < 32) {
-    float mx = -INFINITY;
-    for (int s = tid; s < splits; s += 32) mx = fmaxf(mx, p.part_lse[lse_base + static_cast<int64_t>(s) * rows]);
+    float mx = l[0];
+#pragma unroll
+    for (int k = 1; k < kMaxSplits / 32; ++k) mx = fmaxf(mx, l[k]);
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
     const float shift = mx == -INFINITY ? 0.f : mx;
     float sum = 0.f;
-    for (int s = tid; s < splits; s += 32) {
-      const float e = exp2f(p.part_lse[lse_base + static_cast<int64_t>(s) * rows] - shift);
-      w[s] = e;
+#pragma unroll
+    for (int k = 0; k < kMaxSplits / 32; ++k) {
+      const int s = tid + 32 * k;
+      const float e = exp2f(l[k] - shift);  // 0 for an empty split or past the end (-inf)
+      if (s < splits) w[s] = e;
       sum += e;
     }
 #pragma unroll

@@ -121,6 +121,11 @@ enum Ablate : int {
   kNoBarrier = 32,  // no per-tile cp.async wait + block barrier
   kNoPrefetch = 64, // no L2 prefetch of tile t+2 (warp 0)
   kNoWait = 128,    // the block barrier without the cp.async wait before it (rows land whenever they land)
+  // Emulations rather than removals: what a P.V that reads each V element once a block (O^T = V^T P^T, P shared
+  // by all warps) would cost, before building it.
+  kHalfV = 256,     // P.V loads every other V fragment and reuses it: half the V ldmatrix traffic, same MMAs
+  kPvBarrier = 512, // a block barrier between softmax and P.V (the shared-P form needs every pair's P first)
+  kHalfK = 1024,    // QK loads every other K fragment and reuses it: half the K ldmatrix traffic, same MMAs
 };
 constexpr int kAblate = VERIFY_ATTN_ABLATE;
 

@@ -6,8 +6,10 @@
 //
 // With -DVERIFY_ATTN_ABLATE=N the split kernel leaves out the tile-loop stages of N's bits (enum Ablate in
 // verify_attention_ptx.cuh: 1 QK, 2 swap, 4 softmax, 8 P.V, 16 gather, 32 barrier, 64 L2 prefetch, 128 cp.async
-// wait): "per tile" with and without a stage is what it costs on the critical path. The outputs are garbage
-// then, and 32 without 16 reads slot ids before they are written (an illegal address): use 48.
+// wait) or emulates a cheaper one (256 half the V ldmatrix traffic, 512 an extra block barrier before P.V, 1024
+// half the K ldmatrix traffic): "per tile" with and without a bit is what that stage costs on the critical path.
+// The outputs are garbage then, and 32 without 16 reads slot ids before they are written (an illegal address):
+// use 48.
 //
 // Prints the medians over the timed calls of: call (CUDA events around the launch), marker -> first split
 // block, split span, per block prologue (entry -> tile 0 landed), loop per tile, epilogue, last split block ->

@@ -41,34 +41,10 @@ __device__ __forceinline__ int slot_at(const Params& p, int b, int prefix_start,
   return __ldg(p.tree_slots + b * p.nodes + (pos - prefix_len));
 }
 
-// Issue one tile's gather: warp w copies tokens 4w..4w+3, each 1152-B row as 72 chunks of 16 B (lanes take
-// chunks lane, lane+32 and, for lanes 0-7, lane+64), so a warp reads 512 contiguous bytes per instruction.
-// Offsets are compile-time immediates off two bases: nothing loop-invariant is held in registers.
-__device__ __forceinline__ void issue_rows(const Params& p, uint32_t dst, const int (&slots)[4], int warp,
-                                           int lane) {
-  const char* kv = static_cast<const char*>(p.kv) + lane * 16;
-  dst += warp * 4 * kSmemRowBytes + lane * 16;
-#pragma unroll
-  for (int j = 0; j < kTileTokens / kWarps; ++j) {
-    const int slot = slots[j];
-    const int bytes = slot < 0 ? 0 : 16;
-    const char* src = kv + static_cast<int64_t>(slot < 0 ? 0 : slot) * kRowBytes;
-    const uint32_t d = dst + j * kSmemRowBytes;
-    cp_async_16(d, src, bytes);
-    cp_async_16(d + 512, src + 512, bytes);
-    if (lane < 8) cp_async_16(d + 1024, src + 1024, bytes);
-  }
-}
-
-__device__ __forceinline__ void issue_tile(const Params& p, uint32_t dst, const int* s_slot, int warp, int lane) {
-  // The warp's 4 slot ids in one 16-B shared load: 4 dependent LDS -> LDGSTS round trips sat right after the
-  // tile barrier, when no warp has math to overlap them with.
-  const int4 slots4 = *reinterpret_cast<const int4*>(s_slot + warp * 4);
-  const int slots[4] = {slots4.x, slots4.y, slots4.z, slots4.w};
-  issue_rows(p, dst, slots, warp, lane);
-}
-
-// v14: one row of the warp's 4 tokens (4w..4w+3) of a tile, by the warp; `dst` is the stage base.
+// One row of the warp's 4 tokens (4w..4w+3) of a tile, by the warp; `dst` is the stage base. The 1152-B row is 72
+// chunks of 16 B: lanes take chunks lane, lane+32 and, for lanes 0-7, lane+64, so a warp reads 512 contiguous bytes
+// an instruction. Each warp issues its 4 rows of the next tile inside its QK loop, one every 4 k-steps (a burst of 9
+// copies a thread right after the tile barrier stalled on the LSU queue: v4, kernel/NOTES.md).
 __device__ __forceinline__ void issue_row(const Params& p, uint32_t dst, int slot, int token, int lane) {
   const char* src = static_cast<const char*>(p.kv) + lane * 16 + static_cast<int64_t>(slot < 0 ? 0 : slot) * kRowBytes;
   const int bytes = slot < 0 ? 0 : 16;
@@ -78,7 +54,7 @@ __device__ __forceinline__ void issue_row(const Params& p, uint32_t dst, int slo
   if (lane < 8) cp_async_16(d + 1024, src + 1024, bytes);
 }
 
-// v15+: one warp's 16 rows x 256 columns of O (the mma accumulator layout: lane (gq, cq) holds columns 8n + 2cq,
+// One warp's 16 rows x 256 columns of O (the mma accumulator layout: lane (gq, cq) holds columns 8n + 2cq,
 // +1 of rows gq and gq + 8) scaled and stored as bf16 in whole 32-B sectors. Lanes cq and cq ^ 1 swap one packed
 // pair per 16 columns, so each lane stores 4 contiguous bf16 (8 B) and a quad covers 32 contiguous bytes of its
 // row (v4's 4-B stores leave half-written sectors: v15's first cut, with them, had a slower epilogue than fp32).
@@ -105,22 +81,18 @@ __device__ __forceinline__ void store_rows_bf16(__nv_bfloat16* row_lo, __nv_bflo
 #define VERIFY_ATTN_MIN_BLOCKS 1
 #endif
 
-// kV14 = false is v4; kV14 = true is v14 and every later version: each warp issues its 4 rows of the next tile
-// inside its QK loop, one row every 4 k-steps, instead of 9 cp.async a thread in one burst right after the tile barrier
-// (the burst stalled on the LSU queue: 14% of v4's warp stall samples, ncu source counters), and gathers tile 0
-// before loading Q so that the two latencies overlap. Everything else is v4's code, unchanged (kernel/NOTES.md).
-// kBf16Part (v15 and later): the partials of a multi-split launch are bf16, not fp32 (half the bytes written
-// here and read by the combine), and every bf16 row is stored as whole 32-B sectors (store_rows_bf16). kPdl
-// (v16 and later): the combine grid may launch once every split block has left its tile loop (programmatic
-// dependent launch, sm_90+).
-// kL2Prefetch (every version but v24): warp 0 also pulls the rows of tile t+2 into L2 at the end of tile t (9
-// prefetches a lane). v24 drops it: the rows are gathered during tile t+1's QK anyway, a tile before they are
-// read, and the timeline's ablations show that lead hides their latency without it (kernel/NOTES.md).
-// kPairNext (v26): partners are warps w and w^1 (rows (w/2)*16, K half w&1), not w and w+4. A scheduler runs
-// warps w and w+4 (w = 0..3): with v20's pairing they are partners, joined at every swap and so always in the
-// same phase; with w^1 they belong to two pairs that may drift apart within a tile, one's softmax beside the
-// other's MMAs (kernel/NOTES.md, the ablation table).
-template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kL2Prefetch = true, bool kPairNext = false>
+// Two versions are compiled (kernel/NOTES.md has the history, v4 to v27, and why each step was kept or dropped):
+// - v20 (kL2Prefetch, !kPairNext): warp 0 also pulls the rows of tile t+2 into L2 at the end of tile t (9 prefetches
+//   a lane), and partners are warps w and w+4 (rows (w&3)*16, K half w/4).
+// - v26, the default (!kL2Prefetch, kPairNext): no L2 prefetch (the rows are gathered during tile t+1's QK anyway,
+//   a tile before they are read; the timeline's ablation showed that lead hides their latency), and partners are
+//   warps w and w^1 (rows (w/2)*16, K half w&1). A scheduler runs warps w and w+4 (w = 0..3): with v20's pairing
+//   they are partners, joined at every swap and so always in the same phase; with w^1 they belong to two pairs
+//   that may drift apart within a tile, one's softmax beside the other's MMAs.
+// Both compute the same bits. Common to both: tile 0 is gathered before Q is loaded (the two latencies overlap);
+// a multi-split launch writes bf16 partials, each row as whole 32-B sectors (store_rows_bf16); and the combine
+// grid may launch once every split block has left its tile loop (programmatic dependent launch, sm_90+).
+template <bool kL2Prefetch, bool kPairNext>
 __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_split_kernel(const Params p) {
   VA_STAMP_SPLIT(0, 0);
   extern __shared__ __align__(128) unsigned char smem[];
@@ -151,7 +123,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     const int r = row0 + tid;
     s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
   }
-  if constexpr (kV14) {
+  {
     // Tile 0 now, before Q: lanes 0-3 fetch the slot ids of the warp's 4 tokens, broadcast by shuffle.
     const int my_slot =
         lane < 4 ? slot_at(p, b, prefix_start, prefix_len, seq_end, tile0 * kTileTokens + warp * 4 + lane) : -1;
@@ -161,11 +133,8 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     }
     cp_async_commit();
   }
-  if (tid < kTileTokens) {
-    // Tile 0's entry is read only by v4's first issue_tile (v14 gathered tile 0 above); tile 1's by every version.
-    if constexpr (!kV14) s_slot[tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 0) * kTileTokens + tid);
-    s_slot[kTileTokens + tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 1) * kTileTokens + tid);
-  }
+  // Tile 1's slot ids (tile t's entry is written during tile t-2, from tile 2 on).
+  if (tid < kTileTokens) s_slot[kTileTokens + tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 1) * kTileTokens + tid);
 
   // Q fragments of this warp's 16 rows, latent columns [grp*256, grp*256+256), straight from global (once).
   // The group's 32 rope columns 512 + grp*32 come from shared memory each tile (see kQRopeBytes).
@@ -194,10 +163,6 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     }
   }
   __syncthreads();
-  if constexpr (!kV14) {
-    if (ntiles > 0) issue_tile(p, kv_base, s_slot, warp, lane);
-    cp_async_commit();
-  }
 
   float o[32][4];
 #pragma unroll
@@ -216,16 +181,8 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       __syncthreads();
     }
     if (t == 0) VA_STAMP_SPLIT(1, ntiles);
-    // v14: the warp's 4 slot ids of tile t+1 (read here, before the QK loop: a read beside each copy cost 2%).
-    int4 next4 = make_int4(-1, -1, -1, -1);
-    if constexpr (!kV14) {
-      if (t + 1 < ntiles) {
-        issue_tile(p, kv_base + ((t + 1) & 1) * kTileBytes, s_slot + ((t + 1) & 1) * kTileTokens, warp, lane);
-        cp_async_commit();
-      }
-    } else {
-      next4 = *reinterpret_cast<const int4*>(s_slot + ((t + 1) & 1) * kTileTokens + warp * 4);
-    }
+    // The warp's 4 slot ids of tile t+1 in one 16-B load, here, before the QK loop (a read beside each copy cost 2%).
+    const int4 next4 = *reinterpret_cast<const int4*>(s_slot + ((t + 1) & 1) * kTileTokens + warp * 4);
     const uint32_t tile = kv_base + (t & 1) * kTileBytes;
 
     // S partial = Q[:, grp half] . K[:, grp half]^T for 32 tokens (4 n-tiles of 8).
@@ -238,7 +195,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       const uint32_t k_lat = k_row + grp * 256 * 2;
 #pragma unroll
       for (int ks = 0; ks < 16; ++ks) {
-        if constexpr (kV14 && !(kAblate & kNoGather)) {
+        if constexpr (!(kAblate & kNoGather)) {
           if ((ks & 3) == 0 && t + 1 < ntiles) {
             const int j = ks >> 2;
             issue_row(p, kv_base + ((t + 1) & 1) * kTileBytes,
@@ -282,7 +239,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
         }
       }
     }
-    if constexpr (kV14) cp_async_commit();
+    cp_async_commit();
     // Swap partial S with the partner warp on a named barrier of just those 64 threads. 16-B accesses:
     // 4 stores + 4 loads a thread instead of 16 + 16 (the shared-memory pipe is this kernel's busiest).
     if constexpr (!(kAblate & kNoSwap)) {
@@ -407,7 +364,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     }
   }
   VA_STAMP_SPLIT(2, ntiles);
-  if constexpr (kPdl) pdl_launch_dependents();
+  pdl_launch_dependents();
   cp_async_wait<0>();
 
   // Normalise and write: directly as bf16 (+ natural-log lse) with one split, else partials + log2 lse.
@@ -418,36 +375,11 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   const float lse_hi = l_hi > 0.f ? m_hi + __log2f(l_hi) : -INFINITY;
   const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
   const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;  // of this split's partials
-  if constexpr (kBf16Part) {
+  {
     __nv_bfloat16* ob = p.num_splits == 1 ? static_cast<__nv_bfloat16*>(p.out) + static_cast<int64_t>(b) * rows * kVDim
                                           : static_cast<__nv_bfloat16*>(p.part_o) + base_row * kVDim;
     store_rows_bf16(ob + static_cast<int64_t>(r_lo) * kVDim + grp * 256, ob + static_cast<int64_t>(r_hi) * kVDim + grp * 256,
                     r_lo < rows, r_hi < rows, o, inv_lo, inv_hi, cq);
-  } else {
-    const int col0 = grp * 256 + 2 * cq;
-    if (p.num_splits == 1) {
-      __nv_bfloat16* ob = static_cast<__nv_bfloat16*>(p.out) + static_cast<int64_t>(b) * rows * kVDim;
-#pragma unroll
-      for (int n = 0; n < 32; ++n) {
-        if (r_lo < rows)
-          *reinterpret_cast<uint32_t*>(ob + static_cast<int64_t>(r_lo) * kVDim + col0 + n * 8) =
-              pack_bf16(o[n][0] * inv_lo, o[n][1] * inv_lo);
-        if (r_hi < rows)
-          *reinterpret_cast<uint32_t*>(ob + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
-              pack_bf16(o[n][2] * inv_hi, o[n][3] * inv_hi);
-      }
-    } else {
-      float* po = static_cast<float*>(p.part_o) + base_row * kVDim;
-#pragma unroll
-      for (int n = 0; n < 32; ++n) {
-        if (r_lo < rows)
-          *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_lo) * kVDim + col0 + n * 8) =
-              make_float2(o[n][0] * inv_lo, o[n][1] * inv_lo);
-        if (r_hi < rows)
-          *reinterpret_cast<float2*>(po + static_cast<int64_t>(r_hi) * kVDim + col0 + n * 8) =
-              make_float2(o[n][2] * inv_hi, o[n][3] * inv_hi);
-      }
-    }
   }
   // One lse a row (the K-half-0 warp's quad leader): log2 for the combine, natural log as the output.
   if (grp == 0 && cq == 0) {
@@ -481,11 +413,9 @@ struct LaunchInfo {
   int combine_static = 0;
 };
 
-// Launch the split (+ combine) kernels. kSpread (v19 and later): the PDL combine reserves shared memory so that it
-// spreads over the SMs (combine_spread_smem). kPrefetch (v20 and later): the combine's prefetching form. kL2Prefetch
-// (all but v24 and v26): the split kernel's L2 prefetch of tile t+2. kPairNext (v26): partner warps w, w^1.
-template <bool kV14, bool kBf16Part = false, bool kPdl = false, bool kSpread = false, bool kPrefetch = false,
-          bool kL2Prefetch = true, bool kPairNext = false>
+// Launch the split (+ combine) kernels. The combine is the split kernel's programmatic dependent (sm_90+) and
+// reserves shared memory so that it spreads over the SMs (combine_spread_smem).
+template <bool kL2Prefetch, bool kPairNext>
 inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
@@ -494,7 +424,7 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
   if (device >= 64) return cudaErrorInvalidDevice;
   LaunchInfo& in = info[device];
   if (!in.configured) {
-    err = cudaFuncSetAttribute(verify_attn_split_kernel<kV14, kBf16Part, kPdl, kL2Prefetch, kPairNext>,
+    err = cudaFuncSetAttribute(verify_attn_split_kernel<kL2Prefetch, kPairNext>,
                                cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
     if (err != cudaSuccess) return err;
     const std::pair<cudaDeviceAttr, int*> attrs[] = {
@@ -508,41 +438,33 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
       err = cudaDeviceGetAttribute(value, attr, device);
       if (err != cudaSuccess) return err;
     }
-    if constexpr (kSpread) {
-      cudaFuncAttributes fa{};
-      err = cudaFuncGetAttributes(&fa, verify_attn_combine_kernel<kBf16Part, kPdl, kPrefetch>);
-      if (err != cudaSuccess) return err;
-      in.combine_static = static_cast<int>(fa.sharedSizeBytes);
-      err = cudaFuncSetAttribute(verify_attn_combine_kernel<kBf16Part, kPdl, kPrefetch>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, in.smem_per_block_max - in.combine_static);
-      if (err != cudaSuccess) return err;
-    }
+    cudaFuncAttributes fa{};
+    err = cudaFuncGetAttributes(&fa, verify_attn_combine_kernel);
+    if (err != cudaSuccess) return err;
+    in.combine_static = static_cast<int>(fa.sharedSizeBytes);
+    err = cudaFuncSetAttribute(verify_attn_combine_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               in.smem_per_block_max - in.combine_static);
+    if (err != cudaSuccess) return err;
     in.configured = true;
   }
   const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
-  verify_attn_split_kernel<kV14, kBf16Part, kPdl, kL2Prefetch, kPairNext><<<grid, kThreads, kSmemBytes, stream>>>(p);
+  verify_attn_split_kernel<kL2Prefetch, kPairNext><<<grid, kThreads, kSmemBytes, stream>>>(p);
   err = cudaGetLastError();
   if (err != cudaSuccess || p.num_splits == 1) return err;
   const dim3 combine_grid(p.nodes * p.heads, 2, p.batch);
-  if constexpr (!kPdl) {
-    verify_attn_combine_kernel<kBf16Part, false><<<combine_grid, kCombineThreads, 0, stream>>>(p);
-    return cudaGetLastError();
-  } else {
-    cudaLaunchAttribute attr[1] = {};
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = combine_grid;
-    config.blockDim = dim3(kCombineThreads);
-    config.dynamicSmemBytes =
-        kSpread ? combine_spread_smem(static_cast<int>(combine_grid.x * combine_grid.y * combine_grid.z), in.sms,
-                                      in.threads_per_sm, in.smem_per_sm, in.smem_per_block_max, in.combine_static, in.reserved_per_block)
-                : 0;
-    config.stream = stream;
-    config.attrs = attr;
-    config.numAttrs = in.cc_major >= 9 ? 1 : 0;  // griddepcontrol is sm_90+
-    return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<kBf16Part, true, kPrefetch>, p);
-  }
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = combine_grid;
+  config.blockDim = dim3(kCombineThreads);
+  config.dynamicSmemBytes = combine_spread_smem(static_cast<int>(combine_grid.x * combine_grid.y * combine_grid.z), in.sms,
+                                                in.threads_per_sm, in.smem_per_sm, in.smem_per_block_max,
+                                                in.combine_static, in.reserved_per_block);
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = in.cc_major >= 9 ? 1 : 0;  // griddepcontrol is sm_90+
+  return cudaLaunchKernelEx(&config, verify_attn_combine_kernel, p);
 }
 
 // What the launcher refuses by itself (cudaErrorInvalidValue), for callers other than the torch binding (the
@@ -562,14 +484,8 @@ inline bool launchable(const Params& p, int variant) {
 inline cudaError_t launch_verify_attention_impl(const Params& p, cudaStream_t stream, int variant) {
   if (!launchable(p, variant)) return cudaErrorInvalidValue;
   switch (resolve_variant(variant)) {
-    case 4: return launch_split_and_combine<false>(p, stream);
-    case 14: return launch_split_and_combine<true>(p, stream);
-    case 15: return launch_split_and_combine<true, true>(p, stream);
-    case 16: return launch_split_and_combine<true, true, true>(p, stream);
-    case 19: return launch_split_and_combine<true, true, true, true>(p, stream);
-    case 20: return launch_split_and_combine<true, true, true, true, true>(p, stream);
-    case 24: return launch_split_and_combine<true, true, true, true, true, false>(p, stream);
-    default: return launch_split_and_combine<true, true, true, true, true, false, true>(p, stream);
+    case 20: return launch_split_and_combine<true, false>(p, stream);
+    default: return launch_split_and_combine<false, true>(p, stream);
   }
 }
 

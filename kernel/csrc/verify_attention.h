@@ -46,7 +46,7 @@ struct Params {
   const uint64_t* tree_mask;        // [B, T]
   void* out;                        // [B, T, H, 512] bf16
   float* lse;                       // [B, T, H] natural log, or nullptr
-  void* part_o;                     // [B, splits, T*H, 512] fp32, bf16 if bf16_partials (unused at 1 split)
+  void* part_o;                     // [B, splits, T*H, 512] bf16 (unused when splits == 1)
   float* part_lse;                  // [B, splits, T*H] log2 domain (unused when splits == 1)
   int batch, nodes, heads;
   int num_splits;
@@ -81,21 +81,13 @@ inline size_t partial_lse_elems(int batch, int nodes, int heads, int splits) {
 
 // Launches the split kernel (and the combine kernel when num_splits > 1) on `stream`; no allocation, no
 // sync. Returns the first CUDA error (cudaErrorInvalidValue for a bad variant or size). variant selects the
-// kernel version of verify_attention.cuh: 4, 14, 15, 16, 19, 20, 24 or 26; kDefaultVariant runs kBestVariant, the
-// fastest measured (kernel/NOTES.md). 15 and later write bf16 partials (the caller allocates part_o
-// accordingly); 16 and later launch the combine as a programmatic dependent (sm_90+), 19 and later spread it over
-// the SMs, 20 and later with its first loads issued before the weights; 24 is 20 without the L2 prefetch,
-// 26 is 24 with partner warps w and w^1.
+// kernel version of verify_attention.cuh: 20 or 26 (they compute the same bits; kernel/NOTES.md has the history);
+// kDefaultVariant runs kBestVariant, the fastest measured. Both write bf16 partials (the caller allocates part_o
+// so) and launch the combine as a programmatic dependent (sm_90+).
 constexpr int kDefaultVariant = 0;
 constexpr int kBestVariant = 26;
-inline bool valid_variant(int v) {
-  return v == kDefaultVariant || v == 4 || v == 14 || v == 15 || v == 16 || v == 19 || v == 20 || v == 24 || v == 26;
-}
+inline bool valid_variant(int v) { return v == kDefaultVariant || v == 20 || v == 26; }
 inline int resolve_variant(int v) { return v == kDefaultVariant ? kBestVariant : v; }
-inline bool bf16_partials(int variant) {
-  const int v = resolve_variant(variant);
-  return v >= 15;
-}
 cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream, int variant = kDefaultVariant);
 
 }  // namespace verify_attn

@@ -1,6 +1,6 @@
-// The combine kernel of the verify attention: merges the partial outputs (fp32, or bf16 with kBf16Part) and
-// log2-domain lse of the splits of each (request, row). Launched after the split kernel when num_splits > 1;
-// with kPdl as its programmatic dependent, so it first waits for the split grid.
+// The combine kernel of the verify attention: merges the bf16 partial outputs and log2-domain lse of the splits of
+// each (request, row). Launched when num_splits > 1, as the split kernel's programmatic dependent (sm_90+), so it
+// first waits for the split grid.
 #pragma once
 
 #include "verify_attention.h"
@@ -13,14 +13,11 @@ constexpr int kCombineThreads = 256;  // 4 split groups x 64 float4 columns: one
 // Merge the splits of one (request, row, column half): max-shifted weights in the exp2 domain; empty splits
 // (lse -inf) weigh 0; a row that saw nothing at all gets 0 and lse -inf. Four groups of threads walk
 // interleaved splits with eight independent 16-B loads each in flight (a one-load-at-a-time walk is pure
-// latency: 11-16 us at 44-66 splits in v3), then add their sums through shared memory.
-// Each lse is read once (v20 introduced that form; every version now uses it: the sums are the same, term for
-// term). kPrefetch (v20 and later, bf16 partials only): the first 8 partial loads of each thread are issued before
-// the weights are computed, so the block waits on one round trip to L2 before its math, not two.
-template <bool kBf16Part, bool kPdl, bool kPrefetch = false>
+// latency: 11-16 us at 44-66 splits in v3), then add their sums through shared memory. Each lse is read once,
+// and the first 8 partial loads of each thread are issued before the weights are computed, so the block waits on
+// one round trip to L2 before its math, not two (v20).
 __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(const Params p) {
-  static_assert(!kPrefetch || kBf16Part, "the prefetching combine reads bf16 partials");
-  if constexpr (kPdl) pdl_wait_primary();
+  pdl_wait_primary();
   VA_STAMP_COMBINE(false);
   __shared__ float w[kMaxSplits];
   __shared__ float stats[2];
@@ -31,14 +28,12 @@ __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(co
   const int group = tid >> 6, c4 = tid & 63;
   const int64_t first = (static_cast<int64_t>(b) * splits * rows + row) * kVDim + half * 256 + c4 * 4;
   const int64_t stride = static_cast<int64_t>(rows) * kVDim;
+  const __nv_bfloat16* src = static_cast<const __nv_bfloat16*>(p.part_o) + first;
   uint2 ahead[8];
-  if constexpr (kPrefetch) {
-    const __nv_bfloat16* src = static_cast<const __nv_bfloat16*>(p.part_o) + first;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int s = group + 4 * j;
-      ahead[j] = s < splits ? __ldcs(reinterpret_cast<const uint2*>(src + s * stride)) : make_uint2(0u, 0u);
-    }
+  for (int j = 0; j < 8; ++j) {
+    const int s = group + 4 * j;
+    ahead[j] = s < splits ? __ldcs(reinterpret_cast<const uint2*>(src + s * stride)) : make_uint2(0u, 0u);
   }
   // The weights: each lse read once (warp 0: lane t holds splits t, t+32, t+64, t+96), max, exp2, sum.
   if (tid < 32) {
@@ -73,28 +68,18 @@ __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(co
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int s0 = group; s0 < splits; s0 += 4 * 8) {
     float4 v[8];
-    if constexpr (kBf16Part) {
-      const __nv_bfloat16* src = static_cast<const __nv_bfloat16*>(p.part_o) + first;
-      uint2 raw[8];
+    uint2 raw[8];
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int s = s0 + 4 * j;
-        if (kPrefetch && s0 == group) raw[j] = ahead[j];
-        else raw[j] = s < splits ? __ldcs(reinterpret_cast<const uint2*>(src + s * stride)) : make_uint2(0u, 0u);
-      }
+    for (int j = 0; j < 8; ++j) {
+      const int s = s0 + 4 * j;
+      if (s0 == group) raw[j] = ahead[j];
+      else raw[j] = s < splits ? __ldcs(reinterpret_cast<const uint2*>(src + s * stride)) : make_uint2(0u, 0u);
+    }
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const float2 lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw[j].x));
-        const float2 hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw[j].y));
-        v[j] = make_float4(lo.x, lo.y, hi.x, hi.y);
-      }
-    } else {
-      const float* src = static_cast<const float*>(p.part_o) + first;
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int s = s0 + 4 * j;
-        v[j] = s < splits ? __ldcs(reinterpret_cast<const float4*>(src + s * stride)) : make_float4(0.f, 0.f, 0.f, 0.f);
-      }
+    for (int j = 0; j < 8; ++j) {
+      const float2 lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw[j].x));
+      const float2 hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw[j].y));
+      v[j] = make_float4(lo.x, lo.y, hi.x, hi.y);
     }
 #pragma unroll
     for (int j = 0; j < 8; ++j) {

@@ -1,6 +1,6 @@
 """Quick timing/tuning of the CUDA verify kernel at the benchmark shapes (run from the repository root).
 
-    python kernel/tools/gpu_bench.py [--json PATH] [--sweep] [--reps 50] [--ab 14,18]
+    python kernel/tools/gpu_bench.py [--json PATH] [--sweep] [--reps 50] [--ab 20,26]
 
 Times (B,H,T) in (1,8,16) (1,8,64) (1,16,32) (4,8,16) (1,64,8) x L in 5.7k, 23k, 91k with CUDA events: a
 long sleep kernel is queued first so the host enqueues every timed call ahead of the GPU (no launch gaps
@@ -123,7 +123,7 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=50)
     parser.add_argument("--case", default=None, help="only B,H,T,L (e.g. 1,8,64,91000; for ncu)")
     parser.add_argument("--kernels", action="store_true", help="also report per-kernel device time (profiler)")
-    parser.add_argument("--variant", type=int, default=0, choices=(0, 4, 14, 15, 16, 19, 20, 24, 26), help="kernel version (0: the default; kernel/NOTES.md)")
+    parser.add_argument("--variant", type=int, default=0, choices=(0, 20, 26), help="kernel version (0: the default; kernel/NOTES.md)")
     parser.add_argument("--ab", default=None,
                         help="comma-separated versions timed in turn on the same inputs, e.g. 14,19 (A/B in one "
                              "process); VERSION:N also chooses the split count with at least N tiles per split")

@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&d_prefix, std::max<size_t>(1, prefix.size()) * 4));
   CHECK(cudaMalloc(&d_tree, tree.size() * 4));
   CHECK(cudaMalloc(&d_mask, mask.size() * 8));
-  CHECK(cudaMalloc(&part_o, std::max<size_t>(1, part_elems) * (va::bf16_partials(variant) ? 2 : 4)));
+  CHECK(cudaMalloc(&part_o, std::max<size_t>(1, part_elems) * 2));
   CHECK(cudaMalloc(&part_lse, std::max<size_t>(1, va::partial_lse_elems(B, T, H, splits)) * 4));
   fill_bf16<<<1024, 256>>>(q, size_t(B) * rows * va::kHeadDim, 1u);
   fill_bf16<<<4096, 256>>>(kv, size_t(pool_rows) * va::kHeadDim, 2u);

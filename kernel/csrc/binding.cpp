@@ -53,7 +53,7 @@ void check_tensor(const at::Tensor& t, const char* name, at::ScalarType dtype, i
 
 // Returns {out [B,T,H,512] bf16, lse [B,T,H] fp32 (empty unless return_lse)}. splits = 0 chooses the split
 // count; a positive value forces it (tuning and tests). variant selects the kernel version (0: the default,
-// kBestVariant; 20, 26 or 28: kernel/NOTES.md).
+// kBestVariant; 20 or 26: kernel/NOTES.md).
 std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache, const at::Tensor& prefix_indptr,
                                 const at::Tensor& prefix_slots, const at::Tensor& tree_slots,
                                 const at::Tensor& tree_mask, double sm_scale, bool return_lse, int64_t splits,
@@ -99,8 +99,8 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
     TORCH_CHECK(mis == 0, name, ": expected a 16-byte aligned data pointer, got address % 16 = ", num(mis));
   }
   TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, "splits: expected 0 (auto) .. ", num(int64_t{kMaxSplits}), ", got ", num(splits));
-  TORCH_CHECK(variant >= 0 && variant <= 64 && valid_variant(static_cast<int>(variant)),
-              "variant: expected 0 (default), 20, 26 or 28, got ", num(variant));
+  TORCH_CHECK(variant >= 0 && variant <= kBestVariant && valid_variant(static_cast<int>(variant)),
+              "variant: expected 0 (default), 20 or 26, got ", num(variant));
 
   const c10::cuda::CUDAGuard guard(device);
   const int num_sms = sm_count(device.index());

@@ -54,20 +54,6 @@ __device__ __forceinline__ void issue_row(const Params& p, uint32_t dst, int slo
   if (lane < 8) cp_async_16(d + 1024, src + 1024, bytes);
 }
 
-// v28: copy i (0..8) of the warp's 4 rows of the next tile, without a branch. The 4 rows are 288 chunks of 16 B;
-// copy i takes chunks 32i + lane, so every copy is a full warp and rows 0..3 start at chunks 0, 72, 144, 216 (copies
-// 2, 4 and 6 straddle two rows: lanes from 8, 16 and 24 on take the next one). v26's per-row form spends a third
-// copy instruction on 8 lanes and a divergent branch around it for each row.
-__device__ __forceinline__ void issue_chunk(const Params& p, uint32_t dst, const int4& slots, int warp, int lane, int i) {
-  const int c = 32 * i + lane;
-  const int first = (32 * i) / 72;                     // row of lane 0 (a constant once unrolled)
-  const int row = first + (c >= 72 * (first + 1) ? 1 : 0);
-  const int slot = row == 0 ? slots.x : row == 1 ? slots.y : row == 2 ? slots.z : slots.w;
-  const int chunk = c - 72 * row;
-  const char* src = static_cast<const char*>(p.kv) + static_cast<int64_t>(slot < 0 ? 0 : slot) * kRowBytes + chunk * 16;
-  cp_async_16(dst + (warp * 4 + row) * kSmemRowBytes + chunk * 16, src, slot < 0 ? 0 : 16);
-}
-
 // One warp's 16 rows x 256 columns of O (the mma accumulator layout: lane (gq, cq) holds columns 8n + 2cq,
 // +1 of rows gq and gq + 8) scaled and stored as bf16 in whole 32-B sectors. Lanes cq and cq ^ 1 swap one packed
 // pair per 16 columns, so each lane stores 4 contiguous bf16 (8 B) and a quad covers 32 contiguous bytes of its
@@ -103,11 +89,10 @@ __device__ __forceinline__ void store_rows_bf16(__nv_bfloat16* row_lo, __nv_bflo
 //   warps w and w^1 (rows (w/2)*16, K half w&1). A scheduler runs warps w and w+4 (w = 0..3): with v20's pairing
 //   they are partners, joined at every swap and so always in the same phase; with w^1 they belong to two pairs
 //   that may drift apart within a tile, one's softmax beside the other's MMAs.
-// - v28 (an experiment on v26): the gather as 9 full-warp copies a tile, no branch (issue_chunk).
-// All compute the same bits. Common to both: tile 0 is gathered before Q is loaded (the two latencies overlap);
+// Both compute the same bits. Common to both: tile 0 is gathered before Q is loaded (the two latencies overlap);
 // a multi-split launch writes bf16 partials, each row as whole 32-B sectors (store_rows_bf16); and the combine
 // grid may launch once every split block has left its tile loop (programmatic dependent launch, sm_90+).
-template <bool kL2Prefetch, bool kPairNext, bool kFlatGather = false>
+template <bool kL2Prefetch, bool kPairNext>
 __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_split_kernel(const Params p) {
   VA_STAMP_SPLIT(0, 0);
   extern __shared__ __align__(128) unsigned char smem[];
@@ -210,11 +195,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       const uint32_t k_lat = k_row + grp * 256 * 2;
 #pragma unroll
       for (int ks = 0; ks < 16; ++ks) {
-        if constexpr (kFlatGather && !(kAblate & kNoGather)) {
-          // Copies 0-7 at the even k-steps, copy 8 at the last one.
-          if (((ks & 1) == 0 || ks == 15) && t + 1 < ntiles)
-            issue_chunk(p, kv_base + ((t + 1) & 1) * kTileBytes, next4, warp, lane, ks == 15 ? 8 : ks >> 1);
-        } else if constexpr (!(kAblate & kNoGather)) {
+        if constexpr (!(kAblate & kNoGather)) {
           if ((ks & 3) == 0 && t + 1 < ntiles) {
             const int j = ks >> 2;
             issue_row(p, kv_base + ((t + 1) & 1) * kTileBytes,
@@ -434,7 +415,7 @@ struct LaunchInfo {
 
 // Launch the split (+ combine) kernels. The combine is the split kernel's programmatic dependent (sm_90+) and
 // reserves shared memory so that it spreads over the SMs (combine_spread_smem).
-template <bool kL2Prefetch, bool kPairNext, bool kFlatGather = false>
+template <bool kL2Prefetch, bool kPairNext>
 inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
@@ -443,7 +424,7 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
   if (device >= 64) return cudaErrorInvalidDevice;
   LaunchInfo& in = info[device];
   if (!in.configured) {
-    err = cudaFuncSetAttribute(verify_attn_split_kernel<kL2Prefetch, kPairNext, kFlatGather>,
+    err = cudaFuncSetAttribute(verify_attn_split_kernel<kL2Prefetch, kPairNext>,
                                cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
     if (err != cudaSuccess) return err;
     const std::pair<cudaDeviceAttr, int*> attrs[] = {
@@ -467,7 +448,7 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
     in.configured = true;
   }
   const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
-  verify_attn_split_kernel<kL2Prefetch, kPairNext, kFlatGather><<<grid, kThreads, kSmemBytes, stream>>>(p);
+  verify_attn_split_kernel<kL2Prefetch, kPairNext><<<grid, kThreads, kSmemBytes, stream>>>(p);
   err = cudaGetLastError();
   if (err != cudaSuccess || p.num_splits == 1) return err;
   const dim3 combine_grid(p.nodes * p.heads, 2, p.batch);
@@ -504,7 +485,6 @@ inline cudaError_t launch_verify_attention_impl(const Params& p, cudaStream_t st
   if (!launchable(p, variant)) return cudaErrorInvalidValue;
   switch (resolve_variant(variant)) {
     case 20: return launch_split_and_combine<true, false>(p, stream);
-    case 28: return launch_split_and_combine<false, true, true>(p, stream);
     default: return launch_split_and_combine<false, true>(p, stream);
   }
 }

@@ -81,12 +81,12 @@ inline size_t partial_lse_elems(int batch, int nodes, int heads, int splits) {
 
 // Launches the split kernel (and the combine kernel when num_splits > 1) on `stream`; no allocation, no
 // sync. Returns the first CUDA error (cudaErrorInvalidValue for a bad variant or size). variant selects the
-// kernel version of verify_attention.cuh: 20, 26 or 28 (they compute the same bits; kernel/NOTES.md has the history);
+// kernel version of verify_attention.cuh: 20 or 26 (they compute the same bits; kernel/NOTES.md has the history);
 // kDefaultVariant runs kBestVariant, the fastest measured. Both write bf16 partials (the caller allocates part_o
 // so) and launch the combine as a programmatic dependent (sm_90+).
 constexpr int kDefaultVariant = 0;
 constexpr int kBestVariant = 26;
-inline bool valid_variant(int v) { return v == kDefaultVariant || v == 20 || v == 26 || v == 28; }
+inline bool valid_variant(int v) { return v == kDefaultVariant || v == 20 || v == 26; }
 inline int resolve_variant(int v) { return v == kDefaultVariant ? kBestVariant : v; }
 cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream, int variant = kDefaultVariant);
 

@@ -123,7 +123,7 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=50)
     parser.add_argument("--case", default=None, help="only B,H,T,L (e.g. 1,8,64,91000; for ncu)")
     parser.add_argument("--kernels", action="store_true", help="also report per-kernel device time (profiler)")
-    parser.add_argument("--variant", type=int, default=0, choices=(0, 20, 26, 28), help="kernel version (0: the default; kernel/NOTES.md)")
+    parser.add_argument("--variant", type=int, default=0, choices=(0, 20, 26), help="kernel version (0: the default; kernel/NOTES.md)")
     parser.add_argument("--ab", default=None,
                         help="comma-separated versions timed in turn on the same inputs, e.g. 14,19 (A/B in one "
                              "process); VERSION:N also chooses the split count with at least N tiles per split")

@@ -140,7 +140,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a few small shapes (sanitizer runs)")
     parser.add_argument("--seed", type=int, default=None, help="default: fresh from the clock")
     parser.add_argument("--index", type=int, default=None, help="run only the case with this index")
-    parser.add_argument("--variant", type=int, default=0, choices=(0, 20, 26, 28),
+    parser.add_argument("--variant", type=int, default=0, choices=(0, 20, 26),
                         help="kernel version (0: the default; kernel/NOTES.md); run new ones under `timeout`: a "
                              "synchronisation bug hangs")
     args = parser.parse_args()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compute-sanitizer memcheck, racecheck and synccheck of the verify kernels on the quick shapes of gpu_check.py.
-# Usage (repository root, GPU machine): [VARIANT=4|14] kernel/tools/sanitize.sh [LOGDIR] (default: the default kernel)
+# Usage (repository root, GPU machine): [VARIANT=20|26] kernel/tools/sanitize.sh [LOGDIR] (default: the default kernel)
 # Exit 0 when all tools report no error; 3 when a tool reports one; 4 when a tool only died on a case (no
 # verdict there); other codes come from the run itself.
 set -uo pipefail

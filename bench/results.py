@@ -95,12 +95,15 @@ def provenance(root: Path, command: str, environment: dict[str, str | None], now
 
 
 def case(metric: str, params: dict[str, str | int | float | bool], unit: str, direction: str,
-         samples: list[float], stats: dict[str, float | int]) -> dict[str, Any]:
-    """One entry of `cases`."""
+         samples: list[float], stats: dict[str, float | int],
+         info: dict[str, str | int | float | bool] | None = None) -> dict[str, Any]:
+    """One entry of `cases`; `info` holds run conditions outside the case's identity (seeds, split counts)."""
     if direction not in ("lower", "higher"):
         raise ValueError(f"direction: expected 'lower' or 'higher', got {direction!r}")
-    return {"metric": metric, "params": params, "unit": unit, "direction": direction,
-            "samples": [float(s) for s in samples], "stats": stats}
+    entry: dict[str, Any] = {"metric": metric, "params": params}
+    if info:
+        entry["info"] = info
+    return {**entry, "unit": unit, "direction": direction, "samples": [float(s) for s in samples], "stats": stats}
 
 
 def document(benchmark: str, prov: dict[str, Any], cases: list[dict[str, Any]]) -> dict[str, Any]:

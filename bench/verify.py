@@ -107,12 +107,14 @@ class ImplFailure(Exception):
 
 
 def measure_impl(impl: peers.Impl, case: Case, sets: list[VerifyInputs], floor_us: float, budget_s: float,
-                 device: str = "cuda") -> tuple[str, list[dict[str, object]]]:
+                 device: str = "cuda", info: dict[str, str | int | float | bool] | None = None,
+                 ) -> tuple[str, list[dict[str, object]]]:
     """Check one implementation on the first input set, then time it rotating through all sets.
 
     On CUDA each set's call is captured into a CUDA graph when possible (params "graph": true) and the
     replays are timed; an implementation that cannot be captured is timed eagerly ("graph": false).
 
+    `info` goes into both result cases as is (run conditions: seeds, split count).
     Returns the table cell and the two result cases (time_us, floor_fraction); raises ImplFailure
     (never timing a wrong kernel) when it cannot be prepared or its output fails the check.
     """
@@ -132,9 +134,9 @@ def measure_impl(impl: peers.Impl, case: Case, sets: list[VerifyInputs], floor_u
     fractions = [floor_us / us for us in samples]
     stats = summarize(samples)
     params = {**case.params(impl.name), "graph": graphed}
-    entries = [results.case("verify_attn.time_us", params, "us", "lower", samples, stats),
+    entries = [results.case("verify_attn.time_us", params, "us", "lower", samples, stats, info),
                results.case("verify_attn.floor_fraction", params, "fraction", "higher", fractions,
-                            summarize(fractions))]
+                            summarize(fractions), info)]
     mark = "" if graphed or device != "cuda" else " eager"
     return f"{stats['median']:.1f} ({100 * floor_us / float(stats['median']):.1f}%){mark}", entries
 
@@ -172,20 +174,24 @@ def run(selection: str, impl_names: list[str], out_dir: Path, command: str, budg
     for case in cases_for(selection):
         sets, seeds = input_sets(case, l2)
         floor = case.floor_us(copy_tbps, mma_tflops)
+        splits = cuda_splits(case) if "cuda" in impl_names else None
         cells: dict[str, str] = {}
         for name in impl_names:
             if name in failed:  # once failed, not retried at every case
                 cells[name] = failed[name].cell
                 continue
             try:
-                cells[name], entries = measure_impl(peers.IMPLS[name], case, sets, floor, budget_s)
+                info: dict[str, str | int | float | bool] = {"seeds": ",".join(map(str, seeds))}
+                if name == "cuda" and splits is not None:
+                    info["cuda_splits"] = splits
+                cells[name], entries = measure_impl(peers.IMPLS[name], case, sets, floor, budget_s, info=info)
                 doc_cases.extend(entries)
             except ImplFailure as failure:
                 failed[name], cells[name] = failure, failure.cell
         del sets
         torch.cuda.empty_cache()
         table.append((case, floor, cells))
-        setup = f"seeds {seeds}" + (f", cuda splits {cuda_splits(case)}" if "cuda" in impl_names else "")
+        setup = f"seeds {seeds}" + (f", cuda splits {splits}" if "cuda" in impl_names else "")
         print(f"done {case}: " + ", ".join(f"{k} {v}" for k, v in cells.items()) + f" [{setup}]", flush=True)
     env = environment()
     doc = results.document("verify", results.provenance(ROOT, command, env, now), doc_cases)

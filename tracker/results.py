@@ -25,7 +25,7 @@ STATS = ("median", "min", "mean", "p90")
 CACHE_DIR = Path(".tracker") / "cache" / "results"
 # Where result files live in a repository: the evidence store (ingested copies) and bench/'s own output.
 RESULT_DIRS = (Path(".tracker") / "evidence", Path("bench") / "results")
-VALIDATOR = "v2"  # bump when validation rules change: cached verdicts are keyed by it
+VALIDATOR = "v3"  # bump when validation rules change: cached verdicts are keyed by it (v3: cases may carry info)
 # Units of time: a duration of zero or less is a broken measurement (and would make a speedup infinite).
 TIME_UNITS = frozenset({"ns", "us", "µs", "μs", "ms", "s"})
 

@@ -83,10 +83,16 @@ class Stats(_Strict):
 
 
 class Case(_Strict):
-    """One measured configuration: a metric under fixed parameters, with every raw sample."""
+    """One measured configuration: a metric under fixed parameters, with every raw sample.
+
+    ``info`` (optional) records run conditions that are not part of the case's identity, such as input seeds or a
+    split count chosen at run time: gates never match on it, and two cases that differ only in ``info`` are the
+    same case.
+    """
 
     metric: str = Field(min_length=1)
     params: dict[str, ParamValue]
+    info: dict[str, ParamValue] = Field(default_factory=dict)
     unit: str
     direction: Literal["lower", "higher"]
     samples: list[Finite] = Field(min_length=1)

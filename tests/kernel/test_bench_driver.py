@@ -44,8 +44,11 @@ def test_torch_peer_passes_check_and_is_timed_on_cpu() -> None:
     case = Case(2, 2, 5, 40)
     sets, seeds = input_sets(case, l2=case.bytes, device="cpu")  # tiny "L2": the minimum of 3 sets
     assert len(sets) == 3 and len(set(seeds)) == 3  # each set drawn from its own recorded seed
-    cell, entries = measure_impl(peers.IMPLS["torch"], case, sets, floor_us=1.0, budget_s=0.01, device="cpu")
+    info = {"seeds": ",".join(map(str, seeds))}
+    cell, entries = measure_impl(peers.IMPLS["torch"], case, sets, floor_us=1.0, budget_s=0.01, device="cpu",
+                                 info=info)
     time_us, fraction = entries
+    assert time_us["info"] == fraction["info"] == info  # the run's seeds, outside the params
     assert time_us["metric"] == "verify_attn.time_us" and time_us["direction"] == "lower"
     assert fraction["metric"] == "verify_attn.floor_fraction" and fraction["direction"] == "higher"
     assert time_us["params"] == {**case.params("torch"), "graph": False} and len(time_us["samples"]) >= 20

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from resultfiles import blob, case, result, write
 from tracker.fingerprint import blob_id
-from tracker.results import ResultFileError, compute_stat, load_result, load_results, results_json_schema
+from tracker.results import VALIDATOR, ResultFileError, compute_stat, load_result, load_results, results_json_schema
 from tracker.results_schema import parse_result
 
 METRIC = "verify_attn.time_us"
@@ -78,6 +78,8 @@ def mutate(doc: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
         ("cases.0.samples", [41.2, "40.9", 41.0], "cases[0].samples[1]: Input should be a valid number"),
         ("cases.0.direction", "up", "cases[0].direction: Input should be 'lower' or 'higher'"),
         ("cases.0.params.ctx", [1], "cases[0].params.ctx"),
+        ("cases.0.info", {"seeds": [1, 2]}, "cases[0].info.seeds"),
+        ("cases.0.info", "seed 1", "cases[0].info: Input should be a valid dictionary"),
         ("cases.0.extra", 1, "cases[0].extra: Extra inputs are not permitted"),
         ("provenance.gpu", 3, "provenance.gpu: Input should be a valid string"),
         ("provenance.time", "yesterday", "provenance.time: Input should be a valid datetime"),
@@ -101,6 +103,18 @@ def test_duplicate_cases_rejected(tmp_path: Path) -> None:
     doc["cases"].append(dict(doc["cases"][0]))
     with pytest.raises(ResultFileError, match=r"cases\[1\] repeats cases\[0\]"):
         load_result(write(tmp_path / "r.json", doc))
+
+
+def test_info_is_kept_out_of_a_cases_identity(tmp_path: Path) -> None:
+    """Run conditions (seeds, split counts) validate, never become params, and never make two cases distinct."""
+    doc = good()
+    doc["cases"][0]["info"] = {"seeds": "12,34", "cuda_splits": 16}
+    loaded = load_result(write(tmp_path / "r.json", doc))
+    assert loaded.cases[0].params == {"impl": "cuda", "ctx": 91000, "heads": 8}
+    other = dict(doc["cases"][0], info={"seeds": "56"})
+    doc["cases"].append(other)
+    with pytest.raises(ResultFileError, match=r"cases\[1\] repeats cases\[0\]"):
+        load_result(write(tmp_path / "r2.json", doc))
 
 
 def test_int_and_string_params_are_different_cases(tmp_path: Path) -> None:
@@ -172,7 +186,7 @@ def test_verdicts_are_cached_by_content_and_validator(tmp_path: Path) -> None:
     with pytest.raises(ResultFileError):
         load_result(bad, cache)
     markers = sorted(p.name.split(".", 1)[1] for p in cache.iterdir())
-    assert markers == ["v2.bad", "v2.ok"]
+    assert markers == [f"{VALIDATOR}.bad", f"{VALIDATOR}.ok"]
     # A cached bad verdict is replayed with the file's own path, without revalidating.
     copy = tmp_path / "copy.json"
     copy.write_bytes(bad.read_bytes())

@@ -14,6 +14,11 @@ import gc
 import sys
 from pathlib import Path
 
+# Import names of the third-party packages the tracker needs (pyproject's dependencies and theirs). A command run
+# by a Python without them (not the virtualenv it was installed into) says so instead of printing a traceback.
+DEPENDENCIES = frozenset({"typer", "click", "shellingham", "rich", "pydantic", "pydantic_core", "annotated_types",
+                          "typing_inspection", "markdown_it", "mdurl", "git", "gitdb", "smmap"})
+
 
 def status_args(args: list[str]) -> tuple[Path | None, str | None, bool] | None:
     """``(root, plan, as_json)`` when ``args`` is a plain status command line, else None."""
@@ -39,6 +44,21 @@ def status_args(args: list[str]) -> tuple[Path | None, str | None, bool] | None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run one command line (``sys.argv`` when ``argv`` is None); ends with ``sys.exit``."""
+    try:
+        _run(argv)
+    except ModuleNotFoundError as err:
+        package = (err.name or "").partition(".")[0]
+        if package not in DEPENDENCIES:
+            raise  # one of our own modules: a bug, kept as a traceback
+        from tracker.errors import ExitCode
+
+        print(f"tracker: error: the package {package!r} is not installed in this Python ({sys.executable}); "
+              "install the tracker into it (`pip install .` in the repository, README) or run the `tracker` of "
+              "the environment it was installed into", file=sys.stderr)
+        sys.exit(ExitCode.MISSING_DEPENDENCY)
+
+
+def _run(argv: list[str] | None) -> None:
     fast = status_args(sys.argv[1:] if argv is None else argv)
     if fast is None:
         from tracker.cli import main as cli_main

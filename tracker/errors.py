@@ -21,6 +21,7 @@ class ExitCode(enum.IntEnum):
     INTERRUPTED = 6  # the pytest run was interrupted or crashed; nothing was recorded as passing
     LOCKED = 7  # another tracker process holds the repository lock
     IO = 8  # a file could not be read or written (encoding, permissions, not a repository)
+    MISSING_DEPENDENCY = 9  # a package the tracker needs is not installed in the Python that runs it
 
 
 class TrackerError(Exception):

@@ -340,6 +340,25 @@ def test_update_preserves_crlf_bom_tabs_and_missing_final_newline(repo, cli) -> 
     assert path.read_bytes().decode("utf-8") == once
 
 
+@pytest.mark.parametrize(("blocked", "args"), [("typer", ["lint"]), ("markdown_it", ["status"]),
+                                               ("pydantic_core", ["check"])])
+def test_a_missing_dependency_exits_9_naming_it(good, blocked: str, args: list[str]) -> None:
+    """A Python without the tracker's dependencies (the system one, say) gets one line, not a traceback."""
+    code = (f"import sys; sys.modules[{blocked!r}] = None; from tracker.entry import main; main({args!r})")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=good, capture_output=True, text=True, env=os.environ)
+    assert proc.returncode == 9, proc.stderr
+    assert proc.stderr == (f"tracker: error: the package {blocked!r} is not installed in this Python ({sys.executable}); "
+                           "install the tracker into it (`pip install .` in the repository, README) or run the "
+                           "`tracker` of the environment it was installed into\n")
+    assert proc.stdout == ""
+
+
+def test_a_missing_module_of_our_own_stays_a_traceback(good) -> None:
+    code = "import sys; sys.modules['tracker.commands.lint'] = None; from tracker.entry import main; main(['lint'])"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=good, capture_output=True, text=True, env=os.environ)
+    assert proc.returncode == 1 and "Traceback" in proc.stderr and "tracker.commands.lint" in proc.stderr
+
+
 def test_outside_a_repository_exits_8(tmp_path: Path, cli) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()

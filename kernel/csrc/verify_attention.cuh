@@ -202,22 +202,14 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
                       j == 0 ? next4.x : j == 1 ? next4.y : j == 2 ? next4.z : next4.w, warp * 4 + j, lane);
           }
         }
-        if constexpr (kAblate & kHalfK) {
-          uint32_t bf[4];
-          ldmatrix_x4(bf, k_lat + ks * 32);
-          mma_bf16(s[0], qf[ks], bf[0], bf[1]);
-          mma_bf16(s[1], qf[ks], bf[2], bf[3]);
-          mma_bf16(s[2], qf[ks], bf[0], bf[1]);
-          mma_bf16(s[3], qf[ks], bf[2], bf[3]);
-        } else {
+        uint32_t bf[4];
 #pragma unroll
-          for (int nn = 0; nn < 2; ++nn) {
-            if constexpr (kAblate & kNoQk) continue;
-            uint32_t bf[4];
-            ldmatrix_x4(bf, k_lat + nn * 16 * kSmemRowBytes + ks * 32);
-            mma_bf16(s[2 * nn], qf[ks], bf[0], bf[1]);
-            mma_bf16(s[2 * nn + 1], qf[ks], bf[2], bf[3]);
-          }
+        for (int nn = 0; nn < 2; ++nn) {
+          if constexpr (kAblate & kNoQk) continue;
+          // kHalfK (timeline emulation): the second fragment reuses the first.
+          if (!(kAblate & kHalfK) || nn == 0) ldmatrix_x4(bf, k_lat + nn * 16 * kSmemRowBytes + ks * 32);
+          mma_bf16(s[2 * nn], qf[ks], bf[0], bf[1]);
+          mma_bf16(s[2 * nn + 1], qf[ks], bf[2], bf[3]);
         }
       }
       // Rope: A fragments by ldmatrix from the swizzled Q rope block (row wrow + lane%16, chunk +1 for
@@ -330,25 +322,14 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
         pa[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
         pa[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
         pa[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-        if constexpr (kAblate & kHalfV) {
+        uint32_t bf[4];
 #pragma unroll
-          for (int nt = 0; nt < 16; nt += 2) {
-            uint32_t bf[4];
-            ldmatrix_x4_trans(bf, v_addr + kk * 16 * kSmemRowBytes + nt * 32);
-            mma_bf16(o[2 * nt], pa, bf[0], bf[1]);
-            mma_bf16(o[2 * nt + 1], pa, bf[2], bf[3]);
-            mma_bf16(o[2 * nt + 2], pa, bf[0], bf[1]);
-            mma_bf16(o[2 * nt + 3], pa, bf[2], bf[3]);
-          }
-        } else {
-#pragma unroll
-          for (int nt = 0; nt < 16; ++nt) {
-            if constexpr (kAblate & kNoPv) continue;
-            uint32_t bf[4];
-            ldmatrix_x4_trans(bf, v_addr + kk * 16 * kSmemRowBytes + nt * 32);
-            mma_bf16(o[2 * nt], pa, bf[0], bf[1]);
-            mma_bf16(o[2 * nt + 1], pa, bf[2], bf[3]);
-          }
+        for (int nt = 0; nt < 16; ++nt) {
+          if constexpr (kAblate & kNoPv) continue;
+          // kHalfV (timeline emulation): odd fragments reuse the even one before them.
+          if (!(kAblate & kHalfV) || (nt & 1) == 0) ldmatrix_x4_trans(bf, v_addr + kk * 16 * kSmemRowBytes + nt * 32);
+          mma_bf16(o[2 * nt], pa, bf[0], bf[1]);
+          mma_bf16(o[2 * nt + 1], pa, bf[2], bf[3]);
         }
       }
     }

@@ -17,16 +17,86 @@ from tracker.errors import FileError, LockedError, UsageError
 BOM = "\ufeff"
 
 
-def read_text(path: Path) -> str:
-    """The file's text exactly (BOM kept as U+FEFF, newlines untouched); FileError if unreadable."""
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise FileError(f"{path}: cannot read: {err.strerror}") from err
+def read_text(path: Path, *, root: Path | None = None, limit: int | None = None) -> str:
+    """The file's text exactly (BOM kept as U+FEFF, newlines untouched); FileError if unreadable, not a
+    regular file, larger than ``limit`` (default :data:`MAX_READ`) or, with ``root``, outside ``root``."""
+    data = read_regular(path, root=root, limit=MAX_READ if limit is None else limit)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise FileError(f"{path}: not UTF-8 text (byte {err.start}: {err.reason})") from err
+
+
+# What the tracker reads is bounded: a plan, an evidence or a result file larger than this is refused with
+# a message rather than read into memory (the largest real result file is ~0.6 MB).
+MAX_READ = 64 * 1024 * 1024
+
+
+def read_regular(path: Path, *, root: Path | None = None, limit: int = MAX_READ) -> bytes:
+    """The bytes of ``path``, a regular file of at most ``limit`` bytes; FileError (``path: reason``) otherwise.
+
+    Never blocks and never reads without bound: a FIFO, a device (``/dev/zero``), a socket or a directory
+    is refused without reading it. With ``root``, the file (after following symlinks) must lie inside
+    ``root``: a plan or evidence file that is a symlink out of the repository is refused.
+    """
+    import stat
+
+    if root is not None:
+        try:
+            real = path.resolve()
+            real.relative_to(root.resolve())
+        except (OSError, RuntimeError) as err:  # RuntimeError: a symlink loop (Python < 3.13)
+            raise FileError(f"{path}: cannot read: {getattr(err, 'strerror', None) or err}") from None
+        except ValueError:
+            raise FileError(f"{path}: refused: it resolves to {real}, outside the repository {root.resolve()}") from None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as err:
+        raise FileError(f"{path}: cannot read: {err.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FileError(f"{path}: refused: not a regular file ({_file_kind(info.st_mode)})")
+        if info.st_size > limit:
+            raise FileError(f"{path}: refused: {info.st_size} bytes, more than the {limit}-byte limit")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:  # grew while being read
+            raise FileError(f"{path}: refused: more than the {limit}-byte limit")
+        return b"".join(chunks)
+    except OSError as err:
+        raise FileError(f"{path}: cannot read: {err.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _file_kind(mode: int) -> str:
+    import stat
+
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):  # fmt: skip
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def parse_json(data: bytes | str) -> object:
+    """``json.loads`` whose every failure is a ValueError: nesting too deep for the parser (RecursionError)
+    and numbers too large for a float included."""
+    import json
+
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    except (ValueError, TypeError) as err:
+        raise ValueError(str(err)) from None
 
 
 def atomic_write(path: Path, data: bytes) -> None:

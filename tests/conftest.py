@@ -53,3 +53,17 @@ def cli(capfd: pytest.CaptureFixture[str]) -> Callable[..., Result]:
         return Result(code, out, err)
 
     return run
+
+
+# Property tests: CI runs every hypothesis test at its own max_examples (several thousand cases in all);
+# the deeper runs of the same properties are marked `slow` and run only with TRACKER_SLOW=1
+# (`TRACKER_SLOW=1 python -m pytest -m slow`).
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    import os
+
+    if os.environ.get("TRACKER_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow: set TRACKER_SLOW=1 to run it")
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)

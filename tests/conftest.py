@@ -67,3 +67,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("slow") is not None:
             item.add_marker(skip)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """Say it when tests/kernel is not collected for want of the `kernel` extra (tests/kernel/conftest.py)."""
+    import importlib.util
+
+    missing = [name for name in ("torch", "triton", "numpy") if importlib.util.find_spec(name) is None]
+    if missing:
+        return f"tests/kernel: not collected, {', '.join(missing)} not installed (pip install '.[test,kernel]')"
+    return None

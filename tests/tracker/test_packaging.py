@@ -25,7 +25,7 @@ def test_wheel_ships_templates_and_entry_points(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    [wheel] = (tmp_path / "dist").glob("tracker-*.whl")
+    [wheel] = (tmp_path / "dist").glob("plan_tracker-*.whl")
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         assert "tracker/templates/plan.md" in names

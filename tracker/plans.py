@@ -19,7 +19,7 @@ from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, Gate, ManualGate, Phase, Plan, TestGate
 
 CACHE = Path(".tracker") / "cache" / "plans.json"
-CACHE_VERSION = f"3/{__version__}"  # bump when the cached plain data changes shape
+CACHE_VERSION = f"4/{__version__}"  # bump when the cached plain data changes shape or validation changes
 PLAN_GLOB = "[0-9][0-9][0-9][0-9]-*.md"
 
 

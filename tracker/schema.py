@@ -8,14 +8,43 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from tracker.model import BenchGate, Gate, ManualGate, TestGate
+from tracker.selection import compile_marker
 
 PLAN_ID = r"^[0-9]{4}$"
 PHASE_ID = r"^[A-Za-z][A-Za-z0-9_.-]*$"
 DEPENDENCY = r"^([0-9]{4}/)?[A-Za-z][A-Za-z0-9_.-]*$"
 Scalar = Union[str, int, float, bool]
+
+
+# Errors of the tracker's own rules: their message names what is wrong itself (no ``key:`` prefix).
+PLAN_RULE = "plan_rule"
+
+
+def _rule(check: Any) -> AfterValidator:
+    """A pydantic validator from ``check(value) -> message or None`` (a message is a plan problem)."""
+
+    def validate(value: Any) -> Any:
+        problem = check(value)
+        if problem is not None:
+            raise PydanticCustomError(PLAN_RULE, "{detail}", {"detail": problem})
+        return value
+
+    return AfterValidator(validate)
+
+
+def marker_problem(expr: str) -> str | None:
+    """Why ``expr`` cannot be a gate's ``-m`` expression (pytest's grammar, see tracker.selection), or None."""
+    if not expr.strip(" \t"):
+        return f"invalid -m expression {expr!r}: it is blank, and an empty expression selects no test"
+    try:
+        compile_marker(expr)
+    except ValueError as err:
+        return str(err)
+    return None
 
 
 class _Block(BaseModel):
@@ -37,7 +66,7 @@ class TestGateModel(_Block):
     __test__ = False
 
     test: Annotated[str, Field(min_length=1)]
-    marker: Annotated[str, Field(min_length=1)] | None = None
+    marker: Annotated[str, Field(min_length=1), _rule(marker_problem)] | None = None
 
 
 class ManualGateModel(_Block):
@@ -114,7 +143,9 @@ def _problems(err: ValidationError, prefix: Loc = ()) -> list[Problem]:
     for e in err.errors():
         rel = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.endswith("]")))
         key = _dotted(rel)
-        if e["type"] == "extra_forbidden":
+        if e["type"] == PLAN_RULE:
+            msg = e["msg"]
+        elif e["type"] == "extra_forbidden":
             msg = f"unknown key '{key}'"
         elif e["type"] == "missing":
             msg = f"missing required key '{key}'"

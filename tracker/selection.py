@@ -2,35 +2,149 @@
 
 Standard library only: :mod:`tracker.pytest_plugin` uses it to run exactly the gates' tests in one
 session, and :mod:`tracker.testgate` uses it to read the same selection back from evidence.
+
+``-m`` expressions follow pytest's own grammar (``_pytest.mark.expression``): identifiers are runs of
+word characters and ``: + - . [ ] \\ /`` (so ``a-b`` is one marker name), ``not`` binds tighter than
+``and``, ``and`` tighter than ``or``, spaces and tabs separate tokens, an empty expression selects
+nothing. Two differences, both refusals: keyword arguments (``gpu(arch=90)``) are not supported,
+because evidence records marker names only, and nesting deeper than :data:`MAX_MARKER_DEPTH` is refused.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
+from typing import Union
 
-_MARK_TOKEN = re.compile(r"\s*(\(|\)|[A-Za-z_][A-Za-z0-9_]*)")
+# pytest's identifier: ``(:?\w|:|\+|-|\.|\[|\]|\\|/)+`` (the ``:?`` adds nothing to the character set).
+_IDENT = re.compile(r"(?:\w|[:+\-.\[\]\\/])+")
+_KEYWORDS = ("or", "and", "not")
+MAX_MARKER_DEPTH = 50  # parentheses and ``not``s nested in one expression (bounds the recursion)
+
+# A compiled expression: a marker name, ("not", x), ("and", (x, y, ...)), ("or", (x, y, ...)), or False
+# (empty). Chains of and/or are flat, so the tree is never deeper than the nesting of ( and not.
+Node = Union[str, bool, tuple]
+
+
+class _Tokens:
+    """pytest's scanner: ``( ) = ,``, strings, ``or``/``and``/``not``, identifiers, end of input."""
+
+    def __init__(self, expr: str) -> None:
+        self.expr = expr
+        self.items: list[tuple[str, str, int]] = []  # (kind, text, position); kind: ( ) = , string or and not ident end
+        pos = 0
+        while pos < len(expr):
+            ch = expr[pos]
+            if ch in " \t":
+                pos += 1
+            elif ch in "()=,":  # = and , (and strings) only occur in keyword arguments, refused by the parser
+                self.items.append((ch, ch, pos))
+                pos += 1
+            elif ch in "'\"":
+                end = expr.find(ch, pos + 1)
+                if end == -1:
+                    self.fail(f"closing quote {ch} is missing", pos)
+                self.items.append(("string", expr[pos : end + 1], pos))
+                pos = end + 1
+            elif (m := _IDENT.match(expr, pos)) is not None:
+                word = m.group(0)
+                self.items.append((word if word in _KEYWORDS else "ident", word, pos))
+                pos = m.end()
+            else:
+                self.fail(f"unexpected character {ch!r}", pos)
+        self.items.append(("end", "", len(expr)))
+        self.at = 0
+
+    def fail(self, what: str, pos: int) -> None:
+        raise ValueError(f"invalid -m expression {self.expr!r}: column {pos + 1}: {what}")
+
+    def peek(self) -> str:
+        return self.items[self.at][0]
+
+    def take(self, kind: str) -> str | None:
+        """The current token's text when it is of ``kind`` (and move on), else None."""
+        k, text, _ = self.items[self.at]
+        if k != kind:
+            return None
+        if k != "end":
+            self.at += 1
+        return text
+
+    def expect(self, *kinds: str) -> None:
+        _, text, pos = self.items[self.at]
+        names = {"(": "left parenthesis", ")": "right parenthesis", "ident": "identifier", "end": "end of input"}
+        got = names[self.peek()] if self.peek() in ("(", ")", "end") else repr(text)
+        self.fail(f"expected {' or '.join(names.get(k, k) for k in kinds)}; got {got}", pos)
+
+
+def _expr(t: _Tokens, depth: int) -> Node:
+    terms = [_and(t, depth)]
+    while t.take("or") is not None:
+        terms.append(_and(t, depth))
+    return terms[0] if len(terms) == 1 else ("or", tuple(terms))
+
+
+def _and(t: _Tokens, depth: int) -> Node:
+    terms = [_not(t, depth)]
+    while t.take("and") is not None:
+        terms.append(_not(t, depth))
+    return terms[0] if len(terms) == 1 else ("and", tuple(terms))
+
+
+def _not(t: _Tokens, depth: int) -> Node:
+    if depth > MAX_MARKER_DEPTH:
+        t.fail(f"nested more than {MAX_MARKER_DEPTH} levels deep", t.items[t.at][2])
+    if t.take("not") is not None:
+        return ("not", _not(t, depth + 1))
+    if t.take("(") is not None:
+        node = _expr(t, depth + 1)
+        if t.take(")") is None:
+            t.expect(")")
+        return node
+    name = t.take("ident")
+    if name is None:
+        t.expect("not", "(", "ident")
+    if t.peek() == "(":
+        t.fail(f"keyword arguments ({name}(...)) are not supported in a gate's marker: evidence records marker names only", t.items[t.at][2])
+    return name
+
+
+@lru_cache(maxsize=1024)
+def compile_marker(expr: str) -> Node:
+    """Parse a ``-m`` expression as pytest does; ValueError (``invalid -m expression ...``) if pytest
+    would refuse it, or it uses keyword arguments, or it nests deeper than MAX_MARKER_DEPTH."""
+    t = _Tokens(expr)
+    if t.take("end") is not None:
+        return False  # pytest: the empty expression matches nothing
+    node = _expr(t, 0)
+    if t.take("end") is None:
+        t.expect("end")
+    return node
+
+
+def _evaluate(node: Node, names: frozenset[str] | set[str]) -> bool:
+    if isinstance(node, str):
+        return node in names
+    if isinstance(node, bool):
+        return node
+    if node[0] == "not":
+        return not _evaluate(node[1], names)
+    want = node[0] == "or"  # or: the first true term decides; and: the first false one
+    for term in node[1]:
+        if _evaluate(term, names) is want:
+            return want
+    return not want
 
 
 def marker_matches(expr: str | None, markers: Sequence[str]) -> bool:
-    """Evaluate a pytest ``-m`` expression (names, and/or/not, parentheses) against marker names.
+    """Does a test with these marker names match ``-m expr`` (None: no filter)? As pytest decides it.
 
-    Raises ValueError on anything else, so lint can report it.
+    Raises ValueError on an expression pytest would refuse (see :func:`compile_marker`), so lint can report it.
     """
     if expr is None:
         return True
-    pos, out, names = 0, [], set(markers)
-    while pos < len(expr.rstrip()):
-        m = _MARK_TOKEN.match(expr, pos)
-        if not m:
-            raise ValueError(f"invalid marker expression {expr!r} at column {pos + 1}")
-        tok = m.group(1)
-        out.append(tok if tok in ("(", ")", "and", "or", "not") else str(tok in names))
-        pos = m.end()
-    try:
-        return bool(eval(" ".join(out) or "True", {"__builtins__": {}}, {}))  # tokens are only bools/ops
-    except SyntaxError:
-        raise ValueError(f"invalid marker expression {expr!r}") from None
+    return _evaluate(compile_marker(expr), set(markers))
 
 
 def selects(arg: str, nodeid: str) -> bool:

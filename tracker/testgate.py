@@ -73,7 +73,15 @@ class TestIndex:
         return newest, [r for r in found.values() if marker_matches(gate.marker, r.get("markers", []))]
 
     def verdict(self, key: str, gate: TestGate) -> tuple[GateVerdict, bool]:
-        """(verdict, was met at some time) for test gate ``key`` ("PLAN/PHASE#N")."""
+        """(verdict, was met at some time) for test gate ``key`` ("PLAN/PHASE#N").
+
+        An invalid ``-m`` expression (plan validation refuses it; this guards the API) is an unmet gate
+        whose reason says why, never an exception.
+        """
+        try:
+            marker_matches(gate.marker, ())
+        except ValueError as err:
+            return GateVerdict(False, str(err)), False
         run, recs = self.selection(key, gate)
         if run is None:
             return GateVerdict(False, "no evidence: never run"), False

@@ -323,3 +323,17 @@ def test_against_a_run_of_other_contexts(tmp_path: Path, capsys: pytest.CaptureF
         1, "", f"bench.table: {short}: no case in common with {long_only}\n")
     code, out, _ = run_main(capsys, str(RUN), "--against", str(short))
     assert code == 0 and len(rows_of(out)) == 1 + 3  # the header and the three common shapes at 5.7k
+
+
+@pytest.mark.parametrize("doc", ["kernel/README.md", "bench/README.md"])
+def test_the_docs_quote_the_newest_run_as_the_tool_prints_it(doc: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each doc names the command that generated its table; the table is that command's output, verbatim,
+    and the file it names is the run of record (the newest): a new recorded run updates the docs with it."""
+    text = (ROOT / doc).read_text()
+    commands = [line for line in text.splitlines() if line.startswith("python -m bench.table ")]
+    assert len(commands) == 1, f"{doc}: expected one `python -m bench.table ...` line, got {commands}"
+    args = commands[0].split()[3:]
+    code, out, _ = run_main(capsys, *args)
+    assert code == 0 and out in text, f"{doc}: its table differs from `{commands[0]}`; paste the output again"
+    newest = table.newest_result(RESULTS)
+    assert f"bench/results/{newest.name}" in args, f"{doc}: the newest run is {newest.name}, not {args[-1]}"

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
+from tracker.fingerprint import glob_problem
 from tracker.model import BenchGate, Gate, ManualGate, TestGate
 from tracker.selection import compile_marker
 
@@ -102,7 +103,7 @@ class PhaseBlock(_Block):
     id: Annotated[str, Field(pattern=PHASE_ID)]
     title: Annotated[str, Field(min_length=1)]
     depends: list[Annotated[str, Field(pattern=DEPENDENCY)]] = []
-    paths: list[Annotated[str, Field(min_length=1)]] = []
+    paths: list[Annotated[str, Field(min_length=1), _rule(glob_problem)]] = []
     gate: list[Union[TestGateModel, ManualGateModel, BenchGateModel]] = []
 
 

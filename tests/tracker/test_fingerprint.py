@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tracker_testutil import git
 
-from tracker.fingerprint import FileIndex, blob_id, changed_files, glob_regex, set_fingerprint, tree_file_ids, walk_file_ids
+from tracker.fingerprint import FileIndex, blob_id, changed_files, compile_glob, glob_problem, set_fingerprint, tree_file_ids, walk_file_ids
 
 
 def test_blob_id_is_gits(tmp_path: Path) -> None:
@@ -64,7 +64,7 @@ def test_walk_without_git_skips_build_dirs(tmp_path: Path) -> None:
     ],
 )
 def test_glob_semantics(pattern: str, path: str, hit: bool) -> None:
-    assert bool(glob_regex(pattern).match(path)) is hit
+    assert compile_glob(pattern).match(path) is hit
 
 
 def test_file_index_matches_and_fingerprints() -> None:
@@ -73,3 +73,151 @@ def test_file_index_matches_and_fingerprints() -> None:
     assert idx.match(["*.py"]) == {"kz.py": "3", "z.py": "4"}
     assert idx.fingerprint(["k/**"]) == set_fingerprint({"k/a.py": "1", "k/b/c.py": "2"})
     assert changed_files({"a": "1", "b": "2"}, {"b": "3", "c": "4"}) == ["a", "b", "c"]
+
+
+# --- globs: linear matching, the documented semantics, validation (issue 11, item 8) --------------------
+
+import re  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def reference_regex(pattern: str) -> re.Pattern[str]:
+    """The old translation to a (backtracking) regex, with the two documented fixes: ``**`` matches any
+    character (newline too: DOTALL) and a class never matches ``/``. Only for small inputs."""
+    if pattern.endswith("/"):
+        pattern += "**"
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[" and "]" in pattern[i + 2 :]:
+            j = pattern.index("]", i + 2)
+            body = pattern[i + 1 : j].replace("\\", "\\\\")
+            out.append("[^/" + body[1:] + "]" if body[:1] in ("!", "^") else "(?![/])[" + body + "]")
+            i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # "possible nested set" for a literal [ in a class
+        return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "hit"),
+    [
+        ("a/**", "a/b\nc.py", True),  # a file name with a newline is still below a/
+        ("a/**/b", "a/b", True),
+        ("a/**/b", "a/x/y/b", True),
+        ("a/**/b", "a/xb", False),
+        ("a**b", "a/x/b", True),  # ** crosses directories wherever it stands
+        ("a[!x]b", "a/b", False),  # a class never matches /
+        ("[]]x", "]x", True),
+        ("[!]]x", "ax", True),
+        ("[a-c-e]", "-", True),
+        ("[^a]", "b", True),
+        ("a[b", "a[b", True),  # unterminated: validation refuses it; matching takes the [ literally
+        ("[z-a]", "m", False),  # bad range: refused by validation, matches nothing
+        ("*/", "x/y/z", True),
+        ("***/x", "a/b/x", True),
+        ("**/*", "", True),
+    ],
+)
+def test_glob_edge_semantics(pattern: str, path: str, hit: bool) -> None:
+    assert compile_glob(pattern).match(path) is hit
+
+
+PATTERN_PARTS = ["a", "b", ".", "-", "/", "*", "*", "**", "**/", "?", "[ab]", "[!a]", "[a-c]", "[^b]", "[]a]", "[-b]", "[", "]", "\\"]
+NAME_CHARS = ["a", "b", "c", "/", ".", "-", "]", "[", "\n", "\\"]
+
+
+def _agrees(pattern: str, name: str) -> None:
+    if glob_problem(pattern) is not None or "[!]" in pattern or "[^]" in pattern:
+        return  # refused by validation; "[!]...]" was a crash of the old translation
+    assert compile_glob(pattern).match(name) is bool(reference_regex(pattern).match(name)), (pattern, name)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(PATTERN_PARTS), min_size=1, max_size=8).map("".join), st.lists(st.sampled_from(NAME_CHARS), max_size=10).map("".join))
+def test_glob_agrees_with_the_reference_regex(pattern: str, name: str) -> None:
+    _agrees(pattern, name)
+
+
+@pytest.mark.slow
+@settings(max_examples=50000, deadline=None)
+@given(st.lists(st.sampled_from(PATTERN_PARTS), min_size=1, max_size=14).map("".join), st.lists(st.sampled_from(NAME_CHARS), max_size=16).map("".join))
+def test_glob_agrees_with_the_reference_regex_slow(pattern: str, name: str) -> None:
+    _agrees(pattern, name)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "name"),
+    [
+        ("*a" * 16 + "*b", "a" * 40),  # the issue's case: over a minute with the regex
+        ("*a" * 50 + "*b", "a" * 10000),
+        ("**a" * 50 + "b", "a/" * 5000),
+        ("**/" * 50 + "*a" * 50, "a" * 9999 + "b"),
+        ("[!b]*" * 50 + "b", "a" * 10000),
+        ("?*" * 200, "x" * 10000 + "/"),
+        ("*?b", "".join(chr(0x100 + i) for i in range(10000))),  # 10k distinct characters
+    ],
+)
+def test_adversarial_globs_match_in_bounded_time(pattern: str, name: str) -> None:
+    glob = compile_glob(pattern)
+    start = time.perf_counter()
+    assert glob.match(name) is False
+    assert time.perf_counter() - start < 0.5
+    index = FileIndex({name: "1", name[:40]: "2"})
+    start = time.perf_counter()
+    index.match([pattern])
+    assert time.perf_counter() - start < 0.5
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["*", "**", "**/", "a", "?", "[!a]", "/"]), min_size=20, max_size=60).map("".join),
+    st.lists(st.sampled_from("ab/"), min_size=10, max_size=50).map(lambda chars: "".join(chars) * 40),
+)
+def test_random_many_star_globs_stay_fast(pattern: str, name: str) -> None:
+    start = time.perf_counter()
+    compile_glob(pattern).match(name + "c")
+    assert time.perf_counter() - start < 0.2
+
+
+@pytest.mark.parametrize(
+    ("pattern", "problem"),
+    [
+        ("", "empty glob"),
+        ("/etc/**", "glob '/etc/**' is absolute: globs are relative to the repository root"),
+        ("../x/**", "glob '../x/**' has a '.' or '..' segment: globs are relative to the repository root and stay inside it"),
+        ("a/../../b", "glob 'a/../../b' has a '.' or '..' segment: globs are relative to the repository root and stay inside it"),
+        ("./src/*.py", "glob './src/*.py' has a '.' or '..' segment: globs are relative to the repository root and stay inside it"),
+        ("a//b", "glob 'a//b' has an empty path segment ('//')"),
+        ("src/[ab", "glob 'src/[ab': unterminated [ at column 5 (write [[] for a literal '[')"),
+        ("src/[z-a].py", "glob 'src/[z-a].py': bad range z-a in a [...] class (it matches nothing)"),
+        ("src[/]x", "glob 'src[/]x': a [...] class cannot match '/' (in '[/]'): '*', '?' and classes stay inside one directory"),
+        ("a\x00b", "glob 'a\\x00b' holds a control character ('\\x00')"),
+    ],
+)
+def test_glob_problems(pattern: str, problem: str) -> None:
+    assert glob_problem(pattern) == problem
+
+
+@pytest.mark.parametrize("pattern", ["src/**", "src/", "**/*.py", "a/**/b[!x].py", "..x/y", "[[]x", "[]]", "a\\b", "x/*.[ch]"])
+def test_good_globs_have_no_problem(pattern: str) -> None:
+    assert glob_problem(pattern) is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -79,3 +80,35 @@ def test_an_invalid_marker_reaching_evaluation_is_an_unmet_gate() -> None:
     assert (verdict.met, verdict.failed, ever) == (False, False, False)
     assert verdict.reason.startswith("invalid -m expression 'a and': column 6")
     assert Plan("0001", "t", "plans/0001-x.md", phases=(Phase("P1", "t", gates=(gate,)),))
+
+
+# --- item 8: paths globs -----------------------------------------------------------------------------------
+
+
+def test_a_pathological_glob_costs_status_no_time(repo, cli) -> None:
+    # `*a*a*...*b` against a 40-character name took over a minute (regex backtracking) in status/update/check.
+    glob = "*a" * 16 + "*b"
+    text = plan_text(phases=phase("P1", 'test = "tests/test_a.py"', paths=f'"{glob}", "src/**"'))
+    root = repo({"plans/0001-demo.md": text, "tests/test_a.py": "def test_a(): pass\n", "a" * 40: "x\n", "src/x.py": "1\n"})
+    assert cli(root, "verify").code == 0
+    start = time.perf_counter()
+    r = cli(root, "status")
+    assert (r.code, r.err) == (0, "") and " done " in r.out
+    (root / "src/x.py").write_text("2\n")
+    assert " stale " in cli(root, "status").out
+    assert time.perf_counter() - start < 5
+
+
+def test_bad_globs_are_plan_problems_at_their_line(repo, cli) -> None:
+    text = plan_text(phases=phase("P1", 'manual = "ok"', paths='"src/**", "/etc/**"') + phase("P2", 'manual = "ok"', paths='"../up/*.py"') + phase("P3", 'manual = "ok"', paths='"src/[ab.py"'))
+    root = repo({"plans/0001-demo.md": text})
+    expected = [
+        "plans/0001-demo.md:11: phase P1: glob '/etc/**' is absolute: globs are relative to the repository root",
+        "plans/0001-demo.md:19: phase P2: glob '../up/*.py' has a '.' or '..' segment: globs are relative to the repository root and stay inside it",
+        "plans/0001-demo.md:27: phase P3: glob 'src/[ab.py': unterminated [ at column 5 (write [[] for a literal '[')",
+    ]
+    r = cli(root, "lint")
+    assert (r.code, r.out.splitlines()) == (2, [*expected, "3 problem(s) in 1 file(s)"])
+    for command in ("status", "update", "check"):
+        r = cli(root, command)
+        assert (r.code, r.err.splitlines()[:-1]) == (2, expected), command

@@ -86,7 +86,7 @@ class Run:
     cells: dict[tuple[str, Shape, int], Cell]  # (impl, shape, ctx) -> cell
 
     def impls(self) -> list[str]:
-        """Implementations in the run, the kernel first, then the order of LABELS, then the rest by name."""
+        """Implementations in the run: the kernel, FlashInfer, triton, torch, then any other by name."""
         names = {impl for impl, _, _ in self.cells}
         order = [MAIN_IMPL, "flashinfer", "triton", "torch"]
         return [n for n in order if n in names] + sorted(names - set(order))

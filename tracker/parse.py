@@ -84,15 +84,114 @@ def _key_line(block: Block, loc: schema.Loc) -> int:
     return block.line + 1 + lo if lo else block.line
 
 
+# Arrays and tables nested deeper than this are refused before tomllib sees them: its parser recurses once
+# per level (500 levels raised RecursionError), and no plan key nests more than three.
+MAX_TOML_DEPTH = 32
+_TOML_SIGNIFICANT = re.compile(r"\"\"\"|'''|[\"'#\[\]{}\n]")
+
+
+def _string_end(text: str, pos: int, quote: str) -> int:
+    """Index just after the TOML string whose opening ``quote`` ends at ``pos``. A single-line string that
+    is not closed on its line ends there (the TOML is invalid and tomllib says so); one never closed ends
+    the text."""
+    while True:
+        end = text.find(quote, pos)
+        if len(quote) == 1:
+            newline = text.find("\n", pos)
+            if newline != -1 and (end == -1 or newline < end):
+                return newline
+        if end == -1:
+            return len(text)
+        before = end
+        while before > pos and text[before - 1] == "\\":
+            before -= 1
+        if quote[0] == '"' and (end - before) % 2:  # an escaped quote in a basic string
+            pos = end + 1
+            continue
+        if len(quote) == 1:
+            return end + 1
+        run = end
+        while run < len(text) and text[run] == quote[0]:
+            run += 1
+        return end + min(run - end, 5)  # """a""""" is 'a""': up to two quotes before the closing three
+
+
+def _too_deep_line(content: str, limit: int = MAX_TOML_DEPTH) -> int | None:
+    """0-based line of ``content`` where ``[``/``{`` nesting (outside strings and comments) first exceeds
+    ``limit``, or None. Linear, and never recursive: it runs before tomllib."""
+    depth = line = pos = 0
+    while (m := _TOML_SIGNIFICANT.search(content, pos)) is not None:
+        token, pos = m.group(), m.end()
+        if token == "\n":
+            line += 1
+        elif token in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif token in "]}":
+            depth = max(0, depth - 1)
+        elif token == "#":
+            newline = content.find("\n", pos)
+            pos = len(content) if newline == -1 else newline
+        else:
+            end = _string_end(content, pos, token)
+            line += content.count("\n", pos, end)
+            pos = end
+    return None
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Does parsed TOML nest deeper than ``limit``? (Dotted keys and table headers nest without brackets.)"""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+    return False
+
+
 def _loads(path: str, block: Block, problems: list[str]) -> dict[str, Any] | None:
+    """The block's TOML table, or None with a ``path:line:`` problem: invalid TOML, or nested too deeply."""
+    too_deep = f"{block.kind} block nests arrays or tables more than {MAX_TOML_DEPTH} levels deep"
+    deep_line = _too_deep_line(block.content)
+    if deep_line is not None:
+        problems.append(f"{path}:{block.line + 1 + deep_line}: {too_deep}")
+        return None
     try:
-        return tomllib.loads(block.content)
+        data = tomllib.loads(block.content)
     except tomllib.TOMLDecodeError as err:
         msg = str(err)
         m = _TOML_POS.search(msg)
         line = block.line + int(m.group(1)) if m and m.group(1) else block.end_line
         problems.append(f"{path}:{line}: invalid TOML in {block.kind} block: {_TOML_POS.sub('', msg)}")
         return None
+    except RecursionError:  # a backstop: the scan above keeps tomllib's recursion shallow
+        problems.append(f"{path}:{block.line}: {too_deep}")
+        return None
+    except ValueError as err:  # an integer longer than Python converts (4300 digits)
+        line = _first_line(block, lambda s: _LONG_NUMBER.search(s) is not None)
+        problems.append(f"{path}:{line}: invalid TOML in {block.kind} block: {err}")
+        return None
+    if _deeper_than(data, MAX_TOML_DEPTH):  # dotted keys: a.a.a....b = 1
+        line = _first_line(block, lambda s: s.split("=", 1)[0].count(".") >= MAX_TOML_DEPTH)
+        problems.append(f"{path}:{line}: {too_deep}")
+        return None
+    return data
+
+
+_LONG_NUMBER = re.compile(r"[0-9_]{4300}")
+
+
+def _first_line(block: Block, test: Any) -> int:
+    """File line of the first line of ``block`` that passes ``test`` (the opening fence if none does)."""
+    for i, text in enumerate(block.content.split("\n")):
+        if test(text):
+            return block.line + 1 + i
+    return block.line
 
 
 def _fmt(path: str, block: Block, who: str, loc: schema.Loc, msg: str) -> str:

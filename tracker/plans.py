@@ -14,13 +14,15 @@ from typing import Any, NamedTuple
 from tracker import __version__
 from tracker.checks import cross_plan_problems
 from tracker.errors import FileError, PlanError
-from tracker.fileio import atomic_write, read_text
+from tracker.fileio import atomic_write, parse_json, read_regular, read_text
 from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, Gate, ManualGate, Phase, Plan, TestGate
 
 CACHE = Path(".tracker") / "cache" / "plans.json"
-CACHE_VERSION = f"4/{__version__}"  # bump when the cached plain data changes shape or validation changes
+CACHE_VERSION = f"5/{__version__}"  # bump when the cached plain data changes shape or validation changes
 PLAN_GLOB = "[0-9][0-9][0-9][0-9]-*.md"
+MAX_PLAN_BYTES = 4 * 1024 * 1024  # a plan larger than this is refused (parsing 4 MiB takes ~1.5 s)
+CACHE_MAX_BYTES = 64 * 1024 * 1024
 
 
 class PlanFile(NamedTuple):
@@ -58,13 +60,73 @@ def to_plain(plan: Plan) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def from_plain(d: dict[str, Any]) -> Plan:
-    """Inverse of :func:`to_plain`."""
+def from_plain(d: Any) -> Plan:
+    """Inverse of :func:`to_plain`; ValueError when ``d`` is not exactly what it writes (a broken or
+    foreign cache entry must not reach status as a plan of the wrong shape)."""
+    _check(d, _PLAN_SHAPE)
     phases = tuple(
         Phase(p["id"], p["title"], tuple(p["depends"]), tuple(p["paths"]), tuple(_gate_from(g) for g in p["gates"]), p["line"], p["end_line"], p["depends_line"])
         for p in d["phases"]
     )
     return Plan(d["id"], d["title"], d["path"], d["milestone"], phases, d["line"], d["end_line"])
+
+
+# Shapes of the cached plain data: a type, "scalars" ({str: str/int/float/bool}), a tuple of alternatives
+# (None for null), a list ([shape]: a JSON array of it) or a dict (an object with exactly those keys; keys
+# whose shape admits None may be missing).
+_NUMBER = (int, float)
+_GATE_SHAPES: list[tuple[str, dict[str, Any]]] = [
+    ("test", {"test": str, "marker": (str, None), "line": int}),
+    ("manual", {"manual": str, "line": int}),
+    ("bench", {"bench": str, "where": "scalars", "baseline": ("scalars", None), "at_least": (_NUMBER, None), "at_most": (_NUMBER, None),
+               "stat": str, "min_samples": (int, None), "hardware": (str, None), "run": (str, None), "confidence": (_NUMBER, None),
+               "line": int}),
+]  # fmt: skip
+_GATE_SHAPE_OF = dict(_GATE_SHAPES)
+_PHASE_SHAPE = {"id": str, "title": str, "depends": [str], "paths": [str], "gates": ["gate"], "line": int, "end_line": int, "depends_line": int}
+_PLAN_SHAPE = {"id": str, "title": str, "path": str, "milestone": (str, None), "phases": [_PHASE_SHAPE], "line": int, "end_line": int}
+
+
+def _check(value: Any, shape: Any) -> None:
+    """ValueError unless ``value`` has ``shape`` (see above); recursion as deep as the shape, not the value."""
+    if isinstance(shape, tuple):
+        if value is None and None in shape:
+            return
+        for alternative in shape:
+            try:
+                _check(value, alternative)
+                return
+            except ValueError:
+                continue
+        raise ValueError(f"none of {shape}")
+    if shape is None:
+        if value is not None:
+            raise ValueError("expected null")
+    elif shape == "scalars":
+        if not isinstance(value, dict) or not all(isinstance(k, str) and type(v) in (str, int, float, bool) for k, v in value.items()):
+            raise ValueError("expected {str: scalar}")
+    elif shape == "gate":
+        if not isinstance(value, dict):
+            raise ValueError("expected a gate object")
+        kind = next((k for k, _ in _GATE_SHAPES if k in value), None)
+        if kind is None:
+            raise ValueError("a gate without test, manual or bench")
+        _check(value, _GATE_SHAPE_OF[kind])
+    elif isinstance(shape, list):
+        if not isinstance(value, list):
+            raise ValueError("expected an array")
+        for item in value:
+            _check(item, shape[0])
+    elif isinstance(shape, dict):
+        if not isinstance(value, dict) or not value.keys() <= shape.keys():
+            raise ValueError("expected an object with known keys")
+        for key, sub in shape.items():
+            if key in value:
+                _check(value[key], sub)
+            elif not (isinstance(sub, tuple) and None in sub):
+                raise ValueError(f"missing {key}")
+    elif type(value) is not shape:  # exact: a bool is not an int here
+        raise ValueError(f"expected {shape.__name__}")
 
 
 def plan_paths(root: Path) -> list[Path]:
@@ -73,37 +135,74 @@ def plan_paths(root: Path) -> list[Path]:
 
 
 def _read_cache(root: Path) -> dict[str, Any]:
+    """The cache's entries by plan path; {} when it is missing, not a regular file, too large, not JSON,
+    nested too deeply or of another version: a broken cache is just a cold cache."""
     try:
-        data = json.loads((root / CACHE).read_bytes())
-        return data["files"] if data.get("version") == CACHE_VERSION else {}
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}  # a missing or broken cache is just a cold cache
+        data = parse_json(read_regular(root / CACHE, root=root, limit=CACHE_MAX_BYTES))
+    except (FileError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or not isinstance(data.get("files"), dict):
+        return {}
+    return data["files"]
+
+
+def _cached(hit: Any, rel: str, text: str, digest: str) -> PlanFile | None:
+    """The cache entry ``hit`` as a PlanFile when it is for these bytes and well formed, else None."""
+    if not isinstance(hit, dict) or hit.get("sha") != digest:
+        return None
+    problems = hit.get("problems")
+    if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
+        return None
+    try:
+        plan = from_plain(hit["plan"]) if hit.get("plan") is not None else None
+    except (ValueError, KeyError, TypeError):
+        return None
+    if plan is None and not problems:
+        return None  # every file without a plan has a problem saying why
+    return PlanFile(rel, text, plan, list(problems))
+
+
+def _relative(root: Path, path: Path) -> str:
+    """``path`` relative to the repository root, as written (``plans/`` may be a symlink: not resolved)."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def read_plan_text(root: Path, path: Path) -> str:
+    """A plan file's text: FileError ``plans/x.md: reason`` (exit 8) when it is not a regular file (a FIFO
+    would hang the read), is larger than MAX_PLAN_BYTES, is not UTF-8, or its real path (after symlinks,
+    ``plans/`` itself included) is outside the repository."""
+    try:
+        return read_text(path, root=root, limit=MAX_PLAN_BYTES)
+    except FileError as err:
+        raise FileError(f"{_relative(root, path)}: {str(err).removeprefix(f'{path}: ')}") from None
 
 
 def load_files(root: Path, paths: list[Path] | None = None, unreadable: list[str] | None = None) -> list[PlanFile]:
     """Read and parse plan files (all of them by default), using and refreshing the cache.
 
-    A file that cannot be read or decoded raises FileError, or, when ``unreadable`` is given, is
-    skipped and listed there as ``path: reason`` (lint reports it and checks the others).
+    A file that cannot be read (see :func:`read_plan_text`) raises FileError, or, when ``unreadable`` is
+    given, is skipped and listed there as ``path: reason`` (lint reports it and checks the others).
     """
     cache = _read_cache(root)
     fresh: dict[str, Any] = {}
     out: list[PlanFile] = []
     for path in plan_paths(root) if paths is None else paths:
-        rel = path.resolve().relative_to(root.resolve()).as_posix()
+        rel = _relative(root, path)
         try:
-            text = read_text(path)
+            text = read_plan_text(root, path)
         except FileError as err:
             if unreadable is None:
                 raise
-            unreadable.append(f"{rel}: {str(err).removeprefix(f'{path}: ')}")
+            unreadable.append(str(err))
             continue
         digest = sha256_hex(text.encode("utf-8"))
-        hit = cache.get(rel)
-        if hit is not None and hit.get("sha") == digest:
-            plan = from_plain(hit["plan"]) if hit["plan"] is not None else None
-            out.append(PlanFile(rel, text, plan, list(hit["problems"])))
-            fresh[rel] = hit
+        hit = _cached(cache.get(rel), rel, text, digest)
+        if hit is not None:
+            out.append(hit)
+            fresh[rel] = cache[rel]
             continue
         from tracker.parse import parse_plan  # cold path only: markdown-it-py + pydantic
 
@@ -113,7 +212,7 @@ def load_files(root: Path, paths: list[Path] | None = None, unreadable: list[str
     if paths is None and fresh != cache:
         try:
             atomic_write(root / CACHE, json.dumps({"version": CACHE_VERSION, "files": fresh}).encode())
-        except OSError:
+        except (OSError, ValueError):
             pass  # a read-only checkout still works, just without a warm cache
     return out
 

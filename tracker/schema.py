@@ -6,6 +6,7 @@ Only the cold path imports this module (a plan file whose content is not in the 
 
 from __future__ import annotations
 
+import posixpath
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -48,6 +49,26 @@ def marker_problem(expr: str) -> str | None:
     return None
 
 
+def gate_path_problem(arg: str) -> str | None:
+    """Why ``arg`` cannot be a test gate's pytest argument, or None.
+
+    Only the file part (before ``::``) is a path: parametrize ids (``test_x[a/../b]``) may hold anything.
+    It must name something inside the repository (collecting imports the code it names, and its
+    ``conftest.py`` files): not absolute, not ``~``, no ``..`` climbing out. It is not an option
+    (``-p plugin`` would load code) and holds no control character.
+    """
+    bad = next((ch for ch in arg if ord(ch) < 32 or ord(ch) == 127), None)
+    if bad is not None:
+        return f"test {arg!r} holds a control character ({bad!r})"
+    if arg.startswith("-"):
+        return f"test {arg!r} starts with '-': a test gate names a path or node id, not a pytest option"
+    file = arg.split("::", 1)[0]
+    normal = posixpath.normpath(file) if file else "."
+    if file.startswith(("/", "~")) or normal == ".." or normal.startswith("../"):
+        return f"test path {file!r} is outside the repository (a test gate runs only the repository's own tests)"
+    return None
+
+
 class _Block(BaseModel):
     # Unknown keys are errors (a typo must not silently drop a gate); TOML is typed, so no coercion.
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -66,7 +87,7 @@ class TestGateModel(_Block):
 
     __test__ = False
 
-    test: Annotated[str, Field(min_length=1)]
+    test: Annotated[str, Field(min_length=1), _rule(gate_path_problem)]
     marker: Annotated[str, Field(min_length=1), _rule(marker_problem)] | None = None
 
 

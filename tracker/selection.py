@@ -12,6 +12,7 @@ because evidence records marker names only, and nesting deeper than :data:`MAX_M
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -147,9 +148,18 @@ def marker_matches(expr: str | None, markers: Sequence[str]) -> bool:
     return _evaluate(compile_marker(expr), set(markers))
 
 
+@lru_cache(maxsize=4096)
+def normalize_arg(arg: str) -> str:
+    """A pytest argument as node ids spell it: its file part (before ``::``) normalized (``./t/../t/x.py/``
+    -> ``t/x.py``, ``./`` -> ``.``); what follows ``::`` (parameter ids may hold ``/`` or ``..``) untouched."""
+    file, sep, rest = arg.partition("::")
+    file = posixpath.normpath(file) if file else file
+    return file + sep + rest
+
+
 def selects(arg: str, nodeid: str) -> bool:
     """Does pytest argument ``arg`` (node id, file or directory) select test ``nodeid``?"""
-    arg = arg.removeprefix("./").rstrip("/")
+    arg = normalize_arg(arg)
     if "::" not in nodeid and (arg == nodeid or arg.startswith((nodeid + "::", nodeid + "/"))):
         return True  # a file/directory-level record (a collection error) covers what is inside it
     if "::" in arg:

@@ -16,7 +16,7 @@ from typing import Any
 
 from tracker.evidence import RAN, Store, TestRun
 from tracker.model import EvidenceSource, GateVerdict, ManualGate, Phase, TestGate, gate_hash
-from tracker.selection import marker_matches, selects
+from tracker.selection import marker_matches, normalize_arg, selects
 
 
 def source_of(run: TestRun) -> EvidenceSource:
@@ -44,7 +44,7 @@ class TestIndex:
     def _matching(self, run: TestRun, arg: str) -> list[dict[str, Any]]:
         ids, recs, file_level = self.sorted[run.file]
         # Every node id the argument selects starts with the normalized argument itself.
-        prefix = arg.removeprefix("./").rstrip("/")
+        prefix = normalize_arg(arg)
         out = [r for r in file_level if selects(arg, r["nodeid"]) and not r["nodeid"].startswith(prefix)]
         for i in range(bisect.bisect_left(ids, prefix), len(ids)):
             if not ids[i].startswith(prefix):
@@ -110,7 +110,7 @@ class TestIndex:
         detail = f"{outcome}: {reason}" if reason else outcome
         if outcome == "notrun":
             detail = "collected but not run"
-        who = "" if bad["nodeid"] == gate.test.removeprefix("./") else f"{bad['nodeid']}: "
+        who = "" if bad["nodeid"] == normalize_arg(gate.test) else f"{bad['nodeid']}: "
         text = f"{who}{detail}" + (f" ({len(recs) - passed} of {len(recs)} not passing)" if len(recs) > 1 else "")
         failed = outcome in ("failed", "error", "xpassed")
         return GateVerdict(False, text, source_of(bad_run), failed=failed), ever
@@ -120,10 +120,10 @@ def covers(args: object, arg: str) -> bool:
     """Do a run's recorded pytest arguments (``provenance.args``) collect everything ``arg`` selects?"""
     if not isinstance(args, list):
         return False
-    want = arg.removeprefix("./").rstrip("/")
+    want = normalize_arg(arg)
     file = want.split("::", 1)[0]
     for given in args:
-        have = str(given).removeprefix("./").rstrip("/")
+        have = normalize_arg(str(given))
         if have in ("", "."):
             return True
         if "::" in have:

@@ -112,3 +112,196 @@ def test_bad_globs_are_plan_problems_at_their_line(repo, cli) -> None:
     for command in ("status", "update", "check"):
         r = cli(root, command)
         assert (r.code, r.err.splitlines()[:-1]) == (2, expected), command
+
+
+# --- item 5: deep nesting in plan blocks and in the plan cache ----------------------------------------------
+
+DEEP = "[" * 500 + "]" * 500
+
+
+@pytest.mark.parametrize(
+    ("block", "line", "problem"),
+    [
+        (phase("P1", 'manual = "ok"').replace('title = "Phase P1"\n', f'title = "Phase P1"\nx = {DEEP}\n'), 11,
+         "phase block nests arrays or tables more than 32 levels deep"),
+        ('```phase\nid = "P1"\ntitle = "t"\n[[gate]]\nmanual = "ok"\nwhere = ' + "{a = " * 500 + "1" + "}" * 500 + "\n```\n", 13,
+         "phase block nests arrays or tables more than 32 levels deep"),
+        ('```phase\nid = "P1"\ntitle = "t"\n' + "a." * 3000 + "b = 1\n```\n", 11,
+         "phase block nests arrays or tables more than 32 levels deep"),
+        ('```phase\nid = "P1"\ntitle = "t"\nx = ' + "9" * 5000 + "\n```\n", 11,
+         "invalid TOML in phase block: Exceeds the limit (4300 digits) for integer string conversion: value has 5000 digits; "
+         "use sys.set_int_max_str_digits() to increase the limit"),
+    ],
+)  # fmt: skip
+def test_deep_toml_is_a_plan_problem_for_every_command(repo, cli, block: str, line: int, problem: str) -> None:
+    root = repo({"plans/0001-demo.md": plan_text(phases=block)})
+    expected = f"plans/0001-demo.md:{line}: {problem}"
+    r = cli(root, "lint")
+    assert (r.code, r.out) == (2, f"{expected}\n1 problem(s) in 1 file(s)\n")
+    for command in (["status"], ["update"], ["check"], ["gc", "--dry-run"], ["next"]):
+        r = cli(root, *command)
+        assert (r.code, r.err.splitlines()[0]) == (2, expected), command
+
+
+def test_deep_toml_in_the_plan_block() -> None:
+    from tracker.parse import parse_plan
+
+    text = f'```plan\nid = "0001"\ntitle = "X"\nmilestone = {DEEP}\n```\n'
+    plan, problems = parse_plan("plans/0001-x.md", text)
+    assert problems == ["plans/0001-x.md:4: plan block nests arrays or tables more than 32 levels deep"]
+
+
+def test_brackets_inside_strings_and_comments_are_not_nesting() -> None:
+    from tracker.parse import parse_plan
+
+    body = 'id = "P1"\ntitle = "' + "[" * 100 + '"  # ' + "{" * 100 + "\n"
+    body += "x = '''\n" + "[" * 100 + "\n'''\n" + 'y = """\\"""' + "[" * 100 + '"""\n'
+    plan, problems = parse_plan("plans/0001-x.md", '```plan\nid = "0001"\ntitle = "X"\n```\n```phase\n' + body + "```\n")
+    assert [p for p in problems if "deep" in p] == []
+    assert any("unknown key 'x'" in p for p in problems)  # it did reach validation
+
+
+def _plan_files(root: Path) -> list[tuple[str, object]]:
+    from tracker.plans import load_files
+
+    return [(f.path, f.plan) for f in load_files(root)]
+
+
+@pytest.mark.parametrize(
+    "cache",
+    [
+        b"[" * 100000 + b"]" * 100000,  # nested too deeply for json
+        b"{",
+        b"\xff\xfe",
+        b'{"version": "%s", "files": []}',
+        b'{"version": "%s", "files": {"plans/0001-demo.md": {"sha": "x"}}}',
+        b'{"version": "%s", "files": {"plans/0001-demo.md": 7}}',
+        b'{"version": "%s", "files": {"plans/0001-demo.md": {"sha": "SHA", "plan": {"id": 1}, "problems": []}}}',
+        b'{"version": "%s", "files": {"plans/0001-demo.md": {"sha": "SHA", "plan": null, "problems": [3]}}}',
+        b'{"version": "%s", "files": {"plans/0001-demo.md": {"sha": "SHA", "plan": null, "problems": []}}}',
+        b'{"version": "%s", "files": {"plans/0001-demo.md": {"sha": "SHA", "plan": PLAN, "problems": []}}}',
+    ],
+)
+def test_a_broken_plan_cache_is_a_cold_cache(repo, cli, cache: bytes) -> None:
+    from tracker.hashing import sha256_hex
+    from tracker.plans import CACHE, CACHE_VERSION, load_files, to_plain
+
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "ok"'))})
+    [good] = load_files(root)
+    plain = to_plain(good.plan)
+    plain["phases"][0]["gates"][0]["line"] = "9"  # a string where an int belongs
+    data = cache.replace(b"%s", CACHE_VERSION.encode()).replace(b"SHA", sha256_hex(good.text.encode()).encode())
+    (root / CACHE).write_bytes(data.replace(b"PLAN", json.dumps(plain).encode()))
+    assert _plan_files(root) == [(good.path, good.plan)]
+    r = cli(root, "status")
+    assert (r.code, r.err) == (0, "")
+
+
+def test_a_fifo_as_the_plan_cache_does_not_hang(repo) -> None:
+    import os
+
+    from tracker.plans import CACHE
+
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "ok"'))})
+    (root / CACHE).parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(root / CACHE)
+    assert [p for p, _ in _plan_files(root)] == ["plans/0001-demo.md"]  # and the FIFO is replaced by a file
+    assert (root / CACHE).is_file()
+
+
+# --- item 9: plan files that are not regular files inside the repository ------------------------------------
+
+
+def test_a_plan_symlinked_out_of_the_repository_is_refused(repo, cli, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text(plan_text("0002", phases=phase("P1", 'manual = "ok"')))
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "ok"'))})
+    (root / "plans/0002-out.md").symlink_to(outside)
+    reason = f"plans/0002-out.md: refused: it resolves to {outside}, outside the repository {root}"
+    for command in (["status"], ["update"], ["check"], ["next"], ["verify"], ["gc", "--dry-run"]):
+        r = cli(root, *command)
+        assert (r.code, r.err) == (8, f"tracker: error: {reason}\n"), command
+    r = cli(root, "lint")
+    assert (r.code, r.out) == (2, f"{reason}\n1 problem(s) in 1 file(s)\n")
+
+
+def test_plans_dir_symlinked_inside_the_repository_is_fine_outside_refused(repo, cli, tmp_path: Path) -> None:
+    root = repo({"docs/plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "ok"'))})
+    (root / "plans").symlink_to("docs/plans")
+    r = cli(root, "status")
+    assert (r.code, r.err) == (0, "")
+    assert "(plans/0001-demo.md)" in r.out  # named as the commands find it
+    assert cli(root, "lint").code == 0
+    (root / "plans").unlink()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out/0001-demo.md").write_text(plan_text(phases=phase("P1", 'manual = "ok"')))
+    (root / "plans").symlink_to(tmp_path / "out")
+    r = cli(root, "status")
+    assert r.code == 8
+    assert r.err.startswith("tracker: error: plans/0001-demo.md: refused: it resolves to ") and "outside the repository" in r.err
+
+
+def test_a_fifo_named_as_a_plan_does_not_hang(repo, cli) -> None:
+    import os
+
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "ok"'))})
+    os.mkfifo(root / "plans/0002-pipe.md")
+    r = cli(root, "status")
+    assert (r.code, r.err) == (8, "tracker: error: plans/0002-pipe.md: refused: not a regular file (a FIFO)\n")
+    r = cli(root, "lint")
+    assert (r.code, r.out) == (2, "plans/0002-pipe.md: refused: not a regular file (a FIFO)\n1 problem(s) in 1 file(s)\n")
+
+
+def test_a_huge_plan_is_refused_unread(repo, cli) -> None:
+    from tracker.plans import MAX_PLAN_BYTES
+
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "ok"'))})
+    with open(root / "plans/0002-big.md", "wb") as fh:
+        fh.truncate(MAX_PLAN_BYTES + 1)
+    r = cli(root, "status")
+    assert (r.code, r.err) == (8, f"tracker: error: plans/0002-big.md: refused: {MAX_PLAN_BYTES + 1} bytes, more than the {MAX_PLAN_BYTES}-byte limit\n")
+
+
+# --- trust model: test gates name code inside the repository ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("test", "problem"),
+    [
+        ("../outside/test_x.py", "test path '../outside/test_x.py' is outside the repository (a test gate runs only the repository's own tests)"),
+        ("tests/../../x/test_x.py::test_a", "test path 'tests/../../x/test_x.py' is outside the repository (a test gate runs only the repository's own tests)"),
+        ("/tmp/test_x.py", "test path '/tmp/test_x.py' is outside the repository (a test gate runs only the repository's own tests)"),
+        ("~/test_x.py", "test path '~/test_x.py' is outside the repository (a test gate runs only the repository's own tests)"),
+        ("-pevil", "test '-pevil' starts with '-': a test gate names a path or node id, not a pytest option"),
+    ],
+)
+def test_test_gates_outside_the_repository_are_plan_problems(repo, cli, test: str, problem: str) -> None:
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", f'test = "{test}"')), "tests/test_a.py": "def test_a(): pass\n"})
+    expected = f"plans/0001-demo.md:12: phase P1 gate 1: {problem}"
+    r = cli(root, "lint")
+    assert (r.code, r.out) == (2, f"{expected}\n1 problem(s) in 1 file(s)\n")
+    for command in ("status", "verify", "update"):
+        r = cli(root, command)
+        assert (r.code, r.err.splitlines()[0]) == (2, expected), command
+
+
+def test_node_ids_with_dots_and_slashes_in_parameters_still_work(repo, cli) -> None:
+    tests = "import pytest\n\n@pytest.mark.parametrize('p', ['../x', '/abs'])\ndef test_p(p): pass\n"
+    gates = ('test = "tests/test_p.py::test_p[../x]"', 'test = "./tests/../tests/test_p.py::test_p[/abs]"')
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", *gates)), "tests/test_p.py": tests})
+    r = cli(root, "lint")
+    assert (r.code, r.out) == (0, "1 plan file(s) OK\n")
+
+
+def test_lint_refuses_a_test_path_symlinked_out_of_the_repository(repo, cli, tmp_path: Path) -> None:
+    (tmp_path / "evil").mkdir()
+    (tmp_path / "evil/test_e.py").write_text("def test_e(): pass\n")
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/ext/test_e.py"'))})
+    (root / "tests").mkdir()
+    (root / "tests/ext").symlink_to(tmp_path / "evil")
+    r = cli(root, "lint", "--no-collect")
+    assert r.code == 2
+    assert r.out == (
+        f"plans/0001-demo.md:11: phase P1 gate 1: test path 'tests/ext/test_e.py' resolves to {tmp_path / 'evil/test_e.py'}, outside the repository\n"
+        "1 problem(s) in 1 file(s)\n"
+    )

@@ -21,7 +21,7 @@ from tracker.commands.common import pytest_command, pytest_env
 from tracker.errors import ExitCode, FileError
 from tracker.fileio import read_text
 from tracker.model import Plan, TestGate
-from tracker.plans import PLAN_GLOB, load_files
+from tracker.plans import MAX_PLAN_BYTES, PLAN_GLOB, load_files
 from tracker.selection import marker_matches, selects
 
 
@@ -35,6 +35,17 @@ def _collect(root: Path, paths: list[str]) -> tuple[dict[str, Any] | None, str]:
             lines = (proc.stdout + proc.stderr).strip().splitlines()
             return None, lines[-1] if lines else f"pytest exited with {proc.returncode}"
         return json.loads(target.read_text()), ""
+
+
+def _outside(root: Path, path: str) -> str | None:
+    """How ``path`` (inside the repository as written: plan validation checks that) leaves it through a
+    symlink, or None. Collecting it would import code from outside the repository."""
+    real = (root / path).resolve()
+    try:
+        real.relative_to(root.resolve())
+    except ValueError:
+        return f"resolves to {real}, outside the repository"
+    return None
 
 
 def gate_problems(root: Path, plans: list[Plan], collect: bool = True, texts: dict[str, str] | None = None) -> list[str]:
@@ -66,6 +77,10 @@ def gate_problems(root: Path, plans: list[Plan], collect: bool = True, texts: di
                 if not (root / path).exists():
                     problems.append(f"{where}: no such test file or directory: {path}")
                     continue
+                outside = _outside(root, path)
+                if outside:
+                    problems.append(f"{where}: test path {path!r} {outside}")
+                    continue
                 gates.append((plan, i, g, where))
     if not collect or not gates:
         return problems
@@ -95,7 +110,7 @@ def misnamed(root: Path) -> tuple[list[str], list[str]]:
             continue
         rel = path.relative_to(root).as_posix()
         try:
-            text = read_text(path)
+            text = read_text(path, root=root, limit=MAX_PLAN_BYTES)
         except FileError:
             text = ""
         from tracker.parse import fenced_blocks  # only when such a file exists: markdown-it-py

@@ -305,3 +305,91 @@ def test_lint_refuses_a_test_path_symlinked_out_of_the_repository(repo, cli, tmp
         f"plans/0001-demo.md:11: phase P1 gate 1: test path 'tests/ext/test_e.py' resolves to {tmp_path / 'evil/test_e.py'}, outside the repository\n"
         "1 problem(s) in 1 file(s)\n"
     )
+
+
+# --- tracker new: titles ------------------------------------------------------------------------------------
+
+import tempfile  # noqa: E402
+import tomllib  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tracker.commands.new import title_problem, toml_string  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("title", "message"),
+    [
+        ('x\n```\n\n```plan\nid = "0002"\ntitle = "injected"\n```\n', "TITLE must be one line of text without control characters (U+000A at character 2)"),
+        ("bad\x7fdel", "TITLE must be one line of text without control characters (U+007F at character 4)"),
+        ("tab\there", "TITLE must be one line of text without control characters (U+0009 at character 4)"),
+        ("a\u2028b", "TITLE must be one line of text without control characters (U+2028 at character 2)"),
+        ("caf\udcc3\udca9", "TITLE is not valid UTF-8 text (byte 0xc3 at character 4)"),  # argv that is not UTF-8
+        ("   ", "TITLE must not be empty"),
+    ],
+)
+def test_new_refuses_titles_that_are_not_one_line_of_text(repo, cli, title: str, message: str) -> None:
+    root = repo({"README.md": "x\n"})
+    r = cli(root, "new", title)
+    assert (r.code, r.err) == (3, f"tracker: error: {message}\n")
+    assert not (root / "plans").exists() or list((root / "plans").iterdir()) == []
+
+
+def test_new_substitutes_once(repo, cli) -> None:
+    root = repo({"README.md": "x\n"})
+    r = cli(root, "new", 'a{{title}}b {{id}} "q" \\ ')
+    assert r.code == 0, r.err
+    [path] = (root / "plans").iterdir()
+    text = path.read_text()
+    assert text.startswith('# a{{title}}b {{id}} "q" \\ \n')
+    assert 'title = "a{{title}}b {{id}} \\"q\\" \\\\ "\n' in text
+    assert cli(root, "lint", "--no-collect").code == 0
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text())
+def test_toml_string_round_trips_every_string(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return  # a lone surrogate is not text TOML (or the file) can hold; new refuses it first
+    assert tomllib.loads(f"x = {toml_string(text)}\n") == {"x": text}
+
+
+def _new_round_trip(title: str) -> None:
+    from tracker.commands.new import run
+    from tracker.parse import fenced_blocks, parse_plan
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "plans").mkdir()
+        if title_problem(title) is not None:
+            with pytest.raises(Exception, match="TITLE"):
+                run(root, title, out=open("/dev/null", "w"))
+            assert list((root / "plans").iterdir()) == []
+            return
+        run(root, title, out=open("/dev/null", "w"))
+        [path] = (root / "plans").iterdir()
+        text = path.read_text(encoding="utf-8")
+        plan, problems = parse_plan(f"plans/{path.name}", text)
+        assert problems == [] and plan is not None
+        assert plan.title == title
+        assert [b.kind for b in fenced_blocks(text)] == ["plan", "phase"]
+
+
+TITLE_CHARS = st.sampled_from(["a", "é", " ", "{{title}}", "{{id}}", "{{title_toml}}", "`", "```", "~~~", '"', "'", "\\", "#", "<!--", "-->",
+                               "\n", "\r", "\t", "\x00", "\x7f", "\x85", "\u2028", "\udcff", "[", "]", "=", "plan", "phase", "\ufeff", "*", ">"])  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.text(max_size=40), st.lists(TITLE_CHARS, max_size=12).map("".join)))
+def test_any_title_new_accepts_parses_back_exactly(title: str) -> None:
+    _new_round_trip(title)
+
+
+@pytest.mark.slow
+@settings(max_examples=5000, deadline=None)
+@given(st.one_of(st.text(max_size=80), st.lists(TITLE_CHARS, max_size=30).map("".join)))
+def test_any_title_new_accepts_parses_back_exactly_slow(title: str) -> None:
+    _new_round_trip(title)

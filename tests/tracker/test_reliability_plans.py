@@ -393,3 +393,12 @@ def test_any_title_new_accepts_parses_back_exactly(title: str) -> None:
 @given(st.one_of(st.text(max_size=80), st.lists(TITLE_CHARS, max_size=30).map("".join)))
 def test_any_title_new_accepts_parses_back_exactly_slow(title: str) -> None:
     _new_round_trip(title)
+
+
+def test_lint_reports_test_paths_it_cannot_look_at(repo, cli) -> None:
+    long_name = "tests/" + "a" * 300 + ".py"
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", f'test = "{long_name}"')), "tests/test_a.py": "def test_a(): pass\n"})
+    r = cli(root, "lint", "--no-collect")
+    assert (r.code, r.out) == (
+        2, f"plans/0001-demo.md:11: phase P1 gate 1: cannot look at test path '{long_name}': File name too long\n1 problem(s) in 1 file(s)\n"
+    )

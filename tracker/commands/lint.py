@@ -37,14 +37,21 @@ def _collect(root: Path, paths: list[str]) -> tuple[dict[str, Any] | None, str]:
         return json.loads(target.read_text()), ""
 
 
-def _outside(root: Path, path: str) -> str | None:
-    """How ``path`` (inside the repository as written: plan validation checks that) leaves it through a
-    symlink, or None. Collecting it would import code from outside the repository."""
-    real = (root / path).resolve()
+def _missing(root: Path, path: str) -> str | None:
+    """Why the test file or directory ``path`` cannot be collected, or None: it does not exist, cannot be
+    looked at (permissions, a name too long), or leaves the repository through a symlink (collecting it
+    would import code from outside; plan validation already refuses paths that do so as written)."""
+    target = root / path
+    try:
+        if not target.exists():
+            return f"no such test file or directory: {path}"
+        real = target.resolve()
+    except (OSError, RuntimeError) as err:  # RuntimeError: a symlink loop (Python < 3.13)
+        return f"cannot look at test path {path!r}: {getattr(err, 'strerror', None) or err}"
     try:
         real.relative_to(root.resolve())
     except ValueError:
-        return f"resolves to {real}, outside the repository"
+        return f"test path {path!r} resolves to {real}, outside the repository"
     return None
 
 
@@ -74,12 +81,9 @@ def gate_problems(root: Path, plans: list[Plan], collect: bool = True, texts: di
                     problems.append(f"{where}: {err}")
                     continue
                 path = g.test.split("::", 1)[0].rstrip("/") or "."
-                if not (root / path).exists():
-                    problems.append(f"{where}: no such test file or directory: {path}")
-                    continue
-                outside = _outside(root, path)
-                if outside:
-                    problems.append(f"{where}: test path {path!r} {outside}")
+                missing = _missing(root, path)
+                if missing:
+                    problems.append(f"{where}: {missing}")
                     continue
                 gates.append((plan, i, g, where))
     if not collect or not gates:

@@ -45,6 +45,7 @@ class TestIndex:
         ids, recs, file_level = self.sorted[run.file]
         # Every node id the argument selects starts with the normalized argument itself.
         prefix = normalize_arg(arg)
+        prefix = "" if prefix == "." else prefix  # the whole tree
         out = [r for r in file_level if selects(arg, r["nodeid"]) and not r["nodeid"].startswith(prefix)]
         for i in range(bisect.bisect_left(ids, prefix), len(ids)):
             if not ids[i].startswith(prefix):

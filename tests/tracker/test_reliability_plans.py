@@ -402,3 +402,12 @@ def test_lint_reports_test_paths_it_cannot_look_at(repo, cli) -> None:
     assert (r.code, r.out) == (
         2, f"plans/0001-demo.md:11: phase P1 gate 1: cannot look at test path '{long_name}': File name too long\n1 problem(s) in 1 file(s)\n"
     )
+
+
+@pytest.mark.parametrize("test", [".", "./tests/../tests/./test_m.py"])
+def test_gates_spelled_with_dots_read_their_evidence(repo, cli, test: str) -> None:
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", f'test = "{test}"\nmarker = "a-b"')), **MARKED})
+    record(root)
+    r = cli(root, "status", "--json")
+    [p1] = json.loads(r.out)["plans"][0]["phases"]
+    assert (p1["status"], p1["gates"][0]["reason"]) == ("done", "1 passed")

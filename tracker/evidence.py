@@ -9,11 +9,11 @@ is an error of that run (:func:`crashed_run`).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from tracker.errors import FileError
+from tracker.fileio import parse_json, read_regular
 
 EVIDENCE_DIR = Path(".tracker") / "evidence"
 RAN = frozenset({"passed", "failed", "error", "xfailed", "xpassed"})
@@ -65,7 +65,7 @@ class TestRun(_Record):
 class Store(_Record):
     """Everything in the evidence store, each list oldest first."""
 
-    __slots__ = ("runs", "signoffs", "bench", "incomplete", "invalid")
+    __slots__ = ("runs", "signoffs", "bench", "incomplete", "invalid", "reordered")
 
     def __init__(
         self,
@@ -74,97 +74,397 @@ class Store(_Record):
         bench: list[tuple[str, dict[str, Any]]] | None = None,
         incomplete: list[str] | None = None,
         invalid: list[str] | None = None,
+        reordered: list[str] | None = None,
     ) -> None:
         self.runs: list[TestRun] = [] if runs is None else runs
         self.signoffs: list[tuple[str, dict[str, Any]]] = [] if signoffs is None else signoffs
         self.bench: list[tuple[str, dict[str, Any]]] = [] if bench is None else bench
         self.incomplete: list[str] = [] if incomplete is None else incomplete
         self.invalid: list[str] = [] if invalid is None else invalid  # "path: reason" of unusable files
+        # Files recorded later than the run ``load(last=...)`` ordered after them all (verify says so).
+        self.reordered: list[str] = [] if reordered is None else reordered
 
 
 _SHAPE = "0000-00-00T00:00:00Z"
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def _days_in(year: int, month: int) -> int:
+    """Days of ``month`` (1-12) in ``year`` of the proleptic Gregorian calendar."""
+    leap = month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return _MONTH_DAYS[month - 1] + leap
 
 
 def utc_time(text: object) -> str | None:
     """``text``, an ISO-8601 time with a time zone, as UTC ``YYYY-MM-DDTHH:MM:SSZ``; None if it is not one.
 
-    Strings in that form (what the tracker writes) are taken as they are, without importing datetime
-    (status's path); any other offset or precision is parsed and converted, so times order correctly.
+    The one time parser of the store, ``tracker ingest`` and result files. Strings in that form (what the
+    tracker writes) are checked by arithmetic, without importing datetime (status's path): an impossible
+    date (``2026-02-30``, ``0000-01-01``) or time of day is not a time. Any other offset or precision is
+    parsed by datetime and converted, so times order correctly as strings.
     """
     if not isinstance(text, str):
         return None
     if len(text) == 20 and all(c == s or (s == "0" and "0" <= c <= "9") for c, s in zip(text, _SHAPE)):
-        if "01" <= text[5:7] <= "12" and "01" <= text[8:10] <= "31" and text[11:13] < "24" and text[14:16] < "60" and text[17:19] < "60":
+        year, month, day = int(text[:4]), int(text[5:7]), int(text[8:10])
+        valid = year >= 1 and 1 <= month <= 12 and 1 <= day <= _days_in(year, month)
+        if valid and text[11:13] < "24" and text[14:16] < "60" and text[17:19] < "60":
             return text
+        return None  # the tracker's own shape with impossible values: datetime would refuse it too
     from datetime import datetime, timezone  # noqa: PLC0415 - only for times in another form
 
     try:
         when = datetime.fromisoformat(text)
-    except ValueError:
+        if when.tzinfo is None:
+            return None
+        u = when.astimezone(timezone.utc)
+    except (ValueError, OverflowError):  # OverflowError: an offset that moves year 1 or 9999 out of range
         return None
-    if when.tzinfo is None:
-        return None
-    u = when.astimezone(timezone.utc)
     return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}Z"
 
 
+# A file whose recorded time is more than this after this machine's clock cannot be ordered: a clock
+# running ahead (or a hand-made time) would make it the newest run for as long as it lies, hiding every
+# real failure recorded meanwhile. Five minutes tolerates ordinary clock drift between machines.
+MAX_FUTURE_S = 300
+
+
+class Clock:
+    """This machine's time as UTC strings (the store's shape), read once per load: ``now`` and the
+    latest acceptable recorded time, ``limit`` (``now`` + :data:`MAX_FUTURE_S`). No datetime import."""
+
+    __slots__ = ("now", "limit")
+
+    def __init__(self, seconds: float | None = None) -> None:
+        import time  # noqa: PLC0415
+
+        at = time.time() if seconds is None else seconds
+        self.now = time.strftime(UTC_FORMAT, time.gmtime(at))
+        self.limit = time.strftime(UTC_FORMAT, time.gmtime(at + MAX_FUTURE_S))
+
+    def future(self, utc: str, what: str = "time") -> str | None:
+        """Why ``utc`` (a :func:`utc_time` string) cannot be used, or None when it is not in the future."""
+        if utc <= self.limit:
+            return None
+        return (f"{what} {utc} is in the future: more than {MAX_FUTURE_S // 60} minutes after this machine's "
+                f"clock ({self.now}); runs are ordered by time, so it would hide every run recorded until then "
+                "(is the clock of the machine that wrote it ahead?)")  # fmt: skip
+
+
 KINDS = ("tracker-test-run", "tracker-signoff", "tracker-bench-result")
+VERSIONS = {"tracker-test-run": 1, "tracker-signoff": 1, "tracker-bench-result": 1}  # the versions this code reads
+STATUSES = ("complete", "interrupted", "incomplete")
+OUTCOMES = frozenset({"passed", "failed", "skipped", "xfailed", "xpassed", "error", "notrun", "deselected"})
+_HEX_DIGITS = "0123456789abcdef"
+_HEX = frozenset(_HEX_DIGITS)
 
 
-def _read(path: Path) -> tuple[str, dict[str, Any]]:
+def show(value: object) -> str:
+    """A value for a message, never walked: scalars as a short repr, containers by their type alone
+    (a document nested thousands deep must not crash the message that rejects it)."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, int) and value.bit_length() > 200:
+        return "a very large integer"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def wrong(name: str, value: object, expected: str) -> str:
+    """``name 'zzz' is not 40 lowercase hex digits`` / ``tests is an object, not a list``."""
+    if isinstance(value, (dict, list)):
+        return f"{name} is {show(value)}, not {expected}"
+    return f"{name} {show(value)} is not {expected}"
+
+
+def _scalar(value: object) -> bool:
+    return value is None or isinstance(value, (str, int, float))  # bool is an int
+
+
+def _is_hex(value: object, lengths: tuple[int, ...] = (40,)) -> bool:
+    return isinstance(value, str) and len(value) in lengths and _HEX.issuperset(value)
+
+
+def _str_list(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) for x in value)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value - value == 0  # finite
+
+
+class _Shape:
+    """Collects what is wrong with one document; the first problem is its reason."""
+
+    __slots__ = ("problems",)
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def need(self, ok: bool, what: str) -> bool:
+        if not ok:
+            self.problems.append(what)
+        return ok
+
+    def typed(self, doc: dict[str, Any], key: str, test: Any, expected: str, where: str = "", optional: bool = False) -> None:
+        """``doc[key]`` passes ``test`` (absent is fine when ``optional``)."""
+        if key not in doc:
+            self.need(optional, f"{where}{key} is missing ({expected})")
+        elif not test(doc[key]):
+            self.problems.append(wrong(f"{where}{key}", doc[key], expected))
+
+    def time(self, where: str, value: object) -> str | None:
+        """``value`` as a UTC time (:func:`utc_time`), or None and a problem: the store is ordered by
+        time, so a file without a valid one cannot be placed."""
+        utc = utc_time(value)
+        if utc is None:
+            self.problems.append(f"{where} {show(value)} is not an ISO-8601 time with a time zone")
+        return utc
+
+    def extra(self, doc: dict[str, Any], known: frozenset[str], where: str = "") -> None:
+        """Keys this version does not define may only hold a string, a number, a boolean or null."""
+        for key, value in doc.items():
+            if key not in known and not _scalar(value):
+                self.problems.append(f"{where}{key} is {show(value)}: an unknown key may only hold a string, number, boolean or null")
+                return
+
+
+def _file_ids(value: object) -> bool:
+    """A ``{path: blob id}`` map (git's 40-hex ids, or 64 in a SHA-256 repository); one join checks the digits."""
+    if type(value) is not dict:
+        return False
+    ids = value.values()
+    return all(type(v) is str and (len(v) == 40 or len(v) == 64) for v in ids) and not "".join(ids).strip(_HEX_DIGITS)
+
+
+_RUN_KEYS = frozenset({"schema", "version", "status", "provenance", "rootdir", "gates", "files", "tests", "exitstatus",
+                       "duration", "losses", "running"})  # fmt: skip
+_PROVENANCE_KEYS = frozenset({"time", "host", "commit", "dirty", "args"})
+_RECORD_KEYS = frozenset({"nodeid", "outcome", "reason", "duration", "markers"})
+_RUNNING_KEYS = frozenset({"nodeid", "markers", "pid"})
+_SIGNOFF_KEYS = frozenset({"schema", "version", "gate_key", "gate_hash", "phase_manual", "manual", "by", "why", "time",
+                           "host", "commit", "dirty", "files"})  # fmt: skip
+
+
+def _commit(value: object) -> bool:
+    return value is None or _is_hex(value)
+
+
+def _optional_bool(value: object) -> bool:
+    return value is None or isinstance(value, bool)
+
+
+def _check_test_run(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None]:
+    """Shape of a ``tracker-test-run`` (written by the plugin or by ``tracker ingest``); returns (where its
+    time is, its UTC time or None).
+
+    A run that counts (``complete``, or one naming the test it crashed in) needs its host, file ids and test
+    records; of one that counts for nothing (interrupted) only the time is needed, and what it holds is checked.
+    """
+    shape.typed(doc, "status", lambda v: isinstance(v, str) and v in STATUSES, "complete, interrupted or incomplete")
+    counts = doc.get("status") not in ("interrupted", "incomplete") or "running" in doc
+    prov = doc.get("provenance")
+    utc = None
+    if shape.need(isinstance(prov, dict), wrong("provenance", prov, "an object with a time and a host")):
+        utc = shape.time("provenance.time", prov.get("time"))
+        shape.typed(prov, "host", lambda v: isinstance(v, str), "a string", "provenance.", optional=not counts)
+        shape.typed(prov, "commit", _commit, "40 lowercase hex digits or null", "provenance.", optional=True)
+        shape.typed(prov, "dirty", _optional_bool, "true, false or null", "provenance.", optional=True)
+        shape.typed(prov, "args", lambda v: v is None or _str_list(v), "a list of strings or null", "provenance.", optional=True)
+        shape.extra(prov, _PROVENANCE_KEYS, "provenance.")
+    shape.typed(doc, "gates", lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()), "a {gate: hash} object", optional=True)
+    shape.typed(doc, "files", _file_ids, "a {path: blob id} object", optional=not counts)
+    tests = doc.get("tests", [] if not counts else None)
+    if shape.need(isinstance(tests, list), wrong("tests", tests, "a list of test records")) and not _records_ok(tests):
+        for i, rec in enumerate(tests):
+            if not _check_record(rec, shape, f"tests[{i}]"):
+                break
+    running = doc.get("running")
+    if running is not None and shape.need(isinstance(running, dict), wrong("running", running, "an object")):
+        shape.typed(running, "nodeid", lambda v: isinstance(v, str), "a string", "running.")
+        shape.typed(running, "markers", _str_list, "a list of strings", "running.", optional=True)
+        shape.typed(running, "pid", lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer", "running.", optional=True)
+        shape.extra(running, _RUNNING_KEYS, "running.")
+    shape.typed(doc, "rootdir", lambda v: v is None or isinstance(v, str), "a string or null", optional=True)
+    shape.typed(doc, "exitstatus", lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)), "an integer or null", optional=True)
+    shape.typed(doc, "duration", lambda v: v is None or _number(v), "a finite number or null", optional=True)
+    shape.typed(doc, "losses", _str_list, "a list of strings", optional=True)
+    shape.extra(doc, _RUN_KEYS)
+    return "provenance.time", utc
+
+
+def _records_ok(tests: list[Any]) -> bool:
+    """The common case, fast (status checks thousands of records a run): every record has exactly the
+    keys the plugin writes, each of its type. False sends the list through :func:`_check_record`."""
+    for rec in tests:
+        if type(rec) is not dict or not rec.keys() <= _RECORD_KEYS:
+            return False
+        nodeid, outcome = rec.get("nodeid"), rec.get("outcome")
+        if type(nodeid) is not str or not nodeid or type(outcome) is not str or outcome not in OUTCOMES:
+            return False
+        duration, markers = rec.get("duration", 0.0), rec.get("markers", ())
+        if type(rec.get("reason", "")) is not str or type(duration) not in (float, int) or duration - duration != 0:
+            return False
+        if markers != () and (type(markers) is not list or any(type(m) is not str for m in markers)):
+            return False
+    return True
+
+
+def _check_record(rec: object, shape: _Shape, where: str) -> bool:
+    """One per-test record: ``nodeid`` and ``outcome`` required; False (and a problem) when it is wrong."""
+    if not isinstance(rec, dict):
+        return shape.need(False, wrong(where, rec, "an object with a nodeid and an outcome"))
+    before = len(shape.problems)
+    shape.typed(rec, "nodeid", lambda v: isinstance(v, str) and v != "", "a non-empty string", f"{where}.")
+    shape.typed(rec, "outcome", lambda v: isinstance(v, str) and v in OUTCOMES, f"one of {', '.join(sorted(OUTCOMES))}", f"{where}.")
+    shape.typed(rec, "reason", lambda v: isinstance(v, str), "a string", f"{where}.", optional=True)
+    shape.typed(rec, "duration", _number, "a finite number", f"{where}.", optional=True)
+    shape.typed(rec, "markers", _str_list, "a list of strings", f"{where}.", optional=True)
+    shape.extra(rec, _RECORD_KEYS, f"{where}.")
+    return len(shape.problems) == before
+
+
+def _check_signoff(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None]:
+    """Shape of a ``tracker-signoff`` (written by ``tracker signoff``); returns (where its time is, its UTC time)."""
+    utc = shape.time("time", doc.get("time"))
+    for key in ("gate_key", "gate_hash", "manual", "by", "why", "host"):
+        shape.typed(doc, key, lambda v: isinstance(v, str), "a string")
+    shape.typed(doc, "commit", _commit, "40 lowercase hex digits or null", optional=True)
+    shape.typed(doc, "dirty", _optional_bool, "true, false or null", optional=True)
+    shape.typed(doc, "phase_manual", _str_list, "a list of strings", optional=True)
+    shape.typed(doc, "files", _file_ids, "a {path: blob id} object", optional=True)
+    shape.extra(doc, _SIGNOFF_KEYS)
+    return "time", utc
+
+
+def _check_bench(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None]:
+    """What the store itself relies on in a ``tracker-bench-result``; the whole file is validated by
+    :mod:`tracker.results` (pydantic, cached by content) wherever bench gates read it."""
+    prov = doc.get("provenance")
+    utc = None
+    if shape.need(isinstance(prov, dict), wrong("provenance", prov, "an object")):
+        utc = shape.time("provenance.time", prov.get("time"))
+    shape.typed(doc, "cases", lambda v: isinstance(v, list), "a list")
+    return "provenance.time", utc
+
+
+_CHECKS = {"tracker-test-run": _check_test_run, "tracker-signoff": _check_signoff, "tracker-bench-result": _check_bench}
+
+
+def check_document(doc: object, clock: Clock | None = None) -> str:
+    """Validate one evidence document (any kind) as the store and ``tracker ingest`` both require it;
+    returns its UTC time. Raises ValueError with the reason: not an object, an unknown kind or version, a
+    value of the wrong type anywhere the tracker reads (``tests`` a string, a test without a ``nodeid``,
+    ``provenance`` a list, ...), no valid time, or a time more than :data:`MAX_FUTURE_S` after ``clock``.
+    Hand-written type checks, no pydantic: status reads every store file on every run."""
+    if not isinstance(doc, dict):
+        raise ValueError("not a readable evidence file: " + wrong("the top level", doc, "an object"))
+    kind = doc.get("schema")
+    if not isinstance(kind, str) or kind not in VERSIONS:
+        raise ValueError(f"not a tracker evidence file (schema {show(kind)})")
+    version = doc.get("version")
+    if type(version) is not int or version != VERSIONS[kind]:
+        raise ValueError(f"unsupported {kind} version {show(version)} (this tracker reads version {VERSIONS[kind]})")
+    shape = _Shape()
+    where, utc = _CHECKS[kind](doc, shape)
+    if shape.problems or utc is None:
+        shown = shape.problems[:3]
+        more = f"; and {len(shape.problems) - 3} more" if len(shape.problems) > 3 else ""
+        raise ValueError("; ".join(shown) + more)
+    future = (clock or Clock()).future(utc, where)
+    if future:
+        raise ValueError(future)
+    return utc
+
+
+def parse_document(data: bytes, clock: Clock | None = None) -> tuple[str, dict[str, Any]]:
+    """(UTC time, document) of an evidence file's bytes (:func:`check_document`); ValueError with the reason."""
+    try:
+        doc = parse_json(data)
+    except ValueError as err:
+        raise ValueError(f"not a readable evidence file: {err}") from None
+    when = check_document(doc, clock)
+    return when, doc  # type: ignore[return-value]  # check_document made sure it is an object
+
+
+def _read(path: Path, root: Path, clock: Clock) -> tuple[str, dict[str, Any]]:
     """(UTC time, document) of one store file; raises ValueError with the reason it cannot be used."""
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError) as err:
-        raise ValueError(f"not a readable evidence file: {err}") from None
-    if not isinstance(data, dict):
-        raise ValueError("not a readable evidence file: top level is not an object")
-    if data.get("schema") not in KINDS:
-        raise ValueError(f"not a tracker evidence file (schema {data.get('schema')!r})")
-    prov = data.get("provenance")
-    when = prov.get("time") if isinstance(prov, dict) else data.get("time")
-    utc = utc_time(when)
-    if utc is None:  # the store is ordered by time: a file without one cannot be placed
-        raise ValueError(f"time {when!r} is not an ISO-8601 time with a time zone")
-    return utc, data
+        data = read_regular(path, root=root)
+    except FileError as err:  # a FIFO, a device, a symlink out of the repository, too large, unreadable
+        raise ValueError(str(err).removeprefix(f"{path}: ")) from None
+    return parse_document(data, clock)
 
 
-def load(root: Path, strict: bool = True) -> Store:
+def _not_a_directory(root: Path) -> Path | None:
+    """``.tracker`` or ``.tracker/evidence`` when it exists but is not a directory, else None."""
+    for folder in (EVIDENCE_DIR.parent, EVIDENCE_DIR):
+        where = root / folder
+        if (where.exists() or where.is_symlink()) and not where.is_dir():
+            return folder
+    return None
+
+
+def check_store_dir(root: Path) -> None:
+    """FileError (exit 8) unless ``.tracker`` and ``.tracker/evidence`` are directories or absent: the
+    commands that write evidence say so before they try, instead of failing halfway."""
+    bad = _not_a_directory(root)
+    if bad is not None:
+        raise FileError(f"{root / bad}: not a directory (the evidence store {EVIDENCE_DIR.as_posix()}/ must be one)")
+
+
+def load(root: Path, strict: bool = True, last: str | None = None) -> Store:
     """Read the store under ``root``; files are ordered by their recorded time (in UTC), then name.
 
-    A file that cannot be used (not JSON, not an evidence kind, no valid time) raises
-    :class:`FileError` (``path: reason``) when ``strict``; otherwise it is skipped and listed in the
-    store's ``invalid``, for status to show on every test and bench gate and for check to list.
+    A file that cannot be used (not a regular file inside the repository, not JSON, not an evidence kind
+    or version this code reads, a value of the wrong type, no valid time, a time in the future:
+    :func:`check_document`) raises :class:`FileError` (``path: reason``) when ``strict``; otherwise it is
+    skipped and listed in the store's ``invalid``, for status to show on every test and bench gate and for
+    check to list.
+
+    ``last`` names a store file (its name) to order after every other one, whatever its time: ``tracker
+    verify`` judges with the run this machine just made, which an older file, or one from a machine whose
+    clock runs ahead, must never hide. Files recorded later than it are listed in ``reordered``.
     """
     store = Store()
     folder = root / EVIDENCE_DIR
     if not folder.is_dir():
+        bad = _not_a_directory(root)
+        if bad is not None:  # no evidence can be read: every test and bench gate is unmet, saying why
+            if strict:
+                check_store_dir(root)
+            store.invalid.append(f"{bad.as_posix()}: not a directory (the evidence store {EVIDENCE_DIR.as_posix()}/ must be one)")
         return store
-    items: list[tuple[str, str, dict[str, Any]]] = []
+    clock = Clock()
+    items: list[tuple[bool, str, str, dict[str, Any]]] = []
     for path in sorted(folder.glob("*.json")):
         try:
-            when, data = _read(path)
+            when, data = _read(path, root, clock)
         except ValueError as err:
             if strict:
                 raise FileError(f"{path}: {err}") from None
             store.invalid.append(f"{(EVIDENCE_DIR / path.name).as_posix()}: {err}")
             continue
-        items.append((when, path.name, data))
-    items.sort(key=lambda t: (t[0], t[1]))
-    for _, name, data in items:
+        items.append((path.name == last, when, path.name, data))
+    items.sort(key=lambda t: (t[0], t[1], t[2]))
+    if last is not None and items and items[-1][0]:
+        pinned = items[-1][1]
+        store.reordered = [(EVIDENCE_DIR / name).as_posix() for _, when, name, _ in items[:-1] if when > pinned]
+    for _, _, name, data in items:
         rel = (EVIDENCE_DIR / name).as_posix()
-        kind = data.get("schema")
+        kind = data["schema"]
         if kind == "tracker-test-run":
-            if data.get("status") != "complete":
+            if data["status"] != "complete":
                 crashed = crashed_run(rel, data)
                 if crashed is None:
                     store.incomplete.append(rel)
                 else:
                     store.runs.append(crashed)
                 continue
-            store.runs.append(
-                TestRun(rel, data.get("provenance", {}), data.get("gates", {}), data.get("files", {}), data.get("tests", []))
-            )
+            store.runs.append(TestRun(rel, data["provenance"], data.get("gates", {}), data["files"], data["tests"]))
         elif kind == "tracker-signoff":
             store.signoffs.append((rel, data))
         elif kind == "tracker-bench-result":

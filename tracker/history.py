@@ -200,8 +200,13 @@ def was_done(plan: Plan, phase: Phase, store: Store, results: Sequence[ResultRun
     from tracker.testgate import TestIndex, manual_hashes, manual_verdict  # noqa: PLC0415 - core evaluation, replayed
 
     # One event per evidence file as (time, kind, index), in store order (time, then name: runs
-    # within one second keep their order thanks to the stable sort).
-    events = [(r.time, 0, i) for i, r in enumerate(store.runs)]
+    # within one second keep their order thanks to the stable sort). A run the store put after newer ones
+    # (verify's own run, ``evidence.load(last=...)``) takes the latest time before it: replayed in that order.
+    events: list[tuple[str, int, int]] = []
+    latest = ""
+    for i, r in enumerate(store.runs):
+        latest = max(latest, r.time)
+        events.append((latest, 0, i))
     events += [(str(d.get("time", "")), 1, i) for i, (_, d) in enumerate(store.signoffs)]
     events += [(_utc(r.time), 2, i) for i, r in enumerate(results)]
     events.sort(key=lambda e: e[0])

@@ -9,13 +9,14 @@ error, as for the plugin's own crashed runs. JUnit XML loses information; what i
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tracker.errors import FileError
+from tracker.evidence import check_document, show, utc_time, wrong
+from tracker.fileio import parse_json, read_regular
 
 INTERRUPTED_EXIT = 2  # pytest.ExitCode.INTERRUPTED
 INTERNAL_ERROR_EXIT = 3  # pytest.ExitCode.INTERNAL_ERROR
@@ -54,40 +55,78 @@ class TestRun:
     exitstatus: int | None = None
     losses: list[str] = field(default_factory=list)
     crashed_in: TestOutcome | None = None  # the test a crashed session (no SessionFinish) stopped inside
+    time: str | None = None  # UTC, when the file records when the session started (JUnit's timestamp)
 
     def by_nodeid(self) -> dict[str, TestOutcome]:
         """Outcomes keyed by node id."""
         return {o.nodeid: o for o in self.outcomes}
 
 
+def _text(value: object) -> str:
+    """A scalar as text; a list or an object (which could be nested thousands deep) as nothing."""
+    return value if isinstance(value, str) else "" if value is None or isinstance(value, (list, dict)) else show(value)
+
+
 def shorten(longrepr: Any) -> str:
     """One line of a pytest ``longrepr`` (string, skip tuple or serialized exception), at most 200 chars."""
     text = ""
     if isinstance(longrepr, (list, tuple)) and len(longrepr) == 3:
-        text = str(longrepr[2]).removeprefix("Skipped: ")
+        text = _text(longrepr[2]).removeprefix("Skipped: ")
     elif isinstance(longrepr, dict):
         crash = longrepr.get("reprcrash") or {}
-        text = str(crash.get("message", "")) if isinstance(crash, dict) else ""
+        text = _text(crash.get("message", "")) if isinstance(crash, dict) else ""
     elif longrepr is not None:
-        lines = [ln for ln in str(longrepr).splitlines() if ln.strip()]
+        lines = [ln for ln in _text(longrepr).splitlines() if ln.strip()]
         errors = [ln for ln in lines if ln.startswith("E ")]
         text = (errors[0][1:] if errors else lines[-1] if lines else "")
     first = text.strip().splitlines()[0] if text.strip() else ""
     return first if len(first) <= REASON_CHARS else first[: REASON_CHARS - 1] + "…"
 
 
+def seconds(value: object, what: str) -> float:
+    """A duration as a finite float; ValueError naming ``what`` otherwise (``time="abc"``, ``1e400``)."""
+    try:
+        number = float(value) if isinstance(value, (int, float, str)) and not isinstance(value, bool) else None
+    except (ValueError, OverflowError):
+        number = None
+    if number is None or number - number != 0:
+        raise ValueError(wrong(what, value, "a finite number of seconds"))
+    return number
+
+
+PHASES = ("setup", "call", "teardown")
+PHASE_OUTCOMES = ("passed", "failed", "skipped")
+
+
+def _check_report(report: dict[str, Any]) -> str | None:
+    """Why a TestReport record cannot be folded (a field of the wrong type or value), or None."""
+    if report.get("when") not in PHASES:
+        return wrong("TestReport when", report.get("when"), f"one of {', '.join(PHASES)}")
+    if report.get("outcome") not in PHASE_OUTCOMES:
+        return wrong("TestReport outcome", report.get("outcome"), f"one of {', '.join(PHASE_OUTCOMES)}")
+    if "wasxfail" in report and not isinstance(report["wasxfail"], str):
+        return wrong("TestReport wasxfail", report["wasxfail"], "a string")
+    if report.get("duration") is not None:
+        try:
+            seconds(report["duration"], "TestReport duration")
+        except ValueError as err:
+            return str(err)
+    return None
+
+
 def _apply(test: TestOutcome, report: dict[str, Any]) -> None:
-    """Fold one phase report into the test's outcome (setup/teardown failures are errors)."""
+    """Fold one phase report (checked by :func:`_check_report`) into the test's outcome (setup/teardown
+    failures are errors)."""
     when, outcome = report.get("when"), report.get("outcome")
     duration = report.get("duration")
-    test.duration += float(duration) if isinstance(duration, (int, float)) else 0.0
+    test.duration += seconds(duration, "duration") if duration is not None else 0.0
     wasxfail = "wasxfail" in report
     reason = shorten(report.get("longrepr"))
     if when == "call":
         if wasxfail and outcome == "skipped":
-            test.outcome, test.reason = "xfailed", str(report["wasxfail"]) or reason
+            test.outcome, test.reason = "xfailed", report["wasxfail"] or reason
         elif wasxfail and outcome == "passed":
-            test.outcome, test.reason = "xpassed", str(report["wasxfail"])
+            test.outcome, test.reason = "xpassed", report["wasxfail"]
         elif outcome in ("failed", "skipped"):
             test.outcome, test.reason = outcome, reason
     elif outcome == "failed":
@@ -96,12 +135,18 @@ def _apply(test: TestOutcome, report: dict[str, Any]) -> None:
         test.outcome, test.reason = ("xfailed" if wasxfail else "skipped"), reason
 
 
-def parse_reportlog(path: Path) -> TestRun:
-    """Parse a pytest-reportlog (``--report-log``) JSON-lines file."""
+def _read(path: Path, data: bytes | None) -> bytes:
+    """The file's bytes: ``data`` when the caller read them already, else a bounded read of a regular file
+    (a FIFO or a device is refused, never waited on)."""
+    return read_regular(path) if data is None else data
+
+
+def parse_reportlog(path: Path, data: bytes | None = None) -> TestRun:
+    """Parse a pytest-reportlog (``--report-log``) JSON-lines file (its bytes ``data`` when already read)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise IngestError(f"{path}: cannot read: {exc}") from None
+        text = _read(path, data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise IngestError(f"{path}: cannot read: not UTF-8 (byte {exc.start}: {exc.reason})") from None
     run = TestRun(source=str(path), kind="reportlog")
     tests: dict[str, TestOutcome] = {}
     seen: dict[str, set[str]] = {}
@@ -110,17 +155,20 @@ def parse_reportlog(path: Path) -> TestRun:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if number == len(lines) and not text.endswith("\n"):
+            record = parse_json(line)
+        except ValueError as exc:
+            if number == len(lines) and not text.endswith("\n") and "nested too deeply" not in str(exc):
                 run.complete, run.why_incomplete = False, f"truncated last line {number} (the run crashed)"
                 break
-            raise IngestError(f"{path}:{number}: not JSON: {exc.msg}") from None
+            raise IngestError(f"{path}:{number}: not JSON: {exc}") from None
         if not isinstance(record, dict) or "$report_type" not in record:
             raise IngestError(f"{path}:{number}: not a reportlog record (no $report_type)")
         kind = record["$report_type"]
         if kind == "SessionStart":
-            run.pytest_version = record.get("pytest_version")
+            version = record.get("pytest_version")
+            if version is not None and not isinstance(version, str):
+                raise IngestError(f"{path}:{number}: {wrong('SessionStart pytest_version', version, 'a string')}")
+            run.pytest_version = version
         elif kind == "SessionFinish":
             status = record.get("exitstatus")
             if not isinstance(status, int):
@@ -128,17 +176,23 @@ def parse_reportlog(path: Path) -> TestRun:
             run.exitstatus = status
         elif kind == "TestReport":
             nodeid = record.get("nodeid")
-            if not isinstance(nodeid, str):
+            if not isinstance(nodeid, str) or not nodeid:
                 raise IngestError(f"{path}:{number}: TestReport without a nodeid")
+            problem = _check_report(record)
+            if problem:
+                raise IngestError(f"{path}:{number}: {problem}")
             test = tests.setdefault(nodeid, TestOutcome(nodeid))
             # reportlog has no marker list: its keywords hold marker names plus node-name parts.
             keywords = record.get("keywords")
             if isinstance(keywords, dict):
                 test.markers.update(k for k in keywords if isinstance(k, str) and k.isidentifier())
             _apply(test, record)
-            seen.setdefault(nodeid, set()).add(str(record.get("when")))
+            seen.setdefault(nodeid, set()).add(record["when"])
         elif kind == "CollectReport" and record.get("outcome") == "failed":
-            nodeid = record.get("nodeid") or "<collection>"
+            nodeid = record.get("nodeid")
+            if nodeid is not None and not isinstance(nodeid, str):
+                raise IngestError(f"{path}:{number}: {wrong('CollectReport nodeid', nodeid, 'a string')}")
+            nodeid = nodeid or "<collection>"
             tests[nodeid] = TestOutcome(nodeid, "error", "collection: " + shorten(record.get("longrepr")))
     if run.complete and run.exitstatus is None:
         run.complete, run.why_incomplete = False, "no SessionFinish record (the run crashed or is still running)"
@@ -183,24 +237,38 @@ def _junit_nodeid(case: ET.Element, root: Path | None) -> tuple[str, bool]:
     return "::".join(["/".join(parts[:cut]) + ".py", *parts[cut:], name]), False
 
 
-def parse_junit(path: Path, root: Path | None = None) -> TestRun:
-    """Parse a JUnit XML file (as pytest's ``--junitxml`` writes it); ``root`` helps rebuild node ids."""
+def junit_time(stamp: str) -> str | None:
+    """A JUnit ``timestamp`` as UTC (:func:`tracker.evidence.utc_time`); one without a time zone (older
+    pytest versions write local time without one) is read as UTC. None when it is not a time."""
+    return utc_time(stamp) or utc_time(stamp + "+00:00")
+
+
+def parse_junit(path: Path, root: Path | None = None, data: bytes | None = None) -> TestRun:
+    """Parse a JUnit XML file (as pytest's ``--junitxml`` writes it; its bytes ``data`` when already read);
+    ``root`` helps rebuild node ids."""
     try:
-        tree = ET.parse(path)
+        top = ET.fromstring(_read(path, data))
     except ET.ParseError as exc:
         line, col = exc.position
         raise IngestError(f"{path}:{line}:{col}: malformed XML: {exc.msg if hasattr(exc, 'msg') else exc}") from None
-    except OSError as exc:
-        raise IngestError(f"{path}: cannot read: {exc.strerror}") from None
-    top = tree.getroot()
     if top.tag not in ("testsuites", "testsuite"):
-        raise IngestError(f"{path}: not JUnit XML (root element <{top.tag}>)")
+        raise IngestError(f"{path}: not JUnit XML (root element <{_text(top.tag)[:60]}>)")
     run = TestRun(source=str(path), kind="junit", losses=list(JUNIT_LOSSES))
+    suite = top if top.tag == "testsuite" else top.find("testsuite")
+    stamp = suite.get("timestamp") if suite is not None else None
+    if stamp is not None:
+        run.time = junit_time(stamp)
+        if run.time is None:
+            raise IngestError(f"{path}: testsuite timestamp {show(stamp)} is not an ISO-8601 time")
     guessed = 0
     for case in top.iter("testcase"):
         nodeid, exact = _junit_nodeid(case, root)
         guessed += not exact
-        test = TestOutcome(nodeid, duration=float(case.get("time") or 0.0))
+        try:
+            duration = seconds(case.get("time") or 0.0, "time")
+        except ValueError as err:
+            raise IngestError(f"{path}: testcase {show(nodeid)}: {err}") from None
+        test = TestOutcome(nodeid, duration=duration)
         for child in case:
             message = shorten(child.get("message") or (child.text or ""))
             if child.tag == "skipped":
@@ -217,13 +285,10 @@ def parse_junit(path: Path, root: Path | None = None) -> TestRun:
     return run
 
 
-def sniff(path: Path) -> str:
-    """Which kind of evidence a file holds: ``reportlog``, ``junit`` or ``json``, from its content."""
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(4096).lstrip()
-    except OSError as exc:
-        raise IngestError(f"{path}: cannot read: {exc.strerror}") from None
+def sniff(path: Path, data: bytes | None = None) -> str:
+    """Which kind of evidence a file holds: ``reportlog``, ``junit`` or ``json``, from its content (its
+    bytes ``data`` when already read)."""
+    head = _read(path, data)[:4096].lstrip()
     if head.startswith(b"<"):
         return "junit"
     if b'"$report_type"' in head.split(b"\n", 1)[0]:
@@ -233,57 +298,19 @@ def sniff(path: Path) -> str:
     raise IngestError(f"{path}: not a pytest reportlog, JUnit XML, tracker evidence or benchmark result file")
 
 
-OUTCOMES = frozenset({"passed", "failed", "skipped", "xfailed", "xpassed", "error", "notrun", "deselected"})
-
-
-def _aware_time(text: str) -> bool:
-    """Is ``text`` an ISO-8601 time with a time zone (``2026-11-29T11:02:03Z``, ``...+02:00``)?"""
-    from datetime import datetime  # noqa: PLC0415
-
+def check_test_run(path: Path, data: bytes, clock: Any = None) -> dict[str, Any]:
+    """Validate a ``tracker-test-run`` file written by ``pytest --tracker-record`` elsewhere, by the very
+    rules the store reads it with (:func:`tracker.evidence.check_document`: kind, version, the type of every
+    value the tracker reads, a valid time that is not in the future); raises :class:`IngestError` with
+    ``path: reason``."""
     try:
-        return datetime.fromisoformat(text).tzinfo is not None
-    except ValueError:
-        return False
-
-
-def check_test_run(path: Path, data: bytes) -> dict[str, Any]:
-    """Validate a ``tracker-test-run`` file written by ``pytest --tracker-record`` elsewhere.
-
-    Checks what status derivation relies on (schema, version, status, provenance host, a time that is
-    ISO 8601 with a time zone, a 40-hex commit or null, per-test node id and outcome, file ids);
-    raises :class:`IngestError` with ``path: reason``.
-    """
-    try:
-        doc = json.loads(data)
+        doc = parse_json(data)
     except ValueError as exc:
         raise IngestError(f"{path}: not JSON: {exc}") from None
     if not isinstance(doc, dict) or doc.get("schema") != "tracker-test-run":
         raise IngestError(f"{path}: not a tracker-test-run file")
-    problems = []
-    if doc.get("version") != 1:
-        problems.append(f"unsupported version {doc.get('version')!r}")
-    if doc.get("status") not in ("complete", "interrupted", "incomplete"):
-        problems.append(f"status {doc.get('status')!r} is not complete/interrupted/incomplete")
-    prov = doc.get("provenance")
-    if not isinstance(prov, dict) or not isinstance(prov.get("time"), str) or not isinstance(prov.get("host"), str):
-        problems.append("provenance needs a time and a host")
-    else:
-        if not _aware_time(prov["time"]):
-            problems.append(f"provenance.time {prov['time']!r} is not an ISO-8601 time with a time zone")
-        commit = prov.get("commit")
-        if commit is not None and not (isinstance(commit, str) and len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)):
-            problems.append(f"provenance.commit {commit!r} is not 40 lowercase hex digits or null")
-    tests = doc.get("tests")
-    if not isinstance(tests, list):
-        problems.append("tests is not a list")
-    else:
-        for i, rec in enumerate(tests):
-            if not isinstance(rec, dict) or not isinstance(rec.get("nodeid"), str) or rec.get("outcome") not in OUTCOMES:
-                problems.append(f"tests[{i}] needs a nodeid and an outcome ({', '.join(sorted(OUTCOMES))})")
-                break
-    files = doc.get("files")
-    if not isinstance(files, dict) or not all(isinstance(b, str) and len(b) == 40 for b in files.values()):
-        problems.append("files is not a {path: blob id} map")
-    if problems:
-        raise IngestError(f"{path}: {'; '.join(problems)}")
+    try:
+        check_document(doc, clock)
+    except ValueError as exc:
+        raise IngestError(f"{path}: {exc}") from None
     return doc

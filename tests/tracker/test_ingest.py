@@ -267,10 +267,16 @@ def test_store_orders_runs_by_utc_time_not_by_text(verified: tuple[Path, dict[st
     phase = json.loads(_tracker(repo, "status", "--json").stdout)["plans"][0]["phases"][0]
     assert phase["status"] == "done", phase
     assert phase["gates"][0]["source"]["time"] == doc["provenance"]["time"]
-    # The same failure an hour after the local run is the newest evidence: the phase regressed.
-    later = (local + timedelta(hours=1)).astimezone(timezone(timedelta(hours=-5))).isoformat()
+    # The same failure four minutes after the local run (within the five minutes a clock may run ahead) is the
+    # newest evidence: the phase regressed.
+    later = (local + timedelta(minutes=4)).astimezone(timezone(timedelta(hours=-5))).isoformat()
     proc = _tracker(repo, "ingest", str(_failed_copy(doc, tmp_path / "ci2.json", time=later, host="ci2")))
     assert proc.returncode == 0, proc.stderr
     phase = json.loads(_tracker(repo, "status", "--json").stdout)["plans"][0]["phases"][0]
     assert phase["status"] == "regressed"
-    assert phase["gates"][0]["source"]["time"] == (local + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert phase["gates"][0]["source"]["time"] == (local + timedelta(minutes=4)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # An hour after it is in the future of this machine's clock: refused, nothing written.
+    future = (local + timedelta(hours=1)).astimezone(timezone(timedelta(hours=-5))).isoformat()
+    proc = _tracker(repo, "ingest", str(_failed_copy(doc, tmp_path / "ci3.json", time=future, host="ci3")))
+    assert proc.returncode == 8 and "is in the future: more than 5 minutes after this machine's clock" in proc.stderr
+    assert len(list((repo / ".tracker/evidence").glob("*.json"))) == 3

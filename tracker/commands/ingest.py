@@ -14,12 +14,13 @@ import json
 import secrets
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from tracker.errors import ExitCode, UsageError
-from tracker.evidence import EVIDENCE_DIR
-from tracker.fileio import atomic_write, repo_lock
+from tracker.errors import ExitCode, FileError, UsageError
+from tracker.evidence import EVIDENCE_DIR, UTC_FORMAT, Clock, check_document, check_store_dir
+from tracker.fileio import atomic_write, parse_json, read_regular, repo_lock
 from tracker.ingest import IngestError, TestRun, check_test_run, parse_junit, parse_reportlog, sniff
 
 
@@ -30,15 +31,17 @@ def evidence_name(kind: str, host: str) -> str:
     return f"{stamp}-{safe}-{kind}-{secrets.token_hex(3)}.json"
 
 
-def commit_files(root: Path, commit: str) -> tuple[str, dict[str, str]]:
-    """(full commit id, {path: blob id}) of a commit, from one ``git ls-tree`` call."""
+def commit_files(root: Path, commit: str | None) -> tuple[str, dict[str, str]]:
+    """(full commit id, {path: blob id}) of a commit (``HEAD`` when None), from one ``git ls-tree`` call."""
     def git(*args: str) -> bytes:
         proc = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=root, capture_output=True, check=False)
         if proc.returncode != 0:
-            raise UsageError(f"--commit {commit}: not a commit of this repository ({proc.stderr.decode().strip()})")
+            raise UsageError(f"--commit {commit}: not a commit of this repository ({proc.stderr.decode(errors='replace').strip()})")
         return proc.stdout
 
-    full = git("rev-parse", "--verify", "--end-of-options", f"{commit}^{{commit}}").decode().strip()
+    if commit is None:
+        _head_or_refuse(root)
+    full = git("rev-parse", "--verify", "--end-of-options", f"{commit or 'HEAD'}^{{commit}}").decode().strip()
     files: dict[str, str] = {}
     for entry in git("ls-tree", "-r", "-z", full).split(b"\0"):
         if entry:
@@ -49,34 +52,51 @@ def commit_files(root: Path, commit: str) -> tuple[str, dict[str, str]]:
     return full, files
 
 
-def _run_time(run: TestRun, path: Path) -> str:
-    """The run's own time where the file records it (JUnit timestamp), else the file's mtime."""
-    stamp = None
-    if run.kind == "junit":
-        import xml.etree.ElementTree as ET
+def _head_or_refuse(root: Path) -> None:
+    """Without ``--commit`` a test run is recorded against ``HEAD``: say why there is none (no git
+    repository, or one without a commit yet) instead of blaming an option the user never gave."""
+    proc = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=root, capture_output=True, check=False)
+    if proc.returncode == 0:
+        return
+    inside = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=root, capture_output=True, check=False).returncode == 0
+    why = "the repository has no commit yet" if inside else f"{root} is not a git repository"
+    raise UsageError(
+        f"{why}: a reportlog or JUnit run is stored with the file ids of the commit it ran on; commit that code "
+        "first, or name it with --commit"
+    )
 
-        top = ET.parse(path).getroot()
-        suite = top if top.tag == "testsuite" else top.find("testsuite")
-        stamp = suite.get("timestamp") if suite is not None else None
-    try:
-        when = dt.datetime.fromisoformat(stamp) if stamp else dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc)
-    except ValueError:
-        when = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc)
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    return when.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+def _run_time(run: TestRun, path: Path, clock: Clock) -> str:
+    """The run's own time where the file records it (JUnit timestamp), else the file's mtime, as UTC, and
+    never later than now: a run cannot have happened after it is ingested (a clock a few minutes ahead). A
+    time more than MAX_FUTURE_S after this machine's clock is refused (IngestError): that is no small drift."""
+    if run.time is not None:
+        when, what = run.time, "testsuite timestamp (read as UTC when it has no time zone)"
+    else:
+        try:
+            when = time.strftime(UTC_FORMAT, time.gmtime(path.stat().st_mtime))
+        except (OSError, OverflowError, ValueError) as err:
+            raise IngestError(f"{path}: cannot read its modification time: {err}") from None
+        what = "modification time (the file records no time of its own)"
+    future = clock.future(when, what)
+    if future:
+        raise IngestError(f"{path}: {future}")
+    return min(when, clock.now)
 
 
 def test_run_document(
-    run: TestRun, path: Path, host: str, commit: str | None, assumed: bool, files: dict[str, str], source_sha256: str = ""
+    run: TestRun, path: Path, host: str, commit: str | None, assumed: bool, files: dict[str, str], source_sha256: str = "",
+    when: str | None = None,
 ) -> dict[str, Any]:
-    """The ``tracker-test-run`` evidence document for a parsed reportlog / JUnit run."""
+    """The ``tracker-test-run`` evidence document for a parsed reportlog / JUnit run (``when``: its UTC
+    time, by default :func:`_run_time`)."""
+    when = when or _run_time(run, path, Clock())
     doc = {
         "schema": "tracker-test-run",
         "version": 1,
         "status": "complete" if run.complete else "interrupted",
         "provenance": {
-            "commit": commit, "dirty": None, "time": _run_time(run, path), "host": host,
+            "commit": commit, "dirty": None, "time": when, "host": host,
             "python": None, "pytest": run.pytest_version, "platform": None, "cuda": None,
             "command": f"tracker ingest {path.name}", "ingested_from": run.kind, "commit_assumed": assumed,
             "source_sha256": source_sha256,
@@ -99,74 +119,110 @@ def test_run_document(
     return doc
 
 
-def _schema_of(path: Path) -> object:
+def _schema_of(data: bytes) -> object:
     try:
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        doc = parse_json(data)
+    except ValueError:
         return None  # the result-file loader reports why
     return doc.get("schema") if isinstance(doc, dict) else None
 
 
-def run(root: Path, paths: list[Path], host: str | None = None, commit: str | None = None, out: TextIO | None = None) -> int:
-    """Validate every file, then write them all into ``.tracker/evidence/``; exit 8 on a bad file."""
-    out = out or sys.stdout
+def _stored_digests(root: Path) -> set[str]:
+    """sha256 of every store file, plus the source file's of every ingested test run (ingesting a file
+    twice stores it once). Unreadable store files are skipped here: the store's readers report them."""
     store = root / EVIDENCE_DIR
     existing: set[str] = set()
     for stored in sorted(store.glob("*.json")) if store.is_dir() else []:
-        data = stored.read_bytes()
+        try:
+            data = read_regular(stored, root=root)
+        except FileError:
+            continue
         existing.add(hashlib.sha256(data).hexdigest())
         if b"source_sha256" in data:  # an ingested test run remembers the file it came from
             try:
-                existing.add(str(json.loads(data)["provenance"]["source_sha256"]))
+                doc = parse_json(data)
+                source = doc["provenance"]["source_sha256"]  # type: ignore[index]
             except (ValueError, KeyError, TypeError):
-                pass
-    planned: list[tuple[Path, bytes, str, str, str]] = []  # (source, bytes to write, kind, host, note)
-    tree: tuple[str, dict[str, str]] | None = None
-    for path in paths:
-        kind = sniff(path)
-        if kind == "json" and _schema_of(path) == "tracker-test-run":
-            data = path.read_bytes()
-            doc = check_test_run(path, data)
-            digest = hashlib.sha256(data).hexdigest()
-            if digest in existing:
-                out.write(f"{path}: already in the store, skipped\n")
                 continue
-            existing.add(digest)
-            # Recorded by the plugin with its own provenance and file ids: stored byte for byte.
-            note = f"{len(doc['tests'])} test(s) from {doc['provenance']['host']}, {doc['status']}"
-            planned.append((path, data, "pytest", str(doc["provenance"]["host"]), note))
-            continue
-        if kind == "json":
-            from tracker.results import load_result
+            if isinstance(source, str):
+                existing.add(source)
+    return existing
 
-            loaded = load_result(path)
-            data = path.read_bytes()
-            if loaded.sha256 in existing:
-                out.write(f"{path}: already in the store, skipped\n")
-                continue
-            existing.add(loaded.sha256)
-            planned.append((path, data, "bench", loaded.host, f"{len(loaded.cases)} case(s) from {loaded.host} ({loaded.gpu or 'no GPU'})"))
-            continue
-        source_sha = hashlib.sha256(path.read_bytes()).hexdigest()
-        if source_sha in existing:
+
+def _plan(root: Path, path: Path, data: bytes, host: str | None, commit: str | None, clock: Clock,
+          tree: list[tuple[str, dict[str, str]]], stored: set[str]) -> tuple[bytes, str, str, str] | None:  # fmt: skip
+    """(bytes to store, kind, host for the name, note) of one validated file, None when the store holds it
+    already (``stored``: digests, :func:`_stored_digests`); IngestError (exit 8) when it cannot be used. A file
+    is validated before it is called a duplicate: an invalid copy in the store does not make it valid."""
+    kind = sniff(path, data)
+    digest = hashlib.sha256(data).hexdigest()  # a result or plugin file is stored as is; an ingested run records it
+    if kind == "json" and _schema_of(data) == "tracker-test-run":
+        doc = check_test_run(path, data, clock)
+        # Recorded by the plugin with its own provenance and file ids: stored byte for byte.
+        note = f"{len(doc['tests'])} test(s) from {doc['provenance']['host']}, {doc['status']}"
+        return None if digest in stored else (data, "pytest", doc["provenance"]["host"], note)
+    if kind == "json":
+        from tracker.results import load_result
+
+        loaded = load_result(path, data=data, clock=clock)
+        note = f"{len(loaded.cases)} case(s) from {loaded.host} ({loaded.gpu or 'no GPU'})"
+        return None if digest in stored else (data, "bench", loaded.host, note)
+    parsed = parse_reportlog(path, data) if kind == "reportlog" else parse_junit(path, root, data)
+    when = _run_time(parsed, path, clock)
+    if digest in stored:
+        return None
+    if not tree:
+        tree.append(commit_files(root, commit))
+    doc = test_run_document(parsed, path, host or "unknown", tree[0][0], commit is None, tree[0][1], digest, when)
+    try:  # what is stored must read back: the store's own rules, checked before anything is written
+        check_document(doc, clock)
+    except ValueError as err:
+        raise IngestError(f"{path}: {err}") from None
+    if parsed.crashed_in is not None:
+        why = f" ({parsed.why_incomplete}: only {parsed.crashed_in.nodeid} counts, as an error)"
+    else:
+        why = f" ({parsed.why_incomplete}: counts for nothing)" if not parsed.complete else ""
+    note = f"{len(parsed.outcomes)} test(s), {doc['status']}{why}"
+    text = json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    try:
+        stored = text.encode("utf-8")
+    except UnicodeEncodeError as err:  # a reportlog's "\\udc80": text no UTF-8 file can hold
+        raise IngestError(f"{path}: holds text that is not valid Unicode ({err.reason}: {err.object[err.start:err.end]!a})") from None
+    return stored, "pytest", host or "unknown", note
+
+
+def run(root: Path, paths: list[Path], host: str | None = None, commit: str | None = None, out: TextIO | None = None) -> int:
+    """Validate every file, then write them all into ``.tracker/evidence/``; exit 8 on a bad file.
+
+    Files are read once each, bounded and never from a FIFO or a device (:func:`tracker.fileio.read_regular`);
+    nothing is written unless every file is valid, and a failed write removes what this call wrote."""
+    out = out or sys.stdout
+    check_store_dir(root)
+    existing = _stored_digests(root)
+    clock = Clock()
+    planned: list[tuple[Path, bytes, str, str, str]] = []  # (source, bytes to write, kind, host, note)
+    tree: list[tuple[str, dict[str, str]]] = []  # the commit's (id, file ids), looked up once if needed
+    for path in paths:
+        data = read_regular(path)
+        plan = _plan(root, path, data, host, commit, clock, tree, existing)
+        if plan is None:
             out.write(f"{path}: already in the store, skipped\n")
             continue
-        existing.add(source_sha)
-        parsed = parse_reportlog(path) if kind == "reportlog" else parse_junit(path, root)
-        if tree is None:
-            tree = commit_files(root, commit or "HEAD")
-        doc = test_run_document(parsed, path, host or "unknown", tree[0], commit is None, tree[1], source_sha)
-        if parsed.crashed_in is not None:
-            why = f" ({parsed.why_incomplete}: only {parsed.crashed_in.nodeid} counts, as an error)"
-        else:
-            why = f" ({parsed.why_incomplete}: counts for nothing)" if not parsed.complete else ""
-        note = f"{len(parsed.outcomes)} test(s), {doc['status']}{why}"
-        planned.append((path, (json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode(), "pytest", host or "unknown", note))
+        existing.add(hashlib.sha256(data).hexdigest())
+        planned.append((path, *plan))
+    store = root / EVIDENCE_DIR
     with repo_lock(root):
-        for source, data, kind, name_host, note in planned:
-            target = store / evidence_name(kind, name_host)
-            atomic_write(target, data)
-            out.write(f"{source} -> {target.relative_to(root).as_posix()}: {note}\n")
+        written: list[Path] = []
+        try:
+            for source, data, kind, name_host, note in planned:
+                target = store / evidence_name(kind, name_host)
+                atomic_write(target, data)
+                written.append(target)
+                out.write(f"{source} -> {target.relative_to(root).as_posix()}: {note}\n")
+        except OSError as err:
+            for done in written:  # all or nothing
+                done.unlink(missing_ok=True)
+            raise FileError(f"{store}: cannot write: {err.strerror or err}") from None
     return int(ExitCode.OK)
 
 

@@ -16,11 +16,17 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from tracker.errors import FileError
+from tracker.fileio import read_regular
 from tracker.model import BenchGate, EvidenceSource, GateVerdict
-from tracker.results import ResultCase, ResultRun, compute_stat
+from tracker.results import ResultCase, ResultRun, compute_stat, interpolate
 
 RESAMPLES = 2000
 SEED = 20261129
+# The bootstrap's cost is RESAMPLES draws of the sample size: above this many samples a case is first reduced to
+# a seeded random subsample of this size (see bootstrap_bound), so a bound costs at most ~2,000 x 2,000 draws
+# (about a second, cached) however many samples a file holds; 200,000 took minutes.
+MAX_BOOTSTRAP_N = 2000
 ParamValue = str | int | float | bool
 
 
@@ -80,7 +86,14 @@ def _quantile(values: list[float], q: float) -> float:
     pos = q * (len(s) - 1)
     lo = int(pos)
     hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+    return interpolate(s[lo], s[hi], pos - lo)
+
+
+def subsample(samples: Sequence[float], rng: Any) -> list[float]:
+    """``samples`` as a list, or, when there are more than :data:`MAX_BOOTSTRAP_N`, a random subsample of
+    that size drawn without replacement by ``rng`` (seeded: the same samples always give the same one)."""
+    pool = list(samples)
+    return pool if len(pool) <= MAX_BOOTSTRAP_N else rng.sample(pool, MAX_BOOTSTRAP_N)
 
 
 def oriented_ratio(candidate: float, baseline: float, direction: str) -> float:
@@ -115,6 +128,13 @@ def bootstrap_bound(
     Each of ``RESAMPLES`` rounds resamples the candidate (and, independently, the baseline) with
     replacement; the bound is the ``confidence`` quantile (``upper``) or the ``1 - confidence`` quantile
     of those values. A constant seed makes the verdict a pure function of the samples (memoized).
+
+    Cost is bounded: a case with more than :data:`MAX_BOOTSTRAP_N` samples is first reduced to a seeded random
+    subsample of that size, drawn without replacement, and the bootstrap runs on it. That stays sound: a random
+    subsample of independent measurements is itself a sample of independent measurements of the same
+    distribution, so the bound has the coverage a bootstrap has for that many samples. It is only wider (less
+    data), which can leave a gate unmet that all the samples would meet, never the reverse in expectation.
+    The statistic itself (the value shown and compared without ``confidence``) always uses every sample.
     """
     key = (stat, tuple(samples), confidence, upper, tuple(baseline) if baseline is not None else None, direction)
     cached = _BOOT_MEMO.get(key)
@@ -122,18 +142,19 @@ def bootstrap_bound(
         return cached
     disk = None
     if BOOT_CACHE[0] is not None:  # a long sample list costs ~0.2 s: keep status fast across processes
-        digest = hashlib.sha256(repr((key, RESAMPLES, SEED)).encode()).hexdigest()
+        digest = hashlib.sha256(repr((key, RESAMPLES, SEED, MAX_BOOTSTRAP_N)).encode()).hexdigest()
         disk = BOOT_CACHE[0] / f"boot-{digest}.txt"
         try:
-            _BOOT_MEMO[key] = float(disk.read_text())
+            _BOOT_MEMO[key] = float(read_regular(disk, limit=4096).decode())
             return _BOOT_MEMO[key]
-        except (OSError, ValueError):
+        except (FileError, ValueError):  # missing or not a number: computed again (FileError: not a regular file)
             pass
     import random  # noqa: PLC0415 - only when a bound is not cached
 
     rng = random.Random(SEED)
-    pool, n = list(samples), len(samples)
-    base = list(baseline) if baseline is not None else None
+    pool = subsample(samples, rng)
+    n = len(pool)
+    base = subsample(baseline, rng) if baseline is not None else None
     draws: list[float] = []
     for _ in range(RESAMPLES):
         value = compute_stat(stat, rng.choices(pool, k=n))

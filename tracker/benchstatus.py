@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from tracker import __version__
-from tracker.fileio import atomic_write
+from tracker.errors import FileError
+from tracker.fileio import atomic_write, parse_json, read_regular
 from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, EvidenceSource, GateVerdict, gate_hash
 from tracker.results import CACHE_DIR, ResultFileError, ResultRun, load_repo_results, repo_result_files
@@ -57,12 +58,7 @@ def _content_ids(root: Path, paths: list[Path]) -> dict[str, str]:
     """{relative path: sha256 of its bytes} for ``paths``; a file whose stat signature matches the
     memo under the cache directory is not read (result files hold every raw sample: ~400 KB each)."""
     memo_file = root / CACHE_DIR / CONTENT_IDS
-    try:
-        memo = json.loads(memo_file.read_bytes())
-        if not isinstance(memo, dict):
-            memo = {}
-    except (OSError, ValueError):
-        memo = {}  # missing or broken: every file is hashed
+    memo = _read_cache(memo_file)  # missing or broken: every file is hashed
     now = time.time_ns()
     out: dict[str, str] = {}
     fresh: dict[str, list[Any]] = {}
@@ -77,8 +73,9 @@ def _content_ids(root: Path, paths: list[Path]) -> dict[str, str]:
                 continue
             from hashlib import sha256  # noqa: PLC0415 - OpenSSL: fast on large files, ~5 ms to import
 
-            out[rel] = sha256(path.read_bytes()).hexdigest()
-        except OSError:
+            # Bounded, never from a FIFO or a device, never outside the repository: load_result says why.
+            out[rel] = sha256(read_regular(path, root=root)).hexdigest()
+        except (OSError, FileError):
             out[rel] = "unreadable"
             continue
         if now - sig[4] > SETTLED_NS:
@@ -89,6 +86,16 @@ def _content_ids(root: Path, paths: list[Path]) -> dict[str, str]:
         except OSError:
             pass  # a read-only checkout: hashed again next time, never wrong
     return out
+
+
+def _read_cache(path: Path) -> dict[str, Any]:
+    """A JSON object the tracker cached under ``path``; {} when it is missing or is not one (a cache
+    only ever costs speed: whatever is wrong with it, it is rebuilt)."""
+    try:
+        data = parse_json(read_regular(path))
+    except (FileError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 class RepoResults:
@@ -153,9 +160,15 @@ def _to_json(verdict: GateVerdict, files: Mapping[str, str] | None) -> dict[str,
     }  # fmt: skip
 
 
-def _from_json(entry: dict[str, Any]) -> GateVerdict:
-    src = entry["source"]
-    return GateVerdict(entry["met"], entry["reason"], None if src is None else EvidenceSource(**src), entry["failed"])
+def _from_json(entry: dict[str, Any]) -> GateVerdict | None:
+    """The cached verdict, or None when the entry is not one this code wrote (then it is evaluated again)."""
+    try:
+        src = entry["source"]
+        verdict = GateVerdict(entry["met"], entry["reason"], None if src is None else EvidenceSource(**src), entry["failed"])
+    except (KeyError, TypeError):
+        return None
+    ok = type(verdict.met) is bool and type(verdict.failed) is bool and isinstance(verdict.reason, str)
+    return verdict if ok and isinstance(entry.get("files", {}), dict) else None
 
 
 class Evaluator:
@@ -172,10 +185,7 @@ class Evaluator:
         self._cache_file: Path | None = None
         if self._repo is not None:
             self._cache_file = self._repo.root / CACHE_DIR / f"verdicts-{self._repo.key}.json"
-            try:
-                self._cache = json.loads(self._cache_file.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                self._cache = {}
+            self._cache = _read_cache(self._cache_file)
         self._files: dict[str, dict[str, str]] = {}  # verdict source file -> its measured files
 
     @property
@@ -191,7 +201,8 @@ class Evaluator:
     def __call__(self, gate: BenchGate) -> GateVerdict:
         key = gate_hash(gate)
         entry = self._cache.get(key)
-        if entry is None or "met" not in entry:
+        verdict = _from_json(entry) if isinstance(entry, dict) else None
+        if verdict is None:
             errors = self.errors
             if errors:
                 # A rejected file may be the newest run: using the others could hide a regression.
@@ -201,18 +212,24 @@ class Evaluator:
                 verdict = _benchgate().evaluate_bench_gate(gate, self.results)
                 run = next((r for r in self.results if verdict.source and r.path == verdict.source.file), None)
                 files = run.files if run is not None else None
-            entry = self._store(key, {**self._cache.get(key, {}), **_to_json(verdict, files)})
-        verdict = _from_json(entry)
+            # A file rejected for a time still to come is usable later: that verdict is never cached on disk.
+            lasting = all(getattr(err, "lasting", True) for err in errors)
+            entry = self._store(key, {**self._own(key), **_to_json(verdict, files)}, persist=lasting)
         if verdict.source is not None:
-            self._files[verdict.source.file] = entry["files"]
+            self._files[verdict.source.file] = entry.get("files") or {}
         return verdict
+
+    def _own(self, key: str) -> dict[str, Any]:
+        entry = self._cache.get(key)
+        return entry if isinstance(entry, dict) else {}
 
     def ever_met(self, gate: BenchGate) -> bool:
         """Was the gate met after some earlier run? (cached with the verdict)"""
         key = gate_hash(gate)
-        entry = self._cache.get(key) or {}
-        if "ever" not in entry:
-            entry = self._store(key, {**self._cache.get(key, {}), "ever": ever_met(gate, self.results)})
+        entry = self._own(key)
+        if type(entry.get("ever")) is not bool:
+            lasting = all(getattr(err, "lasting", True) for err in self.errors)
+            entry = self._store(key, {**entry, "ever": ever_met(gate, self.results)}, persist=lasting)
         return bool(entry["ever"])
 
     def changed(self, source_file: str, current: Mapping[str, str]) -> list[str]:
@@ -223,9 +240,9 @@ class Evaluator:
             files = run.files if run is not None else {}
         return changed_since(files, current)
 
-    def _store(self, key: str, entry: dict[str, Any]) -> dict[str, Any]:
+    def _store(self, key: str, entry: dict[str, Any], persist: bool = True) -> dict[str, Any]:
         self._cache[key] = entry
-        if self._cache_file is not None:
+        if self._cache_file is not None and persist:
             for old in self._cache_file.parent.glob("verdicts-*.json"):
                 if old != self._cache_file:  # verdicts for result sets that no longer exist
                     old.unlink(missing_ok=True)

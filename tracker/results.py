@@ -9,12 +9,13 @@ the status path); every statistic is recomputed from the raw samples.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tracker.errors import FileError
+from tracker.evidence import Clock, utc_time
+from tracker.fileio import parse_json, read_regular
 
 if TYPE_CHECKING:  # datetime's import is only paid when result files are actually parsed
     from datetime import datetime
@@ -25,17 +26,21 @@ STATS = ("median", "min", "mean", "p90")
 CACHE_DIR = Path(".tracker") / "cache" / "results"
 # Where result files live in a repository: the evidence store (ingested copies) and bench/'s own output.
 RESULT_DIRS = (Path(".tracker") / "evidence", Path("bench") / "results")
-VALIDATOR = "v3"  # bump when validation rules change: cached verdicts are keyed by it (v3: cases may carry info)
+# Bump when validation rules change: cached verdicts are keyed by it (v3: cases may carry info; v4: one time
+# parser, impossible dates and non-integer versions rejected, params and info finite, stats of huge samples).
+VALIDATOR = "v4"
 # Units of time: a duration of zero or less is a broken measurement (and would make a speedup infinite).
 TIME_UNITS = frozenset({"ns", "us", "µs", "μs", "ms", "s"})
 
 
 class ResultFileError(FileError):
-    """A result file that cannot be used, rendered as ``path: reason``."""
+    """A result file that cannot be used, rendered as ``path: reason``. ``lasting`` is False for a reason
+    that passes with time (a time in the future): such a verdict is never cached."""
 
-    def __init__(self, path: Path | str, reason: str) -> None:
+    def __init__(self, path: Path | str, reason: str, lasting: bool = True) -> None:
         self.path = str(path)
         self.reason = reason
+        self.lasting = lasting
         super().__init__(f"{self.path}: {reason}")
 
 
@@ -64,24 +69,46 @@ class ResultRun(NamedTuple):
     cases: tuple[ResultCase, ...]
 
 
+def interpolate(a: float, b: float, frac: float) -> float:
+    """``a + (b - a) * frac`` without overflow: for finite ``a`` and ``b`` (even ±1.7e308) the result is
+    finite, and ``frac == 0`` gives ``a`` exactly."""
+    if frac == 0:
+        return a
+    value = a + (b - a) * frac
+    if math.isinf(value) and math.isfinite(a) and math.isfinite(b):  # b - a overflowed
+        value = a * (1 - frac) + b * frac
+    return value
+
+
+def mean(samples: list[float] | tuple[float, ...]) -> float:
+    """The exact mean (``fsum``); samples so large their sum overflows (``1.7e308`` twice) are scaled
+    first, each divided by the count, so any finite samples have a finite mean."""
+    try:
+        return math.fsum(samples) / len(samples)
+    except OverflowError:
+        n = len(samples)
+        return math.fsum(x / n for x in samples)
+
+
 def compute_stat(name: str, samples: list[float] | tuple[float, ...]) -> float:
-    """``median``/``min``/``mean``/``p90`` of raw samples; p90 interpolates linearly (numpy's default)."""
+    """``median``/``min``/``mean``/``p90`` of raw samples; p90 interpolates linearly (numpy's default).
+    Finite samples give a finite statistic, however large they are."""
     if not samples:
         raise ValueError("no samples")
     if name == "median":  # by hand: importing statistics costs ~6 ms of every status
         s = sorted(samples)
         mid = len(s) // 2
-        return float(s[mid]) if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+        return float(s[mid]) if len(s) % 2 else interpolate(s[mid - 1], s[mid], 0.5)
     if name == "min":
         return float(min(samples))
     if name == "mean":
-        return math.fsum(samples) / len(samples)
+        return mean(samples)
     if name == "p90":
         s = sorted(samples)
         pos = 0.9 * (len(s) - 1)
         lo = math.floor(pos)
         hi = min(lo + 1, len(s) - 1)
-        return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+        return interpolate(s[lo], s[hi], pos - lo)
     raise ValueError(f"unknown statistic {name!r} (expected one of {', '.join(STATS)})")
 
 
@@ -111,7 +138,7 @@ def _view(raw: dict[str, Any], path: str, sha: str) -> ResultRun:
     )
     from datetime import datetime  # noqa: PLC0415
 
-    time = datetime.fromisoformat(prov["time"].replace("Z", "+00:00"))
+    time = datetime.fromisoformat(str(utc_time(prov["time"])).replace("Z", "+00:00"))
     return ResultRun(
         path, sha, raw["benchmark"], time, prov["host"], prov.get("gpu"), prov.get("commit"), prov.get("dirty"),
         dict(prov["fingerprint"]["files"]), cases,
@@ -121,25 +148,48 @@ def _view(raw: dict[str, Any], path: str, sha: str) -> ResultRun:
 _MEMO: dict[str, ResultRun] = {}
 
 
-def load_result(path: Path | str, cache_dir: Path | None = None) -> ResultRun:
-    """Read one result file; validate it unless ``cache_dir`` already holds this content's verdict.
+def load_result(
+    path: Path | str, cache_dir: Path | None = None, *, data: bytes | None = None, root: Path | None = None,
+    clock: Clock | None = None,
+) -> ResultRun:
+    """Read one result file (or its bytes ``data``, already read); validate it unless ``cache_dir`` already
+    holds this content's verdict.
 
-    Raises :class:`ResultFileError` (``path: reason``) for an unreadable or invalid file.
+    Raises :class:`ResultFileError` (``path: reason``) for an unreadable or invalid file: not a regular file
+    (a FIFO, a device), with ``root`` one outside ``root`` (a symlink out of the repository), larger than
+    :data:`tracker.fileio.MAX_READ`, invalid (:mod:`tracker.results_schema`), or recorded more than
+    :data:`tracker.evidence.MAX_FUTURE_S` after this machine's clock (``clock``): checked on every load,
+    never cached, since the same bytes become usable once that time has come.
     """
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise ResultFileError(path, exc.strerror or str(exc)) from None
+    if data is None:
+        try:
+            data = read_regular(Path(path), root=root)
+        except FileError as exc:
+            raise ResultFileError(path, str(exc).removeprefix(f"{path}: ")) from None
     from hashlib import sha256  # noqa: PLC0415 - OpenSSL (~5 ms to import): only when a file is loaded
 
     sha = sha256(data).hexdigest()
-    memo = _MEMO.get(f"{path}\0{sha}")
-    if memo is not None:
-        return memo
+    run = _MEMO.get(f"{path}\0{sha}")
+    if run is None:
+        _validate(data, path, sha, cache_dir)
+        run = _MEMO[f"{path}\0{sha}"] = _view(parse_json(data), str(path), sha)  # type: ignore[arg-type]
+    future = (clock or Clock()).future(run.time.strftime("%Y-%m-%dT%H:%M:%SZ"), "provenance.time")
+    if future:
+        raise ResultFileError(path, future, lasting=False)
+    return run
+
+
+def _validate(data: bytes, path: Path | str, sha: str, cache_dir: Path | None) -> None:
+    """Validate ``data`` unless ``cache_dir`` holds this content's verdict; remember a new verdict there."""
     ok = cache_dir / f"{sha}.{VALIDATOR}.ok" if cache_dir else None
     bad = cache_dir / f"{sha}.{VALIDATOR}.bad" if cache_dir else None
     if bad is not None and bad.is_file():
-        raise ResultFileError(path, bad.read_text(encoding="utf-8"))
+        try:
+            reason = read_regular(bad, limit=1 << 16).decode("utf-8")
+        except (FileError, UnicodeDecodeError):
+            reason = ""  # an unreadable verdict is no verdict: validate again
+        if reason:
+            raise ResultFileError(path, reason)
     if ok is None or not ok.is_file():
         from tracker.results_schema import parse_result  # noqa: PLC0415 - pydantic only for unseen bytes
 
@@ -149,8 +199,6 @@ def load_result(path: Path | str, cache_dir: Path | None = None) -> ResultRun:
             _remember(bad, exc.reason)
             raise
         _remember(ok, "")
-    run = _MEMO[f"{path}\0{sha}"] = _view(json.loads(data), str(path), sha)
-    return run
 
 
 def _remember(marker: Path | None, text: str) -> None:
@@ -166,13 +214,16 @@ def _remember(marker: Path | None, text: str) -> None:
         pass
 
 
-def load_results(paths: list[Path], cache_dir: Path | None = None) -> tuple[list[ResultRun], list[ResultFileError]]:
-    """Load many files; bad ones are reported, never partially used."""
+def load_results(
+    paths: list[Path], cache_dir: Path | None = None, root: Path | None = None
+) -> tuple[list[ResultRun], list[ResultFileError]]:
+    """Load many files (with ``root``: only files inside it); bad ones are reported, never partially used."""
     good: list[ResultRun] = []
     bad: list[ResultFileError] = []
+    clock = Clock()
     for path in paths:
         try:
-            good.append(load_result(path, cache_dir))
+            good.append(load_result(path, cache_dir, root=root, clock=clock))
         except ResultFileError as exc:
             bad.append(exc)
     return good, bad
@@ -188,10 +239,10 @@ def repo_result_files(root: Path) -> list[Path]:
                 continue
             # The store also holds test runs and sign-offs: only files whose schema is ours are results.
             try:
-                data = path.read_bytes()
-                if b'"' + SCHEMA_NAME.encode() + b'"' in data and json.loads(data).get("schema") == SCHEMA_NAME:
+                data = read_regular(path, root=root)
+                if b'"' + SCHEMA_NAME.encode() + b'"' in data and parse_json(data).get("schema") == SCHEMA_NAME:  # type: ignore[union-attr]
                     out.append(path)
-            except (OSError, ValueError, AttributeError):
+            except (FileError, ValueError, AttributeError):
                 out.append(path)  # unreadable: let load_result say why
     return out
 
@@ -207,7 +258,7 @@ def load_repo_results(root: Path, strict: bool = True) -> ResultSet:
     content (an ingested copy equals its source). A file is used whole or not at all: an invalid one
     raises :class:`ResultFileError` when ``strict``, else is listed in the set's ``errors``.
     """
-    good, bad = load_results(repo_result_files(root), root / CACHE_DIR)
+    good, bad = load_results(repo_result_files(root), root / CACHE_DIR, root)
     if bad and strict:
         raise bad[0]
     unique: dict[str, ResultRun] = {}
@@ -215,7 +266,10 @@ def load_repo_results(root: Path, strict: bool = True) -> ResultSet:
         rel = Path(run.path).relative_to(root).as_posix() if Path(run.path).is_absolute() else run.path
         unique.setdefault(run.sha256, run._replace(path=rel))
     out = ResultSet(sorted(unique.values(), key=lambda r: (r.time, r.path)))
-    out.errors = [ResultFileError(Path(e.path).relative_to(root).as_posix() if Path(e.path).is_absolute() else e.path, e.reason) for e in bad]
+    out.errors = [
+        ResultFileError(Path(e.path).relative_to(root).as_posix() if Path(e.path).is_absolute() else e.path, e.reason, e.lasting)
+        for e in bad
+    ]
     return out
 
 

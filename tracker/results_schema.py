@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
-    AwareDatetime,
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -27,14 +27,26 @@ from pydantic import (
     model_validator,
 )
 
+from tracker.evidence import show, utc_time
 from tracker.fingerprint import set_fingerprint
 from tracker.results import SCHEMA_NAME, SCHEMA_VERSION, TIME_UNITS, ResultFileError, agrees, compute_stat, p90_bounds
 
 Hex40 = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]
 Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
-# Strict members keep JSON types exact: 91000 stays an int and "91000" a str (gates match type-exactly).
-ParamValue = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
 Finite = Annotated[float, Field(allow_inf_nan=False, strict=True)]
+# Strict members keep JSON types exact: 91000 stays an int and "91000" a str (gates match type-exactly); a float
+# must be finite (JSON's 1e400 reads as infinity).
+ParamValue = Union[StrictBool, StrictInt, Finite, StrictStr]
+
+
+def _utc(text: str) -> str:
+    # The store's one time parser (tracker.evidence.utc_time): the same times are valid everywhere.
+    if utc_time(text) is None:
+        raise ValueError(f"{show(text)} is not an ISO-8601 time with a time zone (and a real date)")
+    return text
+
+
+UtcTime = Annotated[StrictStr, AfterValidator(_utc), Field(json_schema_extra={"format": "date-time"})]
 
 
 class _Strict(BaseModel):
@@ -60,7 +72,7 @@ class Provenance(_Strict):
 
     commit: Hex40 | None = None
     dirty: bool | None = None
-    time: AwareDatetime
+    time: UtcTime
     host: str = Field(min_length=1)
     gpu: str | None = None
     driver: str | None = None
@@ -178,6 +190,8 @@ def parse_result(data: bytes, path: Path | str = "<bytes>") -> BenchResult:
         raise ResultFileError(path, f"not UTF-8 (byte {exc.start})") from None
     try:
         raw = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
+    except RecursionError:
+        raise ResultFileError(path, "JSON nested too deeply") from None
     except json.JSONDecodeError as exc:
         if exc.pos >= len(text.rstrip()):
             raise ResultFileError(path, f"truncated JSON (ends at line {exc.lineno})") from None
@@ -187,13 +201,16 @@ def parse_result(data: bytes, path: Path | str = "<bytes>") -> BenchResult:
     if not isinstance(raw, dict):
         raise ResultFileError(path, f"expected a JSON object, got {type(raw).__name__}")
     if raw.get("schema") != SCHEMA_NAME:
-        raise ResultFileError(path, f"not a benchmark result file (schema={raw.get('schema')!r}, expected {SCHEMA_NAME!r})")
-    if raw.get("version") != SCHEMA_VERSION:
-        raise ResultFileError(path, f"unsupported version {raw.get('version')!r} (this tracker reads version {SCHEMA_VERSION})")
+        raise ResultFileError(path, f"not a benchmark result file (schema={show(raw.get('schema'))}, expected {SCHEMA_NAME!r})")
+    version = raw.get("version")
+    if type(version) is not int or version != SCHEMA_VERSION:  # True and 1.0 equal 1 in Python, not here
+        raise ResultFileError(path, f"unsupported version {show(version)} (this tracker reads version {SCHEMA_VERSION})")
     try:
         return BenchResult.model_validate(raw)
     except ValidationError as exc:
         raise ResultFileError(path, _render(exc)) from None
+    except (RecursionError, OverflowError) as exc:  # belt and braces: a statistic or a nesting no rule foresaw
+        raise ResultFileError(path, f"cannot be validated: {type(exc).__name__}: {exc}") from None
 
 
 def json_schema() -> dict[str, Any]:

@@ -109,7 +109,10 @@ def test_ingest_plugin_evidence_recorded_on_a_machine_without_git(repo: Path, tm
     broken.write_text(json.dumps({"schema": "tracker-test-run", "version": 1, "status": "done", "provenance": {}, "tests": [], "files": {}}))
     proc = tracker(repo, "ingest", str(broken))
     assert proc.returncode == 8
-    assert proc.stderr == f"tracker: error: {broken}: status 'done' is not complete/interrupted/incomplete; provenance needs a time and a host\n"
+    assert proc.stderr == (
+        f"tracker: error: {broken}: status 'done' is not complete, interrupted or incomplete; "
+        "provenance.time None is not an ISO-8601 time with a time zone; provenance.host is missing (a string)\n"
+    )
 
 
 EXAMPLE = "```markdown\n<!-- tracker:begin phase:P1 -->\n...\n<!-- tracker:end phase:P1 sum=0123456789ab -->\n```\n\n"
@@ -245,7 +248,7 @@ def test_an_unreadable_file_in_the_store_is_shown_on_gates_not_fatal(tmp_path: P
     second = store / "zzz2.json"
     second.write_text("[]")
     assert gates()[0][1] == (
-        "invalid evidence file, fix or remove it: .tracker/evidence/zzz.json: time 'yesterday' is not an ISO-8601 time with a time zone (+1 more)"
+        "invalid evidence file, fix or remove it: .tracker/evidence/zzz.json: provenance.time 'yesterday' is not an ISO-8601 time with a time zone (+1 more)"
     )
     truncated.unlink()
     second.unlink()

@@ -1,10 +1,12 @@
 """``tracker check``: for CI; fails on a regressed phase, on plan files whose regions are out of date
-or were edited by hand, or on an invalid benchmark result file in the repository or an unreadable file in
-the evidence store."""
+or were edited by hand, on an invalid benchmark result file in the repository or an unusable file in the
+evidence store, and on evidence whose commit is not in the repository's history."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
@@ -25,11 +27,17 @@ def run(root: Path, out: TextIO | None = None) -> int:
     from tracker.evidence import load as load_store
     from tracker.results import load_repo_results, repo_result_files
 
-    invalid = load_store(root, strict=False).invalid  # unreadable store files: every test and bench gate unmet
+    store = load_store(root, strict=False)
+    invalid = store.invalid  # unusable store files: every test and bench gate unmet
     problems += [f"invalid evidence file, fix or remove it: {line}" for line in invalid]
     listed = {line.split(": ", 1)[0] for line in invalid}
-    if repo_result_files(root):  # invalid result files make every bench gate unmet: say which
-        problems += [f"{err}" for err in load_repo_results(root, strict=False).errors if err.path not in listed]
+    results = load_repo_results(root, strict=False) if repo_result_files(root) else None
+    if results is not None:  # invalid result files make every bench gate unmet: say which
+        problems += [f"{err}" for err in results.errors if err.path not in listed]
+    claimed = [(r.file, r.provenance.get("commit")) for r in store.runs]
+    claimed += [(f, d.get("commit")) for f, d in store.signoffs]
+    claimed += [(r.path, r.commit) for r in results or []]
+    problems += unknown_commits(root, claimed)
     for f in files:
         assert f.plan is not None  # load_plans raised otherwise
         try:
@@ -46,3 +54,30 @@ def run(root: Path, out: TextIO | None = None) -> int:
         return int(ExitCode.CHECK_FAILED)
     out.write("tracker check: no regressions, plan files up to date\n")
     return 0
+
+
+def unknown_commits(root: Path, claimed: Iterable[tuple[str, object]]) -> list[str]:
+    """One line per evidence file whose recorded commit is not a commit of this repository.
+
+    Evidence is trusted the way a committed file is: anyone who can commit can write it. A commit that does not
+    exist here (made up, or from a history that was never pushed) is the one claim check can test. One ``git
+    cat-file --batch-check`` answers for every file. Skipped outside a git repository and in a shallow clone,
+    whose history is cut off (nothing is claimed then)."""
+    wanted = sorted({(str(commit), file) for file, commit in claimed if isinstance(commit, str) and commit})
+    if not wanted or not (root / ".git").exists():
+        return []
+    shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=root, capture_output=True, text=True, check=False)
+    if shallow.returncode != 0 or shallow.stdout.strip() != "false":
+        return []
+    commits = sorted({commit for commit, _ in wanted})
+    query = "".join(f"{commit}^{{commit}}\n" for commit in commits)
+    proc = subprocess.run(["git", "cat-file", "--batch-check"], cwd=root, input=query, capture_output=True, text=True, check=False)
+    answers = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(answers) != len(commits):
+        return [f"tracker check: cannot ask git which evidence commits exist: {proc.stderr.strip() or 'unexpected answer'}"]
+    missing = {commit for commit, answer in zip(commits, answers) if answer.endswith(" missing") or " commit " not in f" {answer} "}
+    return [
+        f"{file}: its commit {commit} is not in this repository's history (evidence is trusted like a committed "
+        "file: fetch that history, or remove the file)"
+        for commit, file in sorted(wanted, key=lambda x: x[1]) if commit in missing
+    ]  # fmt: skip

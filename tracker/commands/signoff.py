@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TextIO
 
 from tracker.commands.common import select
-from tracker.errors import UsageError
-from tracker.evidence import EVIDENCE_DIR
+from tracker.errors import FileError, UsageError
+from tracker.evidence import EVIDENCE_DIR, check_store_dir
 from tracker.fileio import atomic_write
 from tracker.fingerprint import tree_file_ids
 from tracker.git import head_commit
@@ -35,6 +35,12 @@ def run(root: Path, spec: str, gate: int, by: str, why: str, out: TextIO | None 
         raise UsageError(f"--gate {gate}: gate {gate} of {plan.id}/{phase.id} is not a manual gate")
     if not by.strip() or not why.strip():
         raise UsageError("--by and --why must not be empty")
+    for option, text in (("--by", by), ("--why", why)):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # bytes of another encoding on the command line: an evidence file is UTF-8
+            raise UsageError(f"{option}: not valid UTF-8 text ({text!a})") from None
+    check_store_dir(root)  # a regular file where the store should be: exit 8 with a message, nothing written
     commit, dirty = head_commit(root)
     key = gate_key(plan.id, phase.id, gate - 1)
     data = {
@@ -44,6 +50,9 @@ def run(root: Path, spec: str, gate: int, by: str, why: str, out: TextIO | None 
         "commit": commit, "dirty": dirty, "files": tree_file_ids(root),
     }  # fmt: skip
     path = root / EVIDENCE_DIR / evidence_name("signoff")
-    atomic_write(path, (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode())
+    try:
+        atomic_write(path, (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
+    except OSError as err:
+        raise FileError(f"{path}: cannot write: {err.strerror or err}") from None
     out.write(f"signed off {key} ({target.manual}) by {by}: {path.relative_to(root).as_posix()}\n")
     return 0

@@ -173,6 +173,12 @@ def show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def key_name(key: str) -> str:
+    """A key of a document as a message names it: plain when it is a word (``python``), else quoted and
+    shortened (a key may hold a newline or be a megabyte long)."""
+    return key if key.isidentifier() else show(key)
+
+
 def wrong(name: str, value: object, expected: str) -> str:
     """``name 'zzz' is not 40 lowercase hex digits`` / ``tests is an object, not a list``."""
     if isinstance(value, (dict, list)):
@@ -228,7 +234,7 @@ class _Shape:
         """Keys this version does not define may only hold a string, a number, a boolean or null."""
         for key, value in doc.items():
             if key not in known and not _scalar(value):
-                self.problems.append(f"{where}{key} is {show(value)}: an unknown key may only hold a string, number, boolean or null")
+                self.problems.append(f"{where}{key_name(key)} is {show(value)}: an unknown key may only hold a string, number, boolean or null")
                 return
 
 

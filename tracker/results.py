@@ -81,13 +81,14 @@ def interpolate(a: float, b: float, frac: float) -> float:
 
 
 def mean(samples: list[float] | tuple[float, ...]) -> float:
-    """The exact mean (``fsum``); samples so large their sum overflows (``1.7e308`` twice) are scaled
-    first, each divided by the count, so any finite samples have a finite mean."""
+    """The exact mean (``fsum``). Samples so large their sum overflows (``1.7e308`` twice) are summed scaled,
+    each divided by twice the count (that sum cannot overflow), and the result is kept within the samples'
+    range, where the mean lies: any finite samples have a finite mean."""
     try:
         return math.fsum(samples) / len(samples)
     except OverflowError:
-        n = len(samples)
-        return math.fsum(x / n for x in samples)
+        half = math.fsum(x / (2 * len(samples)) for x in samples)
+        return min(max(half * 2, min(samples)), max(samples))
 
 
 def compute_stat(name: str, samples: list[float] | tuple[float, ...]) -> float:

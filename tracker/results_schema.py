@@ -27,7 +27,7 @@ from pydantic import (
     model_validator,
 )
 
-from tracker.evidence import show, utc_time
+from tracker.evidence import key_name, show, utc_time
 from tracker.fingerprint import set_fingerprint
 from tracker.results import SCHEMA_NAME, SCHEMA_VERSION, TIME_UNITS, ResultFileError, agrees, compute_stat, p90_bounds
 
@@ -174,7 +174,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _render(error: ValidationError) -> str:
     first = error.errors()[0]
-    loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
+    loc = "".join(f"[{p}]" if isinstance(p, int) else f".{key_name(str(p))}" for p in first["loc"]).lstrip(".")
     msg = first["msg"].removeprefix("Value error, ")
     more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
     return f"{loc or 'file'}: {msg}{more}"

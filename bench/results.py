@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import platform
 import re
@@ -117,10 +116,6 @@ def write(doc: dict[str, Any], out_dir: Path, now: datetime) -> Path:
     host = re.sub(r"[^A-Za-z0-9._-]", "_", doc["provenance"]["host"]) or "host"
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{doc['benchmark']}-{now.strftime('%Y%m%dT%H%M%SZ')}-{host}.json"
-    for i, entry in enumerate(doc["cases"]):  # JSON has no NaN/Infinity: say which case, before anything is written
-        numbers = [*entry["samples"], *(v for v in entry["stats"].values() if isinstance(v, float))]
-        if not all(math.isfinite(x) for x in numbers):
-            raise ValueError(f"cases[{i}] ({entry['metric']}): a sample or statistic is not a finite number")
     text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
     fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=".tmp-", suffix=".json")
     try:

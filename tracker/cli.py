@@ -165,20 +165,11 @@ def gc(
     _run(lambda: cmd.run(_root(), dry_run))
 
 
-def main(argv: Optional[list[str]] = None) -> None:
-    """Console-script entry point; ends with ``sys.exit``. Command-line usage errors exit 3 (not
-    click's 2, which is ours for invalid plans).
-
-    Without ``argv`` (the console script, ``python -m tracker``) the process is ours and ends here:
-    what exists by then lives until exit, so it is frozen out of the cyclic GC, whose scans of it
-    during the command and in the interpreter's final collection cost ~20 ms of a ~200 ms
-    ``tracker status``. With ``argv`` (in-process callers such as tests) the GC is left alone.
-    """
+def run(argv: Optional[list[str]] = None) -> int:
+    """Run one command line; its exit code. Command-line usage errors are 3 (not click's 2, which is ours
+    for invalid plans)."""
     from tracker.errors import ExitCode
 
-    owns_process = argv is None
-    if owns_process:
-        _gc.freeze()
     try:
         code = app(args=argv, prog_name="tracker", standalone_mode=False)
     except Exception as err:  # click's exceptions are typer-private; recognise them by their API
@@ -187,7 +178,24 @@ def main(argv: Optional[list[str]] = None) -> None:
         err.show()
         usage = any(cls.__name__ == "UsageError" for cls in type(err).__mro__)
         code = int(ExitCode.USAGE) if usage else err.exit_code
+    return code if isinstance(code, int) else 0
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    """Entry point for in-process callers (the console script is :func:`tracker.entry.main`); ends with
+    ``sys.exit``.
+
+    Without ``argv`` the process is ours and ends here: what exists by then lives until exit, so it is
+    frozen out of the cyclic GC, whose scans of it during the command and in the interpreter's final
+    collection cost ~20 ms of a ~200 ms ``tracker status``. With ``argv`` (in-process callers such as
+    tests) the GC is left alone.
+    """
+    owns_process = argv is None
+    if owns_process:
+        _gc.freeze()
+    try:
+        code = run(argv)
     finally:
         if owns_process:
             _gc.freeze()  # what the command imported and built, too: the exit's collection scans nothing
-    sys.exit(code if isinstance(code, int) else 0)
+    sys.exit(code)

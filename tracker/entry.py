@@ -6,13 +6,54 @@ more than half of its time (~110 ms of ~200 ms). So its plain forms, ``[--root D
 included, goes through the typer CLI (:mod:`tracker.cli`), which defines them all. Both report errors
 through :func:`tracker.errors.report`, so the output and exit codes are the same either way (a test
 compares them).
+
+Ctrl-C (SIGINT) ends every command the same way, wherever it lands: ``tracker: interrupted`` on stderr,
+then the process ends by SIGINT itself, which a shell reports as 130 (and which stops a shell script's
+loop, as a Ctrl-C should; an ``exit(130)`` would let the loop go on). Never a traceback. While a command
+runs, the first Ctrl-C unwinds it as a KeyboardInterrupt, so its ``finally`` blocks run (the lock is
+released, a half-written temp file removed, verify waits for pytest to record its run); before and
+after that (imports, interpreter exit) and at a second Ctrl-C the process ends at once. The handler is
+installed by this module's first statements, before any other import: the console script that pip
+generates imports this module first (``tracker/__init__.py`` runs nothing), and ``python -m tracker``'s
+``__main__`` does the same. Only Python's own start (before any tracker code) and its last steps of
+shutdown are outside our reach: a Ctrl-C there also ends the process by SIGINT (at most a traceback of
+Python's site import, which no package can prevent).
 """
 
 from __future__ import annotations
 
-import gc
+import os
 import sys
-from pathlib import Path
+
+import _signal  # `signal` is this C module plus enum wrappers, whose import (~1.5 ms) would come first
+
+
+def _die_interrupted(signum: int = _signal.SIGINT, frame: object = None) -> NoReturn:
+    """Say so and end the process by SIGINT: a Ctrl-C with no command running, or a second one."""
+    try:
+        os.write(2, b"tracker: interrupted\n")
+    except OSError:
+        pass  # stderr closed: the exit status still says it
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+    os.kill(os.getpid(), _signal.SIGINT)
+    os._exit(128 + _signal.SIGINT)  # reached only where SIGINT could not end the process
+
+
+def _imported_by_a_program() -> bool:
+    """Is this module imported by a program's top-level code (the console script, ``python -m
+    tracker``'s ``__main__``, ``python -c``) rather than by a library or a test, whose Ctrl-C is its own?"""
+    frame = sys._getframe(2)  # 0: this function, 1: this module, 2 and up: the import system, then the importer
+    while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__"
+
+
+if _imported_by_a_program():
+    _signal.signal(_signal.SIGINT, _die_interrupted)
+
+import gc  # noqa: E402 - every other import after the SIGINT handler, on purpose
+from pathlib import Path  # noqa: E402
+from typing import NoReturn  # noqa: E402
 
 # Import names of the third-party packages the tracker needs (pyproject's dependencies and theirs). A command run
 # by a Python without them (not the virtualenv it was installed into) says so instead of printing a traceback.
@@ -42,42 +83,104 @@ def status_args(args: list[str]) -> tuple[Path | None, str | None, bool] | None:
     return root, plan, as_json
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Run one command line (``sys.argv`` when ``argv`` is None); ends with ``sys.exit``."""
-    try:
-        _run(argv)
-    except ModuleNotFoundError as err:
-        package = (err.name or "").partition(".")[0]
-        if package not in DEPENDENCIES:
-            raise  # one of our own modules: a bug, kept as a traceback
-        from tracker.errors import ExitCode
-
-        print(f"tracker: error: the package {package!r} is not installed in this Python ({sys.executable}); "
-              "install the tracker into it (`pip install .` in the repository, README) or run the `tracker` of "
-              "the environment it was installed into", file=sys.stderr)
-        sys.exit(ExitCode.MISSING_DEPENDENCY)
+_sigint_received = False  # set by the first Ctrl-C while a command runs
+_command_running = False  # between main's installing and removing _interrupt_command
 
 
-def _run(argv: list[str] | None) -> None:
-    fast = status_args(sys.argv[1:] if argv is None else argv)
-    if fast is None:
-        from tracker.cli import main as cli_main
+def _interrupt_command(signum: int, frame: object) -> NoReturn:
+    """The first Ctrl-C while a command runs: unwind it as a KeyboardInterrupt so its cleanup runs."""
+    global _sigint_received
+    _sigint_received = True
+    _signal.signal(_signal.SIGINT, _die_interrupted)  # a second Ctrl-C does not wait for the cleanup
+    raise KeyboardInterrupt
 
-        cli_main(argv)
+
+def _lost_interrupt(unraisable: object) -> None:
+    """``sys.unraisablehook``: a Ctrl-C that landed in a destructor or a weakref callback (importlib has
+    some) cannot unwind anything there, and Python would print "Exception ignored ... KeyboardInterrupt"
+    and carry on. Say nothing: the command runs to its end (its files complete), then the process ends
+    by SIGINT all the same (``_sigint_received``); a next Ctrl-C unwinds the command as the first would have."""
+    if isinstance(getattr(unraisable, "exc_value", None), KeyboardInterrupt) and _sigint_received:
+        if _command_running:
+            _signal.signal(_signal.SIGINT, _interrupt_command)
         return
+    sys.__unraisablehook__(unraisable)  # type: ignore[arg-type]
+
+
+def _interrupted_after_cleanup() -> NoReturn:
+    """What the command wrote reaches its reader; then ``tracker: interrupted`` and the end by SIGINT."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it
+            pass
+    _die_interrupted()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run one command line (``sys.argv`` when ``argv`` is None); ends with ``sys.exit``.
+
+    Without ``argv`` the process is ours: a Ctrl-C unwinds the command, then ends the process by SIGINT
+    (module docstring). With ``argv`` (in-process callers such as tests) signals are left alone and a
+    KeyboardInterrupt is the caller's.
+    """
+    global _command_running
+    owns_process = argv is None
+    try:
+        try:
+            if owns_process:
+                _command_running = True
+                sys.unraisablehook = _lost_interrupt
+                _signal.signal(_signal.SIGINT, _interrupt_command)
+            code = _run(argv)
+        finally:
+            if owns_process:  # from here to the process's end a Ctrl-C has nothing left to unwind
+                _command_running = False
+                _signal.signal(_signal.SIGINT, _die_interrupted)
+    except KeyboardInterrupt:
+        if not owns_process:
+            raise
+        _interrupted_after_cleanup()
+    except ModuleNotFoundError as err:
+        code = _missing_dependency(err)
+    if owns_process and _sigint_received:  # the command caught the KeyboardInterrupt (verify reports on its run)
+        _interrupted_after_cleanup()
+    sys.exit(code)
+
+
+def _missing_dependency(err: ModuleNotFoundError) -> int:
+    """Exit code 9 with a message naming a third-party package this Python lacks; our own modules stay bugs."""
+    package = (err.name or "").partition(".")[0]
+    if package not in DEPENDENCIES:
+        raise err  # one of our own modules: a bug, kept as a traceback
+    from tracker.errors import ExitCode
+
+    print(f"tracker: error: the package {package!r} is not installed in this Python ({sys.executable}); "
+          "install the tracker into it (`pip install .` in the repository, README) or run the `tracker` of "
+          "the environment it was installed into", file=sys.stderr)
+    return int(ExitCode.MISSING_DEPENDENCY)
+
+
+def _run(argv: list[str] | None) -> int:
+    """The command's exit code: plain status lines without typer, the rest through :func:`tracker.cli.run`."""
+    fast = status_args(sys.argv[1:] if argv is None else argv)
     owns_process = argv is None
     if owns_process:
         gc.freeze()  # as tracker.cli.main: what lives until exit is kept out of the cyclic GC's scans
-    from tracker.commands import status
-    from tracker.errors import TrackerError, report
-    from tracker.git import find_root
-
-    root, plan, as_json = fast
     try:
-        code = status.run(find_root(root), plan, as_json)
-    except TrackerError as err:
-        code = report(err)
+        if fast is None:
+            from tracker.cli import run as cli_run
+
+            return cli_run(argv)
+        from tracker.commands import status
+        from tracker.errors import TrackerError, report
+        from tracker.git import find_root
+
+        root, plan, as_json = fast
+        try:
+            return status.run(find_root(root), plan, as_json)
+        except TrackerError as err:
+            return report(err)
     finally:
         if owns_process:
             gc.freeze()
-    sys.exit(code)

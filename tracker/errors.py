@@ -18,10 +18,11 @@ class ExitCode(enum.IntEnum):
     USAGE = 3  # bad command-line argument: unknown plan/phase/gate id, bad option value
     REGION_EDITED = 4  # a generated region was edited by hand (use --force)
     NO_TESTS = 5  # a test gate collected zero tests, or pytest could not run them
-    INTERRUPTED = 6  # the pytest run was interrupted or crashed; nothing was recorded as passing
+    INTERRUPTED = 6  # verify's pytest run was interrupted or crashed (its evidence says so); nothing counts as passed
     LOCKED = 7  # another tracker process holds the repository lock
     IO = 8  # a file could not be read or written (encoding, permissions, not a repository)
     MISSING_DEPENDENCY = 9  # a package the tracker needs is not installed in the Python that runs it
+    KEYBOARD_INTERRUPT = 130  # Ctrl-C (SIGINT) reached the tracker: it ends by SIGINT, which a shell shows as 128 + 2
 
 
 class TrackerError(Exception):
@@ -81,7 +82,7 @@ def exit_code_for(err: BaseException) -> int:
     if isinstance(err, TrackerError):
         return int(err.exit_code)
     if isinstance(err, KeyboardInterrupt):
-        return int(ExitCode.INTERRUPTED)
+        return int(ExitCode.KEYBOARD_INTERRUPT)
     raise err
 
 

@@ -386,12 +386,37 @@ def check_document(doc: object, clock: Clock | None = None) -> str:
     return utc
 
 
+def lone_surrogate(data: bytes, doc: object) -> str | None:
+    """Why ``doc`` (parsed from ``data``) holds text no UTF-8 output can print, or None. JSON can escape half
+    of a surrogate pair (``"\\udc80"``); such a string would crash whatever prints it. Only files whose bytes
+    hold such an escape are walked (iteratively: the document may be deeply nested)."""
+    if b"\\ud" not in data and b"\\uD" not in data:
+        return None
+    stack = [doc]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as err:
+                return f"holds text that is not valid Unicode (a lone surrogate, {err.object[err.start:err.end]!a})"
+    return None
+
+
 def parse_document(data: bytes, clock: Clock | None = None) -> tuple[str, dict[str, Any]]:
     """(UTC time, document) of an evidence file's bytes (:func:`check_document`); ValueError with the reason."""
     try:
         doc = parse_json(data)
     except ValueError as err:
         raise ValueError(f"not a readable evidence file: {err}") from None
+    bad_text = lone_surrogate(data, doc)
+    if bad_text:
+        raise ValueError(bad_text)
     when = check_document(doc, clock)
     return when, doc  # type: ignore[return-value]  # check_document made sure it is an object
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tracker.errors import FileError
-from tracker.evidence import check_document, show, utc_time, wrong
+from tracker.evidence import parse_document, show, utc_time, wrong
 from tracker.fileio import parse_json, read_regular
 
 INTERRUPTED_EXIT = 2  # pytest.ExitCode.INTERRUPTED
@@ -310,7 +310,7 @@ def check_test_run(path: Path, data: bytes, clock: Any = None) -> dict[str, Any]
     if not isinstance(doc, dict) or doc.get("schema") != "tracker-test-run":
         raise IngestError(f"{path}: not a tracker-test-run file")
     try:
-        check_document(doc, clock)
+        parse_document(data, clock)
     except ValueError as exc:
         raise IngestError(f"{path}: {exc}") from None
     return doc

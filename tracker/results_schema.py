@@ -27,7 +27,7 @@ from pydantic import (
     model_validator,
 )
 
-from tracker.evidence import key_name, show, utc_time
+from tracker.evidence import key_name, lone_surrogate, show, utc_time
 from tracker.fingerprint import set_fingerprint
 from tracker.results import SCHEMA_NAME, SCHEMA_VERSION, TIME_UNITS, ResultFileError, agrees, compute_stat, p90_bounds
 
@@ -200,6 +200,9 @@ def parse_result(data: bytes, path: Path | str = "<bytes>") -> BenchResult:
         raise ResultFileError(path, str(exc)) from None
     if not isinstance(raw, dict):
         raise ResultFileError(path, f"expected a JSON object, got {type(raw).__name__}")
+    bad_text = lone_surrogate(data, raw)
+    if bad_text:
+        raise ResultFileError(path, bad_text)
     if raw.get("schema") != SCHEMA_NAME:
         raise ResultFileError(path, f"not a benchmark result file (schema={show(raw.get('schema'))}, expected {SCHEMA_NAME!r})")
     version = raw.get("version")

@@ -44,6 +44,7 @@ SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(), st.integers(min_value=10**300, max_value=10**400),
     st.floats(allow_nan=False), st.sampled_from([1.7e308, -1.7e308, 5e-324, float("inf"), float("-inf")]),
     st.text(max_size=12), st.sampled_from(["", "passed", "failed", "complete", "0" * 40, "2099-01-01T00:00:00Z"]),
+    st.text(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), min_size=1, max_size=2),  # lone surrogates
 )  # fmt: skip
 TIMES = st.one_of(
     st.sampled_from(["2099-01-01T00:00:00Z", "2026-02-30T00:00:00Z", "0000-01-01T00:00:00Z", "2026-11-29T11:02:03",
@@ -149,6 +150,8 @@ def check_store(root: Path, data: bytes) -> Store:
         assert path == ".tracker/evidence/x.json" and reason and "\n" not in reason and len(reason) < 2000, line
     statuses = compute(PLANS, store, lambda: FileIndex({}), lambda: _bench_never)
     test_gate, manual_gate = statuses["0001/P1"].verdicts
+    for verdict in (test_gate, manual_gate):  # what status prints can be printed
+        (verdict.reason + repr(verdict.source)).encode("utf-8")
     passing = [r for r in store.runs for rec in r.tests if rec["nodeid"] == NODEID and rec["outcome"] == "passed"]
     if test_gate.met:  # never a false pass
         assert passing and not store.invalid

@@ -295,6 +295,21 @@ def test_a_run_that_counts_for_nothing_needs_only_its_time() -> None:
         check_document({**interrupted, "status": "incomplete", "running": {"nodeid": "t.py::a"}, "files": {}, "tests": []})
 
 
+def test_text_no_output_can_print_is_refused(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:
+    root = repo(FILES)
+    doc = run_doc("2026-11-29T11:02:03Z", outcome="failed")
+    doc["tests"][0]["reason"] = "broken \udc80"
+    put(root, "lone.json", doc)
+    res = cli(root, "status")
+    assert res.code == 0 and "lone.json: holds text that is not valid Unicode (a lone surrogate, '\\udc80')" in res.out
+    (tmp_path / "lone.json").write_bytes((root / STORE / "lone.json").read_bytes())
+    assert cli(root, "ingest", str(tmp_path / "lone.json")).code == 8
+    text = json.dumps(result([case("m", {"k": "\udc80"}, [1.0])]))
+    (tmp_path / "r.json").write_text(text)
+    res = cli(root, "ingest", str(tmp_path / "r.json"))
+    assert res.code == 8 and "r.json: holds text that is not valid Unicode" in res.err
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # 5. Deep nesting.
 

@@ -173,7 +173,14 @@ def _plan(root: Path, path: Path, data: bytes, host: str | None, commit: str | N
         return None
     if not tree:
         tree.append(commit_files(root, commit))
-    doc = test_run_document(parsed, path, host or "unknown", tree[0][0], commit is None, tree[0][1], digest, when)
+    return _stored_run(parsed, path, host or "unknown", commit, tree[0], digest, when, clock)
+
+
+def _stored_run(parsed: TestRun, path: Path, host: str, commit: str | None, tree: tuple[str, dict[str, str]], digest: str,
+                when: str, clock: Clock) -> tuple[bytes, str, str, str]:  # fmt: skip
+    """(bytes, kind, host, note) of the evidence file for a parsed reportlog / JUnit run, checked by the
+    store's own rules before anything is written."""
+    doc = test_run_document(parsed, path, host, tree[0], commit is None, tree[1], digest, when)
     try:  # what is stored must read back: the store's own rules, checked before anything is written
         check_document(doc, clock)
     except ValueError as err:
@@ -185,10 +192,10 @@ def _plan(root: Path, path: Path, data: bytes, host: str | None, commit: str | N
     note = f"{len(parsed.outcomes)} test(s), {doc['status']}{why}"
     text = json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
     try:
-        stored = text.encode("utf-8")
+        encoded = text.encode("utf-8")
     except UnicodeEncodeError as err:  # a reportlog's "\\udc80": text no UTF-8 file can hold
         raise IngestError(f"{path}: holds text that is not valid Unicode ({err.reason}: {err.object[err.start:err.end]!a})") from None
-    return stored, "pytest", host or "unknown", note
+    return encoded, "pytest", host, note
 
 
 def run(root: Path, paths: list[Path], host: str | None = None, commit: str | None = None, out: TextIO | None = None) -> int:

@@ -226,3 +226,95 @@ entry.main()
 def test_a_ctrl_c_lost_in_a_destructor_still_ends_the_process_by_sigint_without_a_word_of_python() -> None:
     r = subprocess.run([sys.executable, "-c", LOST], capture_output=True, text=True)
     assert (r.returncode, r.stdout, r.stderr) == (-signal.SIGINT, "the command went on\ncleanup ran\n", "tracker: interrupted\n")
+
+
+# --- gc deletes only what it judged -------------------------------------------------------------------------
+
+WAITS_FOR_GO = ("import pathlib, time\n\n"
+                "def test_a():\n"
+                "    go = pathlib.Path(__file__).resolve().parents[2] / 'go'\n"
+                "    deadline = time.monotonic() + 60\n"
+                "    while not go.exists() and time.monotonic() < deadline:\n"
+                "        time.sleep(0.02)\n")
+
+# git runs core.fsmonitor's hook inside `git status`, which gc's tree scan calls after it has read the store:
+# a real moment in the middle of gc at which this hook lets the test finish and waits for its run to complete.
+HOOK = """#!/bin/sh
+touch '{go}'
+i=0
+while ! grep -qs '"status": "complete"' '{store}'/*.json && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+exit 1
+"""
+
+
+@pytest.mark.parametrize("abandoned", [False, True], ids=["young", "looks-abandoned"])
+def test_gc_keeps_a_run_that_completes_while_gc_runs(repo, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, abandoned: bool) -> None:
+    """A real pytest --tracker-record session completes its run in the middle of gc. Young, the incomplete
+    run is left alone; made to look abandoned (mtime two hours back), gc decides to delete it, and must
+    keep it all the same because its bytes are no longer those it judged."""
+    import json
+
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"')), "tests/test_a.py": WAITS_FOR_GO})
+    store = root / ".tracker/evidence"
+    session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "tracker.pytest_plugin", "--tracker-record", "-q",
+                                "-p", "no:cacheprovider", "tests/test_a.py"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        running_pid(store)  # the run is under way: its file says "incomplete", naming the test
+        if abandoned:
+            for path in store.glob("*.json"):
+                os.utime(path, (time.time() - 7200, time.time() - 7200))
+        hook = tmp_path / "fsmonitor-hook"
+        hook.write_text(HOOK.format(go=tmp_path / "go", store=store))
+        hook.chmod(0o755)
+        with monkeypatch.context() as env:
+            for name, value in {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": str(hook)}.items():
+                env.setenv(name, value)
+            r = cli(root, "gc")
+        out, _ = session.communicate(timeout=60)
+    finally:
+        if session.poll() is None:
+            session.kill()
+            session.wait()
+    assert session.returncode == 0, out
+    assert r.code == 0, r.err
+    runs = list(store.glob("*.json"))
+    assert len(runs) == 1 and json.loads(runs[0].read_text())["status"] == "complete", r.out  # the completed run was kept
+    assert ("changed while gc ran" in r.out) is abandoned, r.out
+    assert not list(store.glob(".*.gc")), "nothing left set aside"
+    doc = json.loads(cli(root, "status", "--json").out)
+    assert [ph["status"] for p in doc["plans"] for ph in p["phases"]] == ["done"]
+
+
+def record_run(root: Path) -> Path:
+    """Run the repository's tests under ``pytest --tracker-record``; the evidence file it wrote."""
+    subprocess.run([sys.executable, "-m", "pytest", "-p", "tracker.pytest_plugin", "--tracker-record", "-q", "-p", "no:cacheprovider", "tests"],
+                   cwd=root, check=True, capture_output=True)
+    (path,) = (root / ".tracker/evidence").glob("*.json")
+    return path
+
+
+def test_gc_puts_back_what_a_stopped_gc_set_aside(repo, cli) -> None:
+    import json
+
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"')), **TESTS})
+    run = record_run(root)
+    aside = run.with_name(f".{run.name}.0123456789ab.gc")  # as a gc killed between its rename and its check leaves it
+    run.rename(aside)
+    assert cli(root, "gc", "--dry-run").out.startswith(f"would put back .tracker/evidence/{run.name} (set aside by a gc that was stopped)\n")
+    assert aside.exists() and not run.exists()
+    r = cli(root, "gc")
+    assert r.code == 0 and r.out.startswith(f"put back .tracker/evidence/{run.name}"), r.out
+    assert run.exists() and not aside.exists()
+    assert [ph["status"] for p in json.loads(cli(root, "status", "--json").out)["plans"] for ph in p["phases"]] == ["done"]
+
+
+def test_delete_if_unchanged_deletes_only_the_bytes_it_was_given(tmp_path: Path) -> None:
+    from tracker.commands.gc import delete_if_unchanged
+    from tracker.hashing import sha256_hex
+
+    path = tmp_path / "run.json"
+    path.write_bytes(b"judged")
+    assert not delete_if_unchanged(path, sha256_hex(b"other")) and path.read_bytes() == b"judged"
+    assert delete_if_unchanged(path, sha256_hex(b"judged")) and not path.exists()
+    assert not delete_if_unchanged(path, sha256_hex(b"judged"))  # gone already: nothing to do
+    assert list(tmp_path.iterdir()) == []

@@ -1,17 +1,28 @@
-"""``tracker gc [--dry-run]``: delete superseded evidence files, never changing what status says."""
+"""``tracker gc [--dry-run]``: delete superseded evidence files, never changing what status says.
+
+gc decides from a snapshot and deletes only what it decided on: under the repository lock it first takes
+the sha256 of every store file, then reads and judges the store, and a file is deleted only while it
+still holds exactly the bytes it had in that snapshot. Writers that do not take the lock (the pytest
+plugin rewrites its run's file until the run completes) may change a file at any moment: the file is
+first renamed to a private name, then checked and deleted, or put back when it changed, so what is
+checked is what is deleted and a run that completed meanwhile is kept. A gc killed in between leaves
+the private copy, which the next gc puts back.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
 from collections.abc import Sequence
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 from tracker import evidence
-from tracker.errors import ExitCode
-from tracker.fileio import repo_lock
+from tracker.errors import ExitCode, FileError
+from tracker.fileio import parse_json, read_regular, repo_lock
+from tracker.hashing import sha256_hex
 from tracker.history import KeepSet, needed, settle, superseded, without
 from tracker.model import BenchGate, PhaseStatus
 from tracker.plans import load_plans
@@ -32,6 +43,8 @@ def run(root: Path, dry_run: bool = False, out: TextIO | None = None) -> int:
 
     out = out or sys.stdout
     with repo_lock(root):
+        restore_set_aside(root, dry_run, out)
+        snapshot = _snapshot(root)  # before anything is read: a file that changes after this is never deleted
         _, plans = load_plans(root)
         store = evidence.load(root)
         has_bench = bool(store.bench) or any(isinstance(g, BenchGate) for p in plans for ph in p.phases for g in ph.gates)
@@ -47,35 +60,132 @@ def run(root: Path, dry_run: bool = False, out: TextIO | None = None) -> int:
 
         in_store = evidence.EVIDENCE_DIR.as_posix() + "/"
         keep: KeepSet = settle(store, needed(plans, store, results), results, view, lambda path: path.startswith(in_store))
-        drop = set(superseded(store, keep, [f for f, _ in store.bench]))
-        now = time.time()
-        for rel in store.incomplete:
-            # Interrupted runs never count; incomplete ones are dropped once surely abandoned.
-            if _status_of(root / rel) != "incomplete" or now - (root / rel).stat().st_mtime > INCOMPLETE_GRACE_S:
-                drop.add(rel)
+        drop = set(superseded(store, keep, [f for f, _ in store.bench])) | _abandoned(store.incomplete, snapshot)
+        drop &= snapshot.keys()  # a file that appeared after the snapshot was not judged from it
         # Belt and braces: the pruned store must show exactly what the full one shows.
         before, after = view(store, results), view(without(store, drop), [r for r in results if r.path not in drop])
         changed = sorted(k for k, v in before.items() if after.get(k) != v)
         if changed:
             out.write(f"tracker gc: refusing, pruning would change {', '.join(changed)}; nothing deleted\n")
             return int(ExitCode.CHECK_FAILED)
+        deleted = 0
         for rel in sorted(drop):
-            out.write(f"{'would delete' if dry_run else 'deleted'} {rel}\n")
-            if not dry_run:
-                os.unlink(root / rel)
+            if dry_run:
+                out.write(f"would delete {rel}\n")
+            elif delete_if_unchanged(root / rel, snapshot[rel].digest):
+                out.write(f"deleted {rel}\n")
+                deleted += 1
+            else:
+                out.write(f"kept {rel}: it changed while gc ran (a run completing); the next gc judges it again\n")
         # Only the store is gc's to prune: result files elsewhere (bench/results/) are kept, unlisted.
         kept = {rel: why for rel, why in keep.why.items() if rel.startswith(in_store)}
         if dry_run:
             for rel, why in sorted(kept.items()):
                 out.write(f"keep {rel}: {why}\n")
-        out.write(f"tracker gc: {len(drop)} superseded file(s) {'to delete' if dry_run else 'deleted'}, {len(kept)} kept\n")
+            out.write(f"tracker gc: {len(drop)} superseded file(s) to delete, {len(kept)} kept\n")
+        else:
+            out.write(f"tracker gc: {deleted} superseded file(s) deleted, {len(kept) + len(drop) - deleted} kept\n")
     return 0
 
 
-def _status_of(path: Path) -> str:
-    import json
+class Taken(NamedTuple):
+    """One store file as gc's snapshot saw it."""
 
+    digest: str  # sha256 of its bytes
+    mtime: float
+    status: object  # a test run's "status" (None for other kinds)
+
+
+def _snapshot(root: Path) -> dict[str, Taken]:
+    """Every store file gc may judge, by store path; a file it cannot read is left out (and so never
+    deleted; reading the store says why it cannot be used)."""
+    folder = root / evidence.EVIDENCE_DIR
+    taken: dict[str, Taken] = {}
+    if not folder.is_dir():
+        return taken
+    for path in sorted(folder.glob("*.json")):
+        try:
+            mtime = path.lstat().st_mtime
+            data = read_regular(path, root=root)
+        except (OSError, FileError):
+            continue
+        taken[(evidence.EVIDENCE_DIR / path.name).as_posix()] = Taken(sha256_hex(data), mtime, _run_status(data))
+    return taken
+
+
+def _run_status(data: bytes) -> object:
+    """A test run's ``status`` in the file's bytes; None for other kinds and for what is not JSON."""
+    if b"tracker-test-run" not in data:
+        return None
     try:
-        return str(json.loads(path.read_bytes()).get("status"))
-    except (OSError, ValueError, AttributeError):
-        return "unreadable"
+        doc = parse_json(data)
+    except ValueError:
+        return None
+    return doc.get("status") if isinstance(doc, dict) and doc.get("schema") == "tracker-test-run" else None
+
+
+def _abandoned(incomplete: Sequence[str], snapshot: dict[str, Taken]) -> set[str]:
+    """The runs that were not complete in the snapshot and never will be, as the snapshot shows them:
+    interrupted ones (they count for nothing) and incomplete ones older than :data:`INCOMPLETE_GRACE_S`
+    (surely abandoned). One that completes after the snapshot is kept at deletion (its bytes changed)."""
+    now = time.time()
+    return {rel for rel in incomplete if rel in snapshot
+            and (snapshot[rel].status != "incomplete" or now - snapshot[rel].mtime > INCOMPLETE_GRACE_S)}
+
+
+SET_ASIDE = re.compile(r"^\.(?P<name>.+\.json)\.[0-9a-f]{12}\.gc$")
+
+
+def delete_if_unchanged(path: Path, digest: str) -> bool:
+    """Delete ``path`` if it holds exactly the bytes whose sha256 is ``digest``; True when deleted.
+
+    The file is renamed to a private name first (an atomic take: a writer replacing it meanwhile puts its
+    new file at ``path``), then checked; a changed file goes back to ``path``, unless a newer one is there
+    already (the writer's latest, which wins). A Ctrl-C in between puts it back too.
+    """
+    aside = path.with_name(f".{path.name}.{os.urandom(6).hex()}.gc")
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return False
+    deleted = False
+    try:
+        if sha256_hex(read_regular(aside)) == digest:  # bounded; a FIFO put there is refused, not read
+            os.unlink(aside)
+            deleted = True
+    except FileError:
+        pass
+    finally:
+        if not deleted:
+            _put_back(aside, path)
+    return deleted
+
+
+def _put_back(aside: Path, path: Path) -> None:
+    """Return a set-aside file to ``path``; if a file is there already it is newer, and the copy goes."""
+    try:
+        os.link(aside, path)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        return  # deleted after all (a Ctrl-C right after the unlink)
+    except OSError:  # a file system without hard links: a rename, which cannot refuse a newer file as atomically
+        if not os.path.lexists(path):
+            os.rename(aside, path)
+            return
+    os.unlink(aside)
+
+
+def restore_set_aside(root: Path, dry_run: bool, out: TextIO) -> None:
+    """Put back what a gc killed between its rename and its check left under a private name."""
+    folder = root / evidence.EVIDENCE_DIR
+    if not folder.is_dir():
+        return
+    for aside in sorted(folder.glob(".*.gc")):
+        match = SET_ASIDE.match(aside.name)
+        if match is None or aside.is_symlink() or not aside.is_file():
+            continue
+        rel = (evidence.EVIDENCE_DIR / match["name"]).as_posix()
+        out.write(f"{'would put back' if dry_run else 'put back'} {rel} (set aside by a gc that was stopped)\n")
+        if not dry_run:
+            _put_back(aside, folder / match["name"])

@@ -20,6 +20,7 @@ the tracker takes the tests a gate covers from the newest run whose arguments co
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -28,7 +29,6 @@ import secrets
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -204,27 +204,46 @@ def _reason(report: pytest.TestReport | pytest.CollectReport) -> str:
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write JSON through a temp file + os.replace: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True, ensure_ascii=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write JSON through a temp file + os.replace, fsynced: readers never see half a file."""
+    _write_atomic(path, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n", durable=True)
 
 
 def _replace(path: Path, text: str) -> None:
     """Atomic rewrite without fsync (cheap enough before every test)."""
-    tmp = path.with_name(f".{path.name}.running.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    _write_atomic(path, text, durable=False)
+
+
+def _write_atomic(path: Path, text: str, durable: bool) -> None:
+    """Write ``text`` to ``path`` through a new temp file in its directory and ``os.replace``.
+
+    The file gets ``0o666`` less the umask, like every other file in the tree (``tempfile.mkstemp``'s
+    ``0o600`` made evidence files private to whoever ran the tests). The temp name is new each time
+    (``O_EXCL``: never an existing file or a symlink planted there), and it is removed whatever stops
+    the write, a Ctrl-C included.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        except BaseException:  # a Ctrl-C just after the file was created
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        break
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 class Recorder:

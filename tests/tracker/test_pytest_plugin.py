@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tracker_testutil import make_files
 
 from tracker.commands.common import pytest_command, pytest_env
@@ -193,3 +195,20 @@ def test_explicit_p_on_top_of_the_installed_entry_point_is_fine(tmp_path: Path) 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [evidence] = list((tmp_path / "ev").glob("*.json"))
     assert json.loads(evidence.read_text())["status"] == "complete"
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o002])
+def test_evidence_files_get_the_modes_of_the_rest_of_the_tree(repo, umask: int) -> None:
+    """0o666 less the umask, like every file a shell or git creates (mkstemp made them 0o600), through every
+    rewrite of the run's file: at its start, before each test, at its end; and no temp file left."""
+    root = repo({"tests/test_m.py": "import os, pathlib, stat\n\ndef test_mode():\n"
+                 "    (run,) = pathlib.Path(os.environ['STORE']).glob('*.json')\n"
+                 "    assert stat.S_IMODE(run.stat().st_mode) == int(os.environ['MODE'], 8)\n"})
+    store = root / ".tracker" / "evidence"
+    cmd = pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={root}", "tests", "--tracker-record"]
+    env = {**pytest_env(root), "STORE": str(store), "MODE": oct(0o666 & ~umask)}
+    proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, preexec_fn=lambda: os.umask(umask))
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # the mode while the test ran (the "running" rewrite)
+    (run,) = store.glob("*.json")
+    assert stat.S_IMODE(run.stat().st_mode) == 0o666 & ~umask
+    assert sorted(p.name for p in store.iterdir()) == [run.name]

@@ -40,8 +40,14 @@ def source_text(src: EvidenceSource | None) -> str:
     return f"{src.machine} · {commit} · {src.time}"
 
 
+def _one_line(text: str) -> str:
+    """``text`` on one line: a CR or LF inside a title or reason would start a new Markdown line in
+    the region's body, one that could open a fence or an HTML block and swallow the end marker."""
+    return text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return _one_line(text.replace("|", "\\|"))
 
 
 def newest_source(st: PhaseStatus) -> EvidenceSource | None:
@@ -66,7 +72,7 @@ def phase_body(plan: Plan, phase_index: int, st: PhaseStatus) -> str:
     """The status block written right after a phase block."""
     phase = plan.phases[phase_index]
     head = f"**Status: {st.status.value}** — {st.met_count} gates met"
-    lines = ["", head + (f"; {st.note}" if st.note else ""), ""]
+    lines = ["", head + (f"; {_one_line(st.note)}" if st.note else ""), ""]
     if phase.gates:
         lines += ["| # | Gate | Verdict | Evidence |", "| --- | --- | --- | --- |"]
         for i, (gate, v) in enumerate(zip(phase.gates, st.verdicts), 1):

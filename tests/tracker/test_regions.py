@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tracker.errors import RegionEditedError
-from tracker.parse import code_ranges
-from tracker.regions import Region, checksum, find_regions, rewrite, split_lines
+from tracker.regions import Region, checksum, find_regions, is_blank, region_spans, rewrite, split_lines
 
 TEXT = "# T\n```plan\nx\n```\nprose\n```phase\ny\n```\ntail\n"
 REGIONS = [Region("summary", "S1\n\n| a |", 4), Region("phase:P1", "body", 8)]
 
-# After the first rewrite, the phase block's closing fence is line 13 (the summary took 5 lines).
-PLACED = [REGIONS[0], REGIONS[1]._replace(after_line=13)]
+# After the first rewrite, the phase block's closing fence is line 14 (the summary took 5 lines and
+# the blank line that keeps it apart from the prose after it).
+PLACED = [REGIONS[0], REGIONS[1]._replace(after_line=14)]
 
 
 def test_inserts_after_the_anchor_lines_and_is_idempotent() -> None:
@@ -22,9 +24,9 @@ def test_inserts_after_the_anchor_lines_and_is_idempotent() -> None:
     assert out == (
         "# T\n```plan\nx\n```\n"
         f"<!-- tracker:begin summary -->\nS1\n\n| a |\n<!-- tracker:end summary sum={checksum('S1' + chr(10) * 2 + '| a |')} -->\n"
-        "prose\n```phase\ny\n```\n"
+        "\nprose\n```phase\ny\n```\n"
         f"<!-- tracker:begin phase:P1 -->\nbody\n<!-- tracker:end phase:P1 sum={checksum('body')} -->\n"
-        "tail\n"
+        "\ntail\n"
     )
     assert rewrite(out, PLACED, "p.md") == out
 
@@ -34,7 +36,7 @@ def test_existing_region_is_rewritten_in_place_and_unlisted_ones_removed() -> No
     moved = rewrite(out, [Region("summary", "S2", 4)], "p.md")
     assert moved == "# T\n```plan\nx\n```\n" + "".join(
         f"{s}\n" for s in ["<!-- tracker:begin summary -->", "S2", f"<!-- tracker:end summary sum={checksum('S2')} -->"]
-    ) + "prose\n```phase\ny\n```\ntail\n"
+    ) + "\nprose\n```phase\ny\n```\n\ntail\n"
 
 
 def test_hand_edited_region_is_refused_unless_forced() -> None:
@@ -42,7 +44,7 @@ def test_hand_edited_region_is_refused_unless_forced() -> None:
     with pytest.raises(RegionEditedError) as err:
         rewrite(out, PLACED, "p.md")
     assert str(err.value) == (
-        "p.md:14: generated region 'phase:P1' was edited by hand (checksum mismatch); "
+        "p.md:15: generated region 'phase:P1' was edited by hand (checksum mismatch); "
         "move your text outside the markers, or rerun with --force to overwrite it"
     )
     assert rewrite(out, PLACED, "p.md", force=True) == rewrite(TEXT, REGIONS, "p.md")
@@ -59,29 +61,29 @@ def test_markers_inside_fenced_code_are_prose() -> None:
     out = rewrite(text, regions, "p.md")  # the example's bad checksum is not a hand edit
     summary = f"<!-- tracker:begin summary -->\nS\n<!-- tracker:end summary sum={checksum('S')} -->\n"
     phase = f"<!-- tracker:begin phase:P1 -->\nbody\n<!-- tracker:end phase:P1 sum={checksum('body')} -->\n"
-    assert out == "# T\n```plan\nx\n```\n" + summary + EXAMPLE + "```phase\ny\n```\n" + phase + "tail\n"
-    placed = [regions[0], regions[1]._replace(after_line=15)]
+    assert out == "# T\n```plan\nx\n```\n" + summary + "\n" + EXAMPLE + "```phase\ny\n```\n" + phase + "\ntail\n"
+    placed = [regions[0], regions[1]._replace(after_line=16)]
     assert rewrite(out, placed, "p.md") == out
     assert rewrite(out, placed, "p.md", force=True) == out  # --force does not touch the example either
-    assert set(find_regions(out, "p.md", {"summary": 4, "phase:P1": 15})) == {"summary", "phase:P1"}
+    assert set(find_regions(out, "p.md", {"summary": 4, "phase:P1": 16})) == {"summary", "phase:P1"}
 
 
 def test_region_moved_away_from_its_block_goes_back_after_it() -> None:
     out = rewrite(TEXT, REGIONS, "p.md")
     lines = out.splitlines(True)
-    phase_region, rest = lines[13:16], lines[:13] + lines[16:]
+    phase_region, rest = lines[14:17], lines[:14] + lines[17:]
     moved = "".join(phase_region + rest)  # e.g. after reordering blocks: the region now opens the file
-    assert rewrite(moved, [REGIONS[0]._replace(after_line=7), REGIONS[1]._replace(after_line=16)], "p.md") == out
+    assert rewrite(moved, [REGIONS[0]._replace(after_line=7), REGIONS[1]._replace(after_line=17)], "p.md") == out
     edited = moved.replace("body", "my edit")
     with pytest.raises(RegionEditedError, match="p.md:1: generated region 'phase:P1' was edited by hand"):
-        rewrite(edited, [REGIONS[0]._replace(after_line=7), REGIONS[1]._replace(after_line=16)], "p.md")
+        rewrite(edited, [REGIONS[0]._replace(after_line=7), REGIONS[1]._replace(after_line=17)], "p.md")
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("<!-- tracker:begin a -->\nx\n", "p.md:1: region 'a' has no end marker"),
-        ("<!-- tracker:begin a -->\n<!-- tracker:begin b -->\n", "p.md:1: region 'a' has no end marker before the next region"),
+        ("<!-- tracker:begin a -->\nx\n", "p.md:1: region 'a' has no end marker: add one or remove the begin marker (--force does not change this)"),
+        ("<!-- tracker:begin a -->\n<!-- tracker:begin b -->\n", "p.md:1: region 'a' has no end marker before the next region (line 2)"),
         (f"<!-- tracker:begin a -->\n<!-- tracker:end b sum={checksum('')} -->\n", "p.md:2: region end marker says 'b', begin (line 1) says 'a'"),
     ],
 )
@@ -112,6 +114,45 @@ def test_checksum_ignores_newline_style() -> None:
     assert find_regions(crlf.replace("\r\n", "\n"), "p.md", {"k": 1})["k"].body == "x\ny"
 
 
+def outside(text: str) -> str:
+    """The text outside every region (marker lines and bodies removed); without a final newline in
+    ``text``, without trailing newlines either (nothing can end such a file with an empty line)."""
+    spans = region_spans(text, "p.md")
+    kept = [s for i, s in enumerate(split_lines(text)) if not any(a <= i <= b for a, b in spans)]
+    out = "".join(kept)
+    return out if not text or text.endswith(("\n", "\r")) else out.rstrip("\r\n")
+
+
+def added_blank_lines(before: str, after: str) -> int:
+    """How many blank lines ``after``'s outside text has more than ``before``'s; AssertionError when
+    they differ in anything else. This is what "no byte outside a region is lost" means exactly:
+    rewrite only adds blank lines (one next to each region it writes or removes)."""
+    old, new = split_lines(outside(before)), split_lines(outside(after))
+    j = added = 0
+    for line in new:
+        if j < len(old) and line == old[j]:
+            j += 1
+        else:
+            assert is_blank(line) and not line.strip("\r\n"), (line, outside(before), outside(after))
+            added += 1
+    assert j == len(old), (outside(before), outside(after))
+    return added
+
+
+def count_regions(text: str) -> int:
+    return len(region_spans(text, "p.md"))
+
+
+def reanchored(once: str, regions: list[Region]) -> list[Region]:
+    """The regions with their anchors as a re-parse of ``once`` sees them: the line right before the
+    first region written for each original anchor."""
+    begins = {line.split()[2]: i for i, line in enumerate(split_lines(once)) if line.startswith("<!-- tracker:begin ")}
+    first = {}
+    for r in regions:
+        first[r.after_line] = min(first.get(r.after_line, begins[r.key]), begins[r.key])
+    return [r._replace(after_line=first[r.after_line]) for r in regions]
+
+
 lines = st.lists(st.text(alphabet=st.sampled_from(list("ab \té€🙂<!->`")), max_size=12), max_size=8)
 newline = st.sampled_from(["\n", "\r\n", "\r"])
 
@@ -125,10 +166,53 @@ def test_update_twice_is_a_noop_and_bytes_outside_regions_survive(
     n = len(split_lines(text))
     regions = [Region(f"r{i}", b, min(after, n)) for i, (after, b) in enumerate(specs)]
     once = rewrite(text, regions, "p.md")
-    # The anchors as a re-parse of ``once`` sees them: shifted by the regions inserted above them.
-    again = [r._replace(after_line=r.after_line + sum(q.body.count("\n") + 3 for q in regions if q.after_line < r.after_line)) for r in regions]
+    # An anchor is a line after which no block is open (a closing fence): not one inside code.
+    assume(count_regions(once) == len(regions))
+    again = reanchored(once, regions)
     assert rewrite(once, again, "p.md") == once
     assert set(find_regions(once, "p.md", {r.key: r.after_line for r in again})) == {r.key for r in regions}
-    if not any(a <= r.after_line < b for r in again for a, b in code_ranges(once)):
-        assert rewrite(once, [], "p.md") == text  # removing the regions gives back the original bytes
+    assert added_blank_lines(text, once) <= len(regions)
+    removed = rewrite(once, [], "p.md")
+    assert added_blank_lines(once, removed) == 0  # removing the regions again gives back the bytes outside them
+    assert outside(removed) == removed and added_blank_lines(text, removed) <= len(regions)
     assert "".join(split_lines(once)) == once
+
+
+def region_lines(key: str, body: str, right_sum: bool) -> list[str]:
+    return [f"<!-- tracker:begin {key} -->", *body.split("\n"), f"<!-- tracker:end {key} sum={checksum(body) if right_sum else '0123456789ab'} -->"]
+
+
+pieces = st.lists(
+    st.one_of(
+        st.sampled_from(["x", "", "  ", "```", "~~~~", "    code", "<img src=x>", "- item", "---"]).map(lambda s: [s]),
+        st.builds(region_lines, st.sampled_from(["a", "b"]), st.sampled_from(["", "b", "\nb\n", "```\nc\n```"]), st.booleans()),
+        st.sampled_from(["a", "b"]).map(lambda k: [f"<!-- tracker:begin {k} -->"]),
+        st.sampled_from(["a", "b"]).map(lambda k: [f"<!-- tracker:end {k} sum={checksum('')} -->"]),
+    ),
+    max_size=7,
+)
+
+
+def check_removal(parts: list[list[str]], nl: str, final: bool, force: bool) -> None:
+    text = nl.join(line for part in parts for line in part) + (nl if final and parts else "")
+    try:
+        out = rewrite(text, [], "p.md", force=force)
+    except RegionEditedError as err:
+        assert re.match(r"^p\.md:\d+: ", str(err)), err
+        return
+    assert out.endswith(("\n", "\r")) == text.endswith(("\n", "\r")) or not out  # the final newline, or its lack, stays
+    assert rewrite(out, [], "p.md", force=force) == out  # twice is once, with --force too
+    assert count_regions(out) == 0 and added_blank_lines(text, out) <= count_regions(text)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(pieces, newline, st.booleans(), st.booleans())
+def test_removing_regions_keeps_the_final_newline_and_twice_is_once(parts: list[list[str]], nl: str, final: bool, force: bool) -> None:
+    check_removal(parts, nl, final, force)
+
+
+@pytest.mark.slow
+@settings(max_examples=30000, deadline=None)
+@given(pieces, newline, st.booleans(), st.booleans())
+def test_removing_regions_deep(parts: list[list[str]], nl: str, final: bool, force: bool) -> None:
+    check_removal(parts, nl, final, force)

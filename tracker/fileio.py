@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from tracker.errors import FileError, LockedError, UsageError
 
@@ -99,12 +101,13 @@ def parse_json(data: bytes | str) -> object:
         raise ValueError(str(err)) from None
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, *, before_replace: Callable[[], None] | None = None) -> None:
     """Write ``data`` to ``path`` through a temp file in the same directory and ``os.replace``.
 
     Readers see the old file or the new one, never a partial one. An existing file keeps its mode; a
     new one gets ``0o666`` less the umask, like any file a shell creates. Writing under ``.tracker/``
-    first makes sure its ``.gitignore`` exists.
+    first makes sure its ``.gitignore`` exists. ``before_replace`` runs right before the rename, once
+    the data is on disk: raising there leaves ``path`` untouched (and no temp file behind).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     if ".tracker" in path.parent.parts:
@@ -124,11 +127,133 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(fh.fileno())
         with contextlib.suppress(FileNotFoundError):
             os.chmod(tmp, path.stat().st_mode & 0o7777)
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+# atomic_write's temp files: ``.<name>.<12 hex digits>.tmp`` next to the file they replace.
+_TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
+STALE_TEMP_AGE = 60.0  # seconds: no write of ours keeps a temp file that long; a live writer's is younger
+
+
+def remove_stale_temps(directory: Path, *, older_than: float = STALE_TEMP_AGE) -> list[Path]:
+    """Remove the temp files of :func:`atomic_write`'s naming in ``directory`` that are older than
+    ``older_than`` seconds; return them.
+
+    A process killed between creating its temp file and renaming it leaves one behind (the tree
+    turns dirty). Only regular files whose name matches exactly are removed, and only old ones: a
+    younger one may belong to a writer that is running now.
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed  # no such directory (or unreadable): nothing of ours to clean
+    now = time.time()
+    for entry in entries:
+        if not _TEMP_NAME.fullmatch(entry.name):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False) or now - entry.stat(follow_symlinks=False).st_mtime <= older_than:
+                continue
+            os.unlink(entry.path)
+        except OSError:
+            continue  # gone already, or not ours to remove: leave it
+        removed.append(Path(entry.path))
+    return removed
+
+
+class FileStamp(NamedTuple):
+    """What identifies one version of a file without reading it: device, inode, size, mtime (ns)."""
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+
+
+def file_stamp(path: Path) -> FileStamp | None:
+    """The file's :class:`FileStamp` (symlinks followed), None when it does not exist or cannot be stat'ed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return FileStamp(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class FileChangedError(LockedError):
+    """A file changed (an editor saved it) after the tracker read it, or is being saved now: the
+    tracker's output, made from what it read, must not replace it. Exit 7, like the lock: busy, try again."""
+
+    def __init__(self, path: Path, reason: str, wait: float = 0.0) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+        self.wait = wait  # seconds until the file would count as settled
+
+
+# Without a way to ask whether a file is open for writing (see being_written), a file modified less than
+# this long ago may be half-saved by an editor that writes in place: it is not replaced.
+SETTLE = 0.1
+
+
+def being_written(path: Path) -> bool | None:
+    """Whether some process has ``path`` open for writing (an editor saving it in place), asked the
+    only way Linux answers: a read lease cannot be taken on a file open for writing. None when that
+    cannot tell: another OS, a filesystem without leases, a file owned by another user.
+
+    The lease is dropped at once. Should a writer open the file in that instant, the kernel signals
+    the lease holder: SIGURG (ignored unless handled) is asked for instead of SIGIO, which would end
+    the process.
+    """
+    try:
+        import fcntl
+        import signal
+
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except (ImportError, OSError):
+        return None
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+    except BlockingIOError:  # EAGAIN: open for writing somewhere
+        return True
+    except (AttributeError, OSError):
+        return None
+    else:
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+        return False
+    finally:
+        os.close(fd)
+
+
+def in_flux(path: Path, stamp: FileStamp) -> tuple[str, float] | None:
+    """Why the file ``stamp`` describes may be half-saved now, and how long to wait before asking
+    again; None when it is not: it is open for writing by another process or, when that cannot be
+    told, it was modified less than :data:`SETTLE` seconds ago (a time in the future says nothing)."""
+    writing = being_written(path)
+    if writing:
+        return "open for writing by another process (still being saved?)", 0.05
+    age = time.time() - stamp.mtime_ns / 1e9
+    if writing is None and 0 <= age < SETTLE:
+        return f"modified {age:.2f} s ago (still being saved?)", SETTLE - age
+    return None
+
+
+def check_unchanged(path: Path, stamp: FileStamp, data: bytes) -> None:
+    """FileChangedError unless ``path`` is still the file that was read, complete: same device, inode,
+    size and mtime as ``stamp``, the same bytes as ``data``, and not in flux (:func:`in_flux`): a file
+    an editor is writing in place may still hold the bytes read, half of a save."""
+    if file_stamp(path) != stamp or read_regular(path) != data or file_stamp(path) != stamp:
+        raise FileChangedError(path, "changed after it was read (saved by an editor?)")
+    flux = in_flux(path, stamp)
+    if flux is not None:
+        raise FileChangedError(path, flux[0], wait=flux[1])
 
 
 GITIGNORE = "# Written by tracker: per-machine files. Evidence (evidence/) is meant to be committed.\ncache/\nlock\n"
@@ -145,12 +270,18 @@ def ensure_tracker_dir(tracker_dir: Path) -> None:
             fh.write(GITIGNORE)
 
 
-def write_text_if_changed(path: Path, old: str, new: str) -> bool:
-    """Atomically write ``new`` when it differs from ``old``; True when the file was written."""
+def write_text_if_changed(path: Path, old: str, new: str, *, stamp: FileStamp | None = None) -> bool:
+    """Atomically write ``new`` when it differs from ``old``; True when the file was written.
+
+    With ``stamp`` (the file's stamp when ``old`` was read), the file is replaced only if it is still
+    exactly what was read, checked right before the rename (:func:`check_unchanged`): a save made by
+    an editor meanwhile is never overwritten; FileChangedError instead, nothing written.
+    """
     if new == old:
         return False
+    check = None if stamp is None else (lambda: check_unchanged(path, stamp, old.encode("utf-8")))
     try:
-        atomic_write(path, new.encode("utf-8"))
+        atomic_write(path, new.encode("utf-8"), before_replace=check)
     except OSError as err:
         raise FileError(f"{path}: cannot write: {err.strerror}") from err
     return True

@@ -1,18 +1,37 @@
-"""``tracker update [--check] [--diff] [--force]``: rewrite the generated regions of plan files."""
+"""``tracker update [--check] [--diff] [--force]``: rewrite the generated regions of plan files.
+
+Writing is guarded twice. Before a file is written, its new text is parsed again (the real parser):
+when its plan and phase blocks are not exactly the ones read, or a second update would not find the
+regions where they were written, nothing is written (:class:`UnsafeRewriteError`, exit 2). Right
+before the rename, the file must still be exactly what was read (an editor may have saved it
+meanwhile): when it is not, everything is read and done again, a bounded number of times, then
+refused (:class:`tracker.fileio.FileChangedError`, exit 7).
+"""
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import TextIO
 
 from tracker.commands.common import select
-from tracker.errors import ExitCode
-from tracker.fileio import repo_lock, write_text_if_changed
-from tracker.plans import PlanFile, load_plans
+from tracker.errors import ExitCode, PlanError, TrackerError
+from tracker.fileio import FileChangedError, FileStamp, file_stamp, in_flux, remove_stale_temps, repo_lock, write_text_if_changed
+from tracker.model import Phase, Plan, PhaseStatus
+from tracker.plans import PlanFile, load_plans, plan_paths
 from tracker.regions import rewrite
 from tracker.render import plan_regions
 from tracker.status import derive
+
+ATTEMPTS = 8  # reads of the plans while an editor keeps changing one, before update gives up (exit 7)
+
+
+class UnsafeRewriteError(TrackerError):
+    """Writing the regions would change what the plan file's Markdown means: a plan or phase block
+    would appear, vanish or change, or the regions would not be found again. Nothing is written."""
+
+    exit_code = ExitCode.INVALID_PLANS
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
@@ -22,22 +41,163 @@ def unified_diff(path: str, old: str, new: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{path}", f"b/{path}"))
 
 
-def pending(root: Path, force: bool = False, only: list[str] | None = None) -> list[tuple[PlanFile, str]]:
-    """(plan file, new text) for every plan file (or those of the plan ids in ``only``) whose
-    regions are out of date. Statuses are always derived from every plan (cross-plan dependencies)."""
-    files, plans = load_plans(root)
-    if only:
-        select(plans, only)  # UsageError for an unknown plan id
-    statuses = derive(root, plans)
+def _wanted(files: list[PlanFile], plans: list[Plan], only: list[str] | None) -> list[PlanFile]:
+    """The plan files to update: all, or those of the plan ids in ``only`` (UsageError for an unknown id)."""
+    if not only:
+        return files
+    select(plans, only)
+    ids = {spec.split("/")[0] for spec in only}
+    return [f for f in files if f.plan is not None and f.plan.id in ids]
+
+
+def _changes(files: list[PlanFile], statuses: dict[str, PhaseStatus], force: bool) -> list[tuple[PlanFile, str]]:
+    """(plan file, new text) for every file whose regions are out of date."""
     out = []
     for f in files:
         assert f.plan is not None  # load_plans raised otherwise
-        if only and f.plan.id not in {spec.split("/")[0] for spec in only}:
-            continue
         new = rewrite(f.text, plan_regions(f.plan, statuses), f.path, force=force)
         if new != f.text:
             out.append((f, new))
     return out
+
+
+def pending(root: Path, force: bool = False, only: list[str] | None = None) -> list[tuple[PlanFile, str]]:
+    """(plan file, new text) for every plan file (or those of the plan ids in ``only``) whose
+    regions are out of date. Statuses are always derived from every plan (cross-plan dependencies)."""
+    files, plans = load_plans(root)
+    wanted = _wanted(files, plans, only)
+    return _changes(wanted, derive(root, plans), force)
+
+
+def _blocks(text: str) -> list[tuple[str, str, bool, int]]:
+    """(kind, content, closed, line) of every plan and phase block, as the parser reads them."""
+    from tracker.parse import fenced_blocks
+
+    return [(b.kind, b.content, b.closed, b.line) for b in fenced_blocks(text.removeprefix("\ufeff"))]
+
+
+def _block_change(old: list[tuple[str, str, bool, int]], new: list[tuple[str, str, bool, int]]) -> tuple[int, str] | None:
+    """Where and how the blocks read from ``new`` differ from those of ``old`` (lines of the old text)."""
+    for k, (a, b) in enumerate(zip(old, new)):
+        if a[:3] != b[:3]:
+            what = "would change" if a[0] == b[0] else f"would be read as a {b[0]} block"
+            return a[3], f"the {a[0]} block at line {a[3]} {what}"
+    if len(old) > len(new):
+        kind, _, _, line = old[len(new)]
+        return line, f"the {kind} block at line {line} would no longer be read as one"
+    if len(new) > len(old):
+        kind, _, _, line = new[len(old)]
+        return line, f"a new {kind} block would appear (line {line} of the new text)"
+    return None
+
+
+def refuse_unsafe(f: PlanFile, new: str, statuses: dict[str, PhaseStatus]) -> None:
+    """UnsafeRewriteError unless ``new`` (``f``'s text with its regions rewritten) parses to the same
+    plan and phase blocks as ``f.text`` and a second update would leave it as it is.
+
+    Regions are placed so that the Markdown around them keeps its structure (see tracker.regions);
+    this is the net under that rule, for what it cannot foresee (say, a list whose indented
+    continuation sat right after a removed region). It parses, so it runs only before a write.
+    """
+    from tracker.parse import parse_plan
+
+    change = _block_change(_blocks(f.text), _blocks(new))
+    if change is not None:
+        line, what = change
+        raise UnsafeRewriteError(
+            f"{f.path}:{line}: update refused, nothing was written: with its regions rewritten, {what} "
+            "(the Markdown next to a region, say an HTML line or a list, would take in what follows it); "
+            "put a blank line between that text and the region, or move it, then run tracker update again"
+        )
+    plan, problems = parse_plan(f.path, new)
+    if plan is None or problems or rewrite(new, plan_regions(plan, statuses), f.path) != new:
+        raise UnsafeRewriteError(
+            f"{f.path}: update refused, nothing was written: a second update would not find the regions "
+            "where this one would write them" + (f" ({problems[0]})" if problems else "")
+        )
+
+
+def _definitions(plans: list[Plan]) -> list[Plan]:
+    """The plans without their line numbers: what statuses are derived from (lines move with prose)."""
+
+    def phase(ph: Phase) -> Phase:
+        return ph._replace(line=0, end_line=0, depends_line=0, gates=tuple(g._replace(line=0) for g in ph.gates))
+
+    return [p._replace(line=0, end_line=0, phases=tuple(phase(ph) for ph in p.phases)) for p in plans]
+
+
+def _stamps(root: Path) -> dict[str, FileStamp | None]:
+    """Each plan file's stamp, by its path as :func:`tracker.plans.load_files` names it."""
+    out = {}
+    for path in plan_paths(root):
+        try:
+            out[path.resolve().relative_to(root.resolve()).as_posix()] = file_stamp(path)
+        except (OSError, RuntimeError, ValueError):
+            out[path.as_posix()] = None  # load_plans reports what is wrong with it
+    return out
+
+
+def _in_flux(root: Path, stamps: dict[str, FileStamp | None]) -> FileChangedError | None:
+    """A plan file that changed since ``stamps``, appeared, vanished or is being saved now, as an error."""
+    now = _stamps(root)
+    for rel in sorted(now.keys() | stamps.keys()):
+        stamp = now.get(rel)
+        if stamp is None or stamps.get(rel) != stamp:
+            return FileChangedError(root / rel, "changed while it was being read (saved by an editor?)")
+        if (flux := in_flux(root / rel, stamp)) is not None:
+            return FileChangedError(root / rel, flux[0], wait=flux[1])
+    return None
+
+
+def write_regions(root: Path, force: bool, only: list[str] | None, diff: bool, out: TextIO) -> list[str]:
+    """Read, derive, rewrite and write every out-of-date plan file; the paths written.
+
+    A plan file that changes while this runs (an editor saving it) is never overwritten: what changed
+    is read again and the work redone, up to :data:`ATTEMPTS` times, then FileChangedError (exit 7).
+    A file that changes while it is read is in flux too (an editor writing it in place): read again.
+    """
+    written: list[str] = []
+    derived: tuple[list[Plan], dict[str, PhaseStatus]] | None = None
+    busy: FileChangedError | None = None
+    for attempt in range(ATTEMPTS):
+        if busy is not None:
+            time.sleep(max(busy.wait, 0.02 * attempt))
+        stamps = _stamps(root)
+        try:
+            files, plans = load_plans(root)
+        except PlanError:
+            # A half-saved plan file does not parse: while one is being saved, read again before saying so.
+            if (busy := _in_flux(root, stamps)) is None:
+                raise
+            continue
+        moved = [rel for rel, stamp in _stamps(root).items() if stamps.get(rel) != stamp]
+        if moved:
+            busy = FileChangedError(root / moved[0], "changed while it was being read (saved by an editor?)")
+            continue
+        if derived is None or derived[0] != _definitions(plans):  # a retry after an edit of prose reuses them
+            derived = (_definitions(plans), derive(root, plans))
+        changes = _changes(_wanted(files, plans, only), derived[1], force)
+        for f, new in changes:
+            refuse_unsafe(f, new, derived[1])
+        try:
+            for f, new in changes:
+                stamp = stamps.get(f.path)
+                if stamp is None:  # not there when the plans were listed: created while they were read
+                    raise FileChangedError(root / f.path, "appeared while the plans were being read")
+                write_text_if_changed(root / f.path, f.text, new, stamp=stamp)
+                written.append(f.path)
+                if diff:
+                    out.write(unified_diff(f.path, f.text, new))
+        except FileChangedError as err:
+            busy = err
+            continue
+        return list(dict.fromkeys(written))
+    assert busy is not None
+    shown = busy.path.relative_to(root) if busy.path.is_relative_to(root) else busy.path  # as plan paths are shown
+    raise FileChangedError(
+        shown, f"kept changing while tracker update ran ({ATTEMPTS} reads; the last one: {busy.reason}); "
+        "nothing was written to it: run tracker update again once it is saved"
+    )
 
 
 def run(
@@ -55,10 +215,8 @@ def run(
         out.write("plan files are up to date\n")
         return 0
     with repo_lock(root):  # read, derive and write under one lock: concurrent runs serialize
-        changes = pending(root, force, plans)
-        for f, new in changes:
-            write_text_if_changed(root / f.path, f.text, new)
-            if diff:
-                out.write(unified_diff(f.path, f.text, new))
-    out.write(f"updated {len(changes)} plan file(s)" + (f": {', '.join(f.path for f, _ in changes)}" if changes else "") + "\n")
+        for temp in remove_stale_temps(root / "plans") + remove_stale_temps(root / ".tracker" / "cache"):
+            out.write(f"removed {temp.relative_to(root).as_posix()} (left behind by an interrupted run)\n")
+        written = write_regions(root, force, plans, diff, out)
+    out.write(f"updated {len(written)} plan file(s)" + (f": {', '.join(written)}" if written else "") + "\n")
     return 0

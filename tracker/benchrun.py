@@ -6,10 +6,16 @@ directories (``.tracker/evidence/``, ``bench/results/``) during the command is v
 invalid one stops verify with ``path: reason``. The gates of a command that fails or writes no result
 file are reported unmet (whatever other results say). Gates met by a result whose measured files are
 unchanged are not re-run unless ``force``.
+
+Plans are code, like a Makefile: a bench gate's ``run`` is executed as written. A string that is only
+words separated by blanks (:func:`command_words`) runs directly, without a shell; one that uses shell
+syntax (quotes, ``$``, pipes, redirections, globs, ``;`` and so on) or starts with a shell builtin or
+keyword runs through ``/bin/sh -c``, and verify says so.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import subprocess
 import sys
@@ -20,6 +26,47 @@ from tracker.benchstatus import Evaluator, load_results
 from tracker.errors import ExitCode
 from tracker.model import BenchGate, Phase, Plan
 from tracker.results import CACHE_DIR, load_repo_results, load_result, repo_result_files
+
+
+# Characters after which /bin/sh does more than split a line into words at blanks: quoting and escapes
+# (" ' \\), expansions ($ ` ~ * ? [ ] and bash's { }), pipes, lists and redirections (| & ; < > ( )),
+# comments (#), assignments (=), job and history syntax (% !), and line ends (a newline ends a command).
+SHELL_SYNTAX = frozenset("\"'\\$`~*?[]{}|&;<>()#=%!\n\r")
+# First words that are the shell's own (keywords, special and state-changing builtins): no program does
+# what they do, so a command starting with one runs in the shell even without shell syntax.
+SHELL_WORDS = frozenset(
+    "case do done elif else esac fi for if in then until while select function time "
+    ". : alias bg break builtin cd command continue declare eval exec exit export fc fg getopts hash jobs "
+    "let local read readonly return set shift source times trap type typeset ulimit umask unalias unset wait".split()
+)
+
+
+def command_words(command: str) -> list[str] | None:
+    """The words of a ``run`` string that needs no shell (split at spaces and tabs, as /bin/sh would split
+    it), or None when only /bin/sh can run it as meant: shell syntax (:data:`SHELL_SYNTAX`), a first word
+    that is the shell's own (:data:`SHELL_WORDS`), or no word at all."""
+    if any(c in SHELL_SYNTAX for c in command):
+        return None
+    words = command.replace("\t", " ").split(" ")
+    words = [w for w in words if w]
+    if not words or words[0] in SHELL_WORDS:
+        return None
+    return words
+
+
+def run_command(command: str, root: Path, out: TextIO) -> int:
+    """Run a ``run`` string in ``root`` (directly when :func:`command_words` allows, else by /bin/sh);
+    its exit status, with the shell's 127 (not found) and 126 (cannot execute) when it cannot start."""
+    words = command_words(command)
+    if words is not None:
+        try:
+            return subprocess.run(words, cwd=root, check=False).returncode
+        except OSError as err:
+            if err.errno != errno.ENOEXEC:
+                out.write(f"tracker: `{command}`: cannot run {words[0]}: {err.strerror}\n")
+                return 127 if err.errno == errno.ENOENT else 126
+            # an executable text file without #!: /bin/sh runs it as a shell script, and so do we
+    return subprocess.run(command, shell=True, cwd=root, check=False).returncode  # noqa: S602 - plans are code (README)
 
 
 def _snapshot(root: Path) -> dict[Path, str]:
@@ -47,11 +94,12 @@ def run_bench_gates(root: Path, chosen: list[tuple[Plan, Phase]], force: bool, o
             commands.setdefault(gate.run, []).append(key)
     failed: dict[str, str] = {}  # gate key -> why its command gave it nothing: reported unmet
     for n, (command, keys) in enumerate(commands.items(), 1):
-        out.write(f"tracker: [{n}/{len(commands)}] {command}  (for {', '.join(keys)})\n")
+        by_shell = "" if command_words(command) is not None else "; by /bin/sh: it uses shell syntax"
+        out.write(f"tracker: [{n}/{len(commands)}] {command}  (for {', '.join(keys)}{by_shell})\n")
         out.flush()
         before = _snapshot(root)
         sys.stdout.flush()
-        code = subprocess.run(command, shell=True, cwd=root, check=False).returncode  # noqa: S602 - plan files are trusted like a Makefile
+        code = run_command(command, root, out)
         if code != 0:
             why = f"`{command}` exited with {code}: its results are not used"
             out.write(f"tracker: {why}\n")

@@ -7,6 +7,13 @@ argument in the newest run that collected all of it (``tracker verify`` ran this
 run's recorded arguments cover the gate's), plus those any newer run collected: a run of part of
 a directory or file never shrinks the set. Without such a run, the union over all runs. A file
 level record (a collection error) stops counting once a newer run collected tests under it.
+
+A gate with a ``marker`` needs to know each test's markers. A record without marker information (a run
+ingested from JUnit XML, which has none, or a record with no ``markers`` key) cannot say whether ``-m``
+selects it: for such a gate it only contributes the outcome of a test that a run with markers selected,
+never adds or drops a test, and its run is never "the newest run that collected all of it". A file level
+record (a collection error) counts for a marker gate whatever its markers, as pytest reports a file it
+could not collect whatever ``-m`` says.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from typing import Any
 from tracker.evidence import RAN, Store, TestRun
 from tracker.model import EvidenceSource, GateVerdict, ManualGate, Phase, TestGate, gate_hash
 from tracker.selection import marker_matches, normalize_arg, selects
+
+FAILURES = ("failed", "error", "xpassed")  # outcomes that are a real failure of a test that ran (``failed``)
 
 
 def source_of(run: TestRun) -> EvidenceSource:
@@ -54,24 +63,37 @@ class TestIndex:
                 out.append(recs[i])
         return out
 
-    def selection(self, key: str, gate: TestGate) -> tuple[TestRun | None, list[dict[str, Any]]]:
-        """(the newest run that collected under the gate, the newest record of each test it covers)."""
+    def selection(self, key: str, gate: TestGate) -> tuple[TestRun | None, list[dict[str, Any]], TestRun | None]:
+        """(the newest run that collected under the gate, the newest record of each test it covers, the newest
+        run whose records under the gate carry no marker information when the gate has a marker)."""
         found: dict[str, dict[str, Any]] = {}
+        later: list[str] = []  # node ids of newer runs a marker gate cannot use: they still retire collection errors
         newest: TestRun | None = None
+        blind: TestRun | None = None
         for run in self.runs:  # newest first
             recs = self._matching(run, gate.test)
-            whole = key in run.gates or covers(run.provenance.get("args"), gate.test)
+            if gate.marker is not None:
+                unknown = [r["nodeid"] for r in recs if "::" in r["nodeid"] and not has_markers(run, r)]
+                if unknown:
+                    blind = blind or run
+                    later += unknown
+                    recs = [r for r in recs if "::" not in r["nodeid"] or has_markers(run, r)]
+                judged = not unknown and run.provenance.get("ingested_from") != "junit"
+                whole = judged and (key in run.gates or covers(run.provenance.get("args"), gate.test))
+            else:
+                whole = key in run.gates or covers(run.provenance.get("args"), gate.test)
             if newest is None and (recs or whole):
                 newest = run
             # A collection error stops counting once a newer run collected tests under it.
-            seen = list(found)
+            seen = [*found, *later]
             for rec in recs:
                 nodeid = rec["nodeid"]
                 if nodeid not in found and ("::" in nodeid or not any(selects(nodeid, s) for s in seen)):
                     found[nodeid] = rec
             if whole:
                 break
-        return newest, [r for r in found.values() if marker_matches(gate.marker, r.get("markers", []))]
+        covered = [r for r in found.values() if "::" not in r["nodeid"] or marker_matches(gate.marker, r.get("markers", []))]
+        return newest, covered, blind
 
     def verdict(self, key: str, gate: TestGate) -> tuple[GateVerdict, bool]:
         """(verdict, was met at some time) for test gate ``key`` ("PLAN/PHASE#N").
@@ -83,12 +105,16 @@ class TestIndex:
             marker_matches(gate.marker, ())
         except ValueError as err:
             return GateVerdict(False, str(err)), False
-        run, recs = self.selection(key, gate)
+        run, recs, blind = self.selection(key, gate)
+        if run is None and blind is not None:
+            why = f"-m {gate.marker!r} cannot be evaluated: the only runs of it record no markers (JUnit XML)"
+            return GateVerdict(False, why, source_of(blind)), False
         if run is None:
             return GateVerdict(False, "no evidence: never run"), False
         if not recs:
+            # Missing evidence, not a failure: nothing ran that could fail (README: "failed").
             what = f"-m {gate.marker!r} selects 0 tests" if gate.marker else "0 tests collected"
-            return GateVerdict(False, f"{what} (an empty gate is unmet)", source_of(run), failed=True), False
+            return GateVerdict(False, f"{what} (an empty gate is unmet)", source_of(run)), False
         passed, first_bad, sources, ever = 0, None, [], True
         for rec in recs:
             hist = self.history.get(rec["nodeid"], [])
@@ -98,8 +124,9 @@ class TestIndex:
                 passed += 1
                 sources.append(ran[0])
                 continue
-            if first_bad is None:
-                # Never ran: the newest skip says why (a later deselection or early stop says less).
+            if first_bad is None or (ran is not None and ran[1]["outcome"] in FAILURES and first_bad[1]["outcome"] not in FAILURES):
+                # The first real failure names the gate's state (a skip listed before it must not hide it);
+                # never ran: the newest skip says why (a later deselection or early stop says less).
                 skipped = next(((r, x) for r, x in hist if x["outcome"] == "skipped"), None)
                 newest = ran or skipped or (hist[0] if hist else (run, rec))
                 first_bad = (newest[0], newest[1])
@@ -113,8 +140,14 @@ class TestIndex:
             detail = "collected but not run"
         who = "" if bad["nodeid"] == normalize_arg(gate.test) else f"{bad['nodeid']}: "
         text = f"{who}{detail}" + (f" ({len(recs) - passed} of {len(recs)} not passing)" if len(recs) > 1 else "")
-        failed = outcome in ("failed", "error", "xpassed")
+        failed = outcome in FAILURES
         return GateVerdict(False, text, source_of(bad_run), failed=failed), ever
+
+
+def has_markers(run: TestRun, rec: dict[str, Any]) -> bool:
+    """Does this record say which markers its test has? Not when its run was ingested from JUnit XML (which
+    has no markers; ingest stores ``[]``), nor when the record has no ``markers`` key."""
+    return "markers" in rec and run.provenance.get("ingested_from") != "junit"
 
 
 def covers(args: object, arg: str) -> bool:

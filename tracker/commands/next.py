@@ -1,32 +1,68 @@
-"""``tracker next``: phases that are not done and whose dependencies are all done."""
+"""``tracker next``: phases that are not done and whose dependencies are all done.
+
+``--json`` prints one object::
+
+    {"plans_dir": "/abs/repo/plans", "plans": 2, "phases": 7, "done": 3, "blocked": 2,
+     "next": [{"id": "0001/P3", "status": "in-progress", "title": "...", "path": "plans/0001-x.md", "line": 40}]}
+
+``plans_dir`` is where plan files were looked for (``NNNN-slug.md`` in it), ``plans``/``phases`` how many
+were found, ``done``/``blocked`` how many phases have that status, ``next`` the workable phases in plan
+order (``line``: the phase block's opening fence). Exit 0 in every case, no plans included.
+"""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from tracker.checks import qualify
-from tracker.model import Status
+from tracker.model import PhaseStatus, Plan, Status
 from tracker.plans import load_plans
-from tracker.status import derive
 
 
-def run(root: Path, out: TextIO | None = None) -> int:
-    """List workable phases as ``PLAN/PHASE  status  title``; exit 0."""
-    out = out or sys.stdout
-    _, plans = load_plans(root)
-    statuses = derive(root, plans)
-    rows: list[tuple[str, str, str]] = []
+def workable(plans: list[Plan], statuses: dict[str, PhaseStatus]) -> list[dict[str, Any]]:
+    """Phases not done whose dependencies are all done, in plan order, as the JSON rows."""
+    rows: list[dict[str, Any]] = []
     for plan in plans:
         for ph in plan.phases:
             st = statuses[f"{plan.id}/{ph.id}"]
             deps_done = all(statuses[qualify(plan.id, d)].status == Status.DONE for d in ph.depends)
             if st.status != Status.DONE and deps_done:
-                rows.append((f"{plan.id}/{ph.id}", st.status.value, ph.title))
-    width = max((len(key) for key, _, _ in rows), default=0)
-    for key, status, title in rows:
-        out.write(f"{key:<{width}}  {status:<11}  {title}\n")
+                rows.append({"id": f"{plan.id}/{ph.id}", "status": st.status.value, "title": ph.title, "path": plan.path, "line": ph.line})
+    return rows
+
+
+def nothing_to_do(root: Path, plans: list[Plan], statuses: dict[str, PhaseStatus]) -> str:
+    """Why ``next`` lists nothing: no plans (and where it looked), no phases, or every phase done (the
+    dependencies of valid plans have no cycle, so some phase not done always has its dependencies done)."""
+    where = root / "plans"
+    if not plans:
+        found = "does not exist" if not where.exists() else "holds no plan file (NNNN-slug.md)"
+        return f"no plans: {where} {found}; `tracker new TITLE` creates one"
+    if not statuses:
+        return f"nothing to do: the {len(plans)} plan(s) have no phases"
+    return f"nothing to do: all {len(statuses)} phase(s) are done"
+
+
+def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
+    """List workable phases as ``PLAN/PHASE  status  title`` (or the JSON above); exit 0."""
+    from tracker.status import derive
+
+    out = out or sys.stdout
+    _, plans = load_plans(root)
+    statuses = derive(root, plans) if plans else {}
+    rows = workable(plans, statuses)
+    if as_json:
+        count = {s: sum(st.status == s for st in statuses.values()) for s in (Status.DONE, Status.BLOCKED)}
+        doc = {"plans_dir": str(root / "plans"), "plans": len(plans), "phases": len(statuses),
+               "done": count[Status.DONE], "blocked": count[Status.BLOCKED], "next": rows}  # fmt: skip
+        out.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        return 0
+    width = max((len(r["id"]) for r in rows), default=0)
+    for r in rows:
+        out.write(f"{r['id']:<{width}}  {r['status']:<11}  {r['title']}\n")
     if not rows:
-        out.write("nothing to do: every phase is done or blocked\n")
+        out.write(nothing_to_do(root, plans, statuses) + "\n")
     return 0

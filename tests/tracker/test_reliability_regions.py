@@ -128,6 +128,28 @@ def test_update_refuses_to_write_a_file_whose_phases_it_would_change(repo, cli) 
     assert cli(root, "update", "--check").code == 1  # --check does not parse what it would write: it stays fast
 
 
+# An open HTML comment before a phase swallows it up to the first line holding "-->": here the begin
+# marker of a stale region. Without that region the comment would run on and swallow the fence that
+# hides the last line, an unterminated begin marker: a second update would fail on what this one wrote.
+COMMENT_CLOSED_BY_A_REGION = (
+    plan_text(phases="") + "<!-- an open comment\n" + phase("P1", 'manual = "ok"') + region("phase:P1", "\nold\n")
+    + "```\n<!-- tracker:begin summary -->\n"
+)
+
+
+def test_update_refuses_to_write_what_a_second_update_would_not_read(repo, cli) -> None:
+    root = repo({PLAN: COMMENT_CLOSED_BY_A_REGION})
+    assert phase_ids(cli, root) == []
+    r = cli(root, "update")
+    assert r.code == 2
+    assert r.err == (
+        f"tracker: error: {PLAN}: update refused, nothing was written: a second update would not find the regions where "
+        f"this one would write them (in the text it would write: {PLAN}:24: region 'summary' has no end marker: add one "
+        "or remove the begin marker (--force does not change this))\n"
+    )
+    assert (root / PLAN).read_text() == COMMENT_CLOSED_BY_A_REGION
+
+
 # Item 3: --force deleted prose and code up to an end marker inside fenced code.
 
 UNTERMINATED = (

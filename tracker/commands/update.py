@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tracker.commands.common import select
-from tracker.errors import ExitCode, PlanError, TrackerError
+from tracker.errors import ExitCode, PlanError, RegionEditedError, TrackerError
 from tracker.fileio import FileChangedError, FileStamp, file_stamp, in_flux, remove_stale_temps, repo_lock, write_text_if_changed
 from tracker.model import Phase, Plan, PhaseStatus
 from tracker.plans import PlanFile, load_plans, plan_paths
@@ -110,10 +110,16 @@ def refuse_unsafe(f: PlanFile, new: str, statuses: dict[str, PhaseStatus]) -> No
             "put a blank line between that text and the region, or move it, then run tracker update again"
         )
     plan, problems = parse_plan(f.path, new)
-    if plan is None or problems or rewrite(new, plan_regions(plan, statuses), f.path) != new:
+    why = problems[0] if problems else None
+    if plan is not None and not problems:
+        try:
+            stable = rewrite(new, plan_regions(plan, statuses), f.path) == new
+        except RegionEditedError as err:  # say, a "-->" that closed an open HTML comment went with a region
+            stable, why = False, str(err)
+    if plan is None or problems or not stable:
         raise UnsafeRewriteError(
             f"{f.path}: update refused, nothing was written: a second update would not find the regions "
-            "where this one would write them" + (f" ({problems[0]})" if problems else "")
+            "where this one would write them" + (f" (in the text it would write: {why})" if why else "")
         )
 
 

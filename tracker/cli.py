@@ -21,29 +21,33 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-_state: dict[str, Optional[Path]] = {"root": None}
+_state: dict[str, Optional[str]] = {"root": None}
 
 
 def _root() -> Path:
-    from tracker.git import find_root
+    from tracker.git import root_from_option
 
-    return find_root(_state["root"])
+    return root_from_option(_state["root"])
 
 
 def _run(fn: Callable[[], int]) -> None:
-    """Run a command function; expected errors become a message on stderr and their exit code."""
-    from tracker.errors import TrackerError, report
+    """Run a command function; expected errors become a message on stderr and their exit code. A closed
+    output pipe becomes :class:`tracker.errors.OutputClosed`, which typer lets through."""
+    from tracker.errors import OutputClosed, TrackerError, report
 
     try:
-        code = fn()
-    except TrackerError as err:
-        code = report(err)
+        try:
+            code = fn()
+        except TrackerError as err:
+            code = report(err)
+    except BrokenPipeError as err:
+        raise OutputClosed from err
     raise typer.Exit(code)
 
 
 @app.callback()
 def _main(
-    root: Annotated[Optional[Path], typer.Option(help="Repository root (default: found from the current directory).")] = None,
+    root: Annotated[Optional[str], typer.Option(help="Repository root, or a directory inside it (default: found from the current directory).")] = None,
 ) -> None:
     _state["root"] = root
 
@@ -168,10 +172,14 @@ def gc(
 def run(argv: Optional[list[str]] = None) -> int:
     """Run one command line; its exit code. Command-line usage errors are 3 (not click's 2, which is ours
     for invalid plans)."""
-    from tracker.errors import ExitCode
+    from tracker.errors import ExitCode, OutputClosed
 
     try:
         code = app(args=argv, prog_name="tracker", standalone_mode=False)
+    except SystemExit as exit_:  # typer's answer to a closed pipe while click writes (help): sys.exit(1)
+        if isinstance(exit_.__context__, BrokenPipeError):
+            raise OutputClosed from exit_.__context__
+        raise
     except Exception as err:  # click's exceptions are typer-private; recognise them by their API
         if not (hasattr(err, "show") and hasattr(err, "exit_code")):
             raise

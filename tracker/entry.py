@@ -55,6 +55,8 @@ import gc  # noqa: E402 - every other import after the SIGINT handler, on purpos
 from pathlib import Path  # noqa: E402
 from typing import NoReturn  # noqa: E402
 
+from tracker.errors import OutputClosed  # noqa: E402
+
 # Import names of the third-party packages the tracker needs (pyproject's dependencies and theirs). A command run
 # by a Python without them (not the virtualenv it was installed into) says so instead of printing a traceback.
 DEPENDENCIES = frozenset({"typer", "click", "shellingham", "rich", "pydantic", "pydantic_core", "annotated_types",
@@ -107,6 +109,41 @@ def _lost_interrupt(unraisable: object) -> None:
     sys.__unraisablehook__(unraisable)  # type: ignore[arg-type]
 
 
+def _end_output_closed() -> NoReturn:
+    """The reader of our output went away (``tracker status | head -1``): end by SIGPIPE, silently, as
+    any tool in a pipeline does (a shell shows 141; with ``pipefail`` it is the pipeline's status)."""
+    _signal.signal(_signal.SIGPIPE, _signal.SIG_DFL)
+    os.kill(os.getpid(), _signal.SIGPIPE)
+    os._exit(128 + _signal.SIGPIPE)  # reached only where SIGPIPE could not end the process
+
+
+def _encode_anyway(err: UnicodeError) -> tuple[bytes, int]:
+    """Codec error handler of our output streams: a file name that is not UTF-8 (git hands its bytes over
+    as surrogates) is written back as the bytes it was, like ``ls`` does; a character the stream's
+    encoding lacks (``≥`` under an ASCII or latin-1 locale) as a backslash escape. Never an exception."""
+    if not isinstance(err, UnicodeEncodeError):
+        raise err
+    out = bytearray()
+    for char in err.object[err.start : err.end]:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(code - 0xDC00)
+        else:
+            out += (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}").encode("ascii")
+    return bytes(out), err.end
+
+
+def _output_never_fails_to_encode() -> None:
+    """Give stdout and stderr the :func:`_encode_anyway` error handler (the console's, not in-process callers')."""
+    import codecs
+
+    codecs.register_error("tracker.encode-anyway", _encode_anyway)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="tracker.encode-anyway")
+
+
 def _interrupted_after_cleanup() -> NoReturn:
     """What the command wrote reaches its reader; then ``tracker: interrupted`` and the end by SIGINT."""
     for stream in (sys.stdout, sys.stderr):
@@ -132,7 +169,11 @@ def main(argv: list[str] | None = None) -> None:
                 _command_running = True
                 sys.unraisablehook = _lost_interrupt
                 _signal.signal(_signal.SIGINT, _interrupt_command)
+                _output_never_fails_to_encode()
             code = _run(argv)
+            if owns_process:  # here, not in the interpreter's exit, where a closed pipe is "Exception ignored"
+                sys.stdout.flush()
+                sys.stderr.flush()
         finally:
             if owns_process:  # from here to the process's end a Ctrl-C has nothing left to unwind
                 _command_running = False
@@ -141,6 +182,10 @@ def main(argv: list[str] | None = None) -> None:
         if not owns_process:
             raise
         _interrupted_after_cleanup()
+    except (BrokenPipeError, OutputClosed):
+        if not owns_process:
+            raise
+        _end_output_closed()
     except ModuleNotFoundError as err:
         code = _missing_dependency(err)
     if owns_process and _sigint_received:  # the command caught the KeyboardInterrupt (verify reports on its run)
@@ -174,11 +219,11 @@ def _run(argv: list[str] | None) -> int:
             return cli_run(argv)
         from tracker.commands import status
         from tracker.errors import TrackerError, report
-        from tracker.git import find_root
+        from tracker.git import root_from_option
 
         root, plan, as_json = fast
         try:
-            return status.run(find_root(root), plan, as_json)
+            return status.run(root_from_option(root), plan, as_json)
         except TrackerError as err:
             return report(err)
     finally:

@@ -23,6 +23,7 @@ class ExitCode(enum.IntEnum):
     IO = 8  # a file could not be read or written (encoding, permissions, not a repository)
     MISSING_DEPENDENCY = 9  # a package the tracker needs is not installed in the Python that runs it
     KEYBOARD_INTERRUPT = 130  # Ctrl-C (SIGINT) reached the tracker: it ends by SIGINT, which a shell shows as 128 + 2
+    OUTPUT_CLOSED = 141  # the reader of the output went away (`| head`): it ends by SIGPIPE, silently (128 + 13)
 
 
 class TrackerError(Exception):
@@ -77,12 +78,20 @@ class FileError(TrackerError):
     exit_code = ExitCode.IO
 
 
+class OutputClosed(BaseException):
+    """The reader of the tracker's output went away (a pipe closed early). Not a failure of the command:
+    like KeyboardInterrupt a BaseException, which typer (it turns an EPIPE OSError into exit 1) lets
+    through to :mod:`tracker.entry`, where the process ends by SIGPIPE as any tool in a pipeline does."""
+
+
 def exit_code_for(err: BaseException) -> int:
     """Map an exception to the process exit code; the single place this mapping lives."""
     if isinstance(err, TrackerError):
         return int(err.exit_code)
     if isinstance(err, KeyboardInterrupt):
         return int(ExitCode.KEYBOARD_INTERRUPT)
+    if isinstance(err, (OutputClosed, BrokenPipeError)):
+        return int(ExitCode.OUTPUT_CLOSED)
     raise err
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tracker.errors import FileError
+from tracker.errors import FileError, UsageError
 
 
 def find_root(start: Path | None = None) -> Path:
@@ -22,6 +22,28 @@ def find_root(start: Path | None = None) -> Path:
         if (d / "plans").is_dir():
             return d
     raise FileError(f"{here}: not inside a git repository or a directory with plans/")
+
+
+def root_from_option(raw: str | os.PathLike[str] | None) -> Path:
+    """The repository root for ``--root RAW`` (None: found from the current directory, :func:`find_root`).
+
+    RAW must name an existing directory, the repository's or one inside it; anything else is a usage
+    error (exit 3) rather than a search from somewhere else: a mistyped relative ``--root`` used to find
+    whatever repository held the current directory, and an empty one meant the current directory.
+    """
+    if raw is None:
+        return find_root()
+    text = os.fspath(raw)
+    if not text:
+        raise UsageError("--root: empty; name the repository's directory")
+    start = Path(text)
+    try:
+        if start.is_dir():
+            return find_root(start)
+        missing = not start.exists()
+    except (OSError, ValueError) as err:  # a name too long, a NUL byte (in-process callers)
+        raise UsageError(f"--root {text}: {getattr(err, 'strerror', None) or err}") from None
+    raise UsageError(f"--root {text}: {'no such directory' if missing else 'not a directory'}")
 
 
 def head_commit(root: Path) -> tuple[str | None, bool | None]:

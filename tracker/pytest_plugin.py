@@ -234,8 +234,11 @@ def _write_atomic(path: Path, text: str, durable: bool) -> None:
             raise
         break
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            # A file name that is not UTF-8 reaches us as lone surrogates (git's bytes, decoded with
+            # surrogateescape); they only occur inside JSON strings, where backslashreplace writes them
+            # as the JSON escape \udcXX, which reads back as the same string.
+            fh.write(text.encode("utf-8", "backslashreplace"))
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -212,3 +212,15 @@ def test_evidence_files_get_the_modes_of_the_rest_of_the_tree(repo, umask: int) 
     (run,) = store.glob("*.json")
     assert stat.S_IMODE(run.stat().st_mode) == 0o666 & ~umask
     assert sorted(p.name for p in store.iterdir()) == [run.name]
+
+
+def test_a_file_name_that_is_not_utf8_does_not_crash_the_recorder(repo) -> None:
+    """git hands such a name over as bytes, which Python holds as lone surrogates: the recorder writes them
+    as JSON escapes (the store then says why it cannot use the file) instead of dying in INTERNALERROR."""
+    root = repo({"tests/test_a.py": "def test_a(): pass\n"})
+    (root / os.fsdecode(b"data-\xff.bin")).write_text("x")
+    code, data = run_pytest(root, "tests", "--tracker-record")
+    assert code == 0 and data["status"] == "complete"
+    assert "data-\udcff.bin" in data["files"]
+    (file,) = (root / ".tracker" / "evidence").glob("*.json")
+    assert b'"data-\\udcff.bin"' in file.read_bytes()

@@ -387,3 +387,71 @@ def test_verify_bench_an_executable_script_without_a_shebang_runs_as_sh_would(re
     r = cli(root, "verify", "--bench")
     assert r.code == 0, r.out + r.err
     assert "writer args ['from-the-script']" in r.out and "(for 0001/P1#1)\n" in r.out
+
+
+# --- output: any locale, any file name, a reader that goes away ---------------------------------------------
+
+UNICODE_PLAN = plan_text(title="Demo ≥ ünï", phases=phase("P1", 'test = "tests/test_a.py::test_a"') + phase("P2", 'manual = "Reviewed — twice"'))
+
+
+def console(root: Path, *args: str, env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess[bytes]:
+    """The real console script in ``root``; stdout and stderr as bytes."""
+    return subprocess.run([str(SCRIPT), *args], cwd=root, capture_output=True, env={**os.environ, **(env or {})}, **kw)
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "utf-8"])
+def test_output_never_fails_on_what_the_locale_cannot_encode(repo, encoding: str) -> None:
+    import json
+
+    root = repo({"plans/0001-demo.md": UNICODE_PLAN, **TESTS})
+    env = {"PYTHONIOENCODING": encoding}
+    table = console(root, "status", env=env)
+    assert table.returncode == 0 and b"Traceback" not in table.stderr, table.stderr
+    assert table.stdout.decode(encoding).startswith("0001  Demo ")
+    as_json = console(root, "status", "--json", env=env)
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["plans"][0]["title"] == "Demo ≥ ünï"  # valid JSON in any encoding
+    diff = console(root, "update", "--diff", env=env)
+    assert diff.returncode == 0 and b"Traceback" not in diff.stderr, diff.stderr
+
+
+def test_a_file_name_that_is_not_utf8_is_printed_as_its_bytes(repo) -> None:
+    writer = ("import os, pathlib, sys\n"
+              "pathlib.Path(os.fsdecode(b'bench/results/r-\\xff.json')).write_bytes(pathlib.Path('result.json').read_bytes())\n")
+    root = bench_repo(repo, f"{sys.executable} write_odd_name.py", {"write_odd_name.py": writer})
+    subprocess.run([sys.executable, "make_result.py"], cwd=root, check=True, capture_output=True)
+    (root / "bench/results/r0.json").rename(root / "result.json")
+    r = console(root, "verify", "--bench", env={"LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8:strict", "PYTHONUTF8": "0"})
+    assert b"Traceback" not in r.stderr, r.stderr
+    assert b"took in bench/results/r-\xff.json: 1 case(s)" in r.stdout, r.stdout
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("args", [["status"], ["status", "--json"], ["lint", "--no-collect"], ["--help"], ["next"]])
+def test_a_reader_that_goes_away_ends_the_process_by_sigpipe_silently(small: Path, args: list[str]) -> None:
+    """``tracker status | head -1`` with more output than a pipe holds: like any tool in a pipeline."""
+    for n in range(2, 60):  # enough phases that the output outgrows the pipe once the reader is gone
+        (small / f"plans/{n:04d}-p.md").write_text(plan_text(f"{n:04d}", phases="".join(phase(f"P{i}", 'manual = "m"') for i in range(40))))
+    proc = subprocess.Popen([str(SCRIPT), *args], cwd=small, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    assert (proc.returncode, err) == (-signal.SIGPIPE, b"")
+
+
+@pytest.mark.parametrize(("root", "message"), [
+    ("", "--root: empty; name the repository's directory"),
+    ("no-such-dir", "--root no-such-dir: no such directory"),
+    ("plans/0001-demo.md", "--root plans/0001-demo.md: not a directory"),
+])
+@pytest.mark.parametrize("command", [["status"], ["lint", "--no-collect"], ["update"]])
+def test_a_root_that_is_not_a_directory_is_a_usage_error(small: Path, cli, root: str, message: str, command: list[str]) -> None:
+    """A mistyped relative --root used to find the repository around the current directory instead."""
+    for args in (["--root", root, *command], [f"--root={root}", *command]):
+        r = subprocess.run([str(SCRIPT), *args], cwd=small, capture_output=True, text=True)
+        assert (r.returncode, r.stdout, r.stderr) == (3, "", f"tracker: error: {message}\n"), args
+
+
+def test_a_root_inside_the_repository_finds_it(small: Path) -> None:
+    r = subprocess.run([str(SCRIPT), "--root", "plans", "status"], cwd=small, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("0001  Demo"), r.stderr

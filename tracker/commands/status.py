@@ -55,6 +55,18 @@ def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool, reco
     return "\n".join(lines)
 
 
+def _json_for(out: TextIO, data: object) -> str:
+    """``data`` as JSON that ``out`` can carry as it is: readable UTF-8 where the stream's encoding has every
+    character, else ASCII with ``\\u`` escapes (a latin-1 or ASCII locale, a file name that is not UTF-8),
+    so what a program reads is valid JSON either way."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    try:
+        text.encode(getattr(out, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return json.dumps(data, indent=2)
+    return text
+
+
 def run(root: Path, plan: str | None = None, as_json: bool = False, out: TextIO | None = None) -> int:
     """Print the status of every plan (or of one plan); exit 0: status informs, it does not check."""
     out = out or sys.stdout
@@ -71,7 +83,7 @@ def run(root: Path, plan: str | None = None, as_json: bool = False, out: TextIO 
     if as_json:
         from tracker.render import status_data
 
-        out.write(json.dumps(status_data(plans, statuses, recorded), indent=2, ensure_ascii=False) + "\n")
+        out.write(_json_for(out, status_data(plans, statuses, recorded)) + "\n")
     else:
         out.write(table(plans, statuses, out.isatty(), recorded) + "\n")
     return 0

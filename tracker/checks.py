@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from tracker.model import Phase, Plan
 
 
@@ -10,33 +12,51 @@ def qualify(plan_id: str, dep: str) -> str:
     return dep if "/" in dep else f"{plan_id}/{dep}"
 
 
+class CrossProblem(NamedTuple):
+    """A problem across plans: the plan file it is reported in, the ``path:line: message`` line, for an
+    unknown dependency the plan id it points into (``0002`` for ``0002/P9``; None otherwise), and for a
+    duplicate plan id the file that had it first."""
+
+    path: str
+    message: str
+    into: str | None = None
+    also: str | None = None
+
+
 def cross_plan_problems(plans: list[Plan]) -> list[str]:
     """Every problem that needs more than one plan to see, as ``path:line: message``."""
-    problems: list[str] = []
+    return [p.message for p in cross_plan_findings(plans)]
+
+
+def cross_plan_findings(plans: list[Plan]) -> list[CrossProblem]:
+    """:func:`cross_plan_problems` with the file each is reported in (a duplicate plan id: the later file)."""
+    problems: list[CrossProblem] = []
     by_id: dict[str, Plan] = {}
     for plan in plans:
         if plan.id in by_id:
-            problems.append(f"{plan.path}:{plan.line}: duplicate plan id '{plan.id}' (also {by_id[plan.id].path})")
+            first = by_id[plan.id].path
+            problems.append(CrossProblem(plan.path, f"{plan.path}:{plan.line}: duplicate plan id '{plan.id}' (also {first})", also=first))
         else:
             by_id[plan.id] = plan
     phases = {f"{p.id}/{ph.id}": (p, ph) for p in by_id.values() for ph in p.phases}
     graph: dict[str, list[str]] = {}
     for key, (plan, phase) in phases.items():
         deps = [qualify(plan.id, d) for d in phase.depends]
+        where = f"{plan.path}:{phase.depends_line or phase.line}"
         for raw, dep in zip(phase.depends, deps):
             if dep not in phases:
-                problems.append(f"{plan.path}:{phase.depends_line or phase.line}: phase {phase.id}: unknown dependency '{raw}'")
+                problems.append(CrossProblem(plan.path, f"{where}: phase {phase.id}: unknown dependency '{raw}'", dep.split("/", 1)[0]))
             elif dep == key:
-                problems.append(f"{plan.path}:{phase.depends_line or phase.line}: phase {phase.id} depends on itself")
+                problems.append(CrossProblem(plan.path, f"{where}: phase {phase.id} depends on itself"))
         graph[key] = [d for d in deps if d in phases and d != key]
     problems.extend(_cycles(graph, phases))
     return problems
 
 
-def _cycles(graph: dict[str, list[str]], phases: dict[str, tuple[Plan, Phase]]) -> list[str]:
+def _cycles(graph: dict[str, list[str]], phases: dict[str, tuple[Plan, Phase]]) -> list[CrossProblem]:
     """One message per dependency cycle (iterative DFS; reported at the cycle's first phase)."""
     state: dict[str, int] = {}  # 1 = on the stack, 2 = done
-    out: list[str] = []
+    out: list[CrossProblem] = []
     for start in graph:
         if start in state:
             continue
@@ -53,7 +73,7 @@ def _cycles(graph: dict[str, list[str]], phases: dict[str, tuple[Plan, Phase]]) 
                 if state.get(nxt) == 1:
                     cycle = path[path.index(nxt) :] + [nxt]
                     plan, phase = phases[nxt]
-                    out.append(f"{plan.path}:{phase.depends_line or phase.line}: dependency cycle: {' -> '.join(cycle)}")
+                    out.append(CrossProblem(plan.path, f"{plan.path}:{phase.depends_line or phase.line}: dependency cycle: {' -> '.join(cycle)}"))
                 elif nxt not in state:
                     stack.append((nxt, 0))
             else:

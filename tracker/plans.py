@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from tracker import __version__
-from tracker.checks import cross_plan_problems
+from tracker.checks import cross_plan_findings
 from tracker.errors import FileError, PlanError
 from tracker.fileio import atomic_write, parse_json, read_regular, read_text
 from tracker.hashing import sha256_hex
@@ -217,11 +217,78 @@ def load_files(root: Path, paths: list[Path] | None = None, unreadable: list[str
     return out
 
 
+class InvalidPlan(NamedTuple):
+    """A plan file that commands cannot use: its path, the plan id it claims (None when not even that
+    validated) and every problem that makes it invalid (``path:line: message``, or ``path: reason`` when
+    it cannot be read)."""
+
+    path: str
+    id: str | None
+    problems: list[str]
+
+
+class PlanSet(NamedTuple):
+    """Every plan file, split into what a read-only command can show and what it must report.
+
+    ``plans``: the valid plans (no problem of their own), safe to derive statuses from. A dependency on a
+    phase of an invalid plan is not one of their problems: it stays unresolved, so the depending phase is
+    ``blocked`` by it unless its own gates make it done (README precedence), which is true whatever the
+    invalid plan will say once fixed. ``invalid``: the files that are not, each with its problems.
+    ``problems``: every problem, as :func:`load_plans` raises them; ``unreadable``: the files that could
+    not be read (FileError, exit 8), also listed in ``invalid``.
+    """
+
+    files: list[PlanFile]
+    plans: list[Plan]
+    invalid: list[InvalidPlan]
+    problems: list[str]
+    unreadable: list[str]
+
+    def error(self) -> FileError | PlanError | None:
+        """What :func:`load_plans` raises for this set: the first unreadable file (exit 8), else every
+        problem (exit 2); None when every plan is valid."""
+        if self.unreadable:
+            return FileError(self.unreadable[0])
+        return PlanError(self.problems) if self.problems else None
+
+
+def load_plan_set(root: Path) -> PlanSet:
+    """Every plan file, valid or not (:class:`PlanSet`): ``status`` shows the valid plans and reports the rest.
+
+    A plan file is invalid when it cannot be read, has a problem of its own, or a problem across plans is
+    reported in it (a cycle, an unknown dependency, a duplicate id: both files with that id, since either
+    could be the one dependencies mean). An unknown dependency into a plan id that an invalid file claims
+    (in its ``plan`` block or its name) is that file's problem, not this one's: the phase is blocked by it.
+    """
+    unreadable: list[str] = []
+    files = load_files(root, unreadable=unreadable)
+    parsed = [f.plan for f in files if f.plan is not None]
+    cross = cross_plan_findings(parsed)
+    own: dict[str, list[str]] = {f.path: list(f.problems) for f in files}
+    ids = {f.path: f.plan.id if f.plan is not None else None for f in files}
+    # load_files reads plan_paths in order and lists the files it could not read in that order.
+    missing = [rel for rel in (_relative(root, path) for path in plan_paths(root)) if rel not in own]
+    broken = [path for path, problems in own.items() if problems] + missing
+    broken_ids = {ids.get(path) for path in broken} | {path.rsplit("/", 1)[-1][:4] for path in broken}
+    for c in cross:
+        if c.into is None or c.into not in broken_ids:
+            own[c.path].append(c.message)
+        if c.also is not None:  # a duplicate id: the first file with it is as ambiguous as the later one
+            own[c.also].append(c.message)
+    invalid = [InvalidPlan(f.path, ids[f.path], own[f.path]) for f in files if own[f.path]]
+    invalid += [InvalidPlan(path, None, [message]) for path, message in zip(missing, unreadable)]
+    invalid.sort(key=lambda i: i.path)
+    plans = [f.plan for f in files if f.plan is not None and not own[f.path]]
+    problems = [p for f in files for p in f.problems] + [c.message for c in cross]
+    return PlanSet(files, plans, invalid, problems, unreadable)
+
+
 def load_plans(root: Path) -> tuple[list[PlanFile], list[Plan]]:
-    """Every plan file and plan, or PlanError listing every problem (file-level and cross-plan)."""
-    files = load_files(root)
-    plans = [f.plan for f in files if f.plan is not None]
-    problems = [p for f in files for p in f.problems] + cross_plan_problems(plans)
-    if problems:
-        raise PlanError(problems)
-    return files, plans
+    """Every plan file and plan, or PlanError listing every problem (file-level and cross-plan); FileError
+    for a plan file that cannot be read. For commands that write (``update``, ``verify``, ``signoff``,
+    ``gc``) or judge (``check``): a status derived from part of the plans could differ from the whole's."""
+    plan_set = load_plan_set(root)
+    err = plan_set.error()
+    if err is not None:
+        raise err
+    return plan_set.files, plan_set.plans

@@ -235,7 +235,7 @@ def test_next_without_plans_says_so_and_where_it_looked(repo: Callable[..., Path
     make_files(root, {"plans/notes.md": "not a plan\n"})
     assert next_of(root) == (0, f"no plans: {root / 'plans'} holds no plan file (NNNN-slug.md); `tracker new TITLE` creates one\n")
     code, out = next_of(root, as_json=True)
-    assert code == 0 and json.loads(out) == {"plans_dir": str(root / "plans"), "plans": 0, "phases": 0, "done": 0, "blocked": 0, "next": []}
+    assert code == 0 and json.loads(out) == {"plans_dir": str(root / "plans"), "plans": 0, "phases": 0, "done": 0, "blocked": 0, "next": [], "invalid": []}
 
 
 def test_next_with_plans_without_phases_says_so(repo: Callable[..., Path]) -> None:
@@ -262,3 +262,139 @@ def test_next_with_every_phase_done_says_so(repo: Callable[..., Path]) -> None:
         main(["--root", str(root), "signoff", "0001/P1", "--gate", "1", "--by", "me", "--why", "checked"])
     assert exc.value.code in (0, None)
     assert next_of(root) == (0, "nothing to do: all 1 phase(s) are done\n")
+
+
+# --- item 3: one invalid plan does not hide the valid ones ----------------------------------------------------
+
+from tracker.errors import FileError, PlanError  # noqa: E402
+from tracker.plans import load_plan_set, load_plans  # noqa: E402
+
+GOOD = plan_text("0001", phase("P1", 'manual = "a"') + phase("P2", 'manual = "b"', depends='"0002/Q1"'))
+BROKEN = plan_text("0002", phase("Q1", 'manual = "q"') + '```phase\nid = "Q2"\ntitle = 3\n```\n')
+
+
+def test_the_plan_set_keeps_valid_plans_and_lists_the_invalid_ones(repo: Callable[..., Path]) -> None:
+    root = repo({"plans/0001-good.md": GOOD, "plans/0002-broken.md": BROKEN})
+    plan_set = load_plan_set(root)
+    assert [p.id for p in plan_set.plans] == ["0001"]
+    assert [(i.path, i.id) for i in plan_set.invalid] == [("plans/0002-broken.md", "0002")]
+    assert plan_set.invalid[0].problems == plan_set.problems and plan_set.problems[0].startswith("plans/0002-broken.md:")
+    err = plan_set.error()
+    assert isinstance(err, PlanError) and err.problems == plan_set.problems
+    with pytest.raises(PlanError) as strict:  # update, verify, check, gc, signoff: unchanged, refuse
+        load_plans(root)
+    assert strict.value.problems == plan_set.problems
+
+
+def test_a_dependency_into_an_invalid_plan_blocks_unless_the_phase_is_done(repo: Callable[..., Path]) -> None:
+    from tracker.status import derive
+
+    broken = BROKEN.replace('id = "Q1"', 'id = "Q1"\n= not toml')  # Q1 is not even TOML: 0002/Q1 is unknown
+    root = repo({"plans/0001-good.md": GOOD, "plans/0002-broken.md": broken})
+    plan_set = load_plan_set(root)
+    assert [p.id for p in plan_set.plans] == ["0001"]  # the unknown 0002/Q1 is the broken plan's problem
+    assert any("unknown dependency '0002/Q1'" in p for p in plan_set.problems)  # lint still says it
+    st = derive(root, plan_set.plans)["0001/P2"]
+    assert (st.status.value, st.blocked_by) == ("blocked", ("0002/Q1",))
+
+
+@pytest.mark.parametrize(("files", "invalid"), [
+    ({"plans/0001-good.md": GOOD.replace('"0002/Q1"', '"0003/Q1"'), "plans/0002-b.md": plan_text("0002", phase("Q1", 'manual = "q"'))},
+     ["plans/0001-good.md"]),  # an unknown dependency into no plan at all: the depending plan's problem
+    ({"plans/0001-a.md": plan_text("0001"), "plans/0001-b.md": plan_text("0001"), "plans/0002-c.md": plan_text("0002")},
+     ["plans/0001-a.md", "plans/0001-b.md"]),  # a duplicate id: either file could be the one meant
+])  # fmt: skip
+def test_cross_plan_problems_make_the_plan_they_concern_invalid(repo: Callable[..., Path], files: dict[str, str], invalid: list[str]) -> None:
+    plan_set = load_plan_set(repo(files))
+    assert [i.path for i in plan_set.invalid] == invalid
+    assert {p.path for p in plan_set.plans} == set(files) - set(invalid)
+
+
+def test_an_unreadable_plan_file_is_listed_and_is_exit_8(repo: Callable[..., Path]) -> None:
+    import os
+
+    root = repo({"plans/0001-good.md": GOOD.replace('depends = ["0002/Q1"]\n', "")})
+    os.mkfifo(root / "plans/0002-fifo.md")
+    plan_set = load_plan_set(root)
+    assert [p.id for p in plan_set.plans] == ["0001"]
+    assert [i.path for i in plan_set.invalid] == ["plans/0002-fifo.md"] and "not a regular file" in plan_set.invalid[0].problems[0]
+    err = plan_set.error()
+    assert isinstance(err, FileError) and str(err).startswith("plans/0002-fifo.md: ")
+
+
+def test_next_lists_the_valid_plans_then_exits_2_with_every_problem(cli: Callable[..., Any], repo: Callable[..., Path]) -> None:
+    root = repo({"plans/0001-good.md": GOOD, "plans/0002-broken.md": BROKEN})
+    res = cli(root, "next")
+    assert res.code == 2 and res.out == "0001/P1  planned      Phase P1\n"
+    assert "plans/0002-broken.md:" in res.err and "1 problem(s) in plan files" in res.err
+    import io
+
+    from tracker.commands import next as cmd
+
+    buf = io.StringIO()
+    with pytest.raises(PlanError):
+        cmd.run(root, out=buf, as_json=True)
+    doc = json.loads(buf.getvalue())
+    assert [r["id"] for r in doc["next"]] == ["0001/P1"] and doc["blocked"] == 1
+    assert doc["invalid"] == [{"path": "plans/0002-broken.md", "id": "0002", "problems": load_plan_set(root).problems}]
+
+
+BREAKAGES = ["", "toml", "type", "no-plan", "unknown-key"]
+
+
+@st.composite
+def plan_sets(draw: st.DrawFn) -> dict[str, str]:
+    """Up to four plan files (ids may repeat), phases depending on phases of any plan (some that do not
+    exist), each file intact or broken in one of several ways."""
+    files: dict[str, str] = {}
+    for n in range(draw(st.integers(1, 4))):
+        pid = f"000{draw(st.integers(1, 4))}"
+        blocks = ""
+        for k in range(draw(st.integers(0, 3))):
+            deps = draw(st.lists(st.sampled_from([f'"000{i}/P{j}"' for i in range(1, 5) for j in range(3)] + ['"P0"', '"P2"']), max_size=2, unique=True))
+            blocks += phase(f"P{k}", 'manual = "m"', depends=", ".join(deps))
+        text = plan_text(pid, blocks)
+        breakage = draw(st.sampled_from(BREAKAGES))
+        if breakage == "toml" and "P0" in text:
+            text = text.replace('id = "P0"', 'id = "P0"\n= x', 1)
+        elif breakage == "type":
+            text = text.replace('title = "Demo"', "title = 3", 1)
+        elif breakage == "no-plan":
+            text = text.replace("```plan", "```text", 1)
+        elif breakage == "unknown-key":
+            text = text.replace('title = "Demo"', 'title = "Demo"\nowner = "x"', 1)
+        files[f"plans/{pid}-f{n}.md"] = text
+    return files
+
+
+@settings(max_examples=150, deadline=None)
+@given(files=plan_sets())
+def test_the_plan_set_splits_every_file_and_its_valid_plans_derive(files: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> None:
+    import io
+
+    from tracker.checks import qualify
+    from tracker.commands import next as cmd
+    from tracker.status import derive
+
+    root = tmp_path_factory.mktemp("set")
+    make_files(root, files)
+    plan_set = load_plan_set(root)
+    valid = {p.path for p in plan_set.plans}
+    invalid = {i.path for i in plan_set.invalid}
+    assert valid | invalid == set(files) and not valid & invalid
+    assert all(i.problems for i in plan_set.invalid)
+    assert (plan_set.error() is None) == (not plan_set.invalid) == (not plan_set.problems)
+    phases = {f"{p.id}/{ph.id}" for p in plan_set.plans for ph in p.phases}
+    claimed = {i.id for i in plan_set.invalid} | {i.path.rsplit("/", 1)[-1][:4] for i in plan_set.invalid}
+    assert len({p.id for p in plan_set.plans}) == len(plan_set.plans)  # no id twice among valid plans
+    statuses = derive(root, plan_set.plans)
+    for plan in plan_set.plans:
+        for ph in plan.phases:
+            for dep in (qualify(plan.id, d) for d in ph.depends):
+                assert dep in phases or dep.split("/", 1)[0] in claimed, (plan.path, dep)
+                if dep not in phases:
+                    assert statuses[f"{plan.id}/{ph.id}"].status.value in ("blocked", "done")
+    try:
+        cmd.run(root, out=io.StringIO(), as_json=True)
+    except PlanError as err:
+        assert plan_set.invalid and err.problems == plan_set.problems

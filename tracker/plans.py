@@ -267,7 +267,7 @@ def load_plan_set(root: Path) -> PlanSet:
     own: dict[str, list[str]] = {f.path: list(f.problems) for f in files}
     ids = {f.path: f.plan.id if f.plan is not None else None for f in files}
     # load_files reads plan_paths in order and lists the files it could not read in that order.
-    missing = [rel for rel in (_relative(root, path) for path in plan_paths(root)) if rel not in own]
+    missing = [rel for rel in (_relative(root, path) for path in plan_paths(root)) if rel not in own] if unreadable else []
     broken = [path for path, problems in own.items() if problems] + missing
     broken_ids = {ids.get(path) for path in broken} | {path.rsplit("/", 1)[-1][:4] for path in broken}
     for c in cross:

@@ -398,3 +398,103 @@ def test_the_plan_set_splits_every_file_and_its_valid_plans_derive(files: dict[s
         cmd.run(root, out=io.StringIO(), as_json=True)
     except PlanError as err:
         assert plan_set.invalid and err.problems == plan_set.problems
+
+
+# --- item 4: lint warnings, lint --json ---------------------------------------------------------------------
+
+
+def lint_of(root: Path, as_json: bool = False, collect: bool = False) -> tuple[int, str]:
+    import io
+
+    from tracker.commands import lint as cmd
+
+    out = io.StringIO()
+    return cmd.run(root, collect, out=out, as_json=as_json), out.getvalue()
+
+
+def test_lint_warns_about_a_phase_without_gates_and_test_files_outside_paths(repo: Callable[..., Path]) -> None:
+    plan = plan_text("0001",
+        phase("P1", 'test = "tests/test_a.py::test_x"', 'test = "tests/unit"', 'test = "src/t_in.py"', paths='"src/**"')
+        + phase("P2")
+        + phase("P3", 'test = "tests/test_a.py"')  # no paths: nothing can make it stale, no warning
+        + phase("P4", 'test = "tests/unit/"', paths='"tests/unit/**", "src/**"'))  # fmt: skip
+    root = repo({
+        "plans/0001-x.md": plan, "src/a.py": "", "src/t_in.py": "def test_in():\n    pass\n",
+        "tests/test_a.py": "def test_x():\n    pass\n", "tests/unit/test_b.py": "def test_b():\n    pass\n",
+        "tests/unit/conftest.py": "", "tests/unit/venv/lib.py": "", "tests/unit/data.txt": "",
+    })  # fmt: skip
+    lines = plan.splitlines()
+    gate_line = [i + 1 for i, line in enumerate(lines) if line == "[[gate]]"]
+    p2 = lines.index('id = "P2"')  # its fence is the line before, 1-based: p2
+    code, out = lint_of(root)
+    assert code == 0, out
+    assert out.splitlines() == [
+        f"plans/0001-x.md:{gate_line[0]}: warning: phase P1 gate 1: test file tests/test_a.py is outside the phase's paths "
+        "(editing it will not make the phase stale)",
+        f"plans/0001-x.md:{gate_line[1]}: warning: phase P1 gate 2: 2 test file(s) under tests/unit are outside the phase's paths "
+        "(editing them will not make the phase stale): tests/unit/conftest.py, tests/unit/test_b.py",
+        f"plans/0001-x.md:{p2}: warning: phase P2 has no gates: it can never be done",
+        "1 plan file(s) OK, 3 warning(s)",
+    ]
+    code, text = lint_of(root, as_json=True)
+    doc = json.loads(text)
+    assert code == 0 and (doc["ok"], doc["files"], doc["problems"]) == (True, 1, [])
+    assert [(w["path"], w["line"], w["message"].split(":")[0]) for w in doc["warnings"]] == [
+        ("plans/0001-x.md", gate_line[0], "warning"), ("plans/0001-x.md", gate_line[1], "warning"), ("plans/0001-x.md", p2, "warning")]
+    assert [w["text"] for w in doc["warnings"]] == out.splitlines()[:3]
+
+
+def test_lint_json_lists_problems_and_exits_2(repo: Callable[..., Path]) -> None:
+    import os
+
+    root = repo({"plans/0001-x.md": plan_text("0001", phase("P1", 'manual = "a"', depends='"P9"')), "plans/notes.md": "prose\n"})
+    os.mkfifo(root / "plans/0002-fifo.md")
+    code, text = lint_of(root, as_json=True)
+    doc = json.loads(text)
+    assert code == 2 and doc["ok"] is False and doc["files"] == 2
+    by_path = {(p["path"], p["line"]) for p in doc["problems"]}
+    assert by_path == {("plans/0001-x.md", 11), ("plans/0002-fifo.md", None)}  # the depends line; the whole file
+    assert [w["path"] for w in doc["warnings"]] == ["plans/notes.md"] and doc["warnings"][0]["line"] is None
+
+
+def test_lint_does_not_warn_about_gates_an_invalid_phase_lost(repo: Callable[..., Path]) -> None:
+    root = repo({"plans/0001-x.md": plan_text("0001", phase("P1", 'test = 3'))})
+    code, out = lint_of(root)
+    assert code == 2 and "warning" not in out
+
+
+TREE = ["tests/a.py", "tests/sub/b.py", "tests/sub/c_test.py", "tests/x/y/z.py", "tests/[a].py"]
+GLOBS = ["tests/**", "tests/*.py", "tests/sub/", "tests/s?b/*", "src/**", "tests/[ab].py", "**/*.py", "tests/**/z.py",
+         "tests/[[]a].py", "tests/x/*", "*"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(tree=st.lists(st.sampled_from(TREE), min_size=1, unique=True), paths=st.lists(st.sampled_from(GLOBS), min_size=1, max_size=3, unique=True))
+def test_lint_warns_about_exactly_the_test_files_whose_edit_status_would_not_see(
+    tree: list[str], paths: list[str], tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    from tracker.commands.lint import phase_warnings
+    from tracker.fingerprint import FileIndex
+    from tracker.model import ManualGate, Phase, Plan, gate_hash
+    from tracker.plans import PlanFile
+    from tracker.status import compute
+
+    root = tmp_path_factory.mktemp("tree")
+    make_files(root, dict.fromkeys(tree, ""))
+    ph = Phase("P1", "t", (), tuple(paths), (TestGate("tests"), ManualGate("m")), line=1)
+    plan = Plan("0001", "T", "plans/0001-t.md", None, (ph,))
+    warned = phase_warnings(root, [PlanFile(plan.path, "", plan, [])])
+    then = dict.fromkeys(tree, "1" * 40)
+    run = TestRun(".tracker/evidence/r.json", {"time": "2026-01-01T00:00:00Z", "host": "h"}, {}, then,
+                  [{"nodeid": "tests/a.py::t", "outcome": "passed", "markers": []}])
+    signed = {"gate_key": "0001/P1#2", "gate_hash": gate_hash(ph.gates[1]), "by": "x", "why": "y", "time": "2026-01-01T00:00:00Z", "files": then}
+    store = Store(runs=[run], signoffs=[(".tracker/evidence/s.json", signed)])
+    unseen = []  # test files whose edit leaves the done phase done
+    for f in tree:
+        now = {**then, f: "2" * 40}
+        status = compute([plan], store, lambda now=now: FileIndex(now), lambda: None)["0001/P1"].status.value
+        assert status in ("done", "stale")
+        unseen += [f] if status == "done" else []
+    assert (warned == []) == (not unseen)
+    if unseen:
+        assert len(warned) == 1 and f" {len(unseen)} test file(s) under tests are outside" in warned[0], (warned, unseen)

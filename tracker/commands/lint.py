@@ -5,6 +5,21 @@ invalid ``-m`` expressions, and test gates that pytest cannot collect (one ``--c
 session over every gate's file or directory; node ids are then matched against what it found).
 Also plan files that are not UTF-8 (``path: reason``) and ``plans/*.md`` files that no command
 reads because they are not named ``NNNN-slug.md``.
+
+Warnings (``path:line: warning: ...``; the exit code stays 0 when there is no problem): a phase with no
+gates (it can never be done), a test gate whose test files lie outside its phase's ``paths`` (editing
+them does not make the phase stale; only for phases that have ``paths``), a ``plans/*.md`` file no command
+reads.
+
+``--json`` prints one object::
+
+    {"ok": false, "files": 2,
+     "problems": [{"path": "plans/0001-a.md", "line": 12, "message": "phase P1 gate 1: ...", "text": "plans/0001-a.md:12: phase P1 gate 1: ..."}],
+     "warnings": [{"path": "plans/0001-a.md", "line": 30, "message": "warning: phase P3 has no gates: ...", "text": "..."}]}
+
+``ok``: no problem (exit 0; otherwise exit 2); ``files``: plan files found (read or not); each problem and warning as
+printed (``text``) and split into the plan file, its 1-based line (null for a ``path: reason`` about
+the whole file) and the message.
 """
 
 from __future__ import annotations
@@ -20,8 +35,9 @@ from tracker.checks import cross_plan_problems
 from tracker.commands.common import pytest_command, pytest_env
 from tracker.errors import ExitCode, FileError
 from tracker.fileio import read_text
-from tracker.model import Plan, TestGate
-from tracker.plans import MAX_PLAN_BYTES, PLAN_GLOB, load_files
+from tracker.fingerprint import FileIndex
+from tracker.model import Phase, Plan, TestGate
+from tracker.plans import MAX_PLAN_BYTES, PLAN_GLOB, PlanFile, load_files
 from tracker.selection import marker_matches, selects
 
 
@@ -126,8 +142,92 @@ def misnamed(root: Path) -> tuple[list[str], list[str]]:
     return problems, warnings
 
 
-def run(root: Path, collect: bool = True, out: TextIO | None = None) -> int:
-    """Print every problem (and warning); exit 2 when there is any problem, else 0.
+NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")  # pytest's default
+
+
+def gate_test_files(root: Path, path: str) -> list[str]:
+    """The test files a gate's file or directory argument names, relative to ``root``: the file itself, or
+    every ``.py`` file below the directory, skipping the directories pytest does not collect from by
+    default (``norecursedirs``: hidden ones, ``build``, ``dist``, ``venv``, ``*.egg``, ...) and
+    ``__pycache__``; symlinked directories are not followed."""
+    import fnmatch
+    import os
+
+    target = root / path
+    if target.is_file():
+        return [path]
+    out: list[str] = []
+    for top, dirs, names in os.walk(target):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not any(fnmatch.fnmatch(d, n) for n in NORECURSE))
+        rel = Path(top).relative_to(root).as_posix()
+        out += [name if rel == "." else f"{rel}/{name}" for name in sorted(names) if name.endswith(".py")]
+    return out
+
+
+def _outside_paths(root: Path, plan: Plan, phase: Phase, numbers: dict[int, int]) -> list[str]:
+    """Warnings for the phase's test gates whose test files its ``paths`` do not cover."""
+    out: list[str] = []
+    for i, g in enumerate(phase.gates, 1):
+        if not isinstance(g, TestGate):
+            continue
+        path = g.test.split("::", 1)[0].rstrip("/") or "."
+        try:
+            if _missing(root, path):
+                continue  # a problem already
+            files = gate_test_files(root, path)
+        except OSError:
+            continue
+        covered = FileIndex(dict.fromkeys(files, "")).match(phase.paths)
+        outside = [f for f in files if f not in covered]
+        if not outside:
+            continue
+        where = f"{plan.path}:{g.line}: warning: phase {phase.id} gate {numbers.get(g.line, i)}"
+        if outside == [path]:
+            out.append(f"{where}: test file {path} is outside the phase's paths (editing it will not make the phase stale)")
+        else:
+            shown = ", ".join(outside[:3]) + (f" (+{len(outside) - 3} more)" if len(outside) > 3 else "")
+            out.append(f"{where}: {len(outside)} test file(s) under {path} are outside the phase's paths "
+                       f"(editing them will not make the phase stale): {shown}")  # fmt: skip
+    return out
+
+
+def phase_warnings(root: Path, files: list[PlanFile]) -> list[str]:
+    """Warnings about phases (module docstring). A phase with no gates is warned about only in a file without
+    problems: there an invalid gate is left out, and the problem says so already."""
+    out: list[str] = []
+    for f in files:
+        if f.plan is None:
+            continue
+        for ph in f.plan.phases:
+            if not ph.gates and not f.problems:
+                out.append(f"{f.plan.path}:{ph.line}: warning: phase {ph.id} has no gates: it can never be done")
+            if ph.paths:
+                numbers: dict[int, int] = {}
+                if f.problems:
+                    from tracker.parse import gate_numbers  # only for invalid plans: markdown-it-py + pydantic
+
+                    numbers = gate_numbers(f.text, ph)
+                out += _outside_paths(root, f.plan, ph, numbers)
+    return out
+
+
+def _located(lines: list[str], paths: list[str]) -> list[dict[str, Any]]:
+    """Each ``path:line: message`` (or ``path: reason``) line split at the longest known file path it
+    starts with (a path may itself hold ``:``)."""
+    out: list[dict[str, Any]] = []
+    for text in lines:
+        path = max((p for p in paths if text.startswith(p + ":")), key=len, default=None)
+        rest = text[len(path) + 1 :] if path is not None else text
+        line, sep, message = rest.partition(": ")
+        if path is not None and sep and line.isdigit():
+            out.append({"path": path, "line": int(line), "message": message, "text": text})
+        else:
+            out.append({"path": path, "line": None, "message": rest.lstrip(), "text": text})
+    return out
+
+
+def run(root: Path, collect: bool = True, out: TextIO | None = None, as_json: bool = False) -> int:
+    """Print every problem (and warning), or the JSON object above; exit 2 when there is any problem, else 0.
 
     A plan file with problems is still checked for dependencies, cycles and gates (as far as it
     validated); a file that is not UTF-8 is listed as ``path: reason`` and the others are checked.
@@ -138,8 +238,17 @@ def run(root: Path, collect: bool = True, out: TextIO | None = None) -> int:
     plans = [f.plan for f in files if f.plan is not None]
     texts = {f.path: f.text for f in files if f.problems}
     bad_names, warnings = misnamed(root)
+    warnings += phase_warnings(root, files)
     problems = [*unreadable, *(p for f in files for p in f.problems), *bad_names]
     problems += cross_plan_problems(plans) + gate_problems(root, plans, collect, texts)
+    if as_json:
+        from tracker.commands.next import json_text
+
+        paths = [f.path for f in files] + [p.relative_to(root).as_posix() for p in (root / "plans").glob("*.md")]
+        doc = {"ok": not problems, "files": len(files) + len(unreadable),
+               "problems": _located(problems, paths), "warnings": _located(warnings, paths)}  # fmt: skip
+        out.write(json_text(out, doc) + "\n")
+        return int(ExitCode.INVALID_PLANS) if problems else 0
     for p in warnings + problems:
         out.write(p + "\n")
     tail = f", {len(warnings)} warning(s)" if warnings else ""

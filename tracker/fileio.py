@@ -246,14 +246,18 @@ def in_flux(path: Path, stamp: FileStamp) -> tuple[str, float] | None:
 
 
 def check_unchanged(path: Path, stamp: FileStamp, data: bytes) -> None:
-    """FileChangedError unless ``path`` is still the file that was read, complete: same device, inode,
-    size and mtime as ``stamp``, the same bytes as ``data``, and not in flux (:func:`in_flux`): a file
-    an editor is writing in place may still hold the bytes read, half of a save."""
-    if file_stamp(path) != stamp or read_regular(path) != data or file_stamp(path) != stamp:
-        raise FileChangedError(path, "changed after it was read (saved by an editor?)")
+    """FileChangedError unless ``path`` is still the file that was read, complete: not in flux
+    (:func:`in_flux`: a file an editor is writing in place may still hold the bytes read, half of a
+    save), then the same device, inode, size and mtime as ``stamp`` and the same bytes as ``data``.
+
+    In that order: a save that ends between the two checks changes the bytes, which the second sees.
+    Asked the other way round, a save ending in between would pass both and be overwritten.
+    """
     flux = in_flux(path, stamp)
     if flux is not None:
         raise FileChangedError(path, flux[0], wait=flux[1])
+    if file_stamp(path) != stamp or read_regular(path) != data or file_stamp(path) != stamp:
+        raise FileChangedError(path, "changed after it was read (saved by an editor?)")
 
 
 GITIGNORE = "# Written by tracker: per-machine files. Evidence (evidence/) is meant to be committed.\ncache/\nlock\n"

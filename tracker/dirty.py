@@ -1,0 +1,69 @@
+"""The commit a piece of evidence was made on, and whether the tree was dirty: one definition for every writer.
+
+``dirty`` means the working tree differs from that commit: a tracked file modified, staged or deleted, or an
+untracked file git does not ignore. Evidence never makes a tree dirty: ``.tracker/`` (the store and the
+tracker's caches, written by the tracker itself) and ``bench/results/`` (benchmark result files) are left out,
+so recording a run, signing off or writing a result file never turns the next record dirty.
+
+When ``TRACKER_COMMIT`` is set, the commit comes from it and the dirty flag from ``TRACKER_DIRTY`` (``1`` dirty,
+``0`` clean, unset or empty unknown), even inside a git checkout: a copy of the tree on another machine may
+carry a stale ``.git``. Otherwise both come from git; without a git repository or a commit, the environment
+variables are all there is (so both are usually unknown, ``None``).
+
+Standard library only: the pytest plugin records with it on machines where only pytest is installed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+# Where evidence lives in a repository (tracker.evidence.EVIDENCE_DIR's parent, tracker.results.RESULT_DIRS).
+EVIDENCE_PATHS = (".tracker", "bench/results")
+
+
+def commit_state(root: Path) -> tuple[str | None, bool | None]:
+    """(commit, dirty) of the tree at ``root`` by the rules above.
+
+    Raises ValueError for a ``TRACKER_COMMIT`` that is not 40 lowercase hex digits, or a ``TRACKER_DIRTY``
+    other than ``0``/``1`` where it is used: evidence recording it would be refused by every reader.
+    """
+    env_commit = _env_commit()
+    if env_commit is None and (root / ".git").exists():
+        head = _git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+        if head is not None and head.strip():
+            return head.strip(), tree_dirty(root)
+    return env_commit, _env_dirty()
+
+
+def tree_dirty(root: Path) -> bool | None:
+    """Does the working tree at ``root`` differ from ``HEAD`` outside the evidence paths? None when git
+    cannot tell (an unreadable repository): unknown, never "clean" by default."""
+    excluded = [f":(exclude){path}" for path in EVIDENCE_PATHS]
+    status = _git(root, "status", "--porcelain", "--untracked-files=normal", "--", ".", *excluded)
+    return None if status is None else bool(status.strip())
+
+
+def _env_commit() -> str | None:
+    commit = os.environ.get("TRACKER_COMMIT") or None
+    if commit is not None and not re.fullmatch(r"[0-9a-f]{40}", commit):
+        raise ValueError(f"TRACKER_COMMIT: expected 40 lowercase hex digits, got {commit!r}")
+    return commit
+
+
+def _env_dirty() -> bool | None:
+    dirty = os.environ.get("TRACKER_DIRTY") or None
+    if dirty not in (None, "0", "1"):
+        raise ValueError(f"TRACKER_DIRTY: expected '0' or '1' (or unset: unknown), got {dirty!r}")
+    return None if dirty is None else dirty == "1"
+
+
+def _git(root: Path, *args: str) -> str | None:
+    """git's stdout, or None when git is missing or fails."""
+    try:
+        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, errors="surrogateescape", check=False)
+    except OSError:
+        return None
+    return proc.stdout if proc.returncode == 0 else None

@@ -52,6 +52,7 @@ if _imported_by_a_program():
     _signal.signal(_signal.SIGINT, _die_interrupted)
 
 import gc  # noqa: E402 - every other import after the SIGINT handler, on purpose
+import io  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import NoReturn  # noqa: E402
 
@@ -133,15 +134,60 @@ def _encode_anyway(err: UnicodeError) -> tuple[bytes, int]:
     return bytes(out), err.end
 
 
-def _output_never_fails_to_encode() -> None:
-    """Give stdout and stderr the :func:`_encode_anyway` error handler (the console's, not in-process callers')."""
+class _ConsoleFile(io.FileIO):
+    """stdout's or stderr's file descriptor as the console script writes to it: a write that fails (a full
+    disk, ``/dev/full``, an I/O error) is :class:`tracker.errors.FileError` ``<stdout>: cannot write: reason``
+    (exit 8), reported like every other error, and what is written after that is dropped (so the
+    interpreter's last flush has nothing to complain about). A closed pipe stays a BrokenPipeError."""
+
+    label = "output"
+    failed = False
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        if self.failed:
+            return len(data)
+        try:
+            return super().write(data) or 0
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            from tracker.errors import FileError
+
+            self.failed = True
+            raise FileError(f"<{self.label}>: cannot write: {err.strerror}") from None
+
+
+def _own_output_streams() -> None:
+    """Make stdout and stderr the console script's: writes go through :class:`_ConsoleFile`, never fail to
+    encode (:func:`_encode_anyway`), and a stream that was closed when the process started (``tracker
+    status >&-``) writes to /dev/null (the exit code still says how it went)."""
     import codecs
 
     codecs.register_error("tracker.encode-anyway", _encode_anyway)
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        old = getattr(sys, name)
+        try:
+            if old is not None and old.fileno() != fd:
+                raise ValueError("not the standard file descriptor")
+            raw = _ConsoleFile(fd, "w", closefd=False) if old is not None else _ConsoleFile(os.devnull, "w")
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            continue  # a stream replaced by whoever runs us: theirs to keep
+        raw.label = name
+        setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(raw), encoding=getattr(old, "encoding", None) or "utf-8",
+                                            errors="tracker.encode-anyway", line_buffering=getattr(old, "line_buffering", True)))
+
+
+def _flush_output(code: int) -> int:
+    """Flush stdout and stderr here, not in the interpreter's exit (where a failure is "Exception ignored"
+    and a closed pipe a traceback); a failed write is reported as a command's error: exit 8."""
+    from tracker.errors import TrackerError, report
+
     for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            reconfigure(errors="tracker.encode-anyway")
+        try:
+            stream.flush()
+        except TrackerError as err:
+            code = report(err)
+    return code
 
 
 def _interrupted_after_cleanup() -> NoReturn:
@@ -169,11 +215,10 @@ def main(argv: list[str] | None = None) -> None:
                 _command_running = True
                 sys.unraisablehook = _lost_interrupt
                 _signal.signal(_signal.SIGINT, _interrupt_command)
-                _output_never_fails_to_encode()
+                _own_output_streams()
             code = _run(argv)
-            if owns_process:  # here, not in the interpreter's exit, where a closed pipe is "Exception ignored"
-                sys.stdout.flush()
-                sys.stderr.flush()
+            if owns_process:
+                code = _flush_output(code)
         finally:
             if owns_process:  # from here to the process's end a Ctrl-C has nothing left to unwind
                 _command_running = False
@@ -212,20 +257,20 @@ def _run(argv: list[str] | None) -> int:
     owns_process = argv is None
     if owns_process:
         gc.freeze()  # as tracker.cli.main: what lives until exit is kept out of the cyclic GC's scans
+    from tracker.errors import TrackerError, report
+
     try:
         if fast is None:
             from tracker.cli import run as cli_run
 
             return cli_run(argv)
         from tracker.commands import status
-        from tracker.errors import TrackerError, report
         from tracker.git import root_from_option
 
         root, plan, as_json = fast
-        try:
-            return status.run(root_from_option(root), plan, as_json)
-        except TrackerError as err:
-            return report(err)
+        return status.run(root_from_option(root), plan, as_json)
+    except TrackerError as err:  # the fast path's errors, and output that failed while click wrote it (help)
+        return report(err)
     finally:
         if owns_process:
             gc.freeze()

@@ -754,3 +754,19 @@ def test_the_console_script_over_random_repositories(real_runs: list[dict]) -> N
 @pytest.mark.slow
 def test_read_only_commands_over_random_repositories_deep(real_runs: list[dict]) -> None:
     _property(real_runs, 600)
+
+
+@pytest.mark.parametrize("args", [["status"], ["status", "--json"], ["lint", "--no-collect"], ["--help"]])
+def test_output_that_cannot_be_written_is_an_io_error(small: Path, args: list[str]) -> None:
+    """A full disk (here /dev/full) under the output: `path: reason` and exit 8, not an OSError traceback."""
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([str(SCRIPT), *args], cwd=small, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert (r.returncode, r.stderr) == (8, "tracker: error: <stdout>: cannot write: No space left on device\n")
+
+
+@pytest.mark.parametrize("closed", [1, 2])
+def test_a_stream_closed_from_the_start_is_no_crash(small: Path, closed: int) -> None:
+    """`tracker status >&-` or `2>&-`: the output goes nowhere, the exit code still says how it went."""
+    for args, code in ((["status"], 0), (["lint", "--no-collect"], 0), (["status", "9999"], 3)):
+        r = subprocess.run(["sh", "-c", f'"$0" "$@" {closed}>&-', str(SCRIPT), *args], cwd=small, capture_output=True, text=True)
+        assert r.returncode == code and "Traceback" not in r.stderr + r.stdout, (args, r)

@@ -18,6 +18,12 @@ generates imports this module first (``tracker/__init__.py`` runs nothing), and 
 ``__main__`` does the same. Only Python's own start (before any tracker code) and its last steps of
 shutdown are outside our reach: a Ctrl-C there also ends the process by SIGINT (at most a traceback of
 Python's site import, which no package can prevent).
+
+The output is the console's too: a reader that goes away (``tracker status | head -1``) ends the process
+by SIGPIPE, silently (a shell's 141), as any tool in a pipeline; output that cannot be written (a full
+disk) is ``<stdout>: cannot write: reason``, exit 8; a character the locale cannot encode is escaped and a
+file name that is not UTF-8 is written back as its bytes; a stream closed from the start writes nowhere.
+In-process callers (``main(argv)``) keep their signals and streams.
 """
 
 from __future__ import annotations
@@ -56,7 +62,7 @@ import io  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import NoReturn  # noqa: E402
 
-from tracker.errors import OutputClosed  # noqa: E402
+from tracker.errors import OutputClosed, TrackerError  # noqa: E402
 
 # Import names of the third-party packages the tracker needs (pyproject's dependencies and theirs). A command run
 # by a Python without them (not the virtualenv it was installed into) says so instead of printing a traceback.
@@ -180,7 +186,7 @@ def _own_output_streams() -> None:
 def _flush_output(code: int) -> int:
     """Flush stdout and stderr here, not in the interpreter's exit (where a failure is "Exception ignored"
     and a closed pipe a traceback); a failed write is reported as a command's error: exit 8."""
-    from tracker.errors import TrackerError, report
+    from tracker.errors import report
 
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -195,7 +201,7 @@ def _interrupted_after_cleanup() -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it
+        except (OSError, ValueError, TrackerError):  # a closed pipe, a full disk: nothing more can reach it
             pass
     _die_interrupted()
 
@@ -257,7 +263,7 @@ def _run(argv: list[str] | None) -> int:
     owns_process = argv is None
     if owns_process:
         gc.freeze()  # as tracker.cli.main: what lives until exit is kept out of the cyclic GC's scans
-    from tracker.errors import TrackerError, report
+    from tracker.errors import report
 
     try:
         if fast is None:

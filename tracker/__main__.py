@@ -1,5 +1,13 @@
-"""``python -m tracker``: the same entry point as the ``tracker`` console script."""
+"""``python -m tracker``: the same entry point as the ``tracker`` console script.
 
-from tracker.entry import main
+Until :mod:`tracker.entry` has installed its Ctrl-C handler (its first statements), a Ctrl-C ends the
+process by SIGINT at once, as it would before Python set up its own handler: silently, never a traceback.
+"""
+
+import _signal
+
+_signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+
+from tracker.entry import main  # noqa: E402 - after the line above, on purpose
 
 main()

@@ -402,14 +402,16 @@ def ratio_case(metric: str, params: dict[str, Any], top: list[float], bottom: li
     return bench_results.case(metric, params, "x", "lower", samples, summarize(samples), info)
 
 
-def write_result(cases: list[dict[str, Any]], out: Path, command: str) -> Path:
-    """The ``tracker_speed`` result file in ``out`` (atomic, :func:`bench.results.write`)."""
-    files = bench_results.measured_files(REPO, MEASURED)
+def write_result(cases: list[dict[str, Any]], out: Path, command: str, benchmark: str = "tracker_speed",
+                 measured: tuple[str, ...] = MEASURED) -> Path:
+    """The result file ``<benchmark>-<UTC time>-<host>.json`` in ``out`` (atomic, :func:`bench.results.write`);
+    its fingerprint covers the ``measured`` files (the tracker's code and the script)."""
+    files = bench_results.measured_files(REPO, measured)
     commit, dirty = commit_state(REPO, files)
     now = bench_results.utc_now()
     prov = {"commit": commit, "dirty": dirty, "time": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "host": socket.gethostname(),
             "python": platform.python_version(), "command": command, "fingerprint": bench_results.fingerprint(files)}  # fmt: skip
-    return bench_results.write(bench_results.document("tracker_speed", prov, cases), out, now)
+    return bench_results.write(bench_results.document(benchmark, prov, cases), out, now)
 
 
 # --- Main ---------------------------------------------------------------------------------------------

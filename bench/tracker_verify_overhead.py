@@ -1,24 +1,49 @@
-"""What ``tracker verify`` costs over plain pytest, and what a verify with nothing changed costs.
+"""What ``tracker verify`` costs over plain pytest, where the difference goes, and what a verify with
+nothing changed costs.
 
 Builds a synthetic git repository (temporary directory) with N test gates, one test each, spread
-over phases of 10 gates, then times, as whole processes (median of ``--repeat`` runs after one
-warm-up):
+over phases of 10 gates, and ``--files`` more committed source files (the evidence file records every
+file's blob id, as in a real project: this repository has ~200), then times, as whole processes,
+interleaved round by round (median of ``--repeat`` rounds after one warm-up round), wall seconds and
+CPU seconds (user + system of the process and everything it waited for; on a shared machine CPU
+time is the steadier measure of work, wall time the one a user feels):
 
 - ``pytest -q NODEID...``: plain pytest over exactly the gates' node ids;
 - ``tracker verify --force``: the same tests through the tracker (one pytest session, evidence
-  recorded, status derived before and after); target <= 1.1x plain pytest;
+  recorded, status derived after); goal <= 1.1x plain pytest (plan 0003, P5);
 - ``tracker verify`` with nothing changed since the last verify: every gate's evidence is fresh, so
-  no test runs; target < 1 s.
+  no test runs; goal < 1 s.
 
-Usage: ``python bench/tracker_verify_overhead.py [--gates 10,100,500] [--repeat 5] [--work-ms 0]``.
-``--work-ms`` makes each test sleep, to see the ratio on tests that do work. Standard library only
-(plus an installed ``tracker``). Prints one table; exits 0.
+The store is kept at one evidence file (the newest) between rounds, so history does not grow with the
+rounds (``bench/tracker_speed.py`` measures history).
+
+``--breakdown`` adds, per gate count, the parts of the difference (CPU): the tracker process itself (its
+own CPU, apart from its children: start-up, CLI, plans, status derived after the run), the nested
+pytest as verify runs it (``--tracker-select`` over whole files, the recorder writing evidence, its git
+calls), the same without recording, and ``python -c pass`` / ``tracker status`` for scale.
+
+``--pytest-arg ARG`` (repeatable) goes to both sides, e.g. ``--pytest-arg=-p --pytest-arg=no:hypothesispytest``
+for a lean pytest (this repository's environment loads hypothesis's plugin into every pytest: ~0.4 s of
+CPU that both sides pay, which makes the tracker's fixed cost look smaller).
+
+Usage::
+
+    python bench/tracker_verify_overhead.py                      # gates 10,100,500; writes bench/results/
+    python bench/tracker_verify_overhead.py --quick --breakdown  # gates 10,100, 3 rounds; writes nothing
+    python bench/tracker_verify_overhead.py [--gates 10,100,500] [--repeat 5] [--work-ms 0] [--files 200] [--out DIR]
+
+``--work-ms`` makes each test sleep, to see the ratio on tests that do work. The result file
+(``tracker_verify_overhead-<UTC time>-<host>.json``, schema ``tracker-bench-result``, fingerprint over
+``tracker/**/*.py`` and this script) holds ``tracker.verify_vs_pytest`` and ``tracker.verify_vs_pytest_cpu``
+(each round's verify over that round's pytest, unit ``x``), ``tracker.verify_ms``, ``pytest.nodeids_ms`` and
+``tracker.verify_unchanged_ms``, with params ``{gates, work_ms, files, pytest_args}``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -26,6 +51,26 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, NamedTuple
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.tracker_speed import ms_case, ratio_case, write_result  # noqa: E402 - needs the root on sys.path
+
+MEASURED = ("tracker/**/*.py", "bench/tracker_verify_overhead.py", "bench/tracker_speed.py")
+# Runs the tracker's entry point and reports, at exit, the CPU seconds of this process and of its children
+# (the nested pytest and the git calls), apart: what the tracker itself costs.
+SELF_CPU = (
+    "import atexit, resource, runpy, sys\n"
+    "def _report():\n"
+    "    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "    sys.stderr.write(f'@@cpu {me.ru_utime + me.ru_stime} {kids.ru_utime + kids.ru_stime}\\n')\n"
+    "atexit.register(_report)\n"
+    "sys.argv = ['tracker', *sys.argv[1:]]\n"
+    "runpy.run_module('tracker', run_name='__main__')\n"
+)
 
 
 def tracker_cmd() -> list[str]:
@@ -34,16 +79,19 @@ def tracker_cmd() -> list[str]:
     return [script] if script else [sys.executable, "-c", "from tracker.cli import main; main()"]
 
 
-def build(root: Path, gates: int, work_ms: int) -> list[str]:
-    """A git repo with ``gates`` tests (10 per file) and plans gating on each; returns the node ids."""
+def build(root: Path, gates: int, work_ms: int, files: int = 0) -> list[str]:
+    """A git repo with ``gates`` tests (10 per file), plans gating on each and ``files`` more source
+    files; returns the node ids."""
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}
     (root / "tests").mkdir(parents=True)
     (root / "plans").mkdir()
     (root / "src").mkdir()
     (root / "src/lib.py").write_text("VALUE = 1\n")
+    for i in range(files):
+        (root / f"src/mod_{i:04d}.py").write_text(f"VALUE_{i} = {i}\n")
     (root / "conftest.py").write_text("")
     (root / ".gitignore").write_text(".tracker/cache/\n.tracker/lock\n__pycache__/\n")
-    body = f"import time\nfrom src.lib import VALUE\n\n"
+    body = "import time\nfrom src.lib import VALUE\n\n"
     nodeids: list[str] = []
     for f in range((gates + 9) // 10):
         lines = [body]
@@ -62,56 +110,159 @@ def build(root: Path, gates: int, work_ms: int) -> list[str]:
     return nodeids
 
 
-def run_once(cmd: list[str], cwd: Path) -> float:
-    """Wall seconds of one run of ``cmd`` (which must exit 0)."""
+class Timing(NamedTuple):
+    """One run: wall seconds, CPU seconds of the process tree, and (``SELF_CPU`` runs) the tracker
+    process's own CPU seconds (else None)."""
+
+    wall: float
+    cpu: float
+    own: float | None
+
+
+def run_once(cmd: list[str], cwd: Path) -> Timing:
+    """One run of ``cmd`` (which must exit 0)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:4])}... exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    return elapsed
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    own = None
+    if "@@cpu " in proc.stderr:
+        own = float(proc.stderr.rsplit("@@cpu ", 1)[1].split()[0])
+    return Timing(elapsed, cpu, own)
 
 
-def interleaved(cmds: dict[str, list[str]], cwd: Path, repeat: int) -> dict[str, list[float]]:
+def keep_newest_evidence(root: Path) -> None:
+    """Leave the store with its newest file only (what the no-change verify needs)."""
+    files = sorted((root / ".tracker" / "evidence").glob("*.json"))
+    for path in files[:-1]:
+        path.unlink()
+
+
+def interleaved(cmds: dict[str, list[str]], cwd: Path, repeat: int) -> dict[str, list[Timing]]:
     """Run the commands in turn ``repeat`` times after one warm-up round; interleaving makes a load
     change on this shared machine hit every command alike."""
-    times: dict[str, list[float]] = {name: [] for name in cmds}
+    times: dict[str, list[Timing]] = {name: [] for name in cmds}
     for i in range(repeat + 1):
         for name, cmd in cmds.items():
-            elapsed = run_once(cmd, cwd)
+            timing = run_once(cmd, cwd)
+            keep_newest_evidence(cwd)
             if i:
-                times[name].append(elapsed)
+                times[name].append(timing)
     return times
 
 
-def main() -> int:
+def nested_commands(root: Path, nodeids: list[str], pytest_args: list[str], tmp: Path) -> tuple[list[str], list[str]]:
+    """The nested pytest as ``tracker verify`` runs it (recording into ``tmp``), and the same without
+    recording (selection only): what the recorder costs is their difference."""
+    import json
+
+    from tracker.commands.common import pytest_command
+    from tracker.model import TestGate, gate_hash
+
+    sel, hashes = tmp / "select.json", tmp / "gates.json"
+    sel.write_text(json.dumps(sorted({(n, None) for n in nodeids}, key=str)))
+    hashes.write_text(json.dumps({f"0001/P{i // 10}#{i % 10 + 1}": gate_hash(TestGate(test=n)) for i, n in enumerate(nodeids)}))
+    files = sorted({n.split("::", 1)[0] for n in nodeids})
+    base = [*pytest_command(), f"--rootdir={root}", f"--tracker-select={sel}", "--continue-on-collection-errors"]
+    record = [*base, f"--tracker-record={tmp / 'ev'}", f"--tracker-gates={hashes}", *pytest_args, *files]
+    return record, [*base, *pytest_args, *files]
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--gates", default="10,100,500", help="comma-separated gate counts")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--gates", default=None, help="comma-separated gate counts (default 10,100,500; --quick 10,100)")
+    parser.add_argument("--repeat", type=int, default=None, help="timed rounds (default 5; --quick 3)")
     parser.add_argument("--work-ms", type=int, default=0, help="sleep per test, milliseconds")
-    args = parser.parse_args()
+    parser.add_argument("--files", type=int, default=200, help="more committed source files in the repository")
+    parser.add_argument("--pytest-arg", action="append", default=[], help="argument for both pytest sides (repeatable)")
+    parser.add_argument("--breakdown", action="store_true", help="also time the parts of verify's overhead")
+    parser.add_argument("--quick", action="store_true", help="gates 10,100, 3 rounds, no result file unless --out")
+    parser.add_argument("--out", type=Path, default=None, help="directory of the result file (default bench/results/; --quick: none)")
+    args = parser.parse_args(argv)
+    args.gates = [int(x) for x in (args.gates or ("10,100" if args.quick else "10,100,500")).split(",")]
+    args.repeat = args.repeat if args.repeat is not None else (3 if args.quick else 5)
+    if args.out is None and not args.quick:
+        args.out = REPO / "bench" / "results"
+    return args
+
+
+def med(timings: list[Timing], field: str) -> float:
+    return statistics.median(getattr(t, field) for t in timings)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     tracker = tracker_cmd()
-    pytest = [sys.executable, "-m", "pytest", "-q"]
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, repeat {args.repeat}, work {args.work_ms} ms/test")
-    print("median (min) wall seconds over the runs")
-    print(f"{'gates':>6} {'pytest':>14} {'verify --force':>15} {'ratio':>12} {'no-change verify':>17}")
-    for n in (int(x) for x in args.gates.split(",")):
+    pytest = [sys.executable, "-m", "pytest", "-q", *args.pytest_arg]
+    verify_args = [f"--pytest-arg={a}" for a in args.pytest_arg]
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, repeat {args.repeat}, "
+          f"work {args.work_ms} ms/test, {args.files} more files, pytest args {args.pytest_arg or 'none'}")  # fmt: skip
+    print("median over the rounds: wall ms / CPU ms (process tree); x: verify over pytest, round by round")
+    print(f"{'gates':>6} {'pytest':>13} {'verify --force':>15} {'x wall':>7} {'x cpu':>6} {'no-change verify':>17}")
+    cases: list[dict[str, Any]] = []
+    info = {"cpus": os.cpu_count() or 0}
+    for n in args.gates:
         with tempfile.TemporaryDirectory(prefix="tracker-overhead-") as tmp:
-            root = Path(tmp)
-            nodeids = build(root, n, args.work_ms)
-            t = interleaved(
-                {"pytest": pytest + nodeids, "verify": tracker + ["verify", "--force"], "unchanged": tracker + ["verify"]},
-                root, args.repeat,
-            )  # fmt: skip
-            med = {k: statistics.median(v) for k, v in t.items()}
-            low = {k: min(v) for k, v in t.items()}
+            root = Path(tmp) / "repo"
+            nodeids = build(root, n, args.work_ms, args.files)
+            cmds = {"pytest": pytest + nodeids, "verify": tracker + ["verify", "--force", *verify_args],
+                    "unchanged": tracker + ["verify", *verify_args]}  # fmt: skip
+            if args.breakdown:
+                scratch = Path(tmp) / "nested"
+                scratch.mkdir()
+                record, select = nested_commands(root, nodeids, args.pytest_arg, scratch)
+                cmds |= {"verify (own cpu)": [sys.executable, "-c", SELF_CPU, "verify", "--force", *verify_args],
+                         "nested pytest, recording": record, "nested pytest, selection only": select,
+                         "tracker status": tracker + ["status"], "python -c pass": [sys.executable, "-c", "pass"]}  # fmt: skip
+            t = interleaved(cmds, root, args.repeat)
+            wall_x = [v.wall / p.wall for v, p in zip(t["verify"], t["pytest"])]
+            cpu_x = [v.cpu / p.cpu for v, p in zip(t["verify"], t["pytest"])]
 
             def cell(k: str) -> str:
-                return f"{med[k]:.3f} ({low[k]:.3f})"
+                return f"{med(t[k], 'wall') * 1000:.0f}/{med(t[k], 'cpu') * 1000:.0f}"
 
-            ratio = f"{med['verify'] / med['pytest']:.2f} ({low['verify'] / low['pytest']:.2f})"
-            print(f"{n:>6} {cell('pytest'):>14} {cell('verify'):>15} {ratio:>12} {cell('unchanged'):>17}")
+            print(f"{n:>6} {cell('pytest'):>13} {cell('verify'):>15} {statistics.median(wall_x):7.2f} "
+                  f"{statistics.median(cpu_x):6.2f} {cell('unchanged'):>17}")  # fmt: skip
+            params = {"gates": n, "work_ms": args.work_ms, "files": args.files, "pytest_args": " ".join(args.pytest_arg)}
+            info["load1"] = round(os.getloadavg()[0], 2)
+            cases += [
+                ratio_case("tracker.verify_vs_pytest", params, [v.wall for v in t["verify"]], [p.wall for p in t["pytest"]], info),
+                ratio_case("tracker.verify_vs_pytest_cpu", params, [v.cpu for v in t["verify"]], [p.cpu for p in t["pytest"]], info),
+                ms_case("tracker.verify_ms", params, [v.wall for v in t["verify"]], info),
+                ms_case("pytest.nodeids_ms", params, [p.wall for p in t["pytest"]], info),
+                ms_case("tracker.verify_unchanged_ms", params, [v.wall for v in t["unchanged"]], info),
+            ]  # fmt: skip
+            if args.breakdown:
+                print_breakdown(t)
+    if args.out is not None:
+        command = " ".join(["python", "bench/tracker_verify_overhead.py", *(sys.argv[1:] if argv is None else argv)])
+        print(f"result file: {write_result(cases, args.out, command, 'tracker_verify_overhead', MEASURED)}")
     return 0
+
+
+def print_breakdown(t: dict[str, list[Timing]]) -> None:
+    """Where verify's extra CPU goes (medians; each line a difference of measured processes)."""
+    cpu = {k: med(v, "cpu") * 1000 for k, v in t.items()}
+    own = statistics.median(x.own for x in t["verify (own cpu)"] if x.own is not None) * 1000
+    kids = cpu["verify (own cpu)"] - own
+    rows = [
+        ("verify --force, whole tree", cpu["verify (own cpu)"]),
+        ("  tracker process itself (start-up, CLI, plans, status after)", own),
+        ("  its children (nested pytest, git)", kids),
+        ("plain pytest -q NODEIDS", cpu["pytest"]),
+        ("nested pytest, selection only (whole files, --tracker-select)", cpu["nested pytest, selection only"]),
+        ("nested pytest, recording (as verify runs it)", cpu["nested pytest, recording"]),
+        ("  = recorder (evidence writes, git calls, per-test rewrites)", cpu["nested pytest, recording"] - cpu["nested pytest, selection only"]),
+        ("  = selection over whole files vs node ids", cpu["nested pytest, selection only"] - cpu["pytest"]),
+        ("tracker status (for scale: derive alone)", cpu["tracker status"]),
+        ("python -c pass (for scale: one interpreter)", cpu["python -c pass"]),
+    ]  # fmt: skip
+    for label, value in rows:
+        print(f"        {label:<66} {value:7.1f} ms CPU")
 
 
 if __name__ == "__main__":

@@ -105,7 +105,8 @@ class RepoResults:
     def __init__(self, root: Path) -> None:
         self.root = root
         listing = [f"{rel}\0{digest}" for rel, digest in _content_ids(root, repo_result_files(root)).items()]
-        self.key = sha256_hex("\n".join([logic_key(), *sorted(listing)]).encode())
+        # surrogateescape: a file name that is not UTF-8 (its bytes as surrogates) still keys the cache
+        self.key = sha256_hex("\n".join([logic_key(), *sorted(listing)]).encode("utf-8", "surrogateescape"))
         self._runs: list[ResultRun] | None = None
         self._errors: list[ResultFileError] = []
 

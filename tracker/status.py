@@ -14,13 +14,13 @@ Precedence, first match wins (README "Status rules"):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from tracker.checks import qualify
 from tracker.evidence import Store
 from tracker.fingerprint import FileIndex, changed_files
-from tracker.model import BenchGate, GateVerdict, ManualGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
+from tracker.model import BenchGate, Gate, GateVerdict, ManualGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
 from tracker.testgate import TestIndex, gate_changed, manual_hashes, manual_verdict
 
 BenchEvaluator = Callable[[BenchGate], GateVerdict]
@@ -130,34 +130,66 @@ def _staleness(
     bench_changed: Callable[[str, dict[str, str]], list[str]] | None = None,
 ) -> tuple[tuple[str, ...], str]:
     """(changed files, note) when the evidence behind a met phase no longer matches; note '' if fresh."""
-    current = index.match(phase.paths) if phase.paths else {}
     changed: set[str] = set()
     notes: list[str] = []
     for i, (gate, v) in enumerate(zip(phase.gates, verdicts)):
-        if v.source is None:
-            continue
-        if isinstance(gate, BenchGate):  # a result's own fingerprint: the files the benchmark measured
-            # Like test gates, a phase goes stale only through the code under its own ``paths`` (a phase
-            # without paths never goes stale through files): a change to another measured file (the
-            # baseline, the harness) belongs to the phases that cover it.
-            measured = bench_changed(v.source.file, dict(index.files)) if bench_changed and phase.paths else []
-            if measured:
-                measured = list(FileIndex(dict.fromkeys(measured, "")).match(phase.paths))
-            changed.update(measured)
-            continue
-        recorded_files, recorded_gates = _evidence_files(store, v.source.file)
-        key = gate_key(plan.id, phase.id, i)
-        if gate_changed(key, gate, recorded_gates):
-            notes.append(f"gate {i + 1} definition changed since {v.source.file}")
-        if phase.paths:
-            if v.source.file not in then_cache:
-                then_cache[v.source.file] = FileIndex(recorded_files)
-            then = then_cache[v.source.file].match(phase.paths)
-            changed.update(changed_files(then, current))
+        files, definition = _gate_changes(plan, phase, i, gate, v, store, index, then_cache, bench_changed)
+        changed.update(files)
+        if definition:
+            notes.append(definition)
     if changed:
-        shown = ", ".join(sorted(changed)[:5]) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
-        notes.append(f"changed since evidence: {shown}")
+        notes.append(_changed_note(changed))
     return tuple(sorted(changed)), "; ".join(notes)
+
+
+def _changed_note(changed: set[str] | list[str]) -> str:
+    shown = ", ".join(sorted(changed)[:5]) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
+    return f"changed since evidence: {shown}"
+
+
+def _gate_changes(
+    plan: Plan, phase: Phase, i: int, gate: Gate, v: GateVerdict, store: Store, index: FileIndex,
+    then_cache: dict[str, FileIndex], bench_changed: Callable[[str, dict[str, str]], list[str]] | None,
+) -> tuple[list[str], str]:
+    """What no longer matches the evidence behind gate ``i``'s verdict: (files under the phase's ``paths``
+    that changed since, a note when the gate's definition changed since; '' otherwise)."""
+    if v.source is None:
+        return [], ""
+    if isinstance(gate, BenchGate):  # a result's own fingerprint: the files the benchmark measured
+        # Like test gates, a phase goes stale only through the code under its own ``paths`` (a phase
+        # without paths never goes stale through files): a change to another measured file (the
+        # baseline, the harness) belongs to the phases that cover it.
+        measured = bench_changed(v.source.file, dict(index.files)) if bench_changed and phase.paths else []
+        return (list(FileIndex(dict.fromkeys(measured, "")).match(phase.paths)) if measured else []), ""
+    recorded_files, recorded_gates = _evidence_files(store, v.source.file)
+    note = f"gate {i + 1} definition changed since {v.source.file}" if gate_changed(gate_key(plan.id, phase.id, i), gate, recorded_gates) else ""
+    if not phase.paths:
+        return [], note
+    if v.source.file not in then_cache:
+        then_cache[v.source.file] = FileIndex(recorded_files)
+    then = then_cache[v.source.file].match(phase.paths)
+    return changed_files(then, index.match(phase.paths)), note
+
+
+def stale_gates(
+    phases: Iterable[tuple[Plan, Phase]], statuses: dict[str, PhaseStatus], store: Store, index: FileIndex,
+    bench_changed: Callable[[str, dict[str, str]], list[str]] | None = None,
+) -> dict[str, str]:
+    """{gate key: why} for every met gate of a ``stale`` phase whose own evidence no longer matches (what
+    ``tracker verify`` shows instead of "met"): the gate's definition changed since, or files under the
+    phase's ``paths`` that its evidence saw (a bench result: measured) changed since."""
+    out: dict[str, str] = {}
+    then_cache: dict[str, FileIndex] = {}
+    for plan, phase in phases:
+        st = statuses.get(f"{plan.id}/{phase.id}")
+        if st is None or st.status is not Status.STALE:
+            continue
+        for i, (gate, v) in enumerate(zip(phase.gates, st.verdicts)):
+            files, definition = _gate_changes(plan, phase, i, gate, v, store, index, then_cache, bench_changed)
+            why = "; ".join(x for x in (definition, _changed_note(files) if files else "") if x)
+            if v.met and why:
+                out[gate_key(plan.id, phase.id, i)] = why
+    return out
 
 
 def derive(root: Path, plans: list[Plan]) -> dict[str, PhaseStatus]:
@@ -169,4 +201,4 @@ def derive(root: Path, plans: list[Plan]) -> dict[str, PhaseStatus]:
     return compute(plans, store, lambda: FileIndex(tree_file_ids(root)), lambda: bench_evaluator(root, store))
 
 
-__all__ = ["compute", "derive", "bench_evaluator", "gate_key", "gate_hash"]
+__all__ = ["compute", "derive", "bench_evaluator", "gate_key", "gate_hash", "stale_gates"]

@@ -113,3 +113,96 @@ def test_commit_state_rules(signed: Path, tmp_path: Path, monkeypatch: pytest.Mo
     git(unborn, "init", "-q")
     monkeypatch.setenv("TRACKER_DIRTY", "0")
     assert commit_state(unborn) == (None, False)
+
+
+# --- item 2: verify's exit code and one true line per gate ------------------------------------------------------------
+
+BENCH = 'bench = "m.time_us"\nwhere = { impl = "cuda" }\nat_most = 200.0'
+MIXED = plan_text(
+    "0001",
+    phase("P1", 'test = "tests/test_a.py"', 'manual = "Reviewed by the owner"')
+    + phase("P2", BENCH, paths='"kernel/**"'),
+)
+
+
+@pytest.fixture
+def mixed(repo: Callable[..., Path]) -> Path:
+    return repo({"plans/0001-a.md": MIXED, "tests/test_a.py": TEST_A, "kernel/k.cu": "// k\n", ".gitignore": IGNORE})
+
+
+def put_result(root: Path, samples: list[float], name: str = "r.json", time: str = "2026-11-29T11:02:03Z") -> None:
+    from resultfiles import case, result, write
+
+    write(root / "bench/results" / name, result([case("m.time_us", {"impl": "cuda"}, samples)], time=time, files={"kernel/k.cu": b"// k\n"}))
+
+
+def test_verify_exits_1_on_a_bench_gate_its_stored_results_do_not_meet(mixed: Path, cli: Callable[..., Any]) -> None:
+    put_result(mixed, [400.0] * 5)
+    res = cli(mixed, "verify", "0001/P2")
+    assert res.code == 1, res.out + res.err
+    assert "UNMET 0001/P2#1 m.time_us: 400 us > 200 us" in res.out
+    assert "tracker: 0001/P2 is planned, not done: gate 1 (bench) is unmet\n" in res.out
+    put_result(mixed, [100.0] * 5, name="s.json", time="2026-11-29T12:00:00Z")
+    res = cli(mixed, "verify", "0001/P2")
+    assert res.code == 0 and "met   0001/P2#1 m.time_us: 100 us ≤ 200 us" in res.out and "tracker: 0001/P2 is done\n" in res.out
+
+
+def test_verify_says_a_manual_gate_is_unsigned_and_exits_1_though_the_tests_passed(mixed: Path, cli: Callable[..., Any]) -> None:
+    res = cli(mixed, "verify", "0001/P1")
+    assert res.code == 1, res.out + res.err
+    assert "met   0001/P1#1 tests/test_a.py: 1 passed\n" in res.out
+    signoff = "tracker signoff 0001/P1 --gate 2 --by WHO --why TEXT"
+    assert f'UNMET 0001/P1#2 manual "Reviewed by the owner": unsigned: run `{signoff}`\n' in res.out
+    assert "tracker: 0001/P1 is in-progress, not done: its test gate passed, but gate 2 (manual) is not signed off\n" in res.out
+    assert cli(mixed, "signoff", "0001/P1", "--gate", "2", "--by", "Ada", "--why", "read it").code == 0
+    res = cli(mixed, "verify", "0001/P1")  # nothing re-runs, and now the phase is done
+    assert res.code == 0, res.out + res.err
+    assert "met   0001/P1#2 manual \"Reviewed by the owner\": signed off by Ada: read it\n" in res.out
+    assert "tracker: 0001/P1 is done\n" in res.out and "not re-run" in res.out
+
+
+def test_verify_calls_the_bench_gate_of_a_stale_phase_stale_not_met(mixed: Path, cli: Callable[..., Any]) -> None:
+    put_result(mixed, [100.0] * 5)
+    assert cli(mixed, "verify", "0001/P2").code == 0
+    (mixed / "kernel/k.cu").write_text("// k, faster now?\n")
+    res = cli(mixed, "verify", "0001/P2")
+    assert res.code == 1, res.out + res.err
+    assert "met   0001/P2#1" not in res.out
+    assert ("STALE 0001/P2#1 m.time_us: 100 us ≤ 200 us (median of 5, impl=cuda, NVIDIA H200, kernel@3f2a91c); but stale: "
+            "changed since evidence: kernel/k.cu (a new result file meets it again)\n") in res.out
+    assert "tracker: 0001/P2 is stale, not done: gate 1 (bench) is stale\n" in res.out
+
+
+def test_verify_of_everything_reports_every_gate_of_every_selected_phase(mixed: Path, cli: Callable[..., Any]) -> None:
+    res = cli(mixed, "verify")
+    assert res.code == 1
+    keys = [line.split()[1] for line in res.out.splitlines() if line[:5] in ("met  ", "UNMET", "STALE")]
+    assert keys == ["0001/P1#1", "0001/P1#2", "0001/P2#1"]
+    assert "UNMET 0001/P2#1 m.time_us: no benchmark evidence\n" in res.out
+
+
+def test_a_bench_gate_whose_command_failed_stays_unmet_in_the_verdicts_though_older_results_meet_it(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
+    import sys
+
+    failing = BENCH + f'\nrun = "{sys.executable} -c \\"import sys; sys.exit(3)\\""'
+    root = repo({"plans/0001-a.md": plan_text("0001", phase("P1", failing, paths='"kernel/**"')), "kernel/k.cu": "// k\n",
+                 ".gitignore": IGNORE})  # fmt: skip
+    put_result(root, [100.0] * 5)
+    res = cli(root, "verify", "--bench", "--force")
+    assert res.code == 1, res.out + res.err
+    assert "met   0001/P1#1" not in res.out
+    assert res.out.count("UNMET 0001/P1#1 m.time_us: ") == 2 and "exited with 3: its results are not used" in res.out
+
+
+def test_a_result_file_whose_name_is_not_utf8_is_read_by_status_and_verify(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+    import os
+
+    root = repo({"plans/0001-a.md": plan_text("0001", phase("P1", BENCH)), ".gitignore": IGNORE})
+    put_result(root, [100.0] * 5)
+    (root / "bench/results/r.json").rename(root / os.fsdecode(b"bench/results/r-\xff.json"))
+    res = cli(root, "status", "--json")
+    assert res.code == 0, res.err
+    assert json.loads(res.out)["plans"][0]["phases"][0]["status"] == "done"
+    assert cli(root, "verify").code == 0

@@ -1,79 +1,145 @@
-"""``tracker verify [PLAN[/PHASE]]...``: run the selected test gates in ONE pytest session.
+"""``tracker verify [PLAN[/PHASE]]...``: run the selected test gates in ONE pytest session, then say where every
+gate of the selected phases stands.
 
 The nested pytest gets our plugin with ``--tracker-select`` (exactly the gates' tests, each with
 its own ``-m``), ``--tracker-gates`` (the gates' definition hashes) and ``--tracker-record`` (the
 evidence file, named here so we know which one to read back). pytest's own output streams through
 as progress.
+
+After the run every gate of the selected phases gets one line with its verdict on the evidence as it now
+stands: ``met``; ``UNMET`` (a test that failed or did not run, a bench gate the stored results do not meet, a
+manual gate nobody signed off); or ``STALE`` (met on evidence that no longer matches the code or the gate:
+what changed is said). Then one line per phase says whether it is done and, when it is not, what is left
+(its test gates may all have passed while a manual gate is unsigned: the phase is not done, and exit 1).
+Exit 0 only when every gate of the selected phases is met on fresh evidence.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 from tracker.commands.common import pytest_command, pytest_env, select
 from tracker.errors import ExitCode, FileError, InterruptedRunError, NoTestsError, UsageError
 from tracker.evidence import EVIDENCE_DIR, Store, check_store_dir
-from tracker.model import BenchGate, PhaseStatus, Plan, TestGate, gate_hash
+from tracker.model import BenchGate, Gate, GateVerdict, ManualGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
 from tracker.plans import load_plans
 from tracker.status import gate_key
+
+PYTEST_USAGE_ERROR = 4  # pytest.ExitCode.USAGE_ERROR (pytest is not imported here)
 
 
 def run(
     root: Path, specs: list[str], pytest_args: list[str] | None = None, out: TextIO | None = None,
-    bench: bool = False, force: bool = False,
+    bench: bool = False, force: bool = False, as_json: bool = False,
 ) -> int:
-    """Run the gates, record evidence; exit 0 when every selected gate is met, else 1/5/6.
+    """Run the gates, record evidence, print every selected gate's verdict; exit 0 when every gate of the
+    selected phases is met on fresh evidence, else 1 (5: a test gate collected no tests; 6: the run was
+    interrupted). ``as_json``: stdout carries one object (:func:`verdict_document`), progress goes to stderr.
 
     Test gates whose passing evidence still matches the code are not re-run unless ``force``;
     ``bench`` also runs the selected bench gates' ``run`` commands (:mod:`tracker.benchrun`).
     """
     out = out or sys.stdout
+    log = sys.stderr if as_json else out  # progress: with --json, stdout carries the one object
+    pytest_args = list(pytest_args or [])
     _, plans = load_plans(root)
     chosen = select(plans, specs)
     check_store_dir(root)  # evidence is written there: a regular file in its place is exit 8, said up front
     all_gates = {gate_key(p.id, ph.id, i): g for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, TestGate)}
+    with _stdout_to_stderr() if as_json else nullcontext():
+        session = _run(root, plans, chosen, all_gates, pytest_args, log, bench, force)
+    judged = session.before if session.before is not None and session.evidence is None else _Judgement(
+        root, plans, last=session.evidence.name if session.evidence else None
+    )
+    warnings = _explain(judged.store)
+    for line in warnings:
+        log.write(f"tracker: {line}\n")
+    gates = gate_verdicts(chosen, judged.statuses, judged.stale(chosen), session.bench_failed)
+    empty = [g.key for g in gates if g.kind == "test" and g.verdict == "unmet" and ("0 tests" in g.reason or "never run" in g.reason)]
+    code = int(ExitCode.NO_TESTS) if empty else int(ExitCode.CHECK_FAILED) if session.bench_code or any(g.verdict != "met" for g in gates) else 0
+    if as_json:
+        doc = verdict_document(root, chosen, judged.statuses, gates, session, warnings, code)
+        out.write(json_text(out, doc) + "\n")
+    else:
+        _print_verdicts(root, chosen, judged.statuses, gates, session, out)
+    if empty:
+        raise NoTestsError(f"{len(empty)} gate(s) collected no tests: {', '.join(empty)}")
+    return code
+
+
+class _Session(NamedTuple):
+    """What one verify did before judging: the evidence file its pytest run recorded (None when nothing ran),
+    the test gates it ran and those up to date that it did not, the bench commands' outcome."""
+
+    evidence: Path | None
+    ran: list[str]
+    fresh: list[str]
+    bench_code: int
+    bench_failed: dict[str, str]  # bench gate key -> why its command gave it nothing (unmet whatever results say)
+    before: _Judgement | None  # the judgement freshness was decided on (reused when nothing ran after it)
+
+
+def _run(
+    root: Path, plans: list[Plan], chosen: list[tuple[Plan, Phase]], all_gates: dict[str, TestGate], pytest_args: list[str],
+    log: TextIO, bench: bool, force: bool,
+) -> _Session:
     from tracker.fingerprint import FileIndex, tree_file_ids
 
-    bench_code, fresh, before = 0, set[str](), None
-    current = FileIndex(tree_file_ids(root)) if bench or (all_gates and not force) else FileIndex({})
+    bench_code, bench_failed = 0, {}
+    current = FileIndex(tree_file_ids(root)) if bench or (all_gates and not force) else None
+    bench_gates = sum(isinstance(g, BenchGate) for _, ph in chosen for g in ph.gates)
     if bench:
         from tracker.benchrun import run_bench_gates
 
-        bench_code = run_bench_gates(root, chosen, force, out, dict(current.files))
-    elif any(isinstance(g, BenchGate) for _, ph in chosen for g in ph.gates):
-        from tracker.benchrun import report_stored  # without --bench: the results already in the repo
-
-        report_stored(root, chosen, out)
+        assert current is not None
+        lines = _BenchLines(log)
+        bench_code = run_bench_gates(root, chosen, force, lines, dict(current.files))  # type: ignore[arg-type]
+        bench_failed = lines.unmet
+    elif bench_gates:
+        log.write(f"tracker: {bench_gates} bench gate(s) judged on the stored results (--bench runs their commands)\n")
+    before, fresh = None, set[str]()
     if all_gates and not force:
-        from tracker import evidence as ev
         from tracker.history import fresh_test_gates
-
-        from tracker.status import bench_evaluator, compute
 
         # One store read and one tree scan serve both status and freshness. An unusable store file makes every
         # test gate unmet (as in status), so nothing counts as fresh and everything selected runs.
-        store = ev.load(root, strict=False)
-        before = compute(plans, store, lambda: current, lambda: bench_evaluator(root, store))
-        fresh = fresh_test_gates(plans, store, before, current, list(all_gates))
+        assert current is not None
+        before = _Judgement(root, plans, index=current)
+        fresh = fresh_test_gates(plans, before.store, before.statuses, current, list(all_gates))
         if fresh:
-            out.write(f"tracker: {len(fresh)} test gate(s) up to date with their evidence, not re-run (--force re-runs)\n")
+            log.write(f"tracker: {len(fresh)} test gate(s) up to date with their evidence, not re-run (--force re-runs)\n")
     gates = {k: g for k, g in all_gates.items() if k not in fresh}
+    evidence = None
     if not all_gates:
-        out.write("no test gates selected: nothing to run\n")
-        return bench_code
-    if not gates:
-        return _report(root, plans, all_gates, root / EVIDENCE_DIR, None, out, before) or bench_code
-    # Only existing paths go on the command line: a missing one would abort the whole session.
-    paths = sorted({g.test.split("::", 1)[0].rstrip("/") or "." for g in gates.values()})
+        log.write("no test gates selected: nothing to run\n")
+    elif gates:
+        evidence = _run_gates(root, gates, pytest_args, log)
+    return _Session(evidence, sorted(gates) if evidence else [], sorted(fresh), bench_code, bench_failed, before)
+
+
+def _test_paths(root: Path, gates: Any) -> tuple[list[str], list[str]]:
+    """(existing, missing) files and directories of the gates' pytest arguments: only existing paths go on the
+    command line, since a missing one would abort the whole session."""
+    paths = sorted({g.test.split("::", 1)[0].rstrip("/") or "." for g in gates})
     existing = [p for p in paths if (root / p).exists()]
-    for p in sorted(set(paths) - set(existing)):
-        out.write(f"tracker: no such test file or directory: {p}\n")
+    return existing, sorted(set(paths) - set(existing))
+
+
+def _run_gates(root: Path, gates: dict[str, TestGate], pytest_args: list[str], log: TextIO) -> Path | None:
+    """Run ``gates`` in one pytest session; this run's evidence file, or None when none of their paths exists.
+    Raises UsageError when pytest refuses its command line, InterruptedRunError when the run did not complete."""
+    existing, missing = _test_paths(root, gates.values())
+    for p in missing:
+        log.write(f"tracker: no such test file or directory: {p}\n")
     import socket
 
     from tracker.commands.ingest import evidence_name  # same naming as the plugin's, without importing pytest
@@ -88,28 +154,15 @@ def run(
             f"--rootdir={root}", f"--tracker-record={root / EVIDENCE_DIR}", f"--tracker-file={name}",
             f"--tracker-gates={hashes}", f"--tracker-select={sel}",
             "--continue-on-collection-errors",  # a file that fails to collect makes its gates unmet, not the run void
-            *(pytest_args or []), *existing,
+            *pytest_args, *existing,
         ]  # fmt: skip
-        out.write(f"tracker: running {len(gates)} test gate(s) in one pytest session\n")
-        out.flush()
-        code = _run_pytest(cmd, root, evidence) if existing else None
-    return _report(root, plans, all_gates, evidence, code, out, pytest_args=pytest_args) or bench_code
-
-
-PYTEST_USAGE_ERROR = 4  # pytest.ExitCode.USAGE_ERROR (pytest is not imported here)
-
-
-def _judge(root: Path, plans: list[Plan], last: str | None, out: TextIO) -> dict[str, PhaseStatus]:
-    """Statuses with the run this machine just recorded (``last``, a store file name) ordered after every
-    other store file, whatever their recorded times: an older file, or one from a machine whose clock runs
-    ahead, never hides what was just run here."""
-    from tracker import evidence as ev
-    from tracker.fingerprint import FileIndex, tree_file_ids
-    from tracker.status import bench_evaluator, compute
-
-    store = ev.load(root, strict=False, last=last)
-    _explain(store, out)
-    return compute(plans, store, lambda: FileIndex(tree_file_ids(root)), lambda: bench_evaluator(root, store))
+        log.write(f"tracker: running {len(gates)} test gate(s) in one pytest session\n")
+        log.flush()
+        if not existing:
+            return None
+        code = _run_pytest(cmd, root, evidence)
+    _check_run(evidence, code, pytest_args)
+    return evidence
 
 
 def _run_pytest(cmd: list[str], root: Path, evidence: Path) -> int:
@@ -119,6 +172,244 @@ def _run_pytest(cmd: list[str], root: Path, evidence: Path) -> int:
     except KeyboardInterrupt:
         proc.wait()  # pytest got the same SIGINT: let it write its "interrupted" file
         raise InterruptedRunError(f"interrupted: {_recorded(root, evidence)}") from None
+
+
+def _check_run(evidence: Path, code: int, pytest_args: list[str]) -> None:
+    """Refuse a run that counts for nothing: pytest refused its arguments (exit 3), or the run did not complete
+    (exit 6, saying whether a test crashed it)."""
+    data = _read_evidence(evidence)
+    status = data.get("status")
+    if code == PYTEST_USAGE_ERROR and status != "complete" and "nodeid" not in (data.get("running") or {}):
+        # pytest refused its arguments or configuration before running a test (a test that exits the
+        # process with status 4 is a crash: it names the running test, and is reported below).
+        what = "its command line (a --pytest-arg)" if pytest_args else "its command line or configuration"
+        raise UsageError(f"pytest refused {what} (exit {code}; its message is above): nothing ran")
+    if status != "complete":
+        what = "left no evidence file" if status is None else f"recorded as {status}"
+        running = data.get("running") if isinstance(data.get("running"), dict) else {}
+        crashed = f"; it crashed while running {running['nodeid']}, which counts as an error" if isinstance(running.get("nodeid"), str) else ""
+        raise InterruptedRunError(f"pytest exited with {code} and its run was {what}{crashed}: nothing counts as passed")
+
+
+@contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """With ``--json`` stdout carries only the JSON object: what pytest and the bench commands print (to file
+    descriptor 1, inherited) goes to stderr while they run."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no stdout at all: nothing to keep clean
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+class _BenchLines:
+    """The stream :func:`tracker.benchrun.run_bench_gates` reports to, passed through to ``out``. It remembers
+    the gates reported ``UNMET`` after their commands ran, with the reason: a gate whose command failed or wrote
+    no result file is unmet even when older results would meet it."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.unmet: dict[str, str] = {}
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self.out.write(text)
+        *lines, self._pending = (self._pending + text).split("\n")
+        for line in lines:
+            if line.startswith("UNMET "):
+                key, _, rest = line.removeprefix("UNMET ").partition(" ")
+                self.unmet[key] = rest.partition(": ")[2]
+        return len(text)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+class _Judgement:
+    """Every phase's status on the store as it stands (``last``: this machine's run, ordered after every other
+    file), with the store, the working tree and the bench evaluator it was judged on (to say what is stale)."""
+
+    def __init__(self, root: Path, plans: list[Plan], last: str | None = None, index: Any = None) -> None:
+        from tracker import evidence as ev
+        from tracker.status import compute
+
+        self.root = root
+        self.store = ev.load(root, strict=False, last=last)
+        self._index = index
+        self._bench: Any = None
+        self.statuses = compute(plans, self.store, self.index, self.bench)
+
+    def index(self) -> Any:
+        """The working tree's file ids (read once)."""
+        if self._index is None:
+            from tracker.fingerprint import FileIndex, tree_file_ids
+
+            self._index = FileIndex(tree_file_ids(self.root))
+        return self._index
+
+    def bench(self) -> Any:
+        """The bench evaluator (built once, when a phase has a bench gate)."""
+        if self._bench is None:
+            from tracker.status import bench_evaluator
+
+            self._bench = bench_evaluator(self.root, self.store)
+        return self._bench
+
+    def stale(self, chosen: list[tuple[Plan, Phase]]) -> dict[str, str]:
+        """{gate key: what changed} for the met gates of the chosen stale phases whose evidence no longer matches."""
+        if not any(self.statuses[f"{p.id}/{ph.id}"].status is Status.STALE for p, ph in chosen):
+            return {}
+        from tracker.status import stale_gates
+
+        return stale_gates(chosen, self.statuses, self.store, self.index(), getattr(self._bench, "changed", None))
+
+
+class GateLine(NamedTuple):
+    """One gate as verify reports it: ``verdict`` is ``met``, ``unmet`` or ``stale``."""
+
+    key: str
+    index: int
+    kind: str  # test | bench | manual
+    label: str
+    verdict: str
+    reason: str
+    stale: str | None
+    gate: Gate
+    v: GateVerdict
+
+
+def gate_verdicts(
+    chosen: list[tuple[Plan, Phase]], statuses: dict[str, PhaseStatus], stale: dict[str, str], bench_failed: dict[str, str]
+) -> list[GateLine]:
+    """Every gate of the chosen phases with its true verdict: a bench gate whose command just failed is unmet,
+    a met gate whose evidence no longer matches is stale (saying what changed and how to refresh it), a manual
+    gate without a sign-off says how to sign it."""
+    out: list[GateLine] = []
+    for plan, phase in chosen:
+        st = statuses[f"{plan.id}/{phase.id}"]
+        for i, (gate, v) in enumerate(zip(phase.gates, st.verdicts)):
+            key = gate_key(plan.id, phase.id, i)
+            kind = type(gate).__name__.removesuffix("Gate").lower()
+            verdict, reason, why = ("met" if v.met else "unmet"), v.reason, stale.get(key)
+            if key in bench_failed:
+                verdict, reason, why = "unmet", bench_failed[key], None
+            elif why:
+                verdict, reason = "stale", f"{v.reason}; but stale: {why} ({_refresh(plan, phase, i, gate)})"
+            elif isinstance(gate, ManualGate) and not v.met:
+                reason = f"unsigned: run `{_signoff_command(plan, phase, i)}`"
+            out.append(GateLine(key, i + 1, kind, _label(gate), verdict, reason, why, gate, v))
+    return out
+
+
+def _signoff_command(plan: Plan, phase: Phase, i: int) -> str:
+    return f"tracker signoff {plan.id}/{phase.id} --gate {i + 1} --by WHO --why TEXT"
+
+
+def _refresh(plan: Plan, phase: Phase, i: int, gate: Gate) -> str:
+    """How a stale gate gets fresh evidence."""
+    if isinstance(gate, ManualGate):
+        return f"sign it off again: {_signoff_command(plan, phase, i)}"
+    if isinstance(gate, BenchGate):
+        return f"re-measure: tracker verify --bench {plan.id}/{phase.id}" if gate.run else "a new result file meets it again"
+    return f"re-run: tracker verify --force {plan.id}/{phase.id}"
+
+
+def _label(gate: Gate) -> str:
+    if isinstance(gate, TestGate):
+        return gate.test
+    if isinstance(gate, BenchGate):
+        return gate.bench
+    text = " ".join(gate.manual.split())
+    return "manual " + json.dumps(text if len(text) <= 60 else text[:57] + "...", ensure_ascii=False)
+
+
+MARK = {"met": "met  ", "unmet": "UNMET", "stale": "STALE"}
+
+
+def _print_verdicts(
+    root: Path, chosen: list[tuple[Plan, Phase]], statuses: dict[str, PhaseStatus], gates: list[GateLine],
+    session: _Session, out: TextIO,
+) -> None:
+    for g in gates:
+        out.write(f"{MARK[g.verdict]} {g.key} {g.label}: {g.reason}\n")
+    out.write(f"tracker: evidence {session.evidence.relative_to(root).as_posix() if session.evidence else '(none: nothing to run)'}\n")
+    by_phase: dict[str, list[GateLine]] = {}
+    for g in gates:
+        by_phase.setdefault(g.key.partition("#")[0], []).append(g)
+    for plan, phase in chosen:
+        key = f"{plan.id}/{phase.id}"
+        out.write(f"tracker: {phase_summary(key, statuses[key], by_phase.get(key, []))}\n")
+
+
+def phase_summary(key: str, st: PhaseStatus, gates: list[GateLine]) -> str:
+    """``0001/P1 is done``, or what keeps it from being done: ``0001/P1 is in-progress: its test gates passed,
+    but gate 2 (manual) is not signed off``."""
+    if not gates:
+        return f"{key} is {st.status.value}: it has no gates, so it is never done"
+    left = [g for g in gates if g.verdict != "met"]
+    if not left:
+        return f"{key} is {st.status.value}"
+    tests = [g for g in gates if g.kind == "test"]
+    passed = ("its test gate passed, but " if len(tests) == 1 else "its test gates passed, but ") if tests and all(g.verdict == "met" for g in tests) else ""
+    said = {("unmet", "manual"): "not signed off", ("stale", "manual"): "signed off on what has changed since"}
+    what = ", ".join(f"gate {g.index} ({g.kind}) is {said.get((g.verdict, g.kind), g.verdict)}" for g in left)
+    blocked = f"; blocked by {', '.join(st.blocked_by)}" if st.blocked_by else ""
+    return f"{key} is {st.status.value}, not done: {passed}{what}{blocked}"
+
+
+def verdict_document(
+    root: Path, chosen: list[tuple[Plan, Phase]], statuses: dict[str, PhaseStatus], gates: list[GateLine],
+    session: _Session, warnings: list[str], code: int,
+) -> dict[str, Any]:
+    """The ``tracker verify --json`` object (README): the exit code, this run's evidence file, the test gates it
+    ran and those it did not re-run, and per selected phase its status, a one-line summary and every gate's
+    verdict (``met``/``unmet``/``stale``) with its reason, what made it stale and its evidence's source."""
+
+    def src(v: GateVerdict) -> dict[str, Any] | None:
+        s = v.source
+        return None if s is None else {"file": s.file, "machine": s.machine, "commit": s.commit, "time": s.time}
+
+    by_phase: dict[str, list[GateLine]] = {}
+    for g in gates:
+        by_phase.setdefault(g.key.partition("#")[0], []).append(g)
+    phases = []
+    for plan, phase in chosen:
+        key = f"{plan.id}/{phase.id}"
+        st = statuses[key]
+        phases.append({
+            "plan": plan.id, "id": phase.id, "status": st.status.value,
+            "summary": phase_summary(key, st, by_phase.get(key, [])),
+            "blocked_by": list(st.blocked_by), "changed": list(st.changed), "note": st.note,
+            "gates": [
+                {"key": g.key, "index": g.index, "kind": g.kind, "definition": g.gate.definition, "verdict": g.verdict,
+                 "failed": g.v.failed and g.verdict == "unmet", "reason": g.reason, "stale": g.stale, "source": src(g.v)}
+                for g in by_phase.get(key, [])
+            ],
+        })  # fmt: skip
+    return {
+        "exit": code,
+        "evidence": session.evidence.relative_to(root).as_posix() if session.evidence else None,
+        "ran": session.ran, "not_rerun": session.fresh, "phases": phases, "warnings": warnings,
+    }  # fmt: skip
+
+
+def json_text(out: TextIO, data: object) -> str:
+    """``data`` as JSON that ``out`` can carry as it is: readable UTF-8 where its encoding has every character,
+    else ASCII with ``\\u`` escapes, so what a program reads is valid JSON either way."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    try:
+        text.encode(getattr(out, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return json.dumps(data, indent=2)
+    return text
 
 
 def _read_evidence(evidence: Path) -> dict[str, Any]:
@@ -153,45 +444,13 @@ def _recorded(root: Path, evidence: Path) -> str:
     return f"the pytest run was stopped and recorded as {status} ({rel}): no result was recorded as passing"
 
 
-def _explain(store: Store, out: TextIO) -> None:
-    """Say what the evidence behind verify's verdicts is not: files put behind this machine's run, files
+def _explain(store: Store) -> list[str]:
+    """What the evidence behind verify's verdicts is not: files put behind this machine's run, files
     that cannot be used (a time in the future among them), each of which leaves every gate unmet."""
-    for rel in store.reordered:
-        out.write(f"tracker: {rel} is recorded later than this run (a clock ahead of this one?): it is put "
-                  "behind it, and what this machine just ran decides\n")  # fmt: skip
-    for line in store.invalid:
-        out.write(f"tracker: not used, and every test and bench gate is unmet until it is fixed or removed: {line}\n")
-
-
-def _report(
-    root: Path, plans: list[Plan], gates: dict[str, TestGate], evidence: Path, code: int | None, out: TextIO,
-    statuses: dict[str, PhaseStatus] | None = None, pytest_args: list[str] | None = None,
-) -> int:
-    if code is not None:
-        data = _read_evidence(evidence)
-        status = data.get("status")
-        if code == PYTEST_USAGE_ERROR and status != "complete" and "nodeid" not in (data.get("running") or {}):
-            # pytest refused its arguments or configuration before running a test (a test that exits the
-            # process with status 4 is a crash: it names the running test, and is reported below).
-            what = "its command line (a --pytest-arg)" if pytest_args else "its command line or configuration"
-            raise UsageError(f"pytest refused {what} (exit {code}; its message is above): nothing ran")
-        if status != "complete":
-            what = "left no evidence file" if status is None else f"recorded as {status}"
-            running = data.get("running") if isinstance(data.get("running"), dict) else {}
-            crashed = f"; it crashed while running {running['nodeid']}, which counts as an error" if isinstance(running.get("nodeid"), str) else ""
-            raise InterruptedRunError(f"pytest exited with {code} and its run was {what}{crashed}: nothing counts as passed")
-    if statuses is None:
-        statuses = _judge(root, plans, evidence.name if code is not None else None, out)
-    empty: list[str] = []
-    unmet: list[str] = []
-    for key, gate in gates.items():
-        plan_phase, _, num = key.partition("#")
-        v = statuses[plan_phase].verdicts[int(num) - 1]
-        mark = "met  " if v.met else "UNMET"
-        out.write(f"{mark} {key} {gate.test}: {v.reason}\n")
-        if not v.met:
-            (empty if "0 tests" in v.reason or "never run" in v.reason else unmet).append(key)
-    out.write(f"tracker: evidence {evidence.relative_to(root).as_posix() if code is not None else '(none: nothing to run)'}\n")
-    if empty:
-        raise NoTestsError(f"{len(empty)} gate(s) collected no tests: {', '.join(empty)}")
-    return int(ExitCode.CHECK_FAILED) if unmet else 0
+    lines = [
+        f"{rel} is recorded later than this run (a clock ahead of this one?): it is put behind it, and what this "
+        "machine just ran decides"
+        for rel in store.reordered
+    ]  # fmt: skip
+    lines += [f"not used, and every test and bench gate is unmet until it is fixed or removed: {line}" for line in store.invalid]
+    return lines

@@ -206,3 +206,73 @@ def test_a_result_file_whose_name_is_not_utf8_is_read_by_status_and_verify(repo:
     assert res.code == 0, res.err
     assert json.loads(res.out)["plans"][0]["phases"][0]["status"] == "done"
     assert cli(root, "verify").code == 0
+
+
+# --- item 8: pytest arguments are checked up front, whether or not anything runs -------------------------------------
+
+CONFTEST = "def pytest_addoption(parser):\n    parser.addoption('--runslow', action='store_true')\n"
+
+
+@pytest.fixture
+def verified(repo: Callable[..., Path], cli: Callable[..., Any]) -> Path:
+    """A repository whose one test gate is met and up to date (a verify runs nothing)."""
+    plan = plan_text("0001", phase("P1", 'test = "tests/test_a.py"'))
+    root = repo({"plans/0001-a.md": plan, "tests/test_a.py": TEST_A, "tests/conftest.py": CONFTEST, ".gitignore": IGNORE})
+    assert cli(root, "verify").code == 0
+    return root
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--bogus"], "pytest refused its command line (a --pytest-arg) (exit 4; its message is above): nothing ran"),
+        (["--maxfail=many"], "pytest refused its command line (a --pytest-arg)"),
+        (["-p", "no_such_plugin_xyz"], "pytest refused its command line (a --pytest-arg)"),
+        (["-k", "test_x and"], "--pytest-arg: Wrong expression passed to '-k': test_x and: "),
+        (["-m", "(slow"], "--pytest-arg: Wrong expression passed to '-m': (slow: "),
+        (["tests/test_gone.py"], "--pytest-arg: file or directory not found: tests/test_gone.py: nothing ran"),
+        (["--co"], "--pytest-arg: --collect-only: pytest would not run the tests: nothing ran"),
+        (["--help"], "--pytest-arg: --help: pytest would not run the tests"),
+        (["--version"], "--pytest-arg: pytest answered without running tests (--version?): nothing ran"),
+        (["--fixtures"], "--fixtures: pytest would not run the tests"),
+        (["--tracker-file=x.json"], "--pytest-arg --tracker-file=x.json: verify sets the tracker's own pytest options itself"),
+    ],
+)
+def test_a_bad_pytest_argument_is_a_usage_error_even_when_nothing_would_run(
+    verified: Path, cli: Callable[..., Any], args: list[str], said: str
+) -> None:
+    before = sorted((verified / ".tracker/evidence").iterdir())
+    res = cli(verified, "verify", "0001/P1", *(f"--pytest-arg={a}" for a in args))
+    assert res.code == 3, res.out + res.err
+    assert said in res.err and "Traceback" not in res.err
+    assert sorted((verified / ".tracker/evidence").iterdir()) == before  # nothing recorded
+
+
+def test_good_pytest_arguments_pass_the_check_conftest_options_included(verified: Path, cli: Callable[..., Any]) -> None:
+    for args in (["-x"], ["--runslow"], ["-k", "test_x or nothing"], ["-m", "not slow"], ["-q", "-p", "no:randomly"],
+                 ["tests/test_a.py::test_x"]):  # fmt: skip
+        res = cli(verified, "verify", "0001/P1", *(f"--pytest-arg={a}" for a in args))
+        assert res.code == 0, (args, res.out, res.err)
+        assert res.err == "" and "met   0001/P1#1" in res.out
+    res = cli(verified, "verify", "0001/P1", "--force", "--pytest-arg=--runslow")  # and the real run takes it
+    assert res.code == 0 and "1 passed" in res.out
+
+
+def test_a_bad_pytest_argument_stops_verify_before_a_bench_command_runs(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+    import sys
+
+    marker = "ran.txt"
+    gate = BENCH + f'\nrun = "{sys.executable} -c \\"open(\'{marker}\', \'w\')\\""'
+    root = repo({"plans/0001-a.md": plan_text("0001", phase("P1", gate)), ".gitignore": IGNORE})
+    res = cli(root, "verify", "--bench", "--pytest-arg=--bogus")
+    assert res.code == 3 and not (root / marker).exists(), res.out + res.err
+
+
+def test_the_argument_check_costs_one_short_pytest_start(verified: Path) -> None:
+    import time
+
+    from tracker.commands.verify import check_pytest_args
+
+    start = time.perf_counter()
+    check_pytest_args(verified, ["-x", "--runslow"], ["tests/test_a.py"])
+    assert time.perf_counter() - start < 5.0  # ~0.3 s here; generous for a loaded CI machine

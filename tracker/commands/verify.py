@@ -4,7 +4,7 @@ gate of the selected phases stands.
 The nested pytest gets our plugin with ``--tracker-select`` (exactly the gates' tests, each with
 its own ``-m``), ``--tracker-gates`` (the gates' definition hashes) and ``--tracker-record`` (the
 evidence file, named here so we know which one to read back). pytest's own output streams through
-as progress.
+as progress. ``--pytest-arg`` values are checked before anything runs (:func:`check_pytest_args`).
 
 After the run every gate of the selected phases gets one line with its verdict on the evidence as it now
 stands: ``met``; ``UNMET`` (a test that failed or did not run, a bench gate the stored results do not meet, a
@@ -55,6 +55,8 @@ def run(
     chosen = select(plans, specs)
     check_store_dir(root)  # evidence is written there: a regular file in its place is exit 8, said up front
     all_gates = {gate_key(p.id, ph.id, i): g for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, TestGate)}
+    if pytest_args:  # before anything runs (a --bench command can take minutes): a bad one is exit 3
+        check_pytest_args(root, pytest_args, _test_paths(root, all_gates.values())[0])
     with _stdout_to_stderr() if as_json else nullcontext():
         session = _run(root, plans, chosen, all_gates, pytest_args, log, bench, force)
     judged = session.before if session.before is not None and session.evidence is None else _Judgement(
@@ -189,6 +191,37 @@ def _check_run(evidence: Path, code: int, pytest_args: list[str]) -> None:
         running = data.get("running") if isinstance(data.get("running"), dict) else {}
         crashed = f"; it crashed while running {running['nodeid']}, which counts as an error" if isinstance(running.get("nodeid"), str) else ""
         raise InterruptedRunError(f"pytest exited with {code} and its run was {what}{crashed}: nothing counts as passed")
+
+
+def check_pytest_args(root: Path, pytest_args: list[str], paths: list[str]) -> None:
+    """Refuse (UsageError, exit 3) ``--pytest-arg`` values the run would not accept, whether or not anything runs.
+
+    pytest itself judges them, in a process given the same arguments, root directory and test paths as the run
+    (so the same plugins and initial ``conftest.py`` files define the options), with
+    :mod:`tracker.pytest_argcheck` ending it before anything is configured or collected (~0.2-0.4 s, only when
+    ``--pytest-arg`` is given). Refused too: options verify sets itself (``--tracker-*``), an expression for
+    ``-k``/``-m`` that does not parse, a path that does not exist, and options after which pytest would not run
+    the tests (``--collect-only``, ``--help``, ...).
+    """
+    own = [a for a in pytest_args if a.startswith("--tracker-")]
+    if own:
+        raise UsageError(f"--pytest-arg {own[0]}: verify sets the tracker's own pytest options itself")
+    with tempfile.TemporaryDirectory(prefix="tracker-argcheck-") as tmp:
+        answer = Path(tmp, "answer.json")
+        cmd = pytest_command() + ["-p", "tracker.pytest_argcheck", f"--rootdir={root}", *pytest_args, *paths]
+        env = {**pytest_env(root), "TRACKER_ARGCHECK": str(answer)}
+        proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, errors="replace", check=False)
+        try:
+            problems = json.loads(answer.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            problems = None
+    if problems is None:  # pytest stopped before our hook: it refused the arguments, or answered without running
+        sys.stderr.write(proc.stdout + proc.stderr)
+        if proc.returncode != 0:
+            raise UsageError(f"pytest refused its command line (a --pytest-arg) (exit {proc.returncode}; its message is above): nothing ran")
+        raise UsageError("--pytest-arg: pytest answered without running tests (--version?): nothing ran")
+    if problems:
+        raise UsageError("--pytest-arg: " + "; ".join(str(p) for p in problems) + ": nothing ran")
 
 
 @contextmanager

@@ -1,0 +1,69 @@
+"""A pytest plugin that checks ``tracker verify --pytest-arg`` values the way the real run will read them, then
+stops before anything runs.
+
+``tracker verify`` loads it (``-p tracker.pytest_argcheck``, with ``TRACKER_ARGCHECK`` naming a file to answer
+in) in a pytest process given the same arguments, root directory and test paths as the run it is about to
+start. pytest parses them with its own parser after loading the same plugins and initial ``conftest.py`` files
+(options they add are known); an argument it refuses ends that process with its usage error before this hook.
+The hook then checks what pytest would only find later (an expression for ``-k``/``-m`` that does not parse, a
+file or directory that does not exist) or what makes pytest not run tests (``--collect-only``, ``--help``, ...),
+writes the problems to the answer file and returns before pytest configures or collects anything.
+
+Standard library and pytest only, like :mod:`tracker.pytest_plugin`. Without ``TRACKER_ARGCHECK`` it does nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+# Options after which pytest does something other than run the tests: verify would record no run.
+NOT_A_RUN = (
+    ("help", "--help"), ("version", "--version"), ("collectonly", "--collect-only"), ("showfixtures", "--fixtures"),
+    ("show_fixtures_per_test", "--fixtures-per-test"), ("markers", "--markers"), ("setupplan", "--setup-plan"),
+    ("setuponly", "--setup-only"),
+)  # fmt: skip
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """Answer in ``TRACKER_ARGCHECK`` and end the session (exit 0) before configuration and collection."""
+    answer = os.environ.get("TRACKER_ARGCHECK")
+    if not answer:
+        return None
+    problems = [f"{flag}: pytest would not run the tests" for dest, flag in NOT_A_RUN if config.getoption(dest, None)]
+    problems += _expression_problems(config)
+    problems += _missing_paths(config)
+    Path(answer).write_text(json.dumps(problems), encoding="utf-8")
+    return 0
+
+
+def _expression_problems(config: pytest.Config) -> list[str]:
+    """``-k``/``-m`` expressions pytest would refuse once it had collected (its wording)."""
+    try:
+        from _pytest.mark.expression import Expression  # pytest's own parser; private, so optional
+    except ImportError:
+        return []
+    out: list[str] = []
+    for dest, flag in (("keyword", "-k"), ("markexpr", "-m")):
+        expr = str(config.getoption(dest, "") or "").lstrip()
+        if not expr:
+            continue
+        try:
+            Expression.compile(expr)
+        except Exception as err:  # SyntaxError now, ParseError in older pytest
+            text = getattr(err, "msg", None) or str(err)
+            column = getattr(err, "offset", None) or getattr(err, "column", None)
+            out.append(f"Wrong expression passed to '{flag}': {expr}: " + (f"at column {column}: " if column else "") + text)
+    return out
+
+
+def _missing_paths(config: pytest.Config) -> list[str]:
+    """Positional arguments naming a file or directory that does not exist (pytest: a usage error)."""
+    if config.getoption("pyargs", False) or config.args_source is not pytest.Config.ArgsSource.ARGS:
+        return []
+    here = Path(config.invocation_params.dir)
+    return [f"file or directory not found: {arg}" for arg in config.args if not (here / arg.split("::", 1)[0]).exists()]

@@ -101,13 +101,15 @@ def parse_json(data: bytes | str) -> object:
         raise ValueError(str(err)) from None
 
 
-def atomic_write(path: Path, data: bytes, *, before_replace: Callable[[], None] | None = None) -> None:
-    """Write ``data`` to ``path`` through a temp file in the same directory and ``os.replace``.
+def atomic_write(
+    path: Path, data: bytes, *, before_replace: Callable[[], None] | None = None, replace: Callable[[Path, Path], None] = os.replace
+) -> None:
+    """Write ``data`` to ``path`` through a temp file in the same directory and ``replace`` (a rename).
 
     Readers see the old file or the new one, never a partial one. An existing file keeps its mode; a
     new one gets ``0o666`` less the umask, like any file a shell creates. Writing under ``.tracker/``
     first makes sure its ``.gitignore`` exists. ``before_replace`` runs right before the rename, once
-    the data is on disk: raising there leaves ``path`` untouched (and no temp file behind).
+    the data is on disk: raising there, or in ``replace``, leaves no temp file behind.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     if ".tracker" in path.parent.parts:
@@ -129,7 +131,7 @@ def atomic_write(path: Path, data: bytes, *, before_replace: Callable[[], None] 
             os.chmod(tmp, path.stat().st_mode & 0o7777)
         if before_replace is not None:
             before_replace()
-        os.replace(tmp, path)
+        replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -202,32 +204,54 @@ class FileChangedError(LockedError):
 SETTLE = 0.1
 
 
-def being_written(path: Path) -> bool | None:
-    """Whether some process has ``path`` open for writing (an editor saving it in place), asked the
-    only way Linux answers: a read lease cannot be taken on a file open for writing. None when that
-    cannot tell: another OS, a filesystem without leases, a file owned by another user.
+def _take_read_lease(fd: int) -> bool | None:
+    """Take a read lease on ``fd`` (open read-only): True when held; False when the file is open for
+    writing somewhere (Linux refuses the lease then); None when leases cannot tell (another OS, a
+    filesystem without them, a file owned by another user).
 
-    The lease is dropped at once. Should a writer open the file in that instant, the kernel signals
-    the lease holder: SIGURG (ignored unless handled) is asked for instead of SIGIO, which would end
-    the process.
+    While it is held, a process opening the file for writing waits (up to the kernel's lease-break
+    time) until it is dropped, and the holder is signalled: SIGURG (ignored unless handled) is asked
+    for instead of SIGIO, which would end the process.
     """
     try:
         import fcntl
         import signal
 
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    except (ImportError, OSError):
-        return None
-    try:
         fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
     except BlockingIOError:  # EAGAIN: open for writing somewhere
-        return True
-    except (AttributeError, OSError):
-        return None
-    else:
-        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
         return False
+    except (ImportError, AttributeError, OSError):
+        return None
+    return True
+
+
+def _lease_kept(fd: int) -> bool:
+    """Whether the read lease on ``fd`` is still whole: no process opened the file for writing since."""
+    import fcntl
+
+    return fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_RDLCK
+
+
+def _drop_lease(fd: int) -> None:
+    import fcntl
+
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+
+
+def being_written(path: Path) -> bool | None:
+    """Whether some process has ``path`` open for writing (an editor saving it in place); None when
+    that cannot be told (see :func:`_take_read_lease`)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return None
+    try:
+        leased = _take_read_lease(fd)
+        if leased:
+            _drop_lease(fd)
+        return None if leased is None else not leased
     finally:
         os.close(fd)
 
@@ -236,7 +260,10 @@ def in_flux(path: Path, stamp: FileStamp) -> tuple[str, float] | None:
     """Why the file ``stamp`` describes may be half-saved now, and how long to wait before asking
     again; None when it is not: it is open for writing by another process or, when that cannot be
     told, it was modified less than :data:`SETTLE` seconds ago (a time in the future says nothing)."""
-    writing = being_written(path)
+    return _flux(being_written(path), stamp)
+
+
+def _flux(writing: bool | None, stamp: FileStamp) -> tuple[str, float] | None:
     if writing:
         return "open for writing by another process (still being saved?)", 0.05
     age = time.time() - stamp.mtime_ns / 1e9
@@ -245,19 +272,97 @@ def in_flux(path: Path, stamp: FileStamp) -> tuple[str, float] | None:
     return None
 
 
-def check_unchanged(path: Path, stamp: FileStamp, data: bytes) -> None:
-    """FileChangedError unless ``path`` is still the file that was read, complete: not in flux
-    (:func:`in_flux`: a file an editor is writing in place may still hold the bytes read, half of a
-    save), then the same device, inode, size and mtime as ``stamp`` and the same bytes as ``data``.
+_EXCHANGE: list[Callable[[Path, Path], None] | None] = []  # looked up once
 
-    In that order: a save that ends between the two checks changes the bytes, which the second sees.
-    Asked the other way round, a save ending in between would pass both and be overwritten.
+
+def _exchange_function() -> Callable[[Path, Path], None] | None:
+    """Linux ``renameat2(RENAME_EXCHANGE)``: swap two names atomically; None where libc lacks it."""
+    if not _EXCHANGE:
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            renameat2 = libc.renameat2
+            renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        except (ImportError, OSError, AttributeError):
+            _EXCHANGE.append(None)
+        else:
+
+            def exchange(a: Path, b: Path) -> None:
+                if renameat2(-100, os.fsencode(a), -100, os.fsencode(b), 2) != 0:  # AT_FDCWD, RENAME_EXCHANGE
+                    err = ctypes.get_errno()
+                    raise OSError(err, os.strerror(err), str(b))
+
+            _EXCHANGE.append(exchange)
+    return _EXCHANGE[0]
+
+
+def replace_unchanged(tmp: Path, path: Path, stamp: FileStamp, data: bytes) -> None:
+    """Rename ``tmp`` over ``path`` only while ``path`` is still, complete, the version that was read
+    (``stamp``, ``data``); FileChangedError, ``path`` untouched, otherwise.
+
+    An editor that saves meanwhile must not lose its save, and a half-saved file must never be made
+    permanent, so: a read lease is taken on the file (refused while another process has it open for
+    writing: an in-place save in progress) and held to the end, which makes a writer that opens it
+    meanwhile wait and lets us see it did; then its device, inode, size, mtime and bytes must be those
+    read. The rename is an exchange: what it displaced must be the very file checked (not a file an
+    editor renamed over it in between), and the lease still whole (no in-place save began); else the
+    exchange is undone, which puts the editor's file back. Where leases or the exchange are missing, a
+    file modified in the last :data:`SETTLE` seconds counts as being saved, and the rename is plain:
+    a save made in the instant between the last check and the rename can then still be lost.
     """
-    flux = in_flux(path, stamp)
-    if flux is not None:
-        raise FileChangedError(path, flux[0], wait=flux[1])
-    if file_stamp(path) != stamp or read_regular(path) != data or file_stamp(path) != stamp:
-        raise FileChangedError(path, "changed after it was read (saved by an editor?)")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise FileChangedError(path, "removed after it was read") from None
+    leased = _take_read_lease(fd)
+    try:
+        flux = _flux(not leased if leased is not None else None, stamp)
+        if flux is not None:
+            raise FileChangedError(path, flux[0], wait=flux[1])
+        st = os.fstat(fd)
+        if FileStamp(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != stamp or _read_fd(fd, len(data)) != data or file_stamp(path) != stamp:
+            raise FileChangedError(path, "changed after it was read (saved by an editor?)")
+        _swap_in(tmp, path, stamp, fd if leased else None)
+    finally:
+        if leased:
+            _drop_lease(fd)
+        os.close(fd)
+
+
+def _read_fd(fd: int, size: int) -> bytes:
+    """Up to ``size + 1`` bytes of ``fd`` from its start (one more than expected shows a longer file)."""
+    chunks, total = [], 0
+    while total <= size:
+        chunk = os.pread(fd, size + 1 - total, total)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def _swap_in(tmp: Path, path: Path, stamp: FileStamp, leased_fd: int | None) -> None:
+    """Put ``tmp`` at ``path`` by an exchange, verified (see :func:`replace_unchanged`), or a plain rename."""
+    import errno
+
+    exchange = _exchange_function()
+    try:
+        if exchange is None:
+            raise OSError(errno.ENOSYS, "no renameat2")
+        exchange(tmp, path)
+    except FileNotFoundError:
+        raise FileChangedError(path, "removed while it was being replaced") from None
+    except OSError as err:
+        if err.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EPERM):
+            raise
+        os.replace(tmp, path)  # a filesystem or system without RENAME_EXCHANGE
+        return
+    displaced = os.stat(tmp)
+    if (displaced.st_dev, displaced.st_ino) != (stamp.dev, stamp.ino) or (leased_fd is not None and not _lease_kept(leased_fd)):
+        exchange(tmp, path)  # undo: the editor's file is back at ``path``, ours at ``tmp`` (removed by atomic_write)
+        raise FileChangedError(path, "saved by an editor while it was being replaced")
+    os.unlink(tmp)  # the version that was read
 
 
 GITIGNORE = "# Written by tracker: per-machine files. Evidence (evidence/) is meant to be committed.\ncache/\nlock\n"
@@ -277,15 +382,16 @@ def ensure_tracker_dir(tracker_dir: Path) -> None:
 def write_text_if_changed(path: Path, old: str, new: str, *, stamp: FileStamp | None = None) -> bool:
     """Atomically write ``new`` when it differs from ``old``; True when the file was written.
 
-    With ``stamp`` (the file's stamp when ``old`` was read), the file is replaced only if it is still
-    exactly what was read, checked right before the rename (:func:`check_unchanged`): a save made by
-    an editor meanwhile is never overwritten; FileChangedError instead, nothing written.
+    With ``stamp`` (the file's stamp when ``old`` was read), the file is replaced only if it is still,
+    complete, exactly what was read (:func:`replace_unchanged`): a save made by an editor meanwhile is
+    never overwritten, a half-saved file never made permanent; FileChangedError instead, nothing written.
     """
     if new == old:
         return False
-    check = None if stamp is None else (lambda: check_unchanged(path, stamp, old.encode("utf-8")))
+    read = old.encode("utf-8")
+    replace = os.replace if stamp is None else (lambda tmp, target: replace_unchanged(tmp, target, stamp, read))
     try:
-        atomic_write(path, new.encode("utf-8"), before_replace=check)
+        atomic_write(path, new.encode("utf-8"), replace=replace)
     except OSError as err:
         raise FileError(f"{path}: cannot write: {err.strerror}") from err
     return True

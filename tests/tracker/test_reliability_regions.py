@@ -334,7 +334,7 @@ def test_a_file_open_for_writing_elsewhere_is_in_flux(tmp_path: Path) -> None:
 def test_where_nothing_tells_whether_a_file_is_open_a_just_modified_one_is_in_flux(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Leases answer on Linux for one's own files; elsewhere (another OS, NFS, another owner) only the
     file's age can: that fallback, simulated here since this machine has leases."""
-    monkeypatch.setattr(fileio, "being_written", lambda path: None)
+    monkeypatch.setattr(fileio, "_take_read_lease", lambda fd: None)
     path = tmp_path / "p.md"
     path.write_text("half of a sa")
     stamp = fileio.file_stamp(path)
@@ -357,6 +357,57 @@ def test_leases_tell_a_file_being_written_from_one_that_is_not(tmp_path: Path) -
     finish(editor)
     assert fileio.being_written(path) is False
     assert fileio.being_written(tmp_path / "missing") is None
+
+
+def save_in_the_window(monkeypatch: pytest.MonkeyPatch, save) -> None:
+    """Make an editor's save land in the instant between update's last check and its rename, the one
+    moment no check can cover: the rename (an exchange) runs ``save`` first."""
+    real = fileio._exchange_function()
+    assert real is not None  # Linux: renameat2 is there
+    calls = []
+
+    def exchange(a: Path, b: Path) -> None:
+        if not calls:
+            save()
+        calls.append((a, b))
+        real(a, b)
+
+    monkeypatch.setattr(fileio, "_EXCHANGE", [exchange])
+
+
+def test_an_atomic_save_in_the_last_instant_is_put_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "p.md"
+    path.write_text("old")
+    os.utime(path, (time.time() - 10,) * 2)
+    stamp = fileio.file_stamp(path)
+
+    def editor_saves() -> None:
+        (tmp_path / "swap").write_text("the editor's save")
+        os.replace(tmp_path / "swap", path)
+
+    save_in_the_window(monkeypatch, editor_saves)
+    with pytest.raises(fileio.FileChangedError, match="saved by an editor while it was being replaced"):
+        fileio.write_text_if_changed(path, "old", "mine", stamp=stamp)
+    assert path.read_text() == "the editor's save" and sorted(p.name for p in tmp_path.iterdir()) == ["p.md"]
+
+
+def test_an_in_place_save_begun_in_the_last_instant_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "p.md"
+    path.write_text("old")
+    os.utime(path, (time.time() - 10,) * 2)
+    stamp = fileio.file_stamp(path)
+    editors: list[subprocess.Popen[str]] = []
+
+    def editor_opens() -> None:  # it waits in open() while update holds its lease, then saves in place
+        code = "import sys\nwith open(sys.argv[1], 'r+b') as fh:\n    fh.truncate(0)\n    fh.write(b'the editor s save')\n"
+        editors.append(subprocess.Popen([sys.executable, "-c", code, str(path)]))
+        time.sleep(0.5)  # long enough for it to reach open() and break the lease
+
+    save_in_the_window(monkeypatch, editor_opens)
+    with pytest.raises(fileio.FileChangedError, match="saved by an editor while it was being replaced"):
+        fileio.write_text_if_changed(path, "old", "mine", stamp=stamp)
+    assert editors[0].wait(timeout=30) == 0
+    assert path.read_text() == "the editor s save" and sorted(p.name for p in tmp_path.iterdir()) == ["p.md"]
 
 
 @pytest.mark.parametrize("cut", ["mid-phase", "valid-prefix"])

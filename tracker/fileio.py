@@ -359,10 +359,16 @@ def _swap_in(tmp: Path, path: Path, stamp: FileStamp, leased_fd: int | None) -> 
         os.replace(tmp, path)  # a filesystem or system without RENAME_EXCHANGE
         return
     displaced = os.stat(tmp)
-    if (displaced.st_dev, displaced.st_ino) != (stamp.dev, stamp.ino) or (leased_fd is not None and not _lease_kept(leased_fd)):
+    if (displaced.st_dev, displaced.st_ino) == (stamp.dev, stamp.ino) and (leased_fd is None or _lease_kept(leased_fd)):
+        os.unlink(tmp)  # the version that was read
+        return
+    try:
         exchange(tmp, path)  # undo: the editor's file is back at ``path``, ours at ``tmp`` (removed by atomic_write)
-        raise FileChangedError(path, "saved by an editor while it was being replaced")
-    os.unlink(tmp)  # the version that was read
+    except OSError as err:
+        kept = tmp.with_name(tmp.name.removesuffix(".tmp") + ".kept")
+        os.replace(tmp, kept)  # atomic_write removes ``tmp`` on the way out: the editor's save must not go with it
+        raise FileError(f"{path}: saved by an editor while it was being replaced, and it could not be put back ({err.strerror}): the editor's version is {kept}") from None
+    raise FileChangedError(path, "saved by an editor while it was being replaced")
 
 
 GITIGNORE = "# Written by tracker: per-machine files. Evidence (evidence/) is meant to be committed.\ncache/\nlock\n"

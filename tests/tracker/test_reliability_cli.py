@@ -47,11 +47,11 @@ def interrupt_after(cmd: list[str], root: Path, delay_s: float) -> subprocess.Co
 
 def before_tracker_code(stderr: str) -> bool:
     """Is ``stderr`` Python's own report of a KeyboardInterrupt raised while Python was starting, before
-    tracker's first statement ran (its site import, the generated script's ``from tracker.entry import
-    main``)? No package can reach that moment; the report names no tracker frame and not ``main()``, and
-    the tracker said nothing."""
-    return ("KeyboardInterrupt" in stderr and not tracker_frames(stderr) and "sys.exit(main())" not in stderr
-            and "tracker: " not in stderr)
+    tracker's first statement ran (its streams, its site import, the generated script's ``from tracker.entry
+    import main``)? No package can reach that moment; the report names no tracker frame and not ``main()``,
+    and the tracker said nothing."""
+    python_s = "KeyboardInterrupt" in stderr or "Fatal Python error" in stderr  # a Ctrl-C as Python initialises its streams
+    return python_s and not tracker_frames(stderr) and "sys.exit(main())" not in stderr and "tracker: " not in stderr
 
 
 def assert_interrupted_cleanly(r: subprocess.CompletedProcess[str], finished: int = 0, child: bool = False) -> None:

@@ -770,3 +770,13 @@ def test_a_stream_closed_from_the_start_is_no_crash(small: Path, closed: int) ->
     for args, code in ((["status"], 0), (["lint", "--no-collect"], 0), (["status", "9999"], 3)):
         r = subprocess.run(["sh", "-c", f'"$0" "$@" {closed}>&-', str(SCRIPT), *args], cwd=small, capture_output=True, text=True)
         assert r.returncode == code and "Traceback" not in r.stderr + r.stdout, (args, r)
+
+
+@pytest.mark.parametrize("args", [[b"status", b"\xff"], [b"--root", b"r\xff", b"status"], [b"--root", b"r\xff", b"lint"],
+                                  [b"verify", b"00\xff01"], [b"next", b"\xff"], [b"\xff"], [b"status", b"--\xff"],
+                                  [b"signoff", b"0001/P\xff", b"--gate", b"1", b"--by", b"\xfe", b"--why", b"\xff"],
+                                  [b"ingest", b"no-such-\xff.xml"], [b"update", b"\xff"], [b"gc", b"--dry-run", b"\xff"]])
+def test_arguments_that_are_not_utf8_get_a_message_and_a_documented_code(small: Path, args: list[bytes]) -> None:
+    r = subprocess.run([bytes(SCRIPT), *args], cwd=small, capture_output=True)
+    assert r.returncode in DOCUMENTED - {0} and b"Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip(), "says what is wrong"

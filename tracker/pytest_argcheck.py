@@ -7,7 +7,9 @@ start. pytest parses them with its own parser after loading the same plugins and
 (options they add are known); an argument it refuses ends that process with its usage error before this hook.
 The hook then checks what pytest would only find later (an expression for ``-k``/``-m`` that does not parse, a
 file or directory that does not exist) or what makes pytest not run tests (``--collect-only``, ``--help``, ...),
-writes the problems to the answer file and returns before pytest configures or collects anything.
+writes the problems to the answer file and returns before pytest configures or collects anything. With
+``TRACKER_ARGCHECK_THEN=run`` (verify's own run: no second pytest start) it lets a session whose arguments are
+fine go on, and stops one whose arguments are not with pytest's usage error (exit 4) before any test runs.
 
 Standard library and pytest only, like :mod:`tracker.pytest_plugin`. Without ``TRACKER_ARGCHECK`` it does nothing.
 """
@@ -30,14 +32,18 @@ NOT_A_RUN = (
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    """Answer in ``TRACKER_ARGCHECK`` and end the session (exit 0) before configuration and collection."""
-    answer = os.environ.get("TRACKER_ARGCHECK")
+    """Answer in ``TRACKER_ARGCHECK``; then end the session before configuration and collection (exit 0), or with
+    ``TRACKER_ARGCHECK_THEN=run`` let it run when the arguments are fine (else exit 4, pytest's usage error)."""
+    answer = os.environ.pop("TRACKER_ARGCHECK", None)  # popped: the tests this session runs never see it
+    then_run = os.environ.pop("TRACKER_ARGCHECK_THEN", None) == "run"
     if not answer:
         return None
     problems = [f"{flag}: pytest would not run the tests" for dest, flag in NOT_A_RUN if config.getoption(dest, None)]
     problems += _expression_problems(config)
     problems += _missing_paths(config)
     Path(answer).write_text(json.dumps(problems), encoding="utf-8")
+    if then_run:
+        return int(pytest.ExitCode.USAGE_ERROR) if problems else None
     return 0
 
 

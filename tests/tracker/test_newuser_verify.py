@@ -238,14 +238,27 @@ def verified(repo: Callable[..., Path], cli: Callable[..., Any]) -> Path:
         (["--tracker-file=x.json"], "--pytest-arg --tracker-file=x.json: verify sets the tracker's own pytest options itself"),
     ],
 )
-def test_a_bad_pytest_argument_is_a_usage_error_even_when_nothing_would_run(
-    verified: Path, cli: Callable[..., Any], args: list[str], said: str
+@pytest.mark.parametrize("force", [False, True], ids=["nothing-to-run", "a-run"])
+def test_a_bad_pytest_argument_is_a_usage_error_whether_or_not_anything_runs(
+    verified: Path, cli: Callable[..., Any], args: list[str], said: str, force: bool
 ) -> None:
     before = sorted((verified / ".tracker/evidence").iterdir())
-    res = cli(verified, "verify", "0001/P1", *(f"--pytest-arg={a}" for a in args))
+    res = cli(verified, "verify", "0001/P1", *(["--force"] if force else []), *(f"--pytest-arg={a}" for a in args))
     assert res.code == 3, res.out + res.err
     assert said in res.err and "Traceback" not in res.err
     assert sorted((verified / ".tracker/evidence").iterdir()) == before  # nothing recorded
+    assert "1 passed" not in res.out  # no test ran
+
+
+def test_a_run_checks_its_pytest_arguments_in_its_own_pytest_process(verified: Path, cli: Callable[..., Any]) -> None:
+    log = verified / "imports.log"
+    (verified / "tests/conftest.py").write_text(CONFTEST + f"open({str(log)!r}, 'a').write('x')\n")  # one x per pytest process
+    res = cli(verified, "verify", "0001/P1", "--force", "--pytest-arg=-x")
+    assert res.code == 0, res.out + res.err
+    assert log.read_text() == "x"  # one pytest process: the check costs the run no second start
+    log.unlink()
+    res = cli(verified, "verify", "0001/P1", "--pytest-arg=-x")  # nothing to run: one short start to check
+    assert res.code == 0 and log.read_text() == "x"
 
 
 def test_good_pytest_arguments_pass_the_check_conftest_options_included(verified: Path, cli: Callable[..., Any]) -> None:

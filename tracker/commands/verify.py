@@ -4,7 +4,7 @@ gate of the selected phases stands.
 The nested pytest gets our plugin with ``--tracker-select`` (exactly the gates' tests, each with
 its own ``-m``), ``--tracker-gates`` (the gates' definition hashes) and ``--tracker-record`` (the
 evidence file, named here so we know which one to read back). pytest's own output streams through
-as progress. ``--pytest-arg`` values are checked before anything runs (:func:`check_pytest_args`).
+as progress. ``--pytest-arg`` values are refused (exit 3) whether or not a test runs (:func:`check_pytest_args`).
 
 After the run every gate of the selected phases gets one line with its verdict on the evidence as it now
 stands: ``met``; ``UNMET`` (a test that failed or did not run, a bench gate the stored results do not meet, a
@@ -51,11 +51,12 @@ def run(
     out = out or sys.stdout
     log = sys.stderr if as_json else out  # progress: with --json, stdout carries the one object
     pytest_args = list(pytest_args or [])
+    _refuse_own_options(pytest_args)
     _, plans = load_plans(root)
     chosen = select(plans, specs)
     check_store_dir(root)  # evidence is written there: a regular file in its place is exit 8, said up front
     all_gates = {gate_key(p.id, ph.id, i): g for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, TestGate)}
-    if pytest_args:  # before anything runs (a --bench command can take minutes): a bad one is exit 3
+    if pytest_args and bench:  # the bench commands run first and can take minutes: a bad argument stops verify before
         check_pytest_args(root, pytest_args, _test_paths(root, all_gates.values())[0])
     with _stdout_to_stderr() if as_json else nullcontext():
         session = _run(root, plans, chosen, all_gates, pytest_args, log, bench, force)
@@ -124,7 +125,9 @@ def _run(
     if not all_gates:
         log.write("no test gates selected: nothing to run\n")
     elif gates:
-        evidence = _run_gates(root, gates, pytest_args, log)
+        evidence = _run_gates(root, gates, pytest_args, log)  # the run checks its pytest arguments itself
+    if evidence is None and pytest_args and not bench:  # nothing ran: they are checked all the same
+        check_pytest_args(root, pytest_args, _test_paths(root, all_gates.values())[0])
     return _Session(evidence, sorted(gates) if evidence else [], sorted(fresh), bench_code, bench_failed, before)
 
 
@@ -138,7 +141,8 @@ def _test_paths(root: Path, gates: Any) -> tuple[list[str], list[str]]:
 
 def _run_gates(root: Path, gates: dict[str, TestGate], pytest_args: list[str], log: TextIO) -> Path | None:
     """Run ``gates`` in one pytest session; this run's evidence file, or None when none of their paths exists.
-    Raises UsageError when pytest refuses its command line, InterruptedRunError when the run did not complete."""
+    Raises UsageError when pytest refuses its command line (``pytest_args`` are checked in the run itself, by
+    :mod:`tracker.pytest_argcheck`: no second pytest start), InterruptedRunError when the run did not complete."""
     existing, missing = _test_paths(root, gates.values())
     for p in missing:
         log.write(f"tracker: no such test file or directory: {p}\n")
@@ -156,19 +160,23 @@ def _run_gates(root: Path, gates: dict[str, TestGate], pytest_args: list[str], l
             f"--rootdir={root}", f"--tracker-record={root / EVIDENCE_DIR}", f"--tracker-file={name}",
             f"--tracker-gates={hashes}", f"--tracker-select={sel}",
             "--continue-on-collection-errors",  # a file that fails to collect makes its gates unmet, not the run void
-            *pytest_args, *existing,
+            *(["-p", "tracker.pytest_argcheck"] if pytest_args else []), *pytest_args, *existing,
         ]  # fmt: skip
+        answer = Path(tmp, "argcheck.json")
+        env = pytest_env(root) | ({"TRACKER_ARGCHECK": str(answer), "TRACKER_ARGCHECK_THEN": "run"} if pytest_args else {})
         log.write(f"tracker: running {len(gates)} test gate(s) in one pytest session\n")
         log.flush()
         if not existing:
             return None
-        code = _run_pytest(cmd, root, evidence)
+        code = _run_pytest(cmd, root, evidence, env)
+        if pytest_args:
+            _refuse_arguments(_answer(answer), code)
     _check_run(evidence, code, pytest_args)
     return evidence
 
 
-def _run_pytest(cmd: list[str], root: Path, evidence: Path) -> int:
-    proc = subprocess.Popen(cmd, cwd=root, env=pytest_env(root))
+def _run_pytest(cmd: list[str], root: Path, evidence: Path, env: dict[str, str]) -> int:
+    proc = subprocess.Popen(cmd, cwd=root, env=env)
     try:
         return proc.wait()
     except KeyboardInterrupt:
@@ -194,34 +202,52 @@ def _check_run(evidence: Path, code: int, pytest_args: list[str]) -> None:
 
 
 def check_pytest_args(root: Path, pytest_args: list[str], paths: list[str]) -> None:
-    """Refuse (UsageError, exit 3) ``--pytest-arg`` values the run would not accept, whether or not anything runs.
+    """Refuse (UsageError, exit 3) ``--pytest-arg`` values the run would not accept, when no run checks them:
+    nothing is left to run, or ``--bench`` commands run first.
 
     pytest itself judges them, in a process given the same arguments, root directory and test paths as the run
     (so the same plugins and initial ``conftest.py`` files define the options), with
-    :mod:`tracker.pytest_argcheck` ending it before anything is configured or collected (~0.2-0.4 s, only when
-    ``--pytest-arg`` is given). Refused too: options verify sets itself (``--tracker-*``), an expression for
-    ``-k``/``-m`` that does not parse, a path that does not exist, and options after which pytest would not run
-    the tests (``--collect-only``, ``--help``, ...).
+    :mod:`tracker.pytest_argcheck` ending it before anything is configured or collected (one pytest start, ~0.3 s).
+    Refused too: options verify sets itself (``--tracker-*``), an expression for ``-k``/``-m`` that does not
+    parse, a path that does not exist, and options after which pytest would not run the tests
+    (``--collect-only``, ``--help``, ...). A run checks the same in its own process (:func:`_run_gates`).
     """
-    own = [a for a in pytest_args if a.startswith("--tracker-")]
-    if own:
-        raise UsageError(f"--pytest-arg {own[0]}: verify sets the tracker's own pytest options itself")
+    _refuse_own_options(pytest_args)
     with tempfile.TemporaryDirectory(prefix="tracker-argcheck-") as tmp:
         answer = Path(tmp, "answer.json")
         cmd = pytest_command() + ["-p", "tracker.pytest_argcheck", f"--rootdir={root}", *pytest_args, *paths]
         env = {**pytest_env(root), "TRACKER_ARGCHECK": str(answer)}
         proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, errors="replace", check=False)
-        try:
-            problems = json.loads(answer.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            problems = None
-    if problems is None:  # pytest stopped before our hook: it refused the arguments, or answered without running
+        problems = _answer(answer)
+    if problems is None:  # pytest stopped before our hook, and said why: show it as the run would have
         sys.stderr.write(proc.stdout + proc.stderr)
-        if proc.returncode != 0:
-            raise UsageError(f"pytest refused its command line (a --pytest-arg) (exit {proc.returncode}; its message is above): nothing ran")
+    _refuse_arguments(problems, proc.returncode)
+
+
+def _refuse_own_options(pytest_args: list[str]) -> None:
+    own = [a for a in pytest_args if a.startswith("--tracker-")]
+    if own:
+        raise UsageError(f"--pytest-arg {own[0]}: verify sets the tracker's own pytest options itself")
+
+
+def _answer(path: Path) -> list[str] | None:
+    """What :mod:`tracker.pytest_argcheck` found; None when its hook never ran (pytest stopped before it)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return [str(x) for x in data] if isinstance(data, list) else None
+
+
+def _refuse_arguments(problems: list[str] | None, code: int) -> None:
+    """UsageError for pytest arguments that pytest refused (its message is already on stderr) or that the check
+    found wrong; nothing when they are fine."""
+    if problems is None:
+        if code != 0:
+            raise UsageError(f"pytest refused its command line (a --pytest-arg) (exit {code}; its message is above): nothing ran")
         raise UsageError("--pytest-arg: pytest answered without running tests (--version?): nothing ran")
     if problems:
-        raise UsageError("--pytest-arg: " + "; ".join(str(p) for p in problems) + ": nothing ran")
+        raise UsageError("--pytest-arg: " + "; ".join(problems) + ": nothing ran")
 
 
 @contextmanager

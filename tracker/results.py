@@ -279,3 +279,132 @@ def results_json_schema() -> dict[str, Any]:
     from tracker.results_schema import json_schema  # noqa: PLC0415
 
     return json_schema()
+
+
+# --- Writing result files: the public helper for projects without a harness of their own ---------------------------
+
+
+def case_stats(samples: list[float] | tuple[float, ...]) -> dict[str, float | int]:
+    """The ``stats`` block of a case (n, median, min, mean, p90), from its raw samples as the validator recomputes them."""
+    return {"n": len(samples), **{name: compute_stat(name, samples) for name in STATS}}
+
+
+def new_result(
+    root: Path, benchmark: str, cases: list[dict[str, Any]], measured: list[str], *, command: str | None = None,
+    gpu: str | None = None, environment: dict[str, str | None] | None = None,
+) -> dict[str, Any]:
+    """A valid result document for ``cases`` measured now on the working tree at ``root``.
+
+    Each case is ``{"metric", "params", "unit", "direction", "samples"}`` plus an optional ``info`` (docs/evidence.md);
+    its ``stats`` are computed here. The provenance is filled in: commit and dirty flag (:mod:`tracker.dirty`: the
+    rule every writer uses), the time (now, UTC), this host, ``gpu`` (what a gate's ``hardware`` matches), optional
+    ``environment`` keys (``driver``, ``cuda``, ``torch``, ``triton``), the Python version, ``command`` (default:
+    this process's command line) and the fingerprint of the files ``measured`` matches (globs as in a phase's
+    ``paths``) in the working tree: what makes a phase stale when that code changes. Raises ValueError naming what
+    is wrong (a case that is not valid, no measured file, a bad ``TRACKER_COMMIT``); the document is checked by the
+    same validator that reads result files, so what this returns is always accepted.
+    """
+    import platform  # noqa: PLC0415 - writing is rare: nothing of this on the status path
+    import socket  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    from tracker.dirty import commit_state  # noqa: PLC0415
+    from tracker.fingerprint import FileIndex, set_fingerprint, tree_file_ids  # noqa: PLC0415
+
+    files = FileIndex(tree_file_ids(root)).match(measured) if measured else {}
+    if not files:
+        raise ValueError(f"measured: no file of the working tree matches {', '.join(measured) or 'nothing given'} "
+                         "(name the files the benchmark measured, as globs like a phase's paths)")  # fmt: skip
+    commit, dirty = commit_state(root)
+    extra = {k: v for k, v in (environment or {}).items() if k in ("driver", "cuda", "torch", "triton")}
+    unknown = sorted(set(environment or {}) - set(extra))
+    if unknown:
+        raise ValueError(f"environment: unknown key {unknown[0]!r} (driver, cuda, torch or triton)")
+    doc = {
+        "schema": SCHEMA_NAME, "version": SCHEMA_VERSION, "benchmark": benchmark,
+        "provenance": {
+            "commit": commit, "dirty": dirty, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "host": socket.gethostname(), "gpu": gpu, **extra, "python": platform.python_version(),
+            "command": command if command is not None else " ".join(sys.argv),
+            "fingerprint": {"algorithm": "git-blob-sha1", "digest": set_fingerprint(files), "files": dict(sorted(files.items()))},
+        },
+        "cases": [_new_case(i, c) for i, c in enumerate(cases)],
+    }  # fmt: skip
+    check_result(doc)
+    return doc
+
+
+def _new_case(i: int, given: dict[str, Any]) -> dict[str, Any]:
+    """One case with its stats; ValueError ``cases[i]: ...`` for a shape the schema could not name clearly."""
+    if not isinstance(given, dict):
+        raise ValueError(f"cases[{i}]: expected an object, got {type(given).__name__}")
+    allowed = {"metric", "params", "info", "unit", "direction", "samples"}
+    extra = sorted(set(given) - allowed)
+    if extra:
+        raise ValueError(f"cases[{i}]: unknown key {extra[0]!r} (metric, params, info, unit, direction, samples; stats are computed)")
+    samples = given.get("samples")
+    if not isinstance(samples, (list, tuple)) or not samples:
+        raise ValueError(f"cases[{i}].samples: expected a non-empty list of numbers")
+    values: list[float] = []
+    for j, x in enumerate(samples):
+        try:
+            value = float(x) if type(x) in (int, float) else math.nan
+        except OverflowError:  # an integer beyond any float
+            value = math.inf
+        if not math.isfinite(value):
+            raise ValueError(f"cases[{i}].samples[{j}]: {_short(x)} is not a finite number")
+        values.append(value)
+    case = {k: given[k] for k in ("metric", "params", "info") if k in given}
+    return {**case, "unit": given.get("unit"), "direction": given.get("direction"), "samples": values, "stats": case_stats(values)}
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_result(doc: dict[str, Any]) -> None:
+    """ValueError with the validator's reason when ``doc`` would not be accepted as a result file."""
+    import json  # noqa: PLC0415
+
+    from tracker.results_schema import parse_result  # noqa: PLC0415 - pydantic, only when writing
+
+    try:
+        data = json.dumps(doc, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("a text holds half a surrogate pair (not Unicode text)") from None
+    except (TypeError, ValueError) as err:  # a value JSON has no form for (NaN, an object)
+        raise ValueError(f"not JSON: {err}") from None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    try:
+        parse_result(data, "result")
+    except ResultFileError as err:
+        raise ValueError(err.reason.removeprefix("file: ")) from None  # "file": the validator's name for the whole document
+
+
+def write_result(doc: dict[str, Any], out_dir: Path) -> Path:
+    """Write a result document (checked first: ValueError when invalid) into ``out_dir`` as
+    ``<UTC time to the microsecond>-<host>-<benchmark>-<random>.json``, atomically (a whole file or none); its path.
+
+    Runs recorded within the same second are ordered by file name (docs/evidence.md, rule 4): the name starts with
+    the time of writing, so the run written last is the newest. ``bench/results/`` of the repository is where
+    ``tracker status`` reads results from (or ingest the file)."""
+    import json  # noqa: PLC0415
+    import re  # noqa: PLC0415
+    import secrets  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    from tracker.fileio import atomic_write  # noqa: PLC0415
+
+    check_result(doc)
+    now = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now % 1 * 1e6):06d}Z"
+    safe = [re.sub(r"[^A-Za-z0-9._]+", "_", str(part))[:40] or "x" for part in (doc["provenance"]["host"], doc["benchmark"])]
+    path = out_dir / f"{stamp}-{'-'.join(safe)}-{secrets.token_hex(3)}.json"
+    try:
+        atomic_write(path, (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    except OSError as err:
+        raise FileError(f"{path}: cannot write: {err.strerror or err}") from None
+    return path

@@ -6,6 +6,7 @@ runs and the real command functions: one definition of dirty (item 6), verify's 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -289,3 +290,231 @@ def test_the_argument_check_costs_one_short_pytest_start(verified: Path) -> None
     start = time.perf_counter()
     check_pytest_args(verified, ["-x", "--runslow"], ["tests/test_a.py"])
     assert time.perf_counter() - start < 5.0  # ~0.3 s here; generous for a loaded CI machine
+
+
+# --- item 9: result files written by the public helper -----------------------------------------------------------------
+
+SPEED = 'bench = "app.latency_ms"\nwhere = { size = 1000 }\nat_most = 50.0\nmin_samples = 3'
+
+
+@pytest.fixture
+def app(repo: Callable[..., Path]) -> Path:
+    plan = plan_text("0001", phase("P1", SPEED, paths='"src/**"'))
+    return repo({"plans/0001-a.md": plan, "src/app.py": "def f():\n    return 1\n", "README.md": "app\n", ".gitignore": IGNORE})
+
+
+def statuses(cli: Callable[..., Any], root: Path) -> list[tuple[str, bool, str]]:
+    res = cli(root, "status", "--json")
+    assert res.code == 0, res.err
+    return [(ph["status"], g["met"], g["reason"]) for p in json.loads(res.out)["plans"] for ph in p["phases"] for g in ph["gates"]]
+
+
+def latency(samples: list[float], size: int = 1000) -> dict[str, Any]:
+    return {"metric": "app.latency_ms", "params": {"size": size}, "unit": "ms", "direction": "lower", "samples": samples}
+
+
+def test_a_result_written_by_the_helper_validates_and_drives_a_bench_gate(app: Path, cli: Callable[..., Any]) -> None:
+    import hashlib
+
+    from resultfiles import blob
+
+    from tracker.results import load_result, new_result, write_result
+
+    doc = new_result(app, "latency", [latency([41.0, 40.0, 42.0])], ["src/**"], command="python measure.py", gpu=None)
+    path = write_result(doc, app / "bench/results")
+    run = load_result(path)  # the tracker's own validator accepts it
+    assert run.files == {"src/app.py": blob(b"def f():\n    return 1\n")} and run.dirty is False
+    assert run.commit == git(app, "rev-parse", "HEAD").strip()
+    # The digest rule, computed independently of the tracker: sha256 over sorted "path NUL blob LF" lines.
+    lines = "".join(f"{p}\0{b}\n" for p, b in sorted(run.files.items()))
+    assert doc["provenance"]["fingerprint"]["digest"] == hashlib.sha256(lines.encode()).hexdigest()
+    assert doc["cases"][0]["stats"] == {"n": 3, "median": 41.0, "min": 40.0, "mean": 41.0, "p90": 41.8}
+    assert statuses(cli, app) == [("done", True, f"41.0 ms ≤ 50.0 ms (median of 3, size=1000, no GPU, src@{run.commit[:7]})")]
+    # A slower run later: the newest run decides, and the phase that was done has regressed.
+    write_result(new_result(app, "latency", [latency([70.0, 71.0, 69.0])], ["src/**"]), app / "bench/results")
+    status, met, reason = statuses(cli, app)[0]
+    assert (status, met) == ("regressed", False) and reason.startswith("70.0 ms > 50.0 ms"), reason
+    # The measured code changes: a met gate's phase goes stale.
+    write_result(new_result(app, "latency", [latency([30.0, 31.0, 29.0])], ["src/**"]), app / "bench/results")
+    assert statuses(cli, app)[0][:2] == ("done", True)
+    (app / "src/app.py").write_text("def f():\n    return 2\n")
+    assert statuses(cli, app)[0][0] == "stale"
+
+
+def test_the_helper_refuses_what_the_validator_would_refuse(app: Path) -> None:
+    from tracker.results import new_result
+
+    bad = [
+        ([latency([])], "cases[0].samples: expected a non-empty list of numbers"),
+        ([latency([1.0, float("nan")])], "cases[0].samples[1]: nan is not a finite number"),
+        ([latency([1.0, True])], "cases[0].samples[1]: True is not a finite number"),
+        ([latency([0.0])], "cases[0]: samples[0] is 0.0 ms: a time must be > 0"),
+        ([{**latency([1.0]), "direction": "down"}], "cases[0].direction: "),
+        ([{**latency([1.0]), "stats": {}}], "cases[0]: unknown key 'stats'"),
+        ([latency([1.0]), latency([2.0])], "cases[1] repeats cases[0]"),
+        ([{**latency([1.0]), "params": {"size": [1]}}], "cases[0].params.size"),
+    ]
+    for cases, said in bad:
+        with pytest.raises(ValueError, match=re.escape(said)):
+            new_result(app, "latency", cases, ["src/**"])
+    with pytest.raises(ValueError, match="measured: no file of the working tree matches nothing/\\*\\*"):
+        new_result(app, "latency", [latency([1.0])], ["nothing/**"])
+
+
+def run_new(root: Path, *args: Any, **kw: Any) -> tuple[int, str]:
+    import io
+
+    from tracker.commands.result import run_new as command
+
+    out = io.StringIO()
+    return command(root, *args, out=out, **kw), out.getvalue()
+
+
+def test_result_new_from_csv_json_and_flags_meets_the_gate_with_typed_params(app: Path, cli: Callable[..., Any]) -> None:
+    csv_file = app.parent / "m.csv"
+    csv_file.write_text("metric,unit,direction,size,info.seed,sample\n" + "".join(
+        f"app.latency_ms,ms,lower,{size},7,{value}\n" for size in (10, 1000) for value in (40.0, 41.0, 42.0)))
+    code, out = run_new(app, "latency", str(csv_file))  # measured files: the paths of the phase gating app.latency_ms
+    assert code == 0 and out.startswith("wrote bench/results/2") and ": 2 case(s), 1 measured file(s), " in out, out
+    written = json.loads(next((app / "bench/results").glob("*.json")).read_text())
+    assert [c["params"] for c in written["cases"]] == [{"size": 10}, {"size": 1000}]  # integers: `where = { size = 1000 }` matches
+    assert written["cases"][0]["info"] == {"seed": 7} and written["cases"][0]["samples"] == [40.0, 41.0, 42.0]
+    assert statuses(cli, app)[0][:2] == ("done", True)
+
+    json_file = app.parent / "m.json"
+    json_file.write_text(json.dumps({"cases": [latency([80.0, 81.0, 82.0])]}))
+    assert run_new(app, "latency", str(json_file), measure=["src/app.py"])[0] == 0
+    assert statuses(cli, app)[0][:2] == ("regressed", False)
+
+    code, out = run_new(app, "latency", metric="app.latency_ms", unit="ms", direction="lower", params=["size=1000"],
+                        samples=["30", "31,32"], gpu="NVIDIA H200", as_json=True)  # fmt: skip
+    summary = json.loads(out)
+    assert code == 0 and summary["cases"] == 1 and summary["measured"] == ["src/app.py"] and summary["dirty"] is False
+    assert statuses(cli, app)[0][:2] == ("done", True)
+
+
+@pytest.mark.parametrize(
+    ("content", "kw", "error", "said"),
+    [
+        (None, {}, "UsageError", "no cases: give --cases FILE"),
+        ("[]", {"metric": "m"}, "UsageError", "--cases or --metric/--unit/--direction/--param/--sample, not both"),
+        (None, {"metric": "app.latency_ms", "unit": "ms", "direction": "lower", "params": ["size"], "samples": ["1"]}, "UsageError", "--param 'size': expected KEY=VALUE"),
+        (None, {"metric": "app.latency_ms", "unit": "ms", "direction": "lower", "samples": ["fast"]}, "UsageError", "--sample 'fast': not a number"),
+        (None, {"metric": "app.latency_ms", "unit": "ms", "direction": "lower"}, "UsageError", "--sample is needed"),
+        (None, {"metric": "app.latency_ms", "unit": "ms", "direction": "down", "samples": ["1"]}, "UsageError", "cases[0].direction: "),
+        ("metric,unit,sample\napp.latency_ms,ms,1\n", {}, "FileError", "cases.txt:1: the header names no direction column"),
+        ("metric,unit,direction,sample\napp.latency_ms,ms,lower,fast\n", {}, "FileError", "cases.txt:2: sample 'fast' is not a number"),
+        ("metric,unit,direction,sample\napp.latency_ms,ms,lower\n", {}, "FileError", "cases.txt:2: 3 values for 4 columns"),
+        ('[{"metric": "app.latency_ms", "params": {}, "unit": "ms", "direction": "lower", "samples": [NaN]}]', {}, "FileError", "cases.txt: "),
+        ('[{"metric": "app.latency_ms", "params": {}, "unit": "ms", "direction": "lower", "samples": [-1]}]', {}, "FileError", "cases.txt: cases[0]: samples[0] is -1.0 ms: a time must be > 0"),
+        ('{"cases": 3}', {}, "FileError", "cases.txt: expected a JSON list of cases"),
+        ("[" * 100000, {}, "FileError", "cases.txt: "),
+        ('[{"metric": "other.metric", "params": {}, "unit": "ms", "direction": "lower", "samples": [1]}]', {}, "UsageError", "--measure: name the files the benchmark measured"),
+    ],
+)
+def test_result_new_refuses_bad_input_with_a_clear_message_and_writes_nothing(
+    app: Path, content: str | None, kw: dict[str, Any], error: str, said: str
+) -> None:
+    from tracker import errors
+
+    cases = None
+    if content is not None:
+        cases = app.parent / "cases.txt"
+        cases.write_text(content)
+    with pytest.raises(getattr(errors, error)) as info:
+        run_new(app, "latency", None if cases is None else str(cases), **kw)
+    assert said in str(info.value)
+    assert not (app / "bench/results").exists()
+
+
+def test_result_new_reads_no_fifo(app: Path) -> None:
+    import os
+
+    from tracker.errors import FileError
+
+    fifo = app.parent / "cases.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(FileError, match="cases.fifo: "):
+        run_new(app, "latency", str(fifo))
+
+
+# Hostile input to the writer: whatever the cases hold, a document comes back that the tracker's validator accepts, or
+# a ValueError says what is wrong; and a cases file of any text is cases or a FileError, never a traceback.
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(10**400), max_value=10**400), st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20), st.just("\ud800"), st.just(1e308),
+)  # fmt: skip
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
+CASES = st.lists(
+    st.fixed_dictionaries(
+        {"metric": st.one_of(st.text(max_size=10), VALUES), "params": st.one_of(st.dictionaries(st.text(max_size=5), SCALARS, max_size=3), VALUES),
+         "unit": st.sampled_from(["ms", "us", "x", "", 3]), "direction": st.sampled_from(["lower", "higher", "down", None]),
+         "samples": st.one_of(st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(), SCALARS), max_size=6), VALUES)},
+        optional={"info": VALUES, "stats": VALUES},
+    ),
+    max_size=3,
+)  # fmt: skip
+NEARLY_VALID = st.lists(
+    st.fixed_dictionaries(
+        {"metric": st.text(min_size=1, max_size=8), "params": st.dictionaries(st.text(max_size=5), SCALARS, max_size=3),
+         "unit": st.sampled_from(["ms", "x", "items/s"]), "direction": st.sampled_from(["lower", "higher"]),
+         "samples": st.lists(st.floats(min_value=-1e308, max_value=1e308) | st.integers(-(10**20), 10**20), min_size=1, max_size=8)},
+        optional={"info": st.dictionaries(st.text(max_size=5), SCALARS, max_size=2)},
+    ),
+    max_size=3,
+)  # fmt: skip
+
+
+def hostile_cases_hold(root: Path, cases: list[dict[str, Any]]) -> None:
+    from tracker.results import load_result, new_result, write_result
+
+    try:
+        doc = new_result(root, "b", cases, ["src/**"], command="c")
+    except ValueError:
+        return
+    path = write_result(doc, root.parent / "out")
+    try:
+        assert load_result(path).benchmark == "b"
+    finally:
+        path.unlink()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cases=CASES | NEARLY_VALID)
+def test_property_the_writer_returns_valid_documents_or_says_why(app: Path, cases: list[dict[str, Any]]) -> None:
+    hostile_cases_hold(app, cases)
+
+
+@pytest.mark.slow
+@settings(max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cases=CASES | NEARLY_VALID)
+def test_property_the_writer_returns_valid_documents_or_says_why_deep(app: Path, cases: list[dict[str, Any]]) -> None:
+    hostile_cases_hold(app, cases)
+
+
+CSV_TEXT = st.one_of(
+    st.text(max_size=300),
+    st.lists(st.lists(st.sampled_from(["metric", "unit", "direction", "sample", "size", "info.x", "app.latency_ms", "ms", "lower",
+                                       "1", "1e999", "-0", "nan", '"a,b"', "", "true", "9" * 5000, "\r", '"']), max_size=6), max_size=6)
+    .map(lambda rows: "\n".join(",".join(r) for r in rows)),
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=CSV_TEXT)
+def test_property_a_cases_file_is_cases_or_a_file_error(tmp_path: Path, text: str) -> None:
+    from tracker.commands.result import read_cases
+    from tracker.errors import FileError
+
+    path = tmp_path / "cases.csv"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    try:
+        cases = read_cases(str(path))
+    except FileError as err:
+        assert str(err).startswith(str(path))
+        return
+    assert isinstance(cases, list)

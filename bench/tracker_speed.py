@@ -31,8 +31,9 @@ and the load average at the end of the run, which say how noisy the machine was)
 
 Usage::
 
-    python bench/tracker_speed.py                 # full run (~3-5 min on 2 busy cores); writes bench/results/
-    python bench/tracker_speed.py --quick         # ~1 min: 3 rounds, history 10 and 1,000, 100 plans; writes nothing
+    python bench/tracker_speed.py                 # full run (~7 min on a busy 2-core VM while status at 1,000
+                                                  # evidence files takes 2.4 s; ~5 min once it does not); writes bench/results/
+    python bench/tracker_speed.py --quick         # ~1-2 min: 3 rounds, history 10 and 1,000, 100 plans; writes nothing
     python bench/tracker_speed.py --quick --out DIR   # the same, result file into DIR
     python bench/tracker_speed.py --runs 11 --history 10,100,1000 --plans 1000 --phases 10 --out bench/results
 

@@ -518,3 +518,99 @@ def test_property_a_cases_file_is_cases_or_a_file_error(tmp_path: Path, text: st
         assert str(err).startswith(str(path))
         return
     assert isinstance(cases, list)
+
+
+# --- --json on verify and check ------------------------------------------------------------------------------------------
+
+
+def test_verify_json_is_the_only_thing_on_stdout_and_says_every_verdict(
+    mixed: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from tracker.commands import verify
+
+    put_result(mixed, [400.0] * 5)
+    capfd.readouterr()
+    code = verify.run(mixed, [], out=sys.stdout, as_json=True)
+    out, err = capfd.readouterr()
+    doc = json.loads(out)  # pytest's output and the progress lines went to stderr
+    assert code == 1 and doc["exit"] == 1 and "1 passed" in err and "running 1 test gate(s)" in err
+    assert doc["evidence"].startswith(".tracker/evidence/") and doc["ran"] == ["0001/P1#1"] and doc["not_rerun"] == []
+    p1, p2 = doc["phases"]
+    assert (p1["plan"], p1["id"], p1["status"]) == ("0001", "P1", "in-progress")
+    assert p1["summary"] == "0001/P1 is in-progress, not done: its test gate passed, but gate 2 (manual) is not signed off"
+    assert [(g["key"], g["kind"], g["verdict"]) for g in p1["gates"]] == [("0001/P1#1", "test", "met"), ("0001/P1#2", "manual", "unmet")]
+    gate = p2["gates"][0]
+    assert gate["verdict"] == "unmet" and gate["failed"] is True and gate["reason"].startswith("400 us > 200 us")  # missed: failed
+    assert gate["definition"] == {"bench": "m.time_us", "where": {"impl": "cuda"}, "at_most": 200.0, "stat": "median"}
+    assert gate["source"]["file"] == "bench/results/r.json" and gate["stale"] is None
+    assert set(doc) == {"exit", "evidence", "ran", "not_rerun", "phases", "warnings"}
+
+    # Nothing re-runs the second time; a stale bench gate says so.
+    put_result(mixed, [100.0] * 5, name="s.json", time="2026-11-29T12:00:00Z")
+    assert verify.run(mixed, ["0001/P2"], out=sys.stdout, as_json=True) == 0
+    (mixed / "kernel/k.cu").write_text("// changed\n")
+    capfd.readouterr()
+    assert verify.run(mixed, [], out=sys.stdout, as_json=True) == 1
+    doc = json.loads(capfd.readouterr().out)
+    assert doc["evidence"] is None and doc["ran"] == [] and doc["not_rerun"] == ["0001/P1#1"]
+    gate = doc["phases"][1]["gates"][0]
+    assert gate["verdict"] == "stale" and gate["stale"] == "changed since evidence: kernel/k.cu" and doc["phases"][1]["status"] == "stale"
+
+
+def test_verify_json_keeps_bench_commands_output_off_stdout(repo: Callable[..., Path], capfd: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    from tracker.commands import verify
+
+    gate = BENCH + f'\nrun = "{sys.executable} -c \\"print(123)\\""'
+    root = repo({"plans/0001-a.md": plan_text("0001", phase("P1", gate)), ".gitignore": IGNORE})
+    capfd.readouterr()
+    assert verify.run(root, [], out=sys.stdout, bench=True, as_json=True) == 1
+    out, err = capfd.readouterr()
+    doc = json.loads(out)
+    assert "123" in err and doc["phases"][0]["gates"][0]["reason"].endswith("wrote no result file in .tracker/evidence/ or bench/results/")
+
+
+def test_verify_json_of_an_empty_gate_prints_the_object_then_exits_5(repo: Callable[..., Path], capfd: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    from tracker.commands import verify
+    from tracker.errors import NoTestsError
+
+    plan = plan_text("0001", phase("P1", 'test = "tests/test_a.py"\nmarker = "nothing_has_this"'))
+    root = repo({"plans/0001-a.md": plan, "tests/test_a.py": TEST_A, ".gitignore": IGNORE})
+    capfd.readouterr()
+    with pytest.raises(NoTestsError):
+        verify.run(root, [], out=sys.stdout, as_json=True)
+    doc = json.loads(capfd.readouterr().out)
+    assert doc["exit"] == 5 and doc["phases"][0]["gates"][0]["verdict"] == "unmet"
+
+
+def test_check_json_lists_each_problem_with_its_kind_and_file(mixed: Path, cli: Callable[..., Any]) -> None:
+    import io
+
+    from tracker.commands import check
+
+    def check_json() -> tuple[int, dict[str, Any]]:
+        out = io.StringIO()
+        code = check.run(mixed, out=out, as_json=True)
+        return code, json.loads(out.getvalue())
+
+    (mixed / "plans/0001-a.md").write_text(plan_text("0001", phase("P2", BENCH, paths='"kernel/**"')))
+    assert cli(mixed, "update").code == 0
+    assert check_json() == (0, {"ok": True, "exit": 0, "problems": []})
+    put_result(mixed, [100.0] * 5)
+    put_result(mixed, [400.0] * 5, name="s.json", time="2026-11-29T12:00:00Z")  # was met, fails now: regressed
+    (mixed / "bench/results/bad.json").write_text("{")
+    code, doc = check_json()
+    assert code == 1 and doc["ok"] is False
+    kinds = [(p["kind"], p["path"], p["phase"]) for p in doc["problems"]]
+    assert ("invalid-result", "bench/results/bad.json", None) in kinds and ("out-of-date", "plans/0001-a.md", None) in kinds
+    (mixed / "bench/results/bad.json").unlink()
+    code, doc = check_json()
+    assert ("regressed", "plans/0001-a.md", "0001/P2") in [(p["kind"], p["path"], p["phase"]) for p in doc["problems"]]
+    text = io.StringIO()
+    assert check.run(mixed, out=text) == 1
+    assert text.getvalue().splitlines()[:-1] == [p["message"] for p in doc["problems"]]  # the same lines as the text form

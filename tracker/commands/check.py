@@ -8,32 +8,66 @@ import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 from tracker.errors import ExitCode, RegionEditedError
 from tracker.history import regressions
+from tracker.model import Status
 from tracker.plans import load_plans
 from tracker.regions import rewrite
 from tracker.render import plan_regions
 from tracker.status import derive
 
 
-def run(root: Path, out: TextIO | None = None) -> int:
-    """Print one line per problem; exit 1 (CHECK_FAILED) when there is any, else 0."""
+class Problem(NamedTuple):
+    """One line of ``tracker check``: what kind of problem, the file it is in, the phase (regressions), the line."""
+
+    kind: str  # regressed | invalid-evidence | invalid-result | unknown-commit | region-edited | out-of-date | git
+    path: str | None
+    message: str
+    phase: str | None = None
+
+
+def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
+    """Print one line per problem; exit 1 (CHECK_FAILED) when there is any, else 0. ``as_json``: print one object
+    instead, ``{"ok", "exit", "problems": [{"kind", "path", "phase", "message"}]}`` (README)."""
     out = out or sys.stdout
+    problems = find_problems(root)
+    code = int(ExitCode.CHECK_FAILED) if problems else 0
+    if as_json:
+        from tracker.commands.verify import json_text
+
+        doc = {"ok": not problems, "exit": code, "problems": [p._asdict() for p in problems]}
+        out.write(json_text(out, doc) + "\n")
+        return code
+    for problem in problems:
+        out.write(problem.message + "\n")
+    if problems:
+        out.write(f"tracker check: {len(problems)} problem(s)\n")
+    else:
+        out.write("tracker check: no regressions, plan files up to date\n")
+    return code
+
+
+def find_problems(root: Path) -> list[Problem]:
+    """Every problem ``tracker check`` reports, in the order it prints them."""
     files, plans = load_plans(root)
     statuses = derive(root, plans)
-    problems = regressions(statuses)
+    paths = {p.id: p.path for p in plans}
+    problems = [
+        Problem("regressed", paths.get(st.plan_id), line, key)
+        for key, st in statuses.items() if st.status is Status.REGRESSED for line in regressions({key: st})
+    ]  # fmt: skip
     from tracker.evidence import load as load_store
     from tracker.results import load_repo_results, repo_result_files
 
     store = load_store(root, strict=False)
     invalid = store.invalid  # unusable store files: every test and bench gate unmet
-    problems += [f"invalid evidence file, fix or remove it: {line}" for line in invalid]
+    problems += [Problem("invalid-evidence", line.split(": ", 1)[0], f"invalid evidence file, fix or remove it: {line}") for line in invalid]
     listed = {line.split(": ", 1)[0] for line in invalid}
     results = load_repo_results(root, strict=False) if repo_result_files(root) else None
     if results is not None:  # invalid result files make every bench gate unmet: say which
-        problems += [f"{err}" for err in results.errors if err.path not in listed]
+        problems += [Problem("invalid-result", err.path, f"{err}") for err in results.errors if err.path not in listed]
     claimed = [(r.file, r.provenance.get("commit")) for r in store.runs]
     claimed += [(f, d.get("commit")) for f, d in store.signoffs]
     claimed += [(r.path, r.commit) for r in results or []]
@@ -43,21 +77,15 @@ def run(root: Path, out: TextIO | None = None) -> int:
         try:
             stale = rewrite(f.text, plan_regions(f.plan, statuses), f.path) != f.text
         except RegionEditedError as err:  # one problem among others, not the end of the check
-            problems.append(str(err))
+            problems.append(Problem("region-edited", f.path, str(err)))
             continue
         if stale:
-            problems.append(f"{f.path}: generated regions out of date (run `tracker update`)")
-    for line in problems:
-        out.write(line + "\n")
-    if problems:
-        out.write(f"tracker check: {len(problems)} problem(s)\n")
-        return int(ExitCode.CHECK_FAILED)
-    out.write("tracker check: no regressions, plan files up to date\n")
-    return 0
+            problems.append(Problem("out-of-date", f.path, f"{f.path}: generated regions out of date (run `tracker update`)"))
+    return problems
 
 
-def unknown_commits(root: Path, claimed: Iterable[tuple[str, object]]) -> list[str]:
-    """One line per evidence file whose recorded commit is not a commit of this repository.
+def unknown_commits(root: Path, claimed: Iterable[tuple[str, object]]) -> list[Problem]:
+    """One problem per evidence file whose recorded commit is not a commit of this repository.
 
     Evidence is trusted the way a committed file is: anyone who can commit can write it. A commit that does not
     exist here (made up, or from a history that was never pushed) is the one claim check can test. One ``git
@@ -74,10 +102,10 @@ def unknown_commits(root: Path, claimed: Iterable[tuple[str, object]]) -> list[s
     proc = subprocess.run(["git", "cat-file", "--batch-check"], cwd=root, input=query, capture_output=True, text=True, check=False)
     answers = proc.stdout.splitlines()
     if proc.returncode != 0 or len(answers) != len(commits):
-        return [f"tracker check: cannot ask git which evidence commits exist: {proc.stderr.strip() or 'unexpected answer'}"]
+        return [Problem("git", None, f"tracker check: cannot ask git which evidence commits exist: {proc.stderr.strip() or 'unexpected answer'}")]
     missing = {commit for commit, answer in zip(commits, answers) if answer.endswith(" missing") or " commit " not in f" {answer} "}
     return [
-        f"{file}: its commit {commit} is not in this repository's history (evidence is trusted like a committed "
-        "file: fetch that history, or remove the file)"
+        Problem("unknown-commit", file, f"{file}: its commit {commit} is not in this repository's history (evidence is "
+                "trusted like a committed file: fetch that history, or remove the file)")
         for commit, file in sorted(wanted, key=lambda x: x[1]) if commit in missing
     ]  # fmt: skip

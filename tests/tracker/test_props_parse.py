@@ -300,7 +300,9 @@ def test_lint_of_hostile_repositories_lists_problems_with_lines(texts: list[str]
         code = lint.run(root, collect=False, out=out)
         lines = out.getvalue().splitlines()
         assert code in (0, 2)
-        assert lines[-1].endswith(("plan file(s) OK", "file(s)"))
+        summary = re.search(r"(plan file\(s\) OK|file\(s\))(, (\d+) warning\(s\))?$", lines[-1])
+        assert summary is not None, lines[-1]
+        assert int(summary.group(3) or 0) == sum(": warning: " in line for line in lines[:-1])  # the count says what is listed
         check_problems(lines[:-1], names)
 
 

@@ -5,15 +5,22 @@ runs and the real command functions: one definition of dirty (item 6), verify's 
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import os
 import re
 import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tracker_testutil import git, phase, plan_text
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tracker_testutil import git, make_files, phase, plan_text
 
 from tracker.commands.common import pytest_command, pytest_env
 
@@ -185,8 +192,6 @@ def test_verify_of_everything_reports_every_gate_of_every_selected_phase(mixed: 
 def test_a_bench_gate_whose_command_failed_stays_unmet_in_the_verdicts_though_older_results_meet_it(
     repo: Callable[..., Path], cli: Callable[..., Any]
 ) -> None:
-    import sys
-
     failing = BENCH + f'\nrun = "{sys.executable} -c \\"import sys; sys.exit(3)\\""'
     root = repo({"plans/0001-a.md": plan_text("0001", phase("P1", failing, paths='"kernel/**"')), "kernel/k.cu": "// k\n",
                  ".gitignore": IGNORE})  # fmt: skip
@@ -198,8 +203,6 @@ def test_a_bench_gate_whose_command_failed_stays_unmet_in_the_verdicts_though_ol
 
 
 def test_a_result_file_whose_name_is_not_utf8_is_read_by_status_and_verify(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
-    import os
-
     root = repo({"plans/0001-a.md": plan_text("0001", phase("P1", BENCH)), ".gitignore": IGNORE})
     put_result(root, [100.0] * 5)
     (root / "bench/results/r.json").rename(root / os.fsdecode(b"bench/results/r-\xff.json"))
@@ -214,13 +217,28 @@ def test_a_result_file_whose_name_is_not_utf8_is_read_by_status_and_verify(repo:
 CONFTEST = "def pytest_addoption(parser):\n    parser.addoption('--runslow', action='store_true')\n"
 
 
-@pytest.fixture
-def verified(repo: Callable[..., Path], cli: Callable[..., Any]) -> Path:
+def make_verified(root: Path) -> Path:
     """A repository whose one test gate is met and up to date (a verify runs nothing)."""
+    from tracker.commands import verify
+
     plan = plan_text("0001", phase("P1", 'test = "tests/test_a.py"'))
-    root = repo({"plans/0001-a.md": plan, "tests/test_a.py": TEST_A, "tests/conftest.py": CONFTEST, ".gitignore": IGNORE})
-    assert cli(root, "verify").code == 0
+    make_files(root, {"plans/0001-a.md": plan, "tests/test_a.py": TEST_A, "tests/conftest.py": CONFTEST, ".gitignore": IGNORE})
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "files")
+    assert verify.run(root, [], out=io.StringIO()) == 0
     return root
+
+
+@pytest.fixture
+def verified(tmp_path: Path) -> Path:
+    return make_verified(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared_verified(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """:func:`make_verified` once for the tests that must leave it as it was (they assert they record nothing)."""
+    return make_verified(tmp_path_factory.mktemp("verified"))
 
 
 @pytest.mark.parametrize(
@@ -241,13 +259,13 @@ def verified(repo: Callable[..., Path], cli: Callable[..., Any]) -> Path:
 )
 @pytest.mark.parametrize("force", [False, True], ids=["nothing-to-run", "a-run"])
 def test_a_bad_pytest_argument_is_a_usage_error_whether_or_not_anything_runs(
-    verified: Path, cli: Callable[..., Any], args: list[str], said: str, force: bool
+    shared_verified: Path, cli: Callable[..., Any], args: list[str], said: str, force: bool
 ) -> None:
-    before = sorted((verified / ".tracker/evidence").iterdir())
-    res = cli(verified, "verify", "0001/P1", *(["--force"] if force else []), *(f"--pytest-arg={a}" for a in args))
+    before = sorted((shared_verified / ".tracker/evidence").iterdir())
+    res = cli(shared_verified, "verify", "0001/P1", *(["--force"] if force else []), *(f"--pytest-arg={a}" for a in args))
     assert res.code == 3, res.out + res.err
     assert said in res.err and "Traceback" not in res.err
-    assert sorted((verified / ".tracker/evidence").iterdir()) == before  # nothing recorded
+    assert sorted((shared_verified / ".tracker/evidence").iterdir()) == before  # nothing recorded
     assert "1 passed" not in res.out  # no test ran
 
 
@@ -273,8 +291,6 @@ def test_good_pytest_arguments_pass_the_check_conftest_options_included(verified
 
 
 def test_a_bad_pytest_argument_stops_verify_before_a_bench_command_runs(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
-    import sys
-
     marker = "ran.txt"
     gate = BENCH + f'\nrun = "{sys.executable} -c \\"open(\'{marker}\', \'w\')\\""'
     root = repo({"plans/0001-a.md": plan_text("0001", phase("P1", gate)), ".gitignore": IGNORE})
@@ -283,8 +299,6 @@ def test_a_bad_pytest_argument_stops_verify_before_a_bench_command_runs(repo: Ca
 
 
 def test_the_argument_check_costs_one_short_pytest_start(verified: Path) -> None:
-    import time
-
     from tracker.commands.verify import check_pytest_args
 
     start = time.perf_counter()
@@ -314,8 +328,6 @@ def latency(samples: list[float], size: int = 1000) -> dict[str, Any]:
 
 
 def test_a_result_written_by_the_helper_validates_and_drives_a_bench_gate(app: Path, cli: Callable[..., Any]) -> None:
-    import hashlib
-
     from resultfiles import blob
 
     from tracker.results import load_result, new_result, write_result
@@ -362,8 +374,6 @@ def test_the_helper_refuses_what_the_validator_would_refuse(app: Path) -> None:
 
 
 def run_new(root: Path, *args: Any, **kw: Any) -> tuple[int, str]:
-    import io
-
     from tracker.commands.result import run_new as command
 
     out = io.StringIO()
@@ -428,8 +438,6 @@ def test_result_new_refuses_bad_input_with_a_clear_message_and_writes_nothing(
 
 
 def test_result_new_reads_no_fifo(app: Path) -> None:
-    import os
-
     from tracker.errors import FileError
 
     fifo = app.parent / "cases.fifo"
@@ -440,9 +448,6 @@ def test_result_new_reads_no_fifo(app: Path) -> None:
 
 # Hostile input to the writer: whatever the cases hold, a document comes back that the tracker's validator accepts, or
 # a ValueError says what is wrong; and a cases file of any text is cases or a FileError, never a traceback.
-
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-(10**400), max_value=10**400), st.floats(allow_nan=True, allow_infinity=True),
@@ -483,7 +488,7 @@ def hostile_cases_hold(root: Path, cases: list[dict[str, Any]]) -> None:
         path.unlink()
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cases=CASES | NEARLY_VALID)
 def test_property_the_writer_returns_valid_documents_or_says_why(app: Path, cases: list[dict[str, Any]]) -> None:
     hostile_cases_hold(app, cases)
@@ -526,8 +531,6 @@ def test_property_a_cases_file_is_cases_or_a_file_error(tmp_path: Path, text: st
 def test_verify_json_is_the_only_thing_on_stdout_and_says_every_verdict(
     mixed: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sys
-
     from tracker.commands import verify
 
     put_result(mixed, [400.0] * 5)
@@ -560,8 +563,6 @@ def test_verify_json_is_the_only_thing_on_stdout_and_says_every_verdict(
 
 
 def test_verify_json_keeps_bench_commands_output_off_stdout(repo: Callable[..., Path], capfd: pytest.CaptureFixture[str]) -> None:
-    import sys
-
     from tracker.commands import verify
 
     gate = BENCH + f'\nrun = "{sys.executable} -c \\"print(123)\\""'
@@ -574,8 +575,6 @@ def test_verify_json_keeps_bench_commands_output_off_stdout(repo: Callable[..., 
 
 
 def test_verify_json_of_an_empty_gate_prints_the_object_then_exits_5(repo: Callable[..., Path], capfd: pytest.CaptureFixture[str]) -> None:
-    import sys
-
     from tracker.commands import verify
     from tracker.errors import NoTestsError
 
@@ -589,8 +588,6 @@ def test_verify_json_of_an_empty_gate_prints_the_object_then_exits_5(repo: Calla
 
 
 def test_check_json_lists_each_problem_with_its_kind_and_file(mixed: Path, cli: Callable[..., Any]) -> None:
-    import io
-
     from tracker.commands import check
 
     def check_json() -> tuple[int, dict[str, Any]]:

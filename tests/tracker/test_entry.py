@@ -41,13 +41,14 @@ def run(main_name: str, argv: list[str], capfd: pytest.CaptureFixture[str]) -> t
 
 
 @pytest.mark.parametrize("args", [["status"], ["status", "--json"], ["status", "0001"], ["status", "--json", "0001"],
-                                  ["status", "9999"], ["status", "--json", "0002"]])
+                                  ["status", "9999"], ["status", "--json", "0002"], ["status", "1"], ["status", "1/P2"],
+                                  ["status", "plans/0001-demo.md", "--json"], ["status", "README.md"]])
 def test_fast_path_matches_the_typer_cli(repo, capfd, args: list[str]) -> None:
     root = repo({"plans/0001-demo.md": GOOD, **TESTS})
     argv = ["--root", str(root), *args]
     fast = run("entry", argv, capfd)
     assert fast == run("cli", argv, capfd)
-    assert fast[0] == (3 if args[-1] in ("9999", "0002") else 0), fast
+    assert fast[0] == (3 if args[-1] in ("9999", "0002", "README.md") else 0), fast
 
 
 def test_fast_path_reports_invalid_plans_like_the_cli(repo, capfd) -> None:
@@ -55,6 +56,14 @@ def test_fast_path_reports_invalid_plans_like_the_cli(repo, capfd) -> None:
     argv = ["--root", str(root), "status"]
     fast = run("entry", argv, capfd)
     assert fast == run("cli", argv, capfd) and fast[0] == 2 and "problem(s) in plan files" in fast[2]
+
+
+@pytest.mark.parametrize("args", [["status"], ["status", "--json"], ["status", "2"], ["status", "0001/P1"]])
+def test_fast_path_shows_valid_plans_beside_invalid_ones_like_the_cli(repo, capfd, args: list[str]) -> None:
+    root = repo({"plans/0001-demo.md": GOOD, "plans/0002-bad.md": plan_text("0002", phases='```phase\nid = "P1"\n```\n'), **TESTS})
+    argv = ["--root", str(root), *args]
+    fast = run("entry", argv, capfd)
+    assert fast == run("cli", argv, capfd) and fast[0] == (0 if args[-1] == "0001/P1" else 2), fast
 
 
 def test_fast_path_does_not_import_typer(repo) -> None:

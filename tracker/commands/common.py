@@ -10,6 +10,46 @@ from tracker.errors import UsageError
 from tracker.model import Phase, Plan
 
 
+def plan_spec(root: Path, spec: str) -> str:
+    """``spec`` as ``PLAN`` or ``PLAN/PHASE`` with its plan part a plan id, as :func:`select` takes it.
+
+    Besides the id itself (``0002``) a plan may be named by its number without leading zeros (``2``, ``2/P1``)
+    or by its file (``plans/0002-x.md``: relative to the current directory or to the repository root, or
+    absolute); a ``.md`` path that is no plan file of this repository is a UsageError. Anything else is
+    returned as it is, for :func:`select` to accept or refuse.
+    """
+    plan_id, slash, phase_id = spec.partition("/")
+    if spec.endswith(".md"):
+        found = _plan_file_id(root, spec)
+        if found is not None:
+            return found
+        if not (_is_number(plan_id) and phase_id and "/" not in phase_id):  # not PLAN/PHASE with a phase id ending .md
+            raise UsageError(f"{spec}: not a plan file of this repository (plans/NNNN-slug.md in {root})")
+    if _is_number(plan_id) and len(plan_id.lstrip("0")) <= 4:
+        return f"{int(plan_id):04d}{slash}{phase_id}"
+    return spec
+
+
+def _is_number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def _plan_file_id(root: Path, spec: str) -> str | None:
+    """The number of the plan file ``spec`` names (``plans/NNNN-slug.md`` under ``root``), or None."""
+    import fnmatch
+
+    from tracker.plans import PLAN_GLOB
+
+    for candidate in (Path(spec), root / spec):
+        try:
+            path = candidate.resolve()
+            if path.parent == (root / "plans").resolve() and fnmatch.fnmatchcase(path.name, PLAN_GLOB) and path.is_file():
+                return path.name[:4]
+        except (OSError, RuntimeError, ValueError):  # a symlink loop, a name too long, a NUL byte
+            continue
+    return None
+
+
 def select(plans: list[Plan], specs: list[str]) -> list[tuple[Plan, Phase]]:
     """Phases named by ``PLAN`` or ``PLAN/PHASE`` arguments (all phases when ``specs`` is empty)."""
     if not specs:

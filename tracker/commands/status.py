@@ -1,4 +1,10 @@
-"""``tracker status``: every plan and phase with its derived status; never runs tests."""
+"""``tracker status [PLAN | PLAN/PHASE]``: every plan and phase with its derived status; never runs tests.
+
+A plan file that is not valid does not hide the others: the valid plans are shown, each invalid file gets
+one line (``status --json``: ``"invalid"``), its problems go to stderr and the exit code is 2 (8 when a plan
+file cannot be read), after the output. Naming a plan (``0002``, ``2``, ``plans/0002-x.md``) shows that plan;
+``PLAN/PHASE`` that phase's line under its plan's; an invalid plan named is its line and its error.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from tracker.commands.common import select
+from tracker.commands.common import plan_spec, select
+from tracker.errors import FileError, PlanError, TrackerError
 from tracker.model import PhaseStatus, Plan, Status
-from tracker.plans import load_plans
+from tracker.plans import InvalidPlan, PlanSet, load_plan_set
 from tracker.render import recorded_statuses
 from tracker.status import derive
 
@@ -29,7 +36,7 @@ def _note(st: PhaseStatus) -> str:
     return f"gate {st.verdicts.index(bad) + 1}: {bad.reason}{where}"
 
 
-def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool, recorded: dict[str, str] | None = None) -> str:
+def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool, recorded: dict[str, str] | None = None, width: int | None = None) -> str:
     """The compact plain-text table: one line per plan, one per phase (status, gates met, the
     machines its verdicts came from, note).
 
@@ -38,7 +45,7 @@ def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool, reco
     """
     recorded = recorded or {}
     lines = []
-    width = max((len(ph.id) for p in plans for ph in p.phases), default=2)
+    width = _width(plans) if width is None else width
     for plan in plans:
         lines.append(f"{plan.id}  {plan.title}  ({plan.path})")
         for ph in plan.phases:
@@ -67,23 +74,75 @@ def _json_for(out: TextIO, data: object) -> str:
     return text
 
 
+def invalid_line(invalid: InvalidPlan) -> str:
+    """The line ``status`` shows for a plan file it cannot use."""
+    return f"{invalid.id or '?'}  invalid plan file ({invalid.path}): {len(invalid.problems)} problem(s), see `tracker lint`"
+
+
+def _selected(root: Path, spec: str, plans: list[Plan], invalid: list[InvalidPlan]) -> tuple[list[Plan], list[InvalidPlan]]:
+    """What ``spec`` names: ``([plan], [])``, with only the named phase for ``PLAN/PHASE``, or ``([], [file])``
+    for an invalid plan file with that id or number; UsageError when it names nothing."""
+    spec = plan_spec(root, spec)
+    plan_id, _, phase_id = spec.partition("/")
+    if plan_id not in {p.id for p in plans}:
+        named = [i for i in invalid if i.id == plan_id or i.path.rpartition("/")[2][:4] == plan_id]
+        if named:
+            return [], named
+    select(plans, [spec])  # UsageError for an unknown plan or phase
+    plan = next(p for p in plans if p.id == plan_id)
+    phase = plan.phase(phase_id) if phase_id else None
+    return [plan._replace(phases=(phase,)) if phase is not None else plan], []
+
+
+def _error(plan_set: PlanSet, invalid: list[InvalidPlan]) -> TrackerError | None:
+    """The error to end with when ``invalid`` plan files were shown: exit 2 with every problem (the whole
+    set's when every plan is shown, else the named file's); exit 8 when one cannot be read, the other
+    problems written to stderr before it (the error names one file)."""
+    if not invalid:
+        return None
+    problems = list(dict.fromkeys(p for i in invalid for p in i.problems))
+    unreadable = [p for p in problems if p in plan_set.unreadable]
+    if not unreadable:
+        return plan_set.error() if invalid == plan_set.invalid else PlanError(problems)
+    for problem in problems:
+        if problem != unreadable[0]:
+            sys.stderr.write(problem + "\n")
+    return FileError(unreadable[0])
+
+
 def run(root: Path, plan: str | None = None, as_json: bool = False, out: TextIO | None = None) -> int:
-    """Print the status of every plan (or of one plan); exit 0: status informs, it does not check."""
+    """Print the status of every plan (or of the plan or phase ``plan`` names); exit 0, since status informs
+    and does not check, unless a plan file shown is invalid (the module docstring)."""
     out = out or sys.stdout
-    files, plans = load_plans(root)
-    statuses = derive(root, plans)  # all plans: dependencies may live in other plans
+    plan_set = load_plan_set(root)
+    plans, invalid = plan_set.plans, plan_set.invalid
+    statuses = derive(root, plans) if plans else {}  # all plans: dependencies may live in other plans
     if plan is not None:
-        select(plans, [plan])  # UsageError for an unknown id
-        plans = [p for p in plans if p.id == plan.split("/")[0]]
-    if not plans and not as_json:
-        out.write(f"no plans yet: add plans/NNNN-slug.md (tracker new TITLE) under {root}\n")
-        return 0
+        plans, invalid = _selected(root, plan, plans, invalid)
     shown = {p.id for p in plans}
-    recorded = {k: v for f in files if f.plan is not None and f.plan.id in shown for k, v in recorded_statuses(f.plan, f.text).items()}
+    recorded = {k: v for f in plan_set.files if f.plan is not None and f.plan.id in shown for k, v in recorded_statuses(f.plan, f.text).items()}
     if as_json:
         from tracker.render import status_data
 
-        out.write(_json_for(out, status_data(plans, statuses, recorded)) + "\n")
+        data = status_data(plans, statuses, recorded)
+        data["invalid"] = [{"path": i.path, "id": i.id, "problems": i.problems} for i in invalid]
+        out.write(_json_for(out, data) + "\n")
+    elif not plans and not invalid:
+        out.write(f"no plans yet: add plans/NNNN-slug.md (tracker new TITLE) under {root}\n")
     else:
-        out.write(table(plans, statuses, out.isatty(), recorded) + "\n")
+        out.write(_text(plans, statuses, invalid, out.isatty(), recorded) + "\n")
+    err = _error(plan_set, invalid)
+    if err is not None:
+        raise err
     return 0
+
+
+def _text(plans: list[Plan], statuses: dict[str, PhaseStatus], invalid: list[InvalidPlan], color: bool, recorded: dict[str, str]) -> str:
+    """The table of the valid plans with a line for each invalid plan file, in file order."""
+    blocks = [(p.path, table([p], statuses, color, recorded, width=_width(plans))) for p in plans]
+    blocks += [(i.path, invalid_line(i)) for i in invalid]
+    return "\n".join(text for _, text in sorted(blocks, key=lambda b: b[0]))
+
+
+def _width(plans: list[Plan]) -> int:
+    return max((len(ph.id) for p in plans for ph in p.phases), default=2)

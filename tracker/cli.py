@@ -6,13 +6,25 @@ No ``from __future__ import annotations`` here on purpose: typer would then eval
 command's string annotations at startup (~10 ms of ``tracker status``'s budget).
 """
 
+import enum
 import gc as _gc  # aliased: `gc` is a command below
+import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
+import click
 import typer
+
+
+def _suggestions() -> dict[str, bool]:
+    """typer's "Did you mean" for a mistyped command, only where click does not add its own (8.4+):
+    with both, ``tracker statu`` said it twice."""
+    if "suggest_commands" not in inspect.signature(typer.Typer).parameters:
+        return {}
+    return {"suggest_commands": not hasattr(click.exceptions, "NoSuchCommand")}
+
 
 app = typer.Typer(
     name="tracker",
@@ -20,14 +32,46 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    **_suggestions(),
 )
-_state: dict[str, Optional[str]] = {"root": None}
 
 
-def _root() -> Path:
+class ColorWhen(str, enum.Enum):
+    """``--color`` values."""
+
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+_state: dict[str, Any] = {"root": None, "color": None, "no_color": False}
+
+
+def _root(root: Optional[str] = None) -> Path:
+    """The repository root from ``--root`` given before the command or after it (UsageError when both), or
+    found from the current directory."""
+    from tracker.errors import UsageError
     from tracker.git import root_from_option
 
-    return root_from_option(_state["root"])
+    if root is not None and _state["root"] is not None:
+        raise UsageError("--root given both before and after the command")
+    return root_from_option(root if root is not None else _state["root"])
+
+
+def _color(color: Optional[ColorWhen], no_color: bool) -> str:
+    """``auto``, ``always`` or ``never`` from ``--color``/``--no-color`` given before the command or after it
+    (status): UsageError when both places, or both options, give one."""
+    from tracker.errors import UsageError
+
+    given = [(c, n) for c, n in ((_state["color"], _state["no_color"]), (color, no_color)) if c is not None or n]
+    if len(given) > 1:
+        raise UsageError("--color/--no-color given both before and after the command")
+    if not given:
+        return "auto"
+    [(when, never)] = given
+    if when is not None and never:
+        raise UsageError("give one of --color and --no-color")
+    return "never" if never else when.value
 
 
 def _run(fn: Callable[[], int]) -> None:
@@ -45,22 +89,35 @@ def _run(fn: Callable[[], int]) -> None:
     raise typer.Exit(code)
 
 
+RootOption = Annotated[Optional[str], typer.Option(
+    "--root", help="Repository root, or a directory inside it (default: found from the current directory).", show_default=False)]
+ColorOption = Annotated[Optional[ColorWhen], typer.Option(
+    "--color", help="Colour status's table: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never.", show_default=False)]
+NoColorOption = Annotated[bool, typer.Option("--no-color", help="Same as --color=never.")]
+
+
 @app.callback()
 def _main(
-    root: Annotated[Optional[str], typer.Option(help="Repository root, or a directory inside it (default: found from the current directory).")] = None,
+    root: RootOption = None,
+    color: ColorOption = None,
+    no_color: NoColorOption = False,
 ) -> None:
-    _state["root"] = root
+    _state.update(root=root, color=color, no_color=no_color)
 
 
 @app.command()
 def status(
-    plan: Annotated[Optional[str], typer.Argument(help="Only this plan (e.g. 0002).")] = None,
+    plan: Annotated[Optional[str], typer.Argument(
+        help="Only this plan (0002, 2 or plans/0002-x.md) or this phase (0002/P1).", show_default=False)] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the status document as JSON (shape in README).")] = False,
+    root: RootOption = None,
+    color: ColorOption = None,
+    no_color: NoColorOption = False,
 ) -> None:
     """Show every plan and phase with its status derived from evidence; never runs tests."""
     from tracker.commands import status as cmd
 
-    _run(lambda: cmd.run(_root(), plan, json))
+    _run(lambda: cmd.run(_root(root), plan, json, color=_color(color, no_color)))
 
 
 @app.command()

@@ -1,8 +1,8 @@
 """The ``tracker`` console script and ``python -m tracker``.
 
 ``tracker status`` is the command run most (at the end of every work session), and importing typer is
-more than half of its time (~110 ms of ~200 ms). So its plain forms, ``[--root DIR] status [PLAN]
-[--json]``, go straight to :mod:`tracker.commands.status`; every other command line, help and errors
+more than half of its time (~110 ms of ~200 ms). So its plain forms, ``status [PLAN] [--json]`` with
+``--root DIR``, ``--color WHEN`` or ``--no-color`` before or after ``status``, go straight to :mod:`tracker.commands.status`; every other command line, help and errors
 included, goes through the typer CLI (:mod:`tracker.cli`), which defines them all. Both report errors
 through :func:`tracker.errors.report`, so the output and exit codes are the same either way (a test
 compares them).
@@ -70,26 +70,37 @@ DEPENDENCIES = frozenset({"typer", "click", "shellingham", "rich", "pydantic", "
                           "typing_inspection", "markdown_it", "mdurl", "git", "gitdb", "smmap"})
 
 
-def status_args(args: list[str]) -> tuple[Path | None, str | None, bool] | None:
-    """``(root, plan, as_json)`` when ``args`` is a plain status command line, else None."""
-    raw: str | None = None
-    if len(args) >= 2 and args[0] == "--root":
-        raw, args = args[1], args[2:]
-    elif args and args[0].startswith("--root="):
-        raw, args = args[0][len("--root="):], args[1:]
-    if not args or args[0] != "status" or raw == "":
-        return None
-    root = None if raw is None else Path(raw)
+_VALUED = ("--root", "--color")  # the global options that take a value, accepted before and after ``status``
+
+
+def status_args(args: list[str]) -> tuple[Path | None, str | None, bool, str] | None:
+    """``(root, plan, as_json, color)`` when ``args`` is a plain status command line, else None (typer's to
+    handle: help, an unknown or repeated option, a bad value, a second plan)."""
+    options: dict[str, str] = {}
     plan: str | None = None
-    as_json = False
-    for arg in args[1:]:
-        if arg == "--json" and not as_json:
-            as_json = True
-        elif plan is None and arg and not arg.startswith("-"):
+    command = False
+    rest = iter(args)
+    for arg in rest:
+        name, eq, value = arg.partition("=")
+        if name in _VALUED or arg == "--no-color" or (command and arg == "--json"):
+            if name in _VALUED and not eq:
+                value = next(rest, None)  # type: ignore[assignment]
+                if value is None:
+                    return None
+            if name in options:
+                return None
+            options[name] = value
+        elif not command and arg == "status":
+            command = True
+        elif command and plan is None and arg and not arg.startswith("-"):
             plan = arg
         else:
-            return None  # help, an unknown option, a second plan: typer's to handle
-    return root, plan, as_json
+            return None
+    color = "never" if "--no-color" in options else options.get("--color", "auto")
+    if not command or options.get("--root") == "" or color not in ("auto", "always", "never") or {"--color", "--no-color"} <= options.keys():
+        return None
+    root = options.get("--root")
+    return None if root is None else Path(root), plan, "--json" in options, color
 
 
 _sigint_received = False  # set by the first Ctrl-C while a command runs
@@ -273,8 +284,8 @@ def _run(argv: list[str] | None) -> int:
         from tracker.commands import status
         from tracker.git import root_from_option
 
-        root, plan, as_json = fast
-        return status.run(root_from_option(root), plan, as_json)
+        root, plan, as_json, color = fast
+        return status.run(root_from_option(root), plan, as_json, color=color)
     except TrackerError as err:  # the fast path's errors, and output that failed while click wrote it (help)
         return report(err)
     finally:

@@ -109,3 +109,67 @@ def test_only_invalid_plans_are_their_lines_not_no_plans_yet(repo, cli) -> None:
     root = repo({"plans/0003-broken.md": BROKEN})
     r = cli(root, "status")
     assert (r.code, r.out) == (2, "0003  invalid plan file (plans/0003-broken.md): 1 problem(s), see `tracker lint`\n")
+
+
+# --- colour: NO_COLOR, TERM=dumb, --color/--no-color (issue 12 item 3) ---------------------------------------------
+
+
+def _status_on_a_terminal(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """``tracker status`` run by the console script with its stdout on a pseudo-terminal; what it printed."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")} | {"TERM": "xterm"} | (env or {})
+    with subprocess.Popen([sys.executable, "-m", "tracker", *args], cwd=root, stdout=follower, stderr=subprocess.DEVNULL, env=environ) as proc:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        proc.wait()
+    os.close(leader)
+    return b"".join(chunks).decode()
+
+
+@pytest.mark.parametrize(("args", "env", "colored"), [
+    (["status"], {}, True),
+    (["status"], {"NO_COLOR": "1"}, False),
+    (["status"], {"NO_COLOR": ""}, True),  # no-color.org: set and not empty
+    (["status"], {"TERM": "dumb"}, False),
+    (["--no-color", "status"], {}, False),
+    (["status", "--no-color"], {}, False),
+    (["--color=never", "status"], {}, False),
+    (["status", "--color", "always"], {"NO_COLOR": "1"}, True),
+    (["--color=auto", "status"], {"TERM": "dumb"}, False),
+])  # fmt: skip
+def test_colour_on_a_terminal_honours_no_color_term_dumb_and_the_options(two, args: list[str], env: dict[str, str], colored: bool) -> None:
+    out = _status_on_a_terminal(two, *args, env=env)
+    assert HEAD_1 in out and ("\x1b[" in out) == colored, out
+
+
+@pytest.mark.parametrize("args", [["--color=always", "status"], ["status", "--color", "always"]])
+def test_color_always_colours_a_pipe_too(two, cli, args: list[str]) -> None:
+    assert "\x1b[2mplanned" in cli(two, *args).out
+    assert "\x1b[" not in cli(two, "status").out and "\x1b[" not in cli(two, "--color=always", "status", "--json").out
+
+
+def test_color_options_that_contradict_are_usage_errors(two, cli) -> None:
+    r = cli(two, "--no-color", "status", "--color=always")
+    assert (r.code, r.err) == (3, "tracker: error: --color/--no-color given both before and after the command\n")
+    r = cli(two, "status", "--color=always", "--no-color")
+    assert (r.code, r.err) == (3, "tracker: error: give one of --color and --no-color\n")
+    r = cli(two, "--color=blue", "status")
+    assert r.code == 3 and "'blue' is not one of 'auto', 'always', 'never'" in r.err
+
+
+def test_a_mistyped_command_is_suggested_once(two, cli) -> None:
+    r = cli(two, "statu")
+    assert r.code == 3 and r.err.count("Did you mean 'status'?") == 1, r.err

@@ -9,6 +9,7 @@ file cannot be read), after the output. Naming a plan (``0002``, ``2``, ``plans/
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -24,6 +25,22 @@ COLOR = {
     Status.DONE: "32", Status.IN_PROGRESS: "33", Status.BLOCKED: "35",
     Status.REGRESSED: "31;1", Status.STALE: "36", Status.PLANNED: "2",
 }  # fmt: skip
+
+
+COLOR_WHEN = ("auto", "always", "never")  # --color's values
+
+
+def use_color(out: TextIO, when: str = "auto") -> bool:
+    """Whether to colour the table: ``always``/``never`` as asked; ``auto`` only on a terminal, and never
+    when ``NO_COLOR`` is set to anything but "" (no-color.org) or ``TERM`` is ``dumb``."""
+    if when != "auto":
+        return when == "always"
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return out.isatty()
+    except (ValueError, OSError):  # a closed or odd stream is no terminal
+        return False
 
 
 def _note(st: PhaseStatus) -> str:
@@ -110,9 +127,10 @@ def _error(plan_set: PlanSet, invalid: list[InvalidPlan]) -> TrackerError | None
     return FileError(unreadable[0])
 
 
-def run(root: Path, plan: str | None = None, as_json: bool = False, out: TextIO | None = None) -> int:
+def run(root: Path, plan: str | None = None, as_json: bool = False, out: TextIO | None = None, color: str = "auto") -> int:
     """Print the status of every plan (or of the plan or phase ``plan`` names); exit 0, since status informs
-    and does not check, unless a plan file shown is invalid (the module docstring)."""
+    and does not check, unless a plan file shown is invalid (the module docstring). ``color``: one of
+    :data:`COLOR_WHEN` (:func:`use_color`)."""
     out = out or sys.stdout
     plan_set = load_plan_set(root)
     plans, invalid = plan_set.plans, plan_set.invalid
@@ -130,7 +148,7 @@ def run(root: Path, plan: str | None = None, as_json: bool = False, out: TextIO 
     elif not plans and not invalid:
         out.write(f"no plans yet: add plans/NNNN-slug.md (tracker new TITLE) under {root}\n")
     else:
-        out.write(_text(plans, statuses, invalid, out.isatty(), recorded) + "\n")
+        out.write(_text(plans, statuses, invalid, use_color(out, color), recorded) + "\n")
     err = _error(plan_set, invalid)
     if err is not None:
         raise err

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Optional
 
 import click
 import typer
+import typer.main
 
 
 def _suggestions() -> dict[str, bool]:
@@ -28,9 +29,11 @@ def _suggestions() -> dict[str, bool]:
 
 app = typer.Typer(
     name="tracker",
-    help="Declarative plans in Markdown whose phase status is derived from test and benchmark evidence.",
+    help="Declarative plans in Markdown whose phase status is derived from test and benchmark evidence.\n\n"
+         "--root, --color and --no-color may also follow the command (tracker status --root DIR). "
+         "Shell completion: tracker --install-completion (bash, zsh, fish, PowerShell).",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     **_suggestions(),
 )
@@ -50,12 +53,18 @@ _state: dict[str, Any] = {"root": None, "color": None, "no_color": False}
 def _root(root: Optional[str] = None) -> Path:
     """The repository root from ``--root`` given before the command or after it (UsageError when both), or
     found from the current directory."""
-    from tracker.errors import UsageError
     from tracker.git import root_from_option
+
+    return root_from_option(_root_option(root))
+
+
+def _root_option(root: Optional[str]) -> Optional[str]:
+    """``--root``'s value, given before the command or after it; UsageError when both."""
+    from tracker.errors import UsageError
 
     if root is not None and _state["root"] is not None:
         raise UsageError("--root given both before and after the command")
-    return root_from_option(root if root is not None else _state["root"])
+    return root if root is not None else _state["root"]
 
 
 def _color(color: Optional[ColorWhen], no_color: bool) -> str:
@@ -96,11 +105,39 @@ ColorOption = Annotated[Optional[ColorWhen], typer.Option(
 NoColorOption = Annotated[bool, typer.Option("--no-color", help="Same as --color=never.")]
 
 
-@app.callback()
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text (shape in README).")]
+
+
+def _targets(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion of PLAN and PLAN/PHASE arguments: the plan ids and phases of the repository the command
+    line names (``--root``) or the current directory is in; nothing when that cannot be read."""
+    from tracker.errors import TrackerError
+    from tracker.git import root_from_option
+    from tracker.plans import load_plan_set
+
+    try:
+        root = root_from_option(ctx.params.get("root") or (ctx.parent.params.get("root") if ctx.parent else None))
+        plans = load_plan_set(root).plans
+    except (TrackerError, OSError, ValueError):
+        return []
+    names = [p.id for p in plans] + [f"{p.id}/{ph.id}" for p in plans for ph in p.phases]
+    return [name for name in names if name.startswith(incomplete)]
+
+
+def _version(value: bool) -> None:
+    if value:
+        from tracker import __version__
+
+        typer.echo(f"tracker {__version__} (plan-tracker)")
+        raise typer.Exit()
+
+
+@app.callback(context_settings={"help_option_names": ["-h", "--help"]})
 def _main(
     root: RootOption = None,
     color: ColorOption = None,
     no_color: NoColorOption = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
 ) -> None:
     _state.update(root=root, color=color, no_color=no_color)
 
@@ -108,7 +145,7 @@ def _main(
 @app.command()
 def status(
     plan: Annotated[Optional[str], typer.Argument(
-        help="Only this plan (0002, 2 or plans/0002-x.md) or this phase (0002/P1).", show_default=False)] = None,
+        help="Only this plan (0002, 2 or plans/0002-x.md) or this phase (0002/P1).", show_default=False, autocompletion=_targets)] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the status document as JSON (shape in README).")] = False,
     root: RootOption = None,
     color: ColorOption = None,
@@ -122,78 +159,96 @@ def status(
 
 @app.command()
 def verify(
-    targets: Annotated[Optional[list[str]], typer.Argument(help="PLAN or PLAN/PHASE (default: all).", show_default=False)] = None,
+    targets: Annotated[Optional[list[str]], typer.Argument(
+        help="PLAN or PLAN/PHASE (default: all).", show_default=False, autocompletion=_targets)] = None,
     pytest_arg: Annotated[Optional[list[str]], typer.Option("--pytest-arg", help="Extra argument for pytest (repeatable).")] = None,
     bench: Annotated[bool, typer.Option("--bench", help="Also run the selected bench gates' `run` commands, then take in their results.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Re-run gates whose passing evidence still matches the code.")] = False,
+    json: JsonOption = False,
+    root: RootOption = None,
 ) -> None:
     """Run the selected test gates in one pytest session and record the evidence."""
     from tracker.commands import verify as cmd
 
-    _run(lambda: cmd.run(_root(), targets or [], pytest_arg or [], bench=bench, force=force))
+    _run(lambda: cmd.run(_root(root), targets or [], pytest_arg or [], bench=bench, force=force, as_json=json))
 
 
 @app.command()
 def update(
-    plans: Annotated[Optional[list[str]], typer.Argument(help="Only these plans' files (default: all).", show_default=False)] = None,
+    plans: Annotated[Optional[list[str]], typer.Argument(
+        help="Only these plans' files (default: all).", show_default=False, autocompletion=_targets)] = None,
     check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 with a diff when files are out of date.")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Print the diff of what is written.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite generated regions that were edited by hand.")] = False,
+    root: RootOption = None,
 ) -> None:
     """Rewrite the generated status regions inside plan files."""
     from tracker.commands import update as cmd
 
-    _run(lambda: cmd.run(_root(), check, diff, force, plans=plans or []))
+    _run(lambda: cmd.run(_root(root), check, diff, force, plans=plans or []))
 
 
 @app.command()
 def lint(
     no_collect: Annotated[bool, typer.Option("--no-collect", help="Skip asking pytest whether test gates collect.")] = False,
+    json: JsonOption = False,
+    root: RootOption = None,
 ) -> None:
     """Report every problem in every plan file as path:line: message."""
     from tracker.commands import lint as cmd
 
-    _run(lambda: cmd.run(_root(), not no_collect))
+    _run(lambda: cmd.run(_root(root), not no_collect, as_json=json))
 
 
 @app.command("next")
 def next_(
+    json: JsonOption = False,
+    root: RootOption = None,
 ) -> None:
     """List phases that are not done and whose dependencies are done."""
     from tracker.commands import next as cmd
 
-    _run(lambda: cmd.run(_root()))
+    _run(lambda: cmd.run(_root(root), as_json=json))
 
 
 @app.command()
-def new(title: Annotated[str, typer.Argument(help="Title of the new plan.")]) -> None:
+def new(
+    title: Annotated[str, typer.Argument(help="Title of the new plan.")],
+    root: RootOption = None,
+) -> None:
     """Create plans/NNNN-slug.md from the bundled template."""
     from tracker.commands import new as cmd
 
-    _run(lambda: cmd.run(_root(), title))
+    _run(lambda: cmd.run(_root(root), title))
 
 
 @app.command()
 def schema(
     results: Annotated[bool, typer.Option("--results", help="Schema of benchmark result files instead.")] = False,
+    root: RootOption = None,
 ) -> None:
     """Print the JSON Schema of plan blocks (for editors)."""
     from tracker.commands import schema as cmd
 
-    _run(lambda: cmd.run(results))
+    def print_schema() -> int:
+        _root_option(root)  # the schema is the same in every repository: --root is only checked
+        return cmd.run(results)
+
+    _run(print_schema)
 
 
 @app.command()
 def signoff(
-    target: Annotated[str, typer.Argument(help="PLAN/PHASE")],
+    target: Annotated[str, typer.Argument(help="The phase (PLAN/PHASE, e.g. 0002/P1).", autocompletion=_targets)],
     gate: Annotated[int, typer.Option("--gate", help="Gate number (1-based, as status shows it).")],
     by: Annotated[str, typer.Option("--by", help="Who signs off.")],
     why: Annotated[str, typer.Option("--why", help="What was checked.")],
+    root: RootOption = None,
 ) -> None:
     """Record a sign-off for a manual gate (who, when, why)."""
     from tracker.commands import signoff as cmd
 
-    _run(lambda: cmd.run(_root(), target, gate, by, why))
+    _run(lambda: cmd.run(_root(root), target, gate, by, why))
 
 
 @app.command()
@@ -201,29 +256,57 @@ def ingest(
     files: Annotated[list[Path], typer.Argument(help="pytest reportlog (.jsonl), JUnit XML or benchmark result files.")],
     host: Annotated[Optional[str], typer.Option("--host", help="Machine the tests ran on (reportlog/JUnit carry none).")] = None,
     commit: Annotated[Optional[str], typer.Option("--commit", help="Commit the tests ran on (default: HEAD, marked assumed).")] = None,
+    root: RootOption = None,
 ) -> None:
     """Validate evidence produced elsewhere and copy it into the evidence store (docs/evidence.md)."""
     from tracker.commands import ingest as cmd
 
-    _run(lambda: cmd.run(_root(), files, host, commit))
+    _run(lambda: cmd.run(_root(root), files, host, commit))
 
 
 @app.command()
-def check() -> None:
+def check(
+    json: JsonOption = False,
+    root: RootOption = None,
+) -> None:
     """For CI: exit 1 when a phase regressed or plan files are out of date, saying which."""
     from tracker.commands import check as cmd
 
-    _run(lambda: cmd.run(_root()))
+    _run(lambda: cmd.run(_root(root), as_json=json))
 
 
 @app.command()
 def gc(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be deleted and why the rest stays.")] = False,
+    json: JsonOption = False,
+    root: RootOption = None,
 ) -> None:
     """Delete superseded evidence files, keeping the newest evidence for every gate and its history."""
     from tracker.commands import gc as cmd
 
-    _run(lambda: cmd.run(_root(), dry_run))
+    _run(lambda: cmd.run(_root(root), dry_run, as_json=json))
+
+
+def restore_argument_help(group: click.Group, typer_app: typer.Typer) -> None:
+    """Put back the help of every argument: click 8.5's Argument takes a ``help`` of its own and resets the one
+    typer (< 0.25) set before calling it, so ``tracker new -h`` showed no help for TITLE. Done only when help is
+    shown: it reads every command's signature."""
+    from typer.models import ArgumentInfo
+    from typer.utils import get_params_from_function
+
+    for info in typer_app.registered_commands:
+        if info.callback is None:
+            continue
+        command = group.commands.get(info.name or info.callback.__name__.lower().replace("_", "-"))
+        metas = get_params_from_function(info.callback)
+        for param in command.params if command is not None else []:
+            meta = metas.get(param.name or "")
+            if getattr(param, "help", "") is None and meta is not None and isinstance(meta.default, ArgumentInfo):
+                param.help = meta.default.help  # type: ignore[attr-defined]
+    for group_info in typer_app.registered_groups:
+        sub = group.commands.get(group_info.name or group_info.typer_instance.info.name or "") if group_info.typer_instance else None
+        if isinstance(sub, click.Group) and group_info.typer_instance is not None:
+            restore_argument_help(sub, group_info.typer_instance)
 
 
 def run(argv: Optional[list[str]] = None) -> int:
@@ -231,8 +314,11 @@ def run(argv: Optional[list[str]] = None) -> int:
     for invalid plans)."""
     from tracker.errors import ExitCode, OutputClosed
 
+    command = typer.main.get_command(app)
+    if {"-h", "--help"} & set(sys.argv[1:] if argv is None else argv):
+        restore_argument_help(command, app)
     try:
-        code = app(args=argv, prog_name="tracker", standalone_mode=False)
+        code = command.main(args=argv, prog_name="tracker", standalone_mode=False)
     except SystemExit as exit_:  # typer's answer to a closed pipe while click writes (help): sys.exit(1)
         if isinstance(exit_.__context__, BrokenPipeError):
             raise OutputClosed from exit_.__context__

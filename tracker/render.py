@@ -10,8 +10,9 @@ from typing import Any
 
 import re
 
+from tracker.checks import qualify
 from tracker.errors import RegionEditedError
-from tracker.model import BenchGate, EvidenceSource, Gate, ManualGate, PhaseStatus, Plan
+from tracker.model import BenchGate, EvidenceSource, Gate, ManualGate, Phase, PhaseStatus, Plan, Status
 from tracker.regions import Region, find_regions
 
 _RECORDED = re.compile(r"^\*\*Status: ([a-z-]+)\*\*", re.MULTILINE)
@@ -48,6 +49,18 @@ def _one_line(text: str) -> str:
 
 def _cell(text: str) -> str:
     return _one_line(text.replace("|", "\\|"))
+
+
+def dependencies_not_done(plan: Plan, phase: Phase, statuses: dict[str, PhaseStatus]) -> list[tuple[str, str | None]]:
+    """``(PLAN/PHASE, status)`` of each dependency of ``phase`` that is not done; the status is None for a
+    dependency without one (its plan file is invalid). A done, stale or regressed phase may rest on such a
+    dependency (its own gates decide its status): status marks it."""
+    out: list[tuple[str, str | None]] = []
+    for dep in (qualify(plan.id, d) for d in phase.depends):
+        st = statuses.get(dep)
+        if st is None or st.status != Status.DONE:
+            out.append((dep, None if st is None else st.status.value))
+    return out
 
 
 def newest_source(st: PhaseStatus) -> EvidenceSource | None:
@@ -130,6 +143,7 @@ def status_data(plans: list[Plan], statuses: dict[str, PhaseStatus], recorded: d
                         "status": (st := statuses[f"{plan.id}/{ph.id}"]).status.value,
                         "recorded_status": recorded.get(f"{plan.id}/{ph.id}"),
                         "blocked_by": list(st.blocked_by),
+                        "dependencies_not_done": [{"id": dep, "status": status} for dep, status in dependencies_not_done(plan, ph, statuses)],
                         "changed": list(st.changed),
                         "note": st.note,
                         "gates": [

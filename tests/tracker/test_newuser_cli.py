@@ -173,3 +173,169 @@ def test_color_options_that_contradict_are_usage_errors(two, cli) -> None:
 def test_a_mistyped_command_is_suggested_once(two, cli) -> None:
     r = cli(two, "statu")
     assert r.code == 3 and r.err.count("Did you mean 'status'?") == 1, r.err
+
+
+# --- command-line conventions (issue 12, packaging and first contact) -----------------------------------------------
+
+
+def test_version_prints_the_command_the_version_and_the_distribution(two, cli) -> None:
+    from tracker import __version__
+
+    for args in (["--version"], ["--version", "status"]):
+        assert (cli(two, *args).code, cli(two, *args).out) == (0, f"tracker {__version__} (plan-tracker)\n")
+
+
+@pytest.mark.parametrize("command", [[], ["status"], ["verify"]])
+def test_dash_h_is_help_like_dash_dash_help(two, cli, command: list[str]) -> None:
+    short, long = cli(two, *command, "-h"), cli(two, *command, "--help")
+    assert short.code == long.code == 0 and short.out == long.out and "Usage: tracker" in short.out
+
+
+def _every_parameter() -> list[tuple[str, object]]:
+    import typer.main
+
+    from tracker.cli import app, restore_argument_help
+
+    group = typer.main.get_command(app)
+    restore_argument_help(group, app)
+    out: list[tuple[str, object]] = [("tracker", p) for p in group.params]
+    todo = [(f"tracker {name}", cmd) for name, cmd in group.commands.items()]
+    while todo:
+        name, cmd = todo.pop()
+        out += [(name, p) for p in cmd.params]
+        todo += [(f"{name} {sub}", c) for sub, c in getattr(cmd, "commands", {}).items()]
+    return out
+
+
+def test_every_argument_and_option_has_help() -> None:
+    params = _every_parameter()
+    assert len(params) > 50
+    missing = [f"{name} {p.name}" for name, p in params if not getattr(p, "help", None)]  # type: ignore[attr-defined]
+    assert missing == []
+
+
+def test_argument_help_is_shown(two, cli) -> None:
+    assert "Title of the new plan." in cli(two, "new", "-h").out
+    assert "Only this plan (0002, 2 or" in cli(two, "status", "--help").out
+
+
+def _complete(root: Path, words: str, cwd: Path) -> list[str]:
+    """What the console script answers bash's completion for the command line ``words`` (the cursor at its end)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "_TRACKER_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split(" ")) - 1)}
+    proc = subprocess.run([sys.executable, "-m", "tracker"], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+def test_shell_completion_completes_commands_and_plan_ids(two, tmp_path) -> None:
+    assert _complete(two, "tracker sta", two) == ["status"]
+    assert _complete(two, "tracker status ", two) == ["0001", "0002", "0001/P1", "0001/P2", "0002/P1"]
+    assert _complete(two, "tracker verify 0001/", two) == ["0001/P1", "0001/P2"]
+    assert _complete(two, f"tracker status --root {two} 2", tmp_path) == []  # plan ids start with 0
+    assert _complete(two, f"tracker --root {two} signoff 0002", tmp_path) == ["0002", "0002/P1"]
+    assert _complete(two, "tracker status ", tmp_path) == []  # not in a repository: nothing, no error
+
+
+def test_show_completion_prints_a_script_for_the_shell(two) -> None:
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "tracker", "--show-completion", "bash"], cwd=two, capture_output=True, text=True,
+                          env={**os.environ, "SHELL": "/bin/bash"}, timeout=60)  # fmt: skip
+    assert proc.returncode == 0 and "_TRACKER_COMPLETE=complete_bash" in proc.stdout and "complete " in proc.stdout
+
+
+def _main(capfd: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The typer CLI in process on exactly ``args`` (the ``cli`` fixture puts ``--root`` first)."""
+    from tracker.cli import main
+
+    capfd.readouterr()
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("command", [["status"], ["status", "2", "--json"], ["next"], ["next", "--json"], ["lint", "--no-collect"],
+                                     ["check"], ["check", "--json"], ["update", "--check"], ["gc", "--dry-run"], ["gc", "--dry-run", "--json"],
+                                     ["schema"], ["verify", "0002"], ["signoff", "0002/P1", "--gate", "9", "--by", "a", "--why", "b"],
+                                     ["new", " "], ["ingest", "missing.xml"]])
+def test_root_is_accepted_after_every_command(two, capfd, monkeypatch, tmp_path, command: list[str]) -> None:
+    monkeypatch.chdir(tmp_path)  # not in the repository: only --root finds it
+    after = _main(capfd, *command, "--root", str(two))
+    assert after == _main(capfd, "--root", str(two), *command)
+    assert after[0] != 3 or "--root" not in after[2], after  # a usage error of its own (signoff's gate 9), not of --root
+    twice = _main(capfd, "--root", str(two), *command, "--root", str(two))
+    assert twice[:2] == (3, "") and twice[2] == "tracker: error: --root given both before and after the command\n"
+
+
+# --- --json on next, check, lint, verify and gc: one object on stdout -----------------------------------------------
+
+
+@pytest.mark.parametrize(("command", "code", "keys"), [
+    (["next", "--json"], 0, {"plans_dir", "plans", "phases", "done", "blocked", "next", "invalid"}),
+    (["check", "--json"], 1, {"ok", "exit", "problems"}),  # regions not written yet: out of date
+    (["lint", "--no-collect", "--json"], 0, {"ok", "files", "problems", "warnings"}),
+    (["verify", "0002", "--json"], 1, {"exit", "evidence", "ran", "not_rerun", "phases", "warnings"}),  # a manual gate unsigned
+    (["gc", "--json"], 0, {"dry_run", "exit", "refused", "deleted", "would_delete", "kept", "put_back"}),
+    (["gc", "--dry-run", "--json"], 0, {"dry_run", "exit", "refused", "deleted", "would_delete", "kept", "put_back"}),
+    (["status", "--json"], 0, {"plans", "invalid"}),
+])  # fmt: skip
+def test_json_is_one_object_on_stdout(two, cli, command: list[str], code: int, keys: set[str]) -> None:
+    r = cli(two, *command)
+    assert r.code == code, r.err
+    assert set(json.loads(r.out)) == keys
+
+
+def test_gc_json_lists_what_it_deleted_and_why_the_rest_stays(two, cli) -> None:
+    assert cli(two, "verify", "0001/P1").code == 1  # its manual gate is not signed off
+    assert cli(two, "verify", "0001/P1", "--force").code == 1
+    store = sorted(p.relative_to(two).as_posix() for p in (two / ".tracker/evidence").glob("*.json"))
+    dry = json.loads(cli(two, "gc", "--dry-run", "--json").out)
+    assert dry == {"dry_run": True, "exit": 0, "refused": [], "deleted": [], "would_delete": store[:1],
+                   "kept": [{"path": store[1], "why": "newest run of tests/test_a.py::test_a"}], "put_back": []}
+    assert sorted(p.relative_to(two).as_posix() for p in (two / ".tracker/evidence").glob("*.json")) == store  # nothing deleted
+    done = json.loads(cli(two, "gc", "--json").out)
+    assert done == {**dry, "dry_run": False, "deleted": store[:1], "would_delete": []}
+    assert not (two / store[0]).exists()
+    assert json.loads(cli(two, "gc", "--json").out)["deleted"] == []
+
+
+# --- a done phase resting on a dependency that is not done is marked ------------------------------------------------
+
+
+def test_a_done_phase_whose_dependency_is_not_done_is_marked(repo, cli) -> None:
+    text = plan_text(phases=phase("P1", 'manual = "Checked"', paths='"src/**"') + phase("P2", 'manual = "Read"', depends='"P1"'))
+    root = repo({"plans/0001-demo.md": text, "src/a.py": "x = 1\n"})
+    assert cli(root, "signoff", "0001/P2", "--gate", "1", "--by", "Ada", "--why", "read").code == 0
+    lines = cli(root, "status").out.splitlines()
+    assert lines[2].startswith("  P2  done*  ") and lines[2].endswith("— depends on 0001/P1 (planned)"), lines
+    assert cli(root, "signoff", "0001/P1", "--gate", "1", "--by", "Ada", "--why", "checked").code == 0
+    lines = cli(root, "status").out.splitlines()
+    assert lines[1].startswith("  P1  done ") and lines[2].startswith("  P2  done ") and "depends" not in "".join(lines)
+    (root / "src/a.py").write_text("x = 2\n")  # P1 is stale now
+    r = cli(root, "status")
+    assert r.out.splitlines()[2].startswith("  P2  done*  ") and r.out.splitlines()[2].endswith("— depends on 0001/P1 (stale)"), r.out
+    phases = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"]
+    assert [ph["dependencies_not_done"] for ph in phases] == [[], [{"id": "0001/P1", "status": "stale"}]]
+    assert cli(root, "status", "1/P2").out.splitlines()[1].startswith("  P2  done*  ")
+
+
+def test_a_dependency_into_an_invalid_plan_has_no_status(repo, cli) -> None:
+    text = plan_text("0002", phases=phase("P1", 'manual = "Read"', depends='"0001/P1"'), title="Second")
+    root = repo({"plans/0001-demo.md": GOOD, "plans/0002-second.md": text, **TESTS})
+    assert cli(root, "signoff", "0002/P1", "--gate", "1", "--by", "Ada", "--why", "read").code == 0
+    (root / "plans/0001-demo.md").write_text(BROKEN.replace('id = "0003"', 'id = "0001"'))
+    r = cli(root, "status")
+    assert r.code == 2 and "  P1  done*  " in r.out and r.out.splitlines()[2].endswith("— depends on 0001/P1 (no status: its plan file is invalid)"), r.out
+    data = json.loads(cli(root, "status", "--json").out)
+    assert data["plans"][0]["phases"][0]["dependencies_not_done"] == [{"id": "0001/P1", "status": None}]
+

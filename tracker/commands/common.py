@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from tracker.errors import UsageError
 from tracker.model import Phase, Plan
@@ -72,6 +73,20 @@ def select(plans: list[Plan], specs: list[str]) -> list[tuple[Plan, Phase]]:
         out.append((plan, phase))
     seen: set[tuple[str, str]] = set()
     return [x for x in out if (k := (x[0].id, x[1].id)) not in seen and not seen.add(k)]  # type: ignore[func-returns-value]
+
+
+def json_text(out: TextIO, data: object) -> str:
+    """``data`` as indented JSON that ``out`` can carry as it is: readable UTF-8 where the stream's encoding has
+    every character, else ASCII with ``\\u`` escapes (a latin-1 or ASCII locale, a file name that is not UTF-8),
+    so what a program reads is valid JSON either way."""
+    import json
+
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    try:
+        text.encode(getattr(out, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return json.dumps(data, indent=2)
+    return text
 
 
 def pytest_command() -> list[str]:

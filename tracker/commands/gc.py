@@ -7,6 +7,18 @@ plugin rewrites its run's file until the run completes) may change a file at any
 first renamed to a private name, then checked and deleted, or put back when it changed, so what is
 checked is what is deleted and a run that completed meanwhile is kept. A gc killed in between leaves
 the private copy, which the next gc puts back.
+
+``--json`` prints one object instead of the lines::
+
+    {"dry_run": false, "exit": 0, "refused": [],
+     "deleted": [".tracker/evidence/a.json"], "would_delete": [],
+     "kept": [{"path": ".tracker/evidence/b.json", "why": "newest evidence of 0001/P1#1"}],
+     "put_back": []}
+
+``deleted``: the files deleted (empty with ``--dry-run``); ``would_delete``: what ``--dry-run`` would delete
+(empty otherwise); ``kept``: every store file kept, each with why (a file that changed while gc ran is kept
+with that reason); ``put_back``: files a stopped gc had set aside, put back (or that would be); ``refused``:
+the phases whose status pruning would change, in which case nothing is deleted and ``exit`` is 1.
 """
 
 from __future__ import annotations
@@ -35,15 +47,67 @@ def _fingerprint(statuses: dict[str, PhaseStatus]) -> dict[str, tuple[object, ..
     return {k: (s.status, s.changed, tuple((v.met, v.failed, v.reason, v.source) for v in s.verdicts)) for k, s in statuses.items()}
 
 
-def run(root: Path, dry_run: bool = False, out: TextIO | None = None) -> int:
-    """Delete (or with ``dry_run`` list) superseded evidence; exit 1 if pruning would change a status."""
+class Report(NamedTuple):
+    """What one gc did or, with ``dry_run``, would do: the ``--json`` object's fields (module docstring)."""
+
+    dry_run: bool
+    refused: list[str]
+    deleted: list[str]
+    would_delete: list[str]
+    kept: dict[str, str]  # store path -> why
+    put_back: list[str]
+    changed: list[str]  # deleted in the plan, kept: they changed while gc ran
+
+    @property
+    def exit(self) -> int:
+        return int(ExitCode.CHECK_FAILED) if self.refused else 0
+
+
+CHANGED_MEANWHILE = "it changed while gc ran (a run completing); the next gc judges it again"
+
+
+def run(root: Path, dry_run: bool = False, out: TextIO | None = None, as_json: bool = False) -> int:
+    """Delete (or with ``dry_run`` list) superseded evidence; exit 1 if pruning would change a status.
+    Prints a line per file and a summary, or with ``as_json`` one object (module docstring)."""
+    out = out or sys.stdout
+    report = collect(root, dry_run)
+    if as_json:
+        from tracker.commands.common import json_text
+
+        doc = {"dry_run": report.dry_run, "exit": report.exit, "refused": report.refused, "deleted": report.deleted,
+               "would_delete": report.would_delete, "kept": [{"path": k, "why": w} for k, w in sorted(report.kept.items())],
+               "put_back": report.put_back}  # fmt: skip
+        out.write(json_text(out, doc) + "\n")
+    else:
+        out.write("".join(line + "\n" for line in text_lines(report)))
+    return report.exit
+
+
+def text_lines(report: Report) -> list[str]:
+    """The lines ``tracker gc`` prints for ``report``."""
+    put = "would put back" if report.dry_run else "put back"
+    lines = [f"{put} {rel} (set aside by a gc that was stopped)" for rel in report.put_back]
+    if report.refused:
+        return [*lines, f"tracker gc: refusing, pruning would change {', '.join(report.refused)}; nothing deleted"]
+    lines += [f"would delete {rel}" for rel in report.would_delete]
+    done = sorted([(rel, f"deleted {rel}") for rel in report.deleted] + [(rel, f"kept {rel}: {CHANGED_MEANWHILE}") for rel in report.changed])
+    lines += [line for _, line in done]
+    if report.dry_run:
+        lines += [f"keep {rel}: {why}" for rel, why in sorted(report.kept.items())]
+        lines.append(f"tracker gc: {len(report.would_delete)} superseded file(s) to delete, {len(report.kept)} kept")
+    else:
+        lines.append(f"tracker gc: {len(report.deleted)} superseded file(s) deleted, {len(report.kept)} kept")
+    return lines
+
+
+def collect(root: Path, dry_run: bool) -> Report:
+    """Judge the store under the lock and delete (unless ``dry_run``) what is superseded; what was done."""
     from tracker.benchstatus import Evaluator
     from tracker.fingerprint import FileIndex, tree_file_ids
     from tracker.status import compute
 
-    out = out or sys.stdout
     with repo_lock(root):
-        restore_set_aside(root, dry_run, out)
+        put_back = restore_set_aside(root, dry_run)
         snapshot = _snapshot(root)  # before anything is read: a file that changes after this is never deleted
         _, plans = load_plans(root)
         store = evidence.load(root)
@@ -65,27 +129,16 @@ def run(root: Path, dry_run: bool = False, out: TextIO | None = None) -> int:
         # Belt and braces: the pruned store must show exactly what the full one shows.
         before, after = view(store, results), view(without(store, drop), [r for r in results if r.path not in drop])
         changed = sorted(k for k, v in before.items() if after.get(k) != v)
-        if changed:
-            out.write(f"tracker gc: refusing, pruning would change {', '.join(changed)}; nothing deleted\n")
-            return int(ExitCode.CHECK_FAILED)
-        deleted = 0
-        for rel in sorted(drop):
-            if dry_run:
-                out.write(f"would delete {rel}\n")
-            elif delete_if_unchanged(root / rel, snapshot[rel].digest):
-                out.write(f"deleted {rel}\n")
-                deleted += 1
-            else:
-                out.write(f"kept {rel}: it changed while gc ran (a run completing); the next gc judges it again\n")
         # Only the store is gc's to prune: result files elsewhere (bench/results/) are kept, unlisted.
         kept = {rel: why for rel, why in keep.why.items() if rel.startswith(in_store)}
+        if changed:
+            return Report(dry_run, changed, [], [], kept | {rel: "superseded, but gc refused: pruning would change a status" for rel in drop}, put_back, [])
         if dry_run:
-            for rel, why in sorted(kept.items()):
-                out.write(f"keep {rel}: {why}\n")
-            out.write(f"tracker gc: {len(drop)} superseded file(s) to delete, {len(kept)} kept\n")
-        else:
-            out.write(f"tracker gc: {deleted} superseded file(s) deleted, {len(kept) + len(drop) - deleted} kept\n")
-    return 0
+            return Report(dry_run, [], [], sorted(drop), kept, put_back, [])
+        deleted, meanwhile = [], []
+        for rel in sorted(drop):
+            (deleted if delete_if_unchanged(root / rel, snapshot[rel].digest) else meanwhile).append(rel)
+        return Report(dry_run, [], deleted, [], kept | {rel: CHANGED_MEANWHILE for rel in meanwhile}, put_back, meanwhile)
 
 
 class Taken(NamedTuple):
@@ -176,16 +229,18 @@ def _put_back(aside: Path, path: Path) -> None:
     os.unlink(aside)
 
 
-def restore_set_aside(root: Path, dry_run: bool, out: TextIO) -> None:
-    """Put back what a gc killed between its rename and its check left under a private name."""
+def restore_set_aside(root: Path, dry_run: bool) -> list[str]:
+    """Put back what a gc killed between its rename and its check left under a private name (unless
+    ``dry_run``); the store paths put back (or that would be)."""
     folder = root / evidence.EVIDENCE_DIR
     if not folder.is_dir():
-        return
+        return []
+    put_back = []
     for aside in sorted(folder.glob(".*.gc")):
         match = SET_ASIDE.match(aside.name)
         if match is None or aside.is_symlink() or not aside.is_file():
             continue
-        rel = (evidence.EVIDENCE_DIR / match["name"]).as_posix()
-        out.write(f"{'would put back' if dry_run else 'put back'} {rel} (set aside by a gc that was stopped)\n")
+        put_back.append((evidence.EVIDENCE_DIR / match["name"]).as_posix())
         if not dry_run:
             _put_back(aside, folder / match["name"])
+    return put_back

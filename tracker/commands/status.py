@@ -8,17 +8,16 @@ file cannot be read), after the output. Naming a plan (``0002``, ``2``, ``plans/
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 from typing import TextIO
 
-from tracker.commands.common import plan_spec, select
+from tracker.commands.common import json_text, plan_spec, select
 from tracker.errors import FileError, PlanError, TrackerError
 from tracker.model import PhaseStatus, Plan, Status
 from tracker.plans import InvalidPlan, PlanSet, load_plan_set
-from tracker.render import recorded_statuses
+from tracker.render import dependencies_not_done, recorded_statuses
 from tracker.status import derive
 
 COLOR = {
@@ -41,6 +40,17 @@ def use_color(out: TextIO, when: str = "auto") -> bool:
         return out.isatty()
     except (ValueError, OSError):  # a closed or odd stream is no terminal
         return False
+
+
+ON_OWN_GATES = (Status.DONE, Status.STALE, Status.REGRESSED)  # statuses its dependencies do not change (README precedence)
+
+
+def _depends_note(shaky: list[tuple[str, str | None]]) -> str:
+    """``depends on 0001/P2 (regressed)``: the dependencies a done (``done*``), stale or regressed phase has
+    that are not done; empty when there are none."""
+    if not shaky:
+        return ""
+    return "depends on " + ", ".join(f"{dep} ({status or 'no status: its plan file is invalid'})" for dep, status in shaky)
 
 
 def _note(st: PhaseStatus) -> str:
@@ -67,28 +77,17 @@ def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool, reco
         lines.append(f"{plan.id}  {plan.title}  ({plan.path})")
         for ph in plan.phases:
             st = statuses[f"{plan.id}/{ph.id}"]
-            word = f"{st.status.value:<11}"
+            shaky = dependencies_not_done(plan, ph, statuses) if st.status in ON_OWN_GATES else []
+            word = f"{st.status.value + ('*' if shaky and st.status == Status.DONE else ''):<11}"
             if color:
                 word = f"\x1b[{COLOR[st.status]}m{word}\x1b[0m"
-            note = _note(st)
+            note = "; ".join(x for x in (_note(st), _depends_note(shaky)) if x)
             machines = ", ".join(dict.fromkeys(v.source.machine for v in st.verdicts if v.source))  # where its verdicts came from
             was = recorded.get(f"{plan.id}/{ph.id}")
             if was is not None and was != st.status.value:
                 note = f"was {was} in the plan file; " + note if note else f"was {was} in the plan file"
             lines.append(f"  {ph.id:<{width}}  {word}  {st.met_count:>5}  {ph.title}" + (f"  [{machines}]" if machines else "") + (f"  — {note}" if note else ""))
     return "\n".join(lines)
-
-
-def _json_for(out: TextIO, data: object) -> str:
-    """``data`` as JSON that ``out`` can carry as it is: readable UTF-8 where the stream's encoding has every
-    character, else ASCII with ``\\u`` escapes (a latin-1 or ASCII locale, a file name that is not UTF-8),
-    so what a program reads is valid JSON either way."""
-    text = json.dumps(data, indent=2, ensure_ascii=False)
-    try:
-        text.encode(getattr(out, "encoding", None) or "utf-8")
-    except (UnicodeEncodeError, LookupError):
-        return json.dumps(data, indent=2)
-    return text
 
 
 def invalid_line(invalid: InvalidPlan) -> str:
@@ -144,7 +143,7 @@ def run(root: Path, plan: str | None = None, as_json: bool = False, out: TextIO 
 
         data = status_data(plans, statuses, recorded)
         data["invalid"] = [{"path": i.path, "id": i.id, "problems": i.problems} for i in invalid]
-        out.write(_json_for(out, data) + "\n")
+        out.write(json_text(out, data) + "\n")
     elif not plans and not invalid:
         out.write(f"no plans yet: add plans/NNNN-slug.md (tracker new TITLE) under {root}\n")
     else:

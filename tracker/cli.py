@@ -287,6 +287,34 @@ def gc(
     _run(lambda: cmd.run(_root(root), dry_run, as_json=json))
 
 
+result_app = typer.Typer(name="result", help="Benchmark result files for projects without a harness that writes them.",
+                         no_args_is_help=True)
+app.add_typer(result_app)
+
+
+@result_app.command("new")
+def result_new(
+    benchmark: Annotated[str, typer.Argument(help="Name of the benchmark (recorded in the file and its name).")],
+    cases: Annotated[Optional[str], typer.Option("--cases", help="JSON or CSV file of the cases and their samples (- for standard input).", show_default=False)] = None,
+    metric: Annotated[Optional[str], typer.Option("--metric", help="One case given by flags: its metric (what a bench gate names).", show_default=False)] = None,
+    unit: Annotated[Optional[str], typer.Option("--unit", help="The case's unit (e.g. ms).", show_default=False)] = None,
+    direction: Annotated[Optional[str], typer.Option("--direction", help="Which way is better: lower or higher.", show_default=False)] = None,
+    param: Annotated[Optional[list[str]], typer.Option("--param", help="A parameter of the case, KEY=VALUE (repeatable).", show_default=False)] = None,
+    sample: Annotated[Optional[list[str]], typer.Option("--sample", help="A measured value (repeatable, or comma-separated).", show_default=False)] = None,
+    measure: Annotated[Optional[list[str]], typer.Option("--measure", help="Files the benchmark measured, as globs like a phase's paths (repeatable; default: the paths of the phases whose bench gates name its metrics).", show_default=False)] = None,
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="The GPU it ran on (what a gate's hardware matches).", show_default=False)] = None,
+    command: Annotated[Optional[str], typer.Option("--command", help="The command that measured it (default: this command line).", show_default=False)] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Directory to write into (default: bench/results/).", show_default=False)] = None,
+    json: JsonOption = False,
+    root: RootOption = None,
+) -> None:
+    """Write a valid benchmark result file from measured samples (provenance filled in, checked before writing)."""
+    from tracker.commands import result as cmd
+
+    _run(lambda: cmd.run_new(_root(root), benchmark, cases, metric=metric, unit=unit, direction=direction, params=param,
+                             samples=sample, measure=measure, gpu=gpu, command=command, out_dir=out, as_json=json))
+
+
 def restore_argument_help(group: click.Group, typer_app: typer.Typer) -> None:
     """Put back the help of every argument: click 8.5's Argument takes a ``help`` of its own and resets the one
     typer (< 0.25) set before calling it, so ``tracker new -h`` showed no help for TITLE. Done only when help is

@@ -185,7 +185,7 @@ def test_version_prints_the_command_the_version_and_the_distribution(two, cli) -
         assert (cli(two, *args).code, cli(two, *args).out) == (0, f"tracker {__version__} (plan-tracker)\n")
 
 
-@pytest.mark.parametrize("command", [[], ["status"], ["verify"]])
+@pytest.mark.parametrize("command", [[], ["status"], ["verify"], ["result"], ["result", "new"]])
 def test_dash_h_is_help_like_dash_dash_help(two, cli, command: list[str]) -> None:
     short, long = cli(two, *command, "-h"), cli(two, *command, "--help")
     assert short.code == long.code == 0 and short.out == long.out and "Usage: tracker" in short.out
@@ -217,6 +217,7 @@ def test_every_argument_and_option_has_help() -> None:
 def test_argument_help_is_shown(two, cli) -> None:
     assert "Title of the new plan." in cli(two, "new", "-h").out
     assert "Only this plan (0002, 2 or" in cli(two, "status", "--help").out
+    assert "Name of the benchmark" in cli(two, "result", "new", "-h").out
 
 
 def _complete(root: Path, words: str, cwd: Path) -> list[str]:
@@ -267,7 +268,7 @@ def _main(capfd: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
 @pytest.mark.parametrize("command", [["status"], ["status", "2", "--json"], ["next"], ["next", "--json"], ["lint", "--no-collect"],
                                      ["check"], ["check", "--json"], ["update", "--check"], ["gc", "--dry-run"], ["gc", "--dry-run", "--json"],
                                      ["schema"], ["verify", "0002"], ["signoff", "0002/P1", "--gate", "9", "--by", "a", "--why", "b"],
-                                     ["new", " "], ["ingest", "missing.xml"]])
+                                     ["new", " "], ["ingest", "missing.xml"], ["result", "new", "x"]])
 def test_root_is_accepted_after_every_command(two, capfd, monkeypatch, tmp_path, command: list[str]) -> None:
     monkeypatch.chdir(tmp_path)  # not in the repository: only --root finds it
     after = _main(capfd, *command, "--root", str(two))
@@ -339,3 +340,23 @@ def test_a_dependency_into_an_invalid_plan_has_no_status(repo, cli) -> None:
     data = json.loads(cli(root, "status", "--json").out)
     assert data["plans"][0]["phases"][0]["dependencies_not_done"] == [{"id": "0001/P1", "status": None}]
 
+
+# --- tracker result new (issue 12 item 9): the command line of tracker.commands.result.run_new -----------------------
+
+
+def test_result_new_writes_a_result_file_a_bench_gate_reads(repo, cli) -> None:
+    gate = 'bench = "app.latency_ms"\nwhere = { size = 1000 }\nat_most = 5.0'
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", gate, paths='"src/**"')), "src/app.py": "x = 1\n"})
+    r = cli(root, "result", "new", "latency", "--metric", "app.latency_ms", "--unit", "ms", "--direction", "lower",
+            "--param", "size=1000", "--sample", "3.0,3.5", "--sample", "4", "--json")  # fmt: skip
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert doc["cases"] == 1 and doc["measured"] == ["src/app.py"] and doc["path"].startswith("bench/results/")
+    assert (root / doc["path"]).is_file()
+    assert json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["status"] == "done"
+    r = cli(root, "result", "new", "latency")
+    assert r.code == 3 and r.err.startswith("tracker: error: no cases: give --cases FILE")
+    cases = root / "cases.csv"
+    cases.write_text("metric,unit,direction,size,sample\napp.latency_ms,ms,lower,1000,9\n")
+    r = cli(root, "result", "new", "latency", "--cases", str(cases), "--out", str(root / "elsewhere"))
+    assert r.code == 0 and r.out.startswith("wrote elsewhere/") and len(list((root / "elsewhere").glob("*.json"))) == 1

@@ -2,8 +2,12 @@
 
 Used by ``tracker verify`` (``-p tracker.pytest_plugin``) and by a plain ``pytest --tracker-record[=DIR]``
 (entry point ``pytest11: tracker.pytest_plugin``; both forms together are fine). It imports only the standard library, pytest and
-:mod:`tracker.fingerprint` (itself standard-library only), because it also runs on the GPU machine,
-which has pytest but none of the tracker's dependencies and no ``.git`` directory.
+:mod:`tracker.fingerprint`, :mod:`tracker.selection` and :mod:`tracker.dirty` (standard-library only), because it also
+runs on the GPU machine, which has pytest but none of the tracker's dependencies and no ``.git`` directory.
+
+``provenance.commit``/``dirty`` follow :mod:`tracker.dirty`, the rule ``signoff`` and result files use too (evidence
+in ``.tracker/`` and ``bench/results/`` never makes a run dirty); a ``TRACKER_COMMIT`` or ``TRACKER_DIRTY`` that
+readers would refuse stops a recording session before any test (pytest's usage error, exit 4).
 
 The file is written atomically at session start with ``"status": "incomplete"`` (what a
 crashed run leaves behind), again before each test with ``"running"`` naming that test (so a run
@@ -27,7 +31,6 @@ import os
 import platform
 import secrets
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,6 +38,7 @@ from typing import Any
 
 import pytest
 
+from tracker.dirty import commit_state
 from tracker.fingerprint import tree_file_ids
 from tracker.selection import marker_matches, selects
 
@@ -132,27 +136,11 @@ def evidence_name(kind: str) -> str:
     return f"{stamp}-{host}-{kind}-{secrets.token_hex(3)}.json"
 
 
-def _git(root: Path, *args: str) -> str | None:
-    try:
-        return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
-def provenance(root: Path) -> dict[str, Any]:
-    """commit/dirty from TRACKER_COMMIT / TRACKER_DIRTY when set (a copy of the tree on another machine may carry
-    a stale .git), else from git; plus machine and versions."""
-    commit: str | None
-    dirty: bool | None
-    if (not os.environ.get("TRACKER_COMMIT") and (root / ".git").exists()
-            and (head := _git(root, "rev-parse", "HEAD")) is not None):
-        commit = head.strip()
-        status = _git(root, "status", "--porcelain", "--untracked-files=normal", "--", ".", ":!.tracker")
-        dirty = bool(status and status.strip())
-    else:
-        commit = os.environ.get("TRACKER_COMMIT") or None
-        env_dirty = os.environ.get("TRACKER_DIRTY")
-        dirty = None if env_dirty is None else env_dirty == "1"
+def provenance(root: Path, state: tuple[str | None, bool | None] | None = None) -> dict[str, Any]:
+    """The run's provenance: commit and dirty flag by :func:`tracker.dirty.commit_state` (``state``, or asked now:
+    the rule every writer uses, TRACKER_COMMIT / TRACKER_DIRTY first), plus machine and versions. ValueError for
+    a TRACKER_COMMIT or TRACKER_DIRTY that every reader would refuse."""
+    commit, dirty = commit_state(root) if state is None else state
     return {
         "commit": commit,
         "dirty": dirty,
@@ -266,6 +254,10 @@ class Recorder:
         self.collection_stop = False  # pytest stopped after collection errors, before any test
         self.data: dict[str, Any] = {}
         self._head = ""  # the incomplete file's JSON without its closing brace (written before each test)
+        try:  # asked here, at configure time, so that a bad TRACKER_COMMIT/TRACKER_DIRTY stops pytest before any test
+            self.commit_state = commit_state(self.root)
+        except ValueError as err:
+            raise pytest.UsageError(f"--tracker-record: {err}") from None
 
     def _record(self, nodeid: str, markers: list[str] | None = None) -> dict[str, Any]:
         rec = self.tests.get(nodeid)
@@ -280,7 +272,7 @@ class Recorder:
             "schema": SCHEMA,
             "version": VERSION,
             "status": "incomplete",
-            "provenance": {**provenance(self.root), "args": collected_args(self.config, self.root)},
+            "provenance": {**provenance(self.root, self.commit_state), "args": collected_args(self.config, self.root)},
             "rootdir": self.root.name,
             "gates": self.gates,
             "files": tree_file_ids(self.root),

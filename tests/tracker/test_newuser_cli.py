@@ -360,3 +360,47 @@ def test_result_new_writes_a_result_file_a_bench_gate_reads(repo, cli) -> None:
     cases.write_text("metric,unit,direction,size,sample\napp.latency_ms,ms,lower,1000,9\n")
     r = cli(root, "result", "new", "latency", "--cases", str(cases), "--out", str(root / "elsewhere"))
     assert r.code == 0 and r.out.startswith("wrote elsewhere/") and len(list((root / "elsewhere").glob("*.json"))) == 1
+
+
+# --- the plugin records dirty by tracker.dirty, the rule signoff and result files use (issue 12 item 6) -----------------
+
+
+def _record(root: Path, **env: str) -> tuple[int, str, list[dict[str, object]]]:
+    """A real ``pytest --tracker-record`` run in ``root``: exit code, output, the provenance of every evidence file."""
+    import os
+    import subprocess
+
+    from tracker.commands.common import pytest_command, pytest_env
+
+    environ = {k: v for k, v in pytest_env(root).items() if k not in ("TRACKER_COMMIT", "TRACKER_DIRTY")} | env
+    proc = subprocess.run([*pytest_command(), "-q", "-p", "no:cacheprovider", "tests", "--tracker-record"], cwd=root,
+                          env=environ, capture_output=True, text=True, timeout=120)  # fmt: skip
+    files = sorted((root / ".tracker/evidence").glob("*.json"), key=os.path.getmtime)
+    return proc.returncode, proc.stdout + proc.stderr, [json.loads(f.read_text())["provenance"] for f in files]
+
+
+def test_the_plugin_s_dirty_is_tracker_dirty_s(repo, monkeypatch) -> None:
+    from tracker.dirty import commit_state
+
+    monkeypatch.delenv("TRACKER_COMMIT", raising=False)
+    monkeypatch.delenv("TRACKER_DIRTY", raising=False)
+    root = repo(TESTS)
+    (root / "bench/results").mkdir(parents=True)
+    (root / "bench/results/r.json").write_text("{}\n")  # a result file is evidence, not a change of the code
+    code, out, runs = _record(root)
+    assert code == 0, out
+    assert (runs[-1]["commit"], runs[-1]["dirty"]) == commit_state(root) and runs[-1]["dirty"] is False
+    (root / "notes.txt").write_text("draft\n")
+    code, out, runs = _record(root)
+    assert (runs[-1]["commit"], runs[-1]["dirty"]) == commit_state(root) and runs[-1]["dirty"] is True
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"TRACKER_COMMIT": "HEAD"}, "TRACKER_COMMIT: expected 40 lowercase hex digits, got 'HEAD'"),
+    ({"TRACKER_COMMIT": "a" * 40, "TRACKER_DIRTY": "yes"}, "TRACKER_DIRTY: expected '0' or '1' (or unset: unknown), got 'yes'"),
+])  # fmt: skip
+def test_a_tracker_commit_readers_would_refuse_stops_the_recording_before_any_test(repo, env: dict[str, str], message: str) -> None:
+    root = repo({"tests/test_a.py": "from pathlib import Path\n\ndef test_a():\n    Path('ran').touch()\n"})
+    code, out, runs = _record(root, **env)
+    assert (code, runs) == (4, []) and f"--tracker-record: {message}" in out, out
+    assert not (root / "ran").exists()

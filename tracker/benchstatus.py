@@ -11,6 +11,7 @@ the cache and evaluates afresh.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -20,13 +21,14 @@ from typing import Any
 
 from tracker import __version__
 from tracker.errors import FileError
-from tracker.fileio import atomic_write, parse_json, read_regular
+from tracker.evidence import Clock
+from tracker.fileio import atomic_write, ensure_tracker_dir, parse_json, read_regular
 from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, EvidenceSource, GateVerdict, gate_hash
 from tracker.results import CACHE_DIR, ResultFileError, ResultRun, load_repo_results, repo_result_files
 
-LOGIC = f"bench-verdicts-3/{__version__}"  # bump when evaluation rules change (2: undefined ratios never meet;
-# 3: a ratio gate reads the newest run that holds both cases)
+LOGIC = f"bench-verdicts-4/{__version__}"  # bump when evaluation rules change (2: undefined ratios never meet;
+# 3: a ratio gate reads the newest run that holds both cases; 4: the file says when it was written)
 # The evaluation code itself is part of the cache key too, so an edited rule is never answered from verdicts
 # the old code cached (a forgotten LOGIC bump, an editable install between releases).
 EVAL_DIR = Path(__file__).resolve().parent
@@ -88,6 +90,25 @@ def _content_ids(root: Path, paths: list[Path]) -> dict[str, str]:
     return out
 
 
+def write_cache(path: Path, data: bytes) -> None:
+    """Replace a cache file at once (a temp file renamed over it: readers see the old one or the new one), without
+    the fsync of evidence writes: a cache lost in a crash is rebuilt. Raises OSError when it cannot be written.
+    Under ``.tracker/``, makes sure of its ``.gitignore`` first (a cache must not make the tree dirty)."""
+    parts = path.parent.parts
+    if ".tracker" in parts:
+        ensure_tracker_dir(Path(*parts[: len(parts) - parts[::-1].index(".tracker")]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        with open(tmp, "xb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
 def _read_cache(path: Path) -> dict[str, Any]:
     """A JSON object the tracker cached under ``path``; {} when it is missing or is not one (a cache
     only ever costs speed: whatever is wrong with it, it is rebuilt)."""
@@ -100,11 +121,14 @@ def _read_cache(path: Path) -> dict[str, Any]:
 
 class RepoResults:
     """The repository's result files, identified by content up front and parsed only when a verdict
-    is not cached."""
+    is not cached. ``files``: the result files when the caller knows them (``repo_result_files(root, copies)``);
+    ``clock``: the time their recorded times are checked against (default: now)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, files: list[Path] | None = None, clock: Clock | None = None) -> None:
         self.root = root
-        listing = [f"{rel}\0{digest}" for rel, digest in _content_ids(root, repo_result_files(root)).items()]
+        self.files = repo_result_files(root) if files is None else files
+        self.clock = clock or Clock()
+        listing = [f"{rel}\0{digest}" for rel, digest in _content_ids(root, self.files).items()]
         # surrogateescape: a file name that is not UTF-8 (its bytes as surrogates) still keys the cache
         self.key = sha256_hex("\n".join([logic_key(), *sorted(listing)]).encode("utf-8", "surrogateescape"))
         self._runs: list[ResultRun] | None = None
@@ -113,7 +137,7 @@ class RepoResults:
     def runs(self) -> list[ResultRun]:
         """Every valid run (parsed now if not yet); invalid files end up in :meth:`errors`."""
         if self._runs is None:
-            loaded = load_repo_results(self.root, strict=False)
+            loaded = load_repo_results(self.root, strict=False, files=self.files, clock=self.clock)
             self._runs, self._errors = list(loaded), loaded.errors
         return self._runs
 
@@ -123,10 +147,11 @@ class RepoResults:
         return self._errors
 
 
-def load_results(root: Path) -> RepoResults:
-    """The results ``tracker status`` evaluates bench gates against (looked up by the core)."""
+def load_results(root: Path, files: list[Path] | None = None, clock: Clock | None = None) -> RepoResults:
+    """The results ``tracker status`` evaluates bench gates against (looked up by the core); ``files`` and
+    ``clock`` as :class:`RepoResults`."""
     _BOOT_ROOT[0] = root
-    return RepoResults(root)
+    return RepoResults(root, files, clock)
 
 
 _BOOT_ROOT: list[Path | None] = [None]
@@ -184,9 +209,10 @@ class Evaluator:
         self._given = None if isinstance(results, RepoResults) else list(results)
         self._cache: dict[str, dict[str, Any]] = {}
         self._cache_file: Path | None = None
+        self._swept = False  # verdict files of other result sets removed (once per evaluator)
         if self._repo is not None:
             self._cache_file = self._repo.root / CACHE_DIR / f"verdicts-{self._repo.key}.json"
-            self._cache = _read_cache(self._cache_file)
+            self._cache = _cached_verdicts(self._cache_file, self._repo.clock)
         self._files: dict[str, dict[str, str]] = {}  # verdict source file -> its measured files
 
     @property
@@ -233,26 +259,37 @@ class Evaluator:
             entry = self._store(key, {**entry, "ever": ever_met(gate, self.results)}, persist=lasting)
         return bool(entry["ever"])
 
-    def changed(self, source_file: str, current: Mapping[str, str]) -> list[str]:
-        """Files measured by ``source_file``'s run that changed since (empty for an unknown file)."""
+    def measured(self, source_file: str) -> dict[str, str]:
+        """The files ``source_file``'s run measured, {path: blob id} (empty for an unknown file)."""
         files = self._files.get(source_file)
         if files is None:
             run = next((r for r in self.results if r.path == source_file), None)
             files = run.files if run is not None else {}
-        return changed_since(files, current)
+        return dict(files)
+
+    def changed(self, source_file: str, current: Mapping[str, str]) -> list[str]:
+        """Files measured by ``source_file``'s run that changed since (empty for an unknown file)."""
+        return changed_since(self.measured(source_file), current)
 
     def _store(self, key: str, entry: dict[str, Any], persist: bool = True) -> dict[str, Any]:
         self._cache[key] = entry
-        if self._cache_file is not None and persist:
-            for old in self._cache_file.parent.glob("verdicts-*.json"):
-                if old != self._cache_file:  # verdicts for result sets that no longer exist
-                    old.unlink(missing_ok=True)
-            # Atomic replace; a failed write (read-only checkout) only costs speed next time.
-            try:
-                self._cache_file.parent.mkdir(parents=True, exist_ok=True)
-                tmp = self._cache_file.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(json.dumps(self._cache), encoding="utf-8")
-                tmp.replace(self._cache_file)
-            except OSError:
-                pass
+        if self._cache_file is not None and persist and self._repo is not None:
+            # A failed write or removal (read-only checkout) only costs speed next time.
+            with contextlib.suppress(OSError):
+                if not self._swept:
+                    for old in self._cache_file.parent.glob("verdicts-*.json"):
+                        if old != self._cache_file:  # verdicts for result sets that no longer exist
+                            old.unlink(missing_ok=True)
+                    self._swept = True
+                write_cache(self._cache_file, json.dumps({"now": self._repo.clock.now, "gates": self._cache}).encode())
         return entry
+
+
+def _cached_verdicts(path: Path, clock: Clock) -> dict[str, Any]:
+    """The verdicts cached in ``path``, {gate hash: entry}; {} when there are none, or when this machine's clock is
+    now behind the time they were cached: a result time they accepted may now be in the future (refused)."""
+    data = _read_cache(path)
+    stamp, gates = data.get("now"), data.get("gates")
+    if not isinstance(stamp, str) or not isinstance(gates, dict) or clock.now < stamp:
+        return {}
+    return gates

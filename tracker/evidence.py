@@ -9,6 +9,8 @@ is an error of that run (:func:`crashed_run`).
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -65,24 +67,29 @@ class TestRun(_Record):
 class Store(_Record):
     """Everything in the evidence store, each list oldest first."""
 
-    __slots__ = ("runs", "signoffs", "bench", "incomplete", "invalid", "reordered")
+    __slots__ = ("runs", "signoffs", "bench", "incomplete", "invalid", "reordered", "processes")
 
     def __init__(
         self,
         runs: list[TestRun] | None = None,
         signoffs: list[tuple[str, dict[str, Any]]] | None = None,
-        bench: list[tuple[str, dict[str, Any]]] | None = None,
+        bench: list[tuple[str, dict[str, Any] | None]] | None = None,
         incomplete: list[str] | None = None,
         invalid: list[str] | None = None,
         reordered: list[str] | None = None,
+        processes: list[tuple[object, object, bool]] | None = None,
     ) -> None:
         self.runs: list[TestRun] = [] if runs is None else runs
         self.signoffs: list[tuple[str, dict[str, Any]]] = [] if signoffs is None else signoffs
-        self.bench: list[tuple[str, dict[str, Any]]] = [] if bench is None else bench
+        # Benchmark result copies: (path, document), the document None where ``load(results=False)`` skipped it.
+        self.bench: list[tuple[str, dict[str, Any] | None]] = [] if bench is None else bench
         self.incomplete: list[str] = [] if incomplete is None else incomplete
         self.invalid: list[str] = [] if invalid is None else invalid  # "path: reason" of unusable files
         # Files recorded later than the run ``load(last=...)`` ordered after them all (verify says so).
         self.reordered: list[str] = [] if reordered is None else reordered
+        # (pid, host, alive) of each process an incomplete run named as running a test, as :func:`crashed_run`
+        # found it: what this store's content depends on besides its files (the status index checks them again).
+        self.processes: list[tuple[object, object, bool]] = [] if processes is None else processes
 
 
 _SHAPE = "0000-00-00T00:00:00Z"
@@ -132,9 +139,13 @@ MAX_FUTURE_S = 300
 
 class Clock:
     """This machine's time as UTC strings (the store's shape), read once per load: ``now`` and the
-    latest acceptable recorded time, ``limit`` (``now`` + :data:`MAX_FUTURE_S`). No datetime import."""
+    latest acceptable recorded time, ``limit`` (``now`` + :data:`MAX_FUTURE_S`). No datetime import.
 
-    __slots__ = ("now", "limit")
+    ``soonest`` is the earliest time it refused as in the future (None: none): once the clock reaches it, less
+    than :data:`MAX_FUTURE_S` ahead, a load gives another answer. Until then, every time it accepted stays
+    accepted however far the clock moves on: what the status index relies on."""
+
+    __slots__ = ("now", "limit", "soonest")
 
     def __init__(self, seconds: float | None = None) -> None:
         import time  # noqa: PLC0415
@@ -142,11 +153,14 @@ class Clock:
         at = time.time() if seconds is None else seconds
         self.now = time.strftime(UTC_FORMAT, time.gmtime(at))
         self.limit = time.strftime(UTC_FORMAT, time.gmtime(at + MAX_FUTURE_S))
+        self.soonest: str | None = None
 
     def future(self, utc: str, what: str = "time") -> str | None:
         """Why ``utc`` (a :func:`utc_time` string) cannot be used, or None when it is not in the future."""
         if utc <= self.limit:
             return None
+        if self.soonest is None or utc < self.soonest:
+            self.soonest = utc
         return (f"{what} {utc} is in the future: more than {MAX_FUTURE_S // 60} minutes after this machine's "
                 f"clock ({self.now}); runs are ordered by time, so it would hide every run recorded until then "
                 "(is the clock of the machine that wrote it ahead?)")  # fmt: skip
@@ -243,7 +257,16 @@ def _file_ids(value: object) -> bool:
     if type(value) is not dict:
         return False
     ids = value.values()
-    return all(type(v) is str and (len(v) == 40 or len(v) == 64) for v in ids) and not "".join(ids).strip(_HEX_DIGITS)
+    try:
+        joined = "".join(ids)  # every id a string
+    except TypeError:
+        return False
+    # C-speed checks (a run records every file of the tree): each 40 or 64 long, and nothing but hex digits.
+    return _ID_LENGTHS.issuperset(map(len, ids)) and not joined.encode("ascii", "replace").translate(None, _HEX_BYTES)
+
+
+_ID_LENGTHS = frozenset({40, 64})
+_HEX_BYTES = _HEX_DIGITS.encode()
 
 
 _RUN_KEYS = frozenset({"schema", "version", "status", "provenance", "rootdir", "gates", "files", "tests", "exitstatus",
@@ -421,8 +444,9 @@ def parse_document(data: bytes, clock: Clock | None = None) -> tuple[str, dict[s
     return when, doc  # type: ignore[return-value]  # check_document made sure it is an object
 
 
-def _read(path: Path, root: Path, clock: Clock) -> tuple[str, dict[str, Any]]:
-    """(UTC time, document) of one store file; raises ValueError with the reason it cannot be used."""
+def _read(path: Path, root: Path | None, clock: Clock) -> tuple[str, dict[str, Any]]:
+    """(UTC time, document) of one store file; raises ValueError with the reason it cannot be used. ``root``:
+    refuse a file whose real path is outside it (None: the caller knows it is inside)."""
     try:
         data = read_regular(path, root=root)
     except FileError as err:  # a FIFO, a device, a symlink out of the repository, too large, unreadable
@@ -447,7 +471,7 @@ def check_store_dir(root: Path) -> None:
         raise FileError(f"{root / bad}: not a directory (the evidence store {EVIDENCE_DIR.as_posix()}/ must be one)")
 
 
-def load(root: Path, strict: bool = True, last: str | None = None) -> Store:
+def load(root: Path, strict: bool = True, last: str | None = None, *, clock: Clock | None = None, results: bool = True) -> Store:
     """Read the store under ``root``; files are ordered by their recorded time (in UTC), then name.
 
     A file that cannot be used (not a regular file inside the repository, not JSON, not an evidence kind
@@ -459,6 +483,11 @@ def load(root: Path, strict: bool = True, last: str | None = None) -> Store:
     ``last`` names a store file (its name) to order after every other one, whatever its time: ``tracker
     verify`` judges with the run this machine just made, which an older file, or one from a machine whose
     clock runs ahead, must never hide. Files recorded later than it are listed in ``reordered``.
+
+    ``clock``: the time files are checked against (default: now). ``results=False``: for a caller that reads
+    benchmark results through :mod:`tracker.results`; a result copy this code already found valid, unchanged
+    since (:class:`_ResultCopies`), is listed in ``bench`` without its document instead of being parsed
+    again (they are the store's largest files).
     """
     store = Store()
     folder = root / EVIDENCE_DIR
@@ -469,27 +498,49 @@ def load(root: Path, strict: bool = True, last: str | None = None) -> Store:
                 check_store_dir(root)
             store.invalid.append(f"{bad.as_posix()}: not a directory (the evidence store {EVIDENCE_DIR.as_posix()}/ must be one)")
         return store
-    clock = Clock()
-    items: list[tuple[bool, str, str, dict[str, Any]]] = []
-    for path in sorted(folder.glob("*.json")):
+    clock = clock or Clock()
+    try:
+        entries = _json_entries(folder)
+    except OSError as err:  # a store that cannot be listed must not read as an empty one
+        if strict:
+            raise FileError(f"{folder}: cannot read: {err.strerror or err}") from None
+        store.invalid.append(f"{EVIDENCE_DIR.as_posix()}: cannot read: {err.strerror or err}")
+        return store
+    copies = None if results else _ResultCopies(root)
+    inside = _inside(folder, root)
+    items: list[tuple[bool, str, str, dict[str, Any] | None]] = []
+    for entry in entries:
+        path = folder / entry.name
         try:
-            when, data = _read(path, root, clock)
+            known = copies.valid(entry) if copies is not None else None
+            if known is not None:  # the document is not needed: only its validity and time, which stay
+                future = clock.future(known, "provenance.time")
+                if future:
+                    raise ValueError(future)
+                items.append((entry.name == last, known, entry.name, None))
+                continue
+            # A file of a folder inside the repository that is no symlink lies inside it: no path to resolve.
+            when, data = _read(path, None if inside and not entry.is_symlink() else root, clock)
         except ValueError as err:
             if strict:
                 raise FileError(f"{path}: {err}") from None
-            store.invalid.append(f"{(EVIDENCE_DIR / path.name).as_posix()}: {err}")
+            store.invalid.append(f"{(EVIDENCE_DIR / entry.name).as_posix()}: {err}")
             continue
-        items.append((path.name == last, when, path.name, data))
+        if copies is not None and data["schema"] == "tracker-bench-result":
+            copies.remember(entry, when)
+        items.append((entry.name == last, when, entry.name, data))
+    if copies is not None:
+        copies.save()
     items.sort(key=lambda t: (t[0], t[1], t[2]))
     if last is not None and items and items[-1][0]:
         pinned = items[-1][1]
         store.reordered = [(EVIDENCE_DIR / name).as_posix() for _, when, name, _ in items[:-1] if when > pinned]
     for _, _, name, data in items:
         rel = (EVIDENCE_DIR / name).as_posix()
-        kind = data["schema"]
+        kind = "tracker-bench-result" if data is None else data["schema"]
         if kind == "tracker-test-run":
             if data["status"] != "complete":
-                crashed = crashed_run(rel, data)
+                crashed = crashed_run(rel, data, store.processes)
                 if crashed is None:
                     store.incomplete.append(rel)
                 else:
@@ -503,14 +554,111 @@ def load(root: Path, strict: bool = True, last: str | None = None) -> Store:
     return store
 
 
-def crashed_run(rel: str, data: dict[str, Any]) -> TestRun | None:
+def _json_entries(folder: Path) -> list[os.DirEntry[str]]:
+    """The folder's ``*.json`` entries (what ``folder.glob("*.json")`` lists), sorted by name."""
+    with os.scandir(folder) as entries:
+        return sorted((e for e in entries if e.name.endswith(".json")), key=lambda e: e.name)
+
+
+def _inside(folder: Path, root: Path) -> bool:
+    """Does ``folder``'s real path lie inside ``root``'s (so a plain file in it does)?"""
+    real, top = os.path.realpath(folder), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+# A stat signature is trusted to stand for a file's bytes only when the file's last change (ctime, which
+# no tool can set back) is this much older than when it was taken: a later write then moves ctime past it.
+SETTLED_NS = 2_000_000_000
+
+
+def signature(st: os.stat_result) -> list[int]:
+    """What identifies a file's bytes without reading them, once settled (:data:`SETTLED_NS`)."""
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def settled(sig: list[int], now_ns: int) -> bool:
+    """Was the file of ``sig`` (taken at ``now_ns``, ``time.time_ns()``) last changed long enough before?"""
+    return now_ns - sig[4] > SETTLED_NS
+
+
+class _ResultCopies:
+    """Benchmark result copies of the store this code found valid, by stat signature: ``.tracker/cache/
+    result-copies.json``, ``{"code": hash of this module, "files": {name: [signature..., UTC time]}}``.
+
+    A copy is ~0.6 MB of raw samples; status needs only to know it is valid and its time (its samples are read,
+    cached by content, by :mod:`tracker.results`). A signature is remembered only once settled (:func:`settled`),
+    so an equal one means the same bytes; the time is checked against the clock on every load."""
+
+    PATH = Path(".tracker") / "cache" / "result-copies.json"
+
+    def __init__(self, root: Path) -> None:
+        import time  # noqa: PLC0415
+
+        from tracker.hashing import sha256_hex  # noqa: PLC0415
+
+        self.path = root / self.PATH
+        self.code = sha256_hex(Path(__file__).read_bytes())  # other validation rules: other verdicts
+        self.now = time.time_ns()
+        self.before = self._read()
+        self.after: dict[str, list[Any]] = {}
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            doc = parse_json(read_regular(self.path, limit=1 << 26))
+        except (FileError, ValueError):
+            return {}  # missing or broken: every copy is read once more
+        files = doc.get("files") if isinstance(doc, dict) and doc.get("code") == self.code else None
+        return files if isinstance(files, dict) else {}
+
+    def _signature(self, entry: os.DirEntry[str]) -> list[int] | None:
+        try:
+            return signature(entry.stat())
+        except OSError:
+            return None
+
+    def valid(self, entry: os.DirEntry[str]) -> str | None:
+        """The UTC time of the entry's copy when it is known valid and unchanged; None otherwise."""
+        hit = self.before.get(entry.name)
+        if not (isinstance(hit, list) and len(hit) == 6 and isinstance(hit[5], str) and utc_time(hit[5]) == hit[5]):
+            return None
+        sig = self._signature(entry)
+        if sig is None or hit[:5] != sig:
+            return None
+        self.after[entry.name] = hit
+        return hit[5]
+
+    def remember(self, entry: os.DirEntry[str], when: str) -> None:
+        """Note a copy just found valid, recorded at ``when``, if it has settled."""
+        # Taken after the read and judged against when the load began: a write during or after the read left a
+        # ctime too recent to be settled, so what was read is what the signature stands for.
+        sig = self._signature(entry)
+        if sig is not None and settled(sig, self.now):
+            self.after[entry.name] = [*sig, when]
+
+    def save(self) -> None:
+        """Write the memo when it changed; a failed write (a read-only checkout) only costs speed."""
+        if self.after == self.before:
+            return
+        from tracker.fileio import atomic_write  # noqa: PLC0415
+
+        try:
+            atomic_write(self.path, json.dumps({"code": self.code, "files": self.after}).encode())
+        except OSError:
+            pass
+
+
+def crashed_run(rel: str, data: dict[str, Any], seen: list[tuple[object, object, bool]] | None = None) -> TestRun | None:
     """An ``incomplete`` run whose process died while a test ran, as a run where only that test
-    errored (nothing else of it counts); None while its process may still be running here."""
+    errored (nothing else of it counts); None while its process may still be running here. ``seen``
+    collects (pid, host, alive) of the process it asked about."""
     running = data.get("running")
     if data.get("status") != "incomplete" or not isinstance(running, dict) or not isinstance(running.get("nodeid"), str):
         return None
     prov = data.get("provenance") if isinstance(data.get("provenance"), dict) else {}
-    if _maybe_alive(running.get("pid"), prov.get("host")):
+    alive = _maybe_alive(running.get("pid"), prov.get("host"))
+    if seen is not None:
+        seen.append((running.get("pid"), prov.get("host"), alive))
+    if alive:
         return None
     rec = {"nodeid": running["nodeid"], "outcome": "error", "reason": "crashed: the pytest process died while this test ran",
            "duration": 0.0, "markers": running.get("markers") or []}  # fmt: skip

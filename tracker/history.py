@@ -15,11 +15,15 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from tracker.evidence import RAN, Store
 from tracker.fingerprint import FileIndex
 from tracker.model import BenchGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
 from tracker.results import ResultRun
+
+if TYPE_CHECKING:
+    from tracker.testgate import TestIndex
 
 
 def regressions(statuses: Mapping[str, PhaseStatus]) -> list[str]:
@@ -188,20 +192,25 @@ def _utc(when: datetime) -> str:
     return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def was_done(plan: Plan, phase: Phase, store: Store, results: Sequence[ResultRun] = ()) -> bool:
+def was_done(plan: Plan, phase: Phase, store: Store, results: Sequence[ResultRun] = (), tests: TestIndex | None = None) -> bool:
     """Were all of the phase's gates met together on the evidence as it stood at some earlier time?
 
     The exact "was done" behind ``regressed`` (a gate that was met once and another met later, never
     both at once, is not a regression). Replays the store in time order, newest first; asked only
-    for phases that have a failed gate and whose every gate was met at some time, so its cost
-    (one evaluation per evidence time) is rare.
+    for phases that have a failed gate and whose every gate was met at some time. One test index serves
+    every prefix (:meth:`~tracker.testgate.TestIndex.before`), so a replay costs one evaluation per
+    evidence time, not one index build. ``results`` matter only to a phase with a bench gate; ``tests``: the
+    store's test index when the caller has one.
     """
     from tracker.status import gate_key  # noqa: PLC0415 - loaded already: status is what asks
     from tracker.testgate import TestIndex, manual_hashes, manual_verdict  # noqa: PLC0415 - core evaluation, replayed
 
+    if not any(isinstance(g, BenchGate) for g in phase.gates):
+        results = ()  # their times would only add prefixes that hold the same runs and sign-offs
     # One event per evidence file as (time, kind, index), in store order (time, then name: runs
     # within one second keep their order thanks to the stable sort). A run the store put after newer ones
-    # (verify's own run, ``evidence.load(last=...)``) takes the latest time before it: replayed in that order.
+    # (verify's own run, ``evidence.load(last=...)``) takes the latest time before it: replayed in that order,
+    # so the runs of every prefix are the store's oldest ones.
     events: list[tuple[str, int, int]] = []
     latest = ""
     for i, r in enumerate(store.runs):
@@ -210,15 +219,14 @@ def was_done(plan: Plan, phase: Phase, store: Store, results: Sequence[ResultRun
     events += [(str(d.get("time", "")), 1, i) for i, (_, d) in enumerate(store.signoffs)]
     events += [(_utc(r.time), 2, i) for i, r in enumerate(results)]
     events.sort(key=lambda e: e[0])
+    every = tests if tests is not None else TestIndex(store)
+    manual = manual_hashes(phase)
+    # The evidence of the prefix events[:k], shrunk one event at a time as k goes down.
+    runs_seen = sum(kind == 0 for _, kind, _ in events)
+    prefix = Store(signoffs=[store.signoffs[i] for _, kind, i in events if kind == 1])
+    runs = [results[i] for _, kind, i in events if kind == 2]
     for k in range(len(events), 0, -1):
-        seen = events[:k]
-        prefix = Store(
-            runs=[store.runs[i] for _, kind, i in seen if kind == 0],
-            signoffs=[store.signoffs[i] for _, kind, i in seen if kind == 1],
-        )
-        runs = [results[i] for _, kind, i in seen if kind == 2]
-        tests = TestIndex(prefix)
-        manual = manual_hashes(phase)
+        tests = every.before(runs_seen)
         met = True
         for i, gate in enumerate(phase.gates):
             key = gate_key(plan.id, phase.id, i)
@@ -234,4 +242,9 @@ def was_done(plan: Plan, phase: Phase, store: Store, results: Sequence[ResultRun
                 break
         if met and phase.gates:
             return True
+        dropped = events[k - 1][1]
+        if dropped == 0:
+            runs_seen -= 1
+        else:
+            (prefix.signoffs if dropped == 1 else runs).pop()
     return False

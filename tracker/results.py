@@ -216,12 +216,13 @@ def _remember(marker: Path | None, text: str) -> None:
 
 
 def load_results(
-    paths: list[Path], cache_dir: Path | None = None, root: Path | None = None
+    paths: list[Path], cache_dir: Path | None = None, root: Path | None = None, clock: Clock | None = None
 ) -> tuple[list[ResultRun], list[ResultFileError]]:
-    """Load many files (with ``root``: only files inside it); bad ones are reported, never partially used."""
+    """Load many files (with ``root``: only files inside it); bad ones are reported, never partially used.
+    ``clock``: the time their times are checked against (default: now)."""
     good: list[ResultRun] = []
     bad: list[ResultFileError] = []
-    clock = Clock()
+    clock = clock or Clock()
     for path in paths:
         try:
             good.append(load_result(path, cache_dir, root=root, clock=clock))
@@ -230,10 +231,15 @@ def load_results(
     return good, bad
 
 
-def repo_result_files(root: Path) -> list[Path]:
-    """Every benchmark result file in the repository's result directories (sniffed by content)."""
+def repo_result_files(root: Path, copies: list[str] | None = None) -> list[Path]:
+    """Every benchmark result file in the repository's result directories (sniffed by content). ``copies``: the
+    store's result copies as a caller that loaded the store knows them (paths relative to ``root``, as
+    ``Store.bench`` lists them): the store is then not read again."""
     out: list[Path] = []
     for folder in RESULT_DIRS:
+        if copies is not None and folder.name != "results":
+            out += sorted(root / rel for rel in copies)
+            continue
         for path in sorted((root / folder).glob("*.json")):
             if folder.name == "results":
                 out.append(path)
@@ -254,12 +260,14 @@ class ResultSet(list[ResultRun]):
     errors: list[ResultFileError]
 
 
-def load_repo_results(root: Path, strict: bool = True) -> ResultSet:
+def load_repo_results(root: Path, strict: bool = True, *, files: list[Path] | None = None, clock: Clock | None = None) -> ResultSet:
     """All result files of the repository (paths relative to ``root``), oldest first, deduplicated by
     content (an ingested copy equals its source). A file is used whole or not at all: an invalid one
-    raises :class:`ResultFileError` when ``strict``, else is listed in the set's ``errors``.
+    raises :class:`ResultFileError` when ``strict``, else is listed in the set's ``errors``. ``files``: the
+    repository's result files when the caller listed them already (:func:`repo_result_files`); ``clock`` as
+    :func:`load_results`.
     """
-    good, bad = load_results(repo_result_files(root), root / CACHE_DIR, root)
+    good, bad = load_results(repo_result_files(root) if files is None else files, root / CACHE_DIR, root, clock)
     if bad and strict:
         raise bad[0]
     unique: dict[str, ResultRun] = {}

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from tracker.checks import qualify
-from tracker.evidence import Store
+from tracker.evidence import Clock, Store
 from tracker.fingerprint import FileIndex, changed_files
 from tracker.model import BenchGate, Gate, GateVerdict, ManualGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
 from tracker.testgate import TestIndex, gate_changed, manual_hashes, manual_verdict
@@ -31,13 +31,16 @@ def gate_key(plan_id: str, phase_id: str, index: int) -> str:
     return f"{plan_id}/{phase_id}#{index + 1}"
 
 
-def bench_evaluator(root: Path, store: Store) -> BenchEvaluator:
+def bench_evaluator(root: Path, store: Store, clock: Clock | None = None) -> BenchEvaluator:
     """Bench gates bound to the repository's results (``tracker.benchstatus.Evaluator``): verdicts
     cached by result-file content, plus ``ever_met`` (for regressed) and ``changed`` (for stale).
-    Imported only when a plan has bench gates; a warm call parses no result file."""
+    Imported only when a plan has bench gates; a warm call parses no result file. The store's result
+    copies are the ones ``store`` lists (its files are not read again to find them); ``clock``: the time
+    result times are checked against (default: now)."""
     from tracker.benchstatus import Evaluator, load_results
+    from tracker.results import repo_result_files
 
-    return Evaluator(load_results(root))
+    return Evaluator(load_results(root, repo_result_files(root, [rel for rel, _ in store.bench]), clock))
 
 
 def _evidence_files(store: Store, source_file: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -88,7 +91,7 @@ def compute(
     base: dict[str, tuple[Status, tuple[str, ...], str]] = {}
     for key, (plan, phase, verdicts, ever) in own.items():
         all_met = bool(verdicts) and all(v.met for v in verdicts)
-        if any(v.failed for v in verdicts) and all(ever) and _was_done(plan, phase, store, bench_eval):
+        if any(v.failed for v in verdicts) and all(ever) and _was_done(plan, phase, store, bench_eval, tests):
             base[key] = (Status.REGRESSED, (), "")
         elif all_met:
             index = index or files()
@@ -118,11 +121,13 @@ def _invalid_evidence(store: Store) -> GateVerdict | None:
     return GateVerdict(False, f"invalid evidence file, fix or remove it: {bad[0]}{more}")
 
 
-def _was_done(plan: Plan, phase: Phase, store: Store, bench_eval: BenchEvaluator | None) -> bool:
-    """Exact check that the gates were all met together once (``tracker.history.was_done``)."""
+def _was_done(plan: Plan, phase: Phase, store: Store, bench_eval: BenchEvaluator | None, tests: TestIndex) -> bool:
+    """Exact check that the gates were all met together once (``tracker.history.was_done``). The results are
+    parsed only for a phase with a bench gate: the others' answer does not depend on them."""
     from tracker.history import was_done
 
-    return was_done(plan, phase, store, getattr(bench_eval, "results", ()))
+    bench = any(isinstance(g, BenchGate) for g in phase.gates)
+    return was_done(plan, phase, store, getattr(bench_eval, "results", ()) if bench else (), tests)
 
 
 def _staleness(
@@ -197,8 +202,10 @@ def derive(root: Path, plans: list[Plan]) -> dict[str, PhaseStatus]:
     from tracker import evidence
     from tracker.fingerprint import tree_file_ids
 
-    store = evidence.load(root, strict=False)  # unreadable files: listed in store.invalid, shown on gates
-    return compute(plans, store, lambda: FileIndex(tree_file_ids(root)), lambda: bench_evaluator(root, store))
+    clock = evidence.Clock()
+    # Unreadable files: listed in store.invalid, shown on gates. Result copies are read through tracker.results.
+    store = evidence.load(root, strict=False, clock=clock, results=False)
+    return compute(plans, store, lambda: FileIndex(tree_file_ids(root)), lambda: bench_evaluator(root, store, clock))
 
 
 __all__ = ["compute", "derive", "bench_evaluator", "gate_key", "gate_hash", "stale_gates"]

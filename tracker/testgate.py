@@ -42,16 +42,39 @@ class TestIndex:
     def __init__(self, store: Store) -> None:
         self.runs = list(reversed(store.runs))
         self.history: dict[str, list[tuple[TestRun, dict[str, Any]]]] = {}
-        # Per run: records sorted by node id (prefix queries by bisect) and file-level records.
-        self.sorted: dict[str, tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]] = {}
-        for run in self.runs:
+        # Per run (by identity: hand-built stores may repeat a name): records sorted by node id (prefix queries by
+        # bisect) and file-level records.
+        self.sorted: dict[int, tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        # Per node id, the number of runs older than each of its history entries (the run's position in the store).
+        self._ranks: dict[str, list[int]] = {}
+        self._limit = len(self.runs)  # runs at positions from here on are not seen (:meth:`before`)
+        for position, run in zip(range(len(self.runs) - 1, -1, -1), self.runs):
             recs = sorted(run.tests, key=lambda r: r["nodeid"])
-            self.sorted[run.file] = ([r["nodeid"] for r in recs], recs, [r for r in recs if "::" not in r["nodeid"]])
+            self.sorted[id(run)] = ([r["nodeid"] for r in recs], recs, [r for r in recs if "::" not in r["nodeid"]])
             for rec in run.tests:
                 self.history.setdefault(rec["nodeid"], []).append((run, rec))
+                self._ranks.setdefault(rec["nodeid"], []).append(position)
+
+    def before(self, count: int) -> TestIndex:
+        """The index of the store's oldest ``count`` runs, as ``TestIndex(Store(runs=store.runs[:count]))`` would
+        build it, sharing this one's tables: ``tracker.history.was_done`` replays every prefix of the store, and
+        building each afresh made that quadratic in the history."""
+        view = object.__new__(TestIndex)
+        view.runs = self.runs[len(self.runs) - count :]
+        view.sorted, view.history, view._ranks, view._limit = self.sorted, self.history, self._ranks, count
+        return view
+
+    def tests_of(self, nodeid: str) -> list[tuple[TestRun, dict[str, Any]]]:
+        """The node id's (run, record) pairs, newest first, of the runs this index sees."""
+        hist = self.history.get(nodeid, [])
+        ranks = self._ranks.get(nodeid, [])
+        skip = 0
+        while skip < len(ranks) and ranks[skip] >= self._limit:  # newest first: runs this view does not see lead
+            skip += 1
+        return hist[skip:] if skip else hist
 
     def _matching(self, run: TestRun, arg: str) -> list[dict[str, Any]]:
-        ids, recs, file_level = self.sorted[run.file]
+        ids, recs, file_level = self.sorted[id(run)]
         # Every node id the argument selects starts with the normalized argument itself.
         prefix = normalize_arg(arg)
         prefix = "" if prefix == "." else prefix  # the whole tree
@@ -117,7 +140,7 @@ class TestIndex:
             return GateVerdict(False, f"{what} (an empty gate is unmet)", source_of(run)), False
         passed, first_bad, sources, ever = 0, None, [], True
         for rec in recs:
-            hist = self.history.get(rec["nodeid"], [])
+            hist = self.tests_of(rec["nodeid"])
             ran = next(((r, x) for r, x in hist if x["outcome"] in RAN), None)
             ever = ever and any(x["outcome"] == "passed" for _, x in hist)
             if ran is not None and ran[1]["outcome"] == "passed":

@@ -65,7 +65,8 @@ def find_problems(root: Path) -> list[Problem]:
     invalid = store.invalid  # unusable store files: every test and bench gate unmet
     problems += [Problem("invalid-evidence", line.split(": ", 1)[0], f"invalid evidence file, fix or remove it: {line}") for line in invalid]
     listed = {line.split(": ", 1)[0] for line in invalid}
-    results = load_repo_results(root, strict=False) if repo_result_files(root) else None
+    result_files = repo_result_files(root, [rel for rel, _ in store.bench])  # the store is not read a second time
+    results = load_repo_results(root, strict=False, files=result_files) if result_files else None
     if results is not None:  # invalid result files make every bench gate unmet: say which
         problems += [Problem("invalid-result", err.path, f"{err}") for err in results.errors if err.path not in listed]
     claimed = [(r.file, r.provenance.get("commit")) for r in store.runs]

@@ -667,11 +667,11 @@ def crashed_run(rel: str, data: dict[str, Any], seen: list[tuple[object, object,
 
 
 def _maybe_alive(pid: object, host: object) -> bool:
-    """Is process ``pid`` of this host still alive? (A file from another host: its run is over.)"""
-    import os
+    """Is process ``pid`` of this host still alive? (A file from another host: its run is over.) A pid no
+    process can have (0 or less: ``kill`` would ask about a process group; too large) names no live process."""
     import socket  # noqa: PLC0415 - only when a store holds a run that names a running test
 
-    if not isinstance(pid, int) or host != socket.gethostname() or os.name != "posix":
+    if type(pid) is not int or not 0 < pid <= _MAX_PID or host != socket.gethostname() or os.name != "posix":
         return False
     try:
         os.kill(pid, 0)
@@ -680,6 +680,9 @@ def _maybe_alive(pid: object, host: object) -> bool:
     except OSError:  # EPERM: alive, another user's
         return True
     return True
+
+
+_MAX_PID = 2**31 - 1  # pid_t is a signed 32-bit integer
 
 
 def bench_results(root: Path) -> list[tuple[str, dict[str, Any]]]:

@@ -285,3 +285,18 @@ def test_a_folder_named_like_a_verdict_file_does_not_stop_status(repo: Callable[
     (root / ".tracker/cache/results/verdicts-old.json").mkdir(parents=True)
     res = cli(root, "status")
     assert res.code == 0 and "P2  done" in res.out, res.err  # was: IsADirectoryError, a traceback
+
+
+# --- Runs that name a running test -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pid", [0, -1, 2**70, -(2**70)])
+def test_a_pid_no_process_can_have_is_a_crashed_run(repo: Callable[..., Path], pid: object) -> None:
+    import socket
+
+    root = repo({"t.py": ""})
+    put(root, "1.json", run_doc(utc(-60), {"t.py::a": "passed"}))
+    running = {"nodeid": "t.py::a", "markers": [], "pid": pid}
+    put(root, "2.json", run_doc(utc(-30), {}, status="incomplete", running=running, host=socket.gethostname()))
+    store = evidence.load(root, strict=False)  # was: OverflowError for a huge pid; 0 and -1 read as alive (kill asks a group)
+    assert [r.tests[0]["outcome"] for r in store.runs] == ["passed", "error"] and store.processes == [(pid, socket.gethostname(), False)]

@@ -2,10 +2,12 @@
 
 ``tracker status`` is the command run most (at the end of every work session), and importing typer is
 more than half of its time (~110 ms of ~200 ms). So its plain forms, ``status [PLAN] [--json]`` with
-``--root DIR``, ``--color WHEN`` or ``--no-color`` before or after ``status``, go straight to :mod:`tracker.commands.status`; every other command line, help and errors
-included, goes through the typer CLI (:mod:`tracker.cli`), which defines them all. Both report errors
-through :func:`tracker.errors.report`, so the output and exit codes are the same either way (a test
-compares them).
+``--root DIR``, ``--color WHEN`` or ``--no-color`` before or after ``status``, go straight to :mod:`tracker.commands.status`.
+So do plain ``verify`` lines (targets, ``--pytest-arg``, ``--bench``, ``--force``, ``--json``, ``--root``): what
+verify costs on top of plain pytest is mostly the tracker's own start-up (plan 0003 P5). Every other command
+line, help and errors included, goes through the typer CLI (:mod:`tracker.cli`), which defines them all. Both
+report errors through :func:`tracker.errors.report`, so the output and exit codes are the same either way
+(tests compare them).
 
 Ctrl-C (SIGINT) ends every command the same way, wherever it lands: ``tracker: interrupted`` on stderr,
 then the process ends by SIGINT itself, which a shell reports as 130 (and which stops a shell script's
@@ -60,7 +62,7 @@ if _imported_by_a_program():
 import gc  # noqa: E402 - every other import after the SIGINT handler, on purpose
 import io  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import NoReturn  # noqa: E402
+from typing import NamedTuple, NoReturn  # noqa: E402
 
 from tracker.errors import OutputClosed, TrackerError  # noqa: E402
 
@@ -101,6 +103,58 @@ def status_args(args: list[str]) -> tuple[Path | None, str | None, bool, str] | 
         return None
     root = options.get("--root")
     return None if root is None else Path(root), plan, "--json" in options, color
+
+
+class VerifyLine(NamedTuple):
+    """A plain ``tracker verify`` command line, as :func:`tracker.cli.verify` would take it."""
+
+    root: Path | None
+    targets: list[str]
+    pytest_args: list[str]
+    bench: bool
+    force: bool
+    as_json: bool
+
+
+_VERIFY_FLAGS = ("--bench", "--force", "--json")
+
+
+def verify_args(args: list[str]) -> VerifyLine | None:
+    """The parameters of a plain verify command line (``[--root DIR] verify [PLAN[/PHASE]]... [--pytest-arg ARG]...
+    [--bench] [--force] [--json] [--root DIR]``, options and targets in any order after ``verify``), else None
+    (typer's to handle: help, colour options, an unknown or repeated option, a missing value, ``--``, an empty
+    root or target, a target that starts with ``-``). ``--pytest-arg`` takes the next argument whatever it is,
+    as click does."""
+    root: str | None = None
+    targets: list[str] = []
+    pytest_args: list[str] = []
+    flags: set[str] = set()
+    command = False
+    rest = iter(args)
+    for arg in rest:
+        name, eq, value = arg.partition("=")
+        if name in ("--root", "--pytest-arg") and (name == "--root" or command):
+            if not eq:
+                value = next(rest, None)  # type: ignore[assignment]
+                if value is None:
+                    return None
+            if name == "--pytest-arg":
+                pytest_args.append(value)
+                continue
+            if root is not None or not value:
+                return None
+            root = value
+        elif not command and arg == "verify":
+            command = True
+        elif command and arg in _VERIFY_FLAGS and arg not in flags:
+            flags.add(arg)
+        elif command and arg and not arg.startswith("-"):
+            targets.append(arg)
+        else:
+            return None
+    if not command:
+        return None
+    return VerifyLine(None if root is None else Path(root), targets, pytest_args, "--bench" in flags, "--force" in flags, "--json" in flags)
 
 
 _sigint_received = False  # set by the first Ctrl-C while a command runs
@@ -269,14 +323,18 @@ def _missing_dependency(err: ModuleNotFoundError) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    """The command's exit code: plain status lines without typer, the rest through :func:`tracker.cli.run`."""
-    fast = status_args(sys.argv[1:] if argv is None else argv)
+    """The command's exit code: plain status and verify lines without typer, the rest through :func:`tracker.cli.run`."""
+    args = sys.argv[1:] if argv is None else argv
+    fast = status_args(args)
+    verify = verify_args(args) if fast is None else None
     owns_process = argv is None
     if owns_process:
         gc.freeze()  # as tracker.cli.main: what lives until exit is kept out of the cyclic GC's scans
     from tracker.errors import report
 
     try:
+        if verify is not None:
+            return _verify(verify)
         if fast is None:
             from tracker.cli import run as cli_run
 
@@ -291,3 +349,11 @@ def _run(argv: list[str] | None) -> int:
     finally:
         if owns_process:
             gc.freeze()
+
+
+def _verify(line: VerifyLine) -> int:
+    """Run a plain verify line as :func:`tracker.cli.verify` does."""
+    from tracker.commands import verify
+    from tracker.git import root_from_option
+
+    return verify.run(root_from_option(line.root), line.targets, line.pytest_args, bench=line.bench, force=line.force, as_json=line.as_json)

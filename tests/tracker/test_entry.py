@@ -1,5 +1,5 @@
-"""The console script's fast path for `tracker status`: same output and exit code as the typer CLI, and no
-typer import (the point of it)."""
+"""The console script's fast paths for `tracker status` and `tracker verify`: same output and exit code as the
+typer CLI, and no typer import (the point of them)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tracker_testutil import phase, plan_text
 
-from tracker.entry import status_args
+from tracker.entry import VerifyLine, status_args, verify_args
 
 GOOD = plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"') + phase("P2", 'manual = "Reviewed"'))
 TESTS = {"tests/test_a.py": "def test_a():\n    pass\n"}
@@ -93,3 +95,120 @@ def test_fast_path_does_not_import_typer(repo, args: list[str]) -> None:
             "sys.stderr.write('typer imported' if 'typer' in sys.modules else 'typer not imported')\n")
     proc = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True)
     assert proc.stderr.endswith("typer not imported") and proc.stdout.startswith("0001  Demo")
+
+
+# --- tracker verify without typer ---------------------------------------------------------------------------------
+
+def test_verify_args_takes_only_plain_verify_lines() -> None:
+    assert verify_args(["verify"]) == VerifyLine(None, [], [], False, False, False)
+    assert verify_args(["--root", "r", "verify", "0001", "--force", "--pytest-arg", "-x", "2/P1", "--json"]) == VerifyLine(
+        Path("r"), ["0001", "2/P1"], ["-x"], False, True, True)
+    assert verify_args(["verify", "--bench", "--pytest-arg=-k=a b", "--root=r", "--pytest-arg", "--force"]) == VerifyLine(
+        Path("r"), [], ["-k=a b", "--force"], True, False, False)  # --pytest-arg takes the next argument, as click does
+    for args in (["verify", "--help"], ["verify", "-h"], ["verify", "--force", "--force"], ["verify", "--"], ["verify", "-x"],
+                 ["verify", ""], ["verify", "--pytest-arg"], ["verify", "--root"], ["--root=", "verify"], ["--root", "a", "verify", "--root", "b"],
+                 ["--pytest-arg", "x", "verify"], ["--force", "verify"], ["--no-color", "verify"], ["--color", "never", "verify"],
+                 ["verify", "--force=1"], ["verify", "--version"], ["status"], [], ["lint"], ["verify", "-"]):
+        assert verify_args(args) is None, args
+
+
+def typer_verify_line(argv: list[str]) -> VerifyLine | None:
+    """What the typer CLI parses ``argv`` into when it is a verify command that would run, else None: click's own
+    parser over the real command definitions (nothing is run)."""
+    import warnings
+
+    import click
+    import typer
+    import typer.main
+
+    from tracker.cli import app
+
+    group = typer.main.get_command(app)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # click 8.2+ deprecates protected_args
+            ctx = group.make_context("tracker", list(argv))
+            name, command, rest = group.resolve_command(ctx, [*ctx.protected_args, *ctx.args])
+            sub = command.make_context(name, rest, parent=ctx)
+    except (click.ClickException, click.exceptions.Exit, typer.Exit):
+        return None
+    top, params = ctx.params, sub.params
+    if name != "verify" or (top["root"] is not None and params["root"] is not None):
+        return None  # another command, or --root given twice (verify's UsageError, exit 3)
+    assert top["color"] is None and not top["no_color"], "the fast path takes no colour option"
+    root = params["root"] if params["root"] is not None else top["root"]
+    return VerifyLine(None if root is None else Path(root), list(params["targets"] or []), list(params["pytest_arg"] or []),
+                      params["bench"], params["force"], params["json"])
+
+
+WORDS = ["verify", "--root", "--root=r", "r", "0001", "0001/P1", "--pytest-arg", "--pytest-arg=-x", "--pytest-arg=", "-x", "--force",
+         "--bench", "--json", "--", "-", "", "--help", "-h", "--color", "never", "--no-color", "--version", "--forc", "--force=1",
+         "status", "é", "--root=", "a=b", "-k", "not slow", "\udcff"]
+
+
+@given(st.lists(st.sampled_from(WORDS), max_size=8))
+@settings(max_examples=1500, deadline=None)
+def test_the_fast_path_parses_verify_lines_as_click_does(argv: list[str]) -> None:
+    """Every line the fast path takes, typer takes with the same parameters (it may leave typer more)."""
+    fast = verify_args(argv)
+    if fast is not None:
+        assert fast == typer_verify_line(argv)
+
+
+@given(st.lists(st.sampled_from(WORDS), max_size=14))
+@settings(max_examples=20000, deadline=None)
+@pytest.mark.slow
+def test_the_fast_path_parses_verify_lines_as_click_does_deep(argv: list[str]) -> None:
+    fast = verify_args(argv)
+    if fast is not None:
+        assert fast == typer_verify_line(argv)
+
+
+def test_plain_verify_lines_do_take_the_fast_path() -> None:
+    for argv in (["verify"], ["verify", "--force"], ["--root", "r", "verify", "0001/P1", "--json", "--pytest-arg=-q"],
+                 ["verify", "--bench", "2", "--root", "r"]):
+        assert verify_args(argv) is not None and verify_args(argv) == typer_verify_line(argv), argv
+
+
+VERIFY_PLAN = plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"') + phase("P2", 'test = "tests/test_b.py"'))
+VERIFY_TESTS = {"tests/test_a.py": "def test_a():\n    pass\n", "tests/test_b.py": "def test_b():\n    assert False, 'no'\n"}
+
+
+def normalized(result: tuple[int, str, str]) -> tuple[int, str, str]:
+    """A verify's output without what differs from run to run: evidence file names, durations, pids."""
+    import re
+
+    def clean(text: str) -> str:
+        text = re.sub(r"\d{8}T\d{12}Z-[\w-]+-verify-[0-9a-f]{6}\.json", "EVIDENCE.json", text)
+        return re.sub(r"\d+\.\d+s\b", "Ns", text)
+
+    return result[0], clean(result[1]), clean(result[2])
+
+
+@pytest.mark.parametrize("args", [["verify", "--force"], ["verify", "0001/P1"], ["verify", "--json", "1/P1", "--force"],
+                                  ["verify", "9999"], ["verify", "--pytest-arg=--collect-only"], ["verify", "--bench", "0001/P2"],
+                                  ["verify", "--pytest-arg", "-q", "0001/P2", "--force"]])
+def test_verify_fast_path_matches_the_typer_cli(repo, capfd, args: list[str]) -> None:
+    """Same output and exit code on both paths: the evidence each run records makes the next one's verdicts, so
+    the typer run goes first on a fresh repository and the fast one on another, built the same."""
+    outputs = []
+    for main_name in ("cli", "entry"):
+        root = repo({"plans/0001-demo.md": VERIFY_PLAN, **VERIFY_TESTS})
+        argv = ["--root", str(root), *args]
+        outputs.append(normalized(run(main_name, argv, capfd)))
+        import shutil
+
+        shutil.rmtree(root)
+    assert outputs[0] == outputs[1]
+    expected = {"9999": 3, "--pytest-arg=--collect-only": 3, "0001/P1": 0, "1/P1": 3}  # verify takes plan ids only (status takes 1/P1)
+    assert outputs[1][0] == expected.get(args[-1] if args[-1] != "--force" else args[-2], 1), outputs[1]
+
+
+def test_verify_fast_path_does_not_import_typer(repo) -> None:
+    root = repo({"plans/0001-demo.md": VERIFY_PLAN, **VERIFY_TESTS})
+    code = (f"import sys\nfrom tracker.entry import main\nsys.argv = ['tracker', '--root', {str(root)!r}, 'verify', '0001/P1']\n"
+            "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+            "sys.stderr.write('typer imported' if 'typer' in sys.modules else 'typer not imported')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stderr.endswith("typer not imported"), proc.stderr
+    assert "met   0001/P1#1 tests/test_a.py::test_a" in proc.stdout

@@ -1,7 +1,7 @@
-"""Repository queries: the only module that imports gitpython (lazily, inside functions).
+"""Repository queries: finding the repository root and reading ``--root``.
 
-Finding the repository root is a plain directory walk (no gitpython), so read-only commands
-never pay gitpython's ~150 ms import; commit/dirty provenance uses gitpython.
+Finding the root is a plain directory walk (no gitpython, whose import alone costs ~150 ms). The commit and
+dirty state that evidence records come from :func:`tracker.dirty.commit_state`, the one rule every writer uses.
 """
 
 from __future__ import annotations
@@ -45,17 +45,3 @@ def root_from_option(raw: str | os.PathLike[str] | None) -> Path:
         raise UsageError(f"--root {text}: {getattr(err, 'strerror', None) or err}") from None
     raise UsageError(f"--root {text}: {'no such directory' if missing else 'not a directory'}")
 
-
-def head_commit(root: Path) -> tuple[str | None, bool | None]:
-    """(HEAD commit hex, dirty) of the repository at ``root``; env TRACKER_COMMIT/DIRTY without git."""
-    if not (root / ".git").exists():
-        dirty = os.environ.get("TRACKER_DIRTY")
-        return os.environ.get("TRACKER_COMMIT") or None, None if dirty is None else dirty == "1"
-    import git  # gitpython
-
-    try:
-        repo = git.Repo(root)
-        commit = repo.head.commit.hexsha if repo.head.is_valid() else None
-        return commit, repo.is_dirty(untracked_files=True)
-    except git.GitError as err:  # a broken repository is a user-facing problem, not a bug
-        raise FileError(f"{root}: git: {err}") from err

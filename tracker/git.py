@@ -44,4 +44,3 @@ def root_from_option(raw: str | os.PathLike[str] | None) -> Path:
     except (OSError, ValueError) as err:  # a name too long, a NUL byte (in-process callers)
         raise UsageError(f"--root {text}: {getattr(err, 'strerror', None) or err}") from None
     raise UsageError(f"--root {text}: {'no such directory' if missing else 'not a directory'}")
-

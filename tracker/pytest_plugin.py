@@ -2,7 +2,7 @@
 
 Used by ``tracker verify`` (``-p tracker.pytest_plugin``) and by a plain ``pytest --tracker-record[=DIR]``
 (entry point ``pytest11: tracker.pytest_plugin``; both forms together are fine). It imports only the standard library, pytest and
-:mod:`tracker.fingerprint`, :mod:`tracker.selection` and :mod:`tracker.dirty` (standard-library only), because it also
+:mod:`tracker.fingerprint`, :mod:`tracker.selection`, :mod:`tracker.dirty` and :mod:`tracker.names` (standard-library only), because it also
 runs on the GPU machine, which has pytest but none of the tracker's dependencies and no ``.git`` directory.
 
 ``provenance.commit``/``dirty`` follow :mod:`tracker.dirty`, the rule ``signoff`` and result files use too (evidence
@@ -40,6 +40,7 @@ import pytest
 
 from tracker.dirty import commit_state
 from tracker.fingerprint import tree_file_ids
+from tracker.names import evidence_name
 from tracker.selection import marker_matches, selects
 
 SCHEMA = "tracker-test-run"
@@ -127,13 +128,6 @@ class Collector:
 def utc_now() -> str:
     """Current UTC time as ``2026-11-29T11:02:03Z``."""
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def evidence_name(kind: str) -> str:
-    """A file name two branches never both create: UTC timestamp, host, kind, random suffix."""
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    host = "".join(c if c.isalnum() or c in "-_" else "-" for c in socket.gethostname())[:40] or "host"
-    return f"{stamp}-{host}-{kind}-{secrets.token_hex(3)}.json"
 
 
 def provenance(root: Path, state: tuple[str | None, bool | None] | None = None) -> dict[str, Any]:

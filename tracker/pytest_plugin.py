@@ -49,7 +49,11 @@ VERSION = 1
 _BROKEN = {pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR}
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+DISTRIBUTION = "plan-tracker"  # pyproject's project name: the installation whose entry point loads this module
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    _block_entry_points_under_other_names(pluginmanager)
     group = parser.getgroup("tracker", "tracker evidence recording")
     group.addoption(
         "--tracker-record",
@@ -67,6 +71,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="JSON file [[pytest arg, -m expression or null], ...]: run only tests some pair selects (used by tracker verify)",
     )
     group.addoption("--tracker-collect", default=None, help="write collected node ids and collection errors as JSON (used by tracker lint)")
+
+
+def _block_entry_points_under_other_names(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Keep pytest from loading this module a second time under another name, which pluggy refuses ("Plugin already
+    registered under a different name", exit 3).
+
+    ``tracker verify`` loads the plugin with ``-p tracker.pytest_plugin``, before pytest loads the installed
+    entry points; ours is named as the module, so pytest skips it. An installation made before it was so named
+    (``tracker = tracker.pytest_plugin``; an editable install keeps its entry points until reinstalled) would load
+    the module again as ``tracker``: such names are blocked. Only the entry points of this package's own
+    installations that name this module are, so another package's plugin called ``tracker`` still loads.
+    (~0.2 ms: pytest has imported :mod:`importlib.metadata` already.)
+    """
+    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return
+    from importlib.metadata import distributions
+
+    me = sys.modules[__name__]
+    registered = pluginmanager.get_name(me)
+    for dist in distributions(name=DISTRIBUTION):
+        for ep in dist.entry_points:
+            if ep.group == "pytest11" and ep.value == __name__ and ep.name != registered and pluginmanager.get_plugin(ep.name) is None:
+                pluginmanager.set_blocked(ep.name)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -224,3 +224,46 @@ def test_a_file_name_that_is_not_utf8_does_not_crash_the_recorder(repo) -> None:
     assert "data-\udcff.bin" in data["files"]
     (file,) = (root / ".tracker" / "evidence").glob("*.json")
     assert b'"data-\\udcff.bin"' in file.read_bytes()
+
+
+def test_pytest_command_loads_the_plugin_by_name_without_scanning_entry_points() -> None:
+    """verify names the plugin with -p always (a no-op on top of the installed entry point, test above): no
+    importlib.metadata import in the tracker process to look for the entry point (~10 ms of every verify)."""
+    code = ("import sys\nfrom tracker.commands.common import pytest_command\ncmd = pytest_command()\n"
+            "print(cmd[-2:], 'importlib.metadata' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['-p', 'tracker.pytest_plugin'] False"
+
+
+def fake_installation(site: Path, dist: str, entry_points: str, modules: dict[str, str] | None = None) -> None:
+    """A real installed distribution as importlib.metadata finds it: a dist-info folder on the path."""
+    info = site / f"{dist.replace('-', '_')}-0.0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.0.1\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    for name, text in (modules or {}).items():
+        (site / name).write_text(text)
+
+
+def test_an_installation_whose_entry_point_has_the_old_name_does_not_break_verify(tmp_path: Path) -> None:
+    """An install made before the entry point was named as the module (`tracker = tracker.pytest_plugin`, kept by
+    an editable install until reinstalled) would load the plugin a second time under 'tracker': pluggy refuses
+    that (exit 3). The plugin blocks that name; another package's plugin called `tracker` still loads."""
+    site = tmp_path / "site"
+    fake_installation(site, "plan-tracker", "[pytest11]\ntracker = tracker.pytest_plugin\n")
+    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+    cmd = pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={tmp_path}", f"--tracker-record={tmp_path / 'ev'}", "test_x.py"]
+    env = {k: v for k, v in pytest_env(tmp_path).items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")])
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [evidence] = list((tmp_path / "ev").glob("*.json"))
+    assert json.loads(evidence.read_text())["status"] == "complete"
+
+    other = tmp_path / "other"
+    fake_installation(other, "other-pkg", "[pytest11]\ntracker = other_tracker_plugin\n",
+                      {"other_tracker_plugin.py": "import pytest\n\n@pytest.fixture\ndef other_fixture():\n    return 42\n"})
+    (tmp_path / "test_y.py").write_text("def test_y(other_fixture):\n    assert other_fixture == 42\n")
+    env["PYTHONPATH"] = os.pathsep.join([str(other), pytest_env(tmp_path).get("PYTHONPATH", "")])  # without the old install
+    proc = subprocess.run([*cmd[:-1], "test_y.py"], cwd=tmp_path, capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # the other package's 'tracker' plugin was loaded

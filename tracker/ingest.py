@@ -55,7 +55,7 @@ class TestRun:
     exitstatus: int | None = None
     losses: list[str] = field(default_factory=list)
     crashed_in: TestOutcome | None = None  # the test a crashed session (no SessionFinish) stopped inside
-    time: str | None = None  # UTC, when the file records when the session started (JUnit's timestamp)
+    time: str | None = None  # UTC, when the file records when the session started (JUnit's timestamp, with a time zone)
 
     def by_nodeid(self) -> dict[str, TestOutcome]:
         """Outcomes keyed by node id."""
@@ -237,10 +237,17 @@ def _junit_nodeid(case: ET.Element, root: Path | None) -> tuple[str, bool]:
     return "::".join(["/".join(parts[:cut]) + ".py", *parts[cut:], name]), False
 
 
-def junit_time(stamp: str) -> str | None:
-    """A JUnit ``timestamp`` as UTC (:func:`tracker.evidence.utc_time`); one without a time zone (older
-    pytest versions write local time without one) is read as UTC. None when it is not a time."""
-    return utc_time(stamp) or utc_time(stamp + "+00:00")
+def junit_time(path: Path, stamp: str) -> str:
+    """A JUnit ``timestamp`` as UTC (:func:`tracker.evidence.utc_time`); IngestError when it is not an ISO-8601
+    time, or has no time zone: pytest before 8.3 writes local time without one, and no reading of it is safe
+    (read as UTC, a run from west of UTC was backdated, and an older pass outranked a newer failure)."""
+    when = utc_time(stamp)
+    if when is not None:
+        return when
+    if utc_time(stamp + "+00:00") is not None:
+        raise IngestError(f"{path}: testsuite timestamp {show(stamp)} has no time zone (pytest before 8.3 writes local "
+                          "time): record with pytest >= 8.3, --report-log or --tracker-record")  # fmt: skip
+    raise IngestError(f"{path}: testsuite timestamp {show(stamp)} is not an ISO-8601 time")
 
 
 def parse_junit(path: Path, root: Path | None = None, data: bytes | None = None) -> TestRun:
@@ -257,9 +264,7 @@ def parse_junit(path: Path, root: Path | None = None, data: bytes | None = None)
     suite = top if top.tag == "testsuite" else top.find("testsuite")
     stamp = suite.get("timestamp") if suite is not None else None
     if stamp is not None:
-        run.time = junit_time(stamp)
-        if run.time is None:
-            raise IngestError(f"{path}: testsuite timestamp {show(stamp)} is not an ISO-8601 time")
+        run.time = junit_time(path, stamp)
     guessed = 0
     for case in top.iter("testcase"):
         nodeid, exact = _junit_nodeid(case, root)

@@ -5,6 +5,8 @@ Per-test outcomes use the evidence vocabulary: passed, failed, skipped, xfailed,
 A reportlog without ``SessionFinish`` (a crash) or with an interrupted exit status is ``complete=False``
 and must never count as a pass; of a crash, the test it stopped inside (``crashed_in``) counts as an
 error, as for the plugin's own crashed runs. JUnit XML loses information; what it lost is listed in ``losses``.
+Neither format says which markers a test has (a reportlog's ``keywords`` hold marker names mixed with the
+parts of the node's name): the evidence records of both carry no ``markers`` (:func:`evidence_records`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ class TestOutcome:
     outcome: str = "passed"
     reason: str = ""
     duration: float = 0.0
-    markers: set[str] = field(default_factory=set)
+    markers: set[str] = field(default_factory=set)  # always empty: neither format records markers (evidence_records)
 
 
 @dataclass
@@ -147,7 +149,7 @@ def parse_reportlog(path: Path, data: bytes | None = None) -> TestRun:
         text = _read(path, data).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise IngestError(f"{path}: cannot read: not UTF-8 (byte {exc.start}: {exc.reason})") from None
-    run = TestRun(source=str(path), kind="reportlog")
+    run = TestRun(source=str(path), kind="reportlog", losses=list(REPORTLOG_LOSSES))
     tests: dict[str, TestOutcome] = {}
     seen: dict[str, set[str]] = {}
     lines = text.splitlines()
@@ -182,10 +184,8 @@ def parse_reportlog(path: Path, data: bytes | None = None) -> TestRun:
             if problem:
                 raise IngestError(f"{path}:{number}: {problem}")
             test = tests.setdefault(nodeid, TestOutcome(nodeid))
-            # reportlog has no marker list: its keywords hold marker names plus node-name parts.
-            keywords = record.get("keywords")
-            if isinstance(keywords, dict):
-                test.markers.update(k for k in keywords if isinstance(k, str) and k.isidentifier())
+            # No markers from ``keywords``: they also hold the node name's parts (a directory ``slow``, a
+            # parametrize id ``[slow]``), and read as markers, ``-m "not slow"`` dropped a failing test.
             _apply(test, record)
             seen.setdefault(nodeid, set()).add(record["when"])
         elif kind == "CollectReport" and record.get("outcome") == "failed":
@@ -211,12 +211,34 @@ def parse_reportlog(path: Path, data: bytes | None = None) -> TestRun:
     return run
 
 
+def evidence_records(run: TestRun) -> list[dict[str, Any]]:
+    """The ``tests`` records of the ``tracker-test-run`` evidence of a reportlog or JUnit run, by node id.
+
+    They have no ``markers`` key: neither format says which markers a test has (JUnit XML has none; a
+    reportlog's ``keywords`` mix marker names with directory, module, class and parametrize-id names), and a
+    record without one is marker-blind (:func:`tracker.testgate.has_markers`): for a gate with ``-m`` it only
+    gives the outcome of a test that a run with markers selected, and never adds a test to the gate or drops one.
+    """
+    records = ({"nodeid": o.nodeid, "outcome": o.outcome, "reason": o.reason, "duration": round(o.duration, 6)} for o in run.outcomes)
+    return sorted(records, key=lambda r: r["nodeid"])
+
+
+def running_record(run: TestRun) -> dict[str, Any] | None:
+    """The evidence's ``running`` record (the test a crashed session stopped inside), without markers as in
+    :func:`evidence_records`; None when the session did not crash."""
+    return None if run.crashed_in is None else {"nodeid": run.crashed_in.nodeid}
+
+
+REPORTLOG_LOSSES = ("a reportlog has no markers (its keywords mix them with node-name parts): for a gate's marker expression "
+                    "these records only give the outcome of tests a run with markers selected",)  # fmt: skip
+
+
 JUNIT_LOSSES = (
     "JUnit XML has no per-phase reports: setup/teardown errors are inferred from pytest's 'failed on setup/teardown' messages",
     "JUnit XML records a non-strict xpass as a plain pass (xpassed cannot be told apart)",
     "JUnit XML cannot tell an interrupted session from a finished one: only the tests it lists count",
     "JUnit XML durations include setup and teardown",
-    "JUnit XML has no markers: a gate's marker expression selects none of these tests",
+    "JUnit XML has no markers: for a gate's marker expression these records only give the outcome of tests a run with markers selected",
 )
 
 

@@ -7,15 +7,20 @@ or quote; F11 one definition of "dirty".
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+from tracker_testutil import git, make_files, phase, plan_text
+
 import tracker
-from tracker.ingest import parse_junit
+from tracker.ingest import parse_junit, parse_reportlog
 
 CHECKOUT = Path(tracker.__file__).resolve().parent
 
@@ -24,6 +29,14 @@ def run_pytest(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """A real pytest session in ``root`` (its own process)."""
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
                           cwd=root, capture_output=True, text=True, check=False)  # fmt: skip
+
+
+def gate_of(cli: Callable[..., Any], root: Path) -> tuple[str, dict[str, Any]]:
+    """(status of plan 0001's first phase, its first gate) from ``status --json``."""
+    res = cli(root, "status", "--json")
+    assert res.code == 0, res.out + res.err
+    phase_json = json.loads(res.out)["plans"][0]["phases"][0]
+    return phase_json["status"], phase_json["gates"][0]
 
 
 # --- F11: one rule for commit and dirty ------------------------------------------------------------------
@@ -79,3 +92,119 @@ def test_a_future_junit_timestamp_with_a_time_zone_is_still_refused(repo: Callab
     (tmp_path / "j.xml").write_text(junit("2099-01-01T02:00:00+02:00"))
     res = cli(root, "ingest", str(tmp_path / "j.xml"))
     assert res.code == 8 and "2099-01-01T00:00:00Z is in the future" in res.err, res.err
+
+
+# --- F1: a reportlog's keywords are not markers ----------------------------------------------------------------
+
+PYTEST_INI = "[pytest]\nmarkers =\n    slow: slow tests\n"
+IGNORED = ".tracker/cache/\n.tracker/lock\n__pycache__/\n*.jsonl\n*.xml\n"
+
+
+@pytest.fixture(scope="module")
+def marker_repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Repositories a real ``tracker verify`` made done: ``not_slow`` gates ``tests -m 'not slow'`` over two
+    unmarked tests, one in a directory named ``slow``; ``slow`` gates ``tests -m slow`` over two marked tests."""
+    from tracker.cli import main
+
+    layouts = {
+        "not_slow": {"plans/0001-x.md": plan_text("0001", phase("P1", 'test = "tests"\nmarker = "not slow"')),
+                     "tests/slow/test_x.py": "def test_fast():\n    assert True\n", "tests/test_ok.py": "def test_ok():\n    pass\n"},
+        "slow": {"plans/0001-x.md": plan_text("0001", phase("P1", 'test = "tests"\nmarker = "slow"')),
+                 "tests/test_a.py": "import pytest\n\n@pytest.mark.slow\ndef test_one():\n    assert True\n",
+                 "tests/test_b.py": "import pytest\n\n@pytest.mark.slow\ndef test_two():\n    assert True\n"},
+    }  # fmt: skip
+    out = {}
+    for name, files in layouts.items():
+        root = tmp_path_factory.mktemp(name) / "repo"
+        root.mkdir()
+        git(root, "init", "-q", "-b", "main")
+        make_files(root, {**files, "pytest.ini": PYTEST_INI, ".gitignore": IGNORED})
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "files")
+        with pytest.raises(SystemExit) as exc:
+            main(["--root", str(root), "verify", "0001/P1"])
+        assert exc.value.code in (0, None)
+        out[name] = root
+    return out
+
+
+# Until tracker/commands/ingest.py stores tracker.ingest.evidence_records / running_record (no markers key) and
+# tracker/evidence.py's crashed_run keeps a running test without markers marker-blind, an ingested reportlog's
+# records say "markers: []" (they used to hold its keywords). Strict: once both land, these pass and the mark goes.
+NEEDS_BLIND_RECORDS = pytest.mark.xfail(strict=True, reason="needs commands/ingest.py and evidence.py to store reportlog records without markers")
+
+
+def copy_of(marker_repos: dict[str, Path], name: str, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(marker_repos[name], tmp_path / "repo", symlinks=True))
+
+
+def fail_and_ingest_reportlog(cli: Callable[..., Any], root: Path, test_file: str, *pytest_args: str) -> None:
+    """Break ``test_file``, commit, run plain pytest with ``--report-log`` on CI and ingest what it wrote."""
+    path = root / test_file
+    path.write_text(path.read_text().replace("assert True", "assert False"))
+    git(root, "commit", "-q", "-am", "break it")
+    run_pytest(root, "--report-log=rl.jsonl", *pytest_args)
+    res = cli(root, "ingest", "--host", "ci", str(root / "rl.jsonl"))
+    assert res.code == 0, res.out + res.err
+
+
+def test_a_directory_named_like_a_marker_does_not_hide_a_failure(marker_repos: dict[str, Path], cli: Callable[..., Any],
+                                                                 tmp_path: Path) -> None:  # fmt: skip
+    """The review's reproduction: the failing test's reportlog keywords hold ``slow`` (its directory), and
+    read as markers, ``not slow`` dropped it: the phase stayed done, "1 passed"."""
+    root = copy_of(marker_repos, "not_slow", tmp_path)
+    assert gate_of(cli, root)[0] == "done"
+    fail_and_ingest_reportlog(cli, root, "tests/slow/test_x.py", "tests")
+    status, gate = gate_of(cli, root)
+    assert status == "regressed" and gate["failed"] is True, gate
+    assert gate["reason"].startswith("tests/slow/test_x.py::test_fast: failed") and "(1 of 2 not passing)" in gate["reason"], gate
+
+
+@NEEDS_BLIND_RECORDS
+def test_a_reportlog_of_part_of_a_marker_gate_cannot_drop_its_failure(marker_repos: dict[str, Path], cli: Callable[..., Any],
+                                                                      tmp_path: Path) -> None:  # fmt: skip
+    """Keywords are not markers either way: a reportlog whose records said "no markers" dropped its failing
+    test from ``-m slow`` and the other test's older pass met the gate. Its records say nothing of markers:
+    the outcome of a test a run with markers selected still counts."""
+    root = copy_of(marker_repos, "slow", tmp_path)
+    assert gate_of(cli, root)[0] == "done"
+    fail_and_ingest_reportlog(cli, root, "tests/test_a.py", "tests/test_a.py")
+    status, gate = gate_of(cli, root)
+    assert status == "regressed" and gate["failed"] is True, gate
+    assert gate["reason"].startswith("tests/test_a.py::test_one: failed"), gate
+
+
+@NEEDS_BLIND_RECORDS
+def test_a_reportlog_crash_inside_a_marked_test_regresses_its_gate(marker_repos: dict[str, Path], cli: Callable[..., Any],
+                                                                   tmp_path: Path) -> None:  # fmt: skip
+    """The test a crashed reportlog session stopped inside is an error of that run: its record must not say
+    "no markers" either, or ``-m slow`` drops it and the other test's pass meets the gate."""
+    root = copy_of(marker_repos, "slow", tmp_path)
+    path = root / "tests/test_a.py"
+    path.write_text(path.read_text().replace("assert True", "import os; os._exit(1)"))
+    git(root, "commit", "-q", "-am", "crash it")
+    run_pytest(root, "--report-log=rl.jsonl", "tests")
+    res = cli(root, "ingest", "--host", "ci", str(root / "rl.jsonl"))
+    assert res.code == 0 and "only tests/test_a.py::test_one counts, as an error" in res.out, res.out + res.err
+    status, gate = gate_of(cli, root)
+    assert status == "regressed" and gate["failed"] is True, gate
+    assert gate["reason"].startswith("tests/test_a.py::test_one: error"), gate
+
+
+def test_reportlog_and_junit_evidence_records_say_nothing_of_markers(tmp_path: Path) -> None:
+    """What ingest stores for a reportlog: records without a ``markers`` key (marker-blind, as testgate reads
+    them), whatever the keywords (here the marker ``slow``, the directory ``slow``, the parametrize id ``gpu``)."""
+    from tracker.ingest import evidence_records, running_record
+
+    make_files(tmp_path, {"pytest.ini": PYTEST_INI + "    gpu: gpu\n",
+                          "tests/slow/test_k.py": "import pytest\n\n@pytest.mark.slow\n@pytest.mark.parametrize('x', [1], ids=['gpu'])\n"
+                                                  "def test_k(x):\n    pass\n"})  # fmt: skip
+    proc = run_pytest(tmp_path, "--report-log=rl.jsonl", "--junitxml=j.xml", "tests")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    keywords = {k for line in (tmp_path / "rl.jsonl").read_text().splitlines() for k in json.loads(line).get("keywords", {})}
+    assert {"slow", "gpu"} <= keywords  # what the parser used to read as markers
+    for run in (parse_reportlog(tmp_path / "rl.jsonl"), parse_junit(tmp_path / "j.xml", tmp_path)):
+        assert evidence_records(run) == [{"nodeid": "tests/slow/test_k.py::test_k[gpu]", "outcome": "passed", "reason": "",
+                                          "duration": evidence_records(run)[0]["duration"]}]  # fmt: skip
+        assert all(not o.markers for o in run.outcomes) and running_record(run) is None
+        assert any("no markers" in loss for loss in run.losses)

@@ -1,8 +1,9 @@
-"""Names of the files the tracker writes into its evidence store: one rule for every writer.
+"""Names of the files the tracker writes into its evidence store, one rule for every writer; and the file that
+names the test a recording run is running.
 
 Standard library only, and light: ``tracker verify`` names its run's file before starting pytest (importing
 :mod:`tracker.commands.ingest` for this cost ~10 ms of its start-up), and the pytest plugin, which runs where
-only pytest is installed, names its file with the same rule.
+only pytest is installed, names its files with the same rules.
 """
 
 from __future__ import annotations
@@ -10,6 +11,11 @@ from __future__ import annotations
 import os
 import socket
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 
 def evidence_name(kind: str, host: str | None = None) -> str:
@@ -25,3 +31,43 @@ def evidence_name(kind: str, host: str | None = None) -> str:
     name = socket.gethostname() if host is None else host
     safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in name)[:40] or "host"
     return f"{stamp}-{safe}-{kind}-{os.urandom(3).hex()}.json"
+
+
+# --- the running test ------------------------------------------------------------------------------------------
+# While a recording run's tests run, its evidence file names the test file being run (``running``: any reader
+# then counts a crash as an error of that file's tests), and a small file beside it names the very test, rewritten
+# in place before each test (a few µs, where rewriting the evidence file cost ~0.2 ms a test, with every file id
+# and gate in it). It is read only once the run's process is gone, when nothing writes it any more: never half.
+RUNNING_SLOT_LIMIT = 1024 * 1024  # a slot larger than this is no record the plugin wrote
+
+
+def running_file(evidence: Path) -> Path:
+    """The file naming the test a recording run is running: ``.<evidence file name>.running`` beside it (hidden,
+    and no ``*.json``: the store never reads it as evidence)."""
+    return evidence.with_name(f".{evidence.name}.running")
+
+
+def crashed_test(evidence: Path, running: dict[str, Any], *, root: Path | None = None) -> dict[str, Any]:
+    """The ``running`` record of the test a crashed run was running: the one in :func:`running_file` when it is
+    whole and agrees with the evidence file's own ``running`` (the same process; the test that names, or one
+    inside the file it names), else ``running`` itself (a reader that has only the evidence file counts the
+    crash against all of that file's tests). Call it only once the run's process is gone.
+    """
+    from tracker.errors import FileError  # noqa: PLC0415 - the plugin imports this module, and only names files
+    from tracker.fileio import parse_json, read_regular  # noqa: PLC0415
+
+    where, pid = running.get("nodeid"), running.get("pid")
+    if not isinstance(where, str) or type(pid) is not int:
+        return running
+    try:
+        slot = parse_json(read_regular(running_file(evidence), root=root, limit=RUNNING_SLOT_LIMIT))
+    except (FileError, ValueError):
+        return running
+    if not isinstance(slot, dict) or slot.get("pid") != pid or type(slot.get("pid")) is not int:
+        return running
+    nodeid, markers = slot.get("nodeid"), slot.get("markers", [])
+    if not isinstance(nodeid, str) or not (nodeid == where or nodeid.startswith(where + "::")):
+        return running
+    if not isinstance(markers, list) or not all(isinstance(m, str) for m in markers):
+        return running
+    return {"nodeid": nodeid, "markers": markers, "pid": pid}

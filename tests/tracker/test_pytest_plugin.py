@@ -108,13 +108,104 @@ def test_keyboard_interrupt_never_records_a_pass(repo) -> None:
     assert data["status"] == "interrupted"
 
 
+def crash_record(root: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """The test a crashed run was running, as the store reads it (:func:`tracker.names.crashed_test`)."""
+    from tracker.names import crashed_test
+
+    [path] = (root / ".tracker" / "evidence").glob("*.json")
+    return crashed_test(path, data["running"])
+
+
+def slot_files(root: Path) -> list[str]:
+    return sorted(p.name for p in (root / ".tracker" / "evidence").glob(".*.running"))
+
+
 def test_crash_leaves_an_incomplete_file_naming_the_test_that_crashed(repo) -> None:
+    """The evidence file names the crashed test's file (a reader with it alone counts the crash against that file's
+    tests); the running slot beside it names the test, with its markers and the process."""
     root = repo({"tests/test_c.py": "import os, pytest\ndef test_a(): pass\n@pytest.mark.gpu\ndef test_b(): os._exit(3)\n"})
     code, data = run_pytest(root, "tests", "--tracker-record")
     assert code == 3
     assert data["status"] == "incomplete" and data["tests"] == []
-    assert data["running"]["nodeid"] == "tests/test_c.py::test_b" and data["running"]["markers"] == ["gpu"]
+    assert data["running"]["nodeid"] == "tests/test_c.py" and data["running"]["markers"] == []
     assert isinstance(data["running"]["pid"], int)
+    assert crash_record(root, data) == {"nodeid": "tests/test_c.py::test_b", "markers": ["gpu"], "pid": data["running"]["pid"]}
+
+
+@pytest.mark.parametrize("kill", ["os._exit(3)", "os.kill(os.getpid(), signal.SIGKILL)", "os.abort()"])
+def test_a_crash_in_a_later_file_names_that_file_and_test(repo, kill: str) -> None:
+    root = repo({"tests/test_a.py": "def test_1(): pass\ndef test_2(): pass\n",
+                 "tests/test_b.py": f"import os, signal\ndef test_1(): pass\ndef test_2(): {kill}\ndef test_3(): pass\n"})
+    _, data = run_pytest(root, "tests", "--tracker-record")
+    assert data["status"] == "incomplete" and data["running"]["nodeid"] == "tests/test_b.py"
+    assert crash_record(root, data)["nodeid"] == "tests/test_b.py::test_2"
+
+
+def test_a_test_alone_in_its_file_is_named_in_the_evidence_file_itself(repo) -> None:
+    root = repo({"tests/test_a.py": "def test_1(): pass\ndef test_2(): pass\n", "tests/test_b.py": "import os\ndef test_only(): os._exit(7)\n"})
+    _, data = run_pytest(root, "tests", "--tracker-record")
+    assert data["running"] == {"nodeid": "tests/test_b.py::test_only", "markers": [], "pid": data["running"]["pid"]}
+    assert crash_record(root, data) == data["running"]
+
+
+def test_the_crash_counts_as_an_error_of_the_test_with_the_evidence_file_alone(repo) -> None:
+    """Without the slot (a copy that did not carry it, an older tracker) the store reads the crash as an error of
+    every test in that file: the test that crashed among them, never a pass."""
+    from tracker import evidence
+    from tracker.names import running_file
+    from tracker.selection import selects
+
+    root = repo({"tests/test_c.py": "import os\ndef test_a(): pass\ndef test_b(): os._exit(3)\n"})
+    _, data = run_pytest(root, "tests", "--tracker-record")
+    [path] = (root / ".tracker" / "evidence").glob("*.json")
+    running_file(path).unlink()
+    store = evidence.load(root, strict=False)
+    [run] = store.runs
+    [record] = run.tests
+    assert record["outcome"] == "error" and selects("tests/test_c.py::test_b", record["nodeid"])
+    assert crash_record(root, data) == data["running"]  # no slot: the file
+
+
+def test_no_running_slot_is_left_by_a_run_that_ends(repo) -> None:
+    root = repo({"tests/test_k.py": "def test_a(): pass\ndef test_b(): raise KeyboardInterrupt\n", "tests/test_ok.py": "def test_a(): pass\n"})
+    _, data = run_pytest(root, "tests/test_ok.py", "--tracker-record")
+    assert data["status"] == "complete" and slot_files(root) == []
+    clear(root)
+    _, data = run_pytest(root, "tests/test_k.py", "--tracker-record")
+    assert data["status"] == "interrupted" and "running" not in data and slot_files(root) == []
+
+
+def test_a_slot_that_cannot_be_written_is_removed_and_the_file_still_counts(repo) -> None:
+    """A write of the slot that fails (here: the record of a test with a 200 kB id, past a 64 kB file size limit)
+    empties and removes it, so no earlier test is named; the evidence file's file-level record counts the crash."""
+    import resource
+
+    long_id = "x" * 200_000
+    root = repo({"tests/test_c.py": f"import os, pytest\ndef test_a(): pass\n@pytest.mark.parametrize('n', [1], ids=['{long_id}'])\n"
+                                    "def test_b(n): os._exit(3)\n"})
+    limit = 64 * 1024
+    cmd = pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={root}", "tests", "--tracker-record"]
+    proc = subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, text=True,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
+    [path] = (root / ".tracker" / "evidence").glob("*.json")
+    data = json.loads(path.read_text())
+    assert data["running"]["nodeid"] == "tests/test_c.py" and slot_files(root) == []
+    assert crash_record(root, data)["nodeid"] == "tests/test_c.py"
+
+
+def test_a_planted_slot_is_replaced_not_followed(repo, tmp_path: Path) -> None:
+    """A file or link already at the slot's name (a run of the same --tracker-file name) is replaced: the slot is
+    created new, never written through a link."""
+    root = repo({"tests/test_c.py": "import os\ndef test_a(): pass\ndef test_b(): os._exit(3)\n"})
+    store = root / ".tracker" / "evidence"
+    store.mkdir(parents=True)
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep me")
+    (store / ".run.json.running").symlink_to(target)
+    code, data = run_pytest(root, "tests", "--tracker-record", "--tracker-file=run.json")
+    assert code == 3 and target.read_text() == "keep me" and not (store / ".run.json.running").is_symlink()
+    assert crash_record(root, data)["nodeid"] == "tests/test_c.py::test_b"
 
 
 def test_a_finished_run_names_no_running_test(repo) -> None:

@@ -1,16 +1,21 @@
 """What tracker verify's cuts of its overhead over plain pytest keep true (plan 0003 P5, issue 12): the evidence
-file names every writer makes, without the weight they used to import."""
+file names every writer makes, without the weight they used to import; the running slot, which names the test a
+crashed run was running without a rewrite of the evidence file before every test."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracker.names import evidence_name
+from tracker.names import RUNNING_SLOT_LIMIT, crashed_test, evidence_name, running_file
 
 NAME = re.compile(r"(\d{8}T\d{6})(\d{6})Z-([\w-]{1,40})-(\w+)-([0-9a-f]{6})\.json")
 
@@ -60,3 +65,75 @@ def test_naming_imports_nothing_heavy() -> None:
             "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in ('tracker', 'datetime', 'secrets', 'json')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['tracker', 'tracker.names']"
+
+
+# --- the running slot: which test a crashed run was running ---------------------------------------------------
+
+RUNNING = {"nodeid": "tests/test_c.py", "markers": [], "pid": 4242}
+
+
+def slot_of(tmp_path: Path, content: bytes) -> Path:
+    evidence = tmp_path / "run.json"
+    evidence.write_text("{}")
+    running_file(evidence).write_bytes(content)
+    return evidence
+
+
+def test_the_slot_names_the_test_inside_the_file_the_evidence_names(tmp_path: Path) -> None:
+    record = {"nodeid": "tests/test_c.py::test_b[1]", "markers": ["gpu"], "pid": 4242}
+    evidence = slot_of(tmp_path, json.dumps(record).encode().ljust(300))
+    assert running_file(evidence).name == ".run.json.running"
+    assert crashed_test(evidence, RUNNING) == record
+    exact = {**record, "markers": ["gpu"]}
+    assert crashed_test(evidence, exact) == record  # the evidence file named the test itself: the same
+
+
+@pytest.mark.parametrize("slot", [
+    {"nodeid": "tests/test_c.py::test_b", "markers": [], "pid": 4243},  # another process's
+    {"nodeid": "tests/test_c.pyx::test_b", "markers": [], "pid": 4242},  # not inside tests/test_c.py
+    {"nodeid": "tests/test_d.py::test_b", "markers": [], "pid": 4242},
+    {"nodeid": "tests/test_c.py::test_b", "markers": "gpu", "pid": 4242},
+    {"nodeid": "tests/test_c.py::test_b", "markers": [], "pid": True},
+    {"nodeid": 7, "markers": [], "pid": 4242},
+    {"nodeid": "tests/test_c.py::test_b", "markers": []},
+    ["tests/test_c.py::test_b"],
+])
+def test_a_slot_that_does_not_agree_leaves_the_file(tmp_path: Path, slot: object) -> None:
+    evidence = slot_of(tmp_path, json.dumps(slot).encode())
+    assert crashed_test(evidence, RUNNING) == RUNNING
+
+
+def test_a_slot_that_is_missing_cut_or_no_file_leaves_the_file(tmp_path: Path) -> None:
+    evidence = slot_of(tmp_path, b'{"nodeid": "tests/test_c.py::test_b", "mar')
+    assert crashed_test(evidence, RUNNING) == RUNNING
+    running_file(evidence).unlink()
+    assert crashed_test(evidence, RUNNING) == RUNNING
+    running_file(evidence).mkdir()
+    assert crashed_test(evidence, RUNNING) == RUNNING
+    running_file(evidence).rmdir()
+    os.mkfifo(running_file(evidence))  # never blocks on a FIFO
+    assert crashed_test(evidence, RUNNING) == RUNNING
+    running_file(evidence).unlink()
+    with open(running_file(evidence), "wb") as fh:
+        fh.truncate(RUNNING_SLOT_LIMIT + 1)
+    assert crashed_test(evidence, RUNNING) == RUNNING
+    assert crashed_test(evidence, {"nodeid": "tests/test_c.py", "markers": []}) == {"nodeid": "tests/test_c.py", "markers": []}  # no pid
+
+
+JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+                       lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["nodeid", "markers", "pid", "x"]), inner, max_size=4),
+                       max_leaves=12)
+
+
+@given(st.one_of(st.binary(max_size=300), JSONISH.map(lambda v: json.dumps(v).encode()),
+                 st.fixed_dictionaries({"nodeid": st.sampled_from(["tests/test_c.py", "tests/test_c.py::a", "tests/test_c.pyz::a", "x::y", ""]),
+                                        "markers": st.lists(st.text(max_size=5), max_size=3), "pid": st.sampled_from([4242, 4241, 0, -1])}
+                                       ).map(lambda v: json.dumps(v).encode())))
+@settings(max_examples=600, deadline=None)
+def test_whatever_the_slot_holds_the_crash_stays_inside_the_file(content: bytes) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        got = crashed_test(slot_of(Path(tmp), content), RUNNING)
+    inside = got["nodeid"] == "tests/test_c.py" or got["nodeid"].startswith("tests/test_c.py::")
+    assert got == RUNNING or (got["pid"] == 4242 and inside and all(isinstance(m, str) for m in got["markers"]))

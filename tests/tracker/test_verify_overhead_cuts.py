@@ -137,3 +137,34 @@ def test_whatever_the_slot_holds_the_crash_stays_inside_the_file(content: bytes)
         got = crashed_test(slot_of(Path(tmp), content), RUNNING)
     inside = got["nodeid"] == "tests/test_c.py" or got["nodeid"].startswith("tests/test_c.py::")
     assert got == RUNNING or (got["pid"] == 4242 and inside and all(isinstance(m, str) for m in got["markers"]))
+
+
+# --- selection: each test matched against the pairs filed under its file and directories ----------------------
+
+PATHS = ["tests", "tests/", "./tests", "tests/sub", "tests/sub/", "tests/a.py", "./tests/a.py", "tests/sub/b.py", "tests/../tests/a.py",
+         "x.py", "", ".", "./", "tests/a.pyx", "test", "../up/t.py", "../up", "/abs/tests", "tests//a.py"]
+SUFFIXES = ["", "::t", "::t[1]", "::C", "::C::t", "::t[a/b]", "::"]
+EXPRS = [None, "gpu", "not gpu", "slow or gpu", "", "gpu and not slow"]
+NODES = ["tests/a.py::t", "tests/a.py::t[1]", "tests/a.py::C::t", "tests/sub/b.py::t", "tests/sub/b.py::t[a/b]", "x.py::t",
+         "tests/a.pyx::t", "test/a.py::t", "../up/t.py::t", "tests/a.py", "tests", "y.py::t"]
+
+
+@given(st.lists(st.tuples(st.builds(str.__add__, st.sampled_from(PATHS), st.sampled_from(SUFFIXES)), st.sampled_from(EXPRS)), max_size=12),
+       st.sampled_from(NODES), st.lists(st.sampled_from(["gpu", "slow", "x"]), max_size=2, unique=True))
+@settings(max_examples=1500, deadline=None)
+def test_filed_pairs_select_what_every_pair_tried_in_order_selects(pairs: list[tuple[str, str | None]], nodeid: str, markers: list[str]) -> None:
+    from tracker.pytest_plugin import GatePairs
+    from tracker.selection import marker_matches, selects
+
+    every = any(selects(arg, nodeid) and marker_matches(expr, markers) for arg, expr in pairs)
+    assert GatePairs(pairs).select(nodeid, markers) == every
+    candidates = GatePairs(pairs).candidates(nodeid)
+    assert [p for p in pairs if selects(p[0], nodeid)] == [p for p in candidates if selects(p[0], nodeid)]  # in their order
+
+
+def test_a_test_is_matched_against_the_pairs_of_its_places_only() -> None:
+    from tracker.pytest_plugin import GatePairs
+
+    pairs = [(f"tests/test_gen_{i // 10}.py::test_{i % 10}", None) for i in range(500)] + [("tests/sub", "gpu")]
+    assert GatePairs(pairs).candidates("tests/test_gen_7.py::test_3") == pairs[70:80]
+    assert GatePairs(pairs).candidates("tests/sub/test_x.py::t") == [("tests/sub", "gpu")]

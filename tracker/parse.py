@@ -54,6 +54,19 @@ def fenced_blocks(text: str) -> list[Block]:
     return out
 
 
+def nested_blocks(text: str) -> list[tuple[str, int]]:
+    """(kind, 1-based line of the opening fence) of every ``plan``/``phase`` fence inside a list item or a block
+    quote: prose, never read (only top-level fences are), which ``tracker lint`` warns about."""
+    out: list[tuple[str, int]] = []
+    for tok in _MD.parse(text):
+        if tok.type != "fence" or tok.level == 0 or tok.map is None:
+            continue
+        info = tok.info.split()
+        if info and info[0] in KINDS:
+            out.append((info[0], tok.map[0] + 1))
+    return out
+
+
 def code_ranges(text: str) -> list[tuple[int, int]]:
     """0-based ``[start, stop)`` line ranges of every fenced or indented code block, nested ones too."""
     toks = _MD.parse(text.removeprefix("\ufeff"))

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tracker_testutil import git, make_files, phase, plan_text
 
 import tracker
@@ -208,3 +210,67 @@ def test_reportlog_and_junit_evidence_records_say_nothing_of_markers(tmp_path: P
                                           "duration": evidence_records(run)[0]["duration"]}]  # fmt: skip
         assert all(not o.markers for o in run.outcomes) and running_record(run) is None
         assert any("no markers" in loss for loss in run.losses)
+
+
+# --- F10: a phase block inside a list or a quote -----------------------------------------------------------------
+
+NESTED_PLAN = (plan_text("0001", phase("P1", 'manual = "reviewed"'))
+               + "  ```phase\nid = \"P2\"\ntitle = \"indented, still top level\"\n[[gate]]\nmanual = \"ok\"\n```\n\n"
+               + "Steps:\n\n1. first\n\n   ```phase\n   id = \"P3\"\n   title = \"in a list item\"\n   [[gate]]\n   manual = \"ok\"\n   ```\n\n"
+               + "> ```phase\n> id = \"P4\"\n> title = \"in a quote\"\n> ```\n\n"
+               + "- > ~~~~plan\n  > id = \"0002\"\n  > ~~~~\n")  # fmt: skip
+
+
+def test_lint_warns_about_a_phase_block_inside_a_list_or_quote(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+    """Only top-level fences are read: a phase inside a list item or a quote was silently missing, lint said OK."""
+    root = repo({"plans/0001-x.md": NESTED_PLAN})
+    lines = NESTED_PLAN.split("\n")
+    where = [i + 1 for i, line in enumerate(lines) if re.search(r"(```|~~~~)(phase|plan)", line) and not line.startswith(("```", "  ```"))]
+    res = cli(root, "lint")
+    assert res.code == 0, res.out + res.err
+    assert res.out.splitlines() == [
+        f"plans/0001-x.md:{where[0]}: warning: a phase block inside a list or quote is prose, not read (move it to the top level)",
+        f"plans/0001-x.md:{where[1]}: warning: a phase block inside a list or quote is prose, not read (move it to the top level)",
+        f"plans/0001-x.md:{where[2]}: warning: a plan block inside a list or quote is prose, not read (move it to the top level)",
+        "1 plan file(s) OK, 3 warning(s)",
+    ]
+    doc = json.loads(cli(root, "status", "--json").out)
+    assert [p["id"] for p in doc["plans"][0]["phases"]] == ["P1", "P2"]
+
+
+def test_lint_says_nothing_of_top_level_blocks(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+    root = repo({"plans/0001-x.md": "\ufeff" + plan_text("0001", phase("P1", 'manual = "reviewed"')) + "- a list\n\n```phase\nid = \"P2\"\ntitle = \"t\"\n[[gate]]\nmanual = \"ok\"\n```\n"})
+    res = cli(root, "lint")
+    assert (res.code, res.out) == (0, "1 plan file(s) OK\n"), res.out + res.err
+
+
+MD_PIECES = st.sampled_from(["- ", "* ", "+ ", "1. ", "2) ", "> ", " ", "  ", "   ", "    ", "\t", "", "text", "\n", "\n\n"])
+FENCES = st.sampled_from(["```phase", "~~~plan", "````phase x", "```plan", "``` phase", "~~~~ plan", "```phase\n```", "```"])
+
+
+@st.composite
+def markdown(draw: st.DrawFn) -> str:
+    """Lines of list markers, quotes, indentation and text around plan/phase fences, nested in any order."""
+    lines = []
+    for _ in range(draw(st.integers(1, 12))):
+        prefix = "".join(draw(st.lists(MD_PIECES, max_size=6)))
+        lines.append(prefix + (draw(FENCES) if draw(st.booleans()) else draw(st.sampled_from(["id = 1", "", "x"]))))
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\r\n"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=markdown())
+def test_the_prefilter_never_skips_a_file_with_a_nested_block(text: str) -> None:
+    """lint parses a plan file for nested blocks only when MAYBE_NESTED finds a line that may open one."""
+    from tracker.commands.lint import MAYBE_NESTED
+    from tracker.parse import nested_blocks
+
+    if nested_blocks(text):
+        assert MAYBE_NESTED.search(text) is not None
+
+
+@pytest.mark.slow
+@settings(max_examples=20000, deadline=None)
+@given(text=markdown())
+def test_the_prefilter_never_skips_a_file_with_a_nested_block_deep(text: str) -> None:
+    test_the_prefilter_never_skips_a_file_with_a_nested_block.hypothesis.inner_test(text)  # type: ignore[attr-defined]

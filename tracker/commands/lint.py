@@ -9,7 +9,7 @@ reads because they are not named ``NNNN-slug.md``.
 Warnings (``path:line: warning: ...``; the exit code stays 0 when there is no problem): a phase with no
 gates (it can never be done), a test gate whose test files lie outside its phase's ``paths`` (editing
 them does not make the phase stale; only for phases that have ``paths``), a ``plans/*.md`` file no command
-reads.
+reads, a ``plan`` or ``phase`` block inside a list item or a block quote (prose: only top-level blocks are read).
 
 ``--json`` prints one object::
 
@@ -25,6 +25,7 @@ the whole file) and the message.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -211,6 +212,27 @@ def phase_warnings(root: Path, files: list[PlanFile]) -> list[str]:
     return out
 
 
+# A line that may open a plan or phase fence below the top level: a fence with something before it (a list
+# marker, a ``>``, indentation). A fence at column 0 is always top-level (it ends any list or quote), so a file
+# without such a line has no nested block, known without importing the parser (a superset: the parse decides).
+MAYBE_NESTED = re.compile(r"^(?![`~]{3})[^\n]*?(?:`{3}|~{3})[`~]*[ \t]*(?:plan|phase)\b", re.M)
+
+
+def nested_block_warnings(files: list[PlanFile]) -> list[str]:
+    """Warnings for ``plan``/``phase`` fences inside a list item or a block quote: the parser reads only
+    top-level fences, so such a block is prose, and its phase is silently missing from every status."""
+    out: list[str] = []
+    for f in files:
+        text = f.text.removeprefix("\ufeff")
+        if MAYBE_NESTED.search(text) is None:
+            continue
+        from tracker.parse import nested_blocks  # only for a file that may have one: markdown-it-py + pydantic
+
+        out += [f"{f.path}:{line}: warning: a {kind} block inside a list or quote is prose, not read (move it to the top level)"
+                for kind, line in nested_blocks(text)]  # fmt: skip
+    return out
+
+
 def _located(lines: list[str], paths: list[str]) -> list[dict[str, Any]]:
     """Each ``path:line: message`` (or ``path: reason``) line split at the longest known file path it
     starts with (a path may itself hold ``:``)."""
@@ -238,7 +260,7 @@ def run(root: Path, collect: bool = True, out: TextIO | None = None, as_json: bo
     plans = [f.plan for f in files if f.plan is not None]
     texts = {f.path: f.text for f in files if f.problems}
     bad_names, warnings = misnamed(root)
-    warnings += phase_warnings(root, files)
+    warnings += nested_block_warnings(files) + phase_warnings(root, files)
     problems = [*unreadable, *(p for f in files for p in f.problems), *bad_names]
     problems += cross_plan_problems(plans) + gate_problems(root, plans, collect, texts)
     if as_json:

@@ -32,17 +32,24 @@ def commit_state(root: Path) -> tuple[str | None, bool | None]:
     """
     env_commit = _env_commit()
     if env_commit is None and (root / ".git").exists():
-        head = _git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+        # Both questions at once (the status is wasted only in a repository without a commit): one git call's
+        # wait less at the start of every recording pytest session.
+        head, status = _git_at_once(root, ["rev-parse", "--verify", "-q", "HEAD^{commit}"], _STATUS)
         if head is not None and head.strip():
-            return head.strip(), tree_dirty(root)
+            return head.strip(), _dirty(status)
     return env_commit, _env_dirty()
+
+
+_STATUS = ["status", "--porcelain", "--untracked-files=normal", "--", ".", *(f":(exclude){path}" for path in EVIDENCE_PATHS)]
 
 
 def tree_dirty(root: Path) -> bool | None:
     """Does the working tree at ``root`` differ from ``HEAD`` outside the evidence paths? None when git
     cannot tell (an unreadable repository): unknown, never "clean" by default."""
-    excluded = [f":(exclude){path}" for path in EVIDENCE_PATHS]
-    status = _git(root, "status", "--porcelain", "--untracked-files=normal", "--", ".", *excluded)
+    return _dirty(_git(root, *_STATUS))
+
+
+def _dirty(status: str | None) -> bool | None:
     return None if status is None else bool(status.strip())
 
 
@@ -62,8 +69,26 @@ def _env_dirty() -> bool | None:
 
 def _git(root: Path, *args: str) -> str | None:
     """git's stdout, or None when git is missing or fails."""
+    return _git_at_once(root, list(args))[0]
+
+
+def _git_at_once(root: Path, *commands: list[str]) -> list[str | None]:
+    """Each git command's stdout (None where git is missing or fails), the commands run side by side."""
+    procs: list[subprocess.Popen[str] | None] = []
     try:
-        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, errors="surrogateescape", check=False)
-    except OSError:
-        return None
-    return proc.stdout if proc.returncode == 0 else None
+        for args in commands:
+            try:
+                procs.append(subprocess.Popen(["git", *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                              text=True, errors="surrogateescape"))
+            except OSError:
+                procs.append(None)
+        out: list[str | None] = []
+        for proc in procs:
+            stdout = proc.communicate()[0] if proc is not None else None
+            out.append(stdout if proc is not None and proc.returncode == 0 else None)
+        return out
+    finally:  # a Ctrl-C while waiting: no git process left behind unwaited
+        for proc in procs:
+            if proc is not None and proc.returncode is None:
+                proc.kill()
+                proc.wait()

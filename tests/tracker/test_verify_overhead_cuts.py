@@ -168,3 +168,28 @@ def test_a_test_is_matched_against_the_pairs_of_its_places_only() -> None:
     pairs = [(f"tests/test_gen_{i // 10}.py::test_{i % 10}", None) for i in range(500)] + [("tests/sub", "gpu")]
     assert GatePairs(pairs).candidates("tests/test_gen_7.py::test_3") == pairs[70:80]
     assert GatePairs(pairs).candidates("tests/sub/test_x.py::t") == [("tests/sub", "gpu")]
+
+
+# --- provenance: git's two questions at once ------------------------------------------------------------------
+
+def test_the_commit_and_the_status_are_asked_side_by_side(repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """commit_state runs git's rev-parse and status together (a recording session waits for one git call, not two):
+    a git on PATH that takes 0.4 s longer (then runs the real git) logs when each call began and ended."""
+    import shutil
+
+    from tracker.dirty import commit_state
+
+    root = repo({"a.py": "x = 1\n"})
+    (root / "b.py").write_text("untracked\n")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+    slow = tmp_path / "bin"
+    slow.mkdir()
+    log = tmp_path / "git.log"
+    (slow / "git").write_text(f'#!/bin/sh\necho "start $(date +%s.%N)" >> {log}\nsleep 0.4\n'
+                              f'echo "end $(date +%s.%N)" >> {log}\nexec {shutil.which("git")} "$@"\n')
+    (slow / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{slow}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("TRACKER_COMMIT", raising=False)
+    assert commit_state(root) == (head, True)
+    events = [line.split() for line in log.read_text().splitlines()]
+    assert [kind for kind, _ in events] == ["start", "start", "end", "end"], events  # both began before either ended

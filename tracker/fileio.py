@@ -385,22 +385,38 @@ def ensure_tracker_dir(tracker_dir: Path) -> None:
             fh.write(GITIGNORE)
 
 
-def write_text_if_changed(path: Path, old: str, new: str, *, stamp: FileStamp | None = None) -> bool:
+def write_text_if_changed(path: Path, old: str, new: str, *, stamp: FileStamp | None = None, root: Path | None = None) -> bool:
     """Atomically write ``new`` when it differs from ``old``; True when the file was written.
 
     With ``stamp`` (the file's stamp when ``old`` was read), the file is replaced only if it is still,
     complete, exactly what was read (:func:`replace_unchanged`): a save made by an editor meanwhile is
     never overwritten, a half-saved file never made permanent; FileChangedError instead, nothing written.
+    A symlink is written through: the file it resolves to is replaced and the link kept (a plan kept in
+    ``docs/`` and linked from ``plans/``); with ``root``, a link that resolves outside ``root`` is refused
+    (FileError), as reading it is.
     """
     if new == old:
         return False
+    target = resolved_inside(path, root)
     read = old.encode("utf-8")
-    replace = os.replace if stamp is None else (lambda tmp, target: replace_unchanged(tmp, target, stamp, read))
+    replace = os.replace if stamp is None else (lambda tmp, dest: replace_unchanged(tmp, dest, stamp, read))
     try:
-        atomic_write(path, new.encode("utf-8"), replace=replace)
+        atomic_write(target, new.encode("utf-8"), replace=replace)
     except OSError as err:
         raise FileError(f"{path}: cannot write: {err.strerror}") from err
     return True
+
+
+def resolved_inside(path: Path, root: Path | None = None) -> Path:
+    """``path`` with its symlinks resolved (what a write through it must replace); FileError (``path: reason``)
+    for a symlink loop or, with ``root``, a real path outside ``root``."""
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError) as err:  # RuntimeError: a symlink loop (Python < 3.13)
+        raise FileError(f"{path}: cannot write: {getattr(err, 'strerror', None) or err}") from None
+    if root is not None and not target.is_relative_to(root.resolve()):
+        raise FileError(f"{path}: refused: it resolves to {target}, outside the repository {root.resolve()}")
+    return target
 
 
 def lock_timeout() -> float:

@@ -274,3 +274,59 @@ def test_the_prefilter_never_skips_a_file_with_a_nested_block(text: str) -> None
 @given(text=markdown())
 def test_the_prefilter_never_skips_a_file_with_a_nested_block_deep(text: str) -> None:
     test_the_prefilter_never_skips_a_file_with_a_nested_block.hypothesis.inner_test(text)  # type: ignore[attr-defined]
+
+
+# --- F9: a symlinked plan stays a symlink --------------------------------------------------------------------------
+
+
+def linked_plan(repo: Callable[..., Path]) -> Path:
+    """A repository whose plan lives in docs/plan.md, linked from plans/0001-x.md."""
+    root = repo({"docs/plan.md": plan_text("0001", phase("P1", 'manual = "reviewed"'))}, commit=False)
+    (root / "plans").mkdir()
+    (root / "plans/0001-x.md").symlink_to("../docs/plan.md")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "files")
+    return root
+
+
+def test_update_writes_a_symlinked_plan_through_its_link(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+    """fileio's atomic rename replaced the link itself with a regular file: the plan in docs/ never changed
+    again, and the repository held two diverging copies."""
+    root = linked_plan(repo)
+    res = cli(root, "update")
+    assert (res.code, res.out) == (0, "updated 1 plan file(s): plans/0001-x.md\n"), res.out + res.err
+    link = root / "plans/0001-x.md"
+    assert link.is_symlink() and str(link.readlink()) == "../docs/plan.md"
+    assert (root / "docs/plan.md").read_text().count("tracker:begin") == 2
+    assert sorted(p.name for p in (root / "plans").iterdir()) == ["0001-x.md"]
+    assert sorted(p.name for p in (root / "docs").iterdir()) == ["plan.md"]  # no temp file left behind
+    assert (cli(root, "update", "--check").code, git(root, "status", "--porcelain", "plans")) == (0, "")
+
+
+def test_update_removes_a_stale_temp_file_beside_a_linked_plan(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+    """The temp file of a write through a link is created beside the target: an interrupted run leaves it there."""
+    import os
+    import time
+
+    root = linked_plan(repo)
+    stale = root / "docs" / ".plan.md.0123456789ab.tmp"
+    stale.write_text("half-way")
+    os.utime(stale, (time.time() - 120, time.time() - 120))
+    res = cli(root, "update")
+    assert res.code == 0 and res.out.splitlines()[0] == "removed docs/.plan.md.0123456789ab.tmp (left behind by an interrupted run)"
+    assert not stale.exists()
+
+
+def test_a_write_through_a_link_out_of_the_repository_is_refused(tmp_path: Path) -> None:
+    """A link retargeted out of the repository after the plan was read is not written through."""
+    from tracker.errors import FileError
+    from tracker.fileio import write_text_if_changed
+
+    outside = tmp_path / "outside.md"
+    outside.write_text("old")
+    root = tmp_path / "repo"
+    (root / "plans").mkdir(parents=True)
+    (root / "plans/0001-x.md").symlink_to(outside)
+    with pytest.raises(FileError, match=r"plans/0001-x\.md: refused: it resolves to .*outside\.md, outside the repository"):
+        write_text_if_changed(root / "plans/0001-x.md", "old", "new", root=root)
+    assert outside.read_text() == "old" and (root / "plans/0001-x.md").is_symlink()

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import TextIO
 
 from tracker.commands.common import select
-from tracker.errors import ExitCode, PlanError, RegionEditedError, TrackerError
-from tracker.fileio import FileChangedError, FileStamp, file_stamp, in_flux, remove_stale_temps, repo_lock, write_text_if_changed
+from tracker.errors import ExitCode, FileError, PlanError, RegionEditedError, TrackerError
+from tracker.fileio import (
+    FileChangedError, FileStamp, file_stamp, in_flux, remove_stale_temps, repo_lock, resolved_inside, write_text_if_changed,
+)
 from tracker.model import Phase, Plan, PhaseStatus
 from tracker.plans import PlanFile, load_plans, plan_paths
 from tracker.regions import rewrite
@@ -185,7 +187,7 @@ def write_regions(root: Path, force: bool, only: list[str] | None, diff: bool, o
                 stamp = stamps.get(f.path)
                 if stamp is None:  # not there when the plans were listed: created while they were read
                     raise FileChangedError(root / f.path, "appeared while the plans were being read")
-                write_text_if_changed(root / f.path, f.text, new, stamp=stamp)
+                write_text_if_changed(root / f.path, f.text, new, stamp=stamp, root=root)
                 written.append(f.path)
                 if diff:
                     out.write(unified_diff(f.path, f.text, new))
@@ -199,6 +201,19 @@ def write_regions(root: Path, force: bool, only: list[str] | None, diff: bool, o
         shown, f"kept changing while tracker update ran ({ATTEMPTS} reads; the last one: {busy.reason}); "
         "nothing was written to it: run tracker update again once it is saved"
     )
+
+
+def _write_folders(root: Path) -> list[Path]:
+    """Where update writes (and an interrupted run may have left a temp file): ``plans/``, the folders inside the
+    repository that symlinked plans resolve to (a plan is written through its link), and ``.tracker/cache/``."""
+    folders = [root / "plans"]
+    for path in plan_paths(root):
+        if path.is_symlink():
+            try:
+                folders.append(resolved_inside(path, root).parent)
+            except FileError:
+                continue  # a link out of the repository: reading the plan refuses it, nothing of ours is there
+    return list(dict.fromkeys(folders)) + [root / ".tracker" / "cache"]
 
 
 def run(
@@ -216,7 +231,7 @@ def run(
         out.write("plan files are up to date\n")
         return 0
     with repo_lock(root):  # read, derive and write under one lock: concurrent runs serialize
-        for temp in remove_stale_temps(root / "plans") + remove_stale_temps(root / ".tracker" / "cache"):
+        for temp in [t for folder in _write_folders(root) for t in remove_stale_temps(folder)]:
             out.write(f"removed {temp.relative_to(root).as_posix()} (left behind by an interrupted run)\n")
         written = write_regions(root, force, plans, diff, out)
     out.write(f"updated {len(written)} plan file(s)" + (f": {', '.join(written)}" if written else "") + "\n")

@@ -37,6 +37,9 @@ def test_a_host_name_is_made_safe_and_short() -> None:
 def test_without_a_host_the_machine_names_it() -> None:
     import socket
 
+    from tracker.names import hostname
+
+    assert hostname() == socket.gethostname()  # the name evidence records as provenance.host
     safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in socket.gethostname())[:40] or "host"
     assert f"-{safe}-pytest-" in evidence_name("pytest")
 
@@ -60,9 +63,10 @@ def test_the_old_names_stay_importable_with_the_same_rule() -> None:
 
 def test_naming_imports_nothing_heavy() -> None:
     """verify names its run's file before pytest starts: the naming module imports neither the ingest command (its
-    parsers, the evidence reader) nor datetime or secrets."""
+    parsers, the evidence reader) nor datetime, secrets or socket, and naming a file imports nothing either."""
     code = ("import sys\nbefore = set(sys.modules)\nimport tracker.names\n"
-            "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in ('tracker', 'datetime', 'secrets', 'json')))")
+            "tracker.names.evidence_name('verify')\n"
+            "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in ('tracker', 'datetime', 'secrets', 'json', 'socket')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['tracker', 'tracker.names']"
 

@@ -22,6 +22,11 @@ own CPU, apart from its children: start-up, CLI, plans, status derived after the
 pytest as verify runs it (``--tracker-select`` over whole files, the recorder writing evidence, its git
 calls), the same without recording, and ``python -c pass`` / ``tracker status`` for scale.
 
+The measured processes write and use ``.pyc`` files as a user's Python does: ``PYTHONDONTWRITEBYTECODE`` (set in
+some sandboxes) is removed from their environment, else every verify compiled the tracker's modules from source
+(~25 ms of its own ~75 ms CPU) and both sides pytest's rewritten test files; ``--no-bytecode-cache`` keeps it,
+to compare with numbers measured that way.
+
 ``--pytest-arg ARG`` (repeatable) goes to both sides, e.g. ``--pytest-arg=-p --pytest-arg=no:hypothesispytest``
 for a lean pytest (this repository's environment loads hypothesis's plugin into every pytest: ~0.4 s of
 CPU that both sides pay, which makes the tracker's fixed cost look smaller).
@@ -119,11 +124,16 @@ class Timing(NamedTuple):
     own: float | None
 
 
-def run_once(cmd: list[str], cwd: Path) -> Timing:
-    """One run of ``cmd`` (which must exit 0)."""
+def measured_env(bytecode_cache: bool) -> dict[str, str]:
+    """The measured processes' environment: this one, less ``PYTHONDONTWRITEBYTECODE`` unless told otherwise."""
+    return {k: v for k, v in os.environ.items() if not (bytecode_cache and k == "PYTHONDONTWRITEBYTECODE")}
+
+
+def run_once(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Timing:
+    """One run of ``cmd`` (which must exit 0), in ``env`` (None: this process's environment)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -142,13 +152,13 @@ def keep_newest_evidence(root: Path) -> None:
         path.unlink()
 
 
-def interleaved(cmds: dict[str, list[str]], cwd: Path, repeat: int) -> dict[str, list[Timing]]:
-    """Run the commands in turn ``repeat`` times after one warm-up round; interleaving makes a load
-    change on this shared machine hit every command alike."""
+def interleaved(cmds: dict[str, list[str]], cwd: Path, repeat: int, env: dict[str, str] | None = None) -> dict[str, list[Timing]]:
+    """Run the commands in turn ``repeat`` times after one warm-up round (which also writes the ``.pyc`` files);
+    interleaving makes a load change on this shared machine hit every command alike."""
     times: dict[str, list[Timing]] = {name: [] for name in cmds}
     for i in range(repeat + 1):
         for name, cmd in cmds.items():
-            timing = run_once(cmd, cwd)
+            timing = run_once(cmd, cwd, env)
             keep_newest_evidence(cwd)
             if i:
                 times[name].append(timing)
@@ -180,6 +190,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--files", type=int, default=200, help="more committed source files in the repository")
     parser.add_argument("--pytest-arg", action="append", default=[], help="argument for both pytest sides (repeatable)")
     parser.add_argument("--breakdown", action="store_true", help="also time the parts of verify's overhead")
+    parser.add_argument("--no-bytecode-cache", dest="bytecode_cache", action="store_false",
+                        help="keep PYTHONDONTWRITEBYTECODE in the measured processes' environment (compile from source every run)")
     parser.add_argument("--quick", action="store_true", help="gates 10,100, 3 rounds, no result file unless --out")
     parser.add_argument("--out", type=Path, default=None, help="directory of the result file (default bench/results/; --quick: none)")
     args = parser.parse_args(argv)
@@ -199,12 +211,14 @@ def main(argv: list[str] | None = None) -> int:
     tracker = tracker_cmd()
     pytest = [sys.executable, "-m", "pytest", "-q", *args.pytest_arg]
     verify_args = [f"--pytest-arg={a}" for a in args.pytest_arg]
+    env = measured_env(args.bytecode_cache)
+    cache = "on" if "PYTHONDONTWRITEBYTECODE" not in env else "off (PYTHONDONTWRITEBYTECODE)"
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, repeat {args.repeat}, "
-          f"work {args.work_ms} ms/test, {args.files} more files, pytest args {args.pytest_arg or 'none'}")  # fmt: skip
+          f"work {args.work_ms} ms/test, {args.files} more files, pytest args {args.pytest_arg or 'none'}, bytecode cache {cache}")  # fmt: skip
     print("median over the rounds: wall ms / CPU ms (process tree); x: verify over pytest, round by round")
     print(f"{'gates':>6} {'pytest':>13} {'verify --force':>15} {'x wall':>7} {'x cpu':>6} {'no-change verify':>17}")
     cases: list[dict[str, Any]] = []
-    info = {"cpus": os.cpu_count() or 0}
+    info: dict[str, Any] = {"cpus": os.cpu_count() or 0, "bytecode_cache": "PYTHONDONTWRITEBYTECODE" not in env}
     for n in args.gates:
         with tempfile.TemporaryDirectory(prefix="tracker-overhead-") as tmp:
             root = Path(tmp) / "repo"
@@ -218,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
                 cmds |= {"verify (own cpu)": [sys.executable, "-c", SELF_CPU, "verify", "--force", *verify_args],
                          "nested pytest, recording": record, "nested pytest, selection only": select,
                          "tracker status": tracker + ["status"], "python -c pass": [sys.executable, "-c", "pass"]}  # fmt: skip
-            t = interleaved(cmds, root, args.repeat)
+            t = interleaved(cmds, root, args.repeat, env)
             wall_x = [v.wall / p.wall for v, p in zip(t["verify"], t["pytest"])]
             cpu_x = [v.cpu / p.cpu for v, p in zip(t["verify"], t["pytest"])]
 

@@ -197,3 +197,15 @@ def test_the_commit_and_the_status_are_asked_side_by_side(repo, tmp_path: Path, 
     assert commit_state(root) == (head, True)
     events = [line.split() for line in log.read_text().splitlines()]
     assert [kind for kind, _ in events] == ["start", "start", "end", "end"], events  # both began before either ended
+
+
+# --- the overhead bench measures what a user runs ---------------------------------------------------------------
+
+def test_the_overhead_bench_measures_with_bytecode_caches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sandbox's PYTHONDONTWRITEBYTECODE made every measured verify compile the tracker from source (and pytest
+    its rewritten tests): the bench removes it from the measured processes unless --no-bytecode-cache."""
+    from bench import tracker_verify_overhead as overhead
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    assert "PYTHONDONTWRITEBYTECODE" not in overhead.measured_env(overhead.parse_args(["--quick"]).bytecode_cache)
+    assert overhead.measured_env(overhead.parse_args(["--quick", "--no-bytecode-cache"]).bytecode_cache)["PYTHONDONTWRITEBYTECODE"] == "1"

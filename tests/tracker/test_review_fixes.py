@@ -330,3 +330,78 @@ def test_a_write_through_a_link_out_of_the_repository_is_refused(tmp_path: Path)
     with pytest.raises(FileError, match=r"plans/0001-x\.md: refused: it resolves to .*outside\.md, outside the repository"):
         write_text_if_changed(root / "plans/0001-x.md", "old", "new", root=root)
     assert outside.read_text() == "old" and (root / "plans/0001-x.md").is_symlink()
+
+
+# --- F7: paths and --measure globs that match no file ---------------------------------------------------------------
+
+PATHS_PLAN = plan_text("0001", phase("P1", 'manual = "reviewed"', paths='"src", "tests/", "srcc/**", "src/*.py"')
+                       + '```phase\nid = "P2"\ntitle = "t"\npaths = [\n  "docs/**",\n  "lib",\n]\n[[gate]]\nmanual = "ok"\n```\n')  # fmt: skip
+
+
+def test_lint_warns_about_a_paths_glob_that_matches_no_file(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+    """``paths = ["src"]`` matches a file named src, not the directory: the phase never went stale, lint said OK."""
+    root = repo({"plans/0001-x.md": PATHS_PLAN, "src/a.py": "x = 1\n", "tests/test_a.py": "def test_a(): pass\n",
+                 "docs/x.md": "d\n"})  # fmt: skip
+    (root / "lib").mkdir()
+    (root / "lib" / "new.py").write_text("untracked, not ignored: status fingerprints it\n")
+    lines = PATHS_PLAN.split("\n")
+    p1, lib = lines.index('paths = ["src", "tests/", "srcc/**", "src/*.py"]') + 1, lines.index('  "lib",') + 1
+    res = cli(root, "lint")
+    assert res.code == 0, res.out + res.err
+    assert res.out.splitlines() == [
+        f"plans/0001-x.md:{p1}: warning: phase P1: paths glob 'src' matches no file (did you mean 'src/'?)",
+        f"plans/0001-x.md:{p1}: warning: phase P1: paths glob 'srcc/**' matches no file",
+        f"plans/0001-x.md:{lib}: warning: phase P2: paths glob 'lib' matches no file (did you mean 'lib/'?)",
+        "1 plan file(s) OK, 3 warning(s)",
+    ]
+    doc = json.loads(cli(root, "lint", "--json").out)
+    assert [(w["line"], w["message"]) for w in doc["warnings"]][:1] == [
+        (p1, "warning: phase P1: paths glob 'src' matches no file (did you mean 'src/'?)")]
+
+
+def test_a_paths_glob_that_matches_no_file_never_makes_its_phase_stale(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+    """Why the warning matters: with ``paths = ["src"]`` a signed-off phase stays done whatever src/ becomes."""
+    root = repo({"plans/0001-x.md": plan_text("0001", phase("P1", 'manual = "reviewed"', paths='"src"')), "src/a.py": "x = 1\n",
+                 ".gitignore": ".tracker/cache/\n.tracker/lock\n"})  # fmt: skip
+    assert cli(root, "signoff", "0001/P1", "--gate", "1", "--by", "me", "--why", "read it").code == 0, "signoff"
+    (root / "src/a.py").write_text("x = 2\n")
+    assert gate_of(cli, root)[0] == "done"
+    assert "paths glob 'src' matches no file (did you mean 'src/'?)" in cli(root, "lint").out
+
+
+BENCH_GATE = 'bench = "app.latency_ms"\nwhere = { size = 1000 }\nat_most = 5.0'
+ONE_CASE = ("--metric", "app.latency_ms", "--unit", "ms", "--direction", "lower", "--param", "size=1000", "--sample", "3,3.5")
+
+
+def bench_repo(repo: Callable[..., Path]) -> Path:
+    return repo({"plans/0001-x.md": plan_text("0001", phase("P1", BENCH_GATE, paths='"src/**"')), "src/app.py": "x = 1\n",
+                 "bench/harness.py": "run = 1\n", ".gitignore": ".tracker/cache/\n.tracker/lock\n"})  # fmt: skip
+
+
+def test_result_new_refuses_a_measure_glob_that_matches_no_file(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+    """Only the union of the globs had to match: ``--measure src`` beside a matching glob recorded the file it
+    matched, and a typo was silently dropped."""
+    root = bench_repo(repo)
+    res = cli(root, "result", "new", "latency", *ONE_CASE, "--measure", "src", "--measure", "bench/*.py", "--measure", "srcc/**")
+    assert res.code == 3, res.out + res.err
+    assert res.err == ("tracker: error: --measure 'src': no file of the working tree matches it (did you mean 'src/'?); "
+                       "--measure 'srcc/**': no file of the working tree matches it\n")  # fmt: skip
+    res = cli(root, "result", "new", "latency", *ONE_CASE, "--measure", "../src/**")
+    assert res.code == 3 and "--measure: glob '../src/**' has a '.' or '..' segment" in res.err, res.err
+    assert not (root / "bench" / "results").exists()
+
+
+def test_result_new_warns_when_no_measured_file_is_under_the_gated_phases_paths(repo: Callable[..., Path],
+                                                                                 cli: Callable[..., Any]) -> None:  # fmt: skip
+    """A result measuring only the harness meets P1's gate, and editing src/ (P1's paths) never makes it stale."""
+    root = bench_repo(repo)
+    res = cli(root, "result", "new", "latency", *ONE_CASE, "--measure", "bench/harness.py")
+    assert res.code == 0 and res.out.startswith("wrote bench/results/"), res.out + res.err
+    assert res.err == ("tracker: warning: phase 0001/P1 gates app.latency_ms, but no measured file is under its paths (src/**): "
+                       "editing its code will never make this result stale\n")  # fmt: skip
+    (root / "src/app.py").write_text("x = 2\n")
+    assert gate_of(cli, root)[0] == "done"  # what the warning is about
+    res = cli(root, "result", "new", "latency", *ONE_CASE, "--measure", "src/**", "--measure", "bench/harness.py")
+    assert (res.code, res.err) == (0, ""), res.out + res.err
+    (root / "src/app.py").write_text("x = 3\n")
+    assert gate_of(cli, root)[0] == "stale"

@@ -9,7 +9,9 @@ reads because they are not named ``NNNN-slug.md``.
 Warnings (``path:line: warning: ...``; the exit code stays 0 when there is no problem): a phase with no
 gates (it can never be done), a test gate whose test files lie outside its phase's ``paths`` (editing
 them does not make the phase stale; only for phases that have ``paths``), a ``plans/*.md`` file no command
-reads, a ``plan`` or ``phase`` block inside a list item or a block quote (prose: only top-level blocks are read).
+reads, a ``plan`` or ``phase`` block inside a list item or a block quote (prose: only top-level blocks are read),
+a ``paths`` glob that matches no file of the working tree (it can never make the phase stale; ``src`` names a file,
+``src/`` a directory).
 
 ``--json`` prints one object::
 
@@ -192,6 +194,46 @@ def _outside_paths(root: Path, plan: Plan, phase: Phase, numbers: dict[int, int]
     return out
 
 
+def no_match_hint(index: FileIndex, glob: str) -> str:
+    """`` (did you mean 'src/'?)`` when ``glob`` matches no file but names a directory that holds some (``src``
+    matches the file ``src`` only; ``src/`` everything below it), else ''."""
+    return f" (did you mean '{glob}/'?)" if not glob.endswith("/") and index.match((glob + "/",)) else ""
+
+
+def _glob_line(text: str, phase: Phase, glob: str) -> int:
+    """The file line of ``glob`` in the phase's ``paths`` (the ``paths`` line when it cannot be found there,
+    the phase's opening fence when neither can)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    start = next((i for i in range(phase.line, min(phase.end_line, len(lines))) if _PATHS_KEY.match(lines[i])), None)
+    if start is None:
+        return phase.line
+    quoted = (f'"{glob}"', f"'{glob}'")
+    found = next((i for i in range(start, min(phase.end_line, len(lines))) if any(q in lines[i] for q in quoted)), start)
+    return found + 1
+
+
+_PATHS_KEY = re.compile(r"""^\s*["']?paths["']?\s*=""")
+
+
+def unmatched_paths(root: Path, files: list[PlanFile]) -> list[str]:
+    """Warnings for every ``paths`` glob that matches no file of the working tree (tracked, or untracked and not
+    ignored: the files status fingerprints). Such a glob makes no phase stale, ever: ``src`` (no slash) matches a
+    file named ``src``, not the directory, and a typo like ``srcc/**`` matches nothing."""
+    phases = [(f, ph) for f in files if f.plan is not None for ph in f.plan.phases if ph.paths]
+    if not phases:
+        return []
+    from tracker.fingerprint import tree_file_ids  # two git calls: only when some phase has paths
+
+    index = FileIndex(tree_file_ids(root))
+    out: list[str] = []
+    for f, ph in phases:
+        for glob in ph.paths:
+            if not index.match((glob,)):
+                out.append(f"{f.path}:{_glob_line(f.text, ph, glob)}: warning: phase {ph.id}: paths glob '{glob}' matches no file"
+                           f"{no_match_hint(index, glob)}")  # fmt: skip
+    return out
+
+
 def phase_warnings(root: Path, files: list[PlanFile]) -> list[str]:
     """Warnings about phases (module docstring). A phase with no gates is warned about only in a file without
     problems: there an invalid gate is left out, and the problem says so already."""
@@ -260,7 +302,7 @@ def run(root: Path, collect: bool = True, out: TextIO | None = None, as_json: bo
     plans = [f.plan for f in files if f.plan is not None]
     texts = {f.path: f.text for f in files if f.problems}
     bad_names, warnings = misnamed(root)
-    warnings += nested_block_warnings(files) + phase_warnings(root, files)
+    warnings += nested_block_warnings(files) + phase_warnings(root, files) + unmatched_paths(root, files)
     problems = [*unreadable, *(p for f in files for p in f.problems), *bad_names]
     problems += cross_plan_problems(plans) + gate_problems(root, plans, collect, texts)
     if as_json:

@@ -17,10 +17,15 @@ Input formats:
   integer (``91000``) is an integer, a decimal or exponent number (``1.5``, ``1e3``) a float, ``true``/``false``
   a boolean, anything else text.
 
-Exit codes: 0 written; 3 bad flags (no cases, both sources, a bad ``--param``, no measured file); 8 a cases file
-that cannot be read or holds an invalid case (``path: reason``), or the result cannot be written; 2 invalid
-plans (read only when ``--measure`` is not given: the files are then those of the phases whose bench gates name
-one of the file's metrics).
+A ``--measure`` glob that matches no file of the working tree is refused (exit 3, ``src`` for the directory
+``src/`` suggested); a result whose measured files lie outside the ``paths`` of a phase whose bench gate names one
+of its metrics is written, with a warning on standard error: editing that phase's code would never make it stale.
+
+Exit codes: 0 written; 3 bad flags (no cases, both sources, a bad ``--param``, a ``--measure`` glob that is invalid
+or matches no file, no measured file); 8 a cases file that cannot be read or holds an invalid case (``path:
+reason``), or the result cannot be written; 2 invalid plans (only when ``--measure`` is not given: the files are then
+those of the phases whose bench gates name one of the file's metrics; with ``--measure``, plans that cannot be
+read only leave out the warning).
 """
 
 from __future__ import annotations
@@ -45,9 +50,10 @@ def run_new(
     root: Path, benchmark: str, cases_file: str | None = None, *, metric: str | None = None, unit: str | None = None,
     direction: str | None = None, params: list[str] | None = None, samples: list[str] | None = None,
     measure: list[str] | None = None, gpu: str | None = None, command: str | None = None, out_dir: Path | None = None,
-    out: TextIO | None = None, as_json: bool = False,
+    out: TextIO | None = None, as_json: bool = False, err: TextIO | None = None,
 ) -> int:
-    """Write one result file; exit 0. ``as_json``: print ``{"path", "cases", "measured", "commit", "dirty"}``."""
+    """Write one result file; exit 0. ``as_json``: print ``{"path", "cases", "measured", "commit", "dirty"}``. Warnings
+    (:func:`never_stale_warnings`) go to ``err`` (standard error)."""
     from tracker.results import new_result, write_result
 
     out = out or sys.stdout
@@ -64,6 +70,8 @@ def run_new(
         raise UsageError("no cases: give --cases FILE (JSON or CSV, - for standard input) or one case with --metric, --unit, "
                          "--direction, --param K=V and --sample X")  # fmt: skip
     patterns = list(measure or []) or _measured_by_plans(root, cases)
+    if measure:
+        check_measure_globs(root, patterns)
     try:
         doc = new_result(root, benchmark, cases, patterns, command=command, gpu=gpu)
     except ValueError as err:
@@ -74,6 +82,9 @@ def run_new(
             raise FileError(f"{source}: {text}") from None
         raise UsageError(text) from None
     path = write_result(doc, out_dir if out_dir is not None else root / "bench" / "results")
+    if measure:
+        for line in never_stale_warnings(root, cases, doc["provenance"]["fingerprint"]["files"]):
+            (err or sys.stderr).write(line + "\n")
     shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
     prov = doc["provenance"]
     if as_json:
@@ -193,6 +204,49 @@ def flag_case(metric: str | None, unit: str | None, direction: str | None, param
                 raise UsageError(f"--sample {part.strip()!r}: not a number")
             values.append(value)  # type: ignore[arg-type]
     return {"metric": metric, "params": parsed, "unit": unit, "direction": direction, "samples": values}
+
+
+def check_measure_globs(root: Path, globs: list[str]) -> None:
+    """UsageError (exit 3) for a ``--measure`` glob that is not a valid ``paths`` glob or matches no file of the
+    working tree: a result that names no file of a phase's ``paths`` never goes stale, and ``src`` (a file named
+    src) for ``src/`` is an easy slip. Every such glob is named."""
+    from tracker.commands.lint import no_match_hint
+    from tracker.fingerprint import FileIndex, glob_problem, tree_file_ids
+
+    invalid = [f"--measure: {problem}" for problem in map(glob_problem, globs) if problem]
+    if invalid:
+        raise UsageError("; ".join(invalid))
+    index = FileIndex(tree_file_ids(root))
+    unmatched = [f"--measure '{glob}': no file of the working tree matches it{no_match_hint(index, glob)}"
+                 for glob in globs if not index.match((glob,))]  # fmt: skip
+    if unmatched:
+        raise UsageError("; ".join(unmatched))
+
+
+def never_stale_warnings(root: Path, cases: list[dict[str, Any]], measured: dict[str, str]) -> list[str]:
+    """``tracker: warning: ...`` for every phase with a bench gate on one of the cases' metrics whose ``paths`` hold
+    none of the ``measured`` files: a bench phase goes stale only when a measured file under its paths changes, so
+    editing its code would never make this result stale. Plans that cannot be read give no warning (status and
+    lint report them)."""
+    from tracker.errors import TrackerError
+    from tracker.fingerprint import FileIndex
+    from tracker.model import BenchGate
+    from tracker.plans import load_plan_set
+
+    metrics = {c.get("metric") for c in cases if isinstance(c, dict)}
+    try:
+        plans = load_plan_set(root).plans
+    except TrackerError:
+        return []
+    index = FileIndex(measured)
+    out: list[str] = []
+    for plan in plans:
+        for ph in plan.phases:
+            gated = sorted({g.bench for g in ph.gates if isinstance(g, BenchGate) and g.bench in metrics})
+            if gated and ph.paths and not index.match(ph.paths):
+                out.append(f"tracker: warning: phase {plan.id}/{ph.id} gates {', '.join(gated)}, but no measured file is under "
+                           f"its paths ({', '.join(ph.paths)}): editing its code will never make this result stale")  # fmt: skip
+    return out
 
 
 def _measured_by_plans(root: Path, cases: list[dict[str, Any]]) -> list[str]:

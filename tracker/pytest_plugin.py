@@ -33,7 +33,6 @@ import datetime as _dt
 import json
 import os
 import platform
-import secrets
 import socket
 import sys
 import time
@@ -243,9 +242,9 @@ def _reason(report: pytest.TestReport | pytest.CollectReport) -> str:
     return _short(report.longreprtext or "")
 
 
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write JSON through a temp file + os.replace, fsynced: readers never see half a file."""
-    _write_atomic(path, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n", durable=True)
+def write_json_atomic(path: Path, data: dict[str, Any], durable: bool = True) -> None:
+    """Write JSON through a temp file + os.replace (fsynced when ``durable``): readers never see half a file."""
+    _write_atomic(path, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n", durable=durable)
 
 
 def _replace(path: Path, text: str) -> None:
@@ -263,7 +262,7 @@ def _write_atomic(path: Path, text: str, durable: bool) -> None:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     while True:
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
@@ -333,7 +332,9 @@ class Recorder:
             "files": tree_file_ids(self.root),
             "tests": [],
         }
-        write_json_atomic(self.path, self.data)
+        # No fsync (1-4 ms of wall): until it names a running test this file counts for nothing, and the rewrites
+        # that name one are not fsynced either (only the process dies); the last write is.
+        write_json_atomic(self.path, self.data, durable=False)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:

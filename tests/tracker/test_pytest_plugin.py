@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -358,3 +359,20 @@ def test_an_installation_whose_entry_point_has_the_old_name_does_not_break_verif
     env["PYTHONPATH"] = os.pathsep.join([str(other), pytest_env(tmp_path).get("PYTHONPATH", "")])  # without the old install
     proc = subprocess.run([*cmd[:-1], "test_y.py"], cwd=tmp_path, capture_output=True, text=True, env=env, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # the other package's 'tracker' plugin was loaded
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_only_the_last_write_of_the_evidence_file_is_fsynced(repo, tmp_path: Path) -> None:
+    """The file at session start counts for nothing until it names a running test, and the rewrites that name one
+    are not fsynced (only the process dies): only the last write, the run's outcome, waits for the disk."""
+    root = repo({"tests/test_a.py": "def test_a(): pass\ndef test_b(): pass\n", "tests/test_b.py": "def test_c(): pass\n"})
+    log = tmp_path / "strace.log"
+    cmd = ["strace", "-f", "-y", "-e", "trace=fsync,fdatasync", "-o", str(log), *pytest_command(), "-q", "-p", "no:cacheprovider",
+           f"--rootdir={root}", "tests", "--tracker-record"]
+    proc = subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, text=True)
+    if "Operation not permitted" in proc.stderr and not log.exists():
+        pytest.skip("ptrace is not allowed here")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [evidence] = (root / ".tracker" / "evidence").glob("*.json")
+    synced = [line for line in log.read_text().splitlines() if f".{evidence.name}." in line and "sync(" in line]
+    assert len(synced) == 1, synced

@@ -405,3 +405,80 @@ def test_result_new_warns_when_no_measured_file_is_under_the_gated_phases_paths(
     assert (res.code, res.err) == (0, ""), res.out + res.err
     (root / "src/app.py").write_text("x = 3\n")
     assert gate_of(cli, root)[0] == "stale"
+
+
+# --- properties over hostile input ----------------------------------------------------------------------------------
+
+STAMPS = st.one_of(
+    st.datetimes(timezones=st.none() | st.timezones()).map(lambda d: d.isoformat()),
+    st.text(alphabet="0123456789-T:Z+. ", max_size=32),
+    st.sampled_from(["2026-02-30T11:02:03", "2026-11-29 11:02:03", "2026-11-29", "2026-11-29T11:02:03z", "24:00"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(stamp=STAMPS)
+def test_a_junit_timestamp_is_read_only_with_its_time_zone(stamp: str) -> None:
+    """Whatever the timestamp: a UTC time when it has a zone, else IngestError (no zone, or not a time)."""
+    from tracker.evidence import utc_time
+    from tracker.ingest import IngestError
+
+    try:
+        run = parse_junit(Path("j.xml"), data=junit(stamp).encode())
+    except IngestError as err:
+        assert utc_time(stamp) is None
+        assert ("has no time zone (pytest before 8.3" in str(err)) == (utc_time(stamp + "+00:00") is not None)
+    else:
+        assert run.time == utc_time(stamp) and run.time is not None
+
+
+GLOB_CHARS = st.one_of(st.text(alphabet=st.sampled_from("ab/*?.[]!-_ \\'\"é"), min_size=1, max_size=12),
+                       st.sampled_from(["ok", "t", "P1", "gate", "manual", "[[gate]]", "a = 1"]))  # what other lines hold
+
+
+@st.composite
+def phase_with_paths(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """A plan text whose phase P1 has a ``paths`` array of valid globs (quotes and backslashes included), written
+    on one line or spread over several, with prose and another phase around it."""
+    from tracker.fingerprint import glob_problem
+
+    globs = [g for g in draw(st.lists(GLOB_CHARS, min_size=1, max_size=5, unique=True)) if glob_problem(g) is None]
+    sep = draw(st.sampled_from([", ", ",\n  ", " ,\n"]))
+    items = sep.join(json.dumps(g, ensure_ascii=draw(st.booleans())) for g in globs)
+    body = f'```phase\nid = "P1"\ntitle = "t"\n# paths = ["decoy"]\npaths = [{items}]\n[[gate]]\nmanual = "ok"\n```\n'
+    before = draw(st.sampled_from(["", 'prose with paths = ["x"]\n\n', phase("P0", 'manual = "m"', paths='"a/**"')]))
+    return plan_text("0001", before + body), globs
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=phase_with_paths())
+def test_an_unmatched_glob_is_warned_about_inside_its_phase(case: tuple[str, list[str]]) -> None:
+    from tracker.commands.lint import _glob_line
+    from tracker.parse import parse_plan
+
+    text, globs = case
+    plan, problems = parse_plan("plans/0001-x.md", text)
+    assert plan is not None and not problems, problems
+    ph = next(p for p in plan.phases if p.id == "P1")
+    lines = text.split("\n")
+    for glob in globs:
+        line = _glob_line(text, ph, glob)
+        # A line of the phase's ``paths`` array (its own, where written without escapes): never the comment above.
+        paths_line = next(i + 1 for i in range(ph.line, ph.end_line) if lines[i].startswith("paths = ["))
+        assert paths_line <= line < ph.end_line and not lines[line - 1].startswith("[[gate]]")
+        if line != paths_line:
+            assert f'"{glob}"' in lines[line - 1] or f"'{glob}'" in lines[line - 1]
+
+
+@pytest.mark.slow
+@settings(max_examples=5000, deadline=None)
+@given(stamp=STAMPS)
+def test_a_junit_timestamp_is_read_only_with_its_time_zone_deep(stamp: str) -> None:
+    test_a_junit_timestamp_is_read_only_with_its_time_zone.hypothesis.inner_test(stamp)  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+@settings(max_examples=5000, deadline=None)
+@given(case=phase_with_paths())
+def test_an_unmatched_glob_is_warned_about_inside_its_phase_deep(case: tuple[str, list[str]]) -> None:
+    test_an_unmatched_glob_is_warned_about_inside_its_phase.hypothesis.inner_test(case)  # type: ignore[attr-defined]

@@ -207,12 +207,13 @@ def _glob_line(text: str, phase: Phase, glob: str) -> int:
     start = next((i for i in range(phase.line, min(phase.end_line, len(lines))) if _PATHS_KEY.match(lines[i])), None)
     if start is None:
         return phase.line
+    stop = next((i for i in range(start + 1, min(phase.end_line, len(lines))) if _NEXT_KEY.match(lines[i])), phase.end_line)
     quoted = (f'"{glob}"', f"'{glob}'")
-    found = next((i for i in range(start, min(phase.end_line, len(lines))) if any(q in lines[i] for q in quoted)), start)
-    return found + 1
+    return next((i for i in range(start, min(stop, len(lines))) if any(q in lines[i] for q in quoted)), start) + 1
 
 
 _PATHS_KEY = re.compile(r"""^\s*["']?paths["']?\s*=""")
+_NEXT_KEY = re.compile(r"""^\s*(\[|[A-Za-z0-9_-]+\s*=|["'][^"']*["']\s*=)""")  # a table or the next key: the array ended
 
 
 def unmatched_paths(root: Path, files: list[PlanFile]) -> list[str]:

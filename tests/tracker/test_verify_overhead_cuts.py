@@ -209,3 +209,34 @@ def test_the_overhead_bench_measures_with_bytecode_caches(monkeypatch: pytest.Mo
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     assert "PYTHONDONTWRITEBYTECODE" not in overhead.measured_env(overhead.parse_args(["--quick"]).bytecode_cache)
     assert overhead.measured_env(overhead.parse_args(["--quick", "--no-bytecode-cache"]).bytecode_cache)["PYTHONDONTWRITEBYTECODE"] == "1"
+
+
+# --- what the readers are to do with the slot (evidence.crashed_run, verify's messages: the lead integrates) ------
+
+CRASH_PLAN = """# Demo
+
+```plan
+id = "0001"
+title = "Demo"
+```
+
+```phase
+id = "P1"
+title = "Crash"
+
+[[gate]]
+test = "tests/test_c.py"
+```
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="evidence.crashed_run and verify do not read the running slot yet (tracker.names.crashed_test)")
+def test_the_store_and_verify_name_the_test_that_crashed_among_others_of_its_file(repo) -> None:
+    from tracker import evidence
+    from tracker.commands.common import pytest_env
+
+    root = repo({"plans/0001-demo.md": CRASH_PLAN, "tests/test_c.py": "import os\ndef test_a(): pass\ndef test_b(): os._exit(3)\n"})
+    proc = subprocess.run([sys.executable, "-m", "tracker", "verify"], cwd=root, env=pytest_env(root), capture_output=True, text=True)
+    assert proc.returncode == 6 and "it crashed while running tests/test_c.py::test_b, which counts as an error" in proc.stderr, proc.stderr
+    [run] = evidence.load(root, strict=False).runs
+    assert [r["nodeid"] for r in run.tests] == ["tests/test_c.py::test_b"]

@@ -44,10 +44,11 @@ def hostname() -> str:
 
 
 # --- the running test ------------------------------------------------------------------------------------------
-# While a recording run's tests run, its evidence file names the test file being run (``running``: any reader
-# then counts a crash as an error of that file's tests), and a small file beside it names the very test, rewritten
-# in place before each test (a few µs, where rewriting the evidence file cost ~0.2 ms a test, with every file id
-# and gate in it). It is read only once the run's process is gone, when nothing writes it any more: never half.
+# While a recording run's tests run, its evidence file's ``running`` names the test being run when it is the only
+# one of its file that runs, else its file (a reader with that file alone counts a crash against all of the file's
+# tests), and the running slot beside it names the very test, rewritten in place before each test (a few µs, where
+# rewriting the evidence file cost ~0.2 ms a test, with every file id and gate in it). The slot is read only once
+# the run's process is gone, when nothing writes it any more: never half.
 RUNNING_SLOT_LIMIT = 1024 * 1024  # a slot larger than this is no record the plugin wrote
 
 

@@ -141,9 +141,9 @@ class Clock:
     """This machine's time as UTC strings (the store's shape), read once per load: ``now`` and the
     latest acceptable recorded time, ``limit`` (``now`` + :data:`MAX_FUTURE_S`). No datetime import.
 
-    ``soonest`` is the earliest time it refused as in the future (None: none): once the clock reaches it, less
-    than :data:`MAX_FUTURE_S` ahead, a load gives another answer. Until then, every time it accepted stays
-    accepted however far the clock moves on: what the status index relies on."""
+    ``soonest`` is the earliest time it refused as in the future (None: none refused). While it is None, every
+    time it accepted stays accepted however far the clock moves on (never back): what the status index relies on;
+    a refusal names the clock in its reason, so no index is kept then."""
 
     __slots__ = ("now", "limit", "soonest")
 

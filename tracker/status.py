@@ -14,6 +14,7 @@ Precedence, first match wins (README "Status rules"):
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -43,15 +44,87 @@ def bench_evaluator(root: Path, store: Store, clock: Clock | None = None) -> Ben
     return Evaluator(load_results(root, repo_result_files(root, [rel for rel, _ in store.bench]), clock))
 
 
-def _evidence_files(store: Store, source_file: str) -> tuple[dict[str, str], dict[str, str]]:
-    """(file ids, gate hashes) recorded by the evidence file a verdict came from."""
-    for run in store.runs:
-        if run.file == source_file:
-            return run.files, run.gates
-    for file, data in store.signoffs:
-        if file == source_file:
-            return data.get("files", {}), {data.get("gate_key", ""): data.get("gate_hash", "")}
-    return {}, {}
+class Evidence:
+    """What status reads from the evidence, as five questions (one gate's verdict, whether a phase was done
+    before, whether a gate's definition changed since the evidence that decided it, and the file ids that
+    evidence recorded under some ``paths``). :class:`LiveEvidence` answers from a loaded store;
+    :mod:`tracker.statusindex` records those answers and gives them back without the store. Each answer
+    depends only on the evidence and on its own arguments' identities (keys, definition hashes, paths)."""
+
+    def verdict(self, key: str, gate: Gate, manual: tuple[str, ...]) -> tuple[GateVerdict, bool]:
+        """(verdict, ever met) of gate ``key``; ``manual``: the definition hashes of its phase's manual gates."""
+        raise NotImplementedError
+
+    def was_done(self, plan: Plan, phase: Phase) -> bool:
+        """Were all the phase's gates met together once? (``tracker.history.was_done``)"""
+        raise NotImplementedError
+
+    def definition_changed(self, source: str, key: str, gate: Gate) -> bool:
+        """Did gate ``key``'s definition change since evidence file ``source`` recorded its hash?"""
+        raise NotImplementedError
+
+    def recorded_files(self, source: str, paths: tuple[str, ...], bench: bool) -> dict[str, str]:
+        """{path: blob id} of the files under ``paths`` that evidence file ``source`` recorded (``bench``: that the
+        benchmark run of result file ``source`` measured)."""
+        raise NotImplementedError
+
+
+class LiveEvidence(Evidence):
+    """The answers from a loaded store, its test index, and bench gates' evaluator (``bench``, built on first use)."""
+
+    def __init__(self, store: Store, bench: Callable[[], BenchEvaluator]) -> None:
+        self.store = store
+        self.tests = TestIndex(store)
+        self.invalid = _invalid_evidence(store)
+        self._bench_factory = bench
+        self._bench: BenchEvaluator | None = None
+        self._recorded: dict[str, tuple[dict[str, str], dict[str, str]]] | None = None
+        self._then: dict[str, FileIndex] = {}
+
+    def bench(self) -> BenchEvaluator:
+        """The bench evaluator (built once)."""
+        if self._bench is None:
+            self._bench = self._bench_factory()
+        return self._bench
+
+    def verdict(self, key: str, gate: Gate, manual: tuple[str, ...]) -> tuple[GateVerdict, bool]:
+        if self.invalid is not None and not isinstance(gate, ManualGate):
+            return self.invalid, False
+        if isinstance(gate, TestGate):
+            v, was = self.tests.verdict(key, gate)
+        elif isinstance(gate, ManualGate):
+            v, _ = manual_verdict(key, gate, self.store, manual)
+            was = v.met
+        else:
+            evaluator = self.bench()
+            v = evaluator(gate)
+            # Met on an earlier run and failing now is a regression (asked only on failure: costly).
+            was = v.met or (v.failed and bool(getattr(evaluator, "ever_met", lambda g: False)(gate)))
+        return v, was or v.met
+
+    def was_done(self, plan: Plan, phase: Phase) -> bool:
+        return _was_done(plan, phase, self.store, self._bench, self.tests)
+
+    def _evidence_files(self, source: str) -> tuple[dict[str, str], dict[str, str]]:
+        """(file ids, gate hashes) recorded by the evidence file a verdict came from."""
+        if self._recorded is None:
+            self._recorded = {}
+            for run in self.store.runs:
+                self._recorded.setdefault(run.file, (run.files, run.gates))
+            for file, data in self.store.signoffs:
+                self._recorded.setdefault(file, (data.get("files", {}), {data.get("gate_key", ""): data.get("gate_hash", "")}))
+        return self._recorded.get(source, ({}, {}))
+
+    def definition_changed(self, source: str, key: str, gate: Gate) -> bool:
+        return gate_changed(key, gate, self._evidence_files(source)[1])  # type: ignore[arg-type]
+
+    def recorded_files(self, source: str, paths: tuple[str, ...], bench: bool) -> dict[str, str]:
+        if bench:  # a result's own fingerprint: the files the benchmark measured
+            measured = getattr(self.bench(), "measured", None)
+            return FileIndex(measured(source)).match(paths) if measured is not None else {}
+        if source not in self._then:
+            self._then[source] = FileIndex(self._evidence_files(source)[0])
+        return self._then[source].match(paths)
 
 
 def compute(
@@ -61,41 +134,31 @@ def compute(
     bench: Callable[[], BenchEvaluator],
 ) -> dict[str, PhaseStatus]:
     """Status of every phase, keyed ``PLAN/PHASE``. ``files``/``bench`` are called only if needed."""
-    tests = TestIndex(store)
-    invalid = _invalid_evidence(store)
+    return evaluate(plans, LiveEvidence(store, bench), files)
+
+
+def evaluate(plans: list[Plan], evidence: Evidence, files: Callable[[], FileIndex]) -> dict[str, PhaseStatus]:
+    """Status of every phase from ``evidence``'s answers and the working tree's file ids (``files``, read only
+    when a phase has all its gates met)."""
     own: dict[str, tuple[Plan, Phase, list[GateVerdict], list[bool]]] = {}
-    bench_eval: BenchEvaluator | None = None
     for plan in plans:
         for phase in plan.phases:
             verdicts, ever = [], []
             manual = manual_hashes(phase)
             for i, gate in enumerate(phase.gates):
-                key = gate_key(plan.id, phase.id, i)
-                if invalid is not None and not isinstance(gate, ManualGate):
-                    v, was = invalid, False
-                elif isinstance(gate, TestGate):
-                    v, was = tests.verdict(key, gate)
-                elif isinstance(gate, ManualGate):
-                    v, _ = manual_verdict(key, gate, store, manual)
-                    was = v.met
-                else:
-                    bench_eval = bench_eval or bench()
-                    v = bench_eval(gate)
-                    # Met on an earlier run and failing now is a regression (asked only on failure: costly).
-                    was = v.met or (v.failed and bool(getattr(bench_eval, "ever_met", lambda g: False)(gate)))
+                v, was = evidence.verdict(gate_key(plan.id, phase.id, i), gate, manual)
                 verdicts.append(v)
-                ever.append(was or v.met)
+                ever.append(was)
             own[f"{plan.id}/{phase.id}"] = (plan, phase, verdicts, ever)
     index: FileIndex | None = None
-    then_cache: dict[str, FileIndex] = {}
     base: dict[str, tuple[Status, tuple[str, ...], str]] = {}
     for key, (plan, phase, verdicts, ever) in own.items():
         all_met = bool(verdicts) and all(v.met for v in verdicts)
-        if any(v.failed for v in verdicts) and all(ever) and _was_done(plan, phase, store, bench_eval, tests):
+        if any(v.failed for v in verdicts) and all(ever) and evidence.was_done(plan, phase):
             base[key] = (Status.REGRESSED, (), "")
         elif all_met:
             index = index or files()
-            changed, note = _staleness(plan, phase, verdicts, store, index, then_cache, getattr(bench_eval, "changed", None))
+            changed, note = _staleness(plan, phase, verdicts, evidence, index)
             base[key] = (Status.STALE, changed, note) if note else (Status.DONE, (), "")
         else:
             base[key] = (Status.IN_PROGRESS if any(v.met for v in verdicts) else Status.PLANNED, (), "")
@@ -130,15 +193,12 @@ def _was_done(plan: Plan, phase: Phase, store: Store, bench_eval: BenchEvaluator
     return was_done(plan, phase, store, getattr(bench_eval, "results", ()) if bench else (), tests)
 
 
-def _staleness(
-    plan: Plan, phase: Phase, verdicts: list[GateVerdict], store: Store, index: FileIndex, then_cache: dict[str, FileIndex],
-    bench_changed: Callable[[str, dict[str, str]], list[str]] | None = None,
-) -> tuple[tuple[str, ...], str]:
+def _staleness(plan: Plan, phase: Phase, verdicts: list[GateVerdict], evidence: Evidence, index: FileIndex) -> tuple[tuple[str, ...], str]:
     """(changed files, note) when the evidence behind a met phase no longer matches; note '' if fresh."""
     changed: set[str] = set()
     notes: list[str] = []
     for i, (gate, v) in enumerate(zip(phase.gates, verdicts)):
-        files, definition = _gate_changes(plan, phase, i, gate, v, store, index, then_cache, bench_changed)
+        files, definition = _gate_changes(plan, phase, i, gate, v, evidence, index)
         changed.update(files)
         if definition:
             notes.append(definition)
@@ -152,60 +212,77 @@ def _changed_note(changed: set[str] | list[str]) -> str:
     return f"changed since evidence: {shown}"
 
 
-def _gate_changes(
-    plan: Plan, phase: Phase, i: int, gate: Gate, v: GateVerdict, store: Store, index: FileIndex,
-    then_cache: dict[str, FileIndex], bench_changed: Callable[[str, dict[str, str]], list[str]] | None,
-) -> tuple[list[str], str]:
+def _gate_changes(plan: Plan, phase: Phase, i: int, gate: Gate, v: GateVerdict, evidence: Evidence, index: FileIndex) -> tuple[list[str], str]:
     """What no longer matches the evidence behind gate ``i``'s verdict: (files under the phase's ``paths``
     that changed since, a note when the gate's definition changed since; '' otherwise)."""
     if v.source is None:
         return [], ""
-    if isinstance(gate, BenchGate):  # a result's own fingerprint: the files the benchmark measured
+    if isinstance(gate, BenchGate):
         # Like test gates, a phase goes stale only through the code under its own ``paths`` (a phase
         # without paths never goes stale through files): a change to another measured file (the
         # baseline, the harness) belongs to the phases that cover it.
-        measured = bench_changed(v.source.file, dict(index.files)) if bench_changed and phase.paths else []
-        return (list(FileIndex(dict.fromkeys(measured, "")).match(phase.paths)) if measured else []), ""
-    recorded_files, recorded_gates = _evidence_files(store, v.source.file)
-    note = f"gate {i + 1} definition changed since {v.source.file}" if gate_changed(gate_key(plan.id, phase.id, i), gate, recorded_gates) else ""
+        if not phase.paths:
+            return [], ""
+        measured = evidence.recorded_files(v.source.file, phase.paths, bench=True)
+        return [path for path, blob in measured.items() if index.files.get(path) != blob], ""
+    changed = evidence.definition_changed(v.source.file, gate_key(plan.id, phase.id, i), gate)
+    note = f"gate {i + 1} definition changed since {v.source.file}" if changed else ""
     if not phase.paths:
         return [], note
-    if v.source.file not in then_cache:
-        then_cache[v.source.file] = FileIndex(recorded_files)
-    then = then_cache[v.source.file].match(phase.paths)
+    then = evidence.recorded_files(v.source.file, phase.paths, bench=False)
     return changed_files(then, index.match(phase.paths)), note
 
 
 def stale_gates(
     phases: Iterable[tuple[Plan, Phase]], statuses: dict[str, PhaseStatus], store: Store, index: FileIndex,
-    bench_changed: Callable[[str, dict[str, str]], list[str]] | None = None,
+    bench: BenchEvaluator | None = None,
 ) -> dict[str, str]:
     """{gate key: why} for every met gate of a ``stale`` phase whose own evidence no longer matches (what
     ``tracker verify`` shows instead of "met"): the gate's definition changed since, or files under the
-    phase's ``paths`` that its evidence saw (a bench result: measured) changed since."""
+    phase's ``paths`` that its evidence saw (a bench result: measured) changed since. ``bench``: the bench
+    evaluator the statuses were computed with."""
+    evidence = LiveEvidence(store, lambda: bench)  # type: ignore[arg-type,return-value]
     out: dict[str, str] = {}
-    then_cache: dict[str, FileIndex] = {}
     for plan, phase in phases:
         st = statuses.get(f"{plan.id}/{phase.id}")
         if st is None or st.status is not Status.STALE:
             continue
         for i, (gate, v) in enumerate(zip(phase.gates, st.verdicts)):
-            files, definition = _gate_changes(plan, phase, i, gate, v, store, index, then_cache, bench_changed)
+            files, definition = _gate_changes(plan, phase, i, gate, v, evidence, index)
             why = "; ".join(x for x in (definition, _changed_note(files) if files else "") if x)
             if v.met and why:
                 out[gate_key(plan.id, phase.id, i)] = why
     return out
 
 
-def derive(root: Path, plans: list[Plan]) -> dict[str, PhaseStatus]:
-    """Statuses of ``plans`` from the repository's evidence store and working tree."""
-    from tracker import evidence
+def derive(root: Path, plans: list[Plan], clock: Clock | None = None) -> dict[str, PhaseStatus]:
+    """Statuses of ``plans`` from the repository's evidence store and working tree: from the status index
+    (:mod:`tracker.statusindex`) when it holds every answer, else from the store, writing the index anew.
+    ``clock``: the time evidence times are checked against (default: now)."""
+    from tracker import statusindex
     from tracker.fingerprint import tree_file_ids
 
-    clock = evidence.Clock()
+    clock = clock or Clock()
+    tree = lambda: FileIndex(tree_file_ids(root))  # noqa: E731 - staleness is judged on the tree as it is now
+    key, settled = statusindex.listing(root)  # before the store is read: a file changed meanwhile changes the key
+    kept = statusindex.read(root, key, clock)
+    if kept is not None:
+        with contextlib.suppress(statusindex.Miss):
+            return evaluate(plans, statusindex.Indexed(kept), tree)
+    from tracker import evidence
+
     # Unreadable files: listed in store.invalid, shown on gates. Result copies are read through tracker.results.
     store = evidence.load(root, strict=False, clock=clock, results=False)
-    return compute(plans, store, lambda: FileIndex(tree_file_ids(root)), lambda: bench_evaluator(root, store, clock))
+    live = LiveEvidence(store, lambda: bench_evaluator(root, store, clock))
+    recording = statusindex.Recording(live)
+    out = evaluate(plans, recording, tree)
+    # Not kept while a file is refused for a time in the future: the reason shown names this machine's clock,
+    # which moves on (and once it is close enough, the file counts).
+    if settled and clock.soonest is None:
+        if kept is not None:
+            recording.tables.keep(kept)
+        statusindex.write(root, recording.tables.document(key, clock, store))
+    return out
 
 
-__all__ = ["compute", "derive", "bench_evaluator", "gate_key", "gate_hash", "stale_gates"]
+__all__ = ["Evidence", "LiveEvidence", "compute", "derive", "evaluate", "bench_evaluator", "gate_key", "gate_hash", "stale_gates"]

@@ -134,7 +134,7 @@ def _store(draw: Any) -> Store:
     return Store(runs=runs, signoffs=signoffs)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_the_replay_with_one_index_answers_as_an_index_per_prefix(data: st.DataObject) -> None:
     from tracker.history import was_done
@@ -300,3 +300,573 @@ def test_a_pid_no_process_can_have_is_a_crashed_run(repo: Callable[..., Path], p
     put(root, "2.json", run_doc(utc(-30), {}, status="incomplete", running=running, host=socket.gethostname()))
     store = evidence.load(root, strict=False)  # was: OverflowError for a huge pid; 0 and -1 read as alive (kill asks a group)
     assert [r.tests[0]["outcome"] for r in store.runs] == ["passed", "error"] and store.processes == [(pid, socket.gethostname(), False)]
+
+
+# --- The status index --------------------------------------------------------------------------------------
+#
+# Status read from the index must be status computed from the store, always. ``scratch`` computes it from the
+# store alone (every file parsed, no index); ``derive`` is what every command calls.
+
+
+def scratch(root: Path, clock: Clock) -> dict[str, Any]:
+    """Every phase's status computed from the store, parsing every file: no index, no memo of result copies."""
+    from tracker.fingerprint import FileIndex, tree_file_ids
+    from tracker.plans import load_plans
+    from tracker.status import bench_evaluator, compute
+
+    store = evidence.load(root, strict=False, clock=clock)
+    return compute(load_plans(root)[1], store, lambda: FileIndex(tree_file_ids(root)), lambda: bench_evaluator(root, store, clock))
+
+
+def derived(root: Path, clock: Clock) -> dict[str, Any]:
+    from tracker.plans import load_plans
+    from tracker.status import derive
+
+    return derive(root, load_plans(root)[1], clock)
+
+
+class Loads:
+    """How many times the store was read (a status answered from the index reads it 0 times)."""
+
+    def __init__(self, mp: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = evidence.load
+
+        def counting(*args: Any, **kw: Any) -> Store:
+            self.count += 1
+            return real(*args, **kw)
+
+        mp.setattr(evidence, "load", counting)
+
+
+def settle_at_once(mp: pytest.MonkeyPatch) -> None:
+    """Trust a stat signature as soon as it is taken. The rule that makes an equal signature mean equal bytes
+    (ctime older than SETTLED_NS) is tested on its own below; the properties here keep it true by giving every
+    write a later mtime (:class:`Repo`), as the passing of time gives every real write a later ctime."""
+    from tracker import statusindex
+
+    mp.setattr(statusindex, "SETTLED_NS", 0)
+    mp.setattr(evidence, "SETTLED_NS", 0)
+
+
+def plan_doc(phases: list[dict[str, Any]]) -> str:
+    """A plan file from phase descriptions (id, paths, gates as TOML bodies, depends)."""
+    body = ""
+    for ph in phases:
+        paths = ", ".join(f'"{p}"' for p in ph["paths"])
+        depends = ", ".join(f'"{d}"' for d in ph.get("depends", ()))
+        body += phase(ph["id"], *ph["gates"], paths=paths, depends=depends)
+    return plan_text("0001", body)
+
+
+class Repo:
+    """A throwaway repository (no git: the tree is walked) that a property test changes step by step.
+
+    Every write gets an mtime later than any before it, so no two versions of a file share a stat signature."""
+
+    def __init__(self, root: Path) -> None:
+        import socket
+
+        self.root = root
+        self.host = socket.gethostname()
+        self.tick = time.time_ns()
+        self.offset = 0.0  # the clock, relative to this machine's
+        self.sleeper: Any = None
+        self.plan = {"t2": '"t.py::b"', "manual": "looked at it", "manual2": "second look", "limit": "5.0", "p1paths": ["src/a.py"],
+                     "p4": False}  # fmt: skip
+        for rel, text in {"t.py": "", "src/a.py": "a = 1\n", "src/b.py": "b = 1\n"}.items():
+            self.write(rel, text.encode())
+        self.write_plan()
+
+    def write(self, rel: str, data: bytes) -> None:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        self.tick += 1_000_000
+        import os
+
+        os.utime(path, ns=(self.tick, self.tick))
+
+    def phases(self) -> list[dict[str, Any]]:
+        p = self.plan
+        out = [
+            {"id": "P1", "paths": p["p1paths"], "gates": ['test = "t.py::a"', f"test = {p['t2']}"]},
+            {"id": "P2", "paths": ["src/**"], "gates": ['test = "t.py"', f'manual = "{p["manual"]}"', f'manual = "{p["manual2"]}"']},
+            {"id": "P3", "paths": ["src/b.py"], "depends": ["P1"], "gates": [f'bench = "m"\nwhere = {{ k = 1 }}\nat_most = {p["limit"]}']},
+        ]
+        if p["p4"]:
+            out.append({"id": "P4", "paths": [], "gates": ['test = "t.py::c"', 'manual = "second look"']})
+        return out
+
+    def write_plan(self) -> None:
+        self.write("plans/0001-a.md", plan_doc(self.phases()).encode())
+
+    def alive_pid(self) -> int:
+        import subprocess
+
+        if self.sleeper is None:
+            self.sleeper = subprocess.Popen(["sleep", "600"])
+        return int(self.sleeper.pid)
+
+    def close(self) -> None:
+        if self.sleeper is not None:
+            self.sleeper.kill()
+            self.sleeper.wait()
+
+
+def _tree_ids(root: Path) -> dict[str, str]:
+    from tracker.fingerprint import walk_file_ids
+
+    return walk_file_ids(root)
+
+
+def _gate_hashes(repo: Repo, draw: Any) -> dict[str, str]:
+    """Gate hashes a run records: of some current gates, some as they were (another definition)."""
+    from tracker.model import TestGate as T
+
+    keys = {"0001/P1#1": T("t.py::a"), "0001/P1#2": T(repo.plan["t2"].strip('"')), "0001/P2#1": T("t.py")}
+    chosen = draw(st.lists(st.sampled_from(sorted(keys)), unique=True, max_size=3))
+    return {k: gate_hash(keys[k]) if draw(st.booleans()) else gate_hash(T("t.py::z")) for k in chosen}
+
+
+def _files(repo: Repo, draw: Any) -> dict[str, str]:
+    """File ids a piece of evidence records: the tree now, or with a file changed or missing."""
+    ids = {k: v for k, v in _tree_ids(repo.root).items() if not k.startswith(("plans/", ".tracker/"))}
+    how = draw(st.sampled_from(["now", "changed", "missing"]))
+    if how != "now" and ids:
+        victim = draw(st.sampled_from(sorted(ids)))
+        ids = {k: ("1" * 40 if how == "changed" else v) for k, v in ids.items() if how == "changed" or k != victim}
+    return ids
+
+
+def _step(repo: Repo, draw: Any, names: list[str]) -> str:
+    """One change to the repository: evidence added, edited or removed, the plan or the tree edited, the
+    clock moved, a recorded process ended. Returns what it did (shown when a property fails)."""
+    kind = draw(st.sampled_from(["run", "running", "kill", "clock", "edit", "run", "running", "kill", "signoff", "result",
+                                 "copy", "delete", "plan", "tree", "clock", "garbage"]))  # fmt: skip
+    when = utc(repo.offset + draw(st.sampled_from([-5, 0, 200, -61, 400, -600, -7200, 4000])))
+    name = f"{len(names):03d}-{kind}.json"
+    if kind == "run":
+        tests = draw(st.dictionaries(st.sampled_from(["t.py::a", "t.py::b", "t.py::c", "t.py"]),
+                                     st.sampled_from(["passed", "passed", "failed:boom", "skipped:later", "error:setup"]), max_size=3))  # fmt: skip
+        args = draw(st.sampled_from([None, ["t.py"], ["."], ["t.py::a"]]))
+        doc = run_doc(when, tests, gates=_gate_hashes(repo, draw), files=_files(repo, draw), args=args)
+        repo.write(f"{STORE}/{name}", json.dumps(doc).encode())
+    elif kind == "signoff":
+        text = draw(st.sampled_from([repo.plan["manual"], "looked at it", "looked twice", "second look", "third look"]))
+        key = draw(st.sampled_from(["0001/P2#2", "0001/P2#3", "0001/P4#2"]))
+        other = ManualGate(draw(st.sampled_from(["second look", "third look", "looked at it"])))
+        gate = ManualGate(text)
+        manual = [gate_hash(gate), gate_hash(other)] if key.endswith("#2") else [gate_hash(other), gate_hash(gate)]
+        doc = signoff_doc(when, key, gate, manual if key.startswith("0001/P2") else [gate_hash(gate)], _files(repo, draw))
+        repo.write(f"{STORE}/{name}", json.dumps(doc).encode())
+    elif kind in ("result", "copy"):
+        samples = draw(st.lists(st.sampled_from([1.0, 2.0, 4.0, 6.0, 9.0]), min_size=1, max_size=4))
+        measured = {"src/b.py": (repo.root / "src/b.py").read_bytes() if draw(st.booleans()) else b"old\n"}
+        doc = result([case("m", {"k": 1}, samples)], time=when, files=measured)
+        where = f"{STORE}/{name}" if kind == "copy" else f"bench/results/{name}"
+        repo.write(where, json.dumps(doc).encode())
+    elif kind == "running":
+        pid, host = draw(st.sampled_from([(repo.alive_pid(), repo.host), (2**30, repo.host), (repo.alive_pid(), "elsewhere")]))
+        doc = run_doc(when, {}, status="incomplete", running={"nodeid": draw(st.sampled_from(["t.py::a", "t.py::b"])), "pid": pid},
+                      host=host)  # fmt: skip
+        repo.write(f"{STORE}/{name}", json.dumps(doc).encode())
+    elif kind == "garbage":
+        repo.write(f"{STORE}/{name}", draw(st.sampled_from([b"{", b"[]", b'{"schema": "tracker-test-run"}'])))
+    elif kind in ("delete", "edit"):
+        present = sorted(p.relative_to(repo.root).as_posix() for folder in (STORE, "bench/results") for p in (repo.root / folder).glob("*.json"))
+        if not present:
+            return "nothing to delete or edit"
+        victim = draw(st.sampled_from(present))
+        if kind == "delete":
+            (repo.root / victim).unlink()
+        else:  # another valid document in its place, or a byte changed where it stays the same size
+            data = (repo.root / victim).read_bytes()
+            flipped = data.replace(b'"passed"', b'"failed"', 1) if b'"passed"' in data else data.replace(b"1.0", b"9.0", 1)
+            repo.write(victim, flipped)
+        name = victim
+    elif kind == "plan":
+        field = draw(st.sampled_from(["t2", "manual", "manual2", "limit", "p1paths", "p4"]))
+        choices = {"t2": ['"t.py::b"', '"t.py::c"'], "manual": ["looked at it", "looked twice"], "manual2": ["second look", "third look"],
+                   "limit": ["5.0", "1.5", "5"],
+                   "p1paths": [["src/a.py"], ["src/**"], []], "p4": [False, True]}  # fmt: skip
+        repo.plan[field] = draw(st.sampled_from(choices[field]))
+        repo.write_plan()
+        name = f"plan {field}={repo.plan[field]}"
+    elif kind == "tree":
+        rel = draw(st.sampled_from(["src/a.py", "src/b.py"]))
+        repo.write(rel, draw(st.sampled_from([b"a = 1\n", b"b = 1\n", b"a = 2\n"])))
+        name = rel
+    elif kind == "clock":
+        repo.offset += draw(st.sampled_from([-400, 400, -30, 30, -7200, 7200]))
+        name = f"clock {repo.offset:+.0f} s"
+    elif repo.sleeper is not None:  # kill
+        repo.sleeper.kill()
+        repo.sleeper.wait()
+        repo.sleeper = None
+        name = "killed the running process"
+    names.append(name)
+    return f"{kind} {name}"
+
+
+def _index_equals_scratch(data: st.DataObject, steps: int) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
+        settle_at_once(mp)
+        repo = Repo(Path(tmp))
+        loads = Loads(mp)
+        names: list[str] = []
+        try:
+            for _ in range(data.draw(st.integers(1, steps))):
+                did = _step(repo, data.draw, names)
+                at = time.time() + repo.offset  # one time for all three: a reason may name the clock's second
+                clock = Clock(at)
+                expected = scratch(repo.root, clock)
+                refused = clock.soonest is not None  # a file in the future: no index is kept (its reason names the clock)
+                first = derived(repo.root, Clock(at))
+                before = loads.count
+                second = derived(repo.root, Clock(at))
+                assert first == expected, did
+                assert second == expected, did
+                assert refused or loads.count == before, f"after {did}: the second status did not come from the index"
+        finally:
+            repo.close()
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.data())
+def test_status_from_the_index_is_status_from_the_store(data: st.DataObject) -> None:
+    _index_equals_scratch(data, 12)
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None)
+@given(st.data())
+def test_status_from_the_index_is_status_from_the_store_deeper(data: st.DataObject) -> None:
+    _index_equals_scratch(data, 30)
+
+
+def _toggle(scene: Scenario, field: str, values: list[Any]) -> list[dict[str, Any]]:
+    """Set the plan's ``field`` to each value in turn, then each again: the second round is answered from the index
+    (it keeps what it learned about every version while the evidence stays the same), and equals the store's."""
+    seen = []
+    for value in values:
+        scene.repo.plan[field] = value
+        scene.repo.write_plan()
+        seen.append(scene.check())
+    for value, first in zip(values, seen):
+        scene.repo.plan[field] = value
+        scene.repo.write_plan()
+        assert scene.cached() == first
+    return seen
+
+
+class Scenario:
+    """A :class:`Repo` driven by hand: each check compares status from the index with status from the store."""
+
+    def __init__(self, tmp: Path, mp: pytest.MonkeyPatch) -> None:
+        settle_at_once(mp)
+        self.repo = Repo(tmp)
+        self.loads = Loads(mp)
+        self.n = 0
+
+    def put(self, doc: dict[str, Any], folder: str = STORE) -> str:
+        self.n += 1
+        rel = f"{folder}/{self.n:03d}.json"
+        self.repo.write(rel, json.dumps(doc).encode())
+        return rel
+
+    def check(self, offset: float = 0.0) -> dict[str, Any]:
+        """Status now: from the index when it is there; asserted equal to status from the store."""
+        at = time.time() + offset
+        got = derived(self.repo.root, Clock(at))
+        assert got == scratch(self.repo.root, Clock(at))
+        return got
+
+    def cached(self, offset: float = 0.0) -> dict[str, Any]:
+        """:meth:`check`, asserting that it came from the index."""
+        before = self.loads.count
+        got = derived(self.repo.root, Clock(time.time() + offset))
+        assert self.loads.count == before, "not from the index"
+        assert got == scratch(self.repo.root, Clock(time.time() + offset))
+        return got
+
+
+@pytest.fixture
+def scene(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    s = Scenario(tmp_path, monkeypatch)
+    yield s
+    s.repo.close()
+
+
+def _passing(when: str, *nodes: str, files: dict[str, str] | None = None) -> dict[str, Any]:
+    return run_doc(when, dict.fromkeys(nodes, "passed"), files=files)
+
+
+def test_a_warm_status_reads_no_store_file(scene: Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracker import benchstatus, results
+
+    scene.put(_passing(utc(-60), "t.py::a", "t.py::b", "t.py"))
+    scene.put(result([case("m", {"k": 1}, [1.0, 2.0])], time=utc(-50), files={"src/b.py": b"b = 1\n"}), "bench/results")
+    first = scene.check()
+    reads = Reads(monkeypatch, evidence, results, benchstatus)
+    assert derived(scene.repo.root, Clock()) == first
+    assert reads.of(STORE) == [] and reads.of("bench/results") == [] and reads.paths == []
+
+
+def test_a_file_changed_in_place_to_the_same_size_is_seen(scene: Scenario) -> None:
+    rel = scene.put(_passing(utc(-60), "t.py::a"))
+    assert scene.check()["0001/P1"].verdicts[0].met
+    scene.cached()
+    path = scene.repo.root / rel
+    scene.repo.write(rel, path.read_bytes().replace(b'"passed"', b'"failed"'))  # same size, same inode
+    assert scene.check()["0001/P1"].verdicts[0].failed
+
+
+def test_removed_files_are_seen_as_tracker_gc_removes_them(scene: Scenario) -> None:
+    scene.put(_passing(utc(-60), "t.py::a"))
+    failing = scene.put(run_doc(utc(-30), {"t.py::a": "failed:boom"}))
+    assert scene.check()["0001/P1"].verdicts[0].failed
+    (scene.repo.root / failing).unlink()
+    assert scene.check()["0001/P1"].verdicts[0].met
+
+
+def test_a_clock_set_back_does_not_keep_a_file_it_puts_in_the_future(scene: Scenario) -> None:
+    scene.put(_passing(utc(-5), "t.py::a"))
+    assert scene.check()["0001/P1"].verdicts[0].met
+    scene.cached(offset=30)  # forward: every time accepted stays accepted
+    behind = scene.check(offset=-400)["0001/P1"].verdicts[0]
+    assert not behind.met and "in the future" in behind.reason
+
+
+def test_no_index_is_kept_while_a_file_is_in_the_future(scene: Scenario) -> None:
+    scene.put(_passing(utc(-60), "t.py::a"))
+    ahead = scene.put(_passing(utc(400), "t.py::b"))
+    assert "in the future" in scene.check()["0001/P1"].verdicts[0].reason
+    assert not (scene.repo.root / ".tracker/cache/status-index.json").exists()  # its reason names the clock, which moves on
+    assert scene.check(offset=200)["0001/P1"].verdicts[1].met  # once the clock is close enough, the file counts
+    (scene.repo.root / ahead).unlink()
+    scene.check()
+    scene.cached()
+
+
+def test_a_process_that_ends_makes_its_run_a_crash(scene: Scenario) -> None:
+    scene.put(_passing(utc(-60), "t.py::a"))
+    running = {"nodeid": "t.py::a", "markers": [], "pid": scene.repo.alive_pid()}
+    scene.put(run_doc(utc(-30), {}, status="incomplete", running=running, host=scene.repo.host))
+    assert scene.check()["0001/P1"].verdicts[0].met  # still running: the run does not count yet
+    scene.cached()
+    scene.repo.sleeper.kill()
+    scene.repo.sleeper.wait()
+    assert "crashed" in scene.check()["0001/P1"].verdicts[0].reason
+
+
+def test_another_manual_gate_of_the_phase_edited_decides_the_sign_off_anew(scene: Scenario) -> None:
+    signed, other = ManualGate("looked twice"), ManualGate("second look")
+    # Signed when gate 2 read "looked twice": it was edited in place since, the other manual gate as it was.
+    scene.put(signoff_doc(utc(-60), "0001/P2#2", signed, [gate_hash(signed), gate_hash(other)]))
+    # With "third look", two of its manual gates changed: not the same phase any more.
+    before, after = _toggle(scene, "manual2", ["second look", "third look"])
+    assert before["0001/P2"].verdicts[1].met and not after["0001/P2"].verdicts[1].met
+
+
+def test_paths_edited_are_judged_on_the_files_under_the_new_paths(scene: Scenario) -> None:
+    ids = _tree_ids(scene.repo.root)
+    scene.put(_passing(utc(-60), "t.py::a", "t.py::b", files={**ids, "src/b.py": "1" * 40}))
+    wide, narrow = _toggle(scene, "p1paths", [["src/**"], ["src/a.py"]])
+    assert narrow["0001/P1"].status.value == "done"  # src/a.py is unchanged
+    assert wide["0001/P1"].status.value == "stale" and wide["0001/P1"].changed == ("src/b.py",)
+
+
+def test_gates_edited_in_a_regressed_phase_replay_the_history_anew(scene: Scenario) -> None:
+    scene.put(_passing(utc(-90), "t.py::a", "t.py::b"))
+    scene.put(run_doc(utc(-75), {"t.py::a": "failed:boom"}))
+    scene.put(run_doc(utc(-60), {"t.py::c": "passed"}))
+    scene.put(run_doc(utc(-30), {"t.py::a": "failed:boom", "t.py::b": "failed:boom", "t.py::c": "failed:boom"}))
+    # a and b passed together once; a and c each passed once, never together
+    ab, ac = _toggle(scene, "t2", ['"t.py::b"', '"t.py::c"'])
+    assert ab["0001/P1"].status.value == "regressed" and ac["0001/P1"].status.value == "planned"
+
+
+def test_a_bench_threshold_edited_is_judged_anew(scene: Scenario) -> None:
+    scene.put(result([case("m", {"k": 1}, [3.0, 3.0])], time=utc(-50), files={"src/b.py": b"b = 1\n"}), "bench/results")
+    five, tight, whole = _toggle(scene, "limit", ["5.0", "1.5", "5"])
+    assert five["0001/P3"].verdicts[0].met and tight["0001/P3"].verdicts[0].failed and whole == five
+
+
+# --- Files that change while status reads them ---------------------------------------------------------------
+
+
+def test_an_index_is_kept_only_once_every_file_has_settled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracker import statusindex
+
+    repo = Repo(tmp_path)
+    monkeypatch.setattr(statusindex, "SETTLED_NS", 300_000_000)  # 0.3 s instead of 2 s, the same rule
+    put(repo.root, "1.json", _passing(utc(-60), "t.py::a"))  # written just now: its ctime is recent
+    index = repo.root / statusindex.INDEX
+    first = derived(repo.root, Clock())
+    # A second write within the same clock tick could leave size and times as they are: the listing could not
+    # tell it from this one, so nothing computed now is kept.
+    assert not index.exists()
+    time.sleep(0.4)
+    assert derived(repo.root, Clock()) == first and index.exists()
+
+
+def test_a_file_added_while_status_reads_the_store_is_seen_next_time(scene: Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
+    scene.put(_passing(utc(-60), "t.py::a"))
+    scene.check()
+    real = evidence.load
+
+    def load_after_a_new_run(*args: Any, **kw: Any) -> Store:  # lands after the listing, before the reads
+        scene.put(run_doc(utc(-30), {"t.py::a": "failed:boom"}))
+        monkeypatch.setattr(evidence, "load", real)
+        return real(*args, **kw)
+
+    scene.put(_passing(utc(-50), "t.py::b"))
+    monkeypatch.setattr(evidence, "load", load_after_a_new_run)
+    derived(scene.repo.root, Clock())
+    assert scene.check()["0001/P1"].verdicts[0].failed
+
+
+def test_a_file_added_once_status_has_read_the_store_is_seen_next_time(scene: Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
+    scene.put(_passing(utc(-60), "t.py::a"))
+    scene.check()
+    real = evidence.load
+
+    def new_run_after_load(*args: Any, **kw: Any) -> Store:  # the statuses are computed without it
+        store = real(*args, **kw)
+        scene.put(run_doc(utc(-30), {"t.py::a": "failed:boom"}))
+        monkeypatch.setattr(evidence, "load", real)
+        return store
+
+    scene.put(_passing(utc(-50), "t.py::b"))
+    monkeypatch.setattr(evidence, "load", new_run_after_load)
+    assert derived(scene.repo.root, Clock())["0001/P1"].verdicts[0].met
+    assert scene.check()["0001/P1"].verdicts[0].failed
+
+
+WRITER = """
+import json, os, sys, time
+store, count = sys.argv[1], int(sys.argv[2])
+for i in range(count):
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 100 + i))
+    outcome = "failed" if i % 3 == 2 else "passed"
+    doc = {"schema": "tracker-test-run", "version": 1, "status": "complete",
+           "provenance": {"time": when, "host": "w", "commit": None, "dirty": None}, "gates": {}, "files": {},
+           "tests": [{"nodeid": "t.py::a", "outcome": outcome, "reason": "", "duration": 0.0, "markers": []}]}
+    tmp = os.path.join(store, f".w{i}.tmp")
+    with open(tmp, "w") as fh:
+        json.dump(doc, fh)
+    os.replace(tmp, os.path.join(store, f"w{i:04d}.json"))
+    time.sleep(0.003)
+"""
+
+
+def test_status_while_another_process_records_evidence(scene: Scenario) -> None:
+    import subprocess
+    import sys
+
+    store = scene.repo.root / STORE
+    store.mkdir(parents=True, exist_ok=True)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(store), "150"])
+    try:
+        while writer.poll() is None:
+            derived(scene.repo.root, Clock())  # the index written and read while files keep landing
+    finally:
+        writer.wait()
+    final = scene.check()
+    assert final["0001/P1"].verdicts[0].reason.startswith("failed") == (149 % 3 == 2)
+    scene.cached()
+
+
+# --- An index that is not what this code wrote ---------------------------------------------------------------
+
+
+def _nodes(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every position in a JSON document, as the keys and indexes that lead to it."""
+    out = [path]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _nodes(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _nodes(v, (*path, i))
+    return out
+
+
+def _replaced(doc: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(doc, dict):
+        return {**doc, head: _replaced(doc[head], rest, new)}
+    return [_replaced(v, rest, new) if i == head else v for i, v in enumerate(doc)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_an_index_of_another_shape_is_rebuilt_never_believed(data: st.DataObject) -> None:
+    """A value where the index holds a container, or a container where it holds a value, anywhere: status is
+    the store's, with no traceback."""
+    import tempfile
+
+    from tracker import statusindex
+
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
+        scene = Scenario(Path(tmp), mp)
+        try:
+            ids = _tree_ids(scene.repo.root)
+            scene.put(_passing(utc(-90), "t.py::a", "t.py::b", "t.py", files=ids))
+            scene.put(run_doc(utc(-60), {"t.py::a": "failed:boom"}, files=ids))
+            scene.put(signoff_doc(utc(-50), "0001/P2#2", ManualGate("looked at it"), [gate_hash(ManualGate("looked at it"))]))
+            running = {"nodeid": "t.py::b", "pid": scene.repo.alive_pid()}
+            scene.put(run_doc(utc(-40), {}, status="incomplete", running=running, host=scene.repo.host))
+            scene.put(result([case("m", {"k": 1}, [1.0, 2.0])], time=utc(-50), files={"src/b.py": b"b = 1\n"}), "bench/results")
+            expected = scene.check()
+            index = scene.repo.root / statusindex.INDEX
+            doc = json.loads(index.read_bytes())
+            path = data.draw(st.sampled_from(_nodes(doc)))
+            old = doc
+            for step in path:
+                old = old[step]
+            scalars = st.sampled_from([None, True, 0, -1, 1.5, "", "x", 2**70])
+            containers = st.sampled_from([{}, [], {"x": 1}, [None], [[1]]])
+            new = data.draw(scalars if isinstance(old, (dict, list)) else containers)
+            index.write_text(json.dumps(_replaced(doc, path, new)))
+            assert derived(scene.repo.root, Clock()) == expected
+        finally:
+            scene.repo.close()
+
+
+@pytest.mark.parametrize("kind", ["garbage", "truncated", "deep", "directory", "fifo", "device", "huge", "list"])
+def test_an_index_that_cannot_be_read_is_rebuilt(scene: Scenario, kind: str) -> None:
+    import os
+
+    from tracker import statusindex
+
+    scene.put(_passing(utc(-60), "t.py::a"))
+    expected = scene.check()
+    index = scene.repo.root / statusindex.INDEX
+    text = index.read_bytes()
+    index.unlink()
+    if kind == "garbage":
+        index.write_bytes(b"\xff\xfe not json")
+    elif kind == "truncated":
+        index.write_bytes(text[: len(text) // 2])
+    elif kind == "deep":
+        index.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    elif kind == "directory":
+        index.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(index)
+    elif kind == "device":
+        index.symlink_to("/dev/zero")
+    elif kind == "huge":
+        with open(index, "wb") as fh:
+            fh.truncate(statusindex.MAX_INDEX + 1)  # sparse: refused by its size, never read
+    else:
+        index.write_text("[]")
+    assert derived(scene.repo.root, Clock()) == expected
+    if kind in ("garbage", "truncated", "deep", "huge", "list"):  # replaced by a good one
+        assert derived(scene.repo.root, Clock()) == expected and json.loads(index.read_bytes())["format"] == statusindex.FORMAT

@@ -328,7 +328,7 @@ class _Judgement:
             return {}
         from tracker.status import stale_gates
 
-        return stale_gates(chosen, self.statuses, self.store, self.index(), getattr(self._bench, "changed", None))
+        return stale_gates(chosen, self.statuses, self.store, self.index(), self._bench)
 
 
 class GateLine(NamedTuple):

@@ -71,9 +71,10 @@ def tree_file_ids(root: Path) -> dict[str, str]:
 
     # Both git calls run at once: together they are most of this function's wall time.
     base = ["git", "-c", "core.quotepath=off"]
-    listing = subprocess.Popen([*base, "ls-files", "-s", "-z"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    outside = ["--", ".", f":(exclude){TRACKER_DIR}/"]  # committed evidence is listed by neither: its count does not matter
+    listing = subprocess.Popen([*base, "ls-files", "-s", "-z", *outside], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     changes = subprocess.Popen(
-        [*base, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--", ".", f":(exclude){TRACKER_DIR}/"],
+        [*base, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", *outside],
         cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     outputs: list[bytes] = []

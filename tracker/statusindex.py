@@ -89,27 +89,28 @@ def listing(root: Path) -> tuple[str, bool]:
 
     now = time.time_ns()
     rows = [code_key(), os.path.realpath(root), _folder_row(root / ".tracker")]
-    settled = True
+    newest = 0  # the latest ctime of them all
     for folder in FOLDERS:
         where = root / folder
         rows.append(_folder_row(where))
         try:
-            entries = list(os.scandir(where))
+            entries = [e for e in os.scandir(where) if e.name.endswith(".json")]
         except OSError as err:
             rows.append(f"{folder} cannot list {err.errno}")
             continue
+        prefix = f"{folder.as_posix()}/"
         for entry in entries:
-            if not entry.name.endswith(".json"):
-                continue
-            name = f"{folder.as_posix()}/{entry.name}"
             try:
                 st = entry.stat()  # a symlink's target: its bytes are what is read
             except OSError as err:
-                rows.append(f"{name}\0error {err.errno}")
+                rows.append(f"{prefix}{entry.name}\0error {err.errno}")
                 continue
             link = os.path.realpath(entry.path) if entry.is_symlink() else ""
-            rows.append(f"{name}\0{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_mode}\0{link}")
-            settled = settled and now - st.st_ctime_ns > SETTLED_NS
+            ctime = st.st_ctime_ns
+            rows.append(f"{prefix}{entry.name}\0{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {ctime} {st.st_mode}\0{link}")
+            if ctime > newest:
+                newest = ctime
+    settled = now - newest > SETTLED_NS
     rows[3:] = sorted(rows[3:])
     # surrogateescape: a file name that is not UTF-8 (its bytes as surrogates) still has a key
     return sha256_hex("\n".join(rows).encode("utf-8", "surrogateescape")), settled

@@ -219,8 +219,9 @@ _NEXT_KEY = re.compile(r"""^\s*(\[|[A-Za-z0-9_-]+\s*=|["'][^"']*["']\s*=)""")  #
 def unmatched_paths(root: Path, files: list[PlanFile]) -> list[str]:
     """Warnings for every ``paths`` glob that matches no file of the working tree (tracked, or untracked and not
     ignored: the files status fingerprints). Such a glob makes no phase stale, ever: ``src`` (no slash) matches a
-    file named ``src``, not the directory, and a typo like ``srcc/**`` matches nothing."""
-    phases = [(f, ph) for f in files if f.plan is not None for ph in f.plan.phases if ph.paths]
+    file named ``src``, not the directory, and a typo like ``srcc/**`` matches nothing. Only in files without
+    problems (as for a phase with no gates): there what validated of a phase is not all it says."""
+    phases = [(f, ph) for f in files if f.plan is not None and not f.problems for ph in f.plan.phases if ph.paths]
     if not phases:
         return []
     from tracker.fingerprint import tree_file_ids  # two git calls: only when some phase has paths

@@ -69,6 +69,18 @@ def gate_path_problem(arg: str) -> str | None:
     return None
 
 
+def finite_values(key: str) -> Any:
+    """A rule for a ``where``/``baseline`` table: no NaN or infinite value. A result's parameters are finite JSON
+    numbers and NaN equals nothing, itself included, so such a gate could never be met (and a NaN made the parsed
+    plan unequal to itself)."""
+
+    def check(table: dict[str, Any] | None) -> str | None:
+        bad = next((k for k, v in (table or {}).items() if isinstance(v, float) and v - v != 0), None)
+        return None if bad is None else f"{key}.{bad} = {table[bad]!r}: not a finite number (no result's parameter equals it)"  # type: ignore[index]
+
+    return _rule(check)
+
+
 class _Block(BaseModel):
     # Unknown keys are errors (a typo must not silently drop a gate); TOML is typed, so no coercion.
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -101,10 +113,10 @@ class BenchGateModel(_Block):
     """A benchmark threshold on a metric of the shared benchmark result schema (issue 4)."""
 
     bench: Annotated[str, Field(min_length=1)]
-    where: dict[str, Scalar] = {}
-    baseline: dict[str, Scalar] | None = None
-    at_least: float | None = None
-    at_most: float | None = None
+    where: Annotated[dict[str, Scalar], finite_values("where")] = {}
+    baseline: Annotated[dict[str, Scalar], finite_values("baseline")] | None = None
+    at_least: Annotated[float, Field(allow_inf_nan=False)] | None = None
+    at_most: Annotated[float, Field(allow_inf_nan=False)] | None = None
     stat: Literal["median", "min", "mean", "p90"] = "median"
     min_samples: Annotated[int, Field(ge=1)] | None = None
     hardware: Annotated[str, Field(min_length=1)] | None = None

@@ -482,3 +482,23 @@ def test_a_junit_timestamp_is_read_only_with_its_time_zone_deep(stamp: str) -> N
 @given(case=phase_with_paths())
 def test_an_unmatched_glob_is_warned_about_inside_its_phase_deep(case: tuple[str, list[str]]) -> None:
     test_an_unmatched_glob_is_warned_about_inside_its_phase.hypothesis.inner_test(case)  # type: ignore[attr-defined]
+
+
+# --- a bench gate whose where, baseline or threshold is not a finite number --------------------------------------
+
+
+def test_non_finite_bench_gate_values_are_plan_problems_at_their_line() -> None:
+    """NaN equals nothing, itself included: a ``where = { id = nan }`` gate could never be met, and the parsed plan
+    was not equal to itself (the parse cache round trip, found by test_props_parse's property)."""
+    from tracker.parse import parse_plan
+
+    gate = 'bench = "m.x"\nat_least = nan\nwhere = { id = nan, b = 1.5 }\nbaseline = { c = -inf }'
+    text = plan_text("0001", phase("P1", gate) + phase("P2", 'bench = "m.x"\nat_most = inf'))
+    lines = text.split("\n")
+    at = {key: lines.index(next(line for line in lines if line.startswith(key))) + 1 for key in ("at_least", "where", "baseline", "at_most")}
+    assert parse_plan("plans/0001-x.md", text)[1] == [
+        f"plans/0001-x.md:{at['where']}: phase P1 gate 1: where.id = nan: not a finite number (no result's parameter equals it)",
+        f"plans/0001-x.md:{at['baseline']}: phase P1 gate 1: baseline.c = -inf: not a finite number (no result's parameter equals it)",
+        f"plans/0001-x.md:{at['at_least']}: phase P1 gate 1: at_least: Input should be a finite number",
+        f"plans/0001-x.md:{at['at_most']}: phase P2 gate 1: at_most: Input should be a finite number",
+    ]

@@ -535,8 +535,9 @@ def load(root: Path, strict: bool = True, last: str | None = None, *, clock: Clo
     if last is not None and items and items[-1][0]:
         pinned = items[-1][1]
         store.reordered = [(EVIDENCE_DIR / name).as_posix() for _, when, name, _ in items[:-1] if when > pinned]
+    prefix = f"{EVIDENCE_DIR.as_posix()}/"
     for _, _, name, data in items:
-        rel = (EVIDENCE_DIR / name).as_posix()
+        rel = prefix + name
         kind = "tracker-bench-result" if data is None else data["schema"]
         if kind == "tracker-test-run":
             if data["status"] != "complete":

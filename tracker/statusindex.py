@@ -161,9 +161,9 @@ class Tables:
         self.defs: dict[str, Any] = _dict(data.get("defs"))
         self.done: dict[str, Any] = _dict(data.get("done"))
         self.then: dict[str, Any] = _dict(data.get("then"))
-        # Rows added, by their JSON text: each source and map is stored once, however many entries point to it.
-        self._source_ids: dict[str, int] = {}
-        self._map_ids: dict[str, int] = {}
+        # Rows added, by their content: each source and map is stored once, however many entries point to it.
+        self._source_ids: dict[EvidenceSource, int] = {}
+        self._map_ids: dict[tuple[tuple[str, str], ...], int] = {}
 
     def keep(self, old: Tables) -> None:
         """Take over the entries of ``old`` (an index of the same evidence) that this one lacks and that read back
@@ -191,17 +191,17 @@ class Tables:
         }  # fmt: skip
 
     @staticmethod
-    def _add(rows: list[Any], ids: dict[str, int], row: Any) -> int:
-        text = _text(row)
-        found = ids.get(text)
+    def _add(rows: list[Any], ids: dict[Any, int], key: Any, row: Any) -> int:
+        """The position of ``row`` (identified by ``key``) in ``rows``, appended when new."""
+        found = ids.get(key)
         if found is None:
-            found = ids[text] = len(rows)
+            found = ids[key] = len(rows)
             rows.append(row)
         return found
 
     def put_verdict(self, key: str, verdict: GateVerdict, ever: bool) -> None:
         src = verdict.source
-        source = -1 if src is None else self._add(self.sources, self._source_ids, [src.file, src.machine, src.commit, src.time])
+        source = -1 if src is None else self._add(self.sources, self._source_ids, src, [src.file, src.machine, src.commit, src.time])
         self.gates[key] = [verdict.met, verdict.reason, verdict.failed, source, ever]
 
     def verdict(self, key: str) -> tuple[GateVerdict, bool]:
@@ -225,7 +225,8 @@ class Tables:
         return GateVerdict(met, reason, src, failed), ever
 
     def put_files(self, key: str, files: dict[str, str]) -> None:
-        self.then[key] = self._add(self.maps, self._map_ids, dict(sorted(files.items())))
+        items = tuple(sorted(files.items()))
+        self.then[key] = self._add(self.maps, self._map_ids, items, dict(items))
 
     def files(self, key: str) -> dict[str, str]:
         """The ``{path: blob id}`` map stored under ``key``; :class:`Miss` when there is none."""
@@ -244,10 +245,6 @@ class Tables:
         if type(value) is not bool:
             raise Miss
         return value
-
-
-def _text(row: object) -> str:
-    return json.dumps(row, sort_keys=True, ensure_ascii=False)
 
 
 def _list(value: object) -> list[Any]:

@@ -260,7 +260,8 @@ def write(root: Path, document: dict[str, Any]) -> None:
     from tracker.benchstatus import write_cache  # noqa: PLC0415 - only when the index is rebuilt
 
     try:
-        data = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogateescape")
+        # ASCII: a file name that is not UTF-8 (its bytes as lone surrogates) reads back as it was written
+        data = json.dumps(document, separators=(",", ":")).encode("ascii")
         write_cache(root / INDEX, data)
     except (OSError, ValueError):
         pass

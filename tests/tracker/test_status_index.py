@@ -870,3 +870,15 @@ def test_an_index_that_cannot_be_read_is_rebuilt(scene: Scenario, kind: str) -> 
     assert derived(scene.repo.root, Clock()) == expected
     if kind in ("garbage", "truncated", "deep", "huge", "list"):  # replaced by a good one
         assert derived(scene.repo.root, Clock()) == expected and json.loads(index.read_bytes())["format"] == statusindex.FORMAT
+
+
+def test_a_file_name_that_is_not_utf8_is_indexed_and_read_back(scene: Scenario) -> None:
+    import os
+
+    name = os.fsdecode(b"\xff-run.json")
+    path = scene.repo.root / STORE / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(run_doc(utc(-60), {"t.py::a": "passed"})))
+    got = scene.check()
+    assert got["0001/P1"].verdicts[0].source.file == f"{STORE}/{name}"
+    assert scene.cached() == got  # was: written as raw bytes, not UTF-8, so never read back: every status a miss

@@ -8,10 +8,8 @@ evidence files written by ``pytest --tracker-record`` on another machine are che
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
-import secrets
 import subprocess
 import sys
 import time
@@ -22,13 +20,7 @@ from tracker.errors import ExitCode, FileError, UsageError
 from tracker.evidence import EVIDENCE_DIR, UTC_FORMAT, Clock, check_document, check_store_dir
 from tracker.fileio import atomic_write, parse_json, read_regular, repo_lock
 from tracker.ingest import IngestError, TestRun, check_test_run, parse_junit, parse_reportlog, sniff
-
-
-def evidence_name(kind: str, host: str) -> str:
-    """A store file name two branches never both create (time, host, kind, random suffix)."""
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in host)[:40] or "host"
-    return f"{stamp}-{safe}-{kind}-{secrets.token_hex(3)}.json"
+from tracker.names import evidence_name  # the one naming rule for store files (the plugin's too)
 
 
 def commit_files(root: Path, commit: str | None) -> tuple[str, dict[str, str]]:
@@ -71,7 +63,7 @@ def _run_time(run: TestRun, path: Path, clock: Clock) -> str:
     never later than now: a run cannot have happened after it is ingested (a clock a few minutes ahead). A
     time more than MAX_FUTURE_S after this machine's clock is refused (IngestError): that is no small drift."""
     if run.time is not None:
-        when, what = run.time, "testsuite timestamp (read as UTC when it has no time zone)"
+        when, what = run.time, "testsuite timestamp"
     else:
         try:
             when = time.strftime(UTC_FORMAT, time.gmtime(path.stat().st_mtime))
@@ -233,4 +225,4 @@ def run(root: Path, paths: list[Path], host: str | None = None, commit: str | No
     return int(ExitCode.OK)
 
 
-__all__ = ["run", "IngestError", "commit_files", "test_run_document"]
+__all__ = ["run", "IngestError", "commit_files", "evidence_name", "test_run_document"]

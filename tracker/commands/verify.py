@@ -146,11 +146,9 @@ def _run_gates(root: Path, gates: dict[str, TestGate], pytest_args: list[str], l
     existing, missing = _test_paths(root, gates.values())
     for p in missing:
         log.write(f"tracker: no such test file or directory: {p}\n")
-    import socket
+    from tracker.names import evidence_name  # the plugin's naming rule, light: no pytest, no ingest command
 
-    from tracker.commands.ingest import evidence_name  # same naming as the plugin's, without importing pytest
-
-    name = evidence_name("verify", socket.gethostname())
+    name = evidence_name("verify")
     evidence = root / EVIDENCE_DIR / name
     with tempfile.TemporaryDirectory(prefix="tracker-verify-") as tmp:
         sel, hashes = Path(tmp, "select.json"), Path(tmp, "gates.json")

@@ -263,7 +263,14 @@ def derive(root: Path, plans: list[Plan], clock: Clock | None = None) -> dict[st
     from tracker.fingerprint import tree_file_ids
 
     clock = clock or Clock()
-    tree = lambda: FileIndex(tree_file_ids(root))  # noqa: E731 - staleness is judged on the tree as it is now
+    scanned: list[FileIndex] = []
+
+    def tree() -> FileIndex:
+        """The working tree's file ids, read once (staleness is judged on the tree as it is now, never cached)."""
+        if not scanned:
+            scanned.append(FileIndex(tree_file_ids(root)))
+        return scanned[0]
+
     key, settled = statusindex.listing(root)  # before the store is read: a file changed meanwhile changes the key
     kept = statusindex.read(root, key, clock)
     if kept is not None:

@@ -13,7 +13,13 @@ ingested from JUnit XML, which has none, or a record with no ``markers`` key) ca
 selects it: for such a gate it only contributes the outcome of a test that a run with markers selected,
 never adds or drops a test, and its run is never "the newest run that collected all of it". A file level
 record (a collection error) counts for a marker gate whatever its markers, as pytest reports a file it
-could not collect whatever ``-m`` says.
+could not collect whatever ``-m`` says, and only a run with markers retires it: a blind run that collected
+tests under it cannot say whether ``-m`` selects them. A test that no run with markers ever recorded and whose
+newest outcome, in a blind run newer than the gate's whole run, is a failure keeps the gate unmet ("cannot tell
+whether -m selects it"): never met on the other tests' passes.
+
+JUnit XML writes a non-strict xpass as a plain pass: its "passed" never counts as a pass of a test that a run
+which can tell them apart recorded as ``xfailed`` or ``xpassed``, or with an ``xfail`` marker.
 """
 
 from __future__ import annotations
@@ -89,8 +95,14 @@ class TestIndex:
     def selection(self, key: str, gate: TestGate) -> tuple[TestRun | None, list[dict[str, Any]], TestRun | None]:
         """(the newest run that collected under the gate, the newest record of each test it covers, the newest
         run whose records under the gate carry no marker information when the gate has a marker)."""
+        newest, found, blind, _ = self._select(key, gate)
+        return newest, found, blind
+
+    def _select(self, key: str, gate: TestGate) -> tuple[TestRun | None, list[dict[str, Any]], TestRun | None, list[str]]:
+        """:meth:`selection`, and the node ids of tests under a marker gate that blind runs newer than its whole
+        run recorded (whether ``-m`` selects them is known only where a run with markers recorded them)."""
         found: dict[str, dict[str, Any]] = {}
-        later: list[str] = []  # node ids of newer runs a marker gate cannot use: they still retire collection errors
+        later: list[str] = []  # node ids of newer runs a marker gate cannot use (nor retire collection errors with)
         newest: TestRun | None = None
         blind: TestRun | None = None
         for run in self.runs:  # newest first
@@ -107,8 +119,9 @@ class TestIndex:
                 whole = key in run.gates or covers(run.provenance.get("args"), gate.test)
             if newest is None and (recs or whole):
                 newest = run
-            # A collection error stops counting once a newer run collected tests under it.
-            seen = [*found, *later]
+            # A collection error stops counting once a newer run collected tests under it, one with markers for a
+            # marker gate: a blind run collected the file, but what -m selects of it is unknown.
+            seen = list(found)
             for rec in recs:
                 nodeid = rec["nodeid"]
                 if nodeid not in found and ("::" in nodeid or not any(selects(nodeid, s) for s in seen)):
@@ -116,7 +129,19 @@ class TestIndex:
             if whole:
                 break
         covered = [r for r in found.values() if "::" not in r["nodeid"] or marker_matches(gate.marker, r.get("markers", []))]
-        return newest, covered, blind
+        return newest, covered, blind, list(dict.fromkeys(later))
+
+    def _unknown_failure(self, nodeids: list[str]) -> tuple[TestRun, dict[str, Any]] | None:
+        """The first of ``nodeids`` that no run with markers ever recorded and whose newest outcome is a failure,
+        as (run, record): whether the gate's ``-m`` selects it cannot be told, so it cannot be left out."""
+        for nodeid in nodeids:
+            hist = self.tests_of(nodeid)
+            if any(has_markers(r, x) for r, x in hist):
+                continue  # its markers are known: the gate's selection already decided about it
+            ran = next(((r, x) for r, x in hist if x["outcome"] in RAN), None)
+            if ran is not None and ran[1]["outcome"] in FAILURES:
+                return ran
+        return None
 
     def verdict(self, key: str, gate: TestGate) -> tuple[GateVerdict, bool]:
         """(verdict, was met at some time) for test gate ``key`` ("PLAN/PHASE#N").
@@ -128,7 +153,7 @@ class TestIndex:
             marker_matches(gate.marker, ())
         except ValueError as err:
             return GateVerdict(False, str(err)), False
-        run, recs, blind = self.selection(key, gate)
+        run, recs, blind, unknown = self._select(key, gate)
         if run is None and blind is not None:
             why = f"-m {gate.marker!r} cannot be evaluated: the only runs of it record no markers (JUnit XML)"
             return GateVerdict(False, why, source_of(blind)), False
@@ -138,9 +163,12 @@ class TestIndex:
             # Missing evidence, not a failure: nothing ran that could fail (README: "failed").
             what = f"-m {gate.marker!r} selects 0 tests" if gate.marker else "0 tests collected"
             return GateVerdict(False, f"{what} (an empty gate is unmet)", source_of(run)), False
-        passed, first_bad, sources, ever = 0, None, [], True
+        passed, first_bad, sources, ever, hidden = 0, None, [], True, None
         for rec in recs:
             hist = self.tests_of(rec["nodeid"])
+            if xfail_known(hist):
+                hidden = hidden or next((r for r, x in hist if x["outcome"] == "passed" and not tells_xpass(r)), None)
+                hist = [(r, x) for r, x in hist if x["outcome"] != "passed" or tells_xpass(r)]
             ran = next(((r, x) for r, x in hist if x["outcome"] in RAN), None)
             ever = ever and any(x["outcome"] == "passed" for _, x in hist)
             if ran is not None and ran[1]["outcome"] == "passed":
@@ -155,7 +183,13 @@ class TestIndex:
                 first_bad = (newest[0], newest[1])
         if first_bad is None:
             newest_run = max(sources, key=lambda r: (r.time, r.file))
-            return GateVerdict(True, f"{passed} passed", source_of(newest_run)), True
+            blocked = self._unknown_failure(unknown)
+            if blocked is None:
+                return GateVerdict(True, f"{passed} passed", source_of(newest_run)), True
+            bad_run, bad = blocked
+            why = (f"{bad['nodeid']}: {bad['outcome']} in a run that records no markers (JUnit XML?): cannot tell whether "
+                   f"-m {gate.marker!r} selects it (a run with markers says: tracker verify)")  # fmt: skip
+            return GateVerdict(False, why, source_of(bad_run), failed=True), ever
         bad_run, bad = first_bad
         outcome, reason = bad["outcome"], bad.get("reason") or ""
         detail = f"{outcome}: {reason}" if reason else outcome
@@ -163,6 +197,8 @@ class TestIndex:
             detail = "collected but not run"
         who = "" if bad["nodeid"] == normalize_arg(gate.test) else f"{bad['nodeid']}: "
         text = f"{who}{detail}" + (f" ({len(recs) - passed} of {len(recs)} not passing)" if len(recs) > 1 else "")
+        if hidden is not None:
+            text += f"; a newer pass in {hidden.file} is not counted: JUnit XML writes an xpass as a pass"
         failed = outcome in FAILURES
         return GateVerdict(False, text, source_of(bad_run), failed=failed), ever
 
@@ -171,6 +207,18 @@ def has_markers(run: TestRun, rec: dict[str, Any]) -> bool:
     """Does this record say which markers its test has? Not when its run was ingested from JUnit XML (which
     has no markers; ingest stores ``[]``), nor when the record has no ``markers`` key."""
     return "markers" in rec and run.provenance.get("ingested_from") != "junit"
+
+
+def tells_xpass(run: TestRun) -> bool:
+    """Can this run's "passed" be told from an xpass? Not when it was ingested from JUnit XML, which writes a
+    non-strict xpass as a plain pass."""
+    return run.provenance.get("ingested_from") != "junit"
+
+
+def xfail_known(hist: list[tuple[TestRun, dict[str, Any]]]) -> bool:
+    """Did any run record this test as xfailed or xpassed, or (one with markers) with an ``xfail`` marker? Then a
+    pass that cannot be told from an xpass is no pass."""
+    return any(x["outcome"] in ("xfailed", "xpassed") or (has_markers(r, x) and "xfail" in x["markers"]) for r, x in hist)
 
 
 def covers(args: object, arg: str) -> bool:

@@ -138,9 +138,12 @@ def test_gpu_test_evidence_from_reportlog(tmp_path: Path, monkeypatch: pytest.Mo
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--report-log=gpu.jsonl", "tests"], cwd=gpu, env=env, check=True, capture_output=True)
     code, out = call("ingest", repo, [gpu / "gpu.jsonl"], host="h200-box")
     assert code == 0, out
+    # A reportlog records keywords, not markers (they also hold directory, module and parameter names): alone,
+    # it cannot say what `-m gpu` selects, so the gate waits for a run that records markers.
     st = statuses(repo)["0003/P1"]
-    assert st.status is Status.DONE and st.verdicts[0].source is not None and st.verdicts[0].source.machine == "h200-box"
-    # The same test skipped on this CPU machine neither meets nor un-meets the gate.
+    assert st.status is not Status.DONE and not st.verdicts[0].met and not st.verdicts[0].failed, st.verdicts[0].reason
+    # The same test skipped on this CPU machine neither meets nor un-meets the gate; its markers select it,
+    # and its outcome is the GPU machine's.
     code, out = call("verify", repo, ["0003"], force=True)
     assert code == 0 and "met   0003/P1#1" in out
     local = json.loads(next(p for p in (repo / ".tracker/evidence").glob("*-verify-*.json")).read_text())

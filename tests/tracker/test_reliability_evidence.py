@@ -86,11 +86,11 @@ JUNIT = ('<testsuites><testsuite name="pytest" timestamp="{stamp}"><testcase cla
 def test_a_future_junit_timestamp_is_refused_by_ingest(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:
     root = repo(FILES)
     junit = tmp_path / "junit.xml"
-    junit.write_text(JUNIT.format(stamp="2099-01-01T00:00:00", time="0.1"))
+    junit.write_text(JUNIT.format(stamp="2099-01-01T00:00:00+00:00", time="0.1"))
     res = cli(root, "ingest", str(junit))
     assert res.code == 8
-    assert res.err.startswith(f"tracker: error: {junit}: testsuite timestamp (read as UTC when it has no time zone) "
-                              "2099-01-01T00:00:00Z is in the future: more than 5 minutes after this machine's clock (")  # fmt: skip
+    assert res.err.startswith(f"tracker: error: {junit}: testsuite timestamp "), res.err
+    assert "2099-01-01T00:00:00Z is in the future: more than 5 minutes after this machine's clock (" in res.err
     assert not (root / STORE).exists()
 
 

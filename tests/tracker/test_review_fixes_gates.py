@@ -135,3 +135,65 @@ def test_a_junit_pass_after_an_xfailed_is_no_pass(repo: Callable[..., Path], cli
     junit_run_and_ingest(cli, root, "tests", env={**os.environ, "FIXED": "1"})
     status, gate = status_of(cli, root)
     assert gate["met"] is False, gate
+
+
+# --- F3: verify's own run put behind a file from a clock ahead --------------------------------------------------------
+
+SIMPLE_LAYOUT = {
+    "plans/0001-x.md": plan_text("0001", phase("P1", 'test = "tests/test_a.py"')),
+    "pytest.ini": PYTEST_INI, ".gitignore": IGNORED,
+    "tests/test_a.py": "def test_a():\n    assert True\n",
+}
+
+
+def utc_after(seconds: int) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + seconds))
+
+
+def test_status_agrees_with_verify_after_a_file_from_a_clock_ahead(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+    """The review's reproduction: a pass recorded by a machine whose clock runs 4 minutes ahead; verify's own run
+    of the broken test is put behind it and judged UNMET, but status ordered by time and said done. verify now
+    records its run as later than that file (keeping its own clock's reading), so status judges as verify did."""
+    from tracker.evidence import check_document
+
+    root = repo(SIMPLE_LAYOUT)
+    assert cli(root, "verify", "0001/P1").code == 0
+    (ahead,) = (root / ".tracker/evidence").glob("*.json")
+    doc = json.loads(ahead.read_text())
+    doc["provenance"]["time"] = utc_after(240)  # as another machine's clock would say it
+    ahead.write_text(json.dumps(doc))
+    make_files(root, {"tests/test_a.py": "def test_a():\n    assert False\n"})
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "evidence from ahead; break a")
+    res = cli(root, "verify", "--force", "0001/P1")
+    assert res.code == 1 and "UNMET 0001/P1#1" in res.out, res.out + res.err
+    assert "recorded later than this run" in res.out and "provenance.clock_time" in res.out, res.out
+    (own,) = set((root / ".tracker/evidence").glob("*.json")) - {ahead}
+    own_doc = json.loads(own.read_text())
+    check_document(own_doc)  # still a valid evidence file (clock_time is an unknown key holding a string)
+    assert own_doc["provenance"]["time"] > doc["provenance"]["time"] > own_doc["provenance"]["clock_time"]
+    status, gate = status_of(cli, root)
+    assert status == "regressed" and gate["met"] is False and gate["source"]["file"] == own.relative_to(root).as_posix(), gate
+
+
+# --- F8: a verify run that ran none of a gate's tests ---------------------------------------------------------------
+
+
+def test_verify_says_a_verdict_comes_from_older_evidence_when_its_run_ran_none_of_the_tests(
+    repo: Callable[..., Path], cli: Callable[..., Any],
+) -> None:
+    """``-k nomatch`` deselects the gate's only test: the gate stays met (deselection never un-meets), and verify
+    says the verdict is the older evidence's, naming its file, instead of a bare "met ... 1 passed"."""
+    root = repo(SIMPLE_LAYOUT)
+    assert cli(root, "verify", "0001/P1").code == 0
+    (older,) = (root / ".tracker/evidence").glob("*.json")
+    for args in (["--pytest-arg=-k", "--pytest-arg=nomatch"], ["--pytest-arg=--deselect", "--pytest-arg=tests/test_a.py::test_a"]):
+        res = cli(root, "verify", "--force", "0001/P1", *args)
+        assert res.code == 0, res.out + res.err
+        line = next(line for line in res.out.splitlines() if line.startswith("met   0001/P1#1"))
+        assert "this run ran none of its tests" in line and older.relative_to(root).as_posix() in line, line
+    res = cli(root, "verify", "--force", "0001/P1")
+    line = next(line for line in res.out.splitlines() if line.startswith("met   0001/P1#1"))
+    assert "older evidence" not in line, line

@@ -63,10 +63,13 @@ def run(
     judged = session.before if session.before is not None and session.evidence is None else _Judgement(
         root, plans, last=session.evidence.name if session.evidence else None
     )
-    warnings = _explain(judged.store)
+    moved = _record_after(session.evidence, judged.store) if session.evidence is not None and judged.store.reordered else None
+    warnings = _explain(judged.store, moved)
     for line in warnings:
         log.write(f"tracker: {line}\n")
     gates = gate_verdicts(chosen, judged.statuses, judged.stale(chosen), session.bench_failed)
+    if session.evidence is not None:
+        gates = _from_older_evidence(gates, all_gates, session, judged.store)
     empty = [g.key for g in gates if g.kind == "test" and g.verdict == "unmet" and ("0 tests" in g.reason or "never run" in g.reason)]
     code = int(ExitCode.NO_TESTS) if empty else int(ExitCode.CHECK_FAILED) if session.bench_code or any(g.verdict != "met" for g in gates) else 0
     if as_json:
@@ -501,13 +504,85 @@ def _recorded(root: Path, evidence: Path) -> str:
     return f"the pytest run was stopped and recorded as {status} ({rel}): no result was recorded as passing"
 
 
-def _explain(store: Store) -> list[str]:
-    """What the evidence behind verify's verdicts is not: files put behind this machine's run, files
-    that cannot be used (a time in the future among them), each of which leaves every gate unmet."""
+def _explain(store: Store, moved: str | None = None) -> list[str]:
+    """What the evidence behind verify's verdicts is not: files put behind this machine's run (``moved``: what
+    :func:`_record_after` did about it), files that cannot be used (a time in the future among them), each of
+    which leaves every gate unmet."""
     lines = [
         f"{rel} is recorded later than this run (a clock ahead of this one?): it is put behind it, and what this "
         "machine just ran decides"
         for rel in store.reordered
     ]  # fmt: skip
+    lines += [moved] if moved else []
     lines += [f"not used, and every test and bench gate is unmet until it is fixed or removed: {line}" for line in store.invalid]
     return lines
+
+
+def _record_after(evidence: Path, store: Store) -> str | None:
+    """Rewrite this run's evidence file (atomically) with a time one second after the newest file that
+    :func:`tracker.evidence.load` put behind it, keeping this machine's own clock reading in
+    ``provenance.clock_time``: the store orders files by time, so without this, status would judge on the file
+    from a clock ahead, which verify just judged behind this run. Returns what was done, for the user."""
+    import calendar
+    import time
+
+    from tracker.evidence import UTC_FORMAT, check_document
+    from tracker.fileio import atomic_write
+
+    times = _times_of(store, set(store.reordered))
+    data = _read_evidence(evidence)
+    prov = data.get("provenance")
+    if not times or not isinstance(prov, dict):
+        return None
+    later = time.strftime(UTC_FORMAT, time.gmtime(calendar.timegm(time.strptime(max(times), UTC_FORMAT)) + 1))
+    rel = (EVIDENCE_DIR / evidence.name).as_posix()
+    prov["clock_time"], prov["time"] = prov.get("time"), later
+    try:
+        check_document(data)
+        atomic_write(evidence, (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
+    except (ValueError, OSError) as err:
+        return f"{rel} could not be recorded as later than them ({err}): `tracker status` may judge on them until it runs again"
+    return (f"{rel} is recorded at {later}, one second after them (this machine's clock said {prov['clock_time']}, kept "
+            "as provenance.clock_time): `tracker status` orders the runs as verify judged them")
+
+
+def _times_of(store: Store, files: set[str]) -> list[str]:
+    """The recorded UTC times of the store's ``files`` (their paths relative to the repository root)."""
+    from tracker.evidence import utc_time
+
+    times = [run.time for run in store.runs if run.file in files]
+    times += [str(utc_time(doc.get("time"))) for rel, doc in store.signoffs if rel in files and utc_time(doc.get("time"))]
+    for rel, doc in store.bench:
+        prov = doc.get("provenance") if isinstance(doc, dict) else None
+        when = utc_time(prov.get("time")) if isinstance(prov, dict) else None
+        if rel in files and when:
+            times.append(when)
+    return times
+
+
+def _from_older_evidence(gates: list[GateLine], all_gates: dict[str, TestGate], session: _Session, store: Store) -> list[GateLine]:
+    """Say it on each test gate this run was to run but ran none of the tests of (deselected by ``-k`` or
+    ``--deselect``, skipped, not collected): its verdict comes from older evidence, named (deselection never
+    un-meets a gate, so a bare "met" would read as this run's pass)."""
+    from tracker.evidence import RAN
+    from tracker.selection import marker_matches, selects
+
+    own = next((run for run in reversed(store.runs) if run.file.endswith("/" + session.evidence.name)), None) if session.evidence else None
+    out = []
+    for g in gates:
+        gate = all_gates.get(g.key)
+        source = g.v.source
+        if gate is None or g.key not in session.ran or source is None or own is None or source.file == own.file:
+            out.append(g)
+            continue
+        ran = any(
+            r["outcome"] in RAN and selects(gate.test, r["nodeid"])
+            and ("::" not in r["nodeid"] or marker_matches(gate.marker, r.get("markers", [])))
+            for r in own.tests
+        )  # fmt: skip
+        if ran:
+            out.append(g)
+            continue
+        note = f"; this run ran none of its tests (deselected or skipped?): the verdict comes from older evidence, {source.file}"
+        out.append(g._replace(reason=g.reason + note))
+    return out

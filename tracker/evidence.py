@@ -662,7 +662,9 @@ def crashed_run(rel: str, data: dict[str, Any], seen: list[tuple[object, object,
     if alive:
         return None
     rec = {"nodeid": running["nodeid"], "outcome": "error", "reason": "crashed: the pytest process died while this test ran",
-           "duration": 0.0, "markers": running.get("markers") or []}  # fmt: skip
+           "duration": 0.0}  # fmt: skip
+    if isinstance(running.get("markers"), list):  # none (an ingested reportlog's running test): marker-blind
+        rec["markers"] = running["markers"]
     # No gates, no args: the run collected nothing whole, it only adds this one record.
     return TestRun(rel, {k: v for k, v in prov.items() if k != "args"}, {}, data.get("files") or {}, [rec])
 

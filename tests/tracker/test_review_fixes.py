@@ -133,7 +133,6 @@ def marker_repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 # Until tracker/commands/ingest.py stores tracker.ingest.evidence_records / running_record (no markers key) and
 # tracker/evidence.py's crashed_run keeps a running test without markers marker-blind, an ingested reportlog's
 # records say "markers: []" (they used to hold its keywords). Strict: once both land, these pass and the mark goes.
-NEEDS_BLIND_RECORDS = pytest.mark.xfail(strict=True, reason="needs commands/ingest.py and evidence.py to store reportlog records without markers")
 
 
 def copy_of(marker_repos: dict[str, Path], name: str, tmp_path: Path) -> Path:
@@ -162,7 +161,6 @@ def test_a_directory_named_like_a_marker_does_not_hide_a_failure(marker_repos: d
     assert gate["reason"].startswith("tests/slow/test_x.py::test_fast: failed") and "(1 of 2 not passing)" in gate["reason"], gate
 
 
-@NEEDS_BLIND_RECORDS
 def test_a_reportlog_of_part_of_a_marker_gate_cannot_drop_its_failure(marker_repos: dict[str, Path], cli: Callable[..., Any],
                                                                       tmp_path: Path) -> None:  # fmt: skip
     """Keywords are not markers either way: a reportlog whose records said "no markers" dropped its failing
@@ -176,7 +174,6 @@ def test_a_reportlog_of_part_of_a_marker_gate_cannot_drop_its_failure(marker_rep
     assert gate["reason"].startswith("tests/test_a.py::test_one: failed"), gate
 
 
-@NEEDS_BLIND_RECORDS
 def test_a_reportlog_crash_inside_a_marked_test_regresses_its_gate(marker_repos: dict[str, Path], cli: Callable[..., Any],
                                                                    tmp_path: Path) -> None:  # fmt: skip
     """The test a crashed reportlog session stopped inside is an error of that run: its record must not say

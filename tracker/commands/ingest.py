@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from tracker.errors import ExitCode, FileError, UsageError
 from tracker.evidence import EVIDENCE_DIR, UTC_FORMAT, Clock, check_document, check_store_dir
 from tracker.fileio import atomic_write, parse_json, read_regular, repo_lock
-from tracker.ingest import IngestError, TestRun, check_test_run, parse_junit, parse_reportlog, sniff
+from tracker.ingest import IngestError, TestRun, check_test_run, evidence_records, parse_junit, parse_reportlog, running_record, sniff
 from tracker.names import evidence_name  # the one naming rule for store files (the plugin's too)
 
 
@@ -96,18 +96,15 @@ def test_run_document(
         "rootdir": None,
         "gates": {},
         "files": files,
-        "tests": sorted(
-            ({"nodeid": o.nodeid, "outcome": o.outcome, "reason": o.reason, "duration": round(o.duration, 6),
-              "markers": sorted(o.markers)} for o in run.outcomes),
-            key=lambda r: r["nodeid"],
-        ),
+        "tests": evidence_records(run),  # no markers key: neither format says which markers a test has
         "exitstatus": run.exitstatus,
         "losses": run.losses + ([run.why_incomplete] if run.why_incomplete else []),
     }
-    if run.crashed_in is not None:
+    running = running_record(run)
+    if running is not None:
         # The plugin's form of a crash: that one test is an error of this run, nothing else of it counts.
         doc["status"] = "incomplete"
-        doc["running"] = {"nodeid": run.crashed_in.nodeid, "markers": sorted(run.crashed_in.markers)}
+        doc["running"] = running
     return doc
 
 

@@ -197,3 +197,24 @@ def test_verify_says_a_verdict_comes_from_older_evidence_when_its_run_ran_none_o
     res = cli(root, "verify", "--force", "0001/P1")
     line = next(line for line in res.out.splitlines() if line.startswith("met   0001/P1#1"))
     assert "older evidence" not in line, line
+
+
+# --- verify's crash message names the test from the running slot ---------------------------------------------------
+
+CRASH_LAYOUT = {
+    "plans/0001-x.md": plan_text("0001", phase("P1", 'test = "tests/test_c.py"')),
+    "pytest.ini": PYTEST_INI, ".gitignore": IGNORED,
+    "tests/test_c.py": "import os\n\ndef test_a():\n    pass\n\ndef test_b():\n    os._exit(3)\n\ndef test_c():\n    pass\n",
+}
+
+
+def test_verify_names_the_test_that_crashed_among_others_of_its_file(repo: Callable[..., Path]) -> None:
+    """The evidence file names only the crashed test's file when other tests of it run (the plugin names the very
+    test in its running slot, tracker.names.crashed_test): verify's message names the test, read from the slot."""
+    from tracker.commands.common import pytest_env
+
+    root = repo(CRASH_LAYOUT)
+    proc = subprocess.run([sys.executable, "-m", "tracker", "verify"], cwd=root, env=pytest_env(root), capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    assert proc.returncode == 6, proc.stdout + proc.stderr
+    assert "it crashed while running tests/test_c.py::test_b, which counts as an error" in proc.stderr, proc.stderr

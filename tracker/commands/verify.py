@@ -197,7 +197,7 @@ def _check_run(evidence: Path, code: int, pytest_args: list[str]) -> None:
         raise UsageError(f"pytest refused {what} (exit {code}; its message is above): nothing ran")
     if status != "complete":
         what = "left no evidence file" if status is None else f"recorded as {status}"
-        running = data.get("running") if isinstance(data.get("running"), dict) else {}
+        running = _crashed_in(evidence, data)
         crashed = f"; it crashed while running {running['nodeid']}, which counts as an error" if isinstance(running.get("nodeid"), str) else ""
         raise InterruptedRunError(f"pytest exited with {code} and its run was {what}{crashed}: nothing counts as passed")
 
@@ -483,13 +483,25 @@ def _read_evidence(evidence: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _crashed_in(evidence: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """The ``running`` record of the run's evidence ({} when none), made precise by the plugin's running slot:
+    the evidence file names the crashed test's file when other tests of it ran, the slot the very test
+    (:func:`tracker.names.crashed_test`). Read only once pytest has exited: nothing writes the slot any more."""
+    from tracker.names import crashed_test
+
+    running = data.get("running")
+    if not isinstance(running, dict):
+        return {}
+    return crashed_test(evidence, running, root=evidence.parent.parent.parent)
+
+
 def _recorded(root: Path, evidence: Path) -> str:
     """What the interrupted session left in its evidence file, said as it is: a tracker stopped while its
     pytest went on to finish has a complete run recorded, and that run counts."""
     data = _read_evidence(evidence)
     rel = evidence.relative_to(root).as_posix()
     status = data.get("status")
-    running = data.get("running") if isinstance(data.get("running"), dict) else {}
+    running = _crashed_in(evidence, data)
     if status == "complete":
         tests = data.get("tests") if isinstance(data.get("tests"), list) else []
         counts = Counter(str(t.get("outcome")) for t in tests if isinstance(t, dict))

@@ -541,7 +541,7 @@ def load(root: Path, strict: bool = True, last: str | None = None, *, clock: Clo
         kind = "tracker-bench-result" if data is None else data["schema"]
         if kind == "tracker-test-run":
             if data["status"] != "complete":
-                crashed = crashed_run(rel, data, store.processes)
+                crashed = crashed_run(rel, data, store.processes, root=root)
                 if crashed is None:
                     store.incomplete.append(rel)
                 else:
@@ -648,7 +648,9 @@ class _ResultCopies:
             pass
 
 
-def crashed_run(rel: str, data: dict[str, Any], seen: list[tuple[object, object, bool]] | None = None) -> TestRun | None:
+def crashed_run(
+    rel: str, data: dict[str, Any], seen: list[tuple[object, object, bool]] | None = None, *, root: Path | None = None
+) -> TestRun | None:
     """An ``incomplete`` run whose process died while a test ran, as a run where only that test
     errored (nothing else of it counts); None while its process may still be running here. ``seen``
     collects (pid, host, alive) of the process it asked about."""
@@ -661,6 +663,10 @@ def crashed_run(rel: str, data: dict[str, Any], seen: list[tuple[object, object,
         seen.append((running.get("pid"), prov.get("host"), alive))
     if alive:
         return None
+    if root is not None:  # the plugin names the test it runs in a slot beside the file (tracker.names.running_file)
+        from tracker.names import crashed_test  # noqa: PLC0415 - only for a crashed run
+
+        running = crashed_test(root / rel, running, root=root)
     rec = {"nodeid": running["nodeid"], "outcome": "error", "reason": "crashed: the pytest process died while this test ran",
            "duration": 0.0}  # fmt: skip
     if isinstance(running.get("markers"), list):  # none (an ingested reportlog's running test): marker-blind

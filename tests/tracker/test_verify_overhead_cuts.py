@@ -230,7 +230,6 @@ test = "tests/test_c.py"
 """
 
 
-@pytest.mark.xfail(strict=True, reason="evidence.crashed_run and verify do not read the running slot yet (tracker.names.crashed_test)")
 def test_the_store_and_verify_name_the_test_that_crashed_among_others_of_its_file(repo) -> None:
     from tracker import evidence
     from tracker.commands.common import pytest_env

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from tracker.evidence import RAN, Store
 from tracker.fingerprint import FileIndex
-from tracker.model import BenchGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
+from tracker.model import BenchGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash, gate_key
 from tracker.results import ResultRun
 
 if TYPE_CHECKING:
@@ -202,7 +202,6 @@ def was_done(plan: Plan, phase: Phase, store: Store, results: Sequence[ResultRun
     evidence time, not one index build. ``results`` matter only to a phase with a bench gate; ``tests``: the
     store's test index when the caller has one.
     """
-    from tracker.status import gate_key  # noqa: PLC0415 - loaded already: status is what asks
     from tracker.testgate import TestIndex, manual_hashes, manual_verdict  # noqa: PLC0415 - core evaluation, replayed
 
     if not any(isinstance(g, BenchGate) for g in phase.gates):

@@ -161,3 +161,8 @@ class PhaseStatus(NamedTuple):
     def met_count(self) -> str:
         """``met/total`` gates, as tables show it."""
         return f"{sum(v.met for v in self.verdicts)}/{len(self.verdicts)}"
+
+
+def gate_key(plan_id: str, phase_id: str, index: int) -> str:
+    """Key of a phase's gate in evidence files: ``0002/P1#1`` (1-based, as shown to users)."""
+    return f"{plan_id}/{phase_id}#{index + 1}"

@@ -20,17 +20,10 @@ from pathlib import Path
 
 from tracker.checks import qualify
 from tracker.evidence import Clock, Store
+from tracker.evidence_answers import BenchEvaluator, Evidence, LiveEvidence
 from tracker.fingerprint import FileIndex, changed_files
-from tracker.model import BenchGate, Gate, GateVerdict, ManualGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
-from tracker.testgate import TestIndex, gate_changed, manual_hashes, manual_verdict
-
-BenchEvaluator = Callable[[BenchGate], GateVerdict]
-
-
-def gate_key(plan_id: str, phase_id: str, index: int) -> str:
-    """Key of a phase's gate in evidence files: ``0002/P1#1`` (1-based, as shown to users)."""
-    return f"{plan_id}/{phase_id}#{index + 1}"
-
+from tracker.model import BenchGate, Gate, GateVerdict, Phase, PhaseStatus, Plan, Status, gate_hash, gate_key
+from tracker.testgate import manual_hashes
 
 def bench_evaluator(root: Path, store: Store, clock: Clock | None = None) -> BenchEvaluator:
     """Bench gates bound to the repository's results (``tracker.benchstatus.Evaluator``): verdicts
@@ -42,89 +35,6 @@ def bench_evaluator(root: Path, store: Store, clock: Clock | None = None) -> Ben
     from tracker.results import repo_result_files
 
     return Evaluator(load_results(root, repo_result_files(root, [rel for rel, _ in store.bench]), clock))
-
-
-class Evidence:
-    """What status reads from the evidence, as five questions (one gate's verdict, whether a phase was done
-    before, whether a gate's definition changed since the evidence that decided it, and the file ids that
-    evidence recorded under some ``paths``). :class:`LiveEvidence` answers from a loaded store;
-    :mod:`tracker.statusindex` records those answers and gives them back without the store. Each answer
-    depends only on the evidence and on its own arguments' identities (keys, definition hashes, paths)."""
-
-    def verdict(self, key: str, gate: Gate, manual: tuple[str, ...]) -> tuple[GateVerdict, bool]:
-        """(verdict, ever met) of gate ``key``; ``manual``: the definition hashes of its phase's manual gates."""
-        raise NotImplementedError
-
-    def was_done(self, plan: Plan, phase: Phase) -> bool:
-        """Were all the phase's gates met together once? (``tracker.history.was_done``)"""
-        raise NotImplementedError
-
-    def definition_changed(self, source: str, key: str, gate: Gate) -> bool:
-        """Did gate ``key``'s definition change since evidence file ``source`` recorded its hash?"""
-        raise NotImplementedError
-
-    def recorded_files(self, source: str, paths: tuple[str, ...], bench: bool) -> dict[str, str]:
-        """{path: blob id} of the files under ``paths`` that evidence file ``source`` recorded (``bench``: that the
-        benchmark run of result file ``source`` measured)."""
-        raise NotImplementedError
-
-
-class LiveEvidence(Evidence):
-    """The answers from a loaded store, its test index, and bench gates' evaluator (``bench``, built on first use)."""
-
-    def __init__(self, store: Store, bench: Callable[[], BenchEvaluator]) -> None:
-        self.store = store
-        self.tests = TestIndex(store)
-        self.invalid = _invalid_evidence(store)
-        self._bench_factory = bench
-        self._bench: BenchEvaluator | None = None
-        self._recorded: dict[str, tuple[dict[str, str], dict[str, str]]] | None = None
-        self._then: dict[str, FileIndex] = {}
-
-    def bench(self) -> BenchEvaluator:
-        """The bench evaluator (built once)."""
-        if self._bench is None:
-            self._bench = self._bench_factory()
-        return self._bench
-
-    def verdict(self, key: str, gate: Gate, manual: tuple[str, ...]) -> tuple[GateVerdict, bool]:
-        if self.invalid is not None and not isinstance(gate, ManualGate):
-            return self.invalid, False
-        if isinstance(gate, TestGate):
-            v, was = self.tests.verdict(key, gate)
-        elif isinstance(gate, ManualGate):
-            v, _ = manual_verdict(key, gate, self.store, manual)
-            was = v.met
-        else:
-            evaluator = self.bench()
-            v = evaluator(gate)
-            # Met on an earlier run and failing now is a regression (asked only on failure: costly).
-            was = v.met or (v.failed and bool(getattr(evaluator, "ever_met", lambda g: False)(gate)))
-        return v, was or v.met
-
-    def was_done(self, plan: Plan, phase: Phase) -> bool:
-        return _was_done(plan, phase, self.store, self._bench, self.tests)
-
-    def _evidence_files(self, source: str) -> tuple[dict[str, str], dict[str, str]]:
-        """(file ids, gate hashes) recorded by the evidence file a verdict came from."""
-        if self._recorded is None:
-            self._recorded = {}
-            for run in self.store.runs:
-                self._recorded.setdefault(run.file, (run.files, run.gates))
-            for file, data in self.store.signoffs:
-                self._recorded.setdefault(file, (data.get("files", {}), {data.get("gate_key", ""): data.get("gate_hash", "")}))
-        return self._recorded.get(source, ({}, {}))
-
-    def definition_changed(self, source: str, key: str, gate: Gate) -> bool:
-        return gate_changed(key, gate, self._evidence_files(source)[1])  # type: ignore[arg-type]
-
-    def recorded_files(self, source: str, paths: tuple[str, ...], bench: bool) -> dict[str, str]:
-        if bench:  # a result's own fingerprint: the files the benchmark measured
-            measured = getattr(self.bench(), "measured", None)
-            return FileIndex(measured(source)).match(paths) if measured is not None else {}
-        if source not in self._then:
-            self._then[source] = FileIndex(self._evidence_files(source)[0])
-        return self._then[source].match(paths)
 
 
 def compute(
@@ -172,25 +82,6 @@ def evaluate(plans: list[Plan], evidence: Evidence, files: Callable[[], FileInde
                 status, note = Status.BLOCKED, "blocked by " + ", ".join(blockers)
         out[key] = PhaseStatus(plan.id, phase.id, status, tuple(verdicts), blockers, changed, note)
     return out
-
-
-def _invalid_evidence(store: Store) -> GateVerdict | None:
-    """The verdict of every test and bench gate while a file in the store cannot be read: it could be
-    the newest run, so the others must not decide in its place."""
-    bad = store.invalid
-    if not bad:
-        return None
-    more = f" (+{len(bad) - 1} more)" if len(bad) > 1 else ""
-    return GateVerdict(False, f"invalid evidence file, fix or remove it: {bad[0]}{more}")
-
-
-def _was_done(plan: Plan, phase: Phase, store: Store, bench_eval: BenchEvaluator | None, tests: TestIndex) -> bool:
-    """Exact check that the gates were all met together once (``tracker.history.was_done``). The results are
-    parsed only for a phase with a bench gate: the others' answer does not depend on them."""
-    from tracker.history import was_done
-
-    bench = any(isinstance(g, BenchGate) for g in phase.gates)
-    return was_done(plan, phase, store, getattr(bench_eval, "results", ()) if bench else (), tests)
 
 
 def _staleness(plan: Plan, phase: Phase, verdicts: list[GateVerdict], evidence: Evidence, index: FileIndex) -> tuple[tuple[str, ...], str]:

@@ -45,7 +45,7 @@ from tracker.evidence import EVIDENCE_DIR, SETTLED_NS, Clock, Store
 from tracker.fileio import parse_json, read_regular
 from tracker.hashing import sha256_hex
 from tracker.model import EvidenceSource, Gate, GateVerdict, ManualGate, Phase, Plan
-from tracker.status import Evidence, LiveEvidence
+from tracker.evidence_answers import Evidence, LiveEvidence
 
 INDEX = Path(".tracker") / "cache" / "status-index.json"
 FORMAT = 1
@@ -315,7 +315,7 @@ class Indexed(Evidence):
 
 
 class Recording(Evidence):
-    """The answers of a store (:class:`~tracker.status.LiveEvidence`), each noted in ``tables`` as it is given."""
+    """The answers of a store (:class:`~tracker.evidence_answers.LiveEvidence`), each noted in ``tables`` as it is given."""
 
     def __init__(self, live: LiveEvidence) -> None:
         self.live = live

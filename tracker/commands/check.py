@@ -35,7 +35,7 @@ def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
     problems = find_problems(root)
     code = int(ExitCode.CHECK_FAILED) if problems else 0
     if as_json:
-        from tracker.commands.verify import json_text
+        from tracker.commands.common import json_text
 
         doc = {"ok": not problems, "exit": code, "problems": [p._asdict() for p in problems]}
         out.write(json_text(out, doc) + "\n")

@@ -75,17 +75,17 @@ def select(plans: list[Plan], specs: list[str]) -> list[tuple[Plan, Phase]]:
     return [x for x in out if (k := (x[0].id, x[1].id)) not in seen and not seen.add(k)]  # type: ignore[func-returns-value]
 
 
-def json_text(out: TextIO, data: object) -> str:
+def json_text(out: TextIO, data: object, indent: int | None = 2) -> str:
     """``data`` as indented JSON that ``out`` can carry as it is: readable UTF-8 where the stream's encoding has
     every character, else ASCII with ``\\u`` escapes (a latin-1 or ASCII locale, a file name that is not UTF-8),
     so what a program reads is valid JSON either way."""
     import json
 
-    text = json.dumps(data, indent=2, ensure_ascii=False)
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
     try:
         text.encode(getattr(out, "encoding", None) or "utf-8")
     except (UnicodeEncodeError, LookupError):
-        return json.dumps(data, indent=2)
+        return json.dumps(data, indent=indent)
     return text
 
 

@@ -308,12 +308,12 @@ def run(root: Path, collect: bool = True, out: TextIO | None = None, as_json: bo
     problems = [*unreadable, *(p for f in files for p in f.problems), *bad_names]
     problems += cross_plan_problems(plans) + gate_problems(root, plans, collect, texts)
     if as_json:
-        from tracker.commands.next import json_text
+        from tracker.commands.common import json_text
 
         paths = [f.path for f in files] + [p.relative_to(root).as_posix() for p in (root / "plans").glob("*.md")]
         doc = {"ok": not problems, "files": len(files) + len(unreadable),
                "problems": _located(problems, paths), "warnings": _located(warnings, paths)}  # fmt: skip
-        out.write(json_text(out, doc) + "\n")
+        out.write(json_text(out, doc, indent=None) + "\n")
         return int(ExitCode.INVALID_PLANS) if problems else 0
     for p in warnings + problems:
         out.write(p + "\n")

@@ -16,12 +16,12 @@ every problem goes to stderr and the exit code is 2 (8 when a plan file cannot b
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
 from tracker.checks import qualify
+from tracker.commands.common import json_text
 from tracker.model import PhaseStatus, Plan, Status
 from tracker.plans import load_plan_set
 
@@ -54,17 +54,6 @@ def nothing_to_do(root: Path, plans: list[Plan], statuses: dict[str, PhaseStatus
     return f"nothing to do: all {len(statuses)} phase(s) are done"
 
 
-def json_text(out: TextIO, data: object) -> str:
-    """``data`` as JSON ``out`` can carry: UTF-8 text where its encoding has every character, else ASCII
-    with ``\\u`` escapes (a latin-1 locale), so what a program reads is valid JSON either way."""
-    text = json.dumps(data, ensure_ascii=False)
-    try:
-        text.encode(getattr(out, "encoding", None) or "utf-8")
-    except (UnicodeEncodeError, LookupError):
-        return json.dumps(data)
-    return text
-
-
 def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
     """List workable phases as ``PLAN/PHASE  status  title`` (or the JSON above); exit 0, or the plan set's
     error (exit 2 or 8) after listing what the valid plans allow."""
@@ -80,7 +69,7 @@ def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
         invalid = [{"path": i.path, "id": i.id, "problems": i.problems} for i in plan_set.invalid]
         doc = {"plans_dir": str(root / "plans"), "plans": len(plans), "phases": len(statuses),
                "done": count[Status.DONE], "blocked": count[Status.BLOCKED], "next": rows, "invalid": invalid}  # fmt: skip
-        out.write(json_text(out, doc) + "\n")
+        out.write(json_text(out, doc, indent=None) + "\n")
     else:
         width = max((len(r["id"]) for r in rows), default=0)
         for r in rows:

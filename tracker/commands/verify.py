@@ -27,7 +27,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
-from tracker.commands.common import pytest_command, pytest_env, select
+from tracker.commands.common import json_text, pytest_command, pytest_env, select
 from tracker.errors import ExitCode, FileError, InterruptedRunError, NoTestsError, UsageError
 from tracker.evidence import EVIDENCE_DIR, Store, check_store_dir
 from tracker.model import BenchGate, Gate, GateVerdict, ManualGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
@@ -459,17 +459,6 @@ def verdict_document(
         "evidence": session.evidence.relative_to(root).as_posix() if session.evidence else None,
         "ran": session.ran, "not_rerun": session.fresh, "phases": phases, "warnings": warnings,
     }  # fmt: skip
-
-
-def json_text(out: TextIO, data: object) -> str:
-    """``data`` as JSON that ``out`` can carry as it is: readable UTF-8 where its encoding has every character,
-    else ASCII with ``\\u`` escapes, so what a program reads is valid JSON either way."""
-    text = json.dumps(data, indent=2, ensure_ascii=False)
-    try:
-        text.encode(getattr(out, "encoding", None) or "utf-8")
-    except (UnicodeEncodeError, LookupError):
-        return json.dumps(data, indent=2)
-    return text
 
 
 def _read_evidence(evidence: Path) -> dict[str, Any]:

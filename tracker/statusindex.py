@@ -52,7 +52,7 @@ FORMAT = 1
 FOLDERS = (EVIDENCE_DIR, Path("bench") / "results")  # where evidence and benchmark results live
 # The modules a verdict, a "was done" or a recorded file map depends on: another version of any makes another key.
 SOURCES = (
-    "statusindex.py", "status.py", "testgate.py", "selection.py", "evidence.py", "history.py", "model.py", "benchgate.py",
+    "statusindex.py", "status.py", "evidence_answers.py", "testgate.py", "selection.py", "evidence.py", "history.py", "model.py", "benchgate.py",
     "benchstatus.py", "results.py", "results_schema.py", "fileio.py", "fingerprint.py", "hashing.py",
 )  # fmt: skip
 MAX_INDEX = 1 << 28  # a larger file is not ours: rebuilt

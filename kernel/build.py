@@ -18,7 +18,8 @@ import torch
 
 CSRC = Path(__file__).resolve().parent / "csrc"
 SOURCES = ("binding.cpp", "verify_attention_sm.cu")
-HEADERS = ("verify_attention.h", "verify_attention.cuh", "verify_attention_combine.cuh", "verify_attention_ptx.cuh")
+HEADERS = ("verify_attention.h", "verify_attention.cuh", "verify_attention_combine.cuh", "verify_attention_probe.cuh",
+           "verify_attention_ptx.cuh")
 CUDA_FLAGS = ("-O3", "--use_fast_math", "-std=c++17")
 CACHE_ENV = "VERIFY_KERNEL_CACHE"
 

@@ -18,7 +18,7 @@ namespace {
 
 // Every number in a message is formatted with std::to_string, never streamed through std::ostream: on the H200
 // image (torch 2.11), streaming an integer or a double inside this extension segfaults (strings, dtypes and
-// devices stream fine; kernel/NOTES.md), so a bad input crashed the process instead of raising.
+// devices stream fine; docs/lab/kernel-log.md, "Recorded runs"), so a bad input crashed the process instead of raising.
 std::string num(int64_t v) { return std::to_string(v); }
 std::string num(double v) { return std::to_string(v); }
 std::string shape(at::IntArrayRef sizes) {
@@ -52,12 +52,10 @@ void check_tensor(const at::Tensor& t, const char* name, at::ScalarType dtype, i
 }
 
 // Returns {out [B,T,H,512] bf16, lse [B,T,H] fp32 (empty unless return_lse)}. splits = 0 chooses the split
-// count; a positive value forces it (tuning and tests). variant selects the kernel version (0: the default,
-// kBestVariant; 20 or 26: kernel/NOTES.md).
+// count; a positive value forces it (tuning and tests).
 std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache, const at::Tensor& prefix_indptr,
                                 const at::Tensor& prefix_slots, const at::Tensor& tree_slots,
-                                const at::Tensor& tree_mask, double sm_scale, bool return_lse, int64_t splits,
-                                int64_t variant) {
+                                const at::Tensor& tree_mask, double sm_scale, bool return_lse, int64_t splits) {
   using namespace verify_attn;
   TORCH_CHECK(q.defined() && q.is_cuda(), "q: expected a CUDA tensor, got ",
               q.defined() ? q.device().str() : std::string("None"));
@@ -99,8 +97,6 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
     TORCH_CHECK(mis == 0, name, ": expected a 16-byte aligned data pointer, got address % 16 = ", num(mis));
   }
   TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, "splits: expected 0 (auto) .. ", num(int64_t{kMaxSplits}), ", got ", num(splits));
-  TORCH_CHECK(variant >= 0 && variant <= kBestVariant && valid_variant(static_cast<int>(variant)),
-              "variant: expected 0 (default), 20 or 26, got ", num(variant));
 
   const c10::cuda::CUDAGuard guard(device);
   const int num_sms = sm_count(device.index());
@@ -130,8 +126,7 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
   p.heads = h;
   p.num_splits = num_splits;
   p.scale_log2 = static_cast<float>(sm_scale * 1.4426950408889634);
-  const cudaError_t err = launch_verify_attention(p, c10::cuda::getCurrentCUDAStream(device.index()).stream(),
-                                                  static_cast<int>(variant));
+  const cudaError_t err = launch_verify_attention(p, c10::cuda::getCurrentCUDAStream(device.index()).stream());
   TORCH_CHECK(err == cudaSuccess, "verify_attention launch failed: ", cudaGetErrorString(err));
   return {out, return_lse ? lse : at::empty({0}, f32)};
 }
@@ -146,10 +141,10 @@ int64_t num_splits(int64_t batch, int64_t nodes, int64_t heads, int64_t prefix_t
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "Tree-verify MLA attention (split-KV, mma.sync) over a page_size=1 latent pool";
   m.def("forward", &forward, "out, lse = forward(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, "
-                             "sm_scale, return_lse, splits=0, variant=0)",
+                             "sm_scale, return_lse, splits=0)",
         pybind11::arg("q"), pybind11::arg("kv_cache"), pybind11::arg("prefix_indptr"), pybind11::arg("prefix_slots"),
         pybind11::arg("tree_slots"), pybind11::arg("tree_mask"), pybind11::arg("sm_scale"),
-        pybind11::arg("return_lse"), pybind11::arg("splits") = 0, pybind11::arg("variant") = 0);
+        pybind11::arg("return_lse"), pybind11::arg("splits") = 0);
   m.def("num_splits", &num_splits, "split count the launcher would choose");
   m.attr("SMEM_BYTES") = verify_attn::kSmemBytes;
   m.attr("MAX_SPLITS") = verify_attn::kMaxSplits;

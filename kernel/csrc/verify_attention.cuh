@@ -11,9 +11,8 @@
 // nodes and go through the ancestor mask; the prefix is visible to every node. The tree tokens thus land in the
 // last non-empty split and are merged with the prefix by the same log-sum-exp combine as any other split.
 //
-// Inside a block: two partner warps own the same 16 rows, one half g of K each (v26 and later: w and w^1, rows
-// (w/2)*16, g = w&1; before v26: w and w+4, rows (w&3)*16, g = w/4). Group g keeps Q[16 rows, k in g's half of 576]
-// in registers (its 256 latent columns: 16 k-steps x 4 regs; its 32 rope columns are read from shared
+// Inside a block: two partner warps w and w^1 own the same 16 rows (w/2)*16, one half g = w&1 of K each. Group g
+// keeps Q[16 rows, k in g's half of 576] in registers (its 256 latent columns: 16 k-steps x 4 regs; its 32 rope columns are read from shared
 // memory), computes a partial S[16 x 32] for each 32-token tile, swaps it with its partner through shared
 // memory and adds, so both hold the full S. Online softmax in registers (exp2, scale
 // folded in), P re-packed as A fragments (FA2), group g accumulates O[16, 256 cols of g's half] (128 fp32).
@@ -27,6 +26,7 @@
 
 #include "verify_attention.h"
 #include "verify_attention_combine.cuh"
+#include "verify_attention_probe.cuh"
 #include "verify_attention_ptx.cuh"
 
 namespace verify_attn {
@@ -44,7 +44,7 @@ __device__ __forceinline__ int slot_at(const Params& p, int b, int prefix_start,
 // One row of the warp's 4 tokens (4w..4w+3) of a tile, by the warp; `dst` is the stage base. The 1152-B row is 72
 // chunks of 16 B: lanes take chunks lane, lane+32 and, for lanes 0-7, lane+64, so a warp reads 512 contiguous bytes
 // an instruction. Each warp issues its 4 rows of the next tile inside its QK loop, one every 4 k-steps (a burst of 9
-// copies a thread right after the tile barrier stalled on the LSU queue: v4, kernel/NOTES.md).
+// copies a thread right after the tile barrier stalled on the LSU queue: kernel/NOTES.md).
 __device__ __forceinline__ void issue_row(const Params& p, uint32_t dst, int slot, int token, int lane) {
   const char* src = static_cast<const char*>(p.kv) + lane * 16 + static_cast<int64_t>(slot < 0 ? 0 : slot) * kRowBytes;
   const int bytes = slot < 0 ? 0 : 16;
@@ -81,20 +81,14 @@ __device__ __forceinline__ void store_rows_bf16(__nv_bfloat16* row_lo, __nv_bflo
 #define VERIFY_ATTN_MIN_BLOCKS 1
 #endif
 
-// Two versions are compiled (kernel/NOTES.md has the history, v4 to v27, and why each step was kept or dropped):
-// - v20 (kL2Prefetch, !kPairNext): warp 0 also pulls the rows of tile t+2 into L2 at the end of tile t (9 prefetches
-//   a lane), and partners are warps w and w+4 (rows (w&3)*16, K half w/4).
-// - v26, the default (!kL2Prefetch, kPairNext): no L2 prefetch (the rows are gathered during tile t+1's QK anyway,
-//   a tile before they are read; the timeline's ablation showed that lead hides their latency), and partners are
-//   warps w and w^1 (rows (w/2)*16, K half w&1). A scheduler runs warps w and w+4 (w = 0..3): with v20's pairing
-//   they are partners, joined at every swap and so always in the same phase; with w^1 they belong to two pairs
-//   that may drift apart within a tile, one's softmax beside the other's MMAs.
-// Both compute the same bits. Common to both: tile 0 is gathered before Q is loaded (the two latencies overlap);
-// a multi-split launch writes bf16 partials, each row as whole 32-B sectors (store_rows_bf16); and the combine
-// grid may launch once every split block has left its tile loop (programmatic dependent launch, sm_90+).
-template <bool kL2Prefetch, bool kPairNext>
+// Partners are warps w and w^1: a scheduler runs warps w and w+4, which thus belong to two pairs that may drift apart
+// within a tile, one's softmax beside the other's MMAs. Tile 0 is gathered before Q is loaded (the two latencies
+// overlap); a multi-split launch writes bf16 partials, each row as whole 32-B sectors (store_rows_bf16); and the
+// combine grid may launch once every split block has left its tile loop (programmatic dependent launch, sm_90+).
+// Probe observes the block (verify_attention_probe.cuh); the product's NoProbe compiles to nothing.
+template <class Probe>
 __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_split_kernel(const Params p) {
-  VA_STAMP_SPLIT(0, 0);
+  Probe::split(kBlockEntry, 0);
   extern __shared__ __align__(128) unsigned char smem[];
   float* xch = reinterpret_cast<float*>(smem + kStages * kTileBytes);
   int* s_slot = reinterpret_cast<int*>(smem + kStages * kTileBytes + kXchBytes);  // [2][32]
@@ -106,8 +100,8 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   const int rows = p.nodes * p.heads;
   const int row0 = blockIdx.x * kRowsPerBlock;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int grp = kPairNext ? warp & 1 : warp >> 2, wrow = (kPairNext ? warp >> 1 : warp & 3) * 16;
-  const int partner = warp ^ (kPairNext ? 1 : 4), pair_id = kPairNext ? warp >> 1 : warp & 3;
+  const int grp = warp & 1, wrow = (warp >> 1) * 16;
+  const int partner = warp ^ 1, pair_id = warp >> 1;
   const int gq = lane >> 2, cq = lane & 3;  // mma fragment coordinates: row group, column pair
 
   const int prefix_start = p.prefix_indptr[b];
@@ -176,11 +170,9 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     if (warp == 0) next_slot = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + t + 2) * kTileTokens + lane);
     // One barrier per tile: after it, tile t is visible to every thread and every warp has finished tile t-1,
     // so stage (t+1)&1 is free for the next gather (and the slot entry written at the end of t-1 is visible).
-    if (!(kAblate & kNoBarrier) || t == 0) {
-      if (!(kAblate & kNoWait) || t == 0) cp_async_wait<0>();
-      __syncthreads();
-    }
-    if (t == 0) VA_STAMP_SPLIT(1, ntiles);
+    cp_async_wait<0>();
+    __syncthreads();
+    if (t == 0) Probe::split(kFirstTileLanded, ntiles);
     // The warp's 4 slot ids of tile t+1 in one 16-B load, here, before the QK loop (a read beside each copy cost 2%).
     const int4 next4 = *reinterpret_cast<const int4*>(s_slot + ((t + 1) & 1) * kTileTokens + warp * 4);
     const uint32_t tile = kv_base + (t & 1) * kTileBytes;
@@ -195,19 +187,15 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       const uint32_t k_lat = k_row + grp * 256 * 2;
 #pragma unroll
       for (int ks = 0; ks < 16; ++ks) {
-        if constexpr (!(kAblate & kNoGather)) {
-          if ((ks & 3) == 0 && t + 1 < ntiles) {
-            const int j = ks >> 2;
-            issue_row(p, kv_base + ((t + 1) & 1) * kTileBytes,
-                      j == 0 ? next4.x : j == 1 ? next4.y : j == 2 ? next4.z : next4.w, warp * 4 + j, lane);
-          }
+        if ((ks & 3) == 0 && t + 1 < ntiles) {
+          const int j = ks >> 2;
+          issue_row(p, kv_base + ((t + 1) & 1) * kTileBytes,
+                    j == 0 ? next4.x : j == 1 ? next4.y : j == 2 ? next4.z : next4.w, warp * 4 + j, lane);
         }
         uint32_t bf[4];
 #pragma unroll
         for (int nn = 0; nn < 2; ++nn) {
-          if constexpr (kAblate & kNoQk) continue;
-          // kHalfK (timeline emulation): the second fragment reuses the first.
-          if (!(kAblate & kHalfK) || nn == 0) ldmatrix_x4(bf, k_lat + nn * 16 * kSmemRowBytes + ks * 32);
+          ldmatrix_x4(bf, k_lat + nn * 16 * kSmemRowBytes + ks * 32);
           mma_bf16(s[2 * nn], qf[ks], bf[0], bf[1]);
           mma_bf16(s[2 * nn + 1], qf[ks], bf[2], bf[3]);
         }
@@ -218,7 +206,6 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       const uint32_t k_rope = k_row + (kVDim + grp * 32) * 2;
 #pragma unroll
       for (int ks = 0; ks < 2; ++ks) {
-        if constexpr (kAblate & kNoQk) continue;
         uint32_t qa[4];
         const int ch = grp * 4 + ks * 2 + (lane >> 4);
         ldmatrix_x4(qa, smem_addr(q_rope + qr * 128 + ((ch ^ (qr & 7)) << 4)));
@@ -234,7 +221,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     cp_async_commit();
     // Swap partial S with the partner warp on a named barrier of just those 64 threads. 16-B accesses:
     // 4 stores + 4 loads a thread instead of 16 + 16 (the shared-memory pipe is this kernel's busiest).
-    if constexpr (!(kAblate & kNoSwap)) {
+    {
       float4* mine = reinterpret_cast<float4*>(xch) + warp * 128;
       const float4* other = reinterpret_cast<const float4*>(xch) + partner * 128;
 #pragma unroll
@@ -249,7 +236,6 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
         s[n][3] += v.w;
       }
     }
-    if constexpr (!(kAblate & kNoSoftmax)) {
     // Scale into the exp2 domain; mask past the chunk end and, for tree positions, by the ancestor bits.
     const int pos0 = (tile0 + t) * kTileTokens;
     const bool needs_mask = pos0 + kTileTokens > min(seq_end, prefix_len);
@@ -309,8 +295,6 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       l_lo += s[n][0] + s[n][1];
       l_hi += s[n][2] + s[n][3];
     }
-    }  // softmax (kNoSoftmax: timeline ablation only)
-    if constexpr (kAblate & kPvBarrier) __syncthreads();
     // O[:, grp's 256 cols] += P . V; V^T fragments via ldmatrix.trans (token rows, 8 columns each).
     {
       const uint32_t v_addr = tile + ((((lane >> 3) & 1) << 3) + (lane & 7)) * kSmemRowBytes +
@@ -325,26 +309,15 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
         uint32_t bf[4];
 #pragma unroll
         for (int nt = 0; nt < 16; ++nt) {
-          if constexpr (kAblate & kNoPv) continue;
-          // kHalfV (timeline emulation): odd fragments reuse the even one before them.
-          if (!(kAblate & kHalfV) || (nt & 1) == 0) ldmatrix_x4_trans(bf, v_addr + kk * 16 * kSmemRowBytes + nt * 32);
+          ldmatrix_x4_trans(bf, v_addr + kk * 16 * kSmemRowBytes + nt * 32);
           mma_bf16(o[2 * nt], pa, bf[0], bf[1]);
           mma_bf16(o[2 * nt + 1], pa, bf[2], bf[3]);
         }
       }
     }
-    if (warp == 0) {
-      s_slot[(t & 1) * kTileTokens + lane] = next_slot;  // tile t+2 reuses tile t's entry
-      // Pull tile t+2's rows into L2 now, so next iteration's cp.async (tile t+2 is issued at t+1) hits L2
-      // instead of waiting on HBM with only one tile of compute to hide it.
-      if (kL2Prefetch && next_slot >= 0 && !(kAblate & (kNoGather | kNoPrefetch))) {
-        const char* row = static_cast<const char*>(p.kv) + static_cast<int64_t>(next_slot) * kRowBytes;
-#pragma unroll
-        for (int i = 0; i < kRowBytes / 128; ++i) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(row + i * 128));
-      }
-    }
+    if (warp == 0) s_slot[(t & 1) * kTileTokens + lane] = next_slot;  // tile t+2 reuses tile t's entry
   }
-  VA_STAMP_SPLIT(2, ntiles);
+  Probe::split(kLoopEnd, ntiles);
   pdl_launch_dependents();
   cp_async_wait<0>();
 
@@ -373,7 +346,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       if (r_hi < rows) p.lse[static_cast<int64_t>(b) * rows + r_hi] = lse_hi * ln2;
     }
   }
-  VA_STAMP_SPLIT(3, ntiles);
+  Probe::split(kBlockExit, ntiles);
 }
 
 // Shared memory a combine block reserves, unused, so that at most ceil(blocks / SMs) of them fit on one SM: a
@@ -394,10 +367,26 @@ struct LaunchInfo {
   int combine_static = 0;
 };
 
-// Launch the split (+ combine) kernels. The combine is the split kernel's programmatic dependent (sm_90+) and
-// reserves shared memory so that it spreads over the SMs (combine_spread_smem).
-template <bool kL2Prefetch, bool kPairNext>
+// What the launcher refuses by itself (cudaErrorInvalidValue), for callers other than the torch binding (the
+// timeline tool, the engine): sizes out of range, a missing buffer, and q / kv not 16-byte aligned (the kernel reads
+// both with 16-byte vectors; a misaligned pointer would fault inside it). prefix_slots may be null: an all-empty
+// batch has no prefix slot at all.
+inline bool launchable(const Params& p) {
+  const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
+  const bool sizes = p.num_splits >= 1 && p.num_splits <= kMaxSplits && p.nodes >= 1 && p.nodes <= kMaxNodes &&
+                     p.heads >= 1 && p.batch >= 1 && p.batch <= kMaxBatch &&
+                     static_cast<int64_t>(p.batch) * p.nodes * p.heads <= (int64_t{1} << 31) / kVDim;
+  const bool buffers = p.q && p.kv && p.prefix_indptr && p.tree_slots && p.tree_mask && p.out &&
+                       (p.num_splits == 1 || (p.part_o && p.part_lse));
+  return sizes && buffers && aligned(p.q) && aligned(p.kv);
+}
+
+// Launch the split (+ combine) kernels observed by Probe (NoProbe in the product, verify_attention_sm.cu). The
+// combine is the split kernel's programmatic dependent (sm_90+) and reserves shared memory so that it spreads over
+// the SMs (combine_spread_smem).
+template <class Probe>
 inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
+  if (!launchable(p)) return cudaErrorInvalidValue;
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
@@ -405,8 +394,8 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
   if (device >= 64) return cudaErrorInvalidDevice;
   LaunchInfo& in = info[device];
   if (!in.configured) {
-    err = cudaFuncSetAttribute(verify_attn_split_kernel<kL2Prefetch, kPairNext>,
-                               cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+    err = cudaFuncSetAttribute(verify_attn_split_kernel<Probe>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               kSmemBytes);
     if (err != cudaSuccess) return err;
     const std::pair<cudaDeviceAttr, int*> attrs[] = {
         {cudaDevAttrComputeCapabilityMajor, &in.cc_major},
@@ -420,16 +409,16 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
       if (err != cudaSuccess) return err;
     }
     cudaFuncAttributes fa{};
-    err = cudaFuncGetAttributes(&fa, verify_attn_combine_kernel);
+    err = cudaFuncGetAttributes(&fa, verify_attn_combine_kernel<Probe>);
     if (err != cudaSuccess) return err;
     in.combine_static = static_cast<int>(fa.sharedSizeBytes);
-    err = cudaFuncSetAttribute(verify_attn_combine_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    err = cudaFuncSetAttribute(verify_attn_combine_kernel<Probe>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                in.smem_per_block_max - in.combine_static);
     if (err != cudaSuccess) return err;
     in.configured = true;
   }
   const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
-  verify_attn_split_kernel<kL2Prefetch, kPairNext><<<grid, kThreads, kSmemBytes, stream>>>(p);
+  verify_attn_split_kernel<Probe><<<grid, kThreads, kSmemBytes, stream>>>(p);
   err = cudaGetLastError();
   if (err != cudaSuccess || p.num_splits == 1) return err;
   const dim3 combine_grid(p.nodes * p.heads, 2, p.batch);
@@ -445,29 +434,7 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
   config.stream = stream;
   config.attrs = attr;
   config.numAttrs = in.cc_major >= 9 ? 1 : 0;  // griddepcontrol is sm_90+
-  return cudaLaunchKernelEx(&config, verify_attn_combine_kernel, p);
-}
-
-// What the launcher refuses by itself (cudaErrorInvalidValue), for callers other than the torch binding (the
-// timeline tool, a future engine): sizes out of range, a missing buffer, and q / kv not 16-byte aligned (the
-// kernel reads both with 16-byte vectors; a misaligned pointer would fault inside it). prefix_slots may be null:
-// an all-empty batch has no prefix slot at all.
-inline bool launchable(const Params& p, int variant) {
-  const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
-  const bool sizes = p.num_splits >= 1 && p.num_splits <= kMaxSplits && p.nodes >= 1 && p.nodes <= kMaxNodes &&
-                     p.heads >= 1 && p.batch >= 1 && p.batch <= kMaxBatch &&
-                     static_cast<int64_t>(p.batch) * p.nodes * p.heads <= (int64_t{1} << 31) / kVDim;
-  const bool buffers = p.q && p.kv && p.prefix_indptr && p.tree_slots && p.tree_mask && p.out &&
-                       (p.num_splits == 1 || (p.part_o && p.part_lse));
-  return sizes && buffers && aligned(p.q) && aligned(p.kv) && valid_variant(variant);
-}
-
-inline cudaError_t launch_verify_attention_impl(const Params& p, cudaStream_t stream, int variant) {
-  if (!launchable(p, variant)) return cudaErrorInvalidValue;
-  switch (resolve_variant(variant)) {
-    case 20: return launch_split_and_combine<true, false>(p, stream);
-    default: return launch_split_and_combine<false, true>(p, stream);
-  }
+  return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<Probe>, p);
 }
 
 }  // namespace verify_attn

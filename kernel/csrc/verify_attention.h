@@ -33,8 +33,8 @@ constexpr int kSmemBytes = kStages * kTileBytes + kXchBytes + kSlotBytes + kMask
 constexpr int kSmemLimit = 99 * 1024;  // sm_120's per-block maximum: the port target
 static_assert(kSmemBytes <= kSmemLimit, "shared memory per block must fit sm_120's 99 KB");
 constexpr int kMaxSplits = 128;        // bounds the partial buffers
-// Below this the partial write + combine cost more than they spread: 2 since the partials are bf16 (v15+); at
-// (1,8,16) 5.7k, 66 splits of 3 tiles beat 44 of 5 by 9-11% (kernel/NOTES.md).
+// Below this the partial write + combine cost more than they spread: 2 since the partials are bf16; at (1,8,16)
+// 5.7k, 66 splits of 3 tiles beat 44 of 5 by 9-11% (kernel/NOTES.md, "Splits").
 constexpr int kMinTilesPerSplit = 2;
 
 struct Params {
@@ -79,15 +79,12 @@ inline size_t partial_lse_elems(int batch, int nodes, int heads, int splits) {
   return splits == 1 ? 0 : static_cast<size_t>(batch) * splits * nodes * heads;
 }
 
-// Launches the split kernel (and the combine kernel when num_splits > 1) on `stream`; no allocation, no
-// sync. Returns the first CUDA error (cudaErrorInvalidValue for a bad variant or size). variant selects the
-// kernel version of verify_attention.cuh: 20 or 26 (they compute the same bits; kernel/NOTES.md has the history);
-// kDefaultVariant runs kBestVariant, the fastest measured. Both write bf16 partials (the caller allocates part_o
-// so) and launch the combine as a programmatic dependent (sm_90+).
-constexpr int kDefaultVariant = 0;
-constexpr int kBestVariant = 26;
-inline bool valid_variant(int v) { return v == kDefaultVariant || v == 20 || v == 26; }
-inline int resolve_variant(int v) { return v == kDefaultVariant ? kBestVariant : v; }
-cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream, int variant = kDefaultVariant);
+// Launches the split kernel (and the combine kernel when num_splits > 1, as its programmatic dependent on sm_90+) on
+// `stream`; no allocation, no sync. Returns the first CUDA error (cudaErrorInvalidValue for a bad size, a missing
+// buffer or a misaligned q / kv). The caller allocates part_o in bf16 (partial_o_elems) and part_lse in fp32.
+cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream);
+
+// The kernel's version in the lab log (docs/lab/kernel-log.md): bench/table.py labels each result file with it.
+constexpr int kKernelVersion = 26;
 
 }  // namespace verify_attn

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "verify_attention.h"
+#include "verify_attention_probe.cuh"
 #include "verify_attention_ptx.cuh"
 
 namespace verify_attn {
@@ -16,9 +17,10 @@ constexpr int kCombineThreads = 256;  // 4 split groups x 64 float4 columns: one
 // latency: 11-16 us at 44-66 splits in v3), then add their sums through shared memory. Each lse is read once,
 // and the first 8 partial loads of each thread are issued before the weights are computed, so the block waits on
 // one round trip to L2 before its math, not two (v20).
+template <class Probe>
 __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(const Params p) {
   pdl_wait_primary();
-  VA_STAMP_COMBINE(false);
+  Probe::combine(false);
   __shared__ float w[kMaxSplits];
   __shared__ float stats[2];
   __shared__ float4 part[3][64];
@@ -107,7 +109,7 @@ __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(co
       static_cast<__nv_bfloat16*>(p.out) + (static_cast<int64_t>(b) * rows + row) * kVDim + half * 256 + c4 * 4;
   *reinterpret_cast<uint2*>(ob) = make_uint2(pack_bf16(acc.x * inv, acc.y * inv), pack_bf16(acc.z * inv, acc.w * inv));
   if (p.lse != nullptr && half == 0 && c4 == 0) p.lse[static_cast<int64_t>(b) * rows + row] = stats[1];
-  VA_STAMP_COMBINE(true);
+  Probe::combine(true);
 }
 
 }  // namespace verify_attn

@@ -1,24 +1,21 @@
-// Where a verify call's time goes: per-block timestamps of the split and combine kernels (the VA_STAMP_* hooks
-// of verify_attention_ptx.cuh, compiled in only here) between two marker kernels, for one (B, H, T, L) shape.
+// Where a verify call's time goes: per-block timestamps of the split and combine kernels (TimelineProbe of
+// timeline_instrument.cuh, the product kernels observed at their ProbePoints) between two marker kernels, for one
+// (B, H, T, L) shape and split count.
 //
 //   nvcc -O3 --use_fast_math -std=c++17 -arch=sm_90 -Ikernel/csrc kernel/tools/timeline.cu -o /tmp/timeline
-//   /tmp/timeline B H T L [variant] [reps]
+//   /tmp/timeline B H T L [splits] [reps]      (splits 0, the default: the launcher's own choice)
 //
-// With -DVERIFY_ATTN_ABLATE=N the split kernel leaves out the tile-loop stages of N's bits (enum Ablate in
-// verify_attention_ptx.cuh: 1 QK, 2 swap, 4 softmax, 8 P.V, 16 gather, 32 barrier, 64 L2 prefetch, 128 cp.async
-// wait) or emulates a cheaper one (256 half the V ldmatrix traffic, 512 an extra block barrier before P.V, 1024
-// half the K ldmatrix traffic): "per tile" with and without a bit is what that stage costs on the critical path.
-// The outputs are garbage then, and 32 without 16 reads slot ids before they are written (an illegal address):
-// use 48.
+// Prints the medians over the timed calls of: call (CUDA events around the launch), marker -> first split block,
+// split span, per block prologue (entry -> tile 0 landed), loop per tile, epilogue, last split block -> first
+// combine block, combine span, combine -> marker. Inputs: random bf16 pool, scattered slots, a chain tree, input
+// sets rotated so the KV rows read per call exceed the L2 several times, a sleep kernel queued first so the host
+// never gates the GPU. The timestamps cost a few stores per block: compare the event time with `python -m bench
+// verify`'s unstamped figure. Timing several split counts of one shape is the split sweep.
 //
-// Prints the medians over the timed calls of: call (CUDA events around the launch), marker -> first split
-// block, split span, per block prologue (entry -> tile 0 landed), loop per tile, epilogue, last split block ->
-// first combine block, combine span, combine -> marker. Inputs as in gpu_bench.py: random bf16 pool, scattered
-// slots, a chain tree, input sets rotated so the KV rows read per call exceed the L2 several times, a sleep
-// kernel queued first so the host never gates the GPU. The timestamps cost a few stores per block; the event
-// time is reported next to the unstamped figure of gpu_bench.py for comparison.
-#define VERIFY_ATTN_TIMELINE
-#include "verify_attention.cuh"
+// The stage ablations of the lab log (docs/lab/kernel-log.md: each stage of the tile loop left out, or its
+// shared-memory traffic halved) were compile-time branches inside the product kernel; they are not kept. Their
+// code is at commit f7a911b (VERIFY_ATTN_ABLATE in kernel/csrc/verify_attention_ptx.cuh).
+#include "timeline_instrument.cuh"
 
 #include <algorithm>
 #include <cstdio>
@@ -37,17 +34,18 @@
   } while (0)
 
 namespace va = verify_attn;
+namespace tl = verify_attn::timeline;
 
-__device__ unsigned long long marker_ns[va::kTimelineReps][2];
+__device__ unsigned long long marker_ns[tl::kReps][2];
 
 __global__ void marker_kernel(int rep, int which) {
-  if (which == 0) va::va_rep = rep;
-  marker_ns[rep][which] = va::globaltimer_ns();
+  if (which == 0) tl::rep = rep;
+  marker_ns[rep][which] = tl::globaltimer_ns();
 }
 
 __global__ void sleep_kernel(long long ns) {
-  const unsigned long long t0 = va::globaltimer_ns();
-  while (va::globaltimer_ns() - t0 < static_cast<unsigned long long>(ns)) __nanosleep(1000);
+  const unsigned long long t0 = tl::globaltimer_ns();
+  while (tl::globaltimer_ns() - t0 < static_cast<unsigned long long>(ns)) __nanosleep(1000);
 }
 
 __global__ void fill_bf16(__nv_bfloat16* x, size_t n, unsigned seed) {
@@ -68,20 +66,21 @@ static double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: %s B H T L [variant] [reps]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s B H T L [splits] [reps]\n", argv[0]);
     return 2;
   }
   const int B = std::atoi(argv[1]), H = std::atoi(argv[2]), T = std::atoi(argv[3]), L = std::atoi(argv[4]);
-  const int variant = argc > 5 ? std::atoi(argv[5]) : 0;
-  const int reps = std::min(argc > 6 ? std::atoi(argv[6]) : 20, va::kTimelineReps);
-  if (B < 1 || H < 1 || T < 1 || T > va::kMaxNodes || L < 0 || !va::valid_variant(variant) || reps < 1) {
+  const int forced_splits = argc > 5 ? std::atoi(argv[5]) : 0;
+  const int reps = std::min(argc > 6 ? std::atoi(argv[6]) : 20, tl::kReps);
+  if (B < 1 || H < 1 || T < 1 || T > va::kMaxNodes || L < 0 || forced_splits < 0 || forced_splits > va::kMaxSplits ||
+      reps < 1) {
     std::fprintf(stderr, "bad arguments\n");
     return 2;
   }
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int rows = T * H;
-  const int splits = va::choose_num_splits(B, T, H, int64_t{B} * L, sms);
+  const int splits = forced_splits > 0 ? forced_splits : va::choose_num_splits(B, T, H, int64_t{B} * L, sms);
   const int64_t per_set = int64_t{B} * (L + T);
   const int sets = static_cast<int>(std::max<int64_t>(3, ((512ll << 20) + per_set * 1152 - 1) / (per_set * 1152)));
   const int64_t pool_rows = per_set * sets;
@@ -147,14 +146,14 @@ int main(int argc, char** argv) {
   cudaStream_t stream;
   CHECK(cudaStreamCreate(&stream));
   const int none = -1;
-  CHECK(cudaMemcpyToSymbol(va::va_rep, &none, sizeof none));
-  for (int i = 0; i < 5; ++i) CHECK(va::launch_verify_attention_impl(params(i % sets), stream, variant));
+  CHECK(cudaMemcpyToSymbol(tl::rep, &none, sizeof none));
+  for (int i = 0; i < 5; ++i) CHECK(tl::launch(params(i % sets), stream));
   CHECK(cudaStreamSynchronize(stream));
-  std::vector<unsigned long long> init(size_t(va::kTimelineReps) * 2);
+  std::vector<unsigned long long> init(size_t(tl::kReps) * 2);
   for (size_t i = 0; i < init.size(); i += 2) init[i] = ~0ull, init[i + 1] = 0;
-  CHECK(cudaMemcpyToSymbol(va::va_combine_ns, init.data(), init.size() * 8));
-  std::vector<int> zero_tiles(size_t(va::kTimelineReps) * va::kTimelineBlocks, -1);
-  CHECK(cudaMemcpyToSymbol(va::va_split_tiles, zero_tiles.data(), zero_tiles.size() * 4));
+  CHECK(cudaMemcpyToSymbol(tl::combine_ns, init.data(), init.size() * 8));
+  std::vector<int> zero_tiles(size_t(tl::kReps) * tl::kBlocks, -1);
+  CHECK(cudaMemcpyToSymbol(tl::split_tiles, zero_tiles.data(), zero_tiles.size() * 4));
 
   std::vector<cudaEvent_t> ev(2 * reps);
   for (auto& e : ev) CHECK(cudaEventCreate(&e));
@@ -162,21 +161,21 @@ int main(int argc, char** argv) {
   for (int r = 0; r < reps; ++r) {
     marker_kernel<<<1, 1, 0, stream>>>(r, 0);
     CHECK(cudaEventRecord(ev[2 * r], stream));
-    CHECK(va::launch_verify_attention_impl(params((r + 5) % sets), stream, variant));
+    CHECK(tl::launch(params((r + 5) % sets), stream));
     CHECK(cudaEventRecord(ev[2 * r + 1], stream));
     marker_kernel<<<1, 1, 0, stream>>>(r, 1);
   }
   CHECK(cudaStreamSynchronize(stream));
   CHECK(cudaGetLastError());
 
-  static unsigned long long split_ns[va::kTimelineReps][va::kTimelineBlocks][va::kTimelineSlots];
-  static long long split_clk[va::kTimelineReps][va::kTimelineBlocks][va::kTimelineSlots];
-  static int split_tiles[va::kTimelineReps][va::kTimelineBlocks];
-  unsigned long long comb[va::kTimelineReps][2], mark[va::kTimelineReps][2];
-  CHECK(cudaMemcpyFromSymbol(split_ns, va::va_split_ns, sizeof split_ns));
-  CHECK(cudaMemcpyFromSymbol(split_clk, va::va_split_clk, sizeof split_clk));
-  CHECK(cudaMemcpyFromSymbol(split_tiles, va::va_split_tiles, sizeof split_tiles));
-  CHECK(cudaMemcpyFromSymbol(comb, va::va_combine_ns, sizeof comb));
+  static unsigned long long split_ns[tl::kReps][tl::kBlocks][va::kProbePoints];
+  static long long split_clk[tl::kReps][tl::kBlocks][va::kProbePoints];
+  static int split_tiles[tl::kReps][tl::kBlocks];
+  unsigned long long comb[tl::kReps][2], mark[tl::kReps][2];
+  CHECK(cudaMemcpyFromSymbol(split_ns, tl::split_ns, sizeof split_ns));
+  CHECK(cudaMemcpyFromSymbol(split_clk, tl::split_clk, sizeof split_clk));
+  CHECK(cudaMemcpyFromSymbol(split_tiles, tl::split_tiles, sizeof split_tiles));
+  CHECK(cudaMemcpyFromSymbol(comb, tl::combine_ns, sizeof comb));
   CHECK(cudaMemcpyFromSymbol(mark, marker_ns, sizeof mark));
 
   const int blocks = va::row_tiles(T, H) * splits * B;
@@ -189,21 +188,22 @@ int main(int argc, char** argv) {
     call.push_back(ms * 1e3);
     unsigned long long first = ~0ull, last_start = 0, first_end = ~0ull, last = 0;
     std::vector<double> pro, tile, epi;
-    for (int k = 0; k < std::min(blocks, va::kTimelineBlocks); ++k) {
+    for (int k = 0; k < std::min(blocks, tl::kBlocks); ++k) {
       const auto* ns = split_ns[r][k];
       const auto* clk = split_clk[r][k];
-      first = std::min(first, ns[0]);
-      last_start = std::max(last_start, ns[0]);
-      first_end = std::min(first_end, ns[3]);
-      last = std::max(last, ns[3]);
+      first = std::min(first, ns[va::kBlockEntry]);
+      last_start = std::max(last_start, ns[va::kBlockEntry]);
+      first_end = std::min(first_end, ns[va::kBlockExit]);
+      last = std::max(last, ns[va::kBlockExit]);
       const int n = split_tiles[r][k];
       if (n <= 0) continue;
       max_tiles = std::max(max_tiles, n);
-      const double cyc_per_ns = double(clk[3] - clk[0]) / double(ns[3] - ns[0]);
+      const double cyc_per_ns = double(clk[va::kBlockExit] - clk[va::kBlockEntry]) /
+                                double(ns[va::kBlockExit] - ns[va::kBlockEntry]);
       ghz.push_back(cyc_per_ns);
-      pro.push_back((clk[1] - clk[0]) / cyc_per_ns * 1e-3);
-      tile.push_back((clk[2] - clk[1]) / cyc_per_ns * 1e-3 / n);
-      epi.push_back((clk[3] - clk[2]) / cyc_per_ns * 1e-3);
+      pro.push_back((clk[va::kFirstTileLanded] - clk[va::kBlockEntry]) / cyc_per_ns * 1e-3);
+      tile.push_back((clk[va::kLoopEnd] - clk[va::kFirstTileLanded]) / cyc_per_ns * 1e-3 / n);
+      epi.push_back((clk[va::kBlockExit] - clk[va::kLoopEnd]) / cyc_per_ns * 1e-3);
     }
     to_first.push_back((first - mark[r][0]) * 1e-3);
     span.push_back((last - first) * 1e-3);
@@ -222,8 +222,8 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("%s B=%d H=%d T=%d L=%d variant=%d splits=%d blocks=%d tiles/block<=%d reps=%d sm_clock=%.2f GHz\n",
-              prop.name, B, H, T, L, variant, splits, blocks, max_tiles, reps, median(ghz));
+  std::printf("%s B=%d H=%d T=%d L=%d splits=%d%s blocks=%d tiles/block<=%d reps=%d sm_clock=%.2f GHz\n", prop.name,
+              B, H, T, L, splits, forced_splits > 0 ? " (forced)" : "", blocks, max_tiles, reps, median(ghz));
   std::printf("  call (events)            %7.2f us\n", median(call));
   std::printf("  marker -> first split    %7.2f us\n", median(to_first));
   std::printf("  split span               %7.2f us  (block starts spread %.2f, ends spread %.2f)\n", median(span),

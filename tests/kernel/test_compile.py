@@ -136,11 +136,27 @@ def test_builds_without_spills_within_99kb(builds: dict[str, tuple[Path, str]], 
     assert cubin.stat().st_size > 0
     reports = parse_ptxas(report)
     splits = [name for name in reports if "split_kernel" in name]
-    # One split kernel per version (v20, v26) and the one combine kernel they share.
-    assert len(splits) == 2, f"expected the split kernels of v20 and v26, got {splits}:\n{report}"
+    # The product has one kernel of each (no A/B versions), instantiated with the probe that observes nothing.
+    assert len(splits) == 1, f"expected 1 split kernel, got {splits}:\n{report}"
     combines = [name for name in reports if "combine_kernel" in name]
     assert len(combines) == 1, f"expected 1 combine kernel, got {combines}:\n{report}"
     assert problems(reports, dynamic_smem) == [], report
+
+
+@needs_nvcc
+def test_timeline_tool_builds_on_the_product_kernels(tmp_path: Path) -> None:
+    """kernel/tools/timeline.cu instruments the product kernels through their Probe parameter: it must keep building
+    (a change to the kernels' template or launcher would otherwise break it unseen), without spills."""
+    assert NVCC is not None
+    tool = CSRC.parent / "tools" / "timeline.cu"
+    cmd = [NVCC, "-cubin", "-arch=sm_90", *FLAGS, "-Xptxas", "-v", f"-I{CSRC}", "-o", str(tmp_path / "t.cubin"),
+           str(tool)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
+    reports = parse_ptxas(proc.stdout + proc.stderr)
+    observed = [name for name in reports if "TimelineProbe" in name]
+    assert len(observed) == 2, f"expected the split and combine kernels with TimelineProbe, got {list(reports)}"
+    assert [item for item in problems(reports, 0) if "spill" in item] == []
 
 
 @needs_nvcc

@@ -187,6 +187,16 @@ def utc_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def platform_name() -> str:
+    """``Linux-6.8.0-x86_64``: system, release and machine. Not :func:`platform.platform`, which runs ``uname -p``
+    in a child process (a fork of the whole pytest process) at the start of every recorded session."""
+    uname = getattr(os, "uname", None)
+    if uname is None:  # pragma: no cover - Windows
+        return "-".join((platform.system(), platform.release(), platform.machine()))
+    u = uname()
+    return f"{u.sysname}-{u.release}-{u.machine}"
+
+
 def provenance(root: Path, state: tuple[str | None, bool | None] | None = None) -> dict[str, Any]:
     """The run's provenance: commit and dirty flag by :func:`tracker.dirty.commit_state` (``state``, or asked now:
     the rule every writer uses, TRACKER_COMMIT / TRACKER_DIRTY first), plus machine and versions. ValueError for
@@ -199,7 +209,7 @@ def provenance(root: Path, state: tuple[str | None, bool | None] | None = None) 
         "host": socket.gethostname(),
         "python": platform.python_version(),
         "pytest": pytest.__version__,
-        "platform": platform.platform(),
+        "platform": platform_name(),
         "cuda": None,
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
     }

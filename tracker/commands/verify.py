@@ -157,8 +157,8 @@ def _run_gates(root: Path, gates: dict[str, TestGate], pytest_args: list[str], l
         sel, hashes = Path(tmp, "select.json"), Path(tmp, "gates.json")
         sel.write_text(json.dumps(sorted({(g.test, g.marker) for g in gates.values()}, key=str)))
         hashes.write_text(json.dumps({k: gate_hash(g) for k, g in gates.items()}))
-        cmd = pytest_command() + [
-            f"--rootdir={root}", f"--tracker-record={root / EVIDENCE_DIR}", f"--tracker-file={name}",
+        args = [
+            "-p", "tracker.pytest_plugin", f"--rootdir={root}", f"--tracker-record={root / EVIDENCE_DIR}", f"--tracker-file={name}",
             f"--tracker-gates={hashes}", f"--tracker-select={sel}",
             "--continue-on-collection-errors",  # a file that fails to collect makes its gates unmet, not the run void
             *(["-p", "tracker.pytest_argcheck"] if pytest_args else []), *pytest_args, *existing,
@@ -169,20 +169,14 @@ def _run_gates(root: Path, gates: dict[str, TestGate], pytest_args: list[str], l
         log.flush()
         if not existing:
             return None
-        code = _run_pytest(cmd, root, evidence, env)
+        from tracker.commands.pytest_run import run_pytest
+
+        # pytest got the same SIGINT: run_pytest lets it write its "interrupted" file, then says what it recorded
+        code = run_pytest(args, root, env, lambda: f"interrupted: {_recorded(root, evidence)}")
         if pytest_args:
             _refuse_arguments(_answer(answer), code)
     _check_run(evidence, code, pytest_args)
     return evidence
-
-
-def _run_pytest(cmd: list[str], root: Path, evidence: Path, env: dict[str, str]) -> int:
-    proc = subprocess.Popen(cmd, cwd=root, env=env)
-    try:
-        return proc.wait()
-    except KeyboardInterrupt:
-        proc.wait()  # pytest got the same SIGINT: let it write its "interrupted" file
-        raise InterruptedRunError(f"interrupted: {_recorded(root, evidence)}") from None
 
 
 def _check_run(evidence: Path, code: int, pytest_args: list[str]) -> None:

@@ -1,0 +1,87 @@
+"""verify's pytest session, forked or in a new interpreter (tracker.commands.pytest_run): the tests see what
+``python -m pytest`` in the repository would give them, whichever way it runs, and a crash stays the child's."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from tracker_testutil import phase, plan_text
+
+from tracker.commands.pytest_run import SPAWN_ENV
+
+MODES = ["fork", "spawn"]
+
+
+@pytest.fixture(params=MODES)
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "fork" and not hasattr(os, "fork"):
+        pytest.skip("no os.fork here")
+    monkeypatch.setenv(SPAWN_ENV, "1" if request.param == "spawn" else "0")
+    return str(request.param)
+
+
+def one_gate(repo, test: str, files: dict[str, str]) -> Path:
+    return repo({"plans/0001-demo.md": plan_text(phases=phase("P1", f'test = "{test}"')), **files})
+
+
+def test_the_tests_run_in_the_repository_with_its_root_importable(repo, cli, mode: str) -> None:
+    # `python -m pytest` puts the working directory first on sys.path: a helper module at the root imports
+    test = (
+        "import os, sys\nimport helper\n\n"
+        "def test_a():\n"
+        "    assert helper.VALUE == 7\n"
+        "    assert os.getcwd() in sys.path\n"
+        "    assert os.path.basename(sys.argv[0]) in ('__main__.py', 'pytest')\n"
+    )
+    root = one_gate(repo, "tests/test_a.py", {"helper.py": "VALUE = 7\n", "tests/test_a.py": test})
+    r = cli(root, "verify")
+    assert r.code == 0, (r.out, r.err)
+    assert "met   0001/P1#1" in r.out
+
+
+def test_the_tests_exit_handlers_run_and_the_parents_do_not(repo, cli, mode: str, tmp_path: Path) -> None:
+    marker = tmp_path / "atexit-ran"
+    test = f"import atexit\n\ndef test_a():\n    atexit.register(lambda: open({str(marker)!r}, 'a').write('x'))\n"
+    root = one_gate(repo, "tests/test_a.py", {"tests/test_a.py": test})
+    # a parent handler that would write the same file twice if the child ran it too
+    import atexit
+
+    def parent_handler() -> None:  # registered in this (the parent) process; unregistered below
+        marker.write_text("parent")
+
+    atexit.register(parent_handler)
+    try:
+        r = cli(root, "verify", "--pytest-arg=-q")  # with an argument: verify's temporary files must outlive the child
+    finally:
+        atexit.unregister(parent_handler)
+    assert r.code == 0, (r.out, r.err)
+    assert marker.read_text() == "x"
+
+
+def test_a_test_that_kills_its_process_is_a_crash_verify_reports(repo, cli, mode: str) -> None:
+    test = "import os, signal\n\ndef test_a():\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+    root = one_gate(repo, "tests/test_a.py", {"tests/test_a.py": test})
+    r = cli(root, "verify")
+    assert r.code == 6 and "it crashed while running tests/test_a.py::test_a" in r.err, (r.out, r.err)
+    assert "0/1" in cli(root, "status").out
+
+
+def test_a_conftest_that_exits_is_refused_not_passed(repo, cli, mode: str) -> None:
+    files = {"conftest.py": "import sys\nsys.exit(3)\n", "tests/test_a.py": "def test_a():\n    pass\n"}
+    root = one_gate(repo, "tests/test_a.py", files)
+    r = cli(root, "verify")
+    assert r.code in (3, 6), (r.out, r.err)
+    assert "Traceback" not in r.err or "pytest_run" not in r.err
+    assert "0/1" in cli(root, "status").out
+
+
+def test_stdout_of_the_tests_stays_off_the_json(repo, cli, mode: str) -> None:
+    test = "def test_a():\n    print('noise')\n"
+    root = one_gate(repo, "tests/test_a.py", {"tests/test_a.py": test})
+    r = cli(root, "verify", "--json", "--pytest-arg=-s")
+    assert r.code == 0, (r.out, r.err)
+    assert json.loads(r.out)["exit"] == 0
+    assert "noise" in r.err

@@ -1,0 +1,114 @@
+"""Run one pytest session for ``verify``: in a forked copy of this process where the system can fork, else in
+a new interpreter.
+
+A pytest session of do-nothing tests costs ~0.3 s, of which a fresh interpreter's start-up is ~25 ms: most of
+the 10% that verify may add to plain pytest (plan 0003, P5). A fork skips that start, and pytest is imported
+once, before the fork. The child still isolates the tests from the tracker: a test that crashes the process
+(``os._exit``, a segfault, a signal) ends the child, and verify reports it as before.
+
+The child runs as ``python -m pytest ARGS`` would in ``root``: that working directory and environment,
+``sys.path[0]`` the directory (``-m`` puts it there), ``sys.argv`` pytest's, the parent's exit handlers
+dropped (they belong to verify: its temporary directory must outlive the child), the tests' own exit handlers
+run, output flushed, and the exit status pytest returned.
+
+``TRACKER_PYTEST_SPAWN=1`` forces the new interpreter (also used where ``os.fork`` is missing, as on Windows).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from tracker.errors import InterruptedRunError
+
+SPAWN_ENV = "TRACKER_PYTEST_SPAWN"
+
+
+def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Callable[[], str]) -> int:
+    """pytest's exit status for ``python -m pytest ARGS`` run in ``root`` with ``env`` (negative: killed by
+    that signal). On Ctrl-C, waits for pytest to finish (it got the same SIGINT and records the interruption),
+    then raises InterruptedRunError(``interrupted()``)."""
+    if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0"):
+        return _forked(args, root, env, interrupted)
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=root, env=env)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.wait()
+        raise InterruptedRunError(interrupted()) from None
+
+
+def _forked(args: list[str], root: Path, env: dict[str, str], interrupted: Callable[[], str]) -> int:
+    import pytest  # noqa: PLC0415 - imported once, here, so that the child starts with it
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's coverage is the test run itself
+        _child(pytest, args, root, env)
+    try:
+        return _wait(pid)
+    except KeyboardInterrupt:
+        _wait(pid)
+        raise InterruptedRunError(interrupted()) from None
+
+
+def _wait(pid: int) -> int:
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            return 1
+        except InterruptedError:  # pragma: no cover - retried by Python itself since PEP 475
+            continue
+        return os.waitstatus_to_exitcode(status)
+
+
+def _stream(fd: int, like: object) -> TextIO:
+    """A text stream on file descriptor ``fd``, as a new interpreter would have: the parent's may be something
+    else (an embedding program's or a test's capture object)."""
+    tty = os.isatty(fd)
+    errors = "backslashreplace" if fd == 2 else getattr(like, "errors", None) or "strict"
+    encoding = getattr(like, "encoding", None) or "utf-8"
+    return open(fd, "w", encoding=encoding, errors=errors, closefd=False, buffering=1 if tty or fd == 2 else -1)  # noqa: SIM115
+
+
+def _child(pytest: object, args: list[str], root: Path, env: dict[str, str]) -> None:
+    """Become ``python -m pytest ARGS``; never returns."""
+    import atexit  # noqa: PLC0415
+    import signal  # noqa: PLC0415
+
+    code = 1
+    try:
+        atexit._clear()  # the parent's handlers are the parent's
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own, as pytest expects
+        if hasattr(signal, "SIGPIPE"):
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        os.chdir(root)
+        os.environ.clear()
+        os.environ.update(env)
+        sys.path[0] = str(root)
+        sys.stdout, sys.stderr = _stream(1, sys.stdout), _stream(2, sys.stderr)
+        sys.argv = [str(Path(pytest.__file__).with_name("__main__.py")), *args]  # type: ignore[attr-defined]
+        code = int(pytest.main(args))  # type: ignore[attr-defined]
+        atexit._run_exitfuncs()
+    except KeyboardInterrupt:  # before or after pytest's session (it handles those inside): end by SIGINT, quietly
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    except SystemExit as exc:  # a conftest or plugin that exits: as the interpreter would
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: BLE001 - whatever escapes pytest ends this process with a traceback, as python -m would
+        import traceback  # noqa: PLC0415
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code & 0xFF if code >= 0 else 1)

@@ -156,7 +156,8 @@ def run(root: Path, plan: str | None = None, as_json: bool = False, out: TextIO 
 
 def _text(plans: list[Plan], statuses: dict[str, PhaseStatus], invalid: list[InvalidPlan], color: bool, recorded: dict[str, str]) -> str:
     """The table of the valid plans with a line for each invalid plan file, in file order."""
-    blocks = [(p.path, table([p], statuses, color, recorded, width=_width(plans))) for p in plans]
+    width = _width(plans)  # once: per plan it made a status of 1,000 plans quadratic (0.9 s of 1.6)
+    blocks = [(p.path, table([p], statuses, color, recorded, width=width)) for p in plans]
     blocks += [(i.path, invalid_line(i)) for i in invalid]
     return "\n".join(text for _, text in sorted(blocks, key=lambda b: b[0]))
 

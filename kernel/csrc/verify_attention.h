@@ -34,7 +34,7 @@ constexpr int kSmemLimit = 99 * 1024;  // sm_120's per-block maximum: the port t
 static_assert(kSmemBytes <= kSmemLimit, "shared memory per block must fit sm_120's 99 KB");
 constexpr int kMaxSplits = 128;        // bounds the partial buffers
 // Below this the partial write + combine cost more than they spread: 2 since the partials are bf16; at (1,8,16)
-// 5.7k, 66 splits of 3 tiles beat 44 of 5 by 9-11% (kernel/NOTES.md, "Splits").
+// 5.7k, 66 splits of 3 tiles beat 44 of 5 by 9-11% (kernel/NOTES.md, "Design, and why").
 constexpr int kMinTilesPerSplit = 2;
 
 struct Params {

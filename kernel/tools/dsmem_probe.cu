@@ -1,7 +1,7 @@
 // Cost of swapping a partial S between two warps' worth of threads, on one SM (shared memory and a 64-thread named
 // barrier, as the split kernel does today) and across the two SMs of a 2-CTA cluster (distributed shared memory and
 // a remote mbarrier arrive, as a K-split across a cluster would need every tile). It measures the riskiest step of
-// that design before anyone builds it (kernel/NOTES.md, "Where the design stands").
+// that design before anyone builds it (kernel/NOTES.md, "Where it stands").
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/dsmem_probe kernel/tools/dsmem_probe.cu && /tmp/dsmem_probe
 //

@@ -1,0 +1,101 @@
+"""The latent KV pool (page_size = 1) and its slot allocator.
+
+The pool is one bf16 tensor [layers, S, 576]: row s of layer l is the KV row of whichever token owns slot s.
+Slots are handed out by a free list kept on the host. Why the host: the engine reads the accepted path back
+once per step anyway (the tokens it emits), so the allocator's decisions cost no extra synchronisation, and a
+Python list of free ids with an ownership bitmap makes "no slot owned twice, none leaked" checkable at every
+call. Freed slots go back on top of the stack, so a long-lived pool scatters each request's slots, the
+layout the kernel is built for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import torch
+
+ROW = 576  # one latent row: 512 latent + 64 rope columns, bf16
+ROW_BYTES = ROW * 2
+
+
+class PoolExhausted(RuntimeError):
+    """The pool has fewer free slots than a request asked for (nothing was allocated)."""
+
+
+class SlotAllocator:
+    """Free list over slot ids [0, capacity); every id is either free or owned, never both, never twice."""
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity: expected >= 1 slots, got {capacity}")
+        self.capacity = capacity
+        self._free = list(range(capacity - 1, -1, -1))  # pop() hands out 0, 1, 2, ... first
+        self._owned = bytearray(capacity)
+
+    @property
+    def free_count(self) -> int:
+        return len(self._free)
+
+    @property
+    def used_count(self) -> int:
+        return self.capacity - len(self._free)
+
+    def alloc(self, n: int) -> list[int]:
+        """n free slots, now owned; PoolExhausted (allocating nothing) when fewer than n are free."""
+        if n < 0:
+            raise ValueError(f"n: expected >= 0 slots, got {n}")
+        if n > len(self._free):
+            raise PoolExhausted(f"KV pool: {n} slots requested, {len(self._free)} of {self.capacity} free")
+        slots = self._free[len(self._free) - n:][::-1]
+        del self._free[len(self._free) - n:]
+        for s in slots:
+            self._owned[s] = 1
+        return slots
+
+    def free(self, slots: Iterable[int]) -> None:
+        """Return owned slots; ValueError (freeing nothing) on a slot that is not owned or named twice."""
+        slots = list(slots)
+        seen: set[int] = set()
+        for s in slots:
+            if not 0 <= s < self.capacity or not self._owned[s] or s in seen:
+                raise ValueError(f"free: slot {s} is not owned (a double free or a foreign id)")
+            seen.add(s)
+        for s in slots:
+            self._owned[s] = 0
+        self._free.extend(slots)
+
+    def check(self) -> None:
+        """AssertionError unless the free list and the ownership bitmap describe one partition of the ids."""
+        assert len(set(self._free)) == len(self._free), "a slot is on the free list twice"
+        assert all(not self._owned[s] for s in self._free), "a free slot is marked owned"
+        assert sum(self._owned) + len(self._free) == self.capacity, "a slot is neither free nor owned (leak)"
+
+
+def commit_tree(allocator: SlotAllocator, owned: list[int], tree_slots: Sequence[int],
+                accepted: Sequence[int]) -> list[int]:
+    """After a verify step: the accepted nodes' slots join the request's slots `owned` (in path order), the
+    rest of the tree's slots are freed. Returns the accepted slots."""
+    keep = [tree_slots[i] for i in accepted]
+    if len(set(accepted)) != len(accepted):
+        raise ValueError(f"accepted: expected distinct node indices, got {list(accepted)}")
+    kept = set(accepted)
+    allocator.free(s for i, s in enumerate(tree_slots) if i not in kept)
+    owned.extend(keep)
+    return keep
+
+
+class KVPool:
+    """[layers, rows, 576] bf16 latent rows and the allocator of their slot ids."""
+
+    def __init__(self, layers: int, rows: int, device: torch.device) -> None:
+        self.kv = torch.zeros(layers, rows, ROW, dtype=torch.bfloat16, device=device)
+        self.allocator = SlotAllocator(rows)
+
+    @property
+    def bytes_per_token(self) -> int:
+        """Pool bytes one token holds: one 1152-byte row per layer."""
+        return self.kv.shape[0] * ROW_BYTES
+
+    def layer(self, index: int) -> torch.Tensor:
+        """Layer `index`'s pool, a contiguous [rows, 576] view (16-byte aligned: rows are 1152 bytes)."""
+        return self.kv[index]

@@ -1,4 +1,5 @@
-"""Command line: `python -m bench verify [--cases short|long|all] [--impl LIST] [--out DIR] [--budget S]`.
+"""Command line: `python -m bench verify [--cases short|long|all] [--impl LIST] [--out DIR] [--budget S]`,
+`python -m bench step [--cases short|long|all] [--impl cuda,triton] [--layers N] [--out DIR] [--budget S]`.
 
 Exit codes: 0 all requested implementations measured (optional peers that are not installed are skipped);
 1 an implementation failed its correctness check or raised (the others are still measured and written);
@@ -26,7 +27,18 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         help="directory for the result JSON (default bench/results/)")
     verify.add_argument("--budget", type=float, default=0.5,
                         help="seconds of timed runs per implementation and case (default 0.5; 20-200 runs)")
+    step = sub.add_parser("step", help="one engine verify step of a 61-layer attention stack, eager and graphed")
+    step.add_argument("--cases", choices=("short", "long", "all"), default="all",
+                      help="contexts: short = 5.7k, long = 23k and 91k, all = both (default)")
+    step.add_argument("--impl", default="cuda,triton", help="comma-separated subset of cuda,triton (default both)")
+    step.add_argument("--layers", type=int, default=61, help="attention layers per step (default 61, Kimi K2)")
+    step.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results",
+                      help="directory for the result JSON (default bench/results/)")
+    step.add_argument("--budget", type=float, default=0.5,
+                      help="seconds of timed runs per measurement (default 0.5; 20-200 runs)")
     args = parser.parse_args(argv)
+    if args.benchmark == "step":
+        return _check_step(parser, args)
     from bench.peers import IMPLS
 
     names = [n.strip() for n in args.impl.split(",") if n.strip()]
@@ -39,10 +51,26 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+def _check_step(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    names = [n.strip() for n in args.impl.split(",") if n.strip()]
+    if not names or any(n not in ("cuda", "triton") for n in names):
+        parser.error(f"--impl: expected a comma-separated subset of cuda,triton, got {args.impl!r}")
+    if args.layers < 1:
+        parser.error(f"--layers: expected >= 1, got {args.layers}")
+    if not args.budget > 0:
+        parser.error(f"--budget: expected seconds > 0, got {args.budget}")
+    args.impl = names
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
     args = parse(argv)
+    if args.benchmark == "step":
+        from bench import step
+
+        return step.run(args.cases, args.impl, args.out, step.command_line(argv), args.budget, args.layers)
     from bench import verify
 
     return verify.run(args.cases, args.impl, args.out, verify.command_line(argv), args.budget)

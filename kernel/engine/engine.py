@@ -72,7 +72,7 @@ class Engine:
         self.attention = TreeVerifyAttention(self.pool, self.req_to_token, self.backend, config.sm_scale,
                                              rope_table(config.max_context, self.device))
         self.draft_logits = self.model.draft_logits()
-        self._drafters: dict[int, Drafter] = {}
+        self._drafters: dict[TreeShape, Drafter] = {}
         self._graphs: dict[tuple[int, int], GraphRunner] = {}
         self.steps: list[StepRecord] = []  # the last generate()'s verify steps
         # Per prompt of the last generate(): the smallest gap between the best and the second-best logit over
@@ -142,13 +142,19 @@ class Engine:
 
     # ----- helpers -----
 
-    def _run(self, step: StepInputs, graph: bool) -> tuple[list[list[int]], list[list[float]]]:
-        """The target's choice after every node and its logit gap to the runner-up, [B][T] each, read back once."""
+    def forward_step(self, step: StepInputs, graph: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One verify step on `step` (eager, or a replay of the graph for its (B, T)): logits [B, T, vocab],
+        the greedy choice after each node and its margin to the runner-up. On a replay they are the graph's
+        static outputs, overwritten by the next replay."""
         if graph:
-            choice, gap = self._graph_runner(step).replay()
-        else:
-            plan = self.attention.init_forward_metadata(step)
-            choice, gap = decide(self.model.forward(plan, self.attention))
+            return self._graph_runner(step).replay()
+        plan = self.attention.init_forward_metadata(step)
+        logits = self.model.forward(plan, self.attention)
+        return (logits, *decide(logits))
+
+    def _run(self, step: StepInputs, graph: bool) -> tuple[list[list[int]], list[list[float]]]:
+        """The target's choice after every node and its margin to the runner-up, [B][T] each, read back once."""
+        _, choice, gap = self.forward_step(step, graph)
         return choice.cpu().tolist(), gap.cpu().tolist()
 
     def _graph_runner(self, step: StepInputs) -> GraphRunner:
@@ -157,9 +163,10 @@ class Engine:
             plan = self.attention.init_forward_metadata_capture_cuda_graph(*key)
             plan.load(step.seq_lens, step.tokens, step.slots, step.masks, step.depths)
 
-            def captured() -> tuple[torch.Tensor, torch.Tensor]:
+            def captured() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
                 plan.compute()
-                return decide(self.model.forward(plan, self.attention))
+                logits = self.model.forward(plan, self.attention)
+                return (logits, *decide(logits))
             self._graphs[key] = GraphRunner(captured)
         self.attention.init_forward_metadata_replay_cuda_graph(step)
         return self._graphs[key]
@@ -187,9 +194,9 @@ class Engine:
         return tree_shape(self.config.tree_nodes, self.config.tree_branching) if speculative else tree_shape(1, 1)
 
     def _drafter(self, shape: TreeShape) -> Drafter:
-        if shape.nodes not in self._drafters:
-            self._drafters[shape.nodes] = Drafter(self.draft_logits, shape)
-        return self._drafters[shape.nodes]
+        if shape not in self._drafters:
+            self._drafters[shape] = Drafter(self.draft_logits, shape)
+        return self._drafters[shape]
 
     def _check_request(self, prompts: list[list[int]], max_new_tokens: int, speculative: bool) -> None:
         if not isinstance(prompts, list) or not prompts:

@@ -10,6 +10,7 @@ whose launch is capturable (`cuda`, `triton`); the `reference` oracle reads leng
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -17,7 +18,7 @@ import torch
 class GraphRunner:
     """Captures `step()` (which reads and writes only static buffers) and replays it."""
 
-    def __init__(self, step: Callable[[], torch.Tensor], warmup: int = 2) -> None:
+    def __init__(self, step: Callable[[], Any], warmup: int = 2) -> None:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):  # first calls off the capture stream: lazy init, autotune, module load
@@ -32,7 +33,7 @@ class GraphRunner:
         torch.cuda.synchronize()
         self.workspace_bytes = torch.cuda.memory_reserved() - reserved  # the graph's private pool
 
-    def replay(self) -> torch.Tensor:
+    def replay(self) -> Any:
         """Run the captured step on the current contents of the static buffers; returns the static output."""
         self.graph.replay()
         return self.output

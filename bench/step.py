@@ -1,0 +1,242 @@
+"""`python -m bench step`: one verify step of a 61-layer attention stack, eager and replayed from a CUDA graph.
+
+A step is what the engine (`kernel/engine/`) runs per decode step, attention part: the step's plan, computed
+once on the device (`StepPlan.compute`), then per layer the tree nodes' KV rows stored into that layer's pool
+and `kernel.verify_attention` over the request's prefix and tree. The model's dense projections are left out
+(they are not this project's code and would hide the attention's cost); per-layer q and KV rows are fixed
+random inputs. Every layer has its own pool (one 1152-byte row per token), so no layer finds the previous
+one's rows in the L2, as in a real model. Slots are scattered through each pool (page_size = 1).
+
+Every case runs from buffers sized for MAX_CONTEXT tokens per request, as a serving engine's captured graphs
+are: one capture serves every context up to it. For each case (impl, ctx, heads 8, nodes, batch, layers):
+
+- `engine.step_time_us`: the eager step (Python per layer, the public API's checks included), CUDA events;
+- `engine.graph_replay_step_us`: the same step replayed from one CUDA graph;
+- `engine.kernel_time_us`: the time the GPU is busy inside one replayed step (the union of its kernels'
+  intervals, from the profiler's trace), `engine.outside_kernels_us` = replay - busy, and
+  `engine.graph_over_kernels` = replay / busy (the target: <= 1.3 at 5.7k);
+- `engine.plan_overhead_us`: a graph holding the plan alone, replayed (graph launch included): the whole
+  per-step planning cost, whatever the layer count;
+- `engine.graph_workspace_bytes`: what the graph's private memory pool pins (outputs, split partials) for
+  MAX_CONTEXT; `engine.pool_bytes_per_token`: the pool's bytes per token for the stack's layers.
+
+Before timing, the last layer's output of the replayed step must equal the eager step's bit for bit and pass
+the fp32 reference's flash-attention rule (`bench.verify.check_output`); a wrong step is not timed. Triton's
+eager step is timed at 5.7k and at the gate's case (91k, T 16, batch 1) only: at long contexts its kernels
+take ~99% of the step, and each of its 91k steps costs ~0.6 s.
+
+Exit codes as `python -m bench verify`: 0 measured, 1 an implementation failed its check or raised, 2 usage,
+3 no CUDA device.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from bench import results
+from bench.timing import summarize, time_device
+from bench.verify import ROOT, check_output, command_line, environment
+from kernel.engine.attention import StepInputs, TreeVerifyAttention
+from kernel.engine.graph import GraphRunner
+from kernel.engine.kv_pool import KVPool
+from kernel.trees import VerifyInputs, tree_mask, tree_parents, yarn_sm_scale
+
+LAYERS = 61  # Kimi K2's depth
+HEADS = 8
+SHAPES = ((16, 1), (64, 1), (16, 4), (64, 4))  # (nodes, batch)
+CONTEXTS = {"short": (5700,), "long": (23000, 91000), "all": (5700, 23000, 91000)}
+MAX_CONTEXT = 98304  # the graphs' buffers: 96k tokens per request
+TRITON_EAGER = {(5700, 16, 1), (5700, 64, 1), (5700, 16, 4), (5700, 64, 4), (91000, 16, 1)}  # (ctx, nodes, batch)
+EXIT_OK, EXIT_IMPL_FAILED, EXIT_NO_CUDA = 0, 1, 3
+
+
+@dataclass(frozen=True)
+class StepCase:
+    """One step shape: every request holds `ctx` committed tokens and verifies a tree of `nodes` nodes."""
+
+    ctx: int
+    nodes: int
+    batch: int
+    heads: int = HEADS
+    layers: int = LAYERS
+
+    def params(self, impl: str) -> dict[str, str | int | float | bool]:
+        return {"impl": impl, "ctx": self.ctx, "heads": self.heads, "nodes": self.nodes, "batch": self.batch,
+                "layers": self.layers}
+
+
+def cases_for(selection: str, layers: int = LAYERS) -> list[StepCase]:
+    return [StepCase(ctx, nodes, batch, layers=layers) for ctx in CONTEXTS[selection] for nodes, batch in SHAPES]
+
+
+class AttentionStack:
+    """The engine's step machinery over `layers` layers of attention alone, for one case."""
+
+    def __init__(self, case: StepCase, impl: str, seed: int, max_context: int = MAX_CONTEXT,
+                 device: str = "cuda") -> None:
+        self.case = case
+        gen = torch.Generator(device=device).manual_seed(seed)
+        b, t, h, layers = case.batch, case.nodes, case.heads, case.layers
+        rows = b * (case.ctx + t) + max(1, b * (case.ctx + t) // 4)
+        self.pool = KVPool(layers, rows, torch.device(device))
+        self.pool.kv.normal_(generator=gen)
+        order = torch.randperm(rows, generator=gen, device=device)[:b * (case.ctx + t)].to(torch.int32).view(b, -1)
+        self.req_to_token = torch.zeros(b, max_context, dtype=torch.int32, device=device)
+        self.req_to_token[:, :case.ctx] = order[:, :case.ctx]
+        self.attention = TreeVerifyAttention(self.pool, self.req_to_token, impl, yarn_sm_scale())
+        self.q = torch.randn(layers, b, t, h, 576, generator=gen, device=device).to(torch.bfloat16)
+        self.kv_rows = torch.randn(layers, b * t, 576, generator=gen, device=device).to(torch.bfloat16)
+        import random
+
+        rng = random.Random(seed)
+        parents = [tree_parents("random", t, rng) for _ in range(b)]
+        depths = [[0] * t for _ in range(b)]
+        for r, ps in enumerate(parents):
+            for i in range(1, t):
+                depths[r][i] = depths[r][ps[i]] + 1
+        self.inputs = StepInputs(seq_lens=torch.full((b,), case.ctx, dtype=torch.int32),
+                                 tokens=torch.zeros(b, t, dtype=torch.int64),
+                                 slots=order[:, case.ctx:].cpu(),
+                                 masks=torch.tensor([tree_mask("random", t, random.Random(seed + r)) for r in range(b)],
+                                                    dtype=torch.int64),
+                                 depths=torch.tensor(depths, dtype=torch.int64))
+
+    def layers(self) -> torch.Tensor:
+        """Every layer's KV store + attention on the current plan; returns the last layer's output."""
+        out = None
+        for layer in range(self.case.layers):
+            out = self.attention.forward(self.q[layer], self.kv_rows[layer], layer)
+        assert out is not None
+        return out
+
+    def eager_step(self) -> torch.Tensor:
+        self.attention.init_forward_metadata(self.inputs)
+        return self.layers()
+
+    def capture(self) -> tuple[GraphRunner, GraphRunner]:
+        """(the whole step's graph, the plan-alone graph), both against the static plan for this (B, T)."""
+        plan = self.attention.init_forward_metadata_capture_cuda_graph(self.case.batch, self.case.nodes)
+        self.attention.init_forward_metadata_replay_cuda_graph(self.inputs)
+
+        def step() -> torch.Tensor:
+            plan.compute()
+            return self.layers()
+        return GraphRunner(step), GraphRunner(plan.compute)
+
+    def last_layer_inputs(self) -> VerifyInputs:
+        plan = self.attention.plan
+        assert plan is not None
+        return VerifyInputs(self.q[-1], self.pool.layer(self.case.layers - 1), plan.prefix_indptr, plan.prefix_slots,
+                            plan.tree_slots, plan.tree_mask, self.attention.sm_scale)
+
+
+def busy_us(run, reps: int = 2) -> float | None:  # noqa: ANN001  (a zero-argument callable)
+    """GPU-busy time of one `run()` (the union of its kernel, memcpy and memset intervals in the profiler's
+    trace, averaged over `reps` runs); None when the trace holds no device activity."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            run()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as handle:
+            events = json.load(handle).get("traceEvents", [])
+    spans = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in events
+                   if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "ts" in e)
+    if not spans:
+        return None
+    total, (start, end) = 0.0, spans[0]
+    for s, e in spans[1:]:
+        if s > end:
+            total, start, end = total + end - start, s, e
+        else:
+            end = max(end, e)
+    return (total + end - start) / reps
+
+
+class StepFailure(Exception):
+    """An implementation's step could not be measured (wrong output, or an error)."""
+
+
+def measure(stack: AttentionStack, impl: str, budget_s: float) -> tuple[list[dict[str, object]], str]:
+    """Check, then time one case's step for one implementation; returns its result cases and a table cell."""
+    case = stack.case
+    params = case.params(impl)
+    eager_out = stack.eager_step().clone()
+    graph, plan_graph = stack.capture()
+    replay_out = graph.replay().clone()
+    if not torch.equal(replay_out, eager_out):
+        raise StepFailure(f"{impl} {params}: the replayed step's output differs from the eager step's")
+    problem = check_output(replay_out, stack.last_layer_inputs(), prefix_only=False)
+    if problem is not None:
+        raise StepFailure(f"{impl} {params}: WRONG: {problem}")
+    entries: list[dict[str, object]] = []
+
+    def add(metric: str, unit: str, direction: str, samples: list[float], extra: dict | None = None) -> None:
+        entries.append(results.case(metric, {**params, **(extra or {})}, unit, direction, samples,
+                                    summarize(samples), {"max_context": MAX_CONTEXT}))
+
+    cell = []
+    if impl == "cuda" or (case.ctx, case.nodes, case.batch) in TRITON_EAGER:
+        eager = time_device(lambda i: stack.eager_step(), 1, budget_s=budget_s)
+        add("engine.step_time_us", "us", "lower", eager)
+        cell.append(f"eager {summarize(eager)['median']:.0f}")
+    replays = time_device(lambda i: graph.replay(), 1, budget_s=budget_s)
+    add("engine.graph_replay_step_us", "us", "lower", replays)
+    median = float(summarize(replays)["median"])
+    cell.append(f"graph {median:.0f}")
+    busy = busy_us(graph.replay) or busy_us(stack.eager_step)
+    if busy:
+        add("engine.kernel_time_us", "us", "lower", [busy])
+        add("engine.outside_kernels_us", "us", "lower", [r - busy for r in replays])
+        add("engine.graph_over_kernels", "x", "lower", [r / busy for r in replays])
+        cell.append(f"kernels {busy:.0f} ({median / busy:.2f}x)")
+    plan = time_device(lambda i: plan_graph.replay(), 1, budget_s=min(budget_s, 0.1))
+    add("engine.plan_overhead_us", "us", "lower", plan)
+    cell.append(f"plan {summarize(plan)['median']:.1f}")
+    add("engine.graph_workspace_bytes", "B", "lower", [float(graph.workspace_bytes)])
+    return entries, ", ".join(cell)
+
+
+def run(selection: str, impls: list[str], out_dir: Path, command: str, budget_s: float = 0.5,
+        layers: int = LAYERS) -> int:
+    """Run the step benchmark; returns the exit code."""
+    if not torch.cuda.is_available():
+        print("bench step: no CUDA device", file=sys.stderr)
+        return EXIT_NO_CUDA
+    now = results.utc_now()
+    doc_cases: list[dict[str, object]] = []
+    doc_cases.append(results.case("engine.pool_bytes_per_token", {"layers": layers}, "B", "lower",
+                                  [float(layers * 1152)], summarize([float(layers * 1152)])))
+    failed = False
+    for index, case in enumerate(cases_for(selection, layers)):
+        for impl in impls:
+            stack = None
+            try:
+                stack = AttentionStack(case, impl, seed=1000 + index)
+                entries, cell = measure(stack, impl, budget_s)
+                doc_cases.extend(entries)
+                print(f"{impl:6} ctx {case.ctx:6} T {case.nodes:2} B {case.batch}: {cell} us", flush=True)
+            except Exception as err:  # noqa: BLE001  (report it, measure the rest)
+                failed = True
+                print(f"{impl:6} ctx {case.ctx:6} T {case.nodes:2} B {case.batch}: FAILED {type(err).__name__}: "
+                      f"{err}", file=sys.stderr, flush=True)
+            del stack
+            torch.cuda.empty_cache()
+    doc = results.document("step", results.provenance(ROOT, command, environment(), now), doc_cases)
+    print(f"wrote {results.write(doc, out_dir, now)}")
+    return EXIT_IMPL_FAILED if failed else EXIT_OK
+
+
+__all__ = ["AttentionStack", "StepCase", "busy_us", "cases_for", "command_line", "run"]

@@ -1,0 +1,53 @@
+"""`python -m bench step` on the CPU: its cases, its command line, and the attention stack it times computing
+the right thing (the reference backend stands in for the GPU ones; the timing itself needs CUDA)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench import step
+from bench.__main__ import main, parse
+from bench.verify import check_output
+
+
+def test_cases_cover_the_issue_matrix() -> None:
+    cases = step.cases_for("all")
+    assert len(cases) == 12
+    assert {(c.ctx, c.nodes, c.batch) for c in cases} == {(ctx, t, b) for ctx in (5700, 23000, 91000)
+                                                        for t in (16, 64) for b in (1, 4)}
+    assert cases[0].params("cuda") == {"impl": "cuda", "ctx": 5700, "heads": 8, "nodes": 16, "batch": 1, "layers": 61}
+    assert step.TRITON_EAGER >= {(91000, 16, 1)}  # the P9 gate's baseline is measured
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_the_stack_computes_tree_verify_attention(batch: int) -> None:
+    stack = step.AttentionStack(step.StepCase(ctx=37, nodes=5, batch=batch, heads=2, layers=3), "reference", seed=1,
+                                max_context=64, device="cpu")
+    out = stack.eager_step()
+    assert check_output(out, stack.last_layer_inputs(), prefix_only=False) is None
+    plan = stack.attention.plan
+    assert plan is not None and plan.prefix_slots.numel() == batch * 64  # sized for max_context, not ctx
+    assert plan.prefix_indptr.tolist() == [37 * b for b in range(batch + 1)]
+    written = stack.pool.layer(2)[plan.write_index]
+    assert written.equal(stack.kv_rows[2])  # the tree's rows were stored before attending
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["step", "--impl", "reference"], "--impl: expected a comma-separated subset of cuda,triton"),
+    (["step", "--layers", "0"], "--layers: expected >= 1"),
+    (["step", "--budget", "0"], "--budget: expected seconds > 0"),
+    (["step", "--cases", "huge"], "invalid choice"),
+])
+def test_usage_errors_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        parse(argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_no_cuda_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    assert main(["step", "--cases", "short"]) == 3
+    assert "no CUDA device" in capsys.readouterr().err

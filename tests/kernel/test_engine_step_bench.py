@@ -51,3 +51,21 @@ def test_no_cuda_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
         pytest.skip("a CUDA device is present")
     assert main(["step", "--cases", "short"]) == 3
     assert "no CUDA device" in capsys.readouterr().err
+
+
+def test_step_results_are_accepted_by_the_tracker(tmp_path) -> None:  # noqa: ANN001
+    from bench import results
+    from bench.timing import summarize
+
+    tracker_results = pytest.importorskip("tracker.results", reason="tracker/results.py not present")
+    params = step.StepCase(5700, 16, 1).params("cuda")
+    samples = [1500.0, 1510.0, 1490.0]
+    cases = [results.case(metric, params, unit, "lower", samples, summarize(samples), {"max_context": step.MAX_CONTEXT})
+             for metric, unit in (("engine.step_time_us", "us"), ("engine.graph_replay_step_us", "us"),
+                                  ("engine.plan_overhead_us", "us"), ("engine.graph_over_kernels", "x"),
+                                  ("engine.graph_workspace_bytes", "B"))]
+    env = {"gpu": "NVIDIA H200", "driver": None, "cuda": None, "torch": None, "triton": None}
+    now = results.utc_now()
+    doc = results.document("step", results.provenance(step.ROOT, "python -m bench step", env, now), cases)
+    run = tracker_results.load_result(results.write(doc, tmp_path, now))
+    assert run.benchmark == "step"  # type: ignore[attr-defined]

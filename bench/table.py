@@ -46,7 +46,7 @@ LABELS = {"cuda": "cuda", "triton": "triton", "torch": "plain torch",
           "flashinfer": "FlashInfer FA2 (prefix only)"}
 PREFIX_ONLY = {"flashinfer"}
 VERSION_SOURCE = "kernel/csrc/verify_attention.h"
-VERSION_PATTERN = re.compile(r"constexpr int kBestVariant = (\d+);")
+VERSION_PATTERN = re.compile(r"constexpr int (?:kBestVariant|kKernelVersion) = (\d+);")  # the name before and after v20 retired
 
 
 class TableError(Exception):
@@ -275,7 +275,7 @@ def _describe(key: tuple[str, Shape, int]) -> str:
 
 
 def kernel_version(files: dict[str, Any], root: Path) -> str | None:
-    """`v<kBestVariant>` of the verify_attention.h the run measured (by blob id), None where git lacks it."""
+    """`v<kKernelVersion>` of the verify_attention.h the run measured (by blob id), None where git lacks it."""
     blob = files.get(VERSION_SOURCE)
     if not isinstance(blob, str) or not re.fullmatch(r"[0-9a-f]{40}", blob):
         return None

@@ -77,9 +77,13 @@ def _load_mma() -> Callable[..., None]:
     from torch.utils.cpp_extension import load_inline
 
     major, minor = torch.cuda.get_device_capability()
-    module = load_inline(name=f"bench_mma_ceiling_sm{major}{minor}", cpp_sources=_MMA_DECL,
-                         cuda_sources=_MMA_SOURCE, functions=["mma_peak"],
-                         extra_cuda_cflags=["-O3", f"-gencode=arch=compute_{major}{minor},code=sm_{major}{minor}"])
+    module = load_inline(
+        name=f"bench_mma_ceiling_sm{major}{minor}",
+        cpp_sources=_MMA_DECL,
+        cuda_sources=_MMA_SOURCE,
+        functions=["mma_peak"],
+        extra_cuda_cflags=["-O3", f"-gencode=arch=compute_{major}{minor},code=sm_{major}{minor}"],
+    )
     return module.mma_peak
 
 
@@ -92,7 +96,7 @@ def mma_rate(iters: int = 2048, budget_s: float = 0.3) -> tuple[int, list[float]
     best: tuple[int, list[float]] = (0, [0.0])
     for acc in ACCUMULATORS:
         flops = blocks * WARPS * iters * acc * MMA_FLOPS
-        samples = time_device(lambda _i: mma_peak(out, acc, iters, 0.01), 1, budget_s=budget_s, min_reps=10)
+        samples = time_device(lambda _i, acc=acc: mma_peak(out, acc, iters, 0.01), 1, budget_s=budget_s, min_reps=10)
         if not torch.isfinite(out).all() or not out.abs().max() > 0:
             raise RuntimeError(f"mma microkernel (ACC={acc}) wrote non-finite or zero results")
         rates = [flops / (us * 1e-6) / 1e12 for us in samples]

@@ -41,6 +41,7 @@ def _prepare_backend(backend: str) -> Callable[[VerifyInputs], Run]:
         args = (*x.args(), False)
         # Inputs validated above: time the kernel, not the Python checks. return_lse=False: a tensor.
         return lambda: cast(torch.Tensor, fn(*args))
+
     return prepare
 
 
@@ -48,7 +49,7 @@ def _prepare_torch(x: VerifyInputs) -> Run:
     """Plain torch: per request, gather the visible rows, one matmul for scores, softmax, one matmul for P.V."""
     batch, nodes, heads, _ = x.q.shape
     bounds = x.prefix_indptr.tolist()  # lengths are known on the host in a serving loop
-    slots = [torch.cat([x.prefix_slots[bounds[b]:bounds[b + 1]], x.tree_slots[b]]).long() for b in range(batch)]
+    slots = [torch.cat([x.prefix_slots[bounds[b] : bounds[b + 1]], x.tree_slots[b]]).long() for b in range(batch)]
     q2d = [x.q[b].reshape(nodes * heads, -1) for b in range(batch)]  # rows (node, head): views, no copy
     out = torch.empty(batch, nodes, heads, 512, dtype=torch.bfloat16, device=x.q.device)
     kv, mask, scale = x.kv_cache, x.tree_mask, x.sm_scale
@@ -59,11 +60,12 @@ def _prepare_torch(x: VerifyInputs) -> Run:
         for b in range(batch):
             keys = kv.index_select(0, slots[b])  # [L+T, 576]
             scores = (q2d[b] @ keys.t()).float().mul_(scale)  # [T*H, L+T]
-            tree = scores[:, scores.shape[1] - nodes:]
+            tree = scores[:, scores.shape[1] - nodes :]
             tree.masked_fill_(~visible[b], float("-inf"))
             probs = torch.softmax(scores, dim=-1).to(torch.bfloat16)
             torch.matmul(probs, keys[:, :512], out=out[b].view(nodes * heads, 512))
         return out
+
     return run
 
 
@@ -75,10 +77,22 @@ def _prepare_flashinfer(x: VerifyInputs) -> Run:
     dev = x.q.device
     lens = x.prefix_indptr[1:] - x.prefix_indptr[:-1]
     wrapper = flashinfer.mla.BatchMLAPagedAttentionWrapper(
-        torch.empty(128 * 2**20, dtype=torch.uint8, device=dev), backend="fa2")
-    wrapper.plan(torch.arange(0, (batch + 1) * nodes, nodes, dtype=torch.int32, device=dev), x.prefix_indptr,
-                 x.prefix_slots, lens.to(torch.int32), heads, 512, 64, 1, False, x.sm_scale, torch.bfloat16,
-                 torch.bfloat16)
+        torch.empty(128 * 2**20, dtype=torch.uint8, device=dev), backend="fa2"
+    )
+    wrapper.plan(
+        torch.arange(0, (batch + 1) * nodes, nodes, dtype=torch.int32, device=dev),
+        x.prefix_indptr,
+        x.prefix_slots,
+        lens.to(torch.int32),
+        heads,
+        512,
+        64,
+        1,
+        False,
+        x.sm_scale,
+        torch.bfloat16,
+        torch.bfloat16,
+    )
     # FlashInfer keeps the latent and rope parts as separate caches, [pages, page_size, dim].
     ckv = x.kv_cache[:, :512].contiguous().unsqueeze(1)
     kpe = x.kv_cache[:, 512:].contiguous().unsqueeze(1)
@@ -89,6 +103,7 @@ def _prepare_flashinfer(x: VerifyInputs) -> Run:
     def run() -> torch.Tensor:
         wrapper.run(q_nope, q_pe, ckv, kpe, out=out)
         return out.view(batch, nodes, heads, 512)
+
     return run
 
 
@@ -96,6 +111,7 @@ IMPLS: dict[str, Impl] = {
     "cuda": Impl("cuda", "CUDA split-KV mma.sync kernel (kernel/csrc)", _prepare_backend("cuda")),
     "triton": Impl("triton", "Triton, SGLang extend-kernel design", _prepare_backend("triton")),
     "torch": Impl("torch", "plain torch gather + matmul, tree mask applied", _prepare_torch),
-    "flashinfer": Impl("flashinfer", "FlashInfer MLA FA2, prefix only, no tree mask", _prepare_flashinfer,
-                       prefix_only=True),
+    "flashinfer": Impl(
+        "flashinfer", "FlashInfer MLA FA2, prefix only, no tree mask", _prepare_flashinfer, prefix_only=True
+    ),
 }

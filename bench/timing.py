@@ -53,12 +53,25 @@ def summarize(samples: list[float]) -> dict[str, float | int]:
     low = math.floor(pos)
     high = min(low + 1, len(ordered) - 1)
     p90 = ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
-    return {"n": len(ordered), "median": statistics.median(ordered), "min": ordered[0],
-            "mean": statistics.fmean(ordered), "p90": p90}
+    return {
+        "n": len(ordered),
+        "median": statistics.median(ordered),
+        "min": ordered[0],
+        "mean": statistics.fmean(ordered),
+        "p90": p90,
+    }
 
 
-def time_device(fn: Callable[[int], Any], n_sets: int, *, device: torch.device | str = "cuda", warmup: int = 2,
-                budget_s: float = 0.5, min_reps: int = 20, max_reps: int = 200) -> list[float]:
+def time_device(
+    fn: Callable[[int], Any],
+    n_sets: int,
+    *,
+    device: torch.device | str = "cuda",
+    warmup: int = 2,
+    budget_s: float = 0.5,
+    min_reps: int = 20,
+    max_reps: int = 200,
+) -> list[float]:
     """Time `fn(i)` (i = input set index) after a warm-up; returns one sample per run, in microseconds."""
     device = torch.device(device)
     if n_sets < 1:
@@ -108,4 +121,5 @@ def capture_graph(fn: Callable[[], Any]) -> Callable[[], Any] | None:
     def replay() -> Any:
         graph.replay()
         return out
+
     return replay

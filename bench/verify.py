@@ -73,27 +73,46 @@ def check_output(out: torch.Tensor, x: VerifyInputs, prefix_only: bool) -> str |
 def environment() -> dict[str, str | None]:
     """GPU, driver and library versions for the provenance block."""
     try:
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30)
+        smi = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         driver = smi.stdout.strip().splitlines()[0] if smi.returncode == 0 and smi.stdout.strip() else None
     except (OSError, subprocess.TimeoutExpired):
         driver = None
     try:
         import triton
+
         triton_version: str | None = triton.__version__
     except ImportError:
         triton_version = None
-    return {"gpu": torch.cuda.get_device_name(), "driver": driver, "cuda": torch.version.cuda,
-            "torch": torch.__version__, "triton": triton_version}
+    return {
+        "gpu": torch.cuda.get_device_name(),
+        "driver": driver,
+        "cuda": torch.version.cuda,
+        "torch": torch.__version__,
+        "triton": triton_version,
+    }
 
 
 def _measure_ceilings(doc_cases: list[dict[str, object]]) -> tuple[float, float]:
     copy = ceilings.copy_bandwidth()
     acc, mma = ceilings.mma_rate()
-    doc_cases.append(results.case("ceiling.copy_tbps", {"kind": "device-to-device copy"}, "TB/s", "higher",
-                                  copy, summarize(copy)))
-    doc_cases.append(results.case("ceiling.mma_tflops", {"kind": "mma.sync m16n8k16 bf16->fp32", "acc": acc},
-                                  "TFLOP/s", "higher", mma, summarize(mma)))
+    doc_cases.append(
+        results.case("ceiling.copy_tbps", {"kind": "device-to-device copy"}, "TB/s", "higher", copy, summarize(copy))
+    )
+    doc_cases.append(
+        results.case(
+            "ceiling.mma_tflops",
+            {"kind": "mma.sync m16n8k16 bf16->fp32", "acc": acc},
+            "TFLOP/s",
+            "higher",
+            mma,
+            summarize(mma),
+        )
+    )
     return float(summarize(copy)["median"]), float(summarize(mma)["median"])
 
 
@@ -106,9 +125,15 @@ class ImplFailure(Exception):
         self.unavailable = unavailable
 
 
-def measure_impl(impl: peers.Impl, case: Case, sets: list[VerifyInputs], floor_us: float, budget_s: float,
-                 device: str = "cuda", info: dict[str, str | int | float | bool] | None = None,
-                 ) -> tuple[str, list[dict[str, object]]]:
+def measure_impl(
+    impl: peers.Impl,
+    case: Case,
+    sets: list[VerifyInputs],
+    floor_us: float,
+    budget_s: float,
+    device: str = "cuda",
+    info: dict[str, str | int | float | bool] | None = None,
+) -> tuple[str, list[dict[str, object]]]:
     """Check one implementation on the first input set, then time it rotating through all sets.
 
     On CUDA each set's call is captured into a CUDA graph when possible (params "graph": true) and the
@@ -122,7 +147,7 @@ def measure_impl(impl: peers.Impl, case: Case, sets: list[VerifyInputs], floor_u
         fns = [impl.prepare(x) for x in sets]
     except ImportError as err:  # an optional peer that is not installed: skipped cleanly
         raise ImplFailure(f"unavailable ({err})", "n/a", unavailable=True) from err
-    except Exception as err:  # noqa: BLE001  (report it, go on with the other implementations)
+    except Exception as err:
         raise ImplFailure(f"error: {type(err).__name__}: {err}", "error") from err
     graphs = [g for g in (capture_graph(fn) for fn in fns) if g is not None] if device == "cuda" else []
     graphed = len(graphs) == len(fns)
@@ -134,9 +159,10 @@ def measure_impl(impl: peers.Impl, case: Case, sets: list[VerifyInputs], floor_u
     fractions = [floor_us / us for us in samples]
     stats = summarize(samples)
     params = {**case.params(impl.name), "graph": graphed}
-    entries = [results.case("verify_attn.time_us", params, "us", "lower", samples, stats, info),
-               results.case("verify_attn.floor_fraction", params, "fraction", "higher", fractions,
-                            summarize(fractions), info)]
+    entries = [
+        results.case("verify_attn.time_us", params, "us", "lower", samples, stats, info),
+        results.case("verify_attn.floor_fraction", params, "fraction", "higher", fractions, summarize(fractions), info),
+    ]
     mark = "" if graphed or device != "cuda" else " eager"
     return f"{stats['median']:.1f} ({100 * floor_us / float(stats['median']):.1f}%){mark}", entries
 
@@ -144,16 +170,28 @@ def measure_impl(impl: peers.Impl, case: Case, sets: list[VerifyInputs], floor_u
 def input_sets(case: Case, l2: int, device: str = "cuda") -> tuple[list[VerifyInputs], list[int]]:
     """Fresh random input sets for a case, enough of them to exceed 2x the L2 together, and their seeds."""
     seeds = [torch.seed() % 2**31 for _ in range(rotation_sets(case.bytes, l2))]
-    return [make_inputs(case.batch, case.heads, case.nodes, [case.ctx] * case.batch, tree="random",
-                        slots="scattered", seed=seed, device=device) for seed in seeds], seeds
+    return [
+        make_inputs(
+            case.batch,
+            case.heads,
+            case.nodes,
+            [case.ctx] * case.batch,
+            tree="random",
+            slots="scattered",
+            seed=seed,
+            device=device,
+        )
+        for seed in seeds
+    ], seeds
 
 
 def cuda_splits(case: Case) -> int | None:
     """The split count the CUDA launcher chooses for a case (None where the extension cannot load)."""
     try:
         from kernel import build
+
         ext = build.load()
-    except Exception:  # noqa: BLE001  (only a label in the log; the cuda timing reports its own failure)
+    except Exception:
         return None
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     return int(ext.num_splits(case.batch, case.nodes, case.heads, case.batch * case.ctx, sms))
@@ -203,17 +241,26 @@ def run(selection: str, impl_names: list[str], out_dir: Path, command: str, budg
     return EXIT_IMPL_FAILED if any(not f.unavailable for f in failed.values()) else EXIT_OK
 
 
-def format_table(rows: list[tuple[Case, float, dict[str, str]]], impl_names: list[str], copy_tbps: float,
-                 mma_tflops: float, env: dict[str, str | None]) -> str:
+def format_table(
+    rows: list[tuple[Case, float, dict[str, str]]],
+    impl_names: list[str],
+    copy_tbps: float,
+    mma_tflops: float,
+    env: dict[str, str | None],
+) -> str:
     """Median us per implementation, and (in brackets) the fraction of the floor it reaches."""
     labels = [n + (" (prefix only, no tree mask)" if peers.IMPLS[n].prefix_only else "") for n in impl_names]
     header = ["B,H,T", "L", "floor us", *labels]
-    body = [[f"{c.batch},{c.heads},{c.nodes}", str(c.ctx), f"{floor:.1f}", *(cells.get(n, "") for n in impl_names)]
-            for c, floor, cells in rows]
+    body = [
+        [f"{c.batch},{c.heads},{c.nodes}", str(c.ctx), f"{floor:.1f}", *(cells.get(n, "") for n in impl_names)]
+        for c, floor, cells in rows
+    ]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    lines = [f"{env['gpu']}: copy {copy_tbps:.2f} TB/s, mma.sync bf16 {mma_tflops:.0f} TFLOP/s; "
-             "median us (fraction of floor)"]
-    lines += ["  ".join(cell.rjust(w) for cell, w in zip(row, widths)) for row in [header, *body]]
+    lines = [
+        f"{env['gpu']}: copy {copy_tbps:.2f} TB/s, mma.sync bf16 {mma_tflops:.0f} TFLOP/s; "
+        "median us (fraction of floor)"
+    ]
+    lines += ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in [header, *body]]
     return "\n".join(lines)
 
 

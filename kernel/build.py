@@ -18,8 +18,13 @@ import torch
 
 CSRC = Path(__file__).resolve().parent / "csrc"
 SOURCES = ("binding.cpp", "verify_attention_sm.cu")
-HEADERS = ("verify_attention.h", "verify_attention.cuh", "verify_attention_combine.cuh", "verify_attention_probe.cuh",
-           "verify_attention_ptx.cuh")
+HEADERS = (
+    "verify_attention.h",
+    "verify_attention.cuh",
+    "verify_attention_combine.cuh",
+    "verify_attention_probe.cuh",
+    "verify_attention_ptx.cuh",
+)
 CUDA_FLAGS = ("-O3", "--use_fast_math", "-std=c++17")
 CACHE_ENV = "VERIFY_KERNEL_CACHE"
 
@@ -45,7 +50,7 @@ def build_dir(device: torch.device | None = None) -> Path:
     return root / build_key(device)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(verbose: bool = False) -> ModuleType:
     """Compile (first call per key and source hash) and import the extension for the current CUDA device.
 

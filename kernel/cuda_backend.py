@@ -11,9 +11,16 @@ import torch
 from kernel import build
 
 
-def verify_attention_cuda(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tensor,
-                          prefix_slots: torch.Tensor, tree_slots: torch.Tensor, tree_mask: torch.Tensor,
-                          sm_scale: float, return_lse: bool) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+def verify_attention_cuda(
+    q: torch.Tensor,
+    kv_cache: torch.Tensor,
+    prefix_indptr: torch.Tensor,
+    prefix_slots: torch.Tensor,
+    tree_slots: torch.Tensor,
+    tree_mask: torch.Tensor,
+    sm_scale: float,
+    return_lse: bool,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Tree-verify MLA attention on the GPU.
 
     Shapes: q [B,T,H,576] bf16, kv_cache [S,576] bf16, prefix_indptr [B+1] int32, prefix_slots [N] int32,
@@ -22,6 +29,7 @@ def verify_attention_cuda(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr
     return_lse. A node that sees nothing (empty prefix, no mask bit) gets zeros and lse -inf.
     """
     ext = build.load()
-    out, lse = ext.forward(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, float(sm_scale),
-                           bool(return_lse), 0)
+    out, lse = ext.forward(
+        q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, float(sm_scale), bool(return_lse), 0
+    )
     return (out, lse) if return_lse else out

@@ -25,24 +25,32 @@ def ancestor_matrix(tree_mask: torch.Tensor) -> torch.Tensor:
     return ((tree_mask.unsqueeze(-1) >> shifts) & 1).bool()
 
 
-def attention(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tensor, prefix_slots: torch.Tensor,
-              tree_slots: torch.Tensor, tree_mask: torch.Tensor, sm_scale: float,
-              dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+def attention(
+    q: torch.Tensor,
+    kv_cache: torch.Tensor,
+    prefix_indptr: torch.Tensor,
+    prefix_slots: torch.Tensor,
+    tree_slots: torch.Tensor,
+    tree_mask: torch.Tensor,
+    sm_scale: float,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Tree-verify attention computed in `dtype`; returns (out [B,T,H,512] in dtype, lse [B,T,H] fp32).
 
     Inputs as for `kernel.verify_attention` (assumed valid). With dtype=bfloat16 every matmul and the
     softmax run in bf16, as a naive torch implementation would.
     """
-    batch, nodes, heads, _ = q.shape
+    batch, nodes, _, _ = q.shape
     visible_tree = ancestor_matrix(tree_mask)
     bounds = prefix_indptr.tolist()  # a host sync: fine for an oracle
     outs, lses = [], []
     for b in range(batch):
-        slots = torch.cat([prefix_slots[bounds[b]:bounds[b + 1]], tree_slots[b]]).long()
+        slots = torch.cat([prefix_slots[bounds[b] : bounds[b + 1]], tree_slots[b]]).long()
         keys = kv_cache[slots].to(dtype)  # [L+T, 576]
         prefix_len = bounds[b + 1] - bounds[b]
-        visible = torch.cat([torch.ones(nodes, prefix_len, dtype=torch.bool, device=q.device),
-                             visible_tree[b]], dim=1)  # [T, L+T]
+        visible = torch.cat(
+            [torch.ones(nodes, prefix_len, dtype=torch.bool, device=q.device), visible_tree[b]], dim=1
+        )  # [T, L+T]
         scores = torch.einsum("thd,nd->thn", q[b].to(dtype), keys) * sm_scale
         scores = scores.masked_fill(~visible[:, None, :], float("-inf"))
         lse = torch.logsumexp(scores.float(), dim=-1)  # [T, H]
@@ -53,10 +61,16 @@ def attention(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tens
     return torch.stack(outs), torch.stack(lses)
 
 
-def verify_attention_reference(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tensor,
-                               prefix_slots: torch.Tensor, tree_slots: torch.Tensor, tree_mask: torch.Tensor,
-                               sm_scale: float, return_lse: bool
-                               ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+def verify_attention_reference(
+    q: torch.Tensor,
+    kv_cache: torch.Tensor,
+    prefix_indptr: torch.Tensor,
+    prefix_slots: torch.Tensor,
+    tree_slots: torch.Tensor,
+    tree_mask: torch.Tensor,
+    sm_scale: float,
+    return_lse: bool,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """The `reference` backend: fp32 math, bf16 output like the other backends."""
     out, lse = attention(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, sm_scale)
     out = out.to(torch.bfloat16)

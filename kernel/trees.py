@@ -7,6 +7,7 @@ scattered through the pool (a long-lived page_size=1 pool) or contiguous (a fres
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from dataclasses import dataclass
@@ -79,14 +80,21 @@ class VerifyInputs:
 
     def args(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, float]:
         """Positional arguments in API order."""
-        return (self.q, self.kv_cache, self.prefix_indptr, self.prefix_slots, self.tree_slots, self.tree_mask,
-                self.sm_scale)
+        return (
+            self.q,
+            self.kv_cache,
+            self.prefix_indptr,
+            self.prefix_slots,
+            self.tree_slots,
+            self.tree_mask,
+            self.sm_scale,
+        )
 
     @property
     def prefix_lens(self) -> list[int]:
         """Per-request prefix lengths (host copy)."""
         ptr = self.prefix_indptr.tolist()
-        return [b - a for a, b in zip(ptr, ptr[1:])]
+        return [b - a for a, b in itertools.pairwise(ptr)]
 
     def nbytes(self) -> int:
         """Bytes the kernel must read at least: every visible KV row once, slot ids, q; the output written."""
@@ -95,9 +103,19 @@ class VerifyInputs:
         return tokens * (HEAD_DIM * 2 + 4) + self.q.numel() * 2 + b * t * h * V_DIM * 2
 
 
-def make_inputs(batch: int, heads: int, nodes: int, prefix_lens: list[int], *, tree: str = "random",
-                slots: str = "scattered", seed: int = 0, device: str | torch.device = "cpu",
-                sm_scale: float | None = None, pool_slack: float = 0.25) -> VerifyInputs:
+def make_inputs(
+    batch: int,
+    heads: int,
+    nodes: int,
+    prefix_lens: list[int],
+    *,
+    tree: str = "random",
+    slots: str = "scattered",
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    sm_scale: float | None = None,
+    pool_slack: float = 0.25,
+) -> VerifyInputs:
     """Random bf16 inputs for one verify call.
 
     The pool holds every prefix and tree row plus `pool_slack` unused rows (so slot ids do not simply cover
@@ -121,8 +139,8 @@ def make_inputs(batch: int, heads: int, nodes: int, prefix_lens: list[int], *, t
     order = order.to(torch.int32)
     prefix_parts, tree_parts, pos = [], [], 0
     for length in prefix_lens:
-        prefix_parts.append(order[pos:pos + length])
-        tree_parts.append(order[pos + length:pos + length + nodes])
+        prefix_parts.append(order[pos : pos + length])
+        tree_parts.append(order[pos + length : pos + length + nodes])
         pos += length + nodes
     indptr = [0]
     for length in prefix_lens:

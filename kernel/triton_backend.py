@@ -33,10 +33,25 @@ def _dot(a, b, DOT_F32: tl.constexpr):
 
 
 @triton.jit
-def _verify_fwd_kernel(Q, KV, Indptr, PrefixSlots, TreeSlots, TreeMask, Out, Lse, sm_scale,
-                       T, H,
-                       D_NOPE: tl.constexpr, D_ROPE: tl.constexpr, BLOCK_M: tl.constexpr,
-                       BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr, DOT_F32: tl.constexpr):
+def _verify_fwd_kernel(
+    Q,
+    KV,
+    Indptr,
+    PrefixSlots,
+    TreeSlots,
+    TreeMask,
+    Out,
+    Lse,
+    sm_scale,
+    T,
+    H,
+    D_NOPE: tl.constexpr,
+    D_ROPE: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_T: tl.constexpr,
+    DOT_F32: tl.constexpr,
+):
     b = tl.program_id(0)
     h = tl.program_id(1)
     mblock = tl.program_id(2)
@@ -106,8 +121,9 @@ def _verify_fwd_kernel(Q, KV, Indptr, PrefixSlots, TreeSlots, TreeMask, Out, Lse
     empty = denom == 0.0  # a visible token contributes exp(0) = 1 to its row: denom >= 1 otherwise
     denom = tl.where(empty, 1.0, denom)
     out_row = ((b * T + offs_m) * H + h).to(tl.int64) * D_NOPE
-    tl.store(Out + out_row[:, None] + offs_d[None, :], (acc / denom[:, None]).to(Out.dtype.element_ty),
-             mask=mask_m[:, None])
+    tl.store(
+        Out + out_row[:, None] + offs_d[None, :], (acc / denom[:, None]).to(Out.dtype.element_ty), mask=mask_m[:, None]
+    )
     tl.store(Lse + (b * T + offs_m) * H + h, tl.where(empty, float("-inf"), new_max + tl.log(denom)), mask=mask_m)
 
 
@@ -118,11 +134,18 @@ def block_sizes(nodes: int) -> tuple[int, int, int]:
     return block_m, 64, block_t
 
 
-def verify_attention_triton(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tensor,
-                            prefix_slots: torch.Tensor, tree_slots: torch.Tensor, tree_mask: torch.Tensor,
-                            sm_scale: float, return_lse: bool,
-                            out: torch.Tensor | None = None, lse: torch.Tensor | None = None
-                            ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+def verify_attention_triton(
+    q: torch.Tensor,
+    kv_cache: torch.Tensor,
+    prefix_indptr: torch.Tensor,
+    prefix_slots: torch.Tensor,
+    tree_slots: torch.Tensor,
+    tree_mask: torch.Tensor,
+    sm_scale: float,
+    return_lse: bool,
+    out: torch.Tensor | None = None,
+    lse: torch.Tensor | None = None,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """The `triton` backend (inputs already validated). `out`/`lse` may be preallocated (tests poison them)."""
     batch, nodes, heads, _ = q.shape
     if out is None:
@@ -131,8 +154,25 @@ def verify_attention_triton(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indp
         lse = torch.empty(batch, nodes, heads, dtype=torch.float32, device=q.device)
     block_m, block_n, block_t = block_sizes(nodes)
     grid = (batch, heads, triton.cdiv(nodes, block_m))
-    _verify_fwd_kernel[grid](q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, out, lse,
-                             float(sm_scale), nodes, heads,
-                             D_NOPE=V_DIM, D_ROPE=ROPE_DIM, BLOCK_M=block_m, BLOCK_N=block_n,
-                             BLOCK_T=block_t, DOT_F32=q.device.type == "cpu", num_warps=8, num_stages=1)
+    _verify_fwd_kernel[grid](
+        q,
+        kv_cache,
+        prefix_indptr,
+        prefix_slots,
+        tree_slots,
+        tree_mask,
+        out,
+        lse,
+        float(sm_scale),
+        nodes,
+        heads,
+        D_NOPE=V_DIM,
+        D_ROPE=ROPE_DIM,
+        BLOCK_M=block_m,
+        BLOCK_N=block_n,
+        BLOCK_T=block_t,
+        DOT_F32=q.device.type == "cpu",
+        num_warps=8,
+        num_stages=1,
+    )
     return (out, lse) if return_lse else out

@@ -22,8 +22,14 @@ FLT_MAX = 3.4028234663852886e38  # sm_scale * log2(e) becomes an fp32 kernel arg
 BACKENDS = ("cuda", "triton", "reference")
 DEBUG_ENV = "VERIFY_ATTN_DEBUG"
 _TENSOR_ARGS = ("q", "kv_cache", "prefix_indptr", "prefix_slots", "tree_slots", "tree_mask")
-_DTYPES = {"q": torch.bfloat16, "kv_cache": torch.bfloat16, "prefix_indptr": torch.int32,
-           "prefix_slots": torch.int32, "tree_slots": torch.int32, "tree_mask": torch.int64}
+_DTYPES = {
+    "q": torch.bfloat16,
+    "kv_cache": torch.bfloat16,
+    "prefix_indptr": torch.int32,
+    "prefix_slots": torch.int32,
+    "tree_slots": torch.int32,
+    "tree_mask": torch.int64,
+}
 
 
 def _check_shapes(t: dict[str, torch.Tensor]) -> None:
@@ -65,8 +71,10 @@ def _check_values(t: dict[str, torch.Tensor]) -> None:
         raise ValueError(f"prefix_indptr: expected prefix_indptr[0] == 0, got {indptr[0]}")
     for b in range(len(indptr) - 1):
         if indptr[b + 1] < indptr[b]:
-            raise ValueError(f"prefix_indptr: expected non-decreasing values, got prefix_indptr[{b + 1}] = "
-                             f"{indptr[b + 1]} < prefix_indptr[{b}] = {indptr[b]}")
+            raise ValueError(
+                f"prefix_indptr: expected non-decreasing values, got prefix_indptr[{b + 1}] = "
+                f"{indptr[b + 1]} < prefix_indptr[{b}] = {indptr[b]}"
+            )
     if indptr[-1] != total:
         raise ValueError(f"prefix_indptr: expected last value == prefix_slots.numel() = {total}, got {indptr[-1]}")
     pool = t["kv_cache"].shape[0]
@@ -75,28 +83,37 @@ def _check_values(t: dict[str, torch.Tensor]) -> None:
         bad = ((flat < 0) | (flat >= pool)).nonzero()
         if bad.numel():
             i = int(bad[0, 0])
-            raise ValueError(f"{name}: expected slot ids in [0, {pool}) (kv_cache rows), got {int(flat[i])} "
-                             f"at flat index {i}")
+            raise ValueError(
+                f"{name}: expected slot ids in [0, {pool}) (kv_cache rows), got {int(flat[i])} at flat index {i}"
+            )
     nodes = t["tree_mask"].shape[1]
     for b, row in enumerate(t["tree_mask"].tolist()):
         for i, bits in enumerate(row):
             bits &= (1 << 64) - 1  # view the int64 as its 64 unsigned bits
             if not bits >> i & 1:
-                raise ValueError(f"tree_mask: expected bit {i} (the node itself) set in tree_mask[{b}, {i}], "
-                                 f"got {bits:#x}")
+                raise ValueError(
+                    f"tree_mask: expected bit {i} (the node itself) set in tree_mask[{b}, {i}], got {bits:#x}"
+                )
             if bits >> nodes:
-                raise ValueError(f"tree_mask: expected only bits < T = {nodes} in tree_mask[{b}, {i}], "
-                                 f"got {bits:#x}")
+                raise ValueError(f"tree_mask: expected only bits < T = {nodes} in tree_mask[{b}, {i}], got {bits:#x}")
 
 
-def validate(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tensor, prefix_slots: torch.Tensor,
-             tree_slots: torch.Tensor, tree_mask: torch.Tensor, sm_scale: float, backend: str,
-             debug: bool = False) -> None:
+def validate(
+    q: torch.Tensor,
+    kv_cache: torch.Tensor,
+    prefix_indptr: torch.Tensor,
+    prefix_slots: torch.Tensor,
+    tree_slots: torch.Tensor,
+    tree_mask: torch.Tensor,
+    sm_scale: float,
+    backend: str,
+    debug: bool = False,
+) -> None:
     """Raise TypeError/ValueError naming the first bad argument; see `verify_attention` for the contract."""
     if backend not in BACKENDS:
         raise ValueError(f"backend: expected one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
     values = (q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask)
-    t = dict(zip(_TENSOR_ARGS, values))
+    t = dict(zip(_TENSOR_ARGS, values, strict=True))
     for name, value in t.items():
         if not isinstance(value, torch.Tensor):
             raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
@@ -105,8 +122,9 @@ def validate(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tenso
     if not (math.isfinite(sm_scale) and sm_scale > 0):
         raise ValueError(f"sm_scale: expected a finite value > 0, got {sm_scale}")
     if sm_scale * math.log2(math.e) >= FLT_MAX:
-        raise ValueError(f"sm_scale: expected a value < {FLT_MAX / math.log2(math.e):.4g} (fp32 in the kernels), "
-                         f"got {sm_scale}")
+        raise ValueError(
+            f"sm_scale: expected a value < {FLT_MAX / math.log2(math.e):.4g} (fp32 in the kernels), got {sm_scale}"
+        )
     for name, dtype in _DTYPES.items():
         if t[name].dtype != dtype:
             raise TypeError(f"{name}: expected dtype {dtype}, got {t[name].dtype}")
@@ -119,21 +137,33 @@ def validate(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tenso
     _check_shapes(t)
     for name, value in t.items():
         if not value.is_contiguous():
-            raise ValueError(f"{name}: expected a contiguous tensor, got strides {value.stride()} "
-                             f"for shape {list(value.shape)}")
+            raise ValueError(
+                f"{name}: expected a contiguous tensor, got strides {value.stride()} for shape {list(value.shape)}"
+            )
     if backend == "cuda":  # its gathers and q loads are 16-byte vectors: a misaligned view would kill the context
         for name in ("q", "kv_cache"):
             if t[name].data_ptr() % 16:
-                raise ValueError(f"{name}: expected a 16-byte aligned data pointer for backend 'cuda', "
-                                 f"got address % 16 = {t[name].data_ptr() % 16}")
+                raise ValueError(
+                    f"{name}: expected a 16-byte aligned data pointer for backend 'cuda', "
+                    f"got address % 16 = {t[name].data_ptr() % 16}"
+                )
     if debug or os.environ.get(DEBUG_ENV, "") not in ("", "0"):
         _check_values(t)
 
 
-def verify_attention(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: torch.Tensor,
-                     prefix_slots: torch.Tensor, tree_slots: torch.Tensor, tree_mask: torch.Tensor,
-                     sm_scale: float, *, backend: str = "cuda", return_lse: bool = False, debug: bool = False
-                     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+def verify_attention(
+    q: torch.Tensor,
+    kv_cache: torch.Tensor,
+    prefix_indptr: torch.Tensor,
+    prefix_slots: torch.Tensor,
+    tree_slots: torch.Tensor,
+    tree_mask: torch.Tensor,
+    sm_scale: float,
+    *,
+    backend: str = "cuda",
+    return_lse: bool = False,
+    debug: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """MLA attention of a batch of draft trees over a page_size=1 latent KV pool.
 
     Args:
@@ -160,9 +190,12 @@ def verify_attention(q: torch.Tensor, kv_cache: torch.Tensor, prefix_indptr: tor
     args = (q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, float(sm_scale), return_lse)
     if backend == "reference":
         from kernel.reference import verify_attention_reference
+
         return verify_attention_reference(*args)
     if backend == "triton":
         from kernel.triton_backend import verify_attention_triton
+
         return verify_attention_triton(*args)
     from kernel.cuda_backend import verify_attention_cuda  # built on first use (kernel/build.py)
+
     return verify_attention_cuda(*args)

@@ -22,4 +22,3 @@ def pytest_configure(config: pytest.Config) -> None:
 # and the report header says so (tests/conftest.py) (a skip would hide nothing: none of them can run without torch).
 _MISSING = [name for name in ("torch", "triton", "numpy") if importlib.util.find_spec(name) is None]
 collect_ignore_glob = ["test_*.py"] if _MISSING else []
-

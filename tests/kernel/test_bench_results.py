@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -20,9 +20,16 @@ def git(cwd: Path, *args: str) -> str:
 
 def make_repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
-    for rel, text in {"kernel/verify.py": "x = 1\n", "kernel/csrc/k.cuh": "// k\n", "kernel/tools/t.py": "t\n",
-                      "kernel/NOTES.md": "notes\n", "bench/verify.py": "b\n", "bench/README.md": "r\n",
-                      "bench/results/old.json": "{}\n", "tracker/cli.py": "c\n"}.items():
+    for rel, text in {
+        "kernel/verify.py": "x = 1\n",
+        "kernel/csrc/k.cuh": "// k\n",
+        "kernel/tools/t.py": "t\n",
+        "kernel/NOTES.md": "notes\n",
+        "bench/verify.py": "b\n",
+        "bench/README.md": "r\n",
+        "bench/results/old.json": "{}\n",
+        "tracker/cli.py": "c\n",
+    }.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     git(root.parent, "init", "-q", str(root))
@@ -46,8 +53,11 @@ def test_fingerprint_digest_follows_contract() -> None:
     files = {"kernel/b.py": "2" * 40, "bench/a.py": "1" * 40}
     fp = results.fingerprint(files)
     text = f"bench/a.py\0{'1' * 40}\nkernel/b.py\0{'2' * 40}\n"
-    assert fp == {"algorithm": "git-blob-sha1", "digest": hashlib.sha256(text.encode()).hexdigest(),
-                  "files": {"bench/a.py": "1" * 40, "kernel/b.py": "2" * 40}}
+    assert fp == {
+        "algorithm": "git-blob-sha1",
+        "digest": hashlib.sha256(text.encode()).hexdigest(),
+        "files": {"bench/a.py": "1" * 40, "kernel/b.py": "2" * 40},
+    }
 
 
 def test_commit_and_dirty_from_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,15 +103,13 @@ def test_commit_and_dirty_from_environment(tmp_path: Path, monkeypatch: pytest.M
 
 def test_written_file_matches_contract(tmp_path: Path) -> None:
     root = make_repo(tmp_path)
-    now = datetime(2026, 11, 29, 11, 2, 3, tzinfo=timezone.utc)
-    env = {"gpu": "NVIDIA H200", "driver": "580.159.04", "cuda": "13.0", "torch": "2.11.0+cu130",
-           "triton": "3.6.0"}
+    now = datetime(2026, 11, 29, 11, 2, 3, tzinfo=UTC)
+    env = {"gpu": "NVIDIA H200", "driver": "580.159.04", "cuda": "13.0", "torch": "2.11.0+cu130", "triton": "3.6.0"}
     prov = results.provenance(root, "python -m bench verify --cases long", env, now)
     samples = [41.2, 40.9, 41.0]
     stats = {"n": 3, "median": 41.0, "min": 40.9, "mean": 41.03, "p90": 41.2}
     params = {"impl": "cuda", "ctx": 91000, "heads": 8, "nodes": 16, "batch": 1}
-    doc = results.document("verify", prov, [results.case("verify_attn.time_us", params, "us", "lower", samples,
-                                                         stats)])
+    doc = results.document("verify", prov, [results.case("verify_attn.time_us", params, "us", "lower", samples, stats)])
     out = tmp_path / "out"
     path = results.write(doc, out, now)
     assert re.fullmatch(r"verify-20261129T110203Z-[A-Za-z0-9._-]+\.json", path.name)
@@ -110,14 +118,34 @@ def test_written_file_matches_contract(tmp_path: Path) -> None:
     assert set(data) == {"schema", "version", "benchmark", "provenance", "cases"}
     assert (data["schema"], data["version"], data["benchmark"]) == ("tracker-bench-result", 1, "verify")
     p = data["provenance"]
-    assert set(p) == {"commit", "dirty", "time", "host", "gpu", "driver", "cuda", "torch", "triton", "python",
-                      "command", "fingerprint"}
+    assert set(p) == {
+        "commit",
+        "dirty",
+        "time",
+        "host",
+        "gpu",
+        "driver",
+        "cuda",
+        "torch",
+        "triton",
+        "python",
+        "command",
+        "fingerprint",
+    }
     assert p["commit"] == git(root, "rev-parse", "HEAD") and p["dirty"] is False
     assert p["time"] == "2026-11-29T11:02:03Z" and p["command"] == "python -m bench verify --cases long"
     ls = dict(line.split("\t")[::-1] for line in git(root, "ls-files", "-s").splitlines())
     assert p["fingerprint"]["files"] == {path_: ls[path_].split()[1] for path_ in p["fingerprint"]["files"]}
-    assert data["cases"] == [{"metric": "verify_attn.time_us", "params": params, "unit": "us",
-                              "direction": "lower", "samples": samples, "stats": stats}]
+    assert data["cases"] == [
+        {
+            "metric": "verify_attn.time_us",
+            "params": params,
+            "unit": "us",
+            "direction": "lower",
+            "samples": samples,
+            "stats": stats,
+        }
+    ]
 
 
 def test_bad_direction_and_non_finite_samples(tmp_path: Path) -> None:

@@ -119,19 +119,21 @@ def dynamic_smem(tmp_path_factory: pytest.TempPathFactory) -> int:
         pytest.skip("nvcc not found")
     out = tmp_path_factory.mktemp("smem")
     src = out / "print_smem.cu"
-    src.write_text('#include <cstdio>\n#include "verify_attention.h"\n'
-                   'int main() { std::printf("%d\\n", verify_attn::kSmemBytes); return 0; }\n')
+    src.write_text(
+        '#include <cstdio>\n#include "verify_attention.h"\n'
+        'int main() { std::printf("%d\\n", verify_attn::kSmemBytes); return 0; }\n'
+    )
     exe = out / "print_smem"
-    proc = subprocess.run([NVCC, "-std=c++17", f"-I{CSRC}", "-o", str(exe), str(src)], capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [NVCC, "-std=c++17", f"-I{CSRC}", "-o", str(exe), str(src)], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     return int(subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
 
 
 @needs_nvcc
 @pytest.mark.parametrize("arch", ARCHS)
-def test_builds_without_spills_within_99kb(builds: dict[str, tuple[Path, str]], dynamic_smem: int,
-                                           arch: str) -> None:
+def test_builds_without_spills_within_99kb(builds: dict[str, tuple[Path, str]], dynamic_smem: int, arch: str) -> None:
     cubin, report = builds[arch]
     assert cubin.stat().st_size > 0
     reports = parse_ptxas(report)
@@ -149,8 +151,18 @@ def test_timeline_tool_builds_on_the_product_kernels(tmp_path: Path) -> None:
     (a change to the kernels' template or launcher would otherwise break it unseen), without spills."""
     assert NVCC is not None
     tool = CSRC.parent / "tools" / "timeline.cu"
-    cmd = [NVCC, "-cubin", "-arch=sm_90", *FLAGS, "-Xptxas", "-v", f"-I{CSRC}", "-o", str(tmp_path / "t.cubin"),
-           str(tool)]
+    cmd = [
+        NVCC,
+        "-cubin",
+        "-arch=sm_90",
+        *FLAGS,
+        "-Xptxas",
+        "-v",
+        f"-I{CSRC}",
+        "-o",
+        str(tmp_path / "t.cubin"),
+        str(tool),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
     reports = parse_ptxas(proc.stdout + proc.stderr)
@@ -189,17 +201,18 @@ def test_spill_check_catches_a_register_cap(tmp_path: Path, dynamic_smem: int) -
 
 
 def test_checks_flag_spills_smem_and_forbidden_sass() -> None:
-    report = ("ptxas info    : Compiling entry function '_ZN11verify_attn24verify_attn_split_kernelENS_6ParamsE' "
-              "for 'sm_120'\n    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
-              "ptxas info    : Used 255 registers, used 16 barriers, 2048 bytes smem\n")
+    report = (
+        "ptxas info    : Compiling entry function '_ZN11verify_attn24verify_attn_split_kernelENS_6ParamsE' "
+        "for 'sm_120'\n    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+        "ptxas info    : Used 255 registers, used 16 barriers, 2048 bytes smem\n"
+    )
     reports = parse_ptxas(report)
     (rep,) = reports.values()
     assert (rep.registers, rep.spill_stores, rep.spill_loads, rep.static_smem) == (255, 8, 4, 2048)
     found = problems(reports, dynamic_smem=SMEM_LIMIT)
     assert len(found) == 2 and "spill" in found[0] and "shared memory" in found[1]
     assert problems({}, 0) == ["no kernel entries in the ptxas report"]
-    assert FORBIDDEN_SASS.findall("HGMMA.64x128x16.F32.BF16 R0, gdesc[UR4]; UTCHMMA gdesc[UR8]") == ["HGMMA",
-                                                                                                     "UTCHMMA"]
+    assert FORBIDDEN_SASS.findall("HGMMA.64x128x16.F32.BF16 R0, gdesc[UR4]; UTCHMMA gdesc[UR8]") == ["HGMMA", "UTCHMMA"]
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -207,9 +220,17 @@ def ceil_div(a: int, b: int) -> int:
 
 
 SPLIT_CASES = [  # (batch, nodes, heads, prefix tokens, SMs)
-    (1, 16, 8, 91000, 132), (1, 64, 8, 91000, 132), (1, 32, 16, 23000, 132), (4, 16, 8, 4 * 91000, 132),
-    (1, 8, 64, 5700, 132), (1, 16, 8, 5700, 132), (1, 1, 1, 0, 132), (16, 64, 128, 16 * 50, 132),
-    (3, 7, 16, 1101, 132), (1, 16, 8, 10_000_000, 188), (2, 1, 1, 1, 188),
+    (1, 16, 8, 91000, 132),
+    (1, 64, 8, 91000, 132),
+    (1, 32, 16, 23000, 132),
+    (4, 16, 8, 4 * 91000, 132),
+    (1, 8, 64, 5700, 132),
+    (1, 16, 8, 5700, 132),
+    (1, 1, 1, 0, 132),
+    (16, 64, 128, 16 * 50, 132),
+    (3, 7, 16, 1101, 132),
+    (1, 16, 8, 10_000_000, 188),
+    (2, 1, 1, 1, 188),
 ]
 
 
@@ -217,17 +238,20 @@ SPLIT_CASES = [  # (batch, nodes, heads, prefix tokens, SMs)
 def test_split_count_bounds(tmp_path: Path) -> None:
     """choose_num_splits (host side, no device sync): one wave, >= 2 tiles a split, <= kMaxSplits."""
     assert NVCC is not None
-    lines = "".join(f"  std::printf(\"%d\\n\", verify_attn::choose_num_splits({b}, {t}, {h}, {n}LL, {sms}));\n"
-                    for b, t, h, n, sms in SPLIT_CASES)
+    lines = "".join(
+        f'  std::printf("%d\\n", verify_attn::choose_num_splits({b}, {t}, {h}, {n}LL, {sms}));\n'
+        for b, t, h, n, sms in SPLIT_CASES
+    )
     src = tmp_path / "splits.cu"
     src.write_text(f'#include <cstdio>\n#include "verify_attention.h"\nint main() {{\n{lines}  return 0;\n}}\n')
     exe = tmp_path / "splits"
-    proc = subprocess.run([NVCC, "-std=c++17", f"-I{CSRC}", "-o", str(exe), str(src)], capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [NVCC, "-std=c++17", f"-I{CSRC}", "-o", str(exe), str(src)], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     got = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
     assert got[:3] == [66, 16, 16]  # (1,8,16): 2 row tiles -> 66 x 2 = 132 blocks; 8 row tiles -> 16 x 8
-    for (b, t, h, n, sms), splits in zip(SPLIT_CASES, got):
+    for (b, t, h, n, sms), splits in zip(SPLIT_CASES, got, strict=True):
         row_tiles = ceil_div(t * h, 64)
         avg_tiles = ceil_div(ceil_div(n + b * t, b), 32)
         assert 1 <= splits <= 128
@@ -240,7 +264,8 @@ def test_split_count_bounds(tmp_path: Path) -> None:
 # (combine blocks, SMs, threads per SM, shared memory per SM, per block max, static, reserved per block): the H200
 # (sm_90) and an RTX PRO 6000-like sm_120 (188 SMs, 1536 threads, 100 KB per SM).
 SPREAD_CASES = [(b, 132, 2048, 233472, 232448, 3712, 1024) for b in (1, 132, 133, 256, 512, 1000, 1024, 1056, 8000)] + [
-    (b, 188, 1536, 102400, 101376, 3712, 1024) for b in (1, 188, 189, 256, 700, 1128, 1129, 5000)]
+    (b, 188, 1536, 102400, 101376, 3712, 1024) for b in (1, 188, 189, 256, 700, 1128, 1129, 5000)
+]
 
 
 @needs_nvcc
@@ -248,13 +273,19 @@ def test_combine_spread_keeps_at_most_its_share_of_blocks_on_an_sm(tmp_path: Pat
     """combine_spread_smem (v19+): the reserved shared memory lets exactly ceil(blocks / SMs) combine blocks share an
     SM when the thread limit alone would allow more, and reserves nothing otherwise."""
     assert NVCC is not None
-    lines = "".join(f"  std::printf(\"%zu\\n\", verify_attn::combine_spread_smem({b}, {sms}, {thr}, {smem}, {mx}, {st}, "
-                    f"{res}));\n" for b, sms, thr, smem, mx, st, res in SPREAD_CASES)
+    lines = "".join(
+        f'  std::printf("%zu\\n", verify_attn::combine_spread_smem({b}, {sms}, {thr}, {smem}, {mx}, {st}, {res}));\n'
+        for b, sms, thr, smem, mx, st, res in SPREAD_CASES
+    )
     src = tmp_path / "spread.cu"
     src.write_text(f'#include <cstdio>\n#include "verify_attention.cuh"\nint main() {{\n{lines}  return 0;\n}}\n')
     exe = tmp_path / "spread"
-    proc = subprocess.run([NVCC, "-std=c++17", "-arch=sm_90", f"-I{CSRC}", "-o", str(exe), str(src)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [NVCC, "-std=c++17", "-arch=sm_90", f"-I{CSRC}", "-o", str(exe), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     got = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
     for (blocks, sms, threads, smem, block_max, static, reserved), dyn in zip(SPREAD_CASES, got, strict=True):
@@ -291,5 +322,13 @@ def test_cuda_backend_signature() -> None:
     from kernel.cuda_backend import verify_attention_cuda
 
     params = list(inspect.signature(verify_attention_cuda).parameters)
-    assert params == ["q", "kv_cache", "prefix_indptr", "prefix_slots", "tree_slots", "tree_mask", "sm_scale",
-                      "return_lse"]
+    assert params == [
+        "q",
+        "kv_cache",
+        "prefix_indptr",
+        "prefix_slots",
+        "tree_slots",
+        "tree_mask",
+        "sm_scale",
+        "return_lse",
+    ]

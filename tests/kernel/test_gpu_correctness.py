@@ -18,8 +18,7 @@ import kernel
 from kernel.reference import attention
 from kernel.trees import VerifyInputs, make_inputs, mixed_lengths
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
 
 RUN_SEED = int(os.environ.get("VERIFY_TEST_SEED", secrets.randbits(31)))
 BACKENDS = ["triton", "cuda"]
@@ -67,6 +66,7 @@ def run_backend(name: str, x: VerifyInputs) -> tuple[torch.Tensor, torch.Tensor]
     batch, nodes, heads, _ = x.q.shape
     if name == "triton":  # it takes preallocated outputs: poison them directly
         from kernel.triton_backend import verify_attention_triton
+
         kernel.verify.validate(*x.args(), backend="triton", debug=True)
         out = torch.full((batch, nodes, heads, 512), float("nan"), dtype=torch.bfloat16, device=x.q.device)
         lse = torch.full((batch, nodes, heads), float("nan"), device=x.q.device)
@@ -135,8 +135,11 @@ def test_bad_inputs_on_gpu_raise_before_launch(backend: str) -> None:
     bad_slots = x.prefix_slots.clone()
     bad_slots[-1] = x.kv_cache.shape[0] + 5
     pool = x.kv_cache.shape[0]
-    with pytest.raises(ValueError, match=rf"^prefix_slots: expected slot ids in \[0, {pool}\) \(kv_cache rows\), "
-                                         rf"got {pool + 5} at flat index 34$"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^prefix_slots: expected slot ids in \[0, {pool}\) \(kv_cache rows\), "
+        rf"got {pool + 5} at flat index 34$",
+    ):
         kernel.verify_attention(args[0], args[1], args[2], bad_slots, *args[4:], backend=backend, debug=True)
 
 
@@ -167,20 +170,24 @@ def zero_query_inputs(case: tuple[int, int, list[int], str], seed: int) -> Verif
 
 def check_counts(out: torch.Tensor, lse: torch.Tensor, x: VerifyInputs, where: str) -> None:
     from kernel.reference import ancestor_matrix
+
     seen = x.prefix_indptr.diff().long()[:, None] + ancestor_matrix(x.tree_mask).sum(-1)  # [B, T]
     expected = seen[:, :, None].expand(lse.shape).double()
     got = torch.exp(lse.double()).round()
     bad = (got != expected).nonzero()
-    assert bad.numel() == 0, (f"exp(lse) != visible tokens at {bad[0].tolist()}: "
-                              f"{got[tuple(bad[0])].item()} vs {expected[tuple(bad[0])].item()}: {where}")
+    assert bad.numel() == 0, (
+        f"exp(lse) != visible tokens at {bad[0].tolist()}: "
+        f"{got[tuple(bad[0])].item()} vs {expected[tuple(bad[0])].item()}: {where}"
+    )
     ref_out, _ = attention(*x.args())
     err = (out.float() - ref_out).abs().max().item()
-    assert err <= 2 ** -6 * ref_out.abs().max().item(), f"mean of visible V rows off by {err:.3e}: {where}"
+    assert err <= 2**-6 * ref_out.abs().max().item(), f"mean of visible V rows off by {err:.3e}: {where}"
 
 
 @pytest.mark.parametrize("case", COUNT_CASES, ids=count_case_id)
 def test_cuda_counts_every_visible_token(case: tuple[int, int, list[int], str]) -> None:
     from kernel import build
+
     x = zero_query_inputs(case, RUN_SEED)
     ext = build.load()
     for splits in FORCED_SPLITS:
@@ -214,6 +221,7 @@ def small_case_id(case: tuple[object, ...]) -> str:
 @pytest.mark.parametrize("case", SMALL_CASES, ids=small_case_id)
 def test_cuda_small_cases_match_reference_and_repeat(case: tuple[int, int, list[int], str, str, int]) -> None:
     from kernel import build
+
     heads, nodes, lens, tree, slots, splits = case
     seed = (RUN_SEED + SMALL_CASES.index(case) * 7919) % 2**31
     x = make_inputs(len(lens), heads, nodes, lens, tree=tree, slots=slots, seed=seed, device="cuda")
@@ -257,19 +265,25 @@ def test_node_that_sees_nothing_gets_zero_and_minus_inf(backend: str) -> None:
 def test_cuda_refuses_a_misaligned_pool() -> None:
     x = make_inputs(1, 2, 4, [10], seed=RUN_SEED, device="cuda")
     flat = torch.empty(x.kv_cache.numel() + 8, dtype=torch.bfloat16, device="cuda")
-    kv = flat[1:1 + x.kv_cache.numel()].view_as(x.kv_cache)  # contiguous, 2 bytes past a 16-byte boundary
+    kv = flat[1 : 1 + x.kv_cache.numel()].view_as(x.kv_cache)  # contiguous, 2 bytes past a 16-byte boundary
     kv.copy_(x.kv_cache)
     args = list(x.args())
     args[1] = kv
-    with pytest.raises(ValueError, match=r"^kv_cache: expected a 16-byte aligned data pointer for backend 'cuda', "
-                                         r"got address % 16 = 2$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^kv_cache: expected a 16-byte aligned data pointer for backend 'cuda', "
+        r"got address % 16 = 2$",
+    ):
         kernel.verify_attention(*args, backend="cuda")
-    assert torch.equal(kernel.verify_attention(*args, backend="triton"), kernel.verify_attention(*x.args(), backend="triton"))
+    assert torch.equal(
+        kernel.verify_attention(*args, backend="triton"), kernel.verify_attention(*x.args(), backend="triton")
+    )
 
 
 def test_cuda_binding_rejects_bad_inputs_naming_the_argument() -> None:
     """The C++ checks behind the Python ones: each malformed input raises (no crash, no launch)."""
     from kernel import build
+
     ext = build.load()
     x = make_inputs(2, 4, 8, [30, 5], seed=RUN_SEED, device="cuda")
     q, kv, indptr, pslots, tslots, mask, scale = x.args()
@@ -297,17 +311,27 @@ def test_cuda_binding_rejects_bad_inputs_naming_the_argument() -> None:
     # (contiguous views at a 2-byte offset), an sm_scale whose exp2-domain scale overflows fp32, B > 65535.
     q_odd = torch.empty(q.numel() + 1, dtype=q.dtype, device=q.device)[1:].view(q.shape).copy_(q)
     kv_odd = torch.empty(kv.numel() + 1, dtype=kv.dtype, device=kv.device)[1:].view(kv.shape).copy_(kv)
-    for name, args in [("q", (q_odd, kv, indptr, pslots, tslots, mask, scale)),
-                       ("kv_cache", (q, kv_odd, indptr, pslots, tslots, mask, scale)),
-                       ("sm_scale", (q, kv, indptr, pslots, tslots, mask, 3e38))]:
+    for name, args in [
+        ("q", (q_odd, kv, indptr, pslots, tslots, mask, scale)),
+        ("kv_cache", (q, kv_odd, indptr, pslots, tslots, mask, scale)),
+        ("sm_scale", (q, kv, indptr, pslots, tslots, mask, 3e38)),
+    ]:
         with pytest.raises(RuntimeError, match=rf"^{name}: expected "):
             ext.forward(*args, False, 0)
     big = 65536
     q_big = torch.zeros(big, 1, 1, 576, dtype=q.dtype, device=q.device)
     with pytest.raises(RuntimeError, match=r"^q: expected batch B <= 65535 \(grid z\), got 65536"):
-        ext.forward(q_big, kv, torch.zeros(big + 1, dtype=torch.int32, device=q.device), pslots,
-                    torch.zeros(big, 1, dtype=torch.int32, device=q.device),
-                    torch.ones(big, 1, dtype=torch.int64, device=q.device), scale, False, 0)
+        ext.forward(
+            q_big,
+            kv,
+            torch.zeros(big + 1, dtype=torch.int32, device=q.device),
+            pslots,
+            torch.zeros(big, 1, dtype=torch.int32, device=q.device),
+            torch.ones(big, 1, dtype=torch.int64, device=q.device),
+            scale,
+            False,
+            0,
+        )
 
 
 # A call captured in a CUDA graph (the engine's mode) must replay what an eager call computes on whatever q holds at

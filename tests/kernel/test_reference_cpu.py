@@ -20,7 +20,7 @@ def brute_force(x: VerifyInputs) -> tuple[torch.Tensor, torch.Tensor]:
     out = torch.empty(batch, nodes, heads, 512, dtype=torch.float64)
     lse = torch.empty(batch, nodes, heads, dtype=torch.float64)
     for b in range(batch):
-        prefix = x.prefix_slots[bounds[b]:bounds[b + 1]].tolist()
+        prefix = x.prefix_slots[bounds[b] : bounds[b + 1]].tolist()
         for i in range(nodes):
             bits = int(x.tree_mask[b, i]) & ((1 << 64) - 1)
             seen = prefix + [int(x.tree_slots[b, j]) for j in range(nodes) if bits >> j & 1]
@@ -44,8 +44,9 @@ CASES = [  # batch, heads, nodes, prefix lengths, tree, slots
 
 
 @pytest.mark.parametrize("batch,heads,nodes,lens,tree,layout", CASES)
-def test_reference_matches_float64_brute_force(batch: int, heads: int, nodes: int, lens: list[int], tree: str,
-                                               layout: str) -> None:
+def test_reference_matches_float64_brute_force(
+    batch: int, heads: int, nodes: int, lens: list[int], tree: str, layout: str
+) -> None:
     x = make_inputs(batch, heads, nodes, lens, tree=tree, slots=layout, seed=batch * 100 + nodes)
     out, lse = attention(*x.args())
     want_out, want_lse = brute_force(x)
@@ -91,8 +92,15 @@ def test_permuting_pool_and_slots_keeps_output() -> None:
     perm = torch.randperm(x.kv_cache.shape[0], generator=torch.Generator().manual_seed(1))
     pool = torch.empty_like(x.kv_cache)
     pool[perm] = x.kv_cache  # row s moves to perm[s]
-    y = VerifyInputs(x.q, pool, x.prefix_indptr, perm[x.prefix_slots.long()].int(),
-                     perm[x.tree_slots.long()].int().contiguous(), x.tree_mask, x.sm_scale)
+    y = VerifyInputs(
+        x.q,
+        pool,
+        x.prefix_indptr,
+        perm[x.prefix_slots.long()].int(),
+        perm[x.tree_slots.long()].int().contiguous(),
+        x.tree_mask,
+        x.sm_scale,
+    )
     before = kernel.verify_attention(*x.args(), backend="reference", return_lse=True)
     after = kernel.verify_attention(*y.args(), backend="reference", return_lse=True)
     assert not torch.equal(x.prefix_slots, y.prefix_slots)

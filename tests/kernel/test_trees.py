@@ -43,7 +43,7 @@ def test_bit_63_is_stored_as_negative_int64() -> None:
 
 
 def test_bad_tree_arguments() -> None:
-    with pytest.raises(ValueError, match="nodes: expected 1..64, got 65"):
+    with pytest.raises(ValueError, match=r"nodes: expected 1\.\.64, got 65"):
         tree_parents("chain", 65)
     with pytest.raises(ValueError, match="kind: expected one of"):
         tree_parents("ring", 4)

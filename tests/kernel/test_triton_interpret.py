@@ -13,8 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = r"""
 import json, sys
@@ -52,8 +50,14 @@ CASES = [
 
 def test_triton_kernel_under_interpreter() -> None:
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(CASES)], capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, json.dumps(CASES)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     results = report["cases"]
@@ -61,8 +65,8 @@ def test_triton_kernel_under_interpreter() -> None:
     assert empty["out"] == 0.0 and empty["lse"] == [float("-inf")] * 2 and empty["others_ok"], empty
     assert empty["ref_out"] == 0.0 and empty["ref_lse"] == [float("-inf")] * 2, empty
     assert len(results) == len(CASES)
-    for case, r in zip(CASES, results):
+    for case, r in zip(CASES, results, strict=True):
         assert not r["nan"], f"{case}: output or lse not fully written"
         # bf16 output rounding (2^-8 relative) plus bf16 P: a few bf16 ulps of the largest output value.
-        assert r["out_err"] <= 2 ** -6 * max(1.0, r["out_scale"]), (case, r)
+        assert r["out_err"] <= 2**-6 * max(1.0, r["out_scale"]), (case, r)
         assert r["lse_err"] <= 1e-4, (case, r)

@@ -16,7 +16,7 @@ NAMES = ("q", "kv_cache", "prefix_indptr", "prefix_slots", "tree_slots", "tree_m
 
 def valid(**overrides: Any) -> dict[str, Any]:
     x = make_inputs(2, 3, 4, [5, 2], tree="chain", seed=1)
-    args = dict(zip(NAMES, x.args()))
+    args = dict(zip(NAMES, x.args(), strict=True))
     args.update(overrides)
     return args
 
@@ -36,8 +36,7 @@ def test_valid_inputs_pass() -> None:
 
 
 def test_backend_name() -> None:
-    expect(ValueError, "backend: expected one of 'cuda', 'triton', 'reference', got 'flash'", valid(),
-           backend="flash")
+    expect(ValueError, "backend: expected one of 'cuda', 'triton', 'reference', got 'flash'", valid(), backend="flash")
 
 
 @pytest.mark.parametrize("backend", ["cuda", "triton"])
@@ -49,27 +48,33 @@ def test_not_a_tensor() -> None:
     expect(TypeError, "tree_slots: expected a torch.Tensor, got list", valid(tree_slots=[[0, 1]]))
 
 
-@pytest.mark.parametrize("value,exc,message", [
-    (True, TypeError, "sm_scale: expected a float, got bool"),
-    ("0.1", TypeError, "sm_scale: expected a float, got str"),
-    (0.0, ValueError, "sm_scale: expected a finite value > 0, got 0.0"),
-    (-1, ValueError, "sm_scale: expected a finite value > 0, got -1"),
-    (float("nan"), ValueError, "sm_scale: expected a finite value > 0, got nan"),
-    (float("inf"), ValueError, "sm_scale: expected a finite value > 0, got inf"),
-    (1e39, ValueError, "sm_scale: expected a value < 2.359e+38 (fp32 in the kernels), got 1e+39"),
-])
+@pytest.mark.parametrize(
+    "value,exc,message",
+    [
+        (True, TypeError, "sm_scale: expected a float, got bool"),
+        ("0.1", TypeError, "sm_scale: expected a float, got str"),
+        (0.0, ValueError, "sm_scale: expected a finite value > 0, got 0.0"),
+        (-1, ValueError, "sm_scale: expected a finite value > 0, got -1"),
+        (float("nan"), ValueError, "sm_scale: expected a finite value > 0, got nan"),
+        (float("inf"), ValueError, "sm_scale: expected a finite value > 0, got inf"),
+        (1e39, ValueError, "sm_scale: expected a value < 2.359e+38 (fp32 in the kernels), got 1e+39"),
+    ],
+)
 def test_sm_scale(value: Any, exc: type[Exception], message: str) -> None:
     expect(exc, message, valid(sm_scale=value))
 
 
-@pytest.mark.parametrize("name,dtype,expected", [
-    ("q", torch.float16, "torch.bfloat16"),
-    ("kv_cache", torch.float32, "torch.bfloat16"),
-    ("prefix_indptr", torch.int64, "torch.int32"),
-    ("prefix_slots", torch.int64, "torch.int32"),
-    ("tree_slots", torch.int64, "torch.int32"),
-    ("tree_mask", torch.int32, "torch.int64"),
-])
+@pytest.mark.parametrize(
+    "name,dtype,expected",
+    [
+        ("q", torch.float16, "torch.bfloat16"),
+        ("kv_cache", torch.float32, "torch.bfloat16"),
+        ("prefix_indptr", torch.int64, "torch.int32"),
+        ("prefix_slots", torch.int64, "torch.int32"),
+        ("tree_slots", torch.int64, "torch.int32"),
+        ("tree_mask", torch.int32, "torch.int64"),
+    ],
+)
 def test_dtypes(name: str, dtype: torch.dtype, expected: str) -> None:
     args = valid()
     args[name] = args[name].to(dtype)
@@ -82,21 +87,24 @@ def test_device_mismatch() -> None:
     expect(ValueError, "tree_mask: expected device cpu (the device of q), got meta", args)
 
 
-@pytest.mark.parametrize("name,shape,message", [
-    ("q", (2, 4, 3), "q: expected 4 dimensions, got 3 (shape (2, 4, 3))"),
-    ("q", (2, 4, 3, 512), "q: expected head dim 576 (shape [B, T, H, 576]), got 512"),
-    ("q", (0, 4, 3, 576), "q: expected batch B >= 1, got 0"),
-    ("q", (2, 65, 3, 576), "q: expected tree nodes 1 <= T <= 64, got 65"),
-    ("q", (2, 0, 3, 576), "q: expected tree nodes 1 <= T <= 64, got 0"),
-    ("q", (2, 4, 0, 576), "q: expected heads H >= 1, got 0"),
-    ("kv_cache", (100, 512), "kv_cache: expected shape [S, 576], got [100, 512]"),
-    ("kv_cache", (0, 576), "kv_cache: expected a pool of S >= 1 rows, got 0"),
-    ("kv_cache", (100,), "kv_cache: expected 2 dimensions, got 1 (shape (100,))"),
-    ("prefix_indptr", (2,), "prefix_indptr: expected shape [3] (B+1), got [2]"),
-    ("prefix_slots", (7, 1), "prefix_slots: expected 1 dimensions, got 2 (shape (7, 1))"),
-    ("tree_slots", (2, 5), "tree_slots: expected shape [2, 4] (B, T), got [2, 5]"),
-    ("tree_mask", (1, 4), "tree_mask: expected shape [2, 4] (B, T), got [1, 4]"),
-])
+@pytest.mark.parametrize(
+    "name,shape,message",
+    [
+        ("q", (2, 4, 3), "q: expected 4 dimensions, got 3 (shape (2, 4, 3))"),
+        ("q", (2, 4, 3, 512), "q: expected head dim 576 (shape [B, T, H, 576]), got 512"),
+        ("q", (0, 4, 3, 576), "q: expected batch B >= 1, got 0"),
+        ("q", (2, 65, 3, 576), "q: expected tree nodes 1 <= T <= 64, got 65"),
+        ("q", (2, 0, 3, 576), "q: expected tree nodes 1 <= T <= 64, got 0"),
+        ("q", (2, 4, 0, 576), "q: expected heads H >= 1, got 0"),
+        ("kv_cache", (100, 512), "kv_cache: expected shape [S, 576], got [100, 512]"),
+        ("kv_cache", (0, 576), "kv_cache: expected a pool of S >= 1 rows, got 0"),
+        ("kv_cache", (100,), "kv_cache: expected 2 dimensions, got 1 (shape (100,))"),
+        ("prefix_indptr", (2,), "prefix_indptr: expected shape [3] (B+1), got [2]"),
+        ("prefix_slots", (7, 1), "prefix_slots: expected 1 dimensions, got 2 (shape (7, 1))"),
+        ("tree_slots", (2, 5), "tree_slots: expected shape [2, 4] (B, T), got [2, 5]"),
+        ("tree_mask", (1, 4), "tree_mask: expected shape [2, 4] (B, T), got [1, 4]"),
+    ],
+)
 def test_shapes(name: str, shape: tuple[int, ...], message: str) -> None:
     args = valid()
     args[name] = torch.zeros(shape, dtype=args[name].dtype)
@@ -112,16 +120,23 @@ def test_shape_consistency_checks_q_first() -> None:
 def test_contiguity() -> None:
     args = valid()
     args["q"] = args["q"].transpose(1, 2).contiguous().transpose(1, 2)
-    expect(ValueError, "q: expected a contiguous tensor, got strides (6912, 576, 2304, 1) for shape [2, 4, 3, 576]",
-           args)
+    expect(
+        ValueError, "q: expected a contiguous tensor, got strides (6912, 576, 2304, 1) for shape [2, 4, 3, 576]", args
+    )
 
 
-@pytest.mark.parametrize("field,value,message", [
-    ("prefix_indptr", [1, 5, 7], "prefix_indptr: expected prefix_indptr[0] == 0, got 1"),
-    ("prefix_indptr", [0, 5, 4], "prefix_indptr: expected non-decreasing values, got prefix_indptr[2] = 4 < "
-                                 "prefix_indptr[1] = 5"),
-    ("prefix_indptr", [0, 5, 6], "prefix_indptr: expected last value == prefix_slots.numel() = 7, got 6"),
-])
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("prefix_indptr", [1, 5, 7], "prefix_indptr: expected prefix_indptr[0] == 0, got 1"),
+        (
+            "prefix_indptr",
+            [0, 5, 4],
+            "prefix_indptr: expected non-decreasing values, got prefix_indptr[2] = 4 < prefix_indptr[1] = 5",
+        ),
+        ("prefix_indptr", [0, 5, 6], "prefix_indptr: expected last value == prefix_slots.numel() = 7, got 6"),
+    ],
+)
 def test_debug_indptr(field: str, value: list[int], message: str) -> None:
     args = valid(**{field: torch.tensor(value, dtype=torch.int32)})
     expect(ValueError, message, args, debug=True)
@@ -132,26 +147,34 @@ def test_debug_slots_in_pool() -> None:
     pool = args["kv_cache"].shape[0]
     args["prefix_slots"] = args["prefix_slots"].clone()
     args["prefix_slots"][3] = pool
-    expect(ValueError, f"prefix_slots: expected slot ids in [0, {pool}) (kv_cache rows), got {pool} at flat index 3",
-           args, debug=True)
+    expect(
+        ValueError,
+        f"prefix_slots: expected slot ids in [0, {pool}) (kv_cache rows), got {pool} at flat index 3",
+        args,
+        debug=True,
+    )
     args = valid()
     args["tree_slots"] = args["tree_slots"].clone()
     args["tree_slots"][1, 2] = -1
-    expect(ValueError, f"tree_slots: expected slot ids in [0, {pool}) (kv_cache rows), got -1 at flat index 6",
-           args, debug=True)
+    expect(
+        ValueError,
+        f"tree_slots: expected slot ids in [0, {pool}) (kv_cache rows), got -1 at flat index 6",
+        args,
+        debug=True,
+    )
 
 
 def test_debug_tree_mask_bits() -> None:
     args = valid()
     args["tree_mask"] = args["tree_mask"].clone()
     args["tree_mask"][1, 2] = 0b011  # node 2 without its own bit
-    expect(ValueError, "tree_mask: expected bit 2 (the node itself) set in tree_mask[1, 2], got 0x3", args,
-           debug=True)
+    expect(ValueError, "tree_mask: expected bit 2 (the node itself) set in tree_mask[1, 2], got 0x3", args, debug=True)
     args["tree_mask"][1, 2] = 0b10100  # bit 4 >= T = 4
     expect(ValueError, "tree_mask: expected only bits < T = 4 in tree_mask[1, 2], got 0x14", args, debug=True)
     args["tree_mask"][1, 2] = -1  # bit 63 set: reported as the unsigned 64-bit pattern
-    expect(ValueError, "tree_mask: expected only bits < T = 4 in tree_mask[1, 2], got 0xffffffffffffffff", args,
-           debug=True)
+    expect(
+        ValueError, "tree_mask: expected only bits < T = 4 in tree_mask[1, 2], got 0xffffffffffffffff", args, debug=True
+    )
 
 
 def test_debug_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,10 +185,13 @@ def test_debug_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
     call(args)
 
 
-@pytest.mark.parametrize("shape,message", [
-    ((65536, 1, 1, 576), "q: expected batch B <= 65535, got 65536"),
-    ((1, 64, 65537, 576), "q: expected B*T*H <= 4194304, got 4194368"),
-])
+@pytest.mark.parametrize(
+    "shape,message",
+    [
+        ((65536, 1, 1, 576), "q: expected batch B <= 65535, got 65536"),
+        ((1, 64, 65537, 576), "q: expected B*T*H <= 4194304, got 4194368"),
+    ],
+)
 def test_grid_limits(shape: tuple[int, ...], message: str) -> None:
     # Shapes are checked before contiguity, so a stride-0 view stands in for a huge q.
     expect(ValueError, message, valid(q=torch.empty(1, 1, 1, 576, dtype=torch.bfloat16).expand(*shape)))

@@ -15,10 +15,12 @@ are: one capture serves every context up to it. For each case (impl, ctx, heads 
 - `engine.kernel_time_us`: the time the GPU is busy inside one replayed step (the union of its kernels'
   intervals, from the profiler's trace), `engine.outside_kernels_us` = replay - busy, and
   `engine.graph_over_kernels` = replay / busy (the target: <= 1.3 at 5.7k);
-- `engine.plan_overhead_us`: a graph holding the plan alone, replayed (graph launch included): the whole
-  per-step planning cost, whatever the layer count;
-- `engine.graph_workspace_bytes`: what the graph's private memory pool pins (outputs, split partials) for
-  MAX_CONTEXT; `engine.pool_bytes_per_token`: the pool's bytes per token for the stack's layers.
+- `engine.plan_overhead_us`: the plan's time on the GPU in a graph holding the plan alone (first kernel start
+  to last kernel end, from the profiler's trace): the whole per-step planning cost, whatever the layer count;
+  `engine.plan_graph_replay_us`: that graph's replay timed by CUDA events (its launch included);
+- `engine.graph_workspace_bytes`: what the step's graph pins for MAX_CONTEXT: its private memory pool
+  (outputs, split partials, temporaries) plus the plan's buffers (`info` splits the two);
+  `engine.pool_bytes_per_token`: the pool's bytes per token for the stack's layers.
 
 Before timing, the last layer's output of the replayed step must equal the eager step's bit for bit and pass
 the fp32 reference's flash-attention rule (`bench.verify.check_output`); a wrong step is not timed. Triton's
@@ -35,6 +37,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,16 +140,21 @@ class AttentionStack:
                             plan.tree_slots, plan.tree_mask, self.attention.sm_scale)
 
 
-def busy_us(run, reps: int = 2) -> float | None:  # noqa: ANN001  (a zero-argument callable)
-    """GPU-busy time of one `run()` (the union of its kernel, memcpy and memset intervals in the profiler's
-    trace, averaged over `reps` runs); None when the trace holds no device activity."""
+def device_activity(run, reps: int) -> list[tuple[float, float]]:  # noqa: ANN001  (a zero-argument callable)
+    """Per call of `run()`: (span, busy) in us on the GPU's timeline, from the profiler's trace of `reps` calls.
+
+    span: first kernel start to last kernel end (the call's time on the GPU, its internal gaps included, the
+    graph launch before it not); busy: the union of its kernel, memcpy and memset intervals. Calls are kept
+    apart by a synchronise and a 5 ms sleep, so a gap over 1 ms in the trace separates two calls. Returns []
+    when the trace holds no device activity or does not split into `reps` calls."""
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(reps):
             run()
-        torch.cuda.synchronize()
+            torch.cuda.synchronize()
+            time.sleep(0.005)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "trace.json")
         prof.export_chrome_trace(path)
@@ -154,15 +162,30 @@ def busy_us(run, reps: int = 2) -> float | None:  # noqa: ANN001  (a zero-argume
             events = json.load(handle).get("traceEvents", [])
     spans = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in events
                    if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "ts" in e)
-    if not spans:
-        return None
-    total, (start, end) = 0.0, spans[0]
-    for s, e in spans[1:]:
-        if s > end:
-            total, start, end = total + end - start, s, e
+    return span_and_busy(spans, reps)
+
+
+def span_and_busy(spans: list[tuple[float, float]], calls: int, gap_us: float = 1000.0) -> list[tuple[float, float]]:
+    """Split sorted (start, end) device intervals into calls at idle gaps over `gap_us`; per call, (first start
+    to last end, the union's length). [] unless there are exactly `calls` calls."""
+    groups: list[list[tuple[float, float]]] = []
+    for s, e in sorted(spans):
+        if groups and s - max(end for _, end in groups[-1]) < gap_us:
+            groups[-1].append((s, e))
         else:
-            end = max(end, e)
-    return (total + end - start) / reps
+            groups.append([(s, e)])
+    if len(groups) != calls:
+        return []
+    out = []
+    for group in groups:
+        busy, (start, end) = 0.0, group[0]
+        for s, e in group[1:]:
+            if s > end:
+                busy, start, end = busy + end - start, s, e
+            else:
+                end = max(end, e)
+        out.append((max(e for _, e in group) - group[0][0], busy + end - start))
+    return out
 
 
 class StepFailure(Exception):
@@ -196,16 +219,28 @@ def measure(stack: AttentionStack, impl: str, budget_s: float) -> tuple[list[dic
     add("engine.graph_replay_step_us", "us", "lower", replays)
     median = float(summarize(replays)["median"])
     cell.append(f"graph {median:.0f}")
-    busy = busy_us(graph.replay) or busy_us(stack.eager_step)
-    if busy:
-        add("engine.kernel_time_us", "us", "lower", [busy])
-        add("engine.outside_kernels_us", "us", "lower", [r - busy for r in replays])
-        add("engine.graph_over_kernels", "x", "lower", [r / busy for r in replays])
-        cell.append(f"kernels {busy:.0f} ({median / busy:.2f}x)")
-    plan = time_device(lambda i: plan_graph.replay(), 1, budget_s=min(budget_s, 0.1))
-    add("engine.plan_overhead_us", "us", "lower", plan)
-    cell.append(f"plan {summarize(plan)['median']:.1f}")
-    add("engine.graph_workspace_bytes", "B", "lower", [float(graph.workspace_bytes)])
+    activity = device_activity(graph.replay, 3)
+    if activity:
+        busy = [b for _, b in activity]
+        kernels = float(summarize(busy)["median"])
+        add("engine.kernel_time_us", "us", "lower", busy)
+        add("engine.outside_kernels_us", "us", "lower", [r - kernels for r in replays])
+        add("engine.graph_over_kernels", "x", "lower", [r / kernels for r in replays])
+        cell.append(f"kernels {kernels:.0f} ({median / kernels:.2f}x)")
+    plan_spans = [span for span, _ in device_activity(plan_graph.replay, 20)]
+    if plan_spans:
+        add("engine.plan_overhead_us", "us", "lower", plan_spans)
+        cell.append(f"plan {summarize(plan_spans)['median']:.1f}")
+    plan_replays = time_device(lambda i: plan_graph.replay(), 1, budget_s=min(budget_s, 0.1))
+    add("engine.plan_graph_replay_us", "us", "lower", plan_replays)
+    cell.append(f"plan graph {summarize(plan_replays)['median']:.1f}")
+    plan_bytes = stack.attention.plan.nbytes() if stack.attention.plan is not None else 0
+    entries.append(results.case("engine.graph_workspace_bytes", params, "B", "lower",
+                                [float(graph.workspace_bytes + plan_bytes)],
+                                summarize([float(graph.workspace_bytes + plan_bytes)]),
+                                {"max_context": MAX_CONTEXT, "graph_pool_bytes": graph.workspace_bytes,
+                                 "plan_bytes": plan_bytes}))
+    cell.append(f"workspace {(graph.workspace_bytes + plan_bytes) / 2**20:.1f} MiB")
     return entries, ", ".join(cell)
 
 
@@ -239,4 +274,4 @@ def run(selection: str, impls: list[str], out_dir: Path, command: str, budget_s:
     return EXIT_IMPL_FAILED if failed else EXIT_OK
 
 
-__all__ = ["AttentionStack", "StepCase", "busy_us", "cases_for", "command_line", "run"]
+__all__ = ["AttentionStack", "StepCase", "cases_for", "command_line", "device_activity", "run"]

@@ -26,12 +26,14 @@ class GraphRunner:
                 step()
         torch.cuda.current_stream().wait_stream(side)
         torch.cuda.synchronize()
-        self.graph = torch.cuda.CUDAGraph()
+        torch.cuda.empty_cache()  # so that the difference below is the graph's private pool alone
         reserved = torch.cuda.memory_reserved()
+        self.graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(self.graph):
             self.output = step()
         torch.cuda.synchronize()
-        self.workspace_bytes = torch.cuda.memory_reserved() - reserved  # the graph's private pool
+        torch.cuda.empty_cache()
+        self.workspace_bytes = torch.cuda.memory_reserved() - reserved  # what the graph's private pool pins
 
     def replay(self) -> Any:
         """Run the captured step on the current contents of the static buffers; returns the static output."""

@@ -55,6 +55,13 @@ class StepPlan:
             self._unused = torch.zeros(batch, self.max_context, dtype=torch.bool, device=device)
             self._trash = total
 
+    def nbytes(self) -> int:
+        """Device bytes this plan's own buffers hold (req_to_token and the rope table are the engine's)."""
+        shared = {self.req_to_token.data_ptr()}
+        own = [t for t in vars(self).values() if isinstance(t, torch.Tensor) and t is not self.rope_table
+               and t.data_ptr() not in shared and t is not self.prefix_slots]
+        return sum(t.untyped_storage().nbytes() for t in {id(t): t for t in own}.values())
+
     def load(self, seq_lens: torch.Tensor, tokens: torch.Tensor, slots: torch.Tensor, masks: torch.Tensor,
              depths: torch.Tensor) -> None:
         """Copy one step's raw inputs (host or device tensors of the buffers' shapes) into the input buffers."""
@@ -64,8 +71,10 @@ class StepPlan:
 
     def compute(self) -> None:
         """Derive the step's metadata on the device: no host sync, no allocation outside the buffers."""
-        torch.cumsum(self.seq_lens, 0, dtype=torch.int32, out=self.prefix_indptr[1:])
-        if self.batch > 1:
+        if self.batch == 1:
+            self.prefix_indptr[1:].copy_(self.seq_lens)
+        else:
+            torch.cumsum(self.seq_lens, 0, dtype=torch.int32, out=self.prefix_indptr[1:])
             torch.add(self.prefix_indptr[:-1, None], self._columns, out=self._dest)
             torch.ge(self._columns, self.seq_lens[:, None], out=self._unused)
             self._dest.masked_fill_(self._unused, self._trash)

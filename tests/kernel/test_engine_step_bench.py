@@ -69,3 +69,11 @@ def test_step_results_are_accepted_by_the_tracker(tmp_path) -> None:  # noqa: AN
     doc = results.document("step", results.provenance(step.ROOT, "python -m bench step", env, now), cases)
     run = tracker_results.load_result(results.write(doc, tmp_path, now))
     assert run.benchmark == "step"  # type: ignore[attr-defined]
+
+
+def test_device_intervals_split_into_calls_with_span_and_busy_time() -> None:
+    # two calls 5 ms apart; the first has overlapping kernels (a programmatic dependent launch) and a 2 us gap
+    spans = [(0.0, 10.0), (8.0, 12.0), (14.0, 20.0), (5000.0, 5003.0), (5004.0, 5010.0)]
+    assert step.span_and_busy(spans, 2) == [(20.0, 18.0), (10.0, 9.0)]
+    assert step.span_and_busy(spans, 3) == []  # not the expected number of calls: no answer rather than a wrong one
+    assert step.span_and_busy([], 1) == []

@@ -7,32 +7,14 @@ Statistics come from the raw samples; the optional noise guard is a seeded perce
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from datetime import timedelta
-from pathlib import Path
 from typing import Any, NamedTuple
 
-from tracker.errors import FileError
-from tracker.fileio import read_regular
-from tracker.model import BenchGate, EvidenceSource, GateVerdict
-from tracker.results import ResultCase, ResultRun, compute_stat, interpolate
-
-RESAMPLES = 2000
-SEED = 20261129
-# The bootstrap's cost is RESAMPLES draws of the sample size: above this many samples a case is first reduced to
-# a seeded random subsample of this size (see bootstrap_bound), so a bound costs at most ~2,000 x 2,000 draws
-# (about a second, cached) however many samples a file holds; 200,000 took minutes.
-MAX_BOOTSTRAP_N = 2000
-ParamValue = str | int | float | bool
-
-
-# The plan model's bench gate (keys: bench, where, baseline, at_least, at_most, stat, min_samples,
-# hardware, run, confidence); the alias keeps this module's signatures readable.
-BenchGateLike = BenchGate
+from tracker.model import BenchGate, EvidenceSource, GateVerdict, ResultCase, ResultRun
+from tracker.stats import bootstrap_bound, compute_stat, oriented_ratio
 
 
 class BenchOutcome(NamedTuple):
@@ -81,30 +63,6 @@ def fmt_num(x: float) -> str:
     return f"{x:.{decimals}f}"
 
 
-def _quantile(values: list[float], q: float) -> float:
-    s = sorted(values)
-    pos = q * (len(s) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return interpolate(s[lo], s[hi], pos - lo)
-
-
-def subsample(samples: Sequence[float], rng: Any) -> list[float]:
-    """``samples`` as a list, or, when there are more than :data:`MAX_BOOTSTRAP_N`, a random subsample of
-    that size drawn without replacement by ``rng`` (seeded: the same samples always give the same one)."""
-    pool = list(samples)
-    return pool if len(pool) <= MAX_BOOTSTRAP_N else rng.sample(pool, MAX_BOOTSTRAP_N)
-
-
-def oriented_ratio(candidate: float, baseline: float, direction: str) -> float:
-    """Candidate vs baseline statistic, oriented so that above 1 is always an improvement.
-
-    NaN when undefined (a denominator of zero or less): NaN compares false, so it never meets a gate.
-    """
-    num, den = (baseline, candidate) if direction == "lower" else (candidate, baseline)
-    return num / den if den > 0 else math.nan
-
-
 def _not_positive(who: str, samples: Sequence[float], unit: str) -> str | None:
     """Why a ratio with these samples would be undefined (any statistic of a resample is a sample or a
     mean of samples, so all of them must be > 0), or None."""
@@ -114,88 +72,18 @@ def _not_positive(who: str, samples: Sequence[float], unit: str) -> str | None:
     return f"ratio undefined: a {who}sample is {fmt_num(bad)} {unit} (a ratio needs samples > 0)"
 
 
-def bootstrap_bound(
-    stat: str,
-    samples: Sequence[float],
-    confidence: float,
-    upper: bool,
-    baseline: Sequence[float] | None = None,
-    direction: str = "lower",
-) -> float:
-    """One-sided percentile-bootstrap bound of the ``stat`` of ``samples``, or (with ``baseline``) of
-    the oriented ratio of the two statistics.
-
-    Each of ``RESAMPLES`` rounds resamples the candidate (and, independently, the baseline) with
-    replacement; the bound is the ``confidence`` quantile (``upper``) or the ``1 - confidence`` quantile
-    of those values. A constant seed makes the verdict a pure function of the samples (memoized).
-
-    Cost is bounded: a case with more than :data:`MAX_BOOTSTRAP_N` samples is first reduced to a seeded random
-    subsample of that size, drawn without replacement, and the bootstrap runs on it. That stays sound: a random
-    subsample of independent measurements is itself a sample of independent measurements of the same
-    distribution, so the bound has the coverage a bootstrap has for that many samples. It is only wider (less
-    data), which can leave a gate unmet that all the samples would meet, never the reverse in expectation.
-    The statistic itself (the value shown and compared without ``confidence``) always uses every sample.
-    """
-    key = (stat, tuple(samples), confidence, upper, tuple(baseline) if baseline is not None else None, direction)
-    cached = _BOOT_MEMO.get(key)
-    if cached is not None:
-        return cached
-    disk = None
-    if BOOT_CACHE[0] is not None:  # a long sample list costs ~0.2 s: keep status fast across processes
-        digest = hashlib.sha256(repr((key, RESAMPLES, SEED, MAX_BOOTSTRAP_N)).encode()).hexdigest()
-        disk = BOOT_CACHE[0] / f"boot-{digest}.txt"
-        try:
-            _BOOT_MEMO[key] = float(read_regular(disk, limit=4096).decode())
-            return _BOOT_MEMO[key]
-        except (FileError, ValueError):  # missing or not a number: computed again (FileError: not a regular file)
-            pass
-    import random  # noqa: PLC0415 - only when a bound is not cached
-
-    rng = random.Random(SEED)
-    pool = subsample(samples, rng)
-    n = len(pool)
-    base = subsample(baseline, rng) if baseline is not None else None
-    draws: list[float] = []
-    for _ in range(RESAMPLES):
-        value = compute_stat(stat, rng.choices(pool, k=n))
-        if base is not None:
-            value = oriented_ratio(value, compute_stat(stat, rng.choices(base, k=len(base))), direction)
-        draws.append(value)
-    bound = _BOOT_MEMO[key] = _quantile(draws, confidence if upper else 1.0 - confidence)
-    if disk is not None:
-        try:
-            disk.parent.mkdir(parents=True, exist_ok=True)
-            tmp = disk.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(repr(bound))
-            tmp.replace(disk)
-        except OSError:
-            pass  # a read-only checkout only loses speed
-    return bound
-
-
-_BOOT_MEMO: dict[object, float] = {}
-# Where bootstrap bounds are cached on disk; set by benchstatus.load_results(root) (None: memory only).
-BOOT_CACHE: list[Path | None] = [None]
-
-
-_VARYING: dict[tuple[str, str], frozenset[str]] = {}
-
-
 def _varying_keys(run: ResultRun, metric: str) -> frozenset[str]:
     """Parameter keys taking more than one (type-exact) value across the run's cases of ``metric``."""
-    key = (run.sha256, metric)
-    if key not in _VARYING:
-        values: dict[str, set[tuple[str, object]]] = {}
-        params = [c.params for c in run.cases if c.metric == metric]
-        for p in params:
-            for k, v in p.items():
-                values.setdefault(k, set()).add((type(v).__name__, v))
-        # A key missing from some cases varies too (present vs absent).
-        _VARYING[key] = frozenset(k for k, vs in values.items() if len(vs) > 1 or any(k not in p for p in params))
-    return _VARYING[key]
+    values: dict[str, set[tuple[str, object]]] = {}
+    params = [c.params for c in run.cases if c.metric == metric]
+    for p in params:
+        for k, v in p.items():
+            values.setdefault(k, set()).add((type(v).__name__, v))
+    # A key missing from some cases varies too (present vs absent).
+    return frozenset(k for k, vs in values.items() if len(vs) > 1 or any(k not in p for p in params))
 
 
-def _label(run: ResultRun, gate: BenchGateLike, case: ResultCase) -> str:
+def _label(run: ResultRun, gate: BenchGate, case: ResultCase) -> str:
     """``ctx=91000 heads=8 nodes=64, NVIDIA H200, kernel@3f2a91c`` - the parenthetical of a verdict."""
     varying = _varying_keys(run, case.metric)
     # Show the where-keys that identify the case: not the ones the baseline varies, not constants of the run.
@@ -211,7 +99,7 @@ def _label(run: ResultRun, gate: BenchGateLike, case: ResultCase) -> str:
     return ", ".join(parts)
 
 
-def _select(gate: BenchGateLike, results: Sequence[ResultRun]) -> BenchOutcome | tuple[ResultRun, ResultCase]:
+def _select(gate: BenchGate, results: Sequence[ResultRun]) -> BenchOutcome | tuple[ResultRun, ResultCase]:
     where_text = f"metric={gate.bench}" + (f" where {fmt_params(gate.where)}" if gate.where else "")
     if not results:
         return BenchOutcome(False, "no benchmark evidence")
@@ -238,14 +126,15 @@ def _select(gate: BenchGateLike, results: Sequence[ResultRun]) -> BenchOutcome |
     return newest, cases[0]
 
 
-def _baseline_case(gate: BenchGateLike, run: ResultRun, case: ResultCase) -> ResultCase | None:
+def _baseline_case(gate: BenchGate, run: ResultRun, case: ResultCase) -> ResultCase | None:
     """The case of ``run`` whose params are ``case``'s with the baseline's keys replaced, exactly (same metric)."""
     want = {**case.params, **(gate.baseline or {})}
     return next((c for c in run.cases if c.metric == case.metric and c.params.keys() == want.keys() and matches(c.params, want)), None)
 
 
-def evaluate(gate: BenchGateLike, results: Sequence[ResultRun]) -> BenchOutcome:
-    """Evaluate one bench gate over every loaded result file (pure; see the module docstring)."""
+def evaluate(gate: BenchGate, results: Sequence[ResultRun], bounds: MutableMapping[str, float] | None = None) -> BenchOutcome:
+    """Evaluate one bench gate over every loaded result file (pure; see the module docstring). ``bounds``: bootstrap
+    bounds known already (:func:`tracker.stats.bootstrap_bound`), which gets the ones computed here."""
     picked = _select(gate, results)
     if isinstance(picked, BenchOutcome):
         return picked
@@ -275,7 +164,9 @@ def evaluate(gate: BenchGateLike, results: Sequence[ResultRun]) -> BenchOutcome:
     threshold = float(gate.at_least if at_least else gate.at_most)  # type: ignore[arg-type]
     compared, shown = value, f"{fmt_num(value)}{unit}"
     if gate.confidence is not None:
-        compared = bootstrap_bound(gate.stat, case.samples, gate.confidence, not at_least, base.samples if base else None, case.direction)
+        compared = bootstrap_bound(
+            gate.stat, case.samples, gate.confidence, not at_least, base.samples if base else None, case.direction, bounds
+        )
         side = "lower" if at_least else "upper"
         shown += f" ({gate.confidence:.0%} {side} bound {fmt_num(compared)}{unit})"
     # Never met by a value that is not a number (an undefined ratio is NaN; both comparisons are false).
@@ -286,13 +177,13 @@ def evaluate(gate: BenchGateLike, results: Sequence[ResultRun]) -> BenchOutcome:
     return BenchOutcome(met, summary, run, value)
 
 
-def evaluate_bench_gate(gate: BenchGateLike, results: Sequence[ResultRun]) -> GateVerdict:
+def evaluate_bench_gate(gate: BenchGate, results: Sequence[ResultRun], bounds: MutableMapping[str, float] | None = None) -> GateVerdict:
     """The core's entry point: :func:`evaluate` as a :class:`~tracker.model.GateVerdict`.
 
     ``failed`` is set only when a qualifying run missed the threshold (a real regression signal);
     missing, ambiguous, too-small or other-hardware evidence is unmet but not failed.
     """
-    outcome = evaluate(gate, results)
+    outcome = evaluate(gate, results, bounds)
     source = None
     run = outcome.source
     if run is not None:

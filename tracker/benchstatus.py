@@ -15,24 +15,24 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from tracker import __version__
-from tracker.errors import FileError
-from tracker.evidence import Clock
-from tracker.fileio import atomic_write, ensure_tracker_dir, parse_json, read_regular
+from tracker.contract import Clock
+from tracker.errors import FileError, ResultFileError
+from tracker.fileio import atomic_write, ensure_tracker_dir, parse_json, read_regular, settled, signature
 from tracker.hashing import sha256_hex
-from tracker.model import BenchGate, EvidenceSource, GateVerdict, gate_hash
-from tracker.results import CACHE_DIR, ResultFileError, ResultRun, load_repo_results, repo_result_files
+from tracker.model import BenchGate, EvidenceSource, GateVerdict, ResultRun, gate_hash
+from tracker.results import CACHE_DIR, load_repo_results, repo_result_files
 
 LOGIC = f"bench-verdicts-4/{__version__}"  # bump when evaluation rules change (2: undefined ratios never meet;
 # 3: a ratio gate reads the newest run that holds both cases; 4: the file says when it was written)
 # The evaluation code itself is part of the cache key too, so an edited rule is never answered from verdicts
 # the old code cached (a forgotten LOGIC bump, an editable install between releases).
 EVAL_DIR = Path(__file__).resolve().parent
-EVAL_SOURCES = ("benchgate.py", "results.py", "results_schema.py")
+EVAL_SOURCES = ("benchgate.py", "stats.py", "model.py", "results.py", "results_schema.py")
 
 
 def logic_key() -> str:
@@ -45,15 +45,7 @@ def logic_key() -> str:
             parts.append(f"{name}: unreadable")
     return "\n".join(parts)
 CONTENT_IDS = "content-ids.json"  # in CACHE_DIR: {path: [stat signature..., sha256]}
-# A signature is trusted only for a file whose last change (ctime) is this much older than when it
-# was recorded: a later write then necessarily moves ctime (the kernel's clock ticks are far finer),
-# so an equal signature means equal bytes. A file changed just now is hashed on every run until then.
-SETTLED_NS = 2_000_000_000
-
-
-def _signature(st: os.stat_result) -> list[int]:
-    # ctime cannot be set back by tools that preserve mtime (cp -p, touch -d), unlike mtime.
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+BOUNDS = "bootstrap.json"  # in CACHE_DIR: {bootstrap key: bound} (tracker.stats.bootstrap_key)
 
 
 def _content_ids(root: Path, paths: list[Path]) -> dict[str, str]:
@@ -67,7 +59,7 @@ def _content_ids(root: Path, paths: list[Path]) -> dict[str, str]:
     for path in paths:
         rel = path.relative_to(root).as_posix()
         try:
-            sig = _signature(path.stat())
+            sig = signature(path.stat())
             hit = memo.get(rel)
             if isinstance(hit, list) and hit[:-1] == sig:
                 out[rel] = hit[-1]
@@ -80,7 +72,7 @@ def _content_ids(root: Path, paths: list[Path]) -> dict[str, str]:
         except (OSError, FileError):
             out[rel] = "unreadable"
             continue
-        if now - sig[4] > SETTLED_NS:
+        if settled(sig, now):
             fresh[rel] = [*sig, out[rel]]
     if fresh != memo:
         try:
@@ -148,22 +140,8 @@ class RepoResults:
 
 
 def load_results(root: Path, files: list[Path] | None = None, clock: Clock | None = None) -> RepoResults:
-    """The results ``tracker status`` evaluates bench gates against (looked up by the core); ``files`` and
-    ``clock`` as :class:`RepoResults`."""
-    _BOOT_ROOT[0] = root
+    """The results ``tracker status`` evaluates bench gates against; ``files`` and ``clock`` as :class:`RepoResults`."""
     return RepoResults(root, files, clock)
-
-
-_BOOT_ROOT: list[Path | None] = [None]
-
-
-def _benchgate() -> Any:
-    """tracker.benchgate, imported only when a verdict must be computed (a warm status never does)."""
-    from tracker import benchgate  # noqa: PLC0415
-
-    if _BOOT_ROOT[0] is not None:
-        benchgate.BOOT_CACHE[0] = _BOOT_ROOT[0] / CACHE_DIR
-    return benchgate
 
 
 def changed_since(files: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
@@ -171,11 +149,12 @@ def changed_since(files: Mapping[str, str], current: Mapping[str, str]) -> list[
     return sorted(path for path, blob in files.items() if current.get(path) != blob)
 
 
-def ever_met(gate: BenchGate, results: Sequence[ResultRun]) -> bool:
+def ever_met(gate: BenchGate, results: Sequence[ResultRun], bounds: MutableMapping[str, float] | None = None) -> bool:
     """Was the gate met on the results as they stood after some run (each prefix in time order)?"""
+    from tracker.benchgate import evaluate  # noqa: PLC0415 - a warm status computes no verdict
+
     ordered = sorted(results, key=lambda r: (r.time, r.path))
-    evaluate = _benchgate().evaluate
-    return any(evaluate(gate, ordered[: i + 1]).met for i in range(len(ordered)))
+    return any(evaluate(gate, ordered[: i + 1], bounds).met for i in range(len(ordered)))
 
 
 def _to_json(verdict: GateVerdict, files: Mapping[str, str] | None) -> dict[str, Any]:
@@ -209,21 +188,27 @@ class Evaluator:
         self._given = None if isinstance(results, RepoResults) else list(results)
         self._cache: dict[str, dict[str, Any]] = {}
         self._cache_file: Path | None = None
+        self._bounds_file: Path | None = None
+        # Bootstrap bounds by their key (tracker.stats.bootstrap_bound): pure functions of the samples.
+        self.bounds: dict[str, float] = {}
         self._swept = False  # verdict files of other result sets removed (once per evaluator)
         if self._repo is not None:
             self._cache_file = self._repo.root / CACHE_DIR / f"verdicts-{self._repo.key}.json"
             self._cache = _cached_verdicts(self._cache_file, self._repo.clock)
+            self._bounds_file = self._repo.root / CACHE_DIR / BOUNDS
+            known = _read_cache(self._bounds_file)
+            self.bounds.update((k, v) for k, v in known.items() if isinstance(v, float))
         self._files: dict[str, dict[str, str]] = {}  # verdict source file -> its measured files
 
     @property
-    def results(self) -> list[ResultRun]:
+    def results(self) -> Sequence[ResultRun]:
         """Every valid run (parsed on first use)."""
         return self._repo.runs() if self._repo is not None else list(self._given or [])
 
     @property
     def errors(self) -> list[ResultFileError]:
         """Rejected result files."""
-        return self._repo.errors() if self._repo is not None else list(getattr(self._given, "errors", []))
+        return self._repo.errors() if self._repo is not None else []
 
     def __call__(self, gate: BenchGate) -> GateVerdict:
         key = gate_hash(gate)
@@ -236,11 +221,13 @@ class Evaluator:
                 more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
                 verdict, files = GateVerdict(False, f"invalid result file, fix or remove it: {errors[0]}{more}"), None
             else:
-                verdict = _benchgate().evaluate_bench_gate(gate, self.results)
+                from tracker.benchgate import evaluate_bench_gate  # noqa: PLC0415 - a warm status computes no verdict
+
+                verdict = evaluate_bench_gate(gate, self.results, self.bounds)
                 run = next((r for r in self.results if verdict.source and r.path == verdict.source.file), None)
                 files = run.files if run is not None else None
             # A file rejected for a time still to come is usable later: that verdict is never cached on disk.
-            lasting = all(getattr(err, "lasting", True) for err in errors)
+            lasting = all(err.lasting for err in errors)
             entry = self._store(key, {**self._own(key), **_to_json(verdict, files)}, persist=lasting)
         if verdict.source is not None:
             self._files[verdict.source.file] = entry.get("files") or {}
@@ -255,8 +242,8 @@ class Evaluator:
         key = gate_hash(gate)
         entry = self._own(key)
         if type(entry.get("ever")) is not bool:
-            lasting = all(getattr(err, "lasting", True) for err in self.errors)
-            entry = self._store(key, {**entry, "ever": ever_met(gate, self.results)}, persist=lasting)
+            lasting = all(err.lasting for err in self.errors)
+            entry = self._store(key, {**entry, "ever": ever_met(gate, self.results, self.bounds)}, persist=lasting)
         return bool(entry["ever"])
 
     def measured(self, source_file: str) -> dict[str, str]:
@@ -282,6 +269,8 @@ class Evaluator:
                             old.unlink(missing_ok=True)
                     self._swept = True
                 write_cache(self._cache_file, json.dumps({"now": self._repo.clock.now, "gates": self._cache}).encode())
+                if self._bounds_file is not None and self.bounds:
+                    write_cache(self._bounds_file, json.dumps(self.bounds).encode())
         return entry
 
 

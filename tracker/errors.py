@@ -78,6 +78,17 @@ class FileError(TrackerError):
     exit_code = ExitCode.IO
 
 
+class ResultFileError(FileError):
+    """A benchmark result file that cannot be used, rendered as ``path: reason``. ``lasting`` is False for a
+    reason that passes with time (a time in the future): such a verdict is never cached."""
+
+    def __init__(self, path: object, reason: str, lasting: bool = True) -> None:
+        self.path = str(path)
+        self.reason = reason
+        self.lasting = lasting
+        super().__init__(f"{self.path}: {reason}")
+
+
 class OutputClosed(BaseException):
     """The reader of the tracker's output went away (a pipe closed early). Not a failure of the command:
     like KeyboardInterrupt a BaseException, which typer (it turns an EPIPE OSError into exit 1) lets

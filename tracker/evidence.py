@@ -14,162 +14,19 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tracker.contract import (
+    EVIDENCE_DIR,
+    RUNNING_SLOT_LIMIT,
+    VERSIONS,
+    Clock,
+    running_file,
+    utc_time,
+)
 from tracker.errors import FileError
-from tracker.fileio import parse_json, read_regular
+from tracker.fileio import parse_json, read_regular, settled, signature
+from tracker.model import OUTCOMES, Store, TestRun
 
-EVIDENCE_DIR = Path(".tracker") / "evidence"
-RAN = frozenset({"passed", "failed", "error", "xfailed", "xpassed"})
-
-
-class _Record:
-    """What ``@dataclass`` would give (fields in ``__slots__`` order, ``__eq__``, ``__repr__``),
-    written out: importing ``dataclasses`` and generating two classes costs ~2 ms of every status."""
-
-    __slots__: tuple[str, ...] = ()
-    __hash__ = None  # type: ignore[assignment]  # mutable and compared by value, as a dataclass
-
-    def _fields(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._fields() == other._fields()  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{type(self).__qualname__}({inner})"
-
-
-class TestRun(_Record):
-    """One complete pytest run: provenance, gate hashes, file ids and per-test records."""
-
-    __test__ = False
-    __slots__ = ("file", "provenance", "gates", "files", "tests")
-
-    def __init__(
-        self, file: str, provenance: dict[str, Any], gates: dict[str, str], files: dict[str, str], tests: list[dict[str, Any]]
-    ) -> None:
-        self.file = file  # path relative to the repo root
-        self.provenance = provenance
-        self.gates = gates
-        self.files = files
-        self.tests = tests
-
-    @property
-    def time(self) -> str:
-        """The run's time as UTC ``YYYY-MM-DDTHH:MM:SSZ`` (times compare as these strings); a value
-        that is not an ISO-8601 time with a time zone is returned as is."""
-        raw = self.provenance.get("time", "")
-        return utc_time(raw) or str(raw)
-
-
-class Store(_Record):
-    """Everything in the evidence store, each list oldest first."""
-
-    __slots__ = ("runs", "signoffs", "bench", "incomplete", "invalid", "reordered", "processes")
-
-    def __init__(
-        self,
-        runs: list[TestRun] | None = None,
-        signoffs: list[tuple[str, dict[str, Any]]] | None = None,
-        bench: list[tuple[str, dict[str, Any] | None]] | None = None,
-        incomplete: list[str] | None = None,
-        invalid: list[str] | None = None,
-        reordered: list[str] | None = None,
-        processes: list[tuple[object, object, bool]] | None = None,
-    ) -> None:
-        self.runs: list[TestRun] = [] if runs is None else runs
-        self.signoffs: list[tuple[str, dict[str, Any]]] = [] if signoffs is None else signoffs
-        # Benchmark result copies: (path, document), the document None where ``load(results=False)`` skipped it.
-        self.bench: list[tuple[str, dict[str, Any] | None]] = [] if bench is None else bench
-        self.incomplete: list[str] = [] if incomplete is None else incomplete
-        self.invalid: list[str] = [] if invalid is None else invalid  # "path: reason" of unusable files
-        # Files recorded later than the run ``load(last=...)`` ordered after them all (verify says so).
-        self.reordered: list[str] = [] if reordered is None else reordered
-        # (pid, host, alive) of each process an incomplete run named as running a test, as :func:`crashed_run`
-        # found it: what this store's content depends on besides its files (the status index checks them again).
-        self.processes: list[tuple[object, object, bool]] = [] if processes is None else processes
-
-
-_SHAPE = "0000-00-00T00:00:00Z"
-_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
-
-
-def _days_in(year: int, month: int) -> int:
-    """Days of ``month`` (1-12) in ``year`` of the proleptic Gregorian calendar."""
-    leap = month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    return _MONTH_DAYS[month - 1] + leap
-
-
-def utc_time(text: object) -> str | None:
-    """``text``, an ISO-8601 time with a time zone, as UTC ``YYYY-MM-DDTHH:MM:SSZ``; None if it is not one.
-
-    The one time parser of the store, ``tracker ingest`` and result files. Strings in that form (what the
-    tracker writes) are checked by arithmetic, without importing datetime (status's path): an impossible
-    date (``2026-02-30``, ``0000-01-01``) or time of day is not a time. Any other offset or precision is
-    parsed by datetime and converted, so times order correctly as strings.
-    """
-    if not isinstance(text, str):
-        return None
-    if len(text) == 20 and all(c == s or (s == "0" and "0" <= c <= "9") for c, s in zip(text, _SHAPE)):
-        year, month, day = int(text[:4]), int(text[5:7]), int(text[8:10])
-        valid = year >= 1 and 1 <= month <= 12 and 1 <= day <= _days_in(year, month)
-        if valid and text[11:13] < "24" and text[14:16] < "60" and text[17:19] < "60":
-            return text
-        return None  # the tracker's own shape with impossible values: datetime would refuse it too
-    from datetime import datetime, timezone  # noqa: PLC0415 - only for times in another form
-
-    try:
-        when = datetime.fromisoformat(text)
-        if when.tzinfo is None:
-            return None
-        u = when.astimezone(timezone.utc)
-    except (ValueError, OverflowError):  # OverflowError: an offset that moves year 1 or 9999 out of range
-        return None
-    return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}Z"
-
-
-# A file whose recorded time is more than this after this machine's clock cannot be ordered: a clock
-# running ahead (or a hand-made time) would make it the newest run for as long as it lies, hiding every
-# real failure recorded meanwhile. Five minutes tolerates ordinary clock drift between machines.
-MAX_FUTURE_S = 300
-
-
-class Clock:
-    """This machine's time as UTC strings (the store's shape), read once per load: ``now`` and the
-    latest acceptable recorded time, ``limit`` (``now`` + :data:`MAX_FUTURE_S`). No datetime import.
-
-    ``soonest`` is the earliest time it refused as in the future (None: none refused). While it is None, every
-    time it accepted stays accepted however far the clock moves on (never back): what the status index relies on;
-    a refusal names the clock in its reason, so no index is kept then."""
-
-    __slots__ = ("now", "limit", "soonest")
-
-    def __init__(self, seconds: float | None = None) -> None:
-        import time  # noqa: PLC0415
-
-        at = time.time() if seconds is None else seconds
-        self.now = time.strftime(UTC_FORMAT, time.gmtime(at))
-        self.limit = time.strftime(UTC_FORMAT, time.gmtime(at + MAX_FUTURE_S))
-        self.soonest: str | None = None
-
-    def future(self, utc: str, what: str = "time") -> str | None:
-        """Why ``utc`` (a :func:`utc_time` string) cannot be used, or None when it is not in the future."""
-        if utc <= self.limit:
-            return None
-        if self.soonest is None or utc < self.soonest:
-            self.soonest = utc
-        return (f"{what} {utc} is in the future: more than {MAX_FUTURE_S // 60} minutes after this machine's "
-                f"clock ({self.now}); runs are ordered by time, so it would hide every run recorded until then "
-                "(is the clock of the machine that wrote it ahead?)")  # fmt: skip
-
-
-KINDS = ("tracker-test-run", "tracker-signoff", "tracker-bench-result")
-VERSIONS = {"tracker-test-run": 1, "tracker-signoff": 1, "tracker-bench-result": 1}  # the versions this code reads
 STATUSES = ("complete", "interrupted", "incomplete")
-OUTCOMES = frozenset({"passed", "failed", "skipped", "xfailed", "xpassed", "error", "notrun", "deselected"})
 _HEX_DIGITS = "0123456789abcdef"
 _HEX = frozenset(_HEX_DIGITS)
 
@@ -567,21 +424,6 @@ def _inside(folder: Path, root: Path) -> bool:
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
-# A stat signature is trusted to stand for a file's bytes only when the file's last change (ctime, which
-# no tool can set back) is this much older than when it was taken: a later write then moves ctime past it.
-SETTLED_NS = 2_000_000_000
-
-
-def signature(st: os.stat_result) -> list[int]:
-    """What identifies a file's bytes without reading them, once settled (:data:`SETTLED_NS`)."""
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-
-
-def settled(sig: list[int], now_ns: int) -> bool:
-    """Was the file of ``sig`` (taken at ``now_ns``, ``time.time_ns()``) last changed long enough before?"""
-    return now_ns - sig[4] > SETTLED_NS
-
-
 class _ResultCopies:
     """Benchmark result copies of the store this code found valid, by stat signature: ``.tracker/cache/
     result-copies.json``, ``{"code": hash of this module, "files": {name: [signature..., UTC time]}}``.
@@ -663,9 +505,7 @@ def crashed_run(
         seen.append((running.get("pid"), prov.get("host"), alive))
     if alive:
         return None
-    if root is not None:  # the plugin names the test it runs in a slot beside the file (tracker.names.running_file)
-        from tracker.names import crashed_test  # noqa: PLC0415 - only for a crashed run
-
+    if root is not None:  # the plugin names the test it runs in a slot beside the file (tracker.contract.running_file)
         running = crashed_test(root / rel, running, root=root)
     rec = {"nodeid": running["nodeid"], "outcome": "error", "reason": "crashed: the pytest process died while this test ran",
            "duration": 0.0}  # fmt: skip
@@ -673,6 +513,29 @@ def crashed_run(
         rec["markers"] = running["markers"]
     # No gates, no args: the run collected nothing whole, it only adds this one record.
     return TestRun(rel, {k: v for k, v in prov.items() if k != "args"}, {}, data.get("files") or {}, [rec])
+
+
+def crashed_test(evidence: Path, running: dict[str, Any], *, root: Path | None = None) -> dict[str, Any]:
+    """The ``running`` record of the test a crashed run was running: the one in :func:`running_file` when it is
+    whole and agrees with the evidence file's own ``running`` (the same process; the test that names, or one
+    inside the file it names), else ``running`` itself (a reader that has only the evidence file counts the
+    crash against all of that file's tests). Call it only once the run's process is gone.
+    """
+    where, pid = running.get("nodeid"), running.get("pid")
+    if not isinstance(where, str) or type(pid) is not int:
+        return running
+    try:
+        slot = parse_json(read_regular(running_file(evidence), root=root, limit=RUNNING_SLOT_LIMIT))
+    except (FileError, ValueError):
+        return running
+    if not isinstance(slot, dict) or slot.get("pid") != pid or type(slot.get("pid")) is not int:
+        return running
+    nodeid, markers = slot.get("nodeid"), slot.get("markers", [])
+    if not isinstance(nodeid, str) or not (nodeid == where or nodeid.startswith(where + "::")):
+        return running
+    if not isinstance(markers, list) or not all(isinstance(m, str) for m in markers):
+        return running
+    return {"nodeid": nodeid, "markers": markers, "pid": pid}
 
 
 def _maybe_alive(pid: object, host: object) -> bool:
@@ -692,8 +555,3 @@ def _maybe_alive(pid: object, host: object) -> bool:
 
 
 _MAX_PID = 2**31 - 1  # pid_t is a signed 32-bit integer
-
-
-def bench_results(root: Path) -> list[tuple[str, dict[str, Any]]]:
-    """Benchmark result files in the store as (path, parsed JSON), oldest first (for issue 4)."""
-    return load(root).bench

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tracker.evidence import Store
 from tracker.fingerprint import FileIndex
-from tracker.model import BenchGate, Gate, GateVerdict, ManualGate, Phase, Plan, TestGate
-from tracker.testgate import TestIndex, gate_changed, manual_verdict
-
-BenchEvaluator = Callable[[BenchGate], GateVerdict]
+from tracker.history import was_done
+from tracker.model import BenchEvaluator, BenchGate, Gate, GateVerdict, ManualGate, Phase, Plan, Store
+from tracker.testgate import TestIndex, gate_changed, gate_verdict
 
 
 class Evidence:
@@ -64,20 +62,18 @@ class LiveEvidence(Evidence):
     def verdict(self, key: str, gate: Gate, manual: tuple[str, ...]) -> tuple[GateVerdict, bool]:
         if self.invalid is not None and not isinstance(gate, ManualGate):
             return self.invalid, False
-        if isinstance(gate, TestGate):
-            v, was = self.tests.verdict(key, gate)
-        elif isinstance(gate, ManualGate):
-            v, _ = manual_verdict(key, gate, self.store, manual)
-            was = v.met
-        else:
-            evaluator = self.bench()
-            v = evaluator(gate)
+        verdict, ever = gate_verdict(key, gate, self.tests, self.store, manual, self._bench_verdict)
+        if isinstance(gate, BenchGate) and verdict.failed and not ever:
             # Met on an earlier run and failing now is a regression (asked only on failure: costly).
-            was = v.met or (v.failed and bool(getattr(evaluator, "ever_met", lambda g: False)(gate)))
-        return v, was or v.met
+            ever = self.bench().ever_met(gate)
+        return verdict, ever
+
+    def _bench_verdict(self, gate: BenchGate) -> GateVerdict:
+        return self.bench()(gate)
 
     def was_done(self, plan: Plan, phase: Phase) -> bool:
-        return _was_done(plan, phase, self.store, self._bench, self.tests)
+        bench = self.bench() if any(isinstance(g, BenchGate) for g in phase.gates) else None
+        return _was_done(plan, phase, self.store, bench, self.tests)
 
     def _evidence_files(self, source: str) -> tuple[dict[str, str], dict[str, str]]:
         """(file ids, gate hashes) recorded by the evidence file a verdict came from."""
@@ -94,8 +90,7 @@ class LiveEvidence(Evidence):
 
     def recorded_files(self, source: str, paths: tuple[str, ...], bench: bool) -> dict[str, str]:
         if bench:  # a result's own fingerprint: the files the benchmark measured
-            measured = getattr(self.bench(), "measured", None)
-            return FileIndex(measured(source)).match(paths) if measured is not None else {}
+            return FileIndex(self.bench().measured(source)).match(paths)
         if source not in self._then:
             self._then[source] = FileIndex(self._evidence_files(source)[0])
         return self._then[source].match(paths)
@@ -112,9 +107,8 @@ def _invalid_evidence(store: Store) -> GateVerdict | None:
 
 
 def _was_done(plan: Plan, phase: Phase, store: Store, bench_eval: BenchEvaluator | None, tests: TestIndex) -> bool:
-    """Exact check that the gates were all met together once (``tracker.history.was_done``). The results are
-    parsed only for a phase with a bench gate: the others' answer does not depend on them."""
-    from tracker.history import was_done
-
-    bench = any(isinstance(g, BenchGate) for g in phase.gates)
-    return was_done(plan, phase, store, getattr(bench_eval, "results", ()) if bench else (), tests)
+    """Exact check that the gates were all met together once (``tracker.history.was_done``). ``bench_eval``: only
+    for a phase with a bench gate (the results are parsed then): the others' answer does not depend on them."""
+    if bench_eval is None:
+        return was_done(plan, phase, store, (), tests)
+    return was_done(plan, phase, store, bench_eval.results, tests, bench_eval.bounds)

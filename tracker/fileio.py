@@ -14,6 +14,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+# The one atomic writer (tracker.contract), re-exported: the commands write through this module.
+from tracker.contract import GITIGNORE as GITIGNORE
+from tracker.contract import atomic_write as atomic_write
+from tracker.contract import ensure_tracker_dir as ensure_tracker_dir
 from tracker.errors import FileError, LockedError, UsageError
 
 BOM = "\ufeff"
@@ -101,44 +105,21 @@ def parse_json(data: bytes | str) -> object:
         raise ValueError(str(err)) from None
 
 
-def atomic_write(
-    path: Path, data: bytes, *, before_replace: Callable[[], None] | None = None, replace: Callable[[Path, Path], None] = os.replace
-) -> None:
-    """Write ``data`` to ``path`` through a temp file in the same directory and ``replace`` (a rename).
-
-    Readers see the old file or the new one, never a partial one. An existing file keeps its mode; a
-    new one gets ``0o666`` less the umask, like any file a shell creates. Writing under ``.tracker/``
-    first makes sure its ``.gitignore`` exists. ``before_replace`` runs right before the rename, once
-    the data is on disk: raising there, or in ``replace``, leaves no temp file behind.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if ".tracker" in path.parent.parts:
-        parts = path.parent.parts
-        ensure_tracker_dir(Path(*parts[: len(parts) - parts[::-1].index(".tracker")]))
-    while True:
-        tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"
-        try:  # O_EXCL: never follows or reuses an existing name; 0o666 lets the umask decide the mode
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            break
-        except FileExistsError:
-            continue
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        if before_replace is not None:
-            before_replace()
-        replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+# A stat signature is trusted to stand for a file's bytes only when the file's last change (ctime, which
+# no tool can set back) is this much older than when it was taken: a later write then moves ctime past it.
+SETTLED_NS = 2_000_000_000
 
 
-# atomic_write's temp files: ``.<name>.<12 hex digits>.tmp`` next to the file they replace.
+def signature(st: os.stat_result) -> list[int]:
+    """What identifies a file's bytes without reading them, once settled (:data:`SETTLED_NS`)."""
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def settled(sig: list[int], now_ns: int) -> bool:
+    """Was the file of ``sig`` (taken at ``now_ns``, ``time.time_ns()``) last changed long enough before?"""
+    return now_ns - sig[4] > SETTLED_NS
+
+
 _TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
 STALE_TEMP_AGE = 60.0  # seconds: no write of ours keeps a temp file that long; a live writer's is younger
 
@@ -369,20 +350,6 @@ def _swap_in(tmp: Path, path: Path, stamp: FileStamp, leased_fd: int | None) -> 
         os.replace(tmp, kept)  # atomic_write removes ``tmp`` on the way out: the editor's save must not go with it
         raise FileError(f"{path}: saved by an editor while it was being replaced, and it could not be put back ({err.strerror}): the editor's version is {kept}") from None
     raise FileChangedError(path, "saved by an editor while it was being replaced")
-
-
-GITIGNORE = "# Written by tracker: per-machine files. Evidence (evidence/) is meant to be committed.\ncache/\nlock\n"
-
-
-def ensure_tracker_dir(tracker_dir: Path) -> None:
-    """Create ``.tracker/`` with a ``.gitignore`` for ``cache/`` and ``lock`` unless it has one already."""
-    ignore = tracker_dir / ".gitignore"
-    if ignore.exists():
-        return
-    tracker_dir.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        with open(ignore, "x", encoding="utf-8") as fh:
-            fh.write(GITIGNORE)
 
 
 def write_text_if_changed(path: Path, old: str, new: str, *, stamp: FileStamp | None = None, root: Path | None = None) -> bool:

@@ -17,23 +17,12 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
+from tracker.contract import blob_id, set_fingerprint
 from tracker.errors import FileError
-from tracker.hashing import sha1_hex, sha256_hex
 
 TRACKER_DIR = ".tracker"  # the tracker's own files (evidence, caches): never part of a fingerprint
 # Directories never fingerprinted when walking a tree without git.
 SKIP_DIRS = frozenset({".git", ".venv", "venv", "__pycache__", "build", "dist", ".tracker", ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache", "node_modules"})
-
-
-def blob_id(data: bytes) -> str:
-    """Git's blob id of ``data`` (what ``git hash-object`` prints)."""
-    return sha1_hex(b"blob %d\0" % len(data) + data)
-
-
-def set_fingerprint(files: Mapping[str, str]) -> str:
-    """Fingerprint of a set of files given as {posix path: blob id}."""
-    text = "".join(f"{path}\0{blob}\n" for path, blob in sorted(files.items()))
-    return sha256_hex(text.encode("utf-8"))
 
 
 def _hash_file(path: Path) -> str | None:

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tracker.contract import utc_time
 from tracker.errors import FileError
-from tracker.evidence import parse_document, show, utc_time, wrong
+from tracker.evidence import parse_document, show, wrong
 from tracker.fileio import parse_json, read_regular
 
 INTERRUPTED_EXIT = 2  # pytest.ExitCode.INTERRUPTED
@@ -58,10 +59,6 @@ class TestRun:
     losses: list[str] = field(default_factory=list)
     crashed_in: TestOutcome | None = None  # the test a crashed session (no SessionFinish) stopped inside
     time: str | None = None  # UTC, when the file records when the session started (JUnit's timestamp, with a time zone)
-
-    def by_nodeid(self) -> dict[str, TestOutcome]:
-        """Outcomes keyed by node id."""
-        return {o.nodeid: o for o in self.outcomes}
 
 
 def _text(value: object) -> str:

@@ -6,17 +6,24 @@ define against a NamedTuple's ~0.25 ms, which adds up at startup). Input validat
 Schema) lives in :mod:`tracker.schema`, which builds these objects from validated TOML; a warm
 ``status`` reads them from the parse cache (:mod:`tracker.plans`) and never imports pydantic.
 
-Contract for :mod:`tracker.benchgate` (issue 4): ``evaluate_bench_gate(gate: BenchGate, results)
--> GateVerdict``. ``results`` is the list returned by :func:`tracker.evidence.bench_results`.
+The evidence the core evaluates is here too, as the readers hand it over: the store's test runs and
+sign-offs (:class:`Store`, filled by :func:`tracker.evidence.load`) and benchmark result runs
+(:class:`ResultRun`, filled by :mod:`tracker.result_files`), and :class:`BenchEvaluator`, what status asks
+of bench gates. The evaluating modules import these types from here, never from a module that reads files.
 """
 
 from __future__ import annotations
 
 import enum
 import json
-from typing import Any, NamedTuple, Union
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Union
 
+from tracker.contract import utc_time
 from tracker.hashing import sha256_hex
+
+if TYPE_CHECKING:  # datetime's import is only paid when result files are actually parsed
+    from datetime import datetime
 
 
 class Status(str, enum.Enum):
@@ -166,3 +173,139 @@ class PhaseStatus(NamedTuple):
 def gate_key(plan_id: str, phase_id: str, index: int) -> str:
     """Key of a phase's gate in evidence files: ``0002/P1#1`` (1-based, as shown to users)."""
     return f"{plan_id}/{phase_id}#{index + 1}"
+
+
+# --- the evidence: test runs and sign-offs of the store ---------------------------------------------------------
+
+RAN = frozenset({"passed", "failed", "error", "xfailed", "xpassed"})  # outcomes of a test that actually ran
+OUTCOMES = frozenset({"passed", "failed", "skipped", "xfailed", "xpassed", "error", "notrun", "deselected"})
+
+
+class _Record:
+    """What ``@dataclass`` would give (fields in ``__slots__`` order, ``__eq__``, ``__repr__``),
+    written out: importing ``dataclasses`` and generating two classes costs ~2 ms of every status."""
+
+    __slots__: tuple[str, ...] = ()
+    __hash__ = None  # type: ignore[assignment]  # mutable and compared by value, as a dataclass
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__qualname__}({inner})"
+
+
+class TestRun(_Record):
+    """One complete pytest run: provenance, gate hashes, file ids and per-test records."""
+
+    __test__ = False
+    __slots__ = ("file", "provenance", "gates", "files", "tests")
+
+    def __init__(
+        self, file: str, provenance: dict[str, Any], gates: dict[str, str], files: dict[str, str], tests: list[dict[str, Any]]
+    ) -> None:
+        self.file = file  # path relative to the repo root
+        self.provenance = provenance
+        self.gates = gates
+        self.files = files
+        self.tests = tests
+
+    @property
+    def time(self) -> str:
+        """The run's time as UTC ``YYYY-MM-DDTHH:MM:SSZ`` (times compare as these strings); a value
+        that is not an ISO-8601 time with a time zone is returned as is."""
+        raw = self.provenance.get("time", "")
+        return utc_time(raw) or str(raw)
+
+
+class Store(_Record):
+    """Everything in the evidence store, each list oldest first."""
+
+    __slots__ = ("runs", "signoffs", "bench", "incomplete", "invalid", "reordered", "processes")
+
+    def __init__(
+        self,
+        runs: list[TestRun] | None = None,
+        signoffs: list[tuple[str, dict[str, Any]]] | None = None,
+        bench: list[tuple[str, dict[str, Any] | None]] | None = None,
+        incomplete: list[str] | None = None,
+        invalid: list[str] | None = None,
+        reordered: list[str] | None = None,
+        processes: list[tuple[object, object, bool]] | None = None,
+    ) -> None:
+        self.runs: list[TestRun] = [] if runs is None else runs
+        self.signoffs: list[tuple[str, dict[str, Any]]] = [] if signoffs is None else signoffs
+        # Benchmark result copies: (path, document), the document None where ``load(results=False)`` skipped it.
+        self.bench: list[tuple[str, dict[str, Any] | None]] = [] if bench is None else bench
+        self.incomplete: list[str] = [] if incomplete is None else incomplete
+        self.invalid: list[str] = [] if invalid is None else invalid  # "path: reason" of unusable files
+        # Files recorded later than the run ``load(last=...)`` ordered after them all (verify says so).
+        self.reordered: list[str] = [] if reordered is None else reordered
+        # (pid, host, alive) of each process an incomplete run named as running a test, as :func:`crashed_run`
+        # found it: what this store's content depends on besides its files (the status index checks them again).
+        self.processes: list[tuple[object, object, bool]] = [] if processes is None else processes
+
+
+# --- the evidence: benchmark result runs ---------------------------------------------------------------------------
+
+# Units of time: a duration of zero or less is a broken measurement (and would make a speedup infinite).
+TIME_UNITS = frozenset({"ns", "us", "µs", "μs", "ms", "s"})
+
+
+class ResultCase(NamedTuple):
+    """One measured configuration: a metric under fixed parameters (exact JSON types), raw samples."""
+
+    metric: str
+    params: dict[str, str | int | float | bool]
+    unit: str
+    direction: str  # "lower" | "higher": which is better
+    samples: tuple[float, ...]
+
+
+class ResultRun(NamedTuple):
+    """One validated result file: where it was read from, its provenance and its cases."""
+
+    path: str
+    sha256: str
+    benchmark: str
+    time: datetime
+    host: str
+    gpu: str | None
+    commit: str | None
+    dirty: bool | None
+    files: dict[str, str]  # the fingerprint's {path: blob id}: the code the benchmark measured
+    cases: tuple[ResultCase, ...]
+
+
+class BenchEvaluator(Protocol):
+    """Bench gates bound to a set of result runs, as status and verify ask them (implemented by
+    :class:`tracker.benchstatus.Evaluator`)."""
+
+    bounds: MutableMapping[str, float]  # bootstrap bounds known so far (tracker.stats.bootstrap_bound)
+
+    @property
+    def results(self) -> Sequence[ResultRun]:
+        """Every valid result run, oldest first."""
+        ...
+
+    def __call__(self, gate: BenchGate) -> GateVerdict:
+        """The gate's verdict on the newest qualifying run."""
+        ...
+
+    def ever_met(self, gate: BenchGate) -> bool:
+        """Was the gate met on the results as they stood after some run?"""
+        ...
+
+    def measured(self, source_file: str) -> dict[str, str]:
+        """{path: blob id} of the files result file ``source_file``'s run measured (empty when unknown)."""
+        ...
+
+    def changed(self, source_file: str, current: Mapping[str, str]) -> list[str]:
+        """Files measured by ``source_file``'s run whose blob id differs in ``current`` (or that are gone)."""
+        ...

@@ -2,7 +2,7 @@
 
 Used by ``tracker verify`` (``-p tracker.pytest_plugin``) and by a plain ``pytest --tracker-record[=DIR]``
 (entry point ``pytest11: tracker.pytest_plugin``; both forms together are fine). It imports only the standard library, pytest and
-:mod:`tracker.fingerprint`, :mod:`tracker.selection`, :mod:`tracker.dirty` and :mod:`tracker.names` (standard-library only), because it also
+:mod:`tracker.fingerprint`, :mod:`tracker.selection`, :mod:`tracker.dirty` and :mod:`tracker.contract` (standard-library only), because it also
 runs on the GPU machine, which has pytest but none of the tracker's dependencies and no ``.git`` directory.
 
 ``provenance.commit``/``dirty`` follow :mod:`tracker.dirty`, the rule ``signoff`` and result files use too (evidence
@@ -13,8 +13,8 @@ The file is written atomically at session start with ``"status": "incomplete"`` 
 crashed run leaves behind), and at session end with ``"complete"`` or ``"interrupted"`` (Ctrl-C,
 internal error, usage error). While tests run, a run that crashes the interpreter says which test did it
 (the tracker counts that test as an error and nothing else of the run): a small file beside the evidence file,
-:func:`tracker.names.running_file`, names the running test (rewritten in place before each test, read only
-once the process is gone: :func:`tracker.names.crashed_test`), and the evidence file's ``"running"`` names
+:func:`tracker.contract.running_file`, names the running test (rewritten in place before each test, read only
+once the process is gone: :func:`tracker.evidence.crashed_test`), and the evidence file's ``"running"`` names
 that test when it is the only one of its file that runs, else its file (rewritten when that changes, so a
 reader with the evidence file alone counts the crash against that file's tests). A session that pytest
 stopped after collection because a file failed to collect is ``complete``: its collection errors are
@@ -29,7 +29,6 @@ the tracker takes the tests a gate covers from the newest run whose arguments co
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import json
 import os
 import platform
@@ -41,9 +40,9 @@ from typing import Any
 
 import pytest
 
+from tracker.contract import atomic_write, evidence_name, running_file, utc_now
 from tracker.dirty import commit_state
 from tracker.fingerprint import tree_file_ids
-from tracker.names import evidence_name, running_file
 from tracker.selection import marker_matches, normalize_arg, selects
 
 SCHEMA = "tracker-test-run"
@@ -182,11 +181,6 @@ class Collector:
         write_json_atomic(self.path, {"items": items, "errors": self.errors})
 
 
-def utc_now() -> str:
-    """Current UTC time as ``2026-11-29T11:02:03Z``."""
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def platform_name() -> str:
     """``Linux-6.8.0-x86_64``: system, release and machine. Not :func:`platform.platform`, which runs ``uname -p``
     in a child process (a fork of the whole pytest process) at the start of every recorded session."""
@@ -263,39 +257,14 @@ def _replace(path: Path, text: str) -> None:
 
 
 def _write_atomic(path: Path, text: str, durable: bool) -> None:
-    """Write ``text`` to ``path`` through a new temp file in its directory and ``os.replace``.
+    """Write ``text`` to ``path`` whole or not at all (:func:`tracker.contract.atomic_write`; a new file gets
+    ``0o666`` less the umask, like every other file in the tree).
 
-    The file gets ``0o666`` less the umask, like every other file in the tree (``tempfile.mkstemp``'s
-    ``0o600`` made evidence files private to whoever ran the tests). The temp name is new each time
-    (``O_EXCL``: never an existing file or a symlink planted there), and it is removed whatever stops
-    the write, a Ctrl-C included.
+    A file name that is not UTF-8 reaches us as lone surrogates (git's bytes, decoded with surrogateescape);
+    they only occur inside JSON strings, where backslashreplace writes them as the JSON escape \\udcXX, which
+    reads back as the same string.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileExistsError:
-            continue
-        except BaseException:  # a Ctrl-C just after the file was created
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-        break
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            # A file name that is not UTF-8 reaches us as lone surrogates (git's bytes, decoded with
-            # surrogateescape); they only occur inside JSON strings, where backslashreplace writes them
-            # as the JSON escape \udcXX, which reads back as the same string.
-            fh.write(text.encode("utf-8", "backslashreplace"))
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, text.encode("utf-8", "backslashreplace"), durable=durable, keep_mode=False)
 
 
 class Recorder:
@@ -458,7 +427,7 @@ def _file_of(nodeid: str) -> str:
 
 
 class _RunningSlot:
-    """The running slot (:func:`tracker.names.running_file`): the test being run as one JSON record, rewritten in
+    """The running slot (:func:`tracker.contract.running_file`): the test being run as one JSON record, rewritten in
     place with one ``pwrite`` (~3 µs), padded with spaces to the longest record so far so that nothing of an
     earlier one is left. Readers read it only once the run's process is gone, when nothing writes it any more.
 

@@ -11,123 +11,18 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any
 
-from tracker.errors import FileError
-from tracker.evidence import Clock, utc_time
+from tracker.contract import RESULT_DIRS, RESULT_SCHEMA, RESULT_VERSION, Clock, utc_time
+from tracker.errors import FileError, ResultFileError
 from tracker.fileio import parse_json, read_regular
+from tracker.model import ResultCase, ResultRun
+from tracker.stats import case_stats
 
-if TYPE_CHECKING:  # datetime's import is only paid when result files are actually parsed
-    from datetime import datetime
-
-SCHEMA_NAME = "tracker-bench-result"
-SCHEMA_VERSION = 1
-STATS = ("median", "min", "mean", "p90")
 CACHE_DIR = Path(".tracker") / "cache" / "results"
-# Where result files live in a repository: the evidence store (ingested copies) and bench/'s own output.
-RESULT_DIRS = (Path(".tracker") / "evidence", Path("bench") / "results")
 # Bump when validation rules change: cached verdicts are keyed by it (v3: cases may carry info; v4: one time
 # parser, impossible dates and non-integer versions rejected, params and info finite, stats of huge samples).
 VALIDATOR = "v4"
-# Units of time: a duration of zero or less is a broken measurement (and would make a speedup infinite).
-TIME_UNITS = frozenset({"ns", "us", "µs", "μs", "ms", "s"})
-
-
-class ResultFileError(FileError):
-    """A result file that cannot be used, rendered as ``path: reason``. ``lasting`` is False for a reason
-    that passes with time (a time in the future): such a verdict is never cached."""
-
-    def __init__(self, path: Path | str, reason: str, lasting: bool = True) -> None:
-        self.path = str(path)
-        self.reason = reason
-        self.lasting = lasting
-        super().__init__(f"{self.path}: {reason}")
-
-
-class ResultCase(NamedTuple):
-    """One measured configuration: a metric under fixed parameters (exact JSON types), raw samples."""
-
-    metric: str
-    params: dict[str, str | int | float | bool]
-    unit: str
-    direction: str  # "lower" | "higher": which is better
-    samples: tuple[float, ...]
-
-
-class ResultRun(NamedTuple):
-    """One validated result file: where it was read from, its provenance and its cases."""
-
-    path: str
-    sha256: str
-    benchmark: str
-    time: datetime
-    host: str
-    gpu: str | None
-    commit: str | None
-    dirty: bool | None
-    files: dict[str, str]  # the fingerprint's {path: blob id}: the code the benchmark measured
-    cases: tuple[ResultCase, ...]
-
-
-def interpolate(a: float, b: float, frac: float) -> float:
-    """``a + (b - a) * frac`` without overflow: for finite ``a`` and ``b`` (even ±1.7e308) the result is
-    finite, and ``frac == 0`` gives ``a`` exactly."""
-    if frac == 0:
-        return a
-    value = a + (b - a) * frac
-    if math.isinf(value) and math.isfinite(a) and math.isfinite(b):  # b - a overflowed
-        value = a * (1 - frac) + b * frac
-    return value
-
-
-def mean(samples: list[float] | tuple[float, ...]) -> float:
-    """The exact mean (``fsum``). Samples so large their sum overflows (``1.7e308`` twice) are summed scaled,
-    each divided by twice the count (that sum cannot overflow), and the result is kept within the samples'
-    range, where the mean lies: any finite samples have a finite mean."""
-    try:
-        return math.fsum(samples) / len(samples)
-    except OverflowError:
-        half = math.fsum(x / (2 * len(samples)) for x in samples)
-        return min(max(half * 2, min(samples)), max(samples))
-
-
-def compute_stat(name: str, samples: list[float] | tuple[float, ...]) -> float:
-    """``median``/``min``/``mean``/``p90`` of raw samples; p90 interpolates linearly (numpy's default).
-    Finite samples give a finite statistic, however large they are."""
-    if not samples:
-        raise ValueError("no samples")
-    if name == "median":  # by hand: importing statistics costs ~6 ms of every status
-        s = sorted(samples)
-        mid = len(s) // 2
-        return float(s[mid]) if len(s) % 2 else interpolate(s[mid - 1], s[mid], 0.5)
-    if name == "min":
-        return float(min(samples))
-    if name == "mean":
-        return mean(samples)
-    if name == "p90":
-        s = sorted(samples)
-        pos = 0.9 * (len(s) - 1)
-        lo = math.floor(pos)
-        hi = min(lo + 1, len(s) - 1)
-        return interpolate(s[lo], s[hi], pos - lo)
-    raise ValueError(f"unknown statistic {name!r} (expected one of {', '.join(STATS)})")
-
-
-def p90_bounds(samples: list[float]) -> tuple[float, float]:
-    """Range spanned by the usual p90 definitions (interpolated, nearest-rank, (n+1)p): all are accepted."""
-    s = sorted(samples)
-    n = len(s)
-    lo = s[math.floor(0.9 * (n - 1))]
-    hi = s[min(n - 1, max(math.ceil(0.9 * (n + 1)) - 1, math.ceil(0.9 * n) - 1))]
-    return lo, hi
-
-
-def agrees(given: float, true: float) -> bool:
-    """True when ``given`` is ``true`` up to rounding: to the decimals it shows, or 0.1% relative."""
-    text = repr(float(given))
-    decimals = 0 if "e" in text else len(text.split(".")[1].rstrip("0"))
-    tolerance = max(0.5 * 10.0**-decimals, 1e-3 * abs(true), 1e-12)
-    return abs(given - true) <= tolerance
 
 
 def _view(raw: dict[str, Any], path: str, sha: str) -> ResultRun:
@@ -247,7 +142,7 @@ def repo_result_files(root: Path, copies: list[str] | None = None) -> list[Path]
             # The store also holds test runs and sign-offs: only files whose schema is ours are results.
             try:
                 data = read_regular(path, root=root)
-                if b'"' + SCHEMA_NAME.encode() + b'"' in data and parse_json(data).get("schema") == SCHEMA_NAME:  # type: ignore[union-attr]
+                if b'"' + RESULT_SCHEMA.encode() + b'"' in data and parse_json(data).get("schema") == RESULT_SCHEMA:  # type: ignore[union-attr]
                     out.append(path)
             except (FileError, ValueError, AttributeError):
                 out.append(path)  # unreadable: let load_result say why
@@ -292,11 +187,6 @@ def results_json_schema() -> dict[str, Any]:
 # --- Writing result files: the public helper for projects without a harness of their own ---------------------------
 
 
-def case_stats(samples: list[float] | tuple[float, ...]) -> dict[str, float | int]:
-    """The ``stats`` block of a case (n, median, min, mean, p90), from its raw samples as the validator recomputes them."""
-    return {"n": len(samples), **{name: compute_stat(name, samples) for name in STATS}}
-
-
 def new_result(
     root: Path, benchmark: str, cases: list[dict[str, Any]], measured: list[str], *, command: str | None = None,
     gpu: str | None = None, environment: dict[str, str | None] | None = None,
@@ -317,8 +207,9 @@ def new_result(
     import sys  # noqa: PLC0415
     import time  # noqa: PLC0415
 
+    from tracker.contract import set_fingerprint  # noqa: PLC0415
     from tracker.dirty import commit_state  # noqa: PLC0415
-    from tracker.fingerprint import FileIndex, set_fingerprint, tree_file_ids  # noqa: PLC0415
+    from tracker.fingerprint import FileIndex, tree_file_ids
 
     files = FileIndex(tree_file_ids(root)).match(measured) if measured else {}
     if not files:
@@ -330,7 +221,7 @@ def new_result(
     if unknown:
         raise ValueError(f"environment: unknown key {unknown[0]!r} (driver, cuda, torch or triton)")
     doc = {
-        "schema": SCHEMA_NAME, "version": SCHEMA_VERSION, "benchmark": benchmark,
+        "schema": RESULT_SCHEMA, "version": RESULT_VERSION, "benchmark": benchmark,
         "provenance": {
             "commit": commit, "dirty": dirty, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "host": socket.gethostname(), "gpu": gpu, **extra, "python": platform.python_version(),

@@ -20,16 +20,17 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
-    StrictFloat,
     StrictInt,
     StrictStr,
     ValidationError,
     model_validator,
 )
 
-from tracker.evidence import key_name, lone_surrogate, show, utc_time
-from tracker.fingerprint import set_fingerprint
-from tracker.results import SCHEMA_NAME, SCHEMA_VERSION, TIME_UNITS, ResultFileError, agrees, compute_stat, p90_bounds
+from tracker.contract import RESULT_SCHEMA, RESULT_VERSION, set_fingerprint, utc_time
+from tracker.errors import ResultFileError
+from tracker.evidence import key_name, lone_surrogate, show
+from tracker.model import TIME_UNITS
+from tracker.stats import agrees, compute_stat, p90_bounds
 
 Hex40 = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]
 Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
@@ -203,11 +204,11 @@ def parse_result(data: bytes, path: Path | str = "<bytes>") -> BenchResult:
     bad_text = lone_surrogate(data, raw)
     if bad_text:
         raise ResultFileError(path, bad_text)
-    if raw.get("schema") != SCHEMA_NAME:
-        raise ResultFileError(path, f"not a benchmark result file (schema={show(raw.get('schema'))}, expected {SCHEMA_NAME!r})")
+    if raw.get("schema") != RESULT_SCHEMA:
+        raise ResultFileError(path, f"not a benchmark result file (schema={show(raw.get('schema'))}, expected {RESULT_SCHEMA!r})")
     version = raw.get("version")
-    if type(version) is not int or version != SCHEMA_VERSION:  # True and 1.0 equal 1 in Python, not here
-        raise ResultFileError(path, f"unsupported version {show(version)} (this tracker reads version {SCHEMA_VERSION})")
+    if type(version) is not int or version != RESULT_VERSION:  # True and 1.0 equal 1 in Python, not here
+        raise ResultFileError(path, f"unsupported version {show(version)} (this tracker reads version {RESULT_VERSION})")
     try:
         return BenchResult.model_validate(raw)
     except ValidationError as exc:
@@ -219,6 +220,6 @@ def parse_result(data: bytes, path: Path | str = "<bytes>") -> BenchResult:
 def json_schema() -> dict[str, Any]:
     """JSON Schema of result files (``tracker schema --results``)."""
     schema = BenchResult.model_json_schema(by_alias=True)
-    schema["$id"] = f"{SCHEMA_NAME}/v{SCHEMA_VERSION}"
+    schema["$id"] = f"{RESULT_SCHEMA}/v{RESULT_VERSION}"
     schema["title"] = "Benchmark result file"
     return schema

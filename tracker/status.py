@@ -1,4 +1,5 @@
-"""Status derivation (pure): plans + evidence + current file ids -> one PhaseStatus per phase.
+"""Status derivation (pure): plans + evidence + current file ids -> one PhaseStatus per phase. What reads the
+repository's evidence for it is :mod:`tracker.derive`.
 
 Precedence, first match wins (README "Status rules"):
 
@@ -14,27 +15,24 @@ Precedence, first match wins (README "Status rules"):
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from tracker.checks import qualify
-from tracker.evidence import Clock, Store
-from tracker.evidence_answers import BenchEvaluator, Evidence, LiveEvidence
+from tracker.evidence_answers import Evidence, LiveEvidence
 from tracker.fingerprint import FileIndex, changed_files
-from tracker.model import BenchGate, Gate, GateVerdict, Phase, PhaseStatus, Plan, Status, gate_hash, gate_key
+from tracker.model import (
+    BenchEvaluator,
+    BenchGate,
+    Gate,
+    GateVerdict,
+    Phase,
+    PhaseStatus,
+    Plan,
+    Status,
+    Store,
+    gate_key,
+)
 from tracker.testgate import manual_hashes
-
-def bench_evaluator(root: Path, store: Store, clock: Clock | None = None) -> BenchEvaluator:
-    """Bench gates bound to the repository's results (``tracker.benchstatus.Evaluator``): verdicts
-    cached by result-file content, plus ``ever_met`` (for regressed) and ``changed`` (for stale).
-    Imported only when a plan has bench gates; a warm call parses no result file. The store's result
-    copies are the ones ``store`` lists (its files are not read again to find them); ``clock``: the time
-    result times are checked against (default: now)."""
-    from tracker.benchstatus import Evaluator, load_results
-    from tracker.results import repo_result_files
-
-    return Evaluator(load_results(root, repo_result_files(root, [rel for rel, _ in store.bench]), clock))
 
 
 def compute(
@@ -132,7 +130,10 @@ def stale_gates(
     ``tracker verify`` shows instead of "met"): the gate's definition changed since, or files under the
     phase's ``paths`` that its evidence saw (a bench result: measured) changed since. ``bench``: the bench
     evaluator the statuses were computed with."""
-    evidence = LiveEvidence(store, lambda: bench)  # type: ignore[arg-type,return-value]
+    def no_bench() -> BenchEvaluator:
+        raise AssertionError("stale_gates: a bench gate's files asked without its evaluator")
+
+    evidence = LiveEvidence(store, (lambda: bench) if bench is not None else no_bench)
     out: dict[str, str] = {}
     for plan, phase in phases:
         st = statuses.get(f"{plan.id}/{phase.id}")
@@ -144,43 +145,3 @@ def stale_gates(
             if v.met and why:
                 out[gate_key(plan.id, phase.id, i)] = why
     return out
-
-
-def derive(root: Path, plans: list[Plan], clock: Clock | None = None) -> dict[str, PhaseStatus]:
-    """Statuses of ``plans`` from the repository's evidence store and working tree: from the status index
-    (:mod:`tracker.statusindex`) when it holds every answer, else from the store, writing the index anew.
-    ``clock``: the time evidence times are checked against (default: now)."""
-    from tracker import statusindex
-    from tracker.fingerprint import tree_file_ids
-
-    clock = clock or Clock()
-    scanned: list[FileIndex] = []
-
-    def tree() -> FileIndex:
-        """The working tree's file ids, read once (staleness is judged on the tree as it is now, never cached)."""
-        if not scanned:
-            scanned.append(FileIndex(tree_file_ids(root)))
-        return scanned[0]
-
-    key, settled = statusindex.listing(root)  # before the store is read: a file changed meanwhile changes the key
-    kept = statusindex.read(root, key, clock)
-    if kept is not None:
-        with contextlib.suppress(statusindex.Miss):
-            return evaluate(plans, statusindex.Indexed(kept), tree)
-    from tracker import evidence
-
-    # Unreadable files: listed in store.invalid, shown on gates. Result copies are read through tracker.results.
-    store = evidence.load(root, strict=False, clock=clock, results=False)
-    live = LiveEvidence(store, lambda: bench_evaluator(root, store, clock))
-    recording = statusindex.Recording(live)
-    out = evaluate(plans, recording, tree)
-    # Not kept while a file is refused for a time in the future: the reason shown names this machine's clock,
-    # which moves on (and once it is close enough, the file counts).
-    if settled and clock.soonest is None:
-        if kept is not None:
-            recording.tables.keep(kept)
-        statusindex.write(root, recording.tables.document(key, clock, store))
-    return out
-
-
-__all__ = ["Evidence", "LiveEvidence", "compute", "derive", "evaluate", "bench_evaluator", "gate_key", "gate_hash", "stale_gates"]

@@ -40,12 +40,12 @@ from pathlib import Path
 from typing import Any
 
 from tracker import __version__
+from tracker.contract import EVIDENCE_DIR, Clock
 from tracker.errors import FileError
-from tracker.evidence import EVIDENCE_DIR, SETTLED_NS, Clock, Store
-from tracker.fileio import parse_json, read_regular
-from tracker.hashing import sha256_hex
-from tracker.model import EvidenceSource, Gate, GateVerdict, ManualGate, Phase, Plan
 from tracker.evidence_answers import Evidence, LiveEvidence
+from tracker.fileio import SETTLED_NS, parse_json, read_regular
+from tracker.hashing import sha256_hex
+from tracker.model import EvidenceSource, Gate, GateVerdict, ManualGate, Phase, Plan, Store
 
 INDEX = Path(".tracker") / "cache" / "status-index.json"
 FORMAT = 1
@@ -53,7 +53,8 @@ FOLDERS = (EVIDENCE_DIR, Path("bench") / "results")  # where evidence and benchm
 # The modules a verdict, a "was done" or a recorded file map depends on: another version of any makes another key.
 SOURCES = (
     "statusindex.py", "status.py", "evidence_answers.py", "testgate.py", "selection.py", "evidence.py", "history.py", "model.py", "benchgate.py",
-    "benchstatus.py", "results.py", "results_schema.py", "fileio.py", "fingerprint.py", "hashing.py",
+    "benchstatus.py", "results.py", "results_schema.py", "fileio.py", "fingerprint.py", "hashing.py", "stats.py",
+    "contract.py", "errors.py",
 )  # fmt: skip
 MAX_INDEX = 1 << 28  # a larger file is not ours: rebuilt
 

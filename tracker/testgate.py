@@ -1,4 +1,5 @@
-"""Verdicts of test gates and manual gates from the evidence store (pure functions).
+"""Verdicts of test gates and manual gates from the evidence store (pure functions), and the one dispatch of a
+gate to the rules of its kind (:func:`gate_verdict`).
 
 A test's outcome for a gate comes from the newest evidence where it actually ran (passed,
 failed, error, xfailed, xpassed); a skip or deselection never meets nor un-meets a gate that
@@ -25,10 +26,22 @@ which can tell them apart recorded as ``xfailed`` or ``xpassed``, or with an ``x
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from typing import Any
 
-from tracker.evidence import RAN, Store, TestRun
-from tracker.model import EvidenceSource, GateVerdict, ManualGate, Phase, TestGate, gate_hash
+from tracker.model import (
+    RAN,
+    BenchGate,
+    EvidenceSource,
+    Gate,
+    GateVerdict,
+    ManualGate,
+    Phase,
+    Store,
+    TestGate,
+    TestRun,
+    gate_hash,
+)
 from tracker.selection import marker_matches, normalize_arg, selects
 
 FAILURES = ("failed", "error", "xpassed")  # outcomes that are a real failure of a test that ran (``failed``)
@@ -288,3 +301,19 @@ def _edited_in_place(data: dict[str, Any], want: str, now: tuple[str, ...]) -> b
 def gate_changed(key: str, gate: TestGate | ManualGate, recorded: dict[str, str]) -> bool:
     """Did the gate's definition change since evidence that recorded its hash?"""
     return key in recorded and recorded[key] != gate_hash(gate)
+
+
+def gate_verdict(
+    key: str, gate: Gate, tests: TestIndex, store: Store, manual: tuple[str, ...], bench: Callable[[BenchGate], GateVerdict]
+) -> tuple[GateVerdict, bool]:
+    """(verdict, ever met) of gate ``key``, whatever its kind: the one place that sends a gate to the rules of its
+    kind (status and the "was done" replay both ask here). ``tests``: the test index of the evidence; ``store``:
+    its sign-offs; ``manual``: the definition hashes of the phase's manual gates (:func:`manual_hashes`); ``bench``:
+    the verdict of a bench gate (its "ever met" is the caller's question: it needs every earlier result set)."""
+    if isinstance(gate, TestGate):
+        return tests.verdict(key, gate)
+    if isinstance(gate, ManualGate):
+        verdict = manual_verdict(key, gate, store, manual)[0]
+        return verdict, verdict.met
+    verdict = bench(gate)
+    return verdict, verdict.met

@@ -47,8 +47,8 @@ def call(module: str, root: Path, *args: Any, **kw: Any) -> tuple[int, str]:
 
 def statuses(root: Path) -> dict[str, PhaseStatus]:
     """{PLAN/PHASE: PhaseStatus} as ``tracker status`` derives them."""
+    from tracker.derive import derive
     from tracker.plans import load_plans
-    from tracker.status import derive
 
     _, plans = load_plans(root)
     return derive(root, plans)

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from resultfiles import case, result, write
-from tracker.benchgate import bootstrap_bound, evaluate, evaluate_bench_gate, fmt_num, fmt_params, matches
-from tracker.model import BenchGate
-from tracker.results import ResultRun, compute_stat, load_result
+
+from tracker.benchgate import evaluate, evaluate_bench_gate, fmt_num, fmt_params, matches
+from tracker.model import BenchGate, ResultRun
+from tracker.results import load_result
+from tracker.stats import bootstrap_bound, compute_stat
 
 T = "verify_attn.time_us"
 WHERE: dict[str, Any] = {"impl": "cuda", "ctx": 91000, "heads": 8, "nodes": 64, "batch": 1}
@@ -184,22 +185,15 @@ def test_formatting_helpers() -> None:
     assert fmt_params({"impl": "cuda", "ctx": 91000, "flag": True, "s": "1.5", "t": "a b"}) == 'impl=cuda ctx=91000 flag=true s="1.5" t="a b"'
 
 
-def test_bootstrap_bounds_are_cached_on_disk(tmp_path: Path) -> None:
-    from tracker import benchgate
-
+def test_bootstrap_bounds_are_taken_from_and_given_to_known() -> None:
+    """A bound is a pure function of its samples: ``known`` (what the cache read) answers it, and gets each new one."""
     samples = [float(x) for x in range(1, 31)]
-    benchgate.BOOT_CACHE[0] = tmp_path
-    try:
-        benchgate._BOOT_MEMO.clear()
-        bound = bootstrap_bound("mean", samples, 0.9, upper=False)
-        [marker] = list(tmp_path.glob("boot-*.txt"))
-        assert float(marker.read_text()) == bound
-        marker.write_text("123.5")  # the cache is what a second process reads
-        benchgate._BOOT_MEMO.clear()
-        assert bootstrap_bound("mean", samples, 0.9, upper=False) == 123.5
-    finally:
-        benchgate.BOOT_CACHE[0] = None
-        benchgate._BOOT_MEMO.clear()
+    known: dict[str, float] = {}
+    bound = bootstrap_bound("mean", samples, 0.9, upper=False, known=known)
+    [key] = known
+    assert known[key] == bound == bootstrap_bound("mean", samples, 0.9, upper=False)
+    known[key] = 123.5  # what a second process reads from the cache
+    assert bootstrap_bound("mean", samples, 0.9, upper=False, known=known) == 123.5
 
 
 @pytest.mark.parametrize(
@@ -222,7 +216,7 @@ def test_a_ratio_of_non_positive_samples_never_meets_a_gate(tmp_path: Path, cuda
 
 
 def test_oriented_ratio_is_never_infinite() -> None:
-    from tracker.benchgate import oriented_ratio
+    from tracker.stats import oriented_ratio
 
     assert math.isnan(oriented_ratio(0.0, 30.0, "lower")) and math.isnan(oriented_ratio(30.0, -1.0, "higher"))
     assert oriented_ratio(10.0, 30.0, "lower") == 3.0

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from tracker_testutil import git
 
-from tracker.fingerprint import FileIndex, blob_id, changed_files, compile_glob, glob_problem, set_fingerprint, tree_file_ids, walk_file_ids
+from tracker.contract import blob_id, set_fingerprint
+from tracker.fingerprint import FileIndex, changed_files, compile_glob, glob_problem, tree_file_ids, walk_file_ids
 
 
 def test_blob_id_is_gits(tmp_path: Path) -> None:

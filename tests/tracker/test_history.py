@@ -7,14 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from evidence_repo import CHECKOUT, call, commit_all, make_repo, phase_block, plan_text, statuses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evidence_repo import CHECKOUT, call, commit_all, make_repo, phase_block, plan_text, statuses
-from tracker.evidence import Store, TestRun
 from tracker.fingerprint import FileIndex
-from tracker.history import needed, settle, superseded
-from tracker.model import GateVerdict, Phase, Plan, Status, TestGate
+from tracker.model import GateVerdict, Phase, Plan, Status, Store, TestGate, TestRun
+from tracker.pruning import needed, settle, superseded
 from tracker.status import compute
 
 LIB_OK = "def add(a, b):\n    return a + b\n"

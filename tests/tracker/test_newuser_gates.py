@@ -17,8 +17,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from tracker_testutil import git, make_files, phase, plan_text
 
-from tracker.evidence import RAN, Store, TestRun
-from tracker.model import TestGate
+from tracker.model import RAN, Store, TestGate, TestRun
 from tracker.testgate import TestIndex, xfail_known
 
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -302,7 +301,7 @@ def test_the_plan_set_keeps_valid_plans_and_lists_the_invalid_ones(repo: Callabl
 
 
 def test_a_dependency_into_an_invalid_plan_blocks_unless_the_phase_is_done(repo: Callable[..., Path]) -> None:
-    from tracker.status import derive
+    from tracker.derive import derive
 
     broken = BROKEN.replace('id = "Q1"', 'id = "Q1"\n= not toml')  # Q1 is not even TOML: 0002/Q1 is unknown
     root = repo({"plans/0001-good.md": GOOD, "plans/0002-broken.md": broken})
@@ -389,7 +388,7 @@ def test_the_plan_set_splits_every_file_and_its_valid_plans_derive(files: dict[s
 
     from tracker.checks import qualify
     from tracker.commands import next as cmd
-    from tracker.status import derive
+    from tracker.derive import derive
 
     root = tmp_path_factory.mktemp("set")
     make_files(root, files)

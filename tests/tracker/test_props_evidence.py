@@ -23,9 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from resultfiles import case, result
 
-from tracker.evidence import EVIDENCE_DIR, Store, load, utc_time
+from tracker.contract import EVIDENCE_DIR, utc_time
+from tracker.evidence import load
 from tracker.fingerprint import FileIndex
-from tracker.model import BenchGate, GateVerdict, ManualGate, Phase, Plan, TestGate
+from tracker.model import BenchGate, GateVerdict, ManualGate, Phase, Plan, Store, TestGate
 from tracker.status import compute
 
 NODEID = "tests/test_a.py::test_x"
@@ -233,7 +234,9 @@ GATES = [BenchGate(bench="m", where={"k": 1, "impl": "cuda"}, at_most=4.5, stat=
 
 def check_result(path: Path, data: bytes) -> None:
     from tracker.benchgate import evaluate, matches
-    from tracker.results import ResultFileError, compute_stat, load_result
+    from tracker.errors import ResultFileError
+    from tracker.results import load_result
+    from tracker.stats import compute_stat
 
     path.write_bytes(data)
     try:
@@ -257,7 +260,7 @@ def test_a_mutated_result_file_is_used_or_rejected(tmp_path_factory: pytest.Temp
 @settings(FAST, max_examples=150)
 @given(samples=st.lists(st.one_of(st.floats(min_value=1e300, max_value=1.7976931348623157e308), st.floats(min_value=1e-300, max_value=1e6)), min_size=1, max_size=30))
 def test_huge_samples_never_overflow(tmp_path_factory: pytest.TempPathFactory, samples: list[float]) -> None:
-    from tracker.results import compute_stat
+    from tracker.stats import compute_stat
 
     for name in ("median", "mean", "p90", "min"):
         assert math.isfinite(compute_stat(name, samples))

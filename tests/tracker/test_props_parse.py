@@ -21,9 +21,8 @@ from hypothesis import strategies as st
 
 from tracker.commands import lint
 from tracker.commands.new import toml_string
-from tracker.evidence import Store
 from tracker.fingerprint import FileIndex, glob_problem
-from tracker.model import GateVerdict, Plan, TestGate
+from tracker.model import GateVerdict, Plan, Store, TestGate
 from tracker.parse import MAX_TOML_DEPTH, _too_deep_line, parse_plan
 from tracker.plans import from_plain, to_plain
 from tracker.schema import gate_path_problem

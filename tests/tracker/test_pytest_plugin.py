@@ -15,7 +15,7 @@ import pytest
 from tracker_testutil import make_files
 
 from tracker.commands.common import pytest_command, pytest_env
-from tracker.fingerprint import blob_id
+from tracker.contract import blob_id
 
 OUTCOMES = '''
 import pytest
@@ -111,7 +111,7 @@ def test_keyboard_interrupt_never_records_a_pass(repo) -> None:
 
 def crash_record(root: Path, data: dict[str, Any]) -> dict[str, Any]:
     """The test a crashed run was running, as the store reads it (:func:`tracker.names.crashed_test`)."""
-    from tracker.names import crashed_test
+    from tracker.evidence import crashed_test
 
     [path] = (root / ".tracker" / "evidence").glob("*.json")
     return crashed_test(path, data["running"])
@@ -153,7 +153,7 @@ def test_the_crash_counts_as_an_error_of_the_test_with_the_evidence_file_alone(r
     """Without the slot (a copy that did not carry it, an older tracker) the store reads the crash as an error of
     every test in that file: the test that crashed among them, never a pass."""
     from tracker import evidence
-    from tracker.names import running_file
+    from tracker.contract import running_file
     from tracker.selection import selects
 
     root = repo({"tests/test_c.py": "import os\ndef test_a(): pass\ndef test_b(): os._exit(3)\n"})

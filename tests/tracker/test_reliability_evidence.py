@@ -18,7 +18,8 @@ import pytest
 from resultfiles import case, result, write
 from tracker_testutil import git, phase, plan_text
 
-from tracker.evidence import load, utc_time
+from tracker.contract import utc_time
+from tracker.evidence import load
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 TEST_A = "def test_x():\n    assert True\n"
@@ -154,8 +155,9 @@ def test_every_input_format_is_refused_with_a_future_time(repo: Callable[..., Pa
 
 
 def test_a_result_rejected_for_its_future_time_is_not_cached(tmp_path: Path) -> None:
-    from tracker.evidence import Clock
-    from tracker.results import ResultFileError, load_result
+    from tracker.contract import Clock
+    from tracker.errors import ResultFileError
+    from tracker.results import load_result
 
     path = write(tmp_path / "r.json", result([case("m", {"k": 1}, [1.0])], time=utc(3600)))
     with pytest.raises(ResultFileError, match="is in the future") as err:
@@ -376,7 +378,8 @@ def _huge_case(metric: str, samples: list[float], unit: str = "us") -> dict[str,
 def test_huge_finite_samples_are_valid_and_evaluate(tmp_path: Path, samples: list[float], stat: str) -> None:
     from tracker.benchgate import evaluate
     from tracker.model import BenchGate
-    from tracker.results import compute_stat, load_result
+    from tracker.results import load_result
+    from tracker.stats import compute_stat
 
     unit = "us" if min(samples) > 0 else "x"
     run = load_result(write(tmp_path / "r.json", result([_huge_case("m", samples, unit)])))
@@ -406,7 +409,7 @@ def test_non_finite_values_are_rejected_with_a_reason(repo: Callable[..., Path],
 
 
 def test_the_mean_of_samples_whose_sum_overflows() -> None:
-    from tracker.results import compute_stat, interpolate
+    from tracker.stats import compute_stat, interpolate
 
     assert compute_stat("mean", [1.7e308, 1.7e308]) == 1.7e308
     assert compute_stat("median", [1.7e308, 1.7e308]) == 1.7e308
@@ -585,28 +588,27 @@ def test_an_interrupted_verify_says_what_its_finished_run_recorded(repo: Callabl
 def test_the_bootstrap_over_200k_samples_is_bounded_and_deterministic() -> None:
     import random
 
-    from tracker import benchgate
+    from tracker import stats
 
     rng = random.Random(7)
     cand = [rng.gauss(10, 1) for _ in range(200_000)]
     base = [rng.gauss(20, 1) for _ in range(200_000)]
     started = time.monotonic()
-    bound = benchgate.bootstrap_bound("median", cand, 0.95, False, base, "lower")
+    bound = stats.bootstrap_bound("median", cand, 0.95, False, base, "lower")
     assert time.monotonic() - started < 30  # ~3 s on a loaded 2-core machine; 200k samples took ~5 minutes
-    benchgate._BOOT_MEMO.clear()
-    assert benchgate.bootstrap_bound("median", cand, 0.95, False, base, "lower") == bound
+    assert stats.bootstrap_bound("median", cand, 0.95, False, base, "lower") == bound
     assert 1.9 < bound < 2.0  # the subsample's bound, a little wider than all samples' (~1.998)
 
 
 def test_small_sample_counts_bootstrap_as_before() -> None:
-    from tracker import benchgate
+    from tracker import stats
 
     samples = [float(x % 17) + 1 for x in range(300)]
-    assert benchgate.subsample(samples, None) == samples  # no subsample: the rng is not even asked
+    assert stats.subsample(samples, None) == samples  # no subsample: the rng is not even asked
 
 
 def test_max_future_is_five_minutes() -> None:
-    from tracker.evidence import MAX_FUTURE_S, Clock
+    from tracker.contract import MAX_FUTURE_S, Clock
 
     assert MAX_FUTURE_S == 300
     clock = Clock(0)

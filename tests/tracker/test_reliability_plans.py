@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-import sys
 from pathlib import Path
 
 import pytest
@@ -71,8 +70,7 @@ def test_lint_names_an_invalid_marker_with_its_line(repo, cli) -> None:
 
 def test_an_invalid_marker_reaching_evaluation_is_an_unmet_gate() -> None:
     # Plans are validated first; the API still never raises on one (a plan built in code, an old cache).
-    from tracker.evidence import Store
-    from tracker.model import Phase, Plan, TestGate
+    from tracker.model import Phase, Plan, Store, TestGate
     from tracker.testgate import TestIndex
 
     gate = TestGate("tests/test_m.py", "a and")

@@ -11,11 +11,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from resultfiles import blob, case, result, write
-from tracker.fingerprint import blob_id
-from tracker.results import VALIDATOR, ResultFileError, compute_stat, load_result, load_results, results_json_schema
+
+from tracker.contract import blob_id
+from tracker.errors import ResultFileError
+from tracker.results import VALIDATOR, load_result, load_results, results_json_schema
 from tracker.results_schema import parse_result
+from tracker.stats import compute_stat
 
 METRIC = "verify_attn.time_us"
 

@@ -417,7 +417,7 @@ STAMPS = st.one_of(
 @given(stamp=STAMPS)
 def test_a_junit_timestamp_is_read_only_with_its_time_zone(stamp: str) -> None:
     """Whatever the timestamp: a UTC time when it has a zone, else IngestError (no zone, or not a time)."""
-    from tracker.evidence import utc_time
+    from tracker.contract import utc_time
     from tracker.ingest import IngestError
 
     try:

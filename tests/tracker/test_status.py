@@ -10,9 +10,8 @@ import pytest
 from tracker_testutil import git, phase, plan_text
 
 from tracker.commands.common import pytest_command, pytest_env
-from tracker.evidence import Store, TestRun
 from tracker.fingerprint import FileIndex
-from tracker.model import GateVerdict, ManualGate, Phase, Plan, Status, TestGate, gate_hash
+from tracker.model import GateVerdict, ManualGate, Phase, Plan, Status, Store, TestGate, TestRun, gate_hash
 from tracker.status import compute
 
 FILES = {"src/a.py": "1" * 40, "src/b.py": "2" * 40, "docs/x.md": "3" * 40}

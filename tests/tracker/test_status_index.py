@@ -17,11 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from resultfiles import case, result, write
-from tracker_testutil import git, phase, plan_text
+from tracker_testutil import phase, plan_text
 
-from tracker import evidence
-from tracker.evidence import Clock, Store, TestRun
-from tracker.model import BenchGate, ManualGate, Phase, Plan, TestGate, gate_hash
+from tracker import evidence, fileio
+from tracker.contract import Clock
+from tracker.model import BenchGate, ManualGate, Phase, Plan, Store, TestGate, TestRun, gate_hash
 from tracker.testgate import TestIndex
 
 STORE = ".tracker/evidence"
@@ -86,7 +86,7 @@ class Reads:
 
 def _old_was_done(plan: Plan, phase_: Phase, store: Store) -> bool:
     """The replay as it was before one index served every prefix: a test index built for each (the oracle)."""
-    from tracker.status import gate_key
+    from tracker.model import gate_key
     from tracker.testgate import manual_hashes, manual_verdict
 
     events = []
@@ -156,7 +156,7 @@ def test_the_replay_builds_one_test_index_however_long_the_history(monkeypatch: 
             built.append(len(store.runs))
             super().__init__(store)
 
-    monkeypatch.setattr(testgate, "TestIndex", Counted)
+    monkeypatch.setattr(history, "TestIndex", Counted)  # the index the replay builds
     passed = TestRun(f"{STORE}/0.json", {"time": "2026-01-01T00:00:00Z", "host": "h"}, {}, {}, [{"nodeid": "t.py::a", "outcome": "passed"}])
     failing = [TestRun(f"{STORE}/{i}.json", {"time": f"2026-01-01T00:{i:02d}:00Z", "host": "h"}, {}, {}, [{"nodeid": "t.py::a", "outcome": "failed"}])
                for i in range(1, 31)]  # fmt: skip
@@ -182,10 +182,11 @@ def _regressed_repo(repo: Callable[..., Path]) -> Path:
 
 def test_a_regression_without_bench_gates_never_parses_the_results(repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
     from tracker import results
+    from tracker.derive import bench_evaluator
     from tracker.fingerprint import FileIndex, tree_file_ids
     from tracker.model import Status
     from tracker.plans import load_plans
-    from tracker.status import bench_evaluator, compute
+    from tracker.status import compute
 
     root = _regressed_repo(repo)
     plans = load_plans(root)[1]
@@ -205,8 +206,9 @@ def test_a_regression_without_bench_gates_never_parses_the_results(repo: Callabl
 
 def test_status_reads_each_store_file_once(repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
     from tracker import benchstatus, results
+    from tracker.derive import bench_evaluator
     from tracker.plans import load_plans
-    from tracker.status import bench_evaluator, compute
+    from tracker.status import compute
 
     root = _regressed_repo(repo)
     write(root / STORE / "copy.json", result([case("m", {"k": 1}, [1.0, 2.0, 3.0])], time=utc(-50)))
@@ -222,7 +224,7 @@ def test_result_copies_found_valid_are_not_parsed_again(repo: Callable[..., Path
     root = repo({"t.py": ""})
     copy = write(root / STORE / "copy.json", result([case("m", {"k": 1}, [1.0])], time=utc(-10)))
     put(root, "run.json", run_doc(utc(-20), {"t.py::a": "passed"}))
-    monkeypatch.setattr(evidence, "SETTLED_NS", 0)  # settled at once (the real rule is tested with the index)
+    monkeypatch.setattr(fileio, "SETTLED_NS", 0)  # settled at once (the real rule is tested with the index)
     first = evidence.load(root, strict=False, results=False)
     assert [rel for rel, _ in first.bench] == [f"{STORE}/copy.json"] and not first.invalid
     reads = Reads(monkeypatch, evidence)
@@ -310,17 +312,18 @@ def test_a_pid_no_process_can_have_is_a_crashed_run(repo: Callable[..., Path], p
 
 def scratch(root: Path, clock: Clock) -> dict[str, Any]:
     """Every phase's status computed from the store, parsing every file: no index, no memo of result copies."""
+    from tracker.derive import bench_evaluator
     from tracker.fingerprint import FileIndex, tree_file_ids
     from tracker.plans import load_plans
-    from tracker.status import bench_evaluator, compute
+    from tracker.status import compute
 
     store = evidence.load(root, strict=False, clock=clock)
     return compute(load_plans(root)[1], store, lambda: FileIndex(tree_file_ids(root)), lambda: bench_evaluator(root, store, clock))
 
 
 def derived(root: Path, clock: Clock) -> dict[str, Any]:
+    from tracker.derive import derive
     from tracker.plans import load_plans
-    from tracker.status import derive
 
     return derive(root, load_plans(root)[1], clock)
 
@@ -346,7 +349,7 @@ def settle_at_once(mp: pytest.MonkeyPatch) -> None:
     from tracker import statusindex
 
     mp.setattr(statusindex, "SETTLED_NS", 0)
-    mp.setattr(evidence, "SETTLED_NS", 0)
+    mp.setattr(fileio, "SETTLED_NS", 0)
 
 
 def plan_doc(phases: list[dict[str, Any]]) -> str:

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracker.names import RUNNING_SLOT_LIMIT, crashed_test, evidence_name, running_file
+from tracker.contract import RUNNING_SLOT_LIMIT, evidence_name, running_file
+from tracker.evidence import crashed_test
 
 NAME = re.compile(r"(\d{8}T\d{6})(\d{6})Z-([\w-]{1,40})-(\w+)-([0-9a-f]{6})\.json")
 
@@ -37,7 +38,7 @@ def test_a_host_name_is_made_safe_and_short() -> None:
 def test_without_a_host_the_machine_names_it() -> None:
     import socket
 
-    from tracker.names import hostname
+    from tracker.contract import hostname
 
     assert hostname() == socket.gethostname()  # the name evidence records as provenance.host
     safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in socket.gethostname())[:40] or "host"
@@ -62,13 +63,13 @@ def test_the_old_names_stay_importable_with_the_same_rule() -> None:
 
 
 def test_naming_imports_nothing_heavy() -> None:
-    """verify names its run's file before pytest starts: the naming module imports neither the ingest command (its
+    """verify names its run's file before pytest starts: the contract module imports neither the ingest command (its
     parsers, the evidence reader) nor datetime, secrets or socket, and naming a file imports nothing either."""
-    code = ("import sys\nbefore = set(sys.modules)\nimport tracker.names\n"
-            "tracker.names.evidence_name('verify')\n"
+    code = ("import sys\nbefore = set(sys.modules)\nimport tracker.contract\n"
+            "tracker.contract.evidence_name('verify')\n"
             "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in ('tracker', 'datetime', 'secrets', 'json', 'socket')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['tracker', 'tracker.names']"
+    assert out.strip() == "['tracker', 'tracker.contract', 'tracker.hashing']"
 
 
 # --- the running slot: which test a crashed run was running ---------------------------------------------------

@@ -10,13 +10,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
+from tracker.derive import derive
 from tracker.errors import ExitCode, RegionEditedError
 from tracker.history import regressions
 from tracker.model import Status
 from tracker.plans import load_plans
 from tracker.regions import rewrite
 from tracker.render import plan_regions
-from tracker.status import derive
 
 
 class Problem(NamedTuple):

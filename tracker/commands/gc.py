@@ -27,23 +27,23 @@ import os
 import re
 import sys
 import time
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NamedTuple, TextIO
 
 from tracker import evidence
+from tracker.contract import EVIDENCE_DIR
 from tracker.errors import ExitCode, FileError
 from tracker.fileio import parse_json, read_regular, repo_lock
 from tracker.hashing import sha256_hex
-from tracker.history import KeepSet, needed, settle, superseded, without
-from tracker.model import BenchGate, PhaseStatus
+from tracker.model import BenchGate, PhaseStatus, ResultRun, Store
 from tracker.plans import load_plans
-from tracker.results import ResultRun
+from tracker.pruning import KeepSet, needed, settle, superseded, without
 
 INCOMPLETE_GRACE_S = 3600  # an "incomplete" run may still be writing: leave young ones alone
 
 
-def _fingerprint(statuses: dict[str, PhaseStatus]) -> dict[str, tuple[object, ...]]:
+def _status_snapshot(statuses: dict[str, PhaseStatus]) -> dict[str, tuple[object, ...]]:
     return {k: (s.status, s.changed, tuple((v.met, v.failed, v.reason, v.source) for v in s.verdicts)) for k, s in statuses.items()}
 
 
@@ -119,10 +119,10 @@ def collect(root: Path, dry_run: bool) -> Report:
             results = load_repo_results(root)
         index = FileIndex(tree_file_ids(root))
 
-        def view(s: evidence.Store, rs: Sequence[ResultRun]) -> dict[str, tuple[object, ...]]:
-            return _fingerprint(compute(plans, s, lambda: index, lambda: Evaluator(rs)))
+        def view(s: Store, rs: Sequence[ResultRun]) -> dict[str, tuple[object, ...]]:
+            return _status_snapshot(compute(plans, s, lambda: index, lambda: Evaluator(rs)))
 
-        in_store = evidence.EVIDENCE_DIR.as_posix() + "/"
+        in_store = EVIDENCE_DIR.as_posix() + "/"
         keep: KeepSet = settle(store, needed(plans, store, results), results, view, lambda path: path.startswith(in_store))
         drop = set(superseded(store, keep, [f for f, _ in store.bench])) | _abandoned(store.incomplete, snapshot)
         drop &= snapshot.keys()  # a file that appeared after the snapshot was not judged from it
@@ -152,7 +152,7 @@ class Taken(NamedTuple):
 def _snapshot(root: Path) -> dict[str, Taken]:
     """Every store file gc may judge, by store path; a file it cannot read is left out (and so never
     deleted; reading the store says why it cannot be used)."""
-    folder = root / evidence.EVIDENCE_DIR
+    folder = root / EVIDENCE_DIR
     taken: dict[str, Taken] = {}
     if not folder.is_dir():
         return taken
@@ -162,7 +162,7 @@ def _snapshot(root: Path) -> dict[str, Taken]:
             data = read_regular(path, root=root)
         except (OSError, FileError):
             continue
-        taken[(evidence.EVIDENCE_DIR / path.name).as_posix()] = Taken(sha256_hex(data), mtime, _run_status(data))
+        taken[(EVIDENCE_DIR / path.name).as_posix()] = Taken(sha256_hex(data), mtime, _run_status(data))
     return taken
 
 
@@ -232,7 +232,7 @@ def _put_back(aside: Path, path: Path) -> None:
 def restore_set_aside(root: Path, dry_run: bool) -> list[str]:
     """Put back what a gc killed between its rename and its check left under a private name (unless
     ``dry_run``); the store paths put back (or that would be)."""
-    folder = root / evidence.EVIDENCE_DIR
+    folder = root / EVIDENCE_DIR
     if not folder.is_dir():
         return []
     put_back = []
@@ -240,7 +240,7 @@ def restore_set_aside(root: Path, dry_run: bool) -> list[str]:
         match = SET_ASIDE.match(aside.name)
         if match is None or aside.is_symlink() or not aside.is_file():
             continue
-        put_back.append((evidence.EVIDENCE_DIR / match["name"]).as_posix())
+        put_back.append((EVIDENCE_DIR / match["name"]).as_posix())
         if not dry_run:
             _put_back(aside, folder / match["name"])
     return put_back

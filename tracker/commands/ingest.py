@@ -16,11 +16,25 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from tracker.contract import (
+    EVIDENCE_DIR,
+    UTC_FORMAT,
+    Clock,
+    evidence_name,  # the one naming rule for store files (the plugin's too)
+)
 from tracker.errors import ExitCode, FileError, UsageError
-from tracker.evidence import EVIDENCE_DIR, UTC_FORMAT, Clock, check_document, check_store_dir
+from tracker.evidence import check_document, check_store_dir
 from tracker.fileio import atomic_write, parse_json, read_regular, repo_lock
-from tracker.ingest import IngestError, TestRun, check_test_run, evidence_records, parse_junit, parse_reportlog, running_record, sniff
-from tracker.names import evidence_name  # the one naming rule for store files (the plugin's too)
+from tracker.ingest import (
+    IngestError,
+    TestRun,
+    check_test_run,
+    evidence_records,
+    parse_junit,
+    parse_reportlog,
+    running_record,
+    sniff,
+)
 
 
 def commit_files(root: Path, commit: str | None) -> tuple[str, dict[str, str]]:

@@ -57,7 +57,7 @@ def nothing_to_do(root: Path, plans: list[Plan], statuses: dict[str, PhaseStatus
 def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
     """List workable phases as ``PLAN/PHASE  status  title`` (or the JSON above); exit 0, or the plan set's
     error (exit 2 or 8) after listing what the valid plans allow."""
-    from tracker.status import derive
+    from tracker.derive import derive
 
     out = out or sys.stdout
     plan_set = load_plan_set(root)

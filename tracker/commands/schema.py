@@ -6,17 +6,13 @@ import json
 import sys
 from typing import TextIO
 
-from tracker.errors import UsageError
-
 
 def run(results: bool = False, out: TextIO | None = None) -> int:
     """Print the schema as JSON; exit 0."""
     out = out or sys.stdout
     if results:
-        try:
-            from tracker.results import results_json_schema
-        except ImportError as err:  # issue 4 provides it
-            raise UsageError(f"--results: benchmark result schema not available ({err})") from None
+        from tracker.results import results_json_schema
+
         data = results_json_schema()
     else:
         from tracker.schema import json_schema

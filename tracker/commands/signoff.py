@@ -10,15 +10,17 @@ from pathlib import Path
 from typing import TextIO
 
 from tracker.commands.common import select
+from tracker.contract import (
+    EVIDENCE_DIR,
+    evidence_name,  # the one naming rule for store files (the plugin's too)
+)
 from tracker.dirty import commit_state
 from tracker.errors import FileError, UsageError
-from tracker.evidence import EVIDENCE_DIR, check_store_dir
+from tracker.evidence import check_store_dir
 from tracker.fileio import atomic_write
 from tracker.fingerprint import tree_file_ids
-from tracker.model import ManualGate, gate_hash
-from tracker.names import evidence_name  # the one naming rule for store files (the plugin's too)
+from tracker.model import ManualGate, gate_hash, gate_key
 from tracker.plans import load_plans
-from tracker.status import gate_key
 from tracker.testgate import manual_hashes
 
 

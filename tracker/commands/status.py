@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TextIO
 
 from tracker.commands.common import json_text, plan_spec, select
+from tracker.derive import derive
 from tracker.errors import FileError, PlanError, TrackerError
 from tracker.model import PhaseStatus, Plan, Status
 from tracker.plans import InvalidPlan, PlanSet, load_plan_set
 from tracker.render import dependencies_not_done, recorded_statuses
-from tracker.status import derive
 
 COLOR = {
     Status.DONE: "32", Status.IN_PROGRESS: "33", Status.BLOCKED: "35",

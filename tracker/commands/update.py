@@ -16,15 +16,22 @@ from pathlib import Path
 from typing import TextIO
 
 from tracker.commands.common import select
+from tracker.derive import derive
 from tracker.errors import ExitCode, FileError, PlanError, RegionEditedError, TrackerError
 from tracker.fileio import (
-    FileChangedError, FileStamp, file_stamp, in_flux, remove_stale_temps, repo_lock, resolved_inside, write_text_if_changed,
+    FileChangedError,
+    FileStamp,
+    file_stamp,
+    in_flux,
+    remove_stale_temps,
+    repo_lock,
+    resolved_inside,
+    write_text_if_changed,
 )
-from tracker.model import Phase, Plan, PhaseStatus
+from tracker.model import Phase, PhaseStatus, Plan
 from tracker.plans import PlanFile, load_plans, plan_paths
 from tracker.regions import rewrite
 from tracker.render import plan_regions
-from tracker.status import derive
 
 ATTEMPTS = 8  # reads of the plans while an editor keeps changing one, before update gives up (exit 7)
 

@@ -28,11 +28,24 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 from tracker.commands.common import json_text, pytest_command, pytest_env, select
+from tracker.contract import EVIDENCE_DIR
 from tracker.errors import ExitCode, FileError, InterruptedRunError, NoTestsError, UsageError
-from tracker.evidence import EVIDENCE_DIR, Store, check_store_dir
-from tracker.model import BenchGate, Gate, GateVerdict, ManualGate, Phase, PhaseStatus, Plan, Status, TestGate, gate_hash
+from tracker.evidence import check_store_dir
+from tracker.model import (
+    BenchGate,
+    Gate,
+    GateVerdict,
+    ManualGate,
+    Phase,
+    PhaseStatus,
+    Plan,
+    Status,
+    Store,
+    TestGate,
+    gate_hash,
+    gate_key,
+)
 from tracker.plans import load_plans
-from tracker.status import gate_key
 
 PYTEST_USAGE_ERROR = 4  # pytest.ExitCode.USAGE_ERROR (pytest is not imported here)
 
@@ -149,7 +162,7 @@ def _run_gates(root: Path, gates: dict[str, TestGate], pytest_args: list[str], l
     existing, missing = _test_paths(root, gates.values())
     for p in missing:
         log.write(f"tracker: no such test file or directory: {p}\n")
-    from tracker.names import evidence_name  # the plugin's naming rule, light: no pytest, no ingest command
+    from tracker.contract import evidence_name  # the plugin's naming rule, light: no pytest, no ingest command
 
     name = evidence_name("verify")
     evidence = root / EVIDENCE_DIR / name
@@ -312,7 +325,7 @@ class _Judgement:
     def bench(self) -> Any:
         """The bench evaluator (built once, when a phase has a bench gate)."""
         if self._bench is None:
-            from tracker.status import bench_evaluator
+            from tracker.derive import bench_evaluator
 
             self._bench = bench_evaluator(self.root, self.store)
         return self._bench
@@ -470,7 +483,7 @@ def _crashed_in(evidence: Path, data: dict[str, Any]) -> dict[str, Any]:
     """The ``running`` record of the run's evidence ({} when none), made precise by the plugin's running slot:
     the evidence file names the crashed test's file when other tests of it ran, the slot the very test
     (:func:`tracker.names.crashed_test`). Read only once pytest has exited: nothing writes the slot any more."""
-    from tracker.names import crashed_test
+    from tracker.evidence import crashed_test
 
     running = data.get("running")
     if not isinstance(running, dict):
@@ -521,7 +534,8 @@ def _record_after(evidence: Path, store: Store) -> str | None:
     import calendar
     import time
 
-    from tracker.evidence import UTC_FORMAT, check_document
+    from tracker.contract import UTC_FORMAT
+    from tracker.evidence import check_document
     from tracker.fileio import atomic_write
 
     times = _times_of(store, set(store.reordered))
@@ -543,7 +557,7 @@ def _record_after(evidence: Path, store: Store) -> str | None:
 
 def _times_of(store: Store, files: set[str]) -> list[str]:
     """The recorded UTC times of the store's ``files`` (their paths relative to the repository root)."""
-    from tracker.evidence import utc_time
+    from tracker.contract import utc_time
 
     times = [run.time for run in store.runs if run.file in files]
     times += [str(utc_time(doc.get("time"))) for rel, doc in store.signoffs if rel in files and utc_time(doc.get("time"))]
@@ -559,7 +573,7 @@ def _from_older_evidence(gates: list[GateLine], all_gates: dict[str, TestGate], 
     """Say it on each test gate this run was to run but ran none of the tests of (deselected by ``-k`` or
     ``--deselect``, skipped, not collected): its verdict comes from older evidence, named (deselection never
     un-meets a gate, so a bare "met" would read as this run's pass)."""
-    from tracker.evidence import RAN
+    from tracker.model import RAN
     from tracker.selection import marker_matches, selects
 
     own = next((run for run in reversed(store.runs) if run.file.endswith("/" + session.evidence.name)), None) if session.evidence else None

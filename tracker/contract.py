@@ -1,0 +1,241 @@
+"""The file contract every writer of tracker files shares: where files live, their names, their times, the ids
+of the code they saw, and how they are written.
+
+Standard library only (of the tracker it imports only :mod:`tracker.hashing`, itself standard library): the pytest plugin (which runs where only pytest is
+installed), ``bench/`` (the GPU machine has no pydantic) and the commands all write by these rules, so a file
+any of them writes reads the same way everywhere (docs/evidence.md documents each rule).
+
+- Places: the evidence store :data:`EVIDENCE_DIR`, benchmark output :data:`RESULTS_DIR`, the per-machine
+  :data:`CACHE_DIR` (gitignored: :func:`ensure_tracker_dir`).
+- Kinds: the ``schema`` names and versions of test runs, sign-offs and benchmark results.
+- Names: :func:`evidence_name`, one rule for every file of the store.
+- Times: :data:`UTC_FORMAT` and :func:`utc_time`, the one parser of recorded times.
+- Code ids: :func:`blob_id` (git's id of a file's bytes) and :func:`set_fingerprint` (a set of them).
+- Writes: :func:`atomic_write`, a whole file or none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from tracker.hashing import sha1_hex, sha256_hex
+
+# --- places ------------------------------------------------------------------------------------------------------
+TRACKER_DIR = Path(".tracker")
+EVIDENCE_DIR = TRACKER_DIR / "evidence"  # committed: one file per run, never edited
+CACHE_DIR = TRACKER_DIR / "cache"  # per machine, gitignored: only what can be rebuilt
+RESULTS_DIR = Path("bench") / "results"  # where benchmarks write their result files
+RESULT_DIRS = (EVIDENCE_DIR, RESULTS_DIR)  # where result files are read from (the store holds ingested copies)
+GITIGNORE = "# Written by tracker: per-machine files. Evidence (evidence/) is meant to be committed.\ncache/\nlock\n"
+
+# --- kinds ---------------------------------------------------------------------------------------------------------
+TEST_RUN_SCHEMA = "tracker-test-run"
+SIGNOFF_SCHEMA = "tracker-signoff"
+RESULT_SCHEMA = "tracker-bench-result"
+RESULT_VERSION = 1
+VERSIONS = {TEST_RUN_SCHEMA: 1, SIGNOFF_SCHEMA: 1, RESULT_SCHEMA: RESULT_VERSION}  # the versions this code reads
+
+# --- names ---------------------------------------------------------------------------------------------------------
+
+
+def evidence_name(kind: str, host: str | None = None) -> str:
+    """A store file name two branches never both create: ``<UTC time to the µs>-<host>-<kind>-<6 hex>.json``.
+
+    The time sorts the names by when they were made; ``host`` (this machine's name when None) is cut to 40
+    characters, each one other than a letter, digit, ``-`` or ``_`` written as ``-``; three random bytes keep
+    two files of the same microsecond apart.
+    """
+    now = time.time_ns()
+    seconds, micros = divmod(now // 1000, 1_000_000)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(seconds)) + f"{micros:06d}Z"
+    name = hostname() if host is None else host
+    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in name)[:40] or "host"
+    return f"{stamp}-{safe}-{kind}-{os.urandom(3).hex()}.json"
+
+
+def hostname() -> str:
+    """This machine's name, as :func:`socket.gethostname` says it (the kernel's node name), without importing
+    :mod:`socket` where ``os.uname`` gives it (~4 ms of verify's start-up)."""
+    uname = getattr(os, "uname", None)
+    if uname is not None:
+        return str(uname().nodename)
+    import socket  # noqa: PLC0415 - where there is no os.uname (Windows)
+
+    return socket.gethostname()
+
+
+# --- the running test ----------------------------------------------------------------------------------------
+# While a recording run's tests run, its evidence file's ``running`` names the test being run when it is the only
+# one of its file that runs, else its file (a reader with that file alone counts a crash against all of the file's
+# tests), and the running slot beside it names the very test, rewritten in place before each test (a few µs, where
+# rewriting the evidence file cost ~0.2 ms a test, with every file id and gate in it). The slot is read only once
+# the run's process is gone, when nothing writes it any more: never half.
+RUNNING_SLOT_LIMIT = 1024 * 1024  # a slot larger than this is no record the plugin wrote
+
+
+def running_file(evidence: Path) -> Path:
+    """The file naming the test a recording run is running: ``.<evidence file name>.running`` beside it (hidden,
+    and no ``*.json``: the store never reads it as evidence)."""
+    return evidence.with_name(f".{evidence.name}.running")
+
+
+# --- times ---------------------------------------------------------------------------------------------------------
+UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+_SHAPE = "0000-00-00T00:00:00Z"
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def utc_now() -> str:
+    """This machine's time as UTC ``YYYY-MM-DDTHH:MM:SSZ`` (how every writer records a time)."""
+    return time.strftime(UTC_FORMAT, time.gmtime())
+
+
+def _days_in(year: int, month: int) -> int:
+    """Days of ``month`` (1-12) in ``year`` of the proleptic Gregorian calendar."""
+    leap = month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return _MONTH_DAYS[month - 1] + leap
+
+
+def utc_time(text: object) -> str | None:
+    """``text``, an ISO-8601 time with a time zone, as UTC ``YYYY-MM-DDTHH:MM:SSZ``; None if it is not one.
+
+    The one time parser of the store, ``tracker ingest`` and result files. Strings in that form (what the
+    tracker writes) are checked by arithmetic, without importing datetime (status's path): an impossible
+    date (``2026-02-30``, ``0000-01-01``) or time of day is not a time. Any other offset or precision is
+    parsed by datetime and converted, so times order correctly as strings.
+    """
+    if not isinstance(text, str):
+        return None
+    if len(text) == 20 and all(c == s or (s == "0" and "0" <= c <= "9") for c, s in zip(text, _SHAPE)):
+        year, month, day = int(text[:4]), int(text[5:7]), int(text[8:10])
+        valid = year >= 1 and 1 <= month <= 12 and 1 <= day <= _days_in(year, month)
+        if valid and text[11:13] < "24" and text[14:16] < "60" and text[17:19] < "60":
+            return text
+        return None  # the tracker's own shape with impossible values: datetime would refuse it too
+    from datetime import datetime, timezone  # noqa: PLC0415 - only for times in another form
+
+    try:
+        when = datetime.fromisoformat(text)
+        if when.tzinfo is None:
+            return None
+        u = when.astimezone(timezone.utc)
+    except (ValueError, OverflowError):  # OverflowError: an offset that moves year 1 or 9999 out of range
+        return None
+    return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}Z"
+
+
+# A file whose recorded time is more than this after this machine's clock cannot be ordered: a clock
+# running ahead (or a hand-made time) would make it the newest run for as long as it lies, hiding every
+# real failure recorded meanwhile. Five minutes tolerates ordinary clock drift between machines.
+MAX_FUTURE_S = 300
+
+
+class Clock:
+    """This machine's time as UTC strings (the store's shape), read once per load: ``now`` and the
+    latest acceptable recorded time, ``limit`` (``now`` + :data:`MAX_FUTURE_S`). No datetime import.
+
+    ``soonest`` is the earliest time it refused as in the future (None: none refused). While it is None, every
+    time it accepted stays accepted however far the clock moves on (never back): what the status index relies on;
+    a refusal names the clock in its reason, so no index is kept then."""
+
+    __slots__ = ("now", "limit", "soonest")
+
+    def __init__(self, seconds: float | None = None) -> None:
+        at = time.time() if seconds is None else seconds
+        self.now = time.strftime(UTC_FORMAT, time.gmtime(at))
+        self.limit = time.strftime(UTC_FORMAT, time.gmtime(at + MAX_FUTURE_S))
+        self.soonest: str | None = None
+
+    def future(self, utc: str, what: str = "time") -> str | None:
+        """Why ``utc`` (a :func:`utc_time` string) cannot be used, or None when it is not in the future."""
+        if utc <= self.limit:
+            return None
+        if self.soonest is None or utc < self.soonest:
+            self.soonest = utc
+        return (f"{what} {utc} is in the future: more than {MAX_FUTURE_S // 60} minutes after this machine's "
+                f"clock ({self.now}); runs are ordered by time, so it would hide every run recorded until then "
+                "(is the clock of the machine that wrote it ahead?)")  # fmt: skip
+
+
+# --- code ids ------------------------------------------------------------------------------------------------------
+
+
+def blob_id(data: bytes) -> str:
+    """Git's blob id of ``data`` (what ``git hash-object`` prints): sha1 of ``blob <size>`` NUL and the bytes."""
+    return sha1_hex(b"blob %d\0" % len(data) + data)
+
+
+def set_fingerprint(files: Mapping[str, str]) -> str:
+    """The fingerprint of a set of files given as {posix path: blob id}: sha256 of one ``<path>`` NUL
+    ``<blob id>`` LF line per file, in path order (docs/evidence.md)."""
+    text = "".join(f"{path}\0{blob}\n" for path, blob in sorted(files.items()))
+    return sha256_hex(text.encode("utf-8"))
+
+
+# --- writes --------------------------------------------------------------------------------------------------------
+
+
+def ensure_tracker_dir(tracker_dir: Path) -> None:
+    """Create ``.tracker/`` with a ``.gitignore`` for ``cache/`` and ``lock`` unless it has one already."""
+    ignore = tracker_dir / ".gitignore"
+    if ignore.exists():
+        return
+    tracker_dir.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        with open(ignore, "x", encoding="utf-8") as fh:
+            fh.write(GITIGNORE)
+
+
+def atomic_write(
+    path: Path,
+    data: bytes,
+    *,
+    durable: bool = True,
+    keep_mode: bool = True,
+    before_replace: Callable[[], None] | None = None,
+    replace: Callable[[Path, Path], None] = os.replace,
+) -> None:
+    """Write ``data`` to ``path`` through a temp file in the same directory and ``replace`` (a rename).
+
+    Readers see the old file or the new one, never a partial one. The temp name is new each time (``O_EXCL``:
+    never an existing file or a symlink planted there) and removed whatever stops the write, a Ctrl-C included.
+    ``durable``: the bytes are fsynced before the rename (evidence; a cache lost in a crash is only rebuilt).
+    ``keep_mode``: an existing file keeps its mode; a new one gets ``0o666`` less the umask, like any file a
+    shell creates. Writing under ``.tracker/`` first makes sure its ``.gitignore`` exists. ``before_replace``
+    runs right before the rename, once the data is written: raising there, or in ``replace``, leaves no temp file.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    parts = path.parent.parts
+    if TRACKER_DIR.name in parts:
+        ensure_tracker_dir(Path(*parts[: len(parts) - parts[::-1].index(TRACKER_DIR.name)]))
+    while True:
+        tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"
+        try:  # O_EXCL: never follows or reuses an existing name; 0o666 lets the umask decide the mode
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        except BaseException:  # a Ctrl-C just after the file was created
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        break
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        if keep_mode:
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(tmp, path.stat().st_mode & 0o7777)
+        if before_replace is not None:
+            before_replace()
+        replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,64 @@
+"""The statuses of a repository's plans: its evidence read (through the status index when that holds every
+answer, else from the store and the result files) and handed to the pure evaluation, :mod:`tracker.status`.
+
+The file readers live here, at the edge: :mod:`tracker.evidence` (the store), :mod:`tracker.results` (result
+files, through :mod:`tracker.benchstatus`), :mod:`tracker.statusindex` (the index) and the working tree's file
+ids (:mod:`tracker.fingerprint`); the evaluating core imports none of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from tracker import evidence, statusindex
+from tracker.contract import Clock
+from tracker.evidence_answers import LiveEvidence
+from tracker.fingerprint import FileIndex, tree_file_ids
+from tracker.model import BenchEvaluator, PhaseStatus, Plan, Store
+from tracker.status import evaluate
+
+
+def bench_evaluator(root: Path, store: Store, clock: Clock | None = None) -> BenchEvaluator:
+    """Bench gates bound to the repository's results (``tracker.benchstatus.Evaluator``): verdicts
+    cached by result-file content, plus ``ever_met`` (for regressed) and ``changed`` (for stale).
+    Imported only when a plan has bench gates; a warm call parses no result file. The store's result
+    copies are the ones ``store`` lists (its files are not read again to find them); ``clock``: the time
+    result times are checked against (default: now)."""
+    from tracker.benchstatus import Evaluator, load_results
+    from tracker.results import repo_result_files
+
+    return Evaluator(load_results(root, repo_result_files(root, [rel for rel, _ in store.bench]), clock))
+
+
+
+def derive(root: Path, plans: list[Plan], clock: Clock | None = None) -> dict[str, PhaseStatus]:
+    """Statuses of ``plans`` from the repository's evidence store and working tree: from the status index
+    (:mod:`tracker.statusindex`) when it holds every answer, else from the store, writing the index anew.
+    ``clock``: the time evidence times are checked against (default: now)."""
+    clock = clock or Clock()
+    scanned: list[FileIndex] = []
+
+    def tree() -> FileIndex:
+        """The working tree's file ids, read once (staleness is judged on the tree as it is now, never cached)."""
+        if not scanned:
+            scanned.append(FileIndex(tree_file_ids(root)))
+        return scanned[0]
+
+    key, settled = statusindex.listing(root)  # before the store is read: a file changed meanwhile changes the key
+    kept = statusindex.read(root, key, clock)
+    if kept is not None:
+        with contextlib.suppress(statusindex.Miss):
+            return evaluate(plans, statusindex.Indexed(kept), tree)
+    # Unreadable files: listed in store.invalid, shown on gates. Result copies are read through tracker.results.
+    store = evidence.load(root, strict=False, clock=clock, results=False)
+    live = LiveEvidence(store, lambda: bench_evaluator(root, store, clock))
+    recording = statusindex.Recording(live)
+    out = evaluate(plans, recording, tree)
+    # Not kept while a file is refused for a time in the future: the reason shown names this machine's clock,
+    # which moves on (and once it is close enough, the file counts).
+    if settled and clock.soonest is None:
+        if kept is not None:
+            recording.tables.keep(kept)
+        statusindex.write(root, recording.tables.document(key, clock, store))
+    return out

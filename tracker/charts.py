@@ -1,0 +1,419 @@
+"""Charts for the HTML report, as SVG text to inline into the page, drawn with matplotlib.
+
+matplotlib is the optional extra ``report`` (``pip install 'plan-tracker[report]'``): nothing here imports it
+at module import, :func:`available` only asks whether it could be imported, and :func:`render_svg` imports it
+when a chart is drawn. Without it the report renders its tables and a one-line note instead of each chart.
+
+The data comes first (:class:`Series`, :class:`Chart`, frozen, checked when built); the report builds them from
+the evidence. Two kinds of chart cover what the report shows, both one :class:`Chart`:
+
+- a bench gate's metric against context (or its main parameter): numeric x, one series per backend or
+  machine, the gate's threshold as a dashed line;
+- a gate's value across runs: ``x_categorical=True``, the x values are labels (short commits) placed in order
+  of first appearance, the threshold drawn, the runs that regressed listed in ``Series.marked``.
+
+What :func:`render_svg` promises, so that a page can inline many charts and stay self-contained:
+
+- one ``<svg>`` element, no XML declaration or DOCTYPE, no reference outside itself (no fonts, no files, no
+  URLs: text stays ``<text>``, ``svg.fonttype = "none"``), no date metadata;
+- the same bytes for the same input and matplotlib version (a fixed ``svg.hashsalt``, matplotlib's defaults
+  rather than the user's matplotlibrc), so golden files work;
+- every element id starts with ``ID_PREFIX-`` (the root's id is ``ID_PREFIX``), and its one stylesheet applies
+  only inside it: charts with different prefixes never collide on a page;
+- text is data: titles and labels are drawn literally (no mathtext, no TeX), escaped for XML, and may hold
+  anything (``$x$``, ``<script>``, ``{{ 7*7 }}``, control characters);
+- numbers that cannot be drawn (NaN, infinities, magnitudes above 1e300, non-positive x on a log axis) are left
+  out and counted in a note under the chart; a chart with nothing left to draw says "no data".
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tracker.errors import ExitCode, TrackerError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+# matplotlib's autoscaling overflows on spans near the float limit (1e308 and -1e308 raise LinAlgError):
+# a value beyond this magnitude is not drawn (a bench metric that large is a broken measurement anyway).
+MAX_MAGNITUDE = 1e300
+# Longer titles and labels are cut (with an ellipsis): a chart is not the place for a paragraph.
+MAX_TEXT = 120
+MAX_TICK_TEXT = 24
+# At most this many category labels on the x axis; with more runs every k-th is labelled.
+MAX_TICK_LABELS = 20
+SIZE_INCHES = (6.4, 3.6)
+
+_SVG_NS = "http://www.w3.org/2000/svg"
+_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+# Characters XML 1.0 cannot hold (C0 controls but tab/newline/return, surrogates, U+FFFE/U+FFFF).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_WHITESPACE = re.compile(r"\s+")
+_URL_REF = re.compile(r"url\(#([^)]*)\)")
+
+_RC = {
+    "svg.fonttype": "none",  # text stays <text>: no glyph paths, no font loaded from anywhere
+    "svg.hashsalt": "tracker-charts",  # matplotlib's ids (markers, clip paths) from a fixed salt: same bytes
+    "svg.image_inline": True,
+    "text.usetex": False,
+    "text.parse_math": False,  # "$x$" is text, not mathtext: every Text made while drawing
+    "axes.formatter.use_mathtext": False,
+    "axes.unicode_minus": True,
+    "figure.dpi": 72,
+}
+_NO_METADATA = {"Date": None, "Creator": None, "Format": None, "Type": None}
+
+
+class ChartsUnavailable(TrackerError):
+    """matplotlib (the ``report`` extra) is not importable: charts cannot be drawn. Exit 9 if it reaches the CLI."""
+
+    exit_code = ExitCode.MISSING_DEPENDENCY
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of points. ``xs`` are numbers, or labels (str) on a categorical chart; ``ys`` numbers of the same
+    length; ``marked`` the indices of points to flag (runs that regressed), drawn on top as red crosses."""
+
+    label: str
+    xs: tuple[float | str, ...]
+    ys: tuple[float, ...]
+    marked: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        xs, ys, marked = tuple(self.xs), tuple(self.ys), tuple(self.marked)
+        if len(xs) != len(ys):
+            raise ValueError(f"series {self.label!r}: {len(xs)} x values but {len(ys)} y values")
+        object.__setattr__(self, "label", _text_field("series label", self.label))
+        object.__setattr__(
+            self, "xs", tuple(x if isinstance(x, str) else _number(self.label, "x", i, x) for i, x in enumerate(xs))
+        )
+        object.__setattr__(self, "ys", tuple(_number(self.label, "y", i, y) for i, y in enumerate(ys)))
+        for i in marked:
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(xs):
+                points = f"0..{len(xs) - 1}" if xs else "it has none"
+                raise ValueError(f"series {self.label!r}: marked index {i!r} is not a point of the series ({points})")
+        object.__setattr__(self, "marked", tuple(sorted(set(marked))))
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart: what it shows and the gate's threshold, if any, drawn as a dashed horizontal line.
+
+    ``lower_is_better`` says which side of the threshold passes (written into the threshold's legend entry);
+    ``x_categorical`` makes the x values labels placed left to right in order of first appearance (commits);
+    ``x_log`` draws a numeric x on a log scale (contexts that double). ``marked_label`` names the marked points
+    in the legend.
+    """
+
+    title: str
+    x_label: str
+    y_label: str
+    series: tuple[Series, ...]
+    threshold: float | None = None
+    threshold_label: str = "threshold"
+    lower_is_better: bool = False
+    x_categorical: bool = False
+    x_log: bool = False
+    marked_label: str = "regressed"
+
+    def __post_init__(self) -> None:
+        for name in ("title", "x_label", "y_label", "threshold_label", "marked_label"):
+            object.__setattr__(self, name, _text_field(name, getattr(self, name)))
+        series = tuple(self.series)
+        for s in series:
+            if not isinstance(s, Series):
+                raise ValueError(f"chart {self.title!r}: series must be Series, got {type(s).__name__}")
+            kind = "categorical" if self.x_categorical else "numeric"
+            if any(isinstance(x, str) != self.x_categorical for x in s.xs):
+                raise ValueError(
+                    f"chart {self.title!r}: series {s.label!r} has x values that are not all {kind}"
+                    f" ({'labels' if self.x_categorical else 'numbers'})"
+                )
+        object.__setattr__(self, "series", series)
+        if self.threshold is not None:
+            object.__setattr__(self, "threshold", _number("threshold", "value", 0, self.threshold))
+        if self.x_categorical and self.x_log:
+            raise ValueError(f"chart {self.title!r}: a categorical x axis cannot be logarithmic")
+
+
+def available() -> bool:
+    """Can charts be drawn here? True when matplotlib is importable; it is not imported to find out."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):  # blocked by an import hook, or a half-imported module
+        return False
+
+
+def render_svg(chart: Chart, *, id_prefix: str) -> str:
+    """The chart as one ``<svg>`` element (see the module docstring for what it promises).
+
+    ``id_prefix`` (a letter, then letters, digits, ``-`` or ``_``) must differ between the charts of one page.
+    Raises :class:`ChartsUnavailable` without matplotlib, ValueError for a bad prefix.
+    """
+    if not isinstance(id_prefix, str) or not _PREFIX.fullmatch(id_prefix):
+        raise ValueError(f"id_prefix {id_prefix!r}: a letter, then letters, digits, '-' or '_'")
+    matplotlib = _import_matplotlib()
+    import warnings
+
+    with matplotlib.rc_context(), warnings.catch_warnings():
+        matplotlib.rcdefaults()  # not the user's matplotlibrc: the same chart everywhere
+        matplotlib.rcParams.update(_RC)
+        warnings.simplefilter("ignore")  # "Glyph missing from font": the text stays text, the browser draws it
+        figure = _figure(chart)
+        from matplotlib.backends.backend_svg import FigureCanvasSVG
+
+        FigureCanvasSVG(figure)
+        out = io.StringIO()
+        figure.savefig(out, format="svg", metadata=_NO_METADATA)
+    return _inline(out.getvalue(), id_prefix, chart.title)
+
+
+def display_text(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` as a chart shows it: characters XML cannot hold replaced by U+FFFD, whitespace runs (newlines
+    too) one space, stripped, cut to ``limit`` characters with an ellipsis."""
+    text = _WHITESPACE.sub(" ", _NOT_XML.sub("\ufffd", text)).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _import_matplotlib() -> Any:
+    try:
+        import matplotlib
+        import matplotlib.backends.backend_svg
+        import matplotlib.figure
+    except ImportError as err:
+        raise ChartsUnavailable(
+            f"charts need matplotlib, which is not importable in this Python ({err}); "
+            "install the `report` extra: pip install 'plan-tracker[report]'"
+        ) from None
+    return matplotlib
+
+
+def _text_field(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{name}: expected text, got {type(value).__name__}")
+    return value
+
+
+def _number(label: str, axis: str, index: int, value: object) -> float:
+    """A number as float (NaN and infinities kept: drawing leaves them out); anything else a ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"series {label!r}: {axis}[{index}] is not a number: {value!r}")
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond float range: too large to draw, like inf
+        return math.inf if value > 0 else -math.inf
+
+
+# --- drawing -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Points:
+    """One series' drawable points, in drawing order, and how many were left out."""
+
+    xs: list[float]
+    ys: list[float]
+    marked_xs: list[float]
+    marked_ys: list[float]
+    skipped: int
+
+
+def _drawable(value: float) -> bool:
+    return math.isfinite(value) and abs(value) <= MAX_MAGNITUDE
+
+
+def _sort_key(x: float | str) -> float:
+    return x if isinstance(x, float) and not math.isnan(x) else math.inf
+
+
+def _categories(chart: Chart) -> list[str]:
+    """The categorical x labels, in order of first appearance across the series."""
+    return list(dict.fromkeys(x for s in chart.series for x in s.xs if isinstance(x, str)))
+
+
+def _points(series: Series, chart: Chart, positions: dict[str, int]) -> _Points:
+    pts = _Points([], [], [], [], 0)
+    order: Sequence[int] = range(len(series.xs))
+    if not chart.x_categorical:  # a line through numeric x reads left to right (NaN anywhere: not drawn)
+        order = sorted(order, key=lambda i: _sort_key(series.xs[i]))
+    marked = set(series.marked)
+    for i in order:
+        raw_x, y = series.xs[i], series.ys[i]
+        x = float(positions[raw_x]) if isinstance(raw_x, str) else raw_x
+        if not (_drawable(x) and _drawable(y)) or (chart.x_log and x <= 0):
+            pts.skipped += 1
+            continue
+        pts.xs.append(x)
+        pts.ys.append(y)
+        if i in marked:
+            pts.marked_xs.append(x)
+            pts.marked_ys.append(y)
+    return pts
+
+
+def _figure(chart: Chart) -> Figure:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=SIZE_INCHES)
+    ax = figure.add_subplot()
+    categories = _categories(chart) if chart.x_categorical else []
+    positions = {label: i for i, label in enumerate(categories)}
+    points = [_points(s, chart, positions) for s in chart.series]
+    legend: list[tuple[Any, str]] = []
+    drawn = _draw_series(ax, chart, points, legend)
+    threshold_drawn = _draw_threshold(ax, chart, legend)
+    _axes_text(ax, chart, categories)
+    if not drawn:
+        ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", va="center", fontsize=14, color="0.4")
+        ax.set_xticks([])
+        if not threshold_drawn:  # a drawn threshold keeps its scale
+            ax.set_yticks([])
+    if legend:
+        # explicit handles and labels: matplotlib leaves out artists whose own label starts with "_"
+        box = ax.legend([h for h, _ in legend], [label for _, label in legend], fontsize=8, loc="best")
+        for text in box.get_texts():
+            text.set_parse_math(False)
+    note = _note(chart, points, threshold_drawn)
+    if note:
+        figure.text(0.01, 0.01, note, fontsize=7, color="0.3", parse_math=False)
+    figure.subplots_adjust(bottom=0.28 if chart.x_categorical else 0.18)
+    return figure
+
+
+def _draw_threshold(ax: Axes, chart: Chart, legend: list[tuple[Any, str]]) -> bool:
+    """The threshold as a dashed line across the chart; False when there is none or it cannot be drawn."""
+    if chart.threshold is None or not _drawable(chart.threshold):
+        return False
+    line = ax.axhline(chart.threshold, linestyle="--", linewidth=1.2, color="0.35")
+    side = "lower is better" if chart.lower_is_better else "higher is better"
+    legend.append((line, display_text(f"{chart.threshold_label} {chart.threshold:g} ({side})")))
+    return True
+
+
+def _note(chart: Chart, points: Sequence[_Points], threshold_drawn: bool) -> str:
+    """The line under the chart that says what was left out, or ""."""
+    notes = []
+    if chart.threshold is not None and not threshold_drawn:
+        notes.append(f"threshold {chart.threshold:g} not drawn (not finite or beyond ±1e300)")
+    skipped = sum(p.skipped for p in points)
+    if skipped:
+        why = "not finite or beyond ±1e300" + (", or x ≤ 0 on the log axis" if chart.x_log else "")
+        notes.append(f"{skipped} point{'s' if skipped != 1 else ''} not drawn ({why})")
+    return display_text("; ".join(notes), limit=200)
+
+
+def _draw_series(ax: Axes, chart: Chart, points: Sequence[_Points], legend: list[tuple[Any, str]]) -> bool:
+    """Draw each series and its marked points; True when any point was drawn."""
+    drawn = False
+    marked_shown = False
+    for s, pts in zip(chart.series, points, strict=True):
+        if not pts.xs:
+            continue
+        drawn = True
+        (line,) = ax.plot(pts.xs, pts.ys, marker="o", markersize=4, linewidth=1.5)
+        legend.append((line, display_text(s.label) or "(unnamed)"))
+        if pts.marked_xs:
+            (marks,) = ax.plot(
+                pts.marked_xs, pts.marked_ys, linestyle="none", marker="X", markersize=9, color="tab:red", zorder=3
+            )
+            if not marked_shown:
+                legend.append((marks, display_text(chart.marked_label)))
+                marked_shown = True
+    return drawn
+
+
+def _axes_text(ax: Axes, chart: Chart, categories: list[str]) -> None:
+    ax.set_title(display_text(chart.title), parse_math=False, fontsize=11)
+    ax.set_xlabel(display_text(chart.x_label), parse_math=False)
+    ax.set_ylabel(display_text(chart.y_label), parse_math=False)
+    ax.grid(True, linewidth=0.4, color="0.85")
+    if chart.x_log:
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
+        ax.set_xscale("log")
+        # matplotlib's log labels are mathtext ("$10^{3}$"), which is off: plain numbers instead
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    if chart.x_categorical and categories:
+        step = max(1, math.ceil(len(categories) / MAX_TICK_LABELS))
+        shown = range(0, len(categories), step)
+        ax.set_xticks(
+            list(shown),
+            [display_text(categories[i], MAX_TICK_TEXT) for i in shown],
+            rotation=45,
+            ha="right",
+            fontsize=8,
+        )
+        ax.set_xlim(-0.5, len(categories) - 0.5)
+    for text in (*ax.get_xticklabels(), *ax.get_yticklabels()):
+        text.set_parse_math(False)
+
+
+# --- inlining ----------------------------------------------------------------------------------------------
+
+
+def _inline(svg: str, prefix: str, title: str) -> str:
+    """matplotlib's SVG document as one self-contained element for an HTML page: ids prefixed, references
+    rewritten, the stylesheet scoped to this chart, metadata dropped, a <title> for screen readers."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(svg)
+    ids = {el.get("id") for el in root.iter() if el.get("id")}
+    for parent in list(root.iter()):
+        for child in list(parent):
+            if child.tag == f"{{{_SVG_NS}}}metadata":
+                parent.remove(child)
+    for el in root.iter():
+        el.tag = el.tag.removeprefix(f"{{{_SVG_NS}}}")  # serialized with a plain xmlns, not ns0: prefixes
+        _rewrite_refs(el, prefix, ids)
+        if el.tag == "style" and el.text:
+            el.text = _scope_css(el.text, prefix)
+    root.set("xmlns", _SVG_NS)
+    root.set("id", prefix)
+    root.set("role", "img")
+    root.set("style", "max-width: 100%; height: auto")
+    label = ET.Element("title")
+    label.text = display_text(title)
+    root.insert(0, label)
+    return ET.tostring(root, encoding="unicode")
+
+
+def _rewrite_refs(el: Any, prefix: str, ids: set[str | None]) -> None:
+    old_id = el.get("id")
+    if old_id:
+        el.set("id", f"{prefix}-{old_id}")
+    href = el.attrib.pop(_XLINK_HREF, None) or el.get("href")
+    if href is not None:  # SVG 2's plain href: no xlink namespace to declare on the page
+        target = href[1:] if href.startswith("#") else None
+        if target not in ids:
+            raise AssertionError(f"matplotlib wrote a reference outside the chart: {href!r}")
+        el.set("href", f"#{prefix}-{target}")
+
+    def prefixed(match: re.Match[str]) -> str:
+        return f"url(#{prefix}-{match.group(1)})" if match.group(1) in ids else match.group(0)
+
+    for name, value in list(el.attrib.items()):
+        if "url(#" in value:  # clip-path="url(#p...)", hatch fills
+            el.set(name, _URL_REF.sub(prefixed, value))
+
+
+def _scope_css(css: str, prefix: str) -> str:
+    """Each selector of matplotlib's stylesheet (``*{stroke-linejoin: round; ...}``) confined to this chart:
+    inline in HTML, an SVG <style> applies to the whole page."""
+
+    def scoped(match: re.Match[str]) -> str:
+        selectors = ", ".join(f"#{prefix} {sel.strip()}" for sel in match.group(2).split(","))
+        return f"{match.group(1)}{selectors} {{"
+
+    return re.sub(r"(^|\})\s*([^{}]+?)\s*\{", scoped, css)

@@ -77,3 +77,15 @@ def test_device_intervals_split_into_calls_with_span_and_busy_time() -> None:
     assert step.span_and_busy(spans, 2) == [(20.0, 18.0), (10.0, 9.0)]
     assert step.span_and_busy(spans, 3) == []  # not the expected number of calls: no answer rather than a wrong one
     assert step.span_and_busy([], 1) == []
+
+
+@pytest.mark.parametrize("path", sorted((step.ROOT / "bench" / "results").glob("step-*.json")), ids=lambda p: p.name)
+def test_committed_step_results_validate_and_cover_the_matrix(path) -> None:  # noqa: ANN001
+    import json
+
+    tracker_results = pytest.importorskip("tracker.results", reason="tracker/results.py not present")
+    assert tracker_results.load_result(path).benchmark == "step"  # type: ignore[attr-defined]
+    doc = json.loads(path.read_text())
+    graphed = {(c["params"]["impl"], c["params"]["ctx"], c["params"]["nodes"], c["params"]["batch"])
+               for c in doc["cases"] if c["metric"] == "engine.graph_replay_step_us" and len(c["samples"]) >= 20}
+    assert graphed == {(impl, c.ctx, c.nodes, c.batch) for c in step.cases_for("all") for impl in ("cuda", "triton")}

@@ -4,7 +4,7 @@ Until :mod:`tracker.entry` has installed its Ctrl-C handler (its first statement
 process by SIGINT at once, as it would before Python set up its own handler: silently, never a traceback.
 """
 
-import _signal
+import _signal  # type: ignore[import-not-found]  # the C module: no enum import before the handler
 
 _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
 

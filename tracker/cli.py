@@ -19,7 +19,7 @@ import typer
 import typer.main
 
 
-def _suggestions() -> dict[str, bool]:
+def _suggestions() -> dict[str, Any]:
     """typer's "Did you mean" for a mistyped command, only where click does not add its own (8.4+):
     with both, ``tracker statu`` said it twice."""
     if "suggest_commands" not in inspect.signature(typer.Typer).parameters:
@@ -80,7 +80,9 @@ def _color(color: Optional[ColorWhen], no_color: bool) -> str:
     [(when, never)] = given
     if when is not None and never:
         raise UsageError("give one of --color and --no-color")
-    return "never" if never else when.value
+    if never:
+        return "never"
+    return "auto" if when is None else when.value
 
 
 def _run(fn: Callable[[], int]) -> None:
@@ -315,13 +317,15 @@ def result_new(
                              samples=sample, measure=measure, gpu=gpu, command=command, out_dir=out, as_json=json))
 
 
-def restore_argument_help(group: click.Group, typer_app: typer.Typer) -> None:
+def restore_argument_help(group: click.Command, typer_app: typer.Typer) -> None:
     """Put back the help of every argument: click 8.5's Argument takes a ``help`` of its own and resets the one
     typer (< 0.25) set before calling it, so ``tracker new -h`` showed no help for TITLE. Done only when help is
     shown: it reads every command's signature."""
     from typer.models import ArgumentInfo
     from typer.utils import get_params_from_function
 
+    if not isinstance(group, click.Group):  # a one-command app: nothing registered under it
+        return
     for info in typer_app.registered_commands:
         if info.callback is None:
             continue
@@ -330,7 +334,7 @@ def restore_argument_help(group: click.Group, typer_app: typer.Typer) -> None:
         for param in command.params if command is not None else []:
             meta = metas.get(param.name or "")
             if getattr(param, "help", "") is None and meta is not None and isinstance(meta.default, ArgumentInfo):
-                param.help = meta.default.help  # type: ignore[attr-defined]
+                param.help = meta.default.help
     for group_info in typer_app.registered_groups:
         sub = group.commands.get(group_info.name or group_info.typer_instance.info.name or "") if group_info.typer_instance else None
         if isinstance(sub, click.Group) and group_info.typer_instance is not None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import sys
 
-import _signal  # `signal` is this C module plus enum wrappers, whose import (~1.5 ms) would come first
+import _signal  # type: ignore[import-not-found]  # `signal` is this C module plus enum wrappers, whose import (~1.5 ms) would come first
 
 
 def _die_interrupted(signum: int = _signal.SIGINT, frame: object = None) -> NoReturn:
@@ -50,7 +50,7 @@ def _die_interrupted(signum: int = _signal.SIGINT, frame: object = None) -> NoRe
 def _imported_by_a_program() -> bool:
     """Is this module imported by a program's top-level code (the console script, ``python -m
     tracker``'s ``__main__``, ``python -c``) rather than by a library or a test, whose Ctrl-C is its own?"""
-    frame = sys._getframe(2)  # 0: this function, 1: this module, 2 and up: the import system, then the importer
+    frame: FrameType | None = sys._getframe(2)  # 0: this function, 1: this module, 2 and up: the import system, then the importer
     while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
         frame = frame.f_back
     return frame is not None and frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__"
@@ -62,9 +62,12 @@ if _imported_by_a_program():
 import gc  # noqa: E402 - every other import after the SIGINT handler, on purpose
 import io  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import NamedTuple, NoReturn  # noqa: E402
+from typing import TYPE_CHECKING, NamedTuple, NoReturn  # noqa: E402
 
 from tracker.errors import OutputClosed, TrackerError  # noqa: E402
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 # Import names of the third-party packages the tracker needs (pyproject's dependencies and theirs). A command run
 # by a Python without them (not the virtualenv it was installed into) says so instead of printing a traceback.
@@ -86,9 +89,10 @@ def status_args(args: list[str]) -> tuple[Path | None, str | None, bool, str] | 
         name, eq, value = arg.partition("=")
         if name in _VALUED or arg == "--no-color" or (command and arg == "--json"):
             if name in _VALUED and not eq:
-                value = next(rest, None)  # type: ignore[assignment]
-                if value is None:
+                following = next(rest, None)
+                if following is None:
                     return None
+                value = following
             if name in options:
                 return None
             options[name] = value
@@ -135,9 +139,10 @@ def verify_args(args: list[str]) -> VerifyLine | None:
         name, eq, value = arg.partition("=")
         if name in ("--root", "--pytest-arg") and (name == "--root" or command):
             if not eq:
-                value = next(rest, None)  # type: ignore[assignment]
-                if value is None:
+                following = next(rest, None)
+                if following is None:
                     return None
+                value = following
             if name == "--pytest-arg":
                 pytest_args.append(value)
                 continue

@@ -182,8 +182,8 @@ def _begin_of(lines: list[str], i: int, keys: set[str]) -> str | None:
 
 def _placed(lines: list[str], places: Mapping[str, int], path: str, force: bool, code: _CodeLines) -> dict[str, _Found]:
     anchors: dict[int, set[str]] = {}
-    for key, after in places.items():
-        anchors.setdefault(after, set()).add(key)
+    for name, after in places.items():
+        anchors.setdefault(after, set()).add(name)
     found: dict[str, _Found] = {}
     for after, keys in anchors.items():
         i = max(after, 0)  # 0-based index of the line right after the anchor

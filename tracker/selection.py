@@ -16,7 +16,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Union
+from typing import Any, NoReturn, Union
 
 # pytest's identifier: ``(:?\w|:|\+|-|\.|\[|\]|\\|/)+`` (the ``:?`` adds nothing to the character set).
 _IDENT = re.compile(r"(?:\w|[:+\-.\[\]\\/])+")
@@ -25,7 +25,7 @@ MAX_MARKER_DEPTH = 50  # parentheses and ``not``s nested in one expression (boun
 
 # A compiled expression: a marker name, ("not", x), ("and", (x, y, ...)), ("or", (x, y, ...)), or False
 # (empty). Chains of and/or are flat, so the tree is never deeper than the nesting of ( and not.
-Node = Union[str, bool, tuple]
+Node = Union[str, bool, tuple[str, Any]]  # ("not", Node) or ("and"/"or", tuple[Node, ...]): told apart by [0]
 
 
 class _Tokens:
@@ -57,7 +57,7 @@ class _Tokens:
         self.items.append(("end", "", len(expr)))
         self.at = 0
 
-    def fail(self, what: str, pos: int) -> None:
+    def fail(self, what: str, pos: int) -> NoReturn:
         raise ValueError(f"invalid -m expression {self.expr!r}: column {pos + 1}: {what}")
 
     def peek(self) -> str:
@@ -72,7 +72,7 @@ class _Tokens:
             self.at += 1
         return text
 
-    def expect(self, *kinds: str) -> None:
+    def expect(self, *kinds: str) -> NoReturn:
         _, text, pos = self.items[self.at]
         names = {"(": "left parenthesis", ")": "right parenthesis", "ident": "identifier", "end": "end of input"}
         got = names[self.peek()] if self.peek() in ("(", ")", "end") else repr(text)

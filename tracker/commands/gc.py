@@ -135,7 +135,8 @@ def collect(root: Path, dry_run: bool) -> Report:
             return Report(dry_run, changed, [], [], kept | {rel: "superseded, but gc refused: pruning would change a status" for rel in drop}, put_back, [])
         if dry_run:
             return Report(dry_run, [], [], sorted(drop), kept, put_back, [])
-        deleted, meanwhile = [], []
+        deleted: list[str] = []
+        meanwhile: list[str] = []
         for rel in sorted(drop):
             (deleted if delete_if_unchanged(root / rel, snapshot[rel].digest) else meanwhile).append(rel)
         return Report(dry_run, [], deleted, [], kept | {rel: CHANGED_MEANWHILE for rel in meanwhile}, put_back, meanwhile)

@@ -199,10 +199,10 @@ def flag_case(metric: str | None, unit: str | None, direction: str | None, param
     values: list[int | float] = []
     for item in samples:
         for part in item.split(","):
-            value = typed(part.strip())
-            if type(value) not in (int, float):
+            number = typed(part.strip())
+            if isinstance(number, bool) or not isinstance(number, (int, float)):
                 raise UsageError(f"--sample {part.strip()!r}: not a number")
-            values.append(value)  # type: ignore[arg-type]
+            values.append(number)
     return {"metric": metric, "params": parsed, "unit": unit, "direction": direction, "samples": values}
 
 

@@ -35,7 +35,11 @@ def cross_plan_findings(plans: list[Plan]) -> list[CrossProblem]:
     for plan in plans:
         if plan.id in by_id:
             first = by_id[plan.id].path
-            problems.append(CrossProblem(plan.path, f"{plan.path}:{plan.line}: duplicate plan id '{plan.id}' (also {first})", also=first))
+            problems.append(
+                CrossProblem(
+                    plan.path, f"{plan.path}:{plan.line}: duplicate plan id '{plan.id}' (also {first})", also=first
+                )
+            )
         else:
             by_id[plan.id] = plan
     phases = {f"{p.id}/{ph.id}": (p, ph) for p in by_id.values() for ph in p.phases}
@@ -43,9 +47,13 @@ def cross_plan_findings(plans: list[Plan]) -> list[CrossProblem]:
     for key, (plan, phase) in phases.items():
         deps = [qualify(plan.id, d) for d in phase.depends]
         where = f"{plan.path}:{phase.depends_line or phase.line}"
-        for raw, dep in zip(phase.depends, deps):
+        for raw, dep in zip(phase.depends, deps, strict=True):
             if dep not in phases:
-                problems.append(CrossProblem(plan.path, f"{where}: phase {phase.id}: unknown dependency '{raw}'", dep.split("/", 1)[0]))
+                problems.append(
+                    CrossProblem(
+                        plan.path, f"{where}: phase {phase.id}: unknown dependency '{raw}'", dep.split("/", 1)[0]
+                    )
+                )
             elif dep == key:
                 problems.append(CrossProblem(plan.path, f"{where}: phase {phase.id} depends on itself"))
         graph[key] = [d for d in deps if d in phases and d != key]
@@ -71,9 +79,14 @@ def _cycles(graph: dict[str, list[str]], phases: dict[str, tuple[Plan, Phase]]) 
                 stack.append((node, i + 1))
                 nxt = graph[node][i]
                 if state.get(nxt) == 1:
-                    cycle = path[path.index(nxt) :] + [nxt]
+                    cycle = [*path[path.index(nxt) :], nxt]
                     plan, phase = phases[nxt]
-                    out.append(CrossProblem(plan.path, f"{plan.path}:{phase.depends_line or phase.line}: dependency cycle: {' -> '.join(cycle)}"))
+                    out.append(
+                        CrossProblem(
+                            plan.path,
+                            f"{plan.path}:{phase.depends_line or phase.line}: dependency cycle: {' -> '.join(cycle)}",
+                        )
+                    )
                 elif nxt not in state:
                     stack.append((nxt, 0))
             else:

@@ -12,7 +12,7 @@ import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import click
 import typer
@@ -30,8 +30,8 @@ def _suggestions() -> dict[str, Any]:
 app = typer.Typer(
     name="tracker",
     help="Declarative plans in Markdown whose phase status is derived from test and benchmark evidence.\n\n"
-         "--root, --color and --no-color may also follow the command (tracker status --root DIR). "
-         "Shell completion: tracker --install-completion (bash, zsh, fish, PowerShell).",
+    "--root, --color and --no-color may also follow the command (tracker status --root DIR). "
+    "Shell completion: tracker --install-completion (bash, zsh, fish, PowerShell).",
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
@@ -39,7 +39,7 @@ app = typer.Typer(
 )
 
 
-class ColorWhen(str, enum.Enum):
+class ColorWhen(enum.StrEnum):
     """``--color`` values."""
 
     auto = "auto"
@@ -50,7 +50,7 @@ class ColorWhen(str, enum.Enum):
 _state: dict[str, Any] = {"root": None, "color": None, "no_color": False}
 
 
-def _root(root: Optional[str] = None) -> Path:
+def _root(root: str | None = None) -> Path:
     """The repository root from ``--root`` given before the command or after it (UsageError when both), or
     found from the current directory."""
     from tracker.git import root_from_option
@@ -58,7 +58,7 @@ def _root(root: Optional[str] = None) -> Path:
     return root_from_option(_root_option(root))
 
 
-def _root_option(root: Optional[str]) -> Optional[str]:
+def _root_option(root: str | None) -> str | None:
     """``--root``'s value, given before the command or after it; UsageError when both."""
     from tracker.errors import UsageError
 
@@ -67,7 +67,7 @@ def _root_option(root: Optional[str]) -> Optional[str]:
     return root if root is not None else _state["root"]
 
 
-def _color(color: Optional[ColorWhen], no_color: bool) -> str:
+def _color(color: ColorWhen | None, no_color: bool) -> str:
     """``auto``, ``always`` or ``never`` from ``--color``/``--no-color`` given before the command or after it
     (status): UsageError when both places, or both options, give one."""
     from tracker.errors import UsageError
@@ -100,10 +100,22 @@ def _run(fn: Callable[[], int]) -> None:
     raise typer.Exit(code)
 
 
-RootOption = Annotated[Optional[str], typer.Option(
-    "--root", help="Repository root, or a directory inside it (default: found from the current directory).", show_default=False)]
-ColorOption = Annotated[Optional[ColorWhen], typer.Option(
-    "--color", help="Colour status's table: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never.", show_default=False)]
+RootOption = Annotated[
+    str | None,
+    typer.Option(
+        "--root",
+        help="Repository root, or a directory inside it (default: found from the current directory).",
+        show_default=False,
+    ),
+]
+ColorOption = Annotated[
+    ColorWhen | None,
+    typer.Option(
+        "--color",
+        help="Colour status's table: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never.",
+        show_default=False,
+    ),
+]
 NoColorOption = Annotated[bool, typer.Option("--no-color", help="Same as --color=never.")]
 
 
@@ -139,15 +151,23 @@ def _main(
     root: RootOption = None,
     color: ColorOption = None,
     no_color: NoColorOption = False,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     _state.update(root=root, color=color, no_color=no_color)
 
 
 @app.command()
 def status(
-    plan: Annotated[Optional[str], typer.Argument(
-        help="Only this plan (0002, 2 or plans/0002-x.md) or this phase (0002/P1).", show_default=False, autocompletion=_targets)] = None,
+    plan: Annotated[
+        str | None,
+        typer.Argument(
+            help="Only this plan (0002, 2 or plans/0002-x.md) or this phase (0002/P1).",
+            show_default=False,
+            autocompletion=_targets,
+        ),
+    ] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the status document as JSON (shape in README).")] = False,
     root: RootOption = None,
     color: ColorOption = None,
@@ -161,11 +181,20 @@ def status(
 
 @app.command()
 def verify(
-    targets: Annotated[Optional[list[str]], typer.Argument(
-        help="PLAN or PLAN/PHASE (default: all).", show_default=False, autocompletion=_targets)] = None,
-    pytest_arg: Annotated[Optional[list[str]], typer.Option("--pytest-arg", help="Extra argument for pytest (repeatable).")] = None,
-    bench: Annotated[bool, typer.Option("--bench", help="Also run the selected bench gates' `run` commands, then take in their results.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Re-run gates whose passing evidence still matches the code.")] = False,
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(help="PLAN or PLAN/PHASE (default: all).", show_default=False, autocompletion=_targets),
+    ] = None,
+    pytest_arg: Annotated[
+        list[str] | None, typer.Option("--pytest-arg", help="Extra argument for pytest (repeatable).")
+    ] = None,
+    bench: Annotated[
+        bool,
+        typer.Option("--bench", help="Also run the selected bench gates' `run` commands, then take in their results."),
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Re-run gates whose passing evidence still matches the code.")
+    ] = False,
     json: JsonOption = False,
     root: RootOption = None,
 ) -> None:
@@ -177,11 +206,17 @@ def verify(
 
 @app.command()
 def update(
-    plans: Annotated[Optional[list[str]], typer.Argument(
-        help="Only these plans' files (default: all).", show_default=False, autocompletion=_targets)] = None,
-    check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 with a diff when files are out of date.")] = False,
+    plans: Annotated[
+        list[str] | None,
+        typer.Argument(help="Only these plans' files (default: all).", show_default=False, autocompletion=_targets),
+    ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Write nothing; exit 1 with a diff when files are out of date.")
+    ] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Print the diff of what is written.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite generated regions that were edited by hand.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite generated regions that were edited by hand.")
+    ] = False,
     root: RootOption = None,
 ) -> None:
     """Rewrite the generated status regions inside plan files."""
@@ -192,7 +227,9 @@ def update(
 
 @app.command()
 def lint(
-    no_collect: Annotated[bool, typer.Option("--no-collect", help="Skip asking pytest whether test gates collect.")] = False,
+    no_collect: Annotated[
+        bool, typer.Option("--no-collect", help="Skip asking pytest whether test gates collect.")
+    ] = False,
     json: JsonOption = False,
     root: RootOption = None,
 ) -> None:
@@ -255,9 +292,15 @@ def signoff(
 
 @app.command()
 def ingest(
-    files: Annotated[list[Path], typer.Argument(help="pytest reportlog (.jsonl), JUnit XML or benchmark result files.")],
-    host: Annotated[Optional[str], typer.Option("--host", help="Machine the tests ran on (reportlog/JUnit carry none).")] = None,
-    commit: Annotated[Optional[str], typer.Option("--commit", help="Commit the tests ran on (default: HEAD, marked assumed).")] = None,
+    files: Annotated[
+        list[Path], typer.Argument(help="pytest reportlog (.jsonl), JUnit XML or benchmark result files.")
+    ],
+    host: Annotated[
+        str | None, typer.Option("--host", help="Machine the tests ran on (reportlog/JUnit carry none).")
+    ] = None,
+    commit: Annotated[
+        str | None, typer.Option("--commit", help="Commit the tests ran on (default: HEAD, marked assumed).")
+    ] = None,
     root: RootOption = None,
 ) -> None:
     """Validate evidence produced elsewhere and copy it into the evidence store (docs/evidence.md)."""
@@ -279,7 +322,9 @@ def check(
 
 @app.command()
 def gc(
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be deleted and why the rest stays.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would be deleted and why the rest stays.")
+    ] = False,
     json: JsonOption = False,
     root: RootOption = None,
 ) -> None:
@@ -289,32 +334,87 @@ def gc(
     _run(lambda: cmd.run(_root(root), dry_run, as_json=json))
 
 
-result_app = typer.Typer(name="result", help="Benchmark result files for projects without a harness that writes them.",
-                         no_args_is_help=True)
+result_app = typer.Typer(
+    name="result", help="Benchmark result files for projects without a harness that writes them.", no_args_is_help=True
+)
 app.add_typer(result_app)
 
 
 @result_app.command("new")
 def result_new(
     benchmark: Annotated[str, typer.Argument(help="Name of the benchmark (recorded in the file and its name).")],
-    cases: Annotated[Optional[str], typer.Option("--cases", help="JSON or CSV file of the cases and their samples (- for standard input).", show_default=False)] = None,
-    metric: Annotated[Optional[str], typer.Option("--metric", help="One case given by flags: its metric (what a bench gate names).", show_default=False)] = None,
-    unit: Annotated[Optional[str], typer.Option("--unit", help="The case's unit (e.g. ms).", show_default=False)] = None,
-    direction: Annotated[Optional[str], typer.Option("--direction", help="Which way is better: lower or higher.", show_default=False)] = None,
-    param: Annotated[Optional[list[str]], typer.Option("--param", help="A parameter of the case, KEY=VALUE (repeatable).", show_default=False)] = None,
-    sample: Annotated[Optional[list[str]], typer.Option("--sample", help="A measured value (repeatable, or comma-separated).", show_default=False)] = None,
-    measure: Annotated[Optional[list[str]], typer.Option("--measure", help="Files the benchmark measured, as globs like a phase's paths (repeatable; default: the paths of the phases whose bench gates name its metrics).", show_default=False)] = None,
-    gpu: Annotated[Optional[str], typer.Option("--gpu", help="The GPU it ran on (what a gate's hardware matches).", show_default=False)] = None,
-    command: Annotated[Optional[str], typer.Option("--command", help="The command that measured it (default: this command line).", show_default=False)] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Directory to write into (default: bench/results/).", show_default=False)] = None,
+    cases: Annotated[
+        str | None,
+        typer.Option(
+            "--cases",
+            help="JSON or CSV file of the cases and their samples (- for standard input).",
+            show_default=False,
+        ),
+    ] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            "--metric", help="One case given by flags: its metric (what a bench gate names).", show_default=False
+        ),
+    ] = None,
+    unit: Annotated[str | None, typer.Option("--unit", help="The case's unit (e.g. ms).", show_default=False)] = None,
+    direction: Annotated[
+        str | None, typer.Option("--direction", help="Which way is better: lower or higher.", show_default=False)
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", help="A parameter of the case, KEY=VALUE (repeatable).", show_default=False),
+    ] = None,
+    sample: Annotated[
+        list[str] | None,
+        typer.Option("--sample", help="A measured value (repeatable, or comma-separated).", show_default=False),
+    ] = None,
+    measure: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--measure",
+            help="Files the benchmark measured, as globs like a phase's paths (repeatable; default: the paths of "
+            "the phases whose bench gates name its metrics).",
+            show_default=False,
+        ),
+    ] = None,
+    gpu: Annotated[
+        str | None,
+        typer.Option("--gpu", help="The GPU it ran on (what a gate's hardware matches).", show_default=False),
+    ] = None,
+    command: Annotated[
+        str | None,
+        typer.Option(
+            "--command", help="The command that measured it (default: this command line).", show_default=False
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Directory to write into (default: bench/results/).", show_default=False),
+    ] = None,
     json: JsonOption = False,
     root: RootOption = None,
 ) -> None:
     """Write a valid benchmark result file from measured samples (provenance filled in, checked before writing)."""
     from tracker.commands import result as cmd
 
-    _run(lambda: cmd.run_new(_root(root), benchmark, cases, metric=metric, unit=unit, direction=direction, params=param,
-                             samples=sample, measure=measure, gpu=gpu, command=command, out_dir=out, as_json=json))
+    _run(
+        lambda: cmd.run_new(
+            _root(root),
+            benchmark,
+            cases,
+            metric=metric,
+            unit=unit,
+            direction=direction,
+            params=param,
+            samples=sample,
+            measure=measure,
+            gpu=gpu,
+            command=command,
+            out_dir=out,
+            as_json=json,
+        )
+    )
 
 
 def restore_argument_help(group: click.Command, typer_app: typer.Typer) -> None:
@@ -336,12 +436,16 @@ def restore_argument_help(group: click.Command, typer_app: typer.Typer) -> None:
             if getattr(param, "help", "") is None and meta is not None and isinstance(meta.default, ArgumentInfo):
                 param.help = meta.default.help
     for group_info in typer_app.registered_groups:
-        sub = group.commands.get(group_info.name or group_info.typer_instance.info.name or "") if group_info.typer_instance else None
+        sub = (
+            group.commands.get(group_info.name or group_info.typer_instance.info.name or "")
+            if group_info.typer_instance
+            else None
+        )
         if isinstance(sub, click.Group) and group_info.typer_instance is not None:
             restore_argument_help(sub, group_info.typer_instance)
 
 
-def run(argv: Optional[list[str]] = None) -> int:
+def run(argv: list[str] | None = None) -> int:
     """Run one command line; its exit code. Command-line usage errors are 3 (not click's 2, which is ours
     for invalid plans)."""
     from tracker.errors import ExitCode, OutputClosed
@@ -364,7 +468,7 @@ def run(argv: Optional[list[str]] = None) -> int:
     return code if isinstance(code, int) else 0
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     """Entry point for in-process callers (the console script is :func:`tracker.entry.main`); ends with
     ``sys.exit``.
 

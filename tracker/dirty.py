@@ -40,7 +40,14 @@ def commit_state(root: Path) -> tuple[str | None, bool | None]:
     return env_commit, _env_dirty()
 
 
-_STATUS = ["status", "--porcelain", "--untracked-files=normal", "--", ".", *(f":(exclude){path}" for path in EVIDENCE_PATHS)]
+_STATUS = [
+    "status",
+    "--porcelain",
+    "--untracked-files=normal",
+    "--",
+    ".",
+    *(f":(exclude){path}" for path in EVIDENCE_PATHS),
+]
 
 
 def tree_dirty(root: Path) -> bool | None:
@@ -78,8 +85,16 @@ def _git_at_once(root: Path, *commands: list[str]) -> list[str | None]:
     try:
         for args in commands:
             try:
-                procs.append(subprocess.Popen(["git", *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                              text=True, errors="surrogateescape"))
+                procs.append(
+                    subprocess.Popen(
+                        ["git", *args],
+                        cwd=root,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL,
+                        text=True,
+                        errors="surrogateescape",
+                    )
+                )
             except OSError:
                 procs.append(None)
         out: list[str | None] = []

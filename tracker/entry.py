@@ -2,7 +2,8 @@
 
 ``tracker status`` is the command run most (at the end of every work session), and importing typer is
 more than half of its time (~110 ms of ~200 ms). So its plain forms, ``status [PLAN] [--json]`` with
-``--root DIR``, ``--color WHEN`` or ``--no-color`` before or after ``status``, go straight to :mod:`tracker.commands.status`.
+``--root DIR``, ``--color WHEN`` or ``--no-color`` before or after ``status``, go straight to
+:mod:`tracker.commands.status`.
 So do plain ``verify`` lines (targets, ``--pytest-arg``, ``--bench``, ``--force``, ``--json``, ``--root``): what
 verify costs on top of plain pytest is mostly the tracker's own start-up (plan 0003 P5). Every other command
 line, help and errors included, goes through the typer CLI (:mod:`tracker.cli`), which defines them all. Both
@@ -30,10 +31,9 @@ In-process callers (``main(argv)``) keep their signals and streams.
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # `signal` is this C module plus enum wrappers, whose import (~1.5 ms) would come first
 import os
 import sys
-
-import _signal  # type: ignore[import-not-found]  # `signal` is this C module plus enum wrappers, whose import (~1.5 ms) would come first
 
 
 def _die_interrupted(signum: int = _signal.SIGINT, frame: object = None) -> NoReturn:
@@ -50,7 +50,9 @@ def _die_interrupted(signum: int = _signal.SIGINT, frame: object = None) -> NoRe
 def _imported_by_a_program() -> bool:
     """Is this module imported by a program's top-level code (the console script, ``python -m
     tracker``'s ``__main__``, ``python -c``) rather than by a library or a test, whose Ctrl-C is its own?"""
-    frame: FrameType | None = sys._getframe(2)  # 0: this function, 1: this module, 2 and up: the import system, then the importer
+    frame: FrameType | None = sys._getframe(
+        2
+    )  # 0: this function, 1: this module, 2 and up: the import system, then the importer
     while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
         frame = frame.f_back
     return frame is not None and frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__"
@@ -71,8 +73,23 @@ if TYPE_CHECKING:
 
 # Import names of the third-party packages the tracker needs (pyproject's dependencies and theirs). A command run
 # by a Python without them (not the virtualenv it was installed into) says so instead of printing a traceback.
-DEPENDENCIES = frozenset({"typer", "click", "shellingham", "rich", "pydantic", "pydantic_core", "annotated_types",
-                          "typing_inspection", "markdown_it", "mdurl", "git", "gitdb", "smmap"})
+DEPENDENCIES = frozenset(
+    {
+        "typer",
+        "click",
+        "shellingham",
+        "rich",
+        "pydantic",
+        "pydantic_core",
+        "annotated_types",
+        "typing_inspection",
+        "markdown_it",
+        "mdurl",
+        "git",
+        "gitdb",
+        "smmap",
+    }
+)
 
 
 _VALUED = ("--root", "--color")  # the global options that take a value, accepted before and after ``status``
@@ -103,7 +120,12 @@ def status_args(args: list[str]) -> tuple[Path | None, str | None, bool, str] | 
         else:
             return None
     color = "never" if "--no-color" in options else options.get("--color", "auto")
-    if not command or options.get("--root") == "" or color not in ("auto", "always", "never") or {"--color", "--no-color"} <= options.keys():
+    if (
+        not command
+        or options.get("--root") == ""
+        or color not in ("auto", "always", "never")
+        or {"--color", "--no-color"} <= options.keys()
+    ):
         return None
     root = options.get("--root")
     return None if root is None else Path(root), plan, "--json" in options, color
@@ -159,7 +181,14 @@ def verify_args(args: list[str]) -> VerifyLine | None:
             return None
     if not command:
         return None
-    return VerifyLine(None if root is None else Path(root), targets, pytest_args, "--bench" in flags, "--force" in flags, "--json" in flags)
+    return VerifyLine(
+        None if root is None else Path(root),
+        targets,
+        pytest_args,
+        "--bench" in flags,
+        "--force" in flags,
+        "--json" in flags,
+    )
 
 
 _sigint_received = False  # set by the first Ctrl-C while a command runs
@@ -206,7 +235,9 @@ def _encode_anyway(err: UnicodeError) -> tuple[bytes, int]:
         if 0xDC80 <= code <= 0xDCFF:
             out.append(code - 0xDC00)
         else:
-            out += (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}").encode("ascii")
+            out += (
+                f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+            ).encode("ascii")
     return bytes(out), err.end
 
 
@@ -249,8 +280,16 @@ def _own_output_streams() -> None:
         except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
             continue  # a stream replaced by whoever runs us: theirs to keep
         raw.label = name
-        setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(raw), encoding=getattr(old, "encoding", None) or "utf-8",
-                                            errors="tracker.encode-anyway", line_buffering=getattr(old, "line_buffering", True)))
+        setattr(
+            sys,
+            name,
+            io.TextIOWrapper(
+                io.BufferedWriter(raw),
+                encoding=getattr(old, "encoding", None) or "utf-8",
+                errors="tracker.encode-anyway",
+                line_buffering=getattr(old, "line_buffering", True),
+            ),
+        )
 
 
 def _flush_output(code: int) -> int:
@@ -321,14 +360,18 @@ def _missing_dependency(err: ModuleNotFoundError) -> int:
         raise err  # one of our own modules: a bug, kept as a traceback
     from tracker.errors import ExitCode
 
-    print(f"tracker: error: the package {package!r} is not installed in this Python ({sys.executable}); "
-          "install the tracker into it (`pip install .` in the repository, README) or run the `tracker` of "
-          "the environment it was installed into", file=sys.stderr)
+    print(
+        f"tracker: error: the package {package!r} is not installed in this Python ({sys.executable}); "
+        "install the tracker into it (`pip install .` in the repository, README) or run the `tracker` of "
+        "the environment it was installed into",
+        file=sys.stderr,
+    )
     return int(ExitCode.MISSING_DEPENDENCY)
 
 
 def _run(argv: list[str] | None) -> int:
-    """The command's exit code: plain status and verify lines without typer, the rest through :func:`tracker.cli.run`."""
+    """The command's exit code: plain status and verify lines without typer, the rest through
+    :func:`tracker.cli.run`."""
     args = sys.argv[1:] if argv is None else argv
     fast = status_args(args)
     verify = verify_args(args) if fast is None else None
@@ -361,4 +404,11 @@ def _verify(line: VerifyLine) -> int:
     from tracker.commands import verify
     from tracker.git import root_from_option
 
-    return verify.run(root_from_option(line.root), line.targets, line.pytest_args, bench=line.bench, force=line.force, as_json=line.as_json)
+    return verify.run(
+        root_from_option(line.root),
+        line.targets,
+        line.pytest_args,
+        bench=line.bench,
+        force=line.force,
+        as_json=line.as_json,
+    )

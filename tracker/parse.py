@@ -247,7 +247,10 @@ def parse_plan(path: str, text: str) -> tuple[Plan | None, list[str]]:
         problems.extend(_fmt(path, head, "plan", loc, msg) for loc, msg in errs)
     stem = path.rsplit("/", 1)[-1]
     if head and plan_fields and not stem.startswith(plan_fields["id"] + "-"):
-        problems.append(f"{path}:{_key_line(head, ('id',))}: plan id '{plan_fields['id']}' does not match the file name (expected {plan_fields['id']}-slug.md)")
+        problems.append(
+            f"{path}:{_key_line(head, ('id',))}: plan id '{plan_fields['id']}' does not match the file name "
+            f"(expected {plan_fields['id']}-slug.md)"
+        )
     phases: list[Phase] = []
     seen: dict[str, int] = {}
     for b in blocks:
@@ -261,13 +264,22 @@ def parse_plan(path: str, text: str) -> tuple[Plan | None, list[str]]:
         if fields is None:
             continue
         if fields["id"] in seen:
-            problems.append(f"{path}:{_key_line(b, ('id',))}: duplicate phase id '{fields['id']}' (first at line {seen[fields['id']]})")
+            problems.append(
+                f"{path}:{_key_line(b, ('id',))}: duplicate phase id '{fields['id']}' "
+                f"(first at line {seen[fields['id']]})"
+            )
             continue
         seen[fields["id"]] = b.line
         located = tuple(g._replace(line=_key_line(b, ("gate", i))) for i, g in gates)
         phases.append(
             Phase(
-                fields["id"], fields["title"], tuple(fields["depends"]), tuple(fields["paths"]), located, b.line, b.end_line,
+                fields["id"],
+                fields["title"],
+                tuple(fields["depends"]),
+                tuple(fields["paths"]),
+                located,
+                b.line,
+                b.end_line,
                 _key_line(b, ("depends",)),
             )
         )

@@ -142,13 +142,18 @@ def _region_at(lines: list[str], i: int, key: str, path: str, force: bool, code:
     if mark is None:
         hint = f" (the one at line {in_code_end + 1} is inside fenced code)" if in_code_end is not None else ""
         raise RegionEditedError(
-            f"{path}:{i + 1}: region '{key}' has no end marker{hint}: add one or remove the begin marker (--force does not change this)"
+            f"{path}:{i + 1}: region '{key}' has no end marker{hint}: add one or remove the begin marker "
+            "(--force does not change this)"
         )
     kind, end = mark
     if kind == "begin":
-        raise RegionEditedError(f"{path}:{i + 1}: region '{key}' has no end marker before the next region (line {j + 1})")
+        raise RegionEditedError(
+            f"{path}:{i + 1}: region '{key}' has no end marker before the next region (line {j + 1})"
+        )
     if end.group(1) != key:
-        raise RegionEditedError(f"{path}:{j + 1}: region end marker says '{end.group(1)}', begin (line {i + 1}) says '{key}'")
+        raise RegionEditedError(
+            f"{path}:{j + 1}: region end marker says '{end.group(1)}', begin (line {i + 1}) says '{key}'"
+        )
     if fenced and (held := code.blocks_within(i + 1, j)):
         kind, line = held[0]
         raise RegionEditedError(
@@ -226,7 +231,7 @@ def region_spans(text: str, path: str) -> list[tuple[int, int]]:
 
 def render_region(key: str, body: str, nl: str) -> list[str]:
     """The lines of one region, each ending with ``nl``."""
-    lines = [f"<!-- tracker:begin {key} -->"] + body.split("\n") + [f"<!-- tracker:end {key} sum={checksum(body)} -->"]
+    lines = [f"<!-- tracker:begin {key} -->", *body.split("\n"), f"<!-- tracker:end {key} sum={checksum(body)} -->"]
     return [s + nl for s in lines]
 
 
@@ -277,7 +282,9 @@ def rewrite(text: str, regions: list[Region], path: str, *, force: bool = False)
     code = _CodeLines(text)
     found = _placed(lines, {r.key: r.after_line for r in regions}, path, force, code)
     wanted = {r.key: r for r in regions}
-    spans: dict[int, tuple[int, str | None]] = {f.begin: (f.end, key) for key, f in found.items()}  # begin -> (end, key or None: removed)
+    spans: dict[int, tuple[int, str | None]] = {
+        f.begin: (f.end, key) for key, f in found.items()
+    }  # begin -> (end, key or None: removed)
     for f in _strays(lines, found, path, force, code):
         spans[f.begin] = (f.end, None)
     inserts: dict[int, list[str]] = {}  # after 0-based line index -> keys of new regions

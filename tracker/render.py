@@ -6,9 +6,8 @@ second ``tracker update`` writes nothing.
 
 from __future__ import annotations
 
-from typing import Any
-
 import re
+from typing import Any
 
 from tracker.checks import qualify
 from tracker.errors import RegionEditedError
@@ -75,7 +74,10 @@ def summary_body(plan: Plan, statuses: dict[str, PhaseStatus]) -> str:
     for ph in plan.phases:
         st = statuses[f"{plan.id}/{ph.id}"]
         status = st.status.value + (f" ({', '.join(st.blocked_by)})" if st.blocked_by else "")
-        rows.append(f"| {_cell(ph.id)} · {_cell(ph.title)} | **{status}** | {st.met_count} | {_cell(source_text(newest_source(st)))} |")
+        rows.append(
+            f"| {_cell(ph.id)} · {_cell(ph.title)} | **{status}** | {st.met_count} "
+            f"| {_cell(source_text(newest_source(st)))} |"
+        )
     if not plan.phases:
         rows.append("| — | no phases yet | — | — |")
     return "\n".join(["", *rows, ""])
@@ -88,8 +90,11 @@ def phase_body(plan: Plan, phase_index: int, st: PhaseStatus) -> str:
     lines = ["", head + (f"; {_one_line(st.note)}" if st.note else ""), ""]
     if phase.gates:
         lines += ["| # | Gate | Verdict | Evidence |", "| --- | --- | --- | --- |"]
-        for i, (gate, v) in enumerate(zip(phase.gates, st.verdicts), 1):
-            lines.append(f"| {i} | {_cell(gate_label(gate))} | {MARK[v.met]} {_cell(v.reason)} | {_cell(source_text(v.source))} |")
+        for i, (gate, v) in enumerate(zip(phase.gates, st.verdicts, strict=True), 1):
+            lines.append(
+                f"| {i} | {_cell(gate_label(gate))} | {MARK[v.met]} {_cell(v.reason)} "
+                f"| {_cell(source_text(v.source))} |"
+            )
     else:
         lines.append("No gates yet: a phase without gates is never done.")
     lines.append("")
@@ -122,7 +127,9 @@ def plan_regions(plan: Plan, statuses: dict[str, PhaseStatus]) -> list[Region]:
     return regions
 
 
-def status_data(plans: list[Plan], statuses: dict[str, PhaseStatus], recorded: dict[str, str] | None = None) -> dict[str, Any]:
+def status_data(
+    plans: list[Plan], statuses: dict[str, PhaseStatus], recorded: dict[str, str] | None = None
+) -> dict[str, Any]:
     """The ``tracker status --json`` document (shape documented in README)."""
     recorded = recorded or {}
 
@@ -143,13 +150,16 @@ def status_data(plans: list[Plan], statuses: dict[str, PhaseStatus], recorded: d
                         "status": (st := statuses[f"{plan.id}/{ph.id}"]).status.value,
                         "recorded_status": recorded.get(f"{plan.id}/{ph.id}"),
                         "blocked_by": list(st.blocked_by),
-                        "dependencies_not_done": [{"id": dep, "status": status} for dep, status in dependencies_not_done(plan, ph, statuses)],
+                        "dependencies_not_done": [
+                            {"id": dep, "status": status} for dep, status in dependencies_not_done(plan, ph, statuses)
+                        ],
                         "changed": list(st.changed),
                         "note": st.note,
                         "gates": [
-                            {"index": i, "kind": type(g).__name__.removesuffix("Gate").lower(), "definition": g.definition,
-                             "met": v.met, "failed": v.failed, "reason": v.reason, "source": src(v.source)}
-                            for i, (g, v) in enumerate(zip(ph.gates, st.verdicts), 1)
+                            {"index": i, "kind": type(g).__name__.removesuffix("Gate").lower(),
+                             "definition": g.definition, "met": v.met, "failed": v.failed, "reason": v.reason,
+                             "source": src(v.source)}
+                            for i, (g, v) in enumerate(zip(ph.gates, st.verdicts, strict=True), 1)
                         ],
                     }
                     for ph in plan.phases

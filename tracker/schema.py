@@ -7,7 +7,7 @@ Only the cold path imports this module (a plan file whose content is not in the 
 from __future__ import annotations
 
 import posixpath
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
@@ -19,7 +19,7 @@ from tracker.selection import compile_marker
 PLAN_ID = r"^[0-9]{4}$"
 PHASE_ID = r"^[A-Za-z][A-Za-z0-9_.-]*$"
 DEPENDENCY = r"^([0-9]{4}/)?[A-Za-z][A-Za-z0-9_.-]*$"
-Scalar = Union[str, int, float, bool]
+Scalar = str | int | float | bool
 
 
 # Errors of the tracker's own rules: their message names what is wrong itself (no ``key:`` prefix).
@@ -75,8 +75,11 @@ def finite_values(key: str) -> Any:
     plan unequal to itself)."""
 
     def check(table: dict[str, Any] | None) -> str | None:
-        bad = next((k for k, v in (table or {}).items() if isinstance(v, float) and v - v != 0), None)
-        return None if bad is None else f"{key}.{bad} = {table[bad]!r}: not a finite number (no result's parameter equals it)"  # type: ignore[index]
+        values = table or {}
+        bad = next((k for k, v in values.items() if isinstance(v, float) and v - v != 0), None)
+        if bad is None:
+            return None
+        return f"{key}.{bad} = {values[bad]!r}: not a finite number (no result's parameter equals it)"
 
     return _rule(check)
 
@@ -124,7 +127,7 @@ class BenchGateModel(_Block):
     confidence: Annotated[float, Field(gt=0, lt=1)] | None = None
 
     @model_validator(mode="after")
-    def _one_threshold(self) -> "BenchGateModel":
+    def _one_threshold(self) -> BenchGateModel:
         if (self.at_least is None) == (self.at_most is None):
             raise ValueError("exactly one of 'at_least' or 'at_most' is required")
         return self
@@ -137,7 +140,7 @@ class PhaseBlock(_Block):
     title: Annotated[str, Field(min_length=1)]
     depends: list[Annotated[str, Field(pattern=DEPENDENCY)]] = []
     paths: list[Annotated[str, Field(min_length=1), _rule(glob_problem)]] = []
-    gate: list[Union[TestGateModel, ManualGateModel, BenchGateModel]] = []
+    gate: list[TestGateModel | ManualGateModel | BenchGateModel] = []
 
 
 _GATE_MODELS: dict[str, type[_Block]] = {"test": TestGateModel, "manual": ManualGateModel, "bench": BenchGateModel}
@@ -163,7 +166,7 @@ def json_schema() -> dict[str, Any]:
     }
 
 
-Loc = tuple[Union[str, int], ...]
+Loc = tuple[str | int, ...]
 Problem = tuple[Loc, str]
 
 

@@ -16,7 +16,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, NoReturn, Union
+from typing import Any, NoReturn
 
 # pytest's identifier: ``(:?\w|:|\+|-|\.|\[|\]|\\|/)+`` (the ``:?`` adds nothing to the character set).
 _IDENT = re.compile(r"(?:\w|[:+\-.\[\]\\/])+")
@@ -25,7 +25,7 @@ MAX_MARKER_DEPTH = 50  # parentheses and ``not``s nested in one expression (boun
 
 # A compiled expression: a marker name, ("not", x), ("and", (x, y, ...)), ("or", (x, y, ...)), or False
 # (empty). Chains of and/or are flat, so the tree is never deeper than the nesting of ( and not.
-Node = Union[str, bool, tuple[str, Any]]  # ("not", Node) or ("and"/"or", tuple[Node, ...]): told apart by [0]
+Node = str | bool | tuple[str, Any]  # ("not", Node) or ("and"/"or", tuple[Node, ...]): told apart by [0]
 
 
 class _Tokens:
@@ -107,7 +107,10 @@ def _not(t: _Tokens, depth: int) -> Node:
     if name is None:
         t.expect("not", "(", "ident")
     if t.peek() == "(":
-        t.fail(f"keyword arguments ({name}(...)) are not supported in a gate's marker: evidence records marker names only", t.items[t.at][2])
+        t.fail(
+            f"keyword arguments ({name}(...)) are not supported in a gate's marker: evidence records marker names only",
+            t.items[t.at][2],
+        )
     return name
 
 

@@ -44,7 +44,10 @@ INCOMPLETE_GRACE_S = 3600  # an "incomplete" run may still be writing: leave you
 
 
 def _status_snapshot(statuses: dict[str, PhaseStatus]) -> dict[str, tuple[object, ...]]:
-    return {k: (s.status, s.changed, tuple((v.met, v.failed, v.reason, v.source) for v in s.verdicts)) for k, s in statuses.items()}
+    return {
+        k: (s.status, s.changed, tuple((v.met, v.failed, v.reason, v.source) for v in s.verdicts))
+        for k, s in statuses.items()
+    }
 
 
 class Report(NamedTuple):
@@ -74,9 +77,9 @@ def run(root: Path, dry_run: bool = False, out: TextIO | None = None, as_json: b
     if as_json:
         from tracker.commands.common import json_text
 
+        kept = [{"path": k, "why": w} for k, w in sorted(report.kept.items())]
         doc = {"dry_run": report.dry_run, "exit": report.exit, "refused": report.refused, "deleted": report.deleted,
-               "would_delete": report.would_delete, "kept": [{"path": k, "why": w} for k, w in sorted(report.kept.items())],
-               "put_back": report.put_back}  # fmt: skip
+               "would_delete": report.would_delete, "kept": kept, "put_back": report.put_back}  # fmt: skip
         out.write(json_text(out, doc) + "\n")
     else:
         out.write("".join(line + "\n" for line in text_lines(report)))
@@ -90,7 +93,10 @@ def text_lines(report: Report) -> list[str]:
     if report.refused:
         return [*lines, f"tracker gc: refusing, pruning would change {', '.join(report.refused)}; nothing deleted"]
     lines += [f"would delete {rel}" for rel in report.would_delete]
-    done = sorted([(rel, f"deleted {rel}") for rel in report.deleted] + [(rel, f"kept {rel}: {CHANGED_MEANWHILE}") for rel in report.changed])
+    done = sorted(
+        [(rel, f"deleted {rel}") for rel in report.deleted]
+        + [(rel, f"kept {rel}: {CHANGED_MEANWHILE}") for rel in report.changed]
+    )
     lines += [line for _, line in done]
     if report.dry_run:
         lines += [f"keep {rel}: {why}" for rel, why in sorted(report.kept.items())]
@@ -111,7 +117,9 @@ def collect(root: Path, dry_run: bool) -> Report:
         snapshot = _snapshot(root)  # before anything is read: a file that changes after this is never deleted
         _, plans = load_plans(root)
         store = evidence.load(root)
-        has_bench = bool(store.bench) or any(isinstance(g, BenchGate) for p in plans for ph in p.phases for g in ph.gates)
+        has_bench = bool(store.bench) or any(
+            isinstance(g, BenchGate) for p in plans for ph in p.phases for g in ph.gates
+        )
         results: list[ResultRun] = []
         if has_bench:
             from tracker.results import load_repo_results
@@ -123,7 +131,9 @@ def collect(root: Path, dry_run: bool) -> Report:
             return _status_snapshot(compute(plans, s, lambda: index, lambda: Evaluator(rs)))
 
         in_store = EVIDENCE_DIR.as_posix() + "/"
-        keep: KeepSet = settle(store, needed(plans, store, results), results, view, lambda path: path.startswith(in_store))
+        keep: KeepSet = settle(
+            store, needed(plans, store, results), results, view, lambda path: path.startswith(in_store)
+        )
         drop = set(superseded(store, keep, [f for f, _ in store.bench])) | _abandoned(store.incomplete, snapshot)
         drop &= snapshot.keys()  # a file that appeared after the snapshot was not judged from it
         # Belt and braces: the pruned store must show exactly what the full one shows.
@@ -132,14 +142,24 @@ def collect(root: Path, dry_run: bool) -> Report:
         # Only the store is gc's to prune: result files elsewhere (bench/results/) are kept, unlisted.
         kept = {rel: why for rel, why in keep.why.items() if rel.startswith(in_store)}
         if changed:
-            return Report(dry_run, changed, [], [], kept | {rel: "superseded, but gc refused: pruning would change a status" for rel in drop}, put_back, [])
+            return Report(
+                dry_run,
+                changed,
+                [],
+                [],
+                kept | {rel: "superseded, but gc refused: pruning would change a status" for rel in drop},
+                put_back,
+                [],
+            )
         if dry_run:
             return Report(dry_run, [], [], sorted(drop), kept, put_back, [])
         deleted: list[str] = []
         meanwhile: list[str] = []
         for rel in sorted(drop):
             (deleted if delete_if_unchanged(root / rel, snapshot[rel].digest) else meanwhile).append(rel)
-        return Report(dry_run, [], deleted, [], kept | {rel: CHANGED_MEANWHILE for rel in meanwhile}, put_back, meanwhile)
+        return Report(
+            dry_run, [], deleted, [], kept | {rel: CHANGED_MEANWHILE for rel in meanwhile}, put_back, meanwhile
+        )
 
 
 class Taken(NamedTuple):
@@ -183,8 +203,11 @@ def _abandoned(incomplete: Sequence[str], snapshot: dict[str, Taken]) -> set[str
     interrupted ones (they count for nothing) and incomplete ones older than :data:`INCOMPLETE_GRACE_S`
     (surely abandoned). One that completes after the snapshot is kept at deletion (its bytes changed)."""
     now = time.time()
-    return {rel for rel in incomplete if rel in snapshot
-            and (snapshot[rel].status != "incomplete" or now - snapshot[rel].mtime > INCOMPLETE_GRACE_S)}
+    return {
+        rel
+        for rel in incomplete
+        if rel in snapshot and (snapshot[rel].status != "incomplete" or now - snapshot[rel].mtime > INCOMPLETE_GRACE_S)
+    }
 
 
 SET_ASIDE = re.compile(r"^\.(?P<name>.+\.json)\.[0-9a-f]{12}\.gc$")

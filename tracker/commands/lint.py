@@ -16,8 +16,10 @@ a ``paths`` glob that matches no file of the working tree (it can never make the
 ``--json`` prints one object::
 
     {"ok": false, "files": 2,
-     "problems": [{"path": "plans/0001-a.md", "line": 12, "message": "phase P1 gate 1: ...", "text": "plans/0001-a.md:12: phase P1 gate 1: ..."}],
-     "warnings": [{"path": "plans/0001-a.md", "line": 30, "message": "warning: phase P3 has no gates: ...", "text": "..."}]}
+     "problems": [{"path": "plans/0001-a.md", "line": 12, "message": "phase P1 gate 1: ...",
+                   "text": "plans/0001-a.md:12: phase P1 gate 1: ..."}],
+     "warnings": [{"path": "plans/0001-a.md", "line": 30, "message": "warning: phase P3 has no gates: ...",
+                   "text": "..."}]}
 
 ``ok``: no problem (exit 0; otherwise exit 2); ``files``: plan files found (read or not); each problem and warning as
 printed (``text``) and split into the plan file, its 1-based line (null for a ``path: reason`` about
@@ -48,7 +50,7 @@ def _collect(root: Path, paths: list[str]) -> tuple[dict[str, Any] | None, str]:
     """(what pytest collected from ``paths``, pytest's output when it could not say)."""
     with tempfile.TemporaryDirectory(prefix="tracker-lint-") as tmp:
         target = Path(tmp, "collected.json")
-        cmd = pytest_command() + ["--collect-only", "-q", f"--rootdir={root}", f"--tracker-collect={target}", *paths]
+        cmd = [*pytest_command(), "--collect-only", "-q", f"--rootdir={root}", f"--tracker-collect={target}", *paths]
         proc = subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, text=True)
         if not target.exists():
             lines = (proc.stdout + proc.stderr).strip().splitlines()
@@ -74,7 +76,9 @@ def _missing(root: Path, path: str) -> str | None:
     return None
 
 
-def gate_problems(root: Path, plans: list[Plan], collect: bool = True, texts: dict[str, str] | None = None) -> list[str]:
+def gate_problems(
+    root: Path, plans: list[Plan], collect: bool = True, texts: dict[str, str] | None = None
+) -> list[str]:
     """Problems of test gates: bad -m expressions, missing paths, patterns collecting nothing.
 
     ``texts`` (path -> text) is given for plan files with problems: there invalid gates were left
@@ -116,7 +120,9 @@ def gate_problems(root: Path, plans: list[Plan], collect: bool = True, texts: di
         if errs:
             problems.append(f"{where}: collection error in {errs[0]['nodeid']}: {errs[0]['reason']}")
             continue
-        hits = [it for it in found["items"] if selects(g.test, it["nodeid"]) and marker_matches(g.marker, it["markers"])]
+        hits = [
+            it for it in found["items"] if selects(g.test, it["nodeid"]) and marker_matches(g.marker, it["markers"])
+        ]
         if not hits:
             extra = f" with -m {g.marker!r}" if g.marker else ""
             problems.append(f"{where}: '{g.test}'{extra} collects no tests")
@@ -186,7 +192,9 @@ def _outside_paths(root: Path, plan: Plan, phase: Phase, numbers: dict[int, int]
             continue
         where = f"{plan.path}:{g.line}: warning: phase {phase.id} gate {numbers.get(g.line, i)}"
         if outside == [path]:
-            out.append(f"{where}: test file {path} is outside the phase's paths (editing it will not make the phase stale)")
+            out.append(
+                f"{where}: test file {path} is outside the phase's paths (editing it will not make the phase stale)"
+            )
         else:
             shown = ", ".join(outside[:3]) + (f" (+{len(outside) - 3} more)" if len(outside) > 3 else "")
             out.append(f"{where}: {len(outside)} test file(s) under {path} are outside the phase's paths "
@@ -207,13 +215,17 @@ def _glob_line(text: str, phase: Phase, glob: str) -> int:
     start = next((i for i in range(phase.line, min(phase.end_line, len(lines))) if _PATHS_KEY.match(lines[i])), None)
     if start is None:
         return phase.line
-    stop = next((i for i in range(start + 1, min(phase.end_line, len(lines))) if _NEXT_KEY.match(lines[i])), phase.end_line)
+    stop = next(
+        (i for i in range(start + 1, min(phase.end_line, len(lines))) if _NEXT_KEY.match(lines[i])), phase.end_line
+    )
     quoted = (f'"{glob}"', f"'{glob}'")
     return next((i for i in range(start, min(stop, len(lines))) if any(q in lines[i] for q in quoted)), start) + 1
 
 
 _PATHS_KEY = re.compile(r"""^\s*["']?paths["']?\s*=""")
-_NEXT_KEY = re.compile(r"""^\s*(\[|[A-Za-z0-9_-]+\s*=|["'][^"']*["']\s*=)""")  # a table or the next key: the array ended
+_NEXT_KEY = re.compile(
+    r"""^\s*(\[|[A-Za-z0-9_-]+\s*=|["'][^"']*["']\s*=)"""
+)  # a table or the next key: the array ended
 
 
 def unmatched_paths(root: Path, files: list[PlanFile]) -> list[str]:
@@ -231,8 +243,10 @@ def unmatched_paths(root: Path, files: list[PlanFile]) -> list[str]:
     for f, ph in phases:
         for glob in ph.paths:
             if not index.match((glob,)):
-                out.append(f"{f.path}:{_glob_line(f.text, ph, glob)}: warning: phase {ph.id}: paths glob '{glob}' matches no file"
-                           f"{no_match_hint(index, glob)}")  # fmt: skip
+                where = f"{f.path}:{_glob_line(f.text, ph, glob)}"
+                out.append(
+                    f"{where}: warning: phase {ph.id}: paths glob '{glob}' matches no file{no_match_hint(index, glob)}"
+                )
     return out
 
 
@@ -272,8 +286,8 @@ def nested_block_warnings(files: list[PlanFile]) -> list[str]:
             continue
         from tracker.parse import nested_blocks  # only for a file that may have one: markdown-it-py + pydantic
 
-        out += [f"{f.path}:{line}: warning: a {kind} block inside a list or quote is prose, not read (move it to the top level)"
-                for kind, line in nested_blocks(text)]  # fmt: skip
+        why = "inside a list or quote is prose, not read (move it to the top level)"
+        out += [f"{f.path}:{line}: warning: a {kind} block {why}" for kind, line in nested_blocks(text)]
     return out
 
 

@@ -23,14 +23,31 @@ def template_path(name: str = "plan.md") -> Path:
 
 
 # Latin letters (lower case) that NFKD does not decompose into ASCII plus accents.
-_LATIN = str.maketrans({"ß": "ss", "æ": "ae", "ø": "o", "œ": "oe", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "ı": "i",
-                        "ħ": "h", "ŧ": "t", "ŋ": "ng", "ĸ": "k"})
+_LATIN = str.maketrans(
+    {
+        "ß": "ss",
+        "æ": "ae",
+        "ø": "o",
+        "œ": "oe",
+        "ł": "l",
+        "đ": "d",
+        "ð": "d",
+        "þ": "th",
+        "ı": "i",
+        "ħ": "h",
+        "ŧ": "t",
+        "ŋ": "ng",
+        "ĸ": "k",
+    }
+)
 
 
 def slugify(title: str) -> str:
     """``"Verify kernel: sm_120!"`` -> ``"verify-kernel-sm-120"``; accented letters lose their accents
     (``"Défrag über"`` -> ``"defrag-uber"``), other scripts fall back to ``plan``."""
-    plain = "".join(ch for ch in unicodedata.normalize("NFKD", title.lower().translate(_LATIN)) if not unicodedata.combining(ch))
+    plain = "".join(
+        ch for ch in unicodedata.normalize("NFKD", title.lower().translate(_LATIN)) if not unicodedata.combining(ch)
+    )
     slug = re.sub(r"[^a-z0-9]+", "-", plain).strip("-")
     return slug[:50].rstrip("-") or "plan"
 

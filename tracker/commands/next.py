@@ -33,9 +33,19 @@ def workable(plans: list[Plan], statuses: dict[str, PhaseStatus]) -> list[dict[s
         for ph in plan.phases:
             st = statuses[f"{plan.id}/{ph.id}"]
             # A dependency into an invalid plan has no status: not done.
-            deps_done = all(getattr(statuses.get(qualify(plan.id, d)), "status", None) == Status.DONE for d in ph.depends)
+            deps_done = all(
+                getattr(statuses.get(qualify(plan.id, d)), "status", None) == Status.DONE for d in ph.depends
+            )
             if st.status != Status.DONE and deps_done:
-                rows.append({"id": f"{plan.id}/{ph.id}", "status": st.status.value, "title": ph.title, "path": plan.path, "line": ph.line})
+                rows.append(
+                    {
+                        "id": f"{plan.id}/{ph.id}",
+                        "status": st.status.value,
+                        "title": ph.title,
+                        "path": plan.path,
+                        "line": ph.line,
+                    }
+                )
     return rows
 
 
@@ -68,7 +78,8 @@ def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
         count = {s: sum(st.status == s for st in statuses.values()) for s in (Status.DONE, Status.BLOCKED)}
         invalid = [{"path": i.path, "id": i.id, "problems": i.problems} for i in plan_set.invalid]
         doc = {"plans_dir": str(root / "plans"), "plans": len(plans), "phases": len(statuses),
-               "done": count[Status.DONE], "blocked": count[Status.BLOCKED], "next": rows, "invalid": invalid}  # fmt: skip
+               "done": count[Status.DONE], "blocked": count[Status.BLOCKED], "next": rows,
+               "invalid": invalid}  # fmt: skip
         out.write(json_text(out, doc, indent=None) + "\n")
     else:
         width = max((len(r["id"]) for r in rows), default=0)

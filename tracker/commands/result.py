@@ -47,10 +47,22 @@ CSV_REQUIRED = ("metric", "unit", "direction", "sample")
 
 
 def run_new(
-    root: Path, benchmark: str, cases_file: str | None = None, *, metric: str | None = None, unit: str | None = None,
-    direction: str | None = None, params: list[str] | None = None, samples: list[str] | None = None,
-    measure: list[str] | None = None, gpu: str | None = None, command: str | None = None, out_dir: Path | None = None,
-    out: TextIO | None = None, as_json: bool = False, err: TextIO | None = None,
+    root: Path,
+    benchmark: str,
+    cases_file: str | None = None,
+    *,
+    metric: str | None = None,
+    unit: str | None = None,
+    direction: str | None = None,
+    params: list[str] | None = None,
+    samples: list[str] | None = None,
+    measure: list[str] | None = None,
+    gpu: str | None = None,
+    command: str | None = None,
+    out_dir: Path | None = None,
+    out: TextIO | None = None,
+    as_json: bool = False,
+    err: TextIO | None = None,
 ) -> int:
     """Write one result file; exit 0. ``as_json``: print ``{"path", "cases", "measured", "commit", "dirty"}``. Warnings
     (:func:`never_stale_warnings`) go to ``err`` (standard error)."""
@@ -67,8 +79,10 @@ def run_new(
     elif one_case:
         source, cases = "", [flag_case(metric, unit, direction, params or [], samples or [])]
     else:
-        raise UsageError("no cases: give --cases FILE (JSON or CSV, - for standard input) or one case with --metric, --unit, "
-                         "--direction, --param K=V and --sample X")  # fmt: skip
+        raise UsageError(
+            "no cases: give --cases FILE (JSON or CSV, - for standard input) or one case with --metric, --unit, "
+            "--direction, --param K=V and --sample X"
+        )
     patterns = list(measure or []) or _measured_by_plans(root, cases)
     if measure:
         check_measure_globs(root, patterns)
@@ -93,7 +107,9 @@ def run_new(
         out.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
         return 0
     state = "unknown commit" if prov["commit"] is None else prov["commit"][:10] + (" +dirty" if prov["dirty"] else "")
-    out.write(f"wrote {shown}: {len(doc['cases'])} case(s), {len(prov['fingerprint']['files'])} measured file(s), {state}\n")
+    out.write(
+        f"wrote {shown}: {len(doc['cases'])} case(s), {len(prov['fingerprint']['files'])} measured file(s), {state}\n"
+    )
     return 0
 
 
@@ -130,7 +146,9 @@ def _json_cases(label: str, data: bytes) -> list[dict[str, Any]]:
 def _csv_cases(label: str, text: str) -> list[dict[str, Any]]:
     reader = csv.reader(io.StringIO(text))
     try:
-        rows = [(reader.line_num, row) for row in reader]  # line_num: where a row ends (a quoted cell may hold newlines)
+        rows = [
+            (reader.line_num, row) for row in reader
+        ]  # line_num: where a row ends (a quoted cell may hold newlines)
     except csv.Error as err:
         raise FileError(f"{label}:{reader.line_num}: {err}") from None
     if not rows:
@@ -138,17 +156,21 @@ def _csv_cases(label: str, text: str) -> list[dict[str, Any]]:
     header = [h.strip() for h in rows[0][1]]
     missing = [c for c in CSV_REQUIRED if c not in header]
     if missing:
-        raise FileError(f"{label}:1: the header names no {', '.join(missing)} column (it needs {', '.join(CSV_REQUIRED)})")
+        raise FileError(
+            f"{label}:1: the header names no {', '.join(missing)} column (it needs {', '.join(CSV_REQUIRED)})"
+        )
     repeated = sorted({h for h in header if header.count(h) > 1})
     if repeated or "" in header:
-        raise FileError(f"{label}:1: " + (f"column {repeated[0]!r} appears twice" if repeated else "a column has no name"))
+        raise FileError(
+            f"{label}:1: " + (f"column {repeated[0]!r} appears twice" if repeated else "a column has no name")
+        )
     cases: dict[str, dict[str, Any]] = {}
     for line, row in rows[1:]:
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
             raise FileError(f"{label}:{line}: {len(row)} values for {len(header)} columns")
-        cells = dict(zip(header, (cell.strip() for cell in row)))
+        cells = dict(zip(header, (cell.strip() for cell in row), strict=True))
         params = {k: typed(v) for k, v in cells.items() if k not in CSV_REQUIRED and not k.startswith("info.")}
         info = {k.removeprefix("info."): typed(v) for k, v in cells.items() if k.startswith("info.")}
         sample = typed(cells["sample"])
@@ -181,7 +203,9 @@ def typed(text: str) -> str | int | float | bool:
     return text
 
 
-def flag_case(metric: str | None, unit: str | None, direction: str | None, params: list[str], samples: list[str]) -> dict[str, Any]:
+def flag_case(
+    metric: str | None, unit: str | None, direction: str | None, params: list[str], samples: list[str]
+) -> dict[str, Any]:
     """The one case given by flags; UsageError for a missing flag or a malformed value."""
     for flag, value in (("--metric", metric), ("--unit", unit), ("--direction", direction)):
         if not value:
@@ -244,8 +268,10 @@ def never_stale_warnings(root: Path, cases: list[dict[str, Any]], measured: dict
         for ph in plan.phases:
             gated = sorted({g.bench for g in ph.gates if isinstance(g, BenchGate) and g.bench in metrics})
             if gated and ph.paths and not index.match(ph.paths):
-                out.append(f"tracker: warning: phase {plan.id}/{ph.id} gates {', '.join(gated)}, but no measured file is under "
-                           f"its paths ({', '.join(ph.paths)}): editing its code will never make this result stale")  # fmt: skip
+                out.append(
+                    f"tracker: warning: phase {plan.id}/{ph.id} gates {', '.join(gated)}, but no measured file is "
+                    f"under its paths ({', '.join(ph.paths)}): editing its code will never make this result stale"
+                )
     return out
 
 
@@ -257,9 +283,19 @@ def _measured_by_plans(root: Path, cases: list[dict[str, Any]]) -> list[str]:
 
     metrics = {c.get("metric") for c in cases if isinstance(c, dict)}
     _, plans = load_plans(root)
-    paths = sorted({p for plan in plans for ph in plan.phases if any(isinstance(g, BenchGate) and g.bench in metrics for g in ph.gates) for p in ph.paths})
+    paths = sorted(
+        {
+            p
+            for plan in plans
+            for ph in plan.phases
+            if any(isinstance(g, BenchGate) and g.bench in metrics for g in ph.gates)
+            for p in ph.paths
+        }
+    )
     if not paths:
         shown = ", ".join(sorted(str(m) for m in metrics)) or "none"
-        raise UsageError(f"--measure: name the files the benchmark measured (globs like a phase's paths): no phase with a bench "
-                         f"gate on {shown} has paths to take them from")  # fmt: skip
+        raise UsageError(
+            "--measure: name the files the benchmark measured (globs like a phase's paths): no phase with a "
+            f"bench gate on {shown} has paths to take them from"
+        )
     return paths

@@ -43,6 +43,7 @@ class _Request:
     prompt: list[int]
     slots: list[int] = field(default_factory=list)
     decided: list[int] = field(default_factory=list)
+    pending: list[int] = field(default_factory=list)  # slots of the step in flight (freed if it fails)
     margin: float = float("inf")  # smallest logit gap (best - runner-up) over the decisions taken
 
 
@@ -103,8 +104,8 @@ class Engine:
                 self._step(requests, shape, max_new)
         finally:
             for req in requests:
-                self.pool.allocator.free(req.slots)
-                req.slots = []
+                self.pool.allocator.free(req.slots + req.pending)
+                req.slots, req.pending = [], []
         self.margins += [r.margin for r in requests]
         return [r.decided[:max_new] for r in requests]
 
@@ -113,21 +114,25 @@ class Engine:
         for start in range(0, len(req.prompt), PREFILL_CHUNK):
             chunk = req.prompt[start:start + PREFILL_CHUNK]
             chain = tree_shape(len(chunk), 1)
-            slots = self.pool.allocator.alloc(len(chunk))
-            step = self._inputs([len(req.slots)], [chunk], [slots], chain, first_row=req.row)
+            req.pending = self.pool.allocator.alloc(len(chunk))
+            step = self._inputs([len(req.slots)], [chunk], [req.pending], chain, first_row=req.row)
             choices, gaps = self._run(step, graph=False)
-            self._extend_table(req, slots)
+            self._extend_table(req, req.pending)
+            req.pending = []
         req.decided.append(choices[0][-1])
         req.margin = min(req.margin, gaps[0][-1])
 
     def _step(self, requests: list[_Request], shape: TreeShape, max_new: int) -> None:
         drafter = self._drafter(shape)
         trees = [drafter.propose(r.decided[-1]) for r in requests]
-        slots = [self.pool.allocator.alloc(shape.nodes) for _ in requests]
+        for req in requests:
+            req.pending = self.pool.allocator.alloc(shape.nodes)
+        slots = [req.pending for req in requests]
         step = self._inputs([len(r.slots) for r in requests], trees, slots, shape)
         choices, gaps = self._run(step, graph=self.graphs)
         record = StepRecord([])
         for req, tokens, tree_slots, choice, gap in zip(requests, trees, slots, choices, gaps):
+            req.pending = []
             if len(req.decided) >= max_new:  # done: keeps its row in the fixed batch, keeps nothing
                 self.pool.allocator.free(tree_slots)
                 record.accepted.append(0)

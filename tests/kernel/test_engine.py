@@ -122,3 +122,13 @@ def test_zero_new_tokens_and_the_model_is_seeded() -> None:
     a = engine(seed=3).generate([[1, 2, 3]], 8, speculative=False)
     assert engine(seed=3).generate([[1, 2, 3]], 8, speculative=False) == a
     assert torch.equal(engine(seed=3).model.embed, engine(seed=3).model.embed)
+
+
+@pytest.mark.parametrize("speculative", [True, False])
+def test_a_step_that_fails_leaves_the_pool_whole(speculative: bool) -> None:
+    eng = engine()
+    eng.attention.backend = "cuda"  # a real failure inside the step: verify_attention refuses CPU tensors for it
+    with pytest.raises(ValueError, match="expected a CUDA device for backend 'cuda'"):
+        eng.generate([[1, 2, 3], [4, 5]], 8, speculative=speculative)
+    eng.pool.allocator.check()
+    assert eng.pool.allocator.used_count == 0

@@ -11,6 +11,9 @@ A batch of requests runs as follows:
    row of the fixed batch; its tree is freed and nothing of it is kept.
 
 With speculative=False the tree is the root alone (T = 1): plain greedy decoding through the same code.
+Inside a step (plan + every layer) nothing reads the device back, allocates outside the plan's buffers or
+the graph's pool, or changes a launch: the step's only host work is copying its raw inputs in and the
+choices out, and with graphs=True the step is one graph replay (captured once per batch size and T).
 """
 
 from __future__ import annotations

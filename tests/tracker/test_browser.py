@@ -1,0 +1,221 @@
+"""tests/browser.py, the real-browser harness for the HTML report, on small hand-written pages.
+
+It must pass a clean self-contained page, and catch what would make a report fail in a reader's browser: a
+console error, an uncaught exception, anything loaded from outside the file, an element that is not visible.
+Without Chromium or Playwright it skips, except under CI, where it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from browser import Browser
+
+# The fixture real_browser; imported by pytest (not here) so that its asserts are rewritten too.
+pytest_plugins = ["browser"]
+
+REPO = Path(__file__).resolve().parents[2]
+
+CHART = """<svg xmlns="http://www.w3.org/2000/svg" id="c1" width="320" height="160" viewBox="0 0 320 160" role="img">
+<title>decode latency</title><defs><clipPath id="c1-p"><rect x="40" y="10" width="270" height="120"/></clipPath></defs>
+<g clip-path="url(#c1-p)"><path d="M 40 120 L 150 80 L 300 30" style="fill: none; stroke: #1f77b4; stroke-width: 2"/></g>
+<path d="M 40 60 L 310 60" style="stroke: #555; stroke-dasharray: 4 2"/>
+<text x="160" y="150" style="font-size: 10px; font-family: sans-serif; text-anchor: middle">context (tokens)</text></svg>"""
+
+TABLE = """<table id="bench"><thead><tr><th>case</th><th>value</th><th>threshold</th></tr></thead>
+<tbody><tr><td>91k</td><td>1.15</td><td>1.10</td></tr></tbody></table>"""
+
+
+def page(tmp_path: Path, body: str, head: str = "", name: str = "page.html") -> Path:
+    path = tmp_path / name
+    path.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>t</title>{head}</head>"
+                    f"<body>{body}</body></html>", encoding="utf-8")  # fmt: skip
+    return path
+
+
+def check_png(path: Path) -> tuple[int, int]:
+    """Parse the file as PNG: signature, every chunk's CRC, IHDR first, IDAT inflates, IEND last. Its size."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG signature"
+    pos, chunks, idat = 8, [], b""
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
+        assert zlib.crc32(kind + body) == crc, f"bad CRC in {kind!r}"
+        chunks.append(kind)
+        idat += body if kind == b"IDAT" else b""
+        pos += 12 + length
+    assert chunks[0] == b"IHDR" and chunks[-1] == b"IEND" and b"IDAT" in chunks
+    width, height = struct.unpack(">II", data[16:24])
+    assert zlib.decompress(idat)  # the image data inflates
+    return width, height
+
+
+def test_a_self_contained_page_with_a_chart_and_a_table_passes(real_browser: Browser, tmp_path: Path) -> None:
+    shown = real_browser.open_page(
+        page(tmp_path, f"<h1>Report</h1>{CHART}{TABLE}<img alt='dot' src='data:image/gif;base64,R0lGODlhAQABAAAAACw='>")
+    )
+    shown.assert_clean()
+    assert shown.problems() == [] and shown.blocked == [] and shown.errors == []
+    assert shown.requests == [shown.url]  # the file itself and nothing else (data: URLs make no request)
+    (chart,) = shown.elements("svg")
+    assert chart.visible and chart.tag == "svg" and chart.box[2:] == (320, 160)
+    (table,) = shown.elements("table#bench")
+    assert table.visible and "1.15" in table.text
+    assert [c.text for c in shown.elements("#bench td")] == ["91k", "1.15", "1.10"]
+    assert shown.elements("svg text")[0].text == "context (tokens)"
+    assert shown.elements(".nothing-like-this") == []
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("<script>console.error('boom: chart missing')</script>", "console error: boom: chart missing"),
+        ("<script>throw new Error('kaput')</script>", "uncaught: Error: kaput"),
+        ("<script>setTimeout(() => { null.x }, 0)</script>", "uncaught: TypeError: Cannot read properties of null"),
+        ("<script>requestAnimationFrame(() => console.error('late'))</script>", "console error: late"),
+    ],
+    ids=["console.error", "throw", "after-a-timeout", "next-frame"],
+)
+def test_a_page_with_an_error_is_caught(real_browser: Browser, tmp_path: Path, body: str, expected: str) -> None:
+    shown = real_browser.open_page(page(tmp_path, f"<p>text</p>{body}"))
+    assert any(e.startswith(expected) for e in shown.errors), shown.errors
+    with pytest.raises(AssertionError, match=expected.split(":")[0]):
+        shown.assert_clean()
+
+
+EXTERNAL = {
+    "script": ("", "<script src='https://cdn.example.com/lib.js'></script>", "https://cdn.example.com/lib.js"),
+    "font": ("<style>@font-face { font-family: Web; src: url(https://fonts.example.com/web.woff2); }"
+             " p { font-family: Web; }</style>", "<p>styled</p>", "https://fonts.example.com/web.woff2"),
+    "stylesheet": ("<link rel='stylesheet' href='http://example.org/s.css'>", "<p>x</p>", "http://example.org/s.css"),
+    "image-beside-the-file": ("", "<img src='chart.png' alt='c'>", "chart.png"),
+    "svg-image-href": ("", "<svg width='10' height='10'><image href='https://example.org/i.png' width='10' height='10'/></svg>",
+                       "https://example.org/i.png"),
+    "fetch": ("", "<script>fetch('https://api.example.com/x').catch(() => {})</script>", "https://api.example.com/x"),
+    "websocket": ("", "<script>try { new WebSocket('ws://example.org/ws') } catch (e) {}</script>", "ws://example.org/ws"),
+    "iframe": ("", "<iframe src='https://example.org/'></iframe>", "https://example.org/"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", sorted(EXTERNAL))
+def test_a_page_that_loads_anything_from_outside_the_file_is_caught(
+    real_browser: Browser, tmp_path: Path, kind: str
+) -> None:
+    head, body, url = EXTERNAL[kind]
+    (tmp_path / "chart.png").write_bytes(b"not really")  # exists: still not part of the file
+    shown = real_browser.open_page(page(tmp_path, body, head))
+    assert any(b.endswith(url) for b in shown.blocked), (shown.blocked, shown.requests)
+    assert any("request outside the file" in p and url in p for p in shown.problems())
+    with pytest.raises(AssertionError, match="request outside the file"):
+        shown.assert_clean()
+
+
+HIDDEN = {
+    "none": ("<div id='x' style='display:none'>x</div>", "no box"),
+    "ancestor-none": ("<div style='display:none'><span id='x'>x</span></div>", "no box"),
+    "visibility": ("<div id='x' style='visibility:hidden'>x</div>", "visibility:hidden"),
+    "ancestor-visibility": ("<div style='visibility:hidden'><svg id='x' width='50' height='50'></svg></div>", "visibility:hidden"),
+    "zero-size": ("<svg id='x' width='0' height='0'></svg>", "zero size"),
+    "opacity": ("<div style='opacity:0'><table id='x'><tr><td>x</td></tr></table></div>", "opacity:0 on an ancestor"),
+    "off-page": ("<div id='x' style='position:absolute; left:-5000px; top:10px; width:100px'>x</div>", "outside the page"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", sorted(HIDDEN))
+def test_a_hidden_element_is_reported_hidden_with_the_reason(real_browser: Browser, tmp_path: Path, kind: str) -> None:
+    html, reason = HIDDEN[kind]
+    shown = real_browser.open_page(page(tmp_path, f"<p id='shown'>visible</p>{html}"))
+    (element,) = shown.elements("#x")
+    assert not element.visible and element.hidden_because.startswith(reason), element
+    assert shown.elements("#shown")[0].visible
+
+
+def test_an_element_below_the_first_screen_is_visible(real_browser: Browser, tmp_path: Path) -> None:
+    shown = real_browser.open_page(page(tmp_path, f"<div style='height:3000px'></div>{TABLE}"))
+    (table,) = shown.elements("table")
+    assert table.visible and table.box[1] > 3000  # page coordinates: the reader scrolls to it
+
+
+def test_a_screenshot_is_a_valid_png_of_the_whole_page(real_browser: Browser, tmp_path: Path) -> None:
+    shown = real_browser.open_page(page(tmp_path, f"{CHART}<div style='height:2000px'></div>{TABLE}"))
+    png = shown.screenshot(tmp_path / "shots" / "page.png")
+    width, height = check_png(png)
+    assert width == 1280 and height > 2000  # the whole page, not only the 900-pixel viewport
+    assert check_png(shown.screenshot(tmp_path / "top.png", full_page=False)) == (1280, 900)
+
+
+def test_open_page_refuses_what_is_not_a_file(real_browser: Browser, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not a file"):
+        real_browser.open_page(tmp_path)
+    with pytest.raises(ValueError, match="not a file"):
+        real_browser.open_page(tmp_path / "missing.html")
+
+
+# --- without a browser: skip here, fail under CI ------------------------------------------------------------
+
+
+def run_clean_page_test(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run this file's clean-page test in a fresh pytest with ``env``; its outcome line in stdout."""
+    target = f"{Path(__file__).relative_to(REPO)}::test_a_self_contained_page_with_a_chart_and_a_table_passes"
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", target],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+@pytest.fixture
+def no_chromium_env(tmp_path: Path) -> dict[str, str]:
+    """This environment with a PATH that holds no chromium (the test runs through sys.executable)."""
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    return {**env, "PATH": str(empty)}
+
+
+def test_without_chromium_the_browser_tests_skip_with_the_reason(
+    tmp_path: Path, no_chromium_env: dict[str, str]
+) -> None:
+    run = run_clean_page_test(tmp_path, no_chromium_env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 skipped" in run.stdout
+    assert "no Chromium on PATH (chromium or chromium-browser)" in run.stdout
+
+
+@pytest.mark.parametrize("ci", ["true", "1"])
+def test_under_ci_a_missing_chromium_is_a_failure(tmp_path: Path, no_chromium_env: dict[str, str], ci: str) -> None:
+    run = run_clean_page_test(tmp_path, {**no_chromium_env, "CI": ci})
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "1 error" in run.stdout and "skipped" not in run.stdout
+    assert "CI is set: CI must run them, not skip them" in run.stdout
+
+
+def test_under_ci_a_missing_playwright_is_a_failure(tmp_path: Path) -> None:
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "playwright.py").write_text("# not the package: `import playwright.sync_api` fails\n")
+    env = {**os.environ, "CI": "true", "PYTHONPATH": os.pathsep.join([str(shadow), os.environ.get("PYTHONPATH", "")])}
+    run = run_clean_page_test(tmp_path, env)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "Playwright for Python is not importable" in run.stdout and "pip install playwright" in run.stdout
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, False), ("", False), ("0", False), ("false", False),
+                                                 ("no", False), ("true", True), ("1", True), ("yes", True)])  # fmt: skip
+def test_in_ci_reads_the_ci_variable(monkeypatch: pytest.MonkeyPatch, value: str | None, expected: bool) -> None:
+    from browser import in_ci
+
+    if value is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", value)
+    assert in_ci() is expected

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import zlib
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import pytest

@@ -356,8 +356,6 @@ def _axes_text(ax: Axes, chart: Chart, categories: list[str]) -> None:
             fontsize=8,
         )
         ax.set_xlim(-0.5, len(categories) - 0.5)
-    for text in (*ax.get_xticklabels(), *ax.get_yticklabels()):
-        text.set_parse_math(False)
 
 
 # --- inlining ----------------------------------------------------------------------------------------------

@@ -218,3 +218,41 @@ def test_in_ci_reads_the_ci_variable(monkeypatch: pytest.MonkeyPatch, value: str
     else:
         monkeypatch.setenv("CI", value)
     assert in_ci() is expected
+
+
+# --- the charts of tracker.charts, inlined as the report inlines them -----------------------------------------
+
+
+def test_many_inlined_charts_show_in_a_browser_without_errors_or_requests(
+    real_browser: Browser, tmp_path: Path
+) -> None:
+    """Three charts of tracker.charts on one page (hostile title included): each visible, nothing requested, no
+    error, and their stylesheets scoped: a paragraph outside them keeps the page's stroke style."""
+    from tracker import charts
+
+    if not charts.available():
+        pytest.skip("matplotlib (the `report` extra) not installed")
+    from test_charts import bench_chart, runs_chart
+
+    svgs = [
+        charts.render_svg(bench_chart(), id_prefix="gate-1"),
+        charts.render_svg(bench_chart(title="<script>alert(1)</script> $x$ {{ 7*7 }}"), id_prefix="gate-2"),
+        charts.render_svg(runs_chart(n=40, marked=(5, 30)), id_prefix="gate-3"),
+    ]
+    body = "".join(f"<section><h2>gate {i}</h2>{svg}</section>" for i, svg in enumerate(svgs)) + TABLE
+    shown = real_browser.open_page(
+        page(
+            tmp_path, body + "<svg id='mine' width='20' height='20'><path id='p' d='M0 0 L20 20' stroke='black'/></svg>"
+        )
+    )
+    shown.assert_clean()
+    assert shown.requests == [shown.url]
+    found = shown.elements("svg[role=img]")
+    assert [e.visible for e in found] == [True, True, True], found
+    assert all(e.box[2] > 300 and e.box[3] > 150 for e in found)
+    assert "<script>alert(1)</script> $x$ {{ 7*7 }}" in [t.text for t in shown.elements("#gate-2 text")]
+    assert (
+        shown.page.evaluate("getComputedStyle(document.querySelector('#p')).strokeLinejoin") == "miter"
+    )  # not matplotlib's round
+    assert shown.elements("#gate-1 text")[0].visible
+    check_png(shown.screenshot(tmp_path / "charts.png"))

@@ -176,7 +176,7 @@ def test_charts_unavailable_is_a_tracker_error_with_exit_9() -> None:
         (lambda: Chart("t", "x", "y", (Series("s", (1,), (1,)),), x_categorical=True), "not all categorical"),
         (lambda: Chart("t", "x", "y", (), x_categorical=True, x_log=True), "categorical x axis cannot be logarithmic"),
         (lambda: Chart("t", "x", "y", ((1, 2),)), "series must be Series, got tuple"),  # type: ignore[arg-type]
-        (lambda: Chart("t", "x", "y", (), threshold="8"), "is not a number: '8'"),  # type: ignore[arg-type]
+        (lambda: Chart("t", "x", "y", (), threshold="8"), "chart 't': threshold is not a number: '8'"),  # type: ignore[arg-type]
         (lambda: Chart(None, "x", "y", ()), "title: expected text, got NoneType"),  # type: ignore[arg-type]
     ],
 )

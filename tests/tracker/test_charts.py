@@ -192,6 +192,12 @@ def test_lists_become_tuples_and_marked_is_sorted_unique() -> None:
     assert hash(Chart("t", "x", "y", [s])) == hash(Chart("t", "x", "y", (s,)))  # type: ignore[arg-type]
 
 
+def test_numpy_numbers_are_numbers() -> None:
+    np = pytest.importorskip("numpy")
+    s = Series("s", (np.int64(3), np.float32(0.5)), (np.float64(1.5), np.int8(2)))
+    assert s.xs == (3.0, 0.5) and s.ys == (1.5, 2.0) and all(type(v) is float for v in (*s.xs, *s.ys))
+
+
 def test_an_int_too_large_for_a_float_is_kept_as_infinity_then_not_drawn() -> None:
     assert Series("s", (1,), (10**400,)).ys == (math.inf,)
 

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import TextIO
 
 from tracker.benchstatus import Evaluator, load_results
+from tracker.cache import Cache
 from tracker.errors import ExitCode
 from tracker.model import BenchGate, Phase, Plan
-from tracker.results import CACHE_DIR, load_repo_results, load_result, repo_result_files
+from tracker.results import load_repo_results, load_result, repo_result_files
 
 
 # Characters after which /bin/sh does more than split a line into words at blanks: quoting and escapes
@@ -73,16 +74,20 @@ def _snapshot(root: Path) -> dict[Path, str]:
     return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in repo_result_files(root)}
 
 
-def run_bench_gates(root: Path, chosen: list[tuple[Plan, Phase]], force: bool, out: TextIO, current: dict[str, str]) -> int:
+def run_bench_gates(
+    root: Path, chosen: list[tuple[Plan, Phase]], force: bool, out: TextIO, current: dict[str, str], cache: Cache | None = None
+) -> int:
     """Run what the chosen bench gates need; 0 when every one is met afterwards, else 1.
 
-    ``current`` is the working tree's {path: blob id} (for "measured files unchanged").
+    ``current`` is the working tree's {path: blob id} (for "measured files unchanged"); ``cache``: the command's
+    (None: the repository's cache read, nothing kept).
     """
+    cache = Cache(root) if cache is None else cache
     gates = [(f"{p.id}/{ph.id}#{i + 1}", g) for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, BenchGate)]
     if not gates:
         out.write("tracker: no bench gates selected\n")
         return 0
-    evaluator = Evaluator(load_repo_results(root))
+    evaluator = Evaluator(load_repo_results(root, cache=cache))
     commands: dict[str, list[str]] = {}
     for key, gate in gates:
         verdict = evaluator(gate)
@@ -111,9 +116,9 @@ def run_bench_gates(root: Path, chosen: list[tuple[Plan, Phase]], force: bool, o
             out.write(f"tracker: {why}\n")
             failed.update(dict.fromkeys(keys, why))
         for path in written:
-            run = load_result(path, root / CACHE_DIR)  # raises ResultFileError: path: reason
+            run = load_result(path, cache)  # raises ResultFileError: path: reason
             out.write(f"tracker: took in {path.relative_to(root).as_posix()}: {len(run.cases)} case(s) from {run.host} ({run.gpu or 'no GPU'})\n")
-    evaluator = Evaluator(load_repo_results(root))
+    evaluator = Evaluator(load_repo_results(root, cache=cache))
     unmet = 0
     for key, gate in gates:
         if key in failed:  # other commands' results (or older ones) must not meet it in its place
@@ -126,12 +131,13 @@ def run_bench_gates(root: Path, chosen: list[tuple[Plan, Phase]], force: bool, o
     return int(ExitCode.CHECK_FAILED) if failed or unmet else 0
 
 
-def report_stored(root: Path, chosen: list[tuple[Plan, Phase]], out: TextIO) -> None:
-    """One line per selected bench gate, judged on the results already in the repository."""
+def report_stored(root: Path, chosen: list[tuple[Plan, Phase]], out: TextIO, cache: Cache | None = None) -> None:
+    """One line per selected bench gate, judged on the results already in the repository (``cache``: as
+    :func:`run_bench_gates`)."""
     gates = [(f"{p.id}/{ph.id}#{i + 1}", g) for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, BenchGate)]
     if not gates:
         return
-    evaluator = Evaluator(load_results(root))
+    evaluator = Evaluator(load_results(root, cache=cache))
     out.write(f"tracker: {len(gates)} bench gate(s) judged on the stored results (--bench runs their commands)\n")
     for key, gate in gates:
         verdict = evaluator(gate)

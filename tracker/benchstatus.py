@@ -1,31 +1,30 @@
 """Bench gates as ``tracker status`` sees them: the repository's results, evaluated once per content.
 
 Result files are large (all raw samples: ~400 KB per run here) and status runs often, so verdicts
-are cached under ``.tracker/cache/results/verdicts-<key>.json``, where the key hashes every result
-file's path and content hash plus the evaluation code (:func:`logic_key`: its version and the hash of
-each evaluation source). Content hashes are memoized by each file's stat signature
-(:func:`_content_ids`), so a warm status reads no result file at all; it parses no JSON sample and
-imports no pydantic. Any change to a result file, a gate definition or the evaluation code misses
-the cache and evaluates afresh.
+are cached (``bench-verdicts``, :mod:`tracker.cache`) under a key that hashes every result file's path
+and content hash plus the evaluation code (:func:`logic_key`: its version and the hash of each evaluation
+source); bootstrap bounds (``bootstrap``) under the evaluation code alone. Content hashes are memoized by
+each file's stat signature (``result-ids``, :func:`_content_ids`), so a warm status reads no result file at
+all; it parses no JSON sample and imports no pydantic. Any change to a result file, a gate definition or the
+evaluation code misses the cache and evaluates afresh. Everything learned goes to the command's cache
+object, which the command writes at its end.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
 import time
 from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from tracker import __version__
+from tracker.cache import Cache, cache_key
 from tracker.contract import Clock
 from tracker.errors import FileError, ResultFileError
-from tracker.fileio import atomic_write, ensure_tracker_dir, parse_json, read_regular, settled, signature
+from tracker.fileio import read_regular, settled, signature
 from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, EvidenceSource, GateVerdict, ResultRun, gate_hash
-from tracker.results import CACHE_DIR, load_repo_results, repo_result_files
+from tracker.results import load_repo_results, repo_result_files
 
 LOGIC = f"bench-verdicts-4/{__version__}"  # bump when evaluation rules change (2: undefined ratios never meet;
 # 3: a ratio gate reads the newest run that holds both cases; 4: the file says when it was written)
@@ -44,15 +43,17 @@ def logic_key() -> str:
         except OSError:
             parts.append(f"{name}: unreadable")
     return "\n".join(parts)
-CONTENT_IDS = "content-ids.json"  # in CACHE_DIR: {path: [stat signature..., sha256]}
-BOUNDS = "bootstrap.json"  # in CACHE_DIR: {bootstrap key: bound} (tracker.stats.bootstrap_key)
+CONTENT_IDS = "result-ids"  # the caches (tracker.cache): {path: [stat signature..., sha256]}
+VERDICTS = "bench-verdicts"  # {"now": when cached, "gates": {gate hash: entry}}
+BOUNDS = "bootstrap"  # {bootstrap key: bound} (tracker.stats.bootstrap_key)
 
 
-def _content_ids(root: Path, paths: list[Path]) -> dict[str, str]:
-    """{relative path: sha256 of its bytes} for ``paths``; a file whose stat signature matches the
-    memo under the cache directory is not read (result files hold every raw sample: ~400 KB each)."""
-    memo_file = root / CACHE_DIR / CONTENT_IDS
-    memo = _read_cache(memo_file)  # missing or broken: every file is hashed
+def _content_ids(root: Path, paths: list[Path], cache: Cache) -> dict[str, str]:
+    """{relative path: sha256 of its bytes} for ``paths``; a file whose stat signature matches the memo in
+    ``cache`` is not read (result files hold every raw sample: ~400 KB each)."""
+    key = cache_key(CONTENT_IDS, "1")
+    known = cache.read(CONTENT_IDS, key)
+    memo: dict[str, Any] = known if isinstance(known, dict) else {}  # missing or broken: every file is hashed
     now = time.time_ns()
     out: dict[str, str] = {}
     fresh: dict[str, list[Any]] = {}
@@ -75,61 +76,31 @@ def _content_ids(root: Path, paths: list[Path]) -> dict[str, str]:
         if settled(sig, now):
             fresh[rel] = [*sig, out[rel]]
     if fresh != memo:
-        try:
-            atomic_write(memo_file, json.dumps(fresh).encode())
-        except OSError:
-            pass  # a read-only checkout: hashed again next time, never wrong
+        cache.put(CONTENT_IDS, key, fresh)  # the command writes it: a read-only checkout hashes again, never wrong
     return out
-
-
-def write_cache(path: Path, data: bytes) -> None:
-    """Replace a cache file at once (a temp file renamed over it: readers see the old one or the new one), without
-    the fsync of evidence writes: a cache lost in a crash is rebuilt. Raises OSError when it cannot be written.
-    Under ``.tracker/``, makes sure of its ``.gitignore`` first (a cache must not make the tree dirty)."""
-    parts = path.parent.parts
-    if ".tracker" in parts:
-        ensure_tracker_dir(Path(*parts[: len(parts) - parts[::-1].index(".tracker")]))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    try:
-        with open(tmp, "xb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-
-
-def _read_cache(path: Path) -> dict[str, Any]:
-    """A JSON object the tracker cached under ``path``; {} when it is missing or is not one (a cache
-    only ever costs speed: whatever is wrong with it, it is rebuilt)."""
-    try:
-        data = parse_json(read_regular(path))
-    except (FileError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 class RepoResults:
     """The repository's result files, identified by content up front and parsed only when a verdict
     is not cached. ``files``: the result files when the caller knows them (``repo_result_files(root, copies)``);
-    ``clock``: the time their recorded times are checked against (default: now)."""
+    ``clock``: the time their recorded times are checked against (default: now); ``cache``: the command's (None:
+    the repository's cache read, nothing kept)."""
 
-    def __init__(self, root: Path, files: list[Path] | None = None, clock: Clock | None = None) -> None:
+    def __init__(self, root: Path, files: list[Path] | None = None, clock: Clock | None = None, cache: Cache | None = None) -> None:
         self.root = root
+        self.cache = Cache(root) if cache is None else cache
         self.files = repo_result_files(root) if files is None else files
         self.clock = clock or Clock()
-        listing = [f"{rel}\0{digest}" for rel, digest in _content_ids(root, self.files).items()]
-        # surrogateescape: a file name that is not UTF-8 (its bytes as surrogates) still keys the cache
-        self.key = sha256_hex("\n".join([logic_key(), *sorted(listing)]).encode("utf-8", "surrogateescape"))
+        self.logic = logic_key()
+        listing = [f"{rel}\0{digest}" for rel, digest in _content_ids(root, self.files, self.cache).items()]
+        self.key = cache_key(VERDICTS, self.logic, *sorted(listing))
         self._runs: list[ResultRun] | None = None
         self._errors: list[ResultFileError] = []
 
     def runs(self) -> list[ResultRun]:
         """Every valid run (parsed now if not yet); invalid files end up in :meth:`errors`."""
         if self._runs is None:
-            loaded = load_repo_results(self.root, strict=False, files=self.files, clock=self.clock)
+            loaded = load_repo_results(self.root, strict=False, files=self.files, clock=self.clock, cache=self.cache)
             self._runs, self._errors = list(loaded), loaded.errors
         return self._runs
 
@@ -139,9 +110,10 @@ class RepoResults:
         return self._errors
 
 
-def load_results(root: Path, files: list[Path] | None = None, clock: Clock | None = None) -> RepoResults:
-    """The results ``tracker status`` evaluates bench gates against; ``files`` and ``clock`` as :class:`RepoResults`."""
-    return RepoResults(root, files, clock)
+def load_results(root: Path, files: list[Path] | None = None, clock: Clock | None = None, cache: Cache | None = None) -> RepoResults:
+    """The results ``tracker status`` evaluates bench gates against; ``files``, ``clock`` and ``cache`` as
+    :class:`RepoResults`."""
+    return RepoResults(root, files, clock, cache)
 
 
 def changed_since(files: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
@@ -186,18 +158,17 @@ class Evaluator:
     def __init__(self, results: RepoResults | Sequence[ResultRun]) -> None:
         self._repo = results if isinstance(results, RepoResults) else None
         self._given = None if isinstance(results, RepoResults) else list(results)
-        self._cache: dict[str, dict[str, Any]] = {}
-        self._cache_file: Path | None = None
-        self._bounds_file: Path | None = None
+        self._cache: dict[str, dict[str, Any]] = {}  # every verdict of this evaluator
+        self._lasting: dict[str, dict[str, Any]] = {}  # those the cache may keep (none rests on a time to come)
         # Bootstrap bounds by their key (tracker.stats.bootstrap_bound): pure functions of the samples.
         self.bounds: dict[str, float] = {}
-        self._swept = False  # verdict files of other result sets removed (once per evaluator)
         if self._repo is not None:
-            self._cache_file = self._repo.root / CACHE_DIR / f"verdicts-{self._repo.key}.json"
-            self._cache = _cached_verdicts(self._cache_file, self._repo.clock)
-            self._bounds_file = self._repo.root / CACHE_DIR / BOUNDS
-            known = _read_cache(self._bounds_file)
-            self.bounds.update((k, v) for k, v in known.items() if isinstance(v, float))
+            repo = self._repo
+            self._lasting = _cached_verdicts(repo.cache.read(VERDICTS, repo.key), repo.clock)
+            self._cache = dict(self._lasting)
+            known = repo.cache.read(BOUNDS, cache_key(BOUNDS, repo.logic))
+            if isinstance(known, dict):
+                self.bounds.update((k, v) for k, v in known.items() if isinstance(v, float))
         self._files: dict[str, dict[str, str]] = {}  # verdict source file -> its measured files
 
     @property
@@ -259,26 +230,25 @@ class Evaluator:
         return changed_since(self.measured(source_file), current)
 
     def _store(self, key: str, entry: dict[str, Any], persist: bool = True) -> dict[str, Any]:
+        """Note a verdict; one that rests on no time still to come (``persist``) goes to the command's cache."""
         self._cache[key] = entry
-        if self._cache_file is not None and persist and self._repo is not None:
-            # A failed write or removal (read-only checkout) only costs speed next time.
-            with contextlib.suppress(OSError):
-                if not self._swept:
-                    for old in self._cache_file.parent.glob("verdicts-*.json"):
-                        if old != self._cache_file:  # verdicts for result sets that no longer exist
-                            old.unlink(missing_ok=True)
-                    self._swept = True
-                write_cache(self._cache_file, json.dumps({"now": self._repo.clock.now, "gates": self._cache}).encode())
-                if self._bounds_file is not None and self.bounds:
-                    write_cache(self._bounds_file, json.dumps(self.bounds).encode())
+        repo = self._repo
+        if persist and repo is not None:
+            self._lasting[key] = entry
+            # The dicts themselves: what is added until the command writes the cache is written with them.
+            repo.cache.put(VERDICTS, repo.key, {"now": repo.clock.now, "gates": self._lasting})
+            if self.bounds:
+                repo.cache.put(BOUNDS, cache_key(BOUNDS, repo.logic), self.bounds)
         return entry
 
 
-def _cached_verdicts(path: Path, clock: Clock) -> dict[str, Any]:
-    """The verdicts cached in ``path``, {gate hash: entry}; {} when there are none, or when this machine's clock is
-    now behind the time they were cached: a result time they accepted may now be in the future (refused)."""
-    data = _read_cache(path)
+def _cached_verdicts(data: Any, clock: Clock) -> dict[str, Any]:
+    """The verdicts of cached ``data``, {gate hash: entry}, a copy; {} when there are none, or when this machine's
+    clock is now behind the time they were cached: a result time they accepted may now be in the future (refused).
+    Each entry's shape is checked where it is used (:func:`_from_json`)."""
+    if not isinstance(data, dict):
+        return {}
     stamp, gates = data.get("now"), data.get("gates")
     if not isinstance(stamp, str) or not isinstance(gates, dict) or clock.now < stamp:
         return {}
-    return gates
+    return dict(gates)

@@ -3,7 +3,8 @@ answer, else from the store and the result files) and handed to the pure evaluat
 
 The file readers live here, at the edge: :mod:`tracker.evidence` (the store), :mod:`tracker.results` (result
 files, through :mod:`tracker.benchstatus`), :mod:`tracker.statusindex` (the index) and the working tree's file
-ids (:mod:`tracker.fingerprint`); the evaluating core imports none of them.
+ids (:mod:`tracker.fingerprint`); the evaluating core imports none of them. What the readers learn goes to the
+command's cache object (:mod:`tracker.cache`), written by the command at its end: deriving writes nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 from pathlib import Path
 
 from tracker import evidence, statusindex
+from tracker.cache import Cache
 from tracker.contract import Clock
 from tracker.evidence_answers import LiveEvidence
 from tracker.fingerprint import FileIndex, tree_file_ids
@@ -19,24 +21,27 @@ from tracker.model import BenchEvaluator, PhaseStatus, Plan, Store
 from tracker.status import evaluate
 
 
-def bench_evaluator(root: Path, store: Store, clock: Clock | None = None) -> BenchEvaluator:
+def bench_evaluator(root: Path, store: Store, clock: Clock | None = None, cache: Cache | None = None) -> BenchEvaluator:
     """Bench gates bound to the repository's results (``tracker.benchstatus.Evaluator``): verdicts
     cached by result-file content, plus ``ever_met`` (for regressed) and ``changed`` (for stale).
     Imported only when a plan has bench gates; a warm call parses no result file. The store's result
     copies are the ones ``store`` lists (its files are not read again to find them); ``clock``: the time
-    result times are checked against (default: now)."""
+    result times are checked against (default: now); ``cache``: the command's (None: read, nothing kept)."""
     from tracker.benchstatus import Evaluator, load_results
     from tracker.results import repo_result_files
 
-    return Evaluator(load_results(root, repo_result_files(root, [rel for rel, _ in store.bench]), clock))
+    files = repo_result_files(root, [rel for rel, _ in store.bench])
+    return Evaluator(load_results(root, files, clock, Cache(root) if cache is None else cache))
 
 
 
-def derive(root: Path, plans: list[Plan], clock: Clock | None = None) -> dict[str, PhaseStatus]:
+def derive(root: Path, plans: list[Plan], clock: Clock | None = None, cache: Cache | None = None) -> dict[str, PhaseStatus]:
     """Statuses of ``plans`` from the repository's evidence store and working tree: from the status index
-    (:mod:`tracker.statusindex`) when it holds every answer, else from the store, writing the index anew.
-    ``clock``: the time evidence times are checked against (default: now)."""
+    (:mod:`tracker.statusindex`) when it holds every answer, else from the store, handing ``cache`` the index
+    anew. ``clock``: the time evidence times are checked against (default: now); ``cache``: the command's,
+    which it writes at its end (None: the repository's cache is read, nothing is kept)."""
     clock = clock or Clock()
+    cache = Cache(root) if cache is None else cache
     scanned: list[FileIndex] = []
 
     def tree() -> FileIndex:
@@ -46,13 +51,13 @@ def derive(root: Path, plans: list[Plan], clock: Clock | None = None) -> dict[st
         return scanned[0]
 
     key, settled = statusindex.listing(root)  # before the store is read: a file changed meanwhile changes the key
-    kept = statusindex.read(root, key, clock)
+    kept = statusindex.read(cache, key, clock)
     if kept is not None:
         with contextlib.suppress(statusindex.Miss):
             return evaluate(plans, statusindex.Indexed(kept), tree)
     # Unreadable files: listed in store.invalid, shown on gates. Result copies are read through tracker.results.
-    store = evidence.load(root, strict=False, clock=clock, results=False)
-    live = LiveEvidence(store, lambda: bench_evaluator(root, store, clock))
+    store = evidence.load(root, strict=False, clock=clock, results=False, cache=cache)
+    live = LiveEvidence(store, lambda: bench_evaluator(root, store, clock, cache))
     recording = statusindex.Recording(live)
     out = evaluate(plans, recording, tree)
     # Not kept while a file is refused for a time in the future: the reason shown names this machine's clock,
@@ -60,5 +65,5 @@ def derive(root: Path, plans: list[Plan], clock: Clock | None = None) -> dict[st
     if settled and clock.soonest is None:
         if kept is not None:
             recording.tables.keep(kept)
-        statusindex.write(root, recording.tables.document(key, clock, store))
+        statusindex.put(cache, key, recording.tables.document(clock, store))
     return out

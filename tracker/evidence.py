@@ -9,11 +9,11 @@ is an error of that run (:func:`crashed_run`).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
+from tracker.cache import Cache, cache_key
 from tracker.contract import (
     EVIDENCE_DIR,
     RUNNING_SLOT_LIMIT,
@@ -328,7 +328,10 @@ def check_store_dir(root: Path) -> None:
         raise FileError(f"{root / bad}: not a directory (the evidence store {EVIDENCE_DIR.as_posix()}/ must be one)")
 
 
-def load(root: Path, strict: bool = True, last: str | None = None, *, clock: Clock | None = None, results: bool = True) -> Store:
+def load(
+    root: Path, strict: bool = True, last: str | None = None, *, clock: Clock | None = None, results: bool = True,
+    cache: Cache | None = None,
+) -> Store:
     """Read the store under ``root``; files are ordered by their recorded time (in UTC), then name.
 
     A file that cannot be used (not a regular file inside the repository, not JSON, not an evidence kind
@@ -343,8 +346,8 @@ def load(root: Path, strict: bool = True, last: str | None = None, *, clock: Clo
 
     ``clock``: the time files are checked against (default: now). ``results=False``: for a caller that reads
     benchmark results through :mod:`tracker.results`; a result copy this code already found valid, unchanged
-    since (:class:`_ResultCopies`), is listed in ``bench`` without its document instead of being parsed
-    again (they are the store's largest files).
+    since (:class:`_ResultCopies`, in ``cache``: the command's, None: read, nothing kept), is listed in ``bench``
+    without its document instead of being parsed again (they are the store's largest files).
     """
     store = Store()
     folder = root / EVIDENCE_DIR
@@ -363,7 +366,7 @@ def load(root: Path, strict: bool = True, last: str | None = None, *, clock: Clo
             raise FileError(f"{folder}: cannot read: {err.strerror or err}") from None
         store.invalid.append(f"{EVIDENCE_DIR.as_posix()}: cannot read: {err.strerror or err}")
         return store
-    copies = None if results else _ResultCopies(root)
+    copies = None if results else _ResultCopies(Cache(root) if cache is None else cache)
     inside = _inside(folder, root)
     items: list[tuple[bool, str, str, dict[str, Any] | None]] = []
     for entry in entries:
@@ -425,33 +428,27 @@ def _inside(folder: Path, root: Path) -> bool:
 
 
 class _ResultCopies:
-    """Benchmark result copies of the store this code found valid, by stat signature: ``.tracker/cache/
-    result-copies.json``, ``{"code": hash of this module, "files": {name: [signature..., UTC time]}}``.
+    """Benchmark result copies of the store this code found valid, by stat signature: the cache ``result-copies``
+    (:mod:`tracker.cache`), keyed by the hash of this module (other validation rules: other verdicts), holding
+    ``{name: [signature..., UTC time]}``.
 
     A copy is ~0.6 MB of raw samples; status needs only to know it is valid and its time (its samples are read,
     cached by content, by :mod:`tracker.results`). A signature is remembered only once settled (:func:`settled`),
     so an equal one means the same bytes; the time is checked against the clock on every load."""
 
-    PATH = Path(".tracker") / "cache" / "result-copies.json"
+    NAME = "result-copies"
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, cache: Cache) -> None:
         import time  # noqa: PLC0415
 
         from tracker.hashing import sha256_hex  # noqa: PLC0415
 
-        self.path = root / self.PATH
-        self.code = sha256_hex(Path(__file__).read_bytes())  # other validation rules: other verdicts
+        self.cache = cache
+        self.key = cache_key(self.NAME, sha256_hex(Path(__file__).read_bytes()))
         self.now = time.time_ns()
-        self.before = self._read()
+        known = cache.read(self.NAME, self.key)  # missing or broken: every copy is read once more
+        self.before: dict[str, Any] = known if isinstance(known, dict) else {}
         self.after: dict[str, list[Any]] = {}
-
-    def _read(self) -> dict[str, Any]:
-        try:
-            doc = parse_json(read_regular(self.path, limit=1 << 26))
-        except (FileError, ValueError):
-            return {}  # missing or broken: every copy is read once more
-        files = doc.get("files") if isinstance(doc, dict) and doc.get("code") == self.code else None
-        return files if isinstance(files, dict) else {}
 
     def _signature(self, entry: os.DirEntry[str]) -> list[int] | None:
         try:
@@ -479,15 +476,9 @@ class _ResultCopies:
             self.after[entry.name] = [*sig, when]
 
     def save(self) -> None:
-        """Write the memo when it changed; a failed write (a read-only checkout) only costs speed."""
-        if self.after == self.before:
-            return
-        from tracker.fileio import atomic_write  # noqa: PLC0415
-
-        try:
-            atomic_write(self.path, json.dumps({"code": self.code, "files": self.after}).encode())
-        except OSError:
-            pass
+        """Hand the memo to the cache when it changed (the command writes it)."""
+        if self.after != self.before:
+            self.cache.put(self.NAME, self.key, self.after)
 
 
 def crashed_run(

@@ -1,28 +1,28 @@
 """Finding and loading plan files, through a parse cache.
 
-The cache (``.tracker/cache/plans.json``, gitignored) maps each plan file to the sha256 of its
-bytes and the validated plan as plain data, so a warm ``tracker status`` neither imports
-markdown-it-py nor pydantic (together ~270 ms). A file whose bytes changed is parsed again.
+The cache ``plans`` (:mod:`tracker.cache`) maps each plan file to the sha256 of its text and the validated
+plan as plain data, so a warm ``tracker status`` neither imports markdown-it-py nor pydantic (together
+~270 ms). A file whose text changed is parsed again. Loading only hands what it parsed to the cache object;
+the command writes it.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from tracker import __version__
+from tracker.cache import Cache, cache_key
 from tracker.checks import cross_plan_findings
 from tracker.errors import FileError, PlanError
-from tracker.fileio import atomic_write, parse_json, read_regular, read_text
+from tracker.fileio import read_text
 from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, Gate, ManualGate, Phase, Plan, TestGate
 
-CACHE = Path(".tracker") / "cache" / "plans.json"
+CACHE = "plans"  # the cache's name (tracker.cache)
 CACHE_VERSION = f"6/{__version__}"  # bump when the cached plain data changes shape or validation changes
 PLAN_GLOB = "[0-9][0-9][0-9][0-9]-*.md"
 MAX_PLAN_BYTES = 4 * 1024 * 1024  # a plan larger than this is refused (parsing 4 MiB takes ~1.5 s)
-CACHE_MAX_BYTES = 64 * 1024 * 1024
 
 
 class PlanFile(NamedTuple):
@@ -134,16 +134,15 @@ def plan_paths(root: Path) -> list[Path]:
     return sorted((root / "plans").glob(PLAN_GLOB))
 
 
-def _read_cache(root: Path) -> dict[str, Any]:
-    """The cache's entries by plan path; {} when it is missing, not a regular file, too large, not JSON,
-    nested too deeply or of another version: a broken cache is just a cold cache."""
-    try:
-        data = parse_json(read_regular(root / CACHE, root=root, limit=CACHE_MAX_BYTES))
-    except (FileError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or not isinstance(data.get("files"), dict):
-        return {}
-    return data["files"]
+def _cache_key() -> str:
+    return cache_key(CACHE, CACHE_VERSION)
+
+
+def _read_cache(cache: Cache) -> dict[str, Any]:
+    """The cache's entries by plan path; {} when it holds none of this version (:meth:`Cache.read`: a broken
+    cache is just a cold cache; each entry is checked by :func:`_cached`)."""
+    data = cache.read(CACHE, _cache_key())
+    return data if isinstance(data, dict) else {}
 
 
 def _cached(hit: Any, rel: str, text: str, digest: str) -> PlanFile | None:
@@ -180,13 +179,17 @@ def read_plan_text(root: Path, path: Path) -> str:
         raise FileError(f"{_relative(root, path)}: {str(err).removeprefix(f'{path}: ')}") from None
 
 
-def load_files(root: Path, paths: list[Path] | None = None, unreadable: list[str] | None = None) -> list[PlanFile]:
-    """Read and parse plan files (all of them by default), using and refreshing the cache.
+def load_files(
+    root: Path, paths: list[Path] | None = None, unreadable: list[str] | None = None, *, cache: Cache | None = None
+) -> list[PlanFile]:
+    """Read and parse plan files (all of them by default), through ``cache`` (the command's; None: the
+    repository's cache read, nothing kept). Loading all of them hands the parses to ``cache`` when they changed.
 
     A file that cannot be read (see :func:`read_plan_text`) raises FileError, or, when ``unreadable`` is
     given, is skipped and listed there as ``path: reason`` (lint reports it and checks the others).
     """
-    cache = _read_cache(root)
+    store = Cache(root) if cache is None else cache
+    cached = _read_cache(store)
     fresh: dict[str, Any] = {}
     out: list[PlanFile] = []
     for path in plan_paths(root) if paths is None else paths:
@@ -199,21 +202,18 @@ def load_files(root: Path, paths: list[Path] | None = None, unreadable: list[str
             unreadable.append(str(err))
             continue
         digest = sha256_hex(text.encode("utf-8"))
-        hit = _cached(cache.get(rel), rel, text, digest)
+        hit = _cached(cached.get(rel), rel, text, digest)
         if hit is not None:
             out.append(hit)
-            fresh[rel] = cache[rel]
+            fresh[rel] = cached[rel]
             continue
         from tracker.parse import parse_plan  # cold path only: markdown-it-py + pydantic
 
         plan, problems = parse_plan(rel, text)
         out.append(PlanFile(rel, text, plan, problems))
         fresh[rel] = {"sha": digest, "plan": to_plain(plan) if plan else None, "problems": problems}
-    if paths is None and fresh != cache:
-        try:
-            atomic_write(root / CACHE, json.dumps({"version": CACHE_VERSION, "files": fresh}).encode())
-        except (OSError, ValueError):
-            pass  # a read-only checkout still works, just without a warm cache
+    if paths is None and fresh != cached:
+        store.put(CACHE, _cache_key(), fresh)
     return out
 
 
@@ -252,16 +252,17 @@ class PlanSet(NamedTuple):
         return PlanError(self.problems) if self.problems else None
 
 
-def load_plan_set(root: Path) -> PlanSet:
+def load_plan_set(root: Path, *, cache: Cache | None = None) -> PlanSet:
     """Every plan file, valid or not (:class:`PlanSet`): ``status`` shows the valid plans and reports the rest.
 
     A plan file is invalid when it cannot be read, has a problem of its own, or a problem across plans is
     reported in it (a cycle, an unknown dependency, a duplicate id: both files with that id, since either
     could be the one dependencies mean). An unknown dependency into a plan id that an invalid file claims
     (in its ``plan`` block or its name) is that file's problem, not this one's: the phase is blocked by it.
+    ``cache``: as :func:`load_files`.
     """
     unreadable: list[str] = []
-    files = load_files(root, unreadable=unreadable)
+    files = load_files(root, unreadable=unreadable, cache=cache)
     parsed = [f.plan for f in files if f.plan is not None]
     cross = cross_plan_findings(parsed)
     own: dict[str, list[str]] = {f.path: list(f.problems) for f in files}
@@ -283,11 +284,12 @@ def load_plan_set(root: Path) -> PlanSet:
     return PlanSet(files, plans, invalid, problems, unreadable)
 
 
-def load_plans(root: Path) -> tuple[list[PlanFile], list[Plan]]:
+def load_plans(root: Path, *, cache: Cache | None = None) -> tuple[list[PlanFile], list[Plan]]:
     """Every plan file and plan, or PlanError listing every problem (file-level and cross-plan); FileError
     for a plan file that cannot be read. For commands that write (``update``, ``verify``, ``signoff``,
-    ``gc``) or judge (``check``): a status derived from part of the plans could differ from the whole's."""
-    plan_set = load_plan_set(root)
+    ``gc``) or judge (``check``): a status derived from part of the plans could differ from the whole's.
+    ``cache``: as :func:`load_files`."""
+    plan_set = load_plan_set(root, cache=cache)
     err = plan_set.error()
     if err is not None:
         raise err

@@ -1,8 +1,9 @@
 """Benchmark result files: loading (validated once, then cached by content hash), plain views, statistics.
 
 Validation is pydantic (:mod:`tracker.results_schema`), but this module imports only the standard
-library: a file's bytes are validated the first time they are seen and the verdict is cached under
-``.tracker/cache/results/<sha256>.ok|.bad``, so a warm ``tracker status`` never pays pydantic's import.
+library: a file's bytes are validated the first time they are seen and the verdict is handed to the
+command's cache (``result-checks``, :mod:`tracker.cache`: {sha256 of the bytes: "" when valid, else the
+reason}), so a warm ``tracker status`` never pays pydantic's import.
 Gates read the plain views below (named tuples: ``dataclasses`` alone costs ~20 ms of import on
 the status path); every statistic is recomputed from the raw samples.
 """
@@ -13,16 +14,19 @@ import math
 from pathlib import Path
 from typing import Any
 
+from tracker.cache import Cache, cache_key
 from tracker.contract import RESULT_DIRS, RESULT_SCHEMA, RESULT_VERSION, Clock, utc_time
 from tracker.errors import FileError, ResultFileError
 from tracker.fileio import parse_json, read_regular
 from tracker.model import ResultCase, ResultRun
 from tracker.stats import case_stats
 
-CACHE_DIR = Path(".tracker") / "cache" / "results"
+CHECKS = "result-checks"  # the cache of validation verdicts (tracker.cache)
+RUNS = "result-runs"  # the command's memo of parsed files (Cache.memo: never written)
 # Bump when validation rules change: cached verdicts are keyed by it (v3: cases may carry info; v4: one time
 # parser, impossible dates and non-integer versions rejected, params and info finite, stats of huge samples).
 VALIDATOR = "v4"
+MAX_CHECKS = 4096  # verdicts kept beyond the files a command saw (older ones go first)
 
 
 def _view(raw: dict[str, Any], path: str, sha: str) -> ResultRun:
@@ -41,15 +45,13 @@ def _view(raw: dict[str, Any], path: str, sha: str) -> ResultRun:
     )
 
 
-_MEMO: dict[str, ResultRun] = {}
-
-
 def load_result(
-    path: Path | str, cache_dir: Path | None = None, *, data: bytes | None = None, root: Path | None = None,
+    path: Path | str, cache: Cache | None = None, *, data: bytes | None = None, root: Path | None = None,
     clock: Clock | None = None,
 ) -> ResultRun:
-    """Read one result file (or its bytes ``data``, already read); validate it unless ``cache_dir`` already
-    holds this content's verdict.
+    """Read one result file (or its bytes ``data``, already read); validate it unless ``cache`` (the command's;
+    None: none) already holds this content's verdict, else hand it the new verdict. A file parsed once in the
+    command is not parsed again (the cache's memo).
 
     Raises :class:`ResultFileError` (``path: reason``) for an unreadable or invalid file: not a regular file
     (a FIFO, a device), with ``root`` one outside ``root`` (a symlink out of the repository), larger than
@@ -65,62 +67,58 @@ def load_result(
     from hashlib import sha256  # noqa: PLC0415 - OpenSSL (~5 ms to import): only when a file is loaded
 
     sha = sha256(data).hexdigest()
-    run = _MEMO.get(f"{path}\0{sha}")
+    cache = Cache(None) if cache is None else cache
+    runs = cache.memo(RUNS)
+    run = runs.get(f"{path}\0{sha}")
     if run is None:
-        _validate(data, path, sha, cache_dir)
-        run = _MEMO[f"{path}\0{sha}"] = _view(parse_json(data), str(path), sha)  # type: ignore[arg-type]
+        _validate(data, path, sha, cache)
+        run = runs[f"{path}\0{sha}"] = _view(parse_json(data), str(path), sha)  # type: ignore[arg-type]
     future = (clock or Clock()).future(run.time.strftime("%Y-%m-%dT%H:%M:%SZ"), "provenance.time")
     if future:
         raise ResultFileError(path, future, lasting=False)
     return run
 
 
-def _validate(data: bytes, path: Path | str, sha: str, cache_dir: Path | None) -> None:
-    """Validate ``data`` unless ``cache_dir`` holds this content's verdict; remember a new verdict there."""
-    ok = cache_dir / f"{sha}.{VALIDATOR}.ok" if cache_dir else None
-    bad = cache_dir / f"{sha}.{VALIDATOR}.bad" if cache_dir else None
-    if bad is not None and bad.is_file():
-        try:
-            reason = read_regular(bad, limit=1 << 16).decode("utf-8")
-        except (FileError, UnicodeDecodeError):
-            reason = ""  # an unreadable verdict is no verdict: validate again
-        if reason:
-            raise ResultFileError(path, reason)
-    if ok is None or not ok.is_file():
-        from tracker.results_schema import parse_result  # noqa: PLC0415 - pydantic only for unseen bytes
-
-        try:
-            parse_result(data, path)
-        except ResultFileError as exc:
-            _remember(bad, exc.reason)
-            raise
-        _remember(ok, "")
-
-
-def _remember(marker: Path | None, text: str) -> None:
-    # A cache write failing (read-only checkout) only costs speed, never correctness.
-    if marker is None:
+def _validate(data: bytes, path: Path | str, sha: str, cache: Cache) -> None:
+    """Validate ``data`` unless ``cache`` holds this content's verdict; hand it a new verdict."""
+    key = cache_key(CHECKS, VALIDATOR)
+    known = cache.read(CHECKS, key)
+    checks: dict[str, str] = known if isinstance(known, dict) else {}
+    verdict = checks.get(sha)
+    if isinstance(verdict, str):  # "" (valid) or the reason; any other shape is no verdict: validate again
+        if verdict:
+            raise ResultFileError(path, verdict)
         return
+    from tracker.results_schema import parse_result  # noqa: PLC0415 - pydantic only for unseen bytes
+
     try:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        tmp = marker.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(marker)
-    except OSError:
-        pass
+        parse_result(data, path)
+    except ResultFileError as exc:
+        _remember(cache, key, checks, sha, exc.reason)
+        raise
+    _remember(cache, key, checks, sha, "")
+
+
+def _remember(cache: Cache, key: str, checks: dict[str, str], sha: str, reason: str) -> None:
+    """Hand ``cache`` its verdicts with this one added (the oldest dropped past :data:`MAX_CHECKS`)."""
+    kept = {k: v for k, v in checks.items() if k != sha}
+    while len(kept) >= MAX_CHECKS:
+        del kept[next(iter(kept))]
+    kept[sha] = reason
+    cache.put(CHECKS, key, kept)
 
 
 def load_results(
-    paths: list[Path], cache_dir: Path | None = None, root: Path | None = None, clock: Clock | None = None
+    paths: list[Path], cache: Cache | None = None, root: Path | None = None, clock: Clock | None = None
 ) -> tuple[list[ResultRun], list[ResultFileError]]:
     """Load many files (with ``root``: only files inside it); bad ones are reported, never partially used.
-    ``clock``: the time their times are checked against (default: now)."""
+    ``cache``: as :func:`load_result`; ``clock``: the time their times are checked against (default: now)."""
     good: list[ResultRun] = []
     bad: list[ResultFileError] = []
     clock = clock or Clock()
     for path in paths:
         try:
-            good.append(load_result(path, cache_dir, root=root, clock=clock))
+            good.append(load_result(path, cache, root=root, clock=clock))
         except ResultFileError as exc:
             bad.append(exc)
     return good, bad
@@ -155,14 +153,17 @@ class ResultSet(list[ResultRun]):
     errors: list[ResultFileError]
 
 
-def load_repo_results(root: Path, strict: bool = True, *, files: list[Path] | None = None, clock: Clock | None = None) -> ResultSet:
+def load_repo_results(
+    root: Path, strict: bool = True, *, files: list[Path] | None = None, clock: Clock | None = None, cache: Cache | None = None
+) -> ResultSet:
     """All result files of the repository (paths relative to ``root``), oldest first, deduplicated by
     content (an ingested copy equals its source). A file is used whole or not at all: an invalid one
     raises :class:`ResultFileError` when ``strict``, else is listed in the set's ``errors``. ``files``: the
     repository's result files when the caller listed them already (:func:`repo_result_files`); ``clock`` as
-    :func:`load_results`.
+    :func:`load_results`; ``cache``: the command's (None: the repository's cache read, nothing kept).
     """
-    good, bad = load_results(repo_result_files(root) if files is None else files, root / CACHE_DIR, root, clock)
+    cache = Cache(root) if cache is None else cache
+    good, bad = load_results(repo_result_files(root) if files is None else files, cache, root, clock)
     if bad and strict:
         raise bad[0]
     unique: dict[str, ResultRun] = {}

@@ -1,5 +1,5 @@
 """The status index: what ``tracker status`` needs from the evidence store, so that its cost does not grow with
-history. ``.tracker/cache/status-index.json`` (gitignored, per machine) holds, for the evidence as it stands:
+history. The cache ``status-index`` (:mod:`tracker.cache`: gitignored, per machine) holds, for the evidence as it stands:
 
 - per gate (its key ``PLAN/PHASE#N`` and every field of its definition; a manual gate also the hashes of its
   phase's manual gates): the verdict and whether the gate was ever met; per evidence file that decided one,
@@ -12,7 +12,8 @@ history. ``.tracker/cache/status-index.json`` (gitignored, per machine) holds, f
 Its size depends on the plans and the repository, not on how many evidence files there are. A warm status lists
 the two evidence folders (one ``stat`` per file), reads this file and never opens the store.
 
-The index is used only while all of these hold, else status computes from the store and writes a new one:
+The index is used only while all of these hold, else status computes from the store and hands a new one to the
+command's cache (:func:`put`), which the command writes at its end:
 
 - its key is the current one: the hash of the evaluation code (each source's stat signature, as Python's own
   bytecode cache trusts them) and of the listing of every ``*.json`` in ``.tracker/evidence/`` and
@@ -27,36 +28,34 @@ The index is used only while all of these hold, else status computes from the st
 - every process it recorded is still as alive (or dead) as it was.
 
 A lost race costs a recompute, never a wrong answer: concurrent writers each write a whole file and the last
-rename wins; a reader compares the key with the listing it takes itself.
+rename wins; a reader compares the key (the cache's key) with the listing it takes itself.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from tracker import __version__
+from tracker.cache import Cache
 from tracker.contract import EVIDENCE_DIR, Clock
-from tracker.errors import FileError
 from tracker.evidence_answers import Evidence, LiveEvidence
-from tracker.fileio import SETTLED_NS, parse_json, read_regular
+from tracker.fileio import SETTLED_NS
 from tracker.hashing import sha256_hex
 from tracker.model import EvidenceSource, Gate, GateVerdict, ManualGate, Phase, Plan, Store
 
-INDEX = Path(".tracker") / "cache" / "status-index.json"
-FORMAT = 1
+INDEX = "status-index"  # the cache's name (tracker.cache)
+FORMAT = 2  # 2: in the cache's envelope, the key outside the document
 FOLDERS = (EVIDENCE_DIR, Path("bench") / "results")  # where evidence and benchmark results live
 # The modules a verdict, a "was done" or a recorded file map depends on: another version of any makes another key.
 SOURCES = (
     "statusindex.py", "status.py", "evidence_answers.py", "testgate.py", "selection.py", "evidence.py", "history.py", "model.py", "benchgate.py",
     "benchstatus.py", "results.py", "results_schema.py", "fileio.py", "fingerprint.py", "hashing.py", "stats.py",
-    "contract.py", "errors.py",
+    "contract.py", "errors.py", "cache.py",
 )  # fmt: skip
-MAX_INDEX = 1 << 28  # a larger file is not ours: rebuilt
 
 
 class Miss(Exception):
@@ -89,7 +88,9 @@ def listing(root: Path) -> tuple[str, bool]:
     import time  # noqa: PLC0415
 
     now = time.time_ns()
-    rows = [code_key(), os.path.realpath(root), _folder_row(root / ".tracker")]
+    # Not ``.tracker`` itself: the command creates it when it writes its cache, after this listing (the evidence
+    # folder's row says whether ``.tracker`` was replaced: its real path, inode, or why it cannot be read).
+    rows = [f"{INDEX} {FORMAT}", code_key(), os.path.realpath(root)]
     newest = 0  # the latest ctime of them all
     for folder in FOLDERS:
         where = root / folder
@@ -117,14 +118,11 @@ def listing(root: Path) -> tuple[str, bool]:
     return sha256_hex("\n".join(rows).encode("utf-8", "surrogateescape")), settled
 
 
-def read(root: Path, key: str, clock: Clock) -> Tables | None:
-    """The index's tables when it is there, of this format and key, and still true at ``clock`` (module
-    docstring); None otherwise."""
-    try:
-        data = parse_json(read_regular(root / INDEX, limit=MAX_INDEX))
-    except (FileError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
+def read(cache: Cache, key: str, clock: Clock) -> Tables | None:
+    """The index's tables when ``cache`` holds one for ``key`` (of this format: :func:`listing` puts it in the
+    key) that is still true at ``clock`` (module docstring); None otherwise."""
+    data = cache.read(INDEX, key)
+    if not isinstance(data, dict):
         return None
     built, processes = data.get("built"), data.get("processes")
     if not isinstance(built, str) or clock.now < built:  # the clock went back: a time accepted then may not be now
@@ -181,11 +179,11 @@ class Tables:
                 if type(theirs[key]) is bool:
                     mine[key] = theirs[key]
 
-    def document(self, key: str, clock: Clock, store: Store) -> dict[str, Any]:
-        """The whole index as written (``store``: the store the answers were computed from, read after the listing
-        that gave ``key``, with ``clock``)."""
+    def document(self, clock: Clock, store: Store) -> dict[str, Any]:
+        """The whole index as cached (``store``: the store the answers were computed from, read after the listing
+        that gave its key, with ``clock``)."""
         return {
-            "format": FORMAT, "key": key, "built": clock.now,
+            "built": clock.now,
             "processes": [list(p) for p in store.processes],
             "sources": self.sources, "maps": self.maps, "gates": self.gates, "defs": self.defs, "done": self.done,
             "then": self.then,
@@ -256,16 +254,10 @@ def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def write(root: Path, document: dict[str, Any]) -> None:
-    """Replace the index; best effort (a read-only checkout, a full disk: the next status computes again)."""
-    from tracker.benchstatus import write_cache  # noqa: PLC0415 - only when the index is rebuilt
-
-    try:
-        # ASCII: a file name that is not UTF-8 (its bytes as lone surrogates) reads back as it was written
-        data = json.dumps(document, separators=(",", ":")).encode("ascii")
-        write_cache(root / INDEX, data)
-    except (OSError, ValueError):
-        pass
+def put(cache: Cache, key: str, document: dict[str, Any]) -> None:
+    """Hand a new index (:meth:`Tables.document`) for the evidence of ``key`` to ``cache``: written when the command
+    ends (best effort: a read-only checkout, a full disk, and the next status computes again)."""
+    cache.put(INDEX, key, document)
 
 
 def gate_id(gate: Gate) -> str:

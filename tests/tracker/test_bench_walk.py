@@ -225,31 +225,38 @@ def test_gc_keeps_newest_result_per_case_and_the_last_met_run(repo: Path, tmp_pa
 
 def test_warm_status_uses_cached_verdicts_without_parsing_results(repo: Path) -> None:
     from tracker.benchstatus import Evaluator, load_results
+    from tracker.cache import Cache
     from tracker.plans import load_plans
 
     write(repo / "bench/results/d.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z"))
     _, plans = load_plans(repo)
     gate = plans[0].phases[0].gates[0]
     assert isinstance(gate, BenchGate)
-    cold = load_results(repo)
+    cache = Cache(repo)  # one command's
+    cold = load_results(repo, cache=cache)
     first = Evaluator(cold)(gate)
     assert first.met and cold._runs is not None  # parsed once
-    warm = load_results(repo)
+    assert not (repo / ".tracker/cache/bench-verdicts.json").exists()  # evaluation writes nothing
+    cache.write()  # the command, at its end
+    warm = load_results(repo, cache=Cache(repo))
     evaluator = Evaluator(warm)
     assert evaluator(gate) == first and warm._runs is None  # served from the cache: nothing parsed
     assert evaluator.changed("bench/results/d.json", {"kernel/k.cu": "0" * 40}) == ["kernel/k.cu"]
     assert warm._runs is None
     # New bytes in any result file: a different key, evaluated afresh.
     write(repo / "bench/results/e.json", run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T10:20:00Z"))
-    fresh = load_results(repo)
+    cache = Cache(repo)
+    fresh = load_results(repo, cache=cache)
     assert not Evaluator(fresh)(gate).met and fresh._runs is not None
-    assert len(list((repo / ".tracker/cache/results").glob("verdicts-*.json"))) == 1  # old sets pruned
+    cache.write()
+    assert sorted(p.name for p in (repo / ".tracker/cache").glob("bench-verdicts*")) == ["bench-verdicts.json"]  # one file
 
 
 def test_edited_evaluation_code_is_never_answered_from_the_cache(repo: Path, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from tracker import benchstatus
     from tracker.benchstatus import Evaluator, load_results
+    from tracker.cache import Cache
     from tracker.plans import load_plans
 
     write(repo / "bench/results/d.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z"))
@@ -261,12 +268,14 @@ def test_edited_evaluation_code_is_never_answered_from_the_cache(repo: Path, tmp
     for name in benchstatus.EVAL_SOURCES:
         (code / name).write_bytes((benchstatus.EVAL_DIR / name).read_bytes())
     monkeypatch.setattr(benchstatus, "EVAL_DIR", code)
-    Evaluator(load_results(repo))(gate)  # fills the cache
-    warm = load_results(repo)
+    cache = Cache(repo)
+    Evaluator(load_results(repo, cache=cache))(gate)  # fills the cache
+    cache.write()
+    warm = load_results(repo, cache=Cache(repo))
     Evaluator(warm)(gate)
     assert warm._runs is None  # same code, same results: served from the cache
     (code / "benchgate.py").write_bytes((code / "benchgate.py").read_bytes() + b"\n# a rule changed\n")
-    edited = load_results(repo)
+    edited = load_results(repo, cache=Cache(repo))
     assert edited.key != warm.key
     Evaluator(edited)(gate)
     assert edited._runs is not None  # evaluated afresh

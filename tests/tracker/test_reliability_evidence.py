@@ -155,16 +155,20 @@ def test_every_input_format_is_refused_with_a_future_time(repo: Callable[..., Pa
 
 
 def test_a_result_rejected_for_its_future_time_is_not_cached(tmp_path: Path) -> None:
+    from tracker.cache import Cache
     from tracker.contract import Clock
     from tracker.errors import ResultFileError
     from tracker.results import load_result
 
     path = write(tmp_path / "r.json", result([case("m", {"k": 1}, [1.0])], time=utc(3600)))
+    cache = Cache(tmp_path)
     with pytest.raises(ResultFileError, match="is in the future") as err:
-        load_result(path, tmp_path / "cache")
+        load_result(path, cache)
     assert not err.value.lasting
-    assert [p.suffix for p in (tmp_path / "cache").iterdir()] == [".ok"]  # valid bytes: only the time is early
-    assert load_result(path, tmp_path / "cache", clock=Clock(time.time() + 7200)).host == "gpu-box"
+    cache.write()
+    checks = json.loads((tmp_path / ".tracker/cache/result-checks.json").read_text())["data"]
+    assert list(checks.values()) == [""]  # valid bytes: only the time is early
+    assert load_result(path, Cache(tmp_path), clock=Clock(time.time() + 7200)).host == "gpu-box"
 
 
 def test_an_ingested_run_a_little_ahead_is_recorded_at_ingest_time(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:

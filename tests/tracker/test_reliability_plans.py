@@ -15,6 +15,7 @@ from tracker.commands.common import pytest_command, pytest_env
 
 # --- item 7: -m expressions --------------------------------------------------------------------------------
 
+PLAN_CACHE = ".tracker/cache/plans.json"
 MARKED = {"tests/test_m.py": "import pytest\n\n@getattr(pytest.mark, 'a-b')\ndef test_ab(): pass\n\ndef test_plain(): pass\n"}
 
 
@@ -182,14 +183,17 @@ def _plan_files(root: Path) -> list[tuple[str, object]]:
 )
 def test_a_broken_plan_cache_is_a_cold_cache(repo, cli, cache: bytes) -> None:
     from tracker.hashing import sha256_hex
-    from tracker.plans import CACHE, CACHE_VERSION, load_files, to_plain
+    from tracker.plans import _cache_key, load_files, to_plain
 
     root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "ok"'))})
     [good] = load_files(root)
     plain = to_plain(good.plan)
     plain["phases"][0]["gates"][0]["line"] = "9"  # a string where an int belongs
-    data = cache.replace(b"%s", CACHE_VERSION.encode()).replace(b"SHA", sha256_hex(good.text.encode()).encode())
-    (root / CACHE).write_bytes(data.replace(b"PLAN", json.dumps(plain).encode()))
+    # The cases were written for the cache's own layout before its envelope: each in the envelope, of its key.
+    data = cache.replace(b'{"version": "%s", "files": ', b'{"key": "%s", "data": ').replace(b"%s", _cache_key().encode())
+    data = data.replace(b"SHA", sha256_hex(good.text.encode()).encode())
+    (root / PLAN_CACHE).parent.mkdir(parents=True, exist_ok=True)
+    (root / PLAN_CACHE).write_bytes(data.replace(b"PLAN", json.dumps(plain).encode()))
     assert _plan_files(root) == [(good.path, good.plan)]
     r = cli(root, "status")
     assert (r.code, r.err) == (0, "")
@@ -198,13 +202,16 @@ def test_a_broken_plan_cache_is_a_cold_cache(repo, cli, cache: bytes) -> None:
 def test_a_fifo_as_the_plan_cache_does_not_hang(repo) -> None:
     import os
 
-    from tracker.plans import CACHE
+    from tracker.cache import Cache
+    from tracker.plans import load_files
 
     root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "ok"'))})
-    (root / CACHE).parent.mkdir(parents=True, exist_ok=True)
-    os.mkfifo(root / CACHE)
-    assert [p for p, _ in _plan_files(root)] == ["plans/0001-demo.md"]  # and the FIFO is replaced by a file
-    assert (root / CACHE).is_file()
+    (root / PLAN_CACHE).parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(root / PLAN_CACHE)
+    cache = Cache(root)
+    assert [f.path for f in load_files(root, cache=cache)] == ["plans/0001-demo.md"]
+    cache.write()  # and the FIFO is replaced by a file
+    assert (root / PLAN_CACHE).is_file()
 
 
 # --- item 9: plan files that are not regular files inside the repository ------------------------------------

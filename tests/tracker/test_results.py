@@ -182,30 +182,43 @@ def test_load_results_separates_good_from_bad(tmp_path: Path) -> None:
     assert [e.path for e in errors] == [str(bad)]
 
 
-def test_verdicts_are_cached_by_content_and_validator(tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
+def test_verdicts_are_cached_by_content_and_validator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+
+    from tracker import results_schema
+    from tracker.cache import Cache, cache_key
+    from tracker.results import CHECKS
+
+    cache = Cache(tmp_path)
     ok = write(tmp_path / "ok.json", good())
     bad = write(tmp_path / "bad.json", mutate(good(), "version", 2))
     load_result(ok, cache)
     with pytest.raises(ResultFileError):
         load_result(bad, cache)
-    markers = sorted(p.name.split(".", 1)[1] for p in cache.iterdir())
-    assert markers == [f"{VALIDATOR}.bad", f"{VALIDATOR}.ok"]
+    cache.write()  # the command's end
+    doc = json.loads((tmp_path / f".tracker/cache/{CHECKS}.json").read_text())
+    assert doc["key"] == cache_key(CHECKS, VALIDATOR)
+    sha = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (ok, bad)}
+    assert doc["data"] == {sha[ok]: "", sha[bad]: "version: unsupported version 2 (this tracker reads version 1)"} or (
+        doc["data"][sha[ok]] == "" and "unsupported version 2" in doc["data"][sha[bad]]
+    )
     # A cached bad verdict is replayed with the file's own path, without revalidating.
+    monkeypatch.setattr(results_schema, "parse_result", None)  # calling it would fail
     copy = tmp_path / "copy.json"
     copy.write_bytes(bad.read_bytes())
     with pytest.raises(ResultFileError, match=r"copy.json: unsupported version 2"):
-        load_result(copy, cache)
+        load_result(copy, Cache(tmp_path))
+    monkeypatch.undo()
     # Changed bytes are validated afresh.
     ok.write_text(ok.read_text().replace('"gpu-box"', '"other-box"'))
-    assert load_result(ok, cache).host == "other-box"
+    assert load_result(ok, Cache(tmp_path)).host == "other-box"
 
 
 def test_warm_load_does_not_import_pydantic(tmp_path: Path) -> None:
     path = write(tmp_path / "r.json", good())
     code = (
-        "import sys; from pathlib import Path; from tracker.results import load_result; "
-        f"c = Path({str(tmp_path / 'c')!r}); load_result({str(path)!r}, c); "
+        "import sys; from pathlib import Path; from tracker.cache import Cache; from tracker.results import load_result; "
+        f"c = Cache(Path({str(tmp_path)!r})); load_result({str(path)!r}, c); c.write(); "
         "cold = 'pydantic' in sys.modules; print(cold)"
     )
     root = Path(__file__).resolve().parents[2]

@@ -20,11 +20,13 @@ from resultfiles import case, result, write
 from tracker_testutil import phase, plan_text
 
 from tracker import evidence, fileio
+from tracker.cache import MAX_CACHE_BYTES, Cache
 from tracker.contract import Clock
 from tracker.model import BenchGate, ManualGate, Phase, Plan, Store, TestGate, TestRun, gate_hash
 from tracker.testgate import TestIndex
 
 STORE = ".tracker/evidence"
+INDEX = ".tracker/cache/status-index.json"
 COMMIT = "c" * 40
 
 
@@ -182,6 +184,7 @@ def _regressed_repo(repo: Callable[..., Path]) -> Path:
 
 def test_a_regression_without_bench_gates_never_parses_the_results(repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
     from tracker import results
+    from tracker.cache import Cache
     from tracker.derive import bench_evaluator
     from tracker.fingerprint import FileIndex, tree_file_ids
     from tracker.model import Status
@@ -192,8 +195,11 @@ def test_a_regression_without_bench_gates_never_parses_the_results(repo: Callabl
     plans = load_plans(root)[1]
 
     def statuses() -> Any:
+        cache = Cache(root)
         store = evidence.load(root, strict=False)
-        return compute(plans, store, lambda: FileIndex(tree_file_ids(root)), lambda: bench_evaluator(root, store))
+        got = compute(plans, store, lambda: FileIndex(tree_file_ids(root)), lambda: bench_evaluator(root, store, cache=cache))
+        cache.write()
+        return got
 
     first = statuses()  # bench verdicts now cached by the results' content
     assert first["0001/P1"].status is Status.REGRESSED and first["0001/P2"].status is Status.DONE
@@ -225,7 +231,9 @@ def test_result_copies_found_valid_are_not_parsed_again(repo: Callable[..., Path
     copy = write(root / STORE / "copy.json", result([case("m", {"k": 1}, [1.0])], time=utc(-10)))
     put(root, "run.json", run_doc(utc(-20), {"t.py::a": "passed"}))
     monkeypatch.setattr(fileio, "SETTLED_NS", 0)  # settled at once (the real rule is tested with the index)
-    first = evidence.load(root, strict=False, results=False)
+    cache = Cache(root)
+    first = evidence.load(root, strict=False, results=False, cache=cache)
+    cache.write()  # what the command does at its end
     assert [rel for rel, _ in first.bench] == [f"{STORE}/copy.json"] and not first.invalid
     reads = Reads(monkeypatch, evidence)
     again = evidence.load(root, strict=False, results=False)
@@ -322,10 +330,15 @@ def scratch(root: Path, clock: Clock) -> dict[str, Any]:
 
 
 def derived(root: Path, clock: Clock) -> dict[str, Any]:
+    """Status as a command derives it: through one cache, written at its end."""
+    from tracker.cache import Cache
     from tracker.derive import derive
     from tracker.plans import load_plans
 
-    return derive(root, load_plans(root)[1], clock)
+    cache = Cache(root)
+    got = derive(root, load_plans(root, cache=cache)[1], clock, cache)
+    cache.write()
+    return got
 
 
 class Loads:
@@ -707,7 +720,7 @@ def test_an_index_is_kept_only_once_every_file_has_settled(tmp_path: Path, monke
     repo = Repo(tmp_path)
     monkeypatch.setattr(statusindex, "SETTLED_NS", 300_000_000)  # 0.3 s instead of 2 s, the same rule
     put(repo.root, "1.json", _passing(utc(-60), "t.py::a"))  # written just now: its ctime is recent
-    index = repo.root / statusindex.INDEX
+    index = repo.root / INDEX
     first = derived(repo.root, Clock())
     # A second write within the same clock tick could leave size and times as they are: the listing could not
     # tell it from this one, so nothing computed now is kept.
@@ -827,7 +840,7 @@ def test_an_index_of_another_shape_is_rebuilt_never_believed(data: st.DataObject
             scene.put(run_doc(utc(-40), {}, status="incomplete", running=running, host=scene.repo.host))
             scene.put(result([case("m", {"k": 1}, [1.0, 2.0])], time=utc(-50), files={"src/b.py": b"b = 1\n"}), "bench/results")
             expected = scene.check()
-            index = scene.repo.root / statusindex.INDEX
+            index = scene.repo.root / INDEX
             doc = json.loads(index.read_bytes())
             path = data.draw(st.sampled_from(_nodes(doc)))
             old = doc
@@ -850,7 +863,7 @@ def test_an_index_that_cannot_be_read_is_rebuilt(scene: Scenario, kind: str) -> 
 
     scene.put(_passing(utc(-60), "t.py::a"))
     expected = scene.check()
-    index = scene.repo.root / statusindex.INDEX
+    index = scene.repo.root / INDEX
     text = index.read_bytes()
     index.unlink()
     if kind == "garbage":
@@ -867,12 +880,12 @@ def test_an_index_that_cannot_be_read_is_rebuilt(scene: Scenario, kind: str) -> 
         index.symlink_to("/dev/zero")
     elif kind == "huge":
         with open(index, "wb") as fh:
-            fh.truncate(statusindex.MAX_INDEX + 1)  # sparse: refused by its size, never read
+            fh.truncate(MAX_CACHE_BYTES + 1)  # sparse: refused by its size, never read
     else:
         index.write_text("[]")
     assert derived(scene.repo.root, Clock()) == expected
     if kind in ("garbage", "truncated", "deep", "huge", "list"):  # replaced by a good one
-        assert derived(scene.repo.root, Clock()) == expected and json.loads(index.read_bytes())["format"] == statusindex.FORMAT
+        assert derived(scene.repo.root, Clock()) == expected and json.loads(index.read_bytes()).keys() == {"key", "data"}
 
 
 def test_a_file_name_that_is_not_utf8_is_indexed_and_read_back(scene: Scenario) -> None:

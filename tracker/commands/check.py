@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
+from tracker.cache import Cache, command_cache
 from tracker.derive import derive
 from tracker.errors import ExitCode, RegionEditedError
 from tracker.history import regressions
@@ -32,7 +33,8 @@ def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
     """Print one line per problem; exit 1 (CHECK_FAILED) when there is any, else 0. ``as_json``: print one object
     instead, ``{"ok", "exit", "problems": [{"kind", "path", "phase", "message"}]}`` (README)."""
     out = out or sys.stdout
-    problems = find_problems(root)
+    with command_cache(root) as cache:
+        problems = find_problems(root, cache=cache)
     code = int(ExitCode.CHECK_FAILED) if problems else 0
     if as_json:
         from tracker.commands.common import json_text
@@ -49,10 +51,12 @@ def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
     return code
 
 
-def find_problems(root: Path) -> list[Problem]:
-    """Every problem ``tracker check`` reports, in the order it prints them."""
-    files, plans = load_plans(root)
-    statuses = derive(root, plans)
+def find_problems(root: Path, *, cache: Cache | None = None) -> list[Problem]:
+    """Every problem ``tracker check`` reports, in the order it prints them (``cache``: the command's; None: the
+    repository's cache read, nothing kept)."""
+    cache = Cache(root) if cache is None else cache
+    files, plans = load_plans(root, cache=cache)
+    statuses = derive(root, plans, cache=cache)
     paths = {p.id: p.path for p in plans}
     problems = [
         Problem("regressed", paths.get(st.plan_id), line, key)
@@ -66,7 +70,7 @@ def find_problems(root: Path) -> list[Problem]:
     problems += [Problem("invalid-evidence", line.split(": ", 1)[0], f"invalid evidence file, fix or remove it: {line}") for line in invalid]
     listed = {line.split(": ", 1)[0] for line in invalid}
     result_files = repo_result_files(root, [rel for rel, _ in store.bench])  # the store is not read a second time
-    results = load_repo_results(root, strict=False, files=result_files) if result_files else None
+    results = load_repo_results(root, strict=False, files=result_files, cache=cache) if result_files else None
     if results is not None:  # invalid result files make every bench gate unmet: say which
         problems += [Problem("invalid-result", err.path, f"{err}") for err in results.errors if err.path not in listed]
     claimed = [(r.file, r.provenance.get("commit")) for r in store.runs]

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from tracker.cache import Cache, command_cache
 from tracker.commands.common import json_text, plan_spec, select
 from tracker.derive import derive
 from tracker.errors import FileError, PlanError, TrackerError
@@ -131,9 +132,14 @@ def run(root: Path, plan: str | None = None, as_json: bool = False, out: TextIO 
     and does not check, unless a plan file shown is invalid (the module docstring). ``color``: one of
     :data:`COLOR_WHEN` (:func:`use_color`)."""
     out = out or sys.stdout
-    plan_set = load_plan_set(root)
+    with command_cache(root) as cache:  # what reading learned is written once the statuses are shown
+        return _status(root, plan, as_json, out, color, cache)
+
+
+def _status(root: Path, plan: str | None, as_json: bool, out: TextIO, color: str, cache: Cache) -> int:
+    plan_set = load_plan_set(root, cache=cache)
     plans, invalid = plan_set.plans, plan_set.invalid
-    statuses = derive(root, plans) if plans else {}  # all plans: dependencies may live in other plans
+    statuses = derive(root, plans, cache=cache) if plans else {}  # all plans: dependencies may live in other plans
     if plan is not None:
         plans, invalid = _selected(root, plan, plans, invalid)
     shown = {p.id for p in plans}

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from tracker.cache import Cache, command_cache
 from tracker.commands.common import select
 from tracker.derive import derive
 from tracker.errors import ExitCode, FileError, PlanError, RegionEditedError, TrackerError
@@ -70,12 +71,13 @@ def _changes(files: list[PlanFile], statuses: dict[str, PhaseStatus], force: boo
     return out
 
 
-def pending(root: Path, force: bool = False, only: list[str] | None = None) -> list[tuple[PlanFile, str]]:
+def pending(root: Path, force: bool = False, only: list[str] | None = None, *, cache: Cache | None = None) -> list[tuple[PlanFile, str]]:
     """(plan file, new text) for every plan file (or those of the plan ids in ``only``) whose
-    regions are out of date. Statuses are always derived from every plan (cross-plan dependencies)."""
-    files, plans = load_plans(root)
+    regions are out of date. Statuses are always derived from every plan (cross-plan dependencies).
+    ``cache``: the command's (None: the repository's cache read, nothing kept)."""
+    files, plans = load_plans(root, cache=cache)
     wanted = _wanted(files, plans, only)
-    return _changes(wanted, derive(root, plans), force)
+    return _changes(wanted, derive(root, plans, cache=cache), force)
 
 
 def _blocks(text: str) -> list[tuple[str, str, bool, int]]:
@@ -159,8 +161,8 @@ def _in_flux(root: Path, stamps: dict[str, FileStamp | None]) -> FileChangedErro
     return None
 
 
-def write_regions(root: Path, force: bool, only: list[str] | None, diff: bool, out: TextIO) -> list[str]:
-    """Read, derive, rewrite and write every out-of-date plan file; the paths written.
+def write_regions(root: Path, force: bool, only: list[str] | None, diff: bool, out: TextIO, *, cache: Cache | None = None) -> list[str]:
+    """Read, derive, rewrite and write every out-of-date plan file; the paths written (``cache``: as :func:`pending`).
 
     A plan file that changes while this runs (an editor saving it) is never overwritten: what changed
     is read again and the work redone, up to :data:`ATTEMPTS` times, then FileChangedError (exit 7).
@@ -174,7 +176,7 @@ def write_regions(root: Path, force: bool, only: list[str] | None, diff: bool, o
             time.sleep(max(busy.wait, 0.02 * attempt))
         stamps = _stamps(root)
         try:
-            files, plans = load_plans(root)
+            files, plans = load_plans(root, cache=cache)
         except PlanError:
             # A half-saved plan file does not parse: while one is being saved, read again before saying so.
             if (busy := _in_flux(root, stamps)) is None:
@@ -185,7 +187,7 @@ def write_regions(root: Path, force: bool, only: list[str] | None, diff: bool, o
             busy = FileChangedError(root / moved[0], "changed while it was being read (saved by an editor?)")
             continue
         if derived is None or derived[0] != _definitions(plans):  # a retry after an edit of prose reuses them
-            derived = (_definitions(plans), derive(root, plans))
+            derived = (_definitions(plans), derive(root, plans, cache=cache))
         changes = _changes(_wanted(files, plans, only), derived[1], force)
         for f, new in changes:
             refuse_unsafe(f, new, derived[1])
@@ -228,8 +230,13 @@ def run(
 ) -> int:
     """Write regions (or with ``check`` only report): exit 1 when ``check`` finds files out of date."""
     out = out or sys.stdout
+    with command_cache(root) as cache:
+        return _update(root, check, diff, force, out, plans, cache)
+
+
+def _update(root: Path, check: bool, diff: bool, force: bool, out: TextIO, plans: list[str] | None, cache: Cache) -> int:
     if check:
-        stale = pending(root, force, plans)
+        stale = pending(root, force, plans, cache=cache)
         for f, new in stale:
             out.write(unified_diff(f.path, f.text, new))
         if stale:
@@ -240,6 +247,6 @@ def run(
     with repo_lock(root):  # read, derive and write under one lock: concurrent runs serialize
         for temp in [t for folder in _write_folders(root) for t in remove_stale_temps(folder)]:
             out.write(f"removed {temp.relative_to(root).as_posix()} (left behind by an interrupted run)\n")
-        written = write_regions(root, force, plans, diff, out)
+        written = write_regions(root, force, plans, diff, out, cache=cache)
     out.write(f"updated {len(written)} plan file(s)" + (f": {', '.join(written)}" if written else "") + "\n")
     return 0

@@ -27,6 +27,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
+from tracker.cache import Cache, command_cache
 from tracker.commands.common import json_text, pytest_command, pytest_env, select
 from tracker.contract import EVIDENCE_DIR
 from tracker.errors import ExitCode, FileError, InterruptedRunError, NoTestsError, UsageError
@@ -61,20 +62,27 @@ def run(
     Test gates whose passing evidence still matches the code are not re-run unless ``force``;
     ``bench`` also runs the selected bench gates' ``run`` commands (:mod:`tracker.benchrun`).
     """
-    out = out or sys.stdout
+    with command_cache(root) as cache:  # what reading learned is written when verify ends
+        return _verify(root, specs, pytest_args, out or sys.stdout, bench, force, as_json, cache)
+
+
+def _verify(
+    root: Path, specs: list[str], pytest_args: list[str] | None, out: TextIO, bench: bool, force: bool, as_json: bool,
+    cache: Cache,
+) -> int:
     log = sys.stderr if as_json else out  # progress: with --json, stdout carries the one object
     pytest_args = list(pytest_args or [])
     _refuse_own_options(pytest_args)
-    _, plans = load_plans(root)
+    _, plans = load_plans(root, cache=cache)
     chosen = select(plans, specs)
     check_store_dir(root)  # evidence is written there: a regular file in its place is exit 8, said up front
     all_gates = {gate_key(p.id, ph.id, i): g for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, TestGate)}
     if pytest_args and bench:  # the bench commands run first and can take minutes: a bad argument stops verify before
         check_pytest_args(root, pytest_args, _test_paths(root, all_gates.values())[0])
     with _stdout_to_stderr() if as_json else nullcontext():
-        session = _run(root, plans, chosen, all_gates, pytest_args, log, bench, force)
+        session = _run(root, plans, chosen, all_gates, pytest_args, log, bench, force, cache)
     judged = session.before if session.before is not None and session.evidence is None else _Judgement(
-        root, plans, last=session.evidence.name if session.evidence else None
+        root, plans, cache, last=session.evidence.name if session.evidence else None
     )
     moved = _record_after(session.evidence, judged.store) if session.evidence is not None and judged.store.reordered else None
     warnings = _explain(judged.store, moved)
@@ -109,7 +117,7 @@ class _Session(NamedTuple):
 
 def _run(
     root: Path, plans: list[Plan], chosen: list[tuple[Plan, Phase]], all_gates: dict[str, TestGate], pytest_args: list[str],
-    log: TextIO, bench: bool, force: bool,
+    log: TextIO, bench: bool, force: bool, cache: Cache,
 ) -> _Session:
     from tracker.fingerprint import FileIndex, tree_file_ids
 
@@ -121,7 +129,7 @@ def _run(
 
         assert current is not None
         lines = _BenchLines(log)
-        bench_code = run_bench_gates(root, chosen, force, lines, dict(current.files))  # type: ignore[arg-type]
+        bench_code = run_bench_gates(root, chosen, force, lines, dict(current.files), cache)  # type: ignore[arg-type]
         bench_failed = lines.unmet
     elif bench_gates:
         log.write(f"tracker: {bench_gates} bench gate(s) judged on the stored results (--bench runs their commands)\n")
@@ -132,7 +140,7 @@ def _run(
         # One store read and one tree scan serve both status and freshness. An unusable store file makes every
         # test gate unmet (as in status), so nothing counts as fresh and everything selected runs.
         assert current is not None
-        before = _Judgement(root, plans, index=current)
+        before = _Judgement(root, plans, cache, index=current)
         fresh = fresh_test_gates(plans, before.store, before.statuses, current, list(all_gates))
         if fresh:
             log.write(f"tracker: {len(fresh)} test gate(s) up to date with their evidence, not re-run (--force re-runs)\n")
@@ -302,13 +310,15 @@ class _BenchLines:
 
 class _Judgement:
     """Every phase's status on the store as it stands (``last``: this machine's run, ordered after every other
-    file), with the store, the working tree and the bench evaluator it was judged on (to say what is stale)."""
+    file), with the store, the working tree and the bench evaluator it was judged on (to say what is stale), through
+    the command's ``cache``."""
 
-    def __init__(self, root: Path, plans: list[Plan], last: str | None = None, index: Any = None) -> None:
+    def __init__(self, root: Path, plans: list[Plan], cache: Cache, last: str | None = None, index: Any = None) -> None:
         from tracker import evidence as ev
         from tracker.status import compute
 
         self.root = root
+        self.cache = cache
         self.store = ev.load(root, strict=False, last=last)
         self._index = index
         self._bench: Any = None
@@ -327,7 +337,7 @@ class _Judgement:
         if self._bench is None:
             from tracker.derive import bench_evaluator
 
-            self._bench = bench_evaluator(self.root, self.store)
+            self._bench = bench_evaluator(self.root, self.store, cache=self.cache)
         return self._bench
 
     def stale(self, chosen: list[tuple[Plan, Phase]]) -> dict[str, str]:

@@ -1,0 +1,127 @@
+"""The per-machine cache, ``.tracker/cache/`` (gitignored): everything in it can be rebuilt, so it only ever
+costs or saves time, never decides a status.
+
+One directory, one key scheme, one writer. Each cache is one file, ``.tracker/cache/<name>.json`` (:data:`NAMES`),
+holding ``{"key": KEY, "data": DATA}``: KEY is the sha256 (hex, :func:`cache_key`) of everything DATA depends on
+besides what its entries name themselves (the code that computed them, the inputs' identity). :meth:`Cache.read`
+gives DATA only when the file is a regular file inside the repository, of bounded size, JSON, in this envelope,
+and its KEY is the one asked for; anything else (missing, corrupt, foreign, hand-edited into another shape,
+another key, a FIFO, a symlink out of the repository, a file from before this scheme) reads as no cache and is
+rebuilt, never trusted. Readers still check each entry's shape before using it.
+
+Evaluation writes nothing: readers hand what they learned to :meth:`Cache.put`, and the command writes it all at
+its end with :meth:`Cache.write` (through :func:`tracker.contract.atomic_write`, without fsync: a cache lost in a
+crash is rebuilt). Concurrent commands each write whole files: the last rename wins, a reader sees a whole file. A
+cache that cannot be written (a read-only checkout, a full disk) only costs speed. A reader given no cache object
+makes its own: it reads the repository's cache and, since nobody writes that one, keeps nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tracker.contract import CACHE_DIR
+from tracker.errors import FileError
+from tracker.fileio import atomic_write, parse_json, read_regular
+from tracker.hashing import sha256_hex
+
+# Every cache file and what it holds (docs/evidence.md, "The cache"):
+NAMES = (
+    "plans",  # each plan file's parse by the sha256 of its text (tracker.plans)
+    "status-index",  # status's answers by the identity of the store and result files (tracker.statusindex)
+    "result-copies",  # the store's result copies found valid, by stat signature (tracker.evidence)
+    "result-checks",  # result files' validation verdicts by content sha256 (tracker.results)
+    "result-ids",  # result files' content sha256 by stat signature (tracker.benchstatus)
+    "bench-verdicts",  # bench gates' verdicts by the repository's result set (tracker.benchstatus)
+    "bootstrap",  # bootstrap bounds by their samples and parameters (tracker.stats.bootstrap_key)
+)
+MAX_CACHE_BYTES = 1 << 28  # a larger file is not one the tracker wrote: rebuilt
+
+
+def cache_key(*parts: str) -> str:
+    """The key of a cache: the sha256 of its parts (code versions, input identities), one per line.
+    ``surrogateescape``: a file name that is not UTF-8 (its bytes as surrogates) still makes a key."""
+    return sha256_hex("\n".join(parts).encode("utf-8", "surrogateescape"))
+
+
+class Cache:
+    """The caches of the repository at ``root`` (None: no cache at all, nothing read or written).
+
+    Besides the files, :meth:`memo` holds what one command computes more than once (parsed result files), in
+    memory only: nothing of it outlives the command."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self.folder = None if root is None else root / CACHE_DIR
+        self._pending: dict[str, tuple[str, Any]] = {}
+        self._loaded: dict[str, Any] = {}  # name -> the envelope read (None: none usable), read once per command
+        self._memos: dict[str, dict[str, Any]] = {}
+
+    def path(self, name: str) -> Path | None:
+        """Where cache ``name`` lives (None without a repository)."""
+        return None if self.folder is None else self.folder / f"{name}.json"
+
+    def read(self, name: str, key: str) -> Any:
+        """The data cache ``name`` holds for ``key`` (what was put this command, else the file's); None when
+        it holds none this code could have written."""
+        pending = self._pending.get(name)
+        if pending is not None and pending[0] == key:
+            return pending[1]
+        if name not in self._loaded:
+            self._loaded[name] = self._envelope(name)
+        doc = self._loaded[name]
+        return doc["data"] if doc is not None and doc["key"] == key else None
+
+    def _envelope(self, name: str) -> dict[str, Any] | None:
+        """The file of cache ``name`` as ``{"key", "data"}``, or None when it is not one."""
+        path = self.path(name)
+        if path is None:
+            return None
+        try:
+            doc = parse_json(read_regular(path, root=self.root, limit=MAX_CACHE_BYTES))
+        except (FileError, ValueError):
+            return None
+        if not isinstance(doc, dict) or doc.keys() != {"key", "data"} or not isinstance(doc["key"], str):
+            return None
+        return doc
+
+    def put(self, name: str, key: str, data: Any) -> None:
+        """Set cache ``name`` to ``data`` under ``key``; written by :meth:`write` (a later put replaces it)."""
+        if self.folder is not None:
+            self._pending[name] = (key, data)
+
+    def memo(self, name: str) -> dict[str, Any]:
+        """A dict for this command alone, the same one each time ``name`` is asked for (never written)."""
+        return self._memos.setdefault(name, {})
+
+    def write(self) -> None:
+        """Write every cache put since the last write; best effort (a failed write only costs speed)."""
+        pending, self._pending = self._pending, {}
+        for name, (key, data) in pending.items():
+            path = self.path(name)
+            if path is None:
+                continue
+            try:
+                # ASCII: a file name that is not UTF-8 (its bytes as lone surrogates) reads back as it was written
+                text = json.dumps({"key": key, "data": data}, separators=(",", ":"), ensure_ascii=True)
+                atomic_write(path, text.encode("ascii"), durable=False)
+            except (OSError, ValueError, RecursionError):
+                continue
+            self._loaded[name] = {"key": key, "data": data}
+
+
+@contextmanager
+def command_cache(root: Path) -> Iterator[Cache]:
+    """The cache of one command: what its readers learned is written when it ends, also when it ends with an
+    error (every entry put is true whatever the command concludes); not when it is interrupted (Ctrl-C)."""
+    cache = Cache(root)
+    try:
+        yield cache
+    except Exception:
+        cache.write()
+        raise
+    cache.write()

@@ -103,12 +103,11 @@ def commits(
     if limit == 0:
         return []
     with _open(root) as repo:
-        if until == "HEAD" and not repo.head.is_valid():  # no commit yet (or HEAD on an unborn branch)
-            if since is not None:
-                _resolve(repo, since)
+        bounds = _range(repo, since, until)
+        if bounds is None:
             return []
-        head = _resolve(repo, until)
-        revisions = [head] if since is None else [head, f"^{_resolve(repo, since)}"]
+        base, head = bounds
+        revisions = [head] if base is None else [head, f"^{base}"]
         count = [f"--max-count={limit}"] if limit is not None and touching is None else []
         out = _git(repo, "log", *_LOG_OPTIONS, *count, *revisions, "--")
         shallow = _shallow_boundary(repo)
@@ -126,15 +125,13 @@ def changed_paths(root: Path, since: str | None, until: str = "HEAD") -> list[st
     and an addition. This is the net change: a file changed and changed back in between is not in it (use
     :func:`commits` for what each commit did). ``since`` None: every file of ``until``'s tree."""
     with _open(root) as repo:
-        if until == "HEAD" and not repo.head.is_valid():
-            if since is not None:
-                _resolve(repo, since)
+        bounds = _range(repo, since, until)
+        if bounds is None:
             return []
-        head = _resolve(repo, until)
-        if since is None:
+        base, head = bounds
+        if base is None:
             out = _git(repo, "ls-tree", "-r", "-z", "--name-only", "--full-tree", head)
         else:
-            base = _resolve(repo, since)
             out = _git(
                 repo, "diff", "-z", "--name-only", "--no-renames", "--no-relative", "--no-ext-diff", base, head, "--"
             )
@@ -191,6 +188,17 @@ def _resolve(repo: git.Repo, ref: str) -> str:
     return str(sha).strip()
 
 
+def _range(repo: git.Repo, since: str | None, until: str) -> tuple[str | None, str] | None:
+    """``(since, until)`` as full shas (since None stays None); None when ``until`` is the HEAD of a repository
+    without a commit yet (an unborn branch: no history, nothing in any range). Unknown refs: UnknownRef."""
+    if until == "HEAD" and not repo.head.is_valid():
+        if since is not None:
+            _resolve(repo, since)
+        return None
+    head = _resolve(repo, until)
+    return (None if since is None else _resolve(repo, since)), head
+
+
 def _not_a_commit(ref: object) -> str:
     shown = ref if isinstance(ref, str) and ref.isprintable() and ref else repr(ref)
     return f"{shown}: not a commit in this repository"
@@ -244,7 +252,11 @@ def _path(raw: bytes) -> str:
 
 
 def _utc(raw: bytes) -> str:
+    """``YYYY-MM-DDTHH:MM:SSZ`` of a Unix time (digits always padded), or "" outside years 1-9999."""
     try:
-        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(raw)))
+        t = time.gmtime(int(raw))
     except (ValueError, OverflowError, OSError):
         return ""
+    if not 1 <= t.tm_year <= 9999:
+        return ""
+    return f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}Z"

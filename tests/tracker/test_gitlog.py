@@ -240,21 +240,39 @@ def test_odd_and_non_utf8_file_names_come_back_as_the_names_on_disk(tmp_path: Pa
     assert sorted(changed_paths(root, None)) == sorted(only.paths)
 
 
-def test_author_and_subject_that_are_not_utf8_are_text_with_replacement_characters(tmp_path: Path) -> None:
-    """A commit object holding bytes that are not UTF-8 and no encoding header (git commit itself would fix them
-    up as Latin-1, so it is written directly)."""
-    root = init(tmp_path / "r")
-    commit(root, "first", {"f": "x"}, T0)
+def raw_commit(root: Path, author: bytes, committed: bytes, message: bytes) -> None:
+    """Make main a root commit of the files committed so far, written byte for byte (``git commit`` would clean
+    up what these tests need kept: bytes that are not UTF-8, times git would not write)."""
     tree = git(root, "rev-parse", "HEAD^{tree}").strip()
-    raw = (f"tree {tree}\n".encode() + b"author Jos\xe9 <t@example.com> 1750000000 +0000\n"
-           b"committer t <t@example.com> 1750000000 +0000\n\ncaf\xe9 \xff subject\n\nbody\n")  # fmt: skip
+    raw = f"tree {tree}\n".encode() + b"author " + author + b" <t@example.com> 1750000000 +0000\n"
+    raw += b"committer t <t@example.com> " + committed + b" +0000\n\n" + message
     made = subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--stdin"], cwd=root, input=raw,
                           capture_output=True, check=True)  # fmt: skip
     git(root, "update-ref", "refs/heads/main", made.stdout.decode().strip())
+
+
+def test_author_and_subject_that_are_not_utf8_are_text_with_replacement_characters(tmp_path: Path) -> None:
+    """A commit object holding bytes that are not UTF-8 and no encoding header (git commit itself would fix them
+    up as Latin-1)."""
+    root = init(tmp_path / "r")
+    commit(root, "first", {"f": "x"}, T0)
+    raw_commit(root, b"Jos\xe9", b"1750000000", b"caf\xe9 \xff subject\n\nbody\n")
     (found,) = commits(root, None)
     assert found.subject == "caf\ufffd \ufffd subject"
     assert found.author == "Jos\ufffd"
     found.subject.encode("utf-8")  # printable as is: no surrogates in text fields
+
+
+@pytest.mark.parametrize(
+    ("committed", "expected"),
+    [(b"0", "1970-01-01T00:00:00Z"), (b"99999999999", "5138-11-16T09:46:39Z"), (b"253402300800", ""),
+     (b"18446744073709551615", "")],
+)  # fmt: skip
+def test_commit_times_are_utc_with_four_digit_years_or_empty(tmp_path: Path, committed: bytes, expected: str) -> None:
+    root = init(tmp_path / "r")
+    commit(root, "first", {"f": "x"}, T0)
+    raw_commit(root, b"t", committed, b"odd time\n")
+    assert commits(root, None)[0].time == expected
 
 
 def test_a_latin1_commit_is_reencoded_to_utf8(tmp_path: Path) -> None:

@@ -13,11 +13,14 @@ synchronisation, what every layer's `kernel.verify_attention` call and the model
 - write_index [B*T] int64: the pool rows the tree's KV rows go to (every layer writes there);
 - positions [B, T] int64: committed length + depth, and `rope` [B, T, 64]: cos | sin of those positions.
 
-For B = 1, prefix_slots is req_to_token's row itself (no packing). Every op writes into a preallocated
-buffer (`out=`, in-place), so a captured step allocates nothing and replays with new inputs.
+For B = 1, prefix_slots is req_to_token's row itself (no packing). For B > 1 on CUDA, one Triton launch
+(`plan_kernel`) derives everything but the rope, as the torch ops do on a CPU, bit for bit. Every op writes
+into a preallocated buffer (`out=`, in-place), so a captured step allocates nothing and replays with new inputs.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import torch
 
@@ -42,10 +45,29 @@ class StepPlan:
         self.write_index = torch.zeros(batch * nodes, **i64)
         self.positions = torch.zeros(batch, nodes, **i64)
         self.rope_table = rope_table  # [max_context, 64] fp32 (cos | sin), or None (no rope)
-        self.rope = None if rope_table is None else torch.zeros(batch, nodes, rope_table.shape[1],
-                                                                 dtype=rope_table.dtype, device=device)
+        self.rope = (
+            None
+            if rope_table is None
+            else torch.zeros(batch, nodes, rope_table.shape[1], dtype=rope_table.dtype, device=device)
+        )
+        self._kernel = None  # batch > 1 on CUDA: the one Triton launch, bound to this plan's buffers
         if batch == 1:
             self.prefix_slots = self.req_to_token[0]
+        elif device.type == "cuda":
+            from kernel.engine.plan_kernel import compute_plan  # Triton: imported where it runs
+
+            self.prefix_slots = torch.zeros(batch * self.max_context, **i32)
+            self._kernel = partial(
+                compute_plan,
+                self.seq_lens,
+                self.req_to_token,
+                self.tree_slots,
+                self.tree_depth,
+                self.prefix_indptr,
+                self.prefix_slots,
+                self.write_index,
+                self.positions,
+            )
         else:
             total = batch * self.max_context
             self._packed = torch.zeros(total + 1, **i32)  # the last entry absorbs the unused positions
@@ -57,29 +79,53 @@ class StepPlan:
 
     def nbytes(self) -> int:
         """Device bytes this plan's own buffers hold (req_to_token and the rope table are the engine's)."""
-        shared = {self.req_to_token.data_ptr()}
-        own = [t for t in vars(self).values() if isinstance(t, torch.Tensor) and t is not self.rope_table
-               and t.data_ptr() not in shared and t is not self.prefix_slots]
-        return sum(t.untyped_storage().nbytes() for t in {id(t): t for t in own}.values())
+        storages = {
+            t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
+            for t in vars(self).values()
+            if isinstance(t, torch.Tensor)
+        }  # views share their storage: each one counted once
+        for engine_owned in (self.req_to_token, self.rope_table):
+            if engine_owned is not None:
+                storages.pop(engine_owned.untyped_storage().data_ptr(), None)
+        return sum(storages.values())
 
-    def load(self, seq_lens: torch.Tensor, tokens: torch.Tensor, slots: torch.Tensor, masks: torch.Tensor,
-             depths: torch.Tensor) -> None:
+    def load(
+        self,
+        seq_lens: torch.Tensor,
+        tokens: torch.Tensor,
+        slots: torch.Tensor,
+        masks: torch.Tensor,
+        depths: torch.Tensor,
+    ) -> None:
         """Copy one step's raw inputs (host or device tensors of the buffers' shapes) into the input buffers."""
-        for dst, src in ((self.seq_lens, seq_lens), (self.tree_tokens, tokens), (self.tree_slots, slots),
-                         (self.tree_mask, masks), (self.tree_depth, depths)):
+        for dst, src in (
+            (self.seq_lens, seq_lens),
+            (self.tree_tokens, tokens),
+            (self.tree_slots, slots),
+            (self.tree_mask, masks),
+            (self.tree_depth, depths),
+        ):
             dst.copy_(src, non_blocking=True)
 
     def compute(self) -> None:
         """Derive the step's metadata on the device: no host sync, no allocation outside the buffers."""
-        if self.batch == 1:
-            self.prefix_indptr[1:].copy_(self.seq_lens)
+        if self._kernel is not None:
+            self._kernel()
         else:
-            torch.cumsum(self.seq_lens, 0, dtype=torch.int32, out=self.prefix_indptr[1:])
-            torch.add(self.prefix_indptr[:-1, None], self._columns, out=self._dest)
-            torch.ge(self._columns, self.seq_lens[:, None], out=self._unused)
-            self._dest.masked_fill_(self._unused, self._trash)
-            self._packed.scatter_(0, self._dest.view(-1), self.req_to_token.reshape(-1))
-        self.write_index.copy_(self.tree_slots.view(-1))
-        torch.add(self.tree_depth, self.seq_lens[:, None], out=self.positions)
+            self._pack_prefix()
+            self.write_index.copy_(self.tree_slots.view(-1))
+            torch.add(self.tree_depth, self.seq_lens[:, None], out=self.positions)
         if self.rope is not None:
             torch.index_select(self.rope_table, 0, self.positions.view(-1), out=self.rope.view(-1, self.rope.shape[2]))
+
+    def _pack_prefix(self) -> None:
+        """prefix_indptr and prefix_slots with torch ops: B = 1 copies a length, B > 1 scatters whole rows
+        (columns past a request's length go to the trash entry)."""
+        if self.batch == 1:
+            self.prefix_indptr[1:].copy_(self.seq_lens)
+            return
+        torch.cumsum(self.seq_lens, 0, dtype=torch.int32, out=self.prefix_indptr[1:])
+        torch.add(self.prefix_indptr[:-1, None], self._columns, out=self._dest)
+        torch.ge(self._columns, self.seq_lens[:, None], out=self._unused)
+        self._dest.masked_fill_(self._unused, self._trash)
+        self._packed.scatter_(0, self._dest.view(-1), self.req_to_token.reshape(-1))

@@ -4,31 +4,31 @@ Provenance: commit/dirty from the environment variables TRACKER_COMMIT / TRACKER
 TRACKER_COMMIT is set (the GPU machine gets a copy of the tree whose `.git`, if any, may be stale), else from
 git when the repo has a `.git`; the
 fingerprint is the set of git blob ids of the files the benchmark measures, hashed as the tracker does.
-The file is written atomically (temp file + rename): a run leaves a whole file or none.
+Blob ids, the fingerprint, the file's name and its atomic write (a run leaves a whole file or none) are the
+tracker's file contract (:mod:`tracker.contract`, standard library only: this module still needs no tracker
+dependency installed).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
 import re
 import socket
 import subprocess
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-SCHEMA = "tracker-bench-result"
-VERSION = 1
+from tracker.contract import RESULT_SCHEMA, RESULT_VERSION, atomic_write, blob_id, evidence_name, set_fingerprint
+
+SCHEMA = RESULT_SCHEMA
+VERSION = RESULT_VERSION
 MEASURED = ("kernel/**/*.py", "kernel/csrc/*", "bench/*.py")
 
 
-def blob_id(data: bytes) -> str:
-    """The git blob id of a file's bytes (what `git hash-object` prints)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+__all__ = ["blob_id"]  # re-exported: the contract's, what `git hash-object` prints
 
 
 def measured_files(root: Path, patterns: tuple[str, ...] = MEASURED) -> dict[str, str]:
@@ -42,10 +42,8 @@ def measured_files(root: Path, patterns: tuple[str, ...] = MEASURED) -> dict[str
 
 
 def fingerprint(files: dict[str, str]) -> dict[str, Any]:
-    """The fingerprint block: sha256 over "path\\0blob\\n" lines in path order."""
-    text = "".join(f"{path}\0{blob}\n" for path, blob in sorted(files.items()))
-    return {"algorithm": "git-blob-sha1", "digest": hashlib.sha256(text.encode()).hexdigest(),
-            "files": dict(sorted(files.items()))}
+    """The fingerprint block: the contract's :func:`tracker.contract.set_fingerprint` of the files, and the files."""
+    return {"algorithm": "git-blob-sha1", "digest": set_fingerprint(files), "files": dict(sorted(files.items()))}
 
 
 def _git(root: Path, *args: str) -> str | None:
@@ -111,18 +109,11 @@ def document(benchmark: str, prov: dict[str, Any], cases: list[dict[str, Any]]) 
     return {"schema": SCHEMA, "version": VERSION, "benchmark": benchmark, "provenance": prov, "cases": cases}
 
 
-def write(doc: dict[str, Any], out_dir: Path, now: datetime) -> Path:
-    """Write `<benchmark>-<UTC time>-<host>.json` into out_dir atomically; returns its path."""
-    host = re.sub(r"[^A-Za-z0-9._-]", "_", doc["provenance"]["host"]) or "host"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / f"{doc['benchmark']}-{now.strftime('%Y%m%dT%H%M%SZ')}-{host}.json"
+def write(doc: dict[str, Any], out_dir: Path, now: datetime | None = None) -> Path:
+    """Write the document into out_dir atomically, named by the contract's rule (:func:`tracker.contract.evidence_name`:
+    ``<UTC time of writing to the µs>-<host>-<benchmark>-<6 hex>.json``, so names sort by when they were written);
+    returns its path. ``now`` (the run's time, in its provenance) is not part of the name."""
     text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    target = out_dir / evidence_name(str(doc["benchmark"]), str(doc["provenance"]["host"]))
+    atomic_write(target, text.encode("utf-8"), keep_mode=False)
     return target

@@ -26,9 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import re
-import stat
 import statistics
 import subprocess
 import sys
@@ -36,6 +34,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from tracker import fileio as tracker_fileio  # standard library only, like this module
+from tracker.errors import FileError
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -103,23 +104,12 @@ class Run:
 
 
 def read_regular(path: Path) -> bytes:
-    """The bytes of a regular file of at most MAX_BYTES; never blocks on a FIFO or a device."""
+    """The bytes of a regular file of at most MAX_BYTES, read by the tracker's one reader
+    (:func:`tracker.fileio.read_regular`: never blocks on a FIFO or a device); TableError `path: reason`."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as err:
-        raise TableError(f"{path}: cannot open: {err.strerror}") from err
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise TableError(f"{path}: not a regular file")
-        if info.st_size > MAX_BYTES:
-            raise TableError(f"{path}: {info.st_size} bytes, more than a result file's {MAX_BYTES}")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(MAX_BYTES + 1)
-    except OSError as err:
-        raise TableError(f"{path}: cannot read: {err.strerror}") from err
-    finally:
-        os.close(fd)
+        return tracker_fileio.read_regular(path, limit=MAX_BYTES)
+    except FileError as err:
+        raise TableError(str(err)) from None
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -43,18 +43,23 @@ VERSIONS = {TEST_RUN_SCHEMA: 1, SIGNOFF_SCHEMA: 1, RESULT_SCHEMA: RESULT_VERSION
 
 
 def evidence_name(kind: str, host: str | None = None) -> str:
-    """A store file name two branches never both create: ``<UTC time to the µs>-<host>-<kind>-<6 hex>.json``.
+    """A file name two branches never both create, for the store and for result files alike:
+    ``<UTC time to the µs>-<host>-<kind>-<6 hex>.json`` (a result file's kind is its benchmark).
 
-    The time sorts the names by when they were made; ``host`` (this machine's name when None) is cut to 40
-    characters, each one other than a letter, digit, ``-`` or ``_`` written as ``-``; three random bytes keep
-    two files of the same microsecond apart.
+    The time sorts the names by when they were made; ``host`` (this machine's name when None) and ``kind`` are each
+    cut to 40 characters, each one other than a letter, digit, ``-`` or ``_`` written as ``-``; three random
+    bytes keep two files of the same microsecond apart.
     """
     now = time.time_ns()
     seconds, micros = divmod(now // 1000, 1_000_000)
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(seconds)) + f"{micros:06d}Z"
     name = hostname() if host is None else host
-    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in name)[:40] or "host"
-    return f"{stamp}-{safe}-{kind}-{os.urandom(3).hex()}.json"
+    return f"{stamp}-{_name_part(name, 'host')}-{_name_part(kind, 'run')}-{os.urandom(3).hex()}.json"
+
+
+def _name_part(text: str, empty: str) -> str:
+    """``text`` as one part of a file name (:func:`evidence_name`); ``empty`` when nothing of it is left."""
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)[:40] or empty
 
 
 def hostname() -> str:

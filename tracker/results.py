@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tracker.cache import Cache, cache_key
-from tracker.contract import RESULT_DIRS, RESULT_SCHEMA, RESULT_VERSION, Clock, utc_time
+from tracker.contract import RESULT_SCHEMA, RESULT_VERSION, RESULTS_DIR, Clock, utc_time
 from tracker.errors import FileError, ResultFileError
 from tracker.fileio import parse_json, read_regular
 from tracker.model import ResultCase, ResultRun
@@ -124,27 +124,18 @@ def load_results(
     return good, bad
 
 
-def repo_result_files(root: Path, copies: list[str] | None = None) -> list[Path]:
-    """Every benchmark result file in the repository's result directories (sniffed by content). ``copies``: the
-    store's result copies as a caller that loaded the store knows them (paths relative to ``root``, as
-    ``Store.bench`` lists them): the store is then not read again."""
-    out: list[Path] = []
-    for folder in RESULT_DIRS:
-        if copies is not None and folder.name != "results":
-            out += sorted(root / rel for rel in copies)
-            continue
-        for path in sorted((root / folder).glob("*.json")):
-            if folder.name == "results":
-                out.append(path)
-                continue
-            # The store also holds test runs and sign-offs: only files whose schema is ours are results.
-            try:
-                data = read_regular(path, root=root)
-                if b'"' + RESULT_SCHEMA.encode() + b'"' in data and parse_json(data).get("schema") == RESULT_SCHEMA:  # type: ignore[union-attr]
-                    out.append(path)
-            except (FileError, ValueError, AttributeError):
-                out.append(path)  # unreadable: let load_result say why
-    return out
+def repo_result_files(root: Path, copies: list[str] | None = None, cache: Cache | None = None) -> list[Path]:
+    """Every benchmark result file of the repository: the store's result copies, then every ``*.json`` of
+    ``bench/results/``. ``copies``: the store's result copies as a caller that loaded the store knows them (paths
+    relative to ``root``, as ``Store.bench`` lists them); None: the store is read for them, by its one reader
+    (:func:`tracker.evidence.load`, through ``cache``; a store file it cannot use is none of them: the store lists
+    it as invalid, which leaves every bench gate unmet in status)."""
+    if copies is None:
+        from tracker.evidence import load  # noqa: PLC0415 - a caller that loaded the store passes its copies
+
+        copies = [rel for rel, _ in load(root, strict=False, results=False, cache=cache).bench]
+    out = sorted(root / rel for rel in copies)
+    return out + sorted((root / RESULTS_DIR).glob("*.json"))
 
 
 class ResultSet(list[ResultRun]):
@@ -163,7 +154,7 @@ def load_repo_results(
     :func:`load_results`; ``cache``: the command's (None: the repository's cache read, nothing kept).
     """
     cache = Cache(root) if cache is None else cache
-    good, bad = load_results(repo_result_files(root) if files is None else files, cache, root, clock)
+    good, bad = load_results(repo_result_files(root, cache=cache) if files is None else files, cache, root, clock)
     if bad and strict:
         raise bad[0]
     unique: dict[str, ResultRun] = {}
@@ -285,24 +276,19 @@ def check_result(doc: dict[str, Any]) -> None:
 
 
 def write_result(doc: dict[str, Any], out_dir: Path) -> Path:
-    """Write a result document (checked first: ValueError when invalid) into ``out_dir`` as
-    ``<UTC time to the microsecond>-<host>-<benchmark>-<random>.json``, atomically (a whole file or none); its path.
+    """Write a result document (checked first: ValueError when invalid) into ``out_dir``, named by the file
+    contract's rule (:func:`tracker.contract.evidence_name`: ``<UTC time to the µs>-<host>-<benchmark>-<6 hex>.json``),
+    atomically (a whole file or none); its path.
 
     Runs recorded within the same second are ordered by file name (docs/evidence.md, rule 4): the name starts with
     the time of writing, so the run written last is the newest. ``bench/results/`` of the repository is where
     ``tracker status`` reads results from (or ingest the file)."""
     import json  # noqa: PLC0415
-    import re  # noqa: PLC0415
-    import secrets  # noqa: PLC0415
-    import time  # noqa: PLC0415
 
-    from tracker.fileio import atomic_write  # noqa: PLC0415
+    from tracker.contract import atomic_write, evidence_name  # noqa: PLC0415
 
     check_result(doc)
-    now = time.time()
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now % 1 * 1e6):06d}Z"
-    safe = [re.sub(r"[^A-Za-z0-9._]+", "_", str(part))[:40] or "x" for part in (doc["provenance"]["host"], doc["benchmark"])]
-    path = out_dir / f"{stamp}-{'-'.join(safe)}-{secrets.token_hex(3)}.json"
+    path = out_dir / evidence_name(str(doc["benchmark"]), str(doc["provenance"]["host"]))
     try:
         atomic_write(path, (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     except OSError as err:

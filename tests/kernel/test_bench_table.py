@@ -284,13 +284,14 @@ def test_hostile_bytes_and_non_regular_files(tmp_path: Path, capsys: pytest.Capt
         assert (code, out) == (1, "") and err.startswith(f"bench.table: {tmp_path / name}: {reasons[name]}"), err
     fifo = tmp_path / "fifo.json"
     os.mkfifo(fifo)  # nobody writes: a blocking open would hang
-    assert run_main(capsys, str(fifo)) == (1, "", f"bench.table: {fifo}: not a regular file\n")
-    assert run_main(capsys, str(tmp_path)) == (1, "", f"bench.table: {tmp_path}: not a regular file\n")
+    # Read by the tracker's one reader (tracker.fileio.read_regular): its messages.
+    assert run_main(capsys, str(fifo)) == (1, "", f"bench.table: {fifo}: refused: not a regular file (a FIFO)\n")
+    assert run_main(capsys, str(tmp_path)) == (1, "", f"bench.table: {tmp_path}: refused: not a regular file (a directory)\n")
     missing = tmp_path / "none.json"
     assert run_main(capsys, str(missing)) == (
         1,
         "",
-        f"bench.table: {missing}: cannot open: No such file or directory\n",
+        f"bench.table: {missing}: cannot read: No such file or directory\n",
     )
 
 

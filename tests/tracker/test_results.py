@@ -271,3 +271,38 @@ def test_bench_results_in_the_repository_still_validate() -> None:
     assert files
     for path in files:
         parse_result(path.read_bytes(), path)  # raises with path: reason
+
+
+# --- one reader of the store's result copies; result files named by the contract -----------------------------------
+
+
+def test_the_store_s_result_copies_are_the_ones_its_reader_finds(tmp_path: Path) -> None:
+    """Was: the store was read a second time by byte-sniffing for ``"tracker-bench-result"``, which missed a copy
+    whose schema is written with a JSON escape (the store's reader, and so status, counts it)."""
+    from tracker import evidence
+    from tracker.results import repo_result_files
+
+    root = tmp_path / "repo"
+    text = json.dumps(good(), indent=1).replace('"tracker-bench-result"', '"tracker-bench-resul\\u0074"')
+    (root / ".tracker/evidence").mkdir(parents=True)
+    (root / ".tracker/evidence/escaped.json").write_text(text)
+    (root / ".tracker/evidence/broken.json").write_text("{")
+    write(root / "bench/results/b.json", good())
+    store = evidence.load(root, strict=False, results=False)
+    assert [rel for rel, _ in store.bench] == [".tracker/evidence/escaped.json"]
+    assert repo_result_files(root) == [root / ".tracker/evidence/escaped.json", root / "bench/results/b.json"]
+    assert repo_result_files(root, [rel for rel, _ in store.bench]) == repo_result_files(root)
+
+
+def test_written_result_files_are_named_by_the_contract(tmp_path: Path) -> None:
+    """Was: write_result had its own rule (dots kept, ``_`` for other characters); now tracker.contract's."""
+    import re
+
+    from tracker.results import write_result
+
+    doc = good()
+    doc["provenance"]["host"] = "gpu.box:1"
+    doc["benchmark"] = "tracker.speed"
+    path = write_result(doc, tmp_path / "out")
+    assert re.fullmatch(r"\d{8}T\d{12}Z-gpu-box-1-tracker-speed-[0-9a-f]{6}\.json", path.name), path.name
+    assert [p.name for p in (tmp_path / "out").iterdir()] == [path.name]  # no temp file left

@@ -2,7 +2,8 @@
 
 Modules, one job each: `config` (EngineConfig, the backend switch), `model` (the MLA transformer),
 `kv_pool` (the page_size=1 pool and its slot allocator), `drafter` (draft trees and greedy acceptance),
-`plan` (one step's metadata, computed once on the device for every layer), `attention` (the attention
+`plan` (one step's metadata, computed once on the device for every layer; for batch > 1 on
+CUDA one Triton launch, `plan_kernel`), `attention` (the attention
 backend object), `graph` (the captured step), `engine` (the decode loop) and `prompts` (test prompts whose
 greedy decisions are far from ties, so backends that round differently must agree on them).
 

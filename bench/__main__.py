@@ -20,22 +20,43 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench")
     sub = parser.add_subparsers(dest="benchmark", required=True)
     verify = sub.add_parser("verify", help="tree-verify MLA attention vs the hardware floor")
-    verify.add_argument("--cases", choices=("short", "long", "all"), default="all",
-                        help="contexts: short = 5.7k, long = 23k and 91k, all = both (default)")
+    verify.add_argument(
+        "--cases",
+        choices=("short", "long", "all"),
+        default="all",
+        help="contexts: short = 5.7k, long = 23k and 91k, all = both (default)",
+    )
     verify.add_argument("--impl", default=DEFAULT_IMPLS, help=f"comma-separated (default {DEFAULT_IMPLS})")
-    verify.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results",
-                        help="directory for the result JSON (default bench/results/)")
-    verify.add_argument("--budget", type=float, default=0.5,
-                        help="seconds of timed runs per implementation and case (default 0.5; 20-200 runs)")
+    verify.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).resolve().parent / "results",
+        help="directory for the result JSON (default bench/results/)",
+    )
+    verify.add_argument(
+        "--budget",
+        type=float,
+        default=0.5,
+        help="seconds of timed runs per implementation and case (default 0.5; 20-200 runs)",
+    )
     step = sub.add_parser("step", help="one engine verify step of a 61-layer attention stack, eager and graphed")
-    step.add_argument("--cases", choices=("short", "long", "all"), default="all",
-                      help="contexts: short = 5.7k, long = 23k and 91k, all = both (default)")
+    step.add_argument(
+        "--cases",
+        choices=("short", "long", "all"),
+        default="all",
+        help="contexts: short = 5.7k, long = 23k and 91k, all = both (default)",
+    )
     step.add_argument("--impl", default="cuda,triton", help="comma-separated subset of cuda,triton (default both)")
     step.add_argument("--layers", type=int, default=61, help="attention layers per step (default 61, Kimi K2)")
-    step.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results",
-                      help="directory for the result JSON (default bench/results/)")
-    step.add_argument("--budget", type=float, default=0.5,
-                      help="seconds of timed runs per measurement (default 0.5; 20-200 runs)")
+    step.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).resolve().parent / "results",
+        help="directory for the result JSON (default bench/results/)",
+    )
+    step.add_argument(
+        "--budget", type=float, default=0.5, help="seconds of timed runs per measurement (default 0.5; 20-200 runs)"
+    )
     args = parser.parse_args(argv)
     if args.benchmark == "step":
         return _check_step(parser, args)

@@ -71,8 +71,14 @@ class StepCase:
     layers: int = LAYERS
 
     def params(self, impl: str) -> dict[str, str | int | float | bool]:
-        return {"impl": impl, "ctx": self.ctx, "heads": self.heads, "nodes": self.nodes, "batch": self.batch,
-                "layers": self.layers}
+        return {
+            "impl": impl,
+            "ctx": self.ctx,
+            "heads": self.heads,
+            "nodes": self.nodes,
+            "batch": self.batch,
+            "layers": self.layers,
+        }
 
 
 def cases_for(selection: str, layers: int = LAYERS) -> list[StepCase]:
@@ -82,17 +88,18 @@ def cases_for(selection: str, layers: int = LAYERS) -> list[StepCase]:
 class AttentionStack:
     """The engine's step machinery over `layers` layers of attention alone, for one case."""
 
-    def __init__(self, case: StepCase, impl: str, seed: int, max_context: int = MAX_CONTEXT,
-                 device: str = "cuda") -> None:
+    def __init__(
+        self, case: StepCase, impl: str, seed: int, max_context: int = MAX_CONTEXT, device: str = "cuda"
+    ) -> None:
         self.case = case
         gen = torch.Generator(device=device).manual_seed(seed)
         b, t, h, layers = case.batch, case.nodes, case.heads, case.layers
         rows = b * (case.ctx + t) + max(1, b * (case.ctx + t) // 4)
         self.pool = KVPool(layers, rows, torch.device(device))
         self.pool.kv.normal_(generator=gen)
-        order = torch.randperm(rows, generator=gen, device=device)[:b * (case.ctx + t)].to(torch.int32).view(b, -1)
+        order = torch.randperm(rows, generator=gen, device=device)[: b * (case.ctx + t)].to(torch.int32).view(b, -1)
         self.req_to_token = torch.zeros(b, max_context, dtype=torch.int32, device=device)
-        self.req_to_token[:, :case.ctx] = order[:, :case.ctx]
+        self.req_to_token[:, : case.ctx] = order[:, : case.ctx]
         self.attention = TreeVerifyAttention(self.pool, self.req_to_token, impl, yarn_sm_scale())
         self.q = torch.randn(layers, b, t, h, 576, generator=gen, device=device).to(torch.bfloat16)
         self.kv_rows = torch.randn(layers, b * t, 576, generator=gen, device=device).to(torch.bfloat16)
@@ -104,12 +111,13 @@ class AttentionStack:
         for r, ps in enumerate(parents):
             for i in range(1, t):
                 depths[r][i] = depths[r][ps[i]] + 1
-        self.inputs = StepInputs(seq_lens=torch.full((b,), case.ctx, dtype=torch.int32),
-                                 tokens=torch.zeros(b, t, dtype=torch.int64),
-                                 slots=order[:, case.ctx:].cpu(),
-                                 masks=torch.tensor([tree_mask("random", t, random.Random(seed + r)) for r in range(b)],
-                                                    dtype=torch.int64),
-                                 depths=torch.tensor(depths, dtype=torch.int64))
+        self.inputs = StepInputs(
+            seq_lens=torch.full((b,), case.ctx, dtype=torch.int32),
+            tokens=torch.zeros(b, t, dtype=torch.int64),
+            slots=order[:, case.ctx :].cpu(),
+            masks=torch.tensor([tree_mask("random", t, random.Random(seed + r)) for r in range(b)], dtype=torch.int64),
+            depths=torch.tensor(depths, dtype=torch.int64),
+        )
 
     def layers(self) -> torch.Tensor:
         """Every layer's KV store + attention on the current plan; returns the last layer's output."""
@@ -131,16 +139,24 @@ class AttentionStack:
         def step() -> torch.Tensor:
             plan.compute()
             return self.layers()
+
         return GraphRunner(step), GraphRunner(plan.compute)
 
     def last_layer_inputs(self) -> VerifyInputs:
         plan = self.attention.plan
         assert plan is not None
-        return VerifyInputs(self.q[-1], self.pool.layer(self.case.layers - 1), plan.prefix_indptr, plan.prefix_slots,
-                            plan.tree_slots, plan.tree_mask, self.attention.sm_scale)
+        return VerifyInputs(
+            self.q[-1],
+            self.pool.layer(self.case.layers - 1),
+            plan.prefix_indptr,
+            plan.prefix_slots,
+            plan.tree_slots,
+            plan.tree_mask,
+            self.attention.sm_scale,
+        )
 
 
-def device_activity(run, reps: int) -> list[tuple[float, float]]:  # noqa: ANN001  (a zero-argument callable)
+def device_activity(run, reps: int) -> list[tuple[float, float]]:
     """Per call of `run()`: (span, busy) in us on the GPU's timeline, from the profiler's trace of `reps` calls.
 
     span: first kernel start to last kernel end (the call's time on the GPU, its internal gaps included, the
@@ -160,8 +176,11 @@ def device_activity(run, reps: int) -> list[tuple[float, float]]:  # noqa: ANN00
         prof.export_chrome_trace(path)
         with open(path) as handle:
             events = json.load(handle).get("traceEvents", [])
-    spans = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in events
-                   if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "ts" in e)
+    spans = sorted(
+        (float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)))
+        for e in events
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "ts" in e
+    )
     return span_and_busy(spans, reps)
 
 
@@ -207,8 +226,17 @@ def measure(stack: AttentionStack, impl: str, budget_s: float) -> tuple[list[dic
     entries: list[dict[str, object]] = []
 
     def add(metric: str, unit: str, direction: str, samples: list[float], extra: dict | None = None) -> None:
-        entries.append(results.case(metric, {**params, **(extra or {})}, unit, direction, samples,
-                                    summarize(samples), {"max_context": MAX_CONTEXT}))
+        entries.append(
+            results.case(
+                metric,
+                {**params, **(extra or {})},
+                unit,
+                direction,
+                samples,
+                summarize(samples),
+                {"max_context": MAX_CONTEXT},
+            )
+        )
 
     cell = []
     if impl == "cuda" or (case.ctx, case.nodes, case.batch) in TRITON_EAGER:
@@ -227,8 +255,17 @@ def measure(stack: AttentionStack, impl: str, budget_s: float) -> tuple[list[dic
         # The time outside kernels is replay - busy; it goes into `info`, not into samples: the profiler's
         # kernel intervals run a little long, so it can come out slightly negative, and a time must be > 0.
         ratios = [r / kernels for r in replays]
-        entries.append(results.case("engine.graph_over_kernels", params, "x", "lower", ratios, summarize(ratios),
-                                    {"max_context": MAX_CONTEXT, "outside_kernels_us": round(median - kernels, 1)}))
+        entries.append(
+            results.case(
+                "engine.graph_over_kernels",
+                params,
+                "x",
+                "lower",
+                ratios,
+                summarize(ratios),
+                {"max_context": MAX_CONTEXT, "outside_kernels_us": round(median - kernels, 1)},
+            )
+        )
         cell.append(f"kernels {kernels:.0f} ({median / kernels:.2f}x)")
     plan_spans = [span for span, _ in device_activity(plan_graph.replay, 20)]
     if plan_spans:
@@ -238,25 +275,40 @@ def measure(stack: AttentionStack, impl: str, budget_s: float) -> tuple[list[dic
     add("engine.plan_graph_replay_us", "us", "lower", plan_replays)
     cell.append(f"plan graph {summarize(plan_replays)['median']:.1f}")
     plan_bytes = stack.attention.plan.nbytes() if stack.attention.plan is not None else 0
-    entries.append(results.case("engine.graph_workspace_bytes", params, "B", "lower",
-                                [float(graph.workspace_bytes + plan_bytes)],
-                                summarize([float(graph.workspace_bytes + plan_bytes)]),
-                                {"max_context": MAX_CONTEXT, "graph_pool_bytes": graph.workspace_bytes,
-                                 "plan_bytes": plan_bytes}))
+    entries.append(
+        results.case(
+            "engine.graph_workspace_bytes",
+            params,
+            "B",
+            "lower",
+            [float(graph.workspace_bytes + plan_bytes)],
+            summarize([float(graph.workspace_bytes + plan_bytes)]),
+            {"max_context": MAX_CONTEXT, "graph_pool_bytes": graph.workspace_bytes, "plan_bytes": plan_bytes},
+        )
+    )
     cell.append(f"workspace {(graph.workspace_bytes + plan_bytes) / 2**20:.1f} MiB")
     return entries, ", ".join(cell)
 
 
-def run(selection: str, impls: list[str], out_dir: Path, command: str, budget_s: float = 0.5,
-        layers: int = LAYERS) -> int:
+def run(
+    selection: str, impls: list[str], out_dir: Path, command: str, budget_s: float = 0.5, layers: int = LAYERS
+) -> int:
     """Run the step benchmark; returns the exit code."""
     if not torch.cuda.is_available():
         print("bench step: no CUDA device", file=sys.stderr)
         return EXIT_NO_CUDA
     now = results.utc_now()
     doc_cases: list[dict[str, object]] = []
-    doc_cases.append(results.case("engine.pool_bytes_per_token", {"layers": layers}, "B", "lower",
-                                  [float(layers * 1152)], summarize([float(layers * 1152)])))
+    doc_cases.append(
+        results.case(
+            "engine.pool_bytes_per_token",
+            {"layers": layers},
+            "B",
+            "lower",
+            [float(layers * 1152)],
+            summarize([float(layers * 1152)]),
+        )
+    )
     failed = False
     for index, case in enumerate(cases_for(selection, layers)):
         for impl in impls:
@@ -266,10 +318,13 @@ def run(selection: str, impls: list[str], out_dir: Path, command: str, budget_s:
                 entries, cell = measure(stack, impl, budget_s)
                 doc_cases.extend(entries)
                 print(f"{impl:6} ctx {case.ctx:6} T {case.nodes:2} B {case.batch}: {cell} us", flush=True)
-            except Exception as err:  # noqa: BLE001  (report it, measure the rest)
+            except Exception as err:
                 failed = True
-                print(f"{impl:6} ctx {case.ctx:6} T {case.nodes:2} B {case.batch}: FAILED {type(err).__name__}: "
-                      f"{err}", file=sys.stderr, flush=True)
+                print(
+                    f"{impl:6} ctx {case.ctx:6} T {case.nodes:2} B {case.batch}: FAILED {type(err).__name__}: {err}",
+                    file=sys.stderr,
+                    flush=True,
+                )
             del stack
             torch.cuda.empty_cache()
     doc = results.document("step", results.provenance(ROOT, command, environment(), now), doc_cases)

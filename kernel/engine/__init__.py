@@ -19,15 +19,18 @@ cuda on a GPU and reference on a CPU.
 How `TreeVerifyAttention` maps onto SGLang's `AttentionBackend` (so a thin adapter to that engine stays
 possible):
 
-| ours | SGLang |
-|---|---|
-| `init_forward_metadata(step)`: load inputs, compute the step's plan once | `init_forward_metadata(forward_batch)` |
-| `init_cuda_graph_state(batch, nodes)`: static plan for max_context | `init_cuda_graph_state(max_bs, max_num_tokens)` |
-| `init_forward_metadata_capture_cuda_graph(batch, nodes)` | same name (bs, num_tokens, ..., spec_info) |
-| `init_forward_metadata_replay_cuda_graph(step)`: copy raw inputs only | same name (bs, req_pool_indices, seq_lens, ...) |
-| `forward(q, kv_row, layer)`: store the nodes' KV rows, attend | `forward(q, k, v, layer, forward_batch)` (extend / target-verify) |
-| `StepInputs` (seq_lens, tree tokens / slots / masks / depths) | `ForwardBatch` + `EagleVerifyInput` (custom mask, positions) |
-| `req_to_token` [max_batch, max_context] int32 | `req_to_token_pool.req_to_token` |
+- `init_forward_metadata(step)`: load inputs, compute the step's plan once
+  (SGLang: `init_forward_metadata(forward_batch)`);
+- `init_cuda_graph_state(batch, nodes)`: the static plan for max_context
+  (`init_cuda_graph_state(max_bs, max_num_tokens)`);
+- `init_forward_metadata_capture_cuda_graph(batch, nodes)` (the same name; bs, num_tokens, ..., spec_info);
+- `init_forward_metadata_replay_cuda_graph(step)`: copy the raw inputs only
+  (the same name; bs, req_pool_indices, seq_lens, ...);
+- `forward(q, kv_row, layer)`: store the nodes' KV rows, attend
+  (`forward(q, k, v, layer, forward_batch)`, extend / target-verify);
+- `StepInputs` (seq_lens, tree tokens / slots / masks / depths)
+  (`ForwardBatch` + `EagleVerifyInput`: custom mask, positions);
+- `req_to_token` [max_batch, max_context] int32 (`req_to_token_pool.req_to_token`).
 
 One difference: SGLang computes replay metadata on the host before the replay; here the plan's computation
 is itself part of the captured graph, so a replay costs one copy of the raw inputs and one graph launch.

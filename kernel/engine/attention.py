@@ -29,12 +29,12 @@ from kernel.verify import verify_attention
 class StepInputs:
     """One verify step's raw inputs (host tensors): per request its committed length and its tree."""
 
-    seq_lens: torch.Tensor     # [B] int32
-    tokens: torch.Tensor       # [B, T] int64
-    slots: torch.Tensor        # [B, T] int32
-    masks: torch.Tensor        # [B, T] int64
-    depths: torch.Tensor       # [B, T] int64
-    first_row: int = 0         # request b is row first_row + b of req_to_token
+    seq_lens: torch.Tensor  # [B] int32
+    tokens: torch.Tensor  # [B, T] int64
+    slots: torch.Tensor  # [B, T] int32
+    masks: torch.Tensor  # [B, T] int64
+    depths: torch.Tensor  # [B, T] int64
+    first_row: int = 0  # request b is row first_row + b of req_to_token
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -44,8 +44,14 @@ class StepInputs:
 class TreeVerifyAttention:
     """Runs every layer's tree-verify attention from one per-step plan."""
 
-    def __init__(self, pool: KVPool, req_to_token: torch.Tensor, backend: str, sm_scale: float,
-                 rope_table: torch.Tensor | None = None) -> None:
+    def __init__(
+        self,
+        pool: KVPool,
+        req_to_token: torch.Tensor,
+        backend: str,
+        sm_scale: float,
+        rope_table: torch.Tensor | None = None,
+    ) -> None:
         self.pool, self.req_to_token, self.backend, self.sm_scale = pool, req_to_token, backend, sm_scale
         self.rope_table = rope_table
         self._eager: dict[tuple[int, int, int], StepPlan] = {}
@@ -89,5 +95,13 @@ class TreeVerifyAttention:
         assert plan is not None, "forward before init_forward_metadata"
         kv = self.pool.layer(layer)
         kv.index_copy_(0, plan.write_index, kv_row.to(kv.dtype))
-        return verify_attention(q, kv, plan.prefix_indptr, plan.prefix_slots, plan.tree_slots, plan.tree_mask,
-                                self.sm_scale, backend=self.backend)
+        return verify_attention(
+            q,
+            kv,
+            plan.prefix_indptr,
+            plan.prefix_slots,
+            plan.tree_slots,
+            plan.tree_mask,
+            self.sm_scale,
+            backend=self.backend,
+        )

@@ -48,8 +48,7 @@ class EngineConfig:
     logit_scale: float = 4.0
 
     def __post_init__(self) -> None:
-        positive = ("layers", "heads", "vocab", "max_context", "hidden", "mlp_hidden", "max_batch",
-                    "tree_branching")
+        positive = ("layers", "heads", "vocab", "max_context", "hidden", "mlp_hidden", "max_batch", "tree_branching")
         for name in positive:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -59,11 +58,14 @@ class EngineConfig:
         if not 1 <= self.tree_nodes <= MAX_NODES:
             raise ValueError(f"EngineConfig.tree_nodes: expected 1..{MAX_NODES}, got {self.tree_nodes!r}")
         if self.max_context < self.tree_nodes + 1:
-            raise ValueError(f"EngineConfig.max_context: expected >= tree_nodes + 1 = {self.tree_nodes + 1}, "
-                             f"got {self.max_context}")
+            raise ValueError(
+                f"EngineConfig.max_context: expected >= tree_nodes + 1 = {self.tree_nodes + 1}, got {self.max_context}"
+            )
         if self.pool_tokens and self.pool_tokens < self.max_context:
-            raise ValueError(f"EngineConfig.pool_tokens: expected 0 (default) or >= max_context = "
-                             f"{self.max_context}, got {self.pool_tokens}")
+            raise ValueError(
+                f"EngineConfig.pool_tokens: expected 0 (default) or >= max_context = "
+                f"{self.max_context}, got {self.pool_tokens}"
+            )
         if not self.sm_scale > 0:
             raise ValueError(f"EngineConfig.sm_scale: expected > 0, got {self.sm_scale}")
 

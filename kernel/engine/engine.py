@@ -60,8 +60,13 @@ class StepRecord:
 class Engine:
     """Engine(config, backend=..., device=..., graphs=False); `generate` decodes greedily."""
 
-    def __init__(self, config: EngineConfig, backend: str | None = None, device: str | torch.device | None = None,
-                 graphs: bool = False) -> None:
+    def __init__(
+        self,
+        config: EngineConfig,
+        backend: str | None = None,
+        device: str | torch.device | None = None,
+        graphs: bool = False,
+    ) -> None:
         self.config = config
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.backend = resolve_backend(backend, self.device.type)
@@ -73,8 +78,9 @@ class Engine:
         self.model = MLAModel(config, self.device)
         self.pool = KVPool(config.layers, config.pool_rows, self.device)
         self.req_to_token = torch.zeros(config.max_batch, config.max_context, dtype=torch.int32, device=self.device)
-        self.attention = TreeVerifyAttention(self.pool, self.req_to_token, self.backend, config.sm_scale,
-                                             rope_table(config.max_context, self.device))
+        self.attention = TreeVerifyAttention(
+            self.pool, self.req_to_token, self.backend, config.sm_scale, rope_table(config.max_context, self.device)
+        )
         self.draft_logits = self.model.draft_logits()
         self._drafters: dict[TreeShape, Drafter] = {}
         self._graphs: dict[tuple[int, int], GraphRunner] = {}
@@ -91,7 +97,7 @@ class Engine:
         self.steps, self.margins = [], []
         out: list[list[int]] = []
         for start in range(0, len(prompts), self.config.max_batch):
-            out += self._generate_batch(prompts[start:start + self.config.max_batch], max_new_tokens, speculative)
+            out += self._generate_batch(prompts[start : start + self.config.max_batch], max_new_tokens, speculative)
         return out
 
     # ----- one batch -----
@@ -115,7 +121,7 @@ class Engine:
     def _prefill(self, req: _Request) -> None:
         """Prompt through the model in chain-shaped chunks; the last token's argmax becomes the first root."""
         for start in range(0, len(req.prompt), PREFILL_CHUNK):
-            chunk = req.prompt[start:start + PREFILL_CHUNK]
+            chunk = req.prompt[start : start + PREFILL_CHUNK]
             chain = tree_shape(len(chunk), 1)
             req.pending = self.pool.allocator.alloc(len(chunk))
             step = self._inputs([len(req.slots)], [chunk], [req.pending], chain, first_row=req.row)
@@ -134,7 +140,7 @@ class Engine:
         step = self._inputs([len(r.slots) for r in requests], trees, slots, shape)
         choices, gaps = self._run(step, graph=self.graphs)
         record = StepRecord([])
-        for req, tokens, tree_slots, choice, gap in zip(requests, trees, slots, choices, gaps):
+        for req, tokens, tree_slots, choice, gap in zip(requests, trees, slots, choices, gaps, strict=True):
             req.pending = []
             if len(req.decided) >= max_new:  # done: keeps its row in the fixed batch, keeps nothing
                 self.pool.allocator.free(tree_slots)
@@ -175,28 +181,35 @@ class Engine:
                 plan.compute()
                 logits = self.model.forward(plan, self.attention)
                 return (logits, *decide(logits))
+
             self._graphs[key] = GraphRunner(captured)
         self.attention.init_forward_metadata_replay_cuda_graph(step)
         return self._graphs[key]
 
-    def _inputs(self, seq_lens: list[int], trees: list[list[int]], slots: list[list[int]],
-                shape: TreeShape, first_row: int = 0) -> StepInputs:
+    def _inputs(
+        self, seq_lens: list[int], trees: list[list[int]], slots: list[list[int]], shape: TreeShape, first_row: int = 0
+    ) -> StepInputs:
         batch = len(trees)
         for length in seq_lens:
             if length + shape.nodes > self.config.max_context:
-                raise ValueError(f"max_context: a request needs {length + shape.nodes} positions, "
-                                 f"EngineConfig.max_context is {self.config.max_context}")
-        return StepInputs(seq_lens=torch.tensor(seq_lens, dtype=torch.int32),
-                          tokens=torch.tensor(trees, dtype=torch.int64),
-                          slots=torch.tensor(slots, dtype=torch.int32),
-                          masks=torch.tensor([shape.masks] * batch, dtype=torch.int64),
-                          depths=torch.tensor([shape.depths] * batch, dtype=torch.int64), first_row=first_row)
+                raise ValueError(
+                    f"max_context: a request needs {length + shape.nodes} positions, "
+                    f"EngineConfig.max_context is {self.config.max_context}"
+                )
+        return StepInputs(
+            seq_lens=torch.tensor(seq_lens, dtype=torch.int32),
+            tokens=torch.tensor(trees, dtype=torch.int64),
+            slots=torch.tensor(slots, dtype=torch.int32),
+            masks=torch.tensor([shape.masks] * batch, dtype=torch.int64),
+            depths=torch.tensor([shape.depths] * batch, dtype=torch.int64),
+            first_row=first_row,
+        )
 
     def _extend_table(self, req: _Request, slots: list[int]) -> None:
         """Append accepted slots to the request's slot list and to its req_to_token row on the device."""
         start = len(req.slots)
         req.slots += slots
-        self.req_to_token[req.row, start:start + len(slots)] = torch.tensor(slots, dtype=torch.int32).to(self.device)
+        self.req_to_token[req.row, start : start + len(slots)] = torch.tensor(slots, dtype=torch.int32).to(self.device)
 
     def _shape(self, speculative: bool) -> TreeShape:
         return tree_shape(self.config.tree_nodes, self.config.tree_branching) if speculative else tree_shape(1, 1)
@@ -220,10 +233,14 @@ class Engine:
                 raise ValueError(f"prompts[{i}]: expected token ids in [0, {self.config.vocab}), got {bad[0]!r}")
             need = len(prompt) + max_new_tokens + nodes
             if need > self.config.max_context:
-                raise ValueError(f"prompts[{i}]: {len(prompt)} prompt + {max_new_tokens} new tokens + a tree of "
-                                 f"{nodes} need max_context >= {need}, EngineConfig.max_context is "
-                                 f"{self.config.max_context}")
-        if len(prompts[:self.config.max_batch]) * self.config.max_context > self.config.pool_rows:
-            raise ValueError(f"EngineConfig.pool_tokens: {self.config.pool_rows} rows cannot hold "
-                             f"{min(len(prompts), self.config.max_batch)} requests of max_context "
-                             f"{self.config.max_context}")
+                raise ValueError(
+                    f"prompts[{i}]: {len(prompt)} prompt + {max_new_tokens} new tokens + a tree of "
+                    f"{nodes} need max_context >= {need}, EngineConfig.max_context is "
+                    f"{self.config.max_context}"
+                )
+        if len(prompts[: self.config.max_batch]) * self.config.max_context > self.config.pool_rows:
+            raise ValueError(
+                f"EngineConfig.pool_tokens: {self.config.pool_rows} rows cannot hold "
+                f"{min(len(prompts), self.config.max_batch)} requests of max_context "
+                f"{self.config.max_context}"
+            )

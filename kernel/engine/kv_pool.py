@@ -46,8 +46,8 @@ class SlotAllocator:
             raise ValueError(f"n: expected >= 0 slots, got {n}")
         if n > len(self._free):
             raise PoolExhausted(f"KV pool: {n} slots requested, {len(self._free)} of {self.capacity} free")
-        slots = self._free[len(self._free) - n:][::-1]
-        del self._free[len(self._free) - n:]
+        slots = self._free[len(self._free) - n :][::-1]
+        del self._free[len(self._free) - n :]
         for s in slots:
             self._owned[s] = 1
         return slots
@@ -71,8 +71,9 @@ class SlotAllocator:
         assert sum(self._owned) + len(self._free) == self.capacity, "a slot is neither free nor owned (leak)"
 
 
-def commit_tree(allocator: SlotAllocator, owned: list[int], tree_slots: Sequence[int],
-                accepted: Sequence[int]) -> list[int]:
+def commit_tree(
+    allocator: SlotAllocator, owned: list[int], tree_slots: Sequence[int], accepted: Sequence[int]
+) -> list[int]:
     """After a verify step: the accepted nodes' slots join the request's slots `owned` (in path order), the
     rest of the tree's slots are freed. Returns the accepted slots."""
     keep = [tree_slots[i] for i in accepted]

@@ -33,7 +33,7 @@ def apply_rope(x: torch.Tensor, rope: torch.Tensor) -> torch.Tensor:
     """Rotate the last 64 columns of x [..., 576] by rope [..., 64] (cos | sin), broadcast over middle dims."""
     half = ROPE_DIM // 2
     cos, sin = rope[..., :half], rope[..., half:]
-    x1, x2 = x[..., V_DIM:V_DIM + half], x[..., V_DIM + half:]
+    x1, x2 = x[..., V_DIM : V_DIM + half], x[..., V_DIM + half :]
     return torch.cat([x[..., :V_DIM], x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
 
@@ -55,16 +55,23 @@ class MLAModel:
         # q's scale makes the scaled scores ~N(0, 1.5^2): attention neither uniform nor one-hot.
         q_std = 1.5 / (config.sm_scale * HEAD_DIM**0.5)
         self.embed = weight(v, d, std=1.0)
-        self.layers = [dict(wq=weight(d, h * HEAD_DIM, std=q_std / d**0.5), wkv=weight(d, HEAD_DIM, std=d**-0.5),
-                            wo=weight(h * V_DIM, d, std=(h * V_DIM) ** -0.5), w1=weight(d, f, std=d**-0.5),
-                            w2=weight(f, d, std=f**-0.5)) for _ in range(config.layers)]
+        self.layers = [
+            dict(
+                wq=weight(d, h * HEAD_DIM, std=q_std / d**0.5),
+                wkv=weight(d, HEAD_DIM, std=d**-0.5),
+                wo=weight(h * V_DIM, d, std=(h * V_DIM) ** -0.5),
+                w1=weight(d, f, std=d**-0.5),
+                w2=weight(f, d, std=f**-0.5),
+            )
+            for _ in range(config.layers)
+        ]
         self.unembed = weight(d, v, std=d**-0.5)
 
     def draft_logits(self) -> torch.Tensor:
         """[vocab, vocab]: the draft head's logits after each token (the model without its layers)."""
         return self.config.logit_scale * rms(self.embed) @ self.unembed
 
-    def forward(self, plan: StepPlan, attention) -> torch.Tensor:  # noqa: ANN001  (TreeVerifyAttention)
+    def forward(self, plan: StepPlan, attention) -> torch.Tensor:
         """Logits [B, T, vocab] of every tree node; `attention.forward(q, kv_row, layer)` runs each layer."""
         cfg = self.config
         batch, nodes = plan.batch, plan.nodes

@@ -14,8 +14,15 @@ import random
 from kernel.engine.engine import Engine
 
 
-def clear_prompts(engine: Engine, count: int, lengths: list[int], max_new_tokens: int, min_margin: float,
-                  seed: int = 0, tries: int = 50) -> list[list[int]]:
+def clear_prompts(
+    engine: Engine,
+    count: int,
+    lengths: list[int],
+    max_new_tokens: int,
+    min_margin: float,
+    seed: int = 0,
+    tries: int = 50,
+) -> list[list[int]]:
     """`count` random prompts, the i-th of length lengths[i % len(lengths)], whose greedy decoding by `engine`
     decides every token by a logit margin above `min_margin`; ValueError when `tries` candidates for one
     prompt are all too close to a tie."""
@@ -30,6 +37,7 @@ def clear_prompts(engine: Engine, count: int, lengths: list[int], max_new_tokens
                 kept.append(prompt)
                 break
         else:
-            raise ValueError(f"clear_prompts: no prompt of length {length} with margins > {min_margin} "
-                             f"in {tries} tries")
+            raise ValueError(
+                f"clear_prompts: no prompt of length {length} with margins > {min_margin} in {tries} tries"
+            )
     return kept

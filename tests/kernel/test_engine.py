@@ -23,8 +23,11 @@ def engine(**overrides: object) -> Engine:
     return Engine(EngineConfig(**config), backend="reference", device="cpu")
 
 
-@pytest.mark.parametrize(("nodes", "branching"), [(4, 1), (8, 2), (16, 3), (7, 6), (64, 4)],
-                         ids=["chain4", "binary8", "ternary16", "star7", "wide64"])
+@pytest.mark.parametrize(
+    ("nodes", "branching"),
+    [(4, 1), (8, 2), (16, 3), (7, 6), (64, 4)],
+    ids=["chain4", "binary8", "ternary16", "star7", "wide64"],
+)
 def test_speculative_emits_greedy_tokens_for_every_tree_shape(nodes: int, branching: int) -> None:
     eng = engine(tree_nodes=nodes, tree_branching=branching)
     prompts = clear_prompts(eng, 3, [1, 9, 70], 20, MARGIN, seed=nodes)
@@ -39,7 +42,7 @@ def test_speculative_emits_greedy_tokens_for_every_batch_size(batch: int) -> Non
     prompts = clear_prompts(eng, batch, [3, 17, 1, 64, 65], 16, MARGIN, seed=100 + batch)
     greedy = eng.generate(prompts, 16, speculative=False)
     assert eng.generate(prompts, 16, speculative=True) == greedy
-    for prompt, tokens in zip(prompts, greedy):  # batching changes nothing either
+    for prompt, tokens in zip(prompts, greedy, strict=True):  # batching changes nothing either
         assert eng.generate([prompt], 16, speculative=False)[0] == tokens
 
 
@@ -93,25 +96,31 @@ def test_backend_switch_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         Engine(EngineConfig(), backend="reference", device="cpu", graphs=True)
 
 
-@pytest.mark.parametrize(("prompts", "max_new", "message"), [
-    ([], 4, "prompts: expected a non-empty list"),
-    ([[1], []], 4, r"prompts\[1\]: expected a non-empty list"),
-    ([[1, 64]], 4, r"prompts\[0\]: expected token ids in \[0, 64\), got 64"),
-    ([[1, True]], 4, r"prompts\[0\]: expected token ids"),
-    ([[1]], -1, "max_new_tokens: expected an integer >= 0"),
-    ([[1] * 150], 40, r"prompts\[0\]: 150 prompt \+ 40 new tokens \+ a tree of 8 need max_context >= 198"),
-])
+@pytest.mark.parametrize(
+    ("prompts", "max_new", "message"),
+    [
+        ([], 4, "prompts: expected a non-empty list"),
+        ([[1], []], 4, r"prompts\[1\]: expected a non-empty list"),
+        ([[1, 64]], 4, r"prompts\[0\]: expected token ids in \[0, 64\), got 64"),
+        ([[1, True]], 4, r"prompts\[0\]: expected token ids"),
+        ([[1]], -1, "max_new_tokens: expected an integer >= 0"),
+        ([[1] * 150], 40, r"prompts\[0\]: 150 prompt \+ 40 new tokens \+ a tree of 8 need max_context >= 198"),
+    ],
+)
 def test_bad_requests_are_refused_naming_the_argument(prompts: object, max_new: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         engine().generate(prompts, max_new)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("layers", 0, "EngineConfig.layers: expected an integer >= 1"),
-    ("tree_nodes", 65, "EngineConfig.tree_nodes: expected 1..64"),
-    ("vocab", 1, "EngineConfig.vocab: expected >= 2"),
-    ("max_context", 8, "EngineConfig.max_context: expected >= tree_nodes"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("layers", 0, "EngineConfig.layers: expected an integer >= 1"),
+        ("tree_nodes", 65, "EngineConfig.tree_nodes: expected 1..64"),
+        ("vocab", 1, "EngineConfig.vocab: expected >= 2"),
+        ("max_context", 8, "EngineConfig.max_context: expected >= tree_nodes"),
+    ],
+)
 def test_bad_configs_are_refused_naming_the_field(field: str, value: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         EngineConfig(**{field: value})

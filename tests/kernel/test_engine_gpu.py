@@ -19,7 +19,6 @@ import torch
 
 import kernel
 from kernel.engine import Engine, EngineConfig
-from kernel.engine.attention import StepInputs
 from kernel.engine.drafter import accept_path, tree_shape
 from kernel.engine.graph import GraphRunner
 from kernel.engine.prompts import clear_prompts
@@ -60,14 +59,15 @@ def reference_run(prompts: list[list[int]]) -> tuple[list[list[int]], list[list[
 
 # ----- the kernel's launch under capture -----
 
+
 def _load_step(buffers: dict[str, torch.Tensor], lens: list[int], kind: str, pool_rows: int, seed: int) -> None:
     """Write one call's inputs into the static buffers in place: scattered slots, a fresh tree and fresh q."""
     gen = torch.Generator(device="cuda").manual_seed(seed)
     batch, nodes = buffers["tree_slots"].shape
-    order = torch.randperm(pool_rows, generator=gen, device="cuda")[:sum(lens) + batch * nodes].to(torch.int32)
-    buffers["prefix_indptr"].copy_(torch.tensor([0] + torch.tensor(lens).cumsum(0).tolist(), dtype=torch.int32))
-    buffers["prefix_slots"][:sum(lens)] = order[:sum(lens)]
-    buffers["tree_slots"].copy_(order[sum(lens):].view(batch, nodes))
+    order = torch.randperm(pool_rows, generator=gen, device="cuda")[: sum(lens) + batch * nodes].to(torch.int32)
+    buffers["prefix_indptr"].copy_(torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.int32))
+    buffers["prefix_slots"][: sum(lens)] = order[: sum(lens)]
+    buffers["tree_slots"].copy_(order[sum(lens) :].view(batch, nodes))
     rng = random.Random(seed)
     buffers["tree_mask"].copy_(torch.tensor([tree_mask(kind, nodes, rng) for _ in range(batch)], dtype=torch.int64))
     buffers["q"].copy_(torch.randn(buffers["q"].shape, generator=gen, device="cuda").to(torch.bfloat16))
@@ -79,28 +79,50 @@ def test_kernel_capture_replays_across_prefix_lengths_and_trees(backend: str) ->
     batch, heads, nodes, max_context = 3, 8, 16, 4096
     pool_rows = batch * (max_context + nodes) + 1000
     kv = torch.randn(pool_rows, 576, device="cuda").to(torch.bfloat16)
-    buffers = {"q": torch.empty(batch, nodes, heads, 576, dtype=torch.bfloat16, device="cuda"),
-               "prefix_indptr": torch.zeros(batch + 1, dtype=torch.int32, device="cuda"),
-               "prefix_slots": torch.zeros(batch * max_context, dtype=torch.int32, device="cuda"),
-               "tree_slots": torch.zeros(batch, nodes, dtype=torch.int32, device="cuda"),
-               "tree_mask": torch.zeros(batch, nodes, dtype=torch.int64, device="cuda")}
+    buffers = {
+        "q": torch.empty(batch, nodes, heads, 576, dtype=torch.bfloat16, device="cuda"),
+        "prefix_indptr": torch.zeros(batch + 1, dtype=torch.int32, device="cuda"),
+        "prefix_slots": torch.zeros(batch * max_context, dtype=torch.int32, device="cuda"),
+        "tree_slots": torch.zeros(batch, nodes, dtype=torch.int32, device="cuda"),
+        "tree_mask": torch.zeros(batch, nodes, dtype=torch.int64, device="cuda"),
+    }
     scale = yarn_sm_scale()
 
     def call() -> torch.Tensor:
-        return kernel.verify_attention(buffers["q"], kv, buffers["prefix_indptr"], buffers["prefix_slots"],
-                                       buffers["tree_slots"], buffers["tree_mask"], scale, backend=backend)
+        return kernel.verify_attention(
+            buffers["q"],
+            kv,
+            buffers["prefix_indptr"],
+            buffers["prefix_slots"],
+            buffers["tree_slots"],
+            buffers["tree_mask"],
+            scale,
+            backend=backend,
+        )
 
     _load_step(buffers, [100, 100, 100], "binary", pool_rows, seed=0)
     runner = GraphRunner(call)
-    steps = [([0, 1, 19], "chain"), ([4000, 5, 989], "random"), ([2048, 2048, 2048], "star"),
-             ([1, 4096, 0], "binary"), ([31, 32, 33], "random")]
+    steps = [
+        ([0, 1, 19], "chain"),
+        ([4000, 5, 989], "random"),
+        ([2048, 2048, 2048], "star"),
+        ([1, 4096, 0], "binary"),
+        ([31, 32, 33], "random"),
+    ]
     for seed, (lens, kind) in enumerate(steps, start=1):
         _load_step(buffers, lens, kind, pool_rows, seed)
         replayed = runner.replay().clone()
         eager = call()
         assert torch.equal(replayed, eager), f"replay differs from eager at lengths {lens}, {kind} tree"
-        args = (buffers["q"], kv, buffers["prefix_indptr"], buffers["prefix_slots"], buffers["tree_slots"],
-                buffers["tree_mask"], scale)
+        args = (
+            buffers["q"],
+            kv,
+            buffers["prefix_indptr"],
+            buffers["prefix_slots"],
+            buffers["tree_slots"],
+            buffers["tree_mask"],
+            scale,
+        )
         ref, _ = attention(*args)
         low, _ = attention(*args, dtype=torch.bfloat16)
         err = (replayed.float() - ref).abs().max().item()
@@ -110,9 +132,11 @@ def test_kernel_capture_replays_across_prefix_lengths_and_trees(backend: str) ->
 
 # ----- a whole engine step under capture -----
 
+
 @pytest.mark.parametrize("backend", GPU_BACKENDS)
 def test_graphed_step_is_bit_identical_to_eager_as_contexts_grow_and_trees_change(
-        backend: str, prompts: list[list[int]]) -> None:
+    backend: str, prompts: list[list[int]]
+) -> None:
     backend_or_skip(backend)
     engine = Engine(EngineConfig(**CONFIG), backend=backend, device="cuda", graphs=True)
     requests = engine_requests(engine, prompts[:3])
@@ -124,10 +148,10 @@ def test_graphed_step_is_bit_identical_to_eager_as_contexts_grow_and_trees_chang
         step = engine._inputs([len(r.slots) for r in requests], trees, slots, shape)
         eager = [t.clone() for t in engine.forward_step(step, graph=False)]
         graphed = [t.clone() for t in engine.forward_step(step, graph=True)]
-        for name, a, b in zip(("logits", "choice", "margin"), eager, graphed):
+        for name, a, b in zip(("logits", "choice", "margin"), eager, graphed, strict=True):
             assert torch.equal(a, b), f"step {step_index} (branching {branching}): {name} differs"
         choices = eager[1].tolist()
-        for req, tokens, tree_slots, choice in zip(requests, trees, slots, choices):
+        for req, tokens, tree_slots, choice in zip(requests, trees, slots, choices, strict=True):
             path = accept_path(shape, tokens, choice)
             kept = [tree_slots[i] for i in path]
             engine.pool.allocator.free(s for i, s in enumerate(tree_slots) if i not in path)
@@ -147,10 +171,12 @@ def engine_requests(engine: Engine, prompts: list[list[int]]) -> list:
 
 # ----- speculative == greedy, and the backends agree -----
 
+
 @pytest.mark.parametrize("graphs", [False, True], ids=["eager", "graph"])
 @pytest.mark.parametrize("backend", GPU_BACKENDS)
-def test_speculative_emits_greedy_tokens_on_the_gpu(backend: str, graphs: bool, prompts: list[list[int]],
-                                                    reference_run: tuple) -> None:
+def test_speculative_emits_greedy_tokens_on_the_gpu(
+    backend: str, graphs: bool, prompts: list[list[int]], reference_run: tuple
+) -> None:
     backend_or_skip(backend)
     engine = Engine(EngineConfig(**CONFIG), backend=backend, device="cuda", graphs=graphs)
     greedy = engine.generate(prompts, NEW_TOKENS, speculative=False)
@@ -162,8 +188,7 @@ def test_speculative_emits_greedy_tokens_on_the_gpu(backend: str, graphs: bool, 
 
 
 @pytest.mark.parametrize("graphs", [False, True], ids=["eager", "graph"])
-def test_backends_accept_identical_token_streams(graphs: bool, prompts: list[list[int]],
-                                                 reference_run: tuple) -> None:
+def test_backends_accept_identical_token_streams(graphs: bool, prompts: list[list[int]], reference_run: tuple) -> None:
     _, ref_tokens, ref_accepted = reference_run
     for backend in GPU_BACKENDS:
         backend_or_skip(backend)

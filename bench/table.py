@@ -251,7 +251,8 @@ def parse_run(path: Path, doc: dict[str, Any], root: Path = ROOT) -> Run:
 def _cell(times: list[float], case: dict[str, Any], where: str, fractions: tuple[list[float], str] | None,
           path: Path) -> Cell:
     graph = case["params"].get("graph")
-    info = case.get("info") if isinstance(case.get("info"), dict) else {}
+    given = case.get("info")
+    info: dict[str, Any] = given if isinstance(given, dict) else {}
     splits = info.get("cuda_splits")
     return Cell(median_us=statistics.median(times),
                 floor_us=None if fractions is None else _floor_us(times, fractions[0], fractions[1], where, path),
@@ -441,10 +442,10 @@ def comparison(run: Run, other: Run, root: Path = ROOT) -> str:
         for shape in run.shapes():
             row = [shape_label(shape), str(ctx)]
             for impl in impls:
-                mine, theirs = run.cells.get((impl, shape, ctx)), other.cells.get((impl, shape, ctx))
-                row.append("-" if mine is None or theirs is None else
-                           f"{mine.median_us:,.1f} / {theirs.median_us:,.1f} "
-                           f"({signed(change(mine.median_us, theirs.median_us))})")
+                here, there = run.cells.get((impl, shape, ctx)), other.cells.get((impl, shape, ctx))
+                row.append("-" if here is None or there is None else
+                           f"{here.median_us:,.1f} / {there.median_us:,.1f} "
+                           f"({signed(change(here.median_us, there.median_us))})")
             if any(cell != "-" for cell in row[2:]):
                 rows.append(row)
     text = "\n".join(lines) + "\n\n" + markdown(["B,H,T", "L", *(LABELS.get(i, i) for i in impls)], rows)

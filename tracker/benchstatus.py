@@ -161,7 +161,7 @@ class Evaluator:
         self._cache: dict[str, dict[str, Any]] = {}  # every verdict of this evaluator
         self._lasting: dict[str, dict[str, Any]] = {}  # those the cache may keep (none rests on a time to come)
         # Bootstrap bounds by their key (tracker.stats.bootstrap_bound): pure functions of the samples.
-        self.bounds: dict[str, float] = {}
+        self.bounds: MutableMapping[str, float] = {}
         if self._repo is not None:
             repo = self._repo
             self._lasting = _cached_verdicts(repo.cache.read(VERDICTS, repo.key), repo.clock)
@@ -183,8 +183,9 @@ class Evaluator:
 
     def __call__(self, gate: BenchGate) -> GateVerdict:
         key = gate_hash(gate)
-        entry = self._cache.get(key)
-        verdict = _from_json(entry) if isinstance(entry, dict) else None
+        cached = self._cache.get(key)
+        entry: dict[str, Any] = cached if isinstance(cached, dict) else {}
+        verdict = _from_json(entry) if isinstance(cached, dict) else None
         if verdict is None:
             errors = self.errors
             if errors:

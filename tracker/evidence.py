@@ -154,7 +154,9 @@ def _check_test_run(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None
     counts = doc.get("status") not in ("interrupted", "incomplete") or "running" in doc
     prov = doc.get("provenance")
     utc = None
-    if shape.need(isinstance(prov, dict), wrong("provenance", prov, "an object with a time and a host")):
+    if not isinstance(prov, dict):
+        shape.need(False, wrong("provenance", prov, "an object with a time and a host"))
+    else:
         utc = shape.time("provenance.time", prov.get("time"))
         shape.typed(prov, "host", lambda v: isinstance(v, str), "a string", "provenance.", optional=not counts)
         shape.typed(prov, "commit", _commit, "40 lowercase hex digits or null", "provenance.", optional=True)
@@ -164,7 +166,9 @@ def _check_test_run(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None
     shape.typed(doc, "gates", lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()), "a {gate: hash} object", optional=True)
     shape.typed(doc, "files", _file_ids, "a {path: blob id} object", optional=not counts)
     tests = doc.get("tests", [] if not counts else None)
-    if shape.need(isinstance(tests, list), wrong("tests", tests, "a list of test records")) and not _records_ok(tests):
+    if not isinstance(tests, list):
+        shape.need(False, wrong("tests", tests, "a list of test records"))
+    elif not _records_ok(tests):
         for i, rec in enumerate(tests):
             if not _check_record(rec, shape, f"tests[{i}]"):
                 break
@@ -231,7 +235,9 @@ def _check_bench(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None]:
     :mod:`tracker.results` (pydantic, cached by content) wherever bench gates read it."""
     prov = doc.get("provenance")
     utc = None
-    if shape.need(isinstance(prov, dict), wrong("provenance", prov, "an object")):
+    if not isinstance(prov, dict):
+        shape.need(False, wrong("provenance", prov, "an object"))
+    else:
         utc = shape.time("provenance.time", prov.get("time"))
     shape.typed(doc, "cases", lambda v: isinstance(v, list), "a list")
     return "provenance.time", utc
@@ -396,9 +402,13 @@ def load(
         pinned = items[-1][1]
         store.reordered = [(EVIDENCE_DIR / name).as_posix() for _, when, name, _ in items[:-1] if when > pinned]
     prefix = f"{EVIDENCE_DIR.as_posix()}/"
-    for _, _, name, data in items:
+    for _, _, name, doc in items:
         rel = prefix + name
-        kind = "tracker-bench-result" if data is None else data["schema"]
+        if doc is None:  # a result copy known valid (_ResultCopies): its document is not needed
+            store.bench.append((rel, None))
+            continue
+        data = doc
+        kind = data["schema"]
         if kind == "tracker-test-run":
             if data["status"] != "complete":
                 crashed = crashed_run(rel, data, store.processes, root=root)
@@ -490,7 +500,8 @@ def crashed_run(
     running = data.get("running")
     if data.get("status") != "incomplete" or not isinstance(running, dict) or not isinstance(running.get("nodeid"), str):
         return None
-    prov = data.get("provenance") if isinstance(data.get("provenance"), dict) else {}
+    given = data.get("provenance")
+    prov: dict[str, Any] = given if isinstance(given, dict) else {}
     alive = _maybe_alive(running.get("pid"), prov.get("host"))
     if seen is not None:
         seen.append((running.get("pid"), prov.get("host"), alive))

@@ -246,7 +246,7 @@ def _new_case(i: int, given: dict[str, Any]) -> dict[str, Any]:
         if not math.isfinite(value):
             raise ValueError(f"cases[{i}].samples[{j}]: {_short(x)} is not a finite number")
         values.append(value)
-    case = {k: given[k] for k in ("metric", "params", "info") if k in given}
+    case: dict[str, Any] = {k: given[k] for k in ("metric", "params", "info") if k in given}
     return {**case, "unit": given.get("unit"), "direction": given.get("direction"), "samples": values, "stats": case_stats(values)}
 
 

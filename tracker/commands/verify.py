@@ -353,7 +353,7 @@ class GateLine(NamedTuple):
     """One gate as verify reports it: ``verdict`` is ``met``, ``unmet`` or ``stale``."""
 
     key: str
-    index: int
+    number: int  # the gate's position in its phase, from 1 (not ``index``: that is tuple.index)
     kind: str  # test | bench | manual
     label: str
     verdict: str
@@ -437,7 +437,7 @@ def phase_summary(key: str, st: PhaseStatus, gates: list[GateLine]) -> str:
     tests = [g for g in gates if g.kind == "test"]
     passed = ("its test gate passed, but " if len(tests) == 1 else "its test gates passed, but ") if tests and all(g.verdict == "met" for g in tests) else ""
     said = {("unmet", "manual"): "not signed off", ("stale", "manual"): "signed off on what has changed since"}
-    what = ", ".join(f"gate {g.index} ({g.kind}) is {said.get((g.verdict, g.kind), g.verdict)}" for g in left)
+    what = ", ".join(f"gate {g.number} ({g.kind}) is {said.get((g.verdict, g.kind), g.verdict)}" for g in left)
     blocked = f"; blocked by {', '.join(st.blocked_by)}" if st.blocked_by else ""
     return f"{key} is {st.status.value}, not done: {passed}{what}{blocked}"
 
@@ -466,7 +466,7 @@ def verdict_document(
             "summary": phase_summary(key, st, by_phase.get(key, [])),
             "blocked_by": list(st.blocked_by), "changed": list(st.changed), "note": st.note,
             "gates": [
-                {"key": g.key, "index": g.index, "kind": g.kind, "definition": g.gate.definition, "verdict": g.verdict,
+                {"key": g.key, "index": g.number, "kind": g.kind, "definition": g.gate.definition, "verdict": g.verdict,
                  "failed": g.v.failed and g.verdict == "unmet", "reason": g.reason, "stale": g.stale, "source": src(g.v)}
                 for g in by_phase.get(key, [])
             ],
@@ -509,7 +509,8 @@ def _recorded(root: Path, evidence: Path) -> str:
     status = data.get("status")
     running = _crashed_in(evidence, data)
     if status == "complete":
-        tests = data.get("tests") if isinstance(data.get("tests"), list) else []
+        given = data.get("tests")
+        tests: list[Any] = given if isinstance(given, list) else []
         counts = Counter(str(t.get("outcome")) for t in tests if isinstance(t, dict))
         summary = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items())) or "no tests"
         return (f"the tracker was stopped, but its pytest run finished and recorded complete evidence in {rel} "

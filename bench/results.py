@@ -17,7 +17,7 @@ import platform
 import re
 import socket
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -80,21 +80,34 @@ def commit_state(root: Path, files: dict[str, str]) -> tuple[str | None, bool | 
 
 def utc_now() -> datetime:
     """The current time, UTC, to the second."""
-    return datetime.now(timezone.utc).replace(microsecond=0)
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 def provenance(root: Path, command: str, environment: dict[str, str | None], now: datetime) -> dict[str, Any]:
     """The provenance block; `environment` carries gpu/driver/cuda/torch/triton (None when unknown)."""
     files = measured_files(root)
     commit, dirty = commit_state(root, files)
-    return {"commit": commit, "dirty": dirty, "time": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "host": socket.gethostname(), **environment, "python": platform.python_version(),
-            "command": command, "fingerprint": fingerprint(files)}
+    return {
+        "commit": commit,
+        "dirty": dirty,
+        "time": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "host": socket.gethostname(),
+        **environment,
+        "python": platform.python_version(),
+        "command": command,
+        "fingerprint": fingerprint(files),
+    }
 
 
-def case(metric: str, params: dict[str, str | int | float | bool], unit: str, direction: str,
-         samples: list[float], stats: dict[str, float | int],
-         info: dict[str, str | int | float | bool] | None = None) -> dict[str, Any]:
+def case(
+    metric: str,
+    params: dict[str, str | int | float | bool],
+    unit: str,
+    direction: str,
+    samples: list[float],
+    stats: dict[str, float | int],
+    info: dict[str, str | int | float | bool] | None = None,
+) -> dict[str, Any]:
     """One entry of `cases`; `info` holds run conditions outside the case's identity (seeds, split counts)."""
     if direction not in ("lower", "higher"):
         raise ValueError(f"direction: expected 'lower' or 'higher', got {direction!r}")

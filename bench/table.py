@@ -43,11 +43,12 @@ RESULTS = ROOT / "bench" / "results"
 EXIT_OK, EXIT_BAD_FILE, EXIT_USAGE = 0, 1, 2
 MAX_BYTES = 64 * 2**20  # the largest result files are under 1 MB
 MAIN_IMPL = "cuda"
-LABELS = {"cuda": "cuda", "triton": "triton", "torch": "plain torch",
-          "flashinfer": "FlashInfer FA2 (prefix only)"}
+LABELS = {"cuda": "cuda", "triton": "triton", "torch": "plain torch", "flashinfer": "FlashInfer FA2 (prefix only)"}
 PREFIX_ONLY = {"flashinfer"}
 VERSION_SOURCE = "kernel/csrc/verify_attention.h"
-VERSION_PATTERN = re.compile(r"constexpr int (?:kBestVariant|kKernelVersion) = (\d+);")  # the name before and after v20 retired
+VERSION_PATTERN = re.compile(
+    r"constexpr int (?:kBestVariant|kKernelVersion) = (\d+);"
+)  # the name before and after v20 retired
 
 
 class TableError(Exception):
@@ -147,12 +148,12 @@ def load_document(path: Path) -> dict[str, Any]:
     """The JSON object of a `bench verify` result file."""
     doc = read_document(path)
     if doc.get("benchmark") != "verify":
-        raise TableError(f"{path}: a {json.dumps(doc.get('benchmark'))[:60]} result, not a \"verify\" one")
+        raise TableError(f'{path}: a {json.dumps(doc.get("benchmark"))[:60]} result, not a "verify" one')
     return doc
 
 
 def _expect(value: Any, kinds: type | tuple[type, ...], where: str, path: Path) -> Any:
-    if not isinstance(value, kinds) or isinstance(value, bool) and bool not in _as_tuple(kinds):
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in _as_tuple(kinds)):
         raise TableError(f"{path}: {where}: expected {_kind_names(kinds)}, got {json.dumps(value)[:60]}")
     return value
 
@@ -162,8 +163,15 @@ def _as_tuple(kinds: type | tuple[type, ...]) -> tuple[type, ...]:
 
 
 def _kind_names(kinds: type | tuple[type, ...]) -> str:
-    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false", dict: "an object",
-             list: "a list", type(None): "null"}
+    names = {
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        bool: "true or false",
+        dict: "an object",
+        list: "a list",
+        type(None): "null",
+    }
     return " or ".join(names.get(k, k.__name__) for k in _as_tuple(kinds))
 
 
@@ -195,13 +203,11 @@ def samples_of(case: dict[str, Any], where: str, path: Path) -> list[float]:
 def _floor_us(times: list[float], fractions: list[float], where: str, time_where: str, path: Path) -> float:
     """The case's floor: fraction x time of each run, the same number for every run (to rounding)."""
     if len(times) != len(fractions):
-        raise TableError(f"{path}: {where}: {len(fractions)} samples, {len(times)} in its time_us case "
-                         f"{time_where}")
-    floors = [f * t for f, t in zip(fractions, times)]
+        raise TableError(f"{path}: {where}: {len(fractions)} samples, {len(times)} in its time_us case {time_where}")
+    floors = [f * t for f, t in zip(fractions, times, strict=True)]
     floor = statistics.median(floors)
     if max(abs(f - floor) for f in floors) > 1e-9 * floor:
-        raise TableError(f"{path}: {where}: floor_fraction x time_us ({time_where}) is not one floor for "
-                         "every run")
+        raise TableError(f"{path}: {where}: floor_fraction x time_us ({time_where}) is not one floor for every run")
     return floor
 
 
@@ -238,26 +244,38 @@ def parse_run(path: Path, doc: dict[str, Any], root: Path = ROOT) -> Run:
             target[key] = (samples, case, where) if target is times else (samples, where)
     if not times:
         raise TableError(f"{path}: no verify_attn.time_us cases")
-    cells = {key: _cell(samples, case, where, fractions.get(key), path)
-             for key, (samples, case, where) in times.items()}
+    cells = {
+        key: _cell(samples, case, where, fractions.get(key), path) for key, (samples, case, where) in times.items()
+    }
     fingerprint = prov.get("fingerprint")
     files = fingerprint.get("files") if isinstance(fingerprint, dict) else None
-    return Run(path=path, time=when, commit=commit, dirty=dirty, gpu=gpu,
-               kernel_version=kernel_version(files if isinstance(files, dict) else {}, root),
-               copy_tbps=ceilings.get("ceiling.copy_tbps"), mma_tflops=ceilings.get("ceiling.mma_tflops"),
-               cells=cells)
+    return Run(
+        path=path,
+        time=when,
+        commit=commit,
+        dirty=dirty,
+        gpu=gpu,
+        kernel_version=kernel_version(files if isinstance(files, dict) else {}, root),
+        copy_tbps=ceilings.get("ceiling.copy_tbps"),
+        mma_tflops=ceilings.get("ceiling.mma_tflops"),
+        cells=cells,
+    )
 
 
-def _cell(times: list[float], case: dict[str, Any], where: str, fractions: tuple[list[float], str] | None,
-          path: Path) -> Cell:
+def _cell(
+    times: list[float], case: dict[str, Any], where: str, fractions: tuple[list[float], str] | None, path: Path
+) -> Cell:
     graph = case["params"].get("graph")
     given = case.get("info")
     info: dict[str, Any] = given if isinstance(given, dict) else {}
     splits = info.get("cuda_splits")
-    return Cell(median_us=statistics.median(times),
-                floor_us=None if fractions is None else _floor_us(times, fractions[0], fractions[1], where, path),
-                samples=len(times), graph=graph if isinstance(graph, bool) else None,
-                splits=splits if isinstance(splits, int) and not isinstance(splits, bool) else None)
+    return Cell(
+        median_us=statistics.median(times),
+        floor_us=None if fractions is None else _floor_us(times, fractions[0], fractions[1], where, path),
+        samples=len(times),
+        graph=graph if isinstance(graph, bool) else None,
+        splits=splits if isinstance(splits, int) and not isinstance(splits, bool) else None,
+    )
 
 
 def _describe(key: tuple[str, Shape, int]) -> str:
@@ -271,8 +289,7 @@ def kernel_version(files: dict[str, Any], root: Path) -> str | None:
     if not isinstance(blob, str) or not re.fullmatch(r"[0-9a-f]{40}", blob):
         return None
     try:
-        proc = subprocess.run(["git", "cat-file", "blob", blob], cwd=root, capture_output=True, text=True,
-                              timeout=30)
+        proc = subprocess.run(["git", "cat-file", "blob", blob], cwd=root, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return None
     match = VERSION_PATTERN.search(proc.stdout) if proc.returncode == 0 else None
@@ -341,8 +358,10 @@ def provenance_line(run: Run, root: Path = ROOT) -> str:
     commit = "unknown commit" if run.commit is None else f"commit {run.commit[:7]}"
     state = {True: " (dirty)", False: " (clean)", None: ""}[run.dirty]
     version = f"kernel {run.kernel_version}" if run.kernel_version else "kernel version unknown"
-    return (f"{run.gpu or 'unknown GPU'}, {commit}{state}, {version}, `{display_path(run.path, root)}` "
-            f"({run.time.strftime('%Y-%m-%dT%H:%M:%SZ')})")
+    return (
+        f"{run.gpu or 'unknown GPU'}, {commit}{state}, {version}, `{display_path(run.path, root)}` "
+        f"({run.time.strftime('%Y-%m-%dT%H:%M:%SZ')})"
+    )
 
 
 def display_path(path: Path, root: Path = ROOT) -> str:
@@ -357,8 +376,10 @@ def header_text(run: Run, root: Path = ROOT) -> str:
     counts = [cell.samples for cell in run.cells.values()]
     text = provenance_line(run, root) + f". Median µs of {min(counts)}-{max(counts)} timed runs a case"
     if run.copy_tbps is not None and run.mma_tflops is not None:
-        text += (f" and, in brackets, the fraction of the floor max(bytes / {run.copy_tbps:.2f} TB/s, "
-                 f"FLOPs / {run.mma_tflops:.0f} TFLOP/s), both ceilings measured in the same run")
+        text += (
+            f" and, in brackets, the fraction of the floor max(bytes / {run.copy_tbps:.2f} TB/s, "
+            f"FLOPs / {run.mma_tflops:.0f} TFLOP/s), both ceilings measured in the same run"
+        )
     text += "."
     if all(cell.graph for cell in run.cells.values()):
         text += " Every call replayed from a CUDA graph."
@@ -429,23 +450,31 @@ def comparison(run: Run, other: Run, root: Path = ROOT) -> str:
     impls = [i for i in run.impls() if any(key[0] == i for key in shared)]
     if not shared:
         raise TableError(f"{run.path}: no case in common with {other.path}")
-    lines = [f"{provenance_line(run, root)}\nagainst {provenance_line(other, root)}.",
-             "Median µs here / there (change = here / there - 1)."]
-    for metric, mine, theirs, unit in (("copy", run.copy_tbps, other.copy_tbps, "TB/s"),
-                                       ("mma.sync bf16", run.mma_tflops, other.mma_tflops, "TFLOP/s")):
+    lines = [
+        f"{provenance_line(run, root)}\nagainst {provenance_line(other, root)}.",
+        "Median µs here / there (change = here / there - 1).",
+    ]
+    for metric, mine, theirs, unit in (
+        ("copy", run.copy_tbps, other.copy_tbps, "TB/s"),
+        ("mma.sync bf16", run.mma_tflops, other.mma_tflops, "TFLOP/s"),
+    ):
         if mine is not None and theirs is not None:
             digits = 2 if unit == "TB/s" else 1
-            lines.append(f"Ceiling {metric}: {mine:.{digits}f} / {theirs:.{digits}f} {unit} "
-                         f"({signed(change(mine, theirs))}).")
+            lines.append(
+                f"Ceiling {metric}: {mine:.{digits}f} / {theirs:.{digits}f} {unit} ({signed(change(mine, theirs))})."
+            )
     rows = []
     for ctx in run.contexts():
         for shape in run.shapes():
             row = [shape_label(shape), str(ctx)]
             for impl in impls:
                 here, there = run.cells.get((impl, shape, ctx)), other.cells.get((impl, shape, ctx))
-                row.append("-" if here is None or there is None else
-                           f"{here.median_us:,.1f} / {there.median_us:,.1f} "
-                           f"({signed(change(here.median_us, there.median_us))})")
+                row.append(
+                    "-"
+                    if here is None or there is None
+                    else f"{here.median_us:,.1f} / {there.median_us:,.1f} "
+                    f"({signed(change(here.median_us, there.median_us))})"
+                )
             if any(cell != "-" for cell in row[2:]):
                 rows.append(row)
     text = "\n".join(lines) + "\n\n" + markdown(["B,H,T", "L", *(LABELS.get(i, i) for i in impls)], rows)
@@ -457,12 +486,17 @@ def _ranges(run: Run, other: Run, impl: str, shared: list[tuple[str, Shape, int]
     keys = [k for k in shared if k[0] == impl]
     changes = {k: change(run.cells[k].median_us, other.cells[k].median_us) for k in keys}
     worst = max(keys, key=lambda k: abs(changes[k]))
-    parts = [f"- {LABELS.get(impl, impl)}: {span(list(changes.values()))} over {len(keys)} cases "
-             f"(largest |change| {abs(changes[worst]):.2f}% at ({shape_label(worst[1])}) {ctx_label(worst[2])})"]
+    parts = [
+        f"- {LABELS.get(impl, impl)}: {span(list(changes.values()))} over {len(keys)} cases "
+        f"(largest |change| {abs(changes[worst]):.2f}% at ({shape_label(worst[1])}) {ctx_label(worst[2])})"
+    ]
     for ctx in sorted({k[2] for k in keys}):
         parts.append(f"{ctx_label(ctx)} {span([v for k, v in changes.items() if k[2] == ctx])}")
-    points = [100 * (run.cells[k].fraction - other.cells[k].fraction) for k in keys  # type: ignore[operator]
-              if run.cells[k].fraction is not None and other.cells[k].fraction is not None]
+    points = [
+        100 * (run.cells[k].fraction - other.cells[k].fraction)
+        for k in keys  # type: ignore[operator]
+        if run.cells[k].fraction is not None and other.cells[k].fraction is not None
+    ]
     line = "; ".join(parts)
     if points:
         line += f"; fraction of floor {span(points, ' points')}"
@@ -474,17 +508,29 @@ def _ranges(run: Run, other: Run, impl: str, shared: list[tuple[str, Shape, int]
 
 def parse(argv: list[str]) -> argparse.Namespace:
     """Parse the command line (argparse exits with code 2 on a usage error)."""
-    parser = argparse.ArgumentParser(prog="python -m bench.table",
-                                     description="Markdown tables of a `bench verify` result file.")
-    parser.add_argument("result", nargs="?", type=Path,
-                        help="result file (default: the newest in bench/results/ by provenance.time)")
-    parser.add_argument("--layout", choices=("summary", "full"), default="summary",
-                        help="summary: a row per shape (kernel/README.md); full: a row per shape and "
-                             "context, every implementation (bench/README.md)")
-    parser.add_argument("--against", type=Path, metavar="OTHER",
-                        help="compare with another result file: per-case change in percent")
-    parser.add_argument("--results", type=Path, default=RESULTS, metavar="DIR",
-                        help="where to find the newest file when RESULT is not given (default bench/results/)")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.table", description="Markdown tables of a `bench verify` result file."
+    )
+    parser.add_argument(
+        "result", nargs="?", type=Path, help="result file (default: the newest in bench/results/ by provenance.time)"
+    )
+    parser.add_argument(
+        "--layout",
+        choices=("summary", "full"),
+        default="summary",
+        help="summary: a row per shape (kernel/README.md); full: a row per shape and "
+        "context, every implementation (bench/README.md)",
+    )
+    parser.add_argument(
+        "--against", type=Path, metavar="OTHER", help="compare with another result file: per-case change in percent"
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=RESULTS,
+        metavar="DIR",
+        help="where to find the newest file when RESULT is not given (default bench/results/)",
+    )
     return parser.parse_args(argv)
 
 

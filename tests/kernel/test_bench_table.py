@@ -286,7 +286,11 @@ def test_hostile_bytes_and_non_regular_files(tmp_path: Path, capsys: pytest.Capt
     os.mkfifo(fifo)  # nobody writes: a blocking open would hang
     # Read by the tracker's one reader (tracker.fileio.read_regular): its messages.
     assert run_main(capsys, str(fifo)) == (1, "", f"bench.table: {fifo}: refused: not a regular file (a FIFO)\n")
-    assert run_main(capsys, str(tmp_path)) == (1, "", f"bench.table: {tmp_path}: refused: not a regular file (a directory)\n")
+    assert run_main(capsys, str(tmp_path)) == (
+        1,
+        "",
+        f"bench.table: {tmp_path}: refused: not a regular file (a directory)\n",
+    )
     missing = tmp_path / "none.json"
     assert run_main(capsys, str(missing)) == (
         1,

@@ -34,9 +34,9 @@ NAMES = (
     "plans",  # each plan file's parse by the sha256 of its text (tracker.plans)
     "status-index",  # status's answers by the identity of the store and result files (tracker.statusindex)
     "result-copies",  # the store's result copies found valid, by stat signature (tracker.evidence)
-    "result-checks",  # result files' validation verdicts by content sha256 (tracker.results)
-    "result-ids",  # result files' content sha256 by stat signature (tracker.benchstatus)
-    "bench-verdicts",  # bench gates' verdicts by the repository's result set (tracker.benchstatus)
+    "result-checks",  # result files' validation verdicts by content sha256 (tracker.result_files)
+    "result-ids",  # result files' content sha256 by stat signature (tracker.bench_evaluator)
+    "bench-verdicts",  # bench gates' verdicts by the repository's result set (tracker.bench_evaluator)
     "bootstrap",  # bootstrap bounds by their samples and parameters (tracker.stats.bootstrap_key)
 )
 MAX_CACHE_BYTES = 1 << 28  # a larger file is not one the tracker wrote: rebuilt

@@ -1,8 +1,8 @@
 """The statuses of a repository's plans: its evidence read (through the status index when that holds every
 answer, else from the store and the result files) and handed to the pure evaluation, :mod:`tracker.status`.
 
-The file readers live here, at the edge: :mod:`tracker.evidence` (the store), :mod:`tracker.results` (result
-files, through :mod:`tracker.benchstatus`), :mod:`tracker.statusindex` (the index) and the working tree's file
+The file readers live here, at the edge: :mod:`tracker.evidence` (the store), :mod:`tracker.result_files` (result
+files, through :mod:`tracker.bench_evaluator`), :mod:`tracker.statusindex` (the index) and the working tree's file
 ids (:mod:`tracker.fingerprint`); the evaluating core imports none of them. What the readers learn goes to the
 command's cache object (:mod:`tracker.cache`), written by the command at its end: deriving writes nothing.
 """
@@ -21,17 +21,19 @@ from tracker.model import BenchEvaluator, PhaseStatus, Plan, Store
 from tracker.status import evaluate
 
 
-def bench_evaluator(root: Path, store: Store, clock: Clock | None = None, cache: Cache | None = None) -> BenchEvaluator:
-    """Bench gates bound to the repository's results (``tracker.benchstatus.Evaluator``): verdicts
+def repo_bench_evaluator(
+    root: Path, store: Store, clock: Clock | None = None, cache: Cache | None = None
+) -> BenchEvaluator:
+    """Bench gates bound to the repository's results (``tracker.bench_evaluator.Evaluator``): verdicts
     cached by result-file content, plus ``ever_met`` (for regressed) and ``changed`` (for stale).
     Imported only when a plan has bench gates; a warm call parses no result file. The store's result
     copies are the ones ``store`` lists (its files are not read again to find them); ``clock``: the time
     result times are checked against (default: now); ``cache``: the command's (None: read, nothing kept)."""
-    from tracker.benchstatus import Evaluator, load_results
-    from tracker.results import repo_result_files
+    from tracker.bench_evaluator import Evaluator, RepoResults
+    from tracker.result_files import repo_result_files
 
     files = repo_result_files(root, [rel for rel, _ in store.bench])
-    return Evaluator(load_results(root, files, clock, Cache(root) if cache is None else cache))
+    return Evaluator(RepoResults(root, files, clock, Cache(root) if cache is None else cache))
 
 
 
@@ -55,9 +57,9 @@ def derive(root: Path, plans: list[Plan], clock: Clock | None = None, cache: Cac
     if kept is not None:
         with contextlib.suppress(statusindex.Miss):
             return evaluate(plans, statusindex.Indexed(kept), tree)
-    # Unreadable files: listed in store.invalid, shown on gates. Result copies are read through tracker.results.
+    # Unreadable files: listed in store.invalid, shown on gates. Result copies are read through tracker.result_files.
     store = evidence.load(root, strict=False, clock=clock, results=False, cache=cache)
-    live = LiveEvidence(store, lambda: bench_evaluator(root, store, clock, cache))
+    live = LiveEvidence(store, lambda: repo_bench_evaluator(root, store, clock, cache))
     recording = statusindex.Recording(live)
     out = evaluate(plans, recording, tree)
     # Not kept while a file is refused for a time in the future: the reason shown names this machine's clock,

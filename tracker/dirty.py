@@ -20,7 +20,7 @@ import re
 import subprocess
 from pathlib import Path
 
-# Where evidence lives in a repository (tracker.evidence.EVIDENCE_DIR's parent, tracker.results.RESULT_DIRS).
+# Where evidence lives in a repository (tracker.evidence.EVIDENCE_DIR's parent, tracker.result_files.RESULT_DIRS).
 EVIDENCE_PATHS = (".tracker", "bench/results")
 
 

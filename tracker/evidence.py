@@ -232,7 +232,7 @@ def _check_signoff(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None]
 
 def _check_bench(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None]:
     """What the store itself relies on in a ``tracker-bench-result``; the whole file is validated by
-    :mod:`tracker.results` (pydantic, cached by content) wherever bench gates read it."""
+    :mod:`tracker.result_files` (pydantic, cached by content) wherever bench gates read it."""
     prov = doc.get("provenance")
     utc = None
     if not isinstance(prov, dict):
@@ -351,7 +351,7 @@ def load(
     clock runs ahead, must never hide. Files recorded later than it are listed in ``reordered``.
 
     ``clock``: the time files are checked against (default: now). ``results=False``: for a caller that reads
-    benchmark results through :mod:`tracker.results`; a result copy this code already found valid, unchanged
+    benchmark results through :mod:`tracker.result_files`; a result copy this code already found valid, unchanged
     since (:class:`_ResultCopies`, in ``cache``: the command's, None: read, nothing kept), is listed in ``bench``
     without its document instead of being parsed again (they are the store's largest files).
     """
@@ -443,7 +443,7 @@ class _ResultCopies:
     ``{name: [signature..., UTC time]}``.
 
     A copy is ~0.6 MB of raw samples; status needs only to know it is valid and its time (its samples are read,
-    cached by content, by :mod:`tracker.results`). A signature is remembered only once settled (:func:`settled`),
+    cached by content, by :mod:`tracker.result_files`). A signature is remembered only once settled (:func:`settled`),
     so an equal one means the same bytes; the time is checked against the clock on every load."""
 
     NAME = "result-copies"

@@ -119,7 +119,7 @@ def was_done(
     runs = [results[i] for _, kind, i in events if kind == 2]
 
     def bench(gate: BenchGate) -> GateVerdict:
-        from tracker.benchgate import evaluate_bench_gate  # noqa: PLC0415 - only for a phase with a bench gate
+        from tracker.bench_verdict import evaluate_bench_gate  # noqa: PLC0415 - only for a phase with a bench gate
 
         return evaluate_bench_gate(gate, runs, bounds)
 

@@ -44,10 +44,9 @@ class TestOutcome:
 
 
 @dataclass
-class TestRun:
-    """One pytest session read from a file produced elsewhere."""
-
-    __test__ = False
+class ForeignRun:
+    """One pytest session read from a file produced elsewhere (a reportlog or JUnit XML), before it becomes
+    the store's :class:`tracker.model.TestRun`."""
 
     source: str
     kind: str  # "reportlog" | "junit"
@@ -140,13 +139,13 @@ def _read(path: Path, data: bytes | None) -> bytes:
     return read_regular(path) if data is None else data
 
 
-def parse_reportlog(path: Path, data: bytes | None = None) -> TestRun:
+def parse_reportlog(path: Path, data: bytes | None = None) -> ForeignRun:
     """Parse a pytest-reportlog (``--report-log``) JSON-lines file (its bytes ``data`` when already read)."""
     try:
         text = _read(path, data).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise IngestError(f"{path}: cannot read: not UTF-8 (byte {exc.start}: {exc.reason})") from None
-    run = TestRun(source=str(path), kind="reportlog", losses=list(REPORTLOG_LOSSES))
+    run = ForeignRun(source=str(path), kind="reportlog", losses=list(REPORTLOG_LOSSES))
     tests: dict[str, TestOutcome] = {}
     seen: dict[str, set[str]] = {}
     lines = text.splitlines()
@@ -208,7 +207,7 @@ def parse_reportlog(path: Path, data: bytes | None = None) -> TestRun:
     return run
 
 
-def evidence_records(run: TestRun) -> list[dict[str, Any]]:
+def evidence_records(run: ForeignRun) -> list[dict[str, Any]]:
     """The ``tests`` records of the ``tracker-test-run`` evidence of a reportlog or JUnit run, by node id.
 
     They have no ``markers`` key: neither format says which markers a test has (JUnit XML has none; a
@@ -220,7 +219,7 @@ def evidence_records(run: TestRun) -> list[dict[str, Any]]:
     return sorted(records, key=lambda r: r["nodeid"])
 
 
-def running_record(run: TestRun) -> dict[str, Any] | None:
+def running_record(run: ForeignRun) -> dict[str, Any] | None:
     """The evidence's ``running`` record (the test a crashed session stopped inside), without markers as in
     :func:`evidence_records`; None when the session did not crash."""
     return None if run.crashed_in is None else {"nodeid": run.crashed_in.nodeid}
@@ -269,7 +268,7 @@ def junit_time(path: Path, stamp: str) -> str:
     raise IngestError(f"{path}: testsuite timestamp {show(stamp)} is not an ISO-8601 time")
 
 
-def parse_junit(path: Path, root: Path | None = None, data: bytes | None = None) -> TestRun:
+def parse_junit(path: Path, root: Path | None = None, data: bytes | None = None) -> ForeignRun:
     """Parse a JUnit XML file (as pytest's ``--junitxml`` writes it; its bytes ``data`` when already read);
     ``root`` helps rebuild node ids."""
     try:
@@ -279,7 +278,7 @@ def parse_junit(path: Path, root: Path | None = None, data: bytes | None = None)
         raise IngestError(f"{path}:{line}:{col}: malformed XML: {exc.msg if hasattr(exc, 'msg') else exc}") from None
     if top.tag not in ("testsuites", "testsuite"):
         raise IngestError(f"{path}: not JUnit XML (root element <{_text(top.tag)[:60]}>)")
-    run = TestRun(source=str(path), kind="junit", losses=list(JUNIT_LOSSES))
+    run = ForeignRun(source=str(path), kind="junit", losses=list(JUNIT_LOSSES))
     suite = top if top.tag == "testsuite" else top.find("testsuite")
     stamp = suite.get("timestamp") if suite is not None else None
     if stamp is not None:

@@ -71,7 +71,7 @@ class ManualGate(NamedTuple):
 
 
 class BenchGate(NamedTuple):
-    """A benchmark threshold; evaluated by ``tracker.benchgate.evaluate_bench_gate`` (issue 4)."""
+    """A benchmark threshold; evaluated by ``tracker.bench_verdict.evaluate_bench_gate`` (issue 4)."""
 
     bench: str
     where: dict[str, str | int | float | bool] = {}  # noqa: RUF012 - never mutated
@@ -285,7 +285,7 @@ class ResultRun(NamedTuple):
 
 class BenchEvaluator(Protocol):
     """Bench gates bound to a set of result runs, as status and verify ask them (implemented by
-    :class:`tracker.benchstatus.Evaluator`)."""
+    :class:`tracker.bench_evaluator.Evaluator`)."""
 
     bounds: MutableMapping[str, float]  # bootstrap bounds known so far (tracker.stats.bootstrap_bound)
 

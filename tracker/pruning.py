@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 
-from tracker.benchgate import evaluate
+from tracker.bench_verdict import evaluate
 from tracker.model import RAN, BenchGate, Plan, ResultRun, Store
 
 

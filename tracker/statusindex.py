@@ -52,8 +52,8 @@ FORMAT = 2  # 2: in the cache's envelope, the key outside the document
 FOLDERS = (EVIDENCE_DIR, Path("bench") / "results")  # where evidence and benchmark results live
 # The modules a verdict, a "was done" or a recorded file map depends on: another version of any makes another key.
 SOURCES = (
-    "statusindex.py", "status.py", "evidence_answers.py", "testgate.py", "selection.py", "evidence.py", "history.py", "model.py", "benchgate.py",
-    "benchstatus.py", "results.py", "results_schema.py", "fileio.py", "fingerprint.py", "hashing.py", "stats.py",
+    "statusindex.py", "status.py", "evidence_answers.py", "testgate.py", "selection.py", "evidence.py", "history.py", "model.py", "bench_verdict.py",
+    "bench_evaluator.py", "result_files.py", "result_schema.py", "fileio.py", "fingerprint.py", "hashing.py", "stats.py",
     "contract.py", "errors.py", "cache.py",
 )  # fmt: skip
 

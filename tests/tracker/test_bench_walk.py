@@ -224,7 +224,7 @@ def test_gc_keeps_newest_result_per_case_and_the_last_met_run(repo: Path, tmp_pa
 
 
 def test_warm_status_uses_cached_verdicts_without_parsing_results(repo: Path) -> None:
-    from tracker.benchstatus import Evaluator, load_results
+    from tracker.bench_evaluator import Evaluator, RepoResults
     from tracker.cache import Cache
     from tracker.plans import load_plans
 
@@ -233,12 +233,12 @@ def test_warm_status_uses_cached_verdicts_without_parsing_results(repo: Path) ->
     gate = plans[0].phases[0].gates[0]
     assert isinstance(gate, BenchGate)
     cache = Cache(repo)  # one command's
-    cold = load_results(repo, cache=cache)
+    cold = RepoResults(repo, cache=cache)
     first = Evaluator(cold)(gate)
     assert first.met and cold._runs is not None  # parsed once
     assert not (repo / ".tracker/cache/bench-verdicts.json").exists()  # evaluation writes nothing
     cache.write()  # the command, at its end
-    warm = load_results(repo, cache=Cache(repo))
+    warm = RepoResults(repo, cache=Cache(repo))
     evaluator = Evaluator(warm)
     assert evaluator(gate) == first and warm._runs is None  # served from the cache: nothing parsed
     assert evaluator.changed("bench/results/d.json", {"kernel/k.cu": "0" * 40}) == ["kernel/k.cu"]
@@ -246,7 +246,7 @@ def test_warm_status_uses_cached_verdicts_without_parsing_results(repo: Path) ->
     # New bytes in any result file: a different key, evaluated afresh.
     write(repo / "bench/results/e.json", run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T10:20:00Z"))
     cache = Cache(repo)
-    fresh = load_results(repo, cache=cache)
+    fresh = RepoResults(repo, cache=cache)
     assert not Evaluator(fresh)(gate).met and fresh._runs is not None
     cache.write()
     assert sorted(p.name for p in (repo / ".tracker/cache").glob("bench-verdicts*")) == ["bench-verdicts.json"]  # one file
@@ -254,8 +254,8 @@ def test_warm_status_uses_cached_verdicts_without_parsing_results(repo: Path) ->
 
 def test_edited_evaluation_code_is_never_answered_from_the_cache(repo: Path, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracker import benchstatus
-    from tracker.benchstatus import Evaluator, load_results
+    from tracker import bench_evaluator
+    from tracker.bench_evaluator import Evaluator, RepoResults
     from tracker.cache import Cache
     from tracker.plans import load_plans
 
@@ -265,17 +265,17 @@ def test_edited_evaluation_code_is_never_answered_from_the_cache(repo: Path, tmp
     assert isinstance(gate, BenchGate)
     code = tmp_path / "code"
     code.mkdir()
-    for name in benchstatus.EVAL_SOURCES:
-        (code / name).write_bytes((benchstatus.EVAL_DIR / name).read_bytes())
-    monkeypatch.setattr(benchstatus, "EVAL_DIR", code)
+    for name in bench_evaluator.EVAL_SOURCES:
+        (code / name).write_bytes((bench_evaluator.EVAL_DIR / name).read_bytes())
+    monkeypatch.setattr(bench_evaluator, "EVAL_DIR", code)
     cache = Cache(repo)
-    Evaluator(load_results(repo, cache=cache))(gate)  # fills the cache
+    Evaluator(RepoResults(repo, cache=cache))(gate)  # fills the cache
     cache.write()
-    warm = load_results(repo, cache=Cache(repo))
+    warm = RepoResults(repo, cache=Cache(repo))
     Evaluator(warm)(gate)
     assert warm._runs is None  # same code, same results: served from the cache
-    (code / "benchgate.py").write_bytes((code / "benchgate.py").read_bytes() + b"\n# a rule changed\n")
-    edited = load_results(repo, cache=Cache(repo))
+    (code / "bench_verdict.py").write_bytes((code / "bench_verdict.py").read_bytes() + b"\n# a rule changed\n")
+    edited = RepoResults(repo, cache=Cache(repo))
     assert edited.key != warm.key
     Evaluator(edited)(gate)
     assert edited._runs is not None  # evaluated afresh

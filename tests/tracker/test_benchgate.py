@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from resultfiles import case, result, write
 
-from tracker.benchgate import evaluate, evaluate_bench_gate, fmt_num, fmt_params, matches
+from tracker.bench_verdict import evaluate, evaluate_bench_gate, fmt_num, fmt_params, matches
 from tracker.model import BenchGate, ResultRun
-from tracker.results import load_result
+from tracker.result_files import load_result
 from tracker.stats import bootstrap_bound, compute_stat
 
 T = "verify_attn.time_us"

@@ -134,9 +134,9 @@ def test_memos_belong_to_one_command(tmp_path: Path) -> None:
     assert first.memo("result-runs") == {"k": 1} and second.memo("result-runs") == {}
     first.write()
     assert cache_files(tmp_path) == []  # memos are never written
-    from tracker import results
+    from tracker import result_files
 
-    assert not hasattr(results, "_MEMO")
+    assert not hasattr(result_files, "_MEMO")
 
 
 def placed(root: Path, name: str, data: bytes) -> Cache:

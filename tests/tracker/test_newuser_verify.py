@@ -330,7 +330,7 @@ def latency(samples: list[float], size: int = 1000) -> dict[str, Any]:
 def test_a_result_written_by_the_helper_validates_and_drives_a_bench_gate(app: Path, cli: Callable[..., Any]) -> None:
     from resultfiles import blob
 
-    from tracker.results import load_result, new_result, write_result
+    from tracker.result_files import load_result, new_result, write_result
 
     doc = new_result(app, "latency", [latency([41.0, 40.0, 42.0])], ["src/**"], command="python measure.py", gpu=None)
     path = write_result(doc, app / "bench/results")
@@ -354,7 +354,7 @@ def test_a_result_written_by_the_helper_validates_and_drives_a_bench_gate(app: P
 
 
 def test_the_helper_refuses_what_the_validator_would_refuse(app: Path) -> None:
-    from tracker.results import new_result
+    from tracker.result_files import new_result
 
     bad = [
         ([latency([])], "cases[0].samples: expected a non-empty list of numbers"),
@@ -475,7 +475,7 @@ NEARLY_VALID = st.lists(
 
 
 def hostile_cases_hold(root: Path, cases: list[dict[str, Any]]) -> None:
-    from tracker.results import load_result, new_result, write_result
+    from tracker.result_files import load_result, new_result, write_result
 
     try:
         doc = new_result(root, "b", cases, ["src/**"], command="c")

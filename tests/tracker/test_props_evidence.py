@@ -1,6 +1,6 @@
 """Property tests over hostile evidence and result files (issue 11): every kind of store file with random wrong
 types at every key, deep nesting, huge and non-finite numbers, future and impossible times and non-UTF-8 bytes,
-through ``evidence.load``, status, ``tracker ingest`` (the CLI) and ``tracker.results``.
+through ``evidence.load``, status, ``tracker ingest`` (the CLI) and ``tracker.result_files``.
 
 Properties: never a traceback; a bad file is invalid (load) or refused (ingest, exit 8) with ``path: reason``;
 and never a false pass: a test gate is met only when a valid complete run says its test passed, a bench gate
@@ -221,7 +221,7 @@ def test_utc_time_never_raises(text: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Result files: tracker.results, bench/results and the store.
+# Result files: tracker.result_files, bench/results and the store.
 
 
 def _result_base() -> dict[str, Any]:
@@ -233,9 +233,9 @@ GATES = [BenchGate(bench="m", where={"k": 1, "impl": "cuda"}, at_most=4.5, stat=
 
 
 def check_result(path: Path, data: bytes) -> None:
-    from tracker.benchgate import evaluate, matches
+    from tracker.bench_verdict import evaluate, matches
     from tracker.errors import ResultFileError
-    from tracker.results import load_result
+    from tracker.result_files import load_result
     from tracker.stats import compute_stat
 
     path.write_bytes(data)

@@ -336,7 +336,7 @@ def test_delete_if_unchanged_deletes_only_the_bytes_it_was_given(tmp_path: Path)
 @pytest.mark.parametrize("command", ["python bench.py", "  python\tbench.py --n 3 ", "./run-bench", "/usr/bin/env python -V",
                                      "python bench.py --out results/a.json", "bench ü,+@:^.-/"])
 def test_plain_words_run_without_a_shell(command: str) -> None:
-    from tracker.benchrun import command_words
+    from tracker.commands.verify_bench import command_words
 
     assert command_words(command) == command.replace("\t", " ").split()
 
@@ -347,7 +347,7 @@ def test_plain_words_run_without_a_shell(command: str) -> None:
                                      "cd bench", "exit 3", "export A", ". ./env", "source env", "ulimit -n 64", "exec python b.py",
                                      "if", "time python b.py", "", "   "])
 def test_shell_syntax_and_the_shell_s_own_words_go_to_the_shell(command: str) -> None:
-    from tracker.benchrun import command_words
+    from tracker.commands.verify_bench import command_words
 
     assert command_words(command) is None
 

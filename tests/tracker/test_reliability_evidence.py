@@ -158,7 +158,7 @@ def test_a_result_rejected_for_its_future_time_is_not_cached(tmp_path: Path) -> 
     from tracker.cache import Cache
     from tracker.contract import Clock
     from tracker.errors import ResultFileError
-    from tracker.results import load_result
+    from tracker.result_files import load_result
 
     path = write(tmp_path / "r.json", result([case("m", {"k": 1}, [1.0])], time=utc(3600)))
     cache = Cache(tmp_path)
@@ -380,9 +380,9 @@ def _huge_case(metric: str, samples: list[float], unit: str = "us") -> dict[str,
 @pytest.mark.parametrize("samples", [[1.7e308, 1.7e308, 1.6e308], [1.7e308, 1.79e308], [-1.7e308, 1.7e308, 1.0, 1.7e308]])
 @pytest.mark.parametrize("stat", ["mean", "median", "p90", "min"])
 def test_huge_finite_samples_are_valid_and_evaluate(tmp_path: Path, samples: list[float], stat: str) -> None:
-    from tracker.benchgate import evaluate
+    from tracker.bench_verdict import evaluate
     from tracker.model import BenchGate
-    from tracker.results import load_result
+    from tracker.result_files import load_result
     from tracker.stats import compute_stat
 
     unit = "us" if min(samples) > 0 else "x"

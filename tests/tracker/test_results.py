@@ -15,8 +15,8 @@ from resultfiles import blob, case, result, write
 
 from tracker.contract import blob_id
 from tracker.errors import ResultFileError
-from tracker.results import VALIDATOR, load_result, load_results, results_json_schema
-from tracker.results_schema import parse_result
+from tracker.result_files import VALIDATOR, load_result, load_results, results_json_schema
+from tracker.result_schema import parse_result
 from tracker.stats import compute_stat
 
 METRIC = "verify_attn.time_us"
@@ -185,9 +185,9 @@ def test_load_results_separates_good_from_bad(tmp_path: Path) -> None:
 def test_verdicts_are_cached_by_content_and_validator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import hashlib
 
-    from tracker import results_schema
+    from tracker import result_schema
     from tracker.cache import Cache, cache_key
-    from tracker.results import CHECKS
+    from tracker.result_files import CHECKS
 
     cache = Cache(tmp_path)
     ok = write(tmp_path / "ok.json", good())
@@ -203,7 +203,7 @@ def test_verdicts_are_cached_by_content_and_validator(tmp_path: Path, monkeypatc
         doc["data"][sha[ok]] == "" and "unsupported version 2" in doc["data"][sha[bad]]
     )
     # A cached bad verdict is replayed with the file's own path, without revalidating.
-    monkeypatch.setattr(results_schema, "parse_result", None)  # calling it would fail
+    monkeypatch.setattr(result_schema, "parse_result", None)  # calling it would fail
     copy = tmp_path / "copy.json"
     copy.write_bytes(bad.read_bytes())
     with pytest.raises(ResultFileError, match=r"copy.json: unsupported version 2"):
@@ -217,7 +217,7 @@ def test_verdicts_are_cached_by_content_and_validator(tmp_path: Path, monkeypatc
 def test_warm_load_does_not_import_pydantic(tmp_path: Path) -> None:
     path = write(tmp_path / "r.json", good())
     code = (
-        "import sys; from pathlib import Path; from tracker.cache import Cache; from tracker.results import load_result; "
+        "import sys; from pathlib import Path; from tracker.cache import Cache; from tracker.result_files import load_result; "
         f"c = Cache(Path({str(tmp_path)!r})); load_result({str(path)!r}, c); c.write(); "
         "cold = 'pydantic' in sys.modules; print(cold)"
     )
@@ -280,7 +280,7 @@ def test_the_store_s_result_copies_are_the_ones_its_reader_finds(tmp_path: Path)
     """Was: the store was read a second time by byte-sniffing for ``"tracker-bench-result"``, which missed a copy
     whose schema is written with a JSON escape (the store's reader, and so status, counts it)."""
     from tracker import evidence
-    from tracker.results import repo_result_files
+    from tracker.result_files import repo_result_files
 
     root = tmp_path / "repo"
     text = json.dumps(good(), indent=1).replace('"tracker-bench-result"', '"tracker-bench-resul\\u0074"')
@@ -298,7 +298,7 @@ def test_written_result_files_are_named_by_the_contract(tmp_path: Path) -> None:
     """Was: write_result had its own rule (dots kept, ``_`` for other characters); now tracker.contract's."""
     import re
 
-    from tracker.results import write_result
+    from tracker.result_files import write_result
 
     doc = good()
     doc["provenance"]["host"] = "gpu.box:1"

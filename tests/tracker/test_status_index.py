@@ -183,9 +183,9 @@ def _regressed_repo(repo: Callable[..., Path]) -> Path:
 
 
 def test_a_regression_without_bench_gates_never_parses_the_results(repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracker import results
+    from tracker import result_files
     from tracker.cache import Cache
-    from tracker.derive import bench_evaluator
+    from tracker.derive import repo_bench_evaluator
     from tracker.fingerprint import FileIndex, tree_file_ids
     from tracker.model import Status
     from tracker.plans import load_plans
@@ -197,31 +197,31 @@ def test_a_regression_without_bench_gates_never_parses_the_results(repo: Callabl
     def statuses() -> Any:
         cache = Cache(root)
         store = evidence.load(root, strict=False)
-        got = compute(plans, store, lambda: FileIndex(tree_file_ids(root)), lambda: bench_evaluator(root, store, cache=cache))
+        got = compute(plans, store, lambda: FileIndex(tree_file_ids(root)), lambda: repo_bench_evaluator(root, store, cache=cache))
         cache.write()
         return got
 
     first = statuses()  # bench verdicts now cached by the results' content
     assert first["0001/P1"].status is Status.REGRESSED and first["0001/P2"].status is Status.DONE
     parsed = []
-    real = results.load_results
-    monkeypatch.setattr(results, "load_results", lambda *a, **k: parsed.append(a) or real(*a, **k))
+    real = result_files.load_results
+    monkeypatch.setattr(result_files, "load_results", lambda *a, **k: parsed.append(a) or real(*a, **k))
     assert statuses() == first
     assert parsed == []  # was: the replay of P1, which has no bench gate, parsed every result file
 
 
 def test_status_reads_each_store_file_once(repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracker import benchstatus, results
-    from tracker.derive import bench_evaluator
+    from tracker import bench_evaluator, result_files
+    from tracker.derive import repo_bench_evaluator
     from tracker.plans import load_plans
     from tracker.status import compute
 
     root = _regressed_repo(repo)
     write(root / STORE / "copy.json", result([case("m", {"k": 1}, [1.0, 2.0, 3.0])], time=utc(-50)))
     plans = load_plans(root)[1]
-    reads = Reads(monkeypatch, evidence, results, benchstatus)
+    reads = Reads(monkeypatch, evidence, result_files, bench_evaluator)
     store = evidence.load(root, strict=False)
-    compute(plans, store, lambda: None, lambda: bench_evaluator(root, store))  # type: ignore[arg-type,return-value]
+    compute(plans, store, lambda: None, lambda: repo_bench_evaluator(root, store))  # type: ignore[arg-type,return-value]
     for name in ("1.json", "2.json"):
         assert len(reads.of(f"{STORE}/{name}")) == 1  # was 3: the store, then twice more to find the result copies
 
@@ -279,13 +279,13 @@ def test_file_id_maps(ids: object, ok: bool) -> None:
 
 
 def test_cached_bench_verdicts_are_not_used_once_the_clock_is_behind(repo: Callable[..., Path]) -> None:
-    from tracker.benchstatus import Evaluator, load_results
+    from tracker.bench_evaluator import Evaluator, RepoResults
 
     root = repo({"t.py": ""})
     write(root / "bench/results/r.json", result([case("m", {"k": 1}, [1.0, 2.0, 3.0])], time=utc(-5)))
     gate = BenchGate("m", {"k": 1}, at_most=5.0)
-    assert Evaluator(load_results(root, clock=Clock())).__call__(gate).met  # cached now
-    behind = Evaluator(load_results(root, clock=Clock(time.time() - 3600)))(gate)
+    assert Evaluator(RepoResults(root, clock=Clock())).__call__(gate).met  # cached now
+    behind = Evaluator(RepoResults(root, clock=Clock(time.time() - 3600)))(gate)
     assert not behind.met and "in the future" in behind.reason  # was: met, from the cache
 
 
@@ -320,13 +320,13 @@ def test_a_pid_no_process_can_have_is_a_crashed_run(repo: Callable[..., Path], p
 
 def scratch(root: Path, clock: Clock) -> dict[str, Any]:
     """Every phase's status computed from the store, parsing every file: no index, no memo of result copies."""
-    from tracker.derive import bench_evaluator
+    from tracker.derive import repo_bench_evaluator
     from tracker.fingerprint import FileIndex, tree_file_ids
     from tracker.plans import load_plans
     from tracker.status import compute
 
     store = evidence.load(root, strict=False, clock=clock)
-    return compute(load_plans(root)[1], store, lambda: FileIndex(tree_file_ids(root)), lambda: bench_evaluator(root, store, clock))
+    return compute(load_plans(root)[1], store, lambda: FileIndex(tree_file_ids(root)), lambda: repo_bench_evaluator(root, store, clock))
 
 
 def derived(root: Path, clock: Clock) -> dict[str, Any]:
@@ -621,12 +621,12 @@ def _passing(when: str, *nodes: str, files: dict[str, str] | None = None) -> dic
 
 
 def test_a_warm_status_reads_no_store_file(scene: Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracker import benchstatus, results
+    from tracker import bench_evaluator, result_files
 
     scene.put(_passing(utc(-60), "t.py::a", "t.py::b", "t.py"))
     scene.put(result([case("m", {"k": 1}, [1.0, 2.0])], time=utc(-50), files={"src/b.py": b"b = 1\n"}), "bench/results")
     first = scene.check()
-    reads = Reads(monkeypatch, evidence, results, benchstatus)
+    reads = Reads(monkeypatch, evidence, result_files, bench_evaluator)
     assert derived(scene.repo.root, Clock()) == first
     assert reads.of(STORE) == [] and reads.of("bench/results") == [] and reads.paths == []
 

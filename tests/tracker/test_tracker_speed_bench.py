@@ -16,7 +16,7 @@ from bench import tracker_speed as speed
 from bench import tracker_verify_overhead as overhead
 from tracker.evidence import load
 from tracker.model import Status
-from tracker.results import load_result
+from tracker.result_files import load_result
 
 INFO = {"cpus": 2, "load1": 1.5}
 SPEED_GATES = [

@@ -63,7 +63,7 @@ def find_problems(root: Path, *, cache: Cache | None = None) -> list[Problem]:
         for key, st in statuses.items() if st.status is Status.REGRESSED for line in regressions({key: st})
     ]  # fmt: skip
     from tracker.evidence import load as load_store
-    from tracker.results import load_repo_results, repo_result_files
+    from tracker.result_files import load_repo_results, repo_result_files
 
     store = load_store(root, strict=False)
     invalid = store.invalid  # unusable store files: every test and bench gate unmet

@@ -108,7 +108,7 @@ def text_lines(report: Report) -> list[str]:
 
 def collect(root: Path, dry_run: bool) -> Report:
     """Judge the store under the lock and delete (unless ``dry_run``) what is superseded; what was done."""
-    from tracker.benchstatus import Evaluator
+    from tracker.bench_evaluator import Evaluator
     from tracker.fingerprint import FileIndex, tree_file_ids
     from tracker.status import compute
 
@@ -122,7 +122,7 @@ def collect(root: Path, dry_run: bool) -> Report:
         )
         results: list[ResultRun] = []
         if has_bench:
-            from tracker.results import load_repo_results
+            from tracker.result_files import load_repo_results
 
             results = load_repo_results(root)
         index = FileIndex(tree_file_ids(root))

@@ -26,8 +26,8 @@ from tracker.errors import ExitCode, FileError, UsageError
 from tracker.evidence import check_document, check_store_dir
 from tracker.fileio import atomic_write, parse_json, read_regular, repo_lock
 from tracker.ingest import (
+    ForeignRun,
     IngestError,
-    TestRun,
     check_test_run,
     evidence_records,
     parse_junit,
@@ -72,7 +72,7 @@ def _head_or_refuse(root: Path) -> None:
     )
 
 
-def _run_time(run: TestRun, path: Path, clock: Clock) -> str:
+def _run_time(run: ForeignRun, path: Path, clock: Clock) -> str:
     """The run's own time where the file records it (JUnit timestamp), else the file's mtime, as UTC, and
     never later than now: a run cannot have happened after it is ingested (a clock a few minutes ahead). A
     time more than MAX_FUTURE_S after this machine's clock is refused (IngestError): that is no small drift."""
@@ -91,7 +91,7 @@ def _run_time(run: TestRun, path: Path, clock: Clock) -> str:
 
 
 def test_run_document(
-    run: TestRun, path: Path, host: str, commit: str | None, assumed: bool, files: dict[str, str], source_sha256: str = "",
+    run: ForeignRun, path: Path, host: str, commit: str | None, assumed: bool, files: dict[str, str], source_sha256: str = "",
     when: str | None = None,
 ) -> dict[str, Any]:
     """The ``tracker-test-run`` evidence document for a parsed reportlog / JUnit run (``when``: its UTC
@@ -165,7 +165,7 @@ def _plan(root: Path, path: Path, data: bytes, host: str | None, commit: str | N
         note = f"{len(doc['tests'])} test(s) from {doc['provenance']['host']}, {doc['status']}"
         return None if digest in stored else (data, "pytest", doc["provenance"]["host"], note)
     if kind == "json":
-        from tracker.results import load_result
+        from tracker.result_files import load_result
 
         loaded = load_result(path, data=data, clock=clock)
         note = f"{len(loaded.cases)} case(s) from {loaded.host} ({loaded.gpu or 'no GPU'})"
@@ -179,7 +179,7 @@ def _plan(root: Path, path: Path, data: bytes, host: str | None, commit: str | N
     return _stored_run(parsed, path, host or "unknown", commit, tree[0], digest, when, clock)
 
 
-def _stored_run(parsed: TestRun, path: Path, host: str, commit: str | None, tree: tuple[str, dict[str, str]], digest: str,
+def _stored_run(parsed: ForeignRun, path: Path, host: str, commit: str | None, tree: tuple[str, dict[str, str]], digest: str,
                 when: str, clock: Clock) -> tuple[bytes, str, str, str]:  # fmt: skip
     """(bytes, kind, host, note) of the evidence file for a parsed reportlog / JUnit run, checked by the
     store's own rules before anything is written."""

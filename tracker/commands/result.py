@@ -3,7 +3,7 @@
 For projects without a benchmark harness that writes result files itself (this repository's ``bench/`` does):
 the cases come from a JSON or CSV file (``--cases FILE``, ``-`` for standard input) or, for one case, from
 flags (``--metric``, ``--unit``, ``--direction``, ``--param K=V``..., ``--sample X``...). The provenance is filled
-in as :func:`tracker.results.new_result` says (commit, dirty, time, host, the fingerprint of the measured files);
+in as :func:`tracker.result_files.new_result` says (commit, dirty, time, host, the fingerprint of the measured files);
 the file is checked by the validator that reads result files, then written atomically into ``bench/results/``
 (or ``--out DIR``), where ``tracker status`` and ``verify`` read it.
 
@@ -66,7 +66,7 @@ def run_new(
 ) -> int:
     """Write one result file; exit 0. ``as_json``: print ``{"path", "cases", "measured", "commit", "dirty"}``. Warnings
     (:func:`never_stale_warnings`) go to ``err`` (standard error)."""
-    from tracker.results import new_result, write_result
+    from tracker.result_files import new_result, write_result
 
     out = out or sys.stdout
     if not benchmark.strip():

@@ -11,7 +11,7 @@ def run(results: bool = False, out: TextIO | None = None) -> int:
     """Print the schema as JSON; exit 0."""
     out = out or sys.stdout
     if results:
-        from tracker.results import results_json_schema
+        from tracker.result_files import results_json_schema
 
         data = results_json_schema()
     else:

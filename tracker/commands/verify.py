@@ -60,7 +60,7 @@ def run(
     interrupted). ``as_json``: stdout carries one object (:func:`verdict_document`), progress goes to stderr.
 
     Test gates whose passing evidence still matches the code are not re-run unless ``force``;
-    ``bench`` also runs the selected bench gates' ``run`` commands (:mod:`tracker.benchrun`).
+    ``bench`` also runs the selected bench gates' ``run`` commands (:mod:`tracker.commands.verify_bench`).
     """
     with command_cache(root) as cache:  # what reading learned is written when verify ends
         return _verify(root, specs, pytest_args, out or sys.stdout, bench, force, as_json, cache)
@@ -125,7 +125,7 @@ def _run(
     current = FileIndex(tree_file_ids(root)) if bench or (all_gates and not force) else None
     bench_gates = sum(isinstance(g, BenchGate) for _, ph in chosen for g in ph.gates)
     if bench:
-        from tracker.benchrun import run_bench_gates
+        from tracker.commands.verify_bench import run_bench_gates
 
         assert current is not None
         lines = _BenchLines(log)
@@ -286,7 +286,7 @@ def _stdout_to_stderr() -> Iterator[None]:
 
 
 class _BenchLines:
-    """The stream :func:`tracker.benchrun.run_bench_gates` reports to, passed through to ``out``. It remembers
+    """The stream :func:`tracker.commands.verify_bench.run_bench_gates` reports to, passed through to ``out``. It remembers
     the gates reported ``UNMET`` after their commands ran, with the reason: a gate whose command failed or wrote
     no result file is unmet even when older results would meet it."""
 
@@ -335,9 +335,9 @@ class _Judgement:
     def bench(self) -> Any:
         """The bench evaluator (built once, when a phase has a bench gate)."""
         if self._bench is None:
-            from tracker.derive import bench_evaluator
+            from tracker.derive import repo_bench_evaluator
 
-            self._bench = bench_evaluator(self.root, self.store, cache=self.cache)
+            self._bench = repo_bench_evaluator(self.root, self.store, cache=self.cache)
         return self._bench
 
     def stale(self, chosen: list[tuple[Plan, Phase]]) -> dict[str, str]:

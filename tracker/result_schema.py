@@ -1,6 +1,6 @@
 """Pydantic validation of benchmark result files (schema ``tracker-bench-result``, version 1).
 
-Only :func:`tracker.results.load_result` imports this module, and only for bytes it has not validated
+Only :func:`tracker.result_files.load_result` imports this module, and only for bytes it has not validated
 before (pydantic's import alone costs ~170 ms, too much for every ``tracker status``). A file is either
 fully valid or rejected with ``path: reason`` - never half-read: syntax, duplicate keys, non-finite
 numbers, unknown keys, wrong schema or version, a fingerprint whose digest does not match its files,
@@ -95,7 +95,7 @@ class Stats(_Strict):
     p90: Finite
 
 
-class Case(_Strict):
+class CaseModel(_Strict):
     """One measured configuration: a metric under fixed parameters, with every raw sample.
 
     ``info`` (optional) records run conditions that are not part of the case's identity, such as input seeds or a
@@ -112,7 +112,7 @@ class Case(_Strict):
     stats: Stats
 
     @model_validator(mode="after")
-    def _times_are_positive(self) -> Case:
+    def _times_are_positive(self) -> CaseModel:
         if self.unit in TIME_UNITS:
             bad = next((i for i, x in enumerate(self.samples) if x <= 0), None)
             if bad is not None:
@@ -120,7 +120,7 @@ class Case(_Strict):
         return self
 
     @model_validator(mode="after")
-    def _stats_match_samples(self) -> Case:
+    def _stats_match_samples(self) -> CaseModel:
         if self.stats.n != len(self.samples):
             raise ValueError(f"stats.n is {self.stats.n} but there are {len(self.samples)} samples")
         for name in ("median", "min", "mean"):
@@ -142,7 +142,7 @@ class BenchResult(_Strict):
     version: Literal[1]
     benchmark: str = Field(min_length=1)
     provenance: Provenance
-    cases: list[Case]
+    cases: list[CaseModel]
 
     @model_validator(mode="after")
     def _no_duplicate_cases(self) -> BenchResult:

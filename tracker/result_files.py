@@ -1,6 +1,6 @@
 """Benchmark result files: loading (validated once, then cached by content hash), plain views, statistics.
 
-Validation is pydantic (:mod:`tracker.results_schema`), but this module imports only the standard
+Validation is pydantic (:mod:`tracker.result_schema`), but this module imports only the standard
 library: a file's bytes are validated the first time they are seen and the verdict is handed to the
 command's cache (``result-checks``, :mod:`tracker.cache`: {sha256 of the bytes: "" when valid, else the
 reason}), so a warm ``tracker status`` never pays pydantic's import.
@@ -55,7 +55,7 @@ def load_result(
 
     Raises :class:`ResultFileError` (``path: reason``) for an unreadable or invalid file: not a regular file
     (a FIFO, a device), with ``root`` one outside ``root`` (a symlink out of the repository), larger than
-    :data:`tracker.fileio.MAX_READ`, invalid (:mod:`tracker.results_schema`), or recorded more than
+    :data:`tracker.fileio.MAX_READ`, invalid (:mod:`tracker.result_schema`), or recorded more than
     :data:`tracker.evidence.MAX_FUTURE_S` after this machine's clock (``clock``): checked on every load,
     never cached, since the same bytes become usable once that time has come.
     """
@@ -89,7 +89,7 @@ def _validate(data: bytes, path: Path | str, sha: str, cache: Cache) -> None:
         if verdict:
             raise ResultFileError(path, verdict)
         return
-    from tracker.results_schema import parse_result  # noqa: PLC0415 - pydantic only for unseen bytes
+    from tracker.result_schema import parse_result  # noqa: PLC0415 - pydantic only for unseen bytes
 
     try:
         parse_result(data, path)
@@ -171,7 +171,7 @@ def load_repo_results(
 
 def results_json_schema() -> dict[str, Any]:
     """JSON Schema of result files (``tracker schema --results``)."""
-    from tracker.results_schema import json_schema  # noqa: PLC0415
+    from tracker.result_schema import json_schema  # noqa: PLC0415
 
     return json_schema()
 
@@ -259,7 +259,7 @@ def check_result(doc: dict[str, Any]) -> None:
     """ValueError with the validator's reason when ``doc`` would not be accepted as a result file."""
     import json  # noqa: PLC0415
 
-    from tracker.results_schema import parse_result  # noqa: PLC0415 - pydantic, only when writing
+    from tracker.result_schema import parse_result  # noqa: PLC0415 - pydantic, only when writing
 
     try:
         data = json.dumps(doc, allow_nan=False, ensure_ascii=False).encode("utf-8")

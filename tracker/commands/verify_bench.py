@@ -22,11 +22,11 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from tracker.benchstatus import Evaluator, load_results
+from tracker.bench_evaluator import Evaluator, RepoResults
 from tracker.cache import Cache
 from tracker.errors import ExitCode
 from tracker.model import BenchGate, Phase, Plan
-from tracker.results import load_repo_results, load_result, repo_result_files
+from tracker.result_files import load_repo_results, load_result, repo_result_files
 
 
 # Characters after which /bin/sh does more than split a line into words at blanks: quoting and escapes
@@ -137,7 +137,7 @@ def report_stored(root: Path, chosen: list[tuple[Plan, Phase]], out: TextIO, cac
     gates = [(f"{p.id}/{ph.id}#{i + 1}", g) for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, BenchGate)]
     if not gates:
         return
-    evaluator = Evaluator(load_results(root, cache=cache))
+    evaluator = Evaluator(RepoResults(root, cache=cache))
     out.write(f"tracker: {len(gates)} bench gate(s) judged on the stored results (--bench runs their commands)\n")
     for key, gate in gates:
         verdict = evaluator(gate)

@@ -24,14 +24,14 @@ from tracker.errors import FileError, ResultFileError
 from tracker.fileio import read_regular, settled, signature
 from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, EvidenceSource, GateVerdict, ResultRun, gate_hash
-from tracker.results import load_repo_results, repo_result_files
+from tracker.result_files import load_repo_results, repo_result_files
 
 LOGIC = f"bench-verdicts-4/{__version__}"  # bump when evaluation rules change (2: undefined ratios never meet;
 # 3: a ratio gate reads the newest run that holds both cases; 4: the file says when it was written)
 # The evaluation code itself is part of the cache key too, so an edited rule is never answered from verdicts
 # the old code cached (a forgotten LOGIC bump, an editable install between releases).
 EVAL_DIR = Path(__file__).resolve().parent
-EVAL_SOURCES = ("benchgate.py", "stats.py", "model.py", "results.py", "results_schema.py")
+EVAL_SOURCES = ("bench_verdict.py", "stats.py", "model.py", "result_files.py", "result_schema.py")
 
 
 def logic_key() -> str:
@@ -110,12 +110,6 @@ class RepoResults:
         return self._errors
 
 
-def load_results(root: Path, files: list[Path] | None = None, clock: Clock | None = None, cache: Cache | None = None) -> RepoResults:
-    """The results ``tracker status`` evaluates bench gates against; ``files``, ``clock`` and ``cache`` as
-    :class:`RepoResults`."""
-    return RepoResults(root, files, clock, cache)
-
-
 def changed_since(files: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
     """Measured files whose blob id differs now (or that are gone): the evidence is stale."""
     return sorted(path for path, blob in files.items() if current.get(path) != blob)
@@ -123,7 +117,7 @@ def changed_since(files: Mapping[str, str], current: Mapping[str, str]) -> list[
 
 def ever_met(gate: BenchGate, results: Sequence[ResultRun], bounds: MutableMapping[str, float] | None = None) -> bool:
     """Was the gate met on the results as they stood after some run (each prefix in time order)?"""
-    from tracker.benchgate import evaluate  # noqa: PLC0415 - a warm status computes no verdict
+    from tracker.bench_verdict import evaluate  # noqa: PLC0415 - a warm status computes no verdict
 
     ordered = sorted(results, key=lambda r: (r.time, r.path))
     return any(evaluate(gate, ordered[: i + 1], bounds).met for i in range(len(ordered)))
@@ -193,7 +187,7 @@ class Evaluator:
                 more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
                 verdict, files = GateVerdict(False, f"invalid result file, fix or remove it: {errors[0]}{more}"), None
             else:
-                from tracker.benchgate import evaluate_bench_gate  # noqa: PLC0415 - a warm status computes no verdict
+                from tracker.bench_verdict import evaluate_bench_gate  # noqa: PLC0415 - a warm status computes no verdict
 
                 verdict = evaluate_bench_gate(gate, self.results, self.bounds)
                 run = next((r for r in self.results if verdict.source and r.path == verdict.source.file), None)

@@ -1,14 +1,8 @@
-"""The ``tracker`` console script and ``python -m tracker``.
+"""The ``tracker`` console script and ``python -m tracker``: the process around one command line.
 
-``tracker status`` is the command run most (at the end of every work session), and importing typer is
-more than half of its time (~110 ms of ~200 ms). So its plain forms, ``status [PLAN] [--json]`` with
-``--root DIR``, ``--color WHEN`` or ``--no-color`` before or after ``status``, go straight to
-:mod:`tracker.commands.status`.
-So do plain ``verify`` lines (targets, ``--pytest-arg``, ``--bench``, ``--force``, ``--json``, ``--root``): what
-verify costs on top of plain pytest is mostly the tracker's own start-up (plan 0003 P5). Every other command
-line, help and errors included, goes through the typer CLI (:mod:`tracker.cli`), which defines them all. Both
-report errors through :func:`tracker.errors.report`, so the output and exit codes are the same either way
-(tests compare them).
+The command line itself is :mod:`tracker.cli`'s (its one parser, which runs the plain ``status`` and ``verify``
+lines without importing typer); this module owns what a process needs around it: signals, output streams, the
+exit status, a missing dependency.
 
 Ctrl-C (SIGINT) ends every command the same way, wherever it lands: ``tracker: interrupted`` on stderr,
 then the process ends by SIGINT itself, which a shell reports as 130 (and which stops a shell script's
@@ -63,8 +57,7 @@ if _imported_by_a_program():
 
 import gc  # noqa: E402 - every other import after the SIGINT handler, on purpose
 import io  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import TYPE_CHECKING, NamedTuple, NoReturn  # noqa: E402
+from typing import TYPE_CHECKING, NoReturn  # noqa: E402
 
 from tracker.errors import OutputClosed, TrackerError  # noqa: E402
 
@@ -90,105 +83,6 @@ DEPENDENCIES = frozenset(
         "smmap",
     }
 )
-
-
-_VALUED = ("--root", "--color")  # the global options that take a value, accepted before and after ``status``
-
-
-def status_args(args: list[str]) -> tuple[Path | None, str | None, bool, str] | None:
-    """``(root, plan, as_json, color)`` when ``args`` is a plain status command line, else None (typer's to
-    handle: help, an unknown or repeated option, a bad value, a second plan)."""
-    options: dict[str, str] = {}
-    plan: str | None = None
-    command = False
-    rest = iter(args)
-    for arg in rest:
-        name, eq, value = arg.partition("=")
-        if name in _VALUED or arg == "--no-color" or (command and arg == "--json"):
-            if name in _VALUED and not eq:
-                following = next(rest, None)
-                if following is None:
-                    return None
-                value = following
-            if name in options:
-                return None
-            options[name] = value
-        elif not command and arg == "status":
-            command = True
-        elif command and plan is None and arg and not arg.startswith("-"):
-            plan = arg
-        else:
-            return None
-    color = "never" if "--no-color" in options else options.get("--color", "auto")
-    if (
-        not command
-        or options.get("--root") == ""
-        or color not in ("auto", "always", "never")
-        or {"--color", "--no-color"} <= options.keys()
-    ):
-        return None
-    root = options.get("--root")
-    return None if root is None else Path(root), plan, "--json" in options, color
-
-
-class VerifyLine(NamedTuple):
-    """A plain ``tracker verify`` command line, as :func:`tracker.cli.verify` would take it."""
-
-    root: Path | None
-    targets: list[str]
-    pytest_args: list[str]
-    bench: bool
-    force: bool
-    as_json: bool
-
-
-_VERIFY_FLAGS = ("--bench", "--force", "--json")
-
-
-def verify_args(args: list[str]) -> VerifyLine | None:
-    """The parameters of a plain verify command line (``[--root DIR] verify [PLAN[/PHASE]]... [--pytest-arg ARG]...
-    [--bench] [--force] [--json] [--root DIR]``, options and targets in any order after ``verify``), else None
-    (typer's to handle: help, colour options, an unknown or repeated option, a missing value, ``--``, an empty
-    root or target, a target that starts with ``-``). ``--pytest-arg`` takes the next argument whatever it is,
-    as click does."""
-    root: str | None = None
-    targets: list[str] = []
-    pytest_args: list[str] = []
-    flags: set[str] = set()
-    command = False
-    rest = iter(args)
-    for arg in rest:
-        name, eq, value = arg.partition("=")
-        if name in ("--root", "--pytest-arg") and (name == "--root" or command):
-            if not eq:
-                following = next(rest, None)
-                if following is None:
-                    return None
-                value = following
-            if name == "--pytest-arg":
-                pytest_args.append(value)
-                continue
-            if root is not None or not value:
-                return None
-            root = value
-        elif not command and arg == "verify":
-            command = True
-        elif command and arg in _VERIFY_FLAGS and arg not in flags:
-            flags.add(arg)
-        elif command and arg and not arg.startswith("-"):
-            targets.append(arg)
-        else:
-            return None
-    if not command:
-        return None
-    return VerifyLine(
-        None if root is None else Path(root),
-        targets,
-        pytest_args,
-        "--bench" in flags,
-        "--force" in flags,
-        "--json" in flags,
-    )
 
 
 _sigint_received = False  # set by the first Ctrl-C while a command runs
@@ -370,45 +264,14 @@ def _missing_dependency(err: ModuleNotFoundError) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    """The command's exit code: plain status and verify lines without typer, the rest through
-    :func:`tracker.cli.run`."""
-    args = sys.argv[1:] if argv is None else argv
-    fast = status_args(args)
-    verify = verify_args(args) if fast is None else None
+    """The command's exit code (:func:`tracker.cli.run`)."""
+    from tracker.cli import run
+
     owns_process = argv is None
     if owns_process:
         gc.freeze()  # as tracker.cli.main: what lives until exit is kept out of the cyclic GC's scans
-    from tracker.errors import report
-
     try:
-        if verify is not None:
-            return _verify(verify)
-        if fast is None:
-            from tracker.cli import run as cli_run
-
-            return cli_run(argv)
-        from tracker.commands import status
-        from tracker.git import root_from_option
-
-        root, plan, as_json, color = fast
-        return status.run(root_from_option(root), plan, as_json, color=color)
-    except TrackerError as err:  # the fast path's errors, and output that failed while click wrote it (help)
-        return report(err)
+        return run(argv)
     finally:
         if owns_process:
             gc.freeze()
-
-
-def _verify(line: VerifyLine) -> int:
-    """Run a plain verify line as :func:`tracker.cli.verify` does."""
-    from tracker.commands import verify
-    from tracker.git import root_from_option
-
-    return verify.run(
-        root_from_option(line.root),
-        line.targets,
-        line.pytest_args,
-        bench=line.bench,
-        force=line.force,
-        as_json=line.as_json,
-    )

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tracker_testutil import phase, plan_text
 
-from tracker.entry import VerifyLine, status_args, verify_args
+from tracker.cli import VerifyLine, status_args, verify_args
 
 GOOD = plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"') + phase("P2", 'manual = "Reviewed"'))
 TESTS = {"tests/test_a.py": "def test_a():\n    pass\n"}
@@ -37,7 +37,10 @@ def run(main_name: str, argv: list[str], capfd: pytest.CaptureFixture[str]) -> t
     if main_name == "entry":
         from tracker.entry import main
     else:
-        from tracker.cli import main
+        from tracker.cli import run_typer
+
+        def main(argv: list[str]) -> None:  # every line through typer, the plain ones too
+            sys.exit(run_typer(argv))
     capfd.readouterr()
     try:
         main(argv)
@@ -121,9 +124,9 @@ def typer_verify_line(argv: list[str]) -> VerifyLine | None:
     import typer
     import typer.main
 
-    from tracker.cli import app
+    from tracker.cli import typer_app
 
-    group = typer.main.get_command(app)
+    group = typer.main.get_command(typer_app())
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # click 8.2+ deprecates protected_args
@@ -212,3 +215,37 @@ def test_verify_fast_path_does_not_import_typer(repo) -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stderr.endswith("typer not imported"), proc.stderr
     assert "met   0001/P1#1 tests/test_a.py::test_a" in proc.stdout
+
+
+# --- one definition of the command line ----------------------------------------------------------------------------
+
+def test_the_plain_commands_table_is_what_typer_declares() -> None:
+    """The options the plain lines take (tracker.cli.PLAIN_COMMANDS) are the typer declarations' own: every option
+    a plain command declares, as a flag or with a value, repeatable or not, with its choices; the app's options
+    before the command; the arguments' count. An option added or changed on one side only fails here."""
+    import click
+    import typer.main
+
+    from tracker.cli import PLAIN_COMMANDS, typer_app
+
+    group = typer.main.get_command(typer_app())
+    assert isinstance(group, click.Group)
+
+    def declared(params: list[click.Parameter]) -> dict[str, click.Option]:
+        return {name: p for p in params if isinstance(p, click.Option) for name in p.opts if name.startswith("--")}
+
+    app_options = declared(group.params)
+    for command, spec in PLAIN_COMMANDS.items():
+        sub = group.commands[command]
+        options = {name: p for name, p in declared(sub.params).items() if name not in ("--help",)}
+        assert options.keys() == spec.options.keys(), command
+        for name, option in spec.options.items():
+            param = options[name]
+            assert option.takes_value == (not param.is_flag), (command, name)
+            assert option.repeatable == param.multiple, (command, name)
+            choices = tuple(param.type.choices) if isinstance(param.type, click.Choice) else ()
+            assert option.choices == tuple(str(c) for c in choices), (command, name)
+            if option.before:
+                assert name in app_options and app_options[name].is_flag == param.is_flag, (command, name)
+        [argument] = [p for p in sub.params if isinstance(p, click.Argument)]
+        assert spec.most_args == (None if argument.nargs == -1 else argument.nargs), command

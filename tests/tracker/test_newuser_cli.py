@@ -194,8 +194,9 @@ def test_dash_h_is_help_like_dash_dash_help(two, cli, command: list[str]) -> Non
 def _every_parameter() -> list[tuple[str, object]]:
     import typer.main
 
-    from tracker.cli import app, restore_argument_help
+    from tracker.cli import restore_argument_help, typer_app
 
+    app = typer_app()
     group = typer.main.get_command(app)
     restore_argument_help(group, app)
     out: list[tuple[str, object]] = [("tracker", p) for p in group.params]

@@ -32,7 +32,8 @@ and the load average at the end of the run, which say how noisy the machine was)
 Usage::
 
     python bench/tracker_speed.py                 # full run (~7 min on a busy 2-core VM while status at 1,000
-                                                  # evidence files takes 2.4 s; ~5 min once it does not); writes bench/results/
+                                                  # evidence files takes 2.4 s; ~5 min once it does not); writes
+                                                  # bench/results/
     python bench/tracker_speed.py --quick         # ~1-2 min: 3 rounds, history 10 and 1,000, 100 plans; writes nothing
     python bench/tracker_speed.py --quick --out DIR   # the same, result file into DIR
     python bench/tracker_speed.py --runs 11 --history 10,100,1000 --plans 1000 --phases 10 --out bench/results
@@ -52,7 +53,6 @@ import json
 import os
 import platform
 import random
-import re
 import shutil
 import socket
 import statistics
@@ -61,7 +61,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -72,8 +72,12 @@ if str(REPO) not in sys.path:
 from bench import results as bench_results  # noqa: E402 - needs the root on sys.path
 
 MEASURED = ("tracker/**/*.py", "bench/tracker_speed.py")
-GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com",
-           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.com"}  # fmt: skip
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@example.com",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@example.com",
+}
 
 
 def tracker_cmd() -> list[str]:
@@ -110,10 +114,13 @@ def build(root: Path, n_plans: int, n_phases: int) -> None:
             dep = f'depends = ["P{k - 1}"]\n' if k > 1 else ""
             phases.append(
                 f'```phase\nid = "P{k}"\ntitle = "Phase {k} of plan {p}"\n{dep}paths = ["src/m{p:04d}/**"]\n\n'
-                f'[[gate]]\ntest = "tests/test_m{p:04d}.py::test_{k}_a"\n[[gate]]\ntest = "tests/test_m{p:04d}.py::test_{k}_b"\n```\n'
+                f'[[gate]]\ntest = "tests/test_m{p:04d}.py::test_{k}_a"\n'
+                f'[[gate]]\ntest = "tests/test_m{p:04d}.py::test_{k}_b"\n```\n'
             )
             tests += [f"tests/test_m{p:04d}.py::test_{k}_a", f"tests/test_m{p:04d}.py::test_{k}_b"]
-        text = f'# Plan {p}\n\n```plan\nid = "{p:04d}"\ntitle = "Synthetic plan {p}"\n```\n\nProse.\n\n' + "\n".join(phases)
+        text = f'# Plan {p}\n\n```plan\nid = "{p:04d}"\ntitle = "Synthetic plan {p}"\n```\n\nProse.\n\n' + "\n".join(
+            phases
+        )
         files[f"plans/{p:04d}-synthetic.md"] = text.encode()
         files[f"src/m{p:04d}/a.py"] = f"A = {p}\n".encode()
         files[f"src/m{p:04d}/b.py"] = f"B = {p}\n".encode()
@@ -124,14 +131,24 @@ def build(root: Path, n_plans: int, n_phases: int) -> None:
     # Odd plans: every gate passed (phases done, so staleness is computed); even plans: every
     # second gate failed.
     recs = [
-        {"nodeid": t, "outcome": "passed" if int(t[12:16]) % 2 or t.endswith("_a") else "failed", "reason": "", "duration": 0.0, "markers": []}
+        {
+            "nodeid": t,
+            "outcome": "passed" if int(t[12:16]) % 2 or t.endswith("_a") else "failed",
+            "reason": "",
+            "duration": 0.0,
+            "markers": [],
+        }
         for t in tests
     ]
     evidence = {
-        "schema": "tracker-test-run", "version": 1, "status": "complete",
+        "schema": "tracker-test-run",
+        "version": 1,
+        "status": "complete",
         "provenance": {"commit": None, "dirty": False, "time": "2026-11-29T00:00:00Z", "host": "bench"},
-        "gates": {}, "files": {rel: blob(data) for rel, data in files.items()}, "tests": recs,
-    }  # fmt: skip
+        "gates": {},
+        "files": {rel: blob(data) for rel, data in files.items()},
+        "tests": recs,
+    }
     (root / ".tracker/evidence").mkdir(parents=True)
     (root / ".tracker/evidence/20261129T000000Z-bench-verify-000000.json").write_text(json.dumps(evidence))
 
@@ -164,8 +181,10 @@ def history_plans() -> dict[str, str]:
         gates = [f'[[gate]]\ntest = "tests/kern/test_k{k}.py"\nmarker = "gpu"\n']
         if k <= KERN_BENCH:
             for case in (2 * k - 1, 2 * k):
-                gates.append(f'[[gate]]\nbench = "kern.time_us"\nwhere = {{ impl = "fast", case = {case} }}\n'
-                             f'baseline = {{ impl = "slow" }}\nat_least = 1.5\nmin_samples = 10\n')
+                gates.append(
+                    f'[[gate]]\nbench = "kern.time_us"\nwhere = {{ impl = "fast", case = {case} }}\n'
+                    f'baseline = {{ impl = "slow" }}\nat_least = 1.5\nmin_samples = 10\n'
+                )
         else:
             gates.append(f'[[gate]]\ntest = "tests/next/test_n{k}.py::test_0"\n')  # planned: never ran
         kern.append(_phase(f"P{k}", f"Kernel step {k}", f"src/kern/k{k}/**", gates))
@@ -179,8 +198,11 @@ def history_plans() -> dict[str, str]:
     def plan(pid: str, title: str, phases: list[str]) -> str:
         return f'# {title}\n\n```plan\nid = "{pid}"\ntitle = "{title}"\n```\n\nProse.\n\n' + "\n".join(phases)
 
-    return {"plans/0001-library.md": plan("0001", "Library", lib), "plans/0002-kernel.md": plan("0002", "Kernel", kern),
-            "plans/0003-tools.md": plan("0003", "Tools", tools)}  # fmt: skip
+    return {
+        "plans/0001-library.md": plan("0001", "Library", lib),
+        "plans/0002-kernel.md": plan("0002", "Kernel", kern),
+        "plans/0003-tools.md": plan("0003", "Tools", tools),
+    }
 
 
 def history_files() -> dict[str, bytes]:
@@ -213,8 +235,13 @@ def summarize(samples: Sequence[float]) -> dict[str, float | int]:
     pos = 0.9 * (len(ordered) - 1)
     low = int(pos)
     high = min(low + 1, len(ordered) - 1)
-    return {"n": len(ordered), "median": statistics.median(ordered), "min": ordered[0],
-            "mean": statistics.fmean(ordered), "p90": ordered[low] + (ordered[high] - ordered[low]) * (pos - low)}  # fmt: skip
+    return {
+        "n": len(ordered),
+        "median": statistics.median(ordered),
+        "min": ordered[0],
+        "mean": statistics.fmean(ordered),
+        "p90": ordered[low] + (ordered[high] - ordered[low]) * (pos - low),
+    }
 
 
 def bench_result(rng: random.Random, when: datetime, commit: str, tree: dict[str, str]) -> dict[str, Any]:
@@ -227,12 +254,31 @@ def bench_result(rng: random.Random, when: datetime, commit: str, tree: dict[str
             n = 205 if case <= 34 else 60
             samples = [center * (1 + 0.02 * rng.random()) for _ in range(n)]
             seeds = ",".join(str(rng.randrange(2**31)) for _ in range(20))
-            cases.append(bench_results.case("kern.time_us", {"impl": impl, "case": case, "batch": 1}, "us", "lower",
-                                            samples, summarize(samples), {"seeds": seeds}))
-    prov = {"commit": commit, "dirty": False, "time": when.strftime("%Y-%m-%dT%H:%M:%SZ"), "host": "gpu-box",
-            "gpu": "NVIDIA H200", "driver": "580.159.04", "cuda": "13.0", "torch": "2.11.0+cu130", "triton": "3.6.0",
-            "python": "3.12.3", "command": "python -m bench verify --cases all",
-            "fingerprint": bench_results.fingerprint(measured)}  # fmt: skip
+            cases.append(
+                bench_results.case(
+                    "kern.time_us",
+                    {"impl": impl, "case": case, "batch": 1},
+                    "us",
+                    "lower",
+                    samples,
+                    summarize(samples),
+                    {"seeds": seeds},
+                )
+            )
+    prov = {
+        "commit": commit,
+        "dirty": False,
+        "time": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "host": "gpu-box",
+        "gpu": "NVIDIA H200",
+        "driver": "580.159.04",
+        "cuda": "13.0",
+        "torch": "2.11.0+cu130",
+        "triton": "3.6.0",
+        "python": "3.12.3",
+        "command": "python -m bench verify --cases all",
+        "fingerprint": bench_results.fingerprint(measured),
+    }
     return bench_results.document("verify", prov, cases)
 
 
@@ -272,13 +318,21 @@ def build_history_base(root: Path, tracker: list[str]) -> list[tuple[str, bytes]
     kern = [f"0002/P{k}" for k in range(1, KERN_BENCH + 1)]
     run(*tracker, "verify", "--force", *kern, "--pytest-arg=-p", "--pytest-arg=no:cacheprovider", ok=(0, 1))
     result = root.parent / "kern-result.json"
-    result.write_bytes(_dump(bench_result(random.Random(0), datetime.now(timezone.utc), commit, tree), sort=False))
+    result.write_bytes(_dump(bench_result(random.Random(0), datetime.now(UTC), commit, tree), sort=False))
     run(*tracker, "ingest", str(result))
     run(*tracker, "signoff", "0001/P6", "--gate", "3", "--by", "bench", "--why", "read them")
     run(*tracker, "signoff", "0003/P5", "--gate", "3", "--by", "bench", "--why", "cloned and ran it")
     time.sleep(1.1)  # the regression must be newer than the pass, to the second
-    run(*tracker, "verify", "--force", "0001/P4", "--pytest-arg=-p", "--pytest-arg=no:cacheprovider", ok=(1,),
-        env={"HISTORY_FAIL": "lib/m4/3"})  # fmt: skip
+    run(
+        *tracker,
+        "verify",
+        "--force",
+        "0001/P4",
+        "--pytest-arg=-p",
+        "--pytest-arg=no:cacheprovider",
+        ok=(1,),
+        env={"HISTORY_FAIL": "lib/m4/3"},
+    )
     return [(path.name, path.read_bytes()) for path in sorted(store.glob("*.json"))]
 
 
@@ -297,14 +351,16 @@ def _retimed_run(doc: dict[str, Any], when: datetime, rng: random.Random) -> dic
     return doc
 
 
-def history_documents(templates: list[tuple[str, bytes]], count: int, commit: str, tree: dict[str, str]) -> list[tuple[str, bytes]]:
+def history_documents(
+    templates: list[tuple[str, bytes]], count: int, commit: str, tree: dict[str, str]
+) -> list[tuple[str, bytes]]:
     """``count`` generated evidence files, all older than the templates: test runs and sign-offs in
     their shapes, and every ``BENCH_EVERY``-th a benchmark result. Deterministic (seeded)."""
     rng = random.Random(1)
     parsed = [(name, json.loads(data)) for name, data in templates]
     runs = [doc for _, doc in parsed if doc.get("schema") == "tracker-test-run"]
     signoffs = [doc for _, doc in parsed if doc.get("schema") == "tracker-signoff"]
-    newest_real = min(datetime.fromisoformat(name[:15] + "+00:00") for name, _ in templates)  # noqa: DTZ007
+    newest_real = min(datetime.fromisoformat(name[:15] + "+00:00") for name, _ in templates)
     out: list[tuple[str, bytes]] = []
     for i in range(count):
         when = newest_real - timedelta(days=1, minutes=37 * (i + 1), microseconds=rng.randrange(10**6))
@@ -320,7 +376,9 @@ def history_documents(templates: list[tuple[str, bytes]], count: int, commit: st
     return out
 
 
-def build_history(base: Path, templates: list[tuple[str, bytes]], sizes: Sequence[int], tracker: list[str]) -> dict[int, Path]:
+def build_history(
+    base: Path, templates: list[tuple[str, bytes]], sizes: Sequence[int], tracker: list[str]
+) -> dict[int, Path]:
     """One copy of the history repository per size: the real files plus generated older ones,
     ``size`` files in all; the plans' status regions brought up to date (``tracker update``), all committed."""
     commit = git(base, "rev-parse", "HEAD").strip()
@@ -329,7 +387,9 @@ def build_history(base: Path, templates: list[tuple[str, bytes]], sizes: Sequenc
     repos: dict[int, Path] = {}
     for size in sizes:
         if size < len(templates):
-            raise SystemExit(f"--history: {size} is fewer than the {len(templates)} real evidence files every size holds")
+            raise SystemExit(
+                f"--history: {size} is fewer than the {len(templates)} real evidence files every size holds"
+            )
         root = base.parent / f"history-{size}"
         shutil.copytree(base, root, ignore=shutil.ignore_patterns("cache"))
         store = root / ".tracker" / "evidence"
@@ -385,7 +445,9 @@ def commit_state(root: Path, files: dict[str, str]) -> tuple[str | None, bool | 
     if os.environ.get("TRACKER_COMMIT") or not (root / ".git").exists():
         return bench_results.commit_state(root, files)
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True)
-    tree = subprocess.run(["git", "ls-tree", "-r", "HEAD", "--", "tracker", "bench"], cwd=root, capture_output=True, text=True)
+    tree = subprocess.run(
+        ["git", "ls-tree", "-r", "HEAD", "--", "tracker", "bench"], cwd=root, capture_output=True, text=True
+    )
     if head.returncode or tree.returncode:
         return None, None
     committed = {line.split("\t", 1)[1]: line.split()[2] for line in tree.stdout.splitlines()}
@@ -397,21 +459,35 @@ def ms_case(metric: str, params: dict[str, Any], seconds: list[float], info: dic
     return bench_results.case(metric, params, "ms", "lower", samples, summarize(samples), info)
 
 
-def ratio_case(metric: str, params: dict[str, Any], top: list[float], bottom: list[float], info: dict[str, Any]) -> dict[str, Any]:
+def ratio_case(
+    metric: str, params: dict[str, Any], top: list[float], bottom: list[float], info: dict[str, Any]
+) -> dict[str, Any]:
     """Pairwise ratios: round i's ``top`` over round i's ``bottom``."""
     samples = [a / b for a, b in zip(top, bottom, strict=True)]
     return bench_results.case(metric, params, "x", "lower", samples, summarize(samples), info)
 
 
-def write_result(cases: list[dict[str, Any]], out: Path, command: str, benchmark: str = "tracker_speed",
-                 measured: tuple[str, ...] = MEASURED) -> Path:
+def write_result(
+    cases: list[dict[str, Any]],
+    out: Path,
+    command: str,
+    benchmark: str = "tracker_speed",
+    measured: tuple[str, ...] = MEASURED,
+) -> Path:
     """The result file ``<benchmark>-<UTC time>-<host>.json`` in ``out`` (atomic, :func:`bench.results.write`);
     its fingerprint covers the ``measured`` files (the tracker's code and the script)."""
     files = bench_results.measured_files(REPO, measured)
     commit, dirty = commit_state(REPO, files)
     now = bench_results.utc_now()
-    prov = {"commit": commit, "dirty": dirty, "time": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "host": socket.gethostname(),
-            "python": platform.python_version(), "command": command, "fingerprint": bench_results.fingerprint(files)}  # fmt: skip
+    prov = {
+        "commit": commit,
+        "dirty": dirty,
+        "time": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "host": socket.gethostname(),
+        "python": platform.python_version(),
+        "command": command,
+        "fingerprint": bench_results.fingerprint(files),
+    }
     return bench_results.write(bench_results.document(benchmark, prov, cases), out, now)
 
 
@@ -420,12 +496,20 @@ def write_result(cases: list[dict[str, Any]], out: Path, command: str, benchmark
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="3 rounds, history 10 and 1,000, 100 synthetic plans; no result file unless --out")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="3 rounds, history 10 and 1,000, 100 synthetic plans; no result file unless --out",
+    )
     ap.add_argument("--plans", type=int, default=None, help="synthetic plans (default 1000; --quick 100)")
     ap.add_argument("--phases", type=int, default=10)
     ap.add_argument("--runs", type=int, default=None, help="timed rounds after the warm-up (default 7; --quick 3)")
-    ap.add_argument("--history", default=None, help="comma-separated evidence counts (default 10,100,1000; --quick 10,1000)")
-    ap.add_argument("--out", type=Path, default=None, help="directory of the result file (default bench/results/; --quick: none)")
+    ap.add_argument(
+        "--history", default=None, help="comma-separated evidence counts (default 10,100,1000; --quick 10,1000)"
+    )
+    ap.add_argument(
+        "--out", type=Path, default=None, help="directory of the result file (default bench/results/; --quick: none)"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the temporary repositories (their path is printed)")
     args = ap.parse_args(argv)
     args.plans = args.plans if args.plans is not None else (100 if args.quick else 1000)
@@ -442,7 +526,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     tracker = tracker_cmd()
     python = [sys.executable, "-c", "pass"]
-    print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}, python {sys.version.split()[0]}, tracker via {' '.join(tracker)}")
+    print(
+        f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}, python {sys.version.split()[0]}, "
+        f"tracker via {' '.join(tracker)}"
+    )
     tmp = Path(tempfile.mkdtemp(prefix="tracker-speed-"))
     try:
         start = time.perf_counter()
@@ -453,18 +540,29 @@ def main(argv: list[str] | None = None) -> int:
         synthetic = tmp / "synthetic"
         synthetic.mkdir()
         build(synthetic, args.plans, args.phases)
-        print(f"built in {time.perf_counter() - start:.1f} s: history repo ({len(templates)} real evidence files) at "
-              f"{', '.join(map(str, history))} files; synthetic {args.plans} plans x {args.phases} phases")
+        print(
+            f"built in {time.perf_counter() - start:.1f} s: history repo ({len(templates)} real evidence files) at "
+            f"{', '.join(map(str, history))} files; synthetic {args.plans} plans x {args.phases} phases"
+        )
         cold_start = time.perf_counter()
         subprocess.run([*tracker, "status"], cwd=synthetic, capture_output=True, check=True)
         cold = time.perf_counter() - cold_start
         subprocess.run([*tracker, "update"], cwd=synthetic, capture_output=True, check=True)
-        jobs = [Job("python/own", python, REPO), Job("status/own", [*tracker, "status"], REPO),
-                Job("update/own", [*tracker, "update", "--check"], REPO, (0, 1))]  # fmt: skip
+        jobs = [
+            Job("python/own", python, REPO),
+            Job("status/own", [*tracker, "status"], REPO),
+            Job("update/own", [*tracker, "update", "--check"], REPO, (0, 1)),
+        ]
         for size, root in history.items():
-            jobs += [Job(f"python/{size}", python, root), Job(f"status/{size}", [*tracker, "status"], root),
-                     Job(f"update/{size}", [*tracker, "update", "--check"], root, (0, 1))]  # fmt: skip
-        jobs += [Job("status/synthetic", [*tracker, "status"], synthetic), Job("update/synthetic", [*tracker, "update", "--check"], synthetic)]
+            jobs += [
+                Job(f"python/{size}", python, root),
+                Job(f"status/{size}", [*tracker, "status"], root),
+                Job(f"update/{size}", [*tracker, "update", "--check"], root, (0, 1)),
+            ]
+        jobs += [
+            Job("status/synthetic", [*tracker, "status"], synthetic),
+            Job("update/synthetic", [*tracker, "update", "--check"], synthetic),
+        ]
         times, outputs = rounds(jobs, args.runs)
         shown = {outputs[f"status/{size}"] for size in history}
         if len(shown) != 1:
@@ -481,7 +579,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def report(times: dict[str, list[float]], history: dict[int, Path], cold: float, args: argparse.Namespace) -> list[dict[str, Any]]:
+def report(
+    times: dict[str, list[float]], history: dict[int, Path], cold: float, args: argparse.Namespace
+) -> list[dict[str, Any]]:
     """Print the table and return the result file's cases."""
     info = {"cpus": os.cpu_count() or 0, "load1": round(os.getloadavg()[0], 2)}
     med = {name: statistics.median(v) * 1000 for name, v in times.items()}
@@ -503,11 +603,19 @@ def report(times: dict[str, list[float]], history: dict[int, Path], cold: float,
     row("update --check, own plans", "update/own", {"repo": "own"}, "python/own")
     for size in history:
         row(f"status, history of {size}", f"status/{size}", {"repo": "history", "evidence": size}, f"python/{size}")
-        row(f"update --check, history of {size}", f"update/{size}", {"repo": "history", "evidence": size}, f"python/{size}")
+        row(
+            f"update --check, history of {size}",
+            f"update/{size}",
+            {"repo": "history", "evidence": size},
+            f"python/{size}",
+        )
     low, high = min(history), max(history)
     if low != high:
         span = {"repo": "history", "evidence_from": low, "evidence_to": high}
-        for what, metric in (("status", "tracker.status_history_ratio"), ("update", "tracker.update_check_history_ratio")):
+        for what, metric in (
+            ("status", "tracker.status_history_ratio"),
+            ("update", "tracker.update_check_history_ratio"),
+        ):
             cases.append(ratio_case(metric, span, times[f"{what}/{high}"], times[f"{what}/{low}"], info))
             print(f"{what} at {high} / at {low} evidence files{'':<14} {statistics.median(cases[-1]['samples']):5.2f}x")
     synthetic = {"repo": "synthetic", "plans": args.plans, "phases": args.phases}

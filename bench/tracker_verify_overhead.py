@@ -87,7 +87,13 @@ def tracker_cmd() -> list[str]:
 def build(root: Path, gates: int, work_ms: int, files: int = 0) -> list[str]:
     """A git repo with ``gates`` tests (10 per file), plans gating on each and ``files`` more source
     files; returns the node ids."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@b",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@b",
+    }
     (root / "tests").mkdir(parents=True)
     (root / "plans").mkdir()
     (root / "src").mkdir()
@@ -137,7 +143,9 @@ def run_once(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Ti
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:4])}... exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+        raise SystemExit(
+            f"{' '.join(cmd[:4])}... exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+        )
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     own = None
     if "@@cpu " in proc.stderr:
@@ -152,7 +160,9 @@ def keep_newest_evidence(root: Path) -> None:
         path.unlink()
 
 
-def interleaved(cmds: dict[str, list[str]], cwd: Path, repeat: int, env: dict[str, str] | None = None) -> dict[str, list[Timing]]:
+def interleaved(
+    cmds: dict[str, list[str]], cwd: Path, repeat: int, env: dict[str, str] | None = None
+) -> dict[str, list[Timing]]:
     """Run the commands in turn ``repeat`` times after one warm-up round (which also writes the ``.pyc`` files);
     interleaving makes a load change on this shared machine hit every command alike."""
     times: dict[str, list[Timing]] = {name: [] for name in cmds}
@@ -175,7 +185,9 @@ def nested_commands(root: Path, nodeids: list[str], pytest_args: list[str], tmp:
 
     sel, hashes = tmp / "select.json", tmp / "gates.json"
     sel.write_text(json.dumps(sorted({(n, None) for n in nodeids}, key=str)))
-    hashes.write_text(json.dumps({f"0001/P{i // 10}#{i % 10 + 1}": gate_hash(TestGate(test=n)) for i, n in enumerate(nodeids)}))
+    hashes.write_text(
+        json.dumps({f"0001/P{i // 10}#{i % 10 + 1}": gate_hash(TestGate(test=n)) for i, n in enumerate(nodeids)})
+    )
     files = sorted({n.split("::", 1)[0] for n in nodeids})
     base = [*pytest_command(), f"--rootdir={root}", f"--tracker-select={sel}", "--continue-on-collection-errors"]
     record = [*base, f"--tracker-record={tmp / 'ev'}", f"--tracker-gates={hashes}", *pytest_args, *files]
@@ -184,16 +196,24 @@ def nested_commands(root: Path, nodeids: list[str], pytest_args: list[str], tmp:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--gates", default=None, help="comma-separated gate counts (default 10,100,500; --quick 10,100)")
+    parser.add_argument(
+        "--gates", default=None, help="comma-separated gate counts (default 10,100,500; --quick 10,100)"
+    )
     parser.add_argument("--repeat", type=int, default=None, help="timed rounds (default 5; --quick 3)")
     parser.add_argument("--work-ms", type=int, default=0, help="sleep per test, milliseconds")
     parser.add_argument("--files", type=int, default=200, help="more committed source files in the repository")
     parser.add_argument("--pytest-arg", action="append", default=[], help="argument for both pytest sides (repeatable)")
     parser.add_argument("--breakdown", action="store_true", help="also time the parts of verify's overhead")
-    parser.add_argument("--no-bytecode-cache", dest="bytecode_cache", action="store_false",
-                        help="keep PYTHONDONTWRITEBYTECODE in the measured processes' environment (compile from source every run)")
+    parser.add_argument(
+        "--no-bytecode-cache",
+        dest="bytecode_cache",
+        action="store_false",
+        help="keep PYTHONDONTWRITEBYTECODE in the measured processes' environment (compile from source every run)",
+    )
     parser.add_argument("--quick", action="store_true", help="gates 10,100, 3 rounds, no result file unless --out")
-    parser.add_argument("--out", type=Path, default=None, help="directory of the result file (default bench/results/; --quick: none)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="directory of the result file (default bench/results/; --quick: none)"
+    )
     args = parser.parse_args(argv)
     args.gates = [int(x) for x in (args.gates or ("10,100" if args.quick else "10,100,500")).split(",")]
     args.repeat = args.repeat if args.repeat is not None else (3 if args.quick else 5)
@@ -213,8 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     verify_args = [f"--pytest-arg={a}" for a in args.pytest_arg]
     env = measured_env(args.bytecode_cache)
     cache = "on" if "PYTHONDONTWRITEBYTECODE" not in env else "off (PYTHONDONTWRITEBYTECODE)"
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, repeat {args.repeat}, "
-          f"work {args.work_ms} ms/test, {args.files} more files, pytest args {args.pytest_arg or 'none'}, bytecode cache {cache}")  # fmt: skip
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, repeat {args.repeat}, "
+        f"work {args.work_ms} ms/test, {args.files} more files, pytest args {args.pytest_arg or 'none'}, bytecode "
+        f"cache {cache}"
+    )
     print("median over the rounds: wall ms / CPU ms (process tree); x: verify over pytest, round by round")
     print(f"{'gates':>6} {'pytest':>13} {'verify --force':>15} {'x wall':>7} {'x cpu':>6} {'no-change verify':>17}")
     cases: list[dict[str, Any]] = []
@@ -223,33 +246,59 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="tracker-overhead-") as tmp:
             root = Path(tmp) / "repo"
             nodeids = build(root, n, args.work_ms, args.files)
-            cmds = {"pytest": pytest + nodeids, "verify": tracker + ["verify", "--force", *verify_args],
-                    "unchanged": tracker + ["verify", *verify_args]}  # fmt: skip
+            cmds = {
+                "pytest": pytest + nodeids,
+                "verify": [*tracker, "verify", "--force", *verify_args],
+                "unchanged": [*tracker, "verify", *verify_args],
+            }
             if args.breakdown:
                 scratch = Path(tmp) / "nested"
                 scratch.mkdir()
                 record, select = nested_commands(root, nodeids, args.pytest_arg, scratch)
-                cmds |= {"verify (own cpu)": [sys.executable, "-c", SELF_CPU, "verify", "--force", *verify_args],
-                         "nested pytest, recording": record, "nested pytest, selection only": select,
-                         "tracker status": tracker + ["status"], "python -c pass": [sys.executable, "-c", "pass"]}  # fmt: skip
+                cmds |= {
+                    "verify (own cpu)": [sys.executable, "-c", SELF_CPU, "verify", "--force", *verify_args],
+                    "nested pytest, recording": record,
+                    "nested pytest, selection only": select,
+                    "tracker status": [*tracker, "status"],
+                    "python -c pass": [sys.executable, "-c", "pass"],
+                }
             t = interleaved(cmds, root, args.repeat, env)
-            wall_x = [v.wall / p.wall for v, p in zip(t["verify"], t["pytest"])]
-            cpu_x = [v.cpu / p.cpu for v, p in zip(t["verify"], t["pytest"])]
+            wall_x = [v.wall / p.wall for v, p in zip(t["verify"], t["pytest"], strict=False)]
+            cpu_x = [v.cpu / p.cpu for v, p in zip(t["verify"], t["pytest"], strict=False)]
 
-            def cell(k: str) -> str:
+            def cell(k: str, t: dict[str, list[Timing]] = t) -> str:
                 return f"{med(t[k], 'wall') * 1000:.0f}/{med(t[k], 'cpu') * 1000:.0f}"
 
-            print(f"{n:>6} {cell('pytest'):>13} {cell('verify'):>15} {statistics.median(wall_x):7.2f} "
-                  f"{statistics.median(cpu_x):6.2f} {cell('unchanged'):>17}")  # fmt: skip
-            params = {"gates": n, "work_ms": args.work_ms, "files": args.files, "pytest_args": " ".join(args.pytest_arg)}
+            print(
+                f"{n:>6} {cell('pytest'):>13} {cell('verify'):>15} {statistics.median(wall_x):7.2f} "
+                f"{statistics.median(cpu_x):6.2f} {cell('unchanged'):>17}"
+            )
+            params = {
+                "gates": n,
+                "work_ms": args.work_ms,
+                "files": args.files,
+                "pytest_args": " ".join(args.pytest_arg),
+            }
             info["load1"] = round(os.getloadavg()[0], 2)
             cases += [
-                ratio_case("tracker.verify_vs_pytest", params, [v.wall for v in t["verify"]], [p.wall for p in t["pytest"]], info),
-                ratio_case("tracker.verify_vs_pytest_cpu", params, [v.cpu for v in t["verify"]], [p.cpu for p in t["pytest"]], info),
+                ratio_case(
+                    "tracker.verify_vs_pytest",
+                    params,
+                    [v.wall for v in t["verify"]],
+                    [p.wall for p in t["pytest"]],
+                    info,
+                ),
+                ratio_case(
+                    "tracker.verify_vs_pytest_cpu",
+                    params,
+                    [v.cpu for v in t["verify"]],
+                    [p.cpu for p in t["pytest"]],
+                    info,
+                ),
                 ms_case("tracker.verify_ms", params, [v.wall for v in t["verify"]], info),
                 ms_case("pytest.nodeids_ms", params, [p.wall for p in t["pytest"]], info),
                 ms_case("tracker.verify_unchanged_ms", params, [v.wall for v in t["unchanged"]], info),
-            ]  # fmt: skip
+            ]
             if args.breakdown:
                 print_breakdown(t)
     if args.out is not None:
@@ -270,11 +319,14 @@ def print_breakdown(t: dict[str, list[Timing]]) -> None:
         ("plain pytest -q NODEIDS", cpu["pytest"]),
         ("nested pytest, selection only (whole files, --tracker-select)", cpu["nested pytest, selection only"]),
         ("nested pytest, recording (as verify runs it)", cpu["nested pytest, recording"]),
-        ("  = recorder (evidence writes, git calls, per-test rewrites)", cpu["nested pytest, recording"] - cpu["nested pytest, selection only"]),
+        (
+            "  = recorder (evidence writes, git calls, per-test rewrites)",
+            cpu["nested pytest, recording"] - cpu["nested pytest, selection only"],
+        ),
         ("  = selection over whole files vs node ids", cpu["nested pytest, selection only"] - cpu["pytest"]),
         ("tracker status (for scale: derive alone)", cpu["tracker status"]),
         ("python -c pass (for scale: one interpreter)", cpu["python -c pass"]),
-    ]  # fmt: skip
+    ]
     for label, value in rows:
         print(f"        {label:<66} {value:7.1f} ms CPU")
 

@@ -43,6 +43,8 @@ def logic_key() -> str:
         except OSError:
             parts.append(f"{name}: unreadable")
     return "\n".join(parts)
+
+
 CONTENT_IDS = "result-ids"  # the caches (tracker.cache): {path: [stat signature..., sha256]}
 VERDICTS = "bench-verdicts"  # {"now": when cached, "gates": {gate hash: entry}}
 BOUNDS = "bootstrap"  # {bootstrap key: bound} (tracker.stats.bootstrap_key)
@@ -66,7 +68,7 @@ def _content_ids(root: Path, paths: list[Path], cache: Cache) -> dict[str, str]:
                 out[rel] = hit[-1]
                 fresh[rel] = hit
                 continue
-            from hashlib import sha256  # noqa: PLC0415 - OpenSSL: fast on large files, ~5 ms to import
+            from hashlib import sha256
 
             # Bounded, never from a FIFO or a device, never outside the repository: load_result says why.
             out[rel] = sha256(read_regular(path, root=root)).hexdigest()
@@ -86,7 +88,9 @@ class RepoResults:
     ``clock``: the time their recorded times are checked against (default: now); ``cache``: the command's (None:
     the repository's cache read, nothing kept)."""
 
-    def __init__(self, root: Path, files: list[Path] | None = None, clock: Clock | None = None, cache: Cache | None = None) -> None:
+    def __init__(
+        self, root: Path, files: list[Path] | None = None, clock: Clock | None = None, cache: Cache | None = None
+    ) -> None:
         self.root = root
         self.cache = Cache(root) if cache is None else cache
         self.files = repo_result_files(root) if files is None else files
@@ -117,7 +121,7 @@ def changed_since(files: Mapping[str, str], current: Mapping[str, str]) -> list[
 
 def ever_met(gate: BenchGate, results: Sequence[ResultRun], bounds: MutableMapping[str, float] | None = None) -> bool:
     """Was the gate met on the results as they stood after some run (each prefix in time order)?"""
-    from tracker.bench_verdict import evaluate  # noqa: PLC0415 - a warm status computes no verdict
+    from tracker.bench_verdict import evaluate
 
     ordered = sorted(results, key=lambda r: (r.time, r.path))
     return any(evaluate(gate, ordered[: i + 1], bounds).met for i in range(len(ordered)))
@@ -126,16 +130,23 @@ def ever_met(gate: BenchGate, results: Sequence[ResultRun], bounds: MutableMappi
 def _to_json(verdict: GateVerdict, files: Mapping[str, str] | None) -> dict[str, Any]:
     src = verdict.source
     return {
-        "met": verdict.met, "reason": verdict.reason, "failed": verdict.failed, "files": dict(files or {}),
-        "source": None if src is None else {"file": src.file, "machine": src.machine, "commit": src.commit, "time": src.time},
-    }  # fmt: skip
+        "met": verdict.met,
+        "reason": verdict.reason,
+        "failed": verdict.failed,
+        "files": dict(files or {}),
+        "source": None
+        if src is None
+        else {"file": src.file, "machine": src.machine, "commit": src.commit, "time": src.time},
+    }
 
 
 def _from_json(entry: dict[str, Any]) -> GateVerdict | None:
     """The cached verdict, or None when the entry is not one this code wrote (then it is evaluated again)."""
     try:
         src = entry["source"]
-        verdict = GateVerdict(entry["met"], entry["reason"], None if src is None else EvidenceSource(**src), entry["failed"])
+        verdict = GateVerdict(
+            entry["met"], entry["reason"], None if src is None else EvidenceSource(**src), entry["failed"]
+        )
     except (KeyError, TypeError):
         return None
     ok = type(verdict.met) is bool and type(verdict.failed) is bool and isinstance(verdict.reason, str)
@@ -187,7 +198,7 @@ class Evaluator:
                 more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
                 verdict, files = GateVerdict(False, f"invalid result file, fix or remove it: {errors[0]}{more}"), None
             else:
-                from tracker.bench_verdict import evaluate_bench_gate  # noqa: PLC0415 - a warm status computes no verdict
+                from tracker.bench_verdict import evaluate_bench_gate
 
                 verdict = evaluate_bench_gate(gate, self.results, self.bounds)
                 run = next((r for r in self.results if verdict.source and r.path == verdict.source.file), None)

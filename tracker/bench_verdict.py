@@ -129,10 +129,19 @@ def _select(gate: BenchGate, results: Sequence[ResultRun]) -> BenchOutcome | tup
 def _baseline_case(gate: BenchGate, run: ResultRun, case: ResultCase) -> ResultCase | None:
     """The case of ``run`` whose params are ``case``'s with the baseline's keys replaced, exactly (same metric)."""
     want = {**case.params, **(gate.baseline or {})}
-    return next((c for c in run.cases if c.metric == case.metric and c.params.keys() == want.keys() and matches(c.params, want)), None)
+    return next(
+        (
+            c
+            for c in run.cases
+            if c.metric == case.metric and c.params.keys() == want.keys() and matches(c.params, want)
+        ),
+        None,
+    )
 
 
-def evaluate(gate: BenchGate, results: Sequence[ResultRun], bounds: MutableMapping[str, float] | None = None) -> BenchOutcome:
+def evaluate(
+    gate: BenchGate, results: Sequence[ResultRun], bounds: MutableMapping[str, float] | None = None
+) -> BenchOutcome:
     """Evaluate one bench gate over every loaded result file (pure; see the module docstring). ``bounds``: bootstrap
     bounds known already (:func:`tracker.stats.bootstrap_bound`), which gets the ones computed here."""
     picked = _select(gate, results)
@@ -143,9 +152,18 @@ def evaluate(gate: BenchGate, results: Sequence[ResultRun], bounds: MutableMappi
     if gate.baseline:
         base = _baseline_case(gate, run, case)
         if base is None:
-            return BenchOutcome(False, f"no baseline case {fmt_params(gate.baseline)} for {fmt_params(case.params)} in the same run ({run.path})", run)
+            return BenchOutcome(
+                False,
+                f"no baseline case {fmt_params(gate.baseline)} for {fmt_params(case.params)} in the same run "
+                f"({run.path})",
+                run,
+            )
         if (base.direction, base.unit) != (case.direction, case.unit):
-            return BenchOutcome(False, f"baseline is {base.direction}-is-better in {base.unit}, candidate {case.direction} in {case.unit}", run)
+            return BenchOutcome(
+                False,
+                f"baseline is {base.direction}-is-better in {base.unit}, candidate {case.direction} in {case.unit}",
+                run,
+            )
     need = gate.min_samples or 1
     for who, c in (("", case), ("baseline ", base)):
         if c is not None and len(c.samples) < need:
@@ -165,19 +183,31 @@ def evaluate(gate: BenchGate, results: Sequence[ResultRun], bounds: MutableMappi
     compared, shown = value, f"{fmt_num(value)}{unit}"
     if gate.confidence is not None:
         compared = bootstrap_bound(
-            gate.stat, case.samples, gate.confidence, not at_least, base.samples if base else None, case.direction, bounds
+            gate.stat,
+            case.samples,
+            gate.confidence,
+            not at_least,
+            base.samples if base else None,
+            case.direction,
+            bounds,
         )
         side = "lower" if at_least else "upper"
         shown += f" ({gate.confidence:.0%} {side} bound {fmt_num(compared)}{unit})"
     # Never met by a value that is not a number (an undefined ratio is NaN; both comparisons are false).
     met = math.isfinite(compared) and (compared >= threshold if at_least else compared <= threshold)
-    op = (("≥" if met else "<") if at_least else ("≤" if met else ">"))
-    counts = f"{len(case.samples)}" if base is None or len(base.samples) == len(case.samples) else f"{len(case.samples)} vs {len(base.samples)}"
+    op = ("≥" if met else "<") if at_least else ("≤" if met else ">")
+    counts = (
+        f"{len(case.samples)}"
+        if base is None or len(base.samples) == len(case.samples)
+        else f"{len(case.samples)} vs {len(base.samples)}"
+    )
     summary = f"{shown} {op} {fmt_num(threshold)}{unit} ({gate.stat} of {counts}, {_label(run, gate, case)})"
     return BenchOutcome(met, summary, run, value)
 
 
-def evaluate_bench_gate(gate: BenchGate, results: Sequence[ResultRun], bounds: MutableMapping[str, float] | None = None) -> GateVerdict:
+def evaluate_bench_gate(
+    gate: BenchGate, results: Sequence[ResultRun], bounds: MutableMapping[str, float] | None = None
+) -> GateVerdict:
     """The core's entry point: :func:`evaluate` as a :class:`~tracker.model.GateVerdict`.
 
     ``failed`` is set only when a qualifying run missed the threshold (a real regression signal);
@@ -191,4 +221,6 @@ def evaluate_bench_gate(gate: BenchGate, results: Sequence[ResultRun], bounds: M
         utc = run.time.utcoffset() == timedelta(0)
         time = run.time.strftime("%Y-%m-%dT%H:%M:%SZ") if utc else run.time.isoformat()
         source = EvidenceSource(file=run.path, machine=machine, commit=run.commit, time=time)
-    return GateVerdict(met=outcome.met, reason=outcome.summary, source=source, failed=outcome.value is not None and not outcome.met)
+    return GateVerdict(
+        met=outcome.met, reason=outcome.summary, source=source, failed=outcome.value is not None and not outcome.met
+    )

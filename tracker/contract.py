@@ -1,9 +1,10 @@
 """The file contract every writer of tracker files shares: where files live, their names, their times, the ids
 of the code they saw, and how they are written.
 
-Standard library only (of the tracker it imports only :mod:`tracker.hashing`, itself standard library): the pytest plugin (which runs where only pytest is
-installed), ``bench/`` (the GPU machine has no pydantic) and the commands all write by these rules, so a file
-any of them writes reads the same way everywhere (docs/evidence.md documents each rule).
+Standard library only (of the tracker it imports only :mod:`tracker.hashing`, itself standard library): the
+pytest plugin (which runs where only pytest is installed), ``bench/`` (the GPU machine has no pydantic) and the
+commands all write by these rules, so a file any of them writes reads the same way everywhere (docs/evidence.md
+documents each rule).
 
 - Places: the evidence store :data:`EVIDENCE_DIR`, benchmark output :data:`RESULTS_DIR`, the per-machine
   :data:`CACHE_DIR` (gitignored: :func:`ensure_tracker_dir`).
@@ -68,7 +69,7 @@ def hostname() -> str:
     uname = getattr(os, "uname", None)
     if uname is not None:
         return str(uname().nodename)
-    import socket  # noqa: PLC0415 - where there is no os.uname (Windows)
+    import socket
 
     return socket.gethostname()
 
@@ -115,19 +116,19 @@ def utc_time(text: object) -> str | None:
     """
     if not isinstance(text, str):
         return None
-    if len(text) == 20 and all(c == s or (s == "0" and "0" <= c <= "9") for c, s in zip(text, _SHAPE)):
+    if len(text) == 20 and all(c == s or (s == "0" and "0" <= c <= "9") for c, s in zip(text, _SHAPE, strict=False)):
         year, month, day = int(text[:4]), int(text[5:7]), int(text[8:10])
         valid = year >= 1 and 1 <= month <= 12 and 1 <= day <= _days_in(year, month)
         if valid and text[11:13] < "24" and text[14:16] < "60" and text[17:19] < "60":
             return text
         return None  # the tracker's own shape with impossible values: datetime would refuse it too
-    from datetime import datetime, timezone  # noqa: PLC0415 - only for times in another form
+    from datetime import UTC, datetime  # only for times in another form: not on status's path
 
     try:
         when = datetime.fromisoformat(text)
         if when.tzinfo is None:
             return None
-        u = when.astimezone(timezone.utc)
+        u = when.astimezone(UTC)
     except (ValueError, OverflowError):  # OverflowError: an offset that moves year 1 or 9999 out of range
         return None
     return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}Z"
@@ -147,7 +148,7 @@ class Clock:
     time it accepted stays accepted however far the clock moves on (never back): what the status index relies on;
     a refusal names the clock in its reason, so no index is kept then."""
 
-    __slots__ = ("now", "limit", "soonest")
+    __slots__ = ("limit", "now", "soonest")
 
     def __init__(self, seconds: float | None = None) -> None:
         at = time.time() if seconds is None else seconds
@@ -161,9 +162,11 @@ class Clock:
             return None
         if self.soonest is None or utc < self.soonest:
             self.soonest = utc
-        return (f"{what} {utc} is in the future: more than {MAX_FUTURE_S // 60} minutes after this machine's "
-                f"clock ({self.now}); runs are ordered by time, so it would hide every run recorded until then "
-                "(is the clock of the machine that wrote it ahead?)")  # fmt: skip
+        return (
+            f"{what} {utc} is in the future: more than {MAX_FUTURE_S // 60} minutes after this machine's "
+            f"clock ({self.now}); runs are ordered by time, so it would hide every run recorded until then "
+            "(is the clock of the machine that wrote it ahead?)"
+        )
 
 
 # --- code ids ------------------------------------------------------------------------------------------------------
@@ -190,9 +193,8 @@ def ensure_tracker_dir(tracker_dir: Path) -> None:
     if ignore.exists():
         return
     tracker_dir.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        with open(ignore, "x", encoding="utf-8") as fh:
-            fh.write(GITIGNORE)
+    with contextlib.suppress(FileExistsError), open(ignore, "x", encoding="utf-8") as fh:
+        fh.write(GITIGNORE)
 
 
 def atomic_write(

@@ -36,8 +36,9 @@ def repo_bench_evaluator(
     return Evaluator(RepoResults(root, files, clock, Cache(root) if cache is None else cache))
 
 
-
-def derive(root: Path, plans: list[Plan], clock: Clock | None = None, cache: Cache | None = None) -> dict[str, PhaseStatus]:
+def derive(
+    root: Path, plans: list[Plan], clock: Clock | None = None, cache: Cache | None = None
+) -> dict[str, PhaseStatus]:
     """Statuses of ``plans`` from the repository's evidence store and working tree: from the status index
     (:mod:`tracker.statusindex`) when it holds every answer, else from the store, handing ``cache`` the index
     anew. ``clock``: the time evidence times are checked against (default: now); ``cache``: the command's,

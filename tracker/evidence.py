@@ -86,7 +86,9 @@ class _Shape:
             self.problems.append(what)
         return ok
 
-    def typed(self, doc: dict[str, Any], key: str, test: Any, expected: str, where: str = "", optional: bool = False) -> None:
+    def typed(
+        self, doc: dict[str, Any], key: str, test: Any, expected: str, where: str = "", optional: bool = False
+    ) -> None:
         """``doc[key]`` passes ``test`` (absent is fine when ``optional``)."""
         if key not in doc:
             self.need(optional, f"{where}{key} is missing ({expected})")
@@ -105,7 +107,10 @@ class _Shape:
         """Keys this version does not define may only hold a string, a number, a boolean or null."""
         for key, value in doc.items():
             if key not in known and not _scalar(value):
-                self.problems.append(f"{where}{key_name(key)} is {show(value)}: an unknown key may only hold a string, number, boolean or null")
+                self.problems.append(
+                    f"{where}{key_name(key)} is {show(value)}: an unknown key may only hold a string, number, "
+                    "boolean or null"
+                )
                 return
 
 
@@ -126,13 +131,42 @@ _ID_LENGTHS = frozenset({40, 64})
 _HEX_BYTES = _HEX_DIGITS.encode()
 
 
-_RUN_KEYS = frozenset({"schema", "version", "status", "provenance", "rootdir", "gates", "files", "tests", "exitstatus",
-                       "duration", "losses", "running"})  # fmt: skip
+_RUN_KEYS = frozenset(
+    {
+        "schema",
+        "version",
+        "status",
+        "provenance",
+        "rootdir",
+        "gates",
+        "files",
+        "tests",
+        "exitstatus",
+        "duration",
+        "losses",
+        "running",
+    }
+)
 _PROVENANCE_KEYS = frozenset({"time", "host", "commit", "dirty", "args"})
 _RECORD_KEYS = frozenset({"nodeid", "outcome", "reason", "duration", "markers"})
 _RUNNING_KEYS = frozenset({"nodeid", "markers", "pid"})
-_SIGNOFF_KEYS = frozenset({"schema", "version", "gate_key", "gate_hash", "phase_manual", "manual", "by", "why", "time",
-                           "host", "commit", "dirty", "files"})  # fmt: skip
+_SIGNOFF_KEYS = frozenset(
+    {
+        "schema",
+        "version",
+        "gate_key",
+        "gate_hash",
+        "phase_manual",
+        "manual",
+        "by",
+        "why",
+        "time",
+        "host",
+        "commit",
+        "dirty",
+        "files",
+    }
+)
 
 
 def _commit(value: object) -> bool:
@@ -161,9 +195,17 @@ def _check_test_run(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None
         shape.typed(prov, "host", lambda v: isinstance(v, str), "a string", "provenance.", optional=not counts)
         shape.typed(prov, "commit", _commit, "40 lowercase hex digits or null", "provenance.", optional=True)
         shape.typed(prov, "dirty", _optional_bool, "true, false or null", "provenance.", optional=True)
-        shape.typed(prov, "args", lambda v: v is None or _str_list(v), "a list of strings or null", "provenance.", optional=True)
+        shape.typed(
+            prov, "args", lambda v: v is None or _str_list(v), "a list of strings or null", "provenance.", optional=True
+        )
         shape.extra(prov, _PROVENANCE_KEYS, "provenance.")
-    shape.typed(doc, "gates", lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()), "a {gate: hash} object", optional=True)
+    shape.typed(
+        doc,
+        "gates",
+        lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+        "a {gate: hash} object",
+        optional=True,
+    )
     shape.typed(doc, "files", _file_ids, "a {path: blob id} object", optional=not counts)
     tests = doc.get("tests", [] if not counts else None)
     if not isinstance(tests, list):
@@ -176,10 +218,23 @@ def _check_test_run(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None
     if running is not None and shape.need(isinstance(running, dict), wrong("running", running, "an object")):
         shape.typed(running, "nodeid", lambda v: isinstance(v, str), "a string", "running.")
         shape.typed(running, "markers", _str_list, "a list of strings", "running.", optional=True)
-        shape.typed(running, "pid", lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer", "running.", optional=True)
+        shape.typed(
+            running,
+            "pid",
+            lambda v: isinstance(v, int) and not isinstance(v, bool),
+            "an integer",
+            "running.",
+            optional=True,
+        )
         shape.extra(running, _RUNNING_KEYS, "running.")
     shape.typed(doc, "rootdir", lambda v: v is None or isinstance(v, str), "a string or null", optional=True)
-    shape.typed(doc, "exitstatus", lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)), "an integer or null", optional=True)
+    shape.typed(
+        doc,
+        "exitstatus",
+        lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
+        "an integer or null",
+        optional=True,
+    )
     shape.typed(doc, "duration", lambda v: v is None or _number(v), "a finite number or null", optional=True)
     shape.typed(doc, "losses", _str_list, "a list of strings", optional=True)
     shape.extra(doc, _RUN_KEYS)
@@ -209,7 +264,13 @@ def _check_record(rec: object, shape: _Shape, where: str) -> bool:
         return shape.need(False, wrong(where, rec, "an object with a nodeid and an outcome"))
     before = len(shape.problems)
     shape.typed(rec, "nodeid", lambda v: isinstance(v, str) and v != "", "a non-empty string", f"{where}.")
-    shape.typed(rec, "outcome", lambda v: isinstance(v, str) and v in OUTCOMES, f"one of {', '.join(sorted(OUTCOMES))}", f"{where}.")
+    shape.typed(
+        rec,
+        "outcome",
+        lambda v: isinstance(v, str) and v in OUTCOMES,
+        f"one of {', '.join(sorted(OUTCOMES))}",
+        f"{where}.",
+    )
     shape.typed(rec, "reason", lambda v: isinstance(v, str), "a string", f"{where}.", optional=True)
     shape.typed(rec, "duration", _number, "a finite number", f"{where}.", optional=True)
     shape.typed(rec, "markers", _str_list, "a list of strings", f"{where}.", optional=True)
@@ -290,7 +351,7 @@ def lone_surrogate(data: bytes, doc: object) -> str | None:
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError as err:
-                return f"holds text that is not valid Unicode (a lone surrogate, {err.object[err.start:err.end]!a})"
+                return f"holds text that is not valid Unicode (a lone surrogate, {err.object[err.start : err.end]!a})"
     return None
 
 
@@ -335,7 +396,12 @@ def check_store_dir(root: Path) -> None:
 
 
 def load(
-    root: Path, strict: bool = True, last: str | None = None, *, clock: Clock | None = None, results: bool = True,
+    root: Path,
+    strict: bool = True,
+    last: str | None = None,
+    *,
+    clock: Clock | None = None,
+    results: bool = True,
     cache: Cache | None = None,
 ) -> Store:
     """Read the store under ``root``; files are ordered by their recorded time (in UTC), then name.
@@ -362,7 +428,9 @@ def load(
         if bad is not None:  # no evidence can be read: every test and bench gate is unmet, saying why
             if strict:
                 check_store_dir(root)
-            store.invalid.append(f"{bad.as_posix()}: not a directory (the evidence store {EVIDENCE_DIR.as_posix()}/ must be one)")
+            store.invalid.append(
+                f"{bad.as_posix()}: not a directory (the evidence store {EVIDENCE_DIR.as_posix()}/ must be one)"
+            )
         return store
     clock = clock or Clock()
     try:
@@ -449,9 +517,9 @@ class _ResultCopies:
     NAME = "result-copies"
 
     def __init__(self, cache: Cache) -> None:
-        import time  # noqa: PLC0415
+        import time
 
-        from tracker.hashing import sha256_hex  # noqa: PLC0415
+        from tracker.hashing import sha256_hex
 
         self.cache = cache
         self.key = cache_key(self.NAME, sha256_hex(Path(__file__).read_bytes()))
@@ -498,7 +566,11 @@ def crashed_run(
     errored (nothing else of it counts); None while its process may still be running here. ``seen``
     collects (pid, host, alive) of the process it asked about."""
     running = data.get("running")
-    if data.get("status") != "incomplete" or not isinstance(running, dict) or not isinstance(running.get("nodeid"), str):
+    if (
+        data.get("status") != "incomplete"
+        or not isinstance(running, dict)
+        or not isinstance(running.get("nodeid"), str)
+    ):
         return None
     given = data.get("provenance")
     prov: dict[str, Any] = given if isinstance(given, dict) else {}
@@ -509,8 +581,12 @@ def crashed_run(
         return None
     if root is not None:  # the plugin names the test it runs in a slot beside the file (tracker.contract.running_file)
         running = crashed_test(root / rel, running, root=root)
-    rec = {"nodeid": running["nodeid"], "outcome": "error", "reason": "crashed: the pytest process died while this test ran",
-           "duration": 0.0}  # fmt: skip
+    rec = {
+        "nodeid": running["nodeid"],
+        "outcome": "error",
+        "reason": "crashed: the pytest process died while this test ran",
+        "duration": 0.0,
+    }
     if isinstance(running.get("markers"), list):  # none (an ingested reportlog's running test): marker-blind
         rec["markers"] = running["markers"]
     # No gates, no args: the run collected nothing whole, it only adds this one record.
@@ -543,7 +619,7 @@ def crashed_test(evidence: Path, running: dict[str, Any], *, root: Path | None =
 def _maybe_alive(pid: object, host: object) -> bool:
     """Is process ``pid`` of this host still alive? (A file from another host: its run is over.) A pid no
     process can have (0 or less: ``kill`` would ask about a process group; too large) names no live process."""
-    import socket  # noqa: PLC0415 - only when a store holds a run that names a running test
+    import socket
 
     if type(pid) is not int or not 0 < pid <= _MAX_PID or host != socket.gethostname() or os.name != "posix":
         return False

@@ -82,7 +82,9 @@ class LiveEvidence(Evidence):
             for run in self.store.runs:
                 self._recorded.setdefault(run.file, (run.files, run.gates))
             for file, data in self.store.signoffs:
-                self._recorded.setdefault(file, (data.get("files", {}), {data.get("gate_key", ""): data.get("gate_hash", "")}))
+                self._recorded.setdefault(
+                    file, (data.get("files", {}), {data.get("gate_key", ""): data.get("gate_hash", "")})
+                )
         return self._recorded.get(source, ({}, {}))
 
     def definition_changed(self, source: str, key: str, gate: Gate) -> bool:

@@ -54,7 +54,9 @@ def read_regular(path: Path, *, root: Path | None = None, limit: int = MAX_READ)
         except (OSError, RuntimeError) as err:  # RuntimeError: a symlink loop (Python < 3.13)
             raise FileError(f"{path}: cannot read: {getattr(err, 'strerror', None) or err}") from None
         except ValueError:
-            raise FileError(f"{path}: refused: it resolves to {real}, outside the repository {root.resolve()}") from None
+            raise FileError(
+                f"{path}: refused: it resolves to {real}, outside the repository {root.resolve()}"
+            ) from None
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as err:
@@ -85,8 +87,13 @@ def read_regular(path: Path, *, root: Path | None = None, limit: int = MAX_READ)
 def _file_kind(mode: int) -> str:
     import stat
 
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):  # fmt: skip
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -142,7 +149,10 @@ def remove_stale_temps(directory: Path, *, older_than: float = STALE_TEMP_AGE) -
         if not _TEMP_NAME.fullmatch(entry.name):
             continue
         try:
-            if not entry.is_file(follow_symlinks=False) or now - entry.stat(follow_symlinks=False).st_mtime <= older_than:
+            if (
+                not entry.is_file(follow_symlinks=False)
+                or now - entry.stat(follow_symlinks=False).st_mtime <= older_than
+            ):
                 continue
             os.unlink(entry.path)
         except OSError:
@@ -302,7 +312,11 @@ def replace_unchanged(tmp: Path, path: Path, stamp: FileStamp, data: bytes) -> N
         if flux is not None:
             raise FileChangedError(path, flux[0], wait=flux[1])
         st = os.fstat(fd)
-        if FileStamp(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != stamp or _read_fd(fd, len(data)) != data or file_stamp(path) != stamp:
+        if (
+            FileStamp(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != stamp
+            or _read_fd(fd, len(data)) != data
+            or file_stamp(path) != stamp
+        ):
             raise FileChangedError(path, "changed after it was read (saved by an editor?)")
         _swap_in(tmp, path, stamp, fd if leased else None)
     finally:
@@ -348,11 +362,16 @@ def _swap_in(tmp: Path, path: Path, stamp: FileStamp, leased_fd: int | None) -> 
     except OSError as err:
         kept = tmp.with_name(tmp.name.removesuffix(".tmp") + ".kept")
         os.replace(tmp, kept)  # atomic_write removes ``tmp`` on the way out: the editor's save must not go with it
-        raise FileError(f"{path}: saved by an editor while it was being replaced, and it could not be put back ({err.strerror}): the editor's version is {kept}") from None
+        raise FileError(
+            f"{path}: saved by an editor while it was being replaced, and it could not be put back "
+            f"({err.strerror}): the editor's version is {kept}"
+        ) from None
     raise FileChangedError(path, "saved by an editor while it was being replaced")
 
 
-def write_text_if_changed(path: Path, old: str, new: str, *, stamp: FileStamp | None = None, root: Path | None = None) -> bool:
+def write_text_if_changed(
+    path: Path, old: str, new: str, *, stamp: FileStamp | None = None, root: Path | None = None
+) -> bool:
     """Atomically write ``new`` when it differs from ``old``; True when the file was written.
 
     With ``stamp`` (the file's stamp when ``old`` was read), the file is replaced only if it is still,
@@ -418,7 +437,9 @@ def repo_lock(root: Path, timeout: float | None = None) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise LockedError(f"{lock}: another tracker process holds the lock (waited {timeout:.0f} s)") from None
+                    raise LockedError(
+                        f"{lock}: another tracker process holds the lock (waited {timeout:.0f} s)"
+                    ) from None
                 time.sleep(0.05)
         try:
             yield

@@ -22,7 +22,22 @@ from tracker.errors import FileError
 
 TRACKER_DIR = ".tracker"  # the tracker's own files (evidence, caches): never part of a fingerprint
 # Directories never fingerprinted when walking a tree without git.
-SKIP_DIRS = frozenset({".git", ".venv", "venv", "__pycache__", "build", "dist", ".tracker", ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache", "node_modules"})
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".venv",
+        "venv",
+        "__pycache__",
+        "build",
+        "dist",
+        ".tracker",
+        ".pytest_cache",
+        ".hypothesis",
+        ".mypy_cache",
+        ".ruff_cache",
+        "node_modules",
+    }
+)
 
 
 def _hash_file(path: Path) -> str | None:
@@ -60,11 +75,19 @@ def tree_file_ids(root: Path) -> dict[str, str]:
 
     # Both git calls run at once: together they are most of this function's wall time.
     base = ["git", "-c", "core.quotepath=off"]
-    outside = ["--", ".", f":(exclude){TRACKER_DIR}/"]  # committed evidence is listed by neither: its count does not matter
-    listing = subprocess.Popen([*base, "ls-files", "-s", "-z", *outside], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    outside = [
+        "--",
+        ".",
+        f":(exclude){TRACKER_DIR}/",
+    ]  # committed evidence is listed by neither: its count does not matter
+    listing = subprocess.Popen(
+        [*base, "ls-files", "-s", "-z", *outside], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     changes = subprocess.Popen(
         [*base, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", *outside],
-        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     outputs: list[bytes] = []
     for proc, what in ((listing, "git ls-files"), (changes, "git status")):
@@ -98,10 +121,15 @@ _LIT, _ANY, _CLASS, _STAR, _DSTAR, _DSTAR_SLASH = "lit", "any", "class", "*", "*
 # Runs of wildcards that can match the empty string, merged into one that matches the same strings, so the
 # automaton's empty moves stay short: e.g. ``[^/]*`` then ``.*`` is ``.*``; ``(|.*/)`` then ``[^/]*`` is ``.*``.
 _MERGE = {
-    (_STAR, _STAR): _STAR, (_STAR, _DSTAR): _DSTAR, (_DSTAR, _STAR): _DSTAR, (_DSTAR, _DSTAR): _DSTAR,
-    (_DSTAR, _DSTAR_SLASH): _DSTAR, (_DSTAR_SLASH, _DSTAR): _DSTAR, (_DSTAR_SLASH, _DSTAR_SLASH): _DSTAR_SLASH,
+    (_STAR, _STAR): _STAR,
+    (_STAR, _DSTAR): _DSTAR,
+    (_DSTAR, _STAR): _DSTAR,
+    (_DSTAR, _DSTAR): _DSTAR,
+    (_DSTAR, _DSTAR_SLASH): _DSTAR,
+    (_DSTAR_SLASH, _DSTAR): _DSTAR,
+    (_DSTAR_SLASH, _DSTAR_SLASH): _DSTAR_SLASH,
     (_DSTAR_SLASH, _STAR): _DSTAR,
-}  # fmt: skip
+}
 
 
 class _Class:
@@ -129,7 +157,10 @@ def _class_at(pattern: str, i: int) -> tuple[_Class, int, str | None] | None:
         c = pattern[j]
         if c == "]" and not first:
             if "/" in chars or any(lo <= "/" <= hi for lo, hi in ranges):
-                problem = f"a [...] class cannot match '/' (in {pattern[i : j + 1]!r}): '*', '?' and classes stay inside one directory"
+                problem = (
+                    f"a [...] class cannot match '/' (in {pattern[i : j + 1]!r}): '*', '?' and classes stay "
+                    "inside one directory"
+                )
             return _Class(negated, frozenset(chars), tuple(ranges)), j + 1, problem
         first = False
         if pattern[j + 1 : j + 2] == "-" and j + 2 < len(pattern) and pattern[j + 2] != "]":
@@ -194,7 +225,9 @@ def glob_problem(pattern: str) -> str | None:
         return f"glob {pattern!r} holds a control character ({bad!r})"
     segments = (pattern[:-1] if pattern.endswith("/") else pattern).split("/")
     if any(s in (".", "..") for s in segments):
-        return f"glob {pattern!r} has a '.' or '..' segment: globs are relative to the repository root and stay inside it"
+        return (
+            f"glob {pattern!r} has a '.' or '..' segment: globs are relative to the repository root and stay inside it"
+        )
     if "" in segments:
         return f"glob {pattern!r} has an empty path segment ('//')"
     problems = _glob_tokens(pattern)[1]
@@ -225,7 +258,8 @@ class Glob:
         for kind, arg in _glob_tokens(pattern)[0]:
             bit = 1 << k
             if kind == _LIT:
-                self._lits[arg] = self._lits.get(arg, 0) | bit  # type: ignore[index]
+                assert isinstance(arg, str)  # a literal token's argument is its character
+                self._lits[arg] = self._lits.get(arg, 0) | bit
             elif kind == _ANY:
                 self._any |= bit
             elif kind == _CLASS:

@@ -40,7 +40,11 @@ def regressions(statuses: Mapping[str, PhaseStatus]) -> list[str]:
             continue
         for i, v in enumerate(st.verdicts):
             if v.failed:
-                where = f" ({v.source.file}, {v.source.machine}, {(v.source.commit or 'no commit')[:7]})" if v.source else ""
+                where = (
+                    f" ({v.source.file}, {v.source.machine}, {(v.source.commit or 'no commit')[:7]})"
+                    if v.source
+                    else ""
+                )
                 out.append(f"{key}: regressed: gate {i + 1}: {v.reason}{where}")
     return out
 
@@ -79,13 +83,18 @@ def fresh_test_gates(
 
 
 def _utc(when: datetime) -> str:
-    from datetime import timezone  # noqa: PLC0415 - only for result runs, which are parsed with datetime anyway
 
-    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    from datetime import UTC  # only for result runs, which are parsed with datetime anyway
+
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def was_done(
-    plan: Plan, phase: Phase, store: Store, results: Sequence[ResultRun] = (), tests: TestIndex | None = None,
+    plan: Plan,
+    phase: Phase,
+    store: Store,
+    results: Sequence[ResultRun] = (),
+    tests: TestIndex | None = None,
     bounds: MutableMapping[str, float] | None = None,
 ) -> bool:
     """Were all of the phase's gates met together on the evidence as it stood at some earlier time?
@@ -119,7 +128,7 @@ def was_done(
     runs = [results[i] for _, kind, i in events if kind == 2]
 
     def bench(gate: BenchGate) -> GateVerdict:
-        from tracker.bench_verdict import evaluate_bench_gate  # noqa: PLC0415 - only for a phase with a bench gate
+        from tracker.bench_verdict import evaluate_bench_gate
 
         return evaluate_bench_gate(gate, runs, bounds)
 

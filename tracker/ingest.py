@@ -76,7 +76,7 @@ def shorten(longrepr: Any) -> str:
     elif longrepr is not None:
         lines = [ln for ln in _text(longrepr).splitlines() if ln.strip()]
         errors = [ln for ln in lines if ln.startswith("E ")]
-        text = (errors[0][1:] if errors else lines[-1] if lines else "")
+        text = errors[0][1:] if errors else lines[-1] if lines else ""
     first = text.strip().splitlines()[0] if text.strip() else ""
     return first if len(first) <= REASON_CHARS else first[: REASON_CHARS - 1] + "…"
 
@@ -215,7 +215,10 @@ def evidence_records(run: ForeignRun) -> list[dict[str, Any]]:
     record without one is marker-blind (:func:`tracker.testgate.has_markers`): for a gate with ``-m`` it only
     gives the outcome of a test that a run with markers selected, and never adds a test to the gate or drops one.
     """
-    records = ({"nodeid": o.nodeid, "outcome": o.outcome, "reason": o.reason, "duration": round(o.duration, 6)} for o in run.outcomes)
+    records = (
+        {"nodeid": o.nodeid, "outcome": o.outcome, "reason": o.reason, "duration": round(o.duration, 6)}
+        for o in run.outcomes
+    )
     return sorted(records, key=lambda r: r["nodeid"])
 
 
@@ -225,16 +228,20 @@ def running_record(run: ForeignRun) -> dict[str, Any] | None:
     return None if run.crashed_in is None else {"nodeid": run.crashed_in.nodeid}
 
 
-REPORTLOG_LOSSES = ("a reportlog has no markers (its keywords mix them with node-name parts): for a gate's marker expression "
-                    "these records only give the outcome of tests a run with markers selected",)  # fmt: skip
+REPORTLOG_LOSSES = (
+    "a reportlog has no markers (its keywords mix them with node-name parts): for a gate's marker expression "
+    "these records only give the outcome of tests a run with markers selected",
+)
 
 
 JUNIT_LOSSES = (
-    "JUnit XML has no per-phase reports: setup/teardown errors are inferred from pytest's 'failed on setup/teardown' messages",
+    "JUnit XML has no per-phase reports: setup/teardown errors are inferred from pytest's 'failed on "
+    "setup/teardown' messages",
     "JUnit XML records a non-strict xpass as a plain pass (xpassed cannot be told apart)",
     "JUnit XML cannot tell an interrupted session from a finished one: only the tests it lists count",
     "JUnit XML durations include setup and teardown",
-    "JUnit XML has no markers: for a gate's marker expression these records only give the outcome of tests a run with markers selected",
+    "JUnit XML has no markers: for a gate's marker expression these records only give the outcome of tests a run "
+    "with markers selected",
 )
 
 
@@ -263,8 +270,10 @@ def junit_time(path: Path, stamp: str) -> str:
     if when is not None:
         return when
     if utc_time(stamp + "+00:00") is not None:
-        raise IngestError(f"{path}: testsuite timestamp {show(stamp)} has no time zone (pytest before 8.3 writes local "
-                          "time): record with pytest >= 8.3, --report-log or --tracker-record")  # fmt: skip
+        raise IngestError(
+            f"{path}: testsuite timestamp {show(stamp)} has no time zone (pytest before 8.3 writes local "
+            "time): record with pytest >= 8.3, --report-log or --tracker-record"
+        )
     raise IngestError(f"{path}: testsuite timestamp {show(stamp)} is not an ISO-8601 time")
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Mapping, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from tracker.contract import utc_time
 from tracker.hashing import sha256_hex
@@ -88,11 +88,22 @@ class BenchGate(NamedTuple):
     @property
     def definition(self) -> dict[str, Any]:
         """The gate as written in the plan (unset optional keys left out)."""
-        keys = ("bench", "where", "baseline", "at_least", "at_most", "stat", "min_samples", "hardware", "run", "confidence")
+        keys = (
+            "bench",
+            "where",
+            "baseline",
+            "at_least",
+            "at_most",
+            "stat",
+            "min_samples",
+            "hardware",
+            "run",
+            "confidence",
+        )
         return {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
 
 
-Gate = Union[TestGate, ManualGate, BenchGate]
+Gate = TestGate | ManualGate | BenchGate
 
 
 def gate_hash(gate: Gate) -> str:
@@ -194,7 +205,7 @@ class _Record:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self._fields() == other._fields()  # type: ignore[attr-defined]
+        return self._fields() == other._fields()
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
@@ -205,10 +216,15 @@ class TestRun(_Record):
     """One complete pytest run: provenance, gate hashes, file ids and per-test records."""
 
     __test__ = False
-    __slots__ = ("file", "provenance", "gates", "files", "tests")
+    __slots__ = ("file", "files", "gates", "provenance", "tests")
 
     def __init__(
-        self, file: str, provenance: dict[str, Any], gates: dict[str, str], files: dict[str, str], tests: list[dict[str, Any]]
+        self,
+        file: str,
+        provenance: dict[str, Any],
+        gates: dict[str, str],
+        files: dict[str, str],
+        tests: list[dict[str, Any]],
     ) -> None:
         self.file = file  # path relative to the repo root
         self.provenance = provenance
@@ -227,7 +243,7 @@ class TestRun(_Record):
 class Store(_Record):
     """Everything in the evidence store, each list oldest first."""
 
-    __slots__ = ("runs", "signoffs", "bench", "incomplete", "invalid", "reordered", "processes")
+    __slots__ = ("bench", "incomplete", "invalid", "processes", "reordered", "runs", "signoffs")
 
     def __init__(
         self,

@@ -49,15 +49,26 @@ def _gate_from(d: dict[str, Any]) -> Gate:
 def to_plain(plan: Plan) -> dict[str, Any]:
     """A plan as JSON-able data (for the cache)."""
     return {
-        "id": plan.id, "title": plan.title, "path": plan.path, "milestone": plan.milestone,
-        "line": plan.line, "end_line": plan.end_line,
+        "id": plan.id,
+        "title": plan.title,
+        "path": plan.path,
+        "milestone": plan.milestone,
+        "line": plan.line,
+        "end_line": plan.end_line,
         "phases": [
-            {"id": ph.id, "title": ph.title, "depends": list(ph.depends), "paths": list(ph.paths),
-             "gates": [_gate_plain(g) for g in ph.gates], "line": ph.line, "end_line": ph.end_line,
-             "depends_line": ph.depends_line}
+            {
+                "id": ph.id,
+                "title": ph.title,
+                "depends": list(ph.depends),
+                "paths": list(ph.paths),
+                "gates": [_gate_plain(g) for g in ph.gates],
+                "line": ph.line,
+                "end_line": ph.end_line,
+                "depends_line": ph.depends_line,
+            }
             for ph in plan.phases
         ],
-    }  # fmt: skip
+    }
 
 
 def from_plain(d: Any) -> Plan:
@@ -65,7 +76,16 @@ def from_plain(d: Any) -> Plan:
     foreign cache entry must not reach status as a plan of the wrong shape)."""
     _check(d, _PLAN_SHAPE)
     phases = tuple(
-        Phase(p["id"], p["title"], tuple(p["depends"]), tuple(p["paths"]), tuple(_gate_from(g) for g in p["gates"]), p["line"], p["end_line"], p["depends_line"])
+        Phase(
+            p["id"],
+            p["title"],
+            tuple(p["depends"]),
+            tuple(p["paths"]),
+            tuple(_gate_from(g) for g in p["gates"]),
+            p["line"],
+            p["end_line"],
+            p["depends_line"],
+        )
         for p in d["phases"]
     )
     return Plan(d["id"], d["title"], d["path"], d["milestone"], phases, d["line"], d["end_line"])
@@ -78,13 +98,43 @@ _NUMBER = (int, float)
 _GATE_SHAPES: list[tuple[str, dict[str, Any]]] = [
     ("test", {"test": str, "marker": (str, None), "line": int}),
     ("manual", {"manual": str, "line": int}),
-    ("bench", {"bench": str, "where": "scalars", "baseline": ("scalars", None), "at_least": (_NUMBER, None), "at_most": (_NUMBER, None),
-               "stat": str, "min_samples": (int, None), "hardware": (str, None), "run": (str, None), "confidence": (_NUMBER, None),
-               "line": int}),
-]  # fmt: skip
+    (
+        "bench",
+        {
+            "bench": str,
+            "where": "scalars",
+            "baseline": ("scalars", None),
+            "at_least": (_NUMBER, None),
+            "at_most": (_NUMBER, None),
+            "stat": str,
+            "min_samples": (int, None),
+            "hardware": (str, None),
+            "run": (str, None),
+            "confidence": (_NUMBER, None),
+            "line": int,
+        },
+    ),
+]
 _GATE_SHAPE_OF = dict(_GATE_SHAPES)
-_PHASE_SHAPE = {"id": str, "title": str, "depends": [str], "paths": [str], "gates": ["gate"], "line": int, "end_line": int, "depends_line": int}
-_PLAN_SHAPE = {"id": str, "title": str, "path": str, "milestone": (str, None), "phases": [_PHASE_SHAPE], "line": int, "end_line": int}
+_PHASE_SHAPE = {
+    "id": str,
+    "title": str,
+    "depends": [str],
+    "paths": [str],
+    "gates": ["gate"],
+    "line": int,
+    "end_line": int,
+    "depends_line": int,
+}
+_PLAN_SHAPE = {
+    "id": str,
+    "title": str,
+    "path": str,
+    "milestone": (str, None),
+    "phases": [_PHASE_SHAPE],
+    "line": int,
+    "end_line": int,
+}
 
 
 def _check(value: Any, shape: Any) -> None:
@@ -103,7 +153,9 @@ def _check(value: Any, shape: Any) -> None:
         if value is not None:
             raise ValueError("expected null")
     elif shape == "scalars":
-        if not isinstance(value, dict) or not all(isinstance(k, str) and type(v) in (str, int, float, bool) for k, v in value.items()):
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and type(v) in (str, int, float, bool) for k, v in value.items()
+        ):
             raise ValueError("expected {str: scalar}")
     elif shape == "gate":
         if not isinstance(value, dict):
@@ -268,7 +320,9 @@ def load_plan_set(root: Path, *, cache: Cache | None = None) -> PlanSet:
     own: dict[str, list[str]] = {f.path: list(f.problems) for f in files}
     ids = {f.path: f.plan.id if f.plan is not None else None for f in files}
     # load_files reads plan_paths in order and lists the files it could not read in that order.
-    missing = [rel for rel in (_relative(root, path) for path in plan_paths(root)) if rel not in own] if unreadable else []
+    missing = (
+        [rel for rel in (_relative(root, path) for path in plan_paths(root)) if rel not in own] if unreadable else []
+    )
     broken = [path for path, problems in own.items() if problems] + missing
     broken_ids = {ids.get(path) for path in broken} | {path.rsplit("/", 1)[-1][:4] for path in broken}
     for c in cross:
@@ -277,7 +331,7 @@ def load_plan_set(root: Path, *, cache: Cache | None = None) -> PlanSet:
         if c.also is not None:  # a duplicate id: the first file with it is as ambiguous as the later one
             own[c.also].append(c.message)
     invalid = [InvalidPlan(f.path, ids[f.path], own[f.path]) for f in files if own[f.path]]
-    invalid += [InvalidPlan(path, None, [message]) for path, message in zip(missing, unreadable)]
+    invalid += [InvalidPlan(path, None, [message]) for path, message in zip(missing, unreadable, strict=False)]
     invalid.sort(key=lambda i: i.path)
     plans = [f.plan for f in files if f.plan is not None and not own[f.path]]
     problems = [p for f in files for p in f.problems] + [c.message for c in cross]

@@ -107,7 +107,10 @@ def without(store: Store, drop: set[str]) -> Store:
 
 
 def settle(
-    store: Store, keep: KeepSet, results: Sequence[ResultRun], view: Callable[[Store, Sequence[ResultRun]], object],
+    store: Store,
+    keep: KeepSet,
+    results: Sequence[ResultRun],
+    view: Callable[[Store, Sequence[ResultRun]], object],
     deletable: Callable[[str], bool] = lambda path: True,
 ) -> KeepSet:
     """Grow ``keep`` until pruning changes nothing ``view`` shows (statuses and verdicts).

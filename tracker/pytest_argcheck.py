@@ -24,10 +24,15 @@ import pytest
 
 # Options after which pytest does something other than run the tests: verify would record no run.
 NOT_A_RUN = (
-    ("help", "--help"), ("version", "--version"), ("collectonly", "--collect-only"), ("showfixtures", "--fixtures"),
-    ("show_fixtures_per_test", "--fixtures-per-test"), ("markers", "--markers"), ("setupplan", "--setup-plan"),
+    ("help", "--help"),
+    ("version", "--version"),
+    ("collectonly", "--collect-only"),
+    ("showfixtures", "--fixtures"),
+    ("show_fixtures_per_test", "--fixtures-per-test"),
+    ("markers", "--markers"),
+    ("setupplan", "--setup-plan"),
     ("setuponly", "--setup-only"),
-)  # fmt: skip
+)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -63,7 +68,9 @@ def _expression_problems(config: pytest.Config) -> list[str]:
         except Exception as err:  # SyntaxError now, ParseError in older pytest
             text = getattr(err, "msg", None) or str(err)
             column = getattr(err, "offset", None) or getattr(err, "column", None)
-            out.append(f"Wrong expression passed to '{flag}': {expr}: " + (f"at column {column}: " if column else "") + text)
+            out.append(
+                f"Wrong expression passed to '{flag}': {expr}: " + (f"at column {column}: " if column else "") + text
+            )
     return out
 
 

@@ -1,9 +1,10 @@
 """pytest plugin recording per-test outcomes as a tracker evidence file.
 
 Used by ``tracker verify`` (``-p tracker.pytest_plugin``) and by a plain ``pytest --tracker-record[=DIR]``
-(entry point ``pytest11: tracker.pytest_plugin``; both forms together are fine). It imports only the standard library, pytest and
-:mod:`tracker.fingerprint`, :mod:`tracker.selection`, :mod:`tracker.dirty` and :mod:`tracker.contract` (standard-library only), because it also
-runs on the GPU machine, which has pytest but none of the tracker's dependencies and no ``.git`` directory.
+(entry point ``pytest11: tracker.pytest_plugin``; both forms together are fine). It imports only the standard
+library, pytest and :mod:`tracker.fingerprint`, :mod:`tracker.selection`, :mod:`tracker.dirty` and
+:mod:`tracker.contract` (standard-library only), because it also runs on the GPU machine, which has pytest but
+none of the tracker's dependencies and no ``.git`` directory.
 
 ``provenance.commit``/``dirty`` follow :mod:`tracker.dirty`, the rule ``signoff`` and result files use too (evidence
 in ``.tracker/`` and ``bench/results/`` never makes a run dirty); a ``TRACKER_COMMIT`` or ``TRACKER_DIRTY`` that
@@ -66,13 +67,20 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         help="record per-test outcomes as a tracker evidence file in DIR (default <rootdir>/.tracker/evidence)",
     )
     group.addoption("--tracker-file", default=None, help="evidence file name to write (used by tracker verify)")
-    group.addoption("--tracker-gates", default=None, help="JSON file {gate key: definition hash} (used by tracker verify)")
+    group.addoption(
+        "--tracker-gates", default=None, help="JSON file {gate key: definition hash} (used by tracker verify)"
+    )
     group.addoption(
         "--tracker-select",
         default=None,
-        help="JSON file [[pytest arg, -m expression or null], ...]: run only tests some pair selects (used by tracker verify)",
+        help="JSON file [[pytest arg, -m expression or null], ...]: run only tests some pair selects "
+        "(used by tracker verify)",
     )
-    group.addoption("--tracker-collect", default=None, help="write collected node ids and collection errors as JSON (used by tracker lint)")
+    group.addoption(
+        "--tracker-collect",
+        default=None,
+        help="write collected node ids and collection errors as JSON (used by tracker lint)",
+    )
 
 
 def _block_entry_points_under_other_names(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -94,7 +102,12 @@ def _block_entry_points_under_other_names(pluginmanager: pytest.PytestPluginMana
     registered = pluginmanager.get_name(me)
     for dist in distributions(name=DISTRIBUTION):
         for ep in dist.entry_points:
-            if ep.group == "pytest11" and ep.value == __name__ and ep.name != registered and pluginmanager.get_plugin(ep.name) is None:
+            if (
+                ep.group == "pytest11"
+                and ep.value == __name__
+                and ep.name != registered
+                and pluginmanager.get_plugin(ep.name) is None
+            ):
                 pluginmanager.set_blocked(ep.name)
 
 
@@ -125,7 +138,9 @@ class Selector:
         self.pairs = GatePairs([tuple(p) for p in json.loads(Path(config.getoption("tracker_select")).read_text())])
 
     @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
         keep: list[pytest.Item] = []
         drop: list[pytest.Item] = []
         for item in items:
@@ -283,7 +298,9 @@ class Recorder:
         self.started_tests = False
         self.collection_stop = False  # pytest stopped after collection errors, before any test
         self.data: dict[str, Any] = {}
-        self._head = ""  # the incomplete file's JSON without its closing brace (written when the running test's file changes)
+        self._head = (
+            ""  # the incomplete file's JSON without its closing brace (written when the running test's file changes)
+        )
         self._running_where: str | None = None  # what the evidence file names as running: a test, or its file
         self._last_file: str | None = None  # the file of the test run last
         self.slot = _RunningSlot(running_file(self.path))
@@ -295,7 +312,13 @@ class Recorder:
     def _record(self, nodeid: str, markers: list[str] | None = None) -> dict[str, Any]:
         rec = self.tests.get(nodeid)
         if rec is None:
-            rec = self.tests[nodeid] = {"nodeid": nodeid, "outcome": "notrun", "reason": "", "duration": 0.0, "markers": markers or []}
+            rec = self.tests[nodeid] = {
+                "nodeid": nodeid,
+                "outcome": "notrun",
+                "reason": "",
+                "duration": 0.0,
+                "markers": markers or [],
+            }
         return rec
 
     @pytest.hookimpl(tryfirst=True)
@@ -348,7 +371,9 @@ class Recorder:
         where = item.nodeid if alone else file
         if where != self._running_where:
             if not self._head:
-                self._head = json.dumps(self.data, indent=1, sort_keys=True, ensure_ascii=False).removesuffix("}").rstrip()
+                self._head = (
+                    json.dumps(self.data, indent=1, sort_keys=True, ensure_ascii=False).removesuffix("}").rstrip()
+                )
             running = {"nodeid": where, "markers": markers if where == item.nodeid else [], "pid": os.getpid()}
             _replace(self.path, f'{self._head},\n "running": {json.dumps(running, ensure_ascii=False)}\n}}\n')
             self._running_where = where
@@ -370,14 +395,18 @@ class Recorder:
             if report.failed:
                 rec.update(outcome="error", reason="setup error: " + _reason(report))
             elif report.skipped:
-                rec.update(outcome="xfailed" if xfail else "skipped", reason=_reason(report) if not xfail else report.wasxfail)
+                rec.update(
+                    outcome="xfailed" if xfail else "skipped", reason=_reason(report) if not xfail else report.wasxfail
+                )
         elif report.when == "call":
             if report.passed:
                 rec.update(outcome="xpassed" if xfail else "passed", reason="")
             elif report.failed:
                 rec.update(outcome="failed", reason=_reason(report))
             else:
-                rec.update(outcome="xfailed" if xfail else "skipped", reason=report.wasxfail if xfail else _reason(report))
+                rec.update(
+                    outcome="xfailed" if xfail else "skipped", reason=report.wasxfail if xfail else _reason(report)
+                )
         elif report.failed:  # teardown error: whatever happened before, the test did not pass cleanly
             rec.update(outcome="error", reason="teardown error: " + _reason(report))
 

@@ -156,9 +156,15 @@ def status_data(
                         "changed": list(st.changed),
                         "note": st.note,
                         "gates": [
-                            {"index": i, "kind": type(g).__name__.removesuffix("Gate").lower(),
-                             "definition": g.definition, "met": v.met, "failed": v.failed, "reason": v.reason,
-                             "source": src(v.source)}
+                            {
+                                "index": i,
+                                "kind": type(g).__name__.removesuffix("Gate").lower(),
+                                "definition": g.definition,
+                                "met": v.met,
+                                "failed": v.failed,
+                                "reason": v.reason,
+                                "source": src(v.source),
+                            }
                             for i, (g, v) in enumerate(zip(ph.gates, st.verdicts, strict=True), 1)
                         ],
                     }
@@ -167,4 +173,4 @@ def status_data(
             }
             for plan in plans
         ]
-    }  # fmt: skip
+    }

@@ -36,17 +36,29 @@ def _view(raw: dict[str, Any], path: str, sha: str) -> ResultRun:
         ResultCase(c["metric"], dict(c["params"]), c["unit"], c["direction"], tuple(float(x) for x in c["samples"]))
         for c in raw["cases"]
     )
-    from datetime import datetime  # noqa: PLC0415
+    from datetime import datetime
 
     time = datetime.fromisoformat(str(utc_time(prov["time"])).replace("Z", "+00:00"))
     return ResultRun(
-        path, sha, raw["benchmark"], time, prov["host"], prov.get("gpu"), prov.get("commit"), prov.get("dirty"),
-        dict(prov["fingerprint"]["files"]), cases,
+        path,
+        sha,
+        raw["benchmark"],
+        time,
+        prov["host"],
+        prov.get("gpu"),
+        prov.get("commit"),
+        prov.get("dirty"),
+        dict(prov["fingerprint"]["files"]),
+        cases,
     )
 
 
 def load_result(
-    path: Path | str, cache: Cache | None = None, *, data: bytes | None = None, root: Path | None = None,
+    path: Path | str,
+    cache: Cache | None = None,
+    *,
+    data: bytes | None = None,
+    root: Path | None = None,
     clock: Clock | None = None,
 ) -> ResultRun:
     """Read one result file (or its bytes ``data``, already read); validate it unless ``cache`` (the command's;
@@ -64,7 +76,7 @@ def load_result(
             data = read_regular(Path(path), root=root)
         except FileError as exc:
             raise ResultFileError(path, str(exc).removeprefix(f"{path}: ")) from None
-    from hashlib import sha256  # noqa: PLC0415 - OpenSSL (~5 ms to import): only when a file is loaded
+    from hashlib import sha256
 
     sha = sha256(data).hexdigest()
     cache = Cache(None) if cache is None else cache
@@ -89,7 +101,7 @@ def _validate(data: bytes, path: Path | str, sha: str, cache: Cache) -> None:
         if verdict:
             raise ResultFileError(path, verdict)
         return
-    from tracker.result_schema import parse_result  # noqa: PLC0415 - pydantic only for unseen bytes
+    from tracker.result_schema import parse_result
 
     try:
         parse_result(data, path)
@@ -131,7 +143,7 @@ def repo_result_files(root: Path, copies: list[str] | None = None, cache: Cache 
     (:func:`tracker.evidence.load`, through ``cache``; a store file it cannot use is none of them: the store lists
     it as invalid, which leaves every bench gate unmet in status)."""
     if copies is None:
-        from tracker.evidence import load  # noqa: PLC0415 - a caller that loaded the store passes its copies
+        from tracker.evidence import load
 
         copies = [rel for rel, _ in load(root, strict=False, results=False, cache=cache).bench]
     out = sorted(root / rel for rel in copies)
@@ -145,7 +157,12 @@ class ResultSet(list[ResultRun]):
 
 
 def load_repo_results(
-    root: Path, strict: bool = True, *, files: list[Path] | None = None, clock: Clock | None = None, cache: Cache | None = None
+    root: Path,
+    strict: bool = True,
+    *,
+    files: list[Path] | None = None,
+    clock: Clock | None = None,
+    cache: Cache | None = None,
 ) -> ResultSet:
     """All result files of the repository (paths relative to ``root``), oldest first, deduplicated by
     content (an ingested copy equals its source). A file is used whole or not at all: an invalid one
@@ -163,7 +180,9 @@ def load_repo_results(
         unique.setdefault(run.sha256, run._replace(path=rel))
     out = ResultSet(sorted(unique.values(), key=lambda r: (r.time, r.path)))
     out.errors = [
-        ResultFileError(Path(e.path).relative_to(root).as_posix() if Path(e.path).is_absolute() else e.path, e.reason, e.lasting)
+        ResultFileError(
+            Path(e.path).relative_to(root).as_posix() if Path(e.path).is_absolute() else e.path, e.reason, e.lasting
+        )
         for e in bad
     ]
     return out
@@ -171,7 +190,7 @@ def load_repo_results(
 
 def results_json_schema() -> dict[str, Any]:
     """JSON Schema of result files (``tracker schema --results``)."""
-    from tracker.result_schema import json_schema  # noqa: PLC0415
+    from tracker.result_schema import json_schema
 
     return json_schema()
 
@@ -180,8 +199,14 @@ def results_json_schema() -> dict[str, Any]:
 
 
 def new_result(
-    root: Path, benchmark: str, cases: list[dict[str, Any]], measured: list[str], *, command: str | None = None,
-    gpu: str | None = None, environment: dict[str, str | None] | None = None,
+    root: Path,
+    benchmark: str,
+    cases: list[dict[str, Any]],
+    measured: list[str],
+    *,
+    command: str | None = None,
+    gpu: str | None = None,
+    environment: dict[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """A valid result document for ``cases`` measured now on the working tree at ``root``.
 
@@ -194,34 +219,47 @@ def new_result(
     is wrong (a case that is not valid, no measured file, a bad ``TRACKER_COMMIT``); the document is checked by the
     same validator that reads result files, so what this returns is always accepted.
     """
-    import platform  # noqa: PLC0415 - writing is rare: nothing of this on the status path
-    import socket  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-    import time  # noqa: PLC0415
+    import platform
+    import socket
+    import sys
+    import time
 
-    from tracker.contract import set_fingerprint  # noqa: PLC0415
-    from tracker.dirty import commit_state  # noqa: PLC0415
+    from tracker.contract import set_fingerprint
+    from tracker.dirty import commit_state
     from tracker.fingerprint import FileIndex, tree_file_ids
 
     files = FileIndex(tree_file_ids(root)).match(measured) if measured else {}
     if not files:
-        raise ValueError(f"measured: no file of the working tree matches {', '.join(measured) or 'nothing given'} "
-                         "(name the files the benchmark measured, as globs like a phase's paths)")  # fmt: skip
+        raise ValueError(
+            f"measured: no file of the working tree matches {', '.join(measured) or 'nothing given'} "
+            "(name the files the benchmark measured, as globs like a phase's paths)"
+        )
     commit, dirty = commit_state(root)
     extra = {k: v for k, v in (environment or {}).items() if k in ("driver", "cuda", "torch", "triton")}
     unknown = sorted(set(environment or {}) - set(extra))
     if unknown:
         raise ValueError(f"environment: unknown key {unknown[0]!r} (driver, cuda, torch or triton)")
     doc = {
-        "schema": RESULT_SCHEMA, "version": RESULT_VERSION, "benchmark": benchmark,
+        "schema": RESULT_SCHEMA,
+        "version": RESULT_VERSION,
+        "benchmark": benchmark,
         "provenance": {
-            "commit": commit, "dirty": dirty, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "host": socket.gethostname(), "gpu": gpu, **extra, "python": platform.python_version(),
+            "commit": commit,
+            "dirty": dirty,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "host": socket.gethostname(),
+            "gpu": gpu,
+            **extra,
+            "python": platform.python_version(),
             "command": command if command is not None else " ".join(sys.argv),
-            "fingerprint": {"algorithm": "git-blob-sha1", "digest": set_fingerprint(files), "files": dict(sorted(files.items()))},
+            "fingerprint": {
+                "algorithm": "git-blob-sha1",
+                "digest": set_fingerprint(files),
+                "files": dict(sorted(files.items())),
+            },
         },
         "cases": [_new_case(i, c) for i, c in enumerate(cases)],
-    }  # fmt: skip
+    }
     check_result(doc)
     return doc
 
@@ -233,7 +271,9 @@ def _new_case(i: int, given: dict[str, Any]) -> dict[str, Any]:
     allowed = {"metric", "params", "info", "unit", "direction", "samples"}
     extra = sorted(set(given) - allowed)
     if extra:
-        raise ValueError(f"cases[{i}]: unknown key {extra[0]!r} (metric, params, info, unit, direction, samples; stats are computed)")
+        raise ValueError(
+            f"cases[{i}]: unknown key {extra[0]!r} (metric, params, info, unit, direction, samples; stats are computed)"
+        )
     samples = given.get("samples")
     if not isinstance(samples, (list, tuple)) or not samples:
         raise ValueError(f"cases[{i}].samples: expected a non-empty list of numbers")
@@ -247,7 +287,13 @@ def _new_case(i: int, given: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"cases[{i}].samples[{j}]: {_short(x)} is not a finite number")
         values.append(value)
     case: dict[str, Any] = {k: given[k] for k in ("metric", "params", "info") if k in given}
-    return {**case, "unit": given.get("unit"), "direction": given.get("direction"), "samples": values, "stats": case_stats(values)}
+    return {
+        **case,
+        "unit": given.get("unit"),
+        "direction": given.get("direction"),
+        "samples": values,
+        "stats": case_stats(values),
+    }
 
 
 def _short(value: object) -> str:
@@ -257,9 +303,9 @@ def _short(value: object) -> str:
 
 def check_result(doc: dict[str, Any]) -> None:
     """ValueError with the validator's reason when ``doc`` would not be accepted as a result file."""
-    import json  # noqa: PLC0415
+    import json
 
-    from tracker.result_schema import parse_result  # noqa: PLC0415 - pydantic, only when writing
+    from tracker.result_schema import parse_result
 
     try:
         data = json.dumps(doc, allow_nan=False, ensure_ascii=False).encode("utf-8")
@@ -272,7 +318,9 @@ def check_result(doc: dict[str, Any]) -> None:
     try:
         parse_result(data, "result")
     except ResultFileError as err:
-        raise ValueError(err.reason.removeprefix("file: ")) from None  # "file": the validator's name for the whole document
+        raise ValueError(
+            err.reason.removeprefix("file: ")
+        ) from None  # "file": the validator's name for the whole document
 
 
 def write_result(doc: dict[str, Any], out_dir: Path) -> Path:
@@ -283,9 +331,9 @@ def write_result(doc: dict[str, Any], out_dir: Path) -> Path:
     Runs recorded within the same second are ordered by file name (docs/evidence.md, rule 4): the name starts with
     the time of writing, so the run written last is the newest. ``bench/results/`` of the repository is where
     ``tracker status`` reads results from (or ingest the file)."""
-    import json  # noqa: PLC0415
+    import json
 
-    from tracker.contract import atomic_write, evidence_name  # noqa: PLC0415
+    from tracker.contract import atomic_write, evidence_name
 
     check_result(doc)
     path = out_dir / evidence_name(str(doc["benchmark"]), str(doc["provenance"]["host"]))

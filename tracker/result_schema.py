@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -37,7 +37,7 @@ Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Finite = Annotated[float, Field(allow_inf_nan=False, strict=True)]
 # Strict members keep JSON types exact: 91000 stays an int and "91000" a str (gates match type-exactly); a float
 # must be finite (JSON's 1e400 reads as infinity).
-ParamValue = Union[StrictBool, StrictInt, Finite, StrictStr]
+ParamValue = StrictBool | StrictInt | Finite | StrictStr
 
 
 def _utc(text: str) -> str:
@@ -205,10 +205,14 @@ def parse_result(data: bytes, path: Path | str = "<bytes>") -> BenchResult:
     if bad_text:
         raise ResultFileError(path, bad_text)
     if raw.get("schema") != RESULT_SCHEMA:
-        raise ResultFileError(path, f"not a benchmark result file (schema={show(raw.get('schema'))}, expected {RESULT_SCHEMA!r})")
+        raise ResultFileError(
+            path, f"not a benchmark result file (schema={show(raw.get('schema'))}, expected {RESULT_SCHEMA!r})"
+        )
     version = raw.get("version")
     if type(version) is not int or version != RESULT_VERSION:  # True and 1.0 equal 1 in Python, not here
-        raise ResultFileError(path, f"unsupported version {show(version)} (this tracker reads version {RESULT_VERSION})")
+        raise ResultFileError(
+            path, f"unsupported version {show(version)} (this tracker reads version {RESULT_VERSION})"
+        )
     try:
         return BenchResult.model_validate(raw)
     except ValidationError as exc:

@@ -71,7 +71,8 @@ def compute_stat(name: str, samples: Sequence[float]) -> float:
 
 
 def case_stats(samples: Sequence[float]) -> dict[str, float | int]:
-    """The ``stats`` block of a case (n, median, min, mean, p90), from its raw samples as the validator recomputes them."""
+    """The ``stats`` block of a case (n, median, min, mean, p90), from its raw samples as the validator recomputes
+    them."""
     return {"n": len(samples), **{name: compute_stat(name, samples) for name in STATS}}
 
 
@@ -109,10 +110,15 @@ def subsample(samples: Sequence[float], rng: Any) -> list[float]:
 
 
 def bootstrap_key(
-    stat: str, samples: Sequence[float], confidence: float, upper: bool, baseline: Sequence[float] | None, direction: str
+    stat: str,
+    samples: Sequence[float],
+    confidence: float,
+    upper: bool,
+    baseline: Sequence[float] | None,
+    direction: str,
 ) -> str:
     """What a bootstrap bound depends on, hashed: its arguments and the bootstrap's own constants."""
-    from tracker.hashing import sha256_hex  # noqa: PLC0415 - only when a bound is asked for
+    from tracker.hashing import sha256_hex
 
     key = (stat, tuple(samples), confidence, upper, tuple(baseline) if baseline is not None else None, direction)
     return sha256_hex(repr((key, RESAMPLES, SEED, MAX_BOOTSTRAP_N)).encode())
@@ -147,7 +153,7 @@ def bootstrap_bound(
         cached = known.get(key)
         if isinstance(cached, float):
             return cached
-    import random  # noqa: PLC0415 - only when a bound is not known
+    import random
 
     rng = random.Random(SEED)
     pool = subsample(samples, rng)

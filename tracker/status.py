@@ -75,18 +75,22 @@ def evaluate(plans: list[Plan], evidence: Evidence, files: Callable[[], FileInde
         status, changed, note = base[key]
         blockers: tuple[str, ...] = ()
         if status in (Status.IN_PROGRESS, Status.PLANNED):
-            blockers = tuple(d for d in (qualify(plan.id, d) for d in phase.depends) if base.get(d, (None,))[0] != Status.DONE)
+            blockers = tuple(
+                d for d in (qualify(plan.id, d) for d in phase.depends) if base.get(d, (None,))[0] != Status.DONE
+            )
             if blockers:
                 status, note = Status.BLOCKED, "blocked by " + ", ".join(blockers)
         out[key] = PhaseStatus(plan.id, phase.id, status, tuple(verdicts), blockers, changed, note)
     return out
 
 
-def _staleness(plan: Plan, phase: Phase, verdicts: list[GateVerdict], evidence: Evidence, index: FileIndex) -> tuple[tuple[str, ...], str]:
+def _staleness(
+    plan: Plan, phase: Phase, verdicts: list[GateVerdict], evidence: Evidence, index: FileIndex
+) -> tuple[tuple[str, ...], str]:
     """(changed files, note) when the evidence behind a met phase no longer matches; note '' if fresh."""
     changed: set[str] = set()
     notes: list[str] = []
-    for i, (gate, v) in enumerate(zip(phase.gates, verdicts)):
+    for i, (gate, v) in enumerate(zip(phase.gates, verdicts, strict=False)):
         files, definition = _gate_changes(plan, phase, i, gate, v, evidence, index)
         changed.update(files)
         if definition:
@@ -101,7 +105,9 @@ def _changed_note(changed: set[str] | list[str]) -> str:
     return f"changed since evidence: {shown}"
 
 
-def _gate_changes(plan: Plan, phase: Phase, i: int, gate: Gate, v: GateVerdict, evidence: Evidence, index: FileIndex) -> tuple[list[str], str]:
+def _gate_changes(
+    plan: Plan, phase: Phase, i: int, gate: Gate, v: GateVerdict, evidence: Evidence, index: FileIndex
+) -> tuple[list[str], str]:
     """What no longer matches the evidence behind gate ``i``'s verdict: (files under the phase's ``paths``
     that changed since, a note when the gate's definition changed since; '' otherwise)."""
     if v.source is None:
@@ -123,13 +129,17 @@ def _gate_changes(plan: Plan, phase: Phase, i: int, gate: Gate, v: GateVerdict, 
 
 
 def stale_gates(
-    phases: Iterable[tuple[Plan, Phase]], statuses: dict[str, PhaseStatus], store: Store, index: FileIndex,
+    phases: Iterable[tuple[Plan, Phase]],
+    statuses: dict[str, PhaseStatus],
+    store: Store,
+    index: FileIndex,
     bench: BenchEvaluator | None = None,
 ) -> dict[str, str]:
     """{gate key: why} for every met gate of a ``stale`` phase whose own evidence no longer matches (what
     ``tracker verify`` shows instead of "met"): the gate's definition changed since, or files under the
     phase's ``paths`` that its evidence saw (a bench result: measured) changed since. ``bench``: the bench
     evaluator the statuses were computed with."""
+
     def no_bench() -> BenchEvaluator:
         raise AssertionError("stale_gates: a bench gate's files asked without its evaluator")
 
@@ -139,7 +149,7 @@ def stale_gates(
         st = statuses.get(f"{plan.id}/{phase.id}")
         if st is None or st.status is not Status.STALE:
             continue
-        for i, (gate, v) in enumerate(zip(phase.gates, st.verdicts)):
+        for i, (gate, v) in enumerate(zip(phase.gates, st.verdicts, strict=False)):
             files, definition = _gate_changes(plan, phase, i, gate, v, evidence, index)
             why = "; ".join(x for x in (definition, _changed_note(files) if files else "") if x)
             if v.met and why:

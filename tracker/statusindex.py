@@ -1,5 +1,6 @@
 """The status index: what ``tracker status`` needs from the evidence store, so that its cost does not grow with
-history. The cache ``status-index`` (:mod:`tracker.cache`: gitignored, per machine) holds, for the evidence as it stands:
+history. The cache ``status-index`` (:mod:`tracker.cache`: gitignored, per machine) holds, for the evidence as it
+stands:
 
 - per gate (its key ``PLAN/PHASE#N`` and every field of its definition; a manual gate also the hashes of its
   phase's manual gates): the verdict and whether the gate was ever met; per evidence file that decided one,
@@ -52,10 +53,26 @@ FORMAT = 2  # 2: in the cache's envelope, the key outside the document
 FOLDERS = (EVIDENCE_DIR, Path("bench") / "results")  # where evidence and benchmark results live
 # The modules a verdict, a "was done" or a recorded file map depends on: another version of any makes another key.
 SOURCES = (
-    "statusindex.py", "status.py", "evidence_answers.py", "testgate.py", "selection.py", "evidence.py", "history.py", "model.py", "bench_verdict.py",
-    "bench_evaluator.py", "result_files.py", "result_schema.py", "fileio.py", "fingerprint.py", "hashing.py", "stats.py",
-    "contract.py", "errors.py", "cache.py",
-)  # fmt: skip
+    "statusindex.py",
+    "status.py",
+    "evidence_answers.py",
+    "testgate.py",
+    "selection.py",
+    "evidence.py",
+    "history.py",
+    "model.py",
+    "bench_verdict.py",
+    "bench_evaluator.py",
+    "result_files.py",
+    "result_schema.py",
+    "fileio.py",
+    "fingerprint.py",
+    "hashing.py",
+    "stats.py",
+    "contract.py",
+    "errors.py",
+    "cache.py",
+)
 
 
 class Miss(Exception):
@@ -85,7 +102,7 @@ def _folder_row(path: Path) -> str:
 
 def listing(root: Path) -> tuple[str, bool]:
     """(the store's key, whether every file in it had settled): see the module docstring. One ``stat`` per file."""
-    import time  # noqa: PLC0415
+    import time
 
     now = time.time_ns()
     # Not ``.tracker`` itself: the command creates it when it writes its cache, after this listing (the evidence
@@ -109,7 +126,10 @@ def listing(root: Path) -> tuple[str, bool]:
                 continue
             link = os.path.realpath(entry.path) if entry.is_symlink() else ""
             ctime = st.st_ctime_ns
-            rows.append(f"{prefix}{entry.name}\0{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {ctime} {st.st_mode}\0{link}")
+            rows.append(
+                f"{prefix}{entry.name}\0{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {ctime} "
+                f"{st.st_mode}\0{link}"
+            )
             if ctime > newest:
                 newest = ctime
     settled = now - newest > SETTLED_NS
@@ -136,7 +156,7 @@ def _same_processes(processes: list[Any]) -> bool:
     """Is every recorded process still as alive as it was? (A run whose process died counts as crashed.)"""
     if not processes:
         return True
-    from tracker.evidence import _maybe_alive  # noqa: PLC0415 - only for stores with a run that named a running test
+    from tracker.evidence import _maybe_alive
 
     for item in processes:
         if not (isinstance(item, list) and len(item) == 3 and type(item[2]) is bool):
@@ -185,9 +205,13 @@ class Tables:
         return {
             "built": clock.now,
             "processes": [list(p) for p in store.processes],
-            "sources": self.sources, "maps": self.maps, "gates": self.gates, "defs": self.defs, "done": self.done,
+            "sources": self.sources,
+            "maps": self.maps,
+            "gates": self.gates,
+            "defs": self.defs,
+            "done": self.done,
             "then": self.then,
-        }  # fmt: skip
+        }
 
     @staticmethod
     def _add(rows: list[Any], ids: dict[Any, int], key: Any, row: Any) -> int:
@@ -200,7 +224,11 @@ class Tables:
 
     def put_verdict(self, key: str, verdict: GateVerdict, ever: bool) -> None:
         src = verdict.source
-        source = -1 if src is None else self._add(self.sources, self._source_ids, src, [src.file, src.machine, src.commit, src.time])
+        source = (
+            -1
+            if src is None
+            else self._add(self.sources, self._source_ids, src, [src.file, src.machine, src.commit, src.time])
+        )
         self.gates[key] = [verdict.met, verdict.reason, verdict.failed, source, ever]
 
     def verdict(self, key: str) -> tuple[GateVerdict, bool]:
@@ -216,7 +244,9 @@ class Tables:
         src = None
         if source >= 0:
             row = self.sources[source]
-            if not (isinstance(row, list) and len(row) == 4 and all(isinstance(x, str) for x in (row[0], row[1], row[3]))):
+            if not (
+                isinstance(row, list) and len(row) == 4 and all(isinstance(x, str) for x in (row[0], row[1], row[3]))
+            ):
                 raise Miss
             if row[2] is not None and not isinstance(row[2], str):
                 raise Miss
@@ -308,7 +338,8 @@ class Indexed(Evidence):
 
 
 class Recording(Evidence):
-    """The answers of a store (:class:`~tracker.evidence_answers.LiveEvidence`), each noted in ``tables`` as it is given."""
+    """The answers of a store (:class:`~tracker.evidence_answers.LiveEvidence`), each noted in ``tables`` as it is
+    given."""
 
     def __init__(self, live: LiveEvidence) -> None:
         self.live = live

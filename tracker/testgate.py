@@ -67,7 +67,7 @@ class TestIndex:
         # Per node id, the number of runs older than each of its history entries (the run's position in the store).
         self._ranks: dict[str, list[int]] = {}
         self._limit = len(self.runs)  # runs at positions from here on are not seen (:meth:`before`)
-        for position, run in zip(range(len(self.runs) - 1, -1, -1), self.runs):
+        for position, run in zip(range(len(self.runs) - 1, -1, -1), self.runs, strict=False):
             recs = sorted(run.tests, key=lambda r: r["nodeid"])
             self.sorted[id(run)] = ([r["nodeid"] for r in recs], recs, [r for r in recs if "::" not in r["nodeid"]])
             for rec in run.tests:
@@ -111,7 +111,9 @@ class TestIndex:
         newest, found, blind, _ = self._select(key, gate)
         return newest, found, blind
 
-    def _select(self, key: str, gate: TestGate) -> tuple[TestRun | None, list[dict[str, Any]], TestRun | None, list[str]]:
+    def _select(
+        self, key: str, gate: TestGate
+    ) -> tuple[TestRun | None, list[dict[str, Any]], TestRun | None, list[str]]:
         """:meth:`selection`, and the node ids of tests under a marker gate that blind runs newer than its whole
         run recorded (whether ``-m`` selects them is known only where a run with markers recorded them)."""
         found: dict[str, dict[str, Any]] = {}
@@ -141,7 +143,9 @@ class TestIndex:
                     found[nodeid] = rec
             if whole:
                 break
-        covered = [r for r in found.values() if "::" not in r["nodeid"] or marker_matches(gate.marker, r.get("markers", []))]
+        covered = [
+            r for r in found.values() if "::" not in r["nodeid"] or marker_matches(gate.marker, r.get("markers", []))
+        ]
         return newest, covered, blind, list(dict.fromkeys(later))
 
     def _unknown_failure(self, nodeids: list[str]) -> tuple[TestRun, dict[str, Any]] | None:
@@ -188,7 +192,9 @@ class TestIndex:
                 passed += 1
                 sources.append(ran[0])
                 continue
-            if first_bad is None or (ran is not None and ran[1]["outcome"] in FAILURES and first_bad[1]["outcome"] not in FAILURES):
+            if first_bad is None or (
+                ran is not None and ran[1]["outcome"] in FAILURES and first_bad[1]["outcome"] not in FAILURES
+            ):
                 # The first real failure names the gate's state (a skip listed before it must not hide it);
                 # never ran: the newest skip says why (a later deselection or early stop says less).
                 skipped = next(((r, x) for r, x in hist if x["outcome"] == "skipped"), None)
@@ -200,8 +206,10 @@ class TestIndex:
             if blocked is None:
                 return GateVerdict(True, f"{passed} passed", source_of(newest_run)), True
             bad_run, bad = blocked
-            why = (f"{bad['nodeid']}: {bad['outcome']} in a run that records no markers (JUnit XML?): cannot tell whether "
-                   f"-m {gate.marker!r} selects it (a run with markers says: tracker verify)")  # fmt: skip
+            why = (
+                f"{bad['nodeid']}: {bad['outcome']} in a run that records no markers (JUnit XML?): cannot tell whether "
+                f"-m {gate.marker!r} selects it (a run with markers says: tracker verify)"
+            )
             return GateVerdict(False, why, source_of(bad_run), failed=True), ever
         bad_run, bad = first_bad
         outcome, reason = bad["outcome"], bad.get("reason") or ""
@@ -231,7 +239,9 @@ def tells_xpass(run: TestRun) -> bool:
 def xfail_known(hist: list[tuple[TestRun, dict[str, Any]]]) -> bool:
     """Did any run record this test as xfailed or xpassed, or (one with markers) with an ``xfail`` marker? Then a
     pass that cannot be told from an xpass is no pass."""
-    return any(x["outcome"] in ("xfailed", "xpassed") or (has_markers(r, x) and "xfail" in x["markers"]) for r, x in hist)
+    return any(
+        x["outcome"] in ("xfailed", "xpassed") or (has_markers(r, x) and "xfail" in x["markers"]) for r, x in hist
+    )
 
 
 def covers(args: object, arg: str) -> bool:
@@ -294,7 +304,7 @@ def _edited_in_place(data: dict[str, Any], want: str, now: tuple[str, ...]) -> b
     then = data.get("phase_manual")
     if not isinstance(then, list) or len(then) != len(now) or data.get("gate_hash") not in then:
         return False  # sign-offs from before phase_manual was recorded: only an exact text match counts
-    changed = [i for i, (a, b) in enumerate(zip(then, now)) if a != b]
+    changed = [i for i, (a, b) in enumerate(zip(then, now, strict=False)) if a != b]
     return len(changed) == 1 and then[changed[0]] == data.get("gate_hash") and now[changed[0]] == want
 
 
@@ -304,7 +314,12 @@ def gate_changed(key: str, gate: TestGate | ManualGate, recorded: dict[str, str]
 
 
 def gate_verdict(
-    key: str, gate: Gate, tests: TestIndex, store: Store, manual: tuple[str, ...], bench: Callable[[BenchGate], GateVerdict]
+    key: str,
+    gate: Gate,
+    tests: TestIndex,
+    store: Store,
+    manual: tuple[str, ...],
+    bench: Callable[[BenchGate], GateVerdict],
 ) -> tuple[GateVerdict, bool]:
     """(verdict, ever met) of gate ``key``, whatever its kind: the one place that sends a gate to the rules of its
     kind (status and the "was done" replay both ask here). ``tests``: the test index of the evidence; ``store``:

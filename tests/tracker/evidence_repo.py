@@ -15,7 +15,13 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 
 def git(root: Path, *args: str) -> str:
     """Run git in ``root`` (fixed identity so commits work on any machine)."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True, env=env).stdout
 
 

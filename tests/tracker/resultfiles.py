@@ -30,24 +30,49 @@ def stats_of(samples: list[float]) -> dict[str, Any]:
     }
 
 
-def case(metric: str, params: dict[str, Any], samples: list[float], unit: str = "us", direction: str = "lower") -> dict[str, Any]:
+def case(
+    metric: str, params: dict[str, Any], samples: list[float], unit: str = "us", direction: str = "lower"
+) -> dict[str, Any]:
     """One case of a result file."""
-    return {"metric": metric, "params": params, "unit": unit, "direction": direction,
-            "samples": samples, "stats": stats_of(samples)}
+    return {
+        "metric": metric,
+        "params": params,
+        "unit": unit,
+        "direction": direction,
+        "samples": samples,
+        "stats": stats_of(samples),
+    }
 
 
-def result(cases: list[dict[str, Any]], *, time: str = "2026-11-29T11:02:03Z", gpu: str | None = "NVIDIA H200",
-           commit: str | None = "3f2a91c" + "0" * 33, dirty: bool | None = False,
-           files: dict[str, bytes] | None = None, host: str = "gpu-box") -> dict[str, Any]:
+def result(
+    cases: list[dict[str, Any]],
+    *,
+    time: str = "2026-11-29T11:02:03Z",
+    gpu: str | None = "NVIDIA H200",
+    commit: str | None = "3f2a91c" + "0" * 33,
+    dirty: bool | None = False,
+    files: dict[str, bytes] | None = None,
+    host: str = "gpu-box",
+) -> dict[str, Any]:
     """A whole result file as a dict (valid unless the caller breaks it)."""
     ids = {p: blob(d) for p, d in (files or {"kernel/csrc/verify_attention.cuh": b"// kernel\n"}).items()}
     digest = hashlib.sha256("".join(f"{p}\0{b}\n" for p, b in sorted(ids.items())).encode()).hexdigest()
     return {
-        "schema": "tracker-bench-result", "version": 1, "benchmark": "verify",
+        "schema": "tracker-bench-result",
+        "version": 1,
+        "benchmark": "verify",
         "provenance": {
-            "commit": commit, "dirty": dirty, "time": time, "host": host, "gpu": gpu,
-            "driver": "580.159.04", "cuda": "13.0", "torch": "2.11.0+cu130", "triton": "3.6.0",
-            "python": "3.12.3", "command": "python -m bench verify --cases long",
+            "commit": commit,
+            "dirty": dirty,
+            "time": time,
+            "host": host,
+            "gpu": gpu,
+            "driver": "580.159.04",
+            "cuda": "13.0",
+            "torch": "2.11.0+cu130",
+            "triton": "3.6.0",
+            "python": "3.12.3",
+            "command": "python -m bench verify --cases long",
             "fingerprint": {"algorithm": "git-blob-sha1", "digest": digest, "files": ids},
         },
         "cases": cases,

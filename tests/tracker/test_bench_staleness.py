@@ -24,8 +24,10 @@ def test_only_files_under_the_phase_paths_make_a_bench_gate_stale(tmp_path: Path
     plan = plan_text("0002", [phase_block("P1", ["kernel/**"], [GATE])])
     repo = make_repo(tmp_path / "repo", {"plans/0002-kernel.md": plan, **FILES, ".gitignore": ".tracker/cache/\n"})
     measured = {path: text.encode() for path, text in FILES.items()}
-    write(repo / "bench/results/a.json", result([case("verify_attn.time_us", {"impl": "cuda"}, [40.0] * 5)],
-                                                files=measured))
+    write(
+        repo / "bench/results/a.json",
+        result([case("verify_attn.time_us", {"impl": "cuda"}, [40.0] * 5)], files=measured),
+    )
     assert statuses(repo)["0002/P1"].status is Status.DONE
 
     (repo / "bench/harness.py").write_text("# harness v2\n")  # measured, but not this phase's code
@@ -40,7 +42,9 @@ def test_a_phase_without_paths_never_goes_stale_through_files(tmp_path: Path) ->
     plan = plan_text("0002", [phase_block("P1", [], [GATE])])
     repo = make_repo(tmp_path / "repo", {"plans/0002-kernel.md": plan, **FILES, ".gitignore": ".tracker/cache/\n"})
     measured = {path: text.encode() for path, text in FILES.items()}
-    write(repo / "bench/results/a.json", result([case("verify_attn.time_us", {"impl": "cuda"}, [40.0] * 5)],
-                                                files=measured))
+    write(
+        repo / "bench/results/a.json",
+        result([case("verify_attn.time_us", {"impl": "cuda"}, [40.0] * 5)], files=measured),
+    )
     (repo / "kernel/k.cu").unlink()
     assert statuses(repo)["0002/P1"].status is Status.DONE

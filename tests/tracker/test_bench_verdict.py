@@ -34,7 +34,9 @@ def load(tmp_path: Path, name: str, doc: dict[str, Any]) -> ResultRun:
 
 
 def speedup_gate(**kw: Any) -> BenchGate:
-    return BenchGate(**{"bench": T, "where": WHERE, "baseline": {"impl": "triton"}, "at_least": 1.8, "min_samples": 10, **kw})
+    return BenchGate(
+        **{"bench": T, "where": WHERE, "baseline": {"impl": "triton"}, "at_least": 1.8, "min_samples": 10, **kw}
+    )
 
 
 def test_speedup_met_text_explains_itself(tmp_path: Path) -> None:
@@ -50,7 +52,10 @@ def test_speedup_met_text_explains_itself(tmp_path: Path) -> None:
 def test_absolute_threshold_text(tmp_path: Path) -> None:
     run = load(tmp_path, "a.json", result(grid([41.0] * 20, [99.0] * 20)))
     gate = BenchGate(bench=T, where=WHERE, at_most=50)
-    assert evaluate(gate, [run]).summary == "41.0 us ≤ 50.0 us (median of 20, impl=cuda ctx=91000 heads=8 nodes=64, NVIDIA H200, kernel@3f2a91c)"
+    assert (
+        evaluate(gate, [run]).summary
+        == "41.0 us ≤ 50.0 us (median of 20, impl=cuda ctx=91000 heads=8 nodes=64, NVIDIA H200, kernel@3f2a91c)"
+    )
     missed = evaluate(BenchGate(bench=T, where=WHERE, at_most=40), [run])
     assert not missed.met and missed.summary.startswith("41.0 us > 40.0 us (")
 
@@ -87,7 +92,9 @@ def test_no_matching_case_and_type_exact_params(tmp_path: Path) -> None:
     )
     assert not evaluate(BenchGate(bench="other.metric", at_least=1), [run]).met
     assert evaluate(BenchGate(bench=T, at_least=1), []).summary == "no benchmark evidence"
-    assert not matches({"x": 1}, {"x": True}) and not matches({"x": 1.0}, {"x": 1}) and matches({"x": 1, "y": 2}, {"x": 1})
+    assert (
+        not matches({"x": 1}, {"x": True}) and not matches({"x": 1.0}, {"x": 1}) and matches({"x": 1, "y": 2}, {"x": 1})
+    )
 
 
 def test_newest_run_wins_even_when_older_passed(tmp_path: Path) -> None:
@@ -101,7 +108,9 @@ def test_baseline_must_be_in_the_same_run(tmp_path: Path) -> None:
     only_cuda = [c for c in grid([100.0] * 20, [1.0]) if c["params"]["impl"] == "cuda"]
     new = load(tmp_path, "new.json", result(only_cuda, time="2026-11-29T12:00:00Z"))
     summary = evaluate(speedup_gate(), [new]).summary
-    assert summary.startswith("no baseline case impl=triton for impl=cuda ctx=91000 heads=8 nodes=64 batch=1 in the same run")
+    assert summary.startswith(
+        "no baseline case impl=triton for impl=cuda ctx=91000 heads=8 nodes=64 batch=1 in the same run"
+    )
     assert "new.json" in summary
 
 
@@ -171,18 +180,38 @@ def test_bootstrap_bounds_bracket_the_point_estimate() -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.floats(min_value=1.0, max_value=1e4), min_size=3, max_size=15), st.floats(min_value=1.1, max_value=20))
-def test_speeding_up_the_candidate_scales_the_ratio(tmp_path_factory: pytest.TempPathFactory, samples: list[float], k: float) -> None:
+@given(
+    st.lists(st.floats(min_value=1.0, max_value=1e4), min_size=3, max_size=15), st.floats(min_value=1.1, max_value=20)
+)
+def test_speeding_up_the_candidate_scales_the_ratio(
+    tmp_path_factory: pytest.TempPathFactory, samples: list[float], k: float
+) -> None:
     tmp = tmp_path_factory.mktemp("h")
-    run = load(tmp, "a.json", result([case(T, {"impl": "cuda"}, [s / k for s in samples]), case(T, {"impl": "triton"}, samples)]))
+    run = load(
+        tmp,
+        "a.json",
+        result([case(T, {"impl": "cuda"}, [s / k for s in samples]), case(T, {"impl": "triton"}, samples)]),
+    )
     gate = BenchGate(bench=T, where={"impl": "cuda"}, baseline={"impl": "triton"}, at_least=k * 0.999)
     assert evaluate(gate, [run]).met
-    assert not evaluate(BenchGate(bench=T, where={"impl": "cuda"}, baseline={"impl": "triton"}, at_least=k * 1.01), [run]).met
+    assert not evaluate(
+        BenchGate(bench=T, where={"impl": "cuda"}, baseline={"impl": "triton"}, at_least=k * 1.01), [run]
+    ).met
 
 
 def test_formatting_helpers() -> None:
-    assert [fmt_num(x) for x in (2.3104, 1.8, 41.0, 155.4, 0.5, 17041.0)] == ["2.31", "1.80", "41.0", "155", "0.500", "17041"]
-    assert fmt_params({"impl": "cuda", "ctx": 91000, "flag": True, "s": "1.5", "t": "a b"}) == 'impl=cuda ctx=91000 flag=true s="1.5" t="a b"'
+    assert [fmt_num(x) for x in (2.3104, 1.8, 41.0, 155.4, 0.5, 17041.0)] == [
+        "2.31",
+        "1.80",
+        "41.0",
+        "155",
+        "0.500",
+        "17041",
+    ]
+    assert (
+        fmt_params({"impl": "cuda", "ctx": 91000, "flag": True, "s": "1.5", "t": "a b"})
+        == 'impl=cuda ctx=91000 flag=true s="1.5" t="a b"'
+    )
 
 
 def test_bootstrap_bounds_are_taken_from_and_given_to_known() -> None:
@@ -205,10 +234,16 @@ def test_bootstrap_bounds_are_taken_from_and_given_to_known() -> None:
     ],
 )
 @pytest.mark.parametrize("confidence", [None, 0.95])
-def test_a_ratio_of_non_positive_samples_never_meets_a_gate(tmp_path: Path, cuda: list[float], triton: list[float], reason: str, confidence: float | None) -> None:
+def test_a_ratio_of_non_positive_samples_never_meets_a_gate(
+    tmp_path: Path, cuda: list[float], triton: list[float], reason: str, confidence: float | None
+) -> None:
     # Times are rejected by the schema when not positive; any other lower-is-better unit reaches the gate.
     m = "verify_attn.cycles"
-    run = load(tmp_path, "a.json", result([case(m, {"impl": "cuda"}, cuda, "cycles"), case(m, {"impl": "triton"}, triton, "cycles")]))
+    run = load(
+        tmp_path,
+        "a.json",
+        result([case(m, {"impl": "cuda"}, cuda, "cycles"), case(m, {"impl": "triton"}, triton, "cycles")]),
+    )
     for bound in ({"at_least": 2}, {"at_most": 5}):
         gate = BenchGate(bench=m, where={"impl": "cuda"}, baseline={"impl": "triton"}, confidence=confidence, **bound)
         verdict = evaluate_bench_gate(gate, [run])
@@ -224,7 +259,11 @@ def test_oriented_ratio_is_never_infinite() -> None:
 
 def test_gate_label_names_the_baseline_of_a_ratio_gate() -> None:
     from tracker.render import gate_label
-    assert gate_label(speedup_gate()) == ("bench `verify_attn.time_us` median ≥ 1.8× vs impl=triton "
-                                          "(impl=cuda ctx=91000 heads=8 nodes=64 batch=1)")
-    assert gate_label(BenchGate(bench=T, where={"impl": "cuda"}, at_most=450.0)) == \
-        "bench `verify_attn.time_us` median ≤ 450.0 (impl=cuda)"
+
+    assert gate_label(speedup_gate()) == (
+        "bench `verify_attn.time_us` median ≥ 1.8× vs impl=triton (impl=cuda ctx=91000 heads=8 nodes=64 batch=1)"
+    )
+    assert (
+        gate_label(BenchGate(bench=T, where={"impl": "cuda"}, at_most=450.0))
+        == "bench `verify_attn.time_us` median ≤ 450.0 (impl=cuda)"
+    )

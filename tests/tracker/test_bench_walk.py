@@ -28,7 +28,9 @@ hardware = "H200"
 run = "python make_result.py\""""
 
 
-def run_doc(cuda: list[float], triton: list[float], *, time: str, gpu: str = "NVIDIA H200", kernel: str = KERNEL) -> dict[str, Any]:
+def run_doc(
+    cuda: list[float], triton: list[float], *, time: str, gpu: str = "NVIDIA H200", kernel: str = KERNEL
+) -> dict[str, Any]:
     where = {"impl": "cuda", "ctx": 91000, "heads": 8, "nodes": 64, "batch": 1}
     cases = [
         case(T, where, cuda), case(T, {**where, "impl": "triton"}, triton),
@@ -40,7 +42,9 @@ def run_doc(cuda: list[float], triton: list[float], *, time: str, gpu: str = "NV
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     plan = plan_text("0002", [phase_block("P1", ["kernel/**"], [GATE])])
-    return make_repo(tmp_path / "repo", {"plans/0002-kernel.md": plan, "kernel/k.cu": KERNEL, ".gitignore": ".tracker/cache/\n"})
+    return make_repo(
+        tmp_path / "repo", {"plans/0002-kernel.md": plan, "kernel/k.cu": KERNEL, ".gitignore": ".tracker/cache/\n"}
+    )
 
 
 def verdict(root: Path) -> tuple[Status, str, bool]:
@@ -55,9 +59,16 @@ def test_bench_gate_walk(repo: Path) -> None:
     write(results / "a.json", run_doc([100.0] * 7, [250.0] * 20, time="2026-11-29T10:00:00Z"))
     assert verdict(repo) == (Status.PLANNED, "too few samples (7 < 10)", False)
 
-    write(results / "b.json", run_doc([100.0] * 20, [250.0] * 20, time="2026-11-29T10:05:00Z", gpu="NVIDIA A100-SXM4-80GB"))
+    write(
+        results / "b.json",
+        run_doc([100.0] * 20, [250.0] * 20, time="2026-11-29T10:05:00Z", gpu="NVIDIA A100-SXM4-80GB"),
+    )
     write(results / "a.json", run_doc([100.0] * 20, [250.0] * 20, time="2026-11-29T10:00:00Z", gpu="NVIDIA L4"))
-    assert verdict(repo) == (Status.PLANNED, "results only from NVIDIA A100-SXM4-80GB, NVIDIA L4 (gate wants H200)", False)
+    assert verdict(repo) == (
+        Status.PLANNED,
+        "results only from NVIDIA A100-SXM4-80GB, NVIDIA L4 (gate wants H200)",
+        False,
+    )
 
     write(results / "c.json", run_doc([100.0] * 20, [150.0] * 20, time="2026-11-29T10:10:00Z"))
     status, reason, failed = verdict(repo)
@@ -73,7 +84,10 @@ def test_bench_gate_walk(repo: Path) -> None:
     st = statuses(repo)["0002/P1"]
     assert st.status is Status.STALE and st.changed == ("kernel/k.cu",)
 
-    write(results / "e.json", run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T10:20:00Z", kernel="// verify kernel v2\n"))
+    write(
+        results / "e.json",
+        run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T10:20:00Z", kernel="// verify kernel v2\n"),
+    )
     assert verdict(repo)[0] is Status.REGRESSED
     code, out = call("check", repo)
     assert code == 1 and out.startswith("0002/P1: regressed: gate 1: 1.20× < 1.80× (median of 20,")
@@ -103,7 +117,9 @@ def test_a_time_that_is_not_positive_never_gives_a_speedup(repo: Path, sample: f
     assert code == 1 and f"bench/results/zero.json: cases[0]: samples[0] is {sample} us: a time must be > 0" in out
 
 
-def test_ingest_results_and_tests_from_another_machine(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ingest_results_and_tests_from_another_machine(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     outside = tmp_path / "from-gpu"
     good = write(outside / "verify.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z"))
     bad = write(outside / "bad.json", {**run_doc([1.0], [1.0], time="2026-11-29T10:15:00Z"), "version": 2})
@@ -129,13 +145,27 @@ def test_gpu_test_evidence_from_reportlog(tmp_path: Path, monkeypatch: pytest.Mo
         "    if not os.environ.get('FAKE_GPU'):\n        pytest.skip('CUDA not available')\n"
     )
     plan = plan_text("0003", [phase_block("P1", ["tests/**"], ['test = "tests/test_gpu.py"\nmarker = "gpu"'])])
-    repo = make_repo(tmp_path / "repo", {"plans/0003-gpu.md": plan, "tests/test_gpu.py": gpu_test, "conftest.py": "", ".gitignore": ".tracker/cache/\n"})
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "plans/0003-gpu.md": plan,
+            "tests/test_gpu.py": gpu_test,
+            "conftest.py": "",
+            ".gitignore": ".tracker/cache/\n",
+        },
+    )
     # The "GPU machine": a copy of the tree without .git, where the test runs for real.
     gpu = tmp_path / "gpu"
     (gpu / "tests").mkdir(parents=True)
     (gpu / "tests/test_gpu.py").write_text(gpu_test)
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"} | {"FAKE_GPU": "1"}
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--report-log=gpu.jsonl", "tests"], cwd=gpu, env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--report-log=gpu.jsonl", "tests"],
+        cwd=gpu,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     code, out = call("ingest", repo, [gpu / "gpu.jsonl"], host="h200-box")
     assert code == 0, out
     # A reportlog records keywords, not markers (they also hold directory, module and parameter names): alone,
@@ -147,7 +177,9 @@ def test_gpu_test_evidence_from_reportlog(tmp_path: Path, monkeypatch: pytest.Mo
     code, out = call("verify", repo, ["0003"], force=True)
     assert code == 0 and "met   0003/P1#1" in out
     local = json.loads(next(p for p in (repo / ".tracker/evidence").glob("*-verify-*.json")).read_text())
-    assert [(t["nodeid"], t["outcome"], t["reason"]) for t in local["tests"]] == [("tests/test_gpu.py::test_on_gpu", "skipped", "CUDA not available")]
+    assert [(t["nodeid"], t["outcome"], t["reason"]) for t in local["tests"]] == [
+        ("tests/test_gpu.py::test_on_gpu", "skipped", "CUDA not available")
+    ]
     st = statuses(repo)["0003/P1"]
     src = st.verdicts[0].source
     assert st.status is Status.DONE and src is not None and src.machine == "h200-box"
@@ -200,8 +232,14 @@ def test_verify_bench_reports_the_gates_of_a_failed_command_unmet(repo: Path) ->
     code, out = call("verify", repo, ["0002"], bench=True, force=True)
     assert code == 1, out
     assert "met   0002/P1#1 verify_attn.time_us: 2.31× ≥ 1.80×" in out
-    assert "UNMET 0002/P1#2 verify_attn.time_us: `python -c 'import sys; sys.exit(3)'` exited with 3: its results are not used\n" in out
-    assert "UNMET 0002/P1#3 verify_attn.time_us: `python -c 'pass'` wrote no result file in .tracker/evidence/ or bench/results/\n" in out
+    assert (
+        "UNMET 0002/P1#2 verify_attn.time_us: `python -c 'import sys; sys.exit(3)'` exited with 3: its results are not used\n"
+        in out
+    )
+    assert (
+        "UNMET 0002/P1#3 verify_attn.time_us: `python -c 'pass'` wrote no result file in .tracker/evidence/ or bench/results/\n"
+        in out
+    )
 
 
 def test_gc_keeps_newest_result_per_case_and_the_last_met_run(repo: Path, tmp_path: Path) -> None:
@@ -209,7 +247,9 @@ def test_gc_keeps_newest_result_per_case_and_the_last_met_run(repo: Path, tmp_pa
     met = write(outside / "1.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:00:00Z"))
     older = write(outside / "0.json", run_doc([100.0] * 20, [200.0] * 20, time="2026-11-29T09:00:00Z"))
     failing = write(outside / "2.json", run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T11:00:00Z"))
-    other_gpu = write(outside / "3.json", run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T08:00:00Z", gpu="NVIDIA L4"))
+    other_gpu = write(
+        outside / "3.json", run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T08:00:00Z", gpu="NVIDIA L4")
+    )
     assert call("ingest", repo, [older, met, failing, other_gpu])[0] == 0
     before = verdict(repo)
     assert before[0] is Status.REGRESSED
@@ -249,11 +289,14 @@ def test_warm_status_uses_cached_verdicts_without_parsing_results(repo: Path) ->
     fresh = RepoResults(repo, cache=cache)
     assert not Evaluator(fresh)(gate).met and fresh._runs is not None
     cache.write()
-    assert sorted(p.name for p in (repo / ".tracker/cache").glob("bench-verdicts*")) == ["bench-verdicts.json"]  # one file
+    assert sorted(p.name for p in (repo / ".tracker/cache").glob("bench-verdicts*")) == [
+        "bench-verdicts.json"
+    ]  # one file
 
 
-def test_edited_evaluation_code_is_never_answered_from_the_cache(repo: Path, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_edited_evaluation_code_is_never_answered_from_the_cache(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tracker import bench_evaluator
     from tracker.bench_evaluator import Evaluator, RepoResults
     from tracker.cache import Cache

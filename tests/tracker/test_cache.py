@@ -26,9 +26,14 @@ confidence = 0.9"""
 def bench_repo(tmp_path: Path) -> Path:
     """A repository with a bench gate met by one result file and a plan: every cache has something to hold."""
     plan = plan_text("0001", [phase_block("P1", ["src/**"], [GATE])])
-    root = make_repo(tmp_path / "repo", {"plans/0001-op.md": plan, "src/op.py": "x = 1\n", ".gitignore": ".tracker/cache/\n"})
-    doc = result([case("op.time_us", {"impl": "new"}, [100.0 + i % 7 for i in range(20)])], time="2026-11-29T10:00:00Z",
-                 files={"src/op.py": b"x = 1\n"})
+    root = make_repo(
+        tmp_path / "repo", {"plans/0001-op.md": plan, "src/op.py": "x = 1\n", ".gitignore": ".tracker/cache/\n"}
+    )
+    doc = result(
+        [case("op.time_us", {"impl": "new"}, [100.0 + i % 7 for i in range(20)])],
+        time="2026-11-29T10:00:00Z",
+        files={"src/op.py": b"x = 1\n"},
+    )
     write(root / "bench/results/r.json", doc)
     doc["provenance"]["host"] = "other-box"  # an ingested copy of another run: the store's result copies
     write(root / ".tracker/evidence/20261129T100000000000Z-other-box-result-0a0b0c.json", doc)
@@ -248,7 +253,9 @@ def test_an_old_validation_marker_does_not_make_an_invalid_result_valid(tmp_path
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_a_hand_edited_cache_of_the_right_key_is_checked_entry_by_entry(tmp_path: Path, cli, settled_at_once: None, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_hand_edited_cache_of_the_right_key_is_checked_entry_by_entry(
+    tmp_path: Path, cli, settled_at_once: None, name: str
+) -> None:  # type: ignore[no-untyped-def]
     """Every entry of every cache replaced by a value of the wrong shape: status says the same as without a cache."""
     root = bench_repo(tmp_path)
     expected = cli(root, "status").out

@@ -15,7 +15,10 @@ from tracker_testutil import git, phase, plan_text
 
 from tracker.fileio import repo_lock
 
-GOOD = plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"', 'manual = "Reviewed"') + phase("P2", 'test = "tests/test_a.py"', depends='"P1"'))
+GOOD = plan_text(
+    phases=phase("P1", 'test = "tests/test_a.py::test_a"', 'manual = "Reviewed"')
+    + phase("P2", 'test = "tests/test_a.py"', depends='"P1"')
+)
 TESTS = {"tests/test_a.py": "def test_a():\n    pass\n"}
 
 
@@ -25,7 +28,9 @@ def good(repo) -> Path:
 
 
 def test_invalid_plans_exit_2_listing_every_problem(repo, cli) -> None:
-    root = repo({"plans/0001-a.md": plan_text(phases='```phase\nid = "P1"\n```\n'), "plans/0002-b.md": "# no plan block\n"})
+    root = repo(
+        {"plans/0001-a.md": plan_text(phases='```phase\nid = "P1"\n```\n'), "plans/0002-b.md": "# no plan block\n"}
+    )
     for command in (["status"], ["update"], ["verify"], ["next"]):
         r = cli(root, *command)
         assert r.code == 2, command
@@ -37,7 +42,12 @@ def test_invalid_plans_exit_2_listing_every_problem(repo, cli) -> None:
 
 
 def test_lint_reports_everything_at_once(repo, cli) -> None:
-    a = plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_nope"', depends='"P2"') + phase("P2", 'test = "tests/missing.py"', 'test = "tests/test_a.py"\nmarker = "gpu and"', depends='"P1", "0009/X"'))
+    a = plan_text(
+        phases=phase("P1", 'test = "tests/test_a.py::test_nope"', depends='"P2"')
+        + phase(
+            "P2", 'test = "tests/missing.py"', 'test = "tests/test_a.py"\nmarker = "gpu and"', depends='"P1", "0009/X"'
+        )
+    )
     root = repo({"plans/0001-a.md": a, "plans/0002-b.md": plan_text("0001", title="Dup"), **TESTS})
     r = cli(root, "lint")
     assert r.code == 2
@@ -59,7 +69,10 @@ def test_lint_ok_and_collection_errors(repo, cli) -> None:
     (root / "tests/test_a.py").write_text("import no_such_module\n")
     r = cli(root, "lint")
     assert r.code == 2
-    assert "plans/0001-demo.md:11: phase P1 gate 1: collection error in tests/test_a.py: ModuleNotFoundError: No module named 'no_such_module'" in r.out
+    assert (
+        "plans/0001-demo.md:11: phase P1 gate 1: collection error in tests/test_a.py: ModuleNotFoundError: No module named 'no_such_module'"
+        in r.out
+    )
 
 
 BROKEN = """# Broken
@@ -127,14 +140,22 @@ def test_lint_checks_plans_with_problems_and_every_file_at_once(good, cli) -> No
     for bad in ("0003-broken.md", "0002-latin1.md", "12-x.md"):
         (good / "plans" / bad).unlink()
     r = cli(good, "lint", "--no-collect")
-    assert (r.code, r.out) == (0, "plans/notes.md: warning: not named NNNN-slug.md, so tracker does not read it as a plan\n1 plan file(s) OK, 1 warning(s)\n")
+    assert (r.code, r.out) == (
+        0,
+        "plans/notes.md: warning: not named NNNN-slug.md, so tracker does not read it as a plan\n1 plan file(s) OK, 1 warning(s)\n",
+    )
 
 
 def test_status_shows_the_machines_each_phase_s_verdicts_came_from(good, cli, tmp_path: Path) -> None:
     assert "[" not in cli(good, "status").out  # no evidence, no machine
     assert cli(good, "signoff", "0001/P1", "--gate", "2", "--by", "Ada", "--why", "read it").code == 0
     junit = tmp_path / "junit.xml"
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", f"--junitxml={junit}"], cwd=good, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", f"--junitxml={junit}"],
+        cwd=good,
+        check=True,
+        capture_output=True,
+    )
     assert cli(good, "ingest", str(junit), "--host", "ci2").code == 0
     assert cli(good, "status").out.splitlines()[1:] == [
         f"  P1  done           2/2  Phase P1  [ci2, {socket.gethostname()}]",
@@ -143,7 +164,10 @@ def test_status_shows_the_machines_each_phase_s_verdicts_came_from(good, cli, tm
 
 
 def test_unknown_ids_and_bad_options_exit_3(good, cli) -> None:
-    assert (cli(good, "status", "0009").code, cli(good, "status", "0009").err) == (3, "tracker: error: unknown plan '0009' (known plans: 0001)\n")
+    assert (cli(good, "status", "0009").code, cli(good, "status", "0009").err) == (
+        3,
+        "tracker: error: unknown plan '0009' (known plans: 0001)\n",
+    )
     r = cli(good, "verify", "0001/P7")
     assert (r.code, r.err) == (3, "tracker: error: unknown phase 'P7' in plan 0001 (its phases: P1, P2)\n")
     r = cli(good, "signoff", "0001/P1", "--gate", "1", "--by", "me", "--why", "x")
@@ -161,14 +185,24 @@ def test_hand_edited_region_exits_4_and_force_overrides(good, cli) -> None:
     path.write_text(path.read_text().replace("**Status: planned**", "**Status: done**", 1))
     r = cli(good, "update")
     assert r.code == 4
-    assert r.err.startswith("tracker: error: plans/0001-demo.md:") and "generated region 'phase:P1' was edited by hand" in r.err
+    assert (
+        r.err.startswith("tracker: error: plans/0001-demo.md:")
+        and "generated region 'phase:P1' was edited by hand" in r.err
+    )
     assert cli(good, "update", "--check").code == 4
     assert cli(good, "update", "--force").code == 0
     assert "**Status: done**" not in path.read_text()
 
 
 def test_verify_zero_tests_exits_5(repo, cli) -> None:
-    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_gone"', 'test = "tests/nowhere/"')), **TESTS})
+    root = repo(
+        {
+            "plans/0001-demo.md": plan_text(
+                phases=phase("P1", 'test = "tests/test_a.py::test_gone"', 'test = "tests/nowhere/"')
+            ),
+            **TESTS,
+        }
+    )
     r = cli(root, "verify")
     assert r.code == 5
     assert "tracker: no such test file or directory: tests/nowhere\n" in r.out
@@ -177,7 +211,14 @@ def test_verify_zero_tests_exits_5(repo, cli) -> None:
 
 def test_interrupted_verify_exits_6_and_records_nothing_as_passed(repo, cli) -> None:
     tests = {"tests/test_a.py": "def test_a():\n    pass\n\ndef test_b():\n    raise KeyboardInterrupt\n"}
-    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"', 'test = "tests/test_a.py::test_b"')), **tests})
+    root = repo(
+        {
+            "plans/0001-demo.md": plan_text(
+                phases=phase("P1", 'test = "tests/test_a.py::test_a"', 'test = "tests/test_a.py::test_b"')
+            ),
+            **tests,
+        }
+    )
     r = cli(root, "verify")
     assert r.code == 6
     assert "recorded as interrupted: nothing counts as passed" in r.err
@@ -192,7 +233,10 @@ def test_lock_held_exits_7(good, cli, monkeypatch: pytest.MonkeyPatch) -> None:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         r = cli(good, "update")
         assert r.code == 7
-        assert r.err == f"tracker: error: {good / '.tracker' / 'lock'}: another tracker process holds the lock (waited 0 s)\n"
+        assert (
+            r.err
+            == f"tracker: error: {good / '.tracker' / 'lock'}: another tracker process holds the lock (waited 0 s)\n"
+        )
     finally:
         holder.kill()
         holder.wait()
@@ -245,8 +289,11 @@ def test_signoff_follows_its_gate_not_its_position(repo, cli) -> None:
     # Insert a gate above both: "Benchmarked" (now gate 3) keeps its sign-off; the new gate 2 does not get it.
     three = plan_text(phases=phase("P1", 'manual = "Reviewed"', 'manual = "Approved"', 'manual = "Benchmarked"'))
     (root / "plans/0001-demo.md").write_text(three)
-    assert gates() == [(False, "no sign-off recorded (tracker signoff)"),
-                       (False, "no sign-off recorded (tracker signoff)"), (True, "signed off by Ada: ran it")]
+    assert gates() == [
+        (False, "no sign-off recorded (tracker signoff)"),
+        (False, "no sign-off recorded (tracker signoff)"),
+        (True, "signed off by Ada: ran it"),
+    ]
     # Back to two gates, both signed: done. Then edit the signed gate's own text in place: it keeps its
     # sign-off and the phase goes stale, naming the changed definition.
     (root / "plans/0001-demo.md").write_text(two)
@@ -254,14 +301,21 @@ def test_signoff_follows_its_gate_not_its_position(repo, cli) -> None:
     git(root, "add", "-A")
     git(root, "commit", "-qm", "signed both")
     assert json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["status"] == "done"
-    (root / "plans/0001-demo.md").write_text(plan_text(phases=phase("P1", 'manual = "Reviewed"', 'manual = "Benchmarked twice"')))
+    (root / "plans/0001-demo.md").write_text(
+        plan_text(phases=phase("P1", 'manual = "Reviewed"', 'manual = "Benchmarked twice"'))
+    )
     assert gates()[1] == (True, "signed off by Ada: ran it")
     phase_data = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]
     assert phase_data["status"] == "stale" and "gate 2 definition changed" in json.dumps(phase_data), phase_data
 
 
 def test_signoff_of_a_removed_gate_goes_nowhere_and_twin_texts_need_their_own(repo, cli) -> None:
-    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "Security review"', 'manual = "Benchmarked"')), **TESTS})
+    root = repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "Security review"', 'manual = "Benchmarked"')),
+            **TESTS,
+        }
+    )
     assert cli(root, "signoff", "0001/P1", "--gate", "1", "--by", "Ada", "--why", "security ok").code == 0
 
     def gates() -> list[bool]:
@@ -271,7 +325,9 @@ def test_signoff_of_a_removed_gate_goes_nowhere_and_twin_texts_need_their_own(re
     (root / "plans/0001-demo.md").write_text(plan_text(phases=phase("P1", 'manual = "Benchmarked"')))
     assert gates() == [False]
     # Two gates with the same text: one sign-off meets only the gate it was given for.
-    (root / "plans/0001-demo.md").write_text(plan_text(phases=phase("P1", 'manual = "Reviewed"', 'manual = "Reviewed"')))
+    (root / "plans/0001-demo.md").write_text(
+        plan_text(phases=phase("P1", 'manual = "Reviewed"', 'manual = "Reviewed"'))
+    )
     assert cli(root, "signoff", "0001/P1", "--gate", "1", "--by", "Ada", "--why", "one").code == 0
     assert gates() == [True, False]
 
@@ -279,12 +335,18 @@ def test_signoff_of_a_removed_gate_goes_nowhere_and_twin_texts_need_their_own(re
 def test_verify_with_a_pytest_argument_pytest_refuses_is_a_usage_error(good, cli) -> None:
     r = cli(good, "verify", "--pytest-arg=--no-such-pytest-option")
     assert r.code == 3, (r.out, r.err)
-    assert r.err.endswith("tracker: error: pytest refused its command line (a --pytest-arg) (exit 4; its message is above): nothing ran\n")
+    assert r.err.endswith(
+        "tracker: error: pytest refused its command line (a --pytest-arg) (exit 4; its message is above): nothing ran\n"
+    )
 
 
 def test_verify_counts_a_test_that_exits_with_status_4_as_a_crash(repo, cli) -> None:
-    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_a.py"')),
-                 "tests/test_a.py": "import os\n\ndef test_a():\n    os._exit(4)\n"})
+    root = repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_a.py"')),
+            "tests/test_a.py": "import os\n\ndef test_a():\n    os._exit(4)\n",
+        }
+    )
     r = cli(root, "verify")
     assert r.code == 6 and "it crashed while running tests/test_a.py::test_a" in r.err, (r.out, r.err)
 
@@ -299,7 +361,7 @@ def test_new_creates_a_valid_numbered_plan(good, cli) -> None:
     r = cli(good, "new", 'Speed: "fast" path')
     assert (r.code, r.out) == (0, "created plans/0002-speed-fast-path.md\n")
     assert cli(good, "lint", "--no-collect").code == 0
-    assert "0002  Speed: \"fast\" path" in cli(good, "status").out
+    assert '0002  Speed: "fast" path' in cli(good, "status").out
     assert cli(good, "new", " ").code == 3
 
 
@@ -313,7 +375,9 @@ def test_new_transliterates_accented_titles(good, cli) -> None:
 def test_schema_is_json_schema(good, cli) -> None:
     text = cli(good, "schema").out
     data = json.loads(text)
-    assert data["$defs"]["plan"] == {"$ref": "#/$defs/PlanBlock"} and data["$defs"]["phase"] == {"$ref": "#/$defs/PhaseBlock"}
+    assert data["$defs"]["plan"] == {"$ref": "#/$defs/PlanBlock"} and data["$defs"]["phase"] == {
+        "$ref": "#/$defs/PhaseBlock"
+    }
     assert data["$defs"]["PhaseBlock"]["additionalProperties"] is False
     assert set(data["$defs"]) >= {"TestGateModel", "ManualGateModel", "BenchGateModel"}
     for ref in re.findall(r'"\$ref": "#/\$defs/([^"]+)"', text):  # every reference resolves from the root
@@ -321,7 +385,9 @@ def test_schema_is_json_schema(good, cli) -> None:
 
 
 def test_console_script_runs(good) -> None:
-    proc = subprocess.run([sys.executable, "-m", "tracker", "status"], cwd=good, capture_output=True, text=True, env=os.environ)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tracker", "status"], cwd=good, capture_output=True, text=True, env=os.environ
+    )
     assert proc.returncode == 0 and proc.stdout.startswith("0001  Demo  (plans/0001-demo.md)\n")
 
 
@@ -360,16 +426,19 @@ def test_update_preserves_crlf_bom_tabs_and_missing_final_newline(repo, cli) -> 
     assert path.read_bytes().decode("utf-8") == once
 
 
-@pytest.mark.parametrize(("blocked", "args"), [("typer", ["lint"]), ("markdown_it", ["status"]),
-                                               ("pydantic_core", ["check"])])
+@pytest.mark.parametrize(
+    ("blocked", "args"), [("typer", ["lint"]), ("markdown_it", ["status"]), ("pydantic_core", ["check"])]
+)
 def test_a_missing_dependency_exits_9_naming_it(good, blocked: str, args: list[str]) -> None:
     """A Python without the tracker's dependencies (the system one, say) gets one line, not a traceback."""
-    code = (f"import sys; sys.modules[{blocked!r}] = None; from tracker.entry import main; main({args!r})")
+    code = f"import sys; sys.modules[{blocked!r}] = None; from tracker.entry import main; main({args!r})"
     proc = subprocess.run([sys.executable, "-c", code], cwd=good, capture_output=True, text=True, env=os.environ)
     assert proc.returncode == 9, proc.stderr
-    assert proc.stderr == (f"tracker: error: the package {blocked!r} is not installed in this Python ({sys.executable}); "
-                           "install the tracker into it (`pip install .` in the repository, README) or run the "
-                           "`tracker` of the environment it was installed into\n")
+    assert proc.stderr == (
+        f"tracker: error: the package {blocked!r} is not installed in this Python ({sys.executable}); "
+        "install the tracker into it (`pip install .` in the repository, README) or run the "
+        "`tracker` of the environment it was installed into\n"
+    )
     assert proc.stdout == ""
 
 
@@ -402,7 +471,10 @@ def test_unreadable_evidence_is_shown_by_status_and_stops_only_gc(good, cli) -> 
     bad.write_text('{"schema": "tracker-test-run", ')
     r = cli(good, "status")
     assert r.code == 0
-    assert f"gate 1: invalid evidence file, fix or remove it: .tracker/evidence/{bad.name}: not a readable evidence file: Expecting" in r.out
+    assert (
+        f"gate 1: invalid evidence file, fix or remove it: .tracker/evidence/{bad.name}: not a readable evidence file: Expecting"
+        in r.out
+    )
     r = cli(good, "gc")
     assert r.code == 8
     assert r.err.startswith(f"tracker: error: {bad}: not a readable evidence file: Expecting property name")
@@ -410,11 +482,19 @@ def test_unreadable_evidence_is_shown_by_status_and_stops_only_gc(good, cli) -> 
 
 def test_concurrent_updates_do_not_corrupt(good, cli) -> None:
     procs = [
-        subprocess.Popen([sys.executable, "-m", "tracker", "update"], cwd=good, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-m", "tracker", "update"],
+            cwd=good,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(4)
     ]
-    results = [p.communicate() + (p.returncode,) for p in procs]
+    results = [(*p.communicate(), p.returncode) for p in procs]
     assert [code for _, _, code in results] == [0, 0, 0, 0], results
-    assert sorted(out for out, _, _ in results) == ["updated 0 plan file(s)\n"] * 3 + ["updated 1 plan file(s): plans/0001-demo.md\n"]
+    assert sorted(out for out, _, _ in results) == ["updated 0 plan file(s)\n"] * 3 + [
+        "updated 1 plan file(s): plans/0001-demo.md\n"
+    ]
     assert cli(good, "update", "--check").out == "plan files are up to date\n"
     assert sorted(p.name for p in (good / "plans").iterdir()) == ["0001-demo.md"]  # no temp files left

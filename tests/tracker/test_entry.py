@@ -22,14 +22,35 @@ def test_status_args_takes_only_plain_status_lines() -> None:
     assert status_args(["status"]) == (None, None, False, "auto")
     assert status_args(["--root", "r", "status", "0001", "--json"]) == (Path("r"), "0001", True, "auto")
     assert status_args(["--root=r", "status", "--json", "0001"]) == (Path("r"), "0001", True, "auto")
-    assert status_args(["status", "2", "--root", "r"]) == (Path("r"), "2", False, "auto")  # --root after the command too
+    assert status_args(["status", "2", "--root", "r"]) == (
+        Path("r"),
+        "2",
+        False,
+        "auto",
+    )  # --root after the command too
     assert status_args(["--color", "always", "status"]) == (None, None, False, "always")
     assert status_args(["status", "--color=never", "--json"]) == (None, None, True, "never")
     assert status_args(["--no-color", "status"]) == (None, None, False, "never")
-    for args in (["status", "--help"], ["status", "-h"], ["status", "a", "b"], ["status", "--json", "--json"], ["status", "-x"],
-                 ["verify"], [], ["--root"], ["--root=", "status"], ["status", "--", "0001"], ["status", "--root"],
-                 ["--root", "a", "status", "--root", "a"], ["--json", "status"], ["status", "--color=blue"],
-                 ["--no-color", "status", "--color", "never"], ["status", "--no-color=1"], ["--version"], ["status", "--version"]):
+    for args in (
+        ["status", "--help"],
+        ["status", "-h"],
+        ["status", "a", "b"],
+        ["status", "--json", "--json"],
+        ["status", "-x"],
+        ["verify"],
+        [],
+        ["--root"],
+        ["--root=", "status"],
+        ["status", "--", "0001"],
+        ["status", "--root"],
+        ["--root", "a", "status", "--root", "a"],
+        ["--json", "status"],
+        ["status", "--color=blue"],
+        ["--no-color", "status", "--color", "never"],
+        ["status", "--no-color=1"],
+        ["--version"],
+        ["status", "--version"],
+    ):
         assert status_args(args) is None, args
 
 
@@ -41,6 +62,7 @@ def run(main_name: str, argv: list[str], capfd: pytest.CaptureFixture[str]) -> t
 
         def main(argv: list[str]) -> None:  # every line through typer, the plain ones too
             sys.exit(run_typer(argv))
+
     capfd.readouterr()
     try:
         main(argv)
@@ -51,11 +73,26 @@ def run(main_name: str, argv: list[str], capfd: pytest.CaptureFixture[str]) -> t
     return code, out, err
 
 
-@pytest.mark.parametrize("args", [["status"], ["status", "--json"], ["status", "0001"], ["status", "--json", "0001"],
-                                  ["status", "9999"], ["status", "--json", "0002"], ["status", "1"], ["status", "1/P2"],
-                                  ["status", "plans/0001-demo.md", "--json"], ["status", "README.md"],
-                                  ["status", "--color=always"], ["--no-color", "status", "1"], ["status", "--color", "red"],
-                                  ["status", "--no-color", "--color=auto"], ["--color=never", "status", "--no-color"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["status"],
+        ["status", "--json"],
+        ["status", "0001"],
+        ["status", "--json", "0001"],
+        ["status", "9999"],
+        ["status", "--json", "0002"],
+        ["status", "1"],
+        ["status", "1/P2"],
+        ["status", "plans/0001-demo.md", "--json"],
+        ["status", "README.md"],
+        ["status", "--color=always"],
+        ["--no-color", "status", "1"],
+        ["status", "--color", "red"],
+        ["status", "--no-color", "--color=auto"],
+        ["--color=never", "status", "--no-color"],
+    ],
+)
 def test_fast_path_matches_the_typer_cli(repo, capfd, args: list[str]) -> None:
     root = repo({"plans/0001-demo.md": GOOD, **TESTS})
     argv = ["--root", str(root), *args]
@@ -73,7 +110,13 @@ def test_fast_path_reports_invalid_plans_like_the_cli(repo, capfd) -> None:
 
 @pytest.mark.parametrize("args", [["status"], ["status", "--json"], ["status", "2"], ["status", "0001/P1"]])
 def test_fast_path_shows_valid_plans_beside_invalid_ones_like_the_cli(repo, capfd, args: list[str]) -> None:
-    root = repo({"plans/0001-demo.md": GOOD, "plans/0002-bad.md": plan_text("0002", phases='```phase\nid = "P1"\n```\n'), **TESTS})
+    root = repo(
+        {
+            "plans/0001-demo.md": GOOD,
+            "plans/0002-bad.md": plan_text("0002", phases='```phase\nid = "P1"\n```\n'),
+            **TESTS,
+        }
+    )
     argv = ["--root", str(root), *args]
     fast = run("entry", argv, capfd)
     assert fast == run("cli", argv, capfd) and fast[0] == (0 if args[-1] == "0001/P1" else 2), fast
@@ -84,34 +127,63 @@ def test_root_after_the_command_is_the_same_as_before_it_on_both_paths(repo, cap
     before = run("cli", ["--root", str(root), "status"], capfd)
     for main_name in ("entry", "cli"):
         assert run(main_name, ["status", "--root", str(root)], capfd) == before
-        assert run(main_name, ["status", f"--root={root}", "--json"], capfd) == run("cli", ["--root", str(root), "status", "--json"], capfd)
+        assert run(main_name, ["status", f"--root={root}", "--json"], capfd) == run(
+            "cli", ["--root", str(root), "status", "--json"], capfd
+        )
         code, _, err = run(main_name, ["--root", str(root), "status", "--root", str(tmp_path)], capfd)
         assert (code, err) == (3, "tracker: error: --root given both before and after the command\n")
 
 
-@pytest.mark.parametrize("args", [["status"], ["--color=never", "status"], ["status", "--no-color", "--root", "{root}"]])
+@pytest.mark.parametrize(
+    "args", [["status"], ["--color=never", "status"], ["status", "--no-color", "--root", "{root}"]]
+)
 def test_fast_path_does_not_import_typer(repo, args: list[str]) -> None:
     root = repo({"plans/0001-demo.md": GOOD, **TESTS})
     argv = ["--root", str(root), *args] if "--root" not in args else [a.format(root=root) for a in args]
-    code = (f"import sys\nfrom tracker.entry import main\nsys.argv = ['tracker', *{argv!r}]\n"
-            "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
-            "sys.stderr.write('typer imported' if 'typer' in sys.modules else 'typer not imported')\n")
+    code = (
+        f"import sys\nfrom tracker.entry import main\nsys.argv = ['tracker', *{argv!r}]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+        "sys.stderr.write('typer imported' if 'typer' in sys.modules else 'typer not imported')\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True)
     assert proc.stderr.endswith("typer not imported") and proc.stdout.startswith("0001  Demo")
 
 
 # --- tracker verify without typer ---------------------------------------------------------------------------------
 
+
 def test_verify_args_takes_only_plain_verify_lines() -> None:
     assert verify_args(["verify"]) == VerifyLine(None, [], [], False, False, False)
-    assert verify_args(["--root", "r", "verify", "0001", "--force", "--pytest-arg", "-x", "2/P1", "--json"]) == VerifyLine(
-        Path("r"), ["0001", "2/P1"], ["-x"], False, True, True)
-    assert verify_args(["verify", "--bench", "--pytest-arg=-k=a b", "--root=r", "--pytest-arg", "--force"]) == VerifyLine(
-        Path("r"), [], ["-k=a b", "--force"], True, False, False)  # --pytest-arg takes the next argument, as click does
-    for args in (["verify", "--help"], ["verify", "-h"], ["verify", "--force", "--force"], ["verify", "--"], ["verify", "-x"],
-                 ["verify", ""], ["verify", "--pytest-arg"], ["verify", "--root"], ["--root=", "verify"], ["--root", "a", "verify", "--root", "b"],
-                 ["--pytest-arg", "x", "verify"], ["--force", "verify"], ["--no-color", "verify"], ["--color", "never", "verify"],
-                 ["verify", "--force=1"], ["verify", "--version"], ["status"], [], ["lint"], ["verify", "-"]):
+    assert verify_args(
+        ["--root", "r", "verify", "0001", "--force", "--pytest-arg", "-x", "2/P1", "--json"]
+    ) == VerifyLine(Path("r"), ["0001", "2/P1"], ["-x"], False, True, True)
+    assert verify_args(
+        ["verify", "--bench", "--pytest-arg=-k=a b", "--root=r", "--pytest-arg", "--force"]
+    ) == VerifyLine(
+        Path("r"), [], ["-k=a b", "--force"], True, False, False
+    )  # --pytest-arg takes the next argument, as click does
+    for args in (
+        ["verify", "--help"],
+        ["verify", "-h"],
+        ["verify", "--force", "--force"],
+        ["verify", "--"],
+        ["verify", "-x"],
+        ["verify", ""],
+        ["verify", "--pytest-arg"],
+        ["verify", "--root"],
+        ["--root=", "verify"],
+        ["--root", "a", "verify", "--root", "b"],
+        ["--pytest-arg", "x", "verify"],
+        ["--force", "verify"],
+        ["--no-color", "verify"],
+        ["--color", "never", "verify"],
+        ["verify", "--force=1"],
+        ["verify", "--version"],
+        ["status"],
+        [],
+        ["lint"],
+        ["verify", "-"],
+    ):
         assert verify_args(args) is None, args
 
 
@@ -140,13 +212,49 @@ def typer_verify_line(argv: list[str]) -> VerifyLine | None:
         return None  # another command, or --root given twice (verify's UsageError, exit 3)
     assert top["color"] is None and not top["no_color"], "the fast path takes no colour option"
     root = params["root"] if params["root"] is not None else top["root"]
-    return VerifyLine(None if root is None else Path(root), list(params["targets"] or []), list(params["pytest_arg"] or []),
-                      params["bench"], params["force"], params["json"])
+    return VerifyLine(
+        None if root is None else Path(root),
+        list(params["targets"] or []),
+        list(params["pytest_arg"] or []),
+        params["bench"],
+        params["force"],
+        params["json"],
+    )
 
 
-WORDS = ["verify", "--root", "--root=r", "r", "0001", "0001/P1", "--pytest-arg", "--pytest-arg=-x", "--pytest-arg=", "-x", "--force",
-         "--bench", "--json", "--", "-", "", "--help", "-h", "--color", "never", "--no-color", "--version", "--forc", "--force=1",
-         "status", "é", "--root=", "a=b", "-k", "not slow", "\udcff"]
+WORDS = [
+    "verify",
+    "--root",
+    "--root=r",
+    "r",
+    "0001",
+    "0001/P1",
+    "--pytest-arg",
+    "--pytest-arg=-x",
+    "--pytest-arg=",
+    "-x",
+    "--force",
+    "--bench",
+    "--json",
+    "--",
+    "-",
+    "",
+    "--help",
+    "-h",
+    "--color",
+    "never",
+    "--no-color",
+    "--version",
+    "--forc",
+    "--force=1",
+    "status",
+    "é",
+    "--root=",
+    "a=b",
+    "-k",
+    "not slow",
+    "\udcff",
+]
 
 
 @given(st.lists(st.sampled_from(WORDS), max_size=8))
@@ -168,13 +276,22 @@ def test_the_fast_path_parses_verify_lines_as_click_does_deep(argv: list[str]) -
 
 
 def test_plain_verify_lines_do_take_the_fast_path() -> None:
-    for argv in (["verify"], ["verify", "--force"], ["--root", "r", "verify", "0001/P1", "--json", "--pytest-arg=-q"],
-                 ["verify", "--bench", "2", "--root", "r"]):
+    for argv in (
+        ["verify"],
+        ["verify", "--force"],
+        ["--root", "r", "verify", "0001/P1", "--json", "--pytest-arg=-q"],
+        ["verify", "--bench", "2", "--root", "r"],
+    ):
         assert verify_args(argv) is not None and verify_args(argv) == typer_verify_line(argv), argv
 
 
-VERIFY_PLAN = plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"') + phase("P2", 'test = "tests/test_b.py"'))
-VERIFY_TESTS = {"tests/test_a.py": "def test_a():\n    pass\n", "tests/test_b.py": "def test_b():\n    assert False, 'no'\n"}
+VERIFY_PLAN = plan_text(
+    phases=phase("P1", 'test = "tests/test_a.py::test_a"') + phase("P2", 'test = "tests/test_b.py"')
+)
+VERIFY_TESTS = {
+    "tests/test_a.py": "def test_a():\n    pass\n",
+    "tests/test_b.py": "def test_b():\n    assert False, 'no'\n",
+}
 
 
 def normalized(result: tuple[int, str, str]) -> tuple[int, str, str]:
@@ -188,9 +305,18 @@ def normalized(result: tuple[int, str, str]) -> tuple[int, str, str]:
     return result[0], clean(result[1]), clean(result[2])
 
 
-@pytest.mark.parametrize("args", [["verify", "--force"], ["verify", "0001/P1"], ["verify", "--json", "1/P1", "--force"],
-                                  ["verify", "9999"], ["verify", "--pytest-arg=--collect-only"], ["verify", "--bench", "0001/P2"],
-                                  ["verify", "--pytest-arg", "-q", "0001/P2", "--force"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verify", "--force"],
+        ["verify", "0001/P1"],
+        ["verify", "--json", "1/P1", "--force"],
+        ["verify", "9999"],
+        ["verify", "--pytest-arg=--collect-only"],
+        ["verify", "--bench", "0001/P2"],
+        ["verify", "--pytest-arg", "-q", "0001/P2", "--force"],
+    ],
+)
 def test_verify_fast_path_matches_the_typer_cli(repo, capfd, args: list[str]) -> None:
     """Same output and exit code on both paths: the evidence each run records makes the next one's verdicts, so
     the typer run goes first on a fresh repository and the fast one on another, built the same."""
@@ -203,21 +329,29 @@ def test_verify_fast_path_matches_the_typer_cli(repo, capfd, args: list[str]) ->
 
         shutil.rmtree(root)
     assert outputs[0] == outputs[1]
-    expected = {"9999": 3, "--pytest-arg=--collect-only": 3, "0001/P1": 0, "1/P1": 3}  # verify takes plan ids only (status takes 1/P1)
+    expected = {
+        "9999": 3,
+        "--pytest-arg=--collect-only": 3,
+        "0001/P1": 0,
+        "1/P1": 3,
+    }  # verify takes plan ids only (status takes 1/P1)
     assert outputs[1][0] == expected.get(args[-1] if args[-1] != "--force" else args[-2], 1), outputs[1]
 
 
 def test_verify_fast_path_does_not_import_typer(repo) -> None:
     root = repo({"plans/0001-demo.md": VERIFY_PLAN, **VERIFY_TESTS})
-    code = (f"import sys\nfrom tracker.entry import main\nsys.argv = ['tracker', '--root', {str(root)!r}, 'verify', '0001/P1']\n"
-            "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
-            "sys.stderr.write('typer imported' if 'typer' in sys.modules else 'typer not imported')\n")
+    code = (
+        f"import sys\nfrom tracker.entry import main\nsys.argv = ['tracker', '--root', {str(root)!r}, 'verify', '0001/P1']\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+        "sys.stderr.write('typer imported' if 'typer' in sys.modules else 'typer not imported')\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stderr.endswith("typer not imported"), proc.stderr
     assert "met   0001/P1#1 tests/test_a.py::test_a" in proc.stdout
 
 
 # --- one definition of the command line ----------------------------------------------------------------------------
+
 
 def test_the_plain_commands_table_is_what_typer_declares() -> None:
     """The options the plain lines take (tracker.cli.PLAIN_COMMANDS) are the typer declarations' own: every option

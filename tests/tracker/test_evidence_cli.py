@@ -43,13 +43,18 @@ def test_ingest_rejects_bad_files_with_exit_8_and_writes_nothing(repo: Path, tmp
     assert proc.returncode == 8 and "missing.jsonl: cannot read" in proc.stderr
     (tmp_path / "notes.txt").write_text("hello")
     proc = tracker(repo, "ingest", str(tmp_path / "notes.txt"))
-    assert proc.returncode == 8 and "not a pytest reportlog, JUnit XML, tracker evidence or benchmark result file" in proc.stderr
+    assert (
+        proc.returncode == 8
+        and "not a pytest reportlog, JUnit XML, tracker evidence or benchmark result file" in proc.stderr
+    )
     proc = tracker(repo, "ingest", str(good), "--commit", "nope")
     assert proc.returncode == 0  # --commit only matters for test runs
 
 
 def test_ingest_unknown_commit_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
-    (tmp_path / "r.xml").write_text('<testsuites><testsuite name="pytest"><testcase classname="tests.test_a" name="test_x" file="tests/test_a.py" time="0.1"/></testsuite></testsuites>')
+    (tmp_path / "r.xml").write_text(
+        '<testsuites><testsuite name="pytest"><testcase classname="tests.test_a" name="test_x" file="tests/test_a.py" time="0.1"/></testsuite></testsuites>'
+    )
     proc = tracker(repo, "ingest", str(tmp_path / "r.xml"), "--commit", "deadbeef")
     assert proc.returncode == 3 and "--commit deadbeef: not a commit of this repository" in proc.stderr
     proc = tracker(repo, "ingest", str(tmp_path / "r.xml"), "--host", "ci-runner")
@@ -72,29 +77,55 @@ def test_schema_results_prints_the_json_schema(repo: Path) -> None:
 
 def test_plain_pytest_tracker_record_is_honored_then_check_and_gc(repo: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(CHECKOUT)}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tracker.pytest_plugin", "tests", "--tracker-record"],
-                          cwd=repo, capture_output=True, text=True, env={**env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "tracker.pytest_plugin", "tests", "--tracker-record"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(tracker(repo, "status", "--json").stdout)
     assert data["plans"][0]["phases"][0]["status"] == "done"
     proc = tracker(repo, "check")
-    assert proc.returncode == 1 and "plans/0001-a.md: generated regions out of date (run `tracker update`)" in proc.stdout
+    assert (
+        proc.returncode == 1 and "plans/0001-a.md: generated regions out of date (run `tracker update`)" in proc.stdout
+    )
     assert tracker(repo, "update").returncode == 0
     proc = tracker(repo, "check")
     assert (proc.returncode, proc.stdout) == (0, "tracker check: no regressions, plan files up to date\n")
     proc = tracker(repo, "gc", "--dry-run")
-    assert proc.returncode == 0 and "keep .tracker/evidence/" in proc.stdout and "0 superseded file(s) to delete, 1 kept" in proc.stdout
+    assert (
+        proc.returncode == 0
+        and "keep .tracker/evidence/" in proc.stdout
+        and "0 superseded file(s) to delete, 1 kept" in proc.stdout
+    )
 
 
 def test_ingest_plugin_evidence_recorded_on_a_machine_without_git(repo: Path, tmp_path: Path) -> None:
     # The "GPU machine": a copy of the tree without .git; commit comes from TRACKER_COMMIT.
     remote = tmp_path / "remote"
     shutil.copytree(repo, remote, ignore=shutil.ignore_patterns(".git", ".tracker"))
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
-    env = {**os.environ, "PYTHONPATH": str(CHECKOUT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "TRACKER_COMMIT": head, "TRACKER_DIRTY": "0"}
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(CHECKOUT),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "TRACKER_COMMIT": head,
+        "TRACKER_DIRTY": "0",
+    }
     out_dir = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tracker.pytest_plugin", "tests", f"--tracker-record={out_dir}"],
-                          cwd=remote, capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "tracker.pytest_plugin", "tests", f"--tracker-record={out_dir}"],
+        cwd=remote,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [recorded] = list(out_dir.glob("*.json"))
     proc = tracker(repo, "ingest", str(recorded))
@@ -106,7 +137,11 @@ def test_ingest_plugin_evidence_recorded_on_a_machine_without_git(repo: Path, tm
     assert phase["status"] == "done" and phase["gates"][0]["source"]["commit"] == head
     # A broken evidence file is refused with path: reason.
     broken = tmp_path / "broken.json"
-    broken.write_text(json.dumps({"schema": "tracker-test-run", "version": 1, "status": "done", "provenance": {}, "tests": [], "files": {}}))
+    broken.write_text(
+        json.dumps(
+            {"schema": "tracker-test-run", "version": 1, "status": "done", "provenance": {}, "tests": [], "files": {}}
+        )
+    )
     proc = tracker(repo, "ingest", str(broken))
     assert proc.returncode == 8
     assert proc.stderr == (
@@ -145,7 +180,7 @@ def test_a_region_left_behind_by_reordered_phases_moves_back_after_its_block(tmp
     after = (root / "plans/0001-a.md").read_text()
     for pid in ("P1", "P2"):
         assert after.count(f"<!-- tracker:begin phase:{pid} -->") == 1
-        assert f'title = "Phase {pid}"\n' + 'paths = []\n\n[[gate]]\n' in after
+        assert f'title = "Phase {pid}"\n' + "paths = []\n\n[[gate]]\n" in after
         block_end = after.index("```\n", after.index(f'id = "{pid}"')) + 4
         assert after[block_end:].startswith(f"<!-- tracker:begin phase:{pid} -->")
     assert tracker(root, "update", "--check").returncode == 0
@@ -154,7 +189,10 @@ def test_a_region_left_behind_by_reordered_phases_moves_back_after_its_block(tmp
 def test_bad_lock_timeout_exits_3_with_a_message(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRACKER_LOCK_TIMEOUT", "abc")
     proc = tracker(repo, "update")
-    assert (proc.returncode, proc.stderr) == (3, "tracker: error: TRACKER_LOCK_TIMEOUT='abc': expected a number of seconds >= 0\n")
+    assert (proc.returncode, proc.stderr) == (
+        3,
+        "tracker: error: TRACKER_LOCK_TIMEOUT='abc': expected a number of seconds >= 0\n",
+    )
 
 
 def test_first_use_ignores_the_cache_and_lock_in_git_and_files_get_the_umask_mode(tmp_path: Path) -> None:
@@ -182,19 +220,25 @@ def test_check_lists_a_hand_edited_region_among_the_other_problems(repo: Path, t
     assert tracker(repo, "update").returncode == 0
     plan = repo / "plans/0001-a.md"
     plan.write_text(plan.read_text().replace("**Status: ", "**Status (edited): "))
-    (repo / "plans/0002-b.md").write_text((repo / "plans/0002-b.md").read_text() + "\n" + phase_block("P2", [], ['manual = "x"']))
+    (repo / "plans/0002-b.md").write_text(
+        (repo / "plans/0002-b.md").read_text() + "\n" + phase_block("P2", [], ['manual = "x"'])
+    )
     write(repo / "bench/results/bad.json", {**result([case("m", {"k": 1}, [1.0])]), "version": 2})
     proc = tracker(repo, "check")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[-1] == "tracker check: 3 problem(s)"
-    assert any(s.startswith("plans/0001-a.md:") and "generated region 'phase:P1' was edited by hand" in s for s in lines)
+    assert any(
+        s.startswith("plans/0001-a.md:") and "generated region 'phase:P1' was edited by hand" in s for s in lines
+    )
     assert "plans/0002-b.md: generated regions out of date (run `tracker update`)" in lines
     assert any("bad.json" in s and "unsupported version 2" in s for s in lines)
 
 
 def test_pre_commit_update_check_hook_runs_on_every_commit() -> None:
-    hooks = {h.split("\n", 1)[0].strip(): h for h in (CHECKOUT / ".pre-commit-hooks.yaml").read_text().split("- id:")[1:]}
+    hooks = {
+        h.split("\n", 1)[0].strip(): h for h in (CHECKOUT / ".pre-commit-hooks.yaml").read_text().split("- id:")[1:]
+    }
     update = hooks["tracker-update-check"]
     assert "\n  entry: tracker update --check\n" in update
     assert "\n  always_run: true\n" in update and "\n  files:" not in update  # covered code changes make phases stale
@@ -202,14 +246,19 @@ def test_pre_commit_update_check_hook_runs_on_every_commit() -> None:
 
 def test_an_unreadable_file_in_the_store_is_shown_on_gates_not_fatal(tmp_path: Path) -> None:
     bench = 'bench = "m"\nwhere = { k = 1 }\nat_most = 5'
-    plan = plan_text("0001", [phase_block("P1", ["src/**"], ['test = "tests/test_a.py"']), phase_block("P2", [], [bench])])
+    plan = plan_text(
+        "0001", [phase_block("P1", ["src/**"], ['test = "tests/test_a.py"']), phase_block("P2", [], [bench])]
+    )
     repo = make_repo(tmp_path / "repo", {
         "plans/0001-a.md": plan, "src/a.py": "X = 1\n", "conftest.py": "",
         "tests/test_a.py": "from src.a import X\n\ndef test_x():\n    assert X == 1\n",
         ".gitignore": ".tracker/cache/\n.tracker/lock\n__pycache__/\n",
     })  # fmt: skip
     assert tracker(repo, "verify", "0001/P1").returncode == 0
-    assert tracker(repo, "ingest", str(write(tmp_path / "r.json", result([case("m", {"k": 1}, [1.0, 2.0])])))).returncode == 0
+    assert (
+        tracker(repo, "ingest", str(write(tmp_path / "r.json", result([case("m", {"k": 1}, [1.0, 2.0])])))).returncode
+        == 0
+    )
     store = repo / ".tracker/evidence"
     [local] = [p for p in store.glob("*.json") if "verify" in p.name]
     [stored_result] = [p for p in store.glob("*.json") if "bench" in p.name]
@@ -226,10 +275,15 @@ def test_an_unreadable_file_in_the_store_is_shown_on_gates_not_fatal(tmp_path: P
     reason = "invalid evidence file, fix or remove it: .tracker/evidence/zzz.json: not a readable evidence file: "
     assert [(s, r[: len(reason)]) for s, r in gates()] == [("planned", reason)] * 2
     proc = tracker(repo, "status")
-    assert proc.returncode == 0 and "gate 1: invalid evidence file, fix or remove it: .tracker/evidence/zzz.json" in proc.stdout
+    assert (
+        proc.returncode == 0
+        and "gate 1: invalid evidence file, fix or remove it: .tracker/evidence/zzz.json" in proc.stdout
+    )
     proc = tracker(repo, "check")
     assert proc.returncode == 1
-    assert [ln for ln in proc.stdout.splitlines() if "zzz.json" in ln] == [ln for ln in proc.stdout.splitlines() if ln.startswith(reason)]
+    assert [ln for ln in proc.stdout.splitlines() if "zzz.json" in ln] == [
+        ln for ln in proc.stdout.splitlines() if ln.startswith(reason)
+    ]
     assert len([ln for ln in proc.stdout.splitlines() if "zzz.json" in ln]) == 1
     assert tracker(repo, "update").returncode == 0
     proc = tracker(repo, "gc")  # pruning needs every file: it refuses, naming the file
@@ -241,7 +295,10 @@ def test_an_unreadable_file_in_the_store_is_shown_on_gates_not_fatal(tmp_path: P
     assert proc.returncode == 1 and len([ln for ln in proc.stdout.splitlines() if "zzz.json" in ln]) == 1
     # Files that parse but are not evidence, or whose time cannot be placed, are invalid too.
     truncated.write_text("{}")
-    assert gates()[0][1] == "invalid evidence file, fix or remove it: .tracker/evidence/zzz.json: not a tracker evidence file (schema None)"
+    assert (
+        gates()[0][1]
+        == "invalid evidence file, fix or remove it: .tracker/evidence/zzz.json: not a tracker evidence file (schema None)"
+    )
     doc = json.loads(local.read_text())
     doc["provenance"]["time"] = "yesterday"
     truncated.write_text(json.dumps(doc))
@@ -259,21 +316,54 @@ def test_ingested_reportlog_crash_counts_the_test_it_died_in(repo: Path, tmp_pat
     """A reportlog that ends inside a test (no SessionFinish: the process died, e.g. killed for memory on the
     GPU machine) counts that one test as an error, as the plugin's own crashed runs do: a done phase regresses."""
     env = {**os.environ, "PYTHONPATH": str(CHECKOUT)}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", "--report-log", str(tmp_path / "ok.jsonl")],
-                          cwd=repo, capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests",
+            "--report-log",
+            str(tmp_path / "ok.jsonl"),
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert tracker(repo, "ingest", str(tmp_path / "ok.jsonl"), "--host", "gpu-box").returncode == 0
     assert json.loads(tracker(repo, "status", "--json").stdout)["plans"][0]["phases"][0]["status"] == "done"
-    records = [{"$report_type": "SessionStart", "pytest_version": "9.0.0"},
-               {"$report_type": "TestReport", "nodeid": "tests/test_a.py::test_x", "location": ["tests/test_a.py", 2, "test_x"],
-                "keywords": {"test_x": 1}, "outcome": "passed", "longrepr": None, "when": "setup", "user_properties": [],
-                "sections": [], "duration": 0.001, "start": 0.0, "stop": 0.001}]
+    records = [
+        {"$report_type": "SessionStart", "pytest_version": "9.0.0"},
+        {
+            "$report_type": "TestReport",
+            "nodeid": "tests/test_a.py::test_x",
+            "location": ["tests/test_a.py", 2, "test_x"],
+            "keywords": {"test_x": 1},
+            "outcome": "passed",
+            "longrepr": None,
+            "when": "setup",
+            "user_properties": [],
+            "sections": [],
+            "duration": 0.001,
+            "start": 0.0,
+            "stop": 0.001,
+        },
+    ]
     crash = tmp_path / "crash.jsonl"
     crash.write_text("".join(json.dumps(r) + "\n" for r in records))
     proc = tracker(repo, "ingest", str(crash), "--host", "gpu-box")
     assert proc.returncode == 0, proc.stderr
     assert "only tests/test_a.py::test_x counts, as an error" in proc.stdout
-    [stored] = [p for p in (repo / ".tracker/evidence").glob("*.json") if "crash" in json.loads(p.read_text())["provenance"]["command"]]
+    [stored] = [
+        p
+        for p in (repo / ".tracker/evidence").glob("*.json")
+        if "crash" in json.loads(p.read_text())["provenance"]["command"]
+    ]
     doc = json.loads(stored.read_text())
     assert doc["status"] == "incomplete" and doc["running"]["nodeid"] == "tests/test_a.py::test_x"
     phase = json.loads(tracker(repo, "status", "--json").stdout)["plans"][0]["phases"][0]

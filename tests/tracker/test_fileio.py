@@ -45,9 +45,8 @@ def test_write_only_when_changed(tmp_path: Path) -> None:
 
 def test_lock_is_exclusive_and_reentrant_after_release(tmp_path: Path) -> None:
     with repo_lock(tmp_path):
-        with pytest.raises(LockedError) as err:
-            with repo_lock(tmp_path, timeout=0.1):
-                pass
+        with pytest.raises(LockedError) as err, repo_lock(tmp_path, timeout=0.1):
+            pass
         assert "another tracker process holds the lock" in str(err.value)
     with repo_lock(tmp_path, timeout=0.1):
         pass
@@ -69,9 +68,8 @@ def test_new_files_get_the_umask_mode_existing_ones_keep_theirs(tmp_path: Path, 
 @pytest.mark.parametrize("value", ["abc", "-1", "nan", ""])
 def test_a_bad_lock_timeout_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv("TRACKER_LOCK_TIMEOUT", value)
-    with pytest.raises(UsageError) as err:
-        with repo_lock(tmp_path):
-            pass
+    with pytest.raises(UsageError) as err, repo_lock(tmp_path):
+        pass
     assert str(err.value) == f"TRACKER_LOCK_TIMEOUT={value!r}: expected a number of seconds >= 0"
     monkeypatch.setenv("TRACKER_LOCK_TIMEOUT", "0.5")
     with repo_lock(tmp_path):

@@ -143,7 +143,27 @@ def test_glob_edge_semantics(pattern: str, path: str, hit: bool) -> None:
     assert compile_glob(pattern).match(path) is hit
 
 
-PATTERN_PARTS = ["a", "b", ".", "-", "/", "*", "*", "**", "**/", "?", "[ab]", "[!a]", "[a-c]", "[^b]", "[]a]", "[-b]", "[", "]", "\\"]
+PATTERN_PARTS = [
+    "a",
+    "b",
+    ".",
+    "-",
+    "/",
+    "*",
+    "*",
+    "**",
+    "**/",
+    "?",
+    "[ab]",
+    "[!a]",
+    "[a-c]",
+    "[^b]",
+    "[]a]",
+    "[-b]",
+    "[",
+    "]",
+    "\\",
+]
 NAME_CHARS = ["a", "b", "c", "/", ".", "-", "]", "[", "\n", "\\"]
 
 
@@ -154,14 +174,20 @@ def _agrees(pattern: str, name: str) -> None:
 
 
 @settings(max_examples=2000, deadline=None)
-@given(st.lists(st.sampled_from(PATTERN_PARTS), min_size=1, max_size=8).map("".join), st.lists(st.sampled_from(NAME_CHARS), max_size=10).map("".join))
+@given(
+    st.lists(st.sampled_from(PATTERN_PARTS), min_size=1, max_size=8).map("".join),
+    st.lists(st.sampled_from(NAME_CHARS), max_size=10).map("".join),
+)
 def test_glob_agrees_with_the_reference_regex(pattern: str, name: str) -> None:
     _agrees(pattern, name)
 
 
 @pytest.mark.slow
 @settings(max_examples=50000, deadline=None)
-@given(st.lists(st.sampled_from(PATTERN_PARTS), min_size=1, max_size=14).map("".join), st.lists(st.sampled_from(NAME_CHARS), max_size=16).map("".join))
+@given(
+    st.lists(st.sampled_from(PATTERN_PARTS), min_size=1, max_size=14).map("".join),
+    st.lists(st.sampled_from(NAME_CHARS), max_size=16).map("".join),
+)
 def test_glob_agrees_with_the_reference_regex_slow(pattern: str, name: str) -> None:
     _agrees(pattern, name)
 
@@ -205,13 +231,25 @@ def test_random_many_star_globs_stay_fast(pattern: str, name: str) -> None:
     [
         ("", "empty glob"),
         ("/etc/**", "glob '/etc/**' is absolute: globs are relative to the repository root"),
-        ("../x/**", "glob '../x/**' has a '.' or '..' segment: globs are relative to the repository root and stay inside it"),
-        ("a/../../b", "glob 'a/../../b' has a '.' or '..' segment: globs are relative to the repository root and stay inside it"),
-        ("./src/*.py", "glob './src/*.py' has a '.' or '..' segment: globs are relative to the repository root and stay inside it"),
+        (
+            "../x/**",
+            "glob '../x/**' has a '.' or '..' segment: globs are relative to the repository root and stay inside it",
+        ),
+        (
+            "a/../../b",
+            "glob 'a/../../b' has a '.' or '..' segment: globs are relative to the repository root and stay inside it",
+        ),
+        (
+            "./src/*.py",
+            "glob './src/*.py' has a '.' or '..' segment: globs are relative to the repository root and stay inside it",
+        ),
         ("a//b", "glob 'a//b' has an empty path segment ('//')"),
         ("src/[ab", "glob 'src/[ab': unterminated [ at column 5 (write [[] for a literal '[')"),
         ("src/[z-a].py", "glob 'src/[z-a].py': bad range z-a in a [...] class (it matches nothing)"),
-        ("src[/]x", "glob 'src[/]x': a [...] class cannot match '/' (in '[/]'): '*', '?' and classes stay inside one directory"),
+        (
+            "src[/]x",
+            "glob 'src[/]x': a [...] class cannot match '/' (in '[/]'): '*', '?' and classes stay inside one directory",
+        ),
         ("a\x00b", "glob 'a\\x00b' holds a control character ('\\x00')"),
     ],
 )
@@ -219,6 +257,8 @@ def test_glob_problems(pattern: str, problem: str) -> None:
     assert glob_problem(pattern) == problem
 
 
-@pytest.mark.parametrize("pattern", ["src/**", "src/", "**/*.py", "a/**/b[!x].py", "..x/y", "[[]x", "[]]", "a\\b", "x/*.[ch]"])
+@pytest.mark.parametrize(
+    "pattern", ["src/**", "src/", "**/*.py", "a/**/b[!x].py", "..x/y", "[[]x", "[]]", "a\\b", "x/*.[ch]"]
+)
 def test_good_globs_have_no_problem(pattern: str) -> None:
     assert glob_problem(pattern) is None

@@ -4,6 +4,7 @@ with real nested pytest runs, then ``tracker check`` and ``tracker gc`` over the
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -149,7 +150,16 @@ def test_gc_drops_interrupted_runs(repo: Path) -> None:
     (repo / "src/lib.py").write_text(LIB_OK)
     call("verify", repo, ["0001/P1"])
     broken = repo / ".tracker/evidence/20000101T000000000000Z-x-verify-abcdef.json"
-    broken.write_text(json.dumps({"schema": "tracker-test-run", "version": 1, "status": "interrupted", "provenance": {"time": "2000-01-01T00:00:00Z"}}))
+    broken.write_text(
+        json.dumps(
+            {
+                "schema": "tracker-test-run",
+                "version": 1,
+                "status": "interrupted",
+                "provenance": {"time": "2000-01-01T00:00:00Z"},
+            }
+        )
+    )
     code, out = call("gc", repo)
     assert code == 0 and f"deleted .tracker/evidence/{broken.name}" in out and not broken.exists()
     assert state(repo) is Status.DONE
@@ -164,14 +174,20 @@ def test_a_test_that_crashes_the_interpreter_is_an_error(tmp_path: Path, monkeyp
     monkeypatch.setenv("PYTHONPATH", str(CHECKOUT))
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     plan = plan_text("0001", [phase_block("P1", ["tests/**"], ['test = "tests/test_seg.py"'])])
-    root = make_repo(tmp_path, {"plans/0001-seg.md": plan, "tests/test_seg.py": SEG, ".gitignore": ".tracker/cache/\n.tracker/lock\n"})
+    root = make_repo(
+        tmp_path,
+        {"plans/0001-seg.md": plan, "tests/test_seg.py": SEG, ".gitignore": ".tracker/cache/\n.tracker/lock\n"},
+    )
     assert call("verify", root, [])[0] == 0 and state(root) is Status.DONE
     monkeypatch.setenv("CRASH", "1")
-    with pytest.raises(InterruptedRunError, match="crashed while running tests/test_seg.py::test_kernel"):
+    with pytest.raises(InterruptedRunError, match=re.escape("crashed while running tests/test_seg.py::test_kernel")):
         call("verify", root, [], force=True)
     st = statuses(root)["0001/P1"]
     assert st.status is Status.REGRESSED
-    assert st.verdicts[0].reason == "tests/test_seg.py::test_kernel: error: crashed: the pytest process died while this test ran"
+    assert (
+        st.verdicts[0].reason
+        == "tests/test_seg.py::test_kernel: error: crashed: the pytest process died while this test ran"
+    )
     code, out = call("check", root)
     assert code == 1 and "0001/P1: regressed: gate 1: tests/test_seg.py::test_kernel: error: crashed" in out
     monkeypatch.delenv("CRASH")
@@ -195,7 +211,11 @@ def test_a_run_still_in_progress_names_no_crash(tmp_path: Path) -> None:
     assert statuses(root)["0001/P1"].verdicts[0].reason == "no evidence: never run"
     doc["provenance"]["host"] = "gpu-box"  # copied from another machine: its process is over
     (evidence / "live.json").write_text(json.dumps(doc))
-    assert statuses(root)["0001/P1"].verdicts[0].reason.endswith("error: crashed: the pytest process died while this test ran")
+    assert (
+        statuses(root)["0001/P1"]
+        .verdicts[0]
+        .reason.endswith("error: crashed: the pytest process died while this test ran")
+    )
 
 
 TESTS_IN_FUZZ = ["t/a.py::x", "t/a.py::y", "t/b.py::z"]
@@ -213,13 +233,13 @@ def test_gc_keep_set_never_changes_any_status(history: list[tuple[str | None, st
     ))]  # fmt: skip
     runs = [
         TestRun(f".tracker/evidence/{i:02d}.json", {"time": f"2026-11-29T10:{i:02d}:00Z", "host": "h"}, {}, {},
-                [{"nodeid": n, "outcome": o, "reason": ""} for n, o in zip(TESTS_IN_FUZZ, outcomes) if o is not None])
+                [{"nodeid": n, "outcome": o, "reason": ""} for n, o in zip(TESTS_IN_FUZZ, outcomes, strict=False) if o is not None])
         for i, outcomes in enumerate(history)
     ]  # fmt: skip
     store = Store(runs=runs)
 
     def view(s: Store, _results: object = ()) -> dict[str, object]:
-        out = compute(plans, s, lambda: FileIndex({}), lambda: (lambda g: GateVerdict(False, "none")))
+        out = compute(plans, s, lambda: FileIndex({}), lambda: lambda g: GateVerdict(False, "none"))
         return {k: (v.status, [(x.met, x.failed, x.reason, x.source) for x in v.verdicts]) for k, v in out.items()}
 
     keep = settle(store, needed(plans, store), [], view)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from tracker.ingest import IngestError, parse_junit, parse_reportlog, shorten, sniff
 
-SAMPLE = '''
+SAMPLE = """
 import os
 import pytest
 
@@ -43,7 +43,7 @@ def test_teardown_error(broken_teardown): pass
 class TestGroup:
     @pytest.mark.parametrize("n", [1, 2])
     def test_param(self, n): assert n == 1
-'''
+"""
 
 EXPECTED = {
     "test_pass": ("passed", ""),
@@ -62,7 +62,10 @@ EXPECTED = {
 def run_pytest(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
-        cwd=root, capture_output=True, text=True, check=False,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
@@ -107,7 +110,9 @@ def test_collection_error_is_an_error(tmp_path: Path) -> None:
 
 
 def test_interrupted_run_is_incomplete(tmp_path: Path) -> None:
-    (tmp_path / "test_int.py").write_text("def test_a(): pass\ndef test_b(): raise KeyboardInterrupt\n", encoding="utf-8")
+    (tmp_path / "test_int.py").write_text(
+        "def test_a(): pass\ndef test_b(): raise KeyboardInterrupt\n", encoding="utf-8"
+    )
     proc = run_pytest(tmp_path, "--report-log=log.jsonl")
     assert proc.returncode == 2
     run = parse_reportlog(tmp_path / "log.jsonl")
@@ -115,7 +120,9 @@ def test_interrupted_run_is_incomplete(tmp_path: Path) -> None:
 
 
 def test_crashed_run_is_incomplete(tmp_path: Path) -> None:
-    (tmp_path / "test_crash.py").write_text("import os\ndef test_a(): pass\ndef test_b(): os._exit(9)\n", encoding="utf-8")
+    (tmp_path / "test_crash.py").write_text(
+        "import os\ndef test_a(): pass\ndef test_b(): os._exit(9)\n", encoding="utf-8"
+    )
     run_pytest(tmp_path, "--report-log=log.jsonl")
     run = parse_reportlog(tmp_path / "log.jsonl")
     assert not run.complete and "no SessionFinish" in run.why_incomplete
@@ -157,17 +164,24 @@ def test_sniff(sample: Path, tmp_path: Path) -> None:
     (tmp_path / "r.json").write_text('{"schema": "tracker-bench-result"}')
     assert sniff(tmp_path / "r.json") == "json"
     (tmp_path / "x.txt").write_text("hello")
-    with pytest.raises(IngestError, match="not a pytest reportlog, JUnit XML, tracker evidence or benchmark result file"):
+    with pytest.raises(
+        IngestError, match="not a pytest reportlog, JUnit XML, tracker evidence or benchmark result file"
+    ):
         sniff(tmp_path / "x.txt")
 
 
 def test_shorten() -> None:
     assert shorten(["f.py", 3, "Skipped: CUDA not available"]) == "CUDA not available"
     assert shorten({"reprcrash": {"message": "AssertionError: x\nmore"}}) == "AssertionError: x"
-    assert shorten(textwrap.dedent("""\
+    assert (
+        shorten(
+            textwrap.dedent("""\
         def test(): ...
         E   ValueError: bad
-        E   more""")) == "ValueError: bad"
+        E   more""")
+        )
+        == "ValueError: bad"
+    )
     assert len(shorten("x" * 500)) == 200
 
 
@@ -180,15 +194,26 @@ def test_junit_xunit1_file_attribute_gives_exact_node_ids(sample: Path) -> None:
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.one_of(
-    st.text(max_size=30),
-    st.fixed_dictionaries({"$report_type": st.sampled_from(["TestReport", "CollectReport", "SessionStart", "SessionFinish"])},
-                          optional={"nodeid": st.text(max_size=10), "when": st.sampled_from(["setup", "call", "teardown"]),
-                                    "outcome": st.sampled_from(["passed", "failed", "skipped"]), "exitstatus": st.one_of(st.integers(0, 5), st.text(max_size=2)),
-                                    "longrepr": st.one_of(st.none(), st.text(max_size=20), st.lists(st.text(max_size=5), max_size=3)),
-                                    "duration": st.one_of(st.floats(0, 1), st.text(max_size=3)),
-                                    "keywords": st.one_of(st.dictionaries(st.text(max_size=5), st.integers()), st.lists(st.integers()))}).map(json.dumps),
-), max_size=8))
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=30),
+            st.fixed_dictionaries(
+                {"$report_type": st.sampled_from(["TestReport", "CollectReport", "SessionStart", "SessionFinish"])},
+                optional={
+                    "nodeid": st.text(max_size=10),
+                    "when": st.sampled_from(["setup", "call", "teardown"]),
+                    "outcome": st.sampled_from(["passed", "failed", "skipped"]),
+                    "exitstatus": st.one_of(st.integers(0, 5), st.text(max_size=2)),
+                    "longrepr": st.one_of(st.none(), st.text(max_size=20), st.lists(st.text(max_size=5), max_size=3)),
+                    "duration": st.one_of(st.floats(0, 1), st.text(max_size=3)),
+                    "keywords": st.one_of(st.dictionaries(st.text(max_size=5), st.integers()), st.lists(st.integers())),
+                },
+            ).map(json.dumps),
+        ),
+        max_size=8,
+    )
+)
 def test_arbitrary_reportlog_lines_never_crash(tmp_path: Path, lines: list[str]) -> None:
     path = tmp_path / "fuzz.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -250,7 +275,9 @@ def test_ingested_test_run_needs_a_real_time_and_commit(verified: tuple[Path, di
         assert (proc.returncode, proc.stderr) == (8, f"tracker: error: {bad}: {reason}\n")
     assert len(list((repo / ".tracker/evidence").glob("*.json"))) == 1  # nothing written
     # A copy that keeps the local run's valid provenance (and a null commit) is accepted.
-    proc = _tracker(repo, "ingest", str(_failed_copy(doc, tmp_path / "ok.json", commit=None, time="2026-11-29T11:02:03.5+01:00")))
+    proc = _tracker(
+        repo, "ingest", str(_failed_copy(doc, tmp_path / "ok.json", commit=None, time="2026-11-29T11:02:03.5+01:00"))
+    )
     assert proc.returncode == 0, proc.stderr
 
 

@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 from tracker_testutil import phase, plan_text
 
-GOOD = plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"', 'manual = "Reviewed"') + phase("P2", 'test = "tests/test_a.py"', depends='"P1"'))
+GOOD = plan_text(
+    phases=phase("P1", 'test = "tests/test_a.py::test_a"', 'manual = "Reviewed"')
+    + phase("P2", 'test = "tests/test_a.py"', depends='"P1"')
+)
 SECOND = plan_text("0002", phases=phase("P1", 'manual = "Looked"'), title="Second")
 BROKEN = plan_text("0003", phases='```phase\nid = "P1"\n```\n', title="Broken")
 TESTS = {"tests/test_a.py": "def test_a():\n    pass\n"}
@@ -43,7 +46,13 @@ def test_status_of_a_phase_shows_that_phase_s_line(two, cli) -> None:
 
 def test_status_accepts_a_plan_file_path_from_the_current_directory_or_the_root(two, cli, monkeypatch) -> None:
     monkeypatch.chdir(two / "plans")
-    for spec in ("0002-second.md", "./0002-second.md", "../plans/0002-second.md", str(two / "plans/0002-second.md"), "plans/0002-second.md"):
+    for spec in (
+        "0002-second.md",
+        "./0002-second.md",
+        "../plans/0002-second.md",
+        str(two / "plans/0002-second.md"),
+        "plans/0002-second.md",
+    ):
         assert cli(two, "status", spec).out.splitlines()[0] == HEAD_2, spec
 
 
@@ -74,15 +83,23 @@ def test_status_shows_the_valid_plans_and_a_line_per_invalid_file(mixed, cli) ->
     lines = r.out.splitlines()
     assert r.code == 2 and lines[0] == HEAD_1 and HEAD_2 in lines
     assert lines[-1] == "0003  invalid plan file (plans/0003-broken.md): 1 problem(s), see `tracker lint`"
-    assert r.err == ("plans/0003-broken.md:8: phase P1: missing required key 'title'\n"
-                     "tracker: error: 1 problem(s) in plan files (see `tracker lint`)\n")
+    assert r.err == (
+        "plans/0003-broken.md:8: phase P1: missing required key 'title'\n"
+        "tracker: error: 1 problem(s) in plan files (see `tracker lint`)\n"
+    )
 
 
 def test_status_json_with_an_invalid_plan_is_a_document_with_invalid(mixed, cli) -> None:
     r = cli(mixed, "status", "--json")
     data = json.loads(r.out)
     assert r.code == 2 and [p["id"] for p in data["plans"]] == ["0001", "0002"]
-    assert data["invalid"] == [{"path": "plans/0003-broken.md", "id": "0003", "problems": ["plans/0003-broken.md:8: phase P1: missing required key 'title'"]}]
+    assert data["invalid"] == [
+        {
+            "path": "plans/0003-broken.md",
+            "id": "0003",
+            "problems": ["plans/0003-broken.md:8: phase P1: missing required key 'title'"],
+        }
+    ]
 
 
 def test_status_of_a_valid_plan_beside_an_invalid_one_is_ok_and_of_the_invalid_one_its_error(mixed, cli) -> None:
@@ -97,10 +114,15 @@ def test_status_of_a_valid_plan_beside_an_invalid_one_is_ok_and_of_the_invalid_o
 def test_an_unreadable_plan_file_is_a_line_and_exit_8_with_the_other_problems_said(mixed, cli) -> None:
     (mixed / "plans/0004-latin1.md").write_bytes(b"# Caf\xe9\n")
     r = cli(mixed, "status")
-    assert r.code == 8 and r.out.splitlines()[-1] == "?  invalid plan file (plans/0004-latin1.md): 1 problem(s), see `tracker lint`"
+    assert (
+        r.code == 8
+        and r.out.splitlines()[-1] == "?  invalid plan file (plans/0004-latin1.md): 1 problem(s), see `tracker lint`"
+    )
     assert HEAD_1 in r.out and HEAD_2 in r.out
-    assert r.err == ("plans/0003-broken.md:8: phase P1: missing required key 'title'\n"
-                     "tracker: error: plans/0004-latin1.md: not UTF-8 text (byte 5: invalid continuation byte)\n")
+    assert r.err == (
+        "plans/0003-broken.md:8: phase P1: missing required key 'title'\n"
+        "tracker: error: plans/0004-latin1.md: not UTF-8 text (byte 5: invalid continuation byte)\n"
+    )
     data = json.loads(cli(mixed, "status", "--json").out)
     assert [i["path"] for i in data["invalid"]] == ["plans/0003-broken.md", "plans/0004-latin1.md"]
 
@@ -123,7 +145,9 @@ def _status_on_a_terminal(root: Path, *args: str, env: dict[str, str] | None = N
 
     leader, follower = pty.openpty()
     environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")} | {"TERM": "xterm"} | (env or {})
-    with subprocess.Popen([sys.executable, "-m", "tracker", *args], cwd=root, stdout=follower, stderr=subprocess.DEVNULL, env=environ) as proc:
+    with subprocess.Popen(
+        [sys.executable, "-m", "tracker", *args], cwd=root, stdout=follower, stderr=subprocess.DEVNULL, env=environ
+    ) as proc:
         os.close(follower)
         chunks = []
         while True:
@@ -150,7 +174,9 @@ def _status_on_a_terminal(root: Path, *args: str, env: dict[str, str] | None = N
     (["status", "--color", "always"], {"NO_COLOR": "1"}, True),
     (["--color=auto", "status"], {"TERM": "dumb"}, False),
 ])  # fmt: skip
-def test_colour_on_a_terminal_honours_no_color_term_dumb_and_the_options(two, args: list[str], env: dict[str, str], colored: bool) -> None:
+def test_colour_on_a_terminal_honours_no_color_term_dumb_and_the_options(
+    two, args: list[str], env: dict[str, str], colored: bool
+) -> None:
     out = _status_on_a_terminal(two, *args, env=env)
     assert HEAD_1 in out and ("\x1b[" in out) == colored, out
 
@@ -227,8 +253,15 @@ def _complete(root: Path, words: str, cwd: Path) -> list[str]:
     import subprocess
     import sys
 
-    env = {**os.environ, "_TRACKER_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split(" ")) - 1)}
-    proc = subprocess.run([sys.executable, "-m", "tracker"], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    env = {
+        **os.environ,
+        "_TRACKER_COMPLETE": "complete_bash",
+        "COMP_WORDS": words,
+        "COMP_CWORD": str(len(words.split(" ")) - 1),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "tracker"], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.split()
 
@@ -266,15 +299,34 @@ def _main(capfd: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
     return code, out, err
 
 
-@pytest.mark.parametrize("command", [["status"], ["status", "2", "--json"], ["next"], ["next", "--json"], ["lint", "--no-collect"],
-                                     ["check"], ["check", "--json"], ["update", "--check"], ["gc", "--dry-run"], ["gc", "--dry-run", "--json"],
-                                     ["schema"], ["verify", "0002"], ["signoff", "0002/P1", "--gate", "9", "--by", "a", "--why", "b"],
-                                     ["new", " "], ["ingest", "missing.xml"], ["result", "new", "x"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["status"],
+        ["status", "2", "--json"],
+        ["next"],
+        ["next", "--json"],
+        ["lint", "--no-collect"],
+        ["check"],
+        ["check", "--json"],
+        ["update", "--check"],
+        ["gc", "--dry-run"],
+        ["gc", "--dry-run", "--json"],
+        ["schema"],
+        ["verify", "0002"],
+        ["signoff", "0002/P1", "--gate", "9", "--by", "a", "--why", "b"],
+        ["new", " "],
+        ["ingest", "missing.xml"],
+        ["result", "new", "x"],
+    ],
+)
 def test_root_is_accepted_after_every_command(two, capfd, monkeypatch, tmp_path, command: list[str]) -> None:
     monkeypatch.chdir(tmp_path)  # not in the repository: only --root finds it
     after = _main(capfd, *command, "--root", str(two))
     assert after == _main(capfd, "--root", str(two), *command)
-    assert after[0] != 3 or "--root" not in after[2], after  # a usage error of its own (signoff's gate 9), not of --root
+    assert after[0] != 3 or "--root" not in after[2], (
+        after
+    )  # a usage error of its own (signoff's gate 9), not of --root
     twice = _main(capfd, "--root", str(two), *command, "--root", str(two))
     assert twice[:2] == (3, "") and twice[2] == "tracker: error: --root given both before and after the command\n"
 
@@ -302,9 +354,18 @@ def test_gc_json_lists_what_it_deleted_and_why_the_rest_stays(two, cli) -> None:
     assert cli(two, "verify", "0001/P1", "--force").code == 1
     store = sorted(p.relative_to(two).as_posix() for p in (two / ".tracker/evidence").glob("*.json"))
     dry = json.loads(cli(two, "gc", "--dry-run", "--json").out)
-    assert dry == {"dry_run": True, "exit": 0, "refused": [], "deleted": [], "would_delete": store[:1],
-                   "kept": [{"path": store[1], "why": "newest run of tests/test_a.py::test_a"}], "put_back": []}
-    assert sorted(p.relative_to(two).as_posix() for p in (two / ".tracker/evidence").glob("*.json")) == store  # nothing deleted
+    assert dry == {
+        "dry_run": True,
+        "exit": 0,
+        "refused": [],
+        "deleted": [],
+        "would_delete": store[:1],
+        "kept": [{"path": store[1], "why": "newest run of tests/test_a.py::test_a"}],
+        "put_back": [],
+    }
+    assert (
+        sorted(p.relative_to(two).as_posix() for p in (two / ".tracker/evidence").glob("*.json")) == store
+    )  # nothing deleted
     done = json.loads(cli(two, "gc", "--json").out)
     assert done == {**dry, "dry_run": False, "deleted": store[:1], "would_delete": []}
     assert not (two / store[0]).exists()
@@ -315,7 +376,9 @@ def test_gc_json_lists_what_it_deleted_and_why_the_rest_stays(two, cli) -> None:
 
 
 def test_a_done_phase_whose_dependency_is_not_done_is_marked(repo, cli) -> None:
-    text = plan_text(phases=phase("P1", 'manual = "Checked"', paths='"src/**"') + phase("P2", 'manual = "Read"', depends='"P1"'))
+    text = plan_text(
+        phases=phase("P1", 'manual = "Checked"', paths='"src/**"') + phase("P2", 'manual = "Read"', depends='"P1"')
+    )
     root = repo({"plans/0001-demo.md": text, "src/a.py": "x = 1\n"})
     assert cli(root, "signoff", "0001/P2", "--gate", "1", "--by", "Ada", "--why", "read").code == 0
     lines = cli(root, "status").out.splitlines()
@@ -325,7 +388,9 @@ def test_a_done_phase_whose_dependency_is_not_done_is_marked(repo, cli) -> None:
     assert lines[1].startswith("  P1  done ") and lines[2].startswith("  P2  done ") and "depends" not in "".join(lines)
     (root / "src/a.py").write_text("x = 2\n")  # P1 is stale now
     r = cli(root, "status")
-    assert r.out.splitlines()[2].startswith("  P2  done*  ") and r.out.splitlines()[2].endswith("— depends on 0001/P1 (stale)"), r.out
+    assert r.out.splitlines()[2].startswith("  P2  done*  ") and r.out.splitlines()[2].endswith(
+        "— depends on 0001/P1 (stale)"
+    ), r.out
     phases = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"]
     assert [ph["dependencies_not_done"] for ph in phases] == [[], [{"id": "0001/P1", "status": "stale"}]]
     assert cli(root, "status", "1/P2").out.splitlines()[1].startswith("  P2  done*  ")
@@ -337,7 +402,11 @@ def test_a_dependency_into_an_invalid_plan_has_no_status(repo, cli) -> None:
     assert cli(root, "signoff", "0002/P1", "--gate", "1", "--by", "Ada", "--why", "read").code == 0
     (root / "plans/0001-demo.md").write_text(BROKEN.replace('id = "0003"', 'id = "0001"'))
     r = cli(root, "status")
-    assert r.code == 2 and "  P1  done*  " in r.out and r.out.splitlines()[2].endswith("— depends on 0001/P1 (no status: its plan file is invalid)"), r.out
+    assert (
+        r.code == 2
+        and "  P1  done*  " in r.out
+        and r.out.splitlines()[2].endswith("— depends on 0001/P1 (no status: its plan file is invalid)")
+    ), r.out
     data = json.loads(cli(root, "status", "--json").out)
     assert data["plans"][0]["phases"][0]["dependencies_not_done"] == [{"id": "0001/P1", "status": None}]
 
@@ -400,7 +469,9 @@ def test_the_plugin_s_dirty_is_tracker_dirty_s(repo, monkeypatch) -> None:
     ({"TRACKER_COMMIT": "HEAD"}, "TRACKER_COMMIT: expected 40 lowercase hex digits, got 'HEAD'"),
     ({"TRACKER_COMMIT": "a" * 40, "TRACKER_DIRTY": "yes"}, "TRACKER_DIRTY: expected '0' or '1' (or unset: unknown), got 'yes'"),
 ])  # fmt: skip
-def test_a_tracker_commit_readers_would_refuse_stops_the_recording_before_any_test(repo, env: dict[str, str], message: str) -> None:
+def test_a_tracker_commit_readers_would_refuse_stops_the_recording_before_any_test(
+    repo, env: dict[str, str], message: str
+) -> None:
     root = repo({"tests/test_a.py": "from pathlib import Path\n\ndef test_a():\n    Path('ran').touch()\n"})
     code, out, runs = _record(root, **env)
     assert (code, runs) == (4, []) and f"--tracker-record: {message}" in out, out

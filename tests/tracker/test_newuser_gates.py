@@ -22,7 +22,9 @@ from tracker.testgate import TestIndex, xfail_known
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
-SLOW_TESTS = "import pytest\n\n@pytest.mark.slow\ndef test_a():\n    assert {value} == 1\n\ndef test_fast():\n    pass\n"
+SLOW_TESTS = (
+    "import pytest\n\n@pytest.mark.slow\ndef test_a():\n    assert {value} == 1\n\ndef test_fast():\n    pass\n"
+)
 MARKER_PLAN = plan_text("0001", phase("P1", 'test = "tests/slow"\nmarker = "slow"'))
 
 
@@ -96,7 +98,9 @@ def test_a_junit_failure_of_a_test_known_to_be_marked_regresses(cli: Callable[..
 def test_a_junit_run_never_adds_a_test_to_a_marker_gate(cli: Callable[..., Any], done_repo: Path) -> None:
     # JUnit cannot say whether test_new is slow: it never joins the gate, but its failure under the gate's
     # path keeps the gate unmet until a run with markers says whether -m selects it (never a false pass).
-    (done_repo / "tests/slow/test_new.py").write_text("import pytest\n\n@pytest.mark.slow\ndef test_new():\n    assert False\n")
+    (done_repo / "tests/slow/test_new.py").write_text(
+        "import pytest\n\n@pytest.mark.slow\ndef test_new():\n    assert False\n"
+    )
     ingest_junit(cli, done_repo, "tests/slow")
     phase_json = gate_json(cli, done_repo)
     reason = phase_json["gates"][0]["reason"]
@@ -105,7 +109,9 @@ def test_a_junit_run_never_adds_a_test_to_a_marker_gate(cli: Callable[..., Any],
     assert "cannot tell whether -m 'slow' selects it" in reason
 
 
-def test_only_junit_evidence_leaves_a_marker_gate_unmet_with_the_reason(cli: Callable[..., Any], repo: Callable[..., Path]) -> None:
+def test_only_junit_evidence_leaves_a_marker_gate_unmet_with_the_reason(
+    cli: Callable[..., Any], repo: Callable[..., Path]
+) -> None:
     root = repo({
         "plans/0001-x.md": MARKER_PLAN, "tests/slow/test_s.py": SLOW_TESTS.format(value=1),
         "pytest.ini": "[pytest]\nmarkers =\n    slow: slow tests\n", ".gitignore": "*.xml\n",
@@ -131,8 +137,15 @@ def test_a_gate_that_selects_no_tests_is_unmet_not_failed(cli: Callable[..., Any
 
 # Hand-built stores: the rules behind the real runs above, over every shape of record.
 
-def _run(name: str, time: str, tests: dict[str, tuple[str, list[str] | None]], *, junit: bool = False,
-         args: list[str] | None = None) -> TestRun:
+
+def _run(
+    name: str,
+    time: str,
+    tests: dict[str, tuple[str, list[str] | None]],
+    *,
+    junit: bool = False,
+    args: list[str] | None = None,
+) -> TestRun:
     recs = []
     for nodeid, (outcome, markers) in tests.items():
         rec: dict[str, Any] = {"nodeid": nodeid, "outcome": outcome, "reason": ""}
@@ -150,14 +163,24 @@ GATE = TestGate("tests", "slow")
 
 def test_a_record_without_a_markers_key_counts_like_a_junit_record() -> None:
     known = _run("known", "2026-01-01T00:00:01Z", {"tests/t.py::a": ("passed", ["slow"])}, args=["tests"])
-    blind = _run("blind", "2026-01-01T00:00:02Z", {"tests/t.py::a": ("failed", None), "tests/t.py::b": ("failed", None)}, args=["tests"])
+    blind = _run(
+        "blind",
+        "2026-01-01T00:00:02Z",
+        {"tests/t.py::a": ("failed", None), "tests/t.py::b": ("failed", None)},
+        args=["tests"],
+    )
     verdict, _ = TestIndex(Store(runs=[known, blind])).verdict("0001/P1#1", GATE)
     # b is not known to be slow; a is, and its newest outcome (from the blind run) is a failure.
     assert (verdict.met, verdict.failed, verdict.reason) == (False, True, "tests/t.py::a: failed")
 
 
 def test_a_blind_run_of_the_whole_argument_drops_nothing() -> None:
-    known = _run("known", "2026-01-01T00:00:01Z", {"tests/t.py::a": ("passed", ["slow"]), "tests/t.py::b": ("failed", ["slow"])}, args=["tests"])
+    known = _run(
+        "known",
+        "2026-01-01T00:00:01Z",
+        {"tests/t.py::a": ("passed", ["slow"]), "tests/t.py::b": ("failed", ["slow"])},
+        args=["tests"],
+    )
     blind = _run("blind", "2026-01-01T00:00:02Z", {"tests/t.py::a": ("passed", [])}, junit=True, args=["tests"])
     verdict, _ = TestIndex(Store(runs=[known, blind])).verdict("0001/P1#1", GATE)
     assert verdict.reason == "tests/t.py::b: failed (1 of 2 not passing)"
@@ -165,7 +188,12 @@ def test_a_blind_run_of_the_whole_argument_drops_nothing() -> None:
 
 def test_a_collection_error_counts_for_a_marker_gate_as_pytest_reports_it() -> None:
     # pytest -m slow reports a file it could not collect whatever -m says: the gate cannot be met on older passes.
-    ok = _run("ok", "2026-01-01T00:00:01Z", {"tests/t.py::a": ("passed", ["slow"]), "tests/u.py::c": ("passed", ["slow"])}, args=["tests"])
+    ok = _run(
+        "ok",
+        "2026-01-01T00:00:01Z",
+        {"tests/t.py::a": ("passed", ["slow"]), "tests/u.py::c": ("passed", ["slow"])},
+        args=["tests"],
+    )
     broken = _run("broken", "2026-01-01T00:00:02Z", {"tests/t.py": ("error", [])}, args=["tests/t.py"])
     verdict, _ = TestIndex(Store(runs=[ok, broken])).verdict("0001/P1#1", GATE)
     assert (verdict.met, verdict.failed) == (False, True) and verdict.reason.startswith("tests/t.py: error")
@@ -197,19 +225,32 @@ def histories(draw: st.DrawFn) -> list[TestRun]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(history=histories(), blind_tests=st.lists(st.sampled_from(NODES), unique=True),
-       missing_key=st.booleans(), args=st.sampled_from([None, ["tests"]]))
+@given(
+    history=histories(),
+    blind_tests=st.lists(st.sampled_from(NODES), unique=True),
+    missing_key=st.booleans(),
+    args=st.sampled_from([None, ["tests"]]),
+)
 def test_a_blind_passing_run_never_unmeets_shrinks_or_grows_a_marker_gate(
-    history: list[TestRun], blind_tests: list[str], missing_key: bool, args: list[str] | None,
+    history: list[TestRun],
+    blind_tests: list[str],
+    missing_key: bool,
+    args: list[str] | None,
 ) -> None:
     assume(not (missing_key and args and not blind_tests))  # no records at all: an ordinary empty run of all of it
-    blind = _run("zblind", "2026-01-01T00:01:00Z", {n: ("passed", None if missing_key else []) for n in blind_tests},
-                 junit=not missing_key, args=args)
+    blind = _run(
+        "zblind",
+        "2026-01-01T00:01:00Z",
+        {n: ("passed", None if missing_key else []) for n in blind_tests},
+        junit=not missing_key,
+        args=args,
+    )
     before, after = TestIndex(Store(runs=history)), TestIndex(Store(runs=[*history, blind]))
     old, new = before.verdict("0001/P1#1", GATE)[0], after.verdict("0001/P1#1", GATE)[0]
     covered = {r["nodeid"] for r in before.selection("0001/P1#1", GATE)[1]}
     assert {r["nodeid"] for r in after.selection("0001/P1#1", GATE)[1]} == covered
     assert not (old.met and not new.met)
+
     def passes(nodeid: str) -> bool:  # the newest outcome where it ran is a pass
         ran = [x["outcome"] for _, x in before.history.get(nodeid, []) if x["outcome"] in RAN]
         return bool(ran) and ran[0] == "passed"
@@ -226,7 +267,9 @@ def test_a_blind_passing_run_never_unmeets_shrinks_or_grows_a_marker_gate(
 
 def test_a_failure_is_failed_whichever_test_is_listed_first() -> None:
     # a never ran here (a GPU test skipped on CPU), c failed: the gate's verdict is the failure, not the skip.
-    run = _run("r", "2026-01-01T00:00:01Z", {"tests/t.py::a": ("skipped", ["slow"]), "tests/u.py::c": ("failed", ["slow"])})
+    run = _run(
+        "r", "2026-01-01T00:00:01Z", {"tests/t.py::a": ("skipped", ["slow"]), "tests/u.py::c": ("failed", ["slow"])}
+    )
     verdict, _ = TestIndex(Store(runs=[run])).verdict("0001/P1#1", GATE)
     assert (verdict.failed, verdict.reason) == (True, "tests/u.py::c: failed (2 of 2 not passing)")
 
@@ -247,9 +290,20 @@ def test_next_without_plans_says_so_and_where_it_looked(repo: Callable[..., Path
     root = repo({"README.md": "x\n"})
     assert next_of(root) == (0, f"no plans: {root / 'plans'} does not exist; `tracker new TITLE` creates one\n")
     make_files(root, {"plans/notes.md": "not a plan\n"})
-    assert next_of(root) == (0, f"no plans: {root / 'plans'} holds no plan file (NNNN-slug.md); `tracker new TITLE` creates one\n")
+    assert next_of(root) == (
+        0,
+        f"no plans: {root / 'plans'} holds no plan file (NNNN-slug.md); `tracker new TITLE` creates one\n",
+    )
     code, out = next_of(root, as_json=True)
-    assert code == 0 and json.loads(out) == {"plans_dir": str(root / "plans"), "plans": 0, "phases": 0, "done": 0, "blocked": 0, "next": [], "invalid": []}
+    assert code == 0 and json.loads(out) == {
+        "plans_dir": str(root / "plans"),
+        "plans": 0,
+        "phases": 0,
+        "done": 0,
+        "blocked": 0,
+        "next": [],
+        "invalid": [],
+    }
 
 
 def test_next_with_plans_without_phases_says_so(repo: Callable[..., Path]) -> None:
@@ -264,7 +318,9 @@ def test_next_json_lists_workable_phases_with_counts(repo: Callable[..., Path]) 
     doc = json.loads(out)
     assert code == 0 and (doc["plans"], doc["phases"], doc["done"], doc["blocked"]) == (1, 3, 0, 1)
     assert [(r["id"], r["status"], r["title"], r["path"]) for r in doc["next"]] == [
-        ("0001/P1", "planned", "Phase P1", "plans/0001-x.md"), ("0001/P3", "planned", "Phase P3", "plans/0001-x.md")]
+        ("0001/P1", "planned", "Phase P1", "plans/0001-x.md"),
+        ("0001/P3", "planned", "Phase P3", "plans/0001-x.md"),
+    ]
     assert all(plan.splitlines()[r["line"] - 1] == "```phase" for r in doc["next"])
 
 
@@ -292,7 +348,9 @@ def test_the_plan_set_keeps_valid_plans_and_lists_the_invalid_ones(repo: Callabl
     plan_set = load_plan_set(root)
     assert [p.id for p in plan_set.plans] == ["0001"]
     assert [(i.path, i.id) for i in plan_set.invalid] == [("plans/0002-broken.md", "0002")]
-    assert plan_set.invalid[0].problems == plan_set.problems and plan_set.problems[0].startswith("plans/0002-broken.md:")
+    assert plan_set.invalid[0].problems == plan_set.problems and plan_set.problems[0].startswith(
+        "plans/0002-broken.md:"
+    )
     err = plan_set.error()
     assert isinstance(err, PlanError) and err.problems == plan_set.problems
     with pytest.raises(PlanError) as strict:  # update, verify, check, gc, signoff: unchanged, refuse
@@ -318,7 +376,9 @@ def test_a_dependency_into_an_invalid_plan_blocks_unless_the_phase_is_done(repo:
     ({"plans/0001-a.md": plan_text("0001"), "plans/0001-b.md": plan_text("0001"), "plans/0002-c.md": plan_text("0002")},
      ["plans/0001-a.md", "plans/0001-b.md"]),  # a duplicate id: either file could be the one meant
 ])  # fmt: skip
-def test_cross_plan_problems_make_the_plan_they_concern_invalid(repo: Callable[..., Path], files: dict[str, str], invalid: list[str]) -> None:
+def test_cross_plan_problems_make_the_plan_they_concern_invalid(
+    repo: Callable[..., Path], files: dict[str, str], invalid: list[str]
+) -> None:
     plan_set = load_plan_set(repo(files))
     assert [i.path for i in plan_set.invalid] == invalid
     assert {p.path for p in plan_set.plans} == set(files) - set(invalid)
@@ -331,12 +391,16 @@ def test_an_unreadable_plan_file_is_listed_and_is_exit_8(repo: Callable[..., Pat
     os.mkfifo(root / "plans/0002-fifo.md")
     plan_set = load_plan_set(root)
     assert [p.id for p in plan_set.plans] == ["0001"]
-    assert [i.path for i in plan_set.invalid] == ["plans/0002-fifo.md"] and "not a regular file" in plan_set.invalid[0].problems[0]
+    assert [i.path for i in plan_set.invalid] == ["plans/0002-fifo.md"] and "not a regular file" in plan_set.invalid[
+        0
+    ].problems[0]
     err = plan_set.error()
     assert isinstance(err, FileError) and str(err).startswith("plans/0002-fifo.md: ")
 
 
-def test_next_lists_the_valid_plans_then_exits_2_with_every_problem(cli: Callable[..., Any], repo: Callable[..., Path]) -> None:
+def test_next_lists_the_valid_plans_then_exits_2_with_every_problem(
+    cli: Callable[..., Any], repo: Callable[..., Path]
+) -> None:
     root = repo({"plans/0001-good.md": GOOD, "plans/0002-broken.md": BROKEN})
     res = cli(root, "next")
     assert res.code == 2 and res.out == "0001/P1  planned      Phase P1\n"
@@ -365,7 +429,13 @@ def plan_sets(draw: st.DrawFn) -> dict[str, str]:
         pid = f"000{draw(st.integers(1, 4))}"
         blocks = ""
         for k in range(draw(st.integers(0, 3))):
-            deps = draw(st.lists(st.sampled_from([f'"000{i}/P{j}"' for i in range(1, 5) for j in range(3)] + ['"P0"', '"P2"']), max_size=2, unique=True))
+            deps = draw(
+                st.lists(
+                    st.sampled_from([f'"000{i}/P{j}"' for i in range(1, 5) for j in range(3)] + ['"P0"', '"P2"']),
+                    max_size=2,
+                    unique=True,
+                )
+            )
             blocks += phase(f"P{k}", 'manual = "m"', depends=", ".join(deps))
         text = plan_text(pid, blocks)
         breakage = draw(st.sampled_from(BREAKAGES))
@@ -383,7 +453,9 @@ def plan_sets(draw: st.DrawFn) -> dict[str, str]:
 
 @settings(max_examples=150, deadline=None)
 @given(files=plan_sets())
-def test_the_plan_set_splits_every_file_and_its_valid_plans_derive(files: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_the_plan_set_splits_every_file_and_its_valid_plans_derive(
+    files: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
     import io
 
     from tracker.checks import qualify
@@ -454,14 +526,19 @@ def test_lint_warns_about_a_phase_without_gates_and_test_files_outside_paths(rep
     doc = json.loads(text)
     assert code == 0 and (doc["ok"], doc["files"], doc["problems"]) == (True, 1, [])
     assert [(w["path"], w["line"], w["message"].split(":")[0]) for w in doc["warnings"]] == [
-        ("plans/0001-x.md", gate_line[0], "warning"), ("plans/0001-x.md", gate_line[1], "warning"), ("plans/0001-x.md", p2, "warning")]
+        ("plans/0001-x.md", gate_line[0], "warning"),
+        ("plans/0001-x.md", gate_line[1], "warning"),
+        ("plans/0001-x.md", p2, "warning"),
+    ]
     assert [w["text"] for w in doc["warnings"]] == out.splitlines()[:3]
 
 
 def test_lint_json_lists_problems_and_exits_2(repo: Callable[..., Path]) -> None:
     import os
 
-    root = repo({"plans/0001-x.md": plan_text("0001", phase("P1", 'manual = "a"', depends='"P9"')), "plans/notes.md": "prose\n"})
+    root = repo(
+        {"plans/0001-x.md": plan_text("0001", phase("P1", 'manual = "a"', depends='"P9"')), "plans/notes.md": "prose\n"}
+    )
     os.mkfifo(root / "plans/0002-fifo.md")
     code, text = lint_of(root, as_json=True)
     doc = json.loads(text)
@@ -472,20 +549,36 @@ def test_lint_json_lists_problems_and_exits_2(repo: Callable[..., Path]) -> None
 
 
 def test_lint_does_not_warn_about_gates_an_invalid_phase_lost(repo: Callable[..., Path]) -> None:
-    root = repo({"plans/0001-x.md": plan_text("0001", phase("P1", 'test = 3'))})
+    root = repo({"plans/0001-x.md": plan_text("0001", phase("P1", "test = 3"))})
     code, out = lint_of(root)
     assert code == 2 and "warning" not in out
 
 
 TREE = ["tests/a.py", "tests/sub/b.py", "tests/sub/c_test.py", "tests/x/y/z.py", "tests/[a].py"]
-GLOBS = ["tests/**", "tests/*.py", "tests/sub/", "tests/s?b/*", "src/**", "tests/[ab].py", "**/*.py", "tests/**/z.py",
-         "tests/[[]a].py", "tests/x/*", "*"]
+GLOBS = [
+    "tests/**",
+    "tests/*.py",
+    "tests/sub/",
+    "tests/s?b/*",
+    "src/**",
+    "tests/[ab].py",
+    "**/*.py",
+    "tests/**/z.py",
+    "tests/[[]a].py",
+    "tests/x/*",
+    "*",
+]
 
 
 @settings(max_examples=60, deadline=None)
-@given(tree=st.lists(st.sampled_from(TREE), min_size=1, unique=True), paths=st.lists(st.sampled_from(GLOBS), min_size=1, max_size=3, unique=True))
+@given(
+    tree=st.lists(st.sampled_from(TREE), min_size=1, unique=True),
+    paths=st.lists(st.sampled_from(GLOBS), min_size=1, max_size=3, unique=True),
+)
 def test_lint_warns_about_exactly_the_test_files_whose_edit_status_would_not_see(
-    tree: list[str], paths: list[str], tmp_path_factory: pytest.TempPathFactory,
+    tree: list[str],
+    paths: list[str],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     from tracker.commands.lint import phase_warnings
     from tracker.fingerprint import FileIndex
@@ -499,9 +592,21 @@ def test_lint_warns_about_exactly_the_test_files_whose_edit_status_would_not_see
     plan = Plan("0001", "T", "plans/0001-t.md", None, (ph,))
     warned = phase_warnings(root, [PlanFile(plan.path, "", plan, [])])
     then = dict.fromkeys(tree, "1" * 40)
-    run = TestRun(".tracker/evidence/r.json", {"time": "2026-01-01T00:00:00Z", "host": "h"}, {}, then,
-                  [{"nodeid": "tests/a.py::t", "outcome": "passed", "markers": []}])
-    signed = {"gate_key": "0001/P1#2", "gate_hash": gate_hash(ph.gates[1]), "by": "x", "why": "y", "time": "2026-01-01T00:00:00Z", "files": then}
+    run = TestRun(
+        ".tracker/evidence/r.json",
+        {"time": "2026-01-01T00:00:00Z", "host": "h"},
+        {},
+        then,
+        [{"nodeid": "tests/a.py::t", "outcome": "passed", "markers": []}],
+    )
+    signed = {
+        "gate_key": "0001/P1#2",
+        "gate_hash": gate_hash(ph.gates[1]),
+        "by": "x",
+        "why": "y",
+        "time": "2026-01-01T00:00:00Z",
+        "files": then,
+    }
     store = Store(runs=[run], signoffs=[(".tracker/evidence/s.json", signed)])
     unseen = []  # test files whose edit leaves the done phase done
     for f in tree:
@@ -511,19 +616,32 @@ def test_lint_warns_about_exactly_the_test_files_whose_edit_status_would_not_see
         unseen += [f] if status == "done" else []
     assert (warned == []) == (not unseen)
     if unseen:
-        assert len(warned) == 1 and f" {len(unseen)} test file(s) under tests are outside" in warned[0], (warned, unseen)
+        assert len(warned) == 1 and f" {len(unseen)} test file(s) under tests are outside" in warned[0], (
+            warned,
+            unseen,
+        )
 
 
 # Deeper runs of the properties above (TRACKER_SLOW=1).
 
+
 @pytest.mark.slow
 @settings(max_examples=5000, deadline=None)
-@given(history=histories(), blind_tests=st.lists(st.sampled_from(NODES), unique=True),
-       missing_key=st.booleans(), args=st.sampled_from([None, ["tests"]]))
+@given(
+    history=histories(),
+    blind_tests=st.lists(st.sampled_from(NODES), unique=True),
+    missing_key=st.booleans(),
+    args=st.sampled_from([None, ["tests"]]),
+)
 def test_a_blind_passing_run_never_unmeets_a_marker_gate_deep(
-    history: list[TestRun], blind_tests: list[str], missing_key: bool, args: list[str] | None,
+    history: list[TestRun],
+    blind_tests: list[str],
+    missing_key: bool,
+    args: list[str] | None,
 ) -> None:
-    test_a_blind_passing_run_never_unmeets_shrinks_or_grows_a_marker_gate.hypothesis.inner_test(history, blind_tests, missing_key, args)
+    test_a_blind_passing_run_never_unmeets_shrinks_or_grows_a_marker_gate.hypothesis.inner_test(
+        history, blind_tests, missing_key, args
+    )
 
 
 @pytest.mark.slow

@@ -18,9 +18,26 @@ REPO = Path(__file__).resolve().parents[2]
 def test_wheel_ships_templates_and_entry_points(tmp_path: Path) -> None:
     src = tmp_path / "src"
     # A copy: building in place would race with other runs over build/ and *.egg-info.
-    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__", ".tracker", "node_modules"))
+    shutil.copytree(
+        REPO,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "build", "*.egg-info", "__pycache__", ".tracker", "node_modules"
+        ),
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path / "dist"), str(src)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(src),
+        ],
         capture_output=True,
         text=True,
     )

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from tracker.model import BenchGate, ManualGate, TestGate
 from tracker.parse import fenced_blocks, parse_plan
 
-GOOD = '''# Kernel
+GOOD = """# Kernel
 
 ```plan
 id = "0002"
@@ -48,22 +48,41 @@ hardware = "H200"
 run = "python -m bench verify --cases long"
 confidence = 0.95
 ```
-'''
+"""
 
 
 def test_parses_the_documented_format() -> None:
     plan, problems = parse_plan("plans/0002-kernel.md", GOOD)
     assert problems == []
     assert plan is not None
-    assert (plan.id, plan.title, plan.milestone, plan.line, plan.end_line) == ("0002", "sm_120 verify kernel", "verify-kernel", 3, 7)
+    assert (plan.id, plan.title, plan.milestone, plan.line, plan.end_line) == (
+        "0002",
+        "sm_120 verify kernel",
+        "verify-kernel",
+        3,
+        7,
+    )
     [p1] = plan.phases
-    assert (p1.id, p1.depends, p1.paths, p1.line, p1.end_line) == ("P1", ("P0", "0001/P3"), ("kernel/csrc/**", "kernel/verify.py"), 17, 40)
+    assert (p1.id, p1.depends, p1.paths, p1.line, p1.end_line) == (
+        "P1",
+        ("P0", "0001/P3"),
+        ("kernel/csrc/**", "kernel/verify.py"),
+        17,
+        40,
+    )
     t1, t2, m, b = p1.gates
     assert t1 == TestGate("tests/kernel/test_verify.py::test_matches_reference", None, 23)
     assert t2 == TestGate("tests/kernel/", "gpu", 25)
     assert m == ManualGate("Reviewed by the kernel owner", 28)
     assert isinstance(b, BenchGate) and b.line == 30
-    assert (b.where["ctx"], b.baseline, b.at_least, b.at_most, b.min_samples, b.confidence) == (91000, {"impl": "triton"}, 1.8, None, 10, 0.95)
+    assert (b.where["ctx"], b.baseline, b.at_least, b.at_most, b.min_samples, b.confidence) == (
+        91000,
+        {"impl": "triton"},
+        1.8,
+        None,
+        10,
+        0.95,
+    )
 
 
 def problems_of(text: str, path: str = "plans/0001-x.md") -> list[str]:
@@ -108,11 +127,15 @@ def test_plan_block_validation() -> None:
 
 
 def test_plan_id_must_match_file_name() -> None:
-    assert problems_of(HEAD, "plans/0007-x.md") == ["plans/0007-x.md:2: plan id '0001' does not match the file name (expected 0001-slug.md)"]
+    assert problems_of(HEAD, "plans/0007-x.md") == [
+        "plans/0007-x.md:2: plan id '0001' does not match the file name (expected 0001-slug.md)"
+    ]
 
 
 def test_gate_kind_problems() -> None:
-    text = HEAD + '```phase\nid = "P1"\ntitle = "t"\n[[gate]]\nmarker = "gpu"\n[[gate]]\ntest = "a"\nmanual = "b"\n```\n'
+    text = (
+        HEAD + '```phase\nid = "P1"\ntitle = "t"\n[[gate]]\nmarker = "gpu"\n[[gate]]\ntest = "a"\nmanual = "b"\n```\n'
+    )
     assert problems_of(text) == [
         "plans/0001-x.md:8: phase P1 gate 1: a gate needs exactly one of 'test', 'manual', 'bench' (found none)",
         "plans/0001-x.md:10: phase P1 gate 2: a gate needs exactly one of 'test', 'manual', 'bench' (found 'test', 'manual')",
@@ -148,7 +171,9 @@ def test_invalid_gates_keep_the_real_numbers_and_lines_of_the_others() -> None:
 def test_a_plan_with_problems_keeps_what_validated() -> None:
     # lint checks dependencies, cycles and gates of these phases too
     bad_plan = '```plan\nid = "0001"\ntitle = "X"\nowner = "me"\n```\n'
-    block = '```phase\nid = "P1"\ntitl = "t"\ndepends = ["P2", "0002/x y", "0002/P3"]\n[[gate]]\ntest = "tests/t.py"\n```\n'
+    block = (
+        '```phase\nid = "P1"\ntitl = "t"\ndepends = ["P2", "0002/x y", "0002/P3"]\n[[gate]]\ntest = "tests/t.py"\n```\n'
+    )
     plan, problems = parse_plan("plans/0001-x.md", bad_plan + block)
     assert problems == [
         "plans/0001-x.md:4: plan: unknown key 'owner'",

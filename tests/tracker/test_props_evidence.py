@@ -30,7 +30,15 @@ from tracker.model import BenchGate, GateVerdict, ManualGate, Phase, Plan, Store
 from tracker.status import compute
 
 NODEID = "tests/test_a.py::test_x"
-PLANS = [Plan("0001", "P", "plans/0001-p.md", None, (Phase("P1", "t", (), (), (TestGate("tests/test_a.py"), ManualGate("ok"))),))]
+PLANS = [
+    Plan(
+        "0001",
+        "P",
+        "plans/0001-p.md",
+        None,
+        (Phase("P1", "t", (), (), (TestGate("tests/test_a.py"), ManualGate("ok"))),),
+    )
+]
 FAST = settings(deadline=None, suppress_health_check=list(HealthCheck))
 
 
@@ -66,7 +74,11 @@ def nested(depth: int, leaf: object = "x") -> object:
 HOSTILE = st.one_of(
     SCALARS,
     TIMES,
-    st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8),
+    st.recursive(
+        SCALARS,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+        max_leaves=8,
+    ),
     st.integers(50, 600).map(nested),
 )
 
@@ -144,7 +156,9 @@ def check_store(root: Path, data: bytes) -> Store:
     """Write ``data`` as the store's one file; load and derive: the properties that must hold whatever it holds."""
     (root / EVIDENCE_DIR / "x.json").write_bytes(data)
     store = load(root, strict=False)
-    files = [r.file for r in store.runs] + [f for f, _ in store.signoffs] + [f for f, _ in store.bench] + store.incomplete
+    files = (
+        [r.file for r in store.runs] + [f for f, _ in store.signoffs] + [f for f, _ in store.bench] + store.incomplete
+    )
     assert len(files) + len(store.invalid) == 1
     for line in store.invalid:
         path, _, reason = line.partition(": ")
@@ -199,7 +213,12 @@ def test_a_mutated_store_file_deep(store_root: Path, doc: dict[str, Any]) -> Non
 
 
 @settings(FAST, max_examples=300)
-@given(year=st.integers(0, 10000), month=st.integers(0, 13), day=st.integers(0, 32), hms=st.tuples(st.integers(0, 25), st.integers(0, 61), st.integers(0, 61)))
+@given(
+    year=st.integers(0, 10000),
+    month=st.integers(0, 13),
+    day=st.integers(0, 32),
+    hms=st.tuples(st.integers(0, 25), st.integers(0, 61), st.integers(0, 61)),
+)
 def test_the_fast_path_agrees_with_datetime(year: int, month: int, day: int, hms: tuple[int, int, int]) -> None:
     from datetime import datetime
 
@@ -225,7 +244,9 @@ def test_utc_time_never_raises(text: str) -> None:
 
 
 def _result_base() -> dict[str, Any]:
-    return result([case("m", {"k": 1, "impl": "cuda"}, [3.0, 4.0, 5.0]), case("m", {"k": 1, "impl": "base"}, [9.0, 9.5, 10.0])])
+    return result(
+        [case("m", {"k": 1, "impl": "cuda"}, [3.0, 4.0, 5.0]), case("m", {"k": 1, "impl": "base"}, [9.0, 9.5, 10.0])]
+    )
 
 
 GATES = [BenchGate(bench="m", where={"k": 1, "impl": "cuda"}, at_most=4.5, stat=s, confidence=c) for s in ("median", "mean", "p90", "min")
@@ -253,19 +274,40 @@ def check_result(path: Path, data: bytes) -> None:
 
 @settings(FAST, max_examples=300)
 @given(doc=mutated(_result_base))
-def test_a_mutated_result_file_is_used_or_rejected(tmp_path_factory: pytest.TempPathFactory, doc: dict[str, Any]) -> None:
+def test_a_mutated_result_file_is_used_or_rejected(
+    tmp_path_factory: pytest.TempPathFactory, doc: dict[str, Any]
+) -> None:
     check_result(tmp_path_factory.mktemp("r", numbered=True) / "r.json", dumps(doc))
 
 
 @settings(FAST, max_examples=150)
-@given(samples=st.lists(st.one_of(st.floats(min_value=1e300, max_value=1.7976931348623157e308), st.floats(min_value=1e-300, max_value=1e6)), min_size=1, max_size=30))
+@given(
+    samples=st.lists(
+        st.one_of(
+            st.floats(min_value=1e300, max_value=1.7976931348623157e308), st.floats(min_value=1e-300, max_value=1e6)
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
 def test_huge_samples_never_overflow(tmp_path_factory: pytest.TempPathFactory, samples: list[float]) -> None:
     from tracker.stats import compute_stat
 
     for name in ("median", "mean", "p90", "min"):
         assert math.isfinite(compute_stat(name, samples))
     stats = {"n": len(samples), **{k: compute_stat(k, samples) for k in ("median", "min", "mean", "p90")}}
-    doc = result([{"metric": "m", "params": {"k": 1, "impl": "cuda"}, "unit": "us", "direction": "lower", "samples": samples, "stats": stats}])
+    doc = result(
+        [
+            {
+                "metric": "m",
+                "params": {"k": 1, "impl": "cuda"},
+                "unit": "us",
+                "direction": "lower",
+                "samples": samples,
+                "stats": stats,
+            }
+        ]
+    )
     check_result(tmp_path_factory.mktemp("h", numbered=True) / "r.json", json.dumps(doc).encode())
 
 
@@ -299,7 +341,9 @@ def check_ingest(root: Path, cli: Callable[..., Any], source: Path, data: bytes)
     res = cli(root, "ingest", str(source))
     assert res.code in (0, 8), (res.code, res.err)
     if res.code == 8:
-        assert res.err.startswith(f"tracker: error: {source}") and res.err.count("\n") == 1 and "Traceback" not in res.err, res.err
+        assert (
+            res.err.startswith(f"tracker: error: {source}") and res.err.count("\n") == 1 and "Traceback" not in res.err
+        ), res.err
         assert not (root / EVIDENCE_DIR).exists() or not list((root / EVIDENCE_DIR).iterdir())
         return
     store = load(root, strict=False)
@@ -308,11 +352,20 @@ def check_ingest(root: Path, cli: Callable[..., Any], source: Path, data: bytes)
 
 @settings(FAST, max_examples=250)
 @given(doc=st.one_of(mutated(lambda: run_doc("passed")), mutated(_result_base), st.just(run_doc("passed", utc(3600)))))
-def test_ingest_of_mutated_evidence(ingest_repo: Path, cli: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory, doc: dict[str, Any]) -> None:
+def test_ingest_of_mutated_evidence(
+    ingest_repo: Path, cli: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory, doc: dict[str, Any]
+) -> None:
     check_ingest(ingest_repo, cli, tmp_path_factory.getbasetemp() / "in.json", dumps(doc))
 
 
-REPORT = {"$report_type": "TestReport", "nodeid": NODEID, "when": "call", "outcome": "passed", "longrepr": None, "duration": 0.1}
+REPORT = {
+    "$report_type": "TestReport",
+    "nodeid": NODEID,
+    "when": "call",
+    "outcome": "passed",
+    "longrepr": None,
+    "duration": 0.1,
+}
 
 
 @st.composite
@@ -320,7 +373,9 @@ def reportlogs(draw: st.DrawFn) -> bytes:
     records: list[Any] = [{"$report_type": "SessionStart", "pytest_version": "8"}]
     for when in ("setup", "call", "teardown"):
         records.append({**REPORT, "when": when})
-    records.append({"$report_type": "CollectReport", "nodeid": "tests/test_b.py", "outcome": "failed", "longrepr": "boom"})
+    records.append(
+        {"$report_type": "CollectReport", "nodeid": "tests/test_b.py", "outcome": "failed", "longrepr": "boom"}
+    )
     records.append({"$report_type": "SessionFinish", "exitstatus": 1})
     records = [draw(mutated(lambda r=r: dict(r))) if draw(st.booleans()) else r for r in records]
     lines = [dumps(r) for r in records]
@@ -334,7 +389,11 @@ def junits(draw: st.DrawFn) -> bytes:
     attr = st.one_of(st.text(alphabet=st.characters(codec="ascii", exclude_characters='"<&\x00'), max_size=12), TIMES,
                      st.sampled_from(["abc", "nan", "1e400", "-1", "0.5"]))  # fmt: skip
     stamp, t1, t2 = draw(attr), draw(attr), draw(attr)
-    inner = draw(st.sampled_from(["", "<failure message='x'/>", "<skipped type='pytest.xfail'/>", "<error message='failed on teardown'/>"]))
+    inner = draw(
+        st.sampled_from(
+            ["", "<failure message='x'/>", "<skipped type='pytest.xfail'/>", "<error message='failed on teardown'/>"]
+        )
+    )
     return (f'<testsuites><testsuite name="pytest" timestamp="{stamp}"><testcase classname="tests.test_a" name="test_x" '
             f'file="tests/test_a.py" time="{t1}">{inner}</testcase><testcase classname="tests.test_a" name="test_y" time="{t2}"/>'
             "</testsuite></testsuites>").encode()  # fmt: skip
@@ -342,12 +401,20 @@ def junits(draw: st.DrawFn) -> bytes:
 
 @settings(FAST, max_examples=150)
 @given(data=st.one_of(reportlogs(), junits(), st.binary(max_size=100).map(lambda b: b"<" + b)))
-def test_ingest_of_hostile_reportlogs_and_junit(ingest_repo: Path, cli: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
+def test_ingest_of_hostile_reportlogs_and_junit(
+    ingest_repo: Path, cli: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory, data: bytes
+) -> None:
     check_ingest(ingest_repo, cli, tmp_path_factory.getbasetemp() / "in.log", data)
 
 
 @pytest.mark.slow
 @settings(FAST, max_examples=2000)
-@given(data=st.one_of(reportlogs(), junits(), mutated(lambda: run_doc("passed")).map(dumps), mutated(_result_base).map(dumps)))
-def test_ingest_deep(ingest_repo: Path, cli: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
+@given(
+    data=st.one_of(
+        reportlogs(), junits(), mutated(lambda: run_doc("passed")).map(dumps), mutated(_result_base).map(dumps)
+    )
+)
+def test_ingest_deep(
+    ingest_repo: Path, cli: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory, data: bytes
+) -> None:
     check_ingest(ingest_repo, cli, tmp_path_factory.getbasetemp() / "in.any", data)

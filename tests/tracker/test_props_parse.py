@@ -53,9 +53,16 @@ class TooLongInt:
 
 HUGE_INTS = st.sampled_from([2**63, -(2**63) - 1, 10**300, -(10**4299) + 1, TooLongInt()])
 SCALARS = st.one_of(
-    st.text(max_size=8), PLAUSIBLE, st.integers(), HUGE_INTS, st.floats(allow_nan=True, allow_infinity=True), st.booleans()
+    st.text(max_size=8),
+    PLAUSIBLE,
+    st.integers(),
+    HUGE_INTS,
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
 )
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4), max_leaves=12)
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4), max_leaves=12
+)
 
 
 def toml_value(value: Any) -> str:
@@ -94,11 +101,15 @@ GOOD_GATE = st.one_of(
                           optional={"at_least": st.floats(allow_nan=True), "at_most": st.floats(), "where": st.dictionaries(KEYS, SCALARS, max_size=3),
                                     "stat": st.sampled_from(["median", "p90", "max"]), "min_samples": st.integers(), "confidence": st.floats()}),
 )  # fmt: skip
-GLOBS = st.sampled_from(["src/**", "**/*.py", "src/", "a/*.[ch]", "*a*a*a*a*b", "x/**/y?", "[!a]*", "src/[ab", "../x", "/abs", "a//b"])
+GLOBS = st.sampled_from(
+    ["src/**", "**/*.py", "src/", "a/*.[ch]", "*a*a*a*a*b", "x/**/y?", "[!a]*", "src/[ab", "../x", "/abs", "a//b"]
+)
 HOSTILE_PHASE = st.fixed_dictionaries(
     {"id": st.one_of(st.sampled_from(["P1", "P2", "P3"]), SCALARS), "title": st.one_of(st.just("t"), SCALARS)},
     optional={
-        "depends": st.one_of(st.lists(st.sampled_from(["P1", "P2", "P3", "0001/P1", "0002/P1", "bad dep"]), max_size=3), VALUES),
+        "depends": st.one_of(
+            st.lists(st.sampled_from(["P1", "P2", "P3", "0001/P1", "0002/P1", "bad dep"]), max_size=3), VALUES
+        ),
         "paths": st.one_of(st.lists(PLAUSIBLE, max_size=3), VALUES),
         "gate": st.one_of(st.lists(st.one_of(GOOD_GATE, VALUES), max_size=3), VALUES),
         "extra": VALUES,
@@ -144,7 +155,9 @@ def plan_files(draw: st.DrawFn) -> str:
     """A plan file: random Markdown lines around a plan block and phase blocks of hostile TOML."""
     parts: list[str] = []
     blocks = ["plan"] if draw(st.booleans()) else []
-    blocks += draw(st.lists(st.sampled_from(["plan", "phase", "phase", "phase", "raw", "deep"]), min_size=1, max_size=4))
+    blocks += draw(
+        st.lists(st.sampled_from(["plan", "phase", "phase", "phase", "raw", "deep"]), min_size=1, max_size=4)
+    )
     for kind in blocks:
         parts.extend(draw(st.lists(PROSE, max_size=3)))
         if kind == "plan":
@@ -205,7 +218,9 @@ def check_status(plan: Plan) -> None:
     if cross_plan_problems([plan]):
         return
     files = {"tests/t.py": "1", "src/a.py": "2", "a" * 40: "3"}
-    out = compute([plan], Store(), lambda: FileIndex(files), lambda: lambda g: GateVerdict(False, "no benchmark evidence"))
+    out = compute(
+        [plan], Store(), lambda: FileIndex(files), lambda: lambda g: GateVerdict(False, "no benchmark evidence")
+    )
     assert set(out) == {f"{plan.id}/{ph.id}" for ph in plan.phases}
 
 
@@ -249,8 +264,12 @@ def test_plausible_plans_are_valid_and_safe_or_problems(phases: list[tuple[dict[
 # --- the depth scan agrees with tomllib --------------------------------------------------------------------
 
 NESTED = st.recursive(
-    st.one_of(st.text(alphabet=st.sampled_from(list("[]{}\"'#\\\n\t ab\x7f")), max_size=6), st.integers(), st.booleans()),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet="[]{}#'\" ab", max_size=4), inner, max_size=3),
+    st.one_of(
+        st.text(alphabet=st.sampled_from(list("[]{}\"'#\\\n\t ab\x7f")), max_size=6), st.integers(), st.booleans()
+    ),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet="[]{}#'\" ab", max_size=4), inner, max_size=3)
+    ),
     max_leaves=40,
 )
 
@@ -272,7 +291,13 @@ def test_depth_scan_counts_exactly_what_tomllib_nests(value: Any, limit: int, co
 
 
 def test_multiline_strings_and_escapes_are_skipped() -> None:
-    documents = ['x = """a\\"""[[["""', "x = '''a'''''\ny = '[[['", 'x = """a"""""\ny = "[[["', "x = 'a\\'\ny = '[[['", 'x = "\\\\"\ny = "[{"']
+    documents = [
+        'x = """a\\"""[[["""',
+        "x = '''a'''''\ny = '[[['",
+        'x = """a"""""\ny = "[[["',
+        "x = 'a\\'\ny = '[[['",
+        'x = "\\\\"\ny = "[{"',
+    ]
     for document in documents:
         assert tomllib.loads(document) is not None, document
         assert _too_deep_line(document, 0) is None, document
@@ -301,7 +326,9 @@ def test_lint_of_hostile_repositories_lists_problems_with_lines(texts: list[str]
         assert code in (0, 2)
         summary = re.search(r"(plan file\(s\) OK|file\(s\))(, (\d+) warning\(s\))?$", lines[-1])
         assert summary is not None, lines[-1]
-        assert int(summary.group(3) or 0) == sum(": warning: " in line for line in lines[:-1])  # the count says what is listed
+        assert int(summary.group(3) or 0) == sum(
+            ": warning: " in line for line in lines[:-1]
+        )  # the count says what is listed
         check_problems(lines[:-1], names)
 
 

@@ -32,7 +32,7 @@ from test_regions import added_blank_lines, count_regions
 
 from tracker.commands.update import UnsafeRewriteError, refuse_unsafe
 from tracker.errors import RegionEditedError
-from tracker.model import GateVerdict, EvidenceSource, PhaseStatus, Plan, Status
+from tracker.model import EvidenceSource, GateVerdict, PhaseStatus, Plan, Status
 from tracker.parse import fenced_blocks, parse_plan
 from tracker.plans import PlanFile
 from tracker.regions import checksum, rewrite
@@ -41,10 +41,28 @@ from tracker.render import plan_regions
 PATH = "plans/0001-x.md"
 
 # Text that lands in region bodies and phase titles: what could break a region out of its lines.
-hostile = st.lists(st.sampled_from(list("ab |`~<>!-=#*\\\r\n\t€") + ["```", "~~~", "-->", "<pre>", "<!--", "\r\n"]), max_size=8).map("".join)
-words = st.text(alphabet=st.sampled_from(list("ab cé€🙂*_`<>|")), min_size=1, max_size=10).map(lambda s: s.strip() or "w")
+hostile = st.lists(
+    st.sampled_from([*list("ab |`~<>!-=#*\\\r\n\t€"), "```", "~~~", "-->", "<pre>", "<!--", "\r\n"]), max_size=8
+).map("".join)
+words = st.text(alphabet=st.sampled_from(list("ab cé€🙂*_`<>|")), min_size=1, max_size=10).map(
+    lambda s: s.strip() or "w"
+)
 
-HTML_LINES = ['<img src="p1.png">', "<div>", "</div>", "<!-- a note -->", "<!-- an open comment", "-->", "<pre>", "</pre>", "<?php", "<!DOCTYPE x>", "<![CDATA[", "]]>", "<table><tr><td>x</td></tr></table>"]
+HTML_LINES = [
+    '<img src="p1.png">',
+    "<div>",
+    "</div>",
+    "<!-- a note -->",
+    "<!-- an open comment",
+    "-->",
+    "<pre>",
+    "</pre>",
+    "<?php",
+    "<!DOCTYPE x>",
+    "<![CDATA[",
+    "]]>",
+    "<table><tr><td>x</td></tr></table>",
+]
 
 
 def fence_piece(draw: st.DrawFn) -> list[str]:
@@ -65,7 +83,11 @@ def marker_line(draw: st.DrawFn) -> str:
 
 
 def region_lines(key: str, body: str, right_sum: bool) -> list[str]:
-    return [f"<!-- tracker:begin {key} -->", *body.split("\n"), f"<!-- tracker:end {key} sum={checksum(body) if right_sum else '0123456789ab'} -->"]
+    return [
+        f"<!-- tracker:begin {key} -->",
+        *body.split("\n"),
+        f"<!-- tracker:end {key} sum={checksum(body) if right_sum else '0123456789ab'} -->",
+    ]
 
 
 @st.composite
@@ -74,7 +96,13 @@ def region_piece(draw: st.DrawFn, key: str | None = None) -> list[str]:
     as update writes them start with a blank line), or a begin marker whose end marker is in code."""
     key = key or draw(st.sampled_from(["summary", "phase:P1", "phase:P2", "phase:Q"]))
     if draw(st.integers(0, 9)) == 0:  # unterminated: the only matching end marker is an example in a fence
-        return [f"<!-- tracker:begin {key} -->", "prose to keep", "```markdown", f"<!-- tracker:end {key} sum={checksum('')} -->", "```"]
+        return [
+            f"<!-- tracker:begin {key} -->",
+            "prose to keep",
+            "```markdown",
+            f"<!-- tracker:end {key} sum={checksum('')} -->",
+            "```",
+        ]
     body = draw(st.sampled_from(["\nold status\n", "\n| a | b |\n", "", "body"]))
     return region_lines(key, body, draw(st.integers(0, 3)) > 0)
 
@@ -84,7 +112,9 @@ def phase_piece(draw: st.DrawFn, pid: str) -> list[str]:
     char = draw(st.sampled_from("`~"))
     n = draw(st.integers(3, 5))
     indent = draw(st.sampled_from(["", "", " ", "   "]))
-    title = json.dumps("T" + draw(hostile), ensure_ascii=False)  # a TOML basic string (JSON escapes are TOML escapes here)
+    title = json.dumps(
+        "T" + draw(hostile), ensure_ascii=False
+    )  # a TOML basic string (JSON escapes are TOML escapes here)
     gates = draw(st.integers(0, 2))
     lines = [f"{indent}{char * n}phase", f'{indent}id = "{pid}"', f"{indent}title = {title}"]
     for g in range(gates):
@@ -94,13 +124,18 @@ def phase_piece(draw: st.DrawFn, pid: str) -> list[str]:
 
 @st.composite
 def prose_piece(draw: st.DrawFn) -> list[str]:
-    kind = draw(st.sampled_from(["text", "html", "list", "quote", "heading", "setext", "indented", "blank", "blank", "marker"]))
+    kind = draw(
+        st.sampled_from(["text", "html", "list", "quote", "heading", "setext", "indented", "blank", "blank", "marker"])
+    )
     if kind == "html":
         return [draw(st.sampled_from(HTML_LINES))]
     if kind == "list":
-        return [draw(st.sampled_from(["- ", "* ", "1. "])) + draw(words)] + draw(st.lists(st.sampled_from(["  more", "lazy", "   - nested"]), max_size=2))
+        return [
+            draw(st.sampled_from(["- ", "* ", "1. "])) + draw(words),
+            *draw(st.lists(st.sampled_from(["  more", "lazy", "   - nested"]), max_size=2)),
+        ]
     if kind == "quote":
-        return ["> " + draw(words)] + draw(st.lists(st.sampled_from(["> more", "lazy"]), max_size=1))
+        return ["> " + draw(words), *draw(st.lists(st.sampled_from(["> more", "lazy"]), max_size=1))]
     if kind == "heading":
         return ["#" * draw(st.integers(1, 3)) + " " + draw(words)]
     if kind == "setext":
@@ -129,7 +164,9 @@ def plan_files(draw: st.DrawFn) -> str:
                 pieces.append(draw(phase_piece(pid)))
                 # What follows a phase block: its region as an earlier update left it, maybe with a
                 # line the user put between the two (an HTML line, prose, a list item, a blank).
-                between = draw(st.sampled_from([[], ['<img src="p1.png">'], ["<div>"], ["prose"], ["- item"], [""], ["---"]]))
+                between = draw(
+                    st.sampled_from([[], ['<img src="p1.png">'], ["<div>"], ["prose"], ["- item"], [""], ["---"]])
+                )
                 if draw(st.integers(0, 2)) > 0:
                     pieces.append(between + draw(region_piece(f"phase:{pid}")))
         elif kind == "fence":
@@ -152,9 +189,22 @@ reasons = st.one_of(st.sampled_from(["3 passed", "no sign-off recorded (tracker 
 def statuses_for(draw: st.DrawFn, plan: Plan) -> dict[str, PhaseStatus]:
     out = {}
     for ph in plan.phases:
-        source = draw(st.one_of(st.none(), st.builds(EvidenceSource, st.just(".tracker/evidence/x.json"), hostile, st.one_of(st.none(), st.just("0" * 40)), st.just("2026-01-01T00:00:00Z"))))
+        source = draw(
+            st.one_of(
+                st.none(),
+                st.builds(
+                    EvidenceSource,
+                    st.just(".tracker/evidence/x.json"),
+                    hostile,
+                    st.one_of(st.none(), st.just("0" * 40)),
+                    st.just("2026-01-01T00:00:00Z"),
+                ),
+            )
+        )
         verdicts = tuple(GateVerdict(draw(st.booleans()), draw(reasons), source) for _ in ph.gates)
-        out[f"{plan.id}/{ph.id}"] = PhaseStatus(plan.id, ph.id, draw(st.sampled_from(list(Status))), verdicts, note=draw(st.one_of(st.just(""), hostile)))
+        out[f"{plan.id}/{ph.id}"] = PhaseStatus(
+            plan.id, ph.id, draw(st.sampled_from(list(Status))), verdicts, note=draw(st.one_of(st.just(""), hostile))
+        )
     return out
 
 
@@ -244,14 +294,18 @@ def status_phases(cli, root: Path) -> list[str] | None:
     return [ph["id"] for plan in json.loads(r.out)["plans"] for ph in plan["phases"]]
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(text=plan_files(), force=st.booleans())
 def test_update_through_the_cli(repo, cli, text: str, force: bool) -> None:
     cli_update_property(repo, cli, text, force)
 
 
 @pytest.mark.slow
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(text=plan_files(), force=st.booleans())
 def test_update_through_the_cli_deep(repo, cli, text: str, force: bool) -> None:
     cli_update_property(repo, cli, text, force)

@@ -17,7 +17,7 @@ from tracker_testutil import make_files
 from tracker.commands.common import pytest_command, pytest_env
 from tracker.contract import blob_id
 
-OUTCOMES = '''
+OUTCOMES = """
 import pytest
 
 @pytest.fixture
@@ -43,11 +43,11 @@ def test_xpass(): pass
 def test_marked(): pass
 @pytest.mark.parametrize("n", [1, 2])
 def test_param(n): pass
-'''
+"""
 
 
 def run_pytest(root: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
-    cmd = pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={root}", *args]
+    cmd = [*pytest_command(), "-q", "-p", "no:cacheprovider", f"--rootdir={root}", *args]
     proc = subprocess.run(cmd, cwd=root, env={**pytest_env(root), **(env or {})}, capture_output=True, text=True)
     files = sorted((root / ".tracker" / "evidence").glob("*.json"))
     assert len(files) == 1, proc.stdout + proc.stderr
@@ -124,26 +124,41 @@ def slot_files(root: Path) -> list[str]:
 def test_crash_leaves_an_incomplete_file_naming_the_test_that_crashed(repo) -> None:
     """The evidence file names the crashed test's file (a reader with it alone counts the crash against that file's
     tests); the running slot beside it names the test, with its markers and the process."""
-    root = repo({"tests/test_c.py": "import os, pytest\ndef test_a(): pass\n@pytest.mark.gpu\ndef test_b(): os._exit(3)\n"})
+    root = repo(
+        {"tests/test_c.py": "import os, pytest\ndef test_a(): pass\n@pytest.mark.gpu\ndef test_b(): os._exit(3)\n"}
+    )
     code, data = run_pytest(root, "tests", "--tracker-record")
     assert code == 3
     assert data["status"] == "incomplete" and data["tests"] == []
     assert data["running"]["nodeid"] == "tests/test_c.py" and data["running"]["markers"] == []
     assert isinstance(data["running"]["pid"], int)
-    assert crash_record(root, data) == {"nodeid": "tests/test_c.py::test_b", "markers": ["gpu"], "pid": data["running"]["pid"]}
+    assert crash_record(root, data) == {
+        "nodeid": "tests/test_c.py::test_b",
+        "markers": ["gpu"],
+        "pid": data["running"]["pid"],
+    }
 
 
 @pytest.mark.parametrize("kill", ["os._exit(3)", "os.kill(os.getpid(), signal.SIGKILL)", "os.abort()"])
 def test_a_crash_in_a_later_file_names_that_file_and_test(repo, kill: str) -> None:
-    root = repo({"tests/test_a.py": "def test_1(): pass\ndef test_2(): pass\n",
-                 "tests/test_b.py": f"import os, signal\ndef test_1(): pass\ndef test_2(): {kill}\ndef test_3(): pass\n"})
+    root = repo(
+        {
+            "tests/test_a.py": "def test_1(): pass\ndef test_2(): pass\n",
+            "tests/test_b.py": f"import os, signal\ndef test_1(): pass\ndef test_2(): {kill}\ndef test_3(): pass\n",
+        }
+    )
     _, data = run_pytest(root, "tests", "--tracker-record")
     assert data["status"] == "incomplete" and data["running"]["nodeid"] == "tests/test_b.py"
     assert crash_record(root, data)["nodeid"] == "tests/test_b.py::test_2"
 
 
 def test_a_test_alone_in_its_file_is_named_in_the_evidence_file_itself(repo) -> None:
-    root = repo({"tests/test_a.py": "def test_1(): pass\ndef test_2(): pass\n", "tests/test_b.py": "import os\ndef test_only(): os._exit(7)\n"})
+    root = repo(
+        {
+            "tests/test_a.py": "def test_1(): pass\ndef test_2(): pass\n",
+            "tests/test_b.py": "import os\ndef test_only(): os._exit(7)\n",
+        }
+    )
     _, data = run_pytest(root, "tests", "--tracker-record")
     assert data["running"] == {"nodeid": "tests/test_b.py::test_only", "markers": [], "pid": data["running"]["pid"]}
     assert crash_record(root, data) == data["running"]
@@ -168,7 +183,12 @@ def test_the_crash_counts_as_an_error_of_the_test_with_the_evidence_file_alone(r
 
 
 def test_no_running_slot_is_left_by_a_run_that_ends(repo) -> None:
-    root = repo({"tests/test_k.py": "def test_a(): pass\ndef test_b(): raise KeyboardInterrupt\n", "tests/test_ok.py": "def test_a(): pass\n"})
+    root = repo(
+        {
+            "tests/test_k.py": "def test_a(): pass\ndef test_b(): raise KeyboardInterrupt\n",
+            "tests/test_ok.py": "def test_a(): pass\n",
+        }
+    )
     _, data = run_pytest(root, "tests/test_ok.py", "--tracker-record")
     assert data["status"] == "complete" and slot_files(root) == []
     clear(root)
@@ -182,12 +202,22 @@ def test_a_slot_that_cannot_be_written_is_removed_and_the_file_still_counts(repo
     import resource
 
     long_id = "x" * 200_000
-    root = repo({"tests/test_c.py": f"import os, pytest\ndef test_a(): pass\n@pytest.mark.parametrize('n', [1], ids=['{long_id}'])\n"
-                                    "def test_b(n): os._exit(3)\n"})
+    root = repo(
+        {
+            "tests/test_c.py": f"import os, pytest\ndef test_a(): pass\n@pytest.mark.parametrize('n', [1], ids=['{long_id}'])\n"
+            "def test_b(n): os._exit(3)\n"
+        }
+    )
     limit = 64 * 1024
-    cmd = pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={root}", "tests", "--tracker-record"]
-    proc = subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, text=True,
-                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    cmd = [*pytest_command(), "-q", "-p", "no:cacheprovider", f"--rootdir={root}", "tests", "--tracker-record"]
+    proc = subprocess.run(
+        cmd,
+        cwd=root,
+        env=pytest_env(root),
+        capture_output=True,
+        text=True,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),
+    )
     assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
     [path] = (root / ".tracker" / "evidence").glob("*.json")
     data = json.loads(path.read_text())
@@ -225,10 +255,26 @@ def test_records_the_arguments_whose_tests_were_all_collected(repo) -> None:
 
 
 def test_without_git_uses_env_and_hashes_the_tree(tmp_path: Path) -> None:
-    make_files(tmp_path, {"tests/test_a.py": "def test_a(): pass\n", "kernel/k.cuh": "k", ".venv/x": "v", "kernel/__pycache__/k.pyc": "c"})
+    make_files(
+        tmp_path,
+        {
+            "tests/test_a.py": "def test_a(): pass\n",
+            "kernel/k.cuh": "k",
+            ".venv/x": "v",
+            "kernel/__pycache__/k.pyc": "c",
+        },
+    )
     out = tmp_path / "out"
-    code, _ = 0, None
-    cmd = pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={tmp_path}", f"--tracker-record={out}", "tests"]
+    _code, _ = 0, None
+    cmd = [
+        *pytest_command(),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--rootdir={tmp_path}",
+        f"--tracker-record={out}",
+        "tests",
+    ]
     env = {**pytest_env(tmp_path), "TRACKER_COMMIT": "a" * 40, "TRACKER_DIRTY": "1"}
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout
@@ -245,7 +291,9 @@ def test_plugin_imports_only_stdlib_and_pytest() -> None:
         "new = {m.split('.')[0] for m in set(sys.modules) - before}; "
         "print(sorted(new & {'pydantic', 'git', 'markdown_it', 'typer', 'rich', 'torch'}))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ}).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ}
+    ).stdout
     assert out.strip() == "[]"
 
 
@@ -259,6 +307,7 @@ def test_stopped_early_records_collected_but_not_run(repo) -> None:
 def test_environment_commit_wins_over_a_stale_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A copy of the tree on another machine may carry an old .git: TRACKER_COMMIT/TRACKER_DIRTY, when set, win."""
     from tracker.pytest_plugin import provenance
+
     root = tmp_path / "copy"
     root.mkdir()
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
@@ -281,9 +330,25 @@ def test_explicit_p_on_top_of_the_installed_entry_point_is_fine(tmp_path: Path) 
     must then be a no-op, not "Plugin already registered under a different name" (exit 3)."""
     (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tracker.pytest_plugin",
-                           f"--tracker-record={tmp_path / 'ev'}", "test_x.py"],
-                          cwd=tmp_path, capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "tracker.pytest_plugin",
+            f"--tracker-record={tmp_path / 'ev'}",
+            "test_x.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [evidence] = list((tmp_path / "ev").glob("*.json"))
     assert json.loads(evidence.read_text())["status"] == "complete"
@@ -293,11 +358,15 @@ def test_explicit_p_on_top_of_the_installed_entry_point_is_fine(tmp_path: Path) 
 def test_evidence_files_get_the_modes_of_the_rest_of_the_tree(repo, umask: int) -> None:
     """0o666 less the umask, like every file a shell or git creates (mkstemp made them 0o600), through every
     rewrite of the run's file: at its start, before each test, at its end; and no temp file left."""
-    root = repo({"tests/test_m.py": "import os, pathlib, stat\n\ndef test_mode():\n"
-                 "    (run,) = pathlib.Path(os.environ['STORE']).glob('*.json')\n"
-                 "    assert stat.S_IMODE(run.stat().st_mode) == int(os.environ['MODE'], 8)\n"})
+    root = repo(
+        {
+            "tests/test_m.py": "import os, pathlib, stat\n\ndef test_mode():\n"
+            "    (run,) = pathlib.Path(os.environ['STORE']).glob('*.json')\n"
+            "    assert stat.S_IMODE(run.stat().st_mode) == int(os.environ['MODE'], 8)\n"
+        }
+    )
     store = root / ".tracker" / "evidence"
-    cmd = pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={root}", "tests", "--tracker-record"]
+    cmd = [*pytest_command(), "-q", "-p", "no:cacheprovider", f"--rootdir={root}", "tests", "--tracker-record"]
     env = {**pytest_env(root), "STORE": str(store), "MODE": oct(0o666 & ~umask)}
     proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, preexec_fn=lambda: os.umask(umask))
     assert proc.returncode == 0, proc.stdout + proc.stderr  # the mode while the test ran (the "running" rewrite)
@@ -321,8 +390,10 @@ def test_a_file_name_that_is_not_utf8_does_not_crash_the_recorder(repo) -> None:
 def test_pytest_command_loads_the_plugin_by_name_without_scanning_entry_points() -> None:
     """verify names the plugin with -p always (a no-op on top of the installed entry point, test above): no
     importlib.metadata import in the tracker process to look for the entry point (~10 ms of every verify)."""
-    code = ("import sys\nfrom tracker.commands.common import pytest_command\ncmd = pytest_command()\n"
-            "print(cmd[-2:], 'importlib.metadata' in sys.modules)")
+    code = (
+        "import sys\nfrom tracker.commands.common import pytest_command\ncmd = pytest_command()\n"
+        "print(cmd[-2:], 'importlib.metadata' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['-p', 'tracker.pytest_plugin'] False"
 
@@ -344,7 +415,15 @@ def test_an_installation_whose_entry_point_has_the_old_name_does_not_break_verif
     site = tmp_path / "site"
     fake_installation(site, "plan-tracker", "[pytest11]\ntracker = tracker.pytest_plugin\n")
     (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
-    cmd = pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={tmp_path}", f"--tracker-record={tmp_path / 'ev'}", "test_x.py"]
+    cmd = [
+        *pytest_command(),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--rootdir={tmp_path}",
+        f"--tracker-record={tmp_path / 'ev'}",
+        "test_x.py",
+    ]
     env = {k: v for k, v in pytest_env(tmp_path).items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
     env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")])
     proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env, check=False)
@@ -353,10 +432,16 @@ def test_an_installation_whose_entry_point_has_the_old_name_does_not_break_verif
     assert json.loads(evidence.read_text())["status"] == "complete"
 
     other = tmp_path / "other"
-    fake_installation(other, "other-pkg", "[pytest11]\ntracker = other_tracker_plugin\n",
-                      {"other_tracker_plugin.py": "import pytest\n\n@pytest.fixture\ndef other_fixture():\n    return 42\n"})
+    fake_installation(
+        other,
+        "other-pkg",
+        "[pytest11]\ntracker = other_tracker_plugin\n",
+        {"other_tracker_plugin.py": "import pytest\n\n@pytest.fixture\ndef other_fixture():\n    return 42\n"},
+    )
     (tmp_path / "test_y.py").write_text("def test_y(other_fixture):\n    assert other_fixture == 42\n")
-    env["PYTHONPATH"] = os.pathsep.join([str(other), pytest_env(tmp_path).get("PYTHONPATH", "")])  # without the old install
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(other), pytest_env(tmp_path).get("PYTHONPATH", "")]
+    )  # without the old install
     proc = subprocess.run([*cmd[:-1], "test_y.py"], cwd=tmp_path, capture_output=True, text=True, env=env, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # the other package's 'tracker' plugin was loaded
 
@@ -365,10 +450,26 @@ def test_an_installation_whose_entry_point_has_the_old_name_does_not_break_verif
 def test_only_the_last_write_of_the_evidence_file_is_fsynced(repo, tmp_path: Path) -> None:
     """The file at session start counts for nothing until it names a running test, and the rewrites that name one
     are not fsynced (only the process dies): only the last write, the run's outcome, waits for the disk."""
-    root = repo({"tests/test_a.py": "def test_a(): pass\ndef test_b(): pass\n", "tests/test_b.py": "def test_c(): pass\n"})
+    root = repo(
+        {"tests/test_a.py": "def test_a(): pass\ndef test_b(): pass\n", "tests/test_b.py": "def test_c(): pass\n"}
+    )
     log = tmp_path / "strace.log"
-    cmd = ["strace", "-f", "-y", "-e", "trace=fsync,fdatasync", "-o", str(log), *pytest_command(), "-q", "-p", "no:cacheprovider",
-           f"--rootdir={root}", "tests", "--tracker-record"]
+    cmd = [
+        "strace",
+        "-f",
+        "-y",
+        "-e",
+        "trace=fsync,fdatasync",
+        "-o",
+        str(log),
+        *pytest_command(),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--rootdir={root}",
+        "tests",
+        "--tracker-record",
+    ]
     proc = subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, text=True)
     if "Operation not permitted" in proc.stderr and not log.exists():
         pytest.skip("ptrace is not allowed here")

@@ -22,7 +22,9 @@ import tracker
 
 TRACKER_DIR = Path(tracker.__file__).resolve().parent
 SCRIPT = Path(sys.executable).with_name("tracker")  # the console script pip generated for this virtualenv
-GOOD = plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"') + phase("P2", 'manual = "Reviewed"', depends='"P1"'))
+GOOD = plan_text(
+    phases=phase("P1", 'test = "tests/test_a.py::test_a"') + phase("P2", 'manual = "Reviewed"', depends='"P1"')
+)
 TESTS = {"tests/test_a.py": "def test_a():\n    pass\n"}
 FRAME = re.compile(r'^\s*File "([^"]+)", line \d+', re.MULTILINE)
 
@@ -35,7 +37,9 @@ def tracker_frames(stderr: str) -> list[str]:
 def interrupt_after(cmd: list[str], root: Path, delay_s: float) -> subprocess.CompletedProcess[str]:
     """Run ``cmd`` in its own process group and send SIGINT to the whole group after ``delay_s``, as a
     terminal's Ctrl-C does (verify's pytest gets it too)."""
-    proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     time.sleep(delay_s)
     try:
         os.killpg(proc.pid, signal.SIGINT)
@@ -50,7 +54,9 @@ def before_tracker_code(stderr: str) -> bool:
     tracker's first statement ran (its streams, its site import, the generated script's ``from tracker.entry
     import main``)? No package can reach that moment; the report names no tracker frame and not ``main()``,
     and the tracker said nothing."""
-    python_s = "KeyboardInterrupt" in stderr or "Fatal Python error" in stderr  # a Ctrl-C as Python initialises its streams
+    python_s = (
+        "KeyboardInterrupt" in stderr or "Fatal Python error" in stderr
+    )  # a Ctrl-C as Python initialises its streams
     return python_s and not tracker_frames(stderr) and "sys.exit(main())" not in stderr and "tracker: " not in stderr
 
 
@@ -107,8 +113,20 @@ def test_ctrl_c_at_any_moment_of_a_command_ends_by_sigint_without_a_traceback(sm
 @pytest.mark.slow
 @pytest.mark.skipif(not SCRIPT.exists(), reason="the tracker console script is not installed in this Python")
 def test_ctrl_c_at_any_moment_deep(small: Path) -> None:
-    _ctrl_c_sweep(small, [["status"], ["status", "--json"], ["update"], ["lint", "--no-collect"], ["check"], ["next"],
-                          ["update", "--check"], ["gc", "--dry-run"]], range(0, 301, 3))
+    _ctrl_c_sweep(
+        small,
+        [
+            ["status"],
+            ["status", "--json"],
+            ["update"],
+            ["lint", "--no-collect"],
+            ["check"],
+            ["next"],
+            ["update", "--check"],
+            ["gc", "--dry-run"],
+        ],
+        range(0, 301, 3),
+    )
 
 
 def recorded_pass(root: Path, nodeid: str) -> bool:
@@ -117,7 +135,9 @@ def recorded_pass(root: Path, nodeid: str) -> bool:
 
     for path in (root / ".tracker/evidence").glob("*.json"):
         data = json.loads(path.read_text())
-        if data.get("status") == "complete" and any(t["nodeid"] == nodeid and t["outcome"] == "passed" for t in data["tests"]):
+        if data.get("status") == "complete" and any(
+            t["nodeid"] == nodeid and t["outcome"] == "passed" for t in data["tests"]
+        ):
             return True
     return False
 
@@ -127,7 +147,9 @@ def phase_status(root: Path, key: str) -> str:
 
     r = subprocess.run([str(SCRIPT), "status", "--json"], cwd=root, capture_output=True, text=True)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
-    return next(ph["status"] for p in json.loads(r.stdout)["plans"] for ph in p["phases"] if f"{p['id']}/{ph['id']}" == key)
+    return next(
+        ph["status"] for p in json.loads(r.stdout)["plans"] for ph in p["phases"] if f"{p['id']}/{ph['id']}" == key
+    )
 
 
 def _ctrl_c_during_verify(root: Path, delays_ms: list[int]) -> None:
@@ -236,17 +258,23 @@ entry.main()
 
 def test_a_ctrl_c_lost_in_a_destructor_still_ends_the_process_by_sigint_without_a_word_of_python() -> None:
     r = subprocess.run([sys.executable, "-c", LOST], capture_output=True, text=True)
-    assert (r.returncode, r.stdout, r.stderr) == (-signal.SIGINT, "the command went on\ncleanup ran\n", "tracker: interrupted\n")
+    assert (r.returncode, r.stdout, r.stderr) == (
+        -signal.SIGINT,
+        "the command went on\ncleanup ran\n",
+        "tracker: interrupted\n",
+    )
 
 
 # --- gc deletes only what it judged -------------------------------------------------------------------------
 
-WAITS_FOR_GO = ("import pathlib, time\n\n"
-                "def test_a():\n"
-                "    go = pathlib.Path(__file__).resolve().parents[2] / 'go'\n"
-                "    deadline = time.monotonic() + 60\n"
-                "    while not go.exists() and time.monotonic() < deadline:\n"
-                "        time.sleep(0.02)\n")
+WAITS_FOR_GO = (
+    "import pathlib, time\n\n"
+    "def test_a():\n"
+    "    go = pathlib.Path(__file__).resolve().parents[2] / 'go'\n"
+    "    deadline = time.monotonic() + 60\n"
+    "    while not go.exists() and time.monotonic() < deadline:\n"
+    "        time.sleep(0.02)\n"
+)
 
 # git runs core.fsmonitor's hook inside `git status`, which gc's tree scan calls after it has read the store:
 # a real moment in the middle of gc at which this hook lets the test finish and waits for its run to complete.
@@ -259,16 +287,39 @@ exit 1
 
 
 @pytest.mark.parametrize("abandoned", [False, True], ids=["young", "looks-abandoned"])
-def test_gc_keeps_a_run_that_completes_while_gc_runs(repo, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, abandoned: bool) -> None:
+def test_gc_keeps_a_run_that_completes_while_gc_runs(
+    repo, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, abandoned: bool
+) -> None:
     """A real pytest --tracker-record session completes its run in the middle of gc. Young, the incomplete
     run is left alone; made to look abandoned (mtime two hours back), gc decides to delete it, and must
     keep it all the same because its bytes are no longer those it judged."""
     import json
 
-    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"')), "tests/test_a.py": WAITS_FOR_GO})
+    root = repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"')),
+            "tests/test_a.py": WAITS_FOR_GO,
+        }
+    )
     store = root / ".tracker/evidence"
-    session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "tracker.pytest_plugin", "--tracker-record", "-q",
-                                "-p", "no:cacheprovider", "tests/test_a.py"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    session = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "tracker.pytest_plugin",
+            "--tracker-record",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_a.py",
+        ],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         running_pid(store)  # the run is under way: its file says "incomplete", naming the test
         if abandoned:
@@ -278,7 +329,11 @@ def test_gc_keeps_a_run_that_completes_while_gc_runs(repo, cli, tmp_path: Path, 
         hook.write_text(HOOK.format(go=tmp_path / "go", store=store))
         hook.chmod(0o755)
         with monkeypatch.context() as env:
-            for name, value in {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": str(hook)}.items():
+            for name, value in {
+                "GIT_CONFIG_COUNT": "1",
+                "GIT_CONFIG_KEY_0": "core.fsmonitor",
+                "GIT_CONFIG_VALUE_0": str(hook),
+            }.items():
                 env.setenv(name, value)
             r = cli(root, "gc")
         out, _ = session.communicate(timeout=60)
@@ -289,7 +344,9 @@ def test_gc_keeps_a_run_that_completes_while_gc_runs(repo, cli, tmp_path: Path, 
     assert session.returncode == 0, out
     assert r.code == 0, r.err
     runs = list(store.glob("*.json"))
-    assert len(runs) == 1 and json.loads(runs[0].read_text())["status"] == "complete", r.out  # the completed run was kept
+    assert len(runs) == 1 and json.loads(runs[0].read_text())["status"] == "complete", (
+        r.out
+    )  # the completed run was kept
     assert ("changed while gc ran" in r.out) is abandoned, r.out
     assert not list(store.glob(".*.gc")), "nothing left set aside"
     doc = json.loads(cli(root, "status", "--json").out)
@@ -298,8 +355,23 @@ def test_gc_keeps_a_run_that_completes_while_gc_runs(repo, cli, tmp_path: Path, 
 
 def record_run(root: Path) -> Path:
     """Run the repository's tests under ``pytest --tracker-record``; the evidence file it wrote."""
-    subprocess.run([sys.executable, "-m", "pytest", "-p", "tracker.pytest_plugin", "--tracker-record", "-q", "-p", "no:cacheprovider", "tests"],
-                   cwd=root, check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "tracker.pytest_plugin",
+            "--tracker-record",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests",
+        ],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
     (path,) = (root / ".tracker/evidence").glob("*.json")
     return path
 
@@ -311,12 +383,16 @@ def test_gc_puts_back_what_a_stopped_gc_set_aside(repo, cli) -> None:
     run = record_run(root)
     aside = run.with_name(f".{run.name}.0123456789ab.gc")  # as a gc killed between its rename and its check leaves it
     run.rename(aside)
-    assert cli(root, "gc", "--dry-run").out.startswith(f"would put back .tracker/evidence/{run.name} (set aside by a gc that was stopped)\n")
+    assert cli(root, "gc", "--dry-run").out.startswith(
+        f"would put back .tracker/evidence/{run.name} (set aside by a gc that was stopped)\n"
+    )
     assert aside.exists() and not run.exists()
     r = cli(root, "gc")
     assert r.code == 0 and r.out.startswith(f"put back .tracker/evidence/{run.name}"), r.out
     assert run.exists() and not aside.exists()
-    assert [ph["status"] for p in json.loads(cli(root, "status", "--json").out)["plans"] for ph in p["phases"]] == ["done"]
+    assert [ph["status"] for p in json.loads(cli(root, "status", "--json").out)["plans"] for ph in p["phases"]] == [
+        "done"
+    ]
 
 
 def test_delete_if_unchanged_deletes_only_the_bytes_it_was_given(tmp_path: Path) -> None:
@@ -333,19 +409,62 @@ def test_delete_if_unchanged_deletes_only_the_bytes_it_was_given(tmp_path: Path)
 
 # --- verify --bench runs a plan's `run` without a shell where the string allows ------------------------------
 
-@pytest.mark.parametrize("command", ["python bench.py", "  python\tbench.py --n 3 ", "./run-bench", "/usr/bin/env python -V",
-                                     "python bench.py --out results/a.json", "bench ü,+@:^.-/"])
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python bench.py",
+        "  python\tbench.py --n 3 ",
+        "./run-bench",
+        "/usr/bin/env python -V",
+        "python bench.py --out results/a.json",
+        "bench ü,+@:^.-/",
+    ],
+)
 def test_plain_words_run_without_a_shell(command: str) -> None:
     from tracker.commands.verify_bench import command_words
 
     assert command_words(command) == command.replace("\t", " ").split()
 
 
-@pytest.mark.parametrize("command", ["python b.py > out", "a | b", "a && b", "a; b", "a & b", "(a)", "echo $HOME", "echo `date`",
-                                     "echo ~", "ls *.json", "ls ?", "ls [ab]", "echo {a,b}", "a # note", "FOO=1 python b.py",
-                                     "python b.py --size=3", "echo 'a b'", 'echo "a b"', "echo a\\ b", "a\nb", "! false", "%1",
-                                     "cd bench", "exit 3", "export A", ". ./env", "source env", "ulimit -n 64", "exec python b.py",
-                                     "if", "time python b.py", "", "   "])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python b.py > out",
+        "a | b",
+        "a && b",
+        "a; b",
+        "a & b",
+        "(a)",
+        "echo $HOME",
+        "echo `date`",
+        "echo ~",
+        "ls *.json",
+        "ls ?",
+        "ls [ab]",
+        "echo {a,b}",
+        "a # note",
+        "FOO=1 python b.py",
+        "python b.py --size=3",
+        "echo 'a b'",
+        'echo "a b"',
+        "echo a\\ b",
+        "a\nb",
+        "! false",
+        "%1",
+        "cd bench",
+        "exit 3",
+        "export A",
+        ". ./env",
+        "source env",
+        "ulimit -n 64",
+        "exec python b.py",
+        "if",
+        "time python b.py",
+        "",
+        "   ",
+    ],
+)
 def test_shell_syntax_and_the_shell_s_own_words_go_to_the_shell(command: str) -> None:
     from tracker.commands.verify_bench import command_words
 
@@ -359,12 +478,21 @@ def bench_repo(repo, run: str, extra: dict[str, str] | None = None) -> Path:
     from resultfiles import case, result
 
     doc = result([case("m.time_us", {"impl": "cuda"}, [100.0] * 5)], files={"kernel/k.cu": b"// k\n"})
-    writer = ("import json, pathlib, sys\n"
-              "out = pathlib.Path('bench/results'); out.mkdir(parents=True, exist_ok=True)\n"
-              f"(out / f'r{{len(list(out.iterdir()))}}.json').write_text({json.dumps(json.dumps(doc))})\n"
-              "print('writer args', sys.argv[1:], flush=True)\n")
+    writer = (
+        "import json, pathlib, sys\n"
+        "out = pathlib.Path('bench/results'); out.mkdir(parents=True, exist_ok=True)\n"
+        f"(out / f'r{{len(list(out.iterdir()))}}.json').write_text({json.dumps(json.dumps(doc))})\n"
+        "print('writer args', sys.argv[1:], flush=True)\n"
+    )
     gate = f'bench = "m.time_us"\nwhere = {{ impl = "cuda" }}\nat_most = 200.0\nmin_samples = 3\nrun = "{run}"'
-    return repo({"plans/0001-demo.md": plan_text(phases=phase("P1", gate)), "make_result.py": writer, "kernel/k.cu": "// k\n", **(extra or {})})
+    return repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=phase("P1", gate)),
+            "make_result.py": writer,
+            "kernel/k.cu": "// k\n",
+            **(extra or {}),
+        }
+    )
 
 
 def test_verify_bench_runs_a_plain_command_directly(repo, cli) -> None:
@@ -388,7 +516,9 @@ def test_verify_bench_a_program_that_does_not_exist_is_unmet_with_the_reason(rep
     r = cli(root, "verify", "--bench")
     assert r.code == 1
     assert "tracker: `no-such-program-xyz --flag`: cannot run no-such-program-xyz: No such file or directory\n" in r.out
-    assert "UNMET 0001/P1#1 m.time_us: `no-such-program-xyz --flag` exited with 127: its results are not used\n" in r.out
+    assert (
+        "UNMET 0001/P1#1 m.time_us: `no-such-program-xyz --flag` exited with 127: its results are not used\n" in r.out
+    )
     assert "sh:" not in r.err  # no shell was involved
 
 
@@ -402,7 +532,10 @@ def test_verify_bench_an_executable_script_without_a_shebang_runs_as_sh_would(re
 
 # --- output: any locale, any file name, a reader that goes away ---------------------------------------------
 
-UNICODE_PLAN = plan_text(title="Demo ≥ ünï", phases=phase("P1", 'test = "tests/test_a.py::test_a"') + phase("P2", 'manual = "Reviewed — twice"'))
+UNICODE_PLAN = plan_text(
+    title="Demo ≥ ünï",
+    phases=phase("P1", 'test = "tests/test_a.py::test_a"') + phase("P2", 'manual = "Reviewed — twice"'),
+)
 
 
 def console(root: Path, *args: str, env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess[bytes]:
@@ -420,18 +553,24 @@ def test_output_never_fails_on_what_the_locale_cannot_encode(repo, encoding: str
     assert table.returncode == 0 and b"Traceback" not in table.stderr, table.stderr
     assert table.stdout.decode(encoding).startswith("0001  Demo ")
     as_json = console(root, "status", "--json", env=env)
-    assert as_json.returncode == 0 and json.loads(as_json.stdout)["plans"][0]["title"] == "Demo ≥ ünï"  # valid JSON in any encoding
+    assert (
+        as_json.returncode == 0 and json.loads(as_json.stdout)["plans"][0]["title"] == "Demo ≥ ünï"
+    )  # valid JSON in any encoding
     diff = console(root, "update", "--diff", env=env)
     assert diff.returncode == 0 and b"Traceback" not in diff.stderr, diff.stderr
 
 
 def test_a_file_name_that_is_not_utf8_is_printed_as_its_bytes(repo) -> None:
-    writer = ("import os, pathlib, sys\n"
-              "pathlib.Path(os.fsdecode(b'bench/results/r-\\xff.json')).write_bytes(pathlib.Path('result.json').read_bytes())\n")
+    writer = (
+        "import os, pathlib, sys\n"
+        "pathlib.Path(os.fsdecode(b'bench/results/r-\\xff.json')).write_bytes(pathlib.Path('result.json').read_bytes())\n"
+    )
     root = bench_repo(repo, f"{sys.executable} write_odd_name.py", {"write_odd_name.py": writer})
     subprocess.run([sys.executable, "make_result.py"], cwd=root, check=True, capture_output=True)
     (root / "bench/results/r0.json").rename(root / "result.json")
-    r = console(root, "verify", "--bench", env={"LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8:strict", "PYTHONUTF8": "0"})
+    r = console(
+        root, "verify", "--bench", env={"LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8:strict", "PYTHONUTF8": "0"}
+    )
     assert b"Traceback" not in r.stderr, r.stderr
     assert b"took in bench/results/r-\xff.json: 1 case(s)" in r.stdout, r.stdout
     assert r.returncode == 0, r.stdout + r.stderr
@@ -441,7 +580,9 @@ def test_a_file_name_that_is_not_utf8_is_printed_as_its_bytes(repo) -> None:
 def test_a_reader_that_goes_away_ends_the_process_by_sigpipe_silently(small: Path, args: list[str]) -> None:
     """``tracker status | head -1`` with more output than a pipe holds: like any tool in a pipeline."""
     for n in range(2, 60):  # enough phases that the output outgrows the pipe once the reader is gone
-        (small / f"plans/{n:04d}-p.md").write_text(plan_text(f"{n:04d}", phases="".join(phase(f"P{i}", 'manual = "m"') for i in range(40))))
+        (small / f"plans/{n:04d}-p.md").write_text(
+            plan_text(f"{n:04d}", phases="".join(phase(f"P{i}", 'manual = "m"') for i in range(40)))
+        )
     proc = subprocess.Popen([str(SCRIPT), *args], cwd=small, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # the reader is gone before the first line
@@ -450,13 +591,18 @@ def test_a_reader_that_goes_away_ends_the_process_by_sigpipe_silently(small: Pat
     assert (proc.returncode, err) == (-signal.SIGPIPE, b"")
 
 
-@pytest.mark.parametrize(("root", "message"), [
-    ("", "--root: empty; name the repository's directory"),
-    ("no-such-dir", "--root no-such-dir: no such directory"),
-    ("plans/0001-demo.md", "--root plans/0001-demo.md: not a directory"),
-])
+@pytest.mark.parametrize(
+    ("root", "message"),
+    [
+        ("", "--root: empty; name the repository's directory"),
+        ("no-such-dir", "--root no-such-dir: no such directory"),
+        ("plans/0001-demo.md", "--root plans/0001-demo.md: not a directory"),
+    ],
+)
 @pytest.mark.parametrize("command", [["status"], ["lint", "--no-collect"], ["update"]])
-def test_a_root_that_is_not_a_directory_is_a_usage_error(small: Path, cli, root: str, message: str, command: list[str]) -> None:
+def test_a_root_that_is_not_a_directory_is_a_usage_error(
+    small: Path, cli, root: str, message: str, command: list[str]
+) -> None:
     """A mistyped relative --root used to find the repository around the current directory instead."""
     for args in (["--root", root, *command], [f"--root={root}", *command]):
         r = subprocess.run([str(SCRIPT), *args], cwd=small, capture_output=True, text=True)
@@ -482,12 +628,22 @@ from hypothesis import strategies as st  # noqa: E402
 
 from tracker.errors import ExitCode  # noqa: E402
 
-TEST_FILE = ("import os\n\n"
-             "def test_pass():\n    pass\n\n"
-             "def test_flip():\n    assert os.environ.get('FLIP') != 'fail'\n\n"
-             "def test_skip():\n    import pytest\n    pytest.skip('not here')\n")
+TEST_FILE = (
+    "import os\n\n"
+    "def test_pass():\n    pass\n\n"
+    "def test_flip():\n    assert os.environ.get('FLIP') != 'fail'\n\n"
+    "def test_skip():\n    import pytest\n    pytest.skip('not here')\n"
+)
 NODES = ["tests/test_a.py::test_pass", "tests/test_a.py::test_flip", "tests/test_a.py::test_skip"]
-READ_ONLY = [["status"], ["status", "--json"], ["lint", "--no-collect"], ["check"], ["next"], ["update", "--check"], ["gc", "--dry-run"]]
+READ_ONLY = [
+    ["status"],
+    ["status", "--json"],
+    ["lint", "--no-collect"],
+    ["check"],
+    ["next"],
+    ["update", "--check"],
+    ["gc", "--dry-run"],
+]
 DOCUMENTED = {int(code) for code in ExitCode}
 
 
@@ -504,8 +660,20 @@ def real_runs(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     docs = []
     for flip in ("pass", "fail"):
         store = root / flip
-        subprocess.run(pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={root}", "tests", f"--tracker-record={store}"],
-                       cwd=root, env={**pytest_env(root), "FLIP": flip, "TRACKER_COMMIT": "", "TRACKER_DIRTY": "0"}, capture_output=True)
+        subprocess.run(
+            [
+                *pytest_command(),
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                f"--rootdir={root}",
+                "tests",
+                f"--tracker-record={store}",
+            ],
+            cwd=root,
+            env={**pytest_env(root), "FLIP": flip, "TRACKER_COMMIT": "", "TRACKER_DIRTY": "0"},
+            capture_output=True,
+        )
         (path,) = store.glob("*.json")
         docs.append(json.loads(path.read_text()))
     return docs
@@ -519,8 +687,9 @@ JSON_VALUES = st.recursive(
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
     max_leaves=8,
 )  # fmt: skip
-PAST_TIMES = st.datetimes(min_value=__import__("datetime").datetime(2020, 1, 1), max_value=__import__("datetime").datetime(2025, 12, 31)).map(
-    lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))
+PAST_TIMES = st.datetimes(
+    min_value=__import__("datetime").datetime(2020, 1, 1), max_value=__import__("datetime").datetime(2025, 12, 31)
+).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
 class Deep:
@@ -566,7 +735,14 @@ def mutation(draw: st.DrawFn, doc: dict) -> dict:
         node = node[key]  # type: ignore[index]
     how = draw(st.sampled_from(["replace", "replace", "delete", "deep"]))
     if key is None:
-        return doc if how == "delete" else {**doc, draw(st.sampled_from(["status", "tests", "files", "gates", "provenance", "x"])): draw(JSON_VALUES)}
+        return (
+            doc
+            if how == "delete"
+            else {
+                **doc,
+                draw(st.sampled_from(["status", "tests", "files", "gates", "provenance", "x"])): draw(JSON_VALUES),
+            }
+        )
     if how == "delete":
         del parent[key]  # type: ignore[attr-defined]
     else:
@@ -592,12 +768,26 @@ def plan_repo(draw: st.DrawFn) -> dict[str, str]:
         ids = [f"P{i}" for i in range(1, draw(st.integers(1, 4)) + 1)]
         for i, pid in enumerate(ids):
             gates = draw(st.lists(GATES, max_size=3))
-            depends = draw(st.lists(st.sampled_from(ids[:i] or ["P1"]), max_size=2, unique=True)) if draw(st.booleans()) else []
-            title = draw(st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=12).filter(lambda t: t.strip() and '"' not in t and "\\" not in t))
+            depends = (
+                draw(st.lists(st.sampled_from(ids[:i] or ["P1"]), max_size=2, unique=True))
+                if draw(st.booleans())
+                else []
+            )
+            title = draw(
+                st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=12).filter(
+                    lambda t: t.strip() and '"' not in t and "\\" not in t
+                )
+            )
             paths = draw(st.sampled_from(["", 'paths = ["tests/**"]', 'paths = ["nowhere/**"]']))
-            body = f'id = "{pid}"\ntitle = "{title}"\n' + (f"depends = {json_list(depends)}\n" if depends else "") + (paths + "\n" if paths else "")
+            body = (
+                f'id = "{pid}"\ntitle = "{title}"\n'
+                + (f"depends = {json_list(depends)}\n" if depends else "")
+                + (paths + "\n" if paths else "")
+            )
             blocks.append("```phase\n" + body + "".join(f"\n[[gate]]\n{g}\n" for g in gates) + "```\n")
-        files[f"plans/{n:04d}-p.md"] = f'# Plan {n}\n\n```plan\nid = "{n:04d}"\ntitle = "Plan {n}"\n```\n\n' + "\n".join(blocks)
+        files[f"plans/{n:04d}-p.md"] = (
+            f'# Plan {n}\n\n```plan\nid = "{n:04d}"\ntitle = "Plan {n}"\n```\n\n' + "\n".join(blocks)
+        )
     return files
 
 
@@ -645,12 +835,19 @@ def store_docs(draw: st.DrawFn, runs: list[dict]) -> list[tuple[str, dict]]:
     import copy
 
     out = []
-    kinds = ["pristine", "pristine", "meaning"] + (["shape"] if draw(st.booleans()) else [])  # half the stores all valid
+    kinds = ["pristine", "pristine", "meaning"] + (
+        ["shape"] if draw(st.booleans()) else []
+    )  # half the stores all valid
     for _ in range(draw(st.integers(0, 4))):
         doc = copy.deepcopy(runs[draw(st.integers(0, len(runs) - 1))])
         doc["provenance"]["time"] = draw(PAST_TIMES)
         kind = draw(st.sampled_from(kinds))
-        out.append((kind, doc if kind == "pristine" else draw(changed_meaning(doc)) if kind == "meaning" else draw(mutation(doc))))
+        out.append(
+            (
+                kind,
+                doc if kind == "pristine" else draw(changed_meaning(doc)) if kind == "meaning" else draw(mutation(doc)),
+            )
+        )
     return out
 
 
@@ -685,13 +882,19 @@ def may_be_done(docs: list[tuple[str, dict]], nodeid: str) -> bool:
     ran = []
     for i, (_, doc) in enumerate(docs):
         if doc["status"] == "complete":
-            ran += [(doc["provenance"]["time"], i, t["outcome"]) for t in doc["tests"] if t["nodeid"] == nodeid and t["outcome"] in RAN]
+            ran += [
+                (doc["provenance"]["time"], i, t["outcome"])
+                for t in doc["tests"]
+                if t["nodeid"] == nodeid and t["outcome"] in RAN
+            ]
         elif doc["status"] == "incomplete" and doc.get("running", {}).get("nodeid") == nodeid:
             ran.append((doc["provenance"]["time"], i, "error"))
     return bool(ran) and max(ran)[2] == "passed"
 
 
-def check_repo(files: dict[str, str], docs: list[tuple[str, dict]], commands: list[list[str]], real: bool = False) -> int:
+def check_repo(
+    files: dict[str, str], docs: list[tuple[str, dict]], commands: list[list[str]], real: bool = False
+) -> int:
     """Run ``commands`` on the repository (``real``: the console script, in a process of its own); how many
     met gates and done phases the oracle checked."""
     import json
@@ -709,7 +912,9 @@ def check_repo(files: dict[str, str], docs: list[tuple[str, dict]], commands: li
         checked = 0
         for args in commands:
             if real:
-                proc = subprocess.run([str(SCRIPT), "--root", str(root), *args], capture_output=True, text=True, errors="replace")
+                proc = subprocess.run(
+                    [str(SCRIPT), "--root", str(root), *args], capture_output=True, text=True, errors="replace"
+                )
                 code, out, err = proc.returncode, proc.stdout, proc.stderr
             else:
                 code, out, err = in_process(root, args)
@@ -769,14 +974,28 @@ def test_output_that_cannot_be_written_is_an_io_error(small: Path, args: list[st
 def test_a_stream_closed_from_the_start_is_no_crash(small: Path, closed: int) -> None:
     """`tracker status >&-` or `2>&-`: the output goes nowhere, the exit code still says how it went."""
     for args, code in ((["status"], 0), (["lint", "--no-collect"], 0), (["status", "9999"], 3)):
-        r = subprocess.run(["sh", "-c", f'"$0" "$@" {closed}>&-', str(SCRIPT), *args], cwd=small, capture_output=True, text=True)
+        r = subprocess.run(
+            ["sh", "-c", f'"$0" "$@" {closed}>&-', str(SCRIPT), *args], cwd=small, capture_output=True, text=True
+        )
         assert r.returncode == code and "Traceback" not in r.stderr + r.stdout, (args, r)
 
 
-@pytest.mark.parametrize("args", [[b"status", b"\xff"], [b"--root", b"r\xff", b"status"], [b"--root", b"r\xff", b"lint"],
-                                  [b"verify", b"00\xff01"], [b"next", b"\xff"], [b"\xff"], [b"status", b"--\xff"],
-                                  [b"signoff", b"0001/P\xff", b"--gate", b"1", b"--by", b"\xfe", b"--why", b"\xff"],
-                                  [b"ingest", b"no-such-\xff.xml"], [b"update", b"\xff"], [b"gc", b"--dry-run", b"\xff"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [b"status", b"\xff"],
+        [b"--root", b"r\xff", b"status"],
+        [b"--root", b"r\xff", b"lint"],
+        [b"verify", b"00\xff01"],
+        [b"next", b"\xff"],
+        [b"\xff"],
+        [b"status", b"--\xff"],
+        [b"signoff", b"0001/P\xff", b"--gate", b"1", b"--by", b"\xfe", b"--why", b"\xff"],
+        [b"ingest", b"no-such-\xff.xml"],
+        [b"update", b"\xff"],
+        [b"gc", b"--dry-run", b"\xff"],
+    ],
+)
 def test_arguments_that_are_not_utf8_get_a_message_and_a_documented_code(small: Path, args: list[bytes]) -> None:
     r = subprocess.run([bytes(SCRIPT), *args], cwd=small, capture_output=True)
     assert r.returncode in DOCUMENTED - {0} and b"Traceback" not in r.stderr, r.stderr

@@ -24,7 +24,9 @@ from tracker.evidence import load
 CHECKOUT = Path(__file__).resolve().parents[2]
 TEST_A = "def test_x():\n    assert True\n"
 FAILING_A = "def test_x():\n    assert False, 'broken now'\n"
-PLAN = plan_text("0001", phase("P1", 'test = "tests/test_a.py"') + phase("P2", 'bench = "m"\nwhere = { k = 1 }\nat_most = 5'))
+PLAN = plan_text(
+    "0001", phase("P1", 'test = "tests/test_a.py"') + phase("P2", 'bench = "m"\nwhere = { k = 1 }\nat_most = 5')
+)
 FILES = {"plans/0001-a.md": PLAN, "tests/test_a.py": TEST_A, "conftest.py": "",
          ".gitignore": ".tracker/cache/\n.tracker/lock\n__pycache__/\n"}  # fmt: skip
 STORE = ".tracker/evidence"
@@ -73,7 +75,9 @@ def tracker(root: Path, *args: str, timeout: float = 120) -> subprocess.Complete
     """The real CLI in its own process (for what could hang: a FIFO must not)."""
     code = f"import sys; from tracker.cli import main; main({list(args)!r})"
     env = {**os.environ, "PYTHONPATH": str(CHECKOUT)}
-    return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False, env=env, timeout=timeout
+    )
 
 
 JUNIT = ('<testsuites><testsuite name="pytest" timestamp="{stamp}"><testcase classname="tests.test_a" name="test_x" '
@@ -84,7 +88,9 @@ JUNIT = ('<testsuites><testsuite name="pytest" timestamp="{stamp}"><testcase cla
 # 1. A future timestamp hides real failures.
 
 
-def test_a_future_junit_timestamp_is_refused_by_ingest(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:
+def test_a_future_junit_timestamp_is_refused_by_ingest(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path
+) -> None:
     root = repo(FILES)
     junit = tmp_path / "junit.xml"
     junit.write_text(JUNIT.format(stamp="2099-01-01T00:00:00+00:00", time="0.1"))
@@ -95,7 +101,9 @@ def test_a_future_junit_timestamp_is_refused_by_ingest(repo: Callable[..., Path]
     assert not (root / STORE).exists()
 
 
-def test_a_future_file_in_the_store_is_invalid_and_verify_says_so(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+def test_a_future_file_in_the_store_is_invalid_and_verify_says_so(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
     """The issue's reproduction: a passing run from 2099 in the store, then the test fails and ``verify --force``."""
     root = repo(FILES)
     put(root, "future.json", run_doc("2099-01-01T00:00:00Z"))
@@ -109,10 +117,15 @@ def test_a_future_file_in_the_store_is_invalid_and_verify_says_so(repo: Callable
     res = cli(root, "verify", "--force", "0001/P1")
     assert res.code == 1, res.out + res.err
     assert "met   0001/P1#1" not in res.out and "UNMET 0001/P1#1" in res.out
-    assert "tracker: not used, and every test and bench gate is unmet until it is fixed or removed: .tracker/evidence/future.json" in res.out
+    assert (
+        "tracker: not used, and every test and bench gate is unmet until it is fixed or removed: .tracker/evidence/future.json"
+        in res.out
+    )
 
 
-def test_verify_judges_with_its_own_run_after_a_run_from_a_clock_ahead(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+def test_verify_judges_with_its_own_run_after_a_run_from_a_clock_ahead(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
     """Four minutes ahead is within the tolerated drift: the file is valid, but what verify just ran decides."""
     root = repo(FILES)
     ahead = put(root, "ahead.json", run_doc(utc(240)))
@@ -121,7 +134,10 @@ def test_verify_judges_with_its_own_run_after_a_run_from_a_clock_ahead(repo: Cal
     res = cli(root, "verify", "--force", "0001/P1")
     assert res.code == 1, res.out + res.err
     assert "UNMET 0001/P1#1 tests/test_a.py: tests/test_a.py::test_x: failed: AssertionError: broken now" in res.out
-    assert f"tracker: {STORE}/{ahead.name} is recorded later than this run (a clock ahead of this one?): it is put behind it" in res.out
+    assert (
+        f"tracker: {STORE}/{ahead.name} is recorded later than this run (a clock ahead of this one?): it is put behind it"
+        in res.out
+    )
 
 
 def test_load_orders_the_named_run_last_and_lists_what_it_overtook(repo: Callable[..., Path]) -> None:
@@ -135,10 +151,14 @@ def test_load_orders_the_named_run_last_and_lists_what_it_overtook(repo: Callabl
     assert [r.file.rsplit("/", 1)[1] for r in load(root).runs] == ["b-older.json", "c-mine.json", "a-ahead.json"]
 
 
-def test_every_input_format_is_refused_with_a_future_time(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:
+def test_every_input_format_is_refused_with_a_future_time(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path
+) -> None:
     root = repo(FILES)
     log = tmp_path / "log.jsonl"
-    log.write_text('{"$report_type": "SessionStart", "pytest_version": "8"}\n{"$report_type": "SessionFinish", "exitstatus": 0}\n')
+    log.write_text(
+        '{"$report_type": "SessionStart", "pytest_version": "8"}\n{"$report_type": "SessionFinish", "exitstatus": 0}\n'
+    )
     os.utime(log, (time.time() + 86400, time.time() + 86400))
     plugin = tmp_path / "plugin.json"
     plugin.write_text(json.dumps(run_doc(utc(3600))))
@@ -150,7 +170,10 @@ def test_every_input_format_is_refused_with_a_future_time(repo: Callable[..., Pa
     # The same bound for result files the repository holds itself.
     write(root / "bench/results/r.json", result([case("m", {"k": 1}, [1.0, 2.0])], time=utc(3600)))
     reason = gates(cli, root)[1][1]
-    assert reason.startswith("invalid result file, fix or remove it: bench/results/r.json: provenance.time ") and "is in the future" in reason
+    assert (
+        reason.startswith("invalid result file, fix or remove it: bench/results/r.json: provenance.time ")
+        and "is in the future" in reason
+    )
     assert cli(root, "check").code == 1
 
 
@@ -171,7 +194,9 @@ def test_a_result_rejected_for_its_future_time_is_not_cached(tmp_path: Path) -> 
     assert load_result(path, Cache(tmp_path), clock=Clock(time.time() + 7200)).host == "gpu-box"
 
 
-def test_an_ingested_run_a_little_ahead_is_recorded_at_ingest_time(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:
+def test_an_ingested_run_a_little_ahead_is_recorded_at_ingest_time(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path
+) -> None:
     root = repo(FILES)
     junit = tmp_path / "junit.xml"
     junit.write_text(JUNIT.format(stamp=utc(120), time="0.1"))
@@ -199,7 +224,9 @@ def test_valid_times_in_any_offset(text: str, expected: str) -> None:
     assert utc_time(text) == expected
 
 
-def test_the_store_rejects_an_impossible_date_as_ingest_does(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:
+def test_the_store_rejects_an_impossible_date_as_ingest_does(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path
+) -> None:
     root = repo(FILES)
     put(root, "feb30.json", run_doc("2026-02-30T11:02:03Z"))
     assert gates(cli, root)[0][1] == (
@@ -208,7 +235,9 @@ def test_the_store_rejects_an_impossible_date_as_ingest_does(repo: Callable[...,
     )
     (tmp_path / "feb30.json").write_text(json.dumps(run_doc("2026-02-30T11:02:03Z")))
     res = cli(root, "ingest", str(tmp_path / "feb30.json"))
-    assert res.code == 8 and "provenance.time '2026-02-30T11:02:03Z' is not an ISO-8601 time with a time zone" in res.err
+    assert (
+        res.code == 8 and "provenance.time '2026-02-30T11:02:03Z' is not an ISO-8601 time with a time zone" in res.err
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -234,9 +263,17 @@ RUN_SHAPES = [
     ("tests", "abc", "tests 'abc' is not a list of test records"),
     ("tests", 5, "tests 5 is not a list of test records"),
     ("tests", {"a": 1}, "tests is an object, not a list of test records"),
-    ("tests.0", "tests/test_a.py::test_x", "tests[0] 'tests/test_a.py::test_x' is not an object with a nodeid and an outcome"),
+    (
+        "tests.0",
+        "tests/test_a.py::test_x",
+        "tests[0] 'tests/test_a.py::test_x' is not an object with a nodeid and an outcome",
+    ),
     ("tests.0.nodeid", DELETE, "tests[0].nodeid is missing (a non-empty string)"),
-    ("tests.0.outcome", DELETE, "tests[0].outcome is missing (one of deselected, error, failed, notrun, passed, skipped, xfailed, xpassed)"),
+    (
+        "tests.0.outcome",
+        DELETE,
+        "tests[0].outcome is missing (one of deselected, error, failed, notrun, passed, skipped, xfailed, xpassed)",
+    ),
     ("tests.0.nodeid", 5, "tests[0].nodeid 5 is not a non-empty string"),
     ("tests.0.outcome", ["passed"], "tests[0].outcome is a list, not one of"),
     ("tests.0.markers", "gpu", "tests[0].markers 'gpu' is not a list of strings"),
@@ -247,7 +284,11 @@ RUN_SHAPES = [
     ("provenance.host", 5, "provenance.host 5 is not a string"),
     ("provenance.commit", "zzz", "provenance.commit 'zzz' is not 40 lowercase hex digits or null"),
     ("provenance.args", "tests", "provenance.args 'tests' is not a list of strings or null"),
-    ("provenance.python", ["3.11"], "provenance.python is a list: an unknown key may only hold a string, number, boolean or null"),
+    (
+        "provenance.python",
+        ["3.11"],
+        "provenance.python is a list: an unknown key may only hold a string, number, boolean or null",
+    ),
     ("gates", [], "gates is a list, not a {gate: hash} object"),
     ("gates", {"0001/P1#1": 5}, "gates is an object, not a {gate: hash} object"),
     ("files", "x", "files 'x' is not a {path: blob id} object"),
@@ -269,7 +310,9 @@ SIGNOFF_SHAPES = [
 ]
 
 
-@pytest.mark.parametrize(("dotted", "value", "reason"), RUN_SHAPES + [(f"signoff:{d}", v, r) for d, v, r in SIGNOFF_SHAPES])
+@pytest.mark.parametrize(
+    ("dotted", "value", "reason"), RUN_SHAPES + [(f"signoff:{d}", v, r) for d, v, r in SIGNOFF_SHAPES]
+)
 def test_a_bad_shape_is_invalid_in_the_store_and_refused_by_ingest(
     repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path, dotted: str, value: Any, reason: str
 ) -> None:
@@ -277,7 +320,9 @@ def test_a_bad_shape_is_invalid_in_the_store_and_refused_by_ingest(
     doc = signoff_doc() if dotted.startswith("signoff:") else run_doc("2026-11-29T11:02:03Z")
     put(root, "bad.json", _set(doc, dotted.removeprefix("signoff:"), value))
     for met, why in gates(cli, root):
-        assert not met and why.startswith(f"invalid evidence file, fix or remove it: .tracker/evidence/bad.json: {reason}"), why
+        assert not met and why.startswith(
+            f"invalid evidence file, fix or remove it: .tracker/evidence/bad.json: {reason}"
+        ), why
     res = cli(root, "check")
     assert res.code == 1 and f".tracker/evidence/bad.json: {reason}" in res.out
     assert cli(root, "update").code == 0
@@ -293,15 +338,24 @@ def test_a_bad_shape_is_invalid_in_the_store_and_refused_by_ingest(
 def test_a_run_that_counts_for_nothing_needs_only_its_time() -> None:
     from tracker.evidence import check_document
 
-    interrupted = {"schema": "tracker-test-run", "version": 1, "status": "interrupted", "provenance": {"time": "2026-11-29T11:02:03Z"}}
+    interrupted = {
+        "schema": "tracker-test-run",
+        "version": 1,
+        "status": "interrupted",
+        "provenance": {"time": "2026-11-29T11:02:03Z"},
+    }
     assert check_document(interrupted) == "2026-11-29T11:02:03Z"
-    with pytest.raises(ValueError, match="^tests 'x' is not a list of test records$"):
+    with pytest.raises(ValueError, match=r"^tests 'x' is not a list of test records$"):
         check_document({**interrupted, "tests": "x"})
-    with pytest.raises(ValueError, match="^provenance.host is missing"):  # a crash names its test: that record counts
-        check_document({**interrupted, "status": "incomplete", "running": {"nodeid": "t.py::a"}, "files": {}, "tests": []})
+    with pytest.raises(ValueError, match=r"^provenance\.host is missing"):  # a crash names its test: that record counts
+        check_document(
+            {**interrupted, "status": "incomplete", "running": {"nodeid": "t.py::a"}, "files": {}, "tests": []}
+        )
 
 
-def test_text_no_output_can_print_is_refused(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:
+def test_text_no_output_can_print_is_refused(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path
+) -> None:
     root = repo(FILES)
     doc = run_doc("2026-11-29T11:02:03Z", outcome="failed")
     doc["tests"][0]["reason"] = "broken \udc80"
@@ -320,28 +374,45 @@ def test_text_no_output_can_print_is_refused(repo: Callable[..., Path], cli: Cal
 # 5. Deep nesting.
 
 
-def test_json_nested_100k_deep_in_the_store_or_bench_results(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:
+def test_json_nested_100k_deep_in_the_store_or_bench_results(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path
+) -> None:
     root = repo(FILES)
     deep = b"[" * 100_000 + b"]" * 100_000
     put(root, "deep.json", deep)
     (root / "bench/results").mkdir(parents=True)
     (root / "bench/results/deep.json").write_bytes(b'{"schema": "tracker-bench-result", "x": ' + deep + b"}")
     [(_, test_reason), (_, bench_reason)] = gates(cli, root)
-    assert test_reason == "invalid evidence file, fix or remove it: .tracker/evidence/deep.json: not a readable evidence file: JSON nested too deeply"
+    assert (
+        test_reason
+        == "invalid evidence file, fix or remove it: .tracker/evidence/deep.json: not a readable evidence file: JSON nested too deeply"
+    )
     assert bench_reason.startswith("invalid evidence file")
     res = cli(root, "check")
-    assert res.code == 1 and "bench/results/deep.json: JSON nested too deeply" in res.out and ".tracker/evidence/deep.json" in res.out
+    assert (
+        res.code == 1
+        and "bench/results/deep.json: JSON nested too deeply" in res.out
+        and ".tracker/evidence/deep.json" in res.out
+    )
     assert cli(root, "update").code == 0
     assert cli(root, "gc").code == 8
-    for name, head in (("deep.json", b'{"schema": "tracker-test-run", "x": '), ("deep.jsonl", b'{"$report_type": "SessionStart", "x": ')):
+    for name, head in (
+        ("deep.json", b'{"schema": "tracker-test-run", "x": '),
+        ("deep.jsonl", b'{"$report_type": "SessionStart", "x": '),
+    ):
         (tmp_path / name).write_bytes(head + deep + b"}")
         res = cli(root, "ingest", str(tmp_path / name))
         assert res.code == 8 and "nested too deeply" in res.err, res.err
     (root / STORE / "deep.json").unlink()
-    assert gates(cli, root)[1][1] == "invalid result file, fix or remove it: bench/results/deep.json: JSON nested too deeply"
+    assert (
+        gates(cli, root)[1][1]
+        == "invalid result file, fix or remove it: bench/results/deep.json: JSON nested too deeply"
+    )
 
 
-def test_a_nested_but_parseable_record_crashes_nothing(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:
+def test_a_nested_but_parseable_record_crashes_nothing(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path
+) -> None:
     root = repo(FILES)
     nested: Any = "x"
     for _ in range(400):
@@ -354,7 +425,11 @@ def test_a_nested_but_parseable_record_crashes_nothing(repo: Callable[..., Path]
     log = tmp_path / "log.jsonl"
     reports = [{"$report_type": "TestReport", "nodeid": "tests/test_a.py::test_x", "when": when, "longrepr": nested, "duration": 0.1,
                 "outcome": "failed" if when == "call" else "passed"} for when in ("setup", "call", "teardown")]  # fmt: skip
-    records = [{"$report_type": "SessionStart", "pytest_version": "8"}, *reports, {"$report_type": "SessionFinish", "exitstatus": 1}]
+    records = [
+        {"$report_type": "SessionStart", "pytest_version": "8"},
+        *reports,
+        {"$report_type": "SessionFinish", "exitstatus": 1},
+    ]
     log.write_text("".join(json.dumps(x) + "\n" for x in records))
     (root / STORE / "nested.json").unlink()
     res = cli(root, "ingest", str(log))
@@ -374,10 +449,19 @@ def _huge_case(metric: str, samples: list[float], unit: str = "us") -> dict[str,
     p90 = s[lo] if frac == 0 else s[lo] * (1 - frac) + s[min(lo + 1, n - 1)] * frac
     median = s[n // 2] if n % 2 else s[n // 2 - 1] / 2 + s[n // 2] / 2
     stats = {"n": n, "median": median, "min": s[0], "mean": math.fsum(x / n for x in s), "p90": p90}
-    return {"metric": metric, "params": {"k": 1}, "unit": unit, "direction": "lower", "samples": samples, "stats": stats}
+    return {
+        "metric": metric,
+        "params": {"k": 1},
+        "unit": unit,
+        "direction": "lower",
+        "samples": samples,
+        "stats": stats,
+    }
 
 
-@pytest.mark.parametrize("samples", [[1.7e308, 1.7e308, 1.6e308], [1.7e308, 1.79e308], [-1.7e308, 1.7e308, 1.0, 1.7e308]])
+@pytest.mark.parametrize(
+    "samples", [[1.7e308, 1.7e308, 1.6e308], [1.7e308, 1.79e308], [-1.7e308, 1.7e308, 1.0, 1.7e308]]
+)
 @pytest.mark.parametrize("stat", ["mean", "median", "p90", "min"])
 def test_huge_finite_samples_are_valid_and_evaluate(tmp_path: Path, samples: list[float], stat: str) -> None:
     from tracker.bench_verdict import evaluate
@@ -396,7 +480,9 @@ def test_huge_finite_samples_are_valid_and_evaluate(tmp_path: Path, samples: lis
 @pytest.mark.parametrize(("where", "reason"), [("samples", "cases[0].samples[1]: Input should be a finite number"),
                                                ("params", "cases[0].params.k"), ("info", "cases[0].info.k"),
                                                ("stats", "cases[0].stats.mean: Input should be a finite number")])  # fmt: skip
-def test_non_finite_values_are_rejected_with_a_reason(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path, where: str, reason: str) -> None:
+def test_non_finite_values_are_rejected_with_a_reason(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path, where: str, reason: str
+) -> None:
     root = repo(FILES)
     text = json.dumps(result([case("m", {"k": 1}, [1.0, 2.0])]))
     if where == "samples":
@@ -451,12 +537,20 @@ def test_fifos_devices_and_symlinks_out_of_the_repository(repo: Callable[..., Pa
         (root / STORE / name).unlink()
     proc = tracker(root, "status", "--json", timeout=60)
     reason = json.loads(proc.stdout)["plans"][0]["phases"][1]["gates"][0]["reason"]
-    assert reason.startswith("invalid result file, fix or remove it: bench/results/fifo.json: refused: not a regular file (a FIFO)")
+    assert reason.startswith(
+        "invalid result file, fix or remove it: bench/results/fifo.json: refused: not a regular file (a FIFO)"
+    )
     os.mkfifo(tmp_path / "in.fifo")
     proc = tracker(root, "ingest", str(tmp_path / "in.fifo"), timeout=60)
-    assert (proc.returncode, proc.stderr) == (8, f"tracker: error: {tmp_path / 'in.fifo'}: refused: not a regular file (a FIFO)\n")
+    assert (proc.returncode, proc.stderr) == (
+        8,
+        f"tracker: error: {tmp_path / 'in.fifo'}: refused: not a regular file (a FIFO)\n",
+    )
     proc = tracker(root, "ingest", "/dev/zero", timeout=60)
-    assert (proc.returncode, proc.stderr) == (8, "tracker: error: /dev/zero: refused: not a regular file (a character device)\n")
+    assert (proc.returncode, proc.stderr) == (
+        8,
+        "tracker: error: /dev/zero: refused: not a regular file (a character device)\n",
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -468,7 +562,10 @@ def test_junit_time_that_is_not_a_number(repo: Callable[..., Path], cli: Callabl
     for bad in ("abc", "nan", "1e400"):
         (tmp_path / "j.xml").write_text(JUNIT.format(stamp="2026-11-29T11:02:03+00:00", time=bad))
         res = cli(root, "ingest", str(tmp_path / "j.xml"))
-        assert (res.code, res.err) == (8, f"tracker: error: {tmp_path / 'j.xml'}: testcase 'tests/test_a.py::test_x': time '{bad}' is not a finite number of seconds\n")
+        assert (res.code, res.err) == (
+            8,
+            f"tracker: error: {tmp_path / 'j.xml'}: testcase 'tests/test_a.py::test_x': time '{bad}' is not a finite number of seconds\n",
+        )
     (tmp_path / "j.xml").write_text(JUNIT.format(stamp="2026-02-30T11:02:03", time="1"))
     res = cli(root, "ingest", str(tmp_path / "j.xml"))
     assert res.code == 8 and "testsuite timestamp '2026-02-30T11:02:03' is not an ISO-8601 time" in res.err
@@ -483,7 +580,9 @@ def test_junit_time_that_is_not_a_number(repo: Callable[..., Path], cli: Callabl
     ({"$report_type": "TestReport", "nodeid": "t.py::a", "when": "call", "outcome": "passed", "wasxfail": [1]}, ":2: TestReport wasxfail is a list, not a string"),
     ({"$report_type": "SessionStart", "pytest_version": {"v": 8}}, ":2: SessionStart pytest_version is an object, not a string"),
 ])  # fmt: skip
-def test_reportlog_records_of_the_wrong_type(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path, record: dict[str, Any], reason: str) -> None:
+def test_reportlog_records_of_the_wrong_type(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path, record: dict[str, Any], reason: str
+) -> None:
     root = repo(FILES)
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps({"$report_type": "SessionStart", "pytest_version": "8"}) + "\n" + json.dumps(record)
@@ -505,11 +604,16 @@ def test_a_store_that_is_a_regular_file(repo: Callable[..., Path], cli: Callable
     assert (res.code, res.err) == (8, f"tracker: error: {message}\n")
     res = cli(root, "verify", "0001/P1")
     assert (res.code, res.err) == (8, f"tracker: error: {message}\n")
-    assert gates(cli, root)[0] == (False, "invalid evidence file, fix or remove it: .tracker/evidence: not a directory (the evidence store .tracker/evidence/ must be one)")
+    assert gates(cli, root)[0] == (
+        False,
+        "invalid evidence file, fix or remove it: .tracker/evidence: not a directory (the evidence store .tracker/evidence/ must be one)",
+    )
     assert cli(root, "check").code == 1
 
 
-def test_ingest_in_a_repository_without_commits(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:
+def test_ingest_in_a_repository_without_commits(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path
+) -> None:
     root = repo(FILES, commit=False)
     (tmp_path / "j.xml").write_text(JUNIT.format(stamp="2026-11-29T11:02:03+00:00", time="1"))
     res = cli(root, "ingest", str(tmp_path / "j.xml"))
@@ -525,12 +629,22 @@ def test_ingest_in_a_repository_without_commits(repo: Callable[..., Path], cli: 
 # Trust model: unknown versions, commits that are not in the history.
 
 
-def test_check_names_evidence_whose_commit_is_not_in_the_history(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+def test_check_names_evidence_whose_commit_is_not_in_the_history(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
     root = repo(FILES)
     head = git(root, "rev-parse", "HEAD").strip()
     made_up = "1234567" + "0" * 33
-    put(root, "real.json", run_doc("2026-11-29T11:02:03Z", provenance={"time": "2026-11-29T11:02:03Z", "host": "h", "commit": head}))
-    put(root, "fake.json", run_doc("2026-11-29T11:02:04Z", provenance={"time": "2026-11-29T11:02:04Z", "host": "h", "commit": made_up}))
+    put(
+        root,
+        "real.json",
+        run_doc("2026-11-29T11:02:03Z", provenance={"time": "2026-11-29T11:02:03Z", "host": "h", "commit": head}),
+    )
+    put(
+        root,
+        "fake.json",
+        run_doc("2026-11-29T11:02:04Z", provenance={"time": "2026-11-29T11:02:04Z", "host": "h", "commit": made_up}),
+    )
     put(root, "signoff.json", signoff_doc(commit=made_up))
     write(root / "bench/results/r.json", result([case("m", {"k": 1}, [1.0])], commit=made_up))
     assert cli(root, "update").code == 0
@@ -538,7 +652,11 @@ def test_check_names_evidence_whose_commit_is_not_in_the_history(repo: Callable[
     assert res.code == 1
     lines = [ln for ln in res.out.splitlines() if "is not in this repository's history" in ln]
     why = f"its commit {made_up} is not in this repository's history (evidence is trusted like a committed file: fetch that history, or remove the file)"
-    assert lines == [f".tracker/evidence/fake.json: {why}", f".tracker/evidence/signoff.json: {why}", f"bench/results/r.json: {why}"]
+    assert lines == [
+        f".tracker/evidence/fake.json: {why}",
+        f".tracker/evidence/signoff.json: {why}",
+        f"bench/results/r.json: {why}",
+    ]
     for name in ("fake.json", "signoff.json"):
         (root / STORE / name).unlink()
     (root / "bench/results/r.json").unlink()
@@ -546,21 +664,26 @@ def test_check_names_evidence_whose_commit_is_not_in_the_history(repo: Callable[
     assert cli(root, "check").out == "tracker check: no regressions, plan files up to date\n"
 
 
-def test_result_versions_the_code_does_not_know(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:
+def test_result_versions_the_code_does_not_know(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path
+) -> None:
     root = repo(FILES)
     for version in (99, True, 1.0, "1"):
         doc = {**result([case("m", {"k": 1}, [1.0])]), "version": version}
         res = cli(root, "ingest", str(write(tmp_path / "r.json", doc)))
         assert res.code == 8 and f"unsupported version {version!r} (this tracker reads version 1)" in res.err, res.err
         put(root, "r.json", doc)
-        assert gates(cli, root)[1] == (False, f"invalid evidence file, fix or remove it: .tracker/evidence/r.json: unsupported tracker-bench-result version {version!r} (this tracker reads version 1)")
+        assert gates(cli, root)[1] == (
+            False,
+            f"invalid evidence file, fix or remove it: .tracker/evidence/r.json: unsupported tracker-bench-result version {version!r} (this tracker reads version 1)",
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # 11 (verify's message): SIGINT to the tracker alone, while its pytest goes on to finish.
 
 
-SLOW_A = ("import os, time\n\ndef test_x():\n    open(os.environ['MARK'], 'w').close()\n    time.sleep(2)\n")
+SLOW_A = "import os, time\n\ndef test_x():\n    open(os.environ['MARK'], 'w').close()\n    time.sleep(2)\n"
 
 
 @pytest.mark.skipif(os.name != "posix", reason="signals")
@@ -576,7 +699,7 @@ def test_an_interrupted_verify_says_what_its_finished_run_recorded(repo: Callabl
         time.sleep(0.05)
     assert mark.exists()
     os.kill(proc.pid, signal.SIGINT)  # the tracker alone: its pytest is not signalled and finishes its run
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     assert proc.returncode != 0
     [stored] = (root / STORE).glob("*.json")
     assert json.loads(stored.read_text())["status"] == "complete"

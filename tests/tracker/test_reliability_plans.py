@@ -4,6 +4,7 @@ test ids outside the repository, and `tracker new` titles. Through the real CLI,
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -16,12 +17,14 @@ from tracker.commands.common import pytest_command, pytest_env
 # --- item 7: -m expressions --------------------------------------------------------------------------------
 
 PLAN_CACHE = ".tracker/cache/plans.json"
-MARKED = {"tests/test_m.py": "import pytest\n\n@getattr(pytest.mark, 'a-b')\ndef test_ab(): pass\n\ndef test_plain(): pass\n"}
+MARKED = {
+    "tests/test_m.py": "import pytest\n\n@getattr(pytest.mark, 'a-b')\ndef test_ab(): pass\n\ndef test_plain(): pass\n"
+}
 
 
 def record(root: Path) -> None:
     """A plain `pytest --tracker-record` run in ``root`` (as a developer runs it)."""
-    cmd = pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={root}", "tests", "--tracker-record"]
+    cmd = [*pytest_command(), "-q", "-p", "no:cacheprovider", f"--rootdir={root}", "tests", "--tracker-record"]
     proc = subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -42,7 +45,9 @@ def test_a_marker_pytest_accepts_is_evaluated_as_pytest_does(repo, cli) -> None:
 
 def test_a_marker_pytest_accepts_runs_in_verify(repo, cli) -> None:
     # verify used to end in pytest INTERNALERROR (exit 6): the plugin's selection raised ValueError.
-    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_m.py"\nmarker = "a-b"')), **MARKED})
+    root = repo(
+        {"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_m.py"\nmarker = "a-b"')), **MARKED}
+    )
     r = cli(root, "verify")
     assert r.code == 0, r.out + r.err
     assert "0001/P1#1 tests/test_m.py: 1 passed" in r.out
@@ -59,7 +64,10 @@ BAD_MARKER_PROBLEM = (
 def test_an_invalid_marker_is_a_plan_problem_for_every_command(repo, cli, command: list[str]) -> None:
     root = repo({"plans/0001-demo.md": BAD_MARKER, **MARKED})
     r = cli(root, *command)
-    assert (r.code, r.err) == (2, BAD_MARKER_PROBLEM + "\ntracker: error: 1 problem(s) in plan files (see `tracker lint`)\n")
+    assert (r.code, r.err) == (
+        2,
+        BAD_MARKER_PROBLEM + "\ntracker: error: 1 problem(s) in plan files (see `tracker lint`)\n",
+    )
 
 
 def test_lint_names_an_invalid_marker_with_its_line(repo, cli) -> None:
@@ -88,7 +96,9 @@ def test_a_pathological_glob_costs_status_no_time(repo, cli) -> None:
     # `*a*a*...*b` against a 40-character name took over a minute (regex backtracking) in status/update/check.
     glob = "*a" * 16 + "*b"
     text = plan_text(phases=phase("P1", 'test = "tests/test_a.py"', paths=f'"{glob}", "src/**"'))
-    root = repo({"plans/0001-demo.md": text, "tests/test_a.py": "def test_a(): pass\n", "a" * 40: "x\n", "src/x.py": "1\n"})
+    root = repo(
+        {"plans/0001-demo.md": text, "tests/test_a.py": "def test_a(): pass\n", "a" * 40: "x\n", "src/x.py": "1\n"}
+    )
     assert cli(root, "verify").code == 0
     start = time.perf_counter()
     r = cli(root, "status")
@@ -99,7 +109,11 @@ def test_a_pathological_glob_costs_status_no_time(repo, cli) -> None:
 
 
 def test_bad_globs_are_plan_problems_at_their_line(repo, cli) -> None:
-    text = plan_text(phases=phase("P1", 'manual = "ok"', paths='"src/**", "/etc/**"') + phase("P2", 'manual = "ok"', paths='"../up/*.py"') + phase("P3", 'manual = "ok"', paths='"src/[ab.py"'))
+    text = plan_text(
+        phases=phase("P1", 'manual = "ok"', paths='"src/**", "/etc/**"')
+        + phase("P2", 'manual = "ok"', paths='"../up/*.py"')
+        + phase("P3", 'manual = "ok"', paths='"src/[ab.py"')
+    )
     root = repo({"plans/0001-demo.md": text})
     expected = [
         "plans/0001-demo.md:11: phase P1: glob '/etc/**' is absolute: globs are relative to the repository root",
@@ -146,7 +160,7 @@ def test_deep_toml_in_the_plan_block() -> None:
     from tracker.parse import parse_plan
 
     text = f'```plan\nid = "0001"\ntitle = "X"\nmilestone = {DEEP}\n```\n'
-    plan, problems = parse_plan("plans/0001-x.md", text)
+    _plan, problems = parse_plan("plans/0001-x.md", text)
     assert problems == ["plans/0001-x.md:4: plan block nests arrays or tables more than 32 levels deep"]
 
 
@@ -155,7 +169,9 @@ def test_brackets_inside_strings_and_comments_are_not_nesting() -> None:
 
     body = 'id = "P1"\ntitle = "' + "[" * 100 + '"  # ' + "{" * 100 + "\n"
     body += "x = '''\n" + "[" * 100 + "\n'''\n" + 'y = """\\"""' + "[" * 100 + '"""\n'
-    plan, problems = parse_plan("plans/0001-x.md", '```plan\nid = "0001"\ntitle = "X"\n```\n```phase\n' + body + "```\n")
+    _plan, problems = parse_plan(
+        "plans/0001-x.md", '```plan\nid = "0001"\ntitle = "X"\n```\n```phase\n' + body + "```\n"
+    )
     assert [p for p in problems if "deep" in p] == []
     assert any("unknown key 'x'" in p for p in problems)  # it did reach validation
 
@@ -190,7 +206,9 @@ def test_a_broken_plan_cache_is_a_cold_cache(repo, cli, cache: bytes) -> None:
     plain = to_plain(good.plan)
     plain["phases"][0]["gates"][0]["line"] = "9"  # a string where an int belongs
     # The cases were written for the cache's own layout before its envelope: each in the envelope, of its key.
-    data = cache.replace(b'{"version": "%s", "files": ', b'{"key": "%s", "data": ').replace(b"%s", _cache_key().encode())
+    data = cache.replace(b'{"version": "%s", "files": ', b'{"key": "%s", "data": ').replace(
+        b"%s", _cache_key().encode()
+    )
     data = data.replace(b"SHA", sha256_hex(good.text.encode()).encode())
     (root / PLAN_CACHE).parent.mkdir(parents=True, exist_ok=True)
     (root / PLAN_CACHE).write_bytes(data.replace(b"PLAN", json.dumps(plain).encode()))
@@ -243,7 +261,10 @@ def test_plans_dir_symlinked_inside_the_repository_is_fine_outside_refused(repo,
     (root / "plans").symlink_to(tmp_path / "out")
     r = cli(root, "status")
     assert r.code == 8
-    assert r.err.startswith("tracker: error: plans/0001-demo.md: refused: it resolves to ") and "outside the repository" in r.err
+    assert (
+        r.err.startswith("tracker: error: plans/0001-demo.md: refused: it resolves to ")
+        and "outside the repository" in r.err
+    )
 
 
 def test_a_fifo_named_as_a_plan_does_not_hang(repo, cli) -> None:
@@ -254,7 +275,10 @@ def test_a_fifo_named_as_a_plan_does_not_hang(repo, cli) -> None:
     r = cli(root, "status")
     assert (r.code, r.err) == (8, "tracker: error: plans/0002-pipe.md: refused: not a regular file (a FIFO)\n")
     r = cli(root, "lint")
-    assert (r.code, r.out) == (2, "plans/0002-pipe.md: refused: not a regular file (a FIFO)\n1 problem(s) in 1 file(s)\n")
+    assert (r.code, r.out) == (
+        2,
+        "plans/0002-pipe.md: refused: not a regular file (a FIFO)\n1 problem(s) in 1 file(s)\n",
+    )
 
 
 def test_a_huge_plan_is_refused_unread(repo, cli) -> None:
@@ -264,7 +288,10 @@ def test_a_huge_plan_is_refused_unread(repo, cli) -> None:
     with open(root / "plans/0002-big.md", "wb") as fh:
         fh.truncate(MAX_PLAN_BYTES + 1)
     r = cli(root, "status")
-    assert (r.code, r.err) == (8, f"tracker: error: plans/0002-big.md: refused: {MAX_PLAN_BYTES + 1} bytes, more than the {MAX_PLAN_BYTES}-byte limit\n")
+    assert (r.code, r.err) == (
+        8,
+        f"tracker: error: plans/0002-big.md: refused: {MAX_PLAN_BYTES + 1} bytes, more than the {MAX_PLAN_BYTES}-byte limit\n",
+    )
 
 
 # --- trust model: test gates name code inside the repository ------------------------------------------------
@@ -273,15 +300,32 @@ def test_a_huge_plan_is_refused_unread(repo, cli) -> None:
 @pytest.mark.parametrize(
     ("test", "problem"),
     [
-        ("../outside/test_x.py", "test path '../outside/test_x.py' is outside the repository (a test gate runs only the repository's own tests)"),
-        ("tests/../../x/test_x.py::test_a", "test path 'tests/../../x/test_x.py' is outside the repository (a test gate runs only the repository's own tests)"),
-        ("/tmp/test_x.py", "test path '/tmp/test_x.py' is outside the repository (a test gate runs only the repository's own tests)"),
-        ("~/test_x.py", "test path '~/test_x.py' is outside the repository (a test gate runs only the repository's own tests)"),
+        (
+            "../outside/test_x.py",
+            "test path '../outside/test_x.py' is outside the repository (a test gate runs only the repository's own tests)",
+        ),
+        (
+            "tests/../../x/test_x.py::test_a",
+            "test path 'tests/../../x/test_x.py' is outside the repository (a test gate runs only the repository's own tests)",
+        ),
+        (
+            "/tmp/test_x.py",
+            "test path '/tmp/test_x.py' is outside the repository (a test gate runs only the repository's own tests)",
+        ),
+        (
+            "~/test_x.py",
+            "test path '~/test_x.py' is outside the repository (a test gate runs only the repository's own tests)",
+        ),
         ("-pevil", "test '-pevil' starts with '-': a test gate names a path or node id, not a pytest option"),
     ],
 )
 def test_test_gates_outside_the_repository_are_plan_problems(repo, cli, test: str, problem: str) -> None:
-    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", f'test = "{test}"')), "tests/test_a.py": "def test_a(): pass\n"})
+    root = repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=phase("P1", f'test = "{test}"')),
+            "tests/test_a.py": "def test_a(): pass\n",
+        }
+    )
     expected = f"plans/0001-demo.md:12: phase P1 gate 1: {problem}"
     r = cli(root, "lint")
     assert (r.code, r.out) == (2, f"{expected}\n1 problem(s) in 1 file(s)\n")
@@ -326,7 +370,10 @@ from tracker.commands.new import title_problem, toml_string  # noqa: E402
 @pytest.mark.parametrize(
     ("title", "message"),
     [
-        ('x\n```\n\n```plan\nid = "0002"\ntitle = "injected"\n```\n', "TITLE must be one line of text without control characters (U+000A at character 2)"),
+        (
+            'x\n```\n\n```plan\nid = "0002"\ntitle = "injected"\n```\n',
+            "TITLE must be one line of text without control characters (U+000A at character 2)",
+        ),
         ("bad\x7fdel", "TITLE must be one line of text without control characters (U+007F at character 4)"),
         ("tab\there", "TITLE must be one line of text without control characters (U+0009 at character 4)"),
         ("a\u2028b", "TITLE must be one line of text without control characters (U+2028 at character 2)"),
@@ -370,11 +417,12 @@ def _new_round_trip(title: str) -> None:
         root = Path(tmp)
         (root / "plans").mkdir()
         if title_problem(title) is not None:
-            with pytest.raises(Exception, match="TITLE"):
-                run(root, title, out=open("/dev/null", "w"))
+            with pytest.raises(Exception, match="TITLE"), open(os.devnull, "w") as devnull:
+                run(root, title, out=devnull)
             assert list((root / "plans").iterdir()) == []
             return
-        run(root, title, out=open("/dev/null", "w"))
+        with open(os.devnull, "w") as devnull:
+            run(root, title, out=devnull)
         [path] = (root / "plans").iterdir()
         text = path.read_text(encoding="utf-8")
         plan, problems = parse_plan(f"plans/{path.name}", text)
@@ -402,10 +450,16 @@ def test_any_title_new_accepts_parses_back_exactly_slow(title: str) -> None:
 
 def test_lint_reports_test_paths_it_cannot_look_at(repo, cli) -> None:
     long_name = "tests/" + "a" * 300 + ".py"
-    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", f'test = "{long_name}"')), "tests/test_a.py": "def test_a(): pass\n"})
+    root = repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=phase("P1", f'test = "{long_name}"')),
+            "tests/test_a.py": "def test_a(): pass\n",
+        }
+    )
     r = cli(root, "lint", "--no-collect")
     assert (r.code, r.out) == (
-        2, f"plans/0001-demo.md:11: phase P1 gate 1: cannot look at test path '{long_name}': File name too long\n1 problem(s) in 1 file(s)\n"
+        2,
+        f"plans/0001-demo.md:11: phase P1 gate 1: cannot look at test path '{long_name}': File name too long\n1 problem(s) in 1 file(s)\n",
     )
 
 

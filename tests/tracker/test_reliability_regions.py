@@ -48,7 +48,7 @@ def test_an_html_line_under_a_closing_fence_cannot_make_the_next_phase_vanish(re
     assert cli(root, "update").code == 0
     lines = path.read_text().split("\n")
     under = lines.index("<!-- tracker:begin phase:P1 -->")
-    path.write_text("\n".join(lines[:under] + ['<img src="p1.png">'] + lines[under:]))
+    path.write_text("\n".join([*lines[:under], '<img src="p1.png">', *lines[under:]]))
     r = cli(root, "update")
     assert (r.code, r.err) == (0, "")
     assert phase_ids(cli, root) == ["P1", "P2"]
@@ -59,7 +59,9 @@ def test_an_html_line_under_a_closing_fence_cannot_make_the_next_phase_vanish(re
 
 def test_a_file_written_without_blank_lines_keeps_its_phases(repo, cli) -> None:
     """A file as earlier versions wrote it: no blank line between a region and the next phase."""
-    old = back_to_back("P1", "P2").replace('manual = "ok P1"\n```\n', 'manual = "ok P1"\n```\n' + '<img src="p1.png">\n' + region("phase:P1", "\nbody\n"))
+    old = back_to_back("P1", "P2").replace(
+        'manual = "ok P1"\n```\n', 'manual = "ok P1"\n```\n' + '<img src="p1.png">\n' + region("phase:P1", "\nbody\n")
+    )
     root = repo({PLAN: old})
     assert phase_ids(cli, root) == ["P1", "P2"]
     assert cli(root, "update").code == 0
@@ -78,7 +80,9 @@ def test_a_file_written_without_blank_lines_keeps_its_phases(repo, cli) -> None:
         ("- item", "more", "lazy continuation would pull the text into the list item"),
     ],
 )
-def test_a_removed_region_leaves_a_blank_line_between_the_text_on_its_sides(before: str, after: str, kept_apart: str) -> None:
+def test_a_removed_region_leaves_a_blank_line_between_the_text_on_its_sides(
+    before: str, after: str, kept_apart: str
+) -> None:
     written = region("gone", "\nstatus\n")  # a region as update writes it: its body starts with a blank line
     text = f"{before}\n{written}{after}\n"
     assert rewrite(text, [], "p.md") == f"{before}\n\n{after}\n", kept_apart
@@ -96,12 +100,12 @@ def test_a_removed_region_without_a_blank_line_leaves_none() -> None:
 
 
 def test_a_written_region_is_followed_by_a_blank_line_and_stays_put() -> None:
-    text = "```phase\nx\n```\n<img src=\"x.png\">\n"
+    text = '```phase\nx\n```\n<img src="x.png">\n'
     once = rewrite(text, [Region("k", "b", 3)], "p.md")
-    assert once == f"```phase\nx\n```\n{region('k', 'b')}\n<img src=\"x.png\">\n"
+    assert once == f'```phase\nx\n```\n{region("k", "b")}\n<img src="x.png">\n'
     assert rewrite(once, [Region("k", "b", 3)], "p.md") == once
     stacked = rewrite(text, [Region("k", "b", 3), Region("l", "c", 3)], "p.md")  # two regions of one anchor
-    assert stacked == f"```phase\nx\n```\n{region('k', 'b')}\n{region('l', 'c')}\n<img src=\"x.png\">\n"
+    assert stacked == f'```phase\nx\n```\n{region("k", "b")}\n{region("l", "c")}\n<img src="x.png">\n'
     assert rewrite(stacked, [Region("k", "b", 3), Region("l", "c", 3)], "p.md") == stacked
 
 
@@ -132,7 +136,10 @@ def test_update_refuses_to_write_a_file_whose_phases_it_would_change(repo, cli) 
 # marker of a stale region. Without that region the comment would run on and swallow the fence that
 # hides the last line, an unterminated begin marker: a second update would fail on what this one wrote.
 COMMENT_CLOSED_BY_A_REGION = (
-    plan_text(phases="") + "<!-- an open comment\n" + phase("P1", 'manual = "ok"') + region("phase:P1", "\nold\n")
+    plan_text(phases="")
+    + "<!-- an open comment\n"
+    + phase("P1", 'manual = "ok"')
+    + region("phase:P1", "\nold\n")
     + "```\n<!-- tracker:begin summary -->\n"
 )
 
@@ -195,7 +202,11 @@ def test_force_replaces_the_body_of_a_region_holding_a_fenced_example() -> None:
 @pytest.mark.parametrize("nl", ["\n", "\r\n", "\r"])
 @pytest.mark.parametrize("before", ["x", "x\n", "x\n\n", "", "```phase\ny\n```"])
 def test_a_file_without_a_final_newline_keeps_having_none(before: str, nl: str) -> None:
-    text = (before + ("\n" if before and not before.endswith("\n") else "") + region("gone")).rstrip("\n").replace("\n", nl)
+    text = (
+        (before + ("\n" if before and not before.endswith("\n") else "") + region("gone"))
+        .rstrip("\n")
+        .replace("\n", nl)
+    )
     out = rewrite(text, [], "p.md")
     assert out == before.rstrip("\n").replace("\n", nl)
     assert rewrite(out, [], "p.md") == out
@@ -220,7 +231,9 @@ HOLD_A_WRITE = textwrap.dedent(
 
 def test_a_killed_writer_s_temp_file_is_removed_by_the_next_update_once_old(repo, cli) -> None:
     root = repo({PLAN: back_to_back("P1")})
-    child = subprocess.Popen([sys.executable, "-c", HOLD_A_WRITE, str(root / PLAN)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLD_A_WRITE, str(root / PLAN)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert child.stdout is not None and child.stdout.readline() == "renaming\n"
     child.send_signal(signal.SIGKILL)
     child.wait()
@@ -228,7 +241,13 @@ def test_a_killed_writer_s_temp_file_is_removed_by_the_next_update_once_old(repo
     assert left.name.startswith(".0001-x.md.") and left.read_bytes() == b"half-way"
     young = root / "plans" / ".0001-x.md.0123456789ab.tmp"  # a live writer's, as far as anyone can tell
     young.write_text("live")
-    others = [".0001-x.md.0123456789AB.tmp", ".0001-x.md.0123456789a.tmp", "0001-x.md.0123456789ab.tmp", ".0001-x.md.0123456789ab.tmp.bak", ".x.0123456789ab.tmp.md"]
+    others = [
+        ".0001-x.md.0123456789AB.tmp",
+        ".0001-x.md.0123456789a.tmp",
+        "0001-x.md.0123456789ab.tmp",
+        ".0001-x.md.0123456789ab.tmp.bak",
+        ".x.0123456789ab.tmp.md",
+    ]
     for name in others:
         (root / "plans" / name).write_text("not ours")
     (root / "plans" / ".y.0123456789ab.tmp").mkdir()
@@ -241,7 +260,9 @@ def test_a_killed_writer_s_temp_file_is_removed_by_the_next_update_once_old(repo
     assert r.code == 0
     assert r.out.splitlines()[0] == f"removed plans/{left.name} (left behind by an interrupted run)"
     assert not left.exists()
-    assert sorted(p.name for p in (root / "plans").iterdir()) == sorted(["0001-x.md", young.name, *others, ".y.0123456789ab.tmp", ".z.0123456789ab.tmp"])
+    assert sorted(p.name for p in (root / "plans").iterdir()) == sorted(
+        ["0001-x.md", young.name, *others, ".y.0123456789ab.tmp", ".z.0123456789ab.tmp"]
+    )
     assert (root / PLAN).read_text().count("tracker:begin") == 2  # the plan itself was updated as usual
 
 
@@ -302,7 +323,9 @@ MID_SAVE = textwrap.dedent(
 
 
 def stalled_save(path: Path, data: str) -> subprocess.Popen[str]:
-    editor = subprocess.Popen([sys.executable, "-c", MID_SAVE, str(path), data], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    editor = subprocess.Popen(
+        [sys.executable, "-c", MID_SAVE, str(path), data], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert editor.stdout is not None and editor.stdout.readline() == "stalled\n"
     return editor
 
@@ -331,7 +354,9 @@ def test_a_file_open_for_writing_elsewhere_is_in_flux(tmp_path: Path) -> None:
         fileio.write_text_if_changed(path, torn, "mine", stamp=stamp)
 
 
-def test_where_nothing_tells_whether_a_file_is_open_a_just_modified_one_is_in_flux(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_where_nothing_tells_whether_a_file_is_open_a_just_modified_one_is_in_flux(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Leases answer on Linux for one's own files; elsewhere (another OS, NFS, another owner) only the
     file's age can: that fallback, simulated here since this machine has leases."""
     monkeypatch.setattr(fileio, "_take_read_lease", lambda fd: None)
@@ -399,7 +424,9 @@ def test_an_in_place_save_begun_in_the_last_instant_is_kept(tmp_path: Path, monk
     editors: list[subprocess.Popen[str]] = []
 
     def editor_opens() -> None:  # it waits in open() while update holds its lease, then saves in place
-        code = "import sys\nwith open(sys.argv[1], 'r+b') as fh:\n    fh.truncate(0)\n    fh.write(b'the editor s save')\n"
+        code = (
+            "import sys\nwith open(sys.argv[1], 'r+b') as fh:\n    fh.truncate(0)\n    fh.write(b'the editor s save')\n"
+        )
         editors.append(subprocess.Popen([sys.executable, "-c", code, str(path)]))
         time.sleep(0.5)  # long enough for it to reach open() and break the lease
 
@@ -423,7 +450,9 @@ def test_update_refuses_with_7_while_an_editor_is_half_way_through_saving(repo, 
     finally:
         finish(editor)
     assert r.code == 7, r.err
-    assert r.err.startswith(f"tracker: error: {PLAN}: kept changing while tracker update ran (8 reads; the last one: open for writing by another process")
+    assert r.err.startswith(
+        f"tracker: error: {PLAN}: kept changing while tracker update ran (8 reads; the last one: open for writing by another process"
+    )
     assert r.err.endswith("nothing was written to it: run tracker update again once it is saved\n")
     assert (root / PLAN).read_text() == save
     assert cli(root, "update").code == 0 and phase_ids(cli, root) == ["P1", "P2"]
@@ -471,7 +500,9 @@ EDITOR = textwrap.dedent(
 def hammer(repo, cli, mode: str, seconds: float) -> None:
     base = back_to_back("P1", "P2")
     root = repo({PLAN: base + "tail of save 0\nsave 0\n"})
-    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(root / PLAN), mode, str(seconds), base], stdout=subprocess.PIPE, text=True)
+    editor = subprocess.Popen(
+        [sys.executable, "-c", EDITOR, str(root / PLAN), mode, str(seconds), base], stdout=subprocess.PIPE, text=True
+    )
     assert editor.stdout is not None and editor.stdout.readline() == "go\n"
     codes: list[int] = []
     while editor.poll() is None:
@@ -495,4 +526,3 @@ def test_no_save_is_lost_to_update_and_no_torn_read_is_written(repo, cli, mode: 
 @pytest.mark.parametrize("mode", ["atomic", "in-place"])
 def test_no_save_is_lost_to_update_and_no_torn_read_is_written_long(repo, cli, mode: str) -> None:
     hammer(repo, cli, mode, 60)
-

@@ -32,7 +32,12 @@ def test_valid_file_loads_with_exact_param_types(tmp_path: Path) -> None:
     params = loaded.cases[0].params
     assert params == {"impl": "cuda", "ctx": 91000, "heads": 8}
     assert type(params["ctx"]) is int
-    assert (loaded.gpu, loaded.host, loaded.commit, loaded.dirty) == ("NVIDIA H200", "gpu-box", "3f2a91c" + "0" * 33, False)
+    assert (loaded.gpu, loaded.host, loaded.commit, loaded.dirty) == (
+        "NVIDIA H200",
+        "gpu-box",
+        "3f2a91c" + "0" * 33,
+        False,
+    )
     assert loaded.time.isoformat() == "2026-11-29T11:02:03+00:00"
     assert loaded.cases[0].samples == (41.2, 40.9, 41.0)
 
@@ -84,9 +89,21 @@ def mutate(doc: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
         ("cases.0.info", "seed 1", "cases[0].info: Input should be a valid dictionary"),
         ("cases.0.extra", 1, "cases[0].extra: Extra inputs are not permitted"),
         ("provenance.gpu", 3, "provenance.gpu: Input should be a valid string"),
-        ("provenance.time", "yesterday", "provenance.time: 'yesterday' is not an ISO-8601 time with a time zone (and a real date)"),
-        ("provenance.time", "2026-11-29T11:02:03", "provenance.time: '2026-11-29T11:02:03' is not an ISO-8601 time with a time zone (and a real date)"),
-        ("provenance.time", "2026-02-30T11:02:03Z", "provenance.time: '2026-02-30T11:02:03Z' is not an ISO-8601 time with a time zone (and a real date)"),
+        (
+            "provenance.time",
+            "yesterday",
+            "provenance.time: 'yesterday' is not an ISO-8601 time with a time zone (and a real date)",
+        ),
+        (
+            "provenance.time",
+            "2026-11-29T11:02:03",
+            "provenance.time: '2026-11-29T11:02:03' is not an ISO-8601 time with a time zone (and a real date)",
+        ),
+        (
+            "provenance.time",
+            "2026-02-30T11:02:03Z",
+            "provenance.time: '2026-02-30T11:02:03Z' is not an ISO-8601 time with a time zone (and a real date)",
+        ),
         ("provenance.time", 1764000000, "provenance.time: Input should be a valid string"),
         ("provenance.commit", "abc", "provenance.commit: String should match pattern"),
         ("provenance.fingerprint.digest", "0" * 64, "provenance.fingerprint: digest is not the sha256"),

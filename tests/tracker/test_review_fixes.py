@@ -47,7 +47,11 @@ def gate_of(cli: Callable[..., Any], root: Path) -> tuple[str, dict[str, Any]]:
 def test_only_tracker_dirty_decides_whether_a_tree_is_dirty() -> None:
     """tracker.git.head_commit was a second, unused definition of dirty (gitpython's is_dirty, which counts
     evidence files): any writer that picked it up would disagree with tracker.dirty.commit_state."""
-    users = [p.relative_to(CHECKOUT).as_posix() for p in CHECKOUT.rglob("*.py") if re.search(r"\bis_dirty\(|\bhead_commit\b", p.read_text())]
+    users = [
+        p.relative_to(CHECKOUT).as_posix()
+        for p in CHECKOUT.rglob("*.py")
+        if re.search(r"\bis_dirty\(|\bhead_commit\b", p.read_text())
+    ]
     assert users == []
 
 
@@ -62,7 +66,9 @@ def junit(stamp: str, failed: bool = False) -> str:
     return JUNIT.format(stamp=stamp, failures=int(failed), inner="<failure message='boom'/>" if failed else "")
 
 
-def test_a_junit_timestamp_without_a_time_zone_is_refused(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:
+def test_a_junit_timestamp_without_a_time_zone_is_refused(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path
+) -> None:
     """pytest before 8.3 writes local time without an offset: read as UTC, a run from west of UTC was backdated
     (an older pass then outranked a newer failure) and one from east of UTC was refused as future."""
     root = repo({"tests/test_a.py": "def test_x(): pass\n"})
@@ -80,7 +86,9 @@ def test_a_junit_timestamp_with_an_offset_is_converted_to_utc() -> None:
     assert run.time == "2020-01-03T03:04:05Z"
 
 
-def test_a_real_pytest_junit_file_is_ingested(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:
+def test_a_real_pytest_junit_file_is_ingested(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path
+) -> None:
     """pytest >= 8.3 (this one) writes the offset: its files are taken as they are."""
     root = repo({"tests/test_a.py": "def test_x(): pass\n"})
     proc = run_pytest(root, "tests", f"--junitxml={tmp_path / 'j.xml'}")
@@ -89,7 +97,9 @@ def test_a_real_pytest_junit_file_is_ingested(repo: Callable[..., Path], cli: Ca
     assert res.code == 0 and "1 test(s), complete" in res.out, res.out + res.err
 
 
-def test_a_future_junit_timestamp_with_a_time_zone_is_still_refused(repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path) -> None:
+def test_a_future_junit_timestamp_with_a_time_zone_is_still_refused(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path
+) -> None:
     root = repo({"tests/test_a.py": "def test_x(): pass\n"})
     (tmp_path / "j.xml").write_text(junit("2099-01-01T02:00:00+02:00"))
     res = cli(root, "ingest", str(tmp_path / "j.xml"))
@@ -158,7 +168,10 @@ def test_a_directory_named_like_a_marker_does_not_hide_a_failure(marker_repos: d
     fail_and_ingest_reportlog(cli, root, "tests/slow/test_x.py", "tests")
     status, gate = gate_of(cli, root)
     assert status == "regressed" and gate["failed"] is True, gate
-    assert gate["reason"].startswith("tests/slow/test_x.py::test_fast: failed") and "(1 of 2 not passing)" in gate["reason"], gate
+    assert (
+        gate["reason"].startswith("tests/slow/test_x.py::test_fast: failed")
+        and "(1 of 2 not passing)" in gate["reason"]
+    ), gate
 
 
 def test_a_reportlog_of_part_of_a_marker_gate_cannot_drop_its_failure(marker_repos: dict[str, Path], cli: Callable[..., Any],
@@ -200,7 +213,9 @@ def test_reportlog_and_junit_evidence_records_say_nothing_of_markers(tmp_path: P
                                                   "def test_k(x):\n    pass\n"})  # fmt: skip
     proc = run_pytest(tmp_path, "--report-log=rl.jsonl", "--junitxml=j.xml", "tests")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    keywords = {k for line in (tmp_path / "rl.jsonl").read_text().splitlines() for k in json.loads(line).get("keywords", {})}
+    keywords = {
+        k for line in (tmp_path / "rl.jsonl").read_text().splitlines() for k in json.loads(line).get("keywords", {})
+    }
     assert {"slow", "gpu"} <= keywords  # what the parser used to read as markers
     for run in (parse_reportlog(tmp_path / "rl.jsonl"), parse_junit(tmp_path / "j.xml", tmp_path)):
         assert evidence_records(run) == [{"nodeid": "tests/slow/test_k.py::test_k[gpu]", "outcome": "passed", "reason": "",
@@ -218,11 +233,17 @@ NESTED_PLAN = (plan_text("0001", phase("P1", 'manual = "reviewed"'))
                + "- > ~~~~plan\n  > id = \"0002\"\n  > ~~~~\n")  # fmt: skip
 
 
-def test_lint_warns_about_a_phase_block_inside_a_list_or_quote(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+def test_lint_warns_about_a_phase_block_inside_a_list_or_quote(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
     """Only top-level fences are read: a phase inside a list item or a quote was silently missing, lint said OK."""
     root = repo({"plans/0001-x.md": NESTED_PLAN})
     lines = NESTED_PLAN.split("\n")
-    where = [i + 1 for i, line in enumerate(lines) if re.search(r"(```|~~~~)(phase|plan)", line) and not line.startswith(("```", "  ```"))]
+    where = [
+        i + 1
+        for i, line in enumerate(lines)
+        if re.search(r"(```|~~~~)(phase|plan)", line) and not line.startswith(("```", "  ```"))
+    ]
     res = cli(root, "lint")
     assert res.code == 0, res.out + res.err
     assert res.out.splitlines() == [
@@ -236,13 +257,23 @@ def test_lint_warns_about_a_phase_block_inside_a_list_or_quote(repo: Callable[..
 
 
 def test_lint_says_nothing_of_top_level_blocks(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
-    root = repo({"plans/0001-x.md": "\ufeff" + plan_text("0001", phase("P1", 'manual = "reviewed"')) + "- a list\n\n```phase\nid = \"P2\"\ntitle = \"t\"\n[[gate]]\nmanual = \"ok\"\n```\n"})
+    root = repo(
+        {
+            "plans/0001-x.md": "\ufeff"
+            + plan_text("0001", phase("P1", 'manual = "reviewed"'))
+            + '- a list\n\n```phase\nid = "P2"\ntitle = "t"\n[[gate]]\nmanual = "ok"\n```\n'
+        }
+    )
     res = cli(root, "lint")
     assert (res.code, res.out) == (0, "1 plan file(s) OK\n"), res.out + res.err
 
 
-MD_PIECES = st.sampled_from(["- ", "* ", "+ ", "1. ", "2) ", "> ", " ", "  ", "   ", "    ", "\t", "", "text", "\n", "\n\n"])
-FENCES = st.sampled_from(["```phase", "~~~plan", "````phase x", "```plan", "``` phase", "~~~~ plan", "```phase\n```", "```"])
+MD_PIECES = st.sampled_from(
+    ["- ", "* ", "+ ", "1. ", "2) ", "> ", " ", "  ", "   ", "    ", "\t", "", "text", "\n", "\n\n"]
+)
+FENCES = st.sampled_from(
+    ["```phase", "~~~plan", "````phase x", "```plan", "``` phase", "~~~~ plan", "```phase\n```", "```"]
+)
 
 
 @st.composite
@@ -300,7 +331,9 @@ def test_update_writes_a_symlinked_plan_through_its_link(repo: Callable[..., Pat
     assert (cli(root, "update", "--check").code, git(root, "status", "--porcelain", "plans")) == (0, "")
 
 
-def test_update_removes_a_stale_temp_file_beside_a_linked_plan(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+def test_update_removes_a_stale_temp_file_beside_a_linked_plan(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
     """The temp file of a write through a link is created beside the target: an interrupted run leaves it there."""
     import os
     import time
@@ -310,7 +343,10 @@ def test_update_removes_a_stale_temp_file_beside_a_linked_plan(repo: Callable[..
     stale.write_text("half-way")
     os.utime(stale, (time.time() - 120, time.time() - 120))
     res = cli(root, "update")
-    assert res.code == 0 and res.out.splitlines()[0] == "removed docs/.plan.md.0123456789ab.tmp (left behind by an interrupted run)"
+    assert (
+        res.code == 0
+        and res.out.splitlines()[0] == "removed docs/.plan.md.0123456789ab.tmp (left behind by an interrupted run)"
+    )
     assert not stale.exists()
 
 
@@ -324,7 +360,9 @@ def test_a_write_through_a_link_out_of_the_repository_is_refused(tmp_path: Path)
     root = tmp_path / "repo"
     (root / "plans").mkdir(parents=True)
     (root / "plans/0001-x.md").symlink_to(outside)
-    with pytest.raises(FileError, match=r"plans/0001-x\.md: refused: it resolves to .*outside\.md, outside the repository"):
+    with pytest.raises(
+        FileError, match=r"plans/0001-x\.md: refused: it resolves to .*outside\.md, outside the repository"
+    ):
         write_text_if_changed(root / "plans/0001-x.md", "old", "new", root=root)
     assert outside.read_text() == "old" and (root / "plans/0001-x.md").is_symlink()
 
@@ -353,10 +391,13 @@ def test_lint_warns_about_a_paths_glob_that_matches_no_file(repo: Callable[..., 
     ]
     doc = json.loads(cli(root, "lint", "--json").out)
     assert [(w["line"], w["message"]) for w in doc["warnings"]][:1] == [
-        (p1, "warning: phase P1: paths glob 'src' matches no file (did you mean 'src/'?)")]
+        (p1, "warning: phase P1: paths glob 'src' matches no file (did you mean 'src/'?)")
+    ]
 
 
-def test_a_paths_glob_that_matches_no_file_never_makes_its_phase_stale(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+def test_a_paths_glob_that_matches_no_file_never_makes_its_phase_stale(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
     """Why the warning matters: with ``paths = ["src"]`` a signed-off phase stays done whatever src/ becomes."""
     root = repo({"plans/0001-x.md": plan_text("0001", phase("P1", 'manual = "reviewed"', paths='"src"')), "src/a.py": "x = 1\n",
                  ".gitignore": ".tracker/cache/\n.tracker/lock\n"})  # fmt: skip
@@ -367,7 +408,18 @@ def test_a_paths_glob_that_matches_no_file_never_makes_its_phase_stale(repo: Cal
 
 
 BENCH_GATE = 'bench = "app.latency_ms"\nwhere = { size = 1000 }\nat_most = 5.0'
-ONE_CASE = ("--metric", "app.latency_ms", "--unit", "ms", "--direction", "lower", "--param", "size=1000", "--sample", "3,3.5")
+ONE_CASE = (
+    "--metric",
+    "app.latency_ms",
+    "--unit",
+    "ms",
+    "--direction",
+    "lower",
+    "--param",
+    "size=1000",
+    "--sample",
+    "3,3.5",
+)
 
 
 def bench_repo(repo: Callable[..., Path]) -> Path:
@@ -375,11 +427,25 @@ def bench_repo(repo: Callable[..., Path]) -> Path:
                  "bench/harness.py": "run = 1\n", ".gitignore": ".tracker/cache/\n.tracker/lock\n"})  # fmt: skip
 
 
-def test_result_new_refuses_a_measure_glob_that_matches_no_file(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+def test_result_new_refuses_a_measure_glob_that_matches_no_file(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
     """Only the union of the globs had to match: ``--measure src`` beside a matching glob recorded the file it
     matched, and a typo was silently dropped."""
     root = bench_repo(repo)
-    res = cli(root, "result", "new", "latency", *ONE_CASE, "--measure", "src", "--measure", "bench/*.py", "--measure", "srcc/**")
+    res = cli(
+        root,
+        "result",
+        "new",
+        "latency",
+        *ONE_CASE,
+        "--measure",
+        "src",
+        "--measure",
+        "bench/*.py",
+        "--measure",
+        "srcc/**",
+    )
     assert res.code == 3, res.out + res.err
     assert res.err == ("tracker: error: --measure 'src': no file of the working tree matches it (did you mean 'src/'?); "
                        "--measure 'srcc/**': no file of the working tree matches it\n")  # fmt: skip
@@ -429,8 +495,10 @@ def test_a_junit_timestamp_is_read_only_with_its_time_zone(stamp: str) -> None:
         assert run.time == utc_time(stamp) and run.time is not None
 
 
-GLOB_CHARS = st.one_of(st.text(alphabet=st.sampled_from("ab/*?.[]!-_ \\'\"é"), min_size=1, max_size=12),
-                       st.sampled_from(["ok", "t", "P1", "gate", "manual", "[[gate]]", "a = 1"]))  # what other lines hold
+GLOB_CHARS = st.one_of(
+    st.text(alphabet=st.sampled_from("ab/*?.[]!-_ \\'\"é"), min_size=1, max_size=12),
+    st.sampled_from(["ok", "t", "P1", "gate", "manual", "[[gate]]", "a = 1"]),
+)  # what other lines hold
 
 
 @st.composite
@@ -492,7 +560,10 @@ def test_non_finite_bench_gate_values_are_plan_problems_at_their_line() -> None:
     gate = 'bench = "m.x"\nat_least = nan\nwhere = { id = nan, b = 1.5 }\nbaseline = { c = -inf }'
     text = plan_text("0001", phase("P1", gate) + phase("P2", 'bench = "m.x"\nat_most = inf'))
     lines = text.split("\n")
-    at = {key: lines.index(next(line for line in lines if line.startswith(key))) + 1 for key in ("at_least", "where", "baseline", "at_most")}
+    at = {
+        key: lines.index(next(line for line in lines if line.startswith(key))) + 1
+        for key in ("at_least", "where", "baseline", "at_most")
+    }
     assert parse_plan("plans/0001-x.md", text)[1] == [
         f"plans/0001-x.md:{at['where']}: phase P1 gate 1: where.id = nan: not a finite number (no result's parameter equals it)",
         f"plans/0001-x.md:{at['baseline']}: phase P1 gate 1: baseline.c = -inf: not a finite number (no result's parameter equals it)",

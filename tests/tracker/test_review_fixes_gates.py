@@ -46,14 +46,17 @@ def junit_run_and_ingest(cli: Callable[..., Any], root: Path, *args: str, env: d
 
 EXT_LAYOUT = {
     "plans/0001-x.md": plan_text("0001", phase("P1", 'test = "tests"\nmarker = "slow"')),
-    "pytest.ini": PYTEST_INI, ".gitignore": IGNORED,
+    "pytest.ini": PYTEST_INI,
+    ".gitignore": IGNORED,
     "tests/test_a.py": "import pytest\n\n@pytest.mark.slow\ndef test_a():\n    assert True\n",
     "tests/test_x.py": "import extmod\nimport pytest\n\n@pytest.mark.slow\ndef test_x():\n    assert extmod.VALUE == 2\n",
     "ext/extmod.py": "VALUE = 1\n",
 }
 
 
-def test_a_junit_run_never_retires_a_marker_gates_collection_error(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+def test_a_junit_run_never_retires_a_marker_gates_collection_error(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
     """The review's reproduction: verify cannot collect test_x.py (extmod is importable only with
     PYTHONPATH=ext); CI runs it with PYTHONPATH=ext and test_x fails. JUnit says nothing of markers: its run
     collected test_x.py, but whether ``-m slow`` selects what it collected cannot be told, so the collection
@@ -82,7 +85,9 @@ def test_a_blind_failure_of_a_test_of_unknown_markers_keeps_a_marker_gate_unmet(
     junit_run_and_ingest(cli, root, "tests")
     status, gate = status_of(cli, root)
     assert status != "done" and gate["met"] is False, gate
-    assert "tests/test_y.py::test_y" in gate["reason"] and "cannot tell whether -m 'slow' selects it" in gate["reason"], gate
+    assert (
+        "tests/test_y.py::test_y" in gate["reason"] and "cannot tell whether -m 'slow' selects it" in gate["reason"]
+    ), gate
     # A run with markers says which tests -m selects: with test_y fixed, the gate is met again.
     make_files(root, {"tests/test_y.py": "import pytest\n\n@pytest.mark.slow\ndef test_y():\n    assert True\n"})
     git(root, "commit", "-q", "-am", "fix y")
@@ -101,7 +106,7 @@ def test_a_blind_failure_of_a_test_the_marker_does_not_select_does_not_count(rep
     make_files(root, {"tests/test_u.py": "def test_u():\n    assert False\n"})
     git(root, "commit", "-q", "-am", "break u")
     junit_run_and_ingest(cli, root, "tests")
-    status, gate = status_of(cli, root)
+    _status, gate = status_of(cli, root)
     assert gate["met"] is True, gate
 
 
@@ -109,7 +114,8 @@ def test_a_blind_failure_of_a_test_the_marker_does_not_select_does_not_count(rep
 
 XFAIL_LAYOUT = {
     "plans/0001-x.md": plan_text("0001", phase("P1", 'test = "tests/test_f.py"')),
-    "pytest.ini": PYTEST_INI, ".gitignore": IGNORED,
+    "pytest.ini": PYTEST_INI,
+    ".gitignore": IGNORED,
     "tests/test_f.py": "import pytest\n\n@pytest.mark.xfail(reason='bug 7')\ndef test_f():\n    assert True\n",
 }
 
@@ -123,7 +129,10 @@ def test_a_junit_pass_never_turns_an_xpass_into_a_pass(repo: Callable[..., Path]
     junit_run_and_ingest(cli, root, "tests")
     status, gate = status_of(cli, root)
     assert status != "done" and gate["met"] is False, gate
-    assert gate["reason"].startswith("tests/test_f.py::test_f: xpassed") and "JUnit XML writes an xpass as a pass" in gate["reason"], gate
+    assert (
+        gate["reason"].startswith("tests/test_f.py::test_f: xpassed")
+        and "JUnit XML writes an xpass as a pass" in gate["reason"]
+    ), gate
 
 
 def test_a_junit_pass_after_an_xfailed_is_no_pass(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
@@ -133,7 +142,7 @@ def test_a_junit_pass_after_an_xfailed_is_no_pass(repo: Callable[..., Path], cli
     res = cli(root, "verify", "0001/P1")
     assert res.code == 1 and "xfailed" in res.out, res.out + res.err
     junit_run_and_ingest(cli, root, "tests", env={**os.environ, "FIXED": "1"})
-    status, gate = status_of(cli, root)
+    _status, gate = status_of(cli, root)
     assert gate["met"] is False, gate
 
 
@@ -141,7 +150,8 @@ def test_a_junit_pass_after_an_xfailed_is_no_pass(repo: Callable[..., Path], cli
 
 SIMPLE_LAYOUT = {
     "plans/0001-x.md": plan_text("0001", phase("P1", 'test = "tests/test_a.py"')),
-    "pytest.ini": PYTEST_INI, ".gitignore": IGNORED,
+    "pytest.ini": PYTEST_INI,
+    ".gitignore": IGNORED,
     "tests/test_a.py": "def test_a():\n    assert True\n",
 }
 
@@ -152,7 +162,9 @@ def utc_after(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + seconds))
 
 
-def test_status_agrees_with_verify_after_a_file_from_a_clock_ahead(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+def test_status_agrees_with_verify_after_a_file_from_a_clock_ahead(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
     """The review's reproduction: a pass recorded by a machine whose clock runs 4 minutes ahead; verify's own run
     of the broken test is put behind it and judged UNMET, but status ordered by time and said done. verify now
     records its run as later than that file (keeping its own clock's reading), so status judges as verify did."""
@@ -175,21 +187,27 @@ def test_status_agrees_with_verify_after_a_file_from_a_clock_ahead(repo: Callabl
     check_document(own_doc)  # still a valid evidence file (clock_time is an unknown key holding a string)
     assert own_doc["provenance"]["time"] > doc["provenance"]["time"] > own_doc["provenance"]["clock_time"]
     status, gate = status_of(cli, root)
-    assert status == "regressed" and gate["met"] is False and gate["source"]["file"] == own.relative_to(root).as_posix(), gate
+    assert (
+        status == "regressed" and gate["met"] is False and gate["source"]["file"] == own.relative_to(root).as_posix()
+    ), gate
 
 
 # --- F8: a verify run that ran none of a gate's tests ---------------------------------------------------------------
 
 
 def test_verify_says_a_verdict_comes_from_older_evidence_when_its_run_ran_none_of_the_tests(
-    repo: Callable[..., Path], cli: Callable[..., Any],
+    repo: Callable[..., Path],
+    cli: Callable[..., Any],
 ) -> None:
     """``-k nomatch`` deselects the gate's only test: the gate stays met (deselection never un-meets), and verify
     says the verdict is the older evidence's, naming its file, instead of a bare "met ... 1 passed"."""
     root = repo(SIMPLE_LAYOUT)
     assert cli(root, "verify", "0001/P1").code == 0
     (older,) = (root / ".tracker/evidence").glob("*.json")
-    for args in (["--pytest-arg=-k", "--pytest-arg=nomatch"], ["--pytest-arg=--deselect", "--pytest-arg=tests/test_a.py::test_a"]):
+    for args in (
+        ["--pytest-arg=-k", "--pytest-arg=nomatch"],
+        ["--pytest-arg=--deselect", "--pytest-arg=tests/test_a.py::test_a"],
+    ):
         res = cli(root, "verify", "--force", "0001/P1", *args)
         assert res.code == 0, res.out + res.err
         line = next(line for line in res.out.splitlines() if line.startswith("met   0001/P1#1"))
@@ -203,7 +221,8 @@ def test_verify_says_a_verdict_comes_from_older_evidence_when_its_run_ran_none_o
 
 CRASH_LAYOUT = {
     "plans/0001-x.md": plan_text("0001", phase("P1", 'test = "tests/test_c.py"')),
-    "pytest.ini": PYTEST_INI, ".gitignore": IGNORED,
+    "pytest.ini": PYTEST_INI,
+    ".gitignore": IGNORED,
     "tests/test_c.py": "import os\n\ndef test_a():\n    pass\n\ndef test_b():\n    os._exit(3)\n\ndef test_c():\n    pass\n",
 }
 

@@ -90,7 +90,10 @@ def test_identifiers_as_pytest_reads_them(expr: str, markers: list[str], hit: bo
         ("gpu(arch=90)", "column 4: keyword arguments (gpu(...)) are not supported"),
         ("a\nb", "column 2: unexpected character '\\n'"),
         ("'a", "column 1: closing quote ' is missing"),
-        ("(" * (MAX_MARKER_DEPTH + 1) + "a" + ")" * (MAX_MARKER_DEPTH + 1), f"nested more than {MAX_MARKER_DEPTH} levels deep"),
+        (
+            "(" * (MAX_MARKER_DEPTH + 1) + "a" + ")" * (MAX_MARKER_DEPTH + 1),
+            f"nested more than {MAX_MARKER_DEPTH} levels deep",
+        ),
         ("not " * (MAX_MARKER_DEPTH + 1) + "a", f"nested more than {MAX_MARKER_DEPTH} levels deep"),
     ],
 )
@@ -144,7 +147,10 @@ def _check_agreement(expr: str, markers: set[str]) -> None:
 
 @pytest.mark.skipif(Expression is None, reason="_pytest.mark.expression not importable")
 @settings(max_examples=1500, deadline=None)
-@given(st.lists(_TOKENS, max_size=14).map("".join), st.sets(st.sampled_from(["a", "b", "gpu", "a-b", "x.y", "p[1]", "c:d", "é", "True", "orx"])))
+@given(
+    st.lists(_TOKENS, max_size=14).map("".join),
+    st.sets(st.sampled_from(["a", "b", "gpu", "a-b", "x.y", "p[1]", "c:d", "é", "True", "orx"])),
+)
 def test_agrees_with_pytest_on_every_expression(expr: str, markers: set[str]) -> None:
     _check_agreement(expr, markers)
 
@@ -159,7 +165,10 @@ def test_agrees_with_pytest_on_any_text(expr: str, markers: set[str]) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(Expression is None, reason="_pytest.mark.expression not importable")
 @settings(max_examples=30000, deadline=None)
-@given(st.lists(_TOKENS, max_size=30).map("".join), st.sets(st.sampled_from(["a", "b", "gpu", "a-b", "x.y", "p[1]", "c:d", "é", "True", "orx"])))
+@given(
+    st.lists(_TOKENS, max_size=30).map("".join),
+    st.sets(st.sampled_from(["a", "b", "gpu", "a-b", "x.y", "p[1]", "c:d", "é", "True", "orx"])),
+)
 def test_agrees_with_pytest_slow(expr: str, markers: set[str]) -> None:
     _check_agreement(expr, markers)
 
@@ -181,7 +190,12 @@ def test_real_pytest_m_selects_what_marker_matches_selects(tmp_path) -> None:
         chosen = {line.split("::")[1] for line in proc.stdout.splitlines() if "::" in line}
         assert chosen == {name for name, m in marks.items() if marker_matches(expr, m)}, (expr, proc.stdout)
     for expr in ("a and", "a b", "(a"):
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only", "-m", expr, "test_m.py"], cwd=tmp_path, capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only", "-m", expr, "test_m.py"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 4, (expr, proc.stdout + proc.stderr)  # pytest: usage error
         with pytest.raises(ValueError):
             compile_marker(expr)

@@ -18,10 +18,22 @@ FILES = {"src/a.py": "1" * 40, "src/b.py": "2" * 40, "docs/x.md": "3" * 40}
 
 
 def run(
-    name: str, time: str, tests: dict[str, str], files: dict[str, str] | None = None, gates: dict[str, str] | None = None,
+    name: str,
+    time: str,
+    tests: dict[str, str],
+    files: dict[str, str] | None = None,
+    gates: dict[str, str] | None = None,
     args: list[str] | None = None,
 ) -> TestRun:
-    recs = [{"nodeid": n, "outcome": o.split(":")[0], "reason": o.partition(":")[2], "markers": ["gpu"] if "gpu" in n else []} for n, o in tests.items()]
+    recs = [
+        {
+            "nodeid": n,
+            "outcome": o.split(":")[0],
+            "reason": o.partition(":")[2],
+            "markers": ["gpu"] if "gpu" in n else [],
+        }
+        for n, o in tests.items()
+    ]
     prov = {"time": time, "host": name, "commit": "c" * 40} | ({"args": args} if args is not None else {})
     return TestRun(f".tracker/evidence/{name}.json", prov, gates or {}, files or FILES, recs)
 
@@ -31,7 +43,9 @@ def plans(*phases: Phase) -> list[Plan]:
 
 
 def statuses(ps: list[Plan], store: Store, files: dict[str, str] | None = None) -> dict[str, Any]:
-    out = compute(ps, store, lambda: FileIndex(files or FILES), lambda: lambda g: GateVerdict(False, "no benchmark evidence"))
+    out = compute(
+        ps, store, lambda: FileIndex(files or FILES), lambda: lambda g: GateVerdict(False, "no benchmark evidence")
+    )
     return {k: (v.status, v.note, [x.reason for x in v.verdicts]) for k, v in out.items()}
 
 
@@ -56,7 +70,12 @@ def test_cpu_skip_neither_meets_nor_unmeets_gpu_evidence() -> None:
 
 @pytest.mark.parametrize(
     ("outcome", "reason"),
-    [("xfailed:known", "xfailed: known"), ("error:setup error: x", "error: setup error: x"), ("deselected", "deselected"), ("notrun", "collected but not run")],
+    [
+        ("xfailed:known", "xfailed: known"),
+        ("error:setup error: x", "error: setup error: x"),
+        ("deselected", "deselected"),
+        ("notrun", "collected but not run"),
+    ],
 )
 def test_never_met_outcomes(outcome: str, reason: str) -> None:
     s = Store(runs=[run("r", "1", {"t.py::a": outcome, "t.py::b": "passed"})])
@@ -66,7 +85,10 @@ def test_never_met_outcomes(outcome: str, reason: str) -> None:
 def test_zero_collected_and_marker_selection() -> None:
     ph = Phase("P1", "t", (), (), (TestGate("t.py", "gpu"), TestGate("t.py::gone")))
     s = Store(runs=[run("r", "1", {"t.py::a": "passed"}, gates={"0001/P1#2": "h"})])
-    assert statuses(plans(ph), s)["0001/P1"][2] == ["-m 'gpu' selects 0 tests (an empty gate is unmet)", "0 tests collected (an empty gate is unmet)"]
+    assert statuses(plans(ph), s)["0001/P1"][2] == [
+        "-m 'gpu' selects 0 tests (an empty gate is unmet)",
+        "0 tests collected (an empty gate is unmet)",
+    ]
     s.runs.append(run("r2", "2", {"t.py::a_gpu": "passed"}))
     assert statuses(plans(ph), s)["0001/P1"][2][0] == "1 passed"
 
@@ -75,12 +97,17 @@ DIR = Phase("P1", "t", (), (), (TestGate("tests/sub/"),))
 SKIPPED = {"tests/sub/test_s.py::test_ok": "passed", "tests/sub/test_s.py::test_gpu": "skipped:CUDA not available"}
 
 
-@pytest.mark.parametrize("args", [None, ["tests/sub/test_s.py::test_ok"], ["tests/sub/test_s.py::test_ok", "tests/other"]])
+@pytest.mark.parametrize(
+    "args", [None, ["tests/sub/test_s.py::test_ok"], ["tests/sub/test_s.py::test_ok", "tests/other"]]
+)
 def test_a_run_of_part_of_a_directory_never_shrinks_its_gate(args: list[str] | None) -> None:
     full = run("full", "1", SKIPPED, gates={"0001/P1#1": "h"})
     part = run("part", "2", {"tests/sub/test_s.py::test_ok": "passed"}, args=args)  # a reportlog (no args) or a node id
     st = statuses(plans(DIR), Store(runs=[full, part]))["0001/P1"]
-    assert (st[0], st[2]) == (Status.PLANNED, ["tests/sub/test_s.py::test_gpu: skipped: CUDA not available (1 of 2 not passing)"])
+    assert (st[0], st[2]) == (
+        Status.PLANNED,
+        ["tests/sub/test_s.py::test_gpu: skipped: CUDA not available (1 of 2 not passing)"],
+    )
     without_full = statuses(plans(DIR), Store(runs=[run("old", "0", SKIPPED), part]))["0001/P1"]
     assert without_full[0] == Status.PLANNED  # no run collected the whole directory: every test ever seen counts
 
@@ -95,14 +122,18 @@ def test_a_run_of_the_whole_argument_drops_tests_gone_from_the_code(args: list[s
 def test_a_newer_partial_run_adds_tests_to_the_set() -> None:
     full = run("full", "1", {"tests/sub/test_s.py::test_ok": "passed"}, args=["tests"])
     new = run("new", "2", {"tests/sub/test_new.py::test_n": "failed:no"}, args=["tests/sub/test_new.py"])
-    assert statuses(plans(DIR), Store(runs=[full, new]))["0001/P1"][2] == ["tests/sub/test_new.py::test_n: failed: no (1 of 2 not passing)"]
+    assert statuses(plans(DIR), Store(runs=[full, new]))["0001/P1"][2] == [
+        "tests/sub/test_new.py::test_n: failed: no (1 of 2 not passing)"
+    ]
 
 
 def test_a_collection_error_stops_counting_once_the_file_collects_again() -> None:
     broken = run("broken", "1", {"tests/sub/test_s.py": "error:collection error: ImportError: x"}, args=["tests"])
     st = statuses(plans(DIR), Store(runs=[broken]))["0001/P1"]
     assert st[2] == ["tests/sub/test_s.py: error: collection error: ImportError: x"]
-    fixed = run("fixed", "2", {"tests/sub/test_s.py::test_ok": "passed"})  # no args: a partial run, yet the file collected
+    fixed = run(
+        "fixed", "2", {"tests/sub/test_s.py::test_ok": "passed"}
+    )  # no args: a partial run, yet the file collected
     assert statuses(plans(DIR), Store(runs=[broken, fixed]))["0001/P1"][0] == Status.DONE
 
 
@@ -111,7 +142,9 @@ def test_a_later_deselection_keeps_the_skip_reason() -> None:
     skipped = run("cpu", "1", {"t.py::gpu_a": "skipped:CUDA not available"})
     other_gate = run("other", "2", {"t.py::gpu_a": "deselected", "t.py::b": "passed"}, args=["t.py"])
     stopped = run("stopped", "3", {"t.py::gpu_a": "notrun"}, args=["t.py"])
-    assert statuses(plans(ph), Store(runs=[skipped, other_gate, stopped]))["0001/P1"][2] == ["skipped: CUDA not available"]
+    assert statuses(plans(ph), Store(runs=[skipped, other_gate, stopped]))["0001/P1"][2] == [
+        "skipped: CUDA not available"
+    ]
 
 
 def test_stale_when_covered_files_or_gate_definition_change() -> None:
@@ -137,10 +170,14 @@ def test_blocked_shows_blocker_and_done_wins() -> None:
     p2 = Phase("P2", "t", ("P1", "0002/Q"), (), (TestGate("t.py::c"),))
     other = Plan("0002", "O", "plans/0002-o.md", None, (Phase("Q", "q", (), (), (ManualGate("ok"),)),))
     s = Store(runs=[run("r", "1", {"t.py::a": "passed", "t.py::b": "passed"})])
-    out = compute(plans(P1, p2) + [other], s, lambda: FileIndex(FILES), lambda: lambda g: GateVerdict(False, "x"))
-    assert (out["0001/P2"].status, out["0001/P2"].blocked_by, out["0001/P2"].note) == (Status.BLOCKED, ("0002/Q",), "blocked by 0002/Q")
+    out = compute([*plans(P1, p2), other], s, lambda: FileIndex(FILES), lambda: lambda g: GateVerdict(False, "x"))
+    assert (out["0001/P2"].status, out["0001/P2"].blocked_by, out["0001/P2"].note) == (
+        Status.BLOCKED,
+        ("0002/Q",),
+        "blocked by 0002/Q",
+    )
     s.runs.append(run("r2", "2", {"t.py::c": "passed"}))
-    out = compute(plans(P1, p2) + [other], s, lambda: FileIndex(FILES), lambda: lambda g: GateVerdict(False, "x"))
+    out = compute([*plans(P1, p2), other], s, lambda: FileIndex(FILES), lambda: lambda g: GateVerdict(False, "x"))
     assert out["0001/P2"].status == Status.DONE
 
 
@@ -155,7 +192,9 @@ def test_phase_without_gates_is_never_done_and_bench_gate_never_met_by_default()
 
 
 COVERED = "src/lib.py"
-TESTS = "from src.lib import value\n\ndef test_value():\n    assert value() == 1\n\ndef test_other():\n    assert True\n"
+TESTS = (
+    "from src.lib import value\n\ndef test_value():\n    assert value() == 1\n\ndef test_other():\n    assert True\n"
+)
 
 
 def test_lifecycle_through_the_cli(repo, cli) -> None:
@@ -193,14 +232,19 @@ SUB = 'import pytest\n\ndef test_ok():\n    pass\n\n@pytest.mark.skip(reason="CU
 
 
 def plain_pytest(root: Path, *args: str) -> None:
-    cmd = pytest_command() + ["-q", "-p", "no:cacheprovider", f"--rootdir={root}", *args]
+    cmd = [*pytest_command(), "-q", "-p", "no:cacheprovider", f"--rootdir={root}", *args]
     subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, text=True, check=False)
 
 
 def test_a_run_of_one_test_never_meets_a_directory_gate_through_the_cli(repo, cli, tmp_path: Path) -> None:
-    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/sub/"')), "tests/sub/test_s.py": SUB})
+    root = repo(
+        {"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/sub/"')), "tests/sub/test_s.py": SUB}
+    )
     r = cli(root, "verify")
-    assert r.code == 1 and "UNMET 0001/P1#1 tests/sub/: tests/sub/test_s.py::test_gpu: skipped: CUDA not available" in r.out
+    assert (
+        r.code == 1
+        and "UNMET 0001/P1#1 tests/sub/: tests/sub/test_s.py::test_gpu: skipped: CUDA not available" in r.out
+    )
     log = tmp_path / "rl.jsonl"
     plain_pytest(root, "tests/sub/test_s.py::test_ok", f"--report-log={log}")
     assert cli(root, "ingest", str(log), "--host", "ci2").code == 0
@@ -218,7 +262,10 @@ def test_a_collection_error_makes_only_its_gates_unmet(repo, cli) -> None:
     r = cli(root, "verify", "0001/P9", "0001/P1")
     assert r.code == 1, r.out + r.err
     why = "error: collection error: ModuleNotFoundError: No module named 'nonexistent_module_xyz'"
-    assert f"UNMET 0001/P9#1 tests/test_colerr.py: {why}" in r.out and "met   0001/P1#1 tests/test_ok.py: 1 passed" in r.out
+    assert (
+        f"UNMET 0001/P9#1 tests/test_colerr.py: {why}" in r.out
+        and "met   0001/P1#1 tests/test_ok.py: 1 passed" in r.out
+    )
     (root / "tests/test_colerr.py").write_text("def test_fixed():\n    pass\n")
     assert cli(root, "verify").code == 0
 

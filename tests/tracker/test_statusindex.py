@@ -51,7 +51,9 @@ def run_doc(when: str, tests: dict[str, str], *, gates: dict[str, str] | None = 
     return doc
 
 
-def signoff_doc(when: str, key: str, gate: ManualGate, phase_manual: list[str], files: dict[str, str] | None = None) -> dict[str, Any]:
+def signoff_doc(
+    when: str, key: str, gate: ManualGate, phase_manual: list[str], files: dict[str, str] | None = None
+) -> dict[str, Any]:
     return {"schema": "tracker-signoff", "version": 1, "gate_key": key, "gate_hash": gate_hash(gate), "phase_manual": phase_manual,
             "manual": gate.manual, "by": "me", "why": "looked", "time": when, "host": "h", "commit": COMMIT, "dirty": False,
             "files": files or {}}  # fmt: skip
@@ -100,12 +102,19 @@ def _old_was_done(plan: Plan, phase_: Phase, store: Store) -> bool:
     events.sort(key=lambda e: e[0])
     for k in range(len(events), 0, -1):
         seen = events[:k]
-        prefix = Store(runs=[store.runs[i] for _, kind, i in seen if kind == 0], signoffs=[store.signoffs[i] for _, kind, i in seen if kind == 1])
+        prefix = Store(
+            runs=[store.runs[i] for _, kind, i in seen if kind == 0],
+            signoffs=[store.signoffs[i] for _, kind, i in seen if kind == 1],
+        )
         tests = TestIndex(prefix)
         met = True
         for i, gate in enumerate(phase_.gates):
             key = gate_key(plan.id, phase_.id, i)
-            met = tests.verdict(key, gate)[0].met if isinstance(gate, TestGate) else manual_verdict(key, gate, prefix, manual_hashes(phase_))[0].met
+            met = (
+                tests.verdict(key, gate)[0].met
+                if isinstance(gate, TestGate)
+                else manual_verdict(key, gate, prefix, manual_hashes(phase_))[0].met
+            )
             if not met:
                 break
         if met and phase_.gates:
@@ -115,7 +124,13 @@ def _old_was_done(plan: Plan, phase_: Phase, store: Store) -> bool:
 
 NODES = ["t.py::a", "t.py::b", "t.py::c", "u.py::d", "t.py"]
 OUTCOMES = ["passed", "failed", "skipped", "error", "deselected", "xfailed", "notrun"]
-GATES = [TestGate("t.py::a"), TestGate("t.py::b"), TestGate("t.py"), TestGate("u.py::d"), TestGate("t.py", marker="slow")]
+GATES = [
+    TestGate("t.py::a"),
+    TestGate("t.py::b"),
+    TestGate("t.py"),
+    TestGate("u.py::d"),
+    TestGate("t.py", marker="slow"),
+]
 MANUAL = ManualGate("looked at it")
 
 
@@ -124,10 +139,18 @@ def _store(draw: Any) -> Store:
     for i in range(draw(st.integers(0, 14))):
         when = f"2026-01-01T00:00:{draw(st.integers(0, 20)):02d}Z"
         if draw(st.integers(0, 5)) == 0:
-            signoffs.append((f"{STORE}/s{i}.json", signoff_doc(when, "0001/P1#" + str(draw(st.integers(1, 3))), MANUAL, [gate_hash(MANUAL)])))
+            signoffs.append(
+                (
+                    f"{STORE}/s{i}.json",
+                    signoff_doc(when, "0001/P1#" + str(draw(st.integers(1, 3))), MANUAL, [gate_hash(MANUAL)]),
+                )
+            )
             continue
         tests = draw(st.dictionaries(st.sampled_from(NODES), st.sampled_from(OUTCOMES), max_size=4))
-        recs = [{"nodeid": n, "outcome": o, "reason": "", "markers": ["slow"] if n.endswith("a") else []} for n, o in tests.items()]
+        recs = [
+            {"nodeid": n, "outcome": o, "reason": "", "markers": ["slow"] if n.endswith("a") else []}
+            for n, o in tests.items()
+        ]
         args = draw(st.sampled_from([None, ["t.py"], ["."], ["u.py::d"]]))
         prov = {"time": when, "host": "h", "commit": COMMIT, "args": args}
         runs.append(TestRun(f"{STORE}/r{i}.json", prov, {}, {}, recs))
@@ -159,7 +182,13 @@ def test_the_replay_builds_one_test_index_however_long_the_history(monkeypatch: 
             super().__init__(store)
 
     monkeypatch.setattr(history, "TestIndex", Counted)  # the index the replay builds
-    passed = TestRun(f"{STORE}/0.json", {"time": "2026-01-01T00:00:00Z", "host": "h"}, {}, {}, [{"nodeid": "t.py::a", "outcome": "passed"}])
+    passed = TestRun(
+        f"{STORE}/0.json",
+        {"time": "2026-01-01T00:00:00Z", "host": "h"},
+        {},
+        {},
+        [{"nodeid": "t.py::a", "outcome": "passed"}],
+    )
     failing = [TestRun(f"{STORE}/{i}.json", {"time": f"2026-01-01T00:{i:02d}:00Z", "host": "h"}, {}, {}, [{"nodeid": "t.py::a", "outcome": "failed"}])
                for i in range(1, 31)]  # fmt: skip
     plan = Plan("0001", "p", "plans/0001-p.md", None, (Phase("P1", "t", (), (), (TestGate("t.py::a"),)),))
@@ -182,7 +211,9 @@ def _regressed_repo(repo: Callable[..., Path]) -> Path:
     return root
 
 
-def test_a_regression_without_bench_gates_never_parses_the_results(repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_regression_without_bench_gates_never_parses_the_results(
+    repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tracker import result_files
     from tracker.cache import Cache
     from tracker.derive import repo_bench_evaluator
@@ -197,7 +228,9 @@ def test_a_regression_without_bench_gates_never_parses_the_results(repo: Callabl
     def statuses() -> Any:
         cache = Cache(root)
         store = evidence.load(root, strict=False)
-        got = compute(plans, store, lambda: FileIndex(tree_file_ids(root)), lambda: repo_bench_evaluator(root, store, cache=cache))
+        got = compute(
+            plans, store, lambda: FileIndex(tree_file_ids(root)), lambda: repo_bench_evaluator(root, store, cache=cache)
+        )
         cache.write()
         return got
 
@@ -226,7 +259,9 @@ def test_status_reads_each_store_file_once(repo: Callable[..., Path], monkeypatc
         assert len(reads.of(f"{STORE}/{name}")) == 1  # was 3: the store, then twice more to find the result copies
 
 
-def test_result_copies_found_valid_are_not_parsed_again(repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_result_copies_found_valid_are_not_parsed_again(
+    repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = repo({"t.py": ""})
     copy = write(root / STORE / "copy.json", result([case("m", {"k": 1}, [1.0])], time=utc(-10)))
     put(root, "run.json", run_doc(utc(-20), {"t.py::a": "passed"}))
@@ -249,7 +284,9 @@ def test_result_copies_found_valid_are_not_parsed_again(repo: Callable[..., Path
     assert evidence.load(root, strict=False, results=False).invalid == evidence.load(root, strict=False).invalid != []
 
 
-def test_the_tree_fingerprint_hashes_nothing_under_the_tracker_folder(repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_tree_fingerprint_hashes_nothing_under_the_tracker_folder(
+    repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tracker import fingerprint
 
     root = repo({"src/a.py": "x = 1\n"})
@@ -258,9 +295,13 @@ def test_the_tree_fingerprint_hashes_nothing_under_the_tracker_folder(repo: Call
     (root / "src/b.py").write_text("y = 2\n")
     hashed = []
     real = fingerprint._hash_file
-    monkeypatch.setattr(fingerprint, "_hash_file", lambda path: hashed.append(path.relative_to(root).as_posix()) or real(path))
+    monkeypatch.setattr(
+        fingerprint, "_hash_file", lambda path: hashed.append(path.relative_to(root).as_posix()) or real(path)
+    )
     ids = fingerprint.tree_file_ids(root)
-    assert set(ids) == {"src/a.py", "src/b.py"} and hashed == ["src/b.py"]  # was: each evidence file read and hashed too
+    assert set(ids) == {"src/a.py", "src/b.py"} and hashed == [
+        "src/b.py"
+    ]  # was: each evidence file read and hashed too
     (root / ".tracker-notes").write_text("kept\n")  # a name that only starts like the folder is the tree's
     assert ".tracker-notes" in fingerprint.tree_file_ids(root)
 
@@ -289,7 +330,9 @@ def test_cached_bench_verdicts_are_not_used_once_the_clock_is_behind(repo: Calla
     assert not behind.met and "in the future" in behind.reason  # was: met, from the cache
 
 
-def test_a_folder_named_like_a_verdict_file_does_not_stop_status(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+def test_a_folder_named_like_a_verdict_file_does_not_stop_status(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
     root = repo({"plans/0001-a.md": TWO_PHASES, "t.py": "", ".gitignore": ".tracker/cache/\n"})
     write(root / "bench/results/r.json", result([case("m", {"k": 1}, [1.0, 2.0, 3.0])], time=utc(-45)))
     (root / ".tracker/cache/results/verdicts-old.json").mkdir(parents=True)
@@ -308,8 +351,12 @@ def test_a_pid_no_process_can_have_is_a_crashed_run(repo: Callable[..., Path], p
     put(root, "1.json", run_doc(utc(-60), {"t.py::a": "passed"}))
     running = {"nodeid": "t.py::a", "markers": [], "pid": pid}
     put(root, "2.json", run_doc(utc(-30), {}, status="incomplete", running=running, host=socket.gethostname()))
-    store = evidence.load(root, strict=False)  # was: OverflowError for a huge pid; 0 and -1 read as alive (kill asks a group)
-    assert [r.tests[0]["outcome"] for r in store.runs] == ["passed", "error"] and store.processes == [(pid, socket.gethostname(), False)]
+    store = evidence.load(
+        root, strict=False
+    )  # was: OverflowError for a huge pid; 0 and -1 read as alive (kill asks a group)
+    assert [r.tests[0]["outcome"] for r in store.runs] == ["passed", "error"] and store.processes == [
+        (pid, socket.gethostname(), False)
+    ]
 
 
 # --- The status index --------------------------------------------------------------------------------------
@@ -326,7 +373,12 @@ def scratch(root: Path, clock: Clock) -> dict[str, Any]:
     from tracker.status import compute
 
     store = evidence.load(root, strict=False, clock=clock)
-    return compute(load_plans(root)[1], store, lambda: FileIndex(tree_file_ids(root)), lambda: repo_bench_evaluator(root, store, clock))
+    return compute(
+        load_plans(root)[1],
+        store,
+        lambda: FileIndex(tree_file_ids(root)),
+        lambda: repo_bench_evaluator(root, store, clock),
+    )
 
 
 def derived(root: Path, clock: Clock) -> dict[str, Any]:
@@ -407,8 +459,17 @@ class Repo:
         p = self.plan
         out = [
             {"id": "P1", "paths": p["p1paths"], "gates": ['test = "t.py::a"', f"test = {p['t2']}"]},
-            {"id": "P2", "paths": ["src/**"], "gates": ['test = "t.py"', f'manual = "{p["manual"]}"', f'manual = "{p["manual2"]}"']},
-            {"id": "P3", "paths": ["src/b.py"], "depends": ["P1"], "gates": [f'bench = "m"\nwhere = {{ k = 1 }}\nat_most = {p["limit"]}']},
+            {
+                "id": "P2",
+                "paths": ["src/**"],
+                "gates": ['test = "t.py"', f'manual = "{p["manual"]}"', f'manual = "{p["manual2"]}"'],
+            },
+            {
+                "id": "P3",
+                "paths": ["src/b.py"],
+                "depends": ["P1"],
+                "gates": [f'bench = "m"\nwhere = {{ k = 1 }}\nat_most = {p["limit"]}'],
+            },
         ]
         if p["p4"]:
             out.append({"id": "P4", "paths": [], "gates": ['test = "t.py::c"', 'manual = "second look"']})
@@ -474,7 +535,9 @@ def _step(repo: Repo, draw: Any, names: list[str]) -> str:
         other = ManualGate(draw(st.sampled_from(["second look", "third look", "looked at it"])))
         gate = ManualGate(text)
         manual = [gate_hash(gate), gate_hash(other)] if key.endswith("#2") else [gate_hash(other), gate_hash(gate)]
-        doc = signoff_doc(when, key, gate, manual if key.startswith("0001/P2") else [gate_hash(gate)], _files(repo, draw))
+        doc = signoff_doc(
+            when, key, gate, manual if key.startswith("0001/P2") else [gate_hash(gate)], _files(repo, draw)
+        )
         repo.write(f"{STORE}/{name}", json.dumps(doc).encode())
     elif kind in ("result", "copy"):
         samples = draw(st.lists(st.sampled_from([1.0, 2.0, 4.0, 6.0, 9.0]), min_size=1, max_size=4))
@@ -483,14 +546,20 @@ def _step(repo: Repo, draw: Any, names: list[str]) -> str:
         where = f"{STORE}/{name}" if kind == "copy" else f"bench/results/{name}"
         repo.write(where, json.dumps(doc).encode())
     elif kind == "running":
-        pid, host = draw(st.sampled_from([(repo.alive_pid(), repo.host), (2**30, repo.host), (repo.alive_pid(), "elsewhere")]))
+        pid, host = draw(
+            st.sampled_from([(repo.alive_pid(), repo.host), (2**30, repo.host), (repo.alive_pid(), "elsewhere")])
+        )
         doc = run_doc(when, {}, status="incomplete", running={"nodeid": draw(st.sampled_from(["t.py::a", "t.py::b"])), "pid": pid},
                       host=host)  # fmt: skip
         repo.write(f"{STORE}/{name}", json.dumps(doc).encode())
     elif kind == "garbage":
         repo.write(f"{STORE}/{name}", draw(st.sampled_from([b"{", b"[]", b'{"schema": "tracker-test-run"}'])))
     elif kind in ("delete", "edit"):
-        present = sorted(p.relative_to(repo.root).as_posix() for folder in (STORE, "bench/results") for p in (repo.root / folder).glob("*.json"))
+        present = sorted(
+            p.relative_to(repo.root).as_posix()
+            for folder in (STORE, "bench/results")
+            for p in (repo.root / folder).glob("*.json")
+        )
         if not present:
             return "nothing to delete or edit"
         victim = draw(st.sampled_from(present))
@@ -498,7 +567,9 @@ def _step(repo: Repo, draw: Any, names: list[str]) -> str:
             (repo.root / victim).unlink()
         else:  # another valid document in its place, or a byte changed where it stays the same size
             data = (repo.root / victim).read_bytes()
-            flipped = data.replace(b'"passed"', b'"failed"', 1) if b'"passed"' in data else data.replace(b"1.0", b"9.0", 1)
+            flipped = (
+                data.replace(b'"passed"', b'"failed"', 1) if b'"passed"' in data else data.replace(b"1.0", b"9.0", 1)
+            )
             repo.write(victim, flipped)
         name = victim
     elif kind == "plan":
@@ -539,7 +610,9 @@ def _index_equals_scratch(data: st.DataObject, steps: int) -> None:
                 at = time.time() + repo.offset  # one time for all three: a reason may name the clock's second
                 clock = Clock(at)
                 expected = scratch(repo.root, clock)
-                refused = clock.soonest is not None  # a file in the future: no index is kept (its reason names the clock)
+                refused = (
+                    clock.soonest is not None
+                )  # a file in the future: no index is kept (its reason names the clock)
                 first = derived(repo.root, Clock(at))
                 before = loads.count
                 second = derived(repo.root, Clock(at))
@@ -571,7 +644,7 @@ def _toggle(scene: Scenario, field: str, values: list[Any]) -> list[dict[str, An
         scene.repo.plan[field] = value
         scene.repo.write_plan()
         seen.append(scene.check())
-    for value, first in zip(values, seen):
+    for value, first in zip(values, seen, strict=False):
         scene.repo.plan[field] = value
         scene.repo.write_plan()
         assert scene.cached() == first
@@ -660,7 +733,9 @@ def test_no_index_is_kept_while_a_file_is_in_the_future(scene: Scenario) -> None
     scene.put(_passing(utc(-60), "t.py::a"))
     ahead = scene.put(_passing(utc(400), "t.py::b"))
     assert "in the future" in scene.check()["0001/P1"].verdicts[0].reason
-    assert not (scene.repo.root / ".tracker/cache/status-index.json").exists()  # its reason names the clock, which moves on
+    assert not (
+        scene.repo.root / ".tracker/cache/status-index.json"
+    ).exists()  # its reason names the clock, which moves on
     assert scene.check(offset=200)["0001/P1"].verdicts[1].met  # once the clock is close enough, the file counts
     (scene.repo.root / ahead).unlink()
     scene.check()
@@ -729,7 +804,9 @@ def test_an_index_is_kept_only_once_every_file_has_settled(tmp_path: Path, monke
     assert derived(repo.root, Clock()) == first and index.exists()
 
 
-def test_a_file_added_while_status_reads_the_store_is_seen_next_time(scene: Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_added_while_status_reads_the_store_is_seen_next_time(
+    scene: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scene.put(_passing(utc(-60), "t.py::a"))
     scene.check()
     real = evidence.load
@@ -745,7 +822,9 @@ def test_a_file_added_while_status_reads_the_store_is_seen_next_time(scene: Scen
     assert scene.check()["0001/P1"].verdicts[0].failed
 
 
-def test_a_file_added_once_status_has_read_the_store_is_seen_next_time(scene: Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_added_once_status_has_read_the_store_is_seen_next_time(
+    scene: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scene.put(_passing(utc(-60), "t.py::a"))
     scene.check()
     real = evidence.load
@@ -827,18 +906,21 @@ def test_an_index_of_another_shape_is_rebuilt_never_believed(data: st.DataObject
     the store's, with no traceback."""
     import tempfile
 
-    from tracker import statusindex
-
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
         scene = Scenario(Path(tmp), mp)
         try:
             ids = _tree_ids(scene.repo.root)
             scene.put(_passing(utc(-90), "t.py::a", "t.py::b", "t.py", files=ids))
             scene.put(run_doc(utc(-60), {"t.py::a": "failed:boom"}, files=ids))
-            scene.put(signoff_doc(utc(-50), "0001/P2#2", ManualGate("looked at it"), [gate_hash(ManualGate("looked at it"))]))
+            scene.put(
+                signoff_doc(utc(-50), "0001/P2#2", ManualGate("looked at it"), [gate_hash(ManualGate("looked at it"))])
+            )
             running = {"nodeid": "t.py::b", "pid": scene.repo.alive_pid()}
             scene.put(run_doc(utc(-40), {}, status="incomplete", running=running, host=scene.repo.host))
-            scene.put(result([case("m", {"k": 1}, [1.0, 2.0])], time=utc(-50), files={"src/b.py": b"b = 1\n"}), "bench/results")
+            scene.put(
+                result([case("m", {"k": 1}, [1.0, 2.0])], time=utc(-50), files={"src/b.py": b"b = 1\n"}),
+                "bench/results",
+            )
             expected = scene.check()
             index = scene.repo.root / INDEX
             doc = json.loads(index.read_bytes())
@@ -858,8 +940,6 @@ def test_an_index_of_another_shape_is_rebuilt_never_believed(data: st.DataObject
 @pytest.mark.parametrize("kind", ["garbage", "truncated", "deep", "directory", "fifo", "device", "huge", "list"])
 def test_an_index_that_cannot_be_read_is_rebuilt(scene: Scenario, kind: str) -> None:
     import os
-
-    from tracker import statusindex
 
     scene.put(_passing(utc(-60), "t.py::a"))
     expected = scene.check()
@@ -885,7 +965,10 @@ def test_an_index_that_cannot_be_read_is_rebuilt(scene: Scenario, kind: str) -> 
         index.write_text("[]")
     assert derived(scene.repo.root, Clock()) == expected
     if kind in ("garbage", "truncated", "deep", "huge", "list"):  # replaced by a good one
-        assert derived(scene.repo.root, Clock()) == expected and json.loads(index.read_bytes()).keys() == {"key", "data"}
+        assert derived(scene.repo.root, Clock()) == expected and json.loads(index.read_bytes()).keys() == {
+            "key",
+            "data",
+        }
 
 
 def test_a_file_name_that_is_not_utf8_is_indexed_and_read_back(scene: Scenario) -> None:

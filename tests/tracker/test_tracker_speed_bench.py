@@ -67,7 +67,9 @@ def test_speed_result_file_validates_and_meets_then_regresses_the_speed_gates(tm
 
 
 def test_overhead_result_file_validates_and_gates_the_ratio(tmp_path: Path) -> None:
-    gate = 'bench = "tracker.verify_vs_pytest_cpu"\nwhere = { gates = 100, work_ms = 0 }\nat_most = 1.1\nmin_samples = 3'
+    gate = (
+        'bench = "tracker.verify_vs_pytest_cpu"\nwhere = { gates = 100, work_ms = 0 }\nat_most = 1.1\nmin_samples = 3'
+    )
     root = make_repo(tmp_path / "repo", {"plans/0003-verify.md": plan_text("0003", [phase_block("P5", ["src/**"], [gate])]),
                                          "src/a.py": "A = 1\n", ".gitignore": ".tracker/cache/\n"})  # fmt: skip
     params = {"gates": 100, "work_ms": 0, "files": 200, "pytest_args": ""}
@@ -78,7 +80,11 @@ def test_overhead_result_file_validates_and_gates_the_ratio(tmp_path: Path) -> N
     run = load_result(path)
     assert "-tracker_verify_overhead-" in path.name and "bench/tracker_verify_overhead.py" in run.files
     st = statuses(root)["0003/P5"]
-    assert st.status is Status.PLANNED and st.verdicts[0].failed and st.verdicts[0].reason.startswith("1.28 x > 1.10 x (median of 3")
+    assert (
+        st.status is Status.PLANNED
+        and st.verdicts[0].failed
+        and st.verdicts[0].reason.startswith("1.28 x > 1.10 x (median of 3")
+    )
 
 
 def test_ratios_are_taken_round_by_round() -> None:
@@ -86,11 +92,19 @@ def test_ratios_are_taken_round_by_round() -> None:
     assert entry["samples"] == pytest.approx([2.0, 3.0, 3.0]) and entry["stats"]["median"] == pytest.approx(3.0)
     assert entry["unit"] == "x" and entry["direction"] == "lower" and entry["info"] == INFO
     with pytest.raises(ValueError):
-        speed.ratio_case("tracker.status_vs_python", {}, [0.2, 0.3], [0.1], INFO)  # a lost round is an error, not a shift
+        speed.ratio_case(
+            "tracker.status_vs_python", {}, [0.2, 0.3], [0.1], INFO
+        )  # a lost round is an error, not a shift
 
 
 def test_summarize_p90_is_numpys_linear_interpolation() -> None:
-    assert speed.summarize([1.0, 2.0, 3.0, 4.0, 10.0]) == {"n": 5, "median": 3.0, "min": 1.0, "mean": 4.0, "p90": pytest.approx(7.6)}
+    assert speed.summarize([1.0, 2.0, 3.0, 4.0, 10.0]) == {
+        "n": 5,
+        "median": 3.0,
+        "min": 1.0,
+        "mean": 4.0,
+        "p90": pytest.approx(7.6),
+    }
     assert speed.summarize([5.0])["p90"] == 5.0
 
 
@@ -111,9 +125,13 @@ def templates() -> list[tuple[str, bytes]]:
 def test_generated_history_is_older_than_the_real_files_and_has_their_shapes(tmp_path: Path) -> None:
     real = templates()
     generated = speed.history_documents(real, 40, "a" * 40, {"src/kern/k1/a.py": "e" * 40, "src/lib/a.py": "f" * 40})
-    assert generated == speed.history_documents(real, 40, "a" * 40, {"src/kern/k1/a.py": "e" * 40, "src/lib/a.py": "f" * 40})
+    assert generated == speed.history_documents(
+        real, 40, "a" * 40, {"src/kern/k1/a.py": "e" * 40, "src/lib/a.py": "f" * 40}
+    )
     kinds = [name.split("-")[2] for name, _ in generated]
-    assert [i for i, k in enumerate(kinds) if k == "bench"] == [15, 31] and [i for i, k in enumerate(kinds) if k == "signoff"] == [7, 27]
+    assert [i for i, k in enumerate(kinds) if k == "bench"] == [15, 31] and [
+        i for i, k in enumerate(kinds) if k == "signoff"
+    ] == [7, 27]
     store = tmp_path / ".tracker/evidence"
     store.mkdir(parents=True)
     for name, data in real + generated:
@@ -124,7 +142,9 @@ def test_generated_history_is_older_than_the_real_files_and_has_their_shapes(tmp
             run = load_result(store / name)
             assert len(run.cases) == 120 and set(run.files) == {"src/kern/k1/a.py"}
     loaded = load(tmp_path, strict=True)
-    assert loaded.runs[-1].file.endswith(real[0][0]) and loaded.signoffs[-1][0].endswith(real[1][0])  # the real files stay newest
+    assert loaded.runs[-1].file.endswith(real[0][0]) and loaded.signoffs[-1][0].endswith(
+        real[1][0]
+    )  # the real files stay newest
     assert len(loaded.runs) == 1 + 40 - 2 - 2 and not loaded.invalid and len(loaded.bench) == 2
     failed = [r for r in loaded.runs if any(t["outcome"] == "failed" for t in r.tests)]
     assert 0 < len(failed) < len(loaded.runs) - 1  # some history runs failed a test, most passed
@@ -161,7 +181,9 @@ def test_keep_newest_evidence_leaves_one_file(tmp_path: Path) -> None:
 def test_speed_bench_end_to_end(tmp_path: Path) -> None:
     """The whole script on tiny sizes: real verify/pytest/signoff/ingest runs, equal status tables at each
     history size (checked by the script), a valid result file with every metric."""
-    assert speed.main(["--runs", "1", "--plans", "5", "--phases", "2", "--history", "8,20", "--out", str(tmp_path)]) == 0
+    assert (
+        speed.main(["--runs", "1", "--plans", "5", "--phases", "2", "--history", "8,20", "--out", str(tmp_path)]) == 0
+    )
     [path] = tmp_path.glob("tracker_speed-*.json")
     metrics = {(c.metric, tuple(sorted(c.params.items()))) for c in load_result(path).cases}
     assert ("tracker.status_history_ratio", (("evidence_from", 8), ("evidence_to", 20), ("repo", "history"))) in metrics

@@ -65,9 +65,11 @@ def test_the_old_names_stay_importable_with_the_same_rule() -> None:
 def test_naming_imports_nothing_heavy() -> None:
     """verify names its run's file before pytest starts: the contract module imports neither the ingest command (its
     parsers, the evidence reader) nor datetime, secrets or socket, and naming a file imports nothing either."""
-    code = ("import sys\nbefore = set(sys.modules)\nimport tracker.contract\n"
-            "tracker.contract.evidence_name('verify')\n"
-            "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in ('tracker', 'datetime', 'secrets', 'json', 'socket')))")
+    code = (
+        "import sys\nbefore = set(sys.modules)\nimport tracker.contract\n"
+        "tracker.contract.evidence_name('verify')\n"
+        "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in ('tracker', 'datetime', 'secrets', 'json', 'socket')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['tracker', 'tracker.contract', 'tracker.hashing']"
 
@@ -93,16 +95,19 @@ def test_the_slot_names_the_test_inside_the_file_the_evidence_names(tmp_path: Pa
     assert crashed_test(evidence, exact) == record  # the evidence file named the test itself: the same
 
 
-@pytest.mark.parametrize("slot", [
-    {"nodeid": "tests/test_c.py::test_b", "markers": [], "pid": 4243},  # another process's
-    {"nodeid": "tests/test_c.pyx::test_b", "markers": [], "pid": 4242},  # not inside tests/test_c.py
-    {"nodeid": "tests/test_d.py::test_b", "markers": [], "pid": 4242},
-    {"nodeid": "tests/test_c.py::test_b", "markers": "gpu", "pid": 4242},
-    {"nodeid": "tests/test_c.py::test_b", "markers": [], "pid": True},
-    {"nodeid": 7, "markers": [], "pid": 4242},
-    {"nodeid": "tests/test_c.py::test_b", "markers": []},
-    ["tests/test_c.py::test_b"],
-])
+@pytest.mark.parametrize(
+    "slot",
+    [
+        {"nodeid": "tests/test_c.py::test_b", "markers": [], "pid": 4243},  # another process's
+        {"nodeid": "tests/test_c.pyx::test_b", "markers": [], "pid": 4242},  # not inside tests/test_c.py
+        {"nodeid": "tests/test_d.py::test_b", "markers": [], "pid": 4242},
+        {"nodeid": "tests/test_c.py::test_b", "markers": "gpu", "pid": 4242},
+        {"nodeid": "tests/test_c.py::test_b", "markers": [], "pid": True},
+        {"nodeid": 7, "markers": [], "pid": 4242},
+        {"nodeid": "tests/test_c.py::test_b", "markers": []},
+        ["tests/test_c.py::test_b"],
+    ],
+)
 def test_a_slot_that_does_not_agree_leaves_the_file(tmp_path: Path, slot: object) -> None:
     evidence = slot_of(tmp_path, json.dumps(slot).encode())
     assert crashed_test(evidence, RUNNING) == RUNNING
@@ -122,18 +127,35 @@ def test_a_slot_that_is_missing_cut_or_no_file_leaves_the_file(tmp_path: Path) -
     with open(running_file(evidence), "wb") as fh:
         fh.truncate(RUNNING_SLOT_LIMIT + 1)
     assert crashed_test(evidence, RUNNING) == RUNNING
-    assert crashed_test(evidence, {"nodeid": "tests/test_c.py", "markers": []}) == {"nodeid": "tests/test_c.py", "markers": []}  # no pid
+    assert crashed_test(evidence, {"nodeid": "tests/test_c.py", "markers": []}) == {
+        "nodeid": "tests/test_c.py",
+        "markers": [],
+    }  # no pid
 
 
-JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
-                       lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["nodeid", "markers", "pid", "x"]), inner, max_size=4),
-                       max_leaves=12)
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(["nodeid", "markers", "pid", "x"]), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
 
 
-@given(st.one_of(st.binary(max_size=300), JSONISH.map(lambda v: json.dumps(v).encode()),
-                 st.fixed_dictionaries({"nodeid": st.sampled_from(["tests/test_c.py", "tests/test_c.py::a", "tests/test_c.pyz::a", "x::y", ""]),
-                                        "markers": st.lists(st.text(max_size=5), max_size=3), "pid": st.sampled_from([4242, 4241, 0, -1])}
-                                       ).map(lambda v: json.dumps(v).encode())))
+@given(
+    st.one_of(
+        st.binary(max_size=300),
+        JSONISH.map(lambda v: json.dumps(v).encode()),
+        st.fixed_dictionaries(
+            {
+                "nodeid": st.sampled_from(["tests/test_c.py", "tests/test_c.py::a", "tests/test_c.pyz::a", "x::y", ""]),
+                "markers": st.lists(st.text(max_size=5), max_size=3),
+                "pid": st.sampled_from([4242, 4241, 0, -1]),
+            }
+        ).map(lambda v: json.dumps(v).encode()),
+    )
+)
 @settings(max_examples=600, deadline=None)
 def test_whatever_the_slot_holds_the_crash_stays_inside_the_file(content: bytes) -> None:
     import tempfile
@@ -146,25 +168,66 @@ def test_whatever_the_slot_holds_the_crash_stays_inside_the_file(content: bytes)
 
 # --- selection: each test matched against the pairs filed under its file and directories ----------------------
 
-PATHS = ["tests", "tests/", "./tests", "tests/sub", "tests/sub/", "tests/a.py", "./tests/a.py", "tests/sub/b.py", "tests/../tests/a.py",
-         "x.py", "", ".", "./", "tests/a.pyx", "test", "../up/t.py", "../up", "/abs/tests", "tests//a.py"]
+PATHS = [
+    "tests",
+    "tests/",
+    "./tests",
+    "tests/sub",
+    "tests/sub/",
+    "tests/a.py",
+    "./tests/a.py",
+    "tests/sub/b.py",
+    "tests/../tests/a.py",
+    "x.py",
+    "",
+    ".",
+    "./",
+    "tests/a.pyx",
+    "test",
+    "../up/t.py",
+    "../up",
+    "/abs/tests",
+    "tests//a.py",
+]
 SUFFIXES = ["", "::t", "::t[1]", "::C", "::C::t", "::t[a/b]", "::"]
 EXPRS = [None, "gpu", "not gpu", "slow or gpu", "", "gpu and not slow"]
-NODES = ["tests/a.py::t", "tests/a.py::t[1]", "tests/a.py::C::t", "tests/sub/b.py::t", "tests/sub/b.py::t[a/b]", "x.py::t",
-         "tests/a.pyx::t", "test/a.py::t", "../up/t.py::t", "tests/a.py", "tests", "y.py::t"]
+NODES = [
+    "tests/a.py::t",
+    "tests/a.py::t[1]",
+    "tests/a.py::C::t",
+    "tests/sub/b.py::t",
+    "tests/sub/b.py::t[a/b]",
+    "x.py::t",
+    "tests/a.pyx::t",
+    "test/a.py::t",
+    "../up/t.py::t",
+    "tests/a.py",
+    "tests",
+    "y.py::t",
+]
 
 
-@given(st.lists(st.tuples(st.builds(str.__add__, st.sampled_from(PATHS), st.sampled_from(SUFFIXES)), st.sampled_from(EXPRS)), max_size=12),
-       st.sampled_from(NODES), st.lists(st.sampled_from(["gpu", "slow", "x"]), max_size=2, unique=True))
+@given(
+    st.lists(
+        st.tuples(st.builds(str.__add__, st.sampled_from(PATHS), st.sampled_from(SUFFIXES)), st.sampled_from(EXPRS)),
+        max_size=12,
+    ),
+    st.sampled_from(NODES),
+    st.lists(st.sampled_from(["gpu", "slow", "x"]), max_size=2, unique=True),
+)
 @settings(max_examples=1500, deadline=None)
-def test_filed_pairs_select_what_every_pair_tried_in_order_selects(pairs: list[tuple[str, str | None]], nodeid: str, markers: list[str]) -> None:
+def test_filed_pairs_select_what_every_pair_tried_in_order_selects(
+    pairs: list[tuple[str, str | None]], nodeid: str, markers: list[str]
+) -> None:
     from tracker.pytest_plugin import GatePairs
     from tracker.selection import marker_matches, selects
 
     every = any(selects(arg, nodeid) and marker_matches(expr, markers) for arg, expr in pairs)
     assert GatePairs(pairs).select(nodeid, markers) == every
     candidates = GatePairs(pairs).candidates(nodeid)
-    assert [p for p in pairs if selects(p[0], nodeid)] == [p for p in candidates if selects(p[0], nodeid)]  # in their order
+    assert [p for p in pairs if selects(p[0], nodeid)] == [
+        p for p in candidates if selects(p[0], nodeid)
+    ]  # in their order
 
 
 def test_a_test_is_matched_against_the_pairs_of_its_places_only() -> None:
@@ -177,7 +240,10 @@ def test_a_test_is_matched_against_the_pairs_of_its_places_only() -> None:
 
 # --- provenance: git's two questions at once ------------------------------------------------------------------
 
-def test_the_commit_and_the_status_are_asked_side_by_side(repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+
+def test_the_commit_and_the_status_are_asked_side_by_side(
+    repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """commit_state runs git's rev-parse and status together (a recording session waits for one git call, not two):
     a git on PATH that takes 0.4 s longer (then runs the real git) logs when each call began and ended."""
     import shutil
@@ -186,12 +252,16 @@ def test_the_commit_and_the_status_are_asked_side_by_side(repo, tmp_path: Path, 
 
     root = repo({"a.py": "x = 1\n"})
     (root / "b.py").write_text("untracked\n")
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
     slow = tmp_path / "bin"
     slow.mkdir()
     log = tmp_path / "git.log"
-    (slow / "git").write_text(f'#!/bin/sh\necho "start $(date +%s.%N)" >> {log}\nsleep 0.4\n'
-                              f'echo "end $(date +%s.%N)" >> {log}\nexec {shutil.which("git")} "$@"\n')
+    (slow / "git").write_text(
+        f'#!/bin/sh\necho "start $(date +%s.%N)" >> {log}\nsleep 0.4\n'
+        f'echo "end $(date +%s.%N)" >> {log}\nexec {shutil.which("git")} "$@"\n'
+    )
     (slow / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{slow}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.delenv("TRACKER_COMMIT", raising=False)
@@ -202,6 +272,7 @@ def test_the_commit_and_the_status_are_asked_side_by_side(repo, tmp_path: Path, 
 
 # --- the overhead bench measures what a user runs ---------------------------------------------------------------
 
+
 def test_the_overhead_bench_measures_with_bytecode_caches(monkeypatch: pytest.MonkeyPatch) -> None:
     """A sandbox's PYTHONDONTWRITEBYTECODE made every measured verify compile the tracker from source (and pytest
     its rewritten tests): the bench removes it from the measured processes unless --no-bytecode-cache."""
@@ -209,7 +280,12 @@ def test_the_overhead_bench_measures_with_bytecode_caches(monkeypatch: pytest.Mo
 
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     assert "PYTHONDONTWRITEBYTECODE" not in overhead.measured_env(overhead.parse_args(["--quick"]).bytecode_cache)
-    assert overhead.measured_env(overhead.parse_args(["--quick", "--no-bytecode-cache"]).bytecode_cache)["PYTHONDONTWRITEBYTECODE"] == "1"
+    assert (
+        overhead.measured_env(overhead.parse_args(["--quick", "--no-bytecode-cache"]).bytecode_cache)[
+            "PYTHONDONTWRITEBYTECODE"
+        ]
+        == "1"
+    )
 
 
 # --- what the readers are to do with the slot (evidence.crashed_run, verify's messages: the lead integrates) ------
@@ -235,8 +311,18 @@ def test_the_store_and_verify_name_the_test_that_crashed_among_others_of_its_fil
     from tracker import evidence
     from tracker.commands.common import pytest_env
 
-    root = repo({"plans/0001-demo.md": CRASH_PLAN, "tests/test_c.py": "import os\ndef test_a(): pass\ndef test_b(): os._exit(3)\n"})
-    proc = subprocess.run([sys.executable, "-m", "tracker", "verify"], cwd=root, env=pytest_env(root), capture_output=True, text=True)
-    assert proc.returncode == 6 and "it crashed while running tests/test_c.py::test_b, which counts as an error" in proc.stderr, proc.stderr
+    root = repo(
+        {
+            "plans/0001-demo.md": CRASH_PLAN,
+            "tests/test_c.py": "import os\ndef test_a(): pass\ndef test_b(): os._exit(3)\n",
+        }
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "tracker", "verify"], cwd=root, env=pytest_env(root), capture_output=True, text=True
+    )
+    assert (
+        proc.returncode == 6
+        and "it crashed while running tests/test_c.py::test_b, which counts as an error" in proc.stderr
+    ), proc.stderr
     [run] = evidence.load(root, strict=False).runs
     assert [r["nodeid"] for r in run.tests] == ["tests/test_c.py::test_b"]

@@ -60,14 +60,19 @@ def find_problems(root: Path, *, cache: Cache | None = None) -> list[Problem]:
     paths = {p.id: p.path for p in plans}
     problems = [
         Problem("regressed", paths.get(st.plan_id), line, key)
-        for key, st in statuses.items() if st.status is Status.REGRESSED for line in regressions({key: st})
-    ]  # fmt: skip
+        for key, st in statuses.items()
+        if st.status is Status.REGRESSED
+        for line in regressions({key: st})
+    ]
     from tracker.evidence import load as load_store
     from tracker.result_files import load_repo_results, repo_result_files
 
     store = load_store(root, strict=False)
     invalid = store.invalid  # unusable store files: every test and bench gate unmet
-    problems += [Problem("invalid-evidence", line.split(": ", 1)[0], f"invalid evidence file, fix or remove it: {line}") for line in invalid]
+    problems += [
+        Problem("invalid-evidence", line.split(": ", 1)[0], f"invalid evidence file, fix or remove it: {line}")
+        for line in invalid
+    ]
     listed = {line.split(": ", 1)[0] for line in invalid}
     result_files = repo_result_files(root, [rel for rel, _ in store.bench])  # the store is not read a second time
     results = load_repo_results(root, strict=False, files=result_files, cache=cache) if result_files else None
@@ -85,7 +90,9 @@ def find_problems(root: Path, *, cache: Cache | None = None) -> list[Problem]:
             problems.append(Problem("region-edited", f.path, str(err)))
             continue
         if stale:
-            problems.append(Problem("out-of-date", f.path, f"{f.path}: generated regions out of date (run `tracker update`)"))
+            problems.append(
+                Problem("out-of-date", f.path, f"{f.path}: generated regions out of date (run `tracker update`)")
+            )
     return problems
 
 
@@ -99,18 +106,38 @@ def unknown_commits(root: Path, claimed: Iterable[tuple[str, object]]) -> list[P
     wanted = sorted({(str(commit), file) for file, commit in claimed if isinstance(commit, str) and commit})
     if not wanted or not (root / ".git").exists():
         return []
-    shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=root, capture_output=True, text=True, check=False)
+    shallow = subprocess.run(
+        ["git", "rev-parse", "--is-shallow-repository"], cwd=root, capture_output=True, text=True, check=False
+    )
     if shallow.returncode != 0 or shallow.stdout.strip() != "false":
         return []
     commits = sorted({commit for commit, _ in wanted})
     query = "".join(f"{commit}^{{commit}}\n" for commit in commits)
-    proc = subprocess.run(["git", "cat-file", "--batch-check"], cwd=root, input=query, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["git", "cat-file", "--batch-check"], cwd=root, input=query, capture_output=True, text=True, check=False
+    )
     answers = proc.stdout.splitlines()
     if proc.returncode != 0 or len(answers) != len(commits):
-        return [Problem("git", None, f"tracker check: cannot ask git which evidence commits exist: {proc.stderr.strip() or 'unexpected answer'}")]
-    missing = {commit for commit, answer in zip(commits, answers) if answer.endswith(" missing") or " commit " not in f" {answer} "}
+        return [
+            Problem(
+                "git",
+                None,
+                "tracker check: cannot ask git which evidence commits exist: "
+                f"{proc.stderr.strip() or 'unexpected answer'}",
+            )
+        ]
+    missing = {
+        commit
+        for commit, answer in zip(commits, answers, strict=False)
+        if answer.endswith(" missing") or " commit " not in f" {answer} "
+    }
     return [
-        Problem("unknown-commit", file, f"{file}: its commit {commit} is not in this repository's history (evidence is "
-                "trusted like a committed file: fetch that history, or remove the file)")
-        for commit, file in sorted(wanted, key=lambda x: x[1]) if commit in missing
-    ]  # fmt: skip
+        Problem(
+            "unknown-commit",
+            file,
+            f"{file}: its commit {commit} is not in this repository's history (evidence is "
+            "trusted like a committed file: fetch that history, or remove the file)",
+        )
+        for commit, file in sorted(wanted, key=lambda x: x[1])
+        if commit in missing
+    ]

@@ -44,7 +44,11 @@ def _plan_file_id(root: Path, spec: str) -> str | None:
     for candidate in (Path(spec), root / spec):
         try:
             path = candidate.resolve()
-            if path.parent == (root / "plans").resolve() and fnmatch.fnmatchcase(path.name, PLAN_GLOB) and path.is_file():
+            if (
+                path.parent == (root / "plans").resolve()
+                and fnmatch.fnmatchcase(path.name, PLAN_GLOB)
+                and path.is_file()
+            ):
                 return path.name[:4]
         except (OSError, RuntimeError, ValueError):  # a symlink loop, a name too long, a NUL byte
             continue

@@ -78,8 +78,15 @@ def run(root: Path, dry_run: bool = False, out: TextIO | None = None, as_json: b
         from tracker.commands.common import json_text
 
         kept = [{"path": k, "why": w} for k, w in sorted(report.kept.items())]
-        doc = {"dry_run": report.dry_run, "exit": report.exit, "refused": report.refused, "deleted": report.deleted,
-               "would_delete": report.would_delete, "kept": kept, "put_back": report.put_back}  # fmt: skip
+        doc = {
+            "dry_run": report.dry_run,
+            "exit": report.exit,
+            "refused": report.refused,
+            "deleted": report.deleted,
+            "would_delete": report.would_delete,
+            "kept": kept,
+            "put_back": report.put_back,
+        }
         out.write(json_text(out, doc) + "\n")
     else:
         out.write("".join(line + "\n" for line in text_lines(report)))

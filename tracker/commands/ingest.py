@@ -39,10 +39,13 @@ from tracker.ingest import (
 
 def commit_files(root: Path, commit: str | None) -> tuple[str, dict[str, str]]:
     """(full commit id, {path: blob id}) of a commit (``HEAD`` when None), from one ``git ls-tree`` call."""
+
     def git(*args: str) -> bytes:
         proc = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=root, capture_output=True, check=False)
         if proc.returncode != 0:
-            raise UsageError(f"--commit {commit}: not a commit of this repository ({proc.stderr.decode(errors='replace').strip()})")
+            raise UsageError(
+                f"--commit {commit}: not a commit of this repository ({proc.stderr.decode(errors='replace').strip()})"
+            )
         return proc.stdout
 
     if commit is None:
@@ -52,7 +55,7 @@ def commit_files(root: Path, commit: str | None) -> tuple[str, dict[str, str]]:
     for entry in git("ls-tree", "-r", "-z", full).split(b"\0"):
         if entry:
             meta, _, path = entry.partition(b"\t")
-            mode, kind, blob = meta.decode().split(" ")
+            _mode, kind, blob = meta.decode().split(" ")
             if kind == "blob" and not path.startswith(b".tracker/"):
                 files[path.decode("utf-8", "surrogateescape")] = blob
     return full, files
@@ -61,10 +64,14 @@ def commit_files(root: Path, commit: str | None) -> tuple[str, dict[str, str]]:
 def _head_or_refuse(root: Path) -> None:
     """Without ``--commit`` a test run is recorded against ``HEAD``: say why there is none (no git
     repository, or one without a commit yet) instead of blaming an option the user never gave."""
-    proc = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=root, capture_output=True, check=False)
+    proc = subprocess.run(
+        ["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=root, capture_output=True, check=False
+    )
     if proc.returncode == 0:
         return
-    inside = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=root, capture_output=True, check=False).returncode == 0
+    inside = (
+        subprocess.run(["git", "rev-parse", "--git-dir"], cwd=root, capture_output=True, check=False).returncode == 0
+    )
     why = "the repository has no commit yet" if inside else f"{root} is not a git repository"
     raise UsageError(
         f"{why}: a reportlog or JUnit run is stored with the file ids of the commit it ran on; commit that code "
@@ -91,7 +98,13 @@ def _run_time(run: ForeignRun, path: Path, clock: Clock) -> str:
 
 
 def test_run_document(
-    run: ForeignRun, path: Path, host: str, commit: str | None, assumed: bool, files: dict[str, str], source_sha256: str = "",
+    run: ForeignRun,
+    path: Path,
+    host: str,
+    commit: str | None,
+    assumed: bool,
+    files: dict[str, str],
+    source_sha256: str = "",
     when: str | None = None,
 ) -> dict[str, Any]:
     """The ``tracker-test-run`` evidence document for a parsed reportlog / JUnit run (``when``: its UTC
@@ -102,9 +115,17 @@ def test_run_document(
         "version": 1,
         "status": "complete" if run.complete else "interrupted",
         "provenance": {
-            "commit": commit, "dirty": None, "time": when, "host": host,
-            "python": None, "pytest": run.pytest_version, "platform": None, "cuda": None,
-            "command": f"tracker ingest {path.name}", "ingested_from": run.kind, "commit_assumed": assumed,
+            "commit": commit,
+            "dirty": None,
+            "time": when,
+            "host": host,
+            "python": None,
+            "pytest": run.pytest_version,
+            "platform": None,
+            "cuda": None,
+            "command": f"tracker ingest {path.name}",
+            "ingested_from": run.kind,
+            "commit_assumed": assumed,
             "source_sha256": source_sha256,
         },
         "rootdir": None,
@@ -152,8 +173,16 @@ def _stored_digests(root: Path) -> set[str]:
     return existing
 
 
-def _plan(root: Path, path: Path, data: bytes, host: str | None, commit: str | None, clock: Clock,
-          tree: list[tuple[str, dict[str, str]]], stored: set[str]) -> tuple[bytes, str, str, str] | None:  # fmt: skip
+def _plan(
+    root: Path,
+    path: Path,
+    data: bytes,
+    host: str | None,
+    commit: str | None,
+    clock: Clock,
+    tree: list[tuple[str, dict[str, str]]],
+    stored: set[str],
+) -> tuple[bytes, str, str, str] | None:
     """(bytes to store, kind, host for the name, note) of one validated file, None when the store holds it
     already (``stored``: digests, :func:`_stored_digests`); IngestError (exit 8) when it cannot be used. A file
     is validated before it is called a duplicate: an invalid copy in the store does not make it valid."""
@@ -179,8 +208,16 @@ def _plan(root: Path, path: Path, data: bytes, host: str | None, commit: str | N
     return _stored_run(parsed, path, host or "unknown", commit, tree[0], digest, when, clock)
 
 
-def _stored_run(parsed: ForeignRun, path: Path, host: str, commit: str | None, tree: tuple[str, dict[str, str]], digest: str,
-                when: str, clock: Clock) -> tuple[bytes, str, str, str]:  # fmt: skip
+def _stored_run(
+    parsed: ForeignRun,
+    path: Path,
+    host: str,
+    commit: str | None,
+    tree: tuple[str, dict[str, str]],
+    digest: str,
+    when: str,
+    clock: Clock,
+) -> tuple[bytes, str, str, str]:
     """(bytes, kind, host, note) of the evidence file for a parsed reportlog / JUnit run, checked by the
     store's own rules before anything is written."""
     doc = test_run_document(parsed, path, host, tree[0], commit is None, tree[1], digest, when)
@@ -197,11 +234,15 @@ def _stored_run(parsed: ForeignRun, path: Path, host: str, commit: str | None, t
     try:
         encoded = text.encode("utf-8")
     except UnicodeEncodeError as err:  # a reportlog's "\\udc80": text no UTF-8 file can hold
-        raise IngestError(f"{path}: holds text that is not valid Unicode ({err.reason}: {err.object[err.start:err.end]!a})") from None
+        raise IngestError(
+            f"{path}: holds text that is not valid Unicode ({err.reason}: {err.object[err.start : err.end]!a})"
+        ) from None
     return encoded, "pytest", host, note
 
 
-def run(root: Path, paths: list[Path], host: str | None = None, commit: str | None = None, out: TextIO | None = None) -> int:
+def run(
+    root: Path, paths: list[Path], host: str | None = None, commit: str | None = None, out: TextIO | None = None
+) -> int:
     """Validate every file, then write them all into ``.tracker/evidence/``; exit 8 on a bad file.
 
     Files are read once each, bounded and never from a FIFO or a device (:func:`tracker.fileio.read_regular`);
@@ -236,4 +277,4 @@ def run(root: Path, paths: list[Path], host: str | None = None, commit: str | No
     return int(ExitCode.OK)
 
 
-__all__ = ["run", "IngestError", "commit_files", "evidence_name", "test_run_document"]
+__all__ = ["IngestError", "commit_files", "evidence_name", "run", "test_run_document"]

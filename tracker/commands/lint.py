@@ -197,8 +197,10 @@ def _outside_paths(root: Path, plan: Plan, phase: Phase, numbers: dict[int, int]
             )
         else:
             shown = ", ".join(outside[:3]) + (f" (+{len(outside) - 3} more)" if len(outside) > 3 else "")
-            out.append(f"{where}: {len(outside)} test file(s) under {path} are outside the phase's paths "
-                       f"(editing them will not make the phase stale): {shown}")  # fmt: skip
+            out.append(
+                f"{where}: {len(outside)} test file(s) under {path} are outside the phase's paths "
+                f"(editing them will not make the phase stale): {shown}"
+            )
     return out
 
 
@@ -325,8 +327,12 @@ def run(root: Path, collect: bool = True, out: TextIO | None = None, as_json: bo
         from tracker.commands.common import json_text
 
         paths = [f.path for f in files] + [p.relative_to(root).as_posix() for p in (root / "plans").glob("*.md")]
-        doc = {"ok": not problems, "files": len(files) + len(unreadable),
-               "problems": _located(problems, paths), "warnings": _located(warnings, paths)}  # fmt: skip
+        doc = {
+            "ok": not problems,
+            "files": len(files) + len(unreadable),
+            "problems": _located(problems, paths),
+            "warnings": _located(warnings, paths),
+        }
         out.write(json_text(out, doc, indent=None) + "\n")
         return int(ExitCode.INVALID_PLANS) if problems else 0
     for p in warnings + problems:

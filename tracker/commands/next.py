@@ -77,9 +77,15 @@ def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
     if as_json:
         count = {s: sum(st.status == s for st in statuses.values()) for s in (Status.DONE, Status.BLOCKED)}
         invalid = [{"path": i.path, "id": i.id, "problems": i.problems} for i in plan_set.invalid]
-        doc = {"plans_dir": str(root / "plans"), "plans": len(plans), "phases": len(statuses),
-               "done": count[Status.DONE], "blocked": count[Status.BLOCKED], "next": rows,
-               "invalid": invalid}  # fmt: skip
+        doc = {
+            "plans_dir": str(root / "plans"),
+            "plans": len(plans),
+            "phases": len(statuses),
+            "done": count[Status.DONE],
+            "blocked": count[Status.BLOCKED],
+            "next": rows,
+            "invalid": invalid,
+        }
         out.write(json_text(out, doc, indent=None) + "\n")
     else:
         width = max((len(r["id"]) for r in rows), default=0)

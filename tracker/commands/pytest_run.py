@@ -43,7 +43,7 @@ def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Ca
 
 
 def _forked(args: list[str], root: Path, env: dict[str, str], interrupted: Callable[[], str]) -> int:
-    import pytest  # noqa: PLC0415 - imported once, here, so that the child starts with it
+    import pytest
 
     sys.stdout.flush()
     sys.stderr.flush()
@@ -74,13 +74,13 @@ def _stream(fd: int, like: object) -> TextIO:
     tty = os.isatty(fd)
     errors = "backslashreplace" if fd == 2 else getattr(like, "errors", None) or "strict"
     encoding = getattr(like, "encoding", None) or "utf-8"
-    return open(fd, "w", encoding=encoding, errors=errors, closefd=False, buffering=1 if tty or fd == 2 else -1)  # noqa: SIM115
+    return open(fd, "w", encoding=encoding, errors=errors, closefd=False, buffering=1 if tty or fd == 2 else -1)
 
 
 def _child(pytest: object, args: list[str], root: Path, env: dict[str, str]) -> None:
     """Become ``python -m pytest ARGS``; never returns."""
-    import atexit  # noqa: PLC0415
-    import signal  # noqa: PLC0415
+    import atexit
+    import signal
 
     code = 1
     try:
@@ -101,8 +101,8 @@ def _child(pytest: object, args: list[str], root: Path, env: dict[str, str]) -> 
         os.kill(os.getpid(), signal.SIGINT)
     except SystemExit as exc:  # a conftest or plugin that exits: as the interpreter would
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException:  # noqa: BLE001 - whatever escapes pytest ends this process with a traceback, as python -m would
-        import traceback  # noqa: PLC0415
+    except BaseException:
+        import traceback
 
         traceback.print_exc()
         code = 1

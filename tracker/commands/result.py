@@ -102,8 +102,13 @@ def run_new(
     shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
     prov = doc["provenance"]
     if as_json:
-        summary = {"path": shown, "cases": len(doc["cases"]), "measured": sorted(prov["fingerprint"]["files"]),
-                   "commit": prov["commit"], "dirty": prov["dirty"]}  # fmt: skip
+        summary = {
+            "path": shown,
+            "cases": len(doc["cases"]),
+            "measured": sorted(prov["fingerprint"]["files"]),
+            "commit": prov["commit"],
+            "dirty": prov["dirty"],
+        }
         out.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
         return 0
     state = "unknown commit" if prov["commit"] is None else prov["commit"][:10] + (" +dirty" if prov["dirty"] else "")
@@ -177,8 +182,17 @@ def _csv_cases(label: str, text: str) -> list[dict[str, Any]]:
         if type(sample) not in (int, float):
             raise FileError(f"{label}:{line}: sample {cells['sample']!r} is not a number")
         key = json.dumps([cells["metric"], sorted((k, type(v).__name__, v) for k, v in params.items())])
-        case = cases.setdefault(key, {"metric": cells["metric"], "params": params, "unit": cells["unit"],
-                                      "direction": cells["direction"], "samples": [], "line": line})  # fmt: skip
+        case = cases.setdefault(
+            key,
+            {
+                "metric": cells["metric"],
+                "params": params,
+                "unit": cells["unit"],
+                "direction": cells["direction"],
+                "samples": [],
+                "line": line,
+            },
+        )
         if (case["unit"], case["direction"]) != (cells["unit"], cells["direction"]):
             raise FileError(f"{label}:{line}: unit/direction differ from line {case['line']} of the same case")
         if info:
@@ -241,8 +255,11 @@ def check_measure_globs(root: Path, globs: list[str]) -> None:
     if invalid:
         raise UsageError("; ".join(invalid))
     index = FileIndex(tree_file_ids(root))
-    unmatched = [f"--measure '{glob}': no file of the working tree matches it{no_match_hint(index, glob)}"
-                 for glob in globs if not index.match((glob,))]  # fmt: skip
+    unmatched = [
+        f"--measure '{glob}': no file of the working tree matches it{no_match_hint(index, glob)}"
+        for glob in globs
+        if not index.match((glob,))
+    ]
     if unmatched:
         raise UsageError("; ".join(unmatched))
 

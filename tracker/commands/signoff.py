@@ -50,11 +50,20 @@ def run(root: Path, spec: str, gate: int, by: str, why: str, out: TextIO | None 
         raise UsageError(str(err)) from None
     key = gate_key(plan.id, phase.id, gate - 1)
     data = {
-        "schema": "tracker-signoff", "version": 1, "gate_key": key, "gate_hash": gate_hash(target),
+        "schema": "tracker-signoff",
+        "version": 1,
+        "gate_key": key,
+        "gate_hash": gate_hash(target),
         "phase_manual": list(manual_hashes(phase)),
-        "manual": target.manual, "by": by, "why": why, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "host": socket.gethostname(),
-        "commit": commit, "dirty": dirty, "files": tree_file_ids(root),
-    }  # fmt: skip
+        "manual": target.manual,
+        "by": by,
+        "why": why,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "host": socket.gethostname(),
+        "commit": commit,
+        "dirty": dirty,
+        "files": tree_file_ids(root),
+    }
     path = root / EVIDENCE_DIR / evidence_name("signoff", socket.gethostname())
     try:
         atomic_write(path, (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))

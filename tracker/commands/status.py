@@ -22,9 +22,13 @@ from tracker.plans import InvalidPlan, PlanSet, load_plan_set
 from tracker.render import dependencies_not_done, recorded_statuses
 
 COLOR = {
-    Status.DONE: "32", Status.IN_PROGRESS: "33", Status.BLOCKED: "35",
-    Status.REGRESSED: "31;1", Status.STALE: "36", Status.PLANNED: "2",
-}  # fmt: skip
+    Status.DONE: "32",
+    Status.IN_PROGRESS: "33",
+    Status.BLOCKED: "35",
+    Status.REGRESSED: "31;1",
+    Status.STALE: "36",
+    Status.PLANNED: "2",
+}
 
 
 COLOR_WHEN = ("auto", "always", "never")  # --color's values
@@ -43,7 +47,11 @@ def use_color(out: TextIO, when: str = "auto") -> bool:
         return False
 
 
-ON_OWN_GATES = (Status.DONE, Status.STALE, Status.REGRESSED)  # statuses its dependencies do not change (README precedence)
+ON_OWN_GATES = (
+    Status.DONE,
+    Status.STALE,
+    Status.REGRESSED,
+)  # statuses its dependencies do not change (README precedence)
 
 
 def _depends_note(shaky: list[tuple[str, str | None]]) -> str:
@@ -51,7 +59,9 @@ def _depends_note(shaky: list[tuple[str, str | None]]) -> str:
     that are not done; empty when there are none."""
     if not shaky:
         return ""
-    return "depends on " + ", ".join(f"{dep} ({status or 'no status: its plan file is invalid'})" for dep, status in shaky)
+    return "depends on " + ", ".join(
+        f"{dep} ({status or 'no status: its plan file is invalid'})" for dep, status in shaky
+    )
 
 
 def _note(st: PhaseStatus) -> str:
@@ -64,7 +74,13 @@ def _note(st: PhaseStatus) -> str:
     return f"gate {st.verdicts.index(bad) + 1}: {bad.reason}{where}"
 
 
-def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool, recorded: dict[str, str] | None = None, width: int | None = None) -> str:
+def table(
+    plans: list[Plan],
+    statuses: dict[str, PhaseStatus],
+    color: bool,
+    recorded: dict[str, str] | None = None,
+    width: int | None = None,
+) -> str:
     """The compact plain-text table: one line per plan, one per phase (status, gates met, the
     machines its verdicts came from, note).
 
@@ -83,20 +99,31 @@ def table(plans: list[Plan], statuses: dict[str, PhaseStatus], color: bool, reco
             if color:
                 word = f"\x1b[{COLOR[st.status]}m{word}\x1b[0m"
             note = "; ".join(x for x in (_note(st), _depends_note(shaky)) if x)
-            machines = ", ".join(dict.fromkeys(v.source.machine for v in st.verdicts if v.source))  # where its verdicts came from
+            machines = ", ".join(
+                dict.fromkeys(v.source.machine for v in st.verdicts if v.source)
+            )  # where its verdicts came from
             was = recorded.get(f"{plan.id}/{ph.id}")
             if was is not None and was != st.status.value:
                 note = f"was {was} in the plan file; " + note if note else f"was {was} in the plan file"
-            lines.append(f"  {ph.id:<{width}}  {word}  {st.met_count:>5}  {ph.title}" + (f"  [{machines}]" if machines else "") + (f"  — {note}" if note else ""))
+            lines.append(
+                f"  {ph.id:<{width}}  {word}  {st.met_count:>5}  {ph.title}"
+                + (f"  [{machines}]" if machines else "")
+                + (f"  — {note}" if note else "")
+            )
     return "\n".join(lines)
 
 
 def invalid_line(invalid: InvalidPlan) -> str:
     """The line ``status`` shows for a plan file it cannot use."""
-    return f"{invalid.id or '?'}  invalid plan file ({invalid.path}): {len(invalid.problems)} problem(s), see `tracker lint`"
+    return (
+        f"{invalid.id or '?'}  invalid plan file ({invalid.path}): {len(invalid.problems)} problem(s), see "
+        "`tracker lint`"
+    )
 
 
-def _selected(root: Path, spec: str, plans: list[Plan], invalid: list[InvalidPlan]) -> tuple[list[Plan], list[InvalidPlan]]:
+def _selected(
+    root: Path, spec: str, plans: list[Plan], invalid: list[InvalidPlan]
+) -> tuple[list[Plan], list[InvalidPlan]]:
     """What ``spec`` names: ``([plan], [])``, with only the named phase for ``PLAN/PHASE``, or ``([], [file])``
     for an invalid plan file with that id or number; UsageError when it names nothing."""
     spec = plan_spec(root, spec)
@@ -127,7 +154,9 @@ def _error(plan_set: PlanSet, invalid: list[InvalidPlan]) -> TrackerError | None
     return FileError(unreadable[0])
 
 
-def run(root: Path, plan: str | None = None, as_json: bool = False, out: TextIO | None = None, color: str = "auto") -> int:
+def run(
+    root: Path, plan: str | None = None, as_json: bool = False, out: TextIO | None = None, color: str = "auto"
+) -> int:
     """Print the status of every plan (or of the plan or phase ``plan`` names); exit 0, since status informs
     and does not check, unless a plan file shown is invalid (the module docstring). ``color``: one of
     :data:`COLOR_WHEN` (:func:`use_color`)."""
@@ -143,7 +172,12 @@ def _status(root: Path, plan: str | None, as_json: bool, out: TextIO, color: str
     if plan is not None:
         plans, invalid = _selected(root, plan, plans, invalid)
     shown = {p.id for p in plans}
-    recorded = {k: v for f in plan_set.files if f.plan is not None and f.plan.id in shown for k, v in recorded_statuses(f.plan, f.text).items()}
+    recorded = {
+        k: v
+        for f in plan_set.files
+        if f.plan is not None and f.plan.id in shown
+        for k, v in recorded_statuses(f.plan, f.text).items()
+    }
     if as_json:
         from tracker.render import status_data
 
@@ -160,7 +194,13 @@ def _status(root: Path, plan: str | None, as_json: bool, out: TextIO, color: str
     return 0
 
 
-def _text(plans: list[Plan], statuses: dict[str, PhaseStatus], invalid: list[InvalidPlan], color: bool, recorded: dict[str, str]) -> str:
+def _text(
+    plans: list[Plan],
+    statuses: dict[str, PhaseStatus],
+    invalid: list[InvalidPlan],
+    color: bool,
+    recorded: dict[str, str],
+) -> str:
     """The table of the valid plans with a line for each invalid plan file, in file order."""
     width = _width(plans)  # once: per plan it made a status of 1,000 plans quadratic (0.9 s of 1.6)
     blocks = [(p.path, table([p], statuses, color, recorded, width=width)) for p in plans]

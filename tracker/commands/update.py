@@ -71,7 +71,9 @@ def _changes(files: list[PlanFile], statuses: dict[str, PhaseStatus], force: boo
     return out
 
 
-def pending(root: Path, force: bool = False, only: list[str] | None = None, *, cache: Cache | None = None) -> list[tuple[PlanFile, str]]:
+def pending(
+    root: Path, force: bool = False, only: list[str] | None = None, *, cache: Cache | None = None
+) -> list[tuple[PlanFile, str]]:
     """(plan file, new text) for every plan file (or those of the plan ids in ``only``) whose
     regions are out of date. Statuses are always derived from every plan (cross-plan dependencies).
     ``cache``: the command's (None: the repository's cache read, nothing kept)."""
@@ -87,9 +89,11 @@ def _blocks(text: str) -> list[tuple[str, str, bool, int]]:
     return [(b.kind, b.content, b.closed, b.line) for b in fenced_blocks(text.removeprefix("\ufeff"))]
 
 
-def _block_change(old: list[tuple[str, str, bool, int]], new: list[tuple[str, str, bool, int]]) -> tuple[int, str] | None:
+def _block_change(
+    old: list[tuple[str, str, bool, int]], new: list[tuple[str, str, bool, int]]
+) -> tuple[int, str] | None:
     """Where and how the blocks read from ``new`` differ from those of ``old`` (lines of the old text)."""
-    for k, (a, b) in enumerate(zip(old, new)):
+    for _k, (a, b) in enumerate(zip(old, new, strict=False)):
         if a[:3] != b[:3]:
             what = "would change" if a[0] == b[0] else f"would be read as a {b[0]} block"
             return a[3], f"the {a[0]} block at line {a[3]} {what}"
@@ -161,7 +165,9 @@ def _in_flux(root: Path, stamps: dict[str, FileStamp | None]) -> FileChangedErro
     return None
 
 
-def write_regions(root: Path, force: bool, only: list[str] | None, diff: bool, out: TextIO, *, cache: Cache | None = None) -> list[str]:
+def write_regions(
+    root: Path, force: bool, only: list[str] | None, diff: bool, out: TextIO, *, cache: Cache | None = None
+) -> list[str]:
     """Read, derive, rewrite and write every out-of-date plan file; the paths written (``cache``: as :func:`pending`).
 
     A plan file that changes while this runs (an editor saving it) is never overwritten: what changed
@@ -207,8 +213,9 @@ def write_regions(root: Path, force: bool, only: list[str] | None, diff: bool, o
     assert busy is not None
     shown = busy.path.relative_to(root) if busy.path.is_relative_to(root) else busy.path  # as plan paths are shown
     raise FileChangedError(
-        shown, f"kept changing while tracker update ran ({ATTEMPTS} reads; the last one: {busy.reason}); "
-        "nothing was written to it: run tracker update again once it is saved"
+        shown,
+        f"kept changing while tracker update ran ({ATTEMPTS} reads; the last one: {busy.reason}); "
+        "nothing was written to it: run tracker update again once it is saved",
     )
 
 
@@ -222,11 +229,16 @@ def _write_folders(root: Path) -> list[Path]:
                 folders.append(resolved_inside(path, root).parent)
             except FileError:
                 continue  # a link out of the repository: reading the plan refuses it, nothing of ours is there
-    return list(dict.fromkeys(folders)) + [root / ".tracker" / "cache"]
+    return [*list(dict.fromkeys(folders)), root / ".tracker" / "cache"]
 
 
 def run(
-    root: Path, check: bool = False, diff: bool = False, force: bool = False, out: TextIO | None = None, plans: list[str] | None = None
+    root: Path,
+    check: bool = False,
+    diff: bool = False,
+    force: bool = False,
+    out: TextIO | None = None,
+    plans: list[str] | None = None,
 ) -> int:
     """Write regions (or with ``check`` only report): exit 1 when ``check`` finds files out of date."""
     out = out or sys.stdout
@@ -234,13 +246,17 @@ def run(
         return _update(root, check, diff, force, out, plans, cache)
 
 
-def _update(root: Path, check: bool, diff: bool, force: bool, out: TextIO, plans: list[str] | None, cache: Cache) -> int:
+def _update(
+    root: Path, check: bool, diff: bool, force: bool, out: TextIO, plans: list[str] | None, cache: Cache
+) -> int:
     if check:
         stale = pending(root, force, plans, cache=cache)
         for f, new in stale:
             out.write(unified_diff(f.path, f.text, new))
         if stale:
-            out.write(f"{len(stale)} plan file(s) out of date: {', '.join(f.path for f, _ in stale)} (run `tracker update`)\n")
+            out.write(
+                f"{len(stale)} plan file(s) out of date: {', '.join(f.path for f, _ in stale)} (run `tracker update`)\n"
+            )
             return int(ExitCode.CHECK_FAILED)
         out.write("plan files are up to date\n")
         return 0

@@ -52,8 +52,13 @@ PYTEST_USAGE_ERROR = 4  # pytest.ExitCode.USAGE_ERROR (pytest is not imported he
 
 
 def run(
-    root: Path, specs: list[str], pytest_args: list[str] | None = None, out: TextIO | None = None,
-    bench: bool = False, force: bool = False, as_json: bool = False,
+    root: Path,
+    specs: list[str],
+    pytest_args: list[str] | None = None,
+    out: TextIO | None = None,
+    bench: bool = False,
+    force: bool = False,
+    as_json: bool = False,
 ) -> int:
     """Run the gates, record evidence, print every selected gate's verdict; exit 0 when every gate of the
     selected phases is met on fresh evidence, else 1 (5: a test gate collected no tests; 6: the run was
@@ -67,7 +72,13 @@ def run(
 
 
 def _verify(
-    root: Path, specs: list[str], pytest_args: list[str] | None, out: TextIO, bench: bool, force: bool, as_json: bool,
+    root: Path,
+    specs: list[str],
+    pytest_args: list[str] | None,
+    out: TextIO,
+    bench: bool,
+    force: bool,
+    as_json: bool,
     cache: Cache,
 ) -> int:
     log = sys.stderr if as_json else out  # progress: with --json, stdout carries the one object
@@ -76,23 +87,41 @@ def _verify(
     _, plans = load_plans(root, cache=cache)
     chosen = select(plans, specs)
     check_store_dir(root)  # evidence is written there: a regular file in its place is exit 8, said up front
-    all_gates = {gate_key(p.id, ph.id, i): g for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, TestGate)}
+    all_gates = {
+        gate_key(p.id, ph.id, i): g for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, TestGate)
+    }
     if pytest_args and bench:  # the bench commands run first and can take minutes: a bad argument stops verify before
         check_pytest_args(root, pytest_args, _test_paths(root, all_gates.values())[0])
     with _stdout_to_stderr() if as_json else nullcontext():
         session = _run(root, plans, chosen, all_gates, pytest_args, log, bench, force, cache)
-    judged = session.before if session.before is not None and session.evidence is None else _Judgement(
-        root, plans, cache, last=session.evidence.name if session.evidence else None
+    judged = (
+        session.before
+        if session.before is not None and session.evidence is None
+        else _Judgement(root, plans, cache, last=session.evidence.name if session.evidence else None)
     )
-    moved = _record_after(session.evidence, judged.store) if session.evidence is not None and judged.store.reordered else None
+    moved = (
+        _record_after(session.evidence, judged.store)
+        if session.evidence is not None and judged.store.reordered
+        else None
+    )
     warnings = _explain(judged.store, moved)
     for line in warnings:
         log.write(f"tracker: {line}\n")
     gates = gate_verdicts(chosen, judged.statuses, judged.stale(chosen), session.bench_failed)
     if session.evidence is not None:
         gates = _from_older_evidence(gates, all_gates, session, judged.store)
-    empty = [g.key for g in gates if g.kind == "test" and g.verdict == "unmet" and ("0 tests" in g.reason or "never run" in g.reason)]
-    code = int(ExitCode.NO_TESTS) if empty else int(ExitCode.CHECK_FAILED) if session.bench_code or any(g.verdict != "met" for g in gates) else 0
+    empty = [
+        g.key
+        for g in gates
+        if g.kind == "test" and g.verdict == "unmet" and ("0 tests" in g.reason or "never run" in g.reason)
+    ]
+    code = (
+        int(ExitCode.NO_TESTS)
+        if empty
+        else int(ExitCode.CHECK_FAILED)
+        if session.bench_code or any(g.verdict != "met" for g in gates)
+        else 0
+    )
     if as_json:
         doc = verdict_document(root, chosen, judged.statuses, gates, session, warnings, code)
         out.write(json_text(out, doc) + "\n")
@@ -116,8 +145,15 @@ class _Session(NamedTuple):
 
 
 def _run(
-    root: Path, plans: list[Plan], chosen: list[tuple[Plan, Phase]], all_gates: dict[str, TestGate], pytest_args: list[str],
-    log: TextIO, bench: bool, force: bool, cache: Cache,
+    root: Path,
+    plans: list[Plan],
+    chosen: list[tuple[Plan, Phase]],
+    all_gates: dict[str, TestGate],
+    pytest_args: list[str],
+    log: TextIO,
+    bench: bool,
+    force: bool,
+    cache: Cache,
 ) -> _Session:
     from tracker.fingerprint import FileIndex, tree_file_ids
 
@@ -143,7 +179,9 @@ def _run(
         before = _Judgement(root, plans, cache, index=current)
         fresh = fresh_test_gates(plans, before.store, before.statuses, current, list(all_gates))
         if fresh:
-            log.write(f"tracker: {len(fresh)} test gate(s) up to date with their evidence, not re-run (--force re-runs)\n")
+            log.write(
+                f"tracker: {len(fresh)} test gate(s) up to date with their evidence, not re-run (--force re-runs)\n"
+            )
     gates = {k: g for k, g in all_gates.items() if k not in fresh}
     evidence = None
     if not all_gates:
@@ -179,13 +217,22 @@ def _run_gates(root: Path, gates: dict[str, TestGate], pytest_args: list[str], l
         sel.write_text(json.dumps(sorted({(g.test, g.marker) for g in gates.values()}, key=str)))
         hashes.write_text(json.dumps({k: gate_hash(g) for k, g in gates.items()}))
         args = [
-            "-p", "tracker.pytest_plugin", f"--rootdir={root}", f"--tracker-record={root / EVIDENCE_DIR}", f"--tracker-file={name}",
-            f"--tracker-gates={hashes}", f"--tracker-select={sel}",
+            "-p",
+            "tracker.pytest_plugin",
+            f"--rootdir={root}",
+            f"--tracker-record={root / EVIDENCE_DIR}",
+            f"--tracker-file={name}",
+            f"--tracker-gates={hashes}",
+            f"--tracker-select={sel}",
             "--continue-on-collection-errors",  # a file that fails to collect makes its gates unmet, not the run void
-            *(["-p", "tracker.pytest_argcheck"] if pytest_args else []), *pytest_args, *existing,
-        ]  # fmt: skip
+            *(["-p", "tracker.pytest_argcheck"] if pytest_args else []),
+            *pytest_args,
+            *existing,
+        ]
         answer = Path(tmp, "argcheck.json")
-        env = pytest_env(root) | ({"TRACKER_ARGCHECK": str(answer), "TRACKER_ARGCHECK_THEN": "run"} if pytest_args else {})
+        env = pytest_env(root) | (
+            {"TRACKER_ARGCHECK": str(answer), "TRACKER_ARGCHECK_THEN": "run"} if pytest_args else {}
+        )
         log.write(f"tracker: running {len(gates)} test gate(s) in one pytest session\n")
         log.flush()
         if not existing:
@@ -213,8 +260,14 @@ def _check_run(evidence: Path, code: int, pytest_args: list[str]) -> None:
     if status != "complete":
         what = "left no evidence file" if status is None else f"recorded as {status}"
         running = _crashed_in(evidence, data)
-        crashed = f"; it crashed while running {running['nodeid']}, which counts as an error" if isinstance(running.get("nodeid"), str) else ""
-        raise InterruptedRunError(f"pytest exited with {code} and its run was {what}{crashed}: nothing counts as passed")
+        crashed = (
+            f"; it crashed while running {running['nodeid']}, which counts as an error"
+            if isinstance(running.get("nodeid"), str)
+            else ""
+        )
+        raise InterruptedRunError(
+            f"pytest exited with {code} and its run was {what}{crashed}: nothing counts as passed"
+        )
 
 
 def check_pytest_args(root: Path, pytest_args: list[str], paths: list[str]) -> None:
@@ -231,7 +284,7 @@ def check_pytest_args(root: Path, pytest_args: list[str], paths: list[str]) -> N
     _refuse_own_options(pytest_args)
     with tempfile.TemporaryDirectory(prefix="tracker-argcheck-") as tmp:
         answer = Path(tmp, "answer.json")
-        cmd = pytest_command() + ["-p", "tracker.pytest_argcheck", f"--rootdir={root}", *pytest_args, *paths]
+        cmd = [*pytest_command(), "-p", "tracker.pytest_argcheck", f"--rootdir={root}", *pytest_args, *paths]
         env = {**pytest_env(root), "TRACKER_ARGCHECK": str(answer)}
         proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, errors="replace", check=False)
         problems = _answer(answer)
@@ -260,7 +313,9 @@ def _refuse_arguments(problems: list[str] | None, code: int) -> None:
     found wrong; nothing when they are fine."""
     if problems is None:
         if code != 0:
-            raise UsageError(f"pytest refused its command line (a --pytest-arg) (exit {code}; its message is above): nothing ran")
+            raise UsageError(
+                f"pytest refused its command line (a --pytest-arg) (exit {code}; its message is above): nothing ran"
+            )
         raise UsageError("--pytest-arg: pytest answered without running tests (--version?): nothing ran")
     if problems:
         raise UsageError("--pytest-arg: " + "; ".join(problems) + ": nothing ran")
@@ -286,7 +341,8 @@ def _stdout_to_stderr() -> Iterator[None]:
 
 
 class _BenchLines:
-    """The stream :func:`tracker.commands.verify_bench.run_bench_gates` reports to, passed through to ``out``. It remembers
+    """The stream :func:`tracker.commands.verify_bench.run_bench_gates` reports to, passed through to ``out``. It
+    remembers
     the gates reported ``UNMET`` after their commands ran, with the reason: a gate whose command failed or wrote
     no result file is unmet even when older results would meet it."""
 
@@ -364,7 +420,10 @@ class GateLine(NamedTuple):
 
 
 def gate_verdicts(
-    chosen: list[tuple[Plan, Phase]], statuses: dict[str, PhaseStatus], stale: dict[str, str], bench_failed: dict[str, str]
+    chosen: list[tuple[Plan, Phase]],
+    statuses: dict[str, PhaseStatus],
+    stale: dict[str, str],
+    bench_failed: dict[str, str],
 ) -> list[GateLine]:
     """Every gate of the chosen phases with its true verdict: a bench gate whose command just failed is unmet,
     a met gate whose evidence no longer matches is stale (saying what changed and how to refresh it), a manual
@@ -372,7 +431,7 @@ def gate_verdicts(
     out: list[GateLine] = []
     for plan, phase in chosen:
         st = statuses[f"{plan.id}/{phase.id}"]
-        for i, (gate, v) in enumerate(zip(phase.gates, st.verdicts)):
+        for i, (gate, v) in enumerate(zip(phase.gates, st.verdicts, strict=False)):
             key = gate_key(plan.id, phase.id, i)
             kind = type(gate).__name__.removesuffix("Gate").lower()
             verdict, reason, why = ("met" if v.met else "unmet"), v.reason, stale.get(key)
@@ -395,7 +454,11 @@ def _refresh(plan: Plan, phase: Phase, i: int, gate: Gate) -> str:
     if isinstance(gate, ManualGate):
         return f"sign it off again: {_signoff_command(plan, phase, i)}"
     if isinstance(gate, BenchGate):
-        return f"re-measure: tracker verify --bench {plan.id}/{phase.id}" if gate.run else "a new result file meets it again"
+        return (
+            f"re-measure: tracker verify --bench {plan.id}/{phase.id}"
+            if gate.run
+            else "a new result file meets it again"
+        )
     return f"re-run: tracker verify --force {plan.id}/{phase.id}"
 
 
@@ -412,12 +475,19 @@ MARK = {"met": "met  ", "unmet": "UNMET", "stale": "STALE"}
 
 
 def _print_verdicts(
-    root: Path, chosen: list[tuple[Plan, Phase]], statuses: dict[str, PhaseStatus], gates: list[GateLine],
-    session: _Session, out: TextIO,
+    root: Path,
+    chosen: list[tuple[Plan, Phase]],
+    statuses: dict[str, PhaseStatus],
+    gates: list[GateLine],
+    session: _Session,
+    out: TextIO,
 ) -> None:
     for g in gates:
         out.write(f"{MARK[g.verdict]} {g.key} {g.label}: {g.reason}\n")
-    out.write(f"tracker: evidence {session.evidence.relative_to(root).as_posix() if session.evidence else '(none: nothing to run)'}\n")
+    out.write(
+        "tracker: evidence "
+        f"{session.evidence.relative_to(root).as_posix() if session.evidence else '(none: nothing to run)'}\n"
+    )
     by_phase: dict[str, list[GateLine]] = {}
     for g in gates:
         by_phase.setdefault(g.key.partition("#")[0], []).append(g)
@@ -435,7 +505,11 @@ def phase_summary(key: str, st: PhaseStatus, gates: list[GateLine]) -> str:
     if not left:
         return f"{key} is {st.status.value}"
     tests = [g for g in gates if g.kind == "test"]
-    passed = ("its test gate passed, but " if len(tests) == 1 else "its test gates passed, but ") if tests and all(g.verdict == "met" for g in tests) else ""
+    passed = (
+        ("its test gate passed, but " if len(tests) == 1 else "its test gates passed, but ")
+        if tests and all(g.verdict == "met" for g in tests)
+        else ""
+    )
     said = {("unmet", "manual"): "not signed off", ("stale", "manual"): "signed off on what has changed since"}
     what = ", ".join(f"gate {g.number} ({g.kind}) is {said.get((g.verdict, g.kind), g.verdict)}" for g in left)
     blocked = f"; blocked by {', '.join(st.blocked_by)}" if st.blocked_by else ""
@@ -443,8 +517,13 @@ def phase_summary(key: str, st: PhaseStatus, gates: list[GateLine]) -> str:
 
 
 def verdict_document(
-    root: Path, chosen: list[tuple[Plan, Phase]], statuses: dict[str, PhaseStatus], gates: list[GateLine],
-    session: _Session, warnings: list[str], code: int,
+    root: Path,
+    chosen: list[tuple[Plan, Phase]],
+    statuses: dict[str, PhaseStatus],
+    gates: list[GateLine],
+    session: _Session,
+    warnings: list[str],
+    code: int,
 ) -> dict[str, Any]:
     """The ``tracker verify --json`` object (README): the exit code, this run's evidence file, the test gates it
     ran and those it did not re-run, and per selected phase its status, a one-line summary and every gate's
@@ -461,21 +540,39 @@ def verdict_document(
     for plan, phase in chosen:
         key = f"{plan.id}/{phase.id}"
         st = statuses[key]
-        phases.append({
-            "plan": plan.id, "id": phase.id, "status": st.status.value,
-            "summary": phase_summary(key, st, by_phase.get(key, [])),
-            "blocked_by": list(st.blocked_by), "changed": list(st.changed), "note": st.note,
-            "gates": [
-                {"key": g.key, "index": g.number, "kind": g.kind, "definition": g.gate.definition, "verdict": g.verdict,
-                 "failed": g.v.failed and g.verdict == "unmet", "reason": g.reason, "stale": g.stale, "source": src(g.v)}
-                for g in by_phase.get(key, [])
-            ],
-        })  # fmt: skip
+        phases.append(
+            {
+                "plan": plan.id,
+                "id": phase.id,
+                "status": st.status.value,
+                "summary": phase_summary(key, st, by_phase.get(key, [])),
+                "blocked_by": list(st.blocked_by),
+                "changed": list(st.changed),
+                "note": st.note,
+                "gates": [
+                    {
+                        "key": g.key,
+                        "index": g.number,
+                        "kind": g.kind,
+                        "definition": g.gate.definition,
+                        "verdict": g.verdict,
+                        "failed": g.v.failed and g.verdict == "unmet",
+                        "reason": g.reason,
+                        "stale": g.stale,
+                        "source": src(g.v),
+                    }
+                    for g in by_phase.get(key, [])
+                ],
+            }
+        )
     return {
         "exit": code,
         "evidence": session.evidence.relative_to(root).as_posix() if session.evidence else None,
-        "ran": session.ran, "not_rerun": session.fresh, "phases": phases, "warnings": warnings,
-    }  # fmt: skip
+        "ran": session.ran,
+        "not_rerun": session.fresh,
+        "phases": phases,
+        "warnings": warnings,
+    }
 
 
 def _read_evidence(evidence: Path) -> dict[str, Any]:
@@ -513,11 +610,15 @@ def _recorded(root: Path, evidence: Path) -> str:
         tests: list[Any] = given if isinstance(given, list) else []
         counts = Counter(str(t.get("outcome")) for t in tests if isinstance(t, dict))
         summary = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items())) or "no tests"
-        return (f"the tracker was stopped, but its pytest run finished and recorded complete evidence in {rel} "
-                f"({summary}); it counts: `tracker status` shows the gates")  # fmt: skip
+        return (
+            f"the tracker was stopped, but its pytest run finished and recorded complete evidence in {rel} "
+            f"({summary}); it counts: `tracker status` shows the gates"
+        )
     if status == "incomplete" and isinstance(running.get("nodeid"), str):
-        return (f"the pytest run stopped while running {running['nodeid']} ({rel}): only that test counts, "
-                "as an error; no result was recorded as passing")  # fmt: skip
+        return (
+            f"the pytest run stopped while running {running['nodeid']} ({rel}): only that test counts, "
+            "as an error; no result was recorded as passing"
+        )
     if status is None:
         return "the pytest run was stopped and left no evidence file: no result was recorded as passing"
     return f"the pytest run was stopped and recorded as {status} ({rel}): no result was recorded as passing"
@@ -531,9 +632,12 @@ def _explain(store: Store, moved: str | None = None) -> list[str]:
         f"{rel} is recorded later than this run (a clock ahead of this one?): it is put behind it, and what this "
         "machine just ran decides"
         for rel in store.reordered
-    ]  # fmt: skip
+    ]
     lines += [moved] if moved else []
-    lines += [f"not used, and every test and bench gate is unmet until it is fixed or removed: {line}" for line in store.invalid]
+    lines += [
+        f"not used, and every test and bench gate is unmet until it is fixed or removed: {line}"
+        for line in store.invalid
+    ]
     return lines
 
 
@@ -561,9 +665,14 @@ def _record_after(evidence: Path, store: Store) -> str | None:
         check_document(data)
         atomic_write(evidence, (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
     except (ValueError, OSError) as err:
-        return f"{rel} could not be recorded as later than them ({err}): `tracker status` may judge on them until it runs again"
-    return (f"{rel} is recorded at {later}, one second after them (this machine's clock said {prov['clock_time']}, kept "
-            "as provenance.clock_time): `tracker status` orders the runs as verify judged them")
+        return (
+            f"{rel} could not be recorded as later than them ({err}): `tracker status` may judge on them until it "
+            "runs again"
+        )
+    return (
+        f"{rel} is recorded at {later}, one second after them (this machine's clock said {prov['clock_time']}, kept "
+        "as provenance.clock_time): `tracker status` orders the runs as verify judged them"
+    )
 
 
 def _times_of(store: Store, files: set[str]) -> list[str]:
@@ -571,7 +680,9 @@ def _times_of(store: Store, files: set[str]) -> list[str]:
     from tracker.contract import utc_time
 
     times = [run.time for run in store.runs if run.file in files]
-    times += [str(utc_time(doc.get("time"))) for rel, doc in store.signoffs if rel in files and utc_time(doc.get("time"))]
+    times += [
+        str(utc_time(doc.get("time"))) for rel, doc in store.signoffs if rel in files and utc_time(doc.get("time"))
+    ]
     for rel, doc in store.bench:
         prov = doc.get("provenance") if isinstance(doc, dict) else None
         when = utc_time(prov.get("time")) if isinstance(prov, dict) else None
@@ -580,14 +691,20 @@ def _times_of(store: Store, files: set[str]) -> list[str]:
     return times
 
 
-def _from_older_evidence(gates: list[GateLine], all_gates: dict[str, TestGate], session: _Session, store: Store) -> list[GateLine]:
+def _from_older_evidence(
+    gates: list[GateLine], all_gates: dict[str, TestGate], session: _Session, store: Store
+) -> list[GateLine]:
     """Say it on each test gate this run was to run but ran none of the tests of (deselected by ``-k`` or
     ``--deselect``, skipped, not collected): its verdict comes from older evidence, named (deselection never
     un-meets a gate, so a bare "met" would read as this run's pass)."""
     from tracker.model import RAN
     from tracker.selection import marker_matches, selects
 
-    own = next((run for run in reversed(store.runs) if run.file.endswith("/" + session.evidence.name)), None) if session.evidence else None
+    own = (
+        next((run for run in reversed(store.runs) if run.file.endswith("/" + session.evidence.name)), None)
+        if session.evidence
+        else None
+    )
     out = []
     for g in gates:
         gate = all_gates.get(g.key)
@@ -596,13 +713,17 @@ def _from_older_evidence(gates: list[GateLine], all_gates: dict[str, TestGate], 
             out.append(g)
             continue
         ran = any(
-            r["outcome"] in RAN and selects(gate.test, r["nodeid"])
+            r["outcome"] in RAN
+            and selects(gate.test, r["nodeid"])
             and ("::" not in r["nodeid"] or marker_matches(gate.marker, r.get("markers", [])))
             for r in own.tests
-        )  # fmt: skip
+        )
         if ran:
             out.append(g)
             continue
-        note = f"; this run ran none of its tests (deselected or skipped?): the verdict comes from older evidence, {source.file}"
+        note = (
+            "; this run ran none of its tests (deselected or skipped?): the verdict comes from older evidence, "
+            f"{source.file}"
+        )
         out.append(g._replace(reason=g.reason + note))
     return out

@@ -28,7 +28,6 @@ from tracker.errors import ExitCode
 from tracker.model import BenchGate, Phase, Plan
 from tracker.result_files import load_repo_results, load_result, repo_result_files
 
-
 # Characters after which /bin/sh does more than split a line into words at blanks: quoting and escapes
 # (" ' \\), expansions ($ ` ~ * ? [ ] and bash's { }), pipes, lists and redirections (| & ; < > ( )),
 # comments (#), assignments (=), job and history syntax (% !), and line ends (a newline ends a command).
@@ -36,9 +35,60 @@ SHELL_SYNTAX = frozenset("\"'\\$`~*?[]{}|&;<>()#=%!\n\r")
 # First words that are the shell's own (keywords, special and state-changing builtins): no program does
 # what they do, so a command starting with one runs in the shell even without shell syntax.
 SHELL_WORDS = frozenset(
-    "case do done elif else esac fi for if in then until while select function time "
-    ". : alias bg break builtin cd command continue declare eval exec exit export fc fg getopts hash jobs "
-    "let local read readonly return set shift source times trap type typeset ulimit umask unalias unset wait".split()
+    [
+        "case",
+        "do",
+        "done",
+        "elif",
+        "else",
+        "esac",
+        "fi",
+        "for",
+        "if",
+        "in",
+        "then",
+        "until",
+        "while",
+        "select",
+        "function",
+        "time",
+        ".",
+        ":",
+        "alias",
+        "bg",
+        "break",
+        "builtin",
+        "cd",
+        "command",
+        "continue",
+        "declare",
+        "eval",
+        "exec",
+        "exit",
+        "export",
+        "fc",
+        "fg",
+        "getopts",
+        "hash",
+        "jobs",
+        "let",
+        "local",
+        "read",
+        "readonly",
+        "return",
+        "set",
+        "shift",
+        "source",
+        "times",
+        "trap",
+        "type",
+        "typeset",
+        "ulimit",
+        "umask",
+        "unalias",
+        "unset",
+        "wait",
+    ]
 )
 
 
@@ -67,7 +117,7 @@ def run_command(command: str, root: Path, out: TextIO) -> int:
                 out.write(f"tracker: `{command}`: cannot run {words[0]}: {err.strerror}\n")
                 return 127 if err.errno == errno.ENOENT else 126
             # an executable text file without #!: /bin/sh runs it as a shell script, and so do we
-    return subprocess.run(command, shell=True, cwd=root, check=False).returncode  # noqa: S602 - plans are code (README)
+    return subprocess.run(command, shell=True, cwd=root, check=False).returncode
 
 
 def _snapshot(root: Path) -> dict[Path, str]:
@@ -75,7 +125,12 @@ def _snapshot(root: Path) -> dict[Path, str]:
 
 
 def run_bench_gates(
-    root: Path, chosen: list[tuple[Plan, Phase]], force: bool, out: TextIO, current: dict[str, str], cache: Cache | None = None
+    root: Path,
+    chosen: list[tuple[Plan, Phase]],
+    force: bool,
+    out: TextIO,
+    current: dict[str, str],
+    cache: Cache | None = None,
 ) -> int:
     """Run what the chosen bench gates need; 0 when every one is met afterwards, else 1.
 
@@ -83,7 +138,9 @@ def run_bench_gates(
     (None: the repository's cache read, nothing kept).
     """
     cache = Cache(root) if cache is None else cache
-    gates = [(f"{p.id}/{ph.id}#{i + 1}", g) for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, BenchGate)]
+    gates = [
+        (f"{p.id}/{ph.id}#{i + 1}", g) for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, BenchGate)
+    ]
     if not gates:
         out.write("tracker: no bench gates selected\n")
         return 0
@@ -117,7 +174,10 @@ def run_bench_gates(
             failed.update(dict.fromkeys(keys, why))
         for path in written:
             run = load_result(path, cache)  # raises ResultFileError: path: reason
-            out.write(f"tracker: took in {path.relative_to(root).as_posix()}: {len(run.cases)} case(s) from {run.host} ({run.gpu or 'no GPU'})\n")
+            out.write(
+                f"tracker: took in {path.relative_to(root).as_posix()}: {len(run.cases)} case(s) from {run.host} "
+                f"({run.gpu or 'no GPU'})\n"
+            )
     evaluator = Evaluator(load_repo_results(root, cache=cache))
     unmet = 0
     for key, gate in gates:
@@ -134,7 +194,9 @@ def run_bench_gates(
 def report_stored(root: Path, chosen: list[tuple[Plan, Phase]], out: TextIO, cache: Cache | None = None) -> None:
     """One line per selected bench gate, judged on the results already in the repository (``cache``: as
     :func:`run_bench_gates`)."""
-    gates = [(f"{p.id}/{ph.id}#{i + 1}", g) for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, BenchGate)]
+    gates = [
+        (f"{p.id}/{ph.id}#{i + 1}", g) for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, BenchGate)
+    ]
     if not gates:
         return
     evaluator = Evaluator(RepoResults(root, cache=cache))

@@ -121,6 +121,7 @@ def steps_of(draw: st.DrawFn, batch: int, max_context: int, nodes: int) -> list[
     return out
 
 
+@pytest.mark.interpreted
 @pytest.mark.skipif(not INTERPRETED, reason="runs in a child with TRITON_INTERPRET=1 (the test after it)")
 @settings(max_examples=80, deadline=None)
 @given(
@@ -163,6 +164,7 @@ def test_the_plan_kernel_computes_what_the_torch_ops_compute(
             assert torch.equal(got, want), (name, lens.tolist())
 
 
+@pytest.mark.interpreted
 @pytest.mark.skipif(not INTERPRETED, reason="runs in a child with TRITON_INTERPRET=1 (the test after it)")
 @settings(max_examples=60, deadline=None)
 @given(

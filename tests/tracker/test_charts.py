@@ -416,7 +416,7 @@ def hostile_numbers_check(chart: Chart) -> None:
 
 
 @needs_matplotlib
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(hostile_charts())
 def test_any_numbers_give_a_chart_never_a_crash(chart: Chart) -> None:
     hostile_numbers_check(chart)
@@ -424,7 +424,7 @@ def test_any_numbers_give_a_chart_never_a_crash(chart: Chart) -> None:
 
 @needs_matplotlib
 @pytest.mark.slow
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(hostile_charts())
 def test_any_numbers_give_a_chart_never_a_crash_deep(chart: Chart) -> None:
     hostile_numbers_check(chart)

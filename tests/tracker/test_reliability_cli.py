@@ -27,6 +27,18 @@ GOOD = plan_text(
 )
 TESTS = {"tests/test_a.py": "def test_a():\n    pass\n"}
 FRAME = re.compile(r'^\s*File "([^"]+)", line \d+', re.MULTILINE)
+# A pytest session recording evidence, as a user runs it by hand (the paths to run follow).
+RECORDING = [
+    sys.executable,
+    "-m",
+    "pytest",
+    "-p",
+    "tracker.pytest_plugin",
+    "--tracker-record",
+    "-q",
+    "-p",
+    "no:cacheprovider",
+]
 
 
 def tracker_frames(stderr: str) -> list[str]:
@@ -303,18 +315,7 @@ def test_gc_keeps_a_run_that_completes_while_gc_runs(
     )
     store = root / ".tracker/evidence"
     session = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "tracker.pytest_plugin",
-            "--tracker-record",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "tests/test_a.py",
-        ],
+        [*RECORDING, "tests/test_a.py"],
         cwd=root,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -356,18 +357,7 @@ def test_gc_keeps_a_run_that_completes_while_gc_runs(
 def record_run(root: Path) -> Path:
     """Run the repository's tests under ``pytest --tracker-record``; the evidence file it wrote."""
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "tracker.pytest_plugin",
-            "--tracker-record",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "tests",
-        ],
+        [*RECORDING, "tests"],
         cwd=root,
         check=True,
         capture_output=True,

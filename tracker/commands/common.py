@@ -93,6 +93,10 @@ def json_text(out: TextIO, data: object, indent: int | None = 2) -> str:
     return text
 
 
+# How every nested pytest loads the plugin (see pytest_command for why explicitly).
+PLUGIN_ARGS = ("-p", "tracker.pytest_plugin")
+
+
 def pytest_command() -> list[str]:
     """``python -m pytest -p tracker.pytest_plugin``: our plugin loaded exactly once, whether or not it is installed.
 
@@ -102,7 +106,7 @@ def pytest_command() -> list[str]:
     was renamed) is blocked by the plugin itself (:func:`tracker.pytest_plugin.pytest_addoption`). No scan of the
     installed entry points here: importing :mod:`importlib.metadata` for it cost verify ~10 ms.
     """
-    return [sys.executable, "-m", "pytest", "-p", "tracker.pytest_plugin"]
+    return [sys.executable, "-m", "pytest", *PLUGIN_ARGS]
 
 
 def pytest_env(root: Path) -> dict[str, str]:

@@ -58,14 +58,11 @@ def _forked(args: list[str], root: Path, env: dict[str, str], interrupted: Calla
 
 
 def _wait(pid: int) -> int:
-    while True:
-        try:
-            _, status = os.waitpid(pid, 0)
-        except ChildProcessError:
-            return 1
-        except InterruptedError:  # pragma: no cover - retried by Python itself since PEP 475
-            continue
-        return os.waitstatus_to_exitcode(status)
+    try:
+        _, status = os.waitpid(pid, 0)  # an interrupted wait is retried by Python itself (PEP 475)
+    except ChildProcessError:
+        return 1
+    return os.waitstatus_to_exitcode(status)
 
 
 def _stream(fd: int, like: object) -> TextIO:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 from tracker.cache import Cache, command_cache
-from tracker.commands.common import json_text, pytest_command, pytest_env, select
+from tracker.commands.common import PLUGIN_ARGS, json_text, pytest_command, pytest_env, select
 from tracker.contract import EVIDENCE_DIR
 from tracker.errors import ExitCode, FileError, InterruptedRunError, NoTestsError, UsageError
 from tracker.evidence import check_store_dir
@@ -217,8 +217,7 @@ def _run_gates(root: Path, gates: dict[str, TestGate], pytest_args: list[str], l
         sel.write_text(json.dumps(sorted({(g.test, g.marker) for g in gates.values()}, key=str)))
         hashes.write_text(json.dumps({k: gate_hash(g) for k, g in gates.items()}))
         args = [
-            "-p",
-            "tracker.pytest_plugin",
+            *PLUGIN_ARGS,
             f"--rootdir={root}",
             f"--tracker-record={root / EVIDENCE_DIR}",
             f"--tracker-file={name}",

@@ -235,6 +235,12 @@ class Evaluator:
         """Files measured by ``source_file``'s run that changed since (empty for an unknown file)."""
         return changed_since(self.measured(source_file), current)
 
+    def keep_bounds(self) -> None:
+        """Hand the bootstrap bounds known now to the command's cache (a replay of the history computes many)."""
+        repo = self._repo
+        if repo is not None and self.bounds:
+            repo.cache.put(BOUNDS, cache_key(BOUNDS, repo.logic), self.bounds)
+
     def _store(self, key: str, entry: dict[str, Any], persist: bool = True) -> dict[str, Any]:
         """Note a verdict; one that rests on no time still to come (``persist``) goes to the command's cache."""
         self._cache[key] = entry

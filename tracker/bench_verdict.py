@@ -18,12 +18,22 @@ from tracker.stats import bootstrap_bound, compute_stat, oriented_ratio
 
 
 class BenchOutcome(NamedTuple):
-    """What the evaluation decided, with the run it used (``source`` is None when no run qualified)."""
+    """What the evaluation decided, with the run it used (``source`` is None when no run qualified).
+
+    The figures behind ``summary``, for views that show them as data (``tracker show``, reports): ``value`` (the
+    statistic, or the ratio to the baseline), ``threshold``, ``bound`` (the bootstrap bound compared instead of
+    ``value`` when the gate asks for a confidence), ``unit`` ("×" for a ratio), ``samples`` (candidate, baseline)
+    and the ``case`` measured; all None until a value was computed."""
 
     met: bool
     summary: str
     source: ResultRun | None = None
     value: float | None = None
+    threshold: float | None = None
+    bound: float | None = None
+    unit: str | None = None
+    samples: tuple[int, int | None] | None = None
+    case: ResultCase | None = None
 
 
 def same_value(a: object, b: object) -> bool:
@@ -202,7 +212,9 @@ def evaluate(
         else f"{len(case.samples)} vs {len(base.samples)}"
     )
     summary = f"{shown} {op} {fmt_num(threshold)}{unit} ({gate.stat} of {counts}, {_label(run, gate, case)})"
-    return BenchOutcome(met, summary, run, value)
+    bound = compared if gate.confidence is not None else None
+    sizes = (len(case.samples), len(base.samples) if base is not None else None)
+    return BenchOutcome(met, summary, run, value, threshold, bound, unit.strip(), sizes, case)
 
 
 def evaluate_bench_gate(

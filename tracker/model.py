@@ -325,3 +325,7 @@ class BenchEvaluator(Protocol):
     def changed(self, source_file: str, current: Mapping[str, str]) -> list[str]:
         """Files measured by ``source_file``'s run whose blob id differs in ``current`` (or that are gone)."""
         ...
+
+    def keep_bounds(self) -> None:
+        """Hand the bootstrap bounds known now to the command's cache."""
+        ...

@@ -92,6 +92,10 @@ class TestIndex:
             skip += 1
         return hist[skip:] if skip else hist
 
+    def touches(self, run: TestRun, arg: str) -> bool:
+        """Does ``run`` hold a record the test argument selects (a run that does not cannot change its verdict)?"""
+        return bool(self._matching(run, arg))
+
     def _matching(self, run: TestRun, arg: str) -> list[dict[str, Any]]:
         ids, recs, file_level = self.sorted[id(run)]
         # Every node id the argument selects starts with the normalized argument itself.

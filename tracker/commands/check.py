@@ -1,6 +1,6 @@
-"""``tracker check``: for CI; fails on a regressed phase, on plan files whose regions are out of date
-or were edited by hand, on an invalid benchmark result file in the repository or an unusable file in the
-evidence store, and on evidence whose commit is not in the repository's history."""
+"""``tracker check``: for CI; fails on a regressed phase, on plan files and docs (``[tool.tracker] docs``) whose
+regions are out of date or were edited by hand, on an invalid benchmark result file in the repository or an
+unusable file in the evidence store, and on evidence whose commit is not in the repository's history."""
 
 from __future__ import annotations
 
@@ -47,7 +47,10 @@ def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
     if problems:
         out.write(f"tracker check: {len(problems)} problem(s)\n")
     else:
-        out.write("tracker check: no regressions, plan files up to date\n")
+        from tracker.doc_files import declared_docs
+
+        docs = " and docs" if declared_docs(root) else ""
+        out.write(f"tracker check: no regressions, plan files{docs} up to date\n")
     return code
 
 
@@ -92,6 +95,30 @@ def find_problems(root: Path, *, cache: Cache | None = None) -> list[Problem]:
         if stale:
             problems.append(
                 Problem("out-of-date", f.path, f"{f.path}: generated regions out of date (run `tracker update`)")
+            )
+    return problems + doc_problems(root, cache)
+
+
+def doc_problems(root: Path, cache: Cache) -> list[Problem]:
+    """One problem per declared doc whose results tables are out of date or were edited by hand. An invalid
+    ``results`` block raises (exit 2), as an invalid plan file does; an unreadable doc too (exit 8)."""
+    from tracker.doc_files import Tables, declared_docs, may_change, read_doc
+
+    problems: list[Problem] = []
+    tables: Tables | None = None
+    for rel in declared_docs(root):
+        doc = read_doc(root, rel)
+        if not may_change(doc):
+            continue
+        tables = tables or Tables(root, cache)
+        try:
+            stale = tables.rewrite(doc, force=False) != doc.text
+        except RegionEditedError as err:
+            problems.append(Problem("region-edited", rel, str(err)))
+            continue
+        if stale:
+            problems.append(
+                Problem("out-of-date", rel, f"{rel}: generated results tables out of date (run `tracker update`)")
             )
     return problems
 

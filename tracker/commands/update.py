@@ -1,11 +1,13 @@
-"""``tracker update [--check] [--diff] [--force]``: rewrite the generated regions of plan files.
+"""``tracker update [--check] [--diff] [--force]``: rewrite the generated regions of plan files, and (without plan
+arguments) the results tables of the docs ``pyproject.toml`` declares (:mod:`tracker.doc_files`).
 
 Writing is guarded twice. Before a file is written, its new text is parsed again (the real parser):
 when its plan and phase blocks are not exactly the ones read, or a second update would not find the
 regions where they were written, nothing is written (:class:`UnsafeRewriteError`, exit 2). Right
 before the rename, the file must still be exactly what was read (an editor may have saved it
 meanwhile): when it is not, everything is read and done again, a bounded number of times, then
-refused (:class:`tracker.fileio.FileChangedError`, exit 7).
+refused (:class:`tracker.fileio.FileChangedError`, exit 7). Docs are written with the same care, after the plan
+files; every doc problem (an invalid block, a hand-edited region) is found before anything is written.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import TextIO
 from tracker.cache import Cache, command_cache
 from tracker.commands.common import select
 from tracker.derive import derive
+from tracker.doc_files import DocFile, Tables, declared_docs, doc_changes, read_doc, refuse_unsafe_doc
+from tracker.doc_tables import DocTableError
 from tracker.errors import ExitCode, FileError, PlanError, RegionEditedError, TrackerError
 from tracker.fileio import (
     FileChangedError,
@@ -219,17 +223,71 @@ def write_regions(
     )
 
 
-def _write_folders(root: Path) -> list[Path]:
-    """Where update writes (and an interrupted run may have left a temp file): ``plans/``, the folders inside the
-    repository that symlinked plans resolve to (a plan is written through its link), and ``.tracker/cache/``."""
-    folders = [root / "plans"]
-    for path in plan_paths(root):
+def _write_folders(root: Path, docs: list[str]) -> list[Path]:
+    """Where update writes (and an interrupted run may have left a temp file): ``plans/``, the folders of the
+    ``docs``, the folders inside the repository that symlinked plans and docs resolve to (a file is written through
+    its link), and ``.tracker/cache/``."""
+    folders = [root / "plans", *((root / doc).parent for doc in docs)]
+    for path in [*plan_paths(root), *(root / doc for doc in docs)]:
         if path.is_symlink():
             try:
                 folders.append(resolved_inside(path, root).parent)
             except FileError:
                 continue  # a link out of the repository: reading the plan refuses it, nothing of ours is there
     return [*list(dict.fromkeys(folders)), root / ".tracker" / "cache"]
+
+
+def _docs_in_flux(root: Path, docs: list[DocFile]) -> FileChangedError | None:
+    """A doc that is being saved now, or changed since it was read, as an error (None: all settled)."""
+    for doc in docs:
+        now = file_stamp(root / doc.path)
+        if doc.stamp is not None and (flux := in_flux(root / doc.path, doc.stamp)) is not None:
+            return FileChangedError(Path(doc.path), flux[0], wait=flux[1])
+        if now != doc.stamp:
+            return FileChangedError(Path(doc.path), "changed while it was being read (saved by an editor?)")
+    return None
+
+
+def write_docs(root: Path, rels: list[str], force: bool, diff: bool, out: TextIO, cache: Cache) -> list[str]:
+    """Rewrite the results regions of the docs ``rels``; the paths written. As :func:`write_regions` for plan files:
+    a doc an editor saves meanwhile is never overwritten (read again, up to :data:`ATTEMPTS` times, then exit 7), and
+    a new text that would read otherwise is never written (exit 2)."""
+    written: list[str] = []
+    busy: FileChangedError | None = None
+    for attempt in range(ATTEMPTS):
+        if busy is not None:
+            time.sleep(max(busy.wait, 0.02 * attempt))
+        docs = [read_doc(root, rel) for rel in rels]
+        try:
+            tables = Tables(root, cache)
+            changes = doc_changes(root, docs, force, cache, tables)
+        except DocTableError:
+            # A half-saved doc may not parse: while one is being saved, read again before saying so.
+            if (busy := _docs_in_flux(root, docs)) is None:
+                raise
+            continue
+        if (busy := _docs_in_flux(root, docs)) is not None:
+            continue
+        for doc, new in changes:
+            refuse_unsafe_doc(doc, new, tables)
+        try:
+            for doc, new in changes:
+                if doc.stamp is None:
+                    raise FileChangedError(Path(doc.path), "appeared while the docs were being read")
+                write_text_if_changed(root / doc.path, doc.text, new, stamp=doc.stamp, root=root)
+                written.append(doc.path)
+                if diff:
+                    out.write(unified_diff(doc.path, doc.text, new))
+        except FileChangedError as err:
+            busy = err
+            continue
+        return list(dict.fromkeys(written))
+    assert busy is not None
+    raise FileChangedError(
+        busy.path,
+        f"kept changing while tracker update ran ({ATTEMPTS} reads; the last one: {busy.reason}); "
+        "nothing was written to it: run tracker update again once it is saved",
+    )
 
 
 def run(
@@ -249,20 +307,32 @@ def run(
 def _update(
     root: Path, check: bool, diff: bool, force: bool, out: TextIO, plans: list[str] | None, cache: Cache
 ) -> int:
+    docs = [] if plans else declared_docs(root)  # plan arguments: those plans' files only
     if check:
         stale = pending(root, force, plans, cache=cache)
-        for f, new in stale:
-            out.write(unified_diff(f.path, f.text, new))
+        stale_docs = doc_changes(root, [read_doc(root, rel) for rel in docs], force, cache)
+        for path, old, new in [*((f.path, f.text, n) for f, n in stale), *((d.path, d.text, n) for d, n in stale_docs)]:
+            out.write(unified_diff(path, old, new))
         if stale:
             out.write(
                 f"{len(stale)} plan file(s) out of date: {', '.join(f.path for f, _ in stale)} (run `tracker update`)\n"
             )
+        if stale_docs:
+            names = ", ".join(d.path for d, _ in stale_docs)
+            out.write(f"{len(stale_docs)} doc(s) out of date: {names} (run `tracker update`)\n")
+        if stale or stale_docs:
             return int(ExitCode.CHECK_FAILED)
-        out.write("plan files are up to date\n")
+        out.write("plan files and docs are up to date\n" if docs else "plan files are up to date\n")
         return 0
     with repo_lock(root):  # read, derive and write under one lock: concurrent runs serialize
-        for temp in [t for folder in _write_folders(root) for t in remove_stale_temps(folder)]:
+        for temp in [t for folder in _write_folders(root, docs) for t in remove_stale_temps(folder)]:
             out.write(f"removed {temp.relative_to(root).as_posix()} (left behind by an interrupted run)\n")
+        if docs:  # every doc problem (exit 2, 4, 8) before any plan file is written
+            doc_changes(root, [read_doc(root, rel) for rel in docs], force, cache)
         written = write_regions(root, force, plans, diff, out, cache=cache)
+        written_docs = write_docs(root, docs, force, diff, out, cache) if docs else []
     out.write(f"updated {len(written)} plan file(s)" + (f": {', '.join(written)}" if written else "") + "\n")
+    if docs:
+        names = f": {', '.join(written_docs)}" if written_docs else ""
+        out.write(f"updated {len(written_docs)} doc(s){names}\n")
     return 0

@@ -12,16 +12,15 @@ directory, a symlink out of the repository, not UTF-8) is refused unread (exit 8
 file is.
 
 A warm run is cheap: a doc with neither a ``results`` block nor a region marker is left alone without parsing it,
-and a doc whose text is known to be up to date with the current result files and code (the cache
-``doc-tables``, keyed by both) is neither parsed nor rendered, so no result file is read and pydantic is not
-imported.
+and a doc whose text is known to be up to date with the current result files and code (the cache ``doc-tables``,
+see :class:`Tables`) is neither parsed nor rendered: no result file or evidence is read, pydantic is not imported.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tracker import __version__
 from tracker.cache import Cache, cache_key
@@ -29,12 +28,16 @@ from tracker.errors import ExitCode, FileError, TrackerError, UsageError
 from tracker.fileio import FileStamp, file_stamp, read_text
 from tracker.hashing import sha256_hex
 
+if TYPE_CHECKING:
+    from tracker.bench_evaluator import RepoResults
+
 PYPROJECT = "pyproject.toml"
 KEYS = ("docs",)  # the keys of [tool.tracker]: an unknown one is a typo (a doc silently dropped), refused
 MAX_DOC_BYTES = 4 * 1024 * 1024  # as a plan file
 CACHE = "doc-tables"  # {"blocks": {sha256 of a block's TOML: validated fields}, "current": [sha256 of doc texts]}
 # The code a doc's regions depend on besides the result files (whose evaluation code RepoResults' key covers).
-CODE = ("doc_tables.py", "doc_files.py", "table_schema.py", "schema.py", "regions.py", "parse.py")
+CODE = ("doc_tables.py", "doc_files.py", "table_schema.py", "schema.py", "regions.py", "parse.py", "bench_verdict.py",
+        "stats.py", "model.py", "result_files.py", "result_schema.py")  # fmt: skip
 _MARKER = "<!-- tracker:begin "
 
 
@@ -139,19 +142,42 @@ def _code_key() -> str:
 
 
 class Tables:
-    """The result runs and the cache the docs' tables are rendered with, read only when a doc needs them."""
+    """What the docs' tables are rendered with: the result runs (read only when a doc is not known to be up to
+    date) and the cache ``doc-tables``.
+
+    A doc's text is known to be up to date when the cache says so for the same code and the same listing of the
+    result files (:func:`tracker.statusindex.listing`: one ``stat`` per file of the store and ``bench/results/``,
+    used only once every file has settled), so a warm run reads no result file and parses no evidence."""
 
     def __init__(self, root: Path, cache: Cache) -> None:
-        from tracker.bench_evaluator import RepoResults
+        from tracker.contract import Clock
+        from tracker.statusindex import listing
 
+        self.root = root
         self.cache = cache
-        self.repo = RepoResults(root, cache=cache)
-        self.key = cache_key(CACHE, _code_key(), self.repo.key)
+        self.now = Clock().now
+        self.key = cache_key(CACHE, _code_key())
+        found, settled = listing(root)
+        self.listing = found if settled else None
         known = cache.read(CACHE, self.key)
         data: dict[str, Any] = known if isinstance(known, dict) else {}
-        blocks, current = data.get("blocks"), data.get("current")
+        blocks, current, then = data.get("blocks"), data.get("current"), data.get("now")
         self.blocks: dict[str, Any] = dict(blocks) if isinstance(blocks, dict) else {}
-        self.current: set[str] = {s for s in current if isinstance(s, str)} if isinstance(current, list) else set()
+        same = self.listing is not None and data.get("listing") == self.listing
+        same = same and isinstance(then, str) and then <= self.now  # a clock set back may refuse a file it accepted
+        self.current: set[str] = set()
+        if same and isinstance(current, list):
+            self.current = {s for s in current if isinstance(s, str)}
+        self._repo: RepoResults | None = None
+
+    @property
+    def repo(self) -> RepoResults:
+        """The repository's result files (identified and parsed on first use)."""
+        if self._repo is None:
+            from tracker.bench_evaluator import RepoResults
+
+            self._repo = RepoResults(self.root, cache=self.cache)
+        return self._repo
 
     def rewrite(self, doc: DocFile, force: bool) -> str:
         """``doc``'s text with its regions written (the text itself when up to date). DocTableError (exit 2) for
@@ -169,9 +195,10 @@ class Tables:
         runs = self.repo.runs() if specs else []
         new = rewrite(doc.text, doc_regions(specs, runs, [str(e) for e in errors]), doc.path, force=force)
         if all(e.lasting for e in errors):  # a file refused for a time still to come is usable later: not kept
-            if new == doc.text:
+            if new == doc.text and self.listing is not None:
                 self.current.add(sha)
-            self.cache.put(CACHE, self.key, {"blocks": self.blocks, "current": sorted(self.current)})
+            data = {"listing": self.listing, "now": self.now, "blocks": self.blocks, "current": sorted(self.current)}
+            self.cache.put(CACHE, self.key, data)
         return new
 
 

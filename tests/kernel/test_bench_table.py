@@ -427,14 +427,21 @@ def test_against_a_run_of_other_contexts(tmp_path: Path, capsys: pytest.CaptureF
 
 
 @pytest.mark.parametrize("doc", ["kernel/README.md", "bench/README.md"])
-def test_the_docs_quote_the_newest_run_as_the_tool_prints_it(doc: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """Each doc names the command that generated its table; the table is that command's output, verbatim,
-    and the file it names is the run of record (the newest): a new recorded run updates the docs with it."""
-    text = (ROOT / doc).read_text()
-    commands = [line for line in text.splitlines() if line.startswith("python -m bench.table ")]
-    assert len(commands) == 1, f"{doc}: expected one `python -m bench.table ...` line, got {commands}"
-    args = commands[0].split()[3:]
-    code, out, _ = run_main(capsys, *args)
-    assert code == 0 and out in text, f"{doc}: its table differs from `{commands[0]}`; paste the output again"
-    newest = table.newest_result(RESULTS)
-    assert f"bench/results/{newest.name}" in args, f"{doc}: the newest run is {newest.name}, not {args[-1]}"
+def test_the_docs_tables_of_the_run_of_record_are_generated_by_the_tracker(doc: str) -> None:
+    """No table of the run of record is pasted by hand: each is a `results` block of the verify benchmark whose region
+    the tracker writes, and the doc holds what the tracker renders from the result files now (`tracker check` fails
+    otherwise). `python -m bench.table` stays the developer's tool (its tests above)."""
+    from tracker.doc_files import declared_docs, pending_docs
+    from tracker.doc_tables import parse_tables
+    from tracker.regions import region_spans
+
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    assert doc in declared_docs(ROOT), f"pyproject.toml's [tool.tracker] docs does not name {doc}"
+    specs, problems = parse_tables(doc, text)
+    assert problems == [] and specs and {s.benchmark for s in specs} == {"verify"}
+    lines = text.splitlines()
+    section = next(i for i, line in enumerate(lines) if line.lstrip("#").strip() == "The run of record")
+    inside = {i for begin, end in region_spans(text, doc) for i in range(begin, end + 1)}
+    pasted = [i + 1 for i, line in enumerate(lines) if i > section and line.startswith("|") and i not in inside]
+    assert pasted == [], f"{doc}: table lines outside a generated region (pasted by hand?) at lines {pasted}"
+    assert doc not in [d.path for d, _ in pending_docs(ROOT)], f"{doc}: its tables are out of date: run tracker update"

@@ -1,5 +1,6 @@
 """Command line: `python -m bench verify [--cases short|long|all] [--impl LIST] [--out DIR] [--budget S]`,
-`python -m bench step [--cases short|long|all] [--impl cuda,triton] [--layers N] [--out DIR] [--budget S]`.
+`python -m bench step [--cases short|long|all] [--impl cuda,triton] [--layers N] [--out DIR] [--budget S]`,
+`python -m bench defrag [--impl cuda,triton|none] [--layers N] [--out DIR] [--budget S]`.
 
 Exit codes: 0 all requested implementations measured (optional peers that are not installed are skipped);
 1 an implementation failed its correctness check or raised (the others are still measured and written);
@@ -57,9 +58,27 @@ def parse(argv: list[str]) -> argparse.Namespace:
     step.add_argument(
         "--budget", type=float, default=0.5, help="seconds of timed runs per measurement (default 0.5; 20-200 runs)"
     )
+    defrag = sub.add_parser("defrag", help="KV pool defragmentation (Tier 0 and Tier 1) vs the copy bandwidth")
+    defrag.add_argument(
+        "--impl",
+        default="cuda,triton",
+        help="verify kernels timed on the fragmented and the compacted pool: a subset of cuda,triton, or none",
+    )
+    defrag.add_argument("--layers", type=int, default=61, help="pool layers; every row moves in each (default 61)")
+    defrag.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).resolve().parent / "results",
+        help="directory for the result JSON (default bench/results/)",
+    )
+    defrag.add_argument(
+        "--budget", type=float, default=0.5, help="seconds of timed runs per measurement (default 0.5; 20-200 runs)"
+    )
     args = parser.parse_args(argv)
     if args.benchmark == "step":
         return _check_step(parser, args)
+    if args.benchmark == "defrag":
+        return _check_defrag(parser, args)
     from bench.peers import IMPLS
 
     names = [n.strip() for n in args.impl.split(",") if n.strip()]
@@ -84,6 +103,18 @@ def _check_step(parser: argparse.ArgumentParser, args: argparse.Namespace) -> ar
     return args
 
 
+def _check_defrag(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    names = [] if args.impl.strip() == "none" else [n.strip() for n in args.impl.split(",") if n.strip()]
+    if (not names and args.impl.strip() != "none") or any(n not in ("cuda", "triton") for n in names):
+        parser.error(f"--impl: expected a comma-separated subset of cuda,triton or none, got {args.impl!r}")
+    if args.layers < 1:
+        parser.error(f"--layers: expected >= 1, got {args.layers}")
+    if not args.budget > 0:
+        parser.error(f"--budget: expected seconds > 0, got {args.budget}")
+    args.impl = names
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
@@ -92,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import step
 
         return step.run(args.cases, args.impl, args.out, step.command_line(argv), args.budget, args.layers)
+    if args.benchmark == "defrag":
+        from bench import defrag
+
+        return defrag.run(args.impl, args.out, defrag.command_line(argv), args.budget, args.layers)
     from bench import verify
 
     return verify.run(args.cases, args.impl, args.out, verify.command_line(argv), args.budget)

@@ -15,12 +15,16 @@ CPU the same order with torch's index ops.
 
 from __future__ import annotations
 
-from collections.abc import MutableSequence, Sequence
+from collections.abc import Callable, MutableSequence, Sequence
 
 import torch
 
+from kernel.defrag.allocator import owned_mask, reassign
 from kernel.defrag.plan import DefragError, MovePlan
+from kernel.defrag.schedule import Schedule
 from kernel.engine.kv_pool import SlotAllocator
+
+CopyRows = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], None]
 
 
 def _copy_rows(src: torch.Tensor, src_index: torch.Tensor, dst: torch.Tensor, dst_index: torch.Tensor) -> None:
@@ -33,21 +37,26 @@ def _copy_rows(src: torch.Tensor, src_index: torch.Tensor, dst: torch.Tensor, ds
 
 
 def execute_moves(kv: torch.Tensor, plan: MovePlan) -> None:
-    """Move the plan's rows in `kv` [layers, S, 576], every layer: staged rows into scratch, the waves in order,
-    the scratch out. Touches nothing but the rows the plan moves (and a scratch buffer of its staged rows)."""
-    moves = plan.moves
+    """Move the plan's rows in `kv` [layers, S, 576], every layer (`move`)."""
+    move(kv, plan.moves)
+
+
+def move(kv: torch.Tensor, moves: Schedule, copy_rows: CopyRows | None = None) -> None:
+    """Run a schedule on `kv` [layers, S, 576]: staged rows into scratch, the waves in order, the scratch out.
+    Touches nothing but the rows it moves. `copy_rows` (tests): the launch to use instead of the device's."""
     if moves.src.numel() == 0:
         return
+    copy = copy_rows or _copy_rows
     src, dst, direct = moves.src.to(kv.device), moves.dst.to(kv.device), moves.direct
     scratch = None
     if moves.staged:
         order = torch.arange(moves.staged, device=kv.device)
         scratch = torch.empty(kv.shape[0], moves.staged, kv.shape[2], dtype=kv.dtype, device=kv.device)
-        _copy_rows(kv, src[direct:], scratch, order)
+        copy(kv, src[direct:], scratch, order)
     for a, b in zip(moves.bounds[:-1], moves.bounds[1:], strict=True):
-        _copy_rows(kv, src[a:b], kv, dst[a:b])
+        copy(kv, src[a:b], kv, dst[a:b])
     if scratch is not None:
-        _copy_rows(scratch, order, kv, dst[direct:])
+        copy(scratch, order, kv, dst[direct:])
 
 
 def apply(
@@ -72,7 +81,7 @@ def apply(
             slots[:] = new.tolist()
     for table, new in zip(tables, plan.after, strict=False):
         table[: new.numel()].copy_(new.to(table.device, table.dtype), non_blocking=True)
-    allocator.reassign(plan.occupied.tolist(), plan.vacated.tolist())
+    reassign(allocator, plan.occupied.tolist(), plan.vacated.tolist())
 
 
 def check(
@@ -87,8 +96,7 @@ def check(
         raise DefragError(f"kv: expected [layers, {plan.capacity}, row] (the planned pool), got {tuple(kv.shape)}")
     if allocator.capacity != plan.capacity:
         raise DefragError(f"allocator: {allocator.capacity} slots, the plan was made for {plan.capacity}")
-    owned = torch.frombuffer(bytearray(allocator.owned_mask()), dtype=torch.uint8).to(torch.bool)
-    if not torch.equal(owned, plan.owned.cpu()):
+    if not torch.equal(owned_mask(allocator), plan.owned.cpu()):
         raise DefragError("stale plan: slots were allocated or freed since it was made")
     if len(slot_lists) != len(plan.before):
         raise DefragError(f"slot_lists: the plan has {len(plan.before)} requests, got {len(slot_lists)}")

@@ -18,7 +18,6 @@ choices out, and with graphs=True the step is one graph replay (captured once pe
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -89,9 +88,6 @@ class Engine:
         # Per prompt of the last generate(): the smallest gap between the best and the second-best logit over
         # its decisions. Backends round differently; a decision closer to a tie than that may go either way.
         self.margins: list[float] = []
-        # Called before every verify step with the batch's requests (none has a step in flight): the place for
-        # work between steps that keeps every request's rows, such as `kernel.defrag` compacting the pool.
-        self.between_steps: Callable[[Engine, list[_Request]], None] | None = None
 
     # ----- public API -----
 
@@ -114,8 +110,6 @@ class Engine:
                 for req in requests:
                     self._prefill(req)
             while any(len(r.decided) < max_new for r in requests):
-                if self.between_steps is not None:
-                    self.between_steps(self, requests)
                 self._step(requests, shape, max_new)
         finally:
             for req in requests:

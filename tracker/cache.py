@@ -38,6 +38,7 @@ NAMES = (
     "result-ids",  # result files' content sha256 by stat signature (tracker.bench_evaluator)
     "bench-verdicts",  # bench gates' verdicts by the repository's result set (tracker.bench_evaluator)
     "bootstrap",  # bootstrap bounds by their samples and parameters (tracker.stats.bootstrap_key)
+    "doc-tables",  # the docs' results blocks validated, and doc texts known current (tracker.doc_files)
 )
 MAX_CACHE_BYTES = 1 << 28  # a larger file is not one the tracker wrote: rebuilt
 

@@ -87,20 +87,9 @@ def may_hold_blocks(text: str) -> bool:
 
 def find_blocks(text: str) -> list[Block]:
     """Every top-level ``results`` fence of ``text``; fences inside lists, quotes or other code are prose."""
-    from tracker import parse  # the only module that imports markdown-it-py
+    from tracker.parse import fenced_blocks  # the only module that imports markdown-it-py
 
-    body = text.removeprefix("\ufeff")
-    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    out: list[Block] = []
-    for tok in parse._MD.parse(body):
-        info = tok.info.split() if tok.type == "fence" else []
-        if tok.level != 0 or tok.map is None or not info or info[0] != INFO:
-            continue
-        start, stop = tok.map
-        last = lines[stop - 1].strip() if stop - 1 < len(lines) else ""
-        closed = stop - start >= 2 and last.startswith(tok.markup) and set(last) <= {tok.markup[0]}
-        out.append(Block(tok.content, start + 1, stop, closed))
-    return out
+    return [Block(b.content, b.line, b.end_line, b.closed) for b in fenced_blocks(text.removeprefix("\ufeff"), (INFO,))]
 
 
 _KEY_LINE = r"^\s*(?:\[\s*)?[\"']?{key}[\"']?\s*(?:=|\.|\])"
@@ -149,7 +138,7 @@ def parse_tables(
     """
     from tracker.hashing import sha256_hex
     from tracker.parse import Block as ParseBlock
-    from tracker.parse import _loads
+    from tracker.parse import load_toml
 
     specs: list[TableSpec] = []
     problems: list[str] = []
@@ -160,7 +149,7 @@ def parse_tables(
         sha = sha256_hex(block.content.encode("utf-8", "surrogatepass"))
         fields = known.get(sha) if known is not None else None
         if not isinstance(fields, dict):
-            data = _loads(path, ParseBlock(INFO, block.content, block.line, block.end_line, True), problems)
+            data = load_toml(path, ParseBlock(INFO, block.content, block.line, block.end_line, True), problems)
             if data is None:
                 continue
             from tracker.table_schema import validate_table

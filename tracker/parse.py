@@ -37,15 +37,16 @@ class Block:
     closed: bool
 
 
-def fenced_blocks(text: str) -> list[Block]:
-    """Every top-level ``plan``/``phase`` fence in ``text``; other fences and nested ones are prose."""
+def fenced_blocks(text: str, kinds: tuple[str, ...] = KINDS) -> list[Block]:
+    """Every top-level fence in ``text`` whose info string starts with one of ``kinds`` (``plan``/``phase`` by
+    default; ``results`` for the docs' tables); other fences and nested ones are prose."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     out: list[Block] = []
     for tok in _MD.parse(text):
         if tok.type != "fence" or tok.level != 0 or tok.map is None:
             continue
         info = tok.info.split()
-        if not info or info[0] not in KINDS:
+        if not info or info[0] not in kinds:
             continue
         start, stop = tok.map
         last = lines[stop - 1].strip() if stop - 1 < len(lines) else ""
@@ -165,6 +166,11 @@ def _deeper_than(data: Any, limit: int) -> bool:
         elif isinstance(value, list):
             stack.extend((v, depth + 1) for v in value)
     return False
+
+
+def load_toml(path: str, block: Block, problems: list[str]) -> dict[str, Any] | None:
+    """A block's TOML as a table, with the house's depth and number guards; None after adding its problems."""
+    return _loads(path, block, problems)
 
 
 def _loads(path: str, block: Block, problems: list[str]) -> dict[str, Any] | None:

@@ -193,6 +193,11 @@ def _problems(err: ValidationError, prefix: Loc = ()) -> list[Problem]:
     return out
 
 
+def problems_of(err: ValidationError, prefix: Loc = ()) -> list[Problem]:
+    """A validation error as (location, message) problems, as plan blocks report them (for other block kinds)."""
+    return _problems(err, prefix)
+
+
 def _salvage(data: dict[str, Any], problems: list[Problem], defaults: dict[str, Any]) -> dict[str, Any] | None:
     """The keys of an invalid block that did validate (bad ones get their default; bad list items
     are dropped), so lint still checks dependencies and gates of a block with one typo. None when

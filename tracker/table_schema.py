@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tracker.schema import Problem, Scalar, _problems, finite_values
+from tracker.schema import Problem, Scalar, finite_values, problems_of
 
 MAX_DIGITS = 6  # fixed decimals beyond this say nothing a benchmark measured
 Name = Annotated[str, Field(min_length=1)]
@@ -78,6 +78,6 @@ def validate_table(data: dict[str, Any]) -> tuple[dict[str, Any] | None, list[Pr
     try:
         block = ResultsBlockModel.model_validate(data)
     except ValidationError as err:
-        return None, _problems(err)
+        return None, problems_of(err)
     problems = _layout_problems(block)
     return (None, problems) if problems else (block.model_dump(), [])

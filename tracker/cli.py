@@ -494,6 +494,48 @@ def typer_app() -> "typer.Typer":
 
         _run_command(lambda: cmd.run(_root(root), dry_run, as_json=json))
 
+    class ReportFormat(str, enum.Enum):
+        md = "md"
+        html = "html"
+
+    @app.command()
+    def report(
+        plan: Annotated[
+            str | None,
+            typer.Argument(
+                help="Only this plan (0002, 2 or plans/0002-x.md).", show_default=False, autocompletion=_targets
+            ),
+        ] = None,
+        milestone: Annotated[
+            str | None,
+            typer.Option("--milestone", help="Only the plans of this milestone.", show_default=False),
+        ] = None,
+        since: Annotated[
+            str | None,
+            typer.Option(
+                "--since",
+                help="Changes brought by evidence added after this commit (default: since the previous report"
+                " of the milestone in plans/reports/, else the beginning).",
+                show_default=False,
+            ),
+        ] = None,
+        fmt: Annotated[ReportFormat, typer.Option("--format", help="Markdown, or one self-contained HTML file.")] = (
+            ReportFormat.md
+        ),
+        out: Annotated[
+            Path | None,
+            typer.Option(
+                "--out", help="Write the report to this file (atomically) instead of stdout.", show_default=False
+            ),
+        ] = None,
+        json: Annotated[bool, typer.Option("--json", help="Print the report's data as one JSON object.")] = False,
+        root: RootOption = None,
+    ) -> None:
+        """Where the plans stand and what changed, from the evidence: Markdown or one HTML file."""
+        from tracker.commands import report as cmd
+
+        _run_command(lambda: cmd.run(_root(root), plan, milestone, since, fmt.value, out_path=out, as_json=json))
+
     result_app = typer.Typer(
         name="result",
         help="Benchmark result files for projects without a harness that writes them.",

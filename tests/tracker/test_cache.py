@@ -253,7 +253,7 @@ def test_an_old_validation_marker_does_not_make_an_invalid_result_valid(tmp_path
     assert "invalid result file" in got.out and "done" not in got.out
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [n for n in NAMES if n != "doc-tables"])  # status never reads that one
 def test_a_hand_edited_cache_of_the_right_key_is_checked_entry_by_entry(
     tmp_path: Path, cli, settled_at_once: None, name: str
 ) -> None:  # type: ignore[no-untyped-def]

@@ -20,16 +20,21 @@ The rules, so that a report can say exactly what it lists:
   :mod:`tracker.fingerprint`): a name that is not UTF-8 still matches the file on disk, and a renderer must
   write it with ``errors="replace"`` or ``"backslashreplace"``; author and subject are text (``errors="replace"``);
 - ``time`` is the committer time (git orders by it; after a rebase it is the rebase's), in UTC.
+
+The readers of a revision's tree (:func:`revision`, :func:`tree_entries`, :func:`read_blobs`: what
+``tracker summary`` judges a revision by) run git's plumbing without gitpython, for speed (their section says why);
+:func:`hooks_dir` says where ``tracker hook`` installs.
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from tracker.errors import FileError, UsageError
 
@@ -260,3 +265,147 @@ def _utc(raw: bytes) -> str:
     if not 1 <= t.tm_year <= 9999:
         return ""
     return f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}Z"
+
+
+# --- a revision's tree and blobs, and the hooks folder ------------------------------------------------------
+#
+# ``tracker summary`` judges the plans and evidence a revision's tree holds against the working tree, and must cost
+# about what ``tracker status`` costs (~70 ms, of which gitpython's import alone would take 45-150 ms). So these
+# readers run git's plumbing as plain processes, as tracker.fingerprint does for the working tree, and import no
+# gitpython; the rules are this module's: UnknownRef for a ref that names no commit, FileError with git's own
+# message when git fails, paths decoded with ``surrogateescape``.
+
+
+class TreeEntry(NamedTuple):
+    """One entry of ``git ls-tree -r``: its mode (``100644``, ``100755``, ``120000`` a symlink, ``160000`` a
+    submodule), its object type (``blob``, or ``commit`` for a submodule) and its object id."""
+
+    mode: str
+    kind: str
+    id: str
+
+
+def revision(root: Path, ref: str) -> str | None:
+    """The full sha of the commit ``ref`` names, None for ``HEAD`` on a branch without a commit yet (there is
+    nothing at such a HEAD). :class:`UnknownRef` when ``ref`` names no commit (a tree, a blob, nothing); FileError
+    when ``root`` is not a git repository."""
+    if not isinstance(ref, str) or not ref or ref.startswith("-") or "\0" in ref or "\n" in ref:
+        raise UnknownRef(_not_a_commit(ref))
+    if not (root / ".git").exists():
+        raise FileError(f"{root}: not a git repository")
+    proc = _plain(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+    if proc.returncode == 0:
+        return proc.stdout.decode("ascii").strip()
+    if ref == "HEAD" and _unborn(root):
+        return None
+    raise UnknownRef(_not_a_commit(ref))
+
+
+def tree_entries(root: Path, commit: str) -> dict[str, TreeEntry]:
+    """{path: entry} of every file of ``commit``'s tree (``git ls-tree -r --full-tree``), submodules included."""
+    return _tree(_plain(root, "ls-tree", "-r", "-z", "--full-tree", commit).stdout)
+
+
+def _tree(out: bytes) -> dict[str, TreeEntry]:
+    """The entries of ``git ls-tree -r -z``'s output."""
+    entries: dict[str, TreeEntry] = {}
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, raw = record.partition(b"\t")
+        mode, kind, oid = meta.decode("ascii").split()
+        entries[_path(raw)] = TreeEntry(mode, kind, oid)
+    return entries
+
+
+def revision_tree(root: Path, ref: str) -> tuple[str | None, dict[str, TreeEntry]]:
+    """(:func:`revision`, :func:`tree_entries`) of ``ref`` at once: the two git processes run side by side (what
+    ``tracker summary`` waits for first). The tree is ``REF^{commit}``'s, resolved by its own process: a ref moved
+    between the two (a commit made meanwhile) is as if it moved just before or after the command."""
+    if not isinstance(ref, str) or not ref or ref.startswith("-") or "\0" in ref or "\n" in ref:
+        raise UnknownRef(_not_a_commit(ref))
+    if not (root / ".git").exists():
+        raise FileError(f"{root}: not a git repository")
+    listing = subprocess.Popen(
+        ["git", "ls-tree", "-r", "-z", "--full-tree", f"{ref}^{{commit}}"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        commit = revision(root, ref)
+        out = listing.communicate()[0]
+    finally:  # an unknown ref, a Ctrl-C: no git process left behind unwaited
+        if listing.returncode is None:
+            listing.kill()
+            listing.wait()
+    if commit is None:
+        return None, {}
+    if listing.returncode:
+        return commit, tree_entries(root, commit)  # git's own message, should it fail again
+    return commit, _tree(out)
+
+
+def read_blobs(root: Path, ids: Iterable[str]) -> dict[str, bytes]:
+    """{id: content} of the blobs ``ids`` names, all read by one ``git cat-file --batch``; FileError when one is
+    missing (a shallow or partial clone without it) or is no blob."""
+    wanted = list(dict.fromkeys(ids))
+    if not wanted:
+        return {}
+    out = _plain(root, "cat-file", "--batch", stdin="".join(f"{oid}\n" for oid in wanted).encode("ascii")).stdout
+    blobs: dict[str, bytes] = {}
+    at = 0
+    for oid in wanted:
+        end = out.index(b"\n", at)
+        header = out[at:end].decode("ascii", "replace").split()
+        if len(header) != 3 or header[1] != "blob":
+            raise FileError(f"{root}: git cat-file: {oid}: {' '.join(header[1:]) or 'no answer'} (not a blob here)")
+        size = int(header[2])
+        blobs[oid] = out[end + 1 : end + 1 + size]
+        at = end + 1 + size + 1  # the content is followed by a newline
+    return blobs
+
+
+def hooks_dir(root: Path) -> Path:
+    """The folder git runs this repository's hooks from: ``core.hooksPath`` when it is set (relative to the top of
+    the working tree, as git reads it), else ``.git/hooks`` (a linked worktree's common one)."""
+    with _open(root) as repo:
+        top = Path(repo.working_tree_dir or root)
+        raw = _git(repo, "rev-parse", "--git-path", "hooks").decode("utf-8", "surrogateescape").strip()
+    return top / raw  # an absolute path stays as it is
+
+
+def _plain(
+    root: Path, command: str, *args: str, stdin: bytes | None = None, check: bool = True
+) -> subprocess.CompletedProcess[bytes]:
+    """``git COMMAND ARGS`` run in ``root`` without gitpython; FileError with git's message if it fails (``check``)."""
+    try:
+        proc = subprocess.run(
+            ["git", "-c", "core.quotepath=off", command, *args],
+            cwd=root,
+            input=stdin,
+            capture_output=True,
+            check=False,
+        )
+    except OSError as err:  # git itself missing
+        raise FileError(f"{root}: cannot run git: {err.strerror or err}") from None
+    if check and proc.returncode:
+        lines = [line.strip() for line in proc.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+        raise FileError(f"{root}: git {command} failed: {lines[-1] if lines else f'exit {proc.returncode}'}")
+    return proc
+
+
+def _unborn(root: Path) -> bool:
+    """Is HEAD a branch that has no commit yet (a new repository)?"""
+    branch = _plain(root, "symbolic-ref", "-q", "HEAD", check=False)
+    if branch.returncode:
+        return False
+    name = branch.stdout.decode("utf-8", "surrogateescape").strip()
+    return _plain(root, "show-ref", "--verify", "--quiet", name, check=False).returncode != 0
+
+
+def comment_char(root: Path) -> str:
+    """The character that starts a comment line of a commit message (``core.commentChar``; ``#`` when unset, and
+    for ``auto``, whose choice git makes per message)."""
+    value = _plain(root, "config", "--get", "core.commentChar", check=False).stdout.decode("utf-8", "replace").strip()
+    return value[:1] if value and value != "auto" else "#"

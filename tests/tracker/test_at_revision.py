@@ -1,0 +1,349 @@
+"""tracker.at_revision: the statuses at a revision are what ``status`` said on a checkout of it, on the fixture
+repository's tags, after gc, with new evidence and plan edits in the working tree, through symlinks, and on
+hostile trees."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import report_fixture
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tracker_testutil import git
+
+from tracker.at_revision import Now, RevisionCache, at_revision, pick, plan_set, resolve_link, statuses_at, store_at
+from tracker.cache import Cache
+from tracker.derive import derive
+from tracker.errors import FileError
+from tracker.evidence import load, parse_document
+from tracker.fingerprint import FileIndex, tree_file_ids
+from tracker.gitlog import TreeEntry, UnknownRef
+from tracker.model import PhaseStatus, Store
+from tracker.plans import load_files, load_plans
+
+# The statuses the fixture's docstring documents at each tag (tracker log replays the same walk).
+DOCUMENTED = {
+    "c1": {"0001/P1": "planned", "0001/P2": "blocked", "0001/P3": "blocked", "0002/P1": "blocked", "0002/P2": "blocked"},
+    "c2": {"0001/P1": "done", "0001/P2": "done", "0001/P3": "in-progress", "0002/P1": "planned", "0002/P2": "blocked"},
+    "c3": {"0001/P1": "done", "0001/P2": "done", "0001/P3": "in-progress", "0002/P1": "done", "0002/P2": "planned"},
+    "c4": {"0001/P1": "done", "0001/P2": "regressed", "0001/P3": "blocked", "0002/P1": "done", "0002/P2": "planned"},
+    "c5": {"0001/P1": "done", "0001/P2": "regressed", "0001/P3": "blocked", "0002/P1": "stale", "0002/P2": "blocked"},
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture repository, built once (tests that change it work on a copy)."""
+    return report_fixture.build(tmp_path_factory.mktemp("fixture") / "repo")
+
+
+@pytest.fixture
+def copy(fixture: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(fixture, tmp_path / "copy", symlinks=True))
+
+
+def statuses(root: Path, ref: str) -> dict[str, str]:
+    return {k: v.status.value for k, v in statuses_at(root, ref).statuses.items()}
+
+
+def on_checkout(root: Path, ref: str, where: Path) -> dict[str, PhaseStatus]:
+    """What ``status`` says on a fresh clone of ``root`` checked out at ``ref``."""
+    git(where.parent, "clone", "-q", str(root), str(where))
+    git(where, "checkout", "-q", ref)
+    _, plans = load_plans(where, cache=Cache(None))
+    return derive(where, plans, cache=Cache(None))
+
+
+@pytest.mark.parametrize("ref", report_fixture.REFS)
+def test_each_tag_has_the_statuses_its_docstring_documents(fixture: Path, ref: str) -> None:
+    assert statuses(fixture, ref) == DOCUMENTED[ref]
+
+
+def test_c5_is_stale_where_c4_is_done(fixture: Path) -> None:
+    c4, c5 = statuses_at(fixture, "c4").statuses, statuses_at(fixture, "c5").statuses
+    assert c4["0002/P1"].status.value == "done"
+    assert c5["0002/P1"].status.value == "stale" and c5["0002/P1"].changed == ("src/engine.py",)
+
+
+@pytest.mark.parametrize("ref", ["c2", "c4", "HEAD~3"])
+def test_every_verdict_is_what_status_says_on_a_checkout(fixture: Path, tmp_path: Path, ref: str) -> None:
+    assert statuses_at(fixture, ref).statuses == on_checkout(fixture, ref, tmp_path / "checkout")
+
+
+def test_evidence_gone_since_is_read_from_the_revisions_blobs(copy: Path, tmp_path: Path) -> None:
+    """tracker gc (or a hand) deleted r1 and the first result file: at c2 they still decide, read from git."""
+    (copy / ".tracker/evidence/20261102T100000Z-ci-box-r1.json").unlink()
+    (copy / "bench/results/20261103T100000Z-gpu-box-attn-b1.json").unlink()
+    at = statuses_at(copy, "c2")
+    assert {k: v.status.value for k, v in at.statuses.items()} == DOCUMENTED["c2"]
+    assert at.statuses == on_checkout(copy, "c2", tmp_path / "checkout")
+    assert ".tracker/evidence/20261102T100000Z-ci-box-r1.json" in at.evidence
+
+
+def test_a_result_file_edited_since_is_read_as_the_revision_had_it(copy: Path) -> None:
+    b2 = copy / "bench/results/20261108T100000Z-gpu-box-attn-b2.json"
+    doc = json.loads(b2.read_text())
+    doc["cases"] = [c for c in doc["cases"] if c["metric"] != "attn.time_us"]  # now no speedup case at all
+    b2.write_text(json.dumps(doc))
+    assert statuses(copy, "c4") == DOCUMENTED["c4"]  # at c4 the file held the 1.04x that regressed 0001/P2
+
+
+def test_new_evidence_and_plan_edits_of_the_working_tree_are_not_the_revisions(copy: Path) -> None:
+    run = json.loads((copy / ".tracker/evidence/20261106T100000Z-ci-box-r3.json").read_text())
+    run["provenance"]["time"] = "2026-11-10T10:00:00Z"  # a newer failing run of the kernel tests
+    (copy / ".tracker/evidence/20261110T100000Z-ci-box-r9.json").write_text(json.dumps(run))
+    plan = copy / "plans/0001-verify-kernel.md"
+    plan.write_text(plan.read_text().split('```phase\nid = "P3"')[0])  # P3 removed now
+    assert statuses(copy, "HEAD") == DOCUMENTED["c5"]
+    _, now = load_plans(copy, cache=Cache(None))
+    assert derive(copy, now, cache=Cache(None))["0001/P1"].status.value == "regressed"  # while now it is
+
+
+def test_the_status_index_answers_as_the_store_does(fixture: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same evidence at HEAD as now: REF's answers come from the index, without opening the store."""
+    from tracker import fileio, statusindex
+
+    monkeypatch.setattr(fileio, "SETTLED_NS", -(10**12))  # files just written count as settled: an index is kept
+    monkeypatch.setattr(statusindex, "SETTLED_NS", -(10**12))
+    cache = Cache(fixture)
+    files = load_files(fixture, cache=cache)
+    _, plans = load_plans(fixture, cache=cache)
+    derive(fixture, plans, cache=cache)  # what status does first: the index is in the command's cache now
+
+    def no_store() -> Store:
+        raise AssertionError("the store was opened although the index holds every answer")
+
+    def tree() -> FileIndex:
+        return FileIndex(tree_file_ids(fixture))
+
+    indexed = at_revision(fixture, "HEAD", Now(files, no_store, tree), cache)
+    live = at_revision(fixture, "HEAD", Now(files, lambda: load(fixture, strict=False), tree), Cache(None))
+    assert indexed.statuses == live.statuses
+    assert {k: v.status.value for k, v in indexed.statuses.items()} == DOCUMENTED["c5"]
+
+
+def test_what_the_revision_learns_stays_out_of_the_files_status_reads(copy: Path) -> None:
+    cache = Cache(copy)
+    files = load_files(copy, cache=Cache(None))
+    now = Now(files, lambda: load(copy, strict=False), lambda: FileIndex(tree_file_ids(copy)))
+    (copy / "bench/results/20261108T100000Z-gpu-box-attn-b2.json").unlink()  # REF's result set is not now's
+    at_revision(copy, "c4", now, cache)
+    cache.write()
+    written = {p.name for p in (copy / ".tracker/cache").iterdir()} if (copy / ".tracker/cache").exists() else set()
+    assert written <= {"result-checks.json", "bootstrap.json", "revision-plans.json"}
+
+
+def test_plans_parsed_from_the_revision_are_kept_by_blob_and_a_broken_cache_is_rebuilt(copy: Path) -> None:
+    plan = copy / "plans/0002-engine.md"
+    plan.write_text(plan.read_text().replace("CUDA graphs", "CUDA graphs, captured"))  # now's text is not c3's
+    cache = Cache(copy)
+    files = load_files(copy, cache=Cache(None))
+    now = Now(files, lambda: load(copy, strict=False), lambda: FileIndex(tree_file_ids(copy)))
+    first = at_revision(copy, "c3", now, cache)
+    cache.write()
+    kept = json.loads((copy / ".tracker/cache/revision-plans.json").read_text())["data"]
+    assert any(k.startswith("plans/0002-engine.md\0") for k in kept)
+    assert [ph.title for ph in first.plans[1].phases] == ["Engine runs the kernel", "CUDA graphs"]
+    for garbage in ({k: {"plan": {"id": 3}, "problems": []} for k in kept}, {k: 7 for k in kept}, [1, 2]):
+        doc = json.loads((copy / ".tracker/cache/revision-plans.json").read_text())
+        doc["data"] = garbage
+        (copy / ".tracker/cache/revision-plans.json").write_text(json.dumps(doc))
+        assert at_revision(copy, "c3", now, Cache(copy)).statuses == first.statuses
+
+
+def test_head_of_a_repository_without_a_commit_is_empty(tmp_path: Path) -> None:
+    root = tmp_path / "new"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "plans").mkdir()
+    (root / "plans/0001-x.md").write_text(report_fixture.PLAN_KERNEL)
+    at = statuses_at(root, "HEAD")
+    assert (at.commit, at.plans, at.statuses, at.evidence) == (None, [], {}, ())
+    with pytest.raises(UnknownRef):
+        statuses_at(root, "main~1")
+
+
+@pytest.mark.parametrize("ref", ["nope", "HEAD~9", "HEAD^{tree}", "-h", "", "a\nb", "0" * 40, "HEAD:src"])
+def test_a_ref_that_names_no_commit_is_a_usage_error(fixture: Path, ref: str) -> None:
+    with pytest.raises(UnknownRef, match="not a commit in this repository"):
+        statuses_at(fixture, ref)
+
+
+def test_not_a_git_repository_is_a_file_error(tmp_path: Path) -> None:
+    (tmp_path / "plans").mkdir()
+    with pytest.raises(FileError, match="not a git repository"):
+        statuses_at(tmp_path, "HEAD")
+
+
+def test_plan_files_through_symlinks_of_the_revisions_tree(tmp_path: Path) -> None:
+    """plans/ a link to docs/plans, one plan a link to a file elsewhere, one link out of the tree, one not UTF-8."""
+    root = tmp_path / "links"
+    (root / "docs/plans").mkdir(parents=True)
+    (root / "elsewhere").mkdir()
+    (root / "docs/plans/0001-verify-kernel.md").write_text(report_fixture.PLAN_KERNEL)
+    (root / "elsewhere/engine.md").write_text(report_fixture.PLAN_ENGINE)
+    os.symlink("docs/plans", root / "plans")
+    os.symlink("../../elsewhere/engine.md", root / "docs/plans/0002-engine.md")
+    os.symlink("../../../outside.md", root / "docs/plans/0003-out.md")
+    (root / "docs/plans/0004-latin.md").write_bytes(b"# caf\xe9\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "plans through links")
+    for rel in ("docs/plans/0001-verify-kernel.md", "elsewhere/engine.md"):
+        (root / rel).write_text("# edited since\n")  # the working tree's text is not the revision's
+    at = statuses_at(root, "HEAD")
+    assert [p.id for p in at.plans] == ["0001", "0002"]
+    assert {i.path: i.problems for i in at.invalid} == {
+        "plans/0003-out.md": ["plans/0003-out.md: refused: not a regular file of the revision's tree"],
+        "plans/0004-latin.md": ["plans/0004-latin.md: not UTF-8 text (byte 5: invalid continuation byte)"],
+    }
+    assert set(at.statuses) == set(DOCUMENTED["c1"])
+
+
+# --- the pure parts ---------------------------------------------------------------------------------------------
+
+
+def entry(oid: str = "a" * 40, mode: str = "100644") -> TreeEntry:
+    return TreeEntry(mode, "blob", oid)
+
+
+def test_pick_sorts_the_revisions_files() -> None:
+    entries = {
+        "plans/0001-a.md": entry("1" * 40),
+        "plans/notes.md": entry(),
+        "plans/0002-b.md/inside.md": entry(),  # a folder named like a plan: refused, as status refuses it
+        ".tracker/evidence/r1.json": entry("2" * 40),
+        ".tracker/evidence/sub/r2.json": entry(),
+        ".tracker/evidence/.r1.json.running": entry(),
+        ".tracker/.gitignore": entry(),
+        "bench/results/b1.json": entry("3" * 40),
+        "bench/results/old/b0.json": entry(),
+        "src/a.py": entry("4" * 40),
+    }
+    picked = pick(entries, lambda oid: "")
+    assert picked.plans == {"plans/0001-a.md": "plans/0001-a.md", "plans/0002-b.md": ""}
+    assert picked.evidence == {"r1.json": "2" * 40}
+    assert picked.results == {"bench/results/b1.json": "3" * 40}
+    assert ".tracker/evidence/r1.json" not in picked.code and picked.code["src/a.py"] == "4" * 40
+
+
+names = st.text(alphabet="ab.", min_size=1, max_size=3)
+paths = st.lists(names, min_size=1, max_size=4).map("/".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(paths, st.one_of(st.none(), st.lists(st.sampled_from(["..", ".", "a", "b", "/", "a.b"]),
+                                                              min_size=1, max_size=4).map("/".join)), max_size=8),
+       paths)  # fmt: skip
+def test_links_resolve_inside_the_tree_or_not_at_all(tree: dict[str, str | None], path: str) -> None:
+    """Hostile trees: links in circles, out of the top, through each other. Always ends; never leaves the tree."""
+    entries = {p: entry(str(i).rjust(40, "0"), "120000" if t is not None else "100644") for i, (p, t) in
+               enumerate(tree.items())}  # fmt: skip
+    targets = {e.id: t for (p, t), e in zip(tree.items(), entries.values(), strict=True) if t is not None}
+    got = resolve_link(entries, path, lambda oid: targets[oid])
+    assert got is None or not (got.startswith("/") or got == ".." or got.startswith("../") or "/../" in got)
+    picked = pick(entries, lambda oid: targets[oid])
+    assert all(t == "" or t in entries for t in picked.plans.values())
+
+
+CYCLE = report_fixture.PLAN_ENGINE.replace('depends = ["0001/P1"]', 'depends = ["P2"]')
+UNKNOWN = report_fixture.PLAN_ENGINE.replace('depends = ["0001/P1"]', 'depends = ["0009/P1"]')
+BROKEN = report_fixture.PLAN_KERNEL.replace('id = "P3"', "id = 3")
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"0001-k.md": report_fixture.PLAN_KERNEL, "0002-e.md": report_fixture.PLAN_ENGINE},
+        {"0001-k.md": report_fixture.PLAN_KERNEL, "0002-e.md": report_fixture.PLAN_ENGINE,
+         "0003-copy.md": report_fixture.PLAN_ENGINE},  # a duplicate id: both files invalid
+        {"0001-k.md": report_fixture.PLAN_KERNEL, "0002-e.md": CYCLE},
+        {"0001-k.md": report_fixture.PLAN_KERNEL, "0002-e.md": UNKNOWN},
+        {"0001-k.md": BROKEN, "0002-e.md": report_fixture.PLAN_ENGINE},  # 0002 depends into a broken file
+        {"0002-e.md": report_fixture.PLAN_ENGINE},
+    ],
+)  # fmt: skip
+def test_plan_set_decides_validity_as_load_plan_set_does(tmp_path: Path, files: dict[str, str]) -> None:
+    from tracker.plans import load_plan_set
+
+    for name, text in files.items():
+        (tmp_path / "plans").mkdir(exist_ok=True)
+        (tmp_path / "plans" / name).write_text(text)
+    plans, invalid = plan_set(load_files(tmp_path, cache=Cache(None)))
+    want = load_plan_set(tmp_path, cache=Cache(None))
+    assert (plans, invalid) == (want.plans, want.invalid)
+
+
+@pytest.fixture(scope="module")
+def store_files(fixture: Path) -> dict[str, bytes]:
+    folder = fixture / ".tracker/evidence"
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("*.json"))}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_the_store_at_a_revision_is_the_store_of_its_files(
+    store_files: dict[str, bytes], tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """For any subset of the store's files, some of them gone now: what a store of exactly those files loads."""
+    names = sorted(store_files)
+    kept = data.draw(st.lists(st.sampled_from(names), unique=True))
+    gone = data.draw(st.lists(st.sampled_from(kept), unique=True)) if kept else []
+    now_dir = tmp_path_factory.mktemp("now")
+    then_dir = tmp_path_factory.mktemp("then")
+    for name, raw in store_files.items():
+        for root, wanted in ((now_dir, name not in gone), (then_dir, name in kept)):
+            if wanted:
+                (root / ".tracker/evidence").mkdir(parents=True, exist_ok=True)
+                (root / ".tracker/evidence" / name).write_bytes(raw)
+    current = load(now_dir, strict=False)
+    got = store_at(current, kept, {n: parse_document(store_files[n]) for n in gone})
+    want = load(then_dir, strict=False)
+    assert (got.runs, got.signoffs, got.bench, got.invalid) == (want.runs, want.signoffs, want.bench, want.invalid)
+
+
+def test_a_gone_file_that_cannot_be_used_is_listed_as_invalid(fixture: Path) -> None:
+    current = load(fixture, strict=False)
+    got = store_at(current, ["x.json"], {"x.json": "not a readable evidence file: broken"})
+    assert got.invalid == [".tracker/evidence/x.json: not a readable evidence file: broken"]
+    assert got.runs == [] and got.signoffs == []
+
+
+def test_the_revision_cache_reads_through_and_keeps_only_content_facts() -> None:
+    base = Cache(None)
+    base.folder = Path("/nonexistent")  # put() keeps entries only for a cache with a folder
+    rev = RevisionCache(base)
+    base.put("plans", "k", {"a": 1})
+    assert rev.read("plans", "k") == {"a": 1}
+    rev.put("bench-verdicts", "k2", {"b": 2})
+    rev.put("bootstrap", "k3", {"c": 3.0})
+    assert base.read("bench-verdicts", "k2") is None and rev.read("bench-verdicts", "k2") == {"b": 2}
+    assert base.read("bootstrap", "k3") == {"c": 3.0}
+    assert rev.memo("result-runs") is base.memo("result-runs")
+
+
+def test_odd_file_names_and_missing_blobs_in_git_plumbing(tmp_path: Path) -> None:
+    from tracker.gitlog import read_blobs, revision_tree
+
+    root = tmp_path / "odd"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    odd = [b"new\nline.py", b"tab\there.py", b"caf\xe9.py", b"sp ace.py", "ünï.py".encode()]
+    for raw in odd:
+        with open(os.path.join(os.fsencode(root), raw), "wb") as fh:
+            fh.write(raw)
+    os.symlink("sp ace.py", root / "link.py")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "odd names")
+    commit, entries = revision_tree(root, "HEAD")
+    assert commit == git(root, "rev-parse", "HEAD").strip()
+    assert {os.fsencode(p) for p in entries} == {*odd, b"link.py"}
+    assert entries["link.py"].mode == "120000"
+    assert read_blobs(root, [entries["link.py"].id]) == {entries["link.py"].id: b"sp ace.py"}
+    assert FileIndex(tree_file_ids(root)).files == {p: e.id for p, e in entries.items()}  # what fingerprints record
+    with pytest.raises(FileError, match="not a blob here"):
+        read_blobs(root, ["0" * 40])

@@ -494,6 +494,48 @@ def typer_app() -> "typer.Typer":
 
         _run_command(lambda: cmd.run(_root(root), dry_run, as_json=json))
 
+    @app.command()
+    def summary(
+        against: Annotated[
+            str, typer.Option("--against", help="The revision the change is compared with.", metavar="REF")
+        ] = "HEAD",
+        write: Annotated[
+            Path | None,
+            typer.Option(
+                "--write",
+                help="Write the message into this commit message file (atomically; a message already in it is kept "
+                "and gets the trailers): the prepare-commit-msg hook's use.",
+                metavar="FILE",
+                show_default=False,
+            ),
+        ] = None,
+        json: Annotated[bool, typer.Option("--json", help="Print the summary's data as one JSON object.")] = False,
+        root: RootOption = None,
+    ) -> None:
+        """Draft a commit message for the change in the working tree: phase transitions since REF, benchmark
+        deltas, trailers. Never commits."""
+        from tracker.commands import summary as cmd
+
+        _run_command(lambda: cmd.run(_root(root), against, write, as_json=json))
+
+    hook_app = typer.Typer(
+        name="hook", help="The git hook that drafts commit messages with `tracker summary`.", no_args_is_help=True
+    )
+    app.add_typer(hook_app)
+
+    @hook_app.command("install")
+    def hook_install(
+        uninstall: Annotated[
+            bool, typer.Option("--uninstall", help="Remove it, putting back the hook it chained.")
+        ] = False,
+        root: RootOption = None,
+    ) -> None:
+        """Install the prepare-commit-msg hook (core.hooksPath honoured); an existing hook is chained, never
+        overwritten."""
+        from tracker.commands import hook as cmd
+
+        _run_command(lambda: cmd.run(_root(root), uninstall))
+
     class ReportFormat(str, enum.Enum):
         md = "md"
         html = "html"

@@ -1,0 +1,169 @@
+"""``tracker summary [--against REF] [--write FILE] [--json]``: drafts the commit message for the change in the
+working tree; never commits.
+
+The change is the working tree as it is now (its evidence, plans and code: what ``tracker status`` judges) against
+the revision REF (default ``HEAD``) as :mod:`tracker.at_revision` reads it. The message
+(:mod:`tracker.commit_summary`) says what the change proved: a subject under 72 characters, a body with each phase
+transition (REF's status -> now, and why), the benchmark figures that moved and git trailers (``Phase-Done:
+0002/P3``, ``Evidence: FILE``). ``HEAD`` of a repository without a commit yet is an empty revision: every phase is
+new. An unknown REF is exit 3.
+
+``--write FILE`` writes it into a commit message file, atomically: the ``prepare-commit-msg`` hook's use
+(``tracker hook install``). A message already in FILE (``git commit -m``, ``-F``, a template with text) is kept as it
+is and gets the trailers (:func:`merge`); a FILE with no message yet (blank, or only git's comment lines) gets the
+whole summary, its lines kept after it. Without ``--write`` the message is printed; ``--json`` prints the summary as
+data instead (its ``message`` too). Nothing else is written but the command's cache, and that only where the store's
+``.gitignore`` keeps it out of git already (a tracker command made it before): ``git status`` reads the same before
+and after, also in a repository the tracker has not written to yet (the hook runs in every commit).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from tracker.cache import Cache
+from tracker.commit_summary import Side, Summary, bench_pairs, changed_files, summarize
+from tracker.contract import EVIDENCE_DIR, RESULTS_DIR, TRACKER_DIR, Clock
+from tracker.errors import FileError
+
+
+def run(
+    root: Path, against: str = "HEAD", write: Path | None = None, as_json: bool = False, out: TextIO | None = None
+) -> int:
+    """Print (or ``write``) the summary of the working tree's change against ``against``; exit 0."""
+    out = out or sys.stdout
+    cache = Cache(root)
+    summary = build(root, against, cache)
+    if (root / TRACKER_DIR / ".gitignore").is_file():  # else writing the cache would leave a new file in git status
+        cache.write()
+    if write is not None:
+        _write(root, write, summary)
+    if as_json:
+        from tracker.commands.common import json_text
+
+        out.write(json_text(out, summary.as_json()) + "\n")
+    elif write is None:
+        out.write(summary.message)
+    return 0
+
+
+def build(root: Path, against: str, cache: Cache, clock: Clock | None = None) -> Summary:
+    """The summary of the working tree against ``against`` (the readers here, the message pure)."""
+    from tracker.at_revision import Now, at_revision
+    from tracker.repo_view import RepoView
+
+    view = RepoView(root, cache, clock)
+    at = at_revision(root, against, Now(view.plan_set.files, lambda: view.store, lambda: view.tree), cache, view.clock)
+    before, after = Side(at.plans, at.statuses), Side(view.plans, view.statuses)
+    figures = {}
+    pairs = bench_pairs(before, after)
+    if pairs:
+        from tracker.detail import bench_figures
+
+        then, now = at.bench(), view.bench
+        for key, old, new in pairs:
+            figures[key] = (bench_figures(old, then.results, then.bounds), bench_figures(new, now.results, now.bounds))
+        now.keep_bounds()
+    evidence = _evidence_files(root)
+    changed = changed_files(at.code, view.tree.files)
+    plan_files = [p for p in changed if _is_plan_file(p)]
+    code = [p for p in changed if not p.startswith(f"{RESULTS_DIR.as_posix()}/") and not _is_plan_file(p)]
+    invalid = [f"{i.path}: not a valid plan at {against}; its phases are not compared" for i in at.invalid]
+    invalid += [f"{i.path}: not a valid plan now; its phases are not compared" for i in view.plan_set.invalid]
+    return summarize(
+        against,
+        at.commit,
+        before,
+        after,
+        figures=figures,
+        evidence=sorted(evidence - set(at.evidence)),
+        gone=sorted(set(at.evidence) - evidence),
+        code=code,
+        plan_files=plan_files,
+        invalid=invalid,
+    )
+
+
+def _is_plan_file(path: str) -> bool:
+    import fnmatch
+
+    from tracker.plans import PLAN_GLOB
+
+    folder, _, name = path.rpartition("/")
+    return folder == "plans" and fnmatch.fnmatchcase(name, PLAN_GLOB)
+
+
+def _evidence_files(root: Path) -> set[str]:
+    """The working tree's store files and result files (``*.json`` of the two folders), relative to the root."""
+    found: set[str] = set()
+    for folder in (EVIDENCE_DIR, RESULTS_DIR):
+        try:
+            with os.scandir(root / folder) as entries:
+                found |= {f"{folder.as_posix()}/{e.name}" for e in entries if e.name.endswith(".json")}
+        except OSError:  # missing, or not a folder: none there (status says why when it matters)
+            continue
+    return found
+
+
+def _write(root: Path, path: Path, summary: Summary) -> None:
+    """Merge the summary into the message file ``path`` (created when missing), atomically."""
+    from tracker.contract import atomic_write
+    from tracker.gitlog import comment_char
+
+    try:
+        existing = path.read_bytes().decode("utf-8", "surrogateescape") if path.exists() else ""
+    except OSError as err:
+        raise FileError(f"{path}: cannot read: {err.strerror or err}") from None
+    text = merge(existing, summary, comment_char(root))
+    if text == existing and path.exists():
+        return
+    try:
+        atomic_write(path, text.encode("utf-8", "surrogateescape"))
+    except OSError as err:
+        raise FileError(f"{path}: cannot write: {err.strerror or err}") from None
+
+
+_TRAILER_LINE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*\s*:")
+SCISSORS = re.compile(r"^. -+ >8 -+$")  # git commit -v: everything from this line on is cut
+
+
+def merge(existing: str, summary: Summary, comment: str = "#") -> str:
+    """The message file after ``tracker summary --write``: git's conventions for a ``prepare-commit-msg`` hook.
+
+    - Nothing written yet (blank, or only comment lines: the editor's template): the whole summary, with the
+      existing lines kept after it (git strips the comments).
+    - A message written (``-m``, ``-F``, a template with text): it is kept as it is, and the summary's trailers
+      are added to it: appended to its trailer block when its last paragraph is one (after its ``Signed-off-by``),
+      else as a new last paragraph; trailers it has already are not added twice. Nothing is added as comments: a
+      message given with ``-m`` is not cleaned of them.
+
+    Lines after a scissors line (``git commit -v``: the diff) and comment lines are never counted as the message.
+    Every existing character is kept; the result differs only by what is added.
+    """
+    lines = existing.splitlines(keepends=True)
+    end = next((i for i, line in enumerate(lines) if SCISSORS.match(line.rstrip("\r\n"))), len(lines))
+    written = [i for i in range(end) if lines[i].strip() and not (comment and lines[i].startswith(comment))]
+    if not written:
+        gap = "\n" if existing and not existing.startswith(("\n", "\r\n")) else ""
+        return summary.message + gap + existing
+    last = written[-1]
+    start = last
+    while start > 0 and start - 1 in written:
+        start -= 1
+    first_paragraph = written[0] == start  # the title: never trailers, as git reads it
+    block = [lines[i].rstrip("\r\n") for i in range(start, last + 1)]
+    is_block = not first_paragraph and all(_TRAILER_LINE.match(x) or x[:1] in (" ", "\t") for x in block)
+    have = {re.sub(r"\s*:\s*", ": ", x.strip(), count=1) for x in block} if is_block else set()
+    new = [f"{k}: {v}" for k, v in summary.trailers if f"{k}: {v}" not in have]
+    if not new:
+        return existing
+    nl = "\r\n" if lines[last].endswith("\r\n") else "\n"
+    head = lines[: last + 1]
+    if not head[-1].endswith(("\n", "\r")):
+        head[-1] += nl
+    added = ([] if is_block else [nl]) + [t + nl for t in new]
+    return "".join(head + added + lines[last + 1 :])

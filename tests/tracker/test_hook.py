@@ -1,0 +1,255 @@
+"""``tracker hook install [--uninstall]``: real ``git commit``s through the installed prepare-commit-msg hook, an
+existing hook chained and put back byte for byte, core.hooksPath, and a tracker that fails never stopping a commit."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import report_fixture
+from test_summary import NEW_RESULT, NEW_RUN, new_evidence
+
+from tracker.commands import hook
+
+IDENTITY = {**report_fixture.IDENTITY, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+
+def git(
+    root: Path, *args: str, env: dict[str, str] | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """git as a person runs it (hooks and all), outside any user or system configuration."""
+    full = {**os.environ, **IDENTITY, **(env or {})}
+    full.pop("GIT_DIR", None)
+    full.pop("GIT_INDEX_FILE", None)
+    return subprocess.run(["git", *args], cwd=root, env=full, capture_output=True, text=True, check=check)
+
+
+def message(root: Path) -> str:
+    return git(root, "log", "-1", "--format=%B").stdout
+
+
+def trailers(root: Path) -> list[str]:
+    """The trailers git reads in the last commit's message."""
+    return git(root, "log", "-1", "--format=%(trailers:only,unfold)").stdout.strip().splitlines()
+
+
+def folder(path: Path) -> dict[str, tuple[bytes | str, int]]:
+    """Every entry of a folder: its bytes (a symlink: its target) and its mode."""
+    out: dict[str, tuple[bytes | str, int]] = {}
+    for entry in sorted(path.iterdir()) if path.exists() else []:
+        st = entry.lstat()
+        out[entry.name] = (os.readlink(entry) if entry.is_symlink() else entry.read_bytes(), st.st_mode)
+    return out
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return report_fixture.build(tmp_path_factory.mktemp("fixture") / "repo")
+
+
+@pytest.fixture
+def repo(built: Path, tmp_path: Path) -> Path:
+    """The fixture repository at c5, with uncommitted new evidence (0001/P2 and 0001/P3 done by it)."""
+    return new_evidence(Path(shutil.copytree(built, tmp_path / "repo", symlinks=True)))
+
+
+WANT = ["Phase-Done: 0001/P2", "Phase-Done: 0001/P3", f"Evidence: {NEW_RUN}", f"Evidence: {NEW_RESULT}"]
+
+
+def test_a_commit_with_a_message_keeps_it_and_gets_the_trailers(repo: Path, cli: Callable[..., Any]) -> None:
+    got = cli(repo, "hook", "install")
+    assert got.code == 0 and "installed" in got.out
+    git(repo, "add", "-A")
+    done = git(repo, "commit", "-q", "-m", "evidence: the kernel is fast again")
+    assert "warning" not in done.stderr
+    assert message(repo) == "evidence: the kernel is fast again\n\n" + "\n".join(WANT) + "\n\n"
+    assert trailers(repo) == WANT
+
+
+def test_a_commit_through_the_editor_gets_the_whole_summary(repo: Path, cli: Callable[..., Any]) -> None:
+    cli(repo, "hook", "install")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", env={"GIT_EDITOR": "true"})  # the editor keeps what the hook wrote
+    text = message(repo)
+    assert text.startswith("0001/P2, 0001/P3 done\n\nStatus at HEAD (")
+    assert "Benchmarks:" in text and "Please enter the commit message" not in text  # git's comments stripped
+    assert not any(line.startswith("#") for line in text.splitlines())
+    assert trailers(repo) == WANT
+
+
+def test_a_commit_from_a_subdirectory(repo: Path, cli: Callable[..., Any]) -> None:
+    cli(repo, "hook", "install")
+    git(repo, "add", "-A")
+    git(repo / "src", "commit", "-q", "-m", "from src/")
+    assert trailers(repo) == WANT
+
+
+def test_an_existing_hook_is_chained_runs_first_and_is_put_back_byte_for_byte(
+    repo: Path, cli: Callable[..., Any]
+) -> None:
+    hooks = repo / ".git/hooks"
+    old = hooks / "prepare-commit-msg"
+    old.write_bytes(b'#!/bin/sh\necho "ran: $2" >> "$(git rev-parse --git-dir)/old-hook.log"\nprintf "\\nReviewed-by: B <b@x>\\n" >> "$1"\n')  # fmt: skip
+    old.chmod(0o750)
+    before = folder(hooks)
+    got = cli(repo, "hook", "install")
+    assert got.code == 0 and "prepare-commit-msg.before-tracker" in got.out
+    assert (hooks / "prepare-commit-msg.before-tracker").read_bytes() == before["prepare-commit-msg"][0]
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "with both hooks")
+    assert (repo / ".git/old-hook.log").read_text() == "ran: message\n"
+    assert trailers(repo) == ["Reviewed-by: B <b@x>", *WANT]  # the old hook's trailer first: it ran first
+    got = cli(repo, "hook", "install", "--uninstall")
+    assert got.code == 0
+    assert folder(hooks) == before  # bytes and mode, nothing else left
+
+
+def test_a_chained_hook_that_fails_still_stops_the_commit(repo: Path, cli: Callable[..., Any]) -> None:
+    (repo / ".git/hooks/prepare-commit-msg").write_text("#!/bin/sh\necho 'no commits today' >&2\nexit 1\n")
+    (repo / ".git/hooks/prepare-commit-msg").chmod(0o755)
+    cli(repo, "hook", "install")
+    head = git(repo, "rev-parse", "HEAD").stdout
+    git(repo, "add", "-A")
+    refused = git(repo, "commit", "-q", "-m", "nope", check=False)
+    assert refused.returncode != 0 and "no commits today" in refused.stderr
+    assert git(repo, "rev-parse", "HEAD").stdout == head
+
+
+def test_a_symlinked_hook_is_put_back_as_the_same_link(repo: Path, cli: Callable[..., Any]) -> None:
+    hooks = repo / ".git/hooks"
+    (repo / "tools").mkdir()
+    (repo / "tools/hook.sh").write_text("#!/bin/sh\nexit 0\n")
+    (repo / "tools/hook.sh").chmod(0o755)
+    os.symlink("../../tools/hook.sh", hooks / "prepare-commit-msg")
+    before = folder(hooks)
+    cli(repo, "hook", "install")
+    assert os.readlink(hooks / "prepare-commit-msg.before-tracker") == "../../tools/hook.sh"
+    cli(repo, "hook", "install", "--uninstall")
+    assert folder(hooks) == before
+
+
+def test_install_and_uninstall_without_a_hook_before(repo: Path, cli: Callable[..., Any]) -> None:
+    hooks = repo / ".git/hooks"
+    before = folder(hooks)
+    assert cli(repo, "hook", "install").code == 0
+    installed = (hooks / "prepare-commit-msg").read_bytes()
+    assert stat.S_IMODE((hooks / "prepare-commit-msg").stat().st_mode) == 0o755
+    again = cli(repo, "hook", "install")
+    assert again.code == 0 and "already installed" in again.out
+    assert (hooks / "prepare-commit-msg").read_bytes() == installed
+    assert cli(repo, "hook", "install", "--uninstall").code == 0
+    assert folder(hooks) == before
+    nothing = cli(repo, "hook", "install", "--uninstall")
+    assert nothing.code == 0 and "not installed" in nothing.out
+
+
+@pytest.mark.parametrize("where", ["relative", "absolute"])
+def test_core_hooks_path_is_honoured(repo: Path, cli: Callable[..., Any], tmp_path: Path, where: str) -> None:
+    path = ".githooks" if where == "relative" else str(tmp_path / "shared-hooks")
+    git(repo, "config", "core.hooksPath", path)
+    assert cli(repo, "hook", "install").code == 0
+    installed = (repo / path if where == "relative" else Path(path)) / "prepare-commit-msg"
+    assert installed.is_file() and not (repo / ".git/hooks/prepare-commit-msg").exists()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "through hooksPath")
+    assert trailers(repo) == WANT
+    assert cli(repo, "hook", "install", "--uninstall").code == 0
+    assert not installed.exists()
+
+
+def test_a_failing_tracker_never_stops_a_commit(
+    repo: Path, cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "python-broken"
+    broken.write_text("#!/bin/sh\necho 'Traceback: the tracker broke' >&2\nexit 7\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(broken))  # the Python the hook will run tracker with
+    cli(repo, "hook", "install")
+    git(repo, "add", "-A")
+    done = git(repo, "commit", "-q", "-m", "despite tracker")
+    assert "tracker: warning:" in done.stderr and "(exit 7)" in done.stderr
+    assert message(repo) == "despite tracker\n\n"
+    broken.unlink()  # the Python gone altogether: the same
+    (repo / "src/kernel.py").write_text("# more\n")
+    git(repo, "commit", "-q", "-am", "python gone")
+    assert message(repo) == "python gone\n\n"
+
+
+def test_amend_merge_and_squash_keep_their_message(repo: Path, cli: Callable[..., Any]) -> None:
+    cli(repo, "hook", "install")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "first")
+    git(repo, "commit", "-q", "--amend", "-m", "amended")
+    assert message(repo) == "amended\n\n"
+    git(repo, "checkout", "-q", "-b", "side", "c4")
+    (repo / "src/other.py").write_text("x = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "side work")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    assert message(repo) == "merge side\n\n"
+    git(repo, "checkout", "-q", "-b", "squashed", "c5")
+    git(repo, "merge", "-q", "--squash", "side")
+    git(repo, "commit", "-q", env={"GIT_EDITOR": "true"})
+    assert "Phase-" not in message(repo) and message(repo).startswith("Squashed commit of the following:")
+
+
+def test_the_first_commit_of_a_repository(tmp_path: Path, cli: Callable[..., Any]) -> None:
+    root = tmp_path / "new"
+    (root / "plans").mkdir(parents=True)
+    (root / "plans/0001-k.md").write_text(report_fixture.PLAN_KERNEL)
+    git(root, "init", "-q", "-b", "main")
+    cli(root, "hook", "install")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "plans")
+    assert trailers(root) == ["Phase-Blocked: 0001/P2", "Phase-Blocked: 0001/P3", "Phase-Planned: 0001/P1"]
+
+
+def test_a_hook_set_aside_before_is_never_overwritten(repo: Path, cli: Callable[..., Any]) -> None:
+    hooks = repo / ".git/hooks"
+    (hooks / "prepare-commit-msg").write_text("#!/bin/sh\n# mine\n")
+    (hooks / "prepare-commit-msg.before-tracker").write_text("#!/bin/sh\n# left from before\n")
+    before = folder(hooks)
+    got = cli(repo, "hook", "install")
+    assert got.code == 8 and "set aside by an earlier install" in got.err and "Traceback" not in got.err
+    assert folder(hooks) == before
+    (hooks / "prepare-commit-msg").unlink()
+    before = folder(hooks)
+    assert cli(repo, "hook", "install").code == 8  # no hook, but one set aside: still not chained silently
+    assert folder(hooks) == before
+
+
+def test_a_tracker_hook_edited_by_hand_is_left_alone(repo: Path, cli: Callable[..., Any]) -> None:
+    hooks = repo / ".git/hooks"
+    cli(repo, "hook", "install")
+    edited = (hooks / "prepare-commit-msg").read_text() + "echo mine\n"
+    (hooks / "prepare-commit-msg").write_text(edited)
+    for args in (("hook", "install"), ("hook", "install", "--uninstall")):
+        got = cli(repo, *args)
+        assert got.code == 8 and "edited by hand" in got.err
+        assert (hooks / "prepare-commit-msg").read_text() == edited
+
+
+def test_a_foreign_hook_is_not_uninstalled(repo: Path, cli: Callable[..., Any]) -> None:
+    hooks = repo / ".git/hooks"
+    (hooks / "prepare-commit-msg").write_text("#!/bin/sh\n# someone else's\n")
+    before = folder(hooks)
+    got = cli(repo, "hook", "install", "--uninstall")
+    assert got.code == 0 and "not the tracker's hook" in got.out
+    assert folder(hooks) == before
+
+
+@pytest.mark.parametrize("python", ["/usr/bin/python3", "/opt/it's here/python", "/p/$(rm -rf x)/`x`/python"])
+def test_the_script_names_its_python_safely_and_knows_itself(python: str) -> None:
+    text = hook.script(python)
+    assert hook.ours(text) is True and hook.ours(text + "\n") is False and hook.ours("#!/bin/sh\n") is None
+    out = subprocess.run(["sh", "-c", text.split("python=", 1)[1].split("\n", 1)[0].join(["x=", '; printf %s "$x"'])],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert out == python

@@ -1,0 +1,148 @@
+"""``tracker hook install [--uninstall]``: the ``prepare-commit-msg`` hook that drafts each commit message with
+``tracker summary --write``.
+
+Where: the folder git runs this repository's hooks from, ``core.hooksPath`` when it is set, else ``.git/hooks``
+(:func:`tracker.gitlog.hooks_dir`).
+
+When it drafts: git hands the hook the message file and the message's source (githooks(5)): none (the editor opens
+on an empty message), ``message`` (``-m``, ``-F``), ``template`` (``-t``, ``commit.template``), ``merge``, ``squash``
+or ``commit`` (``-c``, ``-C``, ``--amend``). The summary is written for the first three (into the message given, as
+trailers: ``tracker summary``'s ``--write``); a merge, a squash and a reused or amended commit have their message
+already, about another change than the working tree's, and are left alone.
+
+It never stops a commit: when tracker fails (a broken plan, the Python it was installed with gone, anything) the hook
+prints a warning and exits 0. It runs tracker with the Python that installed it (a hook does not see a virtual
+environment's PATH); install it again after moving that environment.
+
+An existing hook is chained, never overwritten: install moves it aside to ``prepare-commit-msg.before-tracker`` in
+the same folder (a rename: its bytes, mode and links as they were), and the tracker's hook runs it first with the
+same arguments, stopping the commit when it fails, as it did. ``--uninstall`` renames it back, or, with none,
+removes the tracker's hook: install then uninstall leaves the folder as it was. Refused, saying what to do (exit
+8): a file at the aside name already (an earlier chain not undone) where install would move a hook there, and any
+change to a tracker hook edited by hand since it was installed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from tracker.errors import FileError
+
+HOOK = "prepare-commit-msg"
+ASIDE = f"{HOOK}.before-tracker"
+MARK = "# tracker prepare-commit-msg hook"
+_PYTHON = "python='"
+
+
+def script(python: str) -> str:
+    """The hook, running tracker with ``python`` (a path, quoted for sh)."""
+    quoted = python.replace("'", "'\\''")
+    return f"""#!/bin/sh
+{MARK}: drafts the commit message with `tracker summary --write`.
+# Installed by `tracker hook install`; `tracker hook install --uninstall` removes it (and puts back a hook it chains).
+# It never stops a commit: when tracker fails it warns and exits 0.
+chained="$(dirname "$0")/{ASIDE}"
+if [ -x "$chained" ]; then
+\t"$chained" "$@" || exit $?
+fi
+case "$2" in
+\t"" | message | template) ;;
+\t*) exit 0 ;;  # merge, squash, commit (-c, -C, --amend): their message is made already
+esac
+{_PYTHON}{quoted}'
+if "$python" -m tracker summary --write "$1"; then :; else
+\techo "tracker: warning: \\`tracker summary\\` failed (exit $?); the commit message is left as git wrote it" >&2
+fi
+exit 0
+"""
+
+
+def ours(text: str) -> bool | None:
+    """Is ``text`` the tracker's hook: True as installed, False edited since, None not the tracker's at all."""
+    lines = text.split("\n", 2)
+    if len(lines) < 2 or not lines[1].startswith(MARK):
+        return None
+    line = next((x for x in text.splitlines() if x.startswith(_PYTHON)), None)
+    if line is None or not line.endswith("'"):
+        return False
+    python = line[len(_PYTHON) : -1].replace("'\\''", "'")
+    return text == script(python)
+
+
+def run(root: Path, uninstall: bool = False, out: TextIO | None = None) -> int:
+    """Install (or with ``uninstall`` remove) the hook; exit 0, or FileError (8) where it refuses."""
+    from tracker.gitlog import hooks_dir
+
+    out = out or sys.stdout
+    folder = hooks_dir(root)
+    message = _uninstall(folder) if uninstall else _install(folder, sys.executable)
+    out.write(message.replace(f"{root}{os.sep}", "") + "\n")
+    return 0
+
+
+def _read(path: Path) -> str | None:
+    """A hook's text (None when it is no file that can be read as text: a foreign hook all the same)."""
+    try:
+        return path.read_bytes().decode("utf-8", "surrogateescape")
+    except OSError:
+        return None
+
+
+def _install(folder: Path, python: str) -> str:
+    hook, aside = folder / HOOK, folder / ASIDE
+    present = os.path.lexists(hook)
+    mine = ours(_read(hook) or "") if present else None
+    if mine is False:
+        raise FileError(
+            f"{hook}: the tracker hook was edited by hand; merge your edits into another hook, delete this one, "
+            "and install again"
+        )
+    if mine is None and os.path.lexists(aside):
+        what = "a hook is there and " if present else ""
+        raise FileError(
+            f"{aside}: {what}a hook set aside by an earlier install is still there; put it back as {HOOK} "
+            "(or delete it), then install again"
+        )
+    chained = present and mine is None
+    if chained:
+        os.rename(hook, aside)
+    try:
+        _write(hook, script(python))
+    except BaseException:
+        if chained:
+            os.rename(aside, hook)
+        raise
+    if mine:
+        return f"already installed: {hook} (rewritten for {python})"
+    note = f"; it runs the hook that was there first, now {aside}" if chained else ""
+    return f"installed {hook}: drafts each commit message with `tracker summary --write`{note}"
+
+
+def _uninstall(folder: Path) -> str:
+    hook, aside = folder / HOOK, folder / ASIDE
+    present = os.path.lexists(hook)
+    mine = ours(_read(hook) or "") if present else None
+    if mine is False:
+        raise FileError(f"{hook}: the tracker hook was edited by hand; remove it yourself (and rename {aside} back)")
+    if mine is None and present:
+        return f"not installed: {hook} is not the tracker's hook (left as it is)"
+    if os.path.lexists(aside):
+        os.replace(aside, hook)
+        return f"removed the tracker hook; {HOOK} is the hook it chained again ({hook})"
+    if not present:
+        return f"not installed: no {hook}"
+    hook.unlink()
+    return f"removed {hook}"
+
+
+def _write(path: Path, text: str) -> None:
+    from tracker.contract import atomic_write
+
+    try:
+        atomic_write(path, text.encode("utf-8", "surrogateescape"), keep_mode=False)
+        os.chmod(path, 0o755)
+    except OSError as err:
+        raise FileError(f"{path}: cannot write: {err.strerror or err}") from None

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 SUBJECT_MAX = 71  # characters: "under 72"
 WIDTH = 72  # the body's lines are wrapped to this, as git's own documentation asks
+MAX_DELTAS = 8  # benchmark lines in the body, besides those of phases that changed status
 # Subject order: what a change proved first.
 ORDER = ("done", "regressed", "stale", "in-progress", "blocked", "planned", "new", "removed")
 TRAILER = {status.value: "Phase-" + "-".join(w.capitalize() for w in status.value.split("-")) for status in Status}
@@ -370,6 +371,21 @@ def _item(text: str) -> str:
     return _wrap("- " + text, "  ")
 
 
+def _moved(delta: BenchDelta) -> float:
+    """How far a figure moved, relative (infinite when it appeared or vanished)."""
+    return math.inf if delta.ratio is None else delta.ratio - 1
+
+
+def shown_deltas(deltas: Sequence[BenchDelta], changed: set[str]) -> list[BenchDelta]:
+    """The deltas the body lists, in gate order: every one of a phase that changed status, and the
+    :data:`MAX_DELTAS` others that moved most (a rerun of every benchmark moves every figure a little: the rest is
+    one line, and ``--json`` has them all)."""
+    own = [d for d in deltas if d.gate.rpartition("#")[0] in changed]
+    others = sorted((d for d in deltas if d not in own), key=lambda d: -abs(_moved(d)))
+    keep = {*own, *others[:MAX_DELTAS]}
+    return [d for d in deltas if d in keep]
+
+
 def body_of(summary: Summary) -> str:
     """The body: transitions, re-verified phases, benchmark deltas, touched phases and notes."""
     since = clean(summary.against) + (f" ({summary.commit[:10]})" if summary.commit else "")
@@ -385,13 +401,20 @@ def body_of(summary: Summary) -> str:
         paragraphs.append(_wrap("Re-verified, status unchanged: " + ", ".join(summary.reverified)))
     if summary.bench:
         lines = ["Benchmarks:"]
-        for b in summary.bench:
+        shown = shown_deltas(summary.bench, {c.key for c in summary.changes})
+        for b in shown:
             case = b.case + (f" vs {b.baseline}" if b.baseline else "")
             was = "none" if b.before is None else with_unit(b.before, b.unit)
             now = "none" if b.after is None else with_unit(b.after, b.unit)
             ratio = f" ({number(b.ratio)}x)" if b.ratio is not None else ""
             need = f"needs {b.op} {with_unit(b.threshold, b.unit)}"
             lines.append(_item(f"{b.gate} {b.metric} ({case}), {b.stat}: {was} -> {now}{ratio}; {need}"))
+        rest = [b for b in summary.bench if b not in shown]
+        if rest:
+            most = max(abs(_moved(b)) for b in rest)
+            lines.append(
+                _item(f"and {len(rest)} more, each within {most:.1%} of its figure at {since} (--json lists them)")
+            )
         paragraphs.append("\n".join(lines))
     quiet = [t for t in summary.touched if t not in {c.key for c in summary.changes}]
     if quiet:

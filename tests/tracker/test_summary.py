@@ -351,3 +351,27 @@ def test_the_first_commit_of_a_repository_is_compared_with_nothing(tmp_path: Pat
     assert got.code == 0
     assert got.out.splitlines()[0] == "0001/P1, 0001/P2, 0001/P3 new"
     assert trailers(got.out) == ["Phase-Blocked: 0001/P2", "Phase-Blocked: 0001/P3", "Phase-Planned: 0001/P1"]
+
+
+def test_a_rerun_of_every_benchmark_lists_what_moved_most_and_counts_the_rest() -> None:
+    from tracker.commit_summary import MAX_DELTAS, BenchDelta, body_of, shown_deltas
+
+    def delta(gate: str, after: float) -> BenchDelta:
+        return BenchDelta(gate, "m.time_us", "ctx=1", "", "median", "us", 100.0, after, "<=", 120.0, "a.json", "b.json")
+
+    deltas = [delta(f"0001/P{i}#1", 100.0 + i / 10) for i in range(20)] + [delta("0002/P1#1", 100.01)]
+    shown = shown_deltas(deltas, {"0002/P1"})
+    assert len(shown) == MAX_DELTAS + 1 and shown[-1].gate == "0002/P1#1"  # its phase changed status: always shown
+    assert [d.gate for d in shown[:-1]] == [f"0001/P{i}#1" for i in range(12, 20)]  # the ones that moved most
+    body = body_of(Summary("c1", None, (), (), tuple(deltas), (), (), (), (), (), (), "s", "", ()))
+    assert "- and 13 more, each within 1.1% of its figure at c1 (--json lists them)" in body  # no phase changed here
+
+
+def test_a_plan_file_not_valid_on_one_side_is_not_compared(fixture: Path, cli: Callable[..., Any]) -> None:
+    plan = fixture / "plans/0002-engine.md"
+    plan.write_text(plan.read_text().replace('id = "P2"', "id = 2"))
+    got = cli(fixture, "summary")
+    assert got.code == 0
+    assert got.out.splitlines()[0] == "edits plan 0002; no status changed"
+    assert "plans/0002-engine.md: not a valid plan now; its phases are not compared" in " ".join(got.out.split())
+    assert "Phase-" not in got.out

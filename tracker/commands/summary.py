@@ -58,7 +58,11 @@ def build(root: Path, against: str, cache: Cache, clock: Clock | None = None) ->
 
     view = RepoView(root, cache, clock)
     at = at_revision(root, against, Now(view.plan_set.files, lambda: view.store, lambda: view.tree), cache, view.clock)
-    before, after = Side(at.plans, at.statuses), Side(view.plans, view.statuses)
+    # A plan file not valid on one side is not compared (a note says so): its phases are neither new nor removed.
+    invalid_then = {i.id or i.path.rpartition("/")[2][:4] for i in at.invalid}
+    invalid_now = {i.id or i.path.rpartition("/")[2][:4] for i in view.plan_set.invalid}
+    before = Side([p for p in at.plans if p.id not in invalid_now], at.statuses)
+    after = Side([p for p in view.plans if p.id not in invalid_then], view.statuses)
     figures = {}
     pairs = bench_pairs(before, after)
     if pairs:

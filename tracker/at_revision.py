@@ -33,7 +33,7 @@ import os
 import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from tracker.bench_evaluator import BOUNDS, Evaluator, RepoResults, logic_key
 from tracker.cache import Cache, cache_key
@@ -208,11 +208,15 @@ def store_at(current: Store, names: Iterable[str], gone: Mapping[str, tuple[str,
 class RevisionCache(Cache):
     """The command's cache as the evaluation at REF sees it: it reads what the command's cache holds and shares its
     memos (a result file parsed for now is not parsed again for REF). What it learns about content alone (result
-    files' validation, bootstrap bounds: true of the bytes wherever they are) goes to the command's cache; the rest
-    (the verdicts of REF's result set, content ids of its files) only lives while the command runs, so that REF's
-    answers never replace, in the files ``status`` reads, the answers for the working tree."""
+    files' validation, bootstrap bounds: true of the bytes wherever they are) goes to the command's cache. The bench
+    verdicts of REF's result set go to a cache of their own, ``revision-bench-verdicts`` (read after
+    ``bench-verdicts``, which answers when REF's result files are the working tree's), so that REF's answers never
+    replace the working tree's in the files ``status`` reads, and a second summary against the same REF evaluates
+    nothing again (ratio gates that fail ask every earlier run: ~0.5 s on our plans). The rest (content ids of
+    REF's files) only lives while the command runs."""
 
     SHARED = frozenset({"result-checks", "bootstrap"})
+    APART: ClassVar[dict[str, str]] = {"bench-verdicts": "revision-bench-verdicts"}
 
     def __init__(self, base: Cache) -> None:
         super().__init__(None)
@@ -223,13 +227,18 @@ class RevisionCache(Cache):
         mine = self.own.get(name)
         if mine is not None and mine[0] == key:
             return mine[1]
-        return self.base.read(name, key)
+        found = self.base.read(name, key)
+        if found is None and name in self.APART:
+            found = self.base.read(self.APART[name], key)
+        return found
 
     def put(self, name: str, key: str, data: Any) -> None:
         if name in self.SHARED:
             self.base.put(name, key, data)
-        else:
-            self.own[name] = (key, data)
+            return
+        self.own[name] = (key, data)
+        if name in self.APART:
+            self.base.put(self.APART[name], key, data)
 
     def memo(self, name: str) -> dict[str, Any]:
         return self.base.memo(name)

@@ -134,7 +134,11 @@ def test_what_the_revision_learns_stays_out_of_the_files_status_reads(copy: Path
     at_revision(copy, "c4", now, cache)
     cache.write()
     written = {p.name for p in (copy / ".tracker/cache").iterdir()} if (copy / ".tracker/cache").exists() else set()
-    assert written <= {"result-checks.json", "bootstrap.json", "revision-plans.json"}
+    assert written <= {"result-checks.json", "bootstrap.json", "revision-plans.json", "revision-bench-verdicts.json"}
+    assert "revision-bench-verdicts.json" in written  # REF's verdicts, kept apart: a second run evaluates nothing
+    again = RevisionCache(Cache(copy))
+    kept = json.loads((copy / ".tracker/cache/revision-bench-verdicts.json").read_text())
+    assert again.read("bench-verdicts", kept["key"]) == kept["data"]
 
 
 def test_plans_parsed_from_the_revision_are_kept_by_blob_and_a_broken_cache_is_rebuilt(copy: Path) -> None:
@@ -320,8 +324,11 @@ def test_the_revision_cache_reads_through_and_keeps_only_content_facts() -> None
     base.put("plans", "k", {"a": 1})
     assert rev.read("plans", "k") == {"a": 1}
     rev.put("bench-verdicts", "k2", {"b": 2})
+    rev.put("result-ids", "k4", {"d": 4})
     rev.put("bootstrap", "k3", {"c": 3.0})
     assert base.read("bench-verdicts", "k2") is None and rev.read("bench-verdicts", "k2") == {"b": 2}
+    assert base.read("revision-bench-verdicts", "k2") == {"b": 2}
+    assert base.read("result-ids", "k4") is None and rev.read("result-ids", "k4") == {"d": 4}
     assert base.read("bootstrap", "k3") == {"c": 3.0}
     assert rev.memo("result-runs") is base.memo("result-runs")
 

@@ -39,6 +39,8 @@ NAMES = (
     "bench-verdicts",  # bench gates' verdicts by the repository's result set (tracker.bench_evaluator)
     "bootstrap",  # bootstrap bounds by their samples and parameters (tracker.stats.bootstrap_key)
     "doc-tables",  # the docs' results blocks validated, and doc texts known current (tracker.doc_files)
+    "revision-plans",  # plan files parsed at a git revision, by path and blob id (tracker.at_revision)
+    "revision-bench-verdicts",  # bench verdicts of a revision's result set (tracker.at_revision)
 )
 MAX_CACHE_BYTES = 1 << 28  # a larger file is not one the tracker wrote: rebuilt
 

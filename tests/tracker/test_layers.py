@@ -11,7 +11,7 @@ import tracker
 PACKAGE = Path(tracker.__file__).parent
 # The evaluating core: plans and evidence in, statuses out. Readers hand it data; it never opens a file.
 CORE = {"tracker.status", "tracker.testgate", "tracker.bench_verdict", "tracker.history", "tracker.pruning",
-        "tracker.evidence_answers", "tracker.stats", "tracker.model", "tracker.timeline", "tracker.detail"}  # fmt: skip
+        "tracker.evidence_answers", "tracker.stats", "tracker.model", "tracker.timeline", "tracker.detail", "tracker.commit_summary"}  # fmt: skip
 READERS = {"tracker.evidence", "tracker.result_files", "tracker.plans", "tracker.derive", "tracker.fileio",
            "tracker.cache", "tracker.bench_evaluator"}  # fmt: skip
 

@@ -536,6 +536,50 @@ def typer_app() -> "typer.Typer":
 
         _run_command(lambda: cmd.run(_root(root), uninstall))
 
+    @app.command()
+    def show(
+        targets: Annotated[
+            list[str],
+            typer.Argument(
+                help="A phase (0002/P1) or a plan (0002, 2 or plans/0002-x.md: each of its phases).",
+                show_default=False,
+                autocompletion=_targets,
+            ),
+        ],
+        json: Annotated[
+            bool, typer.Option("--json", help="Print the phases' detail as JSON (shape in tracker/commands/show.py).")
+        ] = False,
+        root: RootOption = None,
+        color: ColorOption = None,
+        no_color: NoColorOption = False,
+    ) -> None:
+        """Explain a phase: every gate's verdict and evidence, bench figures, the status history; never runs tests."""
+        from tracker.commands import show as cmd
+
+        _run_command(lambda: cmd.run(_root(root), targets, json, color=_color(color, no_color)))
+
+    @app.command()
+    def log(
+        targets: Annotated[
+            list[str],
+            typer.Argument(
+                help="A phase (0002/P1) or a plan (0002, 2 or plans/0002-x.md: each of its phases).",
+                show_default=False,
+                autocompletion=_targets,
+            ),
+        ],
+        json: Annotated[
+            bool, typer.Option("--json", help="Print the timelines as JSON (shape in tracker/commands/log.py).")
+        ] = False,
+        root: RootOption = None,
+        color: ColorOption = None,
+        no_color: NoColorOption = False,
+    ) -> None:
+        """A phase's status timeline from the evidence history, oldest first, then the status now."""
+        from tracker.commands import log as cmd
+
+        _run_command(lambda: cmd.run(_root(root), targets, json, color=_color(color, no_color)))
+
     class ReportFormat(str, enum.Enum):
         md = "md"
         html = "html"

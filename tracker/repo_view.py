@@ -38,6 +38,7 @@ class RepoView:
         self._store: Store | None = None
         self._bench: BenchEvaluator | None = None
         self._tree: FileIndex | None = None
+        self._timelines: dict[str, list[Transition]] = {}  # the phases replayed so far (a dependency's too)
 
     @property
     def store(self) -> Store:
@@ -72,28 +73,40 @@ class RepoView:
         return ()
 
     def timeline(self, keys: Iterable[str] | None = None) -> dict[str, list[Transition]]:
-        """{PLAN/PHASE: transitions} of ``keys`` (default: every phase), replayed from the store and results."""
-        keys = None if keys is None else list(keys)
-        phases = self.phases(keys)
-        deps = self.phases({qualify(p.id, d) for p, ph in phases for d in ph.depends})
-        results = self.results_for(phases + deps)
-        bounds = self.bench.bounds if results else None
-        out = replay(self.plans, self.store, results, bounds, only=keys)
-        if results:
-            self.bench.keep_bounds()
-        return out
+        """{PLAN/PHASE: transitions} of ``keys`` (default: every phase), replayed from the store and results. A
+        phase replayed once (asked, or the direct dependency of one asked) is not replayed again."""
+        wanted = list(self.phase_keys() if keys is None else dict.fromkeys(keys))
+        missing = [k for k in wanted if k not in self._timelines]
+        if missing:
+            phases = self.phases(missing)
+            deps = self.phases({qualify(p.id, d) for p, ph in phases for d in ph.depends})
+            results = self.results_for(phases + deps)
+            bounds = self.bench.bounds if results else None
+            replayed = [f"{p.id}/{ph.id}" for p, ph in phases + deps]
+            only = None if keys is None else replayed
+            self._timelines.update(replay(self.plans, self.store, results, bounds, only=only))
+            if results:
+                self.bench.keep_bounds()
+        return {k: self._timelines[k] for k in wanted if k in self._timelines}
 
-    def details(self, keys: Iterable[str] | None = None, *, history: bool = True) -> list[PhaseDetail]:
-        """The detail of ``keys`` (default: every phase), in plan file order; ``history``: with transitions."""
+    def phase_keys(self) -> list[str]:
+        """Every phase's PLAN/PHASE, in plan file order."""
+        return [f"{p.id}/{ph.id}" for p in self.plans for ph in p.phases]
+
+    def details(
+        self, keys: Iterable[str] | None = None, *, history: bool = True, figures: bool = True
+    ) -> list[PhaseDetail]:
+        """The detail of ``keys`` (default: every phase), in plan file order; ``history``: with transitions;
+        ``figures``: with bench figures and why a stale phase's gates are stale (``tracker log`` needs neither)."""
         from tracker.status import stale_gates
 
         phases = self.phases(keys)
-        results = self.results_for(phases)
+        results = self.results_for(phases) if figures else ()
         times = self.timeline([f"{p.id}/{ph.id}" for p, ph in phases]) if history else {}
         stale_phases = [(p, ph) for p, ph in phases if self.statuses[f"{p.id}/{ph.id}"].status.value == "stale"]
         stale = (
             stale_gates(stale_phases, self.statuses, self.store, self.tree, self.bench if results else None)
-            if stale_phases
+            if stale_phases and figures
             else {}
         )
         bounds = self.bench.bounds if results else None

@@ -60,6 +60,31 @@ class BenchFigures(NamedTuple):
             out[name] = x if x is None or math.isfinite(x) else None
         return out
 
+    @classmethod
+    def from_json(cls, data: object) -> BenchFigures | None:
+        """Figures as :meth:`_asdict` wrote them to the phase-history cache, or None when ``data`` is not such
+        figures (then they are computed again)."""
+        if not isinstance(data, dict) or data.keys() != set(cls._fields):
+            return None
+        texts = ("metric", "stat", "unit", "op", "direction", "run", "benchmark")
+        numbers = ("value", "threshold")
+        optional = ("bound", "confidence", "margin")
+        if not all(isinstance(data[k], str) for k in texts):
+            return None
+        if not all(_number(data[k]) for k in numbers) or not all(data[k] is None or _number(data[k]) for k in optional):
+            return None
+        if type(data["samples"]) is not int or not (
+            data["baseline_samples"] is None or type(data["baseline_samples"]) is int
+        ):
+            return None
+        if not isinstance(data["params"], dict) or not (data["baseline"] is None or isinstance(data["baseline"], dict)):
+            return None
+        return cls(**data)
+
+
+def _number(x: object) -> bool:
+    return type(x) in (int, float) and math.isfinite(x)  # type: ignore[arg-type]
+
 
 class GateDetail(NamedTuple):
     """One gate: its definition, verdict and evidence."""
@@ -202,18 +227,25 @@ def phase_detail(
     stale: Mapping[str, str] | None = None,
     results: Sequence[ResultRun] = (),
     bounds: MutableMapping[str, float] | None = None,
+    figures: Mapping[str, BenchFigures | None] | None = None,
 ) -> PhaseDetail:
     """The detail of one phase. ``statuses``: every phase's (dependencies may live in other plans); ``stale``:
     {gate key: why} of met gates whose evidence no longer matches (:func:`tracker.status.stale_gates`);
-    ``results``: every valid result run, for bench figures; ``history``: the phase's transitions."""
+    ``results``: every valid result run, for bench figures; ``figures``: {gate key: figures} known already (a
+    bench gate found there is not evaluated again); ``history``: the phase's transitions."""
     key = f"{plan.id}/{phase.id}"
     st = statuses[key]
     stale = stale or {}
     gates = []
     for i, (gate, verdict) in enumerate(zip(phase.gates, st.verdicts, strict=True)):
         gkey = gate_key(plan.id, phase.id, i)
-        figures = bench_figures(gate, results, bounds) if isinstance(gate, BenchGate) and results else None
-        gates.append(_gate(i, gkey, gate, verdict, stale.get(gkey, ""), figures))
+        found: BenchFigures | None = None
+        if isinstance(gate, BenchGate):
+            if figures is not None and gkey in figures:
+                found = figures[gkey]
+            elif results:
+                found = bench_figures(gate, results, bounds)
+        gates.append(_gate(i, gkey, gate, verdict, stale.get(gkey, ""), found))
     depends = tuple(
         (dep, None if dep not in statuses else statuses[dep].status.value)
         for dep in (qualify(plan.id, d) for d in phase.depends)

@@ -6,23 +6,81 @@ Statuses come from :func:`tracker.derive.derive` (the same answers ``tracker sta
 index when it holds them); the store and the result runs are read only when a view asks for history or for bench
 figures, and the result runs only when a phase asked about has a bench gate. Bootstrap bounds computed along the
 way go to the command's cache (:mod:`tracker.cache`), so a second command pays none of them again.
+
+Replaying the history costs far more than a status (a bench gate is evaluated again after every result file that
+measured its metric: ~0.3 s for plan 0002's P7 here, against ~40 ms for ``tracker status``), so what it gives is
+kept in the cache ``phase-history`` (:data:`HISTORY`): each phase's transitions and each bench gate's figures, under
+the key of the evidence as the status index takes it (:func:`tracker.statusindex.listing`: every evidence and
+result file's stat signature and the evaluation code) and of this module's own code. An entry is keyed by exactly
+what it depends on besides: a phase's transitions by the phase's gates and its direct dependencies' (their status
+blocks it), a gate's figures by the gate. A warm ``show`` reads neither the store nor a result file for them. It is
+kept as the status index is: not while a file was still being written when the evidence was listed, nor while a
+time was refused as in the future, nor read back once this machine's clock is behind the time it was built.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
-from tracker import evidence
-from tracker.cache import Cache
+from tracker import evidence, statusindex
+from tracker.cache import Cache, cache_key
 from tracker.checks import qualify
 from tracker.contract import Clock
 from tracker.derive import derive, repo_bench_evaluator
-from tracker.detail import PhaseDetail, phase_detail
+from tracker.detail import BenchFigures, PhaseDetail, bench_figures, phase_detail
 from tracker.fingerprint import FileIndex, tree_file_ids
-from tracker.model import BenchEvaluator, BenchGate, Phase, PhaseStatus, Plan, ResultRun, Store
+from tracker.model import BenchEvaluator, BenchGate, Phase, PhaseStatus, Plan, ResultRun, Store, gate_key
 from tracker.plans import PlanSet, load_plan_set
 from tracker.timeline import Transition, replay
+
+HISTORY = "phase-history"  # the cache's name (tracker.cache)
+FORMAT = 1
+SOURCES = ("timeline.py", "detail.py", "repo_view.py")  # besides the status index's evaluation code
+
+
+def _code() -> str:
+    """This module's and its core's identity: each source's stat signature (as the status index trusts them)."""
+    here = Path(__file__).resolve().parent
+    parts = []
+    for name in SOURCES:
+        try:
+            st = os.stat(here / name)
+            parts.append(f"{name} {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}")
+        except OSError:
+            parts.append(f"{name} unreadable")
+    return "\n".join(parts)
+
+
+class _Kept:
+    """The ``phase-history`` cache as this command sees it: ``timelines`` {phase identity: transition rows} and
+    ``figures`` {gate identity: figures or null}, both read once and handed back whole when an entry is added."""
+
+    def __init__(self, root: Path, cache: Cache, clock: Clock) -> None:
+        listing, self.settled = statusindex.listing(root)  # before the store is read (derive's rule)
+        self.key = cache_key(HISTORY, str(FORMAT), listing, _code())
+        self.cache, self.clock = cache, clock
+        data = cache.read(HISTORY, self.key)
+        usable = isinstance(data, dict) and isinstance(data.get("built"), str) and clock.now >= data["built"]
+        self.timelines: dict[str, Any] = _dict(data, "timelines") if usable else {}
+        self.figures: dict[str, Any] = _dict(data, "figures") if usable else {}
+
+    def keep(self) -> None:
+        """Hand the entries to the command's cache, unless the evidence was not settled or a time was refused."""
+        if self.settled and self.clock.soonest is None:
+            data = {"built": self.clock.now, "timelines": self.timelines, "figures": self.figures}
+            self.cache.put(HISTORY, self.key, data)
+
+
+def _dict(data: Any, name: str) -> dict[str, Any]:
+    value = data.get(name)
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _gates_id(phase: Phase | None) -> str:
+    return "none" if phase is None else "\0".join(map(statusindex.gate_id, phase.gates))
 
 
 class RepoView:
@@ -32,6 +90,7 @@ class RepoView:
         self.root = root
         self.cache = cache
         self.clock = clock or Clock()
+        self.kept = _Kept(root, cache, self.clock)
         self.plan_set: PlanSet = load_plan_set(root, cache=cache)
         self.plans: list[Plan] = self.plan_set.plans
         self.statuses: dict[str, PhaseStatus] = derive(root, self.plans, self.clock, cache) if self.plans else {}
@@ -39,6 +98,7 @@ class RepoView:
         self._bench: BenchEvaluator | None = None
         self._tree: FileIndex | None = None
         self._timelines: dict[str, list[Transition]] = {}  # the phases replayed so far (a dependency's too)
+        self._by_key = {f"{p.id}/{ph.id}": ph for p in self.plans for ph in p.phases}
 
     @property
     def store(self) -> Store:
@@ -66,32 +126,82 @@ class RepoView:
         wanted = None if keys is None else set(keys)
         return [(p, ph) for p in self.plans for ph in p.phases if wanted is None or f"{p.id}/{ph.id}" in wanted]
 
+    def phase_keys(self) -> list[str]:
+        """Every phase's PLAN/PHASE, in plan file order."""
+        return list(self._by_key)
+
     def results_for(self, phases: Sequence[tuple[Plan, Phase]]) -> Sequence[ResultRun]:
         """Every valid result run when one of ``phases`` has a bench gate (else none are parsed)."""
         if any(isinstance(g, BenchGate) for _, ph in phases for g in ph.gates):
             return self.bench.results
         return ()
 
+    def _history_id(self, plan: Plan, phase: Phase) -> str:
+        """What a phase's transitions depend on besides the evidence: its gates, and its direct dependencies'."""
+        deps = [qualify(plan.id, d) for d in phase.depends]
+        parts = [f"{plan.id}/{phase.id}", _gates_id(phase)]
+        parts += [f"{dep}\0{_gates_id(self._by_key.get(dep))}" for dep in deps]
+        return cache_key(*parts)
+
+    def _dependencies(self, phases: Sequence[tuple[Plan, Phase]]) -> list[tuple[Plan, Phase]]:
+        """(plan, phase) of the direct dependencies of ``phases`` that are valid phases."""
+        return self.phases({qualify(p.id, d) for p, ph in phases for d in ph.depends})
+
     def timeline(self, keys: Iterable[str] | None = None) -> dict[str, list[Transition]]:
-        """{PLAN/PHASE: transitions} of ``keys`` (default: every phase), replayed from the store and results. A
-        phase replayed once (asked, or the direct dependency of one asked) is not replayed again."""
+        """{PLAN/PHASE: transitions} of ``keys`` (default: every phase), replayed from the store and results, or
+        read from the cache. A phase replayed once (asked, or the direct dependency of one asked) is not replayed
+        again."""
         wanted = list(self.phase_keys() if keys is None else dict.fromkeys(keys))
-        missing = [k for k in wanted if k not in self._timelines]
+        ids = {f"{p.id}/{ph.id}": self._history_id(p, ph) for p, ph in self.phases(wanted)}
+        for key, ident in ids.items():
+            rows = self.kept.timelines.get(ident)
+            if key not in self._timelines and isinstance(rows, list):
+                found = [Transition.from_row(key, row) for row in rows]
+                if all(t is not None for t in found):
+                    self._timelines[key] = [t for t in found if t is not None]
+        missing = [k for k in ids if k not in self._timelines]
         if missing:
             phases = self.phases(missing)
-            deps = self.phases({qualify(p.id, d) for p, ph in phases for d in ph.depends})
-            results = self.results_for(phases + deps)
+            deps = self._dependencies(phases)
+            # The dependencies' own dependencies are replayed too (they block them): their bench gates need results.
+            results = self.results_for(phases + deps + self._dependencies(deps))
             bounds = self.bench.bounds if results else None
-            replayed = [f"{p.id}/{ph.id}" for p, ph in phases + deps]
-            only = None if keys is None else replayed
-            self._timelines.update(replay(self.plans, self.store, results, bounds, only=only))
+            only = None if len(missing) == len(self._by_key) else [f"{p.id}/{ph.id}" for p, ph in phases + deps]
+            replayed = replay(self.plans, self.store, results, bounds, only=only)
+            for p, ph in self.phases(replayed):
+                key = f"{p.id}/{ph.id}"
+                self._timelines.setdefault(key, replayed[key])
+                self.kept.timelines[self._history_id(p, ph)] = [t.row() for t in replayed[key]]
+            self.kept.keep()
             if results:
                 self.bench.keep_bounds()
         return {k: self._timelines[k] for k in wanted if k in self._timelines}
 
-    def phase_keys(self) -> list[str]:
-        """Every phase's PLAN/PHASE, in plan file order."""
-        return [f"{p.id}/{ph.id}" for p in self.plans for ph in p.phases]
+    def figures(self, phases: Sequence[tuple[Plan, Phase]]) -> dict[str, BenchFigures | None]:
+        """{gate key: figures} of every bench gate of ``phases``, read from the cache or evaluated (the result runs
+        are parsed only then)."""
+        out: dict[str, BenchFigures | None] = {}
+        added = False
+        for p, ph in phases:
+            for i, gate in enumerate(ph.gates):
+                if not isinstance(gate, BenchGate):
+                    continue
+                ident = statusindex.gate_id(gate)
+                entry = self.kept.figures.get(ident)
+                if isinstance(entry, dict) and entry.keys() == {"figures"}:
+                    found = BenchFigures.from_json(entry["figures"])
+                    if found is not None or entry["figures"] is None:
+                        out[gate_key(p.id, ph.id, i)] = found
+                        continue
+                found = bench_figures(gate, self.bench.results, self.bench.bounds) if self.bench.results else None
+                out[gate_key(p.id, ph.id, i)] = found
+                if found is None or BenchFigures.from_json(found._asdict()) is not None:  # finite: JSON keeps it
+                    self.kept.figures[ident] = {"figures": None if found is None else found._asdict()}
+                    added = True
+        if added:
+            self.kept.keep()
+            self.bench.keep_bounds()
+        return out
 
     def details(
         self, keys: Iterable[str] | None = None, *, history: bool = True, figures: bool = True
@@ -101,15 +211,13 @@ class RepoView:
         from tracker.status import stale_gates
 
         phases = self.phases(keys)
-        results = self.results_for(phases) if figures else ()
         times = self.timeline([f"{p.id}/{ph.id}" for p, ph in phases]) if history else {}
+        known = self.figures(phases) if figures else {}
         stale_phases = [(p, ph) for p, ph in phases if self.statuses[f"{p.id}/{ph.id}"].status.value == "stale"]
-        stale = (
-            stale_gates(stale_phases, self.statuses, self.store, self.tree, self.bench if results else None)
-            if stale_phases and figures
-            else {}
-        )
-        bounds = self.bench.bounds if results else None
+        stale = {}
+        if stale_phases and figures:
+            bench = self.bench if any(isinstance(g, BenchGate) for _, ph in stale_phases for g in ph.gates) else None
+            stale = stale_gates(stale_phases, self.statuses, self.store, self.tree, bench)
         return [
             phase_detail(
                 p,
@@ -117,8 +225,7 @@ class RepoView:
                 self.statuses,
                 history=times.get(f"{p.id}/{ph.id}", ()),
                 stale=stale,
-                results=results,
-                bounds=bounds,
+                figures=known,
             )
             for p, ph in phases
         ]

@@ -72,6 +72,31 @@ class Transition(NamedTuple):
             "gates": list(self.gates),
         }
 
+    def row(self) -> list[Any]:
+        """The transition as the phase-history cache keeps it (its phase is the entry's key)."""
+        return [self.time, self.previous.value, self.status.value, self.file, self.kind, self.machine, self.commit,
+                list(self.gates)]  # fmt: skip
+
+    @classmethod
+    def from_row(cls, key: str, row: object) -> Transition | None:
+        """The transition a cached :meth:`row` holds, or None when it is not one this code wrote (then the phase
+        is replayed again)."""
+        if not (isinstance(row, list) and len(row) == 8):
+            return None
+        time, previous, status, file, kind, machine, commit, gates = row
+        if not all(isinstance(x, str) for x in (time, file, kind, machine)) or not (
+            commit is None or isinstance(commit, str)
+        ):
+            return None
+        if previous not in _STATUSES or status not in _STATUSES or not isinstance(gates, list):
+            return None
+        if not all(type(n) is int and n > 0 for n in gates):
+            return None
+        return cls(key, time, Status(previous), Status(status), file, kind, machine, commit, tuple(gates))
+
+
+_STATUSES = frozenset(s.value for s in Status)
+
 
 class _Event(NamedTuple):
     time: str

@@ -157,10 +157,97 @@ def test_a_plan_shows_its_phases_one_after_another_whatever_names_it(fixture_rep
     assert output(show, fixture_repo, "0001/P1", "1/P1") == output(show, fixture_repo, "0001/P1")  # named twice: once
 
 
-def test_a_second_command_answers_the_same_from_the_cache(own_repo: Path) -> None:
-    for command, as_json in ((show, False), (show, True), (log, False)):
-        cold = output(command, own_repo, "1", "2", as_json=as_json)
-        assert output(command, own_repo, "1", "2", as_json=as_json) == cold
+@pytest.fixture
+def settled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files count as settled as soon as they are written (else no cache that trusts stat signatures keeps what it
+    learned of files written less than 2 s ago: the fixture's were)."""
+    from tracker import fileio, statusindex
+
+    monkeypatch.setattr(fileio, "SETTLED_NS", -(10**12))
+    monkeypatch.setattr(statusindex, "SETTLED_NS", -(10**12))
+
+
+def refuse(*_: Any, **__: Any) -> Any:
+    raise AssertionError("asked again: the phase-history cache should have answered")
+
+
+def test_a_second_command_answers_from_the_cache_without_replaying(
+    own_repo: Path, settled_at_once: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tracker import repo_view
+
+    runs = [(show, ["1", "2"], False), (show, ["1", "2"], True), (log, ["1", "2"], False)]
+    cold = [output(command, own_repo, *targets, as_json=as_json) for command, targets, as_json in runs]
+    assert (own_repo / ".tracker/cache/phase-history.json").is_file()
+    monkeypatch.setattr(repo_view, "replay", refuse)
+    monkeypatch.setattr(repo_view, "bench_figures", refuse)
+    assert [output(command, own_repo, *targets, as_json=as_json) for command, targets, as_json in runs] == cold
+
+
+def test_cache_entries_this_code_did_not_write_are_computed_again(own_repo: Path, settled_at_once: None) -> None:
+    from tracker.cache import Cache, command_cache
+    from tracker.repo_view import HISTORY, RepoView
+
+    want = output(show, own_repo, "1", "2")
+    view = RepoView(own_repo, Cache(own_repo), Clock(CLOCK_AT))
+    assert view.kept.timelines and view.kept.figures  # the first command kept them
+    hostile: list[Any] = [["2026", "done"], [None] * 8, "x", ["t", "done", "nope", "f", "k", "m", None, []],
+                          ["t", "done", "done", "f", "k", "m", None, [True]], ["t", "done", "done", "f", "k", "m", 7, []]]  # fmt: skip
+    timelines = {ident: [hostile[i % len(hostile)]] for i, ident in enumerate(view.kept.timelines)}
+    figures = {ident: {"figures": {"value": float("nan")}} for ident in view.kept.figures}
+    with command_cache(own_repo) as cache:
+        cache.put(HISTORY, view.kept.key, {"built": "2026-11-09T00:00:00Z", "timelines": timelines, "figures": figures})
+    assert output(show, own_repo, "1", "2") == want
+    with command_cache(own_repo) as cache:  # built later than this machine's clock says it is: not read back
+        cache.put(HISTORY, view.kept.key, {"built": "2099-01-01T00:00:00Z", "timelines": timelines, "figures": figures})
+    assert output(show, own_repo, "1", "2") == want
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=9) | st.dictionaries(st.text(max_size=12), inner, max_size=17),
+    max_leaves=30,
+)
+FIGURE_FIELDS = st.fixed_dictionaries({}, optional={name: JSON for name in ("metric", "params", "baseline", "stat", "value",
+    "unit", "op", "threshold", "bound", "confidence", "margin", "samples", "baseline_samples", "direction", "run", "benchmark")})  # fmt: skip
+
+
+@settings(deadline=None, max_examples=500, suppress_health_check=list(HealthCheck))
+@given(row=JSON | st.lists(JSON, min_size=8, max_size=8), figures=JSON | FIGURE_FIELDS)
+def test_the_cache_s_readers_take_only_what_they_wrote(detail: Any, row: Any, figures: Any) -> None:
+    from tracker.detail import BenchFigures
+    from tracker.model import Status
+    from tracker.timeline import Transition
+
+    t = Transition.from_row("0001/P1", row)
+    if t is not None:
+        assert isinstance(t.previous, Status) and isinstance(t.status, Status) and isinstance(t.time, str)
+        assert all(type(n) is int for n in t.gates) and Transition.from_row("0001/P1", t.row()) == t
+    f = BenchFigures.from_json(figures)
+    if f is not None:
+        assert (
+            isinstance(f.value, (int, float))
+            and isinstance(f.samples, int)
+            and BenchFigures.from_json(f._asdict()) == f
+        )
+    for kept in detail.history:  # what this code writes, it reads back
+        assert Transition.from_row(kept.key, kept.row()) == kept
+    bench = detail.gates[0].bench
+    assert bench is not None and BenchFigures.from_json(bench._asdict()) == bench
+
+
+def test_new_evidence_is_replayed_though_a_timeline_was_kept(own_repo: Path, settled_at_once: None) -> None:
+    before = output(log, own_repo, "0002/P2")
+    doc = report_fixture._test_run(own_repo, "2026-11-09T10:00:00Z", {"tests/test_graphs.py::test_replay": "passed"})
+    path = own_repo / ".tracker/evidence/20261109T100000Z-ci-box-r5.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    after = output(log, own_repo, "0002/P2")
+    assert after.startswith(before.rsplit("\n  now:", 1)[0])
+    last = after.splitlines()[-2]
+    assert re.match(
+        r"  2026-11-09T10:00:00Z  planned -> done +gate 1 +test run  ci-box, [0-9a-f]{7}  .*-r5.json$", last
+    )
+    assert after.endswith("  now: done — depends on 0002/P1 (stale)\n")  # done outranks blocked
 
 
 def test_the_cli_prints_what_run_prints(fixture_repo: Path, cli: Callable[..., Any]) -> None:

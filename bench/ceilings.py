@@ -5,11 +5,23 @@
   accumulators per warp (so the tensor pipe never waits on one result), 8 warps a block, 8 blocks per SM.
   It is the instruction the sm_120-portable kernel uses, so its rate (not wgmma's) bounds that kernel.
   Built with torch.utils.cpp_extension.load_inline for the current device's arch.
+
+And, for the sm_120-balance emulation (issue 17; kernel/NOTES.md, "The H200 as a proxy for sm_120"):
+
+- the mma.sync rate per SM and SM clock: the same microkernel with clock64 and globaltimer read by each block's
+  first thread, so TFLOP/s over (SMs x the clock the blocks ran at) is FLOP per SM-clock;
+- the emulation's own check: the same loop through the verify kernel's mma_bf16_seq compiled with
+  -DVERIFY_MMA_REPEAT_X32=N, each real mma.sync issued N/32 times; counting the real FLOPs it must land at the
+  H200's rate over N/32, about 1,024 FLOP per SM-clock (sm_120's bf16 rate with fp32 accumulation).
 """
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -49,6 +61,45 @@ __global__ void __launch_bounds__(256) mma_peak_kernel(float* out, int iters, fl
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// mma_peak_kernel with each block's first thread reading the SM clock and the global timer around the loop:
+// stamps[2 * block] = SM clocks, stamps[2 * block + 1] = ns.
+template <int ACC>
+__global__ void __launch_bounds__(256) mma_clock_kernel(float* out, long long* stamps, int iters, float seed) {
+  const long long c0 = clock64();
+  const unsigned long long n0 = globaltimer_ns();
+  float x = seed * (1.0f + (threadIdx.x & 31) / 64.0f);
+  __nv_bfloat162 a2 = __floats2bfloat162_rn(x, -x * 0.5f);
+  __nv_bfloat162 b2 = __floats2bfloat162_rn(x * 0.25f, x);
+  unsigned a = *reinterpret_cast<unsigned*>(&a2), b = *reinterpret_cast<unsigned*>(&b2);
+  float c[ACC][4];
+#pragma unroll
+  for (int k = 0; k < ACC; ++k) c[k][0] = c[k][1] = c[k][2] = c[k][3] = 0.f;
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int k = 0; k < ACC; ++k) {
+      asm volatile(
+          "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+          "{%0,%1,%2,%3};\n"
+          : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
+          : "r"(a), "r"(b), "r"(b), "r"(a), "r"(a), "r"(b));
+    }
+  }
+  float s = 0.f;
+#pragma unroll
+  for (int k = 0; k < ACC; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+  if (threadIdx.x == 0) {
+    stamps[2 * blockIdx.x] = clock64() - c0;
+    stamps[2 * blockIdx.x + 1] = static_cast<long long>(globaltimer_ns() - n0);
+  }
+}
+
 void mma_peak(torch::Tensor out, int64_t acc, int64_t iters, double seed) {
   int blocks = static_cast<int>(out.numel() / 256);
   float* ptr = out.data_ptr<float>();
@@ -61,8 +112,91 @@ void mma_peak(torch::Tensor out, int64_t acc, int64_t iters, double seed) {
   cudaError_t err = cudaGetLastError();
   TORCH_CHECK(err == cudaSuccess, "mma_peak launch failed: ", cudaGetErrorString(err));
 }
+
+void mma_clock(torch::Tensor out, torch::Tensor stamps, int64_t acc, int64_t iters, double seed) {
+  int blocks = static_cast<int>(out.numel() / 256);
+  TORCH_CHECK(stamps.numel() >= 2 * blocks, "stamps: expected >= ", 2 * blocks, " elements, got ", stamps.numel());
+  float* ptr = out.data_ptr<float>();
+  long long* st = reinterpret_cast<long long*>(stamps.data_ptr<int64_t>());
+  switch (acc) {
+    case 4: mma_clock_kernel<4><<<blocks, 256>>>(ptr, st, static_cast<int>(iters), static_cast<float>(seed)); break;
+    case 8: mma_clock_kernel<8><<<blocks, 256>>>(ptr, st, static_cast<int>(iters), static_cast<float>(seed)); break;
+    case 16: mma_clock_kernel<16><<<blocks, 256>>>(ptr, st, static_cast<int>(iters), static_cast<float>(seed)); break;
+    default: TORCH_CHECK(false, "acc: expected 4, 8 or 16, got ", acc);
+  }
+  cudaError_t err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "mma_clock launch failed: ", cudaGetErrorString(err));
+}
 """
-_MMA_DECL = "void mma_peak(torch::Tensor out, int64_t acc, int64_t iters, double seed);"
+_MMA_DECL = (
+    "void mma_peak(torch::Tensor out, int64_t acc, int64_t iters, double seed);\n"
+    "void mma_clock(torch::Tensor out, torch::Tensor stamps, int64_t acc, int64_t iters, double seed);"
+)
+
+CSRC = Path(__file__).resolve().parents[1] / "kernel" / "csrc"
+SM120_FLOP_PER_SM_CLK = 1024.0  # RTX PRO 6000 Blackwell, bf16 with fp32 accumulation (spec sheets, not measured)
+EMULATION_PER_ITER = 32  # real mma.sync an iteration of the check loop: one whole period of N/32
+EMULATION_TOLERANCE = 0.03  # |check / expected - 1| above this fails the emulation's own check
+
+_EMU_SOURCE = r"""
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "verify_attention_ptx.cuh"
+
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// The ceiling's loop through the verify kernel's own mma_bf16_seq: 32 real mma.sync an iteration (a whole period
+// of N/32), ACC real accumulators, 8 idle ones taking the extra issues as the kernel's O does.
+template <int ACC>
+__global__ void __launch_bounds__(256) mma_emulated_kernel(float* out, long long* stamps, int iters, float seed) {
+  const long long c0 = clock64();
+  const unsigned long long n0 = globaltimer_ns();
+  float x = seed * (1.0f + (threadIdx.x & 31) / 64.0f);
+  __nv_bfloat162 a2 = __floats2bfloat162_rn(x, -x * 0.5f);
+  __nv_bfloat162 b2 = __floats2bfloat162_rn(x * 0.25f, x);
+  const unsigned a = *reinterpret_cast<unsigned*>(&a2), b = *reinterpret_cast<unsigned*>(&b2);
+  const uint32_t av[4] = {a, b, b, a};
+  float c[ACC][4], sink[8][4];
+#pragma unroll
+  for (int k = 0; k < ACC; ++k) c[k][0] = c[k][1] = c[k][2] = c[k][3] = 0.f;
+#pragma unroll
+  for (int k = 0; k < 8; ++k) sink[k][0] = sink[k][1] = sink[k][2] = sink[k][3] = 0.f;
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int j = 0; j < 32; ++j) verify_attn::mma_bf16_seq(c[j % ACC], av, a, b, j, sink, 3 * j, 3 * j + 1, 3 * j + 2);
+  }
+  float s = 0.f;
+#pragma unroll
+  for (int k = 0; k < ACC; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) s += sink[k][0] + sink[k][1] + sink[k][2] + sink[k][3];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+  if (threadIdx.x == 0) {
+    stamps[2 * blockIdx.x] = clock64() - c0;
+    stamps[2 * blockIdx.x + 1] = static_cast<long long>(globaltimer_ns() - n0);
+  }
+}
+
+void mma_emulated(torch::Tensor out, torch::Tensor stamps, int64_t acc, int64_t iters, double seed) {
+  int blocks = static_cast<int>(out.numel() / 256);
+  TORCH_CHECK(stamps.numel() >= 2 * blocks, "stamps: expected >= ", 2 * blocks, " elements, got ", stamps.numel());
+  float* ptr = out.data_ptr<float>();
+  long long* st = reinterpret_cast<long long*>(stamps.data_ptr<int64_t>());
+  switch (acc) {
+    case 4: mma_emulated_kernel<4><<<blocks, 256>>>(ptr, st, static_cast<int>(iters), static_cast<float>(seed)); break;
+    case 8: mma_emulated_kernel<8><<<blocks, 256>>>(ptr, st, static_cast<int>(iters), static_cast<float>(seed)); break;
+    default: TORCH_CHECK(false, "acc: expected 4 or 8, got ", acc);
+  }
+  cudaError_t err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "mma_emulated launch failed: ", cudaGetErrorString(err));
+}
+"""
+_EMU_DECL = "void mma_emulated(torch::Tensor out, torch::Tensor stamps, int64_t acc, int64_t iters, double seed);"
 
 
 def copy_bandwidth(nbytes: int = 2 * 2**30, budget_s: float = 0.3) -> list[float]:
@@ -73,18 +207,21 @@ def copy_bandwidth(nbytes: int = 2 * 2**30, budget_s: float = 0.3) -> list[float
     return [2 * nbytes / (us * 1e-6) / 1e12 for us in samples]
 
 
-def _load_mma() -> Callable[..., None]:
+def _load_mma_module() -> object:
     from torch.utils.cpp_extension import load_inline
 
     major, minor = torch.cuda.get_device_capability()
-    module = load_inline(
-        name=f"bench_mma_ceiling_sm{major}{minor}",
+    return load_inline(
+        name=f"bench_mma_ceiling_sm{major}{minor}_v2",
         cpp_sources=_MMA_DECL,
         cuda_sources=_MMA_SOURCE,
-        functions=["mma_peak"],
+        functions=["mma_peak", "mma_clock"],
         extra_cuda_cflags=["-O3", f"-gencode=arch=compute_{major}{minor},code=sm_{major}{minor}"],
     )
-    return module.mma_peak
+
+
+def _load_mma() -> Callable[..., None]:
+    return _load_mma_module().mma_peak  # type: ignore[attr-defined,no-any-return]
 
 
 def mma_rate(iters: int = 2048, budget_s: float = 0.3) -> tuple[int, list[float]]:
@@ -103,3 +240,100 @@ def mma_rate(iters: int = 2048, budget_s: float = 0.3) -> tuple[int, list[float]
         if sorted(rates)[len(rates) // 2] > sorted(best[1])[len(best[1]) // 2]:
             best = (acc, rates)
     return best
+
+
+@dataclass(frozen=True)
+class PerClock:
+    """An mma.sync loop timed twice over: CUDA events (TFLOP/s samples) and each block's SM clock (GHz, from clock64
+    over globaltimer in the last launch), so that its rate per SM and SM clock does not depend on the clock."""
+
+    acc: int
+    sms: int
+    tflops: list[float]
+    ghz: list[float]
+
+    @property
+    def clock_ghz(self) -> float:
+        return float(statistics.median(self.ghz))
+
+    def flop_per_sm_clk(self) -> list[float]:
+        """Each TFLOP/s sample over (SMs x the median block clock)."""
+        return [t * 1e12 / (self.sms * self.clock_ghz * 1e9) for t in self.tflops]
+
+
+def _per_clock(
+    launch: Callable[[torch.Tensor, torch.Tensor, int], None], acc: int, flops_per_warp: float, budget_s: float
+) -> PerClock:
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    blocks = sms * 8
+    out = torch.empty(blocks * 256, device="cuda")
+    stamps = torch.zeros(2 * blocks, dtype=torch.int64, device="cuda")
+    samples = time_device(lambda _i: launch(out, stamps, acc), 1, budget_s=budget_s, min_reps=10)
+    if not torch.isfinite(out).all() or not out.abs().max() > 0:
+        raise RuntimeError(f"mma clock microkernel (ACC={acc}) wrote non-finite or zero results")
+    st = stamps.view(blocks, 2).cpu().tolist()
+    ghz = [clk / ns for clk, ns in st if ns > 0]
+    if len(ghz) != blocks:
+        raise RuntimeError(f"mma clock microkernel (ACC={acc}): {blocks - len(ghz)} blocks left no clock stamp")
+    flops = blocks * WARPS * flops_per_warp
+    return PerClock(acc, sms, [flops / (us * 1e-6) / 1e12 for us in samples], ghz)
+
+
+def _best(runs: list[PerClock]) -> PerClock:
+    return max(runs, key=lambda r: statistics.median(r.flop_per_sm_clk()))
+
+
+def mma_per_clock(iters: int = 2048, budget_s: float = 0.3) -> PerClock:
+    """The ceiling's microkernel with clock stamps, best accumulator count: the H200's mma.sync FLOP per SM-clock."""
+    clock = _load_mma_module().mma_clock  # type: ignore[attr-defined]
+    return _best(
+        [
+            _per_clock(lambda o, s, a: clock(o, s, a, iters, 0.01), acc, iters * acc * MMA_FLOPS, budget_s)
+            for acc in ACCUMULATORS
+        ]
+    )
+
+
+def repeat_x32_for(flop_per_sm_clk: float, target: float = SM120_FLOP_PER_SM_CLK) -> int:
+    """N = 32 k, k = the measured rate per SM-clock over the target's, rounded to 1/32 (the build's step).
+
+    Raises ValueError outside 1 <= k < 4, the range the emulation seam takes (verify_attention_ptx.cuh)."""
+    n = round(32 * flop_per_sm_clk / target) if math.isfinite(flop_per_sm_clk) else 0
+    if not 32 <= n < 128:
+        raise ValueError(f"flop_per_sm_clk: expected 1x to 4x the target {target:.0f}, got {flop_per_sm_clk:.1f}")
+    return n
+
+
+def _load_emulated(repeat_x32: int) -> Callable[..., None]:
+    from torch.utils.cpp_extension import load_inline
+
+    major, minor = torch.cuda.get_device_capability()
+    module = load_inline(
+        name=f"bench_mma_emulated_sm{major}{minor}_x{repeat_x32}",
+        cpp_sources=_EMU_DECL,
+        cuda_sources=_EMU_SOURCE,
+        functions=["mma_emulated"],
+        extra_cuda_cflags=[
+            "-O3",
+            "-std=c++17",
+            f"-gencode=arch=compute_{major}{minor},code=sm_{major}{minor}",
+            f"-DVERIFY_MMA_REPEAT_X32={repeat_x32}",
+        ],
+        extra_include_paths=[str(CSRC)],
+    )
+    return module.mma_emulated  # type: ignore[no-any-return]
+
+
+def mma_emulated(repeat_x32: int, iters: int = 512, budget_s: float = 0.3) -> PerClock:
+    """The emulation's check: the HMMA-only loop through mma_bf16_seq under N = repeat_x32, real FLOPs counted.
+
+    Best of 4 and 8 real accumulators; it should land at the H200's FLOP per SM-clock over N/32."""
+    emulated = _load_emulated(repeat_x32)
+    flops = iters * EMULATION_PER_ITER * MMA_FLOPS
+    return _best([_per_clock(lambda o, s, a: emulated(o, s, a, iters, 0.01), acc, flops, budget_s) for acc in (4, 8)])
+
+
+def emulation_verdict(h200_flop_per_sm_clk: float, repeat_x32: int, check_flop_per_sm_clk: float) -> tuple[float, bool]:
+    """(expected FLOP per SM-clock under N, whether the check landed within EMULATION_TOLERANCE of it)."""
+    expected = h200_flop_per_sm_clk * 32 / repeat_x32
+    return expected, abs(check_flop_per_sm_clk / expected - 1) <= EMULATION_TOLERANCE

@@ -4,11 +4,20 @@ For every case (B, H, T) x L: build >= 3 random input sets (more at short contex
 exceed 2x the L2), check each implementation's output once against the fp32 reference (a wrong kernel
 is never timed), time it with `bench.timing.time_device`, and express each sample as a fraction of the
 floor max(bytes / copy bandwidth, FLOPs / mma.sync rate), both ceilings measured in the same run.
+
+With the sm_120-balance emulation (`python -m bench.verify --emulate-sm120 ...`, or `run(..., emulate_sm120=True)`):
+the H200's mma.sync rate per SM-clock gives k = that rate / 1,024 (sm_120's), rounded to N/32; a build of the kernel
+issuing each mma.sync N/32 times (kernel/build.py) is checked and timed beside the product, and each case is also
+reported as a fraction of the emulated floor, max(bytes / copy bandwidth, FLOPs / the emulated rate measured by the
+emulation's own check). Those figures are an emulation of sm_120's balance on the H200, not a measurement of sm_120:
+they go under their own metrics (`verify_attn.emulated_sm120_*`, params `emulation = "sm120-balance"`), never into
+`verify_attn.floor_fraction`.
 """
 
 from __future__ import annotations
 
 import shlex
+import statistics
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -26,6 +35,9 @@ SHAPES = ((1, 8, 16), (1, 8, 64), (1, 16, 32), (4, 8, 16), (1, 64, 8))  # (batch
 CONTEXTS = {"short": (5700,), "long": (23000, 91000), "all": (5700, 23000, 91000)}
 ROW_BYTES = 576 * 2 + 4  # one latent row + its slot id
 EXIT_OK, EXIT_IMPL_FAILED, EXIT_USAGE, EXIT_NO_CUDA = 0, 1, 2, 3
+MEASURED = ("verify_attn.time_us", "verify_attn.floor_fraction")
+EMULATED = ("verify_attn.emulated_sm120_time_us", "verify_attn.emulated_sm120_fraction")
+EMULATION_LABEL = "sm120-balance"
 
 
 @dataclass(frozen=True)
@@ -133,13 +145,16 @@ def measure_impl(
     budget_s: float,
     device: str = "cuda",
     info: dict[str, str | int | float | bool] | None = None,
+    metrics: tuple[str, str] = MEASURED,
+    labels: dict[str, str | int | float | bool] | None = None,
 ) -> tuple[str, list[dict[str, object]]]:
     """Check one implementation on the first input set, then time it rotating through all sets.
 
     On CUDA each set's call is captured into a CUDA graph when possible (params "graph": true) and the
     replays are timed; an implementation that cannot be captured is timed eagerly ("graph": false).
 
-    `info` goes into both result cases as is (run conditions: seeds, split count).
+    `info` goes into both result cases as is (run conditions: seeds, split count). `metrics` names the two cases
+    (time, fraction of `floor_us`) and `labels` joins their params: the emulation's figures go under their own.
     Returns the table cell and the two result cases (time_us, floor_fraction); raises ImplFailure
     (never timing a wrong kernel) when it cannot be prepared or its output fails the check.
     """
@@ -158,13 +173,125 @@ def measure_impl(
     samples = time_device(lambda i: runs[i](), len(sets), device=device, budget_s=budget_s)
     fractions = [floor_us / us for us in samples]
     stats = summarize(samples)
-    params = {**case.params(impl.name), "graph": graphed}
+    params = {**case.params(impl.name), "graph": graphed, **(labels or {})}
     entries = [
-        results.case("verify_attn.time_us", params, "us", "lower", samples, stats, info),
-        results.case("verify_attn.floor_fraction", params, "fraction", "higher", fractions, summarize(fractions), info),
+        results.case(metrics[0], params, "us", "lower", samples, stats, info),
+        results.case(metrics[1], params, "fraction", "higher", fractions, summarize(fractions), info),
     ]
     mark = "" if graphed or device != "cuda" else " eager"
     return f"{stats['median']:.1f} ({100 * floor_us / float(stats['median']):.1f}%){mark}", entries
+
+
+@dataclass(frozen=True)
+class Emulation:
+    """The sm_120-balance emulation of one run: N (each mma.sync issued N/32 times), the H200's rate per SM-clock
+    it came from, the emulation's own check and the emulated mma.sync rate (TFLOP/s) the emulated floor uses."""
+
+    repeat_x32: int
+    h200_flop_per_sm_clk: float
+    check_flop_per_sm_clk: float
+    expected_flop_per_sm_clk: float
+    within_tolerance: bool
+    tflops: float
+
+    @property
+    def k(self) -> float:
+        return self.repeat_x32 / 32
+
+    def labels(self) -> dict[str, str | int | float | bool]:
+        """Params every emulated case carries: what it is, and the k it ran under."""
+        return {"emulation": EMULATION_LABEL, "mma_repeat": self.k}
+
+
+def _measure_emulation(doc_cases: list[dict[str, object]]) -> Emulation:
+    """k from the H200's mma.sync rate per SM-clock, then the emulation's own check under it; records both."""
+    h200 = ceilings.mma_per_clock()
+    per_clk = h200.flop_per_sm_clk()
+    h200_rate = float(statistics.median(per_clk))
+    n = ceilings.repeat_x32_for(h200_rate)
+    check = ceilings.mma_emulated(n)
+    check_per_clk = check.flop_per_sm_clk()
+    check_rate = float(statistics.median(check_per_clk))
+    expected, ok = ceilings.emulation_verdict(h200_rate, n, check_rate)
+    emu = Emulation(n, h200_rate, check_rate, expected, ok, float(statistics.median(check.tflops)))
+    kind = "mma.sync m16n8k16 bf16->fp32"
+    doc_cases.append(
+        results.case(
+            "ceiling.mma_flop_per_sm_clk",
+            {"kind": kind, "acc": h200.acc},
+            "FLOP/SM/clk",
+            "higher",
+            per_clk,
+            summarize(per_clk),
+            {"sms": h200.sms, "sm_clock_ghz": round(h200.clock_ghz, 4)},
+        )
+    )
+    check_params = {"kind": f"{kind}, HMMA-only loop, each issued k times", "acc": check.acc, **emu.labels()}
+    info: dict[str, str | int | float | bool] = {
+        "sm_clock_ghz": round(check.clock_ghz, 4),
+        "expected_flop_per_sm_clk": round(expected, 1),
+        "sm120_flop_per_sm_clk": ceilings.SM120_FLOP_PER_SM_CLK,
+        "within_tolerance": ok,
+        "tolerance": ceilings.EMULATION_TOLERANCE,
+    }
+    doc_cases.append(
+        results.case(
+            "emulation.mma_flop_per_sm_clk",
+            check_params,
+            "FLOP/SM/clk",
+            "higher",
+            check_per_clk,
+            summarize(check_per_clk),
+            info,
+        )
+    )
+    doc_cases.append(
+        results.case(
+            "emulation.mma_tflops", check_params, "TFLOP/s", "higher", check.tflops, summarize(check.tflops), info
+        )
+    )
+    return emu
+
+
+def emulated_impl(repeat_x32: int) -> peers.Impl:
+    """The CUDA kernel built with each mma.sync issued repeat_x32/32 times (kernel/build.py), named "cuda": its
+    cases are told apart by their metric names and `emulation` param, never by the implementation's name."""
+
+    def prepare(x: VerifyInputs) -> peers.Run:
+        import kernel
+        from kernel import build
+
+        kernel.verify_attention(*x.args(), backend="cuda", debug=True)  # validates the inputs once
+        ext = build.load(mma_repeat_x32=repeat_x32)
+        args = (*x.args(), False)
+        return lambda: ext.forward(*args)[0]  # type: ignore[no-any-return]
+
+    label = f"CUDA kernel, sm_120-balance emulation (each mma.sync issued {repeat_x32}/32 times)"
+    return peers.Impl("cuda", label, prepare)
+
+
+def _measure_emulated(
+    impl: peers.Impl,
+    emu: Emulation,
+    case: Case,
+    sets: list[VerifyInputs],
+    copy_tbps: float,
+    budget_s: float,
+    seeds: list[int],
+) -> tuple[str, list[dict[str, object]]]:
+    """The emulated build at one case, against the emulated floor; info says whether its output equals the
+    product's bit for bit on the first input set (the extra issues add exact zeros: it should)."""
+    try:
+        same = bool(torch.equal(peers.IMPLS["cuda"].prepare(sets[0])(), impl.prepare(sets[0])()))
+    except Exception as err:
+        raise ImplFailure(f"error: {type(err).__name__}: {err}", "error") from err
+    info: dict[str, str | int | float | bool] = {
+        "seeds": ",".join(map(str, seeds)),
+        "emulated_mma_tflops": round(emu.tflops, 2),
+        "bitwise_equal_to_product": same,
+    }
+    floor = case.floor_us(copy_tbps, emu.tflops)
+    return measure_impl(impl, case, sets, floor, budget_s, info=info, metrics=EMULATED, labels=emu.labels())
 
 
 def input_sets(case: Case, l2: int, device: str = "cuda") -> tuple[list[VerifyInputs], list[int]]:
@@ -197,8 +324,19 @@ def cuda_splits(case: Case) -> int | None:
     return int(ext.num_splits(case.batch, case.nodes, case.heads, case.batch * case.ctx, sms))
 
 
-def run(selection: str, impl_names: list[str], out_dir: Path, command: str, budget_s: float = 0.5) -> int:
-    """Run the benchmark; returns the exit code (see bench/__main__.py)."""
+def run(
+    selection: str,
+    impl_names: list[str],
+    out_dir: Path,
+    command: str,
+    budget_s: float = 0.5,
+    emulate_sm120: bool = False,
+) -> int:
+    """Run the benchmark; returns the exit code (see bench/__main__.py).
+
+    emulate_sm120 (needs "cuda" in impl_names) adds the sm_120-balance emulation: its ceilings and check, and the
+    emulated build timed beside the product at every case. A failed check or a wrong emulated build counts as a
+    failed implementation (exit 1), and its cases are not timed."""
     if not torch.cuda.is_available():
         print("bench verify: no CUDA device", file=sys.stderr)
         return EXIT_NO_CUDA
@@ -206,8 +344,28 @@ def run(selection: str, impl_names: list[str], out_dir: Path, command: str, budg
     doc_cases: list[dict[str, object]] = []
     copy_tbps, mma_tflops = _measure_ceilings(doc_cases)
     print(f"ceilings: copy {copy_tbps:.2f} TB/s, mma.sync bf16 {mma_tflops:.0f} TFLOP/s", flush=True)
-    l2 = l2_bytes(torch.device("cuda"))
     failed: dict[str, ImplFailure] = {}
+    emu: Emulation | None = None
+    if emulate_sm120 and "cuda" in impl_names:
+        try:
+            emu = _measure_emulation(doc_cases)
+        except Exception as err:
+            failed[EMULATION_LABEL] = ImplFailure(f"emulation unavailable: {type(err).__name__}: {err}", "error")
+        else:
+            print(
+                f"emulation: H200 mma.sync {emu.h200_flop_per_sm_clk:.0f} FLOP/SM/clk, k = {emu.repeat_x32}/32 = "
+                f"{emu.k:.4f}; check {emu.check_flop_per_sm_clk:.0f} FLOP/SM/clk (expected "
+                f"{emu.expected_flop_per_sm_clk:.0f}, {'ok' if emu.within_tolerance else 'OUT OF TOLERANCE'}), "
+                f"emulated mma.sync {emu.tflops:.0f} TFLOP/s",
+                flush=True,
+            )
+            if not emu.within_tolerance:
+                why = (
+                    f"check {emu.check_flop_per_sm_clk:.0f} vs expected {emu.expected_flop_per_sm_clk:.0f} FLOP/SM/clk"
+                )
+                failed[EMULATION_LABEL] = ImplFailure(f"emulation check failed: {why}", "check failed")
+    emulated = emulated_impl(emu.repeat_x32) if emu is not None else None
+    l2 = l2_bytes(torch.device("cuda"))
     table: list[tuple[Case, float, dict[str, str]]] = []
     for case in cases_for(selection):
         sets, seeds = input_sets(case, l2)
@@ -226,6 +384,14 @@ def run(selection: str, impl_names: list[str], out_dir: Path, command: str, budg
                 doc_cases.extend(entries)
             except ImplFailure as failure:
                 failed[name], cells[name] = failure, failure.cell
+        if emu is not None and emulated is not None and EMULATION_LABEL not in failed:
+            try:
+                cells[EMULATION_LABEL], entries = _measure_emulated(
+                    emulated, emu, case, sets, copy_tbps, budget_s, seeds
+                )
+                doc_cases.extend(entries)
+            except ImplFailure as failure:
+                failed[EMULATION_LABEL], cells[EMULATION_LABEL] = failure, failure.cell
         del sets
         torch.cuda.empty_cache()
         table.append((case, floor, cells))
@@ -235,9 +401,16 @@ def run(selection: str, impl_names: list[str], out_dir: Path, command: str, budg
     doc = results.document("verify", results.provenance(ROOT, command, env, now), doc_cases)
     path = results.write(doc, out_dir, now)
     for name, why in failed.items():
-        print(f"{name}: {why} ({peers.IMPLS[name].label})", file=sys.stderr)
+        label = peers.IMPLS[name].label if name in peers.IMPLS else "the sm_120-balance emulation"
+        print(f"{name}: {why} ({label})", file=sys.stderr)
     print(f"\nwrote {path}")
     print(format_table(table, impl_names, copy_tbps, mma_tflops, env))
+    if emu is not None:
+        print(
+            f"{EMULATION_LABEL}: an emulation of sm_120's balance on this GPU, not a measurement of sm_120: the "
+            f"{EMULATION_LABEL} column is the emulated build's median us and, in brackets, its fraction of the "
+            f"emulated floor (mma.sync at {emu.tflops:.0f} TFLOP/s, each issued k = {emu.k:.4f} times)"
+        )
     return EXIT_IMPL_FAILED if any(not f.unavailable for f in failed.values()) else EXIT_OK
 
 
@@ -249,10 +422,13 @@ def format_table(
     env: dict[str, str | None],
 ) -> str:
     """Median us per implementation, and (in brackets) the fraction of the floor it reaches."""
-    labels = [n + (" (prefix only, no tree mask)" if peers.IMPLS[n].prefix_only else "") for n in impl_names]
+    names = [*impl_names, *([EMULATION_LABEL] if any(EMULATION_LABEL in cells for _, _, cells in rows) else [])]
+    labels = [
+        n + (" (prefix only, no tree mask)" if n in peers.IMPLS and peers.IMPLS[n].prefix_only else "") for n in names
+    ]
     header = ["B,H,T", "L", "floor us", *labels]
     body = [
-        [f"{c.batch},{c.heads},{c.nodes}", str(c.ctx), f"{floor:.1f}", *(cells.get(n, "") for n in impl_names)]
+        [f"{c.batch},{c.heads},{c.nodes}", str(c.ctx), f"{floor:.1f}", *(cells.get(n, "") for n in names)]
         for c, floor, cells in rows
     ]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
@@ -267,3 +443,23 @@ def format_table(
 def command_line(argv: list[str]) -> str:
     """The command as the result file records it."""
     return shlex.join(["python", "-m", "bench", *argv])
+
+
+EMULATE_FLAG = "--emulate-sm120"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m bench.verify [--emulate-sm120] [bench verify's options]`: `python -m bench verify` with the
+    sm_120-balance emulation added when the flag is given (bench/__main__.py's parser reads the other options)."""
+    from bench.__main__ import parse
+
+    argv = sys.argv[1:] if argv is None else argv
+    emulate = EMULATE_FLAG in argv
+    rest = [a for a in argv if a != EMULATE_FLAG]
+    args = parse(["verify", *rest])
+    command = shlex.join(["python", "-m", "bench.verify", *argv])
+    return run(args.cases, args.impl, args.out, command, args.budget, emulate_sm120=emulate)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

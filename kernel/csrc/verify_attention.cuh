@@ -196,8 +196,9 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
 #pragma unroll
         for (int nn = 0; nn < 2; ++nn) {
           ldmatrix_x4(bf, k_lat + nn * 16 * kSmemRowBytes + ks * 32);
-          mma_bf16(s[2 * nn], qf[ks], bf[0], bf[1]);
-          mma_bf16(s[2 * nn + 1], qf[ks], bf[2], bf[3]);
+          const int i = ks * 4 + nn * 2;  // this pair's place in QK's sequence (mma_bf16_seq)
+          mma_bf16_seq(s[2 * nn], qf[ks], bf[0], bf[1], i, o, 3 * i, 3 * i + 1, 3 * i + 2);
+          mma_bf16_seq(s[2 * nn + 1], qf[ks], bf[2], bf[3], i + 1, o, 3 * i + 3, 3 * i + 4, 3 * i + 5);
         }
       }
       // Rope: A fragments by ldmatrix from the swizzled Q rope block (row wrow + lane%16, chunk +1 for
@@ -213,8 +214,9 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
         for (int nn = 0; nn < 2; ++nn) {
           uint32_t bf[4];
           ldmatrix_x4(bf, k_rope + nn * 16 * kSmemRowBytes + ks * 32);
-          mma_bf16(s[2 * nn], qa, bf[0], bf[1]);
-          mma_bf16(s[2 * nn + 1], qa, bf[2], bf[3]);
+          const int i = 64 + ks * 4 + nn * 2;
+          mma_bf16_seq(s[2 * nn], qa, bf[0], bf[1], i, o, 3 * i, 3 * i + 1, 3 * i + 2);
+          mma_bf16_seq(s[2 * nn + 1], qa, bf[2], bf[3], i + 1, o, 3 * i + 3, 3 * i + 4, 3 * i + 5);
         }
       }
     }
@@ -310,8 +312,9 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
 #pragma unroll
         for (int nt = 0; nt < 16; ++nt) {
           ldmatrix_x4_trans(bf, v_addr + kk * 16 * kSmemRowBytes + nt * 32);
-          mma_bf16(o[2 * nt], pa, bf[0], bf[1]);
-          mma_bf16(o[2 * nt + 1], pa, bf[2], bf[3]);
+          const int i = kk * 32 + nt * 2;  // the real issue writes O[i % 32]; its extras O 16, 24 and 20 further on
+          mma_bf16_seq(o[2 * nt], pa, bf[0], bf[1], i, o, i + 16, i + 24, i + 20);
+          mma_bf16_seq(o[2 * nt + 1], pa, bf[2], bf[3], i + 1, o, i + 17, i + 25, i + 21);
         }
       }
     }

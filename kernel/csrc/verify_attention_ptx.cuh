@@ -40,6 +40,44 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// The sm_120-balance emulation (issue 17; kernel/NOTES.md, "The H200 as a proxy for sm_120"). Per SM and clock the
+// H200 runs mma.sync bf16 -> fp32 about 2.4 times as fast as sm_120 (1,024 FLOP), while shared memory and issue run
+// at about the same rate on both. A bench or timeline build compiled with -DVERIFY_MMA_REPEAT_X32=N (N = 32 k, k the
+// H200's measured rate per SM-clock over 1,024) issues the seq-th mma.sync of a sequence floor((seq+1) k) -
+// floor(seq k) times, so MMA, shared memory and issue stand in sm_120's ratio. The default, 32 (k = 1), is the
+// product: no extra instruction, the SASS byte for byte that of the kernel without this seam
+// (tests/kernel/test_emulation.py).
+#ifndef VERIFY_MMA_REPEAT_X32
+#define VERIFY_MMA_REPEAT_X32 32
+#endif
+constexpr int kMmaRepeatX32 = VERIFY_MMA_REPEAT_X32;
+static_assert(kMmaRepeatX32 >= 32 && kMmaRepeatX32 < 128, "VERIFY_MMA_REPEAT_X32: 32 k with 1 <= k < 4");
+
+// Issues of the seq-th mma.sync of an unrolled sequence (seq folds to a constant, so does this).
+__device__ __forceinline__ constexpr int mma_issues(int seq) {
+  return ((seq + 1) * kMmaRepeatX32) / 32 - (seq * kMmaRepeatX32) / 32;
+}
+
+// D += A * B, the seq-th mma.sync of its sequence. In an emulation build, each extra issue is A * 0 added to an
+// idle accumulator, sink[s0] then sink[s1] (then sink[s2]): the same instruction with the same A, its product
+// exactly zero, so every accumulator keeps its bits. Why not into D itself: in place, each extra would lengthen D's
+// dependency chain; beside it (the same A, B and C into spare registers) ptxas deletes an mma.sync whose result
+// nobody reads, and keeping it alive by predication cost 4 registers and 2 instructions an extra issue (spills at
+// 255). An idle accumulator is one the next few real issues neither wrote nor will write: O's other columns in
+// QK, and in P.V the ones 8 and 16 n-tiles away, so no issue waits on an extra one.
+template <int kSinks>
+__device__ __forceinline__ void mma_bf16_seq(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, int seq,
+                                             float (&sink)[kSinks][4], int s0, int s1, int s2) {
+  mma_bf16(d, a, b0, b1);
+  if constexpr (kMmaRepeatX32 != 32) {
+    const int extra = mma_issues(seq) - 1;
+    const uint32_t zero = 0u;
+    if (extra >= 1) mma_bf16(sink[s0 % kSinks], a, zero, zero);
+    if (extra >= 2) mma_bf16(sink[s1 % kSinks], a, zero, zero);
+    if (extra >= 3) mma_bf16(sink[s2 % kSinks], a, zero, zero);
+  }
+}
+
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&v);

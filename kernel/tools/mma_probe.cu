@@ -136,6 +136,9 @@ Figures run(int sms, int warps_per_block, float* out, long long* cycles) {
   const int iters = kMode == kLdsmChase ? 256 : 2048;
   auto kernel = probe<kMode, kAcc>;
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kTileBytes));
+  cudaFuncAttributes attr{};
+  CHECK(cudaFuncGetAttributes(&attr, kernel));
+  if (warps_per_block * 32 > attr.maxThreadsPerBlock) return Figures{};  // too many registers for that block: n/a
   kernel<<<sms, warps_per_block * 32, kTileBytes>>>(out, cycles, iters, -1.f);  // warm-up
   CHECK(cudaGetLastError());
   cudaEvent_t e0, e1;
@@ -182,6 +185,10 @@ int main() {
               sms, verify_attn::kMmaRepeatX32);
   std::printf("mode            warps/SM acc  FLOP/clk/SM  B/clk/SM  clk/load  TFLOP/s\n");
   auto line = [](const char* mode, int warps, int acc, const Figures& f) {
+    if (f.flop_per_clk == 0 && f.bytes_per_clk == 0) {
+      std::printf("%-15s %8d %3d  n/a (the block needs more registers than an SM has)\n", mode, warps, acc);
+      return;
+    }
     std::printf("%-15s %8d %3d  %11.0f  %8.1f  %8.1f  %7.1f\n", mode, warps, acc, f.flop_per_clk, f.bytes_per_clk,
                 f.clk_per_load, f.tflops);
   };

@@ -29,7 +29,7 @@ EXPECTED = {
 
 
 @pytest.mark.skipif(NVCC is None or find_cuobjdump() is None, reason="nvcc or cuobjdump not found")
-@pytest.mark.parametrize("n", [32, 78])
+@pytest.mark.parametrize("n", [32, 85])
 def test_each_probe_loop_keeps_its_loads_and_mmas(tmp_path: Path, n: int) -> None:
     sass, report = compile_sass(tmp_path, PROBE, f"-DVERIFY_MMA_REPEAT_X32={n}")
     assert [r.name for r in parse_ptxas(report).values() if r.spill_stores or r.spill_loads] == []

@@ -333,7 +333,12 @@ def test_runs_as_a_module_without_importing_torch() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("\n| ") == 16  # header, separator... (16 lines after the first)
+    # the table of whichever verify run is newest in bench/results: every shape of it, one row each
+    newest = table.load_run(table.newest_result(ROOT / "bench" / "results"))
+    assert proc.stdout == table.full_table(newest) + "\n"
+    assert (
+        proc.stdout.count("\n| ") == len({(s, c) for _, s, c in newest.cells}) + 1
+    )  # separator, one row a shape and context
 
 
 JSON = st.recursive(

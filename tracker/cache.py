@@ -41,6 +41,7 @@ NAMES = (
     "doc-tables",  # the docs' results blocks validated, and doc texts known current (tracker.doc_files)
     "revision-plans",  # plan files parsed at a git revision, by path and blob id (tracker.at_revision)
     "revision-bench-verdicts",  # bench verdicts of a revision's result set (tracker.at_revision)
+    "phase-history",  # each phase's transitions and each bench gate's figures (tracker.repo_view)
 )
 MAX_CACHE_BYTES = 1 << 28  # a larger file is not one the tracker wrote: rebuilt
 

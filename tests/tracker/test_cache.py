@@ -16,9 +16,9 @@ from resultfiles import case, result, write
 from tracker import cache as cache_module
 from tracker.cache import NAMES, Cache, cache_key
 
-# The caches a status writes and reads; the others belong to update and check (doc-tables) and to summary's
-# evaluation at a revision (revision-*), each tested with its command.
-STATUS_CACHES = [n for n in NAMES if n != "doc-tables" and not n.startswith("revision-")]
+# The caches a status writes and reads; the others belong to update and check (doc-tables), to summary's
+# evaluation at a revision (revision-*) and to show, log and report (phase-history), each tested with its command.
+STATUS_CACHES = [n for n in NAMES if n not in ("doc-tables", "phase-history") and not n.startswith("revision-")]
 
 GATE = """bench = "op.time_us"
 where = { impl = "new" }

@@ -5,9 +5,10 @@ only what it uses. Errors are mapped to exit codes in :func:`tracker.errors.exit
 
 ``tracker status`` is the command run most (at the end of every work session), and importing typer is more than
 half of its time (~110 ms of ~200 ms on a busy machine). So this module imports typer only when a command line
-needs it: the plain lines of ``status`` and ``verify`` (:data:`PLAIN_COMMANDS`, their options as typer declares
-them; a test checks that the two agree) are read by :func:`plain_line` and run without it (what verify costs on
-top of plain pytest is mostly the tracker's own start-up: plan 0003 P5). Every other line (help, an unknown or
+needs it: the plain lines of ``status``, ``verify``, ``show``, ``log`` and ``summary`` (:data:`PLAIN_COMMANDS`,
+their options as typer declares them; a test checks that the two agree) are read by :func:`plain_line` and run
+without it (what verify costs on top of plain pytest is mostly the tracker's own start-up: plan 0003 P5; show and
+summary are meant to cost what status does, and the commit hook runs summary on every commit). Every other line (help, an unknown or
 repeated option, a missing or bad value, another command) goes to typer, which says what is wrong. Both report
 errors through :func:`tracker.errors.report`, so the output and the exit code are the same either way (tests
 compare them). The process around a command line (Ctrl-C, output streams, the exit) is :mod:`tracker.entry`'s.
@@ -44,19 +45,26 @@ class PlainCommand(NamedTuple):
 
     options: dict[str, Option]
     most_args: int | None  # PLAN arguments; None: any number
+    least_args: int = 0  # fewer is typer's to refuse (a missing argument)
 
 
 COLORS = ("auto", "always", "never")
 _ROOT = Option(takes_value=True, before=True, empty=False)
+_COLOR = Option(takes_value=True, before=True, choices=COLORS)
+_NO_COLOR = Option(before=True)
+_PHASE_OPTIONS = {"--root": _ROOT, "--color": _COLOR, "--no-color": _NO_COLOR, "--json": Option()}
 PLAIN_COMMANDS = {
-    "status": PlainCommand(
+    "status": PlainCommand(_PHASE_OPTIONS, most_args=1),
+    "show": PlainCommand(_PHASE_OPTIONS, most_args=None, least_args=1),
+    "log": PlainCommand(_PHASE_OPTIONS, most_args=None, least_args=1),
+    "summary": PlainCommand(
         {
             "--root": _ROOT,
-            "--color": Option(takes_value=True, before=True, choices=COLORS),
-            "--no-color": Option(before=True),
+            "--against": Option(takes_value=True),
+            "--write": Option(takes_value=True),
             "--json": Option(),
         },
-        most_args=1,
+        most_args=0,
     ),
     "verify": PlainCommand(
         {
@@ -123,7 +131,7 @@ def plain_line(args: list[str]) -> PlainLine | None:
     spec = PLAIN_COMMANDS[command]
     if any(name not in spec.options for name in before):
         return None
-    if spec.most_args is not None and len(words) > spec.most_args:
+    if (spec.most_args is not None and len(words) > spec.most_args) or len(words) < spec.least_args:
         return None
     return PlainLine(command, given, words)
 
@@ -147,6 +155,53 @@ def status_args(args: list[str]) -> StatusLine | None:
     color = "never" if "--no-color" in given else given.get("--color", ["auto"])[0]
     root, plan = given.get("--root"), line.args[0] if line.args else None
     return StatusLine(None if root is None else Path(root[0]), plan, "--json" in given, color)
+
+
+class PhaseLine(NamedTuple):
+    """A plain ``tracker show`` or ``tracker log`` line, as those commands take it."""
+
+    command: str
+    root: Path | None
+    targets: list[str]
+    as_json: bool
+    color: str
+
+
+def phase_args(args: list[str]) -> PhaseLine | None:
+    """The parameters of a plain show or log line (``[--root DIR] [--color WHEN | --no-color] show|log
+    PLAN[/PHASE]... [--json]``, the app's options before or after the command), else None."""
+    line = plain_line(args)
+    if line is None or line.command not in ("show", "log") or {"--color", "--no-color"} <= line.options.keys():
+        return None  # both colour options: typer's UsageError
+    given = line.options
+    color = "never" if "--no-color" in given else given.get("--color", ["auto"])[0]
+    root = given.get("--root")
+    return PhaseLine(line.command, None if root is None else Path(root[0]), line.args, "--json" in given, color)
+
+
+class SummaryLine(NamedTuple):
+    """A plain ``tracker summary`` line, as the ``summary`` command takes it."""
+
+    root: Path | None
+    against: str
+    write: Path | None
+    as_json: bool
+
+
+def summary_args(args: list[str]) -> SummaryLine | None:
+    """The parameters of a plain summary line (``[--root DIR] summary [--against REF] [--write FILE] [--json]``),
+    else None. The prepare-commit-msg hook runs one on every commit."""
+    line = plain_line(args)
+    if line is None or line.command != "summary":
+        return None
+    given = line.options
+    root, write = given.get("--root"), given.get("--write")
+    return SummaryLine(
+        None if root is None else Path(root[0]),
+        given.get("--against", ["HEAD"])[0],
+        None if write is None else Path(write[0]),
+        "--json" in given,
+    )
 
 
 class VerifyLine(NamedTuple):
@@ -752,6 +807,12 @@ def run(argv: list[str] | None = None) -> int:
         verify = verify_args(args)
         if verify is not None:
             return _verify(verify)
+        phase = phase_args(args)
+        if phase is not None:
+            return _phase(phase)
+        summary = summary_args(args)
+        if summary is not None:
+            return _summary(summary)
         return run_typer(argv)
     except TrackerError as err:  # a plain line's errors, and output that failed while click wrote it (help)
         return report(err)
@@ -763,6 +824,25 @@ def _status(line: StatusLine) -> int:
     from tracker.git import root_from_option
 
     return status.run(root_from_option(line.root), line.plan, line.as_json, color=line.color)
+
+
+def _phase(line: PhaseLine) -> int:
+    """Run a plain show or log line as the typer command of that name does."""
+    from tracker.git import root_from_option
+
+    if line.command == "show":
+        from tracker.commands import show as cmd
+    else:
+        from tracker.commands import log as cmd  # type: ignore[no-redef]
+    return cmd.run(root_from_option(line.root), line.targets, line.as_json, color=line.color)
+
+
+def _summary(line: SummaryLine) -> int:
+    """Run a plain summary line as the typer ``summary`` command does."""
+    from tracker.commands import summary
+    from tracker.git import root_from_option
+
+    return summary.run(root_from_option(line.root), line.against, line.write, as_json=line.as_json)
 
 
 def _verify(line: VerifyLine) -> int:

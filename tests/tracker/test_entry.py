@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tracker_testutil import phase, plan_text
 
-from tracker.cli import VerifyLine, status_args, verify_args
+from tracker.cli import PhaseLine, SummaryLine, VerifyLine, phase_args, status_args, summary_args, verify_args
 
 GOOD = plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"') + phase("P2", 'manual = "Reviewed"'))
 TESTS = {"tests/test_a.py": "def test_a():\n    pass\n"}
@@ -381,5 +381,179 @@ def test_the_plain_commands_table_is_what_typer_declares() -> None:
             assert option.choices == tuple(str(c) for c in choices), (command, name)
             if option.before:
                 assert name in app_options and app_options[name].is_flag == param.is_flag, (command, name)
-        [argument] = [p for p in sub.params if isinstance(p, click.Argument)]
+        arguments = [p for p in sub.params if isinstance(p, click.Argument)]
+        if not arguments:
+            assert (spec.most_args, spec.least_args) == (0, 0), command
+            continue
+        [argument] = arguments
         assert spec.most_args == (None if argument.nargs == -1 else argument.nargs), command
+        assert spec.least_args == (max(argument.nargs, 1) if argument.required else 0), command
+
+
+# --- show, log and summary without typer ---------------------------------------------------------------------------
+
+
+def test_phase_and_summary_args_take_only_their_plain_lines() -> None:
+    assert phase_args(["show", "0001/P1"]) == PhaseLine("show", None, ["0001/P1"], False, "auto")
+    assert phase_args(["--no-color", "log", "1", "2/P1", "--json", "--root=r"]) == PhaseLine(
+        "log", Path("r"), ["1", "2/P1"], True, "never"
+    )
+    assert phase_args(["show", "0001", "--color", "always"]) == PhaseLine("show", None, ["0001"], False, "always")
+    assert summary_args(["summary"]) == SummaryLine(None, "HEAD", None, False)
+    assert summary_args(["--root", "r", "summary", "--against=HEAD~2", "--write", "m", "--json"]) == SummaryLine(
+        Path("r"), "HEAD~2", Path("m"), True
+    )
+    for args in (
+        ["show"],  # a missing argument: typer says so
+        ["log", "--json"],
+        ["show", "--help", "1"],
+        ["show", "1", "--no-color", "--color=never"],
+        ["show", "1", "--json", "--json"],
+        ["log", "1", "-x"],
+        ["log", "--", "1"],
+        ["summary", "HEAD"],  # summary takes no argument
+        ["summary", "--against"],
+        ["summary", "--write"],
+        ["--color=never", "summary"],  # not one of summary's options
+        ["summary", "--json=1"],
+        ["summary", "--against", "a", "--against", "b"],
+        ["status"],
+        ["verify"],
+    ):
+        assert phase_args(args) is None and summary_args(args) is None, args
+
+
+def typer_line(argv: list[str]) -> PhaseLine | SummaryLine | None:
+    """What the typer CLI parses ``argv`` into when it is a show, log or summary command that would run, else
+    None: click's own parser over the real command definitions (nothing is run)."""
+    import warnings
+
+    import click
+    import typer
+    import typer.main
+
+    from tracker.cli import typer_app
+
+    group = typer.main.get_command(typer_app())
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            ctx = group.make_context("tracker", list(argv))
+            name, command, rest = group.resolve_command(ctx, [*ctx.protected_args, *ctx.args])
+            sub = command.make_context(name, rest, parent=ctx)
+    except (click.ClickException, click.exceptions.Exit, typer.Exit):
+        return None
+    top, params = ctx.params, sub.params
+    if name not in ("show", "log", "summary") or (top["root"] is not None and params["root"] is not None):
+        return None
+    root = params["root"] if params["root"] is not None else top["root"]
+    if name == "summary":
+        if top["color"] is not None or top["no_color"]:
+            return None  # accepted by click, but the fast path leaves it to typer
+        write = None if params["write"] is None else Path(params["write"])  # typer's conversion of the option
+        return SummaryLine(None if root is None else Path(root), params["against"], write, params["json"])
+    colors = [(c, n) for c, n in ((top["color"], top["no_color"]), (params["color"], params["no_color"])) if c or n]
+    if len(colors) > 1 or (colors and colors[0][0] is not None and colors[0][1]):
+        return None  # the command's UsageError (exit 3)
+    color = "auto" if not colors else "never" if colors[0][1] else str(getattr(colors[0][0], "value", colors[0][0]))
+    return PhaseLine(name, None if root is None else Path(root), list(params["targets"]), params["json"], color)
+
+
+LINE_WORDS = [
+    "show",
+    "log",
+    "summary",
+    "0001",
+    "0001/P1",
+    "--root",
+    "--root=r",
+    "r",
+    "--json",
+    "--color",
+    "--color=never",
+    "always",
+    "--no-color",
+    "--against",
+    "--against=HEAD~1",
+    "--write",
+    "--write=m",
+    "m",
+    "--",
+    "-",
+    "",
+    "--help",
+    "-h",
+    "--jso",
+    "status",
+    "é",
+    "\udcff",
+]
+
+
+@given(st.lists(st.sampled_from(LINE_WORDS), max_size=8))
+@settings(max_examples=1500, deadline=None)
+def test_the_fast_path_parses_show_log_and_summary_lines_as_click_does(argv: list[str]) -> None:
+    """Every show, log or summary line the fast path takes, typer takes with the same parameters."""
+    fast = phase_args(argv) or summary_args(argv)
+    if fast is not None:
+        assert fast == typer_line(argv)
+
+
+def test_plain_show_log_and_summary_lines_do_take_the_fast_path() -> None:
+    for argv in (
+        ["show", "0001/P1"],
+        ["--root", "r", "log", "0001", "--json"],
+        ["--no-color", "show", "1", "2"],
+        ["summary"],
+        ["summary", "--against", "HEAD~1", "--write", "m", "--root", "r"],
+    ):
+        fast = phase_args(argv) or summary_args(argv)
+        assert fast is not None and fast == typer_line(argv), argv
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["show", "0001/P1"],
+        ["show", "0001", "--json"],
+        ["show", "1/P2", "--color=always"],
+        ["show", "9999"],
+        ["show", "0001/P9"],
+        ["log", "0001/P1"],
+        ["log", "--json", "1"],
+        ["--no-color", "log", "0001"],
+        ["log", "0001/P1", "--color", "red"],
+        ["summary"],
+        ["summary", "--json"],
+        ["summary", "--against", "HEAD"],
+        ["summary", "--against", "nosuchref"],
+        ["summary", "--write", "MSG"],
+    ],
+)
+def test_show_log_and_summary_fast_paths_match_the_typer_cli(repo, capfd, args: list[str]) -> None:
+    """Same output, exit code and written file on both paths, on a repository with evidence the last commit lacks."""
+    root = repo({"plans/0001-demo.md": GOOD, **TESTS})
+    from tracker.cli import run_typer
+
+    assert run_typer(["--root", str(root), "verify"]) == 1  # P2's sign-off is missing; P1 passes
+    outputs = []
+    for main_name in ("cli", "entry"):
+        argv = ["--root", str(root), *[str(root / a) if a == "MSG" else a for a in args]]
+        (root / "MSG").write_text("subject\n", encoding="utf-8")
+        outputs.append((*run(main_name, argv, capfd), (root / "MSG").read_text(encoding="utf-8")))
+    assert outputs[0] == outputs[1]
+    code = outputs[1][0]
+    assert code == (3 if args[-1] in ("9999", "0001/P9", "red", "nosuchref") else 0), outputs[1]
+
+
+@pytest.mark.parametrize("args", [["show", "0001/P1"], ["log", "0001"], ["summary"]])
+def test_show_log_and_summary_fast_paths_do_not_import_typer(repo, args: list[str]) -> None:
+    root = repo({"plans/0001-demo.md": GOOD, **TESTS})
+    argv = ["--root", str(root), *args]
+    code = (
+        f"import sys\nfrom tracker.entry import main\nsys.argv = ['tracker', *{argv!r}]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+        "sys.stderr.write('typer imported' if 'typer' in sys.modules else 'typer not imported')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stderr.endswith("typer not imported") and proc.stdout, proc.stderr

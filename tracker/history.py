@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
+from tracker.contract import utc_time
 from tracker.fingerprint import FileIndex
 from tracker.model import (
     BenchGate,
@@ -117,7 +118,8 @@ def was_done(
     for i, r in enumerate(store.runs):
         latest = max(latest, r.time)
         events.append((latest, 0, i))
-    events += [(str(d.get("time", "")), 1, i) for i, (_, d) in enumerate(store.signoffs)]
+    # a sign-off at its UTC time: any ISO-8601 offset or precision is valid in the store, and text orders only UTC
+    events += [(utc_time(d.get("time")) or str(d.get("time", "")), 1, i) for i, (_, d) in enumerate(store.signoffs)]
     events += [(_utc(r.time), 2, i) for i, r in enumerate(results)]
     events.sort(key=lambda e: e[0])
     every = tests if tests is not None else TestIndex(store)

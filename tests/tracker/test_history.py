@@ -246,3 +246,25 @@ def test_gc_keep_set_never_changes_any_status(history: list[tuple[str | None, st
     pruned = Store(runs=[r for r in runs if r.file in keep.why])
     assert view(pruned) == view(store)
     assert superseded(store, keep) == sorted(r.file for r in runs if r.file not in keep.why)
+
+
+@pytest.mark.parametrize("signed_at", ["2026-11-29T10:00:00Z", "2026-11-29T15:00:00+05:00", "2026-11-29T10:00:00.250Z"])
+def test_a_signoff_is_replayed_at_its_utc_time_whatever_its_offset(signed_at: str) -> None:
+    """Test passed at 09:00Z, signed off at 10:00Z (however the sign-off writes that time), failed at 12:00Z: all
+    gates were met together at 10:00Z, so the phase regressed. Ordered as text, "15:00:00+05:00" would come after
+    12:00Z and the phase would wrongly read as never done (in-progress), while `tracker log` (timeline) says
+    regressed."""
+    from tracker.model import ManualGate, gate_hash
+
+    gates = (TestGate(test="t/a.py::x"), ManualGate(manual="Reviewed"))
+    plans = [Plan("0001", "p", "plans/0001-p.md", phases=(Phase("P1", "a", gates=gates),))]
+    runs = [
+        TestRun(f".tracker/evidence/{t}.json", {"time": f"2026-11-29T{t}:00:00Z", "host": "h"}, {}, {},
+                [{"nodeid": "t/a.py::x", "outcome": outcome, "reason": ""}])
+        for t, outcome in (("09", "passed"), ("12", "failed"))
+    ]  # fmt: skip
+    signoff = {"schema": "tracker-signoff", "version": 1, "time": signed_at, "gate_key": "0001/P1#2",
+               "gate_hash": gate_hash(gates[1]), "manual": "Reviewed", "by": "me", "why": "read it", "host": "h"}  # fmt: skip
+    store = Store(runs=runs, signoffs=[(".tracker/evidence/s.json", signoff)])
+    out = compute(plans, store, lambda: FileIndex({}), lambda: lambda g: GateVerdict(False, "none"))
+    assert out["0001/P1"].status is Status.REGRESSED

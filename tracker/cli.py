@@ -8,8 +8,9 @@ half of its time (~110 ms of ~200 ms on a busy machine). So this module imports 
 needs it: the plain lines of ``status``, ``verify``, ``show``, ``log`` and ``summary`` (:data:`PLAIN_COMMANDS`,
 their options as typer declares them; a test checks that the two agree) are read by :func:`plain_line` and run
 without it (what verify costs on top of plain pytest is mostly the tracker's own start-up: plan 0003 P5; show and
-summary are meant to cost what status does, and the commit hook runs summary on every commit). Every other line (help, an unknown or
-repeated option, a missing or bad value, another command) goes to typer, which says what is wrong. Both report
+summary are meant to cost what status does, and the commit hook runs summary on every commit). Every other line
+(help, an unknown or repeated option, a missing or bad value, another command) goes to typer, which says what is
+wrong. Both report
 errors through :func:`tracker.errors.report`, so the output and the exit code are the same either way (tests
 compare them). The process around a command line (Ctrl-C, output streams, the exit) is :mod:`tracker.entry`'s.
 

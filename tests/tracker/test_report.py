@@ -1,0 +1,301 @@
+"""``tracker report``: goldens on the fixture repository (tests/tracker/report_fixture.py), the data as ``--json``,
+scopes and periods (a plan, ``--milestone``, ``--since``), exit codes, ``--out`` written whole or not at all,
+per-repository templates, and plan text that stays data (escaped, never evaluated) in Markdown and HTML.
+
+The goldens are ``tests/tracker/golden/report_*``, compared byte for byte; after an intended change of the output::
+
+    TRACKER_REGEN_GOLDEN=1 python -m pytest tests/tracker/test_report.py
+
+and read the diff before committing it. The fixture's commits, times and evidence are fixed, and a report says
+nothing of "now" (its period ends at the newest evidence), so the goldens hold on every machine.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import report_fixture
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tracker.commands import report
+from tracker.errors import FileError, TrackerError, UsageError, exit_code_for
+
+GOLDEN = Path(__file__).parent / "golden"
+REGEN = os.environ.get("TRACKER_REGEN_GOLDEN") == "1"
+HOSTILE = "<script>alert(1)</script> {{ 7*7 }} {% if true %}IF{% endif %} </table> | `x` &amp; [a](http://e.x)"
+
+
+def check_golden(name: str, text: str, regen: bool = REGEN) -> None:
+    path = GOLDEN / name
+    if regen:
+        path.write_bytes(text.encode("utf-8"))
+        return
+    assert path.is_file(), f"{path} missing: TRACKER_REGEN_GOLDEN=1 python -m pytest {__file__}"
+    assert text == path.read_bytes().decode("utf-8"), f"{name} drifted (TRACKER_REGEN_GOLDEN=1 rewrites it)"
+
+
+@pytest.fixture(scope="module")
+def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return report_fixture.build(tmp_path_factory.mktemp("report") / "repo")
+
+
+@pytest.fixture
+def own_repo(fixture_repo: Path, tmp_path: Path) -> Path:
+    """A copy of the fixture repository this test may change."""
+    root = tmp_path / "repo"
+    shutil.copytree(fixture_repo, root, symlinks=True, ignore=shutil.ignore_patterns("cache"))
+    return root
+
+
+def text_of(root: Path, **kwargs: object) -> str:
+    buf = io.StringIO()
+    assert report.run(root, out=buf, **kwargs) == 0  # type: ignore[arg-type]
+    return buf.getvalue()
+
+
+def code_of(call: object) -> int:
+    try:
+        return call()  # type: ignore[operator,no-any-return]
+    except TrackerError as err:
+        return int(exit_code_for(err))
+
+
+# --- goldens --------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [
+        ("report_all.md", {}),
+        ("report_0002.md", {"plan": "0002"}),
+        ("report_milestone_v1.md", {"milestone": "v1"}),
+        ("report_since_c3.md", {"since": "c3"}),
+        ("report_all.json", {"as_json": True}),
+    ],
+)
+def test_reports_of_the_fixture_are_their_goldens(fixture_repo: Path, name: str, kwargs: dict[str, object]) -> None:
+    check_golden(name, text_of(fixture_repo, **kwargs))
+
+
+def test_a_golden_that_drifts_fails(fixture_repo: Path) -> None:
+    text = text_of(fixture_repo)
+    check_golden("report_all.md", text, regen=False)
+    for mutated in (text.replace("−5.5%", "−5.4%"), text + "\n", text.replace("\n", "\r\n", 1)):
+        assert mutated != text
+        with pytest.raises(AssertionError, match="drifted"):
+            check_golden("report_all.md", mutated, regen=False)
+
+
+# --- what the report says, checked as facts -------------------------------------------------------------------------
+
+
+def test_the_data_says_what_the_history_was(fixture_repo: Path) -> None:
+    data = json.loads(text_of(fixture_repo, as_json=True))
+    assert data["scope"] == {"kind": "all", "name": None}
+    assert data["period"]["kind"] == "everything" and data["period"]["through"] == "2026-11-08T10:00:00Z"
+    changes = [(t["phase"], t["from"], t["to"]) for t in data["changes"]]
+    assert ("0001/P1", "done", "regressed") in changes and ("0001/P1", "regressed", "done") in changes
+    assert ("0001/P2", "done", "regressed") in changes
+    dump = json.dumps(data)
+    measured_at = report_fixture.git(fixture_repo, "rev-parse", "c4~1").strip()  # the commit b2 measured
+    for needle in ("bench/results/20261108T100000Z-gpu-box-attn-b2.json", "src/engine.py", measured_at):
+        assert needle in dump, needle
+
+
+def test_since_a_ref_keeps_only_the_evidence_after_it(fixture_repo: Path) -> None:
+    since = json.loads(text_of(fixture_repo, since="c3", as_json=True))
+    assert since["period"]["kind"] == "since-ref" and since["period"]["ref"] == "c3"
+    times = [t["time"] for t in since["changes"]]
+    assert times and min(times) > "2026-11-05T10:00:00Z"  # r2 (11-05) is in c3: not a change after it
+    everything = json.loads(text_of(fixture_repo, as_json=True))
+    assert len(since["changes"]) < len(everything["changes"])
+    md = text_of(fixture_repo, since="c3")
+    assert "done → **regressed**" in md and "planned → **done**" not in md
+
+
+def test_a_plan_report_holds_only_that_plan(fixture_repo: Path) -> None:
+    md = text_of(fixture_repo, plan="2")
+    assert "#### 0002/P1" in md and "#### 0001/" not in md and "depends on 0001/P1" in md
+    assert text_of(fixture_repo, plan="plans/0002-engine.md") == md
+
+
+def test_html_is_one_self_contained_file(fixture_repo: Path) -> None:
+    page = text_of(fixture_repo, fmt="html")
+    assert page.startswith("<!DOCTYPE html>") or page.lstrip().lower().startswith("<!doctype html>")
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page, re.I), "nothing loaded from outside"
+    assert "@import" not in page and "<link" not in page.lower()
+    assert "<table" in page and "0001/P2" in page
+
+
+def test_html_without_matplotlib_renders_with_a_note(fixture_repo: Path, tmp_path: Path) -> None:
+    """Without the [report] extra the page still renders: tables, and one line where the charts would be."""
+    out = tmp_path / "r.html"
+    code = (
+        "import sys\nsys.modules['matplotlib'] = None  # an import of it fails, as where it is not installed\n"
+        "from tracker.cli import main\n"
+        f"main(['--root', {str(fixture_repo)!r}, 'report', '--format', 'html', '--out', {str(out)!r}])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    page = out.read_text(encoding="utf-8")
+    assert report.CHARTS_NOTE in html.unescape(page) and "<svg" not in page and "<table" in page
+
+
+# --- exit codes -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"plan": "0009"}, "unknown plan '0009'"),
+        ({"plan": "0001/P1"}, "a report covers whole plans"),
+        ({"milestone": "v9"}, "unknown milestone 'v9'"),
+        ({"plan": "0001", "milestone": "v1"}, "give a PLAN or --milestone, not both"),
+        ({"since": "no-such-ref"}, "no-such-ref"),
+        ({"fmt": "pdf"}, "--format 'pdf'"),
+    ],
+)
+def test_usage_errors_are_exit_3_and_write_nothing(
+    fixture_repo: Path, tmp_path: Path, kwargs: dict, message: str
+) -> None:
+    out = tmp_path / "r.md"
+    with pytest.raises(UsageError, match=re.escape(message)) as err:
+        report.run(fixture_repo, out_path=out, out=io.StringIO(), **kwargs)
+    assert exit_code_for(err.value) == 3 and not out.exists()
+
+
+def test_an_invalid_plan_file_is_exit_2_and_nothing_is_written(own_repo: Path, tmp_path: Path) -> None:
+    (own_repo / "plans/0003-broken.md").write_text('# x\n\n```plan\nid = "0003"\ntitle = 7\n```\n', encoding="utf-8")
+    out = tmp_path / "r.md"
+    out.write_text("the previous report\n", encoding="utf-8")
+    assert code_of(lambda: report.run(own_repo, out_path=out, out=io.StringIO())) == 2
+    assert out.read_text(encoding="utf-8") == "the previous report\n"
+
+
+def test_an_unreadable_plan_file_is_exit_8(own_repo: Path) -> None:
+    (own_repo / "plans/0003-latin1.md").write_bytes(b"# caf\xe9\n")
+    assert code_of(lambda: report.run(own_repo, out=io.StringIO())) == 8
+
+
+def test_out_writes_the_whole_file_atomically_and_refuses_a_directory(own_repo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "deep" / "r.md"
+    (tmp_path / "deep").mkdir()
+    assert report.run(own_repo, out_path=out, out=io.StringIO()) == 0
+    assert out.read_text(encoding="utf-8") == text_of(own_repo)
+    assert [p.name for p in out.parent.iterdir()] == ["r.md"]  # no temporary file left beside it
+    with pytest.raises(UsageError, match="a directory"):
+        report.run(own_repo, out_path=tmp_path, out=io.StringIO())
+    if os.geteuid() != 0:  # root writes anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        assert code_of(lambda: report.run(own_repo, out_path=locked / "r.md", out=io.StringIO())) == 8
+
+
+# --- templates --------------------------------------------------------------------------------------------------------
+
+
+def test_a_repository_template_overrides_the_packaged_one(own_repo: Path) -> None:
+    folder = own_repo / ".tracker/templates"
+    folder.mkdir(parents=True)
+    (folder / "report.md.j2").write_text(
+        "{{ point }}\nOurs: {{ report.plans | length }} plans{% for p in report.plans %} {{ p.id }}{% endfor %}\n",
+        encoding="utf-8",
+    )
+    text = text_of(own_repo)
+    assert text.splitlines()[1] == "Ours: 2 plans 0001 0002"
+    (folder / "report.html.j2").write_text(
+        '{% extends "tracker/report.html.j2" %}{% block period %}<p id="ours">Our period</p>{% endblock %}',
+        encoding="utf-8",
+    )
+    page = text_of(own_repo, fmt="html")
+    assert '<p id="ours">Our period</p>' in page and "<table" in page  # one block replaced, the rest packaged
+
+
+@pytest.mark.parametrize(
+    ("template", "where"),
+    [
+        ("line one\n{% for x in %}\n", ".tracker/templates/report.md.j2:2:"),  # does not parse
+        ("line one\n{{ report.no_such_field }}\n", ".tracker/templates/report.md.j2:2:"),  # StrictUndefined
+        ("{{ 1 // 0 }}\n", ".tracker/templates/report.md.j2:1:"),  # fails while rendering
+    ],
+)
+def test_a_broken_repository_template_is_exit_8_naming_its_line(own_repo: Path, template: str, where: str) -> None:
+    (own_repo / ".tracker/templates").mkdir(parents=True)
+    (own_repo / ".tracker/templates/report.md.j2").write_text(template, encoding="utf-8")
+    with pytest.raises(FileError) as err:
+        report.run(own_repo, out=io.StringIO())
+    assert exit_code_for(err.value) == 8 and str(err.value).startswith(where), str(err.value)
+
+
+# --- plan text is data ----------------------------------------------------------------------------------------------
+
+
+def hostile_repo(root: Path, title: str, prose: str = HOSTILE) -> Path:
+    """The fixture with a hostile title for plan 0001, its phase P1 and the plan's prose."""
+    path = root / "plans/0001-verify-kernel.md"
+    text = path.read_text(encoding="utf-8")
+    quoted = json.dumps(title)  # a TOML basic string is a JSON string for these characters
+    text = text.replace('title = "Verify kernel"', f"title = {quoted}", 1)
+    text = text.replace("The kernel, measured against the baseline.", prose, 1)
+    text = re.sub(r'(id = "P1"\ntitle = )"[^"\n]*"', lambda m: m.group(1) + quoted, text, count=1)
+    path.write_text(text, encoding="utf-8")
+    return root
+
+
+def assert_inert_markdown(text: str) -> None:
+    assert "<script" not in text.lower() and "</table" not in text.lower()
+    assert "49" not in re.sub(r"\d{4}-\d\d-\d\dT[\d:]+Z|[0-9a-f]{7,}|\d+\.\d+|20\d\d\d\d\d\dT\d+Z", "", text) or (
+        "{{ 7*7 }}" in text
+    )
+    assert "{{ 7*7 }}" in text and "IF{% endif %}" in text  # written as given, never evaluated
+    for line in text.splitlines():
+        if line.startswith("|") and "Verify kernel" not in line and "script" in line:
+            # a table row keeps its columns: a hostile | is escaped
+            assert line.count(" | ") - line.count("\\|") >= 1
+
+
+def test_hostile_plan_text_is_inert_in_markdown_and_html(own_repo: Path) -> None:
+    hostile_repo(own_repo, HOSTILE)
+    md = text_of(own_repo)
+    assert_inert_markdown(md)
+    page = text_of(own_repo, fmt="html")
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "{{ 7*7 }}" in html.unescape(page) and "IF{% endif %}" in html.unescape(page)
+    assert page.lower().count("<script") == page.lower().count("</script>")  # only the template's own, if any
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    title=st.lists(
+        st.sampled_from([*"<>&|`*_[](){}%#!\\/\"' \t", "{{", "}}", "{%", "%}", "<script>", "é", "x"]),
+        min_size=1,
+        max_size=14,
+    )
+    .map("".join)
+    .filter(lambda t: bool(t.strip()))
+)
+def test_any_title_stays_one_cell_and_never_markup(
+    fixture_repo: Path, tmp_path_factory: pytest.TempPathFactory, title: str
+) -> None:
+    root = tmp_path_factory.mktemp("hostile") / "repo"
+    shutil.copytree(fixture_repo, root, symlinks=True, ignore=shutil.ignore_patterns("cache"))
+    hostile_repo(root, title, prose="Plain prose.")
+    md = text_of(root)
+    rows = [line for line in md.splitlines() if line.startswith("| 0001 |")]
+    assert len(rows) == 1  # the summary table's row of plan 0001
+    cells = re.split(r"(?<!\\)\|", rows[0].strip())[1:-1]
+    assert len(cells) == 4, rows[0]  # Plan, Title, Phases, Statuses: the title did not add a column
+    assert "<script" not in md.lower()
+    page = text_of(root, fmt="html")
+    assert "<script>" not in page.lower() or page.lower().count("<script") == page.lower().count("</script>")
+    assert title in html.unescape(page)  # shown as the text it is

@@ -27,7 +27,15 @@ and the load average at the end of the run, which say how noisy the machine was)
 - ``tracker.status_history_ratio`` / ``tracker.update_check_history_ratio`` with
   ``{repo: history, evidence_from: 10, evidence_to: 1000}``: each round's time at the largest
   history over the time at the smallest (issue 12: at most 1.2x);
-- ``tracker.status_cold_ms`` ``{repo: synthetic, ...}``: one status with a cold parse cache.
+- ``tracker.status_cold_ms`` ``{repo: synthetic, ...}``: one status with a cold parse cache;
+- ``tracker.report_ms`` with ``{repo: synthetic, plans, phases}`` (plan 0004 P3's gate: at most 5 s) and
+  ``{repo: own, format: md|html}``: ``tracker report`` of every plan, Markdown (HTML: with its charts);
+- ``tracker.show_ms``, ``tracker.log_ms``, ``tracker.summary_ms`` ``{repo: own}`` (``show`` and ``log`` of one phase
+  with a long history, ``summary`` against HEAD) and ``tracker.show_vs_status`` / ``tracker.summary_vs_status``:
+  each round's time over the status run of the same round (issue 14: "as fast as status").
+
+``--cases`` picks the groups timed (default all): ``status`` (status and update --check, every repository),
+``report``, ``detail`` (show, log, summary).
 
 Usage::
 
@@ -37,6 +45,7 @@ Usage::
     python bench/tracker_speed.py --quick         # ~1-2 min: 3 rounds, history 10 and 1,000, 100 plans; writes nothing
     python bench/tracker_speed.py --quick --out DIR   # the same, result file into DIR
     python bench/tracker_speed.py --runs 11 --history 10,100,1000 --plans 1000 --phases 10 --out bench/results
+    python bench/tracker_speed.py --cases report  # the report's cases (and the status runs they are compared with)
 
 The result file (``tracker_speed-<UTC time>-<host>.json``, schema ``tracker-bench-result``, written
 by :mod:`bench.results`) records the commit, whether the measured files (``tracker/**/*.py`` and this
@@ -494,6 +503,10 @@ def write_result(
 # --- Main ---------------------------------------------------------------------------------------------
 
 
+CASE_GROUPS = ("status", "report", "detail")
+DETAIL_PHASE = "0002/P7"  # a phase of our plans with a long history and many bench gates
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
@@ -511,7 +524,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--out", type=Path, default=None, help="directory of the result file (default bench/results/; --quick: none)"
     )
     ap.add_argument("--keep", action="store_true", help="keep the temporary repositories (their path is printed)")
+    ap.add_argument(
+        "--cases", default=",".join(CASE_GROUPS), help=f"groups to time, comma-separated: {', '.join(CASE_GROUPS)}"
+    )
     args = ap.parse_args(argv)
+    args.cases = [c for c in args.cases.split(",") if c]
+    if not args.cases or any(c not in CASE_GROUPS for c in args.cases):
+        ap.error(f"--cases: one or more of {', '.join(CASE_GROUPS)}")
     args.plans = args.plans if args.plans is not None else (100 if args.quick else 1000)
     args.runs = args.runs if args.runs is not None else (3 if args.quick else 7)
     args.history = [int(x) for x in (args.history or ("10,1000" if args.quick else "10,100,1000")).split(",")]
@@ -535,38 +554,52 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         base = tmp / "history-base"
         base.mkdir()
-        templates = build_history_base(base, tracker)
-        history = build_history(base, templates, sorted(set(args.history)), tracker)
+        history: dict[int, Path] = {}
+        templates: list[tuple[str, bytes]] = []
+        if "status" in args.cases:
+            templates = build_history_base(base, tracker)
+            history = build_history(base, templates, sorted(set(args.history)), tracker)
         synthetic = tmp / "synthetic"
         synthetic.mkdir()
         build(synthetic, args.plans, args.phases)
         print(
             f"built in {time.perf_counter() - start:.1f} s: history repo ({len(templates)} real evidence files) at "
-            f"{', '.join(map(str, history))} files; synthetic {args.plans} plans x {args.phases} phases"
+            f"{', '.join(map(str, history)) or 'no'} files; synthetic {args.plans} plans x {args.phases} phases"
         )
         cold_start = time.perf_counter()
         subprocess.run([*tracker, "status"], cwd=synthetic, capture_output=True, check=True)
         cold = time.perf_counter() - cold_start
         subprocess.run([*tracker, "update"], cwd=synthetic, capture_output=True, check=True)
-        jobs = [
-            Job("python/own", python, REPO),
-            Job("status/own", [*tracker, "status"], REPO),
-            Job("update/own", [*tracker, "update", "--check"], REPO, (0, 1)),
-        ]
-        for size, root in history.items():
+        jobs = [Job("python/own", python, REPO), Job("status/own", [*tracker, "status"], REPO)]
+        if "status" in args.cases:
+            jobs.append(Job("update/own", [*tracker, "update", "--check"], REPO, (0, 1)))
+            for size, root in history.items():
+                jobs += [
+                    Job(f"python/{size}", python, root),
+                    Job(f"status/{size}", [*tracker, "status"], root),
+                    Job(f"update/{size}", [*tracker, "update", "--check"], root, (0, 1)),
+                ]
+            jobs.append(Job("update/synthetic", [*tracker, "update", "--check"], synthetic))
+        jobs.append(Job("status/synthetic", [*tracker, "status"], synthetic))
+        if "report" in args.cases:
             jobs += [
-                Job(f"python/{size}", python, root),
-                Job(f"status/{size}", [*tracker, "status"], root),
-                Job(f"update/{size}", [*tracker, "update", "--check"], root, (0, 1)),
+                Job("report/synthetic", [*tracker, "report"], synthetic),
+                Job("report/own/md", [*tracker, "report"], REPO, (0, 2)),
+                Job("report/own/html", [*tracker, "report", "--format", "html"], REPO, (0, 2)),
             ]
-        jobs += [
-            Job("status/synthetic", [*tracker, "status"], synthetic),
-            Job("update/synthetic", [*tracker, "update", "--check"], synthetic),
-        ]
+        if "detail" in args.cases:
+            jobs += [
+                Job("show/own", [*tracker, "show", DETAIL_PHASE], REPO, (0, 2)),
+                Job("log/own", [*tracker, "log", DETAIL_PHASE], REPO, (0, 2)),
+                Job("summary/own", [*tracker, "summary"], REPO),
+            ]
         times, outputs = rounds(jobs, args.runs)
-        shown = {outputs[f"status/{size}"] for size in history}
-        if len(shown) != 1:
-            raise SystemExit("the history repositories' status tables differ: the generated history changed a verdict")
+        if "status" in args.cases:
+            shown = {outputs[f"status/{size}"] for size in history}
+            if len(shown) != 1:
+                raise SystemExit(
+                    "the history repositories' status tables differ: the generated history changed a verdict"
+                )
         cases = report(times, history, cold, args)
     finally:
         if args.keep:
@@ -600,7 +633,8 @@ def report(
         print(f"{label:<40} {med[name]:8.1f}{ratio}")
 
     row("status, own plans", "status/own", {"repo": "own"}, "python/own")
-    row("update --check, own plans", "update/own", {"repo": "own"}, "python/own")
+    if "update/own" in times:
+        row("update --check, own plans", "update/own", {"repo": "own"}, "python/own")
     for size in history:
         row(f"status, history of {size}", f"status/{size}", {"repo": "history", "evidence": size}, f"python/{size}")
         row(
@@ -609,7 +643,7 @@ def report(
             {"repo": "history", "evidence": size},
             f"python/{size}",
         )
-    low, high = min(history), max(history)
+    low, high = min(history, default=0), max(history, default=0)
     if low != high:
         span = {"repo": "history", "evidence_from": low, "evidence_to": high}
         for what, metric in (
@@ -620,9 +654,33 @@ def report(
             print(f"{what} at {high} / at {low} evidence files{'':<14} {statistics.median(cases[-1]['samples']):5.2f}x")
     synthetic = {"repo": "synthetic", "plans": args.plans, "phases": args.phases}
     row(f"status, {args.plans} plans x {args.phases} phases", "status/synthetic", synthetic, None)
-    row(f"update --check, {args.plans} plans x {args.phases} phases", "update/synthetic", synthetic, None)
+    if "update/synthetic" in times:
+        row(f"update --check, {args.plans} plans x {args.phases} phases", "update/synthetic", synthetic, None)
     cases.append(ms_case("tracker.status_cold_ms", synthetic, [cold], info))
     print(f"{'status, synthetic, cold parse cache':<40} {cold * 1000:8.1f}")
+
+    def timed(label: str, metric: str, name: str, params: dict[str, Any], over: str | None = None) -> None:
+        cases.append(ms_case(metric, params, times[name], info))
+        ratio = ""
+        if over is not None:
+            vs = metric.removesuffix("_ms") + "_vs_status"
+            cases.append(ratio_case(vs, params, times[name], times[over], info))
+            ratio = f"  {statistics.median(cases[-1]['samples']):5.2f}x status"
+        print(f"{label:<40} {med[name]:8.1f}{ratio}")
+
+    if "report/synthetic" in times:
+        timed(f"report, {args.plans} plans x {args.phases} phases", "tracker.report_ms", "report/synthetic", synthetic)
+        timed("report, own plans (Markdown)", "tracker.report_ms", "report/own/md", {"repo": "own", "format": "md"})
+        timed(
+            "report, own plans (HTML, charts)",
+            "tracker.report_ms",
+            "report/own/html",
+            {"repo": "own", "format": "html"},
+        )
+    if "show/own" in times:
+        timed(f"show {DETAIL_PHASE}, own plans", "tracker.show_ms", "show/own", {"repo": "own"}, "status/own")
+        timed(f"log {DETAIL_PHASE}, own plans", "tracker.log_ms", "log/own", {"repo": "own"}, "status/own")
+        timed("summary, own plans", "tracker.summary_ms", "summary/own", {"repo": "own"}, "status/own")
     return cases
 
 

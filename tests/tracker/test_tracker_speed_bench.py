@@ -196,3 +196,28 @@ def test_overhead_bench_end_to_end(tmp_path: Path) -> None:
     assert overhead.main(args) == 0
     [path] = tmp_path.glob("tracker_verify_overhead-*.json")
     assert {c.metric for c in load_result(path).cases} >= {"tracker.verify_vs_pytest", "tracker.verify_vs_pytest_cpu"}
+
+
+def test_case_groups_are_chosen_and_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    assert speed.parse_args([]).cases == ["status", "report", "detail"]
+    assert speed.parse_args(["--cases", "report"]).cases == ["report"]
+    with pytest.raises(SystemExit):
+        speed.parse_args(["--cases", "report,nope"])
+    assert "--cases: one or more of status, report, detail" in capsys.readouterr().err
+
+
+def test_report_and_detail_cases_carry_the_gates_metrics_and_ratios_round_by_round() -> None:
+    """The cases plan 0004's gates read: tracker.report_ms on the synthetic repository with its size, and show and
+    summary over the status run of the same round."""
+    args = speed.parse_args(["--cases", "report,detail", "--plans", "7", "--phases", "3", "--runs", "2"])
+    s = [0.010, 0.020]
+    times = {"python/own": s, "status/own": [0.040, 0.050], "status/synthetic": s, "report/synthetic": [1.0, 3.0],
+             "report/own/md": s, "report/own/html": s, "show/own": [0.044, 0.060], "log/own": s,
+             "summary/own": [0.080, 0.075]}  # fmt: skip
+    cases = {(c["metric"], tuple(sorted(c["params"].items()))): c for c in speed.report(times, {}, 0.5, args)}
+    gate = cases[("tracker.report_ms", (("phases", 3), ("plans", 7), ("repo", "synthetic")))]
+    assert gate["samples"] == [1000.0, 3000.0] and gate["unit"] == "ms"
+    assert cases[("tracker.show_vs_status", (("repo", "own"),))]["samples"] == pytest.approx([1.1, 1.2])
+    assert cases[("tracker.summary_vs_status", (("repo", "own"),))]["samples"] == pytest.approx([2.0, 1.5])
+    assert ("tracker.report_ms", (("format", "html"), ("repo", "own"))) in cases
+    assert not any(m.startswith("tracker.update_check") for m, _ in cases)  # the status group was not timed

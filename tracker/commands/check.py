@@ -1,5 +1,6 @@
 """``tracker check``: for CI; fails on a regressed phase, on plan files and docs (``[tool.tracker] docs``) whose
-regions are out of date or were edited by hand, on an invalid benchmark result file in the repository or an
+regions are out of date or were edited by hand, on a milestone report in ``plans/reports/`` that is not what
+``tracker report`` renders now, on an invalid benchmark result file in the repository or an
 unusable file in the evidence store, and on evidence whose commit is not in the repository's history."""
 
 from __future__ import annotations
@@ -47,10 +48,16 @@ def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
     if problems:
         out.write(f"tracker check: {len(problems)} problem(s)\n")
     else:
+        from tracker.commands.report import REPORTS_DIR
         from tracker.doc_files import declared_docs
 
-        docs = " and docs" if declared_docs(root) else ""
-        out.write(f"tracker check: no regressions, plan files{docs} up to date\n")
+        kinds = ["plan files"] + ["docs"] * bool(declared_docs(root))
+        reports = root / REPORTS_DIR
+        kinds += ["milestone reports"] * (
+            reports.is_dir() and any(p.suffix in (".md", ".html") for p in reports.iterdir())
+        )
+        shown = kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " and " + kinds[-1]
+        out.write(f"tracker check: no regressions, {shown} up to date\n")
     return code
 
 
@@ -96,7 +103,17 @@ def find_problems(root: Path, *, cache: Cache | None = None) -> list[Problem]:
             problems.append(
                 Problem("out-of-date", f.path, f"{f.path}: generated regions out of date (run `tracker update`)")
             )
-    return problems + doc_problems(root, cache)
+    return problems + doc_problems(root, cache) + report_problems(root)
+
+
+def report_problems(root: Path) -> list[Problem]:
+    """One problem per milestone report in ``plans/reports/`` that is not what ``tracker report`` renders now
+    (:func:`tracker.commands.report.reports_out_of_date`): regenerate it with the command the message names."""
+    from tracker.commands.report import REPORTS_DIR, reports_out_of_date
+
+    if not (root / REPORTS_DIR).is_dir():
+        return []
+    return [Problem("out-of-date", line.split(": ", 1)[0], line) for line in reports_out_of_date(root)]
 
 
 def doc_problems(root: Path, cache: Cache) -> list[Problem]:

@@ -1,0 +1,92 @@
+"""The HTML report in a real browser (Debian's Chromium through Playwright, tests/browser.py): no console error, no
+request beyond the file itself, every table and every chart the report's data holds present and visible, a PNG of
+the page saved. Skips with its reason without Chromium or Playwright, except under CI, where it fails."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+import report_fixture
+
+from tracker.commands import report
+
+if TYPE_CHECKING:
+    from browser import Browser
+
+pytest_plugins = ["browser"]
+
+
+def _charts_available() -> bool:
+    from browser import in_ci
+
+    from tracker import charts
+
+    if not charts.available() and in_ci():
+        pytest.fail("matplotlib is not installed: CI installs '.[test,kernel,report]'", pytrace=False)
+    return charts.available()
+
+
+pytestmark = pytest.mark.skipif(not _charts_available(), reason="the charts need the [report] extra (matplotlib)")
+
+
+@pytest.fixture(scope="module")
+def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return report_fixture.build(tmp_path_factory.mktemp("browser") / "repo")
+
+
+def write_html(root: Path, out: Path, **kwargs: object) -> dict:
+    assert report.run(root, fmt="html", out_path=out, out=io.StringIO(), **kwargs) == 0  # type: ignore[arg-type]
+    buf = io.StringIO()
+    assert report.run(root, as_json=True, out=buf, **kwargs) == 0  # type: ignore[arg-type]
+    return json.loads(buf.getvalue())
+
+
+def test_the_html_report_is_clean_complete_and_visible(
+    real_browser: Browser, fixture_repo: Path, tmp_path: Path
+) -> None:
+    data = write_html(fixture_repo, tmp_path / "report.html")
+    shown = real_browser.open_page(tmp_path / "report.html")
+    shown.assert_clean()  # no console error, no uncaught exception, nothing loaded from outside
+    assert shown.requests == [shown.url]
+
+    tables = shown.elements("table")
+    assert len(tables) >= 3 and all(t.visible for t in tables), [t.hidden_because for t in tables]
+    cells = " ".join(c.text for c in shown.elements("td"))
+    for phase in ("0001/P1", "0001/P2", "0002/P1"):
+        assert phase in cells
+    assert "1.04" in cells  # the regressed benchmark's value, from the result file
+
+    charts = data["charts"]
+    assert charts, "the fixture's bench gates have runs to draw"
+    svgs = shown.elements("figure.chart svg")
+    assert len(svgs) == len(charts)
+    for chart, svg in zip(charts, svgs, strict=True):
+        assert svg.visible and svg.box[2] > 100 and svg.box[3] > 60, (chart["id"], svg)
+    (ids,) = [[e.text for e in shown.elements(f"#{c['id']} title")] for c in charts[:1]]
+    assert ids and charts[0]["title"].split(":")[0][:20] in ids[0]
+
+    png = shown.screenshot(tmp_path / "report.png")
+    head = png.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(head[16:20], "big") > 0
+
+
+def test_hostile_plan_text_does_not_run_in_the_browser(
+    real_browser: Browser, fixture_repo: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(fixture_repo, root, symlinks=True, ignore=shutil.ignore_patterns("cache"))
+    plan = root / "plans/0001-verify-kernel.md"
+    title = "<script>console.error('ran')</script><img src=x onerror=\"console.error('img')\"> {{ 7*7 }}"
+    plan.write_text(
+        plan.read_text(encoding="utf-8").replace('title = "Verify kernel"', f"title = {json.dumps(title)}", 1),
+        encoding="utf-8",
+    )
+    write_html(root, tmp_path / "hostile.html")
+    shown = real_browser.open_page(tmp_path / "hostile.html")
+    shown.assert_clean()  # the script did not run and the image was never requested
+    assert shown.elements("img") == [] and any("{{ 7*7 }}" in h.text for h in shown.elements("h2, h3, td"))

@@ -409,3 +409,18 @@ def comment_char(root: Path) -> str:
     for ``auto``, whose choice git makes per message)."""
     value = _plain(root, "config", "--get", "core.commentChar", check=False).stdout.decode("utf-8", "replace").strip()
     return value[:1] if value and value != "auto" else "#"
+
+
+def message_comment_char(root: Path) -> str:
+    """The comment character of the message file a ``prepare-commit-msg`` hook is given, "" when git will commit
+    its comment lines as they are: no editor opens (git runs the hook with ``GIT_EDITOR=:`` then: ``-m``, ``-F``,
+    ``--no-edit``) and ``commit.cleanup`` is not ``strip``, so git cleans the message of whitespace only, and a
+    ``-m "#123 fix"`` is the subject, not a comment. With an editor, the lines git comments are the person's to
+    see (:func:`comment_char`)."""
+    import os
+
+    if os.environ.get("GIT_EDITOR") == ":":
+        cleanup = _plain(root, "config", "--get", "commit.cleanup", check=False).stdout
+        if cleanup.decode("utf-8", "replace").strip() != "strip":
+            return ""
+    return comment_char(root)

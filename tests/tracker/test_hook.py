@@ -73,6 +73,35 @@ def test_a_commit_with_a_message_keeps_it_and_gets_the_trailers(repo: Path, cli:
     assert trailers(repo) == WANT
 
 
+@pytest.mark.parametrize(
+    ("config", "text"),
+    [
+        ([], "#123 fix the engine"),
+        ([], "#123 fix the engine\n\n#45 too"),
+        (["-c", "core.commentChar=;"], "fix the engine\n\n; see #45"),
+        (["-c", "commit.cleanup=verbatim"], "#123 fix the engine"),
+    ],
+)
+def test_a_message_given_with_m_is_kept_whatever_its_first_character(
+    repo: Path, cli: Callable[..., Any], config: list[str], text: str
+) -> None:
+    """Without an editor git keeps every line of a -m message (no comment is stripped), so neither may the hook:
+    "#123 fix" stays the subject and gets the trailers (it was taken for a comment, and the whole summary put
+    above it as the subject; a last line taken for a comment ended up after the trailers)."""
+    cli(repo, "hook", "install")
+    git(repo, "add", "-A")
+    git(repo, *config, "commit", "-q", "-m", text)
+    assert message(repo) == text + "\n\n" + "\n".join(WANT) + "\n\n"
+    assert trailers(repo) == WANT
+
+
+def test_a_message_through_the_editor_still_drops_gits_comments(repo: Path, cli: Callable[..., Any]) -> None:
+    cli(repo, "hook", "install")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-e", "-m", "by hand", env={"GIT_EDITOR": "true"})
+    assert message(repo) == "by hand\n\n" + "\n".join(WANT) + "\n\n"
+
+
 def test_a_commit_through_the_editor_gets_the_whole_summary(repo: Path, cli: Callable[..., Any]) -> None:
     cli(repo, "hook", "install")
     git(repo, "add", "-A")

@@ -11,9 +11,12 @@ new. An unknown REF is exit 3.
 ``--write FILE`` writes it into a commit message file, atomically: the ``prepare-commit-msg`` hook's use
 (``tracker hook install``). A message already in FILE (``git commit -m``, ``-F``, a template with text) is kept as it
 is and gets the trailers (:func:`merge`); a FILE with no message yet (blank, or only git's comment lines) gets the
-whole summary, its lines kept after it. Without ``--write`` the message is printed; ``--json`` prints the summary as
-data instead (its ``message`` too). Nothing else is written but the command's cache, and that only where the store's
-``.gitignore`` keeps it out of git already (a tracker command made it before): ``git status`` reads the same before
+whole summary, its lines kept after it. A comment line counts as none of the message only where git will strip it:
+not when git opens no editor (``-m``, ``-F``: git runs the hook with ``GIT_EDITOR=:``) and ``commit.cleanup`` is not
+``strip``, where ``-m "#123 fix"`` is a message (:func:`tracker.gitlog.message_comment_char`). Without
+``--write`` the message is printed; ``--json`` prints the summary as data instead (its ``message`` too).
+Nothing else is written but the command's cache, and that only where the store's ``.gitignore`` keeps it out of
+git already (a tracker command made it before): ``git status`` reads the same before
 and after, also in a repository the tracker has not written to yet (the hook runs in every commit).
 """
 
@@ -116,13 +119,13 @@ def _evidence_files(root: Path) -> set[str]:
 def _write(root: Path, path: Path, summary: Summary) -> None:
     """Merge the summary into the message file ``path`` (created when missing), atomically."""
     from tracker.contract import atomic_write
-    from tracker.gitlog import comment_char
+    from tracker.gitlog import message_comment_char
 
     try:
         existing = path.read_bytes().decode("utf-8", "surrogateescape") if path.exists() else ""
     except OSError as err:
         raise FileError(f"{path}: cannot read: {err.strerror or err}") from None
-    text = merge(existing, summary, comment_char(root))
+    text = merge(existing, summary, message_comment_char(root))
     if text == existing and path.exists():
         return
     try:

@@ -10,7 +10,8 @@ Exactly what REF's tree holds, read as the working tree's is:
 - evidence: the store files REF's tree holds, by name. Evidence files are never edited (docs/evidence.md), so the
   working tree's file of that name is REF's file and the store the command loaded has it already. A file REF holds
   that is gone now (``tracker gc`` deleted it) is read from REF's blob, not left out: the statuses at REF are what
-  REF's evidence said, whatever was collected since.
+  REF's evidence said, whatever was collected since. So is one edited all the same (``git diff REF`` names it: by
+  hand, a bad merge): REF's statuses are never the working tree's evidence.
 - result files: REF's ``bench/results/*.json`` and the result copies of REF's store. One whose working-tree file
   has REF's blob id is read from disk, through the caches ``status`` fills; one changed or gone since, from REF's
   blob.
@@ -42,7 +43,7 @@ from tracker.contract import EVIDENCE_DIR, RESULTS_DIR, Clock, utc_time
 from tracker.errors import ResultFileError
 from tracker.evidence_answers import Evidence, LiveEvidence
 from tracker.fingerprint import TRACKER_DIR, FileIndex
-from tracker.gitlog import TreeEntry, read_blobs, revision_tree
+from tracker.gitlog import TreeEntry, changed_since, read_blobs, revision_tree
 from tracker.model import BenchEvaluator, PhaseStatus, Plan, ResultRun, Store, TestRun
 from tracker.plans import CACHE_VERSION, MAX_PLAN_BYTES, PLAN_GLOB, InvalidPlan, PlanFile, from_plain, to_plain
 from tracker.status import evaluate
@@ -273,6 +274,12 @@ def at_revision(root: Path, ref: str, now: Now, cache: Cache, clock: Clock | Non
         return targets[oid]
 
     picked = pick(entries, link)
+    # Store files REF holds whose working-tree file is not REF's any more (edited, though evidence never should be).
+    edited = (
+        {p.removeprefix(_STORE) for p in changed_since(root, commit, _STORE)} & picked.evidence.keys()
+        if commit is not None and picked.evidence
+        else set()
+    )
     plans, invalid = plan_set(_plan_files(root, picked, entries, now.files, now.tree, cache))
     evidence_files = tuple(_STORE + n for n in sorted(picked.evidence)) + tuple(sorted(picked.results))
     rev_cache = RevisionCache(cache)
@@ -282,20 +289,20 @@ def at_revision(root: Path, ref: str, now: Now, cache: Cache, clock: Clock | Non
 
     def store() -> Store:
         if not stores:
-            stores.append(_store(root, picked, now, entries, clock))
+            stores.append(_store(root, picked, now, entries, clock, edited))
         return stores[0]
 
     def bench() -> BenchEvaluator:
         if not built:
-            built.append(_bench(root, picked, store(), now, entries, clock, rev_cache))
+            built.append(_bench(root, picked, store(), now, entries, clock, rev_cache, edited))
         return built[0]
 
     def files() -> FileIndex:
         return FileIndex(code)
 
-    statuses = _indexed(root, picked, plans, now, cache, clock, files) if plans else {}
+    statuses = _indexed(root, picked, plans, now, cache, clock, files) if plans and not edited else None
     if statuses is None:
-        statuses = evaluate(plans, LiveEvidence(store(), bench), files)
+        statuses = evaluate(plans, LiveEvidence(store(), bench), files) if plans else {}
     return AtRevision(ref, commit, plans, invalid, statuses, code, evidence_files, bench)
 
 
@@ -419,12 +426,14 @@ def _indexed(
         return None
 
 
-def _store(root: Path, picked: Picked, now: Now, entries: Mapping[str, TreeEntry], clock: Clock) -> Store:
-    """REF's store: the working tree's store files by name, the ones gone since from REF's blobs."""
+def _store(
+    root: Path, picked: Picked, now: Now, entries: Mapping[str, TreeEntry], clock: Clock, edited: set[str]
+) -> Store:
+    """REF's store: the working tree's store files by name, the ones gone or ``edited`` since from REF's blobs."""
     from tracker.evidence import parse_document
 
     current = now.store()
-    present = {f.removeprefix(_STORE) for f in _store_files(current)}
+    present = {f.removeprefix(_STORE) for f in _store_files(current)} - edited
     missing = {n: oid for n, oid in picked.evidence.items() if n not in present}
     blobs = read_blobs(root, missing.values())
     gone: dict[str, tuple[str, dict[str, Any]] | str] = {}
@@ -433,7 +442,7 @@ def _store(root: Path, picked: Picked, now: Now, entries: Mapping[str, TreeEntry
             gone[name] = parse_document(blobs[oid], clock)
         except ValueError as err:
             gone[name] = str(err)
-    return store_at(current, picked.evidence, gone)
+    return store_at(current, picked.evidence.keys() - edited, gone)
 
 
 def _store_files(store: Store) -> list[str]:
@@ -455,11 +464,12 @@ def _bench(
     entries: Mapping[str, TreeEntry],
     clock: Clock,
     cache: RevisionCache,
+    edited: set[str],
 ) -> BenchEvaluator:
     """REF's result files (its store's copies and its ``bench/results/``), evaluated: read from disk, with every
     cache, when the working tree has them unchanged; otherwise the changed or gone ones from REF's blobs."""
     copies = [rel for rel, _ in store.bench]
-    on_disk = {f for f in _store_files(now.store())}
+    on_disk = set(_store_files(now.store())) - {_STORE + n for n in edited}
     tree = now.tree().files
     disk = [rel for rel in copies if rel in on_disk] + [r for r, oid in picked.results.items() if tree.get(r) == oid]
     blob = {rel: entries[rel].id for rel in [*copies, *picked.results] if rel not in disk and rel in entries}

@@ -346,6 +346,15 @@ def revision_tree(root: Path, ref: str) -> tuple[str | None, dict[str, TreeEntry
     return commit, _tree(out)
 
 
+def changed_since(root: Path, commit: str, folder: str) -> set[str]:
+    """The files under ``folder`` (a path relative to the root) that differ between ``commit``'s tree and the working
+    tree (``git diff --name-only``: edited, deleted, or no longer tracked), paths relative to the root."""
+    out = _plain(
+        root, "diff", "--name-only", "-z", "--no-renames", "--no-relative", "--no-ext-diff", commit, "--", folder
+    ).stdout
+    return {_path(raw) for raw in out.split(b"\0") if raw}
+
+
 def read_blobs(root: Path, ids: Iterable[str]) -> dict[str, bytes]:
     """{id: content} of the blobs ``ids`` names, all read by one ``git cat-file --batch``; FileError when one is
     missing (a shallow or partial clone without it) or is no blob."""

@@ -92,6 +92,23 @@ def test_a_result_file_edited_since_is_read_as_the_revision_had_it(copy: Path) -
     assert statuses(copy, "c4") == DOCUMENTED["c4"]  # at c4 the file held the 1.04x that regressed 0001/P2
 
 
+@pytest.mark.parametrize("ref", ["HEAD", "c4"])
+def test_a_store_file_edited_since_is_read_as_the_revision_had_it(copy: Path, tmp_path: Path, ref: str) -> None:
+    """Evidence files are never edited, by the rules; one edited all the same (by hand, a bad merge) must not make
+    the revision's statuses the working tree's: at HEAD r4 passed and 0001/P1 was done (it was read from disk, so
+    summary said "no change against HEAD" about a run turned failing)."""
+    r4 = copy / ".tracker/evidence/20261107T100000Z-ci-box-r4.json"
+    doc = json.loads(r4.read_text())
+    doc["tests"][1]["outcome"], doc["exitstatus"] = "failed", 1
+    r4.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    want = DOCUMENTED["c5" if ref == "HEAD" else ref]
+    assert statuses(copy, ref) == want
+    assert statuses_at(copy, ref).statuses == on_checkout(copy, ref, tmp_path / "checkout")
+    _, now = load_plans(copy, cache=Cache(None))
+    assert derive(copy, now, cache=Cache(None))["0001/P1"].status.value == "regressed"  # while now it is
+    assert statuses(copy, ref) == want  # warm: the status index holds the working tree's answers now
+
+
 def test_new_evidence_and_plan_edits_of_the_working_tree_are_not_the_revisions(copy: Path) -> None:
     run = json.loads((copy / ".tracker/evidence/20261106T100000Z-ci-box-r3.json").read_text())
     run["provenance"]["time"] = "2026-11-10T10:00:00Z"  # a newer failing run of the kernel tests

@@ -144,6 +144,18 @@ def test_a_regression_says_its_figures_in_the_subject(fixture: Path, cli: Callab
     assert trailers(got.out) == ["Phase-Regressed: 0001/P2", "Phase-Blocked: 0001/P3", f"Evidence: {result}"]
 
 
+def test_an_evidence_file_edited_since_the_revision_is_no_quiet_change(fixture: Path, cli: Callable[..., Any]) -> None:
+    """r4 turned failing by hand in the working tree: HEAD's r4 passed, so 0001/P1 regressed (it said "no change
+    against HEAD": REF's status was read from the edited file)."""
+    r4 = fixture / ".tracker/evidence/20261107T100000Z-ci-box-r4.json"
+    doc = json.loads(r4.read_text())
+    doc["tests"][1]["outcome"], doc["exitstatus"] = "failed", 1
+    r4.write_text(json.dumps(doc))
+    got = cli(fixture, "summary")
+    assert got.code == 0 and got.out.splitlines()[0].startswith("0001/P1 regressed")
+    assert "Phase-Regressed: 0001/P1" in trailers(got.out)
+
+
 def test_drift_from_a_golden_file_fails(fixture: Path, cli: Callable[..., Any]) -> None:
     got = cli(fixture, "summary", "--against", "c3")
     assert differs("summary_against_c3.txt", got.out) is None

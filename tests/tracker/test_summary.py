@@ -334,6 +334,27 @@ def test_write_merges_into_the_message_file_atomically(fixture: Path, cli: Calla
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
 
 
+def test_write_refuses_a_file_that_is_not_regular_and_writes_through_a_link(fixture: Path, tmp_path: Path) -> None:
+    """A FIFO (or a device) as --write FILE hung the command forever on reading it; it is exit 8 now, untouched. A
+    symlink to a message file stays a link: the file it names gets the trailers."""
+    import sys
+
+    new_evidence(fixture)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    command = [sys.executable, "-m", "tracker", "--root", str(fixture), "summary", "--write"]
+    done = subprocess.run([*command, str(fifo)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 8 and f"{fifo}: not a regular file" in done.stderr and "Traceback" not in done.stderr
+    assert fifo.is_fifo()
+    target = tmp_path / "msg.txt"
+    target.write_text("engine: warm-up\n")
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    done = subprocess.run([*command, str(link)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and "Phase-Done: 0001/P2" in trailers(target.read_text())
+
+
 # --- the repository is left as it was ----------------------------------------------------------------------------
 
 

@@ -8,16 +8,17 @@ transition (REF's status -> now, and why), the benchmark figures that moved and 
 0002/P3``, ``Evidence: FILE``). ``HEAD`` of a repository without a commit yet is an empty revision: every phase is
 new. An unknown REF is exit 3.
 
-``--write FILE`` writes it into a commit message file, atomically: the ``prepare-commit-msg`` hook's use
-(``tracker hook install``). A message already in FILE (``git commit -m``, ``-F``, a template with text) is kept as it
-is and gets the trailers (:func:`merge`); a FILE with no message yet (blank, or only git's comment lines) gets the
-whole summary, its lines kept after it. A comment line counts as none of the message only where git will strip it:
-not when git opens no editor (``-m``, ``-F``: git runs the hook with ``GIT_EDITOR=:``) and ``commit.cleanup`` is not
-``strip``, where ``-m "#123 fix"`` is a message (:func:`tracker.gitlog.message_comment_char`). Without
-``--write`` the message is printed; ``--json`` prints the summary as data instead (its ``message`` too).
-Nothing else is written but the command's cache, and that only where the store's ``.gitignore`` keeps it out of
-git already (a tracker command made it before): ``git status`` reads the same before
-and after, also in a repository the tracker has not written to yet (the hook runs in every commit).
+``--write FILE`` writes it into a commit message file, atomically (through a symlink, into the file it names; a FILE
+that is no regular file, a FIFO, is exit 8): the ``prepare-commit-msg`` hook's use (``tracker hook install``). A
+message already in FILE (``git commit -m``, ``-F``, a template with text) is kept as it is and gets the trailers
+(:func:`merge`); a FILE with no message yet (blank, or only git's comment lines) gets the whole summary, its lines
+kept after it. A comment line counts as none of the message only where git will strip it: not when git opens no
+editor (``-m``, ``-F``: git runs the hook with ``GIT_EDITOR=:``) and ``commit.cleanup`` is not ``strip``, where ``-m
+"#123 fix"`` is a message (:func:`tracker.gitlog.message_comment_char`). Without ``--write`` the message is printed;
+``--json`` prints the summary as data instead (its ``message`` too). Nothing else is written but the command's
+cache, and that only where the store's ``.gitignore`` keeps it out of git already (a tracker command made it
+before): ``git status`` reads the same before and after, also in a repository the tracker has not written to yet
+(the hook runs in every commit).
 """
 
 from __future__ import annotations
@@ -118,20 +119,31 @@ def _evidence_files(root: Path) -> set[str]:
 
 def _write(root: Path, path: Path, summary: Summary) -> None:
     """Merge the summary into the message file ``path`` (created when missing), atomically."""
+    import stat
+
     from tracker.contract import atomic_write
     from tracker.gitlog import message_comment_char
 
+    given, path = path, Path(os.path.realpath(path))  # through a symlink: the link stays, its file gets the text
     try:
-        existing = path.read_bytes().decode("utf-8", "surrogateescape") if path.exists() else ""
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
     except OSError as err:
-        raise FileError(f"{path}: cannot read: {err.strerror or err}") from None
+        raise FileError(f"{given}: cannot read: {err.strerror or err}") from None
+    if mode is not None and not stat.S_ISREG(mode):  # a FIFO would block the read forever
+        raise FileError(f"{given}: not a regular file")
+    try:
+        existing = path.read_bytes().decode("utf-8", "surrogateescape") if mode is not None else ""
+    except OSError as err:
+        raise FileError(f"{given}: cannot read: {err.strerror or err}") from None
     text = merge(existing, summary, message_comment_char(root))
-    if text == existing and path.exists():
+    if text == existing and mode is not None:
         return
     try:
         atomic_write(path, text.encode("utf-8", "surrogateescape"))
     except OSError as err:
-        raise FileError(f"{path}: cannot write: {err.strerror or err}") from None
+        raise FileError(f"{given}: cannot write: {err.strerror or err}") from None
 
 
 _TRAILER_LINE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*\s*:")

@@ -45,6 +45,22 @@ def _prepare_backend(backend: str) -> Callable[[VerifyInputs], Run]:
     return prepare
 
 
+def _prepare_cuda_variant(variant: str) -> Callable[[VerifyInputs], Run]:
+    """A lab variant of the CUDA kernel (kernel/build.py load(variant=...)), called like the product: the binding's
+    own checks, the launcher's split count, no lse."""
+
+    def prepare(x: VerifyInputs) -> Run:
+        import kernel
+        from kernel import build
+
+        kernel.verify.validate(*x.args(), backend="cuda", debug=True)
+        ext = build.load(variant=variant)
+        args = (*x.args(), False, 0)
+        return lambda: cast(torch.Tensor, ext.forward(*args)[0])
+
+    return prepare
+
+
 def _prepare_torch(x: VerifyInputs) -> Run:
     """Plain torch: per request, gather the visible rows, one matmul for scores, softmax, one matmul for P.V."""
     batch, nodes, heads, _ = x.q.shape
@@ -109,6 +125,11 @@ def _prepare_flashinfer(x: VerifyInputs) -> Run:
 
 IMPLS: dict[str, Impl] = {
     "cuda": Impl("cuda", "CUDA split-KV mma.sync kernel (kernel/csrc)", _prepare_backend("cuda")),
+    # Lab variants (issue 17 part 2), never in the default list: sm_90a / sm_120a builds of kernel/csrc's v30.
+    "cuda_v30": Impl("cuda_v30", "CUDA v30 lab variant: producer warpgroup, mbarrier", _prepare_cuda_variant("v30")),
+    "cuda_v30bulk": Impl(
+        "cuda_v30bulk", "CUDA v30 lab variant, one bulk copy a row (sm_90a)", _prepare_cuda_variant("v30bulk")
+    ),
     "triton": Impl("triton", "Triton, SGLang extend-kernel design", _prepare_backend("triton")),
     "torch": Impl("torch", "plain torch gather + matmul, tree mask applied", _prepare_torch),
     "flashinfer": Impl(

@@ -8,6 +8,12 @@ for the current device's architecture only.
 `load(mma_repeat_x32=N)` builds the sm_120-balance emulation of the same sources (`-DVERIFY_MMA_REPEAT_X32=N`: each
 mma.sync issued N/32 times, kernel/NOTES.md) as a module and directory of its own; the benchmark times it beside
 the product, which is always the default `load()`.
+
+`load(variant="v30")` builds v30, a lab variant (issue 17 part 2: a producer warpgroup and an mbarrier ring,
+`kernel/csrc/verify_attention_v30.cuh`), as an extension of its own from `binding.cpp` and
+`verify_attention_v30_sm.cu`, for the device's arch-specific target (sm_90a or sm_120a: it needs setmaxnreg);
+`variant="v30bulk"` is the same kernel gathering with one bulk copy a row (sm_90a only: on sm_120a it spills).
+The default, `variant="v26"`, is the product and is built exactly as before.
 """
 
 from __future__ import annotations
@@ -32,12 +38,20 @@ HEADERS = (
 CUDA_FLAGS = ("-O3", "--use_fast_math", "-std=c++17")
 CACHE_ENV = "VERIFY_KERNEL_CACHE"
 PRODUCT_REPEAT_X32 = 32  # VERIFY_MMA_REPEAT_X32 of the product: each mma.sync issued once
+PRODUCT_VARIANT = "v26"
+V30_SOURCES = ("binding.cpp", "verify_attention_v30_sm.cu")
+V30_HEADERS = (*HEADERS, "verify_attention_v30.cuh")
+# Lab variants: (sources, headers, extra nvcc flags, compute capabilities it builds for).
+VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[int, int], ...]]] = {
+    "v30": (V30_SOURCES, V30_HEADERS, (), ((9, 0), (12, 0))),
+    "v30bulk": (V30_SOURCES, V30_HEADERS, ("-DVERIFY_V30_BULK=1",), ((9, 0),)),
+}
 
 
-def source_hash() -> str:
-    """Short sha256 over the kernel's sources and headers (names and bytes)."""
+def source_hash(files: tuple[str, ...] | None = None) -> str:
+    """Short sha256 over the kernel's sources and headers (names and bytes); `files` names a variant's instead."""
     digest = hashlib.sha256()
-    for name in sorted(SOURCES + HEADERS):
+    for name in sorted(SOURCES + HEADERS if files is None else files):
         digest.update(name.encode() + b"\0" + (CSRC / name).read_bytes())
     return digest.hexdigest()[:12]
 
@@ -71,32 +85,52 @@ def variant_suffix(mma_repeat_x32: int) -> str:
     return "" if mma_repeat_x32 == PRODUCT_REPEAT_X32 else f"_mma_repeat_x32_{mma_repeat_x32}"
 
 
+def variant_build(variant: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str]:
+    """(sources, files hashed, extra nvcc flags, module-name suffix) of a variant; ValueError for an unknown one."""
+    if variant == PRODUCT_VARIANT:
+        return SOURCES, SOURCES + HEADERS, (), ""
+    if variant not in VARIANTS:
+        known = ", ".join([PRODUCT_VARIANT, *VARIANTS])
+        raise ValueError(f"variant: expected one of {known}, got {variant!r}")
+    sources, headers, flags, _ = VARIANTS[variant]
+    return sources, tuple(dict.fromkeys(sources + headers)), flags, f"_{variant}"
+
+
 @functools.cache
-def load(verbose: bool = False, mma_repeat_x32: int = PRODUCT_REPEAT_X32) -> ModuleType:
+def load(verbose: bool = False, mma_repeat_x32: int = PRODUCT_REPEAT_X32, variant: str = PRODUCT_VARIANT) -> ModuleType:
     """Compile (first call per key and source hash) and import the extension for the current CUDA device.
 
-    mma_repeat_x32 other than 32 gives the sm_120-balance emulation build (never the product's path).
-    Raises RuntimeError when no CUDA device is visible (the extension targets the device's architecture).
+    mma_repeat_x32 other than 32 gives the sm_120-balance emulation build (never the product's path); variant other
+    than "v26" a lab variant (VARIANTS), built for the device's arch-specific target (compute capability + "a").
+    Raises RuntimeError when no CUDA device is visible (the extension targets the device's architecture) or when
+    the variant does not build for this device.
     """
     flags = emulation_flags(mma_repeat_x32)
+    sources, hashed, variant_flags, variant_tag = variant_build(variant)
     if not torch.cuda.is_available():
         raise RuntimeError("kernel.build.load: expected a visible CUDA device, found none")
     from torch.utils.cpp_extension import load as torch_load  # imports ninja lookups; keep it lazy
 
     major, minor = torch.cuda.get_device_capability()
-    suffix = variant_suffix(mma_repeat_x32)
+    arch = f"{major}.{minor}"
+    if variant != PRODUCT_VARIANT:
+        if (major, minor) not in VARIANTS[variant][3]:
+            targets = ", ".join(f"sm_{a}{b}" for a, b in VARIANTS[variant][3])
+            raise RuntimeError(f"kernel.build.load: variant {variant} builds for {targets}, not sm_{major}{minor}")
+        arch += "a"
+    suffix = variant_tag + variant_suffix(mma_repeat_x32)
     directory = build_dir()
     directory = directory.with_name(directory.name + suffix)
     directory.mkdir(parents=True, exist_ok=True)
     # torch reads the target list from this variable; set it to the current device only, then restore.
     saved = os.environ.get("TORCH_CUDA_ARCH_LIST")
-    os.environ["TORCH_CUDA_ARCH_LIST"] = f"{major}.{minor}"
+    os.environ["TORCH_CUDA_ARCH_LIST"] = arch
     try:
         return torch_load(
-            name=f"verify_attn_{source_hash()}{suffix}",
-            sources=[str(CSRC / name) for name in SOURCES],
+            name=f"verify_attn_{source_hash(hashed)}{suffix}",
+            sources=[str(CSRC / name) for name in sources],
             extra_cflags=["-O3"],  # torch picks the C++ standard its own headers need
-            extra_cuda_cflags=list(flags),
+            extra_cuda_cflags=[*flags, *variant_flags],
             extra_include_paths=[str(CSRC)],
             build_directory=str(directory),
             verbose=verbose,

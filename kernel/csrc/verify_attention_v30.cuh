@@ -1,0 +1,433 @@
+// v30, a LAB VARIANT of the verify kernel (issue 17 part 2; never the default: kernel/NOTES.md, "Tried and lost"
+// or "Where it stands" says where it stands). Same math tile as the product (v26, verify_attention.cuh): two math
+// warpgroups, partner warps w and w^1 sharing 16 rows, O 128 registers and Q's latent half 64 a thread, the S swap
+// through shared memory, the lazy-shift online softmax, bf16 partials and the same combine. What changes is who
+// gathers and how the stages are handed over:
+//
+// - 384 threads: warps 0-7 do the math, warpgroup 2 (warps 8-11) is the producer, of which warp 8 alone works (9-11
+//   leave at once). setmaxnreg gives the math 240 registers a thread and the producer 24 (sm_90a / sm_120a only).
+// - A 4-stage ring of 16-token stages (4 x 18,688 B): math tile t (32 tokens) is stages 2(t&1) and 2(t&1)+1, so its
+//   32 rows are contiguous, exactly v26's tile layout. Each stage has a full and an empty mbarrier; no block barrier
+//   in the tile loop. The math waits for full, releases a stage (all 256 math threads arrive on empty) after its
+//   half of P.V; the producer waits for empty, reads the slot ids straight from global memory two stages ahead and
+//   gathers the rows, zero-filling rows past the chunk end.
+// - Gather (VERIFY_V30_BULK): 0, cp.async 16 B (8 lanes a row, 4 rows an instruction, 9 instructions a 4-row group)
+//   then cp.async.mbarrier.arrive.noinc (full counts the 32 producer lanes); 1, one cp.async.bulk of 1,152 B a row
+//   (lanes 0-15) completing on full's transaction count, rows past the end zeroed by st.shared.
+//
+// Bit for bit the product's output at the same split count: the same MMAs in the same order on the same data.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "verify_attention.cuh"
+
+#ifndef VERIFY_V30_BULK
+#define VERIFY_V30_BULK 0
+#endif
+
+namespace verify_attn {
+namespace v30 {
+
+constexpr int kMathWarps = 8;
+constexpr int kMathThreads = kMathWarps * 32;
+constexpr int kThreads = kMathThreads + 128;  // + the producer warpgroup
+constexpr int kMathRegs = 240;
+constexpr int kProducerRegs = 24;
+static_assert(kMathRegs * kMathThreads + kProducerRegs * 128 <= 65536, "setmaxnreg budget over the register file");
+constexpr int kStageTokens = 16;
+constexpr int kStages = 4;
+constexpr int kStageBytes = kStageTokens * kSmemRowBytes;  // 18,688 B
+static_assert(2 * kStageTokens == kTileTokens && 2 * kStageBytes == kTileBytes, "a math tile is two stages");
+constexpr int kRingBytes = kStages * kStageBytes;          // 74,752 B
+constexpr int kBarBytes = 2 * kStages * 8;                 // full[4], empty[4]
+constexpr int kSmemBytes = kRingBytes + kXchBytes + kMaskBytes + kQRopeBytes + kBarBytes;  // 99,904 B
+static_assert(kSmemBytes <= kSmemLimit, "v30's shared memory must fit sm_120's 99 KB");
+constexpr bool kBulk = VERIFY_V30_BULK != 0;
+constexpr int kMathBarrier = 5;  // named barrier of the 256 math threads (1-4 are the pairs' swaps)
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  while (!mbar_try_wait(bar, parity)) {
+  }
+}
+// Arrives on bar (without raising its expected count) once every earlier cp.async of this thread has landed.
+__device__ __forceinline__ void cp_async_arrive_noinc(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// The producer warp: stage c & 3 of chunk c (16 tokens), for every chunk of the block's tiles.
+__device__ __forceinline__ void produce(const Params& p, uint32_t ring, uint32_t full, uint32_t empty, int b,
+                                        int prefix_start, int prefix_len, int seq_end, int first_pos, int nchunks,
+                                        int lane) {
+  const auto slot_of = [&](int c) {
+    return c < nchunks && lane < kStageTokens
+               ? slot_at(p, b, prefix_start, prefix_len, seq_end, first_pos + c * kStageTokens + lane)
+               : -1;
+  };
+  int next = slot_of(0), after = slot_of(1);  // slot ids two stages ahead
+  for (int c = 0; c < nchunks; ++c) {
+    const int cur = next;
+    next = after;
+    after = slot_of(c + 2);
+    const int stage = c & (kStages - 1);
+    if (c >= kStages) mbar_wait(empty + stage * 8, ((c / kStages) - 1) & 1);
+    const uint32_t dst = ring + stage * kStageBytes;
+    if constexpr (kBulk) {
+      const unsigned valid = __ballot_sync(0xffffffffu, cur >= 0);
+      const unsigned zero_rows = ~valid & 0xffffu;
+      if (zero_rows != 0u) {
+        for (unsigned rows = zero_rows; rows != 0u; rows &= rows - 1) {
+          const uint32_t row = dst + (__ffs(rows) - 1) * kSmemRowBytes + lane * 16;
+          asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(row), "r"(0) : "memory");
+          asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(row + 512), "r"(0) : "memory");
+          if (lane < 8) asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(row + 1024), "r"(0) : "memory");
+        }
+        fence_proxy_async();  // a later bulk copy into this stage must land after these stores
+      }
+      __syncwarp();
+      if (lane == 0) mbar_arrive_expect_tx(full + stage * 8, __popc(valid) * kRowBytes);
+      __syncwarp();
+      if (cur >= 0)
+        bulk_copy(dst + lane * kSmemRowBytes, static_cast<const char*>(p.kv) + static_cast<int64_t>(cur) * kRowBytes,
+                  kRowBytes, full + stage * 8);
+    } else {
+      // 8 lanes a row, 4 rows an instruction: lane (sub, ch) copies chunks ch, ch+8, ..., ch+64 of row 4 it + sub.
+      const int sub = lane >> 3, ch = lane & 7;
+#pragma unroll
+      for (int it = 0; it < 4; ++it) {
+        const int slot = __shfl_sync(0xffffffffu, cur, it * 4 + sub);
+        const char* src = static_cast<const char*>(p.kv) + static_cast<int64_t>(slot < 0 ? 0 : slot) * kRowBytes + ch * 16;
+        const int bytes = slot < 0 ? 0 : 16;
+        const uint32_t d = dst + (it * 4 + sub) * kSmemRowBytes + ch * 16;
+#pragma unroll
+        for (int m = 0; m < 9; ++m) cp_async_16(d + m * 128, src + m * 128, bytes);
+      }
+      cp_async_arrive_noinc(full + stage * 8);
+    }
+  }
+}
+
+template <class Probe>
+__global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(const Params p) {
+  Probe::split(kBlockEntry, 0);
+  extern __shared__ __align__(128) unsigned char smem[];
+  float* xch = reinterpret_cast<float*>(smem + kRingBytes);
+  uint64_t* s_mask = reinterpret_cast<uint64_t*>(smem + kRingBytes + kXchBytes);
+  unsigned char* q_rope = smem + kRingBytes + kXchBytes + kMaskBytes;  // [64][64] bf16
+  const uint32_t ring = smem_addr(smem);
+  const uint32_t full = smem_addr(smem + kRingBytes + kXchBytes + kMaskBytes + kQRopeBytes);
+  const uint32_t empty = full + kStages * 8;
+
+  const int b = blockIdx.z, split = blockIdx.y;
+  const int rows = p.nodes * p.heads;
+  const int row0 = blockIdx.x * kRowsPerBlock;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+
+  const int prefix_start = p.prefix_indptr[b];
+  const int prefix_len = p.prefix_indptr[b + 1] - prefix_start;
+  const int total = prefix_len + p.nodes;
+  const int total_tiles = (total + kTileTokens - 1) / kTileTokens;
+  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
+  const int tile0 = split * per_split;
+  const int ntiles = max(0, min(total_tiles, tile0 + per_split) - tile0);
+  const int seq_end = min(total, (tile0 + ntiles) * kTileTokens);
+
+  if (tid < kStages) {
+    mbar_init(full + tid * 8, kBulk ? 1 : 32);
+    mbar_init(empty + tid * 8, kMathThreads);
+  }
+  __syncthreads();  // the barriers' init, before any thread leaves
+
+  if (warp >= kMathWarps) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
+    if (warp == kMathWarps)
+      produce(p, ring, full, empty, b, prefix_start, prefix_len, seq_end, tile0 * kTileTokens, 2 * ntiles, lane);
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kMathRegs));
+    const int grp = warp & 1, wrow = (warp >> 1) * 16;
+    const int partner = warp ^ 1, pair_id = warp >> 1;
+    const int gq = lane >> 2, cq = lane & 3;  // mma fragment coordinates: row group, column pair
+
+    if (tid < kRowsPerBlock) {
+      const int r = row0 + tid;
+      s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
+    }
+    uint32_t qf[16][4];
+    {
+      const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
+      const __nv_bfloat16* qb = static_cast<const __nv_bfloat16*>(p.q) + static_cast<int64_t>(b) * rows * kHeadDim;
+      const uint32_t* q_lo = reinterpret_cast<const uint32_t*>(qb + static_cast<int64_t>(r_lo) * kHeadDim);
+      const uint32_t* q_hi = reinterpret_cast<const uint32_t*>(qb + static_cast<int64_t>(r_hi) * kHeadDim);
+#pragma unroll
+      for (int s = 0; s < 16; ++s) {
+        const int w = (grp * 256 + s * 16 + 2 * cq) / 2;
+        qf[s][0] = r_lo < rows ? __ldg(q_lo + w) : 0u;
+        qf[s][1] = r_hi < rows ? __ldg(q_hi + w) : 0u;
+        qf[s][2] = r_lo < rows ? __ldg(q_lo + w + 4) : 0u;
+        qf[s][3] = r_hi < rows ? __ldg(q_hi + w + 4) : 0u;
+      }
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int idx = tid + i * kMathThreads, r = idx >> 3, ch = idx & 7;
+        uint4 v = make_uint4(0u, 0u, 0u, 0u);
+        if (row0 + r < rows)
+          v = __ldg(reinterpret_cast<const uint4*>(qb + static_cast<int64_t>(row0 + r) * kHeadDim + kVDim) + ch);
+        *reinterpret_cast<uint4*>(q_rope + r * 128 + ((ch ^ (r & 7)) << 4)) = v;
+      }
+    }
+    asm volatile("bar.sync %0, %1;\n" ::"n"(kMathBarrier), "n"(kMathThreads) : "memory");
+
+    float o[32][4];
+#pragma unroll
+    for (int n = 0; n < 32; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+    float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.f, l_hi = 0.f;
+    const float scale = p.scale_log2;
+
+    for (int t = 0; t < ntiles; ++t) {
+      const uint32_t st = 2 * (t & 1), parity = (t >> 1) & 1;
+      mbar_wait(full + st * 8, parity);
+      mbar_wait(full + st * 8 + 8, parity);
+      if (t == 0) Probe::split(kFirstTileLanded, ntiles);
+      const uint32_t tile = ring + (t & 1) * kTileBytes;
+
+      float s[4][4];
+#pragma unroll
+      for (int n = 0; n < 4; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+      {
+        const uint32_t k_row = tile + (((lane >> 4) << 3) + (lane & 7)) * kSmemRowBytes + ((lane >> 3) & 1) * 16;
+        const uint32_t k_lat = k_row + grp * 256 * 2;
+#pragma unroll
+        for (int ks = 0; ks < 16; ++ks) {
+          uint32_t bf[4];
+#pragma unroll
+          for (int nn = 0; nn < 2; ++nn) {
+            ldmatrix_x4(bf, k_lat + nn * 16 * kSmemRowBytes + ks * 32);
+            const int i = ks * 4 + nn * 2;
+            mma_bf16_seq(s[2 * nn], qf[ks], bf[0], bf[1], i, o, 3 * i, 3 * i + 1, 3 * i + 2);
+            mma_bf16_seq(s[2 * nn + 1], qf[ks], bf[2], bf[3], i + 1, o, 3 * i + 3, 3 * i + 4, 3 * i + 5);
+          }
+        }
+        const int qr = wrow + (lane & 15);
+        const uint32_t k_rope = k_row + (kVDim + grp * 32) * 2;
+#pragma unroll
+        for (int ks = 0; ks < 2; ++ks) {
+          uint32_t qa[4];
+          const int ch = grp * 4 + ks * 2 + (lane >> 4);
+          ldmatrix_x4(qa, smem_addr(q_rope + qr * 128 + ((ch ^ (qr & 7)) << 4)));
+#pragma unroll
+          for (int nn = 0; nn < 2; ++nn) {
+            uint32_t bf[4];
+            ldmatrix_x4(bf, k_rope + nn * 16 * kSmemRowBytes + ks * 32);
+            const int i = 64 + ks * 4 + nn * 2;
+            mma_bf16_seq(s[2 * nn], qa, bf[0], bf[1], i, o, 3 * i, 3 * i + 1, 3 * i + 2);
+            mma_bf16_seq(s[2 * nn + 1], qa, bf[2], bf[3], i + 1, o, 3 * i + 3, 3 * i + 4, 3 * i + 5);
+          }
+        }
+      }
+      {
+        float4* mine = reinterpret_cast<float4*>(xch) + warp * 128;
+        const float4* other = reinterpret_cast<const float4*>(xch) + partner * 128;
+#pragma unroll
+        for (int n = 0; n < 4; ++n) mine[n * 32 + lane] = make_float4(s[n][0], s[n][1], s[n][2], s[n][3]);
+        asm volatile("bar.sync %0, 64;\n" ::"r"(1 + pair_id));
+#pragma unroll
+        for (int n = 0; n < 4; ++n) {
+          const float4 v = other[n * 32 + lane];
+          s[n][0] += v.x;
+          s[n][1] += v.y;
+          s[n][2] += v.z;
+          s[n][3] += v.w;
+        }
+      }
+      const int pos0 = (tile0 + t) * kTileTokens;
+      const bool needs_mask = pos0 + kTileTokens > min(seq_end, prefix_len);
+      const uint64_t mask_lo = needs_mask ? s_mask[wrow + gq] : 0ull;
+      const uint64_t mask_hi = needs_mask ? s_mask[wrow + gq + 8] : 0ull;
+#pragma unroll
+      for (int n = 0; n < 4; ++n) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float v_lo = s[n][e] * scale, v_hi = s[n][2 + e] * scale;
+          if (needs_mask) {
+            const int pos = pos0 + n * 8 + 2 * cq + e;
+            bool ok_lo = pos < seq_end, ok_hi = ok_lo;
+            if (ok_lo && pos >= prefix_len) {
+              const int node = pos - prefix_len;
+              ok_lo = (mask_lo >> node) & 1ull;
+              ok_hi = (mask_hi >> node) & 1ull;
+            }
+            v_lo = ok_lo ? v_lo : -INFINITY;
+            v_hi = ok_hi ? v_hi : -INFINITY;
+          }
+          s[n][e] = v_lo;
+          s[n][2 + e] = v_hi;
+        }
+      }
+      float mx_lo = fmaxf(fmaxf(s[0][0], s[0][1]), fmaxf(s[1][0], s[1][1]));
+      mx_lo = quad_max(fmaxf(mx_lo, fmaxf(fmaxf(s[2][0], s[2][1]), fmaxf(s[3][0], s[3][1]))));
+      float mx_hi = fmaxf(fmaxf(s[0][2], s[0][3]), fmaxf(s[1][2], s[1][3]));
+      mx_hi = quad_max(fmaxf(mx_hi, fmaxf(fmaxf(s[2][2], s[2][3]), fmaxf(s[3][2], s[3][3]))));
+      const bool move_lo = mx_lo > m_lo + kLazyShift, move_hi = mx_hi > m_hi + kLazyShift;
+      if (__any_sync(0xffffffffu, move_lo || move_hi)) {
+        const float mn_lo = move_lo ? mx_lo : m_lo, mn_hi = move_hi ? mx_hi : m_hi;
+        const float a_lo = move_lo ? exp2f(m_lo - mn_lo) : 1.f, a_hi = move_hi ? exp2f(m_hi - mn_hi) : 1.f;
+        m_lo = mn_lo;
+        m_hi = mn_hi;
+        l_lo *= a_lo;
+        l_hi *= a_hi;
+#pragma unroll
+        for (int n = 0; n < 32; ++n) {
+          o[n][0] *= a_lo;
+          o[n][1] *= a_lo;
+          o[n][2] *= a_hi;
+          o[n][3] *= a_hi;
+        }
+      }
+      const float sh_lo = m_lo == -INFINITY ? 0.f : m_lo, sh_hi = m_hi == -INFINITY ? 0.f : m_hi;
+#pragma unroll
+      for (int n = 0; n < 4; ++n) {
+        s[n][0] = exp2f(s[n][0] - sh_lo);
+        s[n][1] = exp2f(s[n][1] - sh_lo);
+        s[n][2] = exp2f(s[n][2] - sh_hi);
+        s[n][3] = exp2f(s[n][3] - sh_hi);
+        l_lo += s[n][0] + s[n][1];
+        l_hi += s[n][2] + s[n][3];
+      }
+      {
+        const uint32_t v_addr = tile + ((((lane >> 3) & 1) << 3) + (lane & 7)) * kSmemRowBytes +
+                                (grp * 256 + (lane >> 4) * 8) * 2;
+#pragma unroll
+        for (int kk = 0; kk < 2; ++kk) {
+          uint32_t pa[4];
+          pa[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
+          pa[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
+          pa[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+          pa[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+          uint32_t bf[4];
+#pragma unroll
+          for (int nt = 0; nt < 16; ++nt) {
+            ldmatrix_x4_trans(bf, v_addr + kk * 16 * kSmemRowBytes + nt * 32);
+            const int i = kk * 32 + nt * 2;
+            mma_bf16_seq(o[2 * nt], pa, bf[0], bf[1], i, o, i + 16, i + 24, i + 20);
+            mma_bf16_seq(o[2 * nt + 1], pa, bf[2], bf[3], i + 1, o, i + 17, i + 25, i + 21);
+          }
+          mbar_arrive(empty + (st + kk) * 8);  // this thread is done with stage st + kk (its 16 tokens)
+        }
+      }
+    }
+    Probe::split(kLoopEnd, ntiles);
+    pdl_launch_dependents();
+
+    l_lo = quad_sum(l_lo);
+    l_hi = quad_sum(l_hi);
+    const float inv_lo = l_lo > 0.f ? 1.f / l_lo : 0.f, inv_hi = l_hi > 0.f ? 1.f / l_hi : 0.f;
+    const float lse_lo = l_lo > 0.f ? m_lo + __log2f(l_lo) : -INFINITY;
+    const float lse_hi = l_hi > 0.f ? m_hi + __log2f(l_hi) : -INFINITY;
+    const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
+    const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
+    {
+      __nv_bfloat16* ob = p.num_splits == 1 ? static_cast<__nv_bfloat16*>(p.out) + static_cast<int64_t>(b) * rows * kVDim
+                                            : static_cast<__nv_bfloat16*>(p.part_o) + base_row * kVDim;
+      store_rows_bf16(ob + static_cast<int64_t>(r_lo) * kVDim + grp * 256,
+                      ob + static_cast<int64_t>(r_hi) * kVDim + grp * 256, r_lo < rows, r_hi < rows, o, inv_lo, inv_hi,
+                      cq);
+    }
+    if (grp == 0 && cq == 0) {
+      if (p.num_splits > 1) {
+        if (r_lo < rows) p.part_lse[base_row + r_lo] = lse_lo;
+        if (r_hi < rows) p.part_lse[base_row + r_hi] = lse_hi;
+      } else if (p.lse != nullptr) {
+        const float ln2 = 0.6931471805599453f;
+        if (r_lo < rows) p.lse[static_cast<int64_t>(b) * rows + r_lo] = lse_lo * ln2;
+        if (r_hi < rows) p.lse[static_cast<int64_t>(b) * rows + r_hi] = lse_hi * ln2;
+      }
+    }
+    Probe::split(kBlockExit, ntiles);
+  }
+}
+
+// v30's launcher: v26's (launch_split_and_combine) with this split kernel, 384 threads and v30's shared memory.
+// Its own template, so its static per-device LaunchInfo is not the product's (see verify_attention_sm.cu).
+template <class Probe>
+inline cudaError_t launch(const Params& p, cudaStream_t stream) {
+  if (!launchable(p)) return cudaErrorInvalidValue;
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
+  static LaunchInfo info[64];
+  if (device >= 64) return cudaErrorInvalidDevice;
+  LaunchInfo& in = info[device];
+  if (!in.configured) {
+    err = cudaFuncSetAttribute(verify_attn_v30_split_kernel<Probe>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               kSmemBytes);
+    if (err != cudaSuccess) return err;
+    const std::pair<cudaDeviceAttr, int*> attrs[] = {
+        {cudaDevAttrComputeCapabilityMajor, &in.cc_major},
+        {cudaDevAttrMultiProcessorCount, &in.sms},
+        {cudaDevAttrMaxThreadsPerMultiProcessor, &in.threads_per_sm},
+        {cudaDevAttrMaxSharedMemoryPerMultiprocessor, &in.smem_per_sm},
+        {cudaDevAttrMaxSharedMemoryPerBlockOptin, &in.smem_per_block_max},
+        {cudaDevAttrReservedSharedMemoryPerBlock, &in.reserved_per_block}};
+    for (const auto& [attr, value] : attrs) {
+      err = cudaDeviceGetAttribute(value, attr, device);
+      if (err != cudaSuccess) return err;
+    }
+    cudaFuncAttributes fa{};
+    err = cudaFuncGetAttributes(&fa, verify_attn_combine_kernel<Probe>);
+    if (err != cudaSuccess) return err;
+    in.combine_static = static_cast<int>(fa.sharedSizeBytes);
+    err = cudaFuncSetAttribute(verify_attn_combine_kernel<Probe>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               in.smem_per_block_max - in.combine_static);
+    if (err != cudaSuccess) return err;
+    in.configured = true;
+  }
+  const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
+  verify_attn_v30_split_kernel<Probe><<<grid, kThreads, kSmemBytes, stream>>>(p);
+  err = cudaGetLastError();
+  if (err != cudaSuccess || p.num_splits == 1) return err;
+  const dim3 combine_grid(p.nodes * p.heads, 2, p.batch);
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = combine_grid;
+  config.blockDim = dim3(kCombineThreads);
+  config.dynamicSmemBytes = combine_spread_smem(static_cast<int>(combine_grid.x * combine_grid.y * combine_grid.z),
+                                                in.sms, in.threads_per_sm, in.smem_per_sm, in.smem_per_block_max,
+                                                in.combine_static, in.reserved_per_block);
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = in.cc_major >= 9 ? 1 : 0;
+  return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<Probe>, p);
+}
+
+}  // namespace v30
+}  // namespace verify_attn

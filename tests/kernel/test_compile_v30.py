@@ -1,0 +1,158 @@
+"""v30, the lab variant (issue 17 part 2: producer warpgroup + mbarrier ring), compiled without a GPU.
+
+`kernel/csrc/verify_attention_v30_sm.cu` with plain `nvcc -cubin` (nvcc 13) for the arch-specific targets it needs
+(setmaxnreg): sm_90a and sm_120a. ptxas reports no spills and 168 registers at entry (384 threads, one block an SM);
+the SASS holds the two setmaxnreg (the math warpgroups raised to 240, the producer lowered to 24), no register above
+R239, the product's 136 HMMA in the tile loop (72 QK + 64 P.V) and no wgmma or tcgen05; the launcher's shared memory
+fits sm_120's 99 KB. A plain sm_90 build is refused (#error): v26 stays the portable path. The bulk-copy gather
+(v30bulk) is clean on sm_90a only; on sm_120a ptxas spills it (asserted, so a change shows). The sm_120-balance
+emulation (VERIFY_MMA_REPEAT_X32) builds for v30 too, with the emulated HMMA count; at 240 registers it spills a
+few bytes (bounded here). Skips where nvcc or cuobjdump is missing.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kernel import build
+from tests.kernel.test_compile import FLAGS, FORBIDDEN_SASS, NVCC, SMEM_LIMIT, find_cuobjdump, parse_ptxas
+from tests.kernel.test_emulation import N, emulated_mmas, loop_bodies, sass_functions
+
+CSRC = Path(__file__).resolve().parents[2] / "kernel" / "csrc"
+TU = CSRC / "verify_attention_v30_sm.cu"
+ARCHS = ("90a", "120a")
+ENTRY_REGS = 168  # 65536 / 384, rounded down to 8: the cap setmaxnreg starts from
+MATH_REGS, PRODUCER_REGS = 240, 24
+
+needs_tools = pytest.mark.skipif(
+    NVCC is None or find_cuobjdump() is None, reason="nvcc or cuobjdump not found (test_compile.py says where)"
+)
+
+
+def compile_v30(tmp: Path, arch: str, *extra: str) -> tuple[str, str]:
+    """(SASS, ptxas report) of v30 for sm_<arch> (an arch-specific target)."""
+    assert NVCC is not None
+    cubin = tmp / f"v30_{arch}_{abs(hash(extra))}.cubin"
+    gencode = f"-gencode=arch=compute_{arch},code=sm_{arch}"
+    cmd = [NVCC, "-cubin", gencode, *FLAGS, "-Xptxas", "-v", f"-I{CSRC}", *extra, "-o", str(cubin), str(TU)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
+    tool = find_cuobjdump()
+    assert tool is not None
+    sass = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, timeout=300, check=True)
+    return sass.stdout, proc.stdout + proc.stderr
+
+
+def split_entry(report: str) -> tuple[int, int, int]:
+    """(registers, spill stores, spill loads) of v30's split kernel."""
+    (rep,) = [r for name, r in parse_ptxas(report).items() if "v30_split_kernel" in name]
+    return rep.registers, rep.spill_stores, rep.spill_loads
+
+
+def tile_loop(sass: str) -> collections.Counter[str]:
+    """v30's tile loop: the smallest loop with MMAs in it (the mbarrier waits' retry blocks sit after the kernel and
+    branch back into the loop, so the largest backward branch spans the loop and the epilogue)."""
+    (split,) = [ins for name, ins in sass_functions(sass).items() if "v30_split_kernel" in name]
+    return min((body for body in loop_bodies(split) if body["HMMA"]), key=lambda c: sum(c.values()))
+
+
+def highest_register(instructions: list[tuple[int, str]]) -> int:
+    return max(int(m) for _, text in instructions for m in re.findall(r"\bR(\d+)\b", text))
+
+
+@pytest.fixture(scope="module")
+def v30_builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
+    if NVCC is None or find_cuobjdump() is None:
+        pytest.skip("nvcc or cuobjdump not found")
+    tmp = tmp_path_factory.mktemp("v30")
+    return {arch: compile_v30(tmp, arch) for arch in ARCHS}
+
+
+@needs_tools
+@pytest.mark.parametrize("arch", ARCHS)
+def test_v30_builds_without_spills_with_setmaxnreg_and_hmma_only(
+    v30_builds: dict[str, tuple[str, str]], arch: str
+) -> None:
+    sass, report = v30_builds[arch]
+    assert split_entry(report) == (ENTRY_REGS, 0, 0), report
+    assert all(r.spill_stores == 0 and r.spill_loads == 0 for r in parse_ptxas(report).values()), report
+    assert f"sm_{arch[:-1]}" in sass.lower() or f"sm{arch[:-1]}" in sass.lower()
+    (split,) = [ins for name, ins in sass_functions(sass).items() if "v30_split_kernel" in name]
+    ops = [text for _, text in split]
+    assert any(re.search(rf"USETMAXREG\.TRY_ALLOC\S*\s+\S+,\s*{MATH_REGS:#x}\b", t) for t in ops), "no setmaxnreg.inc"
+    assert any(re.search(rf"USETMAXREG\.DEALLOC\S*\s+{PRODUCER_REGS:#x}\b", t) for t in ops), "no setmaxnreg.dec"
+    assert highest_register(split) < MATH_REGS
+    assert not any(re.match(r"(@!?P\w+\s+)?(LDL|STL)\b", t) for t in ops), "local memory in the split kernel"
+    loop = tile_loop(sass)
+    assert loop["HMMA"] == 136 and loop["LDSM"] == 70, loop
+    assert loop["BAR"] == 1, "the tile loop's one barrier is the pair's S swap (no block barrier)"
+    assert FORBIDDEN_SASS.findall(sass) == []
+    assert re.search(r"\bHMMA\.16816\.F32\.BF16\b", sass)
+    assert "LDGSTSBAR" in sass  # cp.async.mbarrier.arrive.noinc: the producer's stage completes on full
+
+
+@needs_tools
+def test_v30_shared_memory_fits_sm120(tmp_path: Path) -> None:
+    assert NVCC is not None
+    src = tmp_path / "print_smem.cu"
+    src.write_text(
+        '#include <cstdio>\n#include "verify_attention_v30.cuh"\n'
+        'int main() { std::printf("%d %d\\n", verify_attn::v30::kSmemBytes, verify_attn::v30::kThreads); }\n'
+    )
+    exe = tmp_path / "print_smem"
+    proc = subprocess.run(
+        [NVCC, "-std=c++17", "-arch=sm_90", f"-I{CSRC}", "-o", str(exe), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    smem, threads = map(int, subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split())
+    # 4 stages of 16 rows x 1,168 B, the S swap, the masks, Q's rope block, 8 mbarriers.
+    assert smem == 4 * 16 * 1168 + 16384 + 512 + 8192 + 64 == 99904 <= SMEM_LIMIT
+    assert threads == 384
+
+
+@needs_tools
+def test_v30_refuses_a_portable_target(tmp_path: Path) -> None:
+    assert NVCC is not None
+    cmd = [NVCC, "-cubin", "-arch=sm_90", *FLAGS, f"-I{CSRC}", "-o", str(tmp_path / "x.cubin"), str(TU)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode != 0 and "needs an arch-specific target" in proc.stderr
+
+
+@needs_tools
+def test_v30bulk_is_clean_on_sm90a_and_spills_on_sm120a(tmp_path: Path) -> None:
+    sass, report = compile_v30(tmp_path, "90a", "-DVERIFY_V30_BULK=1")
+    assert split_entry(report) == (ENTRY_REGS, 0, 0), report
+    assert "UBLKCP" in sass and "LDGSTS" not in sass  # one bulk copy a row, no cp.async
+    assert tile_loop(sass)["HMMA"] == 136
+    _, report120 = compile_v30(tmp_path, "120a", "-DVERIFY_V30_BULK=1")
+    assert split_entry(report120)[1] > 0, "v30bulk no longer spills on sm_120a: build.VARIANTS may list sm_120"
+    assert build.VARIANTS["v30bulk"][3] == ((9, 0),)
+
+
+@needs_tools
+def test_v30_under_the_sm120_balance_emulation(tmp_path: Path) -> None:
+    sass, report = compile_v30(tmp_path, "90a", *build.emulation_flags(N)[len(build.CUDA_FLAGS) :])
+    registers, stores, loads = split_entry(report)
+    assert registers == ENTRY_REGS and stores <= 16 and loads <= 16, report  # 12 / 8 B with nvcc 13.0
+    assert tile_loop(sass)["HMMA"] == emulated_mmas(N)
+    assert all("V30EmulationProbe" in name for name in sass_functions(sass))
+
+
+def test_variant_names_and_files() -> None:
+    assert build.variant_build("v26") == (build.SOURCES, build.SOURCES + build.HEADERS, (), "")
+    sources, hashed, flags, tag = build.variant_build("v30")
+    assert sources == ("binding.cpp", "verify_attention_v30_sm.cu") and tag == "_v30" and flags == ()
+    assert "verify_attention_v30.cuh" in hashed and "verify_attention_ptx.cuh" in hashed
+    assert build.variant_build("v30bulk")[2] == ("-DVERIFY_V30_BULK=1",)
+    assert build.source_hash() == build.source_hash(build.SOURCES + build.HEADERS)  # the product's name is unchanged
+    assert build.source_hash(hashed) != build.source_hash()
+    with pytest.raises(ValueError, match="variant: expected one of v26, v30, v30bulk, got 'v31'"):
+        build.variant_build("v31")

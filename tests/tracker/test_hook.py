@@ -45,7 +45,8 @@ def folder(path: Path) -> dict[str, tuple[bytes | str, int]]:
     out: dict[str, tuple[bytes | str, int]] = {}
     for entry in sorted(path.iterdir()) if path.exists() else []:
         st = entry.lstat()
-        out[entry.name] = (os.readlink(entry) if entry.is_symlink() else entry.read_bytes(), st.st_mode)
+        content = os.readlink(entry) if entry.is_symlink() else "dir" if entry.is_dir() else entry.read_bytes()
+        out[entry.name] = (content, st.st_mode)
     return out
 
 
@@ -162,6 +163,20 @@ def test_a_symlinked_hook_is_put_back_as_the_same_link(repo: Path, cli: Callable
     assert os.readlink(hooks / "prepare-commit-msg.before-tracker") == "../../tools/hook.sh"
     cli(repo, "hook", "install", "--uninstall")
     assert folder(hooks) == before
+
+
+def test_a_hook_that_is_a_directory_is_put_back_without_a_traceback(repo: Path, cli: Callable[..., Any]) -> None:
+    """git cannot run a directory as a hook (the commit fails, as it did before the install); uninstall renamed it
+    back over the tracker's hook file: NotADirectoryError, a traceback."""
+    hooks = repo / ".git/hooks"
+    (hooks / "prepare-commit-msg").mkdir()
+    (hooks / "prepare-commit-msg/notes").write_text("mine\n")
+    before = folder(hooks)
+    assert cli(repo, "hook", "install").code == 0
+    assert (hooks / "prepare-commit-msg.before-tracker/notes").read_text() == "mine\n"
+    got = cli(repo, "hook", "install", "--uninstall")
+    assert (got.code, got.err) == (0, "")
+    assert folder(hooks) == before and (hooks / "prepare-commit-msg/notes").read_text() == "mine\n"
 
 
 def test_install_and_uninstall_without_a_hook_before(repo: Path, cli: Callable[..., Any]) -> None:

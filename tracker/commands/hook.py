@@ -108,7 +108,10 @@ def _install(folder: Path, python: str) -> str:
         )
     chained = present and mine is None
     if chained:
-        os.rename(hook, aside)
+        try:
+            os.rename(hook, aside)
+        except OSError as err:
+            raise FileError(f"{hook}: cannot move it aside to {ASIDE}: {err.strerror or err}") from None
     try:
         _write(hook, script(python))
     except BaseException:
@@ -130,7 +133,12 @@ def _uninstall(folder: Path) -> str:
     if mine is None and present:
         return f"not installed: {hook} is not the tracker's hook (left as it is)"
     if os.path.lexists(aside):
-        os.replace(aside, hook)
+        try:
+            if os.path.isdir(aside) and not os.path.islink(aside) and present:
+                hook.unlink()  # a rename cannot put a directory over a file
+            os.replace(aside, hook)
+        except OSError as err:
+            raise FileError(f"{aside}: cannot rename it back to {HOOK}: {err.strerror or err}") from None
         return f"removed the tracker hook; {HOOK} is the hook it chained again ({hook})"
     if not present:
         return f"not installed: no {hook}"

@@ -163,6 +163,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
   if (tid < kStages) {
     mbar_init(full + tid * 8, kBulk ? 1 : 32);
     mbar_init(empty + tid * 8, kMathThreads);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copy engine too
   }
   __syncthreads();  // the barriers' init, before any thread leaves
 

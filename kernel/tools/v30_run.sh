@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Issue 17 part 2 (v30, the producer-warpgroup lab variant) in one device call on an H200, from a snapshot's root:
+#   1. the product's and both lab variants' extensions built in parallel (kernel/build.py load(variant=...));
+#   2. tests/kernel/test_gpu_v30.py under `timeout 120` (a wrong mbarrier parity hangs): the reference cases, bit for
+#      bit equal to v26, counting cases under forced splits; nothing is timed if it fails;
+#   3. python -m bench verify --cases all --impl cuda,cuda_v30,cuda_v30bulk (each case: v26 then the variants on the
+#      same input sets), then, while the call's time allows, a second round in the reverse order.
+# Writes under $OUT: build.log, tests.log, bench.log, bench2.log and the result files.
+#
+#   OUT=/tmp/out TRACKER_COMMIT=<sha> TRACKER_DIRTY=0 kernel/tools/v30_run.sh [budget] [seconds for the whole call]
+set -uo pipefail
+: "${OUT:?set OUT to the folder that receives the result files and the logs}"
+budget=${1:-0.3}
+limit=${2:-370}
+start=$SECONDS
+export PYTHONUNBUFFERED=1 VERIFY_KERNEL_CACHE=/tmp/verify-kernel
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 2>&1 | tee "$OUT/build.log"
+for v in v26 v30 v30bulk; do
+  timeout 200 python3 -c "from kernel import build; build.load(variant='$v'); print('built $v')" >>"$OUT/build.log" 2>&1 &
+done
+wait
+echo "built in $((SECONDS - start)) s" | tee -a "$OUT/build.log"
+timeout 120 python3 -m pytest -q -x -p no:cacheprovider tests/kernel/test_gpu_v30.py 2>&1 | tee "$OUT/tests.log"
+status=$?
+echo "tests exit $status at $((SECONDS - start)) s" | tee -a "$OUT/tests.log"
+[ "$status" -eq 0 ] || exit "$status"
+left=$((limit - (SECONDS - start) - 5))
+timeout "$left" python3 -m bench verify --cases all --impl cuda,cuda_v30,cuda_v30bulk --budget "$budget" --out "$OUT" \
+  2>&1 | tee "$OUT/bench.log"
+status=$?
+echo "bench exit $status at $((SECONDS - start)) s" | tee -a "$OUT/bench.log"
+left=$((limit - (SECONDS - start) - 5))
+if [ "$status" -eq 0 ] && [ "$left" -gt 60 ]; then
+  timeout "$left" python3 -m bench verify --cases all --impl cuda_v30bulk,cuda_v30,cuda --budget "$budget" \
+    --out "$OUT" 2>&1 | tee "$OUT/bench2.log"
+  echo "bench2 exit $? at $((SECONDS - start)) s" | tee -a "$OUT/bench2.log"
+fi
+exit "$status"

@@ -259,12 +259,17 @@ class Now(NamedTuple):
     tree: Callable[[], FileIndex]  # the working tree's file ids
 
 
-def at_revision(root: Path, ref: str, now: Now, cache: Cache, clock: Clock | None = None) -> AtRevision:
+def at_revision(
+    root: Path, ref: str, now: Now, cache: Cache, clock: Clock | None = None, tree: str | None = None
+) -> AtRevision:
     """The plans and statuses at ``ref`` (module docstring). ``now``: the working tree as the command read it;
-    ``cache``: the command's (what REF's evaluation learns goes through :class:`RevisionCache`). Raises
-    :class:`tracker.gitlog.UnknownRef` (exit 3) for a ref that names no commit."""
+    ``cache``: the command's (what REF's evaluation learns goes through :class:`RevisionCache`); ``tree``: a tree's
+    id to judge instead of ``ref``'s commit (the index's: what a commit hook's commit holds; ``commit`` is that id
+    then). Raises :class:`tracker.gitlog.UnknownRef` (exit 3) for a ref that names no commit."""
+    from tracker.gitlog import tree_entries
+
     clock = clock or Clock()
-    commit, entries = revision_tree(root, ref)
+    commit, entries = revision_tree(root, ref) if tree is None else (tree, tree_entries(root, tree))
     targets: dict[str, str] = {}
 
     def link(oid: str) -> str:

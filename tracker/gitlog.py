@@ -346,6 +346,13 @@ def revision_tree(root: Path, ref: str) -> tuple[str | None, dict[str, TreeEntry
     return commit, _tree(out)
 
 
+def index_tree(root: Path) -> str:
+    """The id of the tree git's index holds (``git write-tree``: what ``git commit`` is about to commit; the index
+    of ``GIT_INDEX_FILE`` when git set it for a hook: ``commit -a`` and ``commit PATH`` commit a temporary one).
+    FileError when the index cannot be written as a tree (an unresolved merge)."""
+    return _plain(root, "write-tree").stdout.decode("ascii").strip()
+
+
 def changed_since(root: Path, commit: str, folder: str) -> set[str]:
     """The files under ``folder`` (a path relative to the root) that differ between ``commit``'s tree and the working
     tree (``git diff --name-only``: edited, deleted, or no longer tracked), paths relative to the root."""

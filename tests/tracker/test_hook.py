@@ -103,6 +103,26 @@ def test_a_message_through_the_editor_still_drops_gits_comments(repo: Path, cli:
     assert message(repo) == "by hand\n\n" + "\n".join(WANT) + "\n\n"
 
 
+def test_the_trailers_are_the_commits_not_the_working_trees(repo: Path, cli: Callable[..., Any]) -> None:
+    """The new evidence is in the working tree but not staged: a commit of README.md alone proves nothing, and got
+    "Phase-Done: 0001/P2 ... Evidence: <a file not in the commit>" (the summary judged the working tree). In the
+    hook the change is what git commits: its index."""
+    cli(repo, "hook", "install")
+    (repo / "README.md").write_text("# docs\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-q", "-m", "docs only")
+    assert message(repo) == "docs only\n\n" and trailers(repo) == []
+    git(repo, "add", NEW_RUN)
+    git(repo, "commit", "-q", "-m", "the run alone")  # the result file still not added: 0001/P2 waits for it
+    assert trailers(repo) == [f"Evidence: {NEW_RUN}"]
+    (repo / "src/kernel.py").write_text("# edited, not staged\n")
+    git(repo, "add", NEW_RESULT)
+    git(repo, "commit", "-q", "-m", "the result")
+    assert trailers(repo) == ["Phase-Done: 0001/P2", "Phase-Done: 0001/P3", f"Evidence: {NEW_RESULT}"]
+    git(repo, "commit", "-q", "-a", "-m", "the kernel edit")  # -a: git's own index of the commit
+    assert "Phase-Stale: 0001/P1" in trailers(repo)
+
+
 def test_a_commit_through_the_editor_gets_the_whole_summary(repo: Path, cli: Callable[..., Any]) -> None:
     cli(repo, "hook", "install")
     git(repo, "add", "-A")

@@ -2,7 +2,9 @@
 working tree; never commits.
 
 The change is the working tree as it is now (its evidence, plans and code: what ``tracker status`` judges) against
-the revision REF (default ``HEAD``) as :mod:`tracker.at_revision` reads it. The message
+the revision REF (default ``HEAD``) as :mod:`tracker.at_revision` reads it; in a commit hook (``--write`` with
+``GIT_INDEX_FILE`` set, as git sets it for hooks) it is the tree of git's index instead, what the commit will hold:
+evidence left unstaged or untracked is in no trailer. The message
 (:mod:`tracker.commit_summary`) says what the change proved: a subject under 72 characters, a body with each phase
 transition (REF's status -> now, and why), the benchmark figures that moved and git trailers (``Phase-Done:
 0002/P3``, ``Evidence: FILE``). ``HEAD`` of a repository without a commit yet is an empty revision: every phase is
@@ -41,7 +43,9 @@ def run(
     """Print (or ``write``) the summary of the working tree's change against ``against``; exit 0."""
     out = out or sys.stdout
     cache = Cache(root)
-    summary = build(root, against, cache)
+    # In a commit hook (git sets GIT_INDEX_FILE for it) the change is what git commits: its index, not the working
+    # tree (a file left unstaged or untracked is in no trailer).
+    summary = build(root, against, cache, index=write is not None and bool(os.environ.get("GIT_INDEX_FILE")))
     if (root / TRACKER_DIR / ".gitignore").is_file():  # else writing the cache would leave a new file in git status
         cache.write()
     if write is not None:
@@ -55,33 +59,42 @@ def run(
     return 0
 
 
-def build(root: Path, against: str, cache: Cache, clock: Clock | None = None) -> Summary:
-    """The summary of the working tree against ``against`` (the readers here, the message pure)."""
+def build(root: Path, against: str, cache: Cache, clock: Clock | None = None, index: bool = False) -> Summary:
+    """The summary of the working tree (``index``: of the tree git's index holds) against ``against`` (the readers
+    here, the message pure)."""
     from tracker.at_revision import Now, at_revision
     from tracker.repo_view import RepoView
 
     view = RepoView(root, cache, clock)
-    at = at_revision(root, against, Now(view.plan_set.files, lambda: view.store, lambda: view.tree), cache, view.clock)
+    known = Now(view.plan_set.files, lambda: view.store, lambda: view.tree)
+    at = at_revision(root, against, known, cache, view.clock)
+    plans, statuses, invalid_plans = view.plans, view.statuses, view.plan_set.invalid
+    if index:
+        from tracker.gitlog import index_tree
+
+        staged = at_revision(root, "the index", known, cache, view.clock, tree=index_tree(root))
+        plans, statuses, invalid_plans = staged.plans, staged.statuses, staged.invalid
     # A plan file not valid on one side is not compared (a note says so): its phases are neither new nor removed.
     invalid_then = {i.id or i.path.rpartition("/")[2][:4] for i in at.invalid}
-    invalid_now = {i.id or i.path.rpartition("/")[2][:4] for i in view.plan_set.invalid}
+    invalid_now = {i.id or i.path.rpartition("/")[2][:4] for i in invalid_plans}
     before = Side([p for p in at.plans if p.id not in invalid_now], at.statuses)
-    after = Side([p for p in view.plans if p.id not in invalid_then], view.statuses)
+    after = Side([p for p in plans if p.id not in invalid_then], statuses)
     figures = {}
     pairs = bench_pairs(before, after)
     if pairs:
         from tracker.detail import bench_figures
 
-        then, now = at.bench(), view.bench
+        then, now = at.bench(), staged.bench() if index else view.bench
         for key, old, new in pairs:
             figures[key] = (bench_figures(old, then.results, then.bounds), bench_figures(new, now.results, now.bounds))
-        now.keep_bounds()
-    evidence = _evidence_files(root)
-    changed = changed_files(at.code, view.tree.files)
+        if not index:
+            view.bench.keep_bounds()
+    evidence = set(staged.evidence) if index else _evidence_files(root)
+    changed = changed_files(at.code, staged.code if index else view.tree.files)
     plan_files = [p for p in changed if _is_plan_file(p)]
     code = [p for p in changed if not p.startswith(f"{RESULTS_DIR.as_posix()}/") and not _is_plan_file(p)]
     invalid = [f"{i.path}: not a valid plan at {against}; its phases are not compared" for i in at.invalid]
-    invalid += [f"{i.path}: not a valid plan now; its phases are not compared" for i in view.plan_set.invalid]
+    invalid += [f"{i.path}: not a valid plan now; its phases are not compared" for i in invalid_plans]
     return summarize(
         against,
         at.commit,

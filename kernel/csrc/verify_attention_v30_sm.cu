@@ -10,13 +10,21 @@
 
 namespace verify_attn {
 
-// Probe types of its own, so that none of v30's kernels or launcher statics share a name with the product's or the
-// emulation's (the launcher's static LaunchInfo is a process-wide GNU unique symbol: verify_attention_sm.cu).
-#if VERIFY_MMA_REPEAT_X32 == 32
+// Probe types of its own, one per build (v30, v30bulk, each with or without the emulation), so that no two of the
+// extensions loaded in one process share a kernel or launcher-static name: the launcher's static LaunchInfo is a
+// process-wide GNU unique symbol (verify_attention_sm.cu), and shared between v30 and v30bulk it skipped v30bulk's
+// shared-memory attribute (first H200 call at abbdbfe: v30bulk's launch failed, "invalid argument").
+#if VERIFY_MMA_REPEAT_X32 == 32 && !VERIFY_V30_BULK
 struct V30Probe : NoProbe {};
-#else
+#elif VERIFY_MMA_REPEAT_X32 == 32
+struct V30BulkProbe : NoProbe {};
+using V30Probe = V30BulkProbe;
+#elif !VERIFY_V30_BULK
 struct V30EmulationProbe : NoProbe {};
 using V30Probe = V30EmulationProbe;
+#else
+struct V30BulkEmulationProbe : NoProbe {};
+using V30Probe = V30BulkEmulationProbe;
 #endif
 
 cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream) { return v30::launch<V30Probe>(p, stream); }

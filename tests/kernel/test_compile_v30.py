@@ -131,6 +131,8 @@ def test_v30bulk_is_clean_on_sm90a_and_spills_on_sm120a(tmp_path: Path) -> None:
     sass, report = compile_v30(tmp_path, "90a", "-DVERIFY_V30_BULK=1")
     assert split_entry(report) == (ENTRY_REGS, 0, 0), report
     assert "UBLKCP" in sass and "LDGSTS" not in sass  # one bulk copy a row, no cp.async
+    # Names of its own: loaded beside v30, a shared launcher static skipped its shared-memory attribute.
+    assert all("V30BulkProbe" in name for name in sass_functions(sass)), list(sass_functions(sass))
     assert tile_loop(sass)["HMMA"] == 136
     _, report120 = compile_v30(tmp_path, "120a", "-DVERIFY_V30_BULK=1")
     assert split_entry(report120)[1] > 0, "v30bulk no longer spills on sm_120a: build.VARIANTS may list sm_120"
@@ -138,12 +140,14 @@ def test_v30bulk_is_clean_on_sm90a_and_spills_on_sm120a(tmp_path: Path) -> None:
 
 
 @needs_tools
-def test_v30_under_the_sm120_balance_emulation(tmp_path: Path) -> None:
+def test_v30_under_the_sm120_balance_emulation(tmp_path: Path, v30_builds: dict[str, tuple[str, str]]) -> None:
     sass, report = compile_v30(tmp_path, "90a", *build.emulation_flags(N)[len(build.CUDA_FLAGS) :])
     registers, stores, loads = split_entry(report)
     assert registers == ENTRY_REGS and stores <= 16 and loads <= 16, report  # 12 / 8 B with nvcc 13.0
     assert tile_loop(sass)["HMMA"] == emulated_mmas(N)
     assert all("V30EmulationProbe" in name for name in sass_functions(sass))
+    names = {arch: list(sass_functions(sass)) for arch, (sass, _) in v30_builds.items()}
+    assert all("V30Probe" in name for found in names.values() for name in found), names
 
 
 def test_variant_names_and_files() -> None:

@@ -1,5 +1,5 @@
-// v30, a LAB VARIANT of the verify kernel (issue 17 part 2; never the default: kernel/NOTES.md, "Tried and lost"
-// or "Where it stands" says where it stands). Same math tile as the product (v26, verify_attention.cuh): two math
+// v30, a LAB VARIANT of the verify kernel (issue 17 part 2; not the default: its measurements are in
+// docs/lab/kernel-log.md, "2026-12-01: v30"). Same math tile as the product (v26, verify_attention.cuh): two math
 // warpgroups, partner warps w and w^1 sharing 16 rows, O 128 registers and Q's latent half 64 a thread, the S swap
 // through shared memory, the lazy-shift online softmax, bf16 partials and the same combine. What changes is who
 // gathers and how the stages are handed over:

@@ -7,7 +7,7 @@
 #      same input sets), then, while the call's time allows, a second round in the reverse order.
 # Writes under $OUT: build.log, tests.log, bench.log, bench2.log and the result files.
 #
-#   OUT=/tmp/out TRACKER_COMMIT=<sha> TRACKER_DIRTY=0 kernel/tools/v30_run.sh [budget] [seconds for the whole call]
+#   OUT=/tmp/out TRACKER_COMMIT=<the 40-digit sha> TRACKER_DIRTY=0 kernel/tools/v30_run.sh [budget] [seconds for the whole call]
 set -uo pipefail
 : "${OUT:?set OUT to the folder that receives the result files and the logs}"
 budget=${1:-0.3}

@@ -91,7 +91,7 @@ def environment(root: Path | None, filters: dict[str, Callable[..., Any]] | None
 
     loaders: list[jinja2.BaseLoader] = []
     if root is not None and (root / OVERRIDES).is_dir():
-        loaders.append(jinja2.FileSystemLoader(root / OVERRIDES))
+        loaders.append(_repository_loader(root))
     packaged = jinja2.FileSystemLoader(packaged_dir())
     loaders += [jinja2.PrefixLoader({PACKAGED.rstrip("/"): packaged}), packaged]
     env = jinja2.Environment(
@@ -107,6 +107,28 @@ def environment(root: Path | None, filters: dict[str, Callable[..., Any]] | None
     return env
 
 
+def _repository_loader(root: Path) -> jinja2.BaseLoader:
+    """The loader of ``root``'s overrides: a file that cannot be read or is not UTF-8 is a :class:`TemplateError`
+    naming it (``path:line`` of the first byte that is not UTF-8), not a traceback."""
+    import jinja2
+
+    class RepositoryLoader(jinja2.FileSystemLoader):
+        def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+            try:
+                return super().get_source(environment, template)
+            except jinja2.TemplateNotFound:
+                raise  # an OSError too: the packaged templates are looked at next
+            except UnicodeDecodeError as err:
+                path = root.resolve() / OVERRIDES / template
+                line = err.object[: err.start].count(b"\n") + 1
+                raise TemplateError(f"{_shown(path, root)}:{line}: not UTF-8 text (byte {err.start})") from None
+            except OSError as err:
+                path = root.resolve() / OVERRIDES / template
+                raise TemplateError(f"{_shown(path, root)}: cannot be read: {err.strerror or err}") from None
+
+    return RepositoryLoader(root / OVERRIDES)
+
+
 def render(env: jinja2.Environment, name: str, root: Path | None = None, **context: Any) -> str:
     """Template ``name`` rendered with ``context``. A repository template (under ``root``'s overrides) that fails
     raises :class:`TemplateError` naming it; a packaged template's failure propagates (a bug)."""
@@ -120,6 +142,8 @@ def render(env: jinja2.Environment, name: str, root: Path | None = None, **conte
         if where is None:
             raise
         raise TemplateError(f"{_shown(where, root)}:{err.lineno}: {err.message}") from None
+    except TemplateError:
+        raise  # a repository template that cannot be read (its loader named it)
     except jinja2.TemplateNotFound as err:
         raise TemplateError(f"template {err.name} not found (in {OVERRIDES} or the packaged templates)") from None
     except Exception as err:

@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -221,17 +222,32 @@ def test_a_repository_template_overrides_the_packaged_one(own_repo: Path) -> Non
     assert '<p id="ours">Our period</p>' in page and "<table" in page  # one block replaced, the rest packaged
 
 
+def test_a_template_the_repository_does_not_override_is_the_packaged_one(own_repo: Path, fixture_repo: Path) -> None:
+    folder = own_repo / ".tracker/templates"
+    folder.mkdir(parents=True)
+    (folder / "report.html.j2").write_text("{{ point }}\nours\n", encoding="utf-8")
+    (folder / "README.md").write_text("our templates\n", encoding="utf-8")
+    assert text_of(own_repo) == text_of(fixture_repo)
+
+
 @pytest.mark.parametrize(
     ("template", "where"),
     [
         ("line one\n{% for x in %}\n", ".tracker/templates/report.md.j2:2:"),  # does not parse
         ("line one\n{{ report.no_such_field }}\n", ".tracker/templates/report.md.j2:2:"),  # StrictUndefined
         ("{{ 1 // 0 }}\n", ".tracker/templates/report.md.j2:1:"),  # fails while rendering
+        ("line one\n{% include 'part.j2' %}\n", ".tracker/templates/part.j2:2: ZeroDivisionError"),  # in an include
+        ("caf\xe9\n".encode("latin-1"), ".tracker/templates/report.md.j2:1: not UTF-8"),  # cannot be read as text
+        (b"one\ntwo \xff\n", ".tracker/templates/report.md.j2:2: not UTF-8"),
     ],
 )
-def test_a_broken_repository_template_is_exit_8_naming_its_line(own_repo: Path, template: str, where: str) -> None:
+def test_a_broken_repository_template_is_exit_8_naming_its_line(
+    own_repo: Path, template: str | bytes, where: str
+) -> None:
     (own_repo / ".tracker/templates").mkdir(parents=True)
-    (own_repo / ".tracker/templates/report.md.j2").write_text(template, encoding="utf-8")
+    (own_repo / ".tracker/templates/part.j2").write_text("fine\n{{ 1 // 0 }}\n", encoding="utf-8")
+    data = template if isinstance(template, bytes) else template.encode("utf-8")
+    (own_repo / ".tracker/templates/report.md.j2").write_bytes(data)
     with pytest.raises(FileError) as err:
         report.run(own_repo, out=io.StringIO())
     assert exit_code_for(err.value) == 8 and str(err.value).startswith(where), str(err.value)
@@ -274,18 +290,54 @@ def test_hostile_plan_text_is_inert_in_markdown_and_html(own_repo: Path) -> None
     assert page.lower().count("<script") == page.lower().count("</script>")  # only the template's own, if any
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+class _Page(HTMLParser):
+    """The tags of an HTML page and the text a reader sees (entities decoded)."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.text: list[str] = []
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+CONTROLS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+
+
+def test_control_characters_in_plan_text_never_reach_the_report(own_repo: Path) -> None:
+    title = "red\x1b[31m alarm\x07 nul\x00 del\x7f nel\x85 ls\u2028 cr\r lf\n end"
+    hostile_repo(own_repo, title, prose="Prose \x1b[2J cleared {{ 7*7 }}")
+    md = text_of(own_repo)
+    assert not CONTROLS.search(md) and "\u2028" not in md
+    rows = [line for line in md.splitlines() if line.startswith("| 0001 |")]
+    assert rows == [  # line breaks became spaces, the other control characters are gone
+        "| 0001 | red[31m alarm nul del nel  ls  cr  lf  end | 3 | 1 regressed, 1 blocked, 1 done |"
+    ]
+    page = text_of(own_repo, fmt="html")
+    assert not CONTROLS.search(page)
+    assert "red[31m alarm nul del nel" in page  # the rest of the text as it was
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     title=st.lists(
-        st.sampled_from([*"<>&|`*_[](){}%#!\\/\"' \t", "{{", "}}", "{%", "%}", "<script>", "é", "x"]),
+        st.sampled_from(
+            [*"<>&|`*_[](){}%#!\\/\"' \t", "{{", "}}", "{%", "%}", "<script>", "é", "x", "\x1b", "\x00", "\n", "\u2028"]
+        ),
         min_size=1,
         max_size=14,
     )
     .map("".join)
-    .filter(lambda t: bool(t.strip()))
+    .filter(lambda t: bool(CONTROLS.sub("", t).strip()))
 )
 def test_any_title_stays_one_cell_and_never_markup(
-    fixture_repo: Path, tmp_path_factory: pytest.TempPathFactory, title: str
+    fixture_repo: Path, plain_page: _Page, tmp_path_factory: pytest.TempPathFactory, title: str
 ) -> None:
     root = tmp_path_factory.mktemp("hostile") / "repo"
     shutil.copytree(fixture_repo, root, symlinks=True, ignore=shutil.ignore_patterns("cache"))
@@ -295,7 +347,16 @@ def test_any_title_stays_one_cell_and_never_markup(
     assert len(rows) == 1  # the summary table's row of plan 0001
     cells = re.split(r"(?<!\\)\|", rows[0].strip())[1:-1]
     assert len(cells) == 4, rows[0]  # Plan, Title, Phases, Statuses: the title did not add a column
-    assert "<script" not in md.lower()
-    page = text_of(root, fmt="html")
-    assert "<script>" not in page.lower() or page.lower().count("<script") == page.lower().count("</script>")
-    assert title in html.unescape(page)  # shown as the text it is
+    assert "<script" not in md.lower() and "49" not in rows[0] and not CONTROLS.search(md)
+    page = _Page(text_of(root, fmt="html"))
+    # No element came from the title: the same tags as the page of a plain title, code spans (`x`) aside.
+    assert [t for t in page.tags if t != "code"] == [t for t in plain_page.tags if t != "code"]
+    shown = "".join(page.text)
+    assert not CONTROLS.search(shown)
+    # Shown as the text it is: every character but control characters, backticks aside (a pair is a code span).
+    assert CONTROLS.sub("", title).replace("`", "") in shown.replace("`", "")
+
+
+@pytest.fixture(scope="module")
+def plain_page(fixture_repo: Path) -> _Page:
+    return _Page(text_of(fixture_repo, fmt="html"))

@@ -39,6 +39,12 @@ REPORTS_DIR = Path("plans") / "reports"
 FORMATS = ("md", "html")
 POINT = "<!-- tracker:report "
 _SLUG_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# Control characters other than tab, line feed, form feed and carriage return: dropped from a rendered report wherever
+# they came from (plan text, a commit subject, a machine name), as |md drops them from Markdown cells; in HTML
+# they are parse errors, in a terminal escape sequences.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+# A code span: a backtick run, then text (not empty), then a run of exactly as many backticks.
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _CHARTS = re.compile(r"<!-- tracker:charts -->.*?<!-- /tracker:charts -->", re.DOTALL)
 CHARTS_NOTE = "Charts need matplotlib, which is not installed here: pip install 'plan-tracker[report]'."
 
@@ -226,7 +232,7 @@ def render(root: Path, report: Report, fmt: str, *, charts: bool = True) -> str:
         "code_spans": _code_spans,
     }
     env = templating.environment(root, filters)
-    return templating.render(
+    text = templating.render(
         env,
         f"report.{fmt}.j2",
         root,
@@ -235,16 +241,22 @@ def render(root: Path, report: Report, fmt: str, *, charts: bool = True) -> str:
         charts_drawn=draw,
         charts_note=CHARTS_NOTE if charts and not charting.available() else "Charts not drawn.",
     )
+    return _CONTROL.sub("", text)
 
 
 def _code_spans(text: object) -> Markup:
-    """Text with its backtick spans as ``<code>`` (HTML), every piece escaped."""
+    """Text with its backtick code spans as ``<code>`` (HTML), every piece escaped. A span is a run of backticks, some
+    text, and a run of exactly as many (CommonMark's rule); a run that closes nothing, or one that would enclose
+    nothing (``````), stays as the backticks it is."""
     from markupsafe import Markup, escape
 
-    parts = str(text).split("`")
-    if len(parts) % 2 == 0:  # an unpaired backtick: no code spans
-        return escape(str(text))
-    return Markup("").join(Markup("<code>%s</code>") % p if i % 2 else escape(p) for i, p in enumerate(parts))
+    source = str(text)
+    out: list[Markup] = []
+    done = 0
+    for m in _CODE_SPAN.finditer(source):
+        out += [escape(source[done : m.start()]), Markup("<code>%s</code>") % m.group(2)]
+        done = m.end()
+    return Markup("").join([*out, escape(source[done:])])
 
 
 def point_comment(report: Report) -> str:

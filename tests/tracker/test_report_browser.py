@@ -8,6 +8,8 @@ import io
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,7 +33,7 @@ def _charts_available() -> bool:
     return charts.available()
 
 
-pytestmark = pytest.mark.skipif(not _charts_available(), reason="the charts need the [report] extra (matplotlib)")
+needs_charts = pytest.mark.skipif(not _charts_available(), reason="the charts need the [report] extra (matplotlib)")
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +48,7 @@ def write_html(root: Path, out: Path, **kwargs: object) -> dict:
     return json.loads(buf.getvalue())
 
 
+@needs_charts
 def test_the_html_report_is_clean_complete_and_visible(
     real_browser: Browser, fixture_repo: Path, tmp_path: Path
 ) -> None:
@@ -75,6 +78,7 @@ def test_the_html_report_is_clean_complete_and_visible(
     assert head[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(head[16:20], "big") > 0
 
 
+@needs_charts
 def test_hostile_plan_text_does_not_run_in_the_browser(
     real_browser: Browser, fixture_repo: Path, tmp_path: Path
 ) -> None:
@@ -90,3 +94,27 @@ def test_hostile_plan_text_does_not_run_in_the_browser(
     shown = real_browser.open_page(tmp_path / "hostile.html")
     shown.assert_clean()  # the script did not run and the image was never requested
     assert shown.elements("img") == [] and any("{{ 7*7 }}" in h.text for h in shown.elements("h2, h3, td"))
+
+
+def test_without_matplotlib_the_page_has_its_tables_and_the_note(
+    real_browser: Browser, fixture_repo: Path, tmp_path: Path
+) -> None:
+    """Where the [report] extra is not installed (simulated: an import of matplotlib fails in the child), the page
+    still renders clean: every table visible, no chart, and the one-line note where the charts would be."""
+    out = tmp_path / "plain.html"
+    code = (
+        "import sys\nsys.modules['matplotlib'] = None  # an import of it fails, as where it is not installed\n"
+        "from tracker.cli import main\n"
+        f"main(['--root', {str(fixture_repo)!r}, 'report', '--format', 'html', '--out', {str(out)!r}])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    shown = real_browser.open_page(out)
+    shown.assert_clean()
+    assert shown.requests == [shown.url]
+    tables = shown.elements("table")
+    assert len(tables) >= 3 and all(t.visible for t in tables), [t.hidden_because for t in tables]
+    assert shown.elements("svg") == []
+    (note,) = shown.elements(".charts-note")
+    assert note.visible and "matplotlib" in note.text and "plan-tracker[report]" in note.text
+    shown.screenshot(tmp_path / "plain.png")

@@ -184,7 +184,7 @@ def test_speed_bench_end_to_end(tmp_path: Path) -> None:
     assert (
         speed.main(["--runs", "1", "--plans", "5", "--phases", "2", "--history", "8,20", "--out", str(tmp_path)]) == 0
     )
-    [path] = tmp_path.glob("tracker_speed-*.json")
+    [path] = tmp_path.glob("*-tracker_speed-*.json")
     metrics = {(c.metric, tuple(sorted(c.params.items()))) for c in load_result(path).cases}
     assert ("tracker.status_history_ratio", (("evidence_from", 8), ("evidence_to", 20), ("repo", "history"))) in metrics
     assert ("tracker.status_vs_python", (("repo", "own"),)) in metrics
@@ -194,7 +194,7 @@ def test_speed_bench_end_to_end(tmp_path: Path) -> None:
 def test_overhead_bench_end_to_end(tmp_path: Path) -> None:
     args = ["--gates", "3", "--repeat", "1", "--files", "5", "--breakdown", "--out", str(tmp_path)]
     assert overhead.main(args) == 0
-    [path] = tmp_path.glob("tracker_verify_overhead-*.json")
+    [path] = tmp_path.glob("*-tracker_verify_overhead-*.json")
     assert {c.metric for c in load_result(path).cases} >= {"tracker.verify_vs_pytest", "tracker.verify_vs_pytest_cpu"}
 
 
@@ -221,3 +221,28 @@ def test_report_and_detail_cases_carry_the_gates_metrics_and_ratios_round_by_rou
     assert cases[("tracker.summary_vs_status", (("repo", "own"),))]["samples"] == pytest.approx([2.0, 1.5])
     assert ("tracker.report_ms", (("format", "html"), ("repo", "own"))) in cases
     assert not any(m.startswith("tracker.update_check") for m, _ in cases)  # the status group was not timed
+
+
+@pytest.mark.slow
+def test_report_case_end_to_end_feeds_the_report_gate(tmp_path: Path) -> None:
+    """``--cases report`` on a tiny synthetic repository: real ``tracker report`` runs, a valid result file whose
+    ``tracker.report_ms`` case carries the synthetic size and drives a gate shaped like plan 0004 P3's."""
+    out = tmp_path / "results"
+    assert speed.main(["--cases", "report", "--runs", "1", "--plans", "4", "--phases", "2", "--out", str(out)]) == 0
+    [path] = out.glob("*tracker_speed-*.json")
+    cases = {(c.metric, tuple(sorted(c.params.items()))): c for c in load_result(path).cases}
+    case = cases[("tracker.report_ms", (("phases", 2), ("plans", 4), ("repo", "synthetic")))]
+    assert case.unit == "ms" and len(case.samples) == 1 and 0 < case.samples[0] < 60_000
+    assert {("tracker.report_ms", (("format", fmt), ("repo", "own"))) for fmt in ("md", "html")} <= set(cases)
+    assert not any(m.startswith(("tracker.update_check", "tracker.show")) for m, _ in cases)  # only the report group
+
+    gate = 'bench = "tracker.report_ms"\nwhere = { repo = "synthetic", plans = 4, phases = 2 }\nat_most = 60000\nmin_samples = 1'
+    root = make_repo(tmp_path / "repo", {"plans/0004-reports.md": plan_text("0004", [phase_block("P3", ["src/**"], [gate])]),
+                                         "src/a.py": "A = 1\n", ".gitignore": ".tracker/cache/\n"})  # fmt: skip
+    (root / "bench/results").mkdir(parents=True)
+    (root / "bench/results" / path.name).write_bytes(path.read_bytes())
+    st = statuses(root)["0004/P3"]
+    assert (
+        st.status is Status.DONE
+        and " ms ≤ 60000 ms (median of 1, repo=synthetic plans=4 phases=2" in st.verdicts[0].reason
+    )

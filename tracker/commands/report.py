@@ -8,7 +8,13 @@ partial one). An unknown plan or milestone, a PLAN with ``--milestone``, or a RE
 Invalid plan files: exit 2 (8 when one cannot be read), nothing written; a report of part of the plans could say
 something the whole would not. A repository template that does not parse or fails: exit 8, ``path:line``.
 
-Milestone reports live in ``plans/reports/<milestone>.md`` and ``.html`` (:func:`report_path`). Each records its
+Milestone reports live in ``plans/reports/<milestone>.md`` and ``.html`` (:func:`report_path`). Which ones exist is
+what the folder holds, not a setting: a report file there is kept current, one the repository does not want is
+deleted. Kept current by ``tracker check``, not written by ``tracker update``: check fails (exit 1) on each report
+that is not what ``tracker report`` renders now, naming the file and the command that regenerates it
+(:func:`command_line`). Update rewrites regions inside files (plans, docs) under its write guards; a report is a
+whole file of its own whose HTML carries charts that depend on matplotlib being installed, and regenerating it
+moves its period (see below), so it is written only when asked for, with ``--out``. Each records its
 period (``<!-- tracker:report {...} -->``, first line of the Markdown, second of the HTML): a milestone report
 made without ``--since`` starts where the one in ``plans/reports/`` ended when newer evidence exists, and covers
 the same period again when not, so rendering it twice on the same repository gives the same bytes.
@@ -344,6 +350,7 @@ def reports_out_of_date(root: Path) -> list[str]:
     if not folder.is_dir():
         return []
     found: list[tuple[str, str, str, str]] = []  # (path, format, milestone, text)
+    unreadable: list[tuple[str, str, str]] = []  # (path, format, file name stem): no report point that reads
     for path in sorted(folder.iterdir()):
         fmt = path.suffix.lstrip(".")
         if fmt not in FORMATS or not path.is_file():
@@ -357,9 +364,25 @@ def reports_out_of_date(root: Path) -> list[str]:
         point = parse_point(text)
         if point is not None and point[0].kind == "milestone" and point[0].name is not None:
             found.append((rel, fmt, point[0].name, text))
+        else:
+            unreadable.append((rel, fmt, path.stem))
     out: list[str] = []
     reports: dict[str, Report] = {}
     with command_cache(root) as cache:
+        if unreadable:
+            # A file named as a milestone's report whose first lines no longer say what it reports (edited by
+            # hand): a problem. Other files in the folder (notes, images) are none of this rule's business.
+            from tracker.plans import load_plans
+
+            try:
+                _, plans = load_plans(root, cache=cache)
+            except TrackerError:
+                plans = []  # check reports the invalid plan files itself
+            stems = {slug(p.milestone): p.milestone for p in plans if p.milestone}
+            for rel, fmt, stem in unreadable:
+                if stem in stems:
+                    milestone = stems[stem]
+                    out.append(f"{rel}: not a report tracker can read (run: {command_line(milestone, fmt)})")
         for rel, fmt, milestone, text in found:
             if text.startswith("\0"):
                 out.append(f"{rel}: cannot be read: {text[1:]}")
@@ -378,4 +401,4 @@ def reports_out_of_date(root: Path) -> list[str]:
                 continue
             if comparable(now) != comparable(text):
                 out.append(f"{rel}: out of date (run: {command_line(milestone, fmt)})")
-    return out
+    return sorted(out)

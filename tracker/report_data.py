@@ -20,6 +20,7 @@ the runs that missed a threshold the gate had met marked).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -110,13 +111,16 @@ class BenchRow(NamedTuple):
 
 class ReportChart(NamedTuple):
     """A chart of one bench gate: ``kind`` ``parameter`` (value against a parameter of its newest run) or
-    ``runs`` (value across runs). ``id`` is unique in the report: the SVG's id prefix."""
+    ``runs`` (value across runs). ``id`` is unique in the report: the SVG's id prefix. ``also``: the other gates of
+    the phase whose chart holds the same data (a sweep of ``ctx`` is the same curve for gates at two values of
+    ``ctx``): drawn once, for the first."""
 
     id: str
     phase: str
     gate: int
     kind: str
     chart: Chart
+    also: tuple[int, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         """The chart's data as ``--json`` prints it (non-finite numbers as null)."""
@@ -125,6 +129,7 @@ class ReportChart(NamedTuple):
             "id": self.id,
             "phase": self.phase,
             "gate": self.gate,
+            "also_gates": list(self.also),
             "kind": self.kind,
             "title": c.title,
             "x_label": c.x_label,
@@ -335,10 +340,17 @@ def build(
                 continue
             bench = tuple(_bench_row(d, g, runs) for g in d.gates if g.kind == "bench")
             charts: list[ReportChart] = []
+            drawn: dict[tuple[str, Chart], int] = {}  # (kind, the chart but its title): its index in charts
             for g in d.gates:
                 gate = phase.gates[g.number - 1]
                 if isinstance(gate, BenchGate):
                     for kind, chart in _charts(gate, g, runs, ordered, bounds):
+                        key = (kind, dataclasses.replace(chart, title=""))
+                        if key in drawn:  # the same data as a chart of this phase already: named there
+                            first = charts[drawn[key]]
+                            charts[drawn[key]] = first._replace(also=(*first.also, g.number))
+                            continue
+                        drawn[key] = len(charts)
                         charts.append(ReportChart(f"chart{next(counter)}", d.key, g.number, kind, chart))
             listed = touched.get(d.key, [])
             phases.append(

@@ -360,3 +360,22 @@ def test_any_title_stays_one_cell_and_never_markup(
 @pytest.fixture(scope="module")
 def plain_page(fixture_repo: Path) -> _Page:
     return _Page(text_of(fixture_repo, fmt="html"))
+
+
+def test_a_chart_with_the_same_data_as_another_gate_s_is_drawn_once(own_repo: Path) -> None:
+    """Two gates of a phase whose charts hold the same points (a sweep of ctx is one curve for gates at two ctx
+    values; here the same gate twice) give one chart naming both gates, not the same SVG twice."""
+    before = json.loads(text_of(own_repo, as_json=True))["charts"]
+    plan = own_repo / "plans/0001-verify-kernel.md"
+    text = plan.read_text(encoding="utf-8")
+    gate = '[[gate]]\nbench = "attn.time_us"\nwhere = { impl = "cuda", ctx = 91000 }\nbaseline = { impl = "ref" }\nat_least = 1.1\nmin_samples = 5\n'
+    assert text.count(gate) == 1
+    plan.write_text(text.replace(gate, gate + "\n" + gate), encoding="utf-8")
+    data = json.loads(text_of(own_repo, as_json=True))
+    assert len(data["charts"]) == len(before)
+    (chart,) = [c for c in data["charts"] if c["phase"] == "0001/P2"]
+    assert chart["gate"] == 1 and chart["also_gates"] == [2]
+    p2 = next(ph for p in data["plans"] for ph in p["phases"] if ph["key"] == "0001/P2")
+    assert [b["gate"] for b in p2["bench"]] == [1, 2]  # both gates keep their rows in the table
+    page = text_of(own_repo, fmt="html")
+    assert page.count("<figure") == len(before) and "0001/P2 gates 1, 2: value across runs" in page

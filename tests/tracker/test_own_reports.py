@@ -6,14 +6,28 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import shlex
 import shutil
 from pathlib import Path
 
 import pytest
 import report_fixture
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tracker.commands import check, report
-from tracker.commands.report import REPORTS_DIR, command_line, report_path, reports_out_of_date
+from tracker.commands.report import (
+    POINT,
+    REPORTS_DIR,
+    command_line,
+    parse_point,
+    point_comment,
+    report_path,
+    reports_out_of_date,
+    slug,
+)
+from tracker.report_data import Period, Report, Scope
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -136,3 +150,52 @@ def test_this_repository_s_milestone_reports_are_current() -> None:
     commands = " && ".join(command_line(m, fmt) for m in milestones for fmt in ("md", "html"))
     assert held, f"no milestone report in {REPORTS_DIR}/: {commands}"
     assert reports_out_of_date(ROOT) == []
+
+
+# --- the readers of plans/reports/: hostile input ------------------------------------------------------------------
+
+TEXT = st.text(st.characters(codec="utf-8"), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.one_of(TEXT, TEXT.map(lambda t: POINT + t), TEXT.map(lambda t: f"{POINT}{t} -->")), tail=TEXT)
+def test_a_report_s_record_line_never_breaks_its_reader(text: str, tail: str) -> None:
+    found = parse_point(text + "\n" + tail)
+    if found is not None:
+        scope, period = found
+        assert all(x is None or isinstance(x, str) for x in [*scope, *period])
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=TEXT.filter(bool), start=st.none() | TEXT, through=st.none() | TEXT, ref=st.none() | TEXT)
+def test_the_record_line_reads_back_as_written_whatever_the_names(
+    name: str, start: str | None, through: str | None, ref: str | None
+) -> None:
+    scope, period = Scope("milestone", name), Period("since-ref", ref, None, start, through)
+    line = point_comment(Report(scope, period, ()))
+    assert "\n" not in line and "-->" not in line[len(POINT) : -4] and line.endswith(" -->")
+    assert parse_point(f"<!DOCTYPE html>\n{line}\n<html>") == (scope, period)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=TEXT.filter(bool), b=TEXT.filter(bool))
+def test_a_milestone_s_report_file_is_a_plain_name_of_its_own(a: str, b: str) -> None:
+    for name in (a, b):
+        stem = slug(name)
+        assert re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]*", stem) and len(stem) <= 80, stem
+        path = report_path(name, "md")
+        assert path.parent == REPORTS_DIR and path.name == f"{stem}.md"
+        assert shlex.split(command_line(name, "md"))[-4:] == ["--format", "md", "--out", path.as_posix()]
+        assert shlex.split(command_line(name, "md"))[3] == name  # the milestone, quoted for a shell
+    if a != b:
+        assert slug(a) != slug(b)
+
+
+def test_a_report_that_is_not_text_is_named_and_the_next_report_starts_afresh(repo: Path) -> None:
+    _, html_report = write_reports(repo)
+    md = repo / report_path("v1", "md")
+    md.write_bytes(b"<!-- tracker:report \xff -->\n")
+    (line,) = reports_out_of_date(repo)
+    assert line.startswith("plans/reports/v1.md: cannot be read: ")
+    write_reports(repo)  # the HTML's record is read instead: the same period again
+    assert reports_out_of_date(repo) == [] and html_report.is_file()

@@ -450,8 +450,9 @@ EMULATE_FLAG = "--emulate-sm120"
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m bench.verify [--emulate-sm120] [bench verify's options]`: `python -m bench verify` with the
-    sm_120-balance emulation added when the flag is given (bench/__main__.py's parser reads the other options)."""
-    from bench.__main__ import parse
+    sm_120-balance emulation added when the flag is given (`python -m bench`'s parser, bench/cli.py, reads the other
+    options)."""
+    from bench.cli import parse
 
     argv = sys.argv[1:] if argv is None else argv
     emulate = EMULATE_FLAG in argv

@@ -187,9 +187,9 @@ def test_verify_args_takes_only_plain_verify_lines() -> None:
         assert verify_args(args) is None, args
 
 
-def typer_verify_line(argv: list[str]) -> VerifyLine | None:
-    """What the typer CLI parses ``argv`` into when it is a verify command that would run, else None: click's own
-    parser over the real command definitions (nothing is run)."""
+def click_parse(argv: list[str]) -> tuple[str, dict, dict] | None:
+    """(command, the app's parameters, the command's) as click's own parser reads ``argv`` over the real command
+    definitions (nothing is run); None when click refuses the line."""
     import warnings
 
     import click
@@ -207,7 +207,16 @@ def typer_verify_line(argv: list[str]) -> VerifyLine | None:
             sub = command.make_context(name, rest, parent=ctx)
     except (click.ClickException, click.exceptions.Exit, typer.Exit):
         return None
-    top, params = ctx.params, sub.params
+    return str(name), ctx.params, sub.params
+
+
+def typer_verify_line(argv: list[str]) -> VerifyLine | None:
+    """What the typer CLI parses ``argv`` into when it is a verify command that would run, else None: click's own
+    parser over the real command definitions (nothing is run)."""
+    parsed = click_parse(argv)
+    if parsed is None:
+        return None
+    name, top, params = parsed
     if name != "verify" or (top["root"] is not None and params["root"] is not None):
         return None  # another command, or --root given twice (verify's UsageError, exit 3)
     assert top["color"] is None and not top["no_color"], "the fast path takes no colour option"
@@ -426,24 +435,10 @@ def test_phase_and_summary_args_take_only_their_plain_lines() -> None:
 def typer_line(argv: list[str]) -> PhaseLine | SummaryLine | None:
     """What the typer CLI parses ``argv`` into when it is a show, log or summary command that would run, else
     None: click's own parser over the real command definitions (nothing is run)."""
-    import warnings
-
-    import click
-    import typer
-    import typer.main
-
-    from tracker.cli import typer_app
-
-    group = typer.main.get_command(typer_app())
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            ctx = group.make_context("tracker", list(argv))
-            name, command, rest = group.resolve_command(ctx, [*ctx.protected_args, *ctx.args])
-            sub = command.make_context(name, rest, parent=ctx)
-    except (click.ClickException, click.exceptions.Exit, typer.Exit):
+    parsed = click_parse(argv)
+    if parsed is None:
         return None
-    top, params = ctx.params, sub.params
+    name, top, params = parsed
     if name not in ("show", "log", "summary") or (top["root"] is not None and params["root"] is not None):
         return None
     root = params["root"] if params["root"] is not None else top["root"]

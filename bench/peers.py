@@ -13,6 +13,7 @@ from typing import cast
 
 import torch
 
+from kernel.build import VARIANTS as LAB_VARIANTS
 from kernel.reference import ancestor_matrix
 from kernel.trees import VerifyInputs
 
@@ -125,11 +126,12 @@ def _prepare_flashinfer(x: VerifyInputs) -> Run:
 
 IMPLS: dict[str, Impl] = {
     "cuda": Impl("cuda", "CUDA split-KV mma.sync kernel (kernel/csrc)", _prepare_backend("cuda")),
-    # Lab variants (issue 17 part 2), never in the default list: sm_90a / sm_120a builds of kernel/csrc's v30.
-    "cuda_v30": Impl("cuda_v30", "CUDA v30 lab variant: producer warpgroup, mbarrier", _prepare_cuda_variant("v30")),
-    "cuda_v30bulk": Impl(
-        "cuda_v30bulk", "CUDA v30 lab variant, one bulk copy a row (sm_90a)", _prepare_cuda_variant("v30bulk")
-    ),
+    # Lab variants (issue 17 part 2), never in the default list: sm_90a / sm_120a builds of kernel/csrc's v30
+    # (kernel/build.py VARIANTS).
+    **{
+        f"cuda_{name}": Impl(f"cuda_{name}", f"CUDA {name} lab variant (kernel/build.py)", _prepare_cuda_variant(name))
+        for name in LAB_VARIANTS
+    },
     "triton": Impl("triton", "Triton, SGLang extend-kernel design", _prepare_backend("triton")),
     "torch": Impl("torch", "plain torch gather + matmul, tree mask applied", _prepare_torch),
     "flashinfer": Impl(

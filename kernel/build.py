@@ -12,7 +12,8 @@ the product, which is always the default `load()`.
 `load(variant="v30")` builds v30, a lab variant (issue 17 part 2: a producer warpgroup and an mbarrier ring,
 `kernel/csrc/verify_attention_v30.cuh`), as an extension of its own from `binding.cpp` and
 `verify_attention_v30_sm.cu`, for the device's arch-specific target (sm_90a or sm_120a: it needs setmaxnreg);
-`variant="v30bulk"` is the same kernel gathering with one bulk copy a row (sm_90a only: on sm_120a it spills).
+`variant="v30bulk"` is the same kernel gathering with one bulk copy a row; VARIANTS lists the others (ping-pong,
+deeper fragment prefetch, a deeper ring).
 The default, `variant="v26"`, is the product and is built exactly as before.
 """
 
@@ -41,10 +42,32 @@ PRODUCT_REPEAT_X32 = 32  # VERIFY_MMA_REPEAT_X32 of the product: each mma.sync i
 PRODUCT_VARIANT = "v26"
 V30_SOURCES = ("binding.cpp", "verify_attention_v30_sm.cu")
 V30_HEADERS = (*HEADERS, "verify_attention_v30.cuh")
-# Lab variants: (sources, headers, extra nvcc flags, compute capabilities it builds for).
+V30_ARCHS = ((9, 0), (12, 0))  # setmaxnreg: sm_90a and sm_120a
+
+
+def _v30(bulk: bool = False, pingpong: bool = False, prefetch: int = 1, stages: int = 4) -> tuple[
+    tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[int, int], ...]
+]:
+    """A v30 build: its defines (kernel/csrc/verify_attention_v30.cuh) and where it builds (6 stages: sm_90a only)."""
+    flags = (
+        *(("-DVERIFY_V30_BULK=1",) if bulk else ()),
+        *(("-DVERIFY_V30_PINGPONG=1",) if pingpong else ()),
+        *((f"-DVERIFY_V30_PREFETCH={prefetch}",) if prefetch != 1 else ()),
+        *((f"-DVERIFY_V30_STAGES={stages}",) if stages != 4 else ()),
+    )
+    return V30_SOURCES, V30_HEADERS, flags, V30_ARCHS if stages == 4 else ((9, 0),)
+
+
+# Lab variants: (sources, headers, extra nvcc flags, compute capabilities it builds for). v30: cp.async gather;
+# bulk: one bulk copy a row; pp: the math warpgroups ping-pong at the tensor pipes; fN: N ldmatrix fragments in
+# flight; s6: a 6-stage ring (sm_90a's shared memory only).
 VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[int, int], ...]]] = {
-    "v30": (V30_SOURCES, V30_HEADERS, (), ((9, 0), (12, 0))),
-    "v30bulk": (V30_SOURCES, V30_HEADERS, ("-DVERIFY_V30_BULK=1",), ((9, 0),)),
+    "v30": _v30(),
+    "v30bulk": _v30(bulk=True),
+    "v30bulkf2": _v30(bulk=True, prefetch=2),
+    "v30pp": _v30(pingpong=True, prefetch=2),
+    "v30bulkpp": _v30(bulk=True, pingpong=True, prefetch=2),
+    "v30bulkpps6": _v30(bulk=True, pingpong=True, prefetch=2, stages=6),
 }
 
 

@@ -29,6 +29,15 @@
 #ifndef VERIFY_V30_BULK
 #define VERIFY_V30_BULK 0
 #endif
+#ifndef VERIFY_V30_PINGPONG
+#define VERIFY_V30_PINGPONG 0
+#endif
+#ifndef VERIFY_V30_PREFETCH
+#define VERIFY_V30_PREFETCH 1
+#endif
+#ifndef VERIFY_V30_STAGES
+#define VERIFY_V30_STAGES 4
+#endif
 
 namespace verify_attn {
 namespace v30 {
@@ -40,15 +49,26 @@ constexpr int kMathRegs = 240;
 constexpr int kProducerRegs = 24;
 static_assert(kMathRegs * kMathThreads + kProducerRegs * 128 <= 65536, "setmaxnreg budget over the register file");
 constexpr int kStageTokens = 16;
-constexpr int kStages = 4;
+// Stages in the ring: 4 (fits sm_120's 99 KB) or, on sm_90a only, 6 (VERIFY_V30_STAGES; three tiles in flight).
+constexpr int kStages = VERIFY_V30_STAGES;
+static_assert(kStages == 4 || kStages == 6, "VERIFY_V30_STAGES: 4 or 6");
+constexpr int kRingTiles = kStages / 2;
 constexpr int kStageBytes = kStageTokens * kSmemRowBytes;  // 18,688 B
 static_assert(2 * kStageTokens == kTileTokens && 2 * kStageBytes == kTileBytes, "a math tile is two stages");
 constexpr int kRingBytes = kStages * kStageBytes;          // 74,752 B
-constexpr int kBarBytes = 2 * kStages * 8;                 // full[4], empty[4]
-constexpr int kSmemBytes = kRingBytes + kXchBytes + kMaskBytes + kQRopeBytes + kBarBytes;  // 99,904 B
-static_assert(kSmemBytes <= kSmemLimit, "v30's shared memory must fit sm_120's 99 KB");
+constexpr int kBarBytes = 2 * kStages * 8;                 // full[kStages], empty[kStages]
+constexpr int kSmemBytes = kRingBytes + kXchBytes + kMaskBytes + kQRopeBytes + kBarBytes;  // 99,904 B at 4 stages
+static_assert(kStages != 4 || kSmemBytes <= kSmemLimit, "v30's shared memory must fit sm_120's 99 KB");
+static_assert(kSmemBytes <= 227 * 1024, "v30's shared memory must fit sm_90's 227 KB");
 constexpr bool kBulk = VERIFY_V30_BULK != 0;
+constexpr bool kPingPong = VERIFY_V30_PINGPONG != 0;
+// ldmatrix fragments of K (QK) and V (P.V) in flight a warp: 1 loads each just before its two MMAs (ptxas keeps the
+// order of the inline asm); 2 or 3 load ahead, so that a warp alone on its scheduler (ping-pong) hides the latency.
+constexpr int kPrefetch = VERIFY_V30_PREFETCH;
+static_assert(kPrefetch >= 1 && kPrefetch <= 4, "VERIFY_V30_PREFETCH: 1 to 4");
 constexpr int kMathBarrier = 5;  // named barrier of the 256 math threads (1-4 are the pairs' swaps)
+constexpr int kTurnBarrier = 6;  // ping-pong: 6 + g is warpgroup g's turn at the tensor pipes
+constexpr int kReadBarrier = 8;  // 8 + w: warp w's partner has read w's S (8-15: every hardware barrier is in use)
 
 __device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
@@ -77,7 +97,7 @@ __device__ __forceinline__ void cp_async_arrive_noinc(uint32_t bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
 __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+  asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
                "l"(src), "r"(bytes), "r"(bar)
                : "memory");
 }
@@ -97,8 +117,8 @@ __device__ __forceinline__ void produce(const Params& p, uint32_t ring, uint32_t
     const int cur = next;
     next = after;
     after = slot_of(c + 2);
-    const int stage = c & (kStages - 1);
-    if (c >= kStages) mbar_wait(empty + stage * 8, ((c / kStages) - 1) & 1);
+    const int stage = static_cast<unsigned>(c) % kStages;
+    if (c >= kStages) mbar_wait(empty + stage * 8, ((static_cast<unsigned>(c) / kStages) - 1) & 1);
     const uint32_t dst = ring + stage * kStageBytes;
     if constexpr (kBulk) {
       const unsigned valid = __ballot_sync(0xffffffffu, cur >= 0);
@@ -212,50 +232,55 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
     float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.f, l_hi = 0.f;
     const float scale = p.scale_log2;
 
-    for (int t = 0; t < ntiles; ++t) {
-      const uint32_t st = 2 * (t & 1), parity = (t >> 1) & 1;
+    // Tile t is stages 2 (t % kRingTiles) and 2 (t % kRingTiles) + 1, filled for the (t / kRingTiles)-th time.
+    const auto tile_of = [&](int t) { return ring + (static_cast<unsigned>(t) % kRingTiles) * kTileBytes; };
+    const auto wait_full = [&](int t) {
+      const uint32_t st = 2 * (static_cast<unsigned>(t) % kRingTiles), parity = (static_cast<unsigned>(t) / kRingTiles) & 1;
       mbar_wait(full + st * 8, parity);
       mbar_wait(full + st * 8 + 8, parity);
-      if (t == 0) Probe::split(kFirstTileLanded, ntiles);
-      const uint32_t tile = ring + (t & 1) * kTileBytes;
-
-      float s[4][4];
+    };
+    // S = Q K^T over tile t for this warp's 16 rows: its half of the latent columns, then its 32 rope columns.
+    const auto qk = [&](uint32_t tile, float (&s)[4][4]) {
 #pragma unroll
       for (int n = 0; n < 4; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-      {
-        const uint32_t k_row = tile + (((lane >> 4) << 3) + (lane & 7)) * kSmemRowBytes + ((lane >> 3) & 1) * 16;
-        const uint32_t k_lat = k_row + grp * 256 * 2;
+      const uint32_t k_row = tile + (((lane >> 4) << 3) + (lane & 7)) * kSmemRowBytes + ((lane >> 3) & 1) * 16;
+      const uint32_t k_lat = k_row + grp * 256 * 2;
+      // Fragment j = 2 ks + nn of K's latent half; kPrefetch of them in flight.
+      const auto k_frag = [&](int j) { return k_lat + (j & 1) * 16 * kSmemRowBytes + (j >> 1) * 32; };
+      uint32_t bf[kPrefetch][4];
 #pragma unroll
-        for (int ks = 0; ks < 16; ++ks) {
+      for (int j = 0; j < kPrefetch - 1; ++j) ldmatrix_x4(bf[j], k_frag(j));
+#pragma unroll
+      for (int j = 0; j < 32; ++j) {
+        if (j + kPrefetch - 1 < 32) ldmatrix_x4(bf[(j + kPrefetch - 1) % kPrefetch], k_frag(j + kPrefetch - 1));
+        const int ks = j >> 1, nn = j & 1, i = ks * 4 + nn * 2;
+        const uint32_t(&b)[4] = bf[j % kPrefetch];
+        mma_bf16_seq(s[2 * nn], qf[ks], b[0], b[1], i, o, 3 * i, 3 * i + 1, 3 * i + 2);
+        mma_bf16_seq(s[2 * nn + 1], qf[ks], b[2], b[3], i + 1, o, 3 * i + 3, 3 * i + 4, 3 * i + 5);
+      }
+      const int qr = wrow + (lane & 15);
+      const uint32_t k_rope = k_row + (kVDim + grp * 32) * 2;
+#pragma unroll
+      for (int ks = 0; ks < 2; ++ks) {
+        uint32_t qa[4];
+        const int ch = grp * 4 + ks * 2 + (lane >> 4);
+        ldmatrix_x4(qa, smem_addr(q_rope + qr * 128 + ((ch ^ (qr & 7)) << 4)));
+#pragma unroll
+        for (int nn = 0; nn < 2; ++nn) {
           uint32_t bf[4];
-#pragma unroll
-          for (int nn = 0; nn < 2; ++nn) {
-            ldmatrix_x4(bf, k_lat + nn * 16 * kSmemRowBytes + ks * 32);
-            const int i = ks * 4 + nn * 2;
-            mma_bf16_seq(s[2 * nn], qf[ks], bf[0], bf[1], i, o, 3 * i, 3 * i + 1, 3 * i + 2);
-            mma_bf16_seq(s[2 * nn + 1], qf[ks], bf[2], bf[3], i + 1, o, 3 * i + 3, 3 * i + 4, 3 * i + 5);
-          }
-        }
-        const int qr = wrow + (lane & 15);
-        const uint32_t k_rope = k_row + (kVDim + grp * 32) * 2;
-#pragma unroll
-        for (int ks = 0; ks < 2; ++ks) {
-          uint32_t qa[4];
-          const int ch = grp * 4 + ks * 2 + (lane >> 4);
-          ldmatrix_x4(qa, smem_addr(q_rope + qr * 128 + ((ch ^ (qr & 7)) << 4)));
-#pragma unroll
-          for (int nn = 0; nn < 2; ++nn) {
-            uint32_t bf[4];
-            ldmatrix_x4(bf, k_rope + nn * 16 * kSmemRowBytes + ks * 32);
-            const int i = 64 + ks * 4 + nn * 2;
-            mma_bf16_seq(s[2 * nn], qa, bf[0], bf[1], i, o, 3 * i, 3 * i + 1, 3 * i + 2);
-            mma_bf16_seq(s[2 * nn + 1], qa, bf[2], bf[3], i + 1, o, 3 * i + 3, 3 * i + 4, 3 * i + 5);
-          }
+          ldmatrix_x4(bf, k_rope + nn * 16 * kSmemRowBytes + ks * 32);
+          const int i = 64 + ks * 4 + nn * 2;
+          mma_bf16_seq(s[2 * nn], qa, bf[0], bf[1], i, o, 3 * i, 3 * i + 1, 3 * i + 2);
+          mma_bf16_seq(s[2 * nn + 1], qa, bf[2], bf[3], i + 1, o, 3 * i + 3, 3 * i + 4, 3 * i + 5);
         }
       }
+    };
+    // The pair's S swap, the mask and the online softmax of tile t: P (unnormalised, exp2) packed as P.V's A.
+    const auto softmax = [&](int t, float (&s)[4][4], uint32_t (&pa)[2][4]) {
       {
         float4* mine = reinterpret_cast<float4*>(xch) + warp * 128;
         const float4* other = reinterpret_cast<const float4*>(xch) + partner * 128;
+        asm volatile("bar.sync %0, 64;\n" ::"r"(kReadBarrier + warp) : "memory");  // the partner read my last S
 #pragma unroll
         for (int n = 0; n < 4; ++n) mine[n * 32 + lane] = make_float4(s[n][0], s[n][1], s[n][2], s[n][3]);
         asm volatile("bar.sync %0, 64;\n" ::"r"(1 + pair_id));
@@ -267,6 +292,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
           s[n][2] += v.z;
           s[n][3] += v.w;
         }
+        if (t + 1 < ntiles) asm volatile("bar.arrive %0, 64;\n" ::"r"(kReadBarrier + partner) : "memory");
       }
       const int pos0 = (tile0 + t) * kTileTokens;
       const bool needs_mask = pos0 + kTileTokens > min(seq_end, prefix_len);
@@ -322,26 +348,65 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
         l_lo += s[n][0] + s[n][1];
         l_hi += s[n][2] + s[n][3];
       }
-      {
-        const uint32_t v_addr = tile + ((((lane >> 3) & 1) << 3) + (lane & 7)) * kSmemRowBytes +
-                                (grp * 256 + (lane >> 4) * 8) * 2;
 #pragma unroll
-        for (int kk = 0; kk < 2; ++kk) {
-          uint32_t pa[4];
-          pa[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
-          pa[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
-          pa[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-          pa[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-          uint32_t bf[4];
+      for (int kk = 0; kk < 2; ++kk) {
+        pa[kk][0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
+        pa[kk][1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
+        pa[kk][2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+        pa[kk][3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+      }
+    };
+    // O += P V over tile t; each of its two stages is released (all 256 math threads arrive on empty) after its half.
+    const auto pv = [&](int t, const uint32_t (&pa)[2][4]) {
+      const uint32_t st = 2 * (static_cast<unsigned>(t) % kRingTiles);
+      const uint32_t v_addr = tile_of(t) + ((((lane >> 3) & 1) << 3) + (lane & 7)) * kSmemRowBytes +
+                              (grp * 256 + (lane >> 4) * 8) * 2;
+      // Fragment j = 16 kk + nt of V; kPrefetch of them in flight.
+      const auto v_frag = [&](int j) { return v_addr + (j >> 4) * 16 * kSmemRowBytes + (j & 15) * 32; };
+      uint32_t bf[kPrefetch][4];
 #pragma unroll
-          for (int nt = 0; nt < 16; ++nt) {
-            ldmatrix_x4_trans(bf, v_addr + kk * 16 * kSmemRowBytes + nt * 32);
-            const int i = kk * 32 + nt * 2;
-            mma_bf16_seq(o[2 * nt], pa, bf[0], bf[1], i, o, i + 16, i + 24, i + 20);
-            mma_bf16_seq(o[2 * nt + 1], pa, bf[2], bf[3], i + 1, o, i + 17, i + 25, i + 21);
-          }
-          mbar_arrive(empty + (st + kk) * 8);  // this thread is done with stage st + kk (its 16 tokens)
-        }
+      for (int j = 0; j < kPrefetch - 1; ++j) ldmatrix_x4_trans(bf[j], v_frag(j));
+#pragma unroll
+      for (int j = 0; j < 32; ++j) {
+        if (j + kPrefetch - 1 < 32) ldmatrix_x4_trans(bf[(j + kPrefetch - 1) % kPrefetch], v_frag(j + kPrefetch - 1));
+        const int kk = j >> 4, nt = j & 15, i = kk * 32 + nt * 2;
+        const uint32_t(&b)[4] = bf[j % kPrefetch];
+        mma_bf16_seq(o[2 * nt], pa[kk], b[0], b[1], i, o, i + 16, i + 24, i + 20);
+        mma_bf16_seq(o[2 * nt + 1], pa[kk], b[2], b[3], i + 1, o, i + 17, i + 25, i + 21);
+        // This thread is done with stage st + kk (its 16 tokens) once its last fragment is consumed.
+        if (nt == 15) mbar_arrive(empty + (st + kk) * 8);
+      }
+    };
+
+    float s[4][4];
+    uint32_t pa[2][4];
+    // Warp w writes its S of tile t + 1 only after its partner has read that of tile t: the partner arrives on
+    // barrier kReadBarrier + w after each read but the last, and once before the first tile.
+    if (ntiles > 0) asm volatile("bar.arrive %0, 64;\n" ::"r"(kReadBarrier + partner) : "memory");
+    if constexpr (!kPingPong) {
+      for (int t = 0; t < ntiles; ++t) {
+        wait_full(t);
+        if (t == 0) Probe::split(kFirstTileLanded, ntiles);
+        qk(tile_of(t), s);
+        softmax(t, s, pa);
+        pv(t, pa);
+      }
+    } else {
+      // Ping-pong (FA3's warp-scheduler barriers, on mma.sync): the two math warpgroups take turns at the tensor
+      // pipes, one running P.V of tile t-1 and QK of tile t while the other swaps S and runs its softmax. Warpgroup
+      // g waits on named barrier 6 + g, then hands the turn over by arriving on the other's; warpgroup 1 gives the
+      // first turn, and its last hand-over is left out, so that both barriers see as many arrivals as waits.
+      const int wg = warp >> 2;
+      const uint32_t my_turn = kTurnBarrier + wg, their_turn = kTurnBarrier + (wg ^ 1);
+      if (ntiles > 0 && wg == 1) asm volatile("bar.arrive %0, %1;\n" ::"r"(their_turn), "n"(kMathThreads) : "memory");
+      for (int it = 0; ntiles > 0 && it <= ntiles; ++it) {
+        if (it < ntiles) wait_full(it);
+        if (it == 0) Probe::split(kFirstTileLanded, ntiles);
+        asm volatile("bar.sync %0, %1;\n" ::"r"(my_turn), "n"(kMathThreads) : "memory");
+        if (it > 0) pv(it - 1, pa);
+        if (it < ntiles) qk(tile_of(it), s);
+        if (it < ntiles || wg == 0) asm volatile("bar.arrive %0, %1;\n" ::"r"(their_turn), "n"(kMathThreads) : "memory");
+        if (it < ntiles) softmax(it, s, pa);
       }
     }
     Probe::split(kLoopEnd, ntiles);

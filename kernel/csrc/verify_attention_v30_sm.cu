@@ -10,22 +10,16 @@
 
 namespace verify_attn {
 
-// Probe types of its own, one per build (v30, v30bulk, each with or without the emulation), so that no two of the
+// Probe types of its own, one per build (each define of verify_attention_v30.cuh and the emulation's), so that no two of the
 // extensions loaded in one process share a kernel or launcher-static name: the launcher's static LaunchInfo is a
 // process-wide GNU unique symbol (verify_attention_sm.cu), and shared between v30 and v30bulk it skipped v30bulk's
 // shared-memory attribute (first H200 call at abbdbfe: v30bulk's launch failed, "invalid argument").
-#if VERIFY_MMA_REPEAT_X32 == 32 && !VERIFY_V30_BULK
-struct V30Probe : NoProbe {};
-#elif VERIFY_MMA_REPEAT_X32 == 32
-struct V30BulkProbe : NoProbe {};
-using V30Probe = V30BulkProbe;
-#elif !VERIFY_V30_BULK
-struct V30EmulationProbe : NoProbe {};
-using V30Probe = V30EmulationProbe;
-#else
-struct V30BulkEmulationProbe : NoProbe {};
-using V30Probe = V30BulkEmulationProbe;
-#endif
+#define V30_PROBE_NAME_(b, p, f, s, r) V30Probe_b##b##_p##p##_f##f##_s##s##_r##r
+#define V30_PROBE_NAME(b, p, f, s, r) V30_PROBE_NAME_(b, p, f, s, r)
+struct V30_PROBE_NAME(VERIFY_V30_BULK, VERIFY_V30_PINGPONG, VERIFY_V30_PREFETCH, VERIFY_V30_STAGES,
+                      VERIFY_MMA_REPEAT_X32) : NoProbe {};
+using V30Probe = V30_PROBE_NAME(VERIFY_V30_BULK, VERIFY_V30_PINGPONG, VERIFY_V30_PREFETCH, VERIFY_V30_STAGES,
+                                VERIFY_MMA_REPEAT_X32);
 
 cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream) { return v30::launch<V30Probe>(p, stream); }
 

@@ -45,7 +45,9 @@ V30_HEADERS = (*HEADERS, "verify_attention_v30.cuh")
 V30_ARCHS = ((9, 0), (12, 0))  # setmaxnreg: sm_90a and sm_120a
 
 
-def _v30(bulk: bool = False, pingpong: bool = False, prefetch: int = 1, stages: int = 4) -> tuple[
+def _v30(
+    bulk: bool = False, pingpong: bool = False, prefetch: int = 1, stages: int = 4, xch: int = 1, read_barriers: bool = True
+) -> tuple[
     tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[int, int], ...]
 ]:
     """A v30 build: its defines (kernel/csrc/verify_attention_v30.cuh) and where it builds (6 stages: sm_90a only)."""
@@ -54,8 +56,10 @@ def _v30(bulk: bool = False, pingpong: bool = False, prefetch: int = 1, stages: 
         *(("-DVERIFY_V30_PINGPONG=1",) if pingpong else ()),
         *((f"-DVERIFY_V30_PREFETCH={prefetch}",) if prefetch != 1 else ()),
         *((f"-DVERIFY_V30_STAGES={stages}",) if stages != 4 else ()),
+        *((f"-DVERIFY_V30_XCH_BUFFERS={xch}",) if xch != 1 else ()),
+        *(("-DVERIFY_V30_READ_BARRIERS=0",) if xch == 1 and not read_barriers else ()),
     )
-    return V30_SOURCES, V30_HEADERS, flags, V30_ARCHS if stages == 4 else ((9, 0),)
+    return V30_SOURCES, V30_HEADERS, flags, V30_ARCHS if stages == 4 and xch == 1 else ((9, 0),)
 
 
 # Lab variants: (sources, headers, extra nvcc flags, compute capabilities it builds for). v30: cp.async gather;
@@ -68,6 +72,10 @@ VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tup
     "v30pp": _v30(pingpong=True, prefetch=2),
     "v30bulkpp": _v30(bulk=True, pingpong=True, prefetch=2),
     "v30bulkpps6": _v30(bulk=True, pingpong=True, prefetch=2, stages=6),
+    "v30bulkx2": _v30(bulk=True, xch=2),
+    "v30bulkx2s6": _v30(bulk=True, xch=2, stages=6),
+    "v30x2": _v30(xch=2),
+    "v30bulknb": _v30(bulk=True, read_barriers=False),  # racy (no read barriers): a lab reference only
 }
 
 

@@ -35,6 +35,16 @@
 #ifndef VERIFY_V30_PREFETCH
 #define VERIFY_V30_PREFETCH 1
 #endif
+#ifndef VERIFY_V30_XCH_BUFFERS
+#define VERIFY_V30_XCH_BUFFERS 1
+#endif
+#ifndef VERIFY_V30_READ_BARRIERS
+#if VERIFY_V30_XCH_BUFFERS == 1
+#define VERIFY_V30_READ_BARRIERS 1
+#else
+#define VERIFY_V30_READ_BARRIERS 0
+#endif
+#endif
 #ifndef VERIFY_V30_STAGES
 #define VERIFY_V30_STAGES 4
 #endif
@@ -57,8 +67,13 @@ constexpr int kStageBytes = kStageTokens * kSmemRowBytes;  // 18,688 B
 static_assert(2 * kStageTokens == kTileTokens && 2 * kStageBytes == kTileBytes, "a math tile is two stages");
 constexpr int kRingBytes = kStages * kStageBytes;          // 74,752 B
 constexpr int kBarBytes = 2 * kStages * 8;                 // full[kStages], empty[kStages]
-constexpr int kSmemBytes = kRingBytes + kXchBytes + kMaskBytes + kQRopeBytes + kBarBytes;  // 99,904 B at 4 stages
-static_assert(kStages != 4 || kSmemBytes <= kSmemLimit, "v30's shared memory must fit sm_120's 99 KB");
+// The S swap: 1 buffer (fits sm_120's 99 KB; the read barriers order a warp's next write after its partner's read)
+// or 2, by tile parity (sm_90a: a warp writes buffer (t + 2) & 1 only past the pair barrier of tile t + 1, which its
+// partner reaches after reading tile t's).
+constexpr int kXchBuffers = VERIFY_V30_XCH_BUFFERS;
+static_assert(kXchBuffers == 1 || kXchBuffers == 2, "VERIFY_V30_XCH_BUFFERS: 1 or 2");
+constexpr int kSmemBytes = kRingBytes + kXchBuffers * kXchBytes + kMaskBytes + kQRopeBytes + kBarBytes;  // 99,904 B
+static_assert((kStages != 4 || kXchBuffers != 1) || kSmemBytes <= kSmemLimit, "v30's shared memory must fit sm_120's 99 KB");
 static_assert(kSmemBytes <= 227 * 1024, "v30's shared memory must fit sm_90's 227 KB");
 constexpr bool kBulk = VERIFY_V30_BULK != 0;
 constexpr bool kPingPong = VERIFY_V30_PINGPONG != 0;
@@ -68,6 +83,7 @@ constexpr int kPrefetch = VERIFY_V30_PREFETCH;
 static_assert(kPrefetch >= 1 && kPrefetch <= 4, "VERIFY_V30_PREFETCH: 1 to 4");
 constexpr int kMathBarrier = 5;  // named barrier of the 256 math threads (1-4 are the pairs' swaps)
 constexpr int kTurnBarrier = 6;  // ping-pong: 6 + g is warpgroup g's turn at the tensor pipes
+constexpr bool kReadBarriers = VERIFY_V30_READ_BARRIERS != 0;
 constexpr int kReadBarrier = 8;  // 8 + w: warp w's partner has read w's S (8-15: every hardware barrier is in use)
 
 __device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
@@ -160,10 +176,11 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
   Probe::split(kBlockEntry, 0);
   extern __shared__ __align__(128) unsigned char smem[];
   float* xch = reinterpret_cast<float*>(smem + kRingBytes);
-  uint64_t* s_mask = reinterpret_cast<uint64_t*>(smem + kRingBytes + kXchBytes);
-  unsigned char* q_rope = smem + kRingBytes + kXchBytes + kMaskBytes;  // [64][64] bf16
+  constexpr int kXchAll = kXchBuffers * kXchBytes;
+  uint64_t* s_mask = reinterpret_cast<uint64_t*>(smem + kRingBytes + kXchAll);
+  unsigned char* q_rope = smem + kRingBytes + kXchAll + kMaskBytes;  // [64][64] bf16
   const uint32_t ring = smem_addr(smem);
-  const uint32_t full = smem_addr(smem + kRingBytes + kXchBytes + kMaskBytes + kQRopeBytes);
+  const uint32_t full = smem_addr(smem + kRingBytes + kXchAll + kMaskBytes + kQRopeBytes);
   const uint32_t empty = full + kStages * 8;
 
   const int b = blockIdx.z, split = blockIdx.y;
@@ -278,9 +295,10 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
     // The pair's S swap, the mask and the online softmax of tile t: P (unnormalised, exp2) packed as P.V's A.
     const auto softmax = [&](int t, float (&s)[4][4], uint32_t (&pa)[2][4]) {
       {
-        float4* mine = reinterpret_cast<float4*>(xch) + warp * 128;
-        const float4* other = reinterpret_cast<const float4*>(xch) + partner * 128;
-        asm volatile("bar.sync %0, 64;\n" ::"r"(kReadBarrier + warp) : "memory");  // the partner read my last S
+        float4* const buf = reinterpret_cast<float4*>(xch) + (kXchBuffers == 2 ? (t & 1) * (kXchBytes / 16) : 0);
+        float4* mine = buf + warp * 128;
+        const float4* other = buf + partner * 128;
+        if constexpr (kReadBarriers) asm volatile("bar.sync %0, 64;\n" ::"r"(kReadBarrier + warp) : "memory");
 #pragma unroll
         for (int n = 0; n < 4; ++n) mine[n * 32 + lane] = make_float4(s[n][0], s[n][1], s[n][2], s[n][3]);
         asm volatile("bar.sync %0, 64;\n" ::"r"(1 + pair_id));
@@ -292,7 +310,8 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
           s[n][2] += v.z;
           s[n][3] += v.w;
         }
-        if (t + 1 < ntiles) asm volatile("bar.arrive %0, 64;\n" ::"r"(kReadBarrier + partner) : "memory");
+        if (kReadBarriers && t + 1 < ntiles)
+          asm volatile("bar.arrive %0, 64;\n" ::"r"(kReadBarrier + partner) : "memory");
       }
       const int pos0 = (tile0 + t) * kTileTokens;
       const bool needs_mask = pos0 + kTileTokens > min(seq_end, prefix_len);
@@ -382,7 +401,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
     uint32_t pa[2][4];
     // Warp w writes its S of tile t + 1 only after its partner has read that of tile t: the partner arrives on
     // barrier kReadBarrier + w after each read but the last, and once before the first tile.
-    if (ntiles > 0) asm volatile("bar.arrive %0, 64;\n" ::"r"(kReadBarrier + partner) : "memory");
+    if (kReadBarriers && ntiles > 0) asm volatile("bar.arrive %0, 64;\n" ::"r"(kReadBarrier + partner) : "memory");
     if constexpr (!kPingPong) {
       for (int t = 0; t < ntiles; ++t) {
         wait_full(t);

@@ -125,7 +125,10 @@ def _prepare_flashinfer(x: VerifyInputs) -> Run:
 
 
 IMPLS: dict[str, Impl] = {
-    "cuda": Impl("cuda", "CUDA split-KV mma.sync kernel (kernel/csrc)", _prepare_backend("cuda")),
+    "cuda": Impl("cuda", "CUDA split-KV mma.sync kernel (kernel/csrc), this device's build", _prepare_backend("cuda")),
+    "cuda_v26": Impl(
+        "cuda_v26", "CUDA v26, the portable path (sm_80-level instructions)", _prepare_cuda_variant("v26")
+    ),
     # Lab variants (issue 17 part 2), never in the default list: sm_90a / sm_120a builds of kernel/csrc's v30
     # (kernel/build.py VARIANTS).
     **{

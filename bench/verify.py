@@ -36,6 +36,7 @@ CONTEXTS = {"short": (5700,), "long": (23000, 91000), "all": (5700, 23000, 91000
 ROW_BYTES = 576 * 2 + 4  # one latent row + its slot id
 EXIT_OK, EXIT_IMPL_FAILED, EXIT_USAGE, EXIT_NO_CUDA = 0, 1, 2, 3
 MEASURED = ("verify_attn.time_us", "verify_attn.floor_fraction")
+SM120 = (12, 0)  # the compute capability the emulation stands in for
 EMULATED = ("verify_attn.emulated_sm120_time_us", "verify_attn.emulated_sm120_fraction")
 EMULATION_LABEL = "sm120-balance"
 
@@ -253,16 +254,24 @@ def _measure_emulation(doc_cases: list[dict[str, object]]) -> Emulation:
     return emu
 
 
+def build_of_sm120() -> str:
+    """The variant sm_120 runs (kernel/build.py product_variant), which the emulation builds for this GPU."""
+    from kernel import build
+
+    return build.product_variant(SM120)
+
+
 def emulated_impl(repeat_x32: int) -> peers.Impl:
-    """The CUDA kernel built with each mma.sync issued repeat_x32/32 times (kernel/build.py), named "cuda": its
-    cases are told apart by their metric names and `emulation` param, never by the implementation's name."""
+    """sm_120's build of the CUDA kernel (kernel/build.py product_variant((12, 0)): the same source and shared memory
+    as on sm_120, compiled for this GPU) with each mma.sync issued repeat_x32/32 times, named "cuda": its cases are
+    told apart by their metric names and `emulation` param, never by the implementation's name."""
 
     def prepare(x: VerifyInputs) -> peers.Run:
         import kernel
         from kernel import build
 
         kernel.verify_attention(*x.args(), backend="cuda", debug=True)  # validates the inputs once
-        ext = build.load(mma_repeat_x32=repeat_x32)
+        ext = build.load(mma_repeat_x32=repeat_x32, variant=build.product_variant(SM120))
         args = (*x.args(), False)
         return lambda: ext.forward(*args)[0]  # type: ignore[no-any-return]
 
@@ -287,6 +296,7 @@ def _measure_emulated(
         raise ImplFailure(f"error: {type(err).__name__}: {err}", "error") from err
     info: dict[str, str | int | float | bool] = {
         "seeds": ",".join(map(str, seeds)),
+        "emulated_build": build_of_sm120(),
         "emulated_mma_tflops": round(emu.tflops, 2),
         "bitwise_equal_to_product": same,
     }
@@ -310,6 +320,13 @@ def input_sets(case: Case, l2: int, device: str = "cuda") -> tuple[list[VerifyIn
         )
         for seed in seeds
     ], seeds
+
+
+def cuda_build() -> str:
+    """The variant kernel/build.py builds as the product on this device ("v30bulkx2s6" on an H200, "v26" on sm_80)."""
+    from kernel import build
+
+    return build.product_variant(torch.cuda.get_device_capability())
 
 
 def cuda_splits(case: Case) -> int | None:
@@ -380,6 +397,7 @@ def run(
                 info: dict[str, str | int | float | bool] = {"seeds": ",".join(map(str, seeds))}
                 if name == "cuda" and splits is not None:
                     info["cuda_splits"] = splits
+                    info["cuda_build"] = cuda_build()  # which kernel this device runs (kernel/build.py)
                 cells[name], entries = measure_impl(peers.IMPLS[name], case, sets, floor, budget_s, info=info)
                 doc_cases.extend(entries)
             except ImplFailure as failure:

@@ -9,12 +9,13 @@ for the current device's architecture only.
 mma.sync issued N/32 times, kernel/NOTES.md) as a module and directory of its own; the benchmark times it beside
 the product, which is always the default `load()`.
 
-`load(variant="v30")` builds v30, a lab variant (issue 17 part 2: a producer warpgroup and an mbarrier ring,
-`kernel/csrc/verify_attention_v30.cuh`), as an extension of its own from `binding.cpp` and
-`verify_attention_v30_sm.cu`, for the device's arch-specific target (sm_90a or sm_120a: it needs setmaxnreg);
-`variant="v30bulk"` is the same kernel gathering with one bulk copy a row; VARIANTS lists the others (ping-pong,
-deeper fragment prefetch, a deeper ring).
-The default, `variant="v26"`, is the product and is built exactly as before.
+The product is chosen per device, by `product_variant`: on sm_90 (H200, H100) and sm_120 (RTX PRO 6000 Blackwell)
+it is v30 (`kernel/csrc/verify_attention_v30.cuh`: a producer warpgroup with setmaxnreg, an mbarrier ring filled by
+bulk copies), built for the arch-specific target (sm_90a, sm_120a); sm_90a's build has a 6-stage ring and a
+double-buffered S swap in its 227 KB of shared memory, sm_120a's fits 99 KB with 4 stages and read barriers. On every
+other device (sm_80, sm_86, sm_89, ...) it is v26 (`verify_attention_sm.cu`), the portable path of sm_80-level
+instructions. `load(variant=...)` builds a named one instead: "v26" (the portable path anywhere) or a lab variant of
+VARIANTS (ping-pong, prefetch depth, ring depth, ...).
 """
 
 from __future__ import annotations
@@ -39,17 +40,20 @@ HEADERS = (
 CUDA_FLAGS = ("-O3", "--use_fast_math", "-std=c++17")
 CACHE_ENV = "VERIFY_KERNEL_CACHE"
 PRODUCT_REPEAT_X32 = 32  # VERIFY_MMA_REPEAT_X32 of the product: each mma.sync issued once
-PRODUCT_VARIANT = "v26"
+PORTABLE_VARIANT = "v26"  # sm_80-level instructions only: every device without a v30 build
 V30_SOURCES = ("binding.cpp", "verify_attention_v30_sm.cu")
 V30_HEADERS = (*HEADERS, "verify_attention_v30.cuh")
 V30_ARCHS = ((9, 0), (12, 0))  # setmaxnreg: sm_90a and sm_120a
 
 
 def _v30(
-    bulk: bool = False, pingpong: bool = False, prefetch: int = 1, stages: int = 4, xch: int = 1, read_barriers: bool = True
-) -> tuple[
-    tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[int, int], ...]
-]:
+    bulk: bool = False,
+    pingpong: bool = False,
+    prefetch: int = 1,
+    stages: int = 4,
+    xch: int = 1,
+    read_barriers: bool = True,
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[int, int], ...]]:
     """A v30 build: its defines (kernel/csrc/verify_attention_v30.cuh) and where it builds (6 stages: sm_90a only)."""
     flags = (
         *(("-DVERIFY_V30_BULK=1",) if bulk else ()),
@@ -77,6 +81,15 @@ VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tup
     "v30x2": _v30(xch=2),
     "v30bulknb": _v30(bulk=True, read_barriers=False),  # racy (no read barriers): a lab reference only
 }
+# The product on each compute capability (product_variant); any other device runs PORTABLE_VARIANT, v26. Measured on
+# the H200 (kernel/NOTES.md, "Where it stands"); sm_120's is weighed by the sm_120-balance emulation (bench/verify.py).
+PRODUCT_BY_CC: dict[tuple[int, int], str] = {(9, 0): "v30bulkx2s6", (12, 0): "v30bulk"}
+assert all(cc in VARIANTS[name][3] for cc, name in PRODUCT_BY_CC.items())
+
+
+def product_variant(cc: tuple[int, int]) -> str:
+    """The variant `load()` builds for a device of compute capability cc: v30 where setmaxnreg exists, else v26."""
+    return PRODUCT_BY_CC.get(cc, PORTABLE_VARIANT)
 
 
 def source_hash(files: tuple[str, ...] | None = None) -> str:
@@ -118,33 +131,38 @@ def variant_suffix(mma_repeat_x32: int) -> str:
 
 def variant_build(variant: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str]:
     """(sources, files hashed, extra nvcc flags, module-name suffix) of a variant; ValueError for an unknown one."""
-    if variant == PRODUCT_VARIANT:
+    if variant == PORTABLE_VARIANT:
         return SOURCES, SOURCES + HEADERS, (), ""
     if variant not in VARIANTS:
-        known = ", ".join([PRODUCT_VARIANT, *VARIANTS])
+        known = ", ".join([PORTABLE_VARIANT, *VARIANTS])
         raise ValueError(f"variant: expected one of {known}, got {variant!r}")
     sources, headers, flags, _ = VARIANTS[variant]
     return sources, tuple(dict.fromkeys(sources + headers)), flags, f"_{variant}"
 
 
 @functools.cache
-def load(verbose: bool = False, mma_repeat_x32: int = PRODUCT_REPEAT_X32, variant: str = PRODUCT_VARIANT) -> ModuleType:
+def load(verbose: bool = False, mma_repeat_x32: int = PRODUCT_REPEAT_X32, variant: str | None = None) -> ModuleType:
     """Compile (first call per key and source hash) and import the extension for the current CUDA device.
 
-    mma_repeat_x32 other than 32 gives the sm_120-balance emulation build (never the product's path); variant other
-    than "v26" a lab variant (VARIANTS), built for the device's arch-specific target (compute capability + "a").
-    Raises RuntimeError when no CUDA device is visible (the extension targets the device's architecture) or when
-    the variant does not build for this device.
+    variant None is the product for this device (product_variant); "v26" the portable path; another name a lab
+    variant (VARIANTS), built for the device's arch-specific target (compute capability + "a"). mma_repeat_x32 other
+    than 32 gives the sm_120-balance emulation build of the same variant (never the product's path). Raises
+    RuntimeError when no CUDA device is visible (the extension targets the device's architecture) or when the
+    variant does not build for this device.
     """
     flags = emulation_flags(mma_repeat_x32)
-    sources, hashed, variant_flags, variant_tag = variant_build(variant)
+    if variant is not None:
+        variant_build(variant)  # ValueError for an unknown name, before any device check
     if not torch.cuda.is_available():
         raise RuntimeError("kernel.build.load: expected a visible CUDA device, found none")
     from torch.utils.cpp_extension import load as torch_load  # imports ninja lookups; keep it lazy
 
     major, minor = torch.cuda.get_device_capability()
+    if variant is None:
+        variant = product_variant((major, minor))
+    sources, hashed, variant_flags, variant_tag = variant_build(variant)
     arch = f"{major}.{minor}"
-    if variant != PRODUCT_VARIANT:
+    if variant != PORTABLE_VARIANT:
         if (major, minor) not in VARIANTS[variant][3]:
             targets = ", ".join(f"sm_{a}{b}" for a, b in VARIANTS[variant][3])
             raise RuntimeError(f"kernel.build.load: variant {variant} builds for {targets}, not sm_{major}{minor}")

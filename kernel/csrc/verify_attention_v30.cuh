@@ -1,21 +1,26 @@
-// v30, a LAB VARIANT of the verify kernel (issue 17 part 2; not the default: its measurements are in
-// docs/lab/kernel-log.md, "2026-12-01: v30"). Same math tile as the product (v26, verify_attention.cuh): two math
-// warpgroups, partner warps w and w^1 sharing 16 rows, O 128 registers and Q's latent half 64 a thread, the S swap
-// through shared memory, the lazy-shift online softmax, bf16 partials and the same combine. What changes is who
-// gathers and how the stages are handed over:
+// v30, the verify kernel on sm_90 and sm_120 (issue 17 part 2; kernel/build.py product_variant picks it there, v26
+// everywhere else). Same math tile as v26 (verify_attention.cuh), the portable path: two math warpgroups, partner
+// warps w and w^1 sharing 16 rows, O 128 registers and Q's latent half 64 a thread, the S swap through shared memory,
+// the lazy-shift online softmax, bf16 partials and the same combine. What changes is who gathers and how the stages
+// are handed over:
 //
 // - 384 threads: warps 0-7 do the math, warpgroup 2 (warps 8-11) is the producer, of which warp 8 alone works (9-11
 //   leave at once). setmaxnreg gives the math 240 registers a thread and the producer 24 (sm_90a / sm_120a only).
-// - A 4-stage ring of 16-token stages (4 x 18,688 B): math tile t (32 tokens) is stages 2(t&1) and 2(t&1)+1, so its
-//   32 rows are contiguous, exactly v26's tile layout. Each stage has a full and an empty mbarrier; no block barrier
-//   in the tile loop. The math waits for full, releases a stage (all 256 math threads arrive on empty) after its
-//   half of P.V; the producer waits for empty, reads the slot ids straight from global memory two stages ahead and
-//   gathers the rows, zero-filling rows past the chunk end.
+// - A ring of 16-token stages (18,688 B each; VERIFY_V30_STAGES, 4 or on sm_90a 6): math tile t (32 tokens) is
+//   stages 2 (t % R) and 2 (t % R) + 1 (R = stages / 2), so its 32 rows are contiguous, exactly v26's tile layout.
+//   Each stage has a full and an empty mbarrier; no block barrier in the tile loop. The math waits for full,
+//   releases a stage (all 256 math threads arrive on empty) after its half of P.V; the producer waits for empty,
+//   reads the slot ids straight from global memory two stages ahead and gathers the rows, zero-filling rows past the
+//   chunk end.
 // - Gather (VERIFY_V30_BULK): 0, cp.async 16 B (8 lanes a row, 4 rows an instruction, 9 instructions a 4-row group)
 //   then cp.async.mbarrier.arrive.noinc (full counts the 32 producer lanes); 1, one cp.async.bulk of 1,152 B a row
 //   (lanes 0-15) completing on full's transaction count, rows past the end zeroed by st.shared.
+// - The S swap (VERIFY_V30_XCH_BUFFERS): with one buffer, read barriers keep a warp from overwriting its S before
+//   its partner has read it (no block barrier does); with two (sm_90a), by tile parity, none are needed.
+// - Lab knobs, measured and lost on the H200 (kernel/NOTES.md): VERIFY_V30_PINGPONG (the math warpgroups take turns
+//   at the tensor pipes) and VERIFY_V30_PREFETCH (ldmatrix fragments in flight).
 //
-// Bit for bit the product's output at the same split count: the same MMAs in the same order on the same data.
+// Bit for bit v26's output at the same split count: the same MMAs in the same order on the same data.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -1,7 +1,7 @@
-// v30's torch-free translation unit (a LAB VARIANT, kernel/csrc/verify_attention_v30.cuh): defines the launcher the
-// binding calls, launch_verify_attention, as v30's. It is built only into an extension of its own
-// (kernel/build.py load(variant="v30")), never beside the product's verify_attention_sm.cu, and only for targets with
-// setmaxnreg: sm_90a and sm_120a (-gencode=arch=compute_90a,code=sm_90a; tests/kernel/test_compile_v30.py).
+// v30's torch-free translation unit (kernel/csrc/verify_attention_v30.cuh): defines the launcher the binding calls,
+// launch_verify_attention, as v30's. kernel/build.py builds it instead of v26's verify_attention_sm.cu (never beside
+// it) on the devices whose product it is, and for a named variant, only for targets with setmaxnreg: sm_90a and
+// sm_120a (-gencode=arch=compute_90a,code=sm_90a; tests/kernel/test_compile_v30.py).
 #include "verify_attention_v30.cuh"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(__CUDA_ARCH_FEAT_SM120_ALL)
@@ -10,8 +10,8 @@
 
 namespace verify_attn {
 
-// Probe types of its own, one per build (each define of verify_attention_v30.cuh and the emulation's), so that no two of the
-// extensions loaded in one process share a kernel or launcher-static name: the launcher's static LaunchInfo is a
+// Probe types of its own, one per build (each define of verify_attention_v30.cuh and the emulation's), so that no two
+// of the extensions loaded in one process share a kernel or launcher-static name: the launcher's static LaunchInfo is a
 // process-wide GNU unique symbol (verify_attention_sm.cu), and shared between v30 and v30bulk it skipped v30bulk's
 // shared-memory attribute (first H200 call at abbdbfe: v30bulk's launch failed, "invalid argument").
 #define V30_PROBE_NAME_(b, p, f, s, x, rb, r) V30Probe_b##b##_p##p##_f##f##_s##s##_x##x##_rb##rb##_r##r

@@ -1,11 +1,13 @@
-"""v30, the lab variant (issue 17 part 2: producer warpgroup + mbarrier ring), compiled without a GPU.
+"""v30 (issue 17 part 2: producer warpgroup + mbarrier ring), the product on sm_90 and sm_120, compiled without a GPU.
 
 `kernel/csrc/verify_attention_v30_sm.cu` with plain `nvcc -cubin` (nvcc 13) for the arch-specific targets it needs
 (setmaxnreg): sm_90a and sm_120a. ptxas reports no spills and 168 registers at entry (384 threads, one block an SM);
 the SASS holds the two setmaxnreg (the math warpgroups raised to 240, the producer lowered to 24), no register above
-R239, the product's 136 HMMA in the tile loop (72 QK + 64 P.V) and no wgmma or tcgen05; the launcher's shared memory
-fits sm_120's 99 KB. A plain sm_90 build is refused (#error): v26 stays the portable path. The bulk-copy gather
-(v30bulk) is clean on sm_90a only; on sm_120a ptxas spills it (asserted, so a change shows). The sm_120-balance
+R239, the product's 136 HMMA in the tile loop (72 QK + 64 P.V) and no wgmma or tcgen05; the 4-stage build's shared
+memory fits sm_120's 99 KB. A plain sm_90 build is refused (#error): v26 stays the portable path. Each device's
+product build (kernel/build.py PRODUCT_BY_CC: one bulk copy a row) is clean on its target with no call in it (a bulk
+copy into `.shared::cluster` was an extern call on sm_120a that disabled setmaxnreg and spilled 376 B), and its tile
+loop has no block barrier: the pair's swap, plus the read barriers where the swap has one buffer. The sm_120-balance
 emulation (VERIFY_MMA_REPEAT_X32) builds for v30 too, with the emulated HMMA count; at 240 registers it spills a
 few bytes (bounded here). Skips where nvcc or cuobjdump is missing.
 """
@@ -90,7 +92,7 @@ def test_v30_builds_without_spills_with_setmaxnreg_and_hmma_only(
     assert not any(re.match(r"(@!?P\w+\s+)?(LDL|STL)\b", t) for t in ops), "local memory in the split kernel"
     loop = tile_loop(sass)
     assert loop["HMMA"] == 136 and loop["LDSM"] == 70, loop
-    assert loop["BAR"] == 1, "the tile loop's one barrier is the pair's S swap (no block barrier)"
+    assert loop["BAR"] == 3, "the pair's S swap and the read barriers (no block barrier)"
     assert FORBIDDEN_SASS.findall(sass) == []
     assert re.search(r"\bHMMA\.16816\.F32\.BF16\b", sass)
     assert "LDGSTSBAR" in sass  # cp.async.mbarrier.arrive.noinc: the producer's stage completes on full
@@ -127,16 +129,30 @@ def test_v30_refuses_a_portable_target(tmp_path: Path) -> None:
 
 
 @needs_tools
-def test_v30bulk_is_clean_on_sm90a_and_spills_on_sm120a(tmp_path: Path) -> None:
-    sass, report = compile_v30(tmp_path, "90a", "-DVERIFY_V30_BULK=1")
+@pytest.mark.parametrize("cc", sorted(build.PRODUCT_BY_CC))
+def test_each_devices_product_build_is_clean(tmp_path: Path, cc: tuple[int, int]) -> None:
+    name = build.PRODUCT_BY_CC[cc]
+    flags = build.VARIANTS[name][2]
+    sass, report = compile_v30(tmp_path, f"{cc[0]}{cc[1]}a", *flags)
     assert split_entry(report) == (ENTRY_REGS, 0, 0), report
+    assert "C7506" not in report, report  # "setmaxnreg ignored to maintain compatibility into 'extern' call"
+    assert not re.search(r"\bCALL\b", sass), "a call in the split kernel (setmaxnreg is dropped around one)"
     assert "UBLKCP" in sass and "LDGSTS" not in sass  # one bulk copy a row, no cp.async
-    # Names of its own: loaded beside v30, a shared launcher static skipped its shared-memory attribute.
-    assert all("V30BulkProbe" in name for name in sass_functions(sass)), list(sass_functions(sass))
-    assert tile_loop(sass)["HMMA"] == 136
-    _, report120 = compile_v30(tmp_path, "120a", "-DVERIFY_V30_BULK=1")
-    assert split_entry(report120)[1] > 0, "v30bulk no longer spills on sm_120a: build.VARIANTS may list sm_120"
-    assert build.VARIANTS["v30bulk"][3] == ((9, 0),)
+    loop = tile_loop(sass)
+    assert loop["HMMA"] == 136 and loop["LDSM"] == 70, loop
+    # No block barrier: the pair's swap, and with one swap buffer the read barriers (a sync and an arrive).
+    assert loop["BAR"] == (1 if "-DVERIFY_V30_XCH_BUFFERS=2" in flags else 3), loop
+    # Names of its own: loaded beside another build, a shared launcher static skipped its shared-memory attribute.
+    assert all("V30Probe_b1_" in n for n in sass_functions(sass)), list(sass_functions(sass))
+
+
+def test_product_by_device() -> None:
+    assert build.product_variant((9, 0)) == "v30bulkx2s6" and build.product_variant((12, 0)) == "v30bulk"
+    for cc in ((8, 0), (8, 6), (8, 9), (10, 0), (12, 1)):
+        assert build.product_variant(cc) == build.PORTABLE_VARIANT == "v26"
+    # sm_120's product fits its 99 KB (4 stages, one swap buffer); sm_90a's 6-stage, 2-buffer build only sm_90.
+    assert build.VARIANTS["v30bulk"][3] == ((9, 0), (12, 0))
+    assert build.VARIANTS["v30bulkx2s6"][3] == ((9, 0),)
 
 
 @needs_tools
@@ -145,9 +161,9 @@ def test_v30_under_the_sm120_balance_emulation(tmp_path: Path, v30_builds: dict[
     registers, stores, loads = split_entry(report)
     assert registers == ENTRY_REGS and stores <= 16 and loads <= 16, report  # 12 / 8 B with nvcc 13.0
     assert tile_loop(sass)["HMMA"] == emulated_mmas(N)
-    assert all("V30EmulationProbe" in name for name in sass_functions(sass))
+    assert all(f"V30Probe_b0_p0_f1_s4_x1_rb1_r{N}" in name for name in sass_functions(sass))
     names = {arch: list(sass_functions(sass)) for arch, (sass, _) in v30_builds.items()}
-    assert all("V30Probe" in name for found in names.values() for name in found), names
+    assert all("V30Probe_b0_p0_f1_s4_x1_rb1_r32" in name for found in names.values() for name in found), names
 
 
 def test_variant_names_and_files() -> None:
@@ -158,5 +174,5 @@ def test_variant_names_and_files() -> None:
     assert build.variant_build("v30bulk")[2] == ("-DVERIFY_V30_BULK=1",)
     assert build.source_hash() == build.source_hash(build.SOURCES + build.HEADERS)  # the product's name is unchanged
     assert build.source_hash(hashed) != build.source_hash()
-    with pytest.raises(ValueError, match="variant: expected one of v26, v30, v30bulk, got 'v31'"):
+    with pytest.raises(ValueError, match=r"variant: expected one of v26, v30, v30bulk, .*, got 'v31'"):
         build.variant_build("v31")

@@ -1,9 +1,10 @@
-"""v30, the lab variant with a producer warpgroup and an mbarrier ring (issue 17 part 2), on a GPU.
+"""v30 (a producer warpgroup and an mbarrier ring, issue 17 part 2: the product on sm_90 and sm_120) and its lab
+variants, on a GPU.
 
-Every variant built for this device (`kernel/build.py` VARIANTS: v30 on sm_90 and sm_120, v30bulk on sm_90) on the
-cases of test_gpu_correctness.py::test_cuda_matches_reference, against the fp32 reference by the same rule; and,
-since v30 runs the product's MMAs in the product's order on the same data, bit for bit equal to the product (v26) at
-the same split count, and to itself run to run. The counting cases (q = 0: exp(lse) counts the visible tokens) under
+Every variant built for this device (`kernel/build.py` VARIANTS, each where it builds) on the cases of
+test_gpu_correctness.py::test_cuda_matches_reference, against the fp32 reference by the same rule; and, since v30
+runs v26's MMAs in v26's order on the same data, bit for bit equal to the portable path (v26, built here too) at the
+same split count, and to itself run to run. The counting cases (q = 0: exp(lse) counts the visible tokens) under
 forced split counts catch a dropped, repeated or stale stage, which a full ring that wraps would produce.
 Skipped without CUDA or on a device no variant builds for. Run it under `timeout`: a wrong mbarrier parity hangs.
 """
@@ -51,7 +52,7 @@ def exts() -> dict[str, object]:
     found = variants()
     if not found:
         pytest.skip(f"no v30 variant builds for sm_{''.join(map(str, torch.cuda.get_device_capability()))}")
-    return {"v26": build.load(), **{name: build.load(variant=name) for name in found}}
+    return {"v26": build.load(variant="v26"), **{name: build.load(variant=name) for name in found}}
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)

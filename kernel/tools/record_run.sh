@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The kernel's evidence of record in one device call (an H200), from a snapshot's root, each step under its own
+# timeout and in order of what the plans need most:
+#   1. every extension the GPU tests load, built in parallel (the device's product, v26 and each v30 variant);
+#   2. the GPU suite (pytest -m gpu tests/) recorded by the tracker's plugin into $OUT/ev (plan 0002 P4, P9-P15);
+#   3. python -m bench verify --cases all --impl cuda,cuda_v26,flashinfer: the product against the portable path and
+#      FlashInfer FA2 on the same inputs (P6, P7, P8), then --cases long --impl cuda,triton (P6's Triton gate);
+#   4. python -m bench.verify --emulate-sm120 --cases all --impl cuda: sm_120's build under sm_120's balance (P16);
+#   5. kernel/tools/sanitize.sh: memcheck, racecheck and synccheck of the device's product on the small cases;
+#   6. python -m bench step --cases all (P11, P12, P13), with what time is left.
+# Writes under $OUT: one log a step, the result files, ev/ (evidence) and sanitize/ (the tools' logs).
+#
+#   OUT=/tmp/out TRACKER_COMMIT=<the 40-digit sha> TRACKER_DIRTY=0 kernel/tools/record_run.sh [seconds for the call]
+set -uo pipefail
+: "${OUT:?set OUT to the folder that receives the result files and the logs}"
+limit=${1:-580}
+start=$SECONDS
+export PYTHONUNBUFFERED=1 VERIFY_KERNEL_CACHE=/tmp/verify-kernel
+left() { echo $((limit - (SECONDS - start) - 5)); }
+stamp() { echo "== $1 at $((SECONDS - start)) s" | tee -a "$OUT/steps.log"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 2>&1 | tee "$OUT/build.log"
+variants=$(python3 -c "
+import torch
+from kernel import build
+cc = torch.cuda.get_device_capability()
+print(' '.join(['v26', *(n for n, spec in build.VARIANTS.items() if cc in spec[3])]))")
+for v in $variants; do
+  timeout 240 python3 -c "from kernel import build; build.load(variant='$v'); print('built $v')" >>"$OUT/build.log" 2>&1 &
+done
+timeout 240 python3 -c "from kernel import build; build.load(); print('built the product')" >>"$OUT/build.log" 2>&1 &
+wait
+stamp "built ($variants)"
+
+timeout 240 python3 -m pytest -q -m gpu -p no:cacheprovider -p tracker.pytest_plugin tests/ --tracker-record="$OUT/ev" \
+  2>&1 | tee "$OUT/gpu_tests.log" | tail -5
+stamp "gpu tests exit ${PIPESTATUS[0]}"
+
+timeout "$(left)" python3 -m bench verify --cases all --impl cuda,cuda_v26,flashinfer --out "$OUT" 2>&1 |
+  tee "$OUT/bench_verify.log" | tail -22
+stamp "bench verify all exit ${PIPESTATUS[0]}"
+timeout "$(left)" python3 -m bench verify --cases long --impl cuda,triton --budget 0.3 --out "$OUT" 2>&1 |
+  tee "$OUT/bench_verify_triton.log" | tail -3
+stamp "bench verify triton exit ${PIPESTATUS[0]}"
+
+timeout "$(left)" python3 -m bench.verify --emulate-sm120 --cases all --impl cuda --budget 0.25 --out "$OUT" 2>&1 |
+  tee "$OUT/bench_emulation.log" | tail -22
+stamp "emulation exit ${PIPESTATUS[0]}"
+
+mkdir -p "$OUT/sanitize"
+if [ "$(left)" -gt 200 ]; then
+  timeout 180 kernel/tools/sanitize.sh "$OUT/sanitize" >"$OUT/sanitize.log" 2>&1
+  stamp "sanitize exit $?"
+fi
+
+if [ "$(left)" -gt 120 ]; then
+  timeout "$(left)" python3 -m bench step --cases all --budget 0.3 --out "$OUT" 2>&1 | tee "$OUT/bench_step.log" | tail -8
+  stamp "bench step exit ${PIPESTATUS[0]}"
+fi

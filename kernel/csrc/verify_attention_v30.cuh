@@ -14,7 +14,7 @@
 //   chunk end.
 // - Gather (VERIFY_V30_BULK): 0, cp.async 16 B (8 lanes a row, 4 rows an instruction, 9 instructions a 4-row group)
 //   then cp.async.mbarrier.arrive.noinc (full counts the 32 producer lanes); 1, one cp.async.bulk of 1,152 B a row
-//   (lanes 0-15) completing on full's transaction count, rows past the end zeroed by st.shared.
+//   (lanes 0-15) completing on full's transaction count, rows past the end zeroed by st.shared, every lane arriving.
 // - The S swap (VERIFY_V30_XCH_BUFFERS): with one buffer, read barriers keep a warp from overwriting its S before
 //   its partner has read it (no block barrier does); with two (sm_90a), by tile parity, none are needed.
 // - Lab knobs, measured and lost on the H200 (kernel/NOTES.md): VERIFY_V30_PINGPONG (the math warpgroups take turns
@@ -153,9 +153,14 @@ __device__ __forceinline__ void produce(const Params& p, uint32_t ring, uint32_t
         }
         fence_proxy_async();  // a later bulk copy into this stage must land after these stores
       }
-      __syncwarp();
-      if (lane == 0) mbar_arrive_expect_tx(full + stage * 8, __popc(valid) * kRowBytes);
-      __syncwarp();
+      // Every lane arrives (full counts 32), each after its own zero-fill stores: lane 0 with the stage's transaction
+      // bytes. An arrive of lane 0 alone, after a __syncwarp, orders the other lanes' stores only through the warp
+      // barrier, which compute-sanitizer's racecheck does not follow (9 hazards a small case at ea46131).
+      if (lane == 0)
+        mbar_arrive_expect_tx(full + stage * 8, __popc(valid) * kRowBytes);
+      else
+        mbar_arrive(full + stage * 8);
+      __syncwarp();  // the transaction count is raised before any copy of the stage can complete
       if (cur >= 0)
         bulk_copy(dst + lane * kSmemRowBytes, static_cast<const char*>(p.kv) + static_cast<int64_t>(cur) * kRowBytes,
                   kRowBytes, full + stage * 8);
@@ -203,7 +208,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
   const int seq_end = min(total, (tile0 + ntiles) * kTileTokens);
 
   if (tid < kStages) {
-    mbar_init(full + tid * 8, kBulk ? 1 : 32);
+    mbar_init(full + tid * 8, 32);  // the producer warp's 32 lanes (their cp.async arrives, or the bulk path's)
     mbar_init(empty + tid * 8, kMathThreads);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copy engine too
   }

@@ -6,9 +6,8 @@ is never timed), time it with `bench.timing.time_device`, and express each sampl
 floor max(bytes / copy bandwidth, FLOPs / mma.sync rate), both ceilings measured in the same run.
 
 With the sm_120-balance emulation (`python -m bench.verify --emulate-sm120 ...`, or `run(..., emulate_sm120=True)`):
-the H200's mma.sync rate per SM-clock gives k = that rate / 1,024 (sm_120's), rounded to N/32; sm_120's build of the
-kernel (kernel/build.py product_variant((12, 0))) issuing each mma.sync N/32 times is checked and timed beside this
-device's product, and each case is also
+the H200's mma.sync rate per SM-clock gives k = that rate / 1,024 (sm_120's), rounded to N/32; a build of the kernel
+issuing each mma.sync N/32 times (kernel/build.py) is checked and timed beside the product, and each case is also
 reported as a fraction of the emulated floor, max(bytes / copy bandwidth, FLOPs / the emulated rate measured by the
 emulation's own check). Those figures are an emulation of sm_120's balance on the H200, not a measurement of sm_120:
 they go under their own metrics (`verify_attn.emulated_sm120_*`, params `emulation = "sm120-balance"`), never into

@@ -420,23 +420,54 @@ def _unborn(root: Path) -> bool:
     return _plain(root, "show-ref", "--verify", "--quiet", name, check=False).returncode != 0
 
 
-def comment_char(root: Path) -> str:
-    """The character that starts a comment line of a commit message (``core.commentChar``; ``#`` when unset, and
-    for ``auto``, whose choice git makes per message)."""
-    value = _plain(root, "config", "--get", "core.commentChar", check=False).stdout.decode("utf-8", "replace").strip()
-    return value[:1] if value and value != "auto" else "#"
+AUTO_CANDIDATES = "#;@!$%^&|:"  # what git picks from for core.commentChar=auto, in its order (builtin/commit.c)
 
 
-def message_comment_char(root: Path) -> str:
-    """The comment character of the message file a ``prepare-commit-msg`` hook is given, "" when git will commit
-    its comment lines as they are: no editor opens (git runs the hook with ``GIT_EDITOR=:`` then: ``-m``, ``-F``,
-    ``--no-edit``) and ``commit.cleanup`` is not ``strip``, so git cleans the message of whitespace only, and a
-    ``-m "#123 fix"`` is the subject, not a comment. With an editor, the lines git comments are the person's to
-    see (:func:`comment_char`)."""
+def comment_char(root: Path, text: str = "", block: bool = True) -> str:
+    """The string that starts a comment line of the commit message ``text`` as git reads ``core.commentChar``:
+    ``#`` when unset, else its value as it is (one character; git 2.45 takes a longer string too), and for
+    ``auto`` (in any case) the character git picks for ``text`` (:func:`auto_comment_char`; ``block``: whether
+    git wrote its comment lines into ``text``)."""
+    value = _plain(root, "config", "--get", "core.commentChar", check=False).stdout.decode("utf-8", "replace")
+    value = value.removesuffix("\n")
+    if value.lower() == "auto":
+        return auto_comment_char(text, block)
+    return value or "#"
+
+
+def auto_comment_char(text: str, block: bool = True) -> str:
+    """The comment character git picks for ``core.commentChar=auto``: the first of :data:`AUTO_CANDIDATES` that
+    starts no line of the message ("" when each does: git refuses to commit then).
+
+    ``text`` is the message file as git hands it to the hook. With ``block`` git may have written its own comment
+    lines after the message (an editor opens), in the character it picked: a candidate whose every line from its
+    first on is such a comment (empty, or starting with it; up to the scissors line of ``commit -v``) is that one.
+    Without an editor git writes none, and the file is the message alone."""
+    lines = re.split(r"[\r\n]", text)  # git looks at the character after a \r too
+    for char in AUTO_CANDIDATES:
+        first = next((i for i, line in enumerate(lines) if line.startswith(char)), None)
+        if first is None:
+            return char
+        if block:
+            scissors = re.compile(re.escape(char) + r" -+ >8 -+")
+            tail = lines[first:]
+            end = next((i for i, line in enumerate(tail) if scissors.fullmatch(line)), len(tail))
+            if all(not line or line.startswith(char) for line in tail[:end]):
+                return char
+    return ""
+
+
+def message_comment_char(root: Path, text: str) -> str:
+    """The comment character of the message file ``text`` a ``prepare-commit-msg`` hook is given, "" when git will
+    commit its comment lines as they are: no editor opens (git runs the hook with ``GIT_EDITOR=:`` then: ``-m``,
+    ``-F``, ``--no-edit``) and ``commit.cleanup`` is not ``strip``, so git cleans the message of whitespace only,
+    and a ``-m "#123 fix"`` is the subject, not a comment. With an editor, the lines git comments are the person's
+    to see (:func:`comment_char`)."""
     import os
 
-    if os.environ.get("GIT_EDITOR") == ":":
+    editor = os.environ.get("GIT_EDITOR") != ":"
+    if not editor:
         cleanup = _plain(root, "config", "--get", "commit.cleanup", check=False).stdout
         if cleanup.decode("utf-8", "replace").strip() != "strip":
             return ""
-    return comment_char(root)
+    return comment_char(root, text, block=editor)

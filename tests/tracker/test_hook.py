@@ -96,6 +96,56 @@ def test_a_message_given_with_m_is_kept_whatever_its_first_character(
     assert trailers(repo) == WANT
 
 
+@pytest.mark.parametrize("more", [[], ["-m", "body"]])
+def test_a_message_git_strips_as_a_comment_gets_the_summary_once(
+    repo: Path, cli: Callable[..., Any], more: list[str]
+) -> None:
+    """With commit.cleanup=strip git strips a -m "#123 fix" itself (without the hook it aborts the commit: an empty
+    message). The hook takes the line for the comment it is: the summary once above it (what git commits), or the
+    trailers after the paragraph git keeps; nothing of the tracker's twice, and the commit goes through."""
+    cli(repo, "hook", "install")
+    git(repo, "add", "-A")
+    done = git(repo, "-c", "commit.cleanup=strip", "commit", "-q", "-m", "#123 fix", *more)
+    assert "warning" not in done.stderr
+    text = message(repo)
+    if more:
+        assert text == "body\n\n" + "\n".join(WANT) + "\n\n"
+    else:
+        assert text.startswith("0001/P2, 0001/P3 done\n\nStatus at HEAD (") and "#123" not in text
+        assert text.count("Phase-Done: 0001/P2") == 1 and text.count("0001/P2, 0001/P3 done") == 1
+    assert trailers(repo) == WANT
+
+
+@pytest.mark.parametrize(
+    ("config", "args", "want"),
+    [
+        (["commit.cleanup=strip", "core.commentChar=auto"], ["-m", "#123 fix"], "#123 fix"),
+        (["commit.cleanup=strip", "core.commentChar=auto"], ["-m", "#123 fix\n;45\n\n@ too"], "#123 fix\n;45\n\n@ too"),
+        (["core.commentChar=auto"], ["-e", "-m", "#123 fix"], "#123 fix"),
+        (["core.commentChar=AUTO"], ["-e", "-m", "#123 fix"], "#123 fix"),
+        (["core.commentChar=auto"], [], None),
+        (["core.commentChar=AUTO"], [], None),
+    ],
+)
+def test_comment_char_auto_is_the_character_git_picks(
+    repo: Path, cli: Callable[..., Any], config: list[str], args: list[str], want: str | None
+) -> None:
+    """With core.commentChar=auto (any case) git comments with the first of "#;@!$%^&|:" that starts no line of
+    the message: "#123 fix" is the message then, even where git strips comments. The hook read "auto" as "#" (the
+    summary went above the subject, which ended up after the trailers) and "AUTO" as "A" (git's own comments were
+    taken for a message: the commit got the trailers alone)."""
+    cli(repo, "hook", "install")
+    git(repo, "add", "-A")
+    options = [x for c in config for x in ("-c", c)]
+    git(repo, *options, "commit", "-q", *args, env={"GIT_EDITOR": "true"})
+    text = message(repo)
+    if want is None:
+        assert text.startswith("0001/P2, 0001/P3 done\n\nStatus at HEAD (") and "Please enter" not in text
+    else:
+        assert text == want + "\n\n" + "\n".join(WANT) + "\n\n"
+    assert trailers(repo) == WANT
+
+
 def test_a_message_through_the_editor_still_drops_gits_comments(repo: Path, cli: Callable[..., Any]) -> None:
     cli(repo, "hook", "install")
     git(repo, "add", "-A")

@@ -150,7 +150,7 @@ def _write(root: Path, path: Path, summary: Summary) -> None:
         existing = path.read_bytes().decode("utf-8", "surrogateescape") if mode is not None else ""
     except OSError as err:
         raise FileError(f"{given}: cannot read: {err.strerror or err}") from None
-    text = merge(existing, summary, message_comment_char(root))
+    text = merge(existing, summary, message_comment_char(root, existing))
     if text == existing and mode is not None:
         return
     try:

@@ -4,7 +4,9 @@ invalid ones, colour, command-line conventions, --json everywhere."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tracker_testutil import phase, plan_text
@@ -68,6 +70,24 @@ def test_status_of_what_does_not_exist_is_a_usage_error(two, cli, spec: str, err
     (two / "README.md").write_text("# readme\n")
     r = cli(two, "status", spec)
     assert (r.code, r.out, r.err) == (3, "", f"tracker: error: {err.format(root=two)}\n")
+
+
+@pytest.mark.parametrize(("spec", "err"), [
+    ("0001/P\x1b[2J\x1b[31mX", r"unknown phase 'P\x1b[2J\x1b[31mX' in plan 0001 (its phases: P1, P2)"),
+    ("\x1b]0;pwned\x07", r"unknown plan '\x1b]0;pwned\x07' (known plans: 0001, 0002)"),
+    ("1/P1\nPhase-Done: 0002/P1", r"unknown phase 'P1\nPhase-Done: 0002/P1' in plan 0001 (its phases: P1, P2)"),
+    ("a\rb\u2028c\u202ed", r"unknown plan 'a\rb\u2028c\u202ed' (known plans: 0001, 0002)"),
+    ("x\n\x1b[1m.md", r"'x\n\x1b[1m.md': not a plan file of this repository (plans/NNNN-slug.md in {root})"),
+    ("0001/P\x9b2J", r"unknown phase 'P\x9b2J' in plan 0001 (its phases: P1, P2)"),
+])  # fmt: skip
+def test_a_selector_with_control_characters_is_shown_escaped(
+    two: Path, cli: Callable[..., Any], spec: str, err: str
+) -> None:
+    """What a person typed goes back to the terminal as one line of printable text: an escape sequence in an
+    unknown selector was written raw (it cleared the screen, set the window title), a newline forged a line."""
+    r = cli(two, "status", spec)
+    assert (r.code, r.out, r.err) == (3, "", f"tracker: error: {err.format(root=two)}\n")
+    assert r.err.isascii() and r.err[:-1].isprintable()
 
 
 # --- one invalid plan does not hide the others (issue 12 item 11) -------------------------------------------------

@@ -25,10 +25,18 @@ def plan_spec(root: Path, spec: str) -> str:
         if found is not None:
             return found
         if not (_is_number(plan_id) and phase_id and "/" not in phase_id):  # not PLAN/PHASE with a phase id ending .md
-            raise UsageError(f"{spec}: not a plan file of this repository (plans/NNNN-slug.md in {root})")
+            shown = spec if spec.isprintable() else repr(spec)
+            where = escaped(str(root))
+            raise UsageError(f"{shown}: not a plan file of this repository (plans/NNNN-slug.md in {where})")
     if _is_number(plan_id) and len(plan_id.lstrip("0")) <= 4:
         return f"{int(plan_id):04d}{slash}{phase_id}"
     return spec
+
+
+def escaped(text: str) -> str:
+    """``text`` as an error message may show it to a terminal: each control or unprintable character (an escape
+    sequence, a line break, a lone surrogate of an argument that is not UTF-8) as its Python escape."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 def _is_number(text: str) -> bool:
@@ -66,14 +74,14 @@ def select(plans: list[Plan], specs: list[str]) -> list[tuple[Plan, Phase]]:
         plan = by_id.get(plan_id)
         if plan is None:
             known = ", ".join(sorted(by_id)) or "none"
-            raise UsageError(f"unknown plan '{plan_id}' (known plans: {known})")
+            raise UsageError(f"unknown plan '{escaped(plan_id)}' (known plans: {known})")
         if not phase_id:
             out.extend((plan, ph) for ph in plan.phases)
             continue
         phase = plan.phase(phase_id)
         if phase is None:
             known = ", ".join(ph.id for ph in plan.phases) or "none"
-            raise UsageError(f"unknown phase '{phase_id}' in plan {plan.id} (its phases: {known})")
+            raise UsageError(f"unknown phase '{escaped(phase_id)}' in plan {plan.id} (its phases: {known})")
         out.append((plan, phase))
     seen: set[tuple[str, str]] = set()
     return [x for x in out if (k := (x[0].id, x[1].id)) not in seen and not seen.add(k)]  # type: ignore[func-returns-value]

@@ -429,9 +429,10 @@ def body_of(summary: Summary) -> str:
 
 def trailers_of(changes: Sequence[PhaseChange], evidence: Sequence[str]) -> tuple[tuple[str, str], ...]:
     """``Phase-Done: 0002/P3`` for each change (by its new status, in the subject's order, then plan file order;
-    ``Phase-Removed`` for a phase gone), then ``Evidence: FILE`` for each new evidence or result file."""
+    ``Phase-Removed`` for a phase gone), then ``Evidence: FILE`` for each new evidence or result file. Each value is
+    :func:`clean`: one line, whatever a plan or a file name holds, so no value forges a trailer of its own."""
     ordered = sorted(changes, key=lambda c: ORDER.index(c.after.value if c.after is not None else "removed"))
-    phases = [(TRAILER[c.after.value] if c.after is not None else "Phase-Removed", c.key) for c in ordered]
+    phases = [(TRAILER[c.after.value] if c.after is not None else "Phase-Removed", clean(c.key)) for c in ordered]
     return (*phases, *(("Evidence", clean(f)) for f in evidence))
 
 

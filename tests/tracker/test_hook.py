@@ -184,6 +184,28 @@ def test_a_commit_through_the_editor_gets_the_whole_summary(repo: Path, cli: Cal
     assert trailers(repo) == WANT
 
 
+FORGED = ("Phase-Done: 0002", "Tracker-Status: done", "Signed-off-by: M <m@x>")  # a file name holds no "/"
+
+
+@pytest.mark.parametrize("editor", [False, True])
+def test_a_file_name_with_line_breaks_forges_no_trailer(repo: Path, cli: Callable[..., Any], editor: bool) -> None:
+    """git takes any byte but NUL in a file name: an evidence file named "r\\nPhase-Done: 0002.json" is one
+    trailer, its breaks and control characters shown as spaces and escapes, never a line of its own."""
+    one, two, three = FORGED
+    for name in (f"r\n{one}\n\n{three}.json", f"r\r{two}\x1b[2J\u2028{one}\x85\n{three}.json"):
+        shutil.copyfile(repo / NEW_RUN, repo / ".tracker/evidence" / name)
+    cli(repo, "hook", "install")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", *([] if editor else ["-m", "hostile names"]), env={"GIT_EDITOR": "true"})
+    assert not any(line.startswith(FORGED) for line in message(repo).splitlines())
+    assert all(line.isprintable() for line in message(repo).splitlines())
+    assert not any(t.startswith(FORGED) for t in trailers(repo))
+    assert [t for t in trailers(repo) if one in t] == [
+        f"Evidence: .tracker/evidence/r {one}  {three}.json",
+        f"Evidence: .tracker/evidence/r {two}\\x1b[2J\\u2028{one}\\x85 {three}.json",
+    ]
+
+
 def test_a_commit_from_a_subdirectory(repo: Path, cli: Callable[..., Any]) -> None:
     cli(repo, "hook", "install")
     git(repo, "add", "-A")

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from tracker_testutil import git
 
 from tracker.commands.summary import merge
-from tracker.commit_summary import PhaseChange, Summary, change_subject, clean, quiet_subject
+from tracker.commit_summary import PhaseChange, Summary, change_subject, clean, quiet_subject, trailers_of
 from tracker.model import Status
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -257,6 +257,27 @@ def test_the_quiet_subject_is_always_under_72_characters(against: str, keys: lis
 def test_clean_leaves_one_printable_line(text: str) -> None:
     out = clean(text)
     assert out.isprintable() and (out == text) == text.isprintable()
+
+
+hostile_text = st.text(st.characters(codec="utf-8") | st.sampled_from("\n\r\x1b\x85\u2028\u2029\x0b\x0c"), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.builds(PhaseChange, hostile_text, hostile_text, statuses, statuses, hostile_text), max_size=4),
+    st.lists(hostile_text, max_size=4),
+)
+def test_no_text_of_a_plan_or_a_file_name_forges_a_trailer(changes: list[PhaseChange], evidence: list[str]) -> None:
+    """Every value interpolated into a trailer is one printable line (a key or a file name holding "\\n" or "\\r"
+    with "Phase-Done: ..." after it would be a trailer of its own): git reads exactly the trailers the summary has,
+    by their keys, merged into a message or on their own."""
+    changes = [c for c in changes if c.before is not c.after]
+    ours = trailers_of(changes, evidence)
+    assert len(ours) == len(changes) + len(evidence)
+    assert all(value.isprintable() for _, value in ours)
+    for existing in ("", "fix: the engine\n"):
+        got = trailers(merge(existing, summary_with(*ours)))
+        assert [line.partition(":")[0] for line in got] == [key for key, _ in ours]
 
 
 # --- --write: into a message someone wrote ------------------------------------------------------------------------

@@ -5,16 +5,17 @@ The build directory is keyed by torch version, CUDA version and the current devi
 sources and headers in `kernel/csrc/`, so an edited kernel never loads a stale build. The code is compiled
 for the current device's architecture only.
 
-`load(mma_repeat_x32=N)` builds the sm_120-balance emulation of the same sources (`-DVERIFY_MMA_REPEAT_X32=N`: each
-mma.sync issued N/32 times, kernel/NOTES.md) as a module and directory of its own; the benchmark times it beside
-the product, which is always the default `load()`.
+`load(mma_repeat_x32=N, variant=...)` builds the sm_120-balance emulation of a variant's sources
+(`-DVERIFY_MMA_REPEAT_X32=N`: each mma.sync issued N/32 times, kernel/NOTES.md) as a module and directory of its own;
+the benchmark builds sm_120's variant so and times it beside this device's product, which is always `load()`.
 
 The product is chosen per device, by `product_variant`: on sm_90 (H200, H100) and sm_120 (RTX PRO 6000 Blackwell)
 it is v30 (`kernel/csrc/verify_attention_v30.cuh`: a producer warpgroup with setmaxnreg, an mbarrier ring filled by
-bulk copies), built for the arch-specific target (sm_90a, sm_120a); sm_90a's build has a 6-stage ring and a
-double-buffered S swap in its 227 KB of shared memory, sm_120a's fits 99 KB with 4 stages and read barriers. On every
-other device (sm_80, sm_86, sm_89, ...) it is v26 (`verify_attention_sm.cu`), the portable path of sm_80-level
-instructions. `load(variant=...)` builds a named one instead: "v26" (the portable path anywhere) or a lab variant of
+bulk copies), built for the arch-specific target (sm_90a, sm_120a) where the CUDA toolkit is 12.8 or newer; sm_90a's
+build has a 6-stage ring and a double-buffered S swap in its 227 KB of shared memory, sm_120a's fits 99 KB with 4
+stages and read barriers. On every other device (sm_80, sm_86, sm_89, ...), or with an older toolkit, it is v26
+(`verify_attention_sm.cu`), the portable path of sm_80-level instructions. `load(variant=...)` builds a named one
+instead: "v26" (the portable path anywhere) or a lab variant of
 VARIANTS (ping-pong, prefetch depth, ring depth, ...).
 """
 
@@ -23,6 +24,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
+import subprocess
 from pathlib import Path
 from types import ModuleType
 
@@ -87,9 +90,36 @@ PRODUCT_BY_CC: dict[tuple[int, int], str] = {(9, 0): "v30bulkx2s6", (12, 0): "v3
 assert all(cc in VARIANTS[name][3] for cc, name in PRODUCT_BY_CC.items())
 
 
-def product_variant(cc: tuple[int, int]) -> str:
-    """The variant `load()` builds for a device of compute capability cc: v30 where setmaxnreg exists, else v26."""
-    return PRODUCT_BY_CC.get(cc, PORTABLE_VARIANT)
+# v30 needs CUDA 12.8 to build: cp.async.bulk into .shared::cta is PTX ISA 8.6, and sm_120a arrived with 12.8.
+V30_MIN_CUDA = (12, 8)
+
+
+def product_variant(cc: tuple[int, int], cuda: tuple[int, int] | None = None) -> str:
+    """The variant `load()` builds for a device of compute capability cc: v30 where setmaxnreg exists (PRODUCT_BY_CC)
+    and the CUDA toolkit that compiles the extension (`cuda`, default `nvcc_version()`) is 12.8 or newer; else v26,
+    the portable path (an H100 with CUDA 12.4 keeps the kernel it had)."""
+    name = PRODUCT_BY_CC.get(cc)
+    if name is None:
+        return PORTABLE_VARIANT
+    toolkit = nvcc_version() if cuda is None else cuda
+    return name if toolkit is not None and toolkit >= V30_MIN_CUDA else PORTABLE_VARIANT
+
+
+@functools.cache
+def nvcc_version() -> tuple[int, int] | None:
+    """(major, minor) of the nvcc torch's extension builder runs (`$CUDA_HOME/bin/nvcc`); None where there is none."""
+    from torch.utils.cpp_extension import CUDA_HOME
+
+    if CUDA_HOME is None:
+        return None
+    try:
+        out = subprocess.run(
+            [str(Path(CUDA_HOME) / "bin" / "nvcc"), "--version"], capture_output=True, text=True, timeout=120
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"release (\d+)\.(\d+)", out)
+    return (int(found[1]), int(found[2])) if found else None
 
 
 def source_hash(files: tuple[str, ...] | None = None) -> str:
@@ -140,9 +170,9 @@ def variant_build(variant: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple
     return sources, tuple(dict.fromkeys(sources + headers)), flags, f"_{variant}"
 
 
-@functools.cache
 def load(verbose: bool = False, mma_repeat_x32: int = PRODUCT_REPEAT_X32, variant: str | None = None) -> ModuleType:
-    """Compile (first call per key and source hash) and import the extension for the current CUDA device.
+    """Compile (first call per key and source hash) and import the extension for the current CUDA device; one module
+    a process for each (variant, mma_repeat_x32), whichever way the variant was named.
 
     variant None is the product for this device (product_variant); "v26" the portable path; another name a lab
     variant (VARIANTS), built for the device's arch-specific target (compute capability + "a"). mma_repeat_x32 other
@@ -150,16 +180,29 @@ def load(verbose: bool = False, mma_repeat_x32: int = PRODUCT_REPEAT_X32, varian
     RuntimeError when no CUDA device is visible (the extension targets the device's architecture) or when the
     variant does not build for this device.
     """
-    flags = emulation_flags(mma_repeat_x32)
+    emulation_flags(mma_repeat_x32)  # ValueError outside 32 <= N < 128, before any device check
     if variant is not None:
-        variant_build(variant)  # ValueError for an unknown name, before any device check
+        variant_build(variant)  # ValueError for an unknown name, likewise
     if not torch.cuda.is_available():
         raise RuntimeError("kernel.build.load: expected a visible CUDA device, found none")
-    from torch.utils.cpp_extension import load as torch_load  # imports ninja lookups; keep it lazy
-
     major, minor = torch.cuda.get_device_capability()
     if variant is None:
         variant = product_variant((major, minor))
+    return _load(variant, mma_repeat_x32, (major, minor), verbose)
+
+
+_LOADED: dict[tuple[str, int, tuple[int, int]], ModuleType] = {}
+
+
+def _load(variant: str, mma_repeat_x32: int, cc: tuple[int, int], verbose: bool) -> ModuleType:
+    """load()'s build and import of a named variant for compute capability cc, once a process (_LOADED)."""
+    key = (variant, mma_repeat_x32, cc)
+    if key in _LOADED:
+        return _LOADED[key]
+    from torch.utils.cpp_extension import load as torch_load  # imports ninja lookups; keep it lazy
+
+    flags = emulation_flags(mma_repeat_x32)
+    major, minor = cc
     sources, hashed, variant_flags, variant_tag = variant_build(variant)
     arch = f"{major}.{minor}"
     if variant != PORTABLE_VARIANT:
@@ -175,7 +218,7 @@ def load(verbose: bool = False, mma_repeat_x32: int = PRODUCT_REPEAT_X32, varian
     saved = os.environ.get("TORCH_CUDA_ARCH_LIST")
     os.environ["TORCH_CUDA_ARCH_LIST"] = arch
     try:
-        return torch_load(
+        module = _LOADED[key] = torch_load(
             name=f"verify_attn_{source_hash(hashed)}{suffix}",
             sources=[str(CSRC / name) for name in sources],
             extra_cflags=["-O3"],  # torch picks the C++ standard its own headers need
@@ -184,6 +227,7 @@ def load(verbose: bool = False, mma_repeat_x32: int = PRODUCT_REPEAT_X32, varian
             build_directory=str(directory),
             verbose=verbose,
         )
+        return module
     finally:
         if saved is None:
             os.environ.pop("TORCH_CUDA_ARCH_LIST", None)

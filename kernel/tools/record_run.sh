@@ -6,9 +6,11 @@
 #   3. python -m bench verify --cases all --impl cuda,cuda_v26,flashinfer: the product against the portable path and
 #      FlashInfer FA2 on the same inputs (P6, P7, P8), then --cases long --impl cuda,triton (P6's Triton gate);
 #   4. python -m bench.verify --emulate-sm120 --cases all --impl cuda: sm_120's build under sm_120's balance (P16);
-#   5. kernel/tools/sanitize.sh: memcheck, racecheck and synccheck of the device's product on the small cases;
+#   5. kernel/tools/sanitize.sh: memcheck, racecheck and synccheck of the device's product on the small cases, then
+#      of sm_120's build where it builds here;
 #   6. python -m bench step --cases all (P11, P12, P13), with what time is left.
-# Writes under $OUT: one log a step, the result files, ev/ (evidence) and sanitize/ (the tools' logs).
+# Writes under $OUT: one log a step, the result files, ev/ (evidence) and sanitize/ (the tools' logs), and at the end
+# all of it again as one all.tgz: a device call brings back only a few files (the rest are "left out (count)").
 #
 #   OUT=/tmp/out TRACKER_COMMIT=<the 40-digit sha> TRACKER_DIRTY=0 kernel/tools/record_run.sh [seconds for the call]
 set -uo pipefail
@@ -27,8 +29,11 @@ print(' '.join(['v26', *(n for n, spec in build.VARIANTS.items() if cc in spec[3
 for v in $variants; do
   timeout 240 python3 -c "from kernel import build; build.load(variant='$v'); print('built $v')" >>"$OUT/build.log" 2>&1 &
 done
-timeout 240 python3 -c "from kernel import build; build.load(); print('built the product')" >>"$OUT/build.log" 2>&1 &
 wait
+# The product is one of the variants, built above; loading it by default now finds that build. (Built in parallel
+# with its named twin, both would wait on one lock in one directory, and a timeout could leave the lock behind.)
+rm -f /tmp/verify-kernel/*/lock
+python3 -c "from kernel import build; build.load(); print('the product builds')" >>"$OUT/build.log" 2>&1
 stamp "built ($variants)"
 
 timeout 240 python3 -m pytest -q -m gpu -p no:cacheprovider -p tracker.pytest_plugin tests/ --tracker-record="$OUT/ev" \
@@ -46,13 +51,24 @@ timeout "$(left)" python3 -m bench.verify --emulate-sm120 --cases all --impl cud
   tee "$OUT/bench_emulation.log" | tail -22
 stamp "emulation exit ${PIPESTATUS[0]}"
 
-mkdir -p "$OUT/sanitize"
+mkdir -p "$OUT/sanitize" "$OUT/sanitize_sm120"
 if [ "$(left)" -gt 200 ]; then
   timeout 180 kernel/tools/sanitize.sh "$OUT/sanitize" >"$OUT/sanitize.log" 2>&1
   stamp "sanitize exit $?"
+fi
+# sm_120's build (one swap buffer, read barriers) where it builds here: the same source and protocol as on sm_120.
+sm120=$(python3 -c "
+import torch
+from kernel import build
+name = build.product_variant((12, 0))
+print(name if torch.cuda.get_device_capability() in build.VARIANTS.get(name, ((),))[-1] else '')")
+if [ -n "$sm120" ] && [ "$(left)" -gt 200 ]; then
+  SANITIZE_VARIANT=$sm120 timeout 180 kernel/tools/sanitize.sh "$OUT/sanitize_sm120" >"$OUT/sanitize_sm120.log" 2>&1
+  stamp "sanitize of $sm120 exit $?"
 fi
 
 if [ "$(left)" -gt 120 ]; then
   timeout "$(left)" python3 -m bench step --cases all --budget 0.3 --out "$OUT" 2>&1 | tee "$OUT/bench_step.log" | tail -8
   stamp "bench step exit ${PIPESTATUS[0]}"
 fi
+tar -C "$OUT" --exclude=all.tgz -czf "$OUT/all.tgz" .

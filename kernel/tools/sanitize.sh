@@ -2,13 +2,18 @@
 # compute-sanitizer memcheck, racecheck and synccheck of the verify kernels on the small cases of
 # tests/kernel/test_gpu_correctness.py (test_cuda_small_cases_match_reference_and_repeat: random q, forced split
 # counts, the combine and empty splits). Usage (repository root, GPU machine): kernel/tools/sanitize.sh [LOGDIR]
+# The kernel is this device's build (kernel/build.py load()); SANITIZE_VARIANT=NAME checks another that builds here
+# instead (v26, or sm_120's v30bulk on an H200: the same source and protocol as on sm_120), through the test's
+# VERIFY_KERNEL_VARIANT.
 # Exit 0 when all tools report no error and every test passed; 3 when a tool reports an error; 4 when a tool only
 # died on a case (no verdict there); other codes come from the run itself (pytest's 1: a test failed).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 logdir="${1:-/tmp}"
 mkdir -p "$logdir"
-python3 -c "from kernel import build; build.load()" || exit 1   # compile outside the sanitizer
+export VERIFY_KERNEL_VARIANT="${SANITIZE_VARIANT:-}"
+python3 -c "import os; from kernel import build; build.load(variant=os.environ['VERIFY_KERNEL_VARIANT'] or None)" ||
+  exit 1 # compile outside the sanitizer
 tests=tests/kernel/test_gpu_correctness.py
 select=test_cuda_small_cases_match_reference_and_repeat
 pytest=(python3 -m pytest -q -p no:cacheprovider)

@@ -63,6 +63,19 @@ def tile_loop(sass: str) -> collections.Counter[str]:
     return min((body for body in loop_bodies(split) if body["HMMA"]), key=lambda c: sum(c.values()))
 
 
+def included(sources: tuple[str, ...]) -> list[str]:
+    """The sources and every kernel/csrc file they #include "...", transitively."""
+    seen: list[str] = []
+    todo = list(sources)
+    while todo:
+        name = todo.pop()
+        if name in seen or not (CSRC / name).is_file():
+            continue
+        seen.append(name)
+        todo += re.findall(r'^\s*#include\s+"([^"]+)"', (CSRC / name).read_text(), re.M)
+    return seen
+
+
 def highest_register(instructions: list[tuple[int, str]]) -> int:
     return max(int(m) for _, text in instructions for m in re.findall(r"\bR(\d+)\b", text))
 
@@ -147,9 +160,15 @@ def test_each_devices_product_build_is_clean(tmp_path: Path, cc: tuple[int, int]
 
 
 def test_product_by_device() -> None:
-    assert build.product_variant((9, 0)) == "v30bulkx2s6" and build.product_variant((12, 0)) == "v30bulk"
-    for cc in ((8, 0), (8, 6), (8, 9), (10, 0), (12, 1)):
-        assert build.product_variant(cc) == build.PORTABLE_VARIANT == "v26"
+    for cuda in ((12, 8), (13, 0)):
+        assert (
+            build.product_variant((9, 0), cuda) == "v30bulkx2s6" and build.product_variant((12, 0), cuda) == "v30bulk"
+        )
+        for cc in ((8, 0), (8, 6), (8, 9), (10, 0), (12, 1)):
+            assert build.product_variant(cc, cuda) == build.PORTABLE_VARIANT == "v26"
+    # A toolkit before 12.8 (no .shared::cta bulk copy, no sm_120a) keeps v26 everywhere, as does none at all.
+    for cuda in ((12, 4), (12, 6), (11, 8)):
+        assert {build.product_variant(cc, cuda) for cc in ((9, 0), (12, 0), (8, 0))} == {"v26"}
     # sm_120's product fits its 99 KB (4 stages, one swap buffer); sm_90a's 6-stage, 2-buffer build only sm_90.
     assert build.VARIANTS["v30bulk"][3] == ((9, 0), (12, 0))
     assert build.VARIANTS["v30bulkx2s6"][3] == ((9, 0),)
@@ -162,6 +181,15 @@ def test_v30_under_the_sm120_balance_emulation(tmp_path: Path, v30_builds: dict[
     assert registers == ENTRY_REGS and stores <= 16 and loads <= 16, report  # 12 / 8 B with nvcc 13.0
     assert tile_loop(sass)["HMMA"] == emulated_mmas(N)
     assert all(f"V30Probe_b0_p0_f1_s4_x1_rb1_r{N}" in name for name in sass_functions(sass))
+    # What the benchmark emulates: sm_120's product (bench/verify.py), built for the H200.
+    sm120 = build.product_variant((12, 0), (13, 0))
+    sass, report = compile_v30(
+        tmp_path, "90a", *build.VARIANTS[sm120][2], *build.emulation_flags(N)[len(build.CUDA_FLAGS) :]
+    )
+    registers, stores, loads = split_entry(report)
+    assert registers == ENTRY_REGS and stores <= 16 and loads <= 16, report
+    assert tile_loop(sass)["HMMA"] == emulated_mmas(N) and "UBLKCP" in sass
+    assert all(f"V30Probe_b1_p0_f1_s4_x1_rb1_r{N}" in name for name in sass_functions(sass))
     names = {arch: list(sass_functions(sass)) for arch, (sass, _) in v30_builds.items()}
     assert all("V30Probe_b0_p0_f1_s4_x1_rb1_r32" in name for found in names.values() for name in found), names
 
@@ -172,7 +200,10 @@ def test_variant_names_and_files() -> None:
     assert sources == ("binding.cpp", "verify_attention_v30_sm.cu") and tag == "_v30" and flags == ()
     assert "verify_attention_v30.cuh" in hashed and "verify_attention_ptx.cuh" in hashed
     assert build.variant_build("v30bulk")[2] == ("-DVERIFY_V30_BULK=1",)
-    assert build.source_hash() == build.source_hash(build.SOURCES + build.HEADERS)  # the product's name is unchanged
     assert build.source_hash(hashed) != build.source_hash()
+    # Every file a build compiles is in its name's hash, so an edited header never loads a stale build.
+    for name in (build.PORTABLE_VARIANT, *build.VARIANTS):
+        sources, hashed, _, _ = build.variant_build(name)
+        assert set(included(sources)) <= set(hashed), name
     with pytest.raises(ValueError, match=r"variant: expected one of v26, v30, v30bulk, .*, got 'v31'"):
         build.variant_build("v31")

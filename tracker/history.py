@@ -24,6 +24,7 @@ from tracker.model import (
     Status,
     Store,
     TestGate,
+    TestRun,
     gate_hash,
     gate_key,
 )
@@ -69,18 +70,27 @@ def fresh_test_gates(
         if phase is None or st is None:
             continue
         gate, verdict = phase.gates[int(num) - 1], st.verdicts[int(num) - 1]
-        run = runs.get(verdict.source.file) if verdict.met and verdict.source else None
-        if run is None or not isinstance(gate, TestGate):
+        if not (verdict.met and verdict.source and isinstance(gate, TestGate)):
             continue
-        if key in run.gates and run.gates[key] != gate_hash(gate):
-            continue
+        # Every run a pass of the gate comes from (a partial run leaves the other tests' passes in older runs).
+        met_by = [runs.get(file) for file in (verdict.source.file, *verdict.also)]
         test_path = gate.test.split("::", 1)[0].rstrip("/")
         patterns = [*phase.paths, test_path, test_path + "/"]
-        if run.file not in then:
-            then[run.file] = FileIndex(run.files)
-        if then[run.file].match(patterns) == index.match(patterns):
+        if all(run is not None and _fresh_run(run, key, gate, patterns, index, then) for run in met_by):
             fresh.add(key)
     return fresh
+
+
+def _fresh_run(
+    run: TestRun, key: str, gate: TestGate, patterns: list[str], index: FileIndex, then: dict[str, FileIndex]
+) -> bool:
+    """Did ``run`` record the gate's definition as it is now (when it recorded one) and the blob ids the working tree
+    (``index``) has now under ``patterns``? ``then``: the runs' file indexes built so far, by file."""
+    if key in run.gates and run.gates[key] != gate_hash(gate):
+        return False
+    if run.file not in then:
+        then[run.file] = FileIndex(run.files)
+    return then[run.file].match(patterns) == index.match(patterns)
 
 
 def _utc(when: datetime) -> str:

@@ -156,12 +156,15 @@ class GateVerdict(NamedTuple):
     (a test failed or errored, a benchmark missed its threshold), as opposed to missing or
     skipped evidence; a phase that was done and now has a failed gate is ``regressed``.
     ``reason`` explains itself ("3 passed", "skipped: CUDA not available", "no benchmark evidence").
+    ``also``: the other evidence files a met test gate's passes come from, besides ``source`` (the newest): each
+    test's newest outcome may lie in another run, and the verdict is only as fresh as the oldest of them.
     """
 
     met: bool
     reason: str
     source: EvidenceSource | None = None
     failed: bool = False
+    also: tuple[str, ...] = ()
 
 
 class PhaseStatus(NamedTuple):

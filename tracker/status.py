@@ -120,12 +120,18 @@ def _gate_changes(
             return [], ""
         measured = evidence.recorded_files(v.source.file, phase.paths, bench=True)
         return [path for path, blob in measured.items() if index.files.get(path) != blob], ""
-    changed = evidence.definition_changed(v.source.file, gate_key(plan.id, phase.id, i), gate)
-    note = f"gate {i + 1} definition changed since {v.source.file}" if changed else ""
+    # Every run the verdict rests on (a test's newest pass may be older than another's): each must still match.
+    sources = (v.source.file, *v.also)
+    key = gate_key(plan.id, phase.id, i)
+    since = next((file for file in sources if evidence.definition_changed(file, key, gate)), None)
+    note = f"gate {i + 1} definition changed since {since}" if since is not None else ""
     if not phase.paths:
         return [], note
-    then = evidence.recorded_files(v.source.file, phase.paths, bench=False)
-    return changed_files(then, index.match(phase.paths)), note
+    now = index.match(phase.paths)
+    changed = {
+        path for file in sources for path in changed_files(evidence.recorded_files(file, phase.paths, False), now)
+    }
+    return sorted(changed), note
 
 
 def stale_gates(

@@ -3,8 +3,8 @@ history. The cache ``status-index`` (:mod:`tracker.cache`: gitignored, per machi
 stands:
 
 - per gate (its key ``PLAN/PHASE#N`` and every field of its definition; a manual gate also the hashes of its
-  phase's manual gates): the verdict and whether the gate was ever met; per evidence file that decided one,
-  whether the gate's definition changed since;
+  phase's manual gates): the verdict (with every evidence file it rests on) and whether the gate was ever met; per
+  evidence file that decided one, whether the gate's definition changed since;
 - per phase asked (its key and its gates): whether all its gates were met together once (``regressed``);
 - per verdict source and ``paths`` of a phase: the file ids that evidence recorded (or measured) under those
   paths, for staleness, which is always judged against the working tree as it is now (never cached);
@@ -229,15 +229,17 @@ class Tables:
             if src is None
             else self._add(self.sources, self._source_ids, src, [src.file, src.machine, src.commit, src.time])
         )
-        self.gates[key] = [verdict.met, verdict.reason, verdict.failed, source, ever]
+        self.gates[key] = [verdict.met, verdict.reason, verdict.failed, source, ever, list(verdict.also)]
 
     def verdict(self, key: str) -> tuple[GateVerdict, bool]:
         """(verdict, ever met) stored under ``key``; :class:`Miss` when there is none this code wrote."""
         entry = self.gates.get(key)
-        if not (isinstance(entry, list) and len(entry) == 5):
+        if not (isinstance(entry, list) and len(entry) == 6):
             raise Miss
-        met, reason, failed, source, ever = entry
+        met, reason, failed, source, ever, also = entry
         if not (type(met) is bool and isinstance(reason, str) and type(failed) is bool and type(ever) is bool):
+            raise Miss
+        if not (isinstance(also, list) and all(isinstance(x, str) for x in also)):
             raise Miss
         if type(source) is not int or not -1 <= source < len(self.sources):
             raise Miss
@@ -251,7 +253,7 @@ class Tables:
             if row[2] is not None and not isinstance(row[2], str):
                 raise Miss
             src = EvidenceSource(*row)
-        return GateVerdict(met, reason, src, failed), ever
+        return GateVerdict(met, reason, src, failed, tuple(also)), ever
 
     def put_files(self, key: str, files: dict[str, str]) -> None:
         items = tuple(sorted(files.items()))

@@ -208,7 +208,10 @@ class TestIndex:
             newest_run = max(sources, key=lambda r: (r.time, r.file))
             blocked = self._unknown_failure(unknown)
             if blocked is None:
-                return GateVerdict(True, f"{passed} passed", source_of(newest_run)), True
+                # Staleness is judged on every run a pass came from (a partial run on new code leaves the other
+                # tests' passes on the old): the newest is the source, the others are named too.
+                also = tuple(sorted({r.file for r in sources} - {newest_run.file}))
+                return GateVerdict(True, f"{passed} passed", source_of(newest_run), also=also), True
             bad_run, bad = blocked
             why = (
                 f"{bad['nodeid']}: {bad['outcome']} in a run that records no markers (JUnit XML?): cannot tell whether "

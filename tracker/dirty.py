@@ -3,7 +3,8 @@
 ``dirty`` means the working tree differs from that commit: a tracked file modified, staged or deleted, or an
 untracked file git does not ignore. Evidence never makes a tree dirty: ``.tracker/`` (the store and the
 tracker's caches, written by the tracker itself) and ``bench/results/`` (benchmark result files) are left out,
-so recording a run, signing off or writing a result file never turns the next record dirty.
+so recording a run, signing off or writing a result file never turns the next record dirty; nor do Python's bytecode
+caches (``__pycache__/``), which the recorded run itself writes where nothing ignores them.
 
 When ``TRACKER_COMMIT`` is set, the commit comes from it and the dirty flag from ``TRACKER_DIRTY`` (``1`` dirty,
 ``0`` clean, unset or empty unknown), even inside a git checkout: a copy of the tree on another machine may
@@ -47,6 +48,8 @@ _STATUS = [
     "--",
     ".",
     *(f":(exclude){path}" for path in EVIDENCE_PATHS),
+    # Python's bytecode caches (tracker.fingerprint.BYTECODE_EXCLUDE): the run being recorded writes them.
+    ":(exclude,glob)**/__pycache__/**",
 ]
 
 

@@ -62,10 +62,16 @@ def walk_file_ids(root: Path) -> dict[str, str]:
     return out
 
 
+# Python's bytecode caches, never source: importing a module writes them (where PYTHONDONTWRITEBYTECODE is unset),
+# so a pytest run in a repository that does not ignore them would otherwise change the files of every phase it tests.
+BYTECODE_EXCLUDE = ":(exclude,glob)**/__pycache__/**"
+
+
 def tree_file_ids(root: Path) -> dict[str, str]:
     """Blob ids of the working tree: git's index ids, re-hashed where git reports changes.
 
-    Tracked, modified and untracked (not ignored) files; deleted files are left out; ``.tracker/``
+    Tracked, modified and untracked (not ignored) files but bytecode caches (``__pycache__/``, as
+    :func:`walk_file_ids`); deleted files are left out; ``.tracker/``
     (the evidence store itself) is left out, and git is asked not to report changes under it: an untracked
     evidence file would be read and hashed only to be dropped (a thousand uncommitted runs cost half a
     second of every status). Without a git repository, walks the tree.
@@ -79,6 +85,7 @@ def tree_file_ids(root: Path) -> dict[str, str]:
         "--",
         ".",
         f":(exclude){TRACKER_DIR}/",
+        BYTECODE_EXCLUDE,  # as walk_file_ids skips __pycache__: running the tests changes no phase's files
     ]  # committed evidence is listed by neither: its count does not matter
     listing = subprocess.Popen(
         [*base, "ls-files", "-s", "-z", *outside], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -226,6 +228,35 @@ def test_lifecycle_through_the_cli(repo, cli) -> None:
     (root / COVERED).write_text("def value():\n    return 1\n")
     assert cli(root, "verify").code == 0
     assert "done" in cli(root, "status").out
+
+
+def test_a_stale_bytecode_cache_never_passes_for_the_edited_source(repo, cli) -> None:
+    """The user's own pytest run leaves src/__pycache__ (bytecode written: PYTHONDONTWRITEBYTECODE unset, no
+    .gitignore); an edit that keeps the file's size and modification second breaks the code. Python trusts its
+    cache entry by exactly those two, so a verify reading that cache would run the old code, pass, and record a
+    pass for the new, broken source. verify's pytest keeps its caches apart (PYTHONPYCACHEPREFIX): unmet."""
+    root = repo({
+        "plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_lib.py::test_value"', paths='"src/**"')),
+        "src/__init__.py": "", COVERED: "def value():\n    return 1\n", "tests/test_lib.py": TESTS,
+        "conftest.py": "",
+    })  # fmt: skip
+    user_env = {
+        k: v for k, v in pytest_env(root).items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")
+    }
+    cmd = [*pytest_command(), "-q", "-p", "no:cacheprovider", f"--rootdir={root}", "tests/test_lib.py"]
+    ran = subprocess.run(cmd, cwd=root, env=user_env, capture_output=True, text=True, check=False)
+    assert ran.returncode == 0 and any((root / "src/__pycache__").glob("lib.*.pyc")), ran.stdout + ran.stderr
+    source = root / COVERED
+    stat = source.stat()
+    source.write_text("def value():\n    return 2\n")  # same size: only the digit changes
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and the same modification time
+    shutil.rmtree(root / "tests/__pycache__", ignore_errors=True)
+    caches = {p: p.stat().st_mtime_ns for p in root.rglob("*.pyc")}
+    r = cli(root, "verify")
+    assert r.code == 1 and "UNMET 0001/P1#1 tests/test_lib.py::test_value: failed: assert 2 == 1" in r.out, r.out
+    assert "done" not in cli(root, "status").out
+    # Nor does the run write caches into the tree (the fingerprint and the dirty flag would not count them anyway).
+    assert {p: p.stat().st_mtime_ns for p in root.rglob("*.pyc")} == caches
 
 
 SUB = 'import pytest\n\ndef test_ok():\n    pass\n\n@pytest.mark.skip(reason="CUDA not available")\ndef test_gpu():\n    pass\n'

@@ -88,6 +88,10 @@ def _child(pytest: object, args: list[str], root: Path, env: dict[str, str]) -> 
         os.chdir(root)
         os.environ.clear()
         os.environ.update(env)
+        # What a fresh interpreter reads from this environment at its start: where bytecode caches live, whether
+        # to write them (pytest_env puts them in a scratch directory, so that no stale one of the tree is read).
+        sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
+        sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
         sys.path[0] = str(root)
         sys.stdout, sys.stderr = _stream(1, sys.stdout), _stream(2, sys.stderr)
         sys.argv = [str(Path(pytest.__file__).with_name("__main__.py")), *args]  # type: ignore[attr-defined]

@@ -18,9 +18,10 @@ command's cache (:func:`put`), which the command writes at its end:
 
 - its key is the current one: the hash of the evaluation code (each source's stat signature, as Python's own
   bytecode cache trusts them) and of the listing of every ``*.json`` in ``.tracker/evidence/`` and
-  ``bench/results/`` with its stat signature (device, inode, size, mtime and ctime in ns, mode; a symlink's
-  real path), the folders' own identity and the repository's real path. Adding, removing, replacing or editing
-  any file, ``tracker gc`` included, changes it;
+  ``bench/results/`` (and every running slot beside a run, ``.NAME.json.running``: which test a crashed run was
+  running, :func:`tracker.evidence.crashed_test`) with its stat signature (device, inode, size, mtime and ctime
+  in ns, mode; a symlink's real path), the folders' own identity and the repository's real path. Adding,
+  removing, replacing or editing any file, ``tracker gc`` included, changes it;
 - the listing was taken before the store was read, and no file had changed within :data:`SETTLED_NS` of it:
   a later write then necessarily moves its ctime, so an equal listing means equal bytes (an index built while a
   file was fresh is not written at all; the next status builds it);
@@ -51,6 +52,7 @@ from tracker.model import EvidenceSource, Gate, GateVerdict, ManualGate, Phase, 
 INDEX = "status-index"  # the cache's name (tracker.cache)
 FORMAT = 2  # 2: in the cache's envelope, the key outside the document
 FOLDERS = (EVIDENCE_DIR, Path("bench") / "results")  # where evidence and benchmark results live
+RUNNING_SUFFIX = ".json.running"  # a running slot (tracker.contract.running_file): read for a crashed run
 # The modules a verdict, a "was done" or a recorded file map depends on: another version of any makes another key.
 SOURCES = (
     "statusindex.py",
@@ -113,7 +115,9 @@ def listing(root: Path) -> tuple[str, bool]:
         where = root / folder
         rows.append(_folder_row(where))
         try:
-            entries = [e for e in os.scandir(where) if e.name.endswith(".json")]
+            # A crashed run's running slot (``.NAME.json.running``) decides which of its tests crashed: a slot gone
+            # (``git clean``, ``git stash -u``) or rewritten changes the store's answers as a file of it would.
+            entries = [e for e in os.scandir(where) if e.name.endswith((".json", RUNNING_SUFFIX))]
         except OSError as err:
             rows.append(f"{folder} cannot list {err.errno}")
             continue

@@ -68,9 +68,12 @@ class TestIndex:
         self._ranks: dict[str, list[int]] = {}
         self._limit = len(self.runs)  # runs at positions from here on are not seen (:meth:`before`)
         for position, run in zip(range(len(self.runs) - 1, -1, -1), self.runs, strict=False):
-            recs = sorted(run.tests, key=lambda r: r["nodeid"])
+            # A run that lists a test twice (a JUnit XML file with a testcase for its call and one for its teardown
+            # error, shards merged into one file) says the worst of them: a failure first, then another outcome of
+            # a test that ran, whatever the file's order (the first record of a node id in a run is its outcome).
+            recs = sorted(run.tests, key=lambda r: (r["nodeid"], _worst_first(r["outcome"])))
             self.sorted[id(run)] = ([r["nodeid"] for r in recs], recs, [r for r in recs if "::" not in r["nodeid"]])
-            for rec in run.tests:
+            for rec in recs:
                 self.history.setdefault(rec["nodeid"], []).append((run, rec))
                 self._ranks.setdefault(rec["nodeid"], []).append(position)
 
@@ -229,6 +232,12 @@ class TestIndex:
             text += f"; a newer pass in {hidden.file} is not counted: JUnit XML writes an xpass as a pass"
         failed = outcome in FAILURES
         return GateVerdict(False, text, source_of(bad_run), failed=failed), ever
+
+
+def _worst_first(outcome: str) -> int:
+    """Where a record of this outcome goes among one run's records of the same test: failures, then the other
+    outcomes of a test that ran, then the rest (skipped, notrun, deselected)."""
+    return 0 if outcome in FAILURES else 1 if outcome in RAN else 2
 
 
 def has_markers(run: TestRun, rec: dict[str, Any]) -> bool:

@@ -80,3 +80,30 @@ def test_a_crashed_runs_slot_removed_is_seen_by_a_warm_status(
     warm = statuses(cli, root)
     assert warm == cold(cli, root)
     assert warm["0001/P1"] != ("done", [True])
+
+
+# --- ingest: one JUnit XML file that lists a test twice -----------------------------------------------------------
+
+JUNIT_TWICE = (
+    '<testsuites><testsuite name="pytest" timestamp="{stamp}">'
+    '<testcase classname="tests.test_a" name="test_y" file="tests/test_a.py" time="0.1"/>'
+    '<testcase classname="tests.test_a" name="test_y" file="tests/test_a.py" time="0.1">'
+    '<error message="failed on teardown with &quot;OSError: leak&quot;">OSError: leak</error></testcase>'
+    "</testsuite></testsuites>"
+)
+
+
+def test_a_junit_file_listing_a_test_twice_meets_no_gate_on_its_pass(
+    repo: Callable[..., Path], cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    """A JUnit XML file may list one test twice (pytest wrote a testcase for its call and another for its teardown
+    error; shards merged into one file): that run's outcome of the test is the worst of them, whatever their order.
+    The pass listed first made the gate met, though the same run says the test errored."""
+    import time
+
+    root = repo({"plans/0001-a.md": PLAN, **TESTS})
+    junit = tmp_path / "junit.xml"
+    junit.write_text(JUNIT_TWICE.format(stamp=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 60))))
+    res = cli(root, "ingest", str(junit))
+    assert res.code == 0, res.err
+    assert cold(cli, root)["0001/P1"] == ("planned", [False])

@@ -117,16 +117,18 @@ def pytest_command() -> list[str]:
     return [sys.executable, "-m", "pytest", *PLUGIN_ARGS]
 
 
-def pytest_env(root: Path, scratch: Path | None = None) -> dict[str, str]:
+def pytest_env(root: Path, bytecode: bool = False) -> dict[str, str]:
     """Environment for the nested pytest: ``tracker`` importable there even when it is run from a
-    source checkout rather than installed (the tests under ``root`` may live in another repository), and,
-    given ``scratch`` (a fresh directory of the caller's), Python's bytecode caches under it
-    (``PYTHONPYCACHEPREFIX``): the run never reads a ``__pycache__`` of the tree, whose entry Python trusts while
-    the source keeps its size and modification second (an edit inside that second would run the old code and
-    record its result for the new), and never writes one there."""
+    source checkout rather than installed (the tests under ``root`` may live in another repository), and, with
+    ``bytecode``, Python's bytecode caches in the tracker's own prefix (:mod:`tracker.bytecode`): the run never
+    reads a ``__pycache__`` of the tree, whose entry Python trusts while the source keeps its size and modification
+    second (an edit inside that second would run the old code and record its result for the new), and never
+    writes one there."""
     env = dict(os.environ)
-    if scratch is not None:
-        env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+    if bytecode:
+        from tracker.bytecode import prefix
+
+        env["PYTHONPYCACHEPREFIX"] = str(prefix(root))
     checkout = Path(__file__).resolve().parents[2]
     if (checkout / "pyproject.toml").is_file():
         env["PYTHONPATH"] = os.pathsep.join(x for x in (str(checkout), env.get("PYTHONPATH", "")) if x)

@@ -51,7 +51,7 @@ def _collect(root: Path, paths: list[str]) -> tuple[dict[str, Any] | None, str]:
     with tempfile.TemporaryDirectory(prefix="tracker-lint-") as tmp:
         target = Path(tmp, "collected.json")
         cmd = [*pytest_command(), "--collect-only", "-q", f"--rootdir={root}", f"--tracker-collect={target}", *paths]
-        proc = subprocess.run(cmd, cwd=root, env=pytest_env(root, Path(tmp)), capture_output=True, text=True)
+        proc = subprocess.run(cmd, cwd=root, env=pytest_env(root, bytecode=True), capture_output=True, text=True)
         if not target.exists():
             lines = (proc.stdout + proc.stderr).strip().splitlines()
             return None, lines[-1] if lines else f"pytest exited with {proc.returncode}"

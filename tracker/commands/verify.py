@@ -229,7 +229,7 @@ def _run_gates(root: Path, gates: dict[str, TestGate], pytest_args: list[str], l
             *existing,
         ]
         answer = Path(tmp, "argcheck.json")
-        env = pytest_env(root, Path(tmp)) | (
+        env = pytest_env(root, bytecode=True) | (
             {"TRACKER_ARGCHECK": str(answer), "TRACKER_ARGCHECK_THEN": "run"} if pytest_args else {}
         )
         log.write(f"tracker: running {len(gates)} test gate(s) in one pytest session\n")
@@ -284,7 +284,7 @@ def check_pytest_args(root: Path, pytest_args: list[str], paths: list[str]) -> N
     with tempfile.TemporaryDirectory(prefix="tracker-argcheck-") as tmp:
         answer = Path(tmp, "answer.json")
         cmd = [*pytest_command(), "-p", "tracker.pytest_argcheck", f"--rootdir={root}", *pytest_args, *paths]
-        env = {**pytest_env(root, Path(tmp)), "TRACKER_ARGCHECK": str(answer)}
+        env = {**pytest_env(root, bytecode=True), "TRACKER_ARGCHECK": str(answer)}
         proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, errors="replace", check=False)
         problems = _answer(answer)
     if problems is None:  # pytest stopped before our hook, and said why: show it as the run would have

@@ -1,0 +1,54 @@
+"""Where the pytest that ``tracker verify`` runs keeps Python's bytecode caches, and why it can trust them.
+
+Python trusts a cached ``.pyc`` while its source keeps the size and the whole second of modification time the cache
+recorded, so an edit that keeps both (inside one second, or with a restored or normalised modification time) runs
+the old code. A ``__pycache__`` of the tree may hold such an entry (the user's own test run wrote it): verify's
+pytest never reads one. Its caches live in ``.tracker/cache/pycache/`` (``PYTHONPYCACHEPREFIX``; gitignored,
+rebuilt at will) and persist between runs, so that unchanged code compiles once; before each run :func:`prefix`
+drops every entry of a file under the repository whose inode changed (``st_ctime_ns``: any write, rename or
+``utime``, which no one can set back) at or after the entry was written. pytest keeps its rewritten test modules
+there too (it follows ``sys.pycache_prefix``), judged alike.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from tracker.contract import CACHE_DIR, ensure_tracker_dir
+
+PYCACHE = CACHE_DIR / "pycache"
+# "<module>.<tag>[-<pytest tag>].pyc" -> "<module>": how Python and pytest name a cache entry.
+_ENTRY = re.compile(r"^(?P<module>[^.]+)\..*\.pyc$")
+
+
+def prefix(root: Path) -> Path:
+    """The bytecode cache prefix of ``root``'s verify runs, rid of every entry its source may have outdated."""
+    ensure_tracker_dir(root / CACHE_DIR.parent)
+    base = root / PYCACHE
+    base.mkdir(parents=True, exist_ok=True)
+    for tree in {root.absolute(), root.resolve()}:  # Python mirrors the path it imported from
+        _prune(base / tree.relative_to(tree.anchor), tree)
+    return base
+
+
+def _prune(mirror: Path, tree: Path) -> None:
+    """Remove the entries under ``mirror`` (the cache of ``tree``) whose source is gone or changed since."""
+    for dirpath, _, filenames in os.walk(mirror):
+        source_dir = tree / Path(dirpath).relative_to(mirror)
+        for name in filenames:
+            found = _ENTRY.match(name)
+            entry = Path(dirpath, name)
+            try:
+                written = entry.stat().st_mtime_ns
+                try:
+                    changed: int | None = (source_dir / f"{found['module']}.py").stat().st_ctime_ns if found else None
+                except FileNotFoundError:
+                    changed = None
+                if changed is None or changed >= written:
+                    entry.unlink()
+            except OSError:
+                continue  # another run's entry, gone or being replaced: judged again next time

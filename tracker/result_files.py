@@ -81,10 +81,12 @@ def load_result(
     sha = sha256(data).hexdigest()
     cache = Cache(None) if cache is None else cache
     runs = cache.memo(RUNS)
-    run = runs.get(f"{path}\0{sha}")
+    run = runs.get(sha)  # by content alone: the same bytes read at REF and now are parsed once
     if run is None:
         _validate(data, path, sha, cache)
-        run = runs[f"{path}\0{sha}"] = _view(parse_json(data), str(path), sha)  # type: ignore[arg-type]
+        run = runs[sha] = _view(parse_json(data), str(path), sha)  # type: ignore[arg-type]
+    elif run.path != str(path):
+        run = run._replace(path=str(path))
     future = (clock or Clock()).future(run.time.strftime("%Y-%m-%dT%H:%M:%SZ"), "provenance.time")
     if future:
         raise ResultFileError(path, future, lasting=False)

@@ -288,7 +288,14 @@ class Recorder:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.root = Path(str(config.rootpath))
-        where = config.getoption("tracker_record") or str(self.root / ".tracker" / "evidence")
+        given = config.getoption("tracker_record")
+        where = given or str(self.root / ".tracker" / "evidence")
+        if given and Path(given).exists() and not Path(given).is_dir():
+            # `pytest --tracker-record tests/test_x.py`: the option's optional folder took the test path.
+            raise pytest.UsageError(
+                f"--tracker-record: {given!r} is a file, not a folder for the evidence: put --tracker-record after "
+                "the test paths, or name the folder with --tracker-record=DIR"
+            )
         self.path = Path(where) / (config.getoption("tracker_file") or evidence_name("pytest"))
         gates_file = config.getoption("tracker_gates")
         self.gates: dict[str, str] = json.loads(Path(gates_file).read_text()) if gates_file else {}

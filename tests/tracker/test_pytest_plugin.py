@@ -64,6 +64,29 @@ def by_id(data: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return {t["nodeid"].split("::")[-1]: (t["outcome"], t["reason"]) for t in data["tests"]}
 
 
+def test_a_test_file_taken_as_the_record_folder_is_a_usage_error(repo) -> None:
+    """`pytest --tracker-record tests/test_o.py`: the option's optional folder takes the test path. pytest said
+    INTERNALERROR with a traceback (mkdir over the file); it is a usage error (exit 4) that says what to write."""
+    root = repo({"tests/test_o.py": "def test_ok(): pass\n"})
+    cmd = [
+        *pytest_command(),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--rootdir={root}",
+        "--tracker-record",
+        "tests/test_o.py",
+    ]
+    proc = subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, text=True)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "--tracker-record: 'tests/test_o.py' is a file, not a folder for the evidence" in proc.stderr
+    assert "INTERNALERROR" not in proc.stdout + proc.stderr and "Traceback" not in proc.stdout + proc.stderr
+    assert (root / "tests/test_o.py").read_text() == "def test_ok(): pass\n"  # untouched
+    # After the paths, or as --tracker-record=DIR, it records.
+    code, data = run_pytest(root, "tests/test_o.py", "--tracker-record")
+    assert code == 0 and [t["outcome"] for t in data["tests"]] == ["passed"]
+
+
 def test_records_every_outcome_kind(repo) -> None:
     root = repo({"tests/test_o.py": OUTCOMES, "pytest.ini": "[pytest]\nmarkers = gpu: needs cuda\n"})
     code, data = run_pytest(root, "-m", "not gpu", "tests", "--tracker-record")

@@ -83,10 +83,13 @@ def hostname() -> str:
 RUNNING_SLOT_LIMIT = 1024 * 1024  # a slot larger than this is no record the plugin wrote
 
 
+RUNNING_SUFFIX = ".running"
+
+
 def running_file(evidence: Path) -> Path:
     """The file naming the test a recording run is running: ``.<evidence file name>.running`` beside it (hidden,
     and no ``*.json``: the store never reads it as evidence)."""
-    return evidence.with_name(f".{evidence.name}.running")
+    return evidence.with_name(f".{evidence.name}{RUNNING_SUFFIX}")
 
 
 # --- times ---------------------------------------------------------------------------------------------------------

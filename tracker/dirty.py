@@ -23,6 +23,9 @@ from pathlib import Path
 
 # Where evidence lives in a repository (tracker.evidence.EVIDENCE_DIR's parent, tracker.result_files.RESULT_DIRS).
 EVIDENCE_PATHS = (".tracker", "bench/results")
+# Python's bytecode caches, never source: importing a module writes them (where PYTHONDONTWRITEBYTECODE is unset), so
+# the run being recorded would dirty a repository that does not ignore them (tracker.fingerprint leaves them out too).
+BYTECODE_EXCLUDE = ":(exclude,glob)**/__pycache__/**"
 
 
 def commit_state(root: Path) -> tuple[str | None, bool | None]:
@@ -48,8 +51,7 @@ _STATUS = [
     "--",
     ".",
     *(f":(exclude){path}" for path in EVIDENCE_PATHS),
-    # Python's bytecode caches (tracker.fingerprint.BYTECODE_EXCLUDE): the run being recorded writes them.
-    ":(exclude,glob)**/__pycache__/**",
+    BYTECODE_EXCLUDE,
 ]
 
 

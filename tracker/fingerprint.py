@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tracker.contract import blob_id, set_fingerprint
+from tracker.dirty import BYTECODE_EXCLUDE
 from tracker.errors import FileError
 
 TRACKER_DIR = ".tracker"  # the tracker's own files (evidence, caches): never part of a fingerprint
@@ -60,11 +61,6 @@ def walk_file_ids(root: Path) -> dict[str, str]:
             if blob is not None:
                 out[full.relative_to(root).as_posix()] = blob
     return out
-
-
-# Python's bytecode caches, never source: importing a module writes them (where PYTHONDONTWRITEBYTECODE is unset),
-# so a pytest run in a repository that does not ignore them would otherwise change the files of every phase it tests.
-BYTECODE_EXCLUDE = ":(exclude,glob)**/__pycache__/**"
 
 
 def tree_file_ids(root: Path) -> dict[str, str]:

@@ -43,7 +43,7 @@ from typing import Any
 
 from tracker import __version__
 from tracker.cache import Cache
-from tracker.contract import EVIDENCE_DIR, Clock
+from tracker.contract import EVIDENCE_DIR, RUNNING_SUFFIX, Clock
 from tracker.evidence_answers import Evidence, LiveEvidence
 from tracker.fileio import SETTLED_NS
 from tracker.hashing import sha256_hex
@@ -52,7 +52,6 @@ from tracker.model import EvidenceSource, Gate, GateVerdict, ManualGate, Phase, 
 INDEX = "status-index"  # the cache's name (tracker.cache)
 FORMAT = 2  # 2: in the cache's envelope, the key outside the document
 FOLDERS = (EVIDENCE_DIR, Path("bench") / "results")  # where evidence and benchmark results live
-RUNNING_SUFFIX = ".json.running"  # a running slot (tracker.contract.running_file): read for a crashed run
 # The modules a verdict, a "was done" or a recorded file map depends on: another version of any makes another key.
 SOURCES = (
     "statusindex.py",
@@ -117,7 +116,7 @@ def listing(root: Path) -> tuple[str, bool]:
         try:
             # A crashed run's running slot (``.NAME.json.running``) decides which of its tests crashed: a slot gone
             # (``git clean``, ``git stash -u``) or rewritten changes the store's answers as a file of it would.
-            entries = [e for e in os.scandir(where) if e.name.endswith((".json", RUNNING_SUFFIX))]
+            entries = [e for e in os.scandir(where) if e.name.endswith((".json", f".json{RUNNING_SUFFIX}"))]
         except OSError as err:
             rows.append(f"{folder} cannot list {err.errno}")
             continue

@@ -13,7 +13,7 @@ from typing import cast
 
 import torch
 
-from kernel.build import VARIANTS as LAB_VARIANTS
+from kernel.build import PRODUCT_BY_CC, VARIANTS
 from kernel.reference import ancestor_matrix
 from kernel.trees import VerifyInputs
 
@@ -47,7 +47,7 @@ def _prepare_backend(backend: str) -> Callable[[VerifyInputs], Run]:
 
 
 def _prepare_cuda_variant(variant: str) -> Callable[[VerifyInputs], Run]:
-    """A lab variant of the CUDA kernel (kernel/build.py load(variant=...)), called like the product: the binding's
+    """A named build of the CUDA kernel (kernel/build.py load(variant=...)), called like the product: the binding's
     own checks, the launcher's split count, no lse."""
 
     def prepare(x: VerifyInputs) -> Run:
@@ -60,6 +60,13 @@ def _prepare_cuda_variant(variant: str) -> Callable[[VerifyInputs], Run]:
         return lambda: cast(torch.Tensor, ext.forward(*args)[0])
 
     return prepare
+
+
+def _variant_label(name: str) -> str:
+    """What a v30 build is: the product of which devices (kernel/build.py PRODUCT_BY_CC), else a lab variant."""
+    devices = [f"sm_{major}{minor}" for (major, minor), product in PRODUCT_BY_CC.items() if product == name]
+    role = f"the product on {', '.join(devices)}" if devices else "lab variant"
+    return f"CUDA {name}, {role} (kernel/build.py)"
 
 
 def _prepare_torch(x: VerifyInputs) -> Run:
@@ -129,12 +136,9 @@ IMPLS: dict[str, Impl] = {
     "cuda_v26": Impl(
         "cuda_v26", "CUDA v26, the portable path (sm_80-level instructions)", _prepare_cuda_variant("v26")
     ),
-    # Lab variants (issue 17 part 2), never in the default list: sm_90a / sm_120a builds of kernel/csrc's v30
-    # (kernel/build.py VARIANTS).
-    **{
-        f"cuda_{name}": Impl(f"cuda_{name}", f"CUDA {name} lab variant (kernel/build.py)", _prepare_cuda_variant(name))
-        for name in LAB_VARIANTS
-    },
+    # v30's builds (kernel/build.py VARIANTS: sm_90a / sm_120a only), never in the default list: a device's product
+    # by name, or a lab step between them.
+    **{f"cuda_{name}": Impl(f"cuda_{name}", _variant_label(name), _prepare_cuda_variant(name)) for name in VARIANTS},
     "triton": Impl("triton", "Triton, SGLang extend-kernel design", _prepare_backend("triton")),
     "torch": Impl("torch", "plain torch gather + matmul, tree mask applied", _prepare_torch),
     "flashinfer": Impl(

@@ -15,8 +15,8 @@ bulk copies), built for the arch-specific target (sm_90a, sm_120a) where the CUD
 build has a 6-stage ring and a double-buffered S swap in its 227 KB of shared memory, sm_120a's fits 99 KB with 4
 stages and read barriers. On every other device (sm_80, sm_86, sm_89, ...), or with an older toolkit, it is v26
 (`verify_attention_sm.cu`), the portable path of sm_80-level instructions. `load(variant=...)` builds a named one
-instead: "v26" (the portable path anywhere) or a lab variant of
-VARIANTS (ping-pong, prefetch depth, ring depth, ...).
+instead: "v26" (the portable path anywhere) or a v30 build of
+VARIANTS (each device's product, and the lab's: cp.async gather, ring depth, swap buffers).
 """
 
 from __future__ import annotations
@@ -51,38 +51,26 @@ V30_ARCHS = ((9, 0), (12, 0))  # setmaxnreg: sm_90a and sm_120a
 
 def _v30(
     bulk: bool = False,
-    pingpong: bool = False,
-    prefetch: int = 1,
     stages: int = 4,
     xch: int = 1,
-    read_barriers: bool = True,
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[int, int], ...]]:
     """A v30 build: its defines (kernel/csrc/verify_attention_v30.cuh) and where it builds (6 stages: sm_90a only)."""
     flags = (
         *(("-DVERIFY_V30_BULK=1",) if bulk else ()),
-        *(("-DVERIFY_V30_PINGPONG=1",) if pingpong else ()),
-        *((f"-DVERIFY_V30_PREFETCH={prefetch}",) if prefetch != 1 else ()),
         *((f"-DVERIFY_V30_STAGES={stages}",) if stages != 4 else ()),
         *((f"-DVERIFY_V30_XCH_BUFFERS={xch}",) if xch != 1 else ()),
-        *(("-DVERIFY_V30_READ_BARRIERS=0",) if xch == 1 and not read_barriers else ()),
     )
     return V30_SOURCES, V30_HEADERS, flags, V30_ARCHS if stages == 4 and xch == 1 else ((9, 0),)
 
 
-# Lab variants: (sources, headers, extra nvcc flags, compute capabilities it builds for). v30: cp.async gather;
-# bulk: one bulk copy a row; pp: the math warpgroups ping-pong at the tensor pipes; fN: N ldmatrix fragments in
-# flight; s6: a 6-stage ring (sm_90a's shared memory only).
+# v30's builds: (sources, headers, extra nvcc flags, compute capabilities it builds for). Each device's product
+# (PRODUCT_BY_CC) and the steps between them, kept for A/B runs: v30, the cp.async gather; bulk, one bulk copy a row;
+# x2, two S swap buffers instead of read barriers; s6, a 6-stage ring (x2 and s6: sm_90a's shared memory only).
 VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[int, int], ...]]] = {
     "v30": _v30(),
     "v30bulk": _v30(bulk=True),
-    "v30bulkf2": _v30(bulk=True, prefetch=2),
-    "v30pp": _v30(pingpong=True, prefetch=2),
-    "v30bulkpp": _v30(bulk=True, pingpong=True, prefetch=2),
-    "v30bulkpps6": _v30(bulk=True, pingpong=True, prefetch=2, stages=6),
     "v30bulkx2": _v30(bulk=True, xch=2),
     "v30bulkx2s6": _v30(bulk=True, xch=2, stages=6),
-    "v30x2": _v30(xch=2),
-    "v30bulknb": _v30(bulk=True, read_barriers=False),  # racy (no read barriers): a lab reference only
 }
 # The product on each compute capability (product_variant); any other device runs PORTABLE_VARIANT, v26. Measured on
 # the H200 (kernel/NOTES.md, "Where it stands"); sm_120's is weighed by the sm_120-balance emulation (bench/verify.py).

@@ -75,6 +75,154 @@ __device__ __forceinline__ void store_rows_bf16(__nv_bfloat16* row_lo, __nv_bflo
   }
 }
 
+// The tile's math, shared by v26 (below) and v30 (verify_attention_v30.cuh): one warp's 16 rows wrow..wrow+15 and
+// K half grp (partner warps w, w^1 share the rows), lane (gq, cq) in the mma fragment layout.
+
+// Q of the warp's 16 rows, its half grp of the latent columns, as A fragments straight from global (once); and the
+// rope columns of all 64 block rows into the swizzled shared block q_rope (chunk c of row r at c ^ (r & 7)) by the
+// kLoaders threads of the math, two 16-B chunks each (tid < kLoaders).
+template <int kLoaders>
+__device__ __forceinline__ void load_q(const Params& p, int b, int rows, int row0, int wrow, int grp, int gq, int cq,
+                                       int tid, unsigned char* q_rope, uint32_t (&qf)[16][4]) {
+  static_assert(2 * kLoaders == kRowsPerBlock * 8, "two 16-B rope chunks a loader");
+  const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
+  const __nv_bfloat16* qb = static_cast<const __nv_bfloat16*>(p.q) + static_cast<int64_t>(b) * rows * kHeadDim;
+  const uint32_t* q_lo = reinterpret_cast<const uint32_t*>(qb + static_cast<int64_t>(r_lo) * kHeadDim);
+  const uint32_t* q_hi = reinterpret_cast<const uint32_t*>(qb + static_cast<int64_t>(r_hi) * kHeadDim);
+#pragma unroll
+  for (int s = 0; s < 16; ++s) {
+    const int w = (grp * 256 + s * 16 + 2 * cq) / 2;  // 32-bit word index of the column pair
+    qf[s][0] = r_lo < rows ? __ldg(q_lo + w) : 0u;
+    qf[s][1] = r_hi < rows ? __ldg(q_hi + w) : 0u;
+    qf[s][2] = r_lo < rows ? __ldg(q_lo + w + 4) : 0u;
+    qf[s][3] = r_hi < rows ? __ldg(q_hi + w + 4) : 0u;
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int idx = tid + i * kLoaders, r = idx >> 3, ch = idx & 7;
+    uint4 v = make_uint4(0u, 0u, 0u, 0u);
+    if (row0 + r < rows)
+      v = __ldg(reinterpret_cast<const uint4*>(qb + static_cast<int64_t>(row0 + r) * kHeadDim + kVDim) + ch);
+    *reinterpret_cast<uint4*>(q_rope + r * 128 + ((ch ^ (r & 7)) << 4)) = v;
+  }
+}
+
+// QK's rope part: S += Q[:, 512 + grp*32, 32 columns] . K[the same]^T, A fragments by ldmatrix from the swizzled Q
+// rope block (row wrow + lane%16, chunk +1 for lanes 16-31); k_row is the lane's ldmatrix row address in the tile.
+__device__ __forceinline__ void qk_rope(float (&s)[4][4], float (&o)[32][4], uint32_t k_row,
+                                        const unsigned char* q_rope, int wrow, int grp, int lane) {
+  const int qr = wrow + (lane & 15);
+  const uint32_t k_rope = k_row + (kVDim + grp * 32) * 2;
+#pragma unroll
+  for (int ks = 0; ks < 2; ++ks) {
+    uint32_t qa[4];
+    const int ch = grp * 4 + ks * 2 + (lane >> 4);
+    ldmatrix_x4(qa, smem_addr(q_rope + qr * 128 + ((ch ^ (qr & 7)) << 4)));
+#pragma unroll
+    for (int nn = 0; nn < 2; ++nn) {
+      uint32_t bf[4];
+      ldmatrix_x4(bf, k_rope + nn * 16 * kSmemRowBytes + ks * 32);
+      const int i = 64 + ks * 4 + nn * 2;
+      mma_bf16_seq(s[2 * nn], qa, bf[0], bf[1], i, o, 3 * i, 3 * i + 1, 3 * i + 2);
+      mma_bf16_seq(s[2 * nn + 1], qa, bf[2], bf[3], i + 1, o, 3 * i + 3, 3 * i + 4, 3 * i + 5);
+    }
+  }
+}
+
+// The full S of the tile at virtual positions pos0.. (after the pair's swap) into unnormalised P = exp2(S - shift):
+// scaled into the exp2 domain, masked past the chunk end (seq_end) and, at tree positions (>= prefix_len), by the
+// rows' ancestor bits (s_mask). Online softmax with a lazy shift (FA4's trick): the running shift m moves only when
+// a row's max exceeds it by more than kLazyShift (log2 units), so P <= 2^8 stays exact enough in bf16 and the
+// 128-register O rescale is skipped, warp-uniformly, on almost every tile. A row that has seen only masked scores
+// keeps m = -inf and uses 0 as its shift (its P is 0).
+__device__ __forceinline__ void softmax_tile(float (&s)[4][4], float (&o)[32][4], float& m_lo, float& m_hi,
+                                             float& l_lo, float& l_hi, float scale, int pos0, int seq_end,
+                                             int prefix_len, const uint64_t* s_mask, int wrow, int gq, int cq) {
+  const bool needs_mask = pos0 + kTileTokens > min(seq_end, prefix_len);
+  const uint64_t mask_lo = needs_mask ? s_mask[wrow + gq] : 0ull;
+  const uint64_t mask_hi = needs_mask ? s_mask[wrow + gq + 8] : 0ull;
+#pragma unroll
+  for (int n = 0; n < 4; ++n) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float v_lo = s[n][e] * scale, v_hi = s[n][2 + e] * scale;
+      if (needs_mask) {
+        const int pos = pos0 + n * 8 + 2 * cq + e;
+        bool ok_lo = pos < seq_end, ok_hi = ok_lo;
+        if (ok_lo && pos >= prefix_len) {
+          const int node = pos - prefix_len;
+          ok_lo = (mask_lo >> node) & 1ull;
+          ok_hi = (mask_hi >> node) & 1ull;
+        }
+        v_lo = ok_lo ? v_lo : -INFINITY;
+        v_hi = ok_hi ? v_hi : -INFINITY;
+      }
+      s[n][e] = v_lo;
+      s[n][2 + e] = v_hi;
+    }
+  }
+  float mx_lo = fmaxf(fmaxf(s[0][0], s[0][1]), fmaxf(s[1][0], s[1][1]));
+  mx_lo = quad_max(fmaxf(mx_lo, fmaxf(fmaxf(s[2][0], s[2][1]), fmaxf(s[3][0], s[3][1]))));
+  float mx_hi = fmaxf(fmaxf(s[0][2], s[0][3]), fmaxf(s[1][2], s[1][3]));
+  mx_hi = quad_max(fmaxf(mx_hi, fmaxf(fmaxf(s[2][2], s[2][3]), fmaxf(s[3][2], s[3][3]))));
+  const bool move_lo = mx_lo > m_lo + kLazyShift, move_hi = mx_hi > m_hi + kLazyShift;
+  if (__any_sync(0xffffffffu, move_lo || move_hi)) {
+    const float mn_lo = move_lo ? mx_lo : m_lo, mn_hi = move_hi ? mx_hi : m_hi;
+    const float a_lo = move_lo ? exp2f(m_lo - mn_lo) : 1.f, a_hi = move_hi ? exp2f(m_hi - mn_hi) : 1.f;
+    m_lo = mn_lo;
+    m_hi = mn_hi;
+    l_lo *= a_lo;
+    l_hi *= a_hi;
+#pragma unroll
+    for (int n = 0; n < 32; ++n) {
+      o[n][0] *= a_lo;
+      o[n][1] *= a_lo;
+      o[n][2] *= a_hi;
+      o[n][3] *= a_hi;
+    }
+  }
+  const float sh_lo = m_lo == -INFINITY ? 0.f : m_lo, sh_hi = m_hi == -INFINITY ? 0.f : m_hi;
+#pragma unroll
+  for (int n = 0; n < 4; ++n) {
+    s[n][0] = exp2f(s[n][0] - sh_lo);
+    s[n][1] = exp2f(s[n][1] - sh_lo);
+    s[n][2] = exp2f(s[n][2] - sh_hi);
+    s[n][3] = exp2f(s[n][3] - sh_hi);
+    l_lo += s[n][0] + s[n][1];
+    l_hi += s[n][2] + s[n][3];
+  }
+}
+
+// Normalise the warp's O and write it: directly as bf16 (+ natural-log lse) with one split, else this split's bf16
+// partials + log2 lse. One lse a row, by the K-half-0 warp's quad leaders.
+__device__ __forceinline__ void write_rows(const Params& p, int b, int split, int rows, int row0, int wrow, int grp,
+                                           int gq, int cq, const float (&o)[32][4], float m_lo, float m_hi,
+                                           float l_lo, float l_hi) {
+  l_lo = quad_sum(l_lo);
+  l_hi = quad_sum(l_hi);
+  const float inv_lo = l_lo > 0.f ? 1.f / l_lo : 0.f, inv_hi = l_hi > 0.f ? 1.f / l_hi : 0.f;
+  const float lse_lo = l_lo > 0.f ? m_lo + __log2f(l_lo) : -INFINITY;
+  const float lse_hi = l_hi > 0.f ? m_hi + __log2f(l_hi) : -INFINITY;
+  const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
+  const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;  // of this split's partials
+  {
+    __nv_bfloat16* ob = p.num_splits == 1 ? static_cast<__nv_bfloat16*>(p.out) + static_cast<int64_t>(b) * rows * kVDim
+                                          : static_cast<__nv_bfloat16*>(p.part_o) + base_row * kVDim;
+    store_rows_bf16(ob + static_cast<int64_t>(r_lo) * kVDim + grp * 256, ob + static_cast<int64_t>(r_hi) * kVDim + grp * 256,
+                    r_lo < rows, r_hi < rows, o, inv_lo, inv_hi, cq);
+  }
+  if (grp == 0 && cq == 0) {
+    if (p.num_splits > 1) {
+      if (r_lo < rows) p.part_lse[base_row + r_lo] = lse_lo;
+      if (r_hi < rows) p.part_lse[base_row + r_hi] = lse_hi;
+    } else if (p.lse != nullptr) {
+      const float ln2 = 0.6931471805599453f;
+      if (r_lo < rows) p.lse[static_cast<int64_t>(b) * rows + r_lo] = lse_lo * ln2;
+      if (r_hi < rows) p.lse[static_cast<int64_t>(b) * rows + r_hi] = lse_hi * ln2;
+    }
+  }
+}
+
 // One 256-thread block per SM (254 registers a thread). Overridable only so the compile test can squeeze the
 // register budget and prove that its spill check fires.
 #ifndef VERIFY_ATTN_MIN_BLOCKS
@@ -130,32 +278,9 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   // Tile 1's slot ids (tile t's entry is written during tile t-2, from tile 2 on).
   if (tid < kTileTokens) s_slot[kTileTokens + tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 1) * kTileTokens + tid);
 
-  // Q fragments of this warp's 16 rows, latent columns [grp*256, grp*256+256), straight from global (once).
-  // The group's 32 rope columns 512 + grp*32 come from shared memory each tile (see kQRopeBytes).
+  // The group's 32 rope columns come from shared memory each tile (see kQRopeBytes).
   uint32_t qf[16][4];
-  {
-    const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
-    const __nv_bfloat16* qb = static_cast<const __nv_bfloat16*>(p.q) + static_cast<int64_t>(b) * rows * kHeadDim;
-    const uint32_t* q_lo = reinterpret_cast<const uint32_t*>(qb + static_cast<int64_t>(r_lo) * kHeadDim);
-    const uint32_t* q_hi = reinterpret_cast<const uint32_t*>(qb + static_cast<int64_t>(r_hi) * kHeadDim);
-#pragma unroll
-    for (int s = 0; s < 16; ++s) {
-      const int w = (grp * 256 + s * 16 + 2 * cq) / 2;  // 32-bit word index of the column pair
-      qf[s][0] = r_lo < rows ? __ldg(q_lo + w) : 0u;
-      qf[s][1] = r_hi < rows ? __ldg(q_hi + w) : 0u;
-      qf[s][2] = r_lo < rows ? __ldg(q_lo + w + 4) : 0u;
-      qf[s][3] = r_hi < rows ? __ldg(q_hi + w + 4) : 0u;
-    }
-    // Rope columns of all 64 rows: 512 chunks of 16 B, two per thread; chunk c of row r at c ^ (r & 7).
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int idx = tid + i * kThreads, r = idx >> 3, ch = idx & 7;
-      uint4 v = make_uint4(0u, 0u, 0u, 0u);
-      if (row0 + r < rows)
-        v = __ldg(reinterpret_cast<const uint4*>(qb + static_cast<int64_t>(row0 + r) * kHeadDim + kVDim) + ch);
-      *reinterpret_cast<uint4*>(q_rope + r * 128 + ((ch ^ (r & 7)) << 4)) = v;
-    }
-  }
+  load_q<kThreads>(p, b, rows, row0, wrow, grp, gq, cq, tid, q_rope, qf);
   __syncthreads();
 
   float o[32][4];
@@ -201,24 +326,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
           mma_bf16_seq(s[2 * nn + 1], qf[ks], bf[2], bf[3], i + 1, o, 3 * i + 3, 3 * i + 4, 3 * i + 5);
         }
       }
-      // Rope: A fragments by ldmatrix from the swizzled Q rope block (row wrow + lane%16, chunk +1 for
-      // lanes 16-31), K columns 512 + grp*32.
-      const int qr = wrow + (lane & 15);
-      const uint32_t k_rope = k_row + (kVDim + grp * 32) * 2;
-#pragma unroll
-      for (int ks = 0; ks < 2; ++ks) {
-        uint32_t qa[4];
-        const int ch = grp * 4 + ks * 2 + (lane >> 4);
-        ldmatrix_x4(qa, smem_addr(q_rope + qr * 128 + ((ch ^ (qr & 7)) << 4)));
-#pragma unroll
-        for (int nn = 0; nn < 2; ++nn) {
-          uint32_t bf[4];
-          ldmatrix_x4(bf, k_rope + nn * 16 * kSmemRowBytes + ks * 32);
-          const int i = 64 + ks * 4 + nn * 2;
-          mma_bf16_seq(s[2 * nn], qa, bf[0], bf[1], i, o, 3 * i, 3 * i + 1, 3 * i + 2);
-          mma_bf16_seq(s[2 * nn + 1], qa, bf[2], bf[3], i + 1, o, 3 * i + 3, 3 * i + 4, 3 * i + 5);
-        }
-      }
+      qk_rope(s, o, k_row, q_rope, wrow, grp, lane);
     }
     cp_async_commit();
     // Swap partial S with the partner warp on a named barrier of just those 64 threads. 16-B accesses:
@@ -228,7 +336,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
       const float4* other = reinterpret_cast<const float4*>(xch) + partner * 128;
 #pragma unroll
       for (int n = 0; n < 4; ++n) mine[n * 32 + lane] = make_float4(s[n][0], s[n][1], s[n][2], s[n][3]);
-      asm volatile("bar.sync %0, 64;\n" ::"r"(1 + pair_id));
+      asm volatile("bar.sync %0, 64;\n" ::"r"(1 + pair_id) : "memory");
 #pragma unroll
       for (int n = 0; n < 4; ++n) {
         const float4 v = other[n * 32 + lane];
@@ -238,65 +346,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
         s[n][3] += v.w;
       }
     }
-    // Scale into the exp2 domain; mask past the chunk end and, for tree positions, by the ancestor bits.
-    const int pos0 = (tile0 + t) * kTileTokens;
-    const bool needs_mask = pos0 + kTileTokens > min(seq_end, prefix_len);
-    const uint64_t mask_lo = needs_mask ? s_mask[wrow + gq] : 0ull;
-    const uint64_t mask_hi = needs_mask ? s_mask[wrow + gq + 8] : 0ull;
-#pragma unroll
-    for (int n = 0; n < 4; ++n) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float v_lo = s[n][e] * scale, v_hi = s[n][2 + e] * scale;
-        if (needs_mask) {
-          const int pos = pos0 + n * 8 + 2 * cq + e;
-          bool ok_lo = pos < seq_end, ok_hi = ok_lo;
-          if (ok_lo && pos >= prefix_len) {
-            const int node = pos - prefix_len;
-            ok_lo = (mask_lo >> node) & 1ull;
-            ok_hi = (mask_hi >> node) & 1ull;
-          }
-          v_lo = ok_lo ? v_lo : -INFINITY;
-          v_hi = ok_hi ? v_hi : -INFINITY;
-        }
-        s[n][e] = v_lo;
-        s[n][2 + e] = v_hi;
-      }
-    }
-    // Online softmax with a lazy shift (FA4's trick): the running shift m moves only when a row's max exceeds
-    // it by more than 8 (log2 units), so P <= 2^8 stays exact enough in bf16 and the 128-register O rescale is
-    // skipped, warp-uniformly, on almost every tile. A row that has seen only masked scores keeps m = -inf
-    // and uses 0 as its shift (its P is 0).
-    float mx_lo = fmaxf(fmaxf(s[0][0], s[0][1]), fmaxf(s[1][0], s[1][1]));
-    mx_lo = quad_max(fmaxf(mx_lo, fmaxf(fmaxf(s[2][0], s[2][1]), fmaxf(s[3][0], s[3][1]))));
-    float mx_hi = fmaxf(fmaxf(s[0][2], s[0][3]), fmaxf(s[1][2], s[1][3]));
-    mx_hi = quad_max(fmaxf(mx_hi, fmaxf(fmaxf(s[2][2], s[2][3]), fmaxf(s[3][2], s[3][3]))));
-    const bool move_lo = mx_lo > m_lo + kLazyShift, move_hi = mx_hi > m_hi + kLazyShift;
-    if (__any_sync(0xffffffffu, move_lo || move_hi)) {
-      const float mn_lo = move_lo ? mx_lo : m_lo, mn_hi = move_hi ? mx_hi : m_hi;
-      const float a_lo = move_lo ? exp2f(m_lo - mn_lo) : 1.f, a_hi = move_hi ? exp2f(m_hi - mn_hi) : 1.f;
-      m_lo = mn_lo;
-      m_hi = mn_hi;
-      l_lo *= a_lo;
-      l_hi *= a_hi;
-#pragma unroll
-      for (int n = 0; n < 32; ++n) {
-        o[n][0] *= a_lo;
-        o[n][1] *= a_lo;
-        o[n][2] *= a_hi;
-        o[n][3] *= a_hi;
-      }
-    }
-    const float sh_lo = m_lo == -INFINITY ? 0.f : m_lo, sh_hi = m_hi == -INFINITY ? 0.f : m_hi;
-#pragma unroll
-    for (int n = 0; n < 4; ++n) {
-      s[n][0] = exp2f(s[n][0] - sh_lo);
-      s[n][1] = exp2f(s[n][1] - sh_lo);
-      s[n][2] = exp2f(s[n][2] - sh_hi);
-      s[n][3] = exp2f(s[n][3] - sh_hi);
-      l_lo += s[n][0] + s[n][1];
-      l_hi += s[n][2] + s[n][3];
-    }
+    softmax_tile(s, o, m_lo, m_hi, l_lo, l_hi, scale, (tile0 + t) * kTileTokens, seq_end, prefix_len, s_mask, wrow, gq, cq);
     // O[:, grp's 256 cols] += P . V; V^T fragments via ldmatrix.trans (token rows, 8 columns each).
     {
       const uint32_t v_addr = tile + ((((lane >> 3) & 1) << 3) + (lane & 7)) * kSmemRowBytes +
@@ -324,31 +374,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   pdl_launch_dependents();
   cp_async_wait<0>();
 
-  // Normalise and write: directly as bf16 (+ natural-log lse) with one split, else partials + log2 lse.
-  l_lo = quad_sum(l_lo);
-  l_hi = quad_sum(l_hi);
-  const float inv_lo = l_lo > 0.f ? 1.f / l_lo : 0.f, inv_hi = l_hi > 0.f ? 1.f / l_hi : 0.f;
-  const float lse_lo = l_lo > 0.f ? m_lo + __log2f(l_lo) : -INFINITY;
-  const float lse_hi = l_hi > 0.f ? m_hi + __log2f(l_hi) : -INFINITY;
-  const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
-  const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;  // of this split's partials
-  {
-    __nv_bfloat16* ob = p.num_splits == 1 ? static_cast<__nv_bfloat16*>(p.out) + static_cast<int64_t>(b) * rows * kVDim
-                                          : static_cast<__nv_bfloat16*>(p.part_o) + base_row * kVDim;
-    store_rows_bf16(ob + static_cast<int64_t>(r_lo) * kVDim + grp * 256, ob + static_cast<int64_t>(r_hi) * kVDim + grp * 256,
-                    r_lo < rows, r_hi < rows, o, inv_lo, inv_hi, cq);
-  }
-  // One lse a row (the K-half-0 warp's quad leader): log2 for the combine, natural log as the output.
-  if (grp == 0 && cq == 0) {
-    if (p.num_splits > 1) {
-      if (r_lo < rows) p.part_lse[base_row + r_lo] = lse_lo;
-      if (r_hi < rows) p.part_lse[base_row + r_hi] = lse_hi;
-    } else if (p.lse != nullptr) {
-      const float ln2 = 0.6931471805599453f;
-      if (r_lo < rows) p.lse[static_cast<int64_t>(b) * rows + r_lo] = lse_lo * ln2;
-      if (r_hi < rows) p.lse[static_cast<int64_t>(b) * rows + r_hi] = lse_hi * ln2;
-    }
-  }
+  write_rows(p, b, split, rows, row0, wrow, grp, gq, cq, o, m_lo, m_hi, l_lo, l_hi);
   Probe::split(kBlockExit, ntiles);
 }
 

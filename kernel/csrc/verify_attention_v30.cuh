@@ -17,8 +17,8 @@
 //   (lanes 0-15) completing on full's transaction count, rows past the end zeroed by st.shared, every lane arriving.
 // - The S swap (VERIFY_V30_XCH_BUFFERS): with one buffer, read barriers keep a warp from overwriting its S before
 //   its partner has read it (no block barrier does); with two (sm_90a), by tile parity, none are needed.
-// - Lab knobs, measured and lost on the H200 (kernel/NOTES.md): VERIFY_V30_PINGPONG (the math warpgroups take turns
-//   at the tensor pipes) and VERIFY_V30_PREFETCH (ldmatrix fragments in flight).
+// - Measured and lost on the H200, and no longer in this file (kernel/NOTES.md, "Tried and lost"; their code is at
+//   commit 1ee06b9): a ping-pong of the math warpgroups at the tensor pipes, ldmatrix fragments prefetched ahead.
 //
 // Bit for bit v26's output at the same split count: the same MMAs in the same order on the same data.
 #pragma once
@@ -33,12 +33,6 @@
 
 #ifndef VERIFY_V30_BULK
 #define VERIFY_V30_BULK 0
-#endif
-#ifndef VERIFY_V30_PINGPONG
-#define VERIFY_V30_PINGPONG 0
-#endif
-#ifndef VERIFY_V30_PREFETCH
-#define VERIFY_V30_PREFETCH 1
 #endif
 #ifndef VERIFY_V30_XCH_BUFFERS
 #define VERIFY_V30_XCH_BUFFERS 1
@@ -70,24 +64,21 @@ static_assert(kStages == 4 || kStages == 6, "VERIFY_V30_STAGES: 4 or 6");
 constexpr int kRingTiles = kStages / 2;
 constexpr int kStageBytes = kStageTokens * kSmemRowBytes;  // 18,688 B
 static_assert(2 * kStageTokens == kTileTokens && 2 * kStageBytes == kTileBytes, "a math tile is two stages");
-constexpr int kRingBytes = kStages * kStageBytes;          // 74,752 B
+constexpr int kRingBytes = kStages * kStageBytes;          // 74,752 B with 4 stages, 112,128 B with 6
 constexpr int kBarBytes = 2 * kStages * 8;                 // full[kStages], empty[kStages]
 // The S swap: 1 buffer (fits sm_120's 99 KB; the read barriers order a warp's next write after its partner's read)
 // or 2, by tile parity (sm_90a: a warp writes buffer (t + 2) & 1 only past the pair barrier of tile t + 1, which its
 // partner reaches after reading tile t's).
 constexpr int kXchBuffers = VERIFY_V30_XCH_BUFFERS;
 static_assert(kXchBuffers == 1 || kXchBuffers == 2, "VERIFY_V30_XCH_BUFFERS: 1 or 2");
-constexpr int kSmemBytes = kRingBytes + kXchBuffers * kXchBytes + kMaskBytes + kQRopeBytes + kBarBytes;  // 99,904 B
-static_assert((kStages != 4 || kXchBuffers != 1) || kSmemBytes <= kSmemLimit, "v30's shared memory must fit sm_120's 99 KB");
+// 99,904 B with 4 stages and one swap buffer (sm_120a's build), 153,696 B with 6 and two (sm_90a's product).
+constexpr int kSmemBytes = kRingBytes + kXchBuffers * kXchBytes + kMaskBytes + kQRopeBytes + kBarBytes;
+#if defined(__CUDA_ARCH_FEAT_SM120_ALL)
+static_assert(kSmemBytes <= kSmemLimit, "v30's sm_120a build must fit sm_120's 99 KB: 4 stages, one swap buffer");
+#endif
 static_assert(kSmemBytes <= 227 * 1024, "v30's shared memory must fit sm_90's 227 KB");
 constexpr bool kBulk = VERIFY_V30_BULK != 0;
-constexpr bool kPingPong = VERIFY_V30_PINGPONG != 0;
-// ldmatrix fragments of K (QK) and V (P.V) in flight a warp: 1 loads each just before its two MMAs (ptxas keeps the
-// order of the inline asm); 2 or 3 load ahead, so that a warp alone on its scheduler (ping-pong) hides the latency.
-constexpr int kPrefetch = VERIFY_V30_PREFETCH;
-static_assert(kPrefetch >= 1 && kPrefetch <= 4, "VERIFY_V30_PREFETCH: 1 to 4");
 constexpr int kMathBarrier = 5;  // named barrier of the 256 math threads (1-4 are the pairs' swaps)
-constexpr int kTurnBarrier = 6;  // ping-pong: 6 + g is warpgroup g's turn at the tensor pipes
 constexpr bool kReadBarriers = VERIFY_V30_READ_BARRIERS != 0;
 constexpr int kReadBarrier = 8;  // 8 + w: warp w's partner has read w's S (8-15: every hardware barrier is in use)
 
@@ -124,7 +115,7 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_
 }
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
-// The producer warp: stage c & 3 of chunk c (16 tokens), for every chunk of the block's tiles.
+// The producer warp: stage c % kStages of chunk c (16 tokens), for every chunk of the block's tiles.
 __device__ __forceinline__ void produce(const Params& p, uint32_t ring, uint32_t full, uint32_t empty, int b,
                                         int prefix_start, int prefix_len, int seq_end, int first_pos, int nchunks,
                                         int lane) {
@@ -229,28 +220,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
       s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
     }
     uint32_t qf[16][4];
-    {
-      const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
-      const __nv_bfloat16* qb = static_cast<const __nv_bfloat16*>(p.q) + static_cast<int64_t>(b) * rows * kHeadDim;
-      const uint32_t* q_lo = reinterpret_cast<const uint32_t*>(qb + static_cast<int64_t>(r_lo) * kHeadDim);
-      const uint32_t* q_hi = reinterpret_cast<const uint32_t*>(qb + static_cast<int64_t>(r_hi) * kHeadDim);
-#pragma unroll
-      for (int s = 0; s < 16; ++s) {
-        const int w = (grp * 256 + s * 16 + 2 * cq) / 2;
-        qf[s][0] = r_lo < rows ? __ldg(q_lo + w) : 0u;
-        qf[s][1] = r_hi < rows ? __ldg(q_hi + w) : 0u;
-        qf[s][2] = r_lo < rows ? __ldg(q_lo + w + 4) : 0u;
-        qf[s][3] = r_hi < rows ? __ldg(q_hi + w + 4) : 0u;
-      }
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const int idx = tid + i * kMathThreads, r = idx >> 3, ch = idx & 7;
-        uint4 v = make_uint4(0u, 0u, 0u, 0u);
-        if (row0 + r < rows)
-          v = __ldg(reinterpret_cast<const uint4*>(qb + static_cast<int64_t>(row0 + r) * kHeadDim + kVDim) + ch);
-        *reinterpret_cast<uint4*>(q_rope + r * 128 + ((ch ^ (r & 7)) << 4)) = v;
-      }
-    }
+    load_q<kMathThreads>(p, b, rows, row0, wrow, grp, gq, cq, tid, q_rope, qf);
     asm volatile("bar.sync %0, %1;\n" ::"n"(kMathBarrier), "n"(kMathThreads) : "memory");
 
     float o[32][4];
@@ -272,35 +242,18 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
       for (int n = 0; n < 4; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
       const uint32_t k_row = tile + (((lane >> 4) << 3) + (lane & 7)) * kSmemRowBytes + ((lane >> 3) & 1) * 16;
       const uint32_t k_lat = k_row + grp * 256 * 2;
-      // Fragment j = 2 ks + nn of K's latent half; kPrefetch of them in flight.
-      const auto k_frag = [&](int j) { return k_lat + (j & 1) * 16 * kSmemRowBytes + (j >> 1) * 32; };
-      uint32_t bf[kPrefetch][4];
 #pragma unroll
-      for (int j = 0; j < kPrefetch - 1; ++j) ldmatrix_x4(bf[j], k_frag(j));
-#pragma unroll
-      for (int j = 0; j < 32; ++j) {
-        if (j + kPrefetch - 1 < 32) ldmatrix_x4(bf[(j + kPrefetch - 1) % kPrefetch], k_frag(j + kPrefetch - 1));
-        const int ks = j >> 1, nn = j & 1, i = ks * 4 + nn * 2;
-        const uint32_t(&b)[4] = bf[j % kPrefetch];
-        mma_bf16_seq(s[2 * nn], qf[ks], b[0], b[1], i, o, 3 * i, 3 * i + 1, 3 * i + 2);
-        mma_bf16_seq(s[2 * nn + 1], qf[ks], b[2], b[3], i + 1, o, 3 * i + 3, 3 * i + 4, 3 * i + 5);
-      }
-      const int qr = wrow + (lane & 15);
-      const uint32_t k_rope = k_row + (kVDim + grp * 32) * 2;
-#pragma unroll
-      for (int ks = 0; ks < 2; ++ks) {
-        uint32_t qa[4];
-        const int ch = grp * 4 + ks * 2 + (lane >> 4);
-        ldmatrix_x4(qa, smem_addr(q_rope + qr * 128 + ((ch ^ (qr & 7)) << 4)));
+      for (int ks = 0; ks < 16; ++ks) {
 #pragma unroll
         for (int nn = 0; nn < 2; ++nn) {
           uint32_t bf[4];
-          ldmatrix_x4(bf, k_rope + nn * 16 * kSmemRowBytes + ks * 32);
-          const int i = 64 + ks * 4 + nn * 2;
-          mma_bf16_seq(s[2 * nn], qa, bf[0], bf[1], i, o, 3 * i, 3 * i + 1, 3 * i + 2);
-          mma_bf16_seq(s[2 * nn + 1], qa, bf[2], bf[3], i + 1, o, 3 * i + 3, 3 * i + 4, 3 * i + 5);
+          ldmatrix_x4(bf, k_lat + nn * 16 * kSmemRowBytes + ks * 32);
+          const int i = ks * 4 + nn * 2;
+          mma_bf16_seq(s[2 * nn], qf[ks], bf[0], bf[1], i, o, 3 * i, 3 * i + 1, 3 * i + 2);
+          mma_bf16_seq(s[2 * nn + 1], qf[ks], bf[2], bf[3], i + 1, o, 3 * i + 3, 3 * i + 4, 3 * i + 5);
         }
       }
+      qk_rope(s, o, k_row, q_rope, wrow, grp, lane);
     };
     // The pair's S swap, the mask and the online softmax of tile t: P (unnormalised, exp2) packed as P.V's A.
     const auto softmax = [&](int t, float (&s)[4][4], uint32_t (&pa)[2][4]) {
@@ -311,7 +264,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
         if constexpr (kReadBarriers) asm volatile("bar.sync %0, 64;\n" ::"r"(kReadBarrier + warp) : "memory");
 #pragma unroll
         for (int n = 0; n < 4; ++n) mine[n * 32 + lane] = make_float4(s[n][0], s[n][1], s[n][2], s[n][3]);
-        asm volatile("bar.sync %0, 64;\n" ::"r"(1 + pair_id));
+        asm volatile("bar.sync %0, 64;\n" ::"r"(1 + pair_id) : "memory");
 #pragma unroll
         for (int n = 0; n < 4; ++n) {
           const float4 v = other[n * 32 + lane];
@@ -323,60 +276,8 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
         if (kReadBarriers && t + 1 < ntiles)
           asm volatile("bar.arrive %0, 64;\n" ::"r"(kReadBarrier + partner) : "memory");
       }
-      const int pos0 = (tile0 + t) * kTileTokens;
-      const bool needs_mask = pos0 + kTileTokens > min(seq_end, prefix_len);
-      const uint64_t mask_lo = needs_mask ? s_mask[wrow + gq] : 0ull;
-      const uint64_t mask_hi = needs_mask ? s_mask[wrow + gq + 8] : 0ull;
-#pragma unroll
-      for (int n = 0; n < 4; ++n) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float v_lo = s[n][e] * scale, v_hi = s[n][2 + e] * scale;
-          if (needs_mask) {
-            const int pos = pos0 + n * 8 + 2 * cq + e;
-            bool ok_lo = pos < seq_end, ok_hi = ok_lo;
-            if (ok_lo && pos >= prefix_len) {
-              const int node = pos - prefix_len;
-              ok_lo = (mask_lo >> node) & 1ull;
-              ok_hi = (mask_hi >> node) & 1ull;
-            }
-            v_lo = ok_lo ? v_lo : -INFINITY;
-            v_hi = ok_hi ? v_hi : -INFINITY;
-          }
-          s[n][e] = v_lo;
-          s[n][2 + e] = v_hi;
-        }
-      }
-      float mx_lo = fmaxf(fmaxf(s[0][0], s[0][1]), fmaxf(s[1][0], s[1][1]));
-      mx_lo = quad_max(fmaxf(mx_lo, fmaxf(fmaxf(s[2][0], s[2][1]), fmaxf(s[3][0], s[3][1]))));
-      float mx_hi = fmaxf(fmaxf(s[0][2], s[0][3]), fmaxf(s[1][2], s[1][3]));
-      mx_hi = quad_max(fmaxf(mx_hi, fmaxf(fmaxf(s[2][2], s[2][3]), fmaxf(s[3][2], s[3][3]))));
-      const bool move_lo = mx_lo > m_lo + kLazyShift, move_hi = mx_hi > m_hi + kLazyShift;
-      if (__any_sync(0xffffffffu, move_lo || move_hi)) {
-        const float mn_lo = move_lo ? mx_lo : m_lo, mn_hi = move_hi ? mx_hi : m_hi;
-        const float a_lo = move_lo ? exp2f(m_lo - mn_lo) : 1.f, a_hi = move_hi ? exp2f(m_hi - mn_hi) : 1.f;
-        m_lo = mn_lo;
-        m_hi = mn_hi;
-        l_lo *= a_lo;
-        l_hi *= a_hi;
-#pragma unroll
-        for (int n = 0; n < 32; ++n) {
-          o[n][0] *= a_lo;
-          o[n][1] *= a_lo;
-          o[n][2] *= a_hi;
-          o[n][3] *= a_hi;
-        }
-      }
-      const float sh_lo = m_lo == -INFINITY ? 0.f : m_lo, sh_hi = m_hi == -INFINITY ? 0.f : m_hi;
-#pragma unroll
-      for (int n = 0; n < 4; ++n) {
-        s[n][0] = exp2f(s[n][0] - sh_lo);
-        s[n][1] = exp2f(s[n][1] - sh_lo);
-        s[n][2] = exp2f(s[n][2] - sh_hi);
-        s[n][3] = exp2f(s[n][3] - sh_hi);
-        l_lo += s[n][0] + s[n][1];
-        l_hi += s[n][2] + s[n][3];
-      }
+      softmax_tile(s, o, m_lo, m_hi, l_lo, l_hi, scale, (tile0 + t) * kTileTokens, seq_end, prefix_len, s_mask, wrow,
+                   gq, cq);
 #pragma unroll
       for (int kk = 0; kk < 2; ++kk) {
         pa[kk][0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
@@ -390,20 +291,17 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
       const uint32_t st = 2 * (static_cast<unsigned>(t) % kRingTiles);
       const uint32_t v_addr = tile_of(t) + ((((lane >> 3) & 1) << 3) + (lane & 7)) * kSmemRowBytes +
                               (grp * 256 + (lane >> 4) * 8) * 2;
-      // Fragment j = 16 kk + nt of V; kPrefetch of them in flight.
-      const auto v_frag = [&](int j) { return v_addr + (j >> 4) * 16 * kSmemRowBytes + (j & 15) * 32; };
-      uint32_t bf[kPrefetch][4];
 #pragma unroll
-      for (int j = 0; j < kPrefetch - 1; ++j) ldmatrix_x4_trans(bf[j], v_frag(j));
+      for (int kk = 0; kk < 2; ++kk) {
 #pragma unroll
-      for (int j = 0; j < 32; ++j) {
-        if (j + kPrefetch - 1 < 32) ldmatrix_x4_trans(bf[(j + kPrefetch - 1) % kPrefetch], v_frag(j + kPrefetch - 1));
-        const int kk = j >> 4, nt = j & 15, i = kk * 32 + nt * 2;
-        const uint32_t(&b)[4] = bf[j % kPrefetch];
-        mma_bf16_seq(o[2 * nt], pa[kk], b[0], b[1], i, o, i + 16, i + 24, i + 20);
-        mma_bf16_seq(o[2 * nt + 1], pa[kk], b[2], b[3], i + 1, o, i + 17, i + 25, i + 21);
-        // This thread is done with stage st + kk (its 16 tokens) once its last fragment is consumed.
-        if (nt == 15) mbar_arrive(empty + (st + kk) * 8);
+        for (int nt = 0; nt < 16; ++nt) {
+          uint32_t bf[4];
+          ldmatrix_x4_trans(bf, v_addr + kk * 16 * kSmemRowBytes + nt * 32);
+          const int i = kk * 32 + nt * 2;
+          mma_bf16_seq(o[2 * nt], pa[kk], bf[0], bf[1], i, o, i + 16, i + 24, i + 20);
+          mma_bf16_seq(o[2 * nt + 1], pa[kk], bf[2], bf[3], i + 1, o, i + 17, i + 25, i + 21);
+        }
+        mbar_arrive(empty + (st + kk) * 8);  // this thread is done with stage st + kk (its 16 tokens)
       }
     };
 
@@ -412,59 +310,17 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
     // Warp w writes its S of tile t + 1 only after its partner has read that of tile t: the partner arrives on
     // barrier kReadBarrier + w after each read but the last, and once before the first tile.
     if (kReadBarriers && ntiles > 0) asm volatile("bar.arrive %0, 64;\n" ::"r"(kReadBarrier + partner) : "memory");
-    if constexpr (!kPingPong) {
-      for (int t = 0; t < ntiles; ++t) {
-        wait_full(t);
-        if (t == 0) Probe::split(kFirstTileLanded, ntiles);
-        qk(tile_of(t), s);
-        softmax(t, s, pa);
-        pv(t, pa);
-      }
-    } else {
-      // Ping-pong (FA3's warp-scheduler barriers, on mma.sync): the two math warpgroups take turns at the tensor
-      // pipes, one running P.V of tile t-1 and QK of tile t while the other swaps S and runs its softmax. Warpgroup
-      // g waits on named barrier 6 + g, then hands the turn over by arriving on the other's; warpgroup 1 gives the
-      // first turn, and its last hand-over is left out, so that both barriers see as many arrivals as waits.
-      const int wg = warp >> 2;
-      const uint32_t my_turn = kTurnBarrier + wg, their_turn = kTurnBarrier + (wg ^ 1);
-      if (ntiles > 0 && wg == 1) asm volatile("bar.arrive %0, %1;\n" ::"r"(their_turn), "n"(kMathThreads) : "memory");
-      for (int it = 0; ntiles > 0 && it <= ntiles; ++it) {
-        if (it < ntiles) wait_full(it);
-        if (it == 0) Probe::split(kFirstTileLanded, ntiles);
-        asm volatile("bar.sync %0, %1;\n" ::"r"(my_turn), "n"(kMathThreads) : "memory");
-        if (it > 0) pv(it - 1, pa);
-        if (it < ntiles) qk(tile_of(it), s);
-        if (it < ntiles || wg == 0) asm volatile("bar.arrive %0, %1;\n" ::"r"(their_turn), "n"(kMathThreads) : "memory");
-        if (it < ntiles) softmax(it, s, pa);
-      }
+    for (int t = 0; t < ntiles; ++t) {
+      wait_full(t);
+      if (t == 0) Probe::split(kFirstTileLanded, ntiles);
+      qk(tile_of(t), s);
+      softmax(t, s, pa);
+      pv(t, pa);
     }
     Probe::split(kLoopEnd, ntiles);
     pdl_launch_dependents();
 
-    l_lo = quad_sum(l_lo);
-    l_hi = quad_sum(l_hi);
-    const float inv_lo = l_lo > 0.f ? 1.f / l_lo : 0.f, inv_hi = l_hi > 0.f ? 1.f / l_hi : 0.f;
-    const float lse_lo = l_lo > 0.f ? m_lo + __log2f(l_lo) : -INFINITY;
-    const float lse_hi = l_hi > 0.f ? m_hi + __log2f(l_hi) : -INFINITY;
-    const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
-    const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
-    {
-      __nv_bfloat16* ob = p.num_splits == 1 ? static_cast<__nv_bfloat16*>(p.out) + static_cast<int64_t>(b) * rows * kVDim
-                                            : static_cast<__nv_bfloat16*>(p.part_o) + base_row * kVDim;
-      store_rows_bf16(ob + static_cast<int64_t>(r_lo) * kVDim + grp * 256,
-                      ob + static_cast<int64_t>(r_hi) * kVDim + grp * 256, r_lo < rows, r_hi < rows, o, inv_lo, inv_hi,
-                      cq);
-    }
-    if (grp == 0 && cq == 0) {
-      if (p.num_splits > 1) {
-        if (r_lo < rows) p.part_lse[base_row + r_lo] = lse_lo;
-        if (r_hi < rows) p.part_lse[base_row + r_hi] = lse_hi;
-      } else if (p.lse != nullptr) {
-        const float ln2 = 0.6931471805599453f;
-        if (r_lo < rows) p.lse[static_cast<int64_t>(b) * rows + r_lo] = lse_lo * ln2;
-        if (r_hi < rows) p.lse[static_cast<int64_t>(b) * rows + r_hi] = lse_hi * ln2;
-      }
-    }
+    write_rows(p, b, split, rows, row0, wrow, grp, gq, cq, o, m_lo, m_hi, l_lo, l_hi);
     Probe::split(kBlockExit, ntiles);
   }
 }

@@ -134,6 +134,17 @@ def test_v30_shared_memory_fits_sm120(tmp_path: Path) -> None:
 
 
 @needs_tools
+def test_sm90s_ring_and_swap_buffers_do_not_build_for_sm120(tmp_path: Path) -> None:
+    assert NVCC is not None
+    flags = build.VARIANTS[build.PRODUCT_BY_CC[(9, 0)]][2]
+    assert "-DVERIFY_V30_STAGES=6" in flags  # 153,696 B of shared memory: sm_90a's 227 KB only
+    gencode = "-gencode=arch=compute_120a,code=sm_120a"
+    cmd = [NVCC, "-cubin", gencode, *FLAGS, f"-I{CSRC}", *flags, "-o", str(tmp_path / "x.cubin"), str(TU)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode != 0 and "must fit sm_120's 99 KB" in proc.stderr, proc.stderr
+
+
+@needs_tools
 def test_v30_refuses_a_portable_target(tmp_path: Path) -> None:
     assert NVCC is not None
     cmd = [NVCC, "-cubin", "-arch=sm_90", *FLAGS, f"-I{CSRC}", "-o", str(tmp_path / "x.cubin"), str(TU)]
@@ -180,7 +191,7 @@ def test_v30_under_the_sm120_balance_emulation(tmp_path: Path, v30_builds: dict[
     registers, stores, loads = split_entry(report)
     assert registers == ENTRY_REGS and stores <= 16 and loads <= 16, report  # 12 / 8 B with nvcc 13.0
     assert tile_loop(sass)["HMMA"] == emulated_mmas(N)
-    assert all(f"V30Probe_b0_p0_f1_s4_x1_rb1_r{N}" in name for name in sass_functions(sass))
+    assert all(f"V30Probe_b0_s4_x1_rb1_r{N}" in name for name in sass_functions(sass))
     # What the benchmark emulates: sm_120's product (bench/verify.py), built for the H200.
     sm120 = build.product_variant((12, 0), (13, 0))
     sass, report = compile_v30(
@@ -189,9 +200,9 @@ def test_v30_under_the_sm120_balance_emulation(tmp_path: Path, v30_builds: dict[
     registers, stores, loads = split_entry(report)
     assert registers == ENTRY_REGS and stores <= 16 and loads <= 16, report
     assert tile_loop(sass)["HMMA"] == emulated_mmas(N) and "UBLKCP" in sass
-    assert all(f"V30Probe_b1_p0_f1_s4_x1_rb1_r{N}" in name for name in sass_functions(sass))
+    assert all(f"V30Probe_b1_s4_x1_rb1_r{N}" in name for name in sass_functions(sass))
     names = {arch: list(sass_functions(sass)) for arch, (sass, _) in v30_builds.items()}
-    assert all("V30Probe_b0_p0_f1_s4_x1_rb1_r32" in name for found in names.values() for name in found), names
+    assert all("V30Probe_b0_s4_x1_rb1_r32" in name for found in names.values() for name in found), names
 
 
 def test_variant_names_and_files() -> None:

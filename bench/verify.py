@@ -11,7 +11,9 @@ issuing each mma.sync N/32 times (kernel/build.py) is checked and timed beside t
 reported as a fraction of the emulated floor, max(bytes / copy bandwidth, FLOPs / the emulated rate measured by the
 emulation's own check). Those figures are an emulation of sm_120's balance on the H200, not a measurement of sm_120:
 they go under their own metrics (`verify_attn.emulated_sm120_*`, params `emulation = "sm120-balance"`), never into
-`verify_attn.floor_fraction`.
+`verify_attn.floor_fraction`. `--emulate-sm120=v26,...` emulates the named builds too, in the same run and on the same
+inputs (impl `cuda_<name>`; sm_120's own build stays `cuda`): the A/B that picks sm_120's product
+(kernel/build.py PRODUCT_BY_CC). The emulated builds must build on this GPU (v30's: sm_90 or sm_120).
 """
 
 from __future__ import annotations
@@ -261,26 +263,49 @@ def build_of_sm120() -> str:
     return build.product_variant(SM120)
 
 
-def emulated_impl(repeat_x32: int) -> peers.Impl:
-    """sm_120's build of the CUDA kernel (kernel/build.py product_variant((12, 0)): the same source and shared memory
-    as on sm_120, compiled for this GPU) with each mma.sync issued repeat_x32/32 times, named "cuda": its cases are
-    told apart by their metric names and `emulation` param, never by the implementation's name."""
+def emulated_impl(repeat_x32: int, variant: str | None = None) -> peers.Impl:
+    """A build of the CUDA kernel with each mma.sync issued repeat_x32/32 times: sm_120's (variant None, kernel/build.py
+    product_variant((12, 0)): the same source and shared memory as on sm_120, compiled for this GPU), named "cuda",
+    or the named one (v26 or one of VARIANTS), named "cuda_<variant>". Their cases are told apart from measured ones
+    by their metric names and `emulation` param, never by the implementation's name."""
+    name = "cuda" if variant is None else f"cuda_{variant}"
 
     def prepare(x: VerifyInputs) -> peers.Run:
         import kernel
         from kernel import build
 
         kernel.verify_attention(*x.args(), backend="cuda", debug=True)  # validates the inputs once
-        ext = build.load(mma_repeat_x32=repeat_x32, variant=build.product_variant(SM120))
+        ext = build.load(
+            mma_repeat_x32=repeat_x32, variant=build.product_variant(SM120) if variant is None else variant
+        )
         args = (*x.args(), False)
         return lambda: ext.forward(*args)[0]  # type: ignore[no-any-return]
 
-    label = f"CUDA kernel, sm_120-balance emulation (each mma.sync issued {repeat_x32}/32 times)"
-    return peers.Impl("cuda", label, prepare)
+    build_name = "sm_120's build" if variant is None else variant
+    label = f"CUDA kernel ({build_name}), sm_120-balance emulation (each mma.sync issued {repeat_x32}/32 times)"
+    return peers.Impl(name, label, prepare)
+
+
+def emulation_label(variant: str | None) -> str:
+    """The table column and failure key of an emulated build: EMULATION_LABEL for sm_120's own, + " <name>" else."""
+    return EMULATION_LABEL if variant is None else f"{EMULATION_LABEL} {variant}"
+
+
+def emulation_unbuildable(variants: tuple[str, ...], cc: tuple[int, int]) -> str | None:
+    """Why the emulation cannot run on a GPU of compute capability cc (sm_120's build or a named one does not build
+    here: v30's builds need sm_90a or sm_120a), or None."""
+    from kernel import build
+
+    for name in (build_of_sm120(), *variants):
+        if name != build.PORTABLE_VARIANT and cc not in build.VARIANTS[name][3]:
+            where = ", ".join(f"sm_{a}{b}" for a, b in build.VARIANTS[name][3])
+            return f"the emulation builds {name} for this GPU, which builds only for {where}, not sm_{cc[0]}{cc[1]}"
+    return None
 
 
 def _measure_emulated(
     impl: peers.Impl,
+    variant: str | None,
     emu: Emulation,
     case: Case,
     sets: list[VerifyInputs],
@@ -296,7 +321,7 @@ def _measure_emulated(
         raise ImplFailure(f"error: {type(err).__name__}: {err}", "error") from err
     info: dict[str, str | int | float | bool] = {
         "seeds": ",".join(map(str, seeds)),
-        "emulated_build": build_of_sm120(),
+        "emulated_build": build_of_sm120() if variant is None else variant,
         "emulated_mma_tflops": round(emu.tflops, 2),
         "bitwise_equal_to_product": same,
     }
@@ -348,12 +373,14 @@ def run(
     command: str,
     budget_s: float = 0.5,
     emulate_sm120: bool = False,
+    emulate_also: tuple[str, ...] = (),
 ) -> int:
     """Run the benchmark; returns the exit code (see bench/__main__.py).
 
     emulate_sm120 (needs "cuda" in impl_names) adds the sm_120-balance emulation: its ceilings and check, and the
-    emulated build timed beside the product at every case. A failed check or a wrong emulated build counts as a
-    failed implementation (exit 1), and its cases are not timed."""
+    emulated build timed beside the product at every case; emulate_also names more builds to emulate beside it (v26,
+    VARIANTS). A failed check, an emulated build that does not build on this GPU or a wrong one counts as a failed
+    implementation (exit 1), and its cases are not timed."""
     if not torch.cuda.is_available():
         print("bench verify: no CUDA device", file=sys.stderr)
         return EXIT_NO_CUDA
@@ -363,7 +390,13 @@ def run(
     print(f"ceilings: copy {copy_tbps:.2f} TB/s, mma.sync bf16 {mma_tflops:.0f} TFLOP/s", flush=True)
     failed: dict[str, ImplFailure] = {}
     emu: Emulation | None = None
-    if emulate_sm120 and "cuda" in impl_names:
+    emulated_builds: dict[str, str | None] = {
+        emulation_label(v): v for v in ((None, *emulate_also) if emulate_sm120 and "cuda" in impl_names else ())
+    }
+    unbuildable = emulation_unbuildable(emulate_also, torch.cuda.get_device_capability()) if emulated_builds else None
+    if unbuildable is not None:
+        failed[EMULATION_LABEL] = ImplFailure(f"emulation unavailable: {unbuildable}", "n/a")
+    elif emulated_builds:
         try:
             emu = _measure_emulation(doc_cases)
         except Exception as err:
@@ -381,7 +414,9 @@ def run(
                     f"check {emu.check_flop_per_sm_clk:.0f} vs expected {emu.expected_flop_per_sm_clk:.0f} FLOP/SM/clk"
                 )
                 failed[EMULATION_LABEL] = ImplFailure(f"emulation check failed: {why}", "check failed")
-    emulated = emulated_impl(emu.repeat_x32) if emu is not None else None
+    emulated = (
+        {label: emulated_impl(emu.repeat_x32, v) for label, v in emulated_builds.items()} if emu is not None else {}
+    )
     l2 = l2_bytes(torch.device("cuda"))
     table: list[tuple[Case, float, dict[str, str]]] = []
     for case in cases_for(selection):
@@ -402,14 +437,16 @@ def run(
                 doc_cases.extend(entries)
             except ImplFailure as failure:
                 failed[name], cells[name] = failure, failure.cell
-        if emu is not None and emulated is not None and EMULATION_LABEL not in failed:
+        for label, impl in emulated.items():
+            if emu is None or EMULATION_LABEL in failed or label in failed:
+                continue
             try:
-                cells[EMULATION_LABEL], entries = _measure_emulated(
-                    emulated, emu, case, sets, copy_tbps, budget_s, seeds
+                cells[label], entries = _measure_emulated(
+                    impl, emulated_builds[label], emu, case, sets, copy_tbps, budget_s, seeds
                 )
                 doc_cases.extend(entries)
             except ImplFailure as failure:
-                failed[EMULATION_LABEL], cells[EMULATION_LABEL] = failure, failure.cell
+                failed[label], cells[label] = failure, failure.cell
         del sets
         torch.cuda.empty_cache()
         table.append((case, floor, cells))
@@ -419,15 +456,16 @@ def run(
     doc = results.document("verify", results.provenance(ROOT, command, env, now), doc_cases)
     path = results.write(doc, out_dir, now)
     for name, why in failed.items():
-        label = peers.IMPLS[name].label if name in peers.IMPLS else "the sm_120-balance emulation"
+        label = peers.IMPLS[name].label if name in peers.IMPLS else f"the sm_120-balance emulation ({name})"
         print(f"{name}: {why} ({label})", file=sys.stderr)
     print(f"\nwrote {path}")
     print(format_table(table, impl_names, copy_tbps, mma_tflops, env))
     if emu is not None:
         print(
             f"{EMULATION_LABEL}: an emulation of sm_120's balance on this GPU, not a measurement of sm_120: the "
-            f"{EMULATION_LABEL} column is the emulated build's median us and, in brackets, its fraction of the "
-            f"emulated floor (mma.sync at {emu.tflops:.0f} TFLOP/s, each issued k = {emu.k:.4f} times)"
+            f"{EMULATION_LABEL} column ({build_of_sm120()}, sm_120's build; columns '{EMULATION_LABEL} <name>' the "
+            "named builds) is the emulated build's median us and, in brackets, its fraction of the emulated floor "
+            f"(mma.sync at {emu.tflops:.0f} TFLOP/s, each issued k = {emu.k:.4f} times)"
         )
     return EXIT_IMPL_FAILED if any(not f.unavailable for f in failed.values()) else EXIT_OK
 
@@ -440,7 +478,8 @@ def format_table(
     env: dict[str, str | None],
 ) -> str:
     """Median us per implementation, and (in brackets) the fraction of the floor it reaches."""
-    names = [*impl_names, *([EMULATION_LABEL] if any(EMULATION_LABEL in cells for _, _, cells in rows) else [])]
+    emulated = [n for _, _, cells in rows for n in cells if n not in impl_names and n.startswith(EMULATION_LABEL)]
+    names = [*impl_names, *dict.fromkeys(emulated)]
     labels = [
         n + (" (prefix only, no tree mask)" if n in peers.IMPLS and peers.IMPLS[n].prefix_only else "") for n in names
     ]
@@ -466,18 +505,42 @@ def command_line(argv: list[str]) -> str:
 EMULATE_FLAG = "--emulate-sm120"
 
 
+def emulate_option(argv: list[str]) -> tuple[bool, tuple[str, ...], list[str]]:
+    """(--emulate-sm120 given, the builds named by --emulate-sm120=NAME,..., the other arguments). Raises ValueError
+    naming an unknown build (kernel/build.py: v26 or one of VARIANTS) or an empty list."""
+    from kernel import build
+
+    given, names, rest = False, [], []
+    for arg in argv:
+        if arg == EMULATE_FLAG or arg.startswith(EMULATE_FLAG + "="):
+            given = True
+            if "=" in arg:
+                listed = arg.split("=", 1)[1].split(",")
+                if not all(listed):
+                    raise ValueError(f"{EMULATE_FLAG}=NAME[,NAME...]: a build name, got {arg!r}")
+                for name in listed:
+                    build.variant_build(name)  # ValueError naming the known builds
+                names += listed
+        else:
+            rest.append(arg)
+    return given, tuple(dict.fromkeys(names)), rest
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python -m bench.verify [--emulate-sm120] [bench verify's options]`: `python -m bench verify` with the
-    sm_120-balance emulation added when the flag is given (`python -m bench`'s parser, bench/cli.py, reads the other
-    options)."""
+    """`python -m bench.verify [--emulate-sm120[=NAME,...]] [bench verify's options]`: `python -m bench verify` with
+    the sm_120-balance emulation added when the flag is given, of sm_120's build and of the builds it names
+    (`python -m bench`'s parser, bench/cli.py, reads the other options)."""
     from bench.cli import parse
 
     argv = sys.argv[1:] if argv is None else argv
-    emulate = EMULATE_FLAG in argv
-    rest = [a for a in argv if a != EMULATE_FLAG]
+    try:
+        emulate, also, rest = emulate_option(argv)
+    except ValueError as err:
+        print(f"bench.verify: {err}", file=sys.stderr)
+        return EXIT_USAGE
     args = parse(["verify", *rest])
     command = shlex.join(["python", "-m", "bench.verify", *argv])
-    return run(args.cases, args.impl, args.out, command, args.budget, emulate_sm120=emulate)
+    return run(args.cases, args.impl, args.out, command, args.budget, emulate_sm120=emulate, emulate_also=also)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 #   2. the GPU suite (pytest -m gpu tests/) recorded by the tracker's plugin into $OUT/ev (plan 0002 P4, P9-P15);
 #   3. python -m bench verify --cases all --impl cuda,cuda_v26,flashinfer: the product against the portable path and
 #      FlashInfer FA2 on the same inputs (P6, P7, P8), then --cases long --impl cuda,triton (P6's Triton gate);
-#   4. python -m bench.verify --emulate-sm120 --cases all --impl cuda: sm_120's build under sm_120's balance (P16);
+#   4. python -m bench.verify --emulate-sm120=v26 --cases all --impl cuda: sm_120's build under sm_120's balance (P16),
+#      and v26 under it on the same inputs (the A/B behind sm_120's choice, kernel/build.py PRODUCT_BY_CC);
 #   5. kernel/tools/sanitize.sh: memcheck, racecheck and synccheck of the device's product on the small cases, then
 #      of sm_120's build where it builds here;
 #   6. python -m bench step --cases all (P11, P12, P13), with what time is left.
@@ -47,7 +48,7 @@ timeout "$(left)" python3 -m bench verify --cases long --impl cuda,triton --budg
   tee "$OUT/bench_verify_triton.log" | tail -3
 stamp "bench verify triton exit ${PIPESTATUS[0]}"
 
-timeout "$(left)" python3 -m bench.verify --emulate-sm120 --cases all --impl cuda --budget 0.25 --out "$OUT" 2>&1 |
+timeout "$(left)" python3 -m bench.verify --emulate-sm120=v26 --cases all --impl cuda --budget 0.25 --out "$OUT" 2>&1 |
   tee "$OUT/bench_emulation.log" | tail -22
 stamp "emulation exit ${PIPESTATUS[0]}"
 

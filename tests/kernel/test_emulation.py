@@ -268,3 +268,53 @@ def test_cli_flag_is_parsed_and_needs_cuda() -> None:
         timeout=300,
     )
     assert bad.returncode == 2 and "invalid choice: 'medium'" in bad.stderr
+
+
+def test_the_flag_names_more_builds_to_emulate() -> None:
+    from bench.verify import emulate_option
+
+    assert emulate_option(["--cases", "long"]) == (False, (), ["--cases", "long"])
+    assert emulate_option(["--emulate-sm120", "--impl", "cuda"]) == (True, (), ["--impl", "cuda"])
+    given, also, rest = emulate_option(["--emulate-sm120=v26,v30bulk,v26", "--cases", "all"])
+    assert given and also == ("v26", "v30bulk") and rest == ["--cases", "all"]
+    for bad in ("--emulate-sm120=", "--emulate-sm120=v26,", "--emulate-sm120=v27"):
+        with pytest.raises(ValueError, match=r"v26|build name"):
+            emulate_option([bad])
+
+
+def test_the_emulation_refuses_a_gpu_its_builds_do_not_build_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.verify import emulation_unbuildable
+    from kernel import build
+
+    monkeypatch.setattr(build, "nvcc_version", lambda: (13, 0))  # sm_120's build is v30 from CUDA 12.8 on
+
+    assert emulation_unbuildable((), (9, 0)) is None and emulation_unbuildable(("v26", "v30bulkx2s6"), (9, 0)) is None
+    # sm_120's own build is v30 (sm_90a / sm_120a only): an A100 cannot emulate it, whatever else is named.
+    why = emulation_unbuildable(("v26",), (8, 0))
+    assert why is not None and "sm_80" in why and "v30bulk" in why
+    why = emulation_unbuildable(("v30bulkx2s6",), (12, 0))  # sm_90's 6-stage ring does not fit sm_120's 99 KB
+    assert why is not None and "v30bulkx2s6" in why and "sm_90" in why
+
+
+def test_the_printed_table_has_a_column_for_each_emulated_build() -> None:
+    label_v26 = f"{EMULATION_LABEL} v26"
+    text = format_table(
+        [
+            (
+                Case(1, 8, 64, 91000),
+                155.4,
+                {"cuda": "390.0 (39.8%)", EMULATION_LABEL: "520.0 (72.0%)", label_v26: "530.0 (70.6%)"},
+            )
+        ],
+        ["cuda"],
+        4.25,
+        650.0,
+        {"gpu": "NVIDIA H200"},
+    )
+    header, row = text.splitlines()[1:3]
+    assert header.endswith(f"{EMULATION_LABEL}  {label_v26}") and row.split()[-4:] == [
+        "520.0",
+        "(72.0%)",
+        "530.0",
+        "(70.6%)",
+    ]

@@ -11,9 +11,10 @@ issuing each mma.sync N/32 times (kernel/build.py) is checked and timed beside t
 reported as a fraction of the emulated floor, max(bytes / copy bandwidth, FLOPs / the emulated rate measured by the
 emulation's own check). Those figures are an emulation of sm_120's balance on the H200, not a measurement of sm_120:
 they go under their own metrics (`verify_attn.emulated_sm120_*`, params `emulation = "sm120-balance"`), never into
-`verify_attn.floor_fraction`. `--emulate-sm120=v26,...` emulates the named builds too, in the same run and on the same
-inputs (impl `cuda_<name>`; sm_120's own build stays `cuda`): the A/B that picks sm_120's product
-(kernel/build.py PRODUCT_BY_CC). The emulated builds must build on this GPU (v30's: sm_90 or sm_120).
+`verify_attn.floor_fraction`. `--emulate-sm120=v30bulk,...` emulates the named builds too, in the same run and on
+the same inputs (impl `cuda_<name>`; sm_120's own build stays `cuda`): the A/B that picks sm_120's product
+(kernel/build.py PRODUCT_BY_CC: v26, ahead of v30's sm_120a build). The emulated builds must build on this GPU (v30's:
+sm_90 or sm_120).
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@
 #   2. the GPU suite (pytest -m gpu tests/) recorded by the tracker's plugin into $OUT/ev (plan 0002 P4, P9-P15);
 #   3. python -m bench verify --cases all --impl cuda,cuda_v26,flashinfer: the product against the portable path and
 #      FlashInfer FA2 on the same inputs (P6, P7, P8), then --cases long --impl cuda,triton (P6's Triton gate);
-#   4. python -m bench.verify --emulate-sm120=v26 --cases all --impl cuda: sm_120's build under sm_120's balance (P16),
-#      and v26 under it on the same inputs (the A/B behind sm_120's choice, kernel/build.py PRODUCT_BY_CC);
+#   4. python -m bench.verify --emulate-sm120=v30bulk --cases all --impl cuda: sm_120's build (v26) under sm_120's
+#      balance (P16), and v30's sm_120a build under it on the same inputs (the A/B behind PRODUCT_BY_CC, P17);
 #   5. kernel/tools/sanitize.sh: memcheck, racecheck and synccheck of the device's product on the small cases, then
-#      of sm_120's build where it builds here;
+#      of sm_120's build (v26) and of v30's sm_120a build where they build here;
 #   6. python -m bench step --cases all (P11, P12, P13), with what time is left.
 # Writes under $OUT: one log a step, the result files, ev/ (evidence) and sanitize/ (the tools' logs), and at the end
 # all of it again as one all.tgz: a device call brings back only a few files (the rest are "left out (count)").
@@ -48,28 +48,32 @@ timeout "$(left)" python3 -m bench verify --cases long --impl cuda,triton --budg
   tee "$OUT/bench_verify_triton.log" | tail -3
 stamp "bench verify triton exit ${PIPESTATUS[0]}"
 
-timeout "$(left)" python3 -m bench.verify --emulate-sm120=v26 --cases all --impl cuda --budget 0.25 --out "$OUT" 2>&1 |
+timeout "$(left)" python3 -m bench.verify --emulate-sm120=v30bulk --cases all --impl cuda --budget 0.25 --out "$OUT" 2>&1 |
   tee "$OUT/bench_emulation.log" | tail -22
 stamp "emulation exit ${PIPESTATUS[0]}"
 
-mkdir -p "$OUT/sanitize" "$OUT/sanitize_sm120"
+mkdir -p "$OUT/sanitize"
 if [ "$(left)" -gt 200 ]; then
   timeout 180 kernel/tools/sanitize.sh "$OUT/sanitize" >"$OUT/sanitize.log" 2>&1
   stamp "sanitize exit $?"
 fi
-# sm_120's build (one swap buffer, read barriers) where it builds here: the same source and protocol as on sm_120.
-sm120=$(python3 -c "
+# sm_120's build (v26, the portable path sm_80 runs too) and v30's sm_120a build (one swap buffer, read barriers),
+# each where it builds here and while time is left: the same source and protocol as on sm_120.
+others=$(python3 -c "
 import torch
 from kernel import build
-name = build.product_variant((12, 0))
-print(name if torch.cuda.get_device_capability() in build.VARIANTS.get(name, ((),))[-1] else '')")
-if [ -n "$sm120" ] && [ "$(left)" -gt 200 ]; then
-  SANITIZE_VARIANT=$sm120 timeout 180 kernel/tools/sanitize.sh "$OUT/sanitize_sm120" >"$OUT/sanitize_sm120.log" 2>&1
-  stamp "sanitize of $sm120 exit $?"
-fi
+cc = torch.cuda.get_device_capability()
+names = dict.fromkeys([build.product_variant((12, 0)), 'v30bulk'])
+print(' '.join(n for n in names if n == build.PORTABLE_VARIANT or cc in build.VARIANTS[n][3]))")
+for name in $others; do
+  if [ "$(left)" -gt 200 ]; then
+    SANITIZE_VARIANT=$name timeout 180 kernel/tools/sanitize.sh "$OUT/sanitize_$name" >"$OUT/sanitize_$name.log" 2>&1
+    stamp "sanitize of $name exit $?"
+  fi
+done
 
 if [ "$(left)" -gt 120 ]; then
   timeout "$(left)" python3 -m bench step --cases all --budget 0.3 --out "$OUT" 2>&1 | tee "$OUT/bench_step.log" | tail -8
   stamp "bench step exit ${PIPESTATUS[0]}"
 fi
-tar -C "$OUT" --exclude=all.tgz -czf "$OUT/all.tgz" .
+tar -C "$OUT" -czf /tmp/all.tgz . && mv /tmp/all.tgz "$OUT/all.tgz"

@@ -3,7 +3,8 @@
 # tests/kernel/test_gpu_correctness.py (test_cuda_small_cases_match_reference_and_repeat: random q, forced split
 # counts, the combine and empty splits). Usage (repository root, GPU machine): kernel/tools/sanitize.sh [LOGDIR]
 # The kernel is this device's build (kernel/build.py load()); SANITIZE_VARIANT=NAME checks another that builds here
-# instead (v26, or sm_120's v30bulk on an H200: the same source and protocol as on sm_120), through the test's
+# instead (v26, sm_120's and sm_80's build, or v30's sm_120a build v30bulk on an H200: the same source and protocol
+# as on sm_120), through the test's
 # VERIFY_KERNEL_VARIANT.
 # Exit 0 when all tools report no error and every test passed; 3 when a tool reports an error; 4 when a tool only
 # died on a case (no verdict there); other codes come from the run itself (pytest's 1: a test failed).

@@ -172,15 +172,13 @@ def test_each_devices_product_build_is_clean(tmp_path: Path, cc: tuple[int, int]
 
 def test_product_by_device() -> None:
     for cuda in ((12, 8), (13, 0)):
-        assert (
-            build.product_variant((9, 0), cuda) == "v30bulkx2s6" and build.product_variant((12, 0), cuda) == "v30bulk"
-        )
+        assert build.product_variant((9, 0), cuda) == "v30bulkx2s6" and build.product_variant((12, 0), cuda) == "v26"
         for cc in ((8, 0), (8, 6), (8, 9), (10, 0), (12, 1)):
             assert build.product_variant(cc, cuda) == build.PORTABLE_VARIANT == "v26"
     # A toolkit before 12.8 (no .shared::cta bulk copy, no sm_120a) keeps v26 everywhere, as does none at all.
     for cuda in ((12, 4), (12, 6), (11, 8)):
         assert {build.product_variant(cc, cuda) for cc in ((9, 0), (12, 0), (8, 0))} == {"v26"}
-    # sm_120's product fits its 99 KB (4 stages, one swap buffer); sm_90a's 6-stage, 2-buffer build only sm_90.
+    # v30's sm_120a build fits its 99 KB (4 stages, one swap buffer); sm_90a's 6-stage, 2-buffer build only sm_90.
     assert build.VARIANTS["v30bulk"][3] == ((9, 0), (12, 0))
     assert build.VARIANTS["v30bulkx2s6"][3] == ((9, 0),)
 
@@ -192,8 +190,9 @@ def test_v30_under_the_sm120_balance_emulation(tmp_path: Path, v30_builds: dict[
     assert registers == ENTRY_REGS and stores <= 16 and loads <= 16, report  # 12 / 8 B with nvcc 13.0
     assert tile_loop(sass)["HMMA"] == emulated_mmas(N)
     assert all(f"V30Probe_b0_s4_x1_rb1_r{N}" in name for name in sass_functions(sass))
-    # What the benchmark emulates: sm_120's product (bench/verify.py), built for the H200.
-    sm120 = build.product_variant((12, 0), (13, 0))
+    # What the benchmark emulates beside sm_120's product (v26): v30's sm_120a build, built for the H200.
+    sm120 = "v30bulk"
+    assert build.VARIANTS[sm120][3] == build.V30_ARCHS
     sass, report = compile_v30(
         tmp_path, "90a", *build.VARIANTS[sm120][2], *build.emulation_flags(N)[len(build.CUDA_FLAGS) :]
     )

@@ -289,8 +289,9 @@ def test_the_emulation_refuses_a_gpu_its_builds_do_not_build_for(monkeypatch: py
     monkeypatch.setattr(build, "nvcc_version", lambda: (13, 0))  # sm_120's build is v30 from CUDA 12.8 on
 
     assert emulation_unbuildable((), (9, 0)) is None and emulation_unbuildable(("v26", "v30bulkx2s6"), (9, 0)) is None
-    # sm_120's own build is v30 (sm_90a / sm_120a only): an A100 cannot emulate it, whatever else is named.
-    why = emulation_unbuildable(("v26",), (8, 0))
+    # sm_120's own build is v26, which builds anywhere; v30's builds need sm_90a or sm_120a.
+    assert emulation_unbuildable((), (8, 0)) is None
+    why = emulation_unbuildable(("v30bulk",), (8, 0))
     assert why is not None and "sm_80" in why and "v30bulk" in why
     why = emulation_unbuildable(("v30bulkx2s6",), (12, 0))  # sm_90's 6-stage ring does not fit sm_120's 99 KB
     assert why is not None and "v30bulkx2s6" in why and "sm_90" in why

@@ -246,3 +246,24 @@ def test_report_case_end_to_end_feeds_the_report_gate(tmp_path: Path) -> None:
         st.status is Status.DONE
         and " ms ≤ 60000 ms (median of 1, repo=synthetic plans=4 phases=2" in st.verdicts[0].reason
     )
+
+
+def test_a_fast_job_runs_repeat_times_a_round_and_its_fastest_counts(tmp_path: Path) -> None:
+    log = tmp_path / "runs.log"
+    count = f"open({str(log)!r}, 'a').write('{{}}\\n')"
+    fast = speed.Job("fast", [sys.executable, "-c", count.replace("{}", "f")], tmp_path)
+    slow_code = "import time; time.sleep(0.6); " + count.replace("{}", "s")
+    slow = speed.Job("slow", [sys.executable, "-c", slow_code], tmp_path)
+    times, _ = speed.rounds([fast, slow], 2, repeat=3)
+    lines = log.read_text().split()
+    assert lines.count("f") == 1 + 2 * 3 and lines.count("s") == 1 + 2  # warm-up once; the slow job once a round
+    assert len(times["fast"]) == len(times["slow"]) == 2 and max(times["fast"]) < min(times["slow"])
+
+
+def test_each_round_keeps_a_commands_fastest_run(tmp_path: Path) -> None:
+    log = tmp_path / "runs.log"
+    cmd = [sys.executable, "-c", f"open({str(log)!r}, 'a').write('x\\n')"]
+    (tmp_path / ".tracker" / "evidence").mkdir(parents=True)
+    times = overhead.interleaved({"a": cmd}, tmp_path, 2, best_of=3)
+    assert log.read_text().count("x") == 1 + 2 * 3 and len(times["a"]) == 2
+    assert all(t.wall > 0 and t.cpu >= 0 for t in times["a"])

@@ -7,6 +7,27 @@ import argparse
 from pathlib import Path
 
 DEFAULT_IMPLS = "cuda,triton,torch,flashinfer"
+RESULTS = Path(__file__).resolve().parent / "results"
+KERNELS = ("cuda", "triton")  # what `step` and `defrag` time
+
+
+def _shared_options(
+    sub: argparse.ArgumentParser, *, cases: bool, layers: str | None, budget: str
+) -> argparse.ArgumentParser:
+    """The options the benchmarks share, each spelled once: --cases (where asked), --layers (with its help, where
+    asked), --out and --budget (with its help)."""
+    if cases:
+        sub.add_argument(
+            "--cases",
+            choices=("short", "long", "all"),
+            default="all",
+            help="contexts: short = 5.7k, long = 23k and 91k, all = both (default)",
+        )
+    if layers is not None:
+        sub.add_argument("--layers", type=int, default=61, help=layers)
+    sub.add_argument("--out", type=Path, default=RESULTS, help="directory for the result JSON (default bench/results/)")
+    sub.add_argument("--budget", type=float, default=0.5, help=budget)
+    return sub
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -14,42 +35,20 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench")
     sub = parser.add_subparsers(dest="benchmark", required=True)
     verify = sub.add_parser("verify", help="tree-verify MLA attention vs the hardware floor")
-    verify.add_argument(
-        "--cases",
-        choices=("short", "long", "all"),
-        default="all",
-        help="contexts: short = 5.7k, long = 23k and 91k, all = both (default)",
-    )
     verify.add_argument("--impl", default=DEFAULT_IMPLS, help=f"comma-separated (default {DEFAULT_IMPLS})")
-    verify.add_argument(
-        "--out",
-        type=Path,
-        default=Path(__file__).resolve().parent / "results",
-        help="directory for the result JSON (default bench/results/)",
-    )
-    verify.add_argument(
-        "--budget",
-        type=float,
-        default=0.5,
-        help="seconds of timed runs per implementation and case (default 0.5; 20-200 runs)",
+    _shared_options(
+        verify,
+        cases=True,
+        layers=None,
+        budget="seconds of timed runs per implementation and case (default 0.5; 20-200 runs)",
     )
     step = sub.add_parser("step", help="one engine verify step of a 61-layer attention stack, eager and graphed")
-    step.add_argument(
-        "--cases",
-        choices=("short", "long", "all"),
-        default="all",
-        help="contexts: short = 5.7k, long = 23k and 91k, all = both (default)",
-    )
     step.add_argument("--impl", default="cuda,triton", help="comma-separated subset of cuda,triton (default both)")
-    step.add_argument("--layers", type=int, default=61, help="attention layers per step (default 61, Kimi K2)")
-    step.add_argument(
-        "--out",
-        type=Path,
-        default=Path(__file__).resolve().parent / "results",
-        help="directory for the result JSON (default bench/results/)",
-    )
-    step.add_argument(
-        "--budget", type=float, default=0.5, help="seconds of timed runs per measurement (default 0.5; 20-200 runs)"
+    _shared_options(
+        step,
+        cases=True,
+        layers="attention layers per step (default 61, Kimi K2)",
+        budget="seconds of timed runs per measurement (default 0.5; 20-200 runs)",
     )
     defrag = sub.add_parser("defrag", help="KV pool defragmentation (Tier 0 and Tier 1) vs the copy bandwidth")
     defrag.add_argument(
@@ -57,52 +56,32 @@ def parse(argv: list[str]) -> argparse.Namespace:
         default="cuda,triton",
         help="verify kernels timed on the fragmented and the compacted pool: a subset of cuda,triton, or none",
     )
-    defrag.add_argument("--layers", type=int, default=61, help="pool layers; every row moves in each (default 61)")
-    defrag.add_argument(
-        "--out",
-        type=Path,
-        default=Path(__file__).resolve().parent / "results",
-        help="directory for the result JSON (default bench/results/)",
-    )
-    defrag.add_argument(
-        "--budget", type=float, default=0.5, help="seconds of timed runs per measurement (default 0.5; 20-200 runs)"
+    _shared_options(
+        defrag,
+        cases=False,
+        layers="pool layers; every row moves in each (default 61)",
+        budget="seconds of timed runs per measurement (default 0.5; 20-200 runs)",
     )
     args = parser.parse_args(argv)
-    if args.benchmark == "step":
-        return _check_step(parser, args)
-    if args.benchmark == "defrag":
-        return _check_defrag(parser, args)
-    from bench.peers import IMPLS
+    if args.benchmark == "verify":
+        from bench.peers import IMPLS
 
-    names = [n.strip() for n in args.impl.split(",") if n.strip()]
-    unknown = [n for n in names if n not in IMPLS]
-    if unknown or not names:
-        parser.error(f"--impl: expected a comma-separated subset of {','.join(IMPLS)}, got {args.impl!r}")
-    if not args.budget > 0:
-        parser.error(f"--budget: expected seconds > 0, got {args.budget}")
-    args.impl = names
-    return args
-
-
-def _check_step(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
-    names = [n.strip() for n in args.impl.split(",") if n.strip()]
-    if not names or any(n not in ("cuda", "triton") for n in names):
-        parser.error(f"--impl: expected a comma-separated subset of cuda,triton, got {args.impl!r}")
-    if args.layers < 1:
+        args.impl = _impls(parser, args.impl, tuple(IMPLS))
+    else:
+        args.impl = _impls(parser, args.impl, KERNELS, none=args.benchmark == "defrag")
+    if getattr(args, "layers", 1) < 1:
         parser.error(f"--layers: expected >= 1, got {args.layers}")
     if not args.budget > 0:
         parser.error(f"--budget: expected seconds > 0, got {args.budget}")
-    args.impl = names
     return args
 
 
-def _check_defrag(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
-    names = [] if args.impl.strip() == "none" else [n.strip() for n in args.impl.split(",") if n.strip()]
-    if (not names and args.impl.strip() != "none") or any(n not in ("cuda", "triton") for n in names):
-        parser.error(f"--impl: expected a comma-separated subset of cuda,triton or none, got {args.impl!r}")
-    if args.layers < 1:
-        parser.error(f"--layers: expected >= 1, got {args.layers}")
-    if not args.budget > 0:
-        parser.error(f"--budget: expected seconds > 0, got {args.budget}")
-    args.impl = names
-    return args
+def _impls(parser: argparse.ArgumentParser, text: str, known: tuple[str, ...], none: bool = False) -> list[str]:
+    """The --impl list, each a name of `known` (none=True: or the word "none", no implementation at all)."""
+    if none and text.strip() == "none":
+        return []
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names or any(n not in known for n in names):
+        what = f"a comma-separated subset of {','.join(known)}" + (" or none" if none else "")
+        parser.error(f"--impl: expected {what}, got {text!r}")
+    return names

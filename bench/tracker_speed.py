@@ -2,9 +2,10 @@
 
 Three kinds of repository, each timed as whole processes, interleaved round by round with
 ``python -c pass`` (the same interpreter) so that a load change on a shared machine hits every
-command alike; one warm-up round (it also warms the parse and validation caches) is not counted. A
-command that takes under half a second runs ``--repeat`` times (default 3) back to back in each round,
-and the round's sample is the fastest of them (``info.repeat`` in the result file):
+command alike; one warm-up round (it also warms the parse and validation caches) is not counted. Every
+command a ratio compares (python, status, update --check, show, log, summary) runs ``--repeat`` times
+(default 3) back to back in each round, and the round's sample is the fastest of them; the synthetic
+repository's status and the reports run once a round (``info.repeat`` in the result file says which):
 
 - ``own``: this repository's plans and evidence, as they are.
 - ``history``: a synthetic git repository whose plans stay the same while its evidence store holds
@@ -417,12 +418,14 @@ def build_history(
 
 
 class Job(NamedTuple):
-    """One command timed every round: its name, command line, directory and accepted exit codes."""
+    """One command timed every round: its name, command line, directory, accepted exit codes, and whether it runs
+    ``--repeat`` times a round (the fastest counting): every job a ratio metric compares, so both sides alike."""
 
     name: str
     cmd: list[str]
     cwd: Path
     ok: tuple[int, ...] = (0,)
+    best_of: bool = True
 
 
 def wall(job: Job) -> tuple[float, bytes]:
@@ -435,25 +438,21 @@ def wall(job: Job) -> tuple[float, bytes]:
     return elapsed, proc.stdout
 
 
-REPEAT_UNDER_S = 0.5  # a job whose warm-up run took less is run ``repeat`` times a round (the fastest counts)
-
-
 def rounds(jobs: list[Job], runs: int, repeat: int = 1) -> tuple[dict[str, list[float]], dict[str, bytes]]:
     """Every job in turn, ``runs`` rounds after one warm-up round; (seconds per job, last stdout per job).
 
-    A job whose warm-up run took under REPEAT_UNDER_S runs ``repeat`` times back to back in each round and the
-    round's sample is the fastest: on a shared 2-core machine one run of a 50 ms process varies by +-40% (ratios of
-    single runs spread 0.75-1.76 within one run of this script), while the fastest of three measures the work."""
+    A job with ``best_of`` runs ``repeat`` times back to back in each round and the round's sample is the fastest:
+    on a shared 2-core machine one run of a 50 ms process varies by +-40% (ratios of single runs spread 0.75-1.76
+    within one run of this script), while the fastest of three measures the work. The jobs a ratio compares all
+    have ``best_of``, so both sides of every ratio are measured alike."""
     times: dict[str, list[float]] = {job.name: [] for job in jobs}
     outputs: dict[str, bytes] = {}
-    runs_of: dict[str, int] = {}
     for i in range(runs + 1):
         for job in jobs:
             elapsed, outputs[job.name] = wall(job)
             if not i:
-                runs_of[job.name] = repeat if elapsed < REPEAT_UNDER_S else 1
                 continue
-            for _ in range(runs_of[job.name] - 1):
+            for _ in range(repeat - 1 if job.best_of else 0):
                 again, outputs[job.name] = wall(job)
                 elapsed = min(elapsed, again)
             times[job.name].append(elapsed)
@@ -536,7 +535,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--repeat",
         type=int,
         default=None,
-        help=f"runs a round of each job under {REPEAT_UNDER_S} s, the fastest counting (default 3; --quick 1)",
+        help="runs a round of every command a ratio compares, the fastest counting (default 3; --quick 1)",
     )
     ap.add_argument(
         "--history", default=None, help="comma-separated evidence counts (default 10,100,1000; --quick 10,1000)"
@@ -601,13 +600,13 @@ def main(argv: list[str] | None = None) -> int:
                     Job(f"status/{size}", [*tracker, "status"], root),
                     Job(f"update/{size}", [*tracker, "update", "--check"], root, (0, 1)),
                 ]
-            jobs.append(Job("update/synthetic", [*tracker, "update", "--check"], synthetic))
-        jobs.append(Job("status/synthetic", [*tracker, "status"], synthetic))
+            jobs.append(Job("update/synthetic", [*tracker, "update", "--check"], synthetic, best_of=False))
+        jobs.append(Job("status/synthetic", [*tracker, "status"], synthetic, best_of=False))
         if "report" in args.cases:
             jobs += [
-                Job("report/synthetic", [*tracker, "report"], synthetic),
-                Job("report/own/md", [*tracker, "report"], REPO, (0, 2)),
-                Job("report/own/html", [*tracker, "report", "--format", "html"], REPO, (0, 2)),
+                Job("report/synthetic", [*tracker, "report"], synthetic, best_of=False),
+                Job("report/own/md", [*tracker, "report"], REPO, (0, 2), best_of=False),
+                Job("report/own/html", [*tracker, "report", "--format", "html"], REPO, (0, 2), best_of=False),
             ]
         if "detail" in args.cases:
             jobs += [
@@ -622,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit(
                     "the history repositories' status tables differ: the generated history changed a verdict"
                 )
-        cases = report(times, history, cold, args)
+        cases = report(times, history, cold, args, {job.name: args.repeat if job.best_of else 1 for job in jobs})
     finally:
         if args.keep:
             print(f"kept {tmp}")
@@ -635,10 +634,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(
-    times: dict[str, list[float]], history: dict[int, Path], cold: float, args: argparse.Namespace
+    times: dict[str, list[float]],
+    history: dict[int, Path],
+    cold: float,
+    args: argparse.Namespace,
+    repeats: dict[str, int] | None = None,
 ) -> list[dict[str, Any]]:
-    """Print the table and return the result file's cases."""
-    info = {"cpus": os.cpu_count() or 0, "load1": round(os.getloadavg()[0], 2), "repeat": args.repeat}
+    """Print the table and return the result file's cases; ``repeats``: runs a round of each job (info.repeat)."""
+    base = {"cpus": os.cpu_count() or 0, "load1": round(os.getloadavg()[0], 2)}
+
+    def info_of(*names: str) -> dict[str, Any]:
+        """The cases' info: the machine, and the runs a round of the jobs measured (the same for both sides)."""
+        counts = {(repeats or {}).get(name, 1) for name in names}
+        return {**base, "repeat": counts.pop() if len(counts) == 1 else sorted(counts)}
+
+    info = info_of("python/own")
     med = {name: statistics.median(v) * 1000 for name, v in times.items()}
     all_python = [s for name, v in times.items() if name.startswith("python/") for s in v]
     print(f"median of {args.runs} rounds, ms; x = over the python -c pass run just before it (median of pairs)")
@@ -647,10 +657,12 @@ def report(
 
     def row(label: str, name: str, params: dict[str, Any], python: str | None) -> None:
         metric = "tracker.status" if name.startswith("status") else "tracker.update_check"
-        cases.append(ms_case(f"{metric}_ms", params, times[name], info))
+        cases.append(ms_case(f"{metric}_ms", params, times[name], info_of(name)))
         ratio = ""
         if python is not None and name.startswith("status"):
-            cases.append(ratio_case("tracker.status_vs_python", params, times[name], times[python], info))
+            cases.append(
+                ratio_case("tracker.status_vs_python", params, times[name], times[python], info_of(name, python))
+            )
             ratio = f"  {statistics.median(cases[-1]['samples']):5.1f}x"
         print(f"{label:<40} {med[name]:8.1f}{ratio}")
 
@@ -672,21 +684,22 @@ def report(
             ("status", "tracker.status_history_ratio"),
             ("update", "tracker.update_check_history_ratio"),
         ):
-            cases.append(ratio_case(metric, span, times[f"{what}/{high}"], times[f"{what}/{low}"], info))
+            top, bottom = f"{what}/{high}", f"{what}/{low}"
+            cases.append(ratio_case(metric, span, times[top], times[bottom], info_of(top, bottom)))
             print(f"{what} at {high} / at {low} evidence files{'':<14} {statistics.median(cases[-1]['samples']):5.2f}x")
     synthetic = {"repo": "synthetic", "plans": args.plans, "phases": args.phases}
     row(f"status, {args.plans} plans x {args.phases} phases", "status/synthetic", synthetic, None)
     if "update/synthetic" in times:
         row(f"update --check, {args.plans} plans x {args.phases} phases", "update/synthetic", synthetic, None)
-    cases.append(ms_case("tracker.status_cold_ms", synthetic, [cold], info))
+    cases.append(ms_case("tracker.status_cold_ms", synthetic, [cold], {**base, "repeat": 1}))
     print(f"{'status, synthetic, cold parse cache':<40} {cold * 1000:8.1f}")
 
     def timed(label: str, metric: str, name: str, params: dict[str, Any], over: str | None = None) -> None:
-        cases.append(ms_case(metric, params, times[name], info))
+        cases.append(ms_case(metric, params, times[name], info_of(name)))
         ratio = ""
         if over is not None:
             vs = metric.removesuffix("_ms") + "_vs_status"
-            cases.append(ratio_case(vs, params, times[name], times[over], info))
+            cases.append(ratio_case(vs, params, times[name], times[over], info_of(name, over)))
             ratio = f"  {statistics.median(cases[-1]['samples']):5.2f}x status"
         print(f"{label:<40} {med[name]:8.1f}{ratio}")
 

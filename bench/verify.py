@@ -540,6 +540,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench.verify: {err}", file=sys.stderr)
         return EXIT_USAGE
     args = parse(["verify", *rest])
+    if emulate and "cuda" not in args.impl:
+        print(
+            f"bench.verify: {EMULATE_FLAG} times the emulation beside the product: --impl must name cuda",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if build_of_sm120() in also:
+        print(
+            f"bench.verify: {EMULATE_FLAG}={build_of_sm120()}: that is sm_120's own build, emulated as cuda already "
+            "(name the builds to weigh against it)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     command = shlex.join(["python", "-m", "bench.verify", *argv])
     return run(args.cases, args.impl, args.out, command, args.budget, emulate_sm120=emulate, emulate_also=also)
 

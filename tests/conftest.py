@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+LONG_ID = 100  # pytest 9.2 names a longer str/bytes parameter "argnameN" where 9.1 writes it out
+
+
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """The id of a long str/bytes parameter, the same under every pytest: its first 60 characters escaped and a
+    hash of the whole. pytest 9.1 and 9.2 named such cases differently, so evidence from a machine with the other
+    version listed, as deselected, tests no run here ran, which kept their gates unmet (never met falsely)."""
+    if not isinstance(val, str | bytes) or len(val) <= LONG_ID:
+        return None
+    raw = val.encode("utf-8", "surrogatepass") if isinstance(val, str) else val
+    shown = (val[:60] if isinstance(val, str) else val[:60].decode("latin-1")).encode("unicode_escape").decode("ascii")
+    return f"{shown}...{hashlib.sha256(raw).hexdigest()[:12]}"
 
 
 @dataclass

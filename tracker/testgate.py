@@ -8,11 +8,6 @@ argument in the newest run that collected all of it (``tracker verify`` ran this
 run's recorded arguments cover the gate's), plus those any newer run collected: a run of part of
 a directory or file never shrinks the set. Without such a run, the union over all runs. A file
 level record (a collection error) stops counting once a newer run collected tests under it.
-A run that ran none of the gate's tests (it deselected every one, as ``pytest -m gpu tests/`` does
-on a GPU machine) says only what its collection held there, so it neither ends the search nor adds a
-test while runs that ran some of them exist: pytest names parametrized tests differently across
-versions (an id ``[long string]`` on one, ``[message0]`` on another), and such a run's names must not
-leave a gate unmet that every test of it, as the runs that ran them name them, passed.
 
 A gate with a ``marker`` needs to know each test's markers. A record without marker information (a run
 ingested from JUnit XML, which has none, or a record with no ``markers`` key) cannot say whether ``-m``
@@ -132,16 +127,13 @@ class TestIndex:
         later: list[str] = []  # node ids of newer runs a marker gate cannot use (nor retire collection errors with)
         newest: TestRun | None = None
         blind: TestRun | None = None
-        deferred: list[tuple[TestRun, list[dict[str, Any]]]] = []
-
-        def take(run: TestRun, recs: list[dict[str, Any]]) -> bool:
-            """Adds a run's records under the gate; True when it collected all of it (the search ends there)."""
-            nonlocal newest, blind
+        for run in self.runs:  # newest first
+            recs = self._matching(run, gate.test)
             if gate.marker is not None:
                 unknown = [r["nodeid"] for r in recs if "::" in r["nodeid"] and not has_markers(run, r)]
                 if unknown:
                     blind = blind or run
-                    later.extend(unknown)
+                    later += unknown
                     recs = [r for r in recs if "::" not in r["nodeid"] or has_markers(run, r)]
                 judged = not unknown and run.provenance.get("ingested_from") != "junit"
                 whole = judged and (key in run.gates or covers(run.provenance.get("args"), gate.test))
@@ -156,18 +148,8 @@ class TestIndex:
                 nodeid = rec["nodeid"]
                 if nodeid not in found and ("::" in nodeid or not any(selects(nodeid, s) for s in seen)):
                     found[nodeid] = rec
-            return whole
-
-        for run in self.runs:  # newest first
-            recs = self._matching(run, gate.test)
-            if _deselected_all(recs):
-                deferred.append((run, recs))  # ran none of the gate's tests: counts only if no run ran any
-            elif take(run, recs):
+            if whole:
                 break
-        if newest is None and not found:
-            for run, recs in deferred:
-                if take(run, recs):
-                    break
         covered = [
             r for r in found.values() if "::" not in r["nodeid"] or marker_matches(gate.marker, r.get("markers", []))
         ]
@@ -250,11 +232,6 @@ class TestIndex:
             text += f"; a newer pass in {hidden.file} is not counted: JUnit XML writes an xpass as a pass"
         failed = outcome in FAILURES
         return GateVerdict(False, text, source_of(bad_run), failed=failed), ever
-
-
-def _deselected_all(recs: list[dict[str, Any]]) -> bool:
-    """Did a run deselect every one of these records (at least one) of the tests under a gate?"""
-    return bool(recs) and all(r["outcome"] == "deselected" for r in recs)
 
 
 def _worst_first(outcome: str) -> int:

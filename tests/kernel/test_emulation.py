@@ -319,3 +319,22 @@ def test_the_printed_table_has_a_column_for_each_emulated_build() -> None:
         "530.0",
         "(70.6%)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--emulate-sm120=v30bulk", "--impl", "triton"], "--impl must name cuda"),
+        (["--emulate-sm120", "--impl", "torch"], "--impl must name cuda"),
+        (["--emulate-sm120=v26"], "that is sm_120's own build"),  # v26 against itself: a ratio of 1 that says nothing
+    ],
+)
+def test_an_emulation_that_would_weigh_nothing_is_a_usage_error(argv: list[str], message: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.verify", *argv, "--cases", "long"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr

@@ -649,3 +649,25 @@ def test_a_blind_passing_run_never_unmeets_a_marker_gate_deep(
 @given(files=plan_sets())
 def test_the_plan_set_splits_every_file_deep(files: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> None:
     test_the_plan_set_splits_every_file_and_its_valid_plans_derive.hypothesis.inner_test(files, tmp_path_factory)
+
+
+def test_a_deselecting_run_with_markers_keeps_a_junit_failure_in_a_marker_gate() -> None:
+    # A reviewer's counterexample to ignoring runs that ran none of a gate's tests: the newest run deselected every
+    # test of the file, but its markers say x is slow, so x, which failed in CI (JUnit, no markers), is in the gate.
+    gate = TestGate("tests/t.py", "slow")
+    known = _run("known", "2026-01-01T00:00:01Z", {"tests/t.py::a": ("passed", ["slow"])}, args=["tests/t.py"])
+    ci = _run(
+        "ci",
+        "2026-01-01T00:00:02Z",
+        {"tests/t.py::a": ("passed", []), "tests/t.py::x": ("failed", [])},
+        junit=True,
+        args=["tests"],
+    )
+    fast = _run(
+        "fast",
+        "2026-01-01T00:00:03Z",
+        {"tests/t.py::a": ("deselected", ["slow"]), "tests/t.py::x": ("deselected", ["slow"])},
+        args=["tests"],
+    )
+    verdict, _ = TestIndex(Store(runs=[known, ci, fast])).verdict("0001/P1#1", gate)
+    assert not verdict.met and verdict.reason.startswith("tests/t.py::x: failed"), verdict

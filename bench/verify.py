@@ -415,8 +415,12 @@ def run(
                     f"check {emu.check_flop_per_sm_clk:.0f} vs expected {emu.expected_flop_per_sm_clk:.0f} FLOP/SM/clk"
                 )
                 failed[EMULATION_LABEL] = ImplFailure(f"emulation check failed: {why}", "check failed")
+    # Every emulated build needs the emulation itself (its ceilings and check); a wrong build stops only itself.
+    usable = emu is not None and EMULATION_LABEL not in failed
     emulated = (
-        {label: emulated_impl(emu.repeat_x32, v) for label, v in emulated_builds.items()} if emu is not None else {}
+        {label: emulated_impl(emu.repeat_x32, v) for label, v in emulated_builds.items()}
+        if emu is not None and usable
+        else {}
     )
     l2 = l2_bytes(torch.device("cuda"))
     table: list[tuple[Case, float, dict[str, str]]] = []
@@ -439,7 +443,7 @@ def run(
             except ImplFailure as failure:
                 failed[name], cells[name] = failure, failure.cell
         for label, impl in emulated.items():
-            if emu is None or EMULATION_LABEL in failed or label in failed:
+            if emu is None or label in failed:
                 continue
             try:
                 cells[label], entries = _measure_emulated(

@@ -1,7 +1,8 @@
 """Times v30's lab ablations beside sm_90's product on an H200 (issue 17: what bounds the tile there).
 
-Apply docs/lab/patches/v30_ablate.patch first (it adds VERIFY_V30_ABLATE and the v30ablN builds to kernel/build.py);
-the ablated builds compute wrong outputs on purpose, so nothing here is checked and nothing is a result of record:
+Apply docs/lab/patches/v30_ablate.patch first (it adds VERIFY_V30_ABLATE and the v30ablN builds to kernel/build.py;
+made against commit fc3661f, run on the H200 at e2a1ff2: docs/lab/runs/h200_20261202_e2a1ff2_v30_ablate.log); the
+ablated builds compute wrong outputs on purpose, so nothing here is checked and nothing is a result of record:
 only the medians, each beside the product's in the same process, two rounds in opposite orders.
 
     git apply docs/lab/patches/v30_ablate.patch && python3 docs/lab/patches/v30_ablate_time.py

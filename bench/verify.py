@@ -264,32 +264,29 @@ def build_of_sm120() -> str:
     return build.product_variant(SM120)
 
 
-def emulated_impl(repeat_x32: int, variant: str | None = None) -> peers.Impl:
-    """A build of the CUDA kernel with each mma.sync issued repeat_x32/32 times: sm_120's (variant None, kernel/build.py
-    product_variant((12, 0)): the same source and shared memory as on sm_120, compiled for this GPU), named "cuda",
-    or the named one (v26 or one of VARIANTS), named "cuda_<variant>". Their cases are told apart from measured ones
-    by their metric names and `emulation` param, never by the implementation's name."""
-    name = "cuda" if variant is None else f"cuda_{variant}"
+def emulated_impl(repeat_x32: int, variant: str, name: str) -> peers.Impl:
+    """Build ``variant`` of the CUDA kernel (v26 or one of VARIANTS) with each mma.sync issued repeat_x32/32 times,
+    named ``name``: "cuda" for sm_120's own build (kernel/build.py product_variant((12, 0)): the same source and shared
+    memory as on sm_120, compiled for this GPU), "cuda_<variant>" for a build named beside it. Their cases are told
+    apart from measured ones by their metric names and `emulation` param, never by the implementation's name."""
 
     def prepare(x: VerifyInputs) -> peers.Run:
         import kernel
         from kernel import build
 
         kernel.verify_attention(*x.args(), backend="cuda", debug=True)  # validates the inputs once
-        ext = build.load(
-            mma_repeat_x32=repeat_x32, variant=build.product_variant(SM120) if variant is None else variant
-        )
+        ext = build.load(mma_repeat_x32=repeat_x32, variant=variant)
         args = (*x.args(), False)
         return lambda: ext.forward(*args)[0]  # type: ignore[no-any-return]
 
-    build_name = "sm_120's build" if variant is None else variant
-    label = f"CUDA kernel ({build_name}), sm_120-balance emulation (each mma.sync issued {repeat_x32}/32 times)"
+    label = f"CUDA kernel ({variant}), sm_120-balance emulation (each mma.sync issued {repeat_x32}/32 times)"
     return peers.Impl(name, label, prepare)
 
 
-def emulation_label(variant: str | None) -> str:
-    """The table column and failure key of an emulated build: EMULATION_LABEL for sm_120's own, + " <name>" else."""
-    return EMULATION_LABEL if variant is None else f"{EMULATION_LABEL} {variant}"
+def emulated_builds(also: tuple[str, ...]) -> dict[str, tuple[str, str]]:
+    """{table column and failure key: (implementation name, variant)} of the emulated builds: sm_120's own build
+    under EMULATION_LABEL as "cuda", then each of ``also`` under "EMULATION_LABEL <name>" as "cuda_<name>"."""
+    return {EMULATION_LABEL: ("cuda", build_of_sm120()), **{f"{EMULATION_LABEL} {v}": (f"cuda_{v}", v) for v in also}}
 
 
 def emulation_unbuildable(variants: tuple[str, ...], cc: tuple[int, int]) -> str | None:
@@ -306,7 +303,7 @@ def emulation_unbuildable(variants: tuple[str, ...], cc: tuple[int, int]) -> str
 
 def _measure_emulated(
     impl: peers.Impl,
-    variant: str | None,
+    variant: str,
     emu: Emulation,
     case: Case,
     sets: list[VerifyInputs],
@@ -322,7 +319,7 @@ def _measure_emulated(
         raise ImplFailure(f"error: {type(err).__name__}: {err}", "error") from err
     info: dict[str, str | int | float | bool] = {
         "seeds": ",".join(map(str, seeds)),
-        "emulated_build": build_of_sm120() if variant is None else variant,
+        "emulated_build": variant,
         "emulated_mma_tflops": round(emu.tflops, 2),
         "bitwise_equal_to_product": same,
     }
@@ -391,13 +388,11 @@ def run(
     print(f"ceilings: copy {copy_tbps:.2f} TB/s, mma.sync bf16 {mma_tflops:.0f} TFLOP/s", flush=True)
     failed: dict[str, ImplFailure] = {}
     emu: Emulation | None = None
-    emulated_builds: dict[str, str | None] = {
-        emulation_label(v): v for v in ((None, *emulate_also) if emulate_sm120 and "cuda" in impl_names else ())
-    }
-    unbuildable = emulation_unbuildable(emulate_also, torch.cuda.get_device_capability()) if emulated_builds else None
+    builds = emulated_builds(emulate_also) if emulate_sm120 and "cuda" in impl_names else {}
+    unbuildable = emulation_unbuildable(emulate_also, torch.cuda.get_device_capability()) if builds else None
     if unbuildable is not None:
         failed[EMULATION_LABEL] = ImplFailure(f"emulation unavailable: {unbuildable}", "n/a")
-    elif emulated_builds:
+    elif builds:
         try:
             emu = _measure_emulation(doc_cases)
         except Exception as err:
@@ -416,10 +411,9 @@ def run(
                 )
                 failed[EMULATION_LABEL] = ImplFailure(f"emulation check failed: {why}", "check failed")
     # Every emulated build needs the emulation itself (its ceilings and check); a wrong build stops only itself.
-    usable = emu is not None and EMULATION_LABEL not in failed
     emulated = (
-        {label: emulated_impl(emu.repeat_x32, v) for label, v in emulated_builds.items()}
-        if emu is not None and usable
+        {label: emulated_impl(emu.repeat_x32, variant, name) for label, (name, variant) in builds.items()}
+        if emu is not None and EMULATION_LABEL not in failed
         else {}
     )
     l2 = l2_bytes(torch.device("cuda"))
@@ -447,7 +441,7 @@ def run(
                 continue
             try:
                 cells[label], entries = _measure_emulated(
-                    impl, emulated_builds[label], emu, case, sets, copy_tbps, budget_s, seeds
+                    impl, builds[label][1], emu, case, sets, copy_tbps, budget_s, seeds
                 )
                 doc_cases.extend(entries)
             except ImplFailure as failure:

@@ -498,3 +498,39 @@ def test_concurrent_updates_do_not_corrupt(good, cli) -> None:
     ]
     assert cli(good, "update", "--check").out == "plan files are up to date\n"
     assert sorted(p.name for p in (good / "plans").iterdir()) == ["0001-demo.md"]  # no temp files left
+
+
+TWO_PLANS = {
+    "plans/0001-demo.md": GOOD,
+    "plans/0002-more.md": plan_text("0002", phase("P1", 'manual = "Read"') + phase("Q3", 'test = "tests/test_a.py"')),
+    **TESTS,
+}
+
+
+def test_phase_ids_ignore_case_and_a_bare_phase_id_names_the_one_plan_with_it(repo, cli) -> None:
+    """Issue 24: ``p2`` was refused where ``P2`` exists, and a bare ``Q3`` where only plan 0002 has a Q3."""
+    root = repo(TWO_PLANS)
+    line_p2 = "  P2  blocked        0/1  Phase P2  — blocked by 0001/P1"
+    for spec in ("p2", "P2", "0001/p2", "1/p2"):
+        r = cli(root, "status", spec)
+        assert (r.code, r.out.splitlines()[1:2]) == (0, [line_p2]), spec
+    for command in ("show", "log"):
+        for spec in ("q3", "2/q3", "Q3"):
+            r = cli(root, command, spec)
+            assert r.code == 0 and "0002/Q3" in r.out, (command, spec)
+    r = cli(root, "verify", "q3")
+    assert r.code == 0 and "0002/Q3" in r.out
+    r = cli(root, "signoff", "0002/p1", "--gate", "1", "--by", "Ada", "--why", "read it")
+    assert r.code == 0, r.err
+    r = cli(root, "signoff", "p2", "--gate", "1", "--by", "Ada", "--why", "read it")
+    assert (r.code, r.err) == (3, "tracker: error: --gate 1: gate 1 of 0001/P2 is not a manual gate\n")
+    for command in (["status"], ["show"], ["log"], ["verify"], ["signoff", "--gate", "1", "--by", "A", "--why", "x"]):
+        args = [*command[:1], "p1", *command[1:]]
+        r = cli(root, *args)
+        assert (r.code, r.out, r.err) == (
+            3,
+            "",
+            "tracker: error: phase 'p1' is in several plans (0001/P1, 0002/P1): name one as PLAN/PHASE\n",
+        ), command
+    r = cli(root, "update", "--check", "q3")
+    assert r.code in (0, 1) and "error" not in r.err

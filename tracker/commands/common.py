@@ -63,14 +63,49 @@ def _plan_file_id(root: Path, spec: str) -> str | None:
     return None
 
 
+def resolve_spec(plans: list[Plan], spec: str) -> str:
+    """``spec`` spelled as the plans spell it: ``PLAN`` or ``PLAN/PHASE``, its plan a number without leading zeros
+    (``2``) made the id (``0002``), its phase id matched regardless of case (``p2``: ``P2``; an exact match wins)
+    and a bare phase id (``P2``, no plan) the one plan that has such a phase. UsageError when a bare phase id is in
+    several plans (it names them) or the case-blind match finds two phases of one plan; anything else is returned
+    as it is, for :func:`select` to accept or refuse."""
+    plan_id, slash, phase_id = spec.partition("/")
+    if _is_number(plan_id) and len(plan_id.lstrip("0")) <= 4:
+        plan_id = f"{int(plan_id):04d}"
+    by_id = {p.id: p for p in plans}
+    if plan_id in by_id:
+        plan = by_id[plan_id]
+        if phase_id and plan.phase(phase_id) is None:
+            found = _phase_ids(plan, phase_id)
+            if len(found) > 1:
+                raise UsageError(f"phase '{escaped(phase_id)}' of plan {plan.id} is ambiguous: {', '.join(found)}")
+            phase_id = found[0] if found else phase_id
+        return f"{plan_id}{slash}{phase_id}"
+    if slash or not spec:
+        return f"{plan_id}{slash}{phase_id}"
+    exact = [f"{p.id}/{spec}" for p in plans if p.phase(spec) is not None]
+    found = exact or [f"{p.id}/{ph}" for p in plans for ph in _phase_ids(p, spec)]
+    if len(found) > 1:
+        named = ", ".join(found)
+        raise UsageError(f"phase '{escaped(spec)}' is in several plans ({named}): name one as PLAN/PHASE")
+    return found[0] if found else plan_id
+
+
+def _phase_ids(plan: Plan, phase_id: str) -> list[str]:
+    """The ids of ``plan``'s phases that are ``phase_id`` regardless of case."""
+    folded = phase_id.casefold()
+    return [ph.id for ph in plan.phases if ph.id.casefold() == folded]
+
+
 def select(plans: list[Plan], specs: list[str]) -> list[tuple[Plan, Phase]]:
-    """Phases named by ``PLAN`` or ``PLAN/PHASE`` arguments (all phases when ``specs`` is empty)."""
+    """Phases named by ``PLAN``, ``PLAN/PHASE`` or bare ``PHASE`` arguments (all phases when ``specs`` is empty),
+    each as :func:`resolve_spec` reads it."""
     if not specs:
         return [(p, ph) for p in plans for ph in p.phases]
     by_id = {p.id: p for p in plans}
     out: list[tuple[Plan, Phase]] = []
     for spec in specs:
-        plan_id, _, phase_id = spec.partition("/")
+        plan_id, _, phase_id = resolve_spec(plans, spec).partition("/")
         plan = by_id.get(plan_id)
         if plan is None:
             known = ", ".join(sorted(by_id)) or "none"

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from tracker.cache import command_cache
-from tracker.commands.common import json_text, plan_spec, select
+from tracker.commands.common import json_text, plan_spec, resolve_spec, select
 from tracker.commands.status import COLOR, ON_OWN_GATES, invalid_line, use_color
 from tracker.errors import FileError, PlanError, TrackerError
 from tracker.model import Phase, Plan, Status
@@ -105,6 +105,9 @@ def selected(root: Path, specs: Iterable[str], plan_set: PlanSet) -> tuple[list[
     for raw in specs:
         spec = plan_spec(root, raw)
         plan_id = spec.partition("/")[0]
+        if plan_id not in valid and not _invalid_files(plan_set.invalid, plan_id):
+            spec = resolve_spec(plan_set.plans, spec)  # a bare phase id: its plan's
+            plan_id = spec.partition("/")[0]
         named = [] if plan_id in valid else _invalid_files(plan_set.invalid, plan_id)
         if named:
             invalid += [i for i in named if i not in invalid]

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from tracker.commands.common import select
+from tracker.commands.common import escaped, resolve_spec, select
 from tracker.contract import (
     EVIDENCE_DIR,
     evidence_name,  # the one naming rule for store files (the plugin's too)
@@ -27,9 +27,10 @@ from tracker.testgate import manual_hashes
 def run(root: Path, spec: str, gate: int, by: str, why: str, out: TextIO | None = None) -> int:
     """Write one sign-off evidence file (who, when, why, on which commit); exit 0."""
     out = out or sys.stdout
-    if "/" not in spec:
-        raise UsageError(f"PLAN/PHASE expected, got '{spec}'")
     _, plans = load_plans(root)
+    spec = resolve_spec(plans, spec)  # ``p2``, a bare ``P2`` where one plan has it
+    if "/" not in spec:
+        raise UsageError(f"PLAN/PHASE expected, got '{escaped(spec)}'")
     [(plan, phase)] = select(plans, [spec])
     if not 1 <= gate <= len(phase.gates):
         raise UsageError(f"--gate: phase {plan.id}/{phase.id} has gates 1..{len(phase.gates)}, got {gate}")

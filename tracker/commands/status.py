@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tracker.cache import Cache, command_cache
-from tracker.commands.common import json_text, plan_spec, select
+from tracker.commands.common import json_text, plan_spec, resolve_spec, select
 from tracker.derive import derive
 from tracker.errors import FileError, PlanError, TrackerError
 from tracker.model import PhaseStatus, Plan, Status
@@ -132,6 +132,8 @@ def _selected(
         named = [i for i in invalid if i.id == plan_id or i.path.rpartition("/")[2][:4] == plan_id]
         if named:
             return [], named
+    spec = resolve_spec(plans, spec)  # ``p2``, a bare ``P2``: the phase's own spelling under its plan
+    plan_id, _, phase_id = spec.partition("/")
     select(plans, [spec])  # UsageError for an unknown plan or phase
     plan = next(p for p in plans if p.id == plan_id)
     phase = plan.phase(phase_id) if phase_id else None

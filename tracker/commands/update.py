@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tracker.cache import Cache, command_cache
-from tracker.commands.common import select
+from tracker.commands.common import resolve_spec, select
 from tracker.derive import derive
 from tracker.doc_files import DocFile, Tables, declared_docs, doc_changes, read_doc, refuse_unsafe_doc
 from tracker.doc_tables import DocTableError
@@ -60,7 +60,7 @@ def _wanted(files: list[PlanFile], plans: list[Plan], only: list[str] | None) ->
     if not only:
         return files
     select(plans, only)
-    ids = {spec.split("/")[0] for spec in only}
+    ids = {resolve_spec(plans, spec).split("/")[0] for spec in only}
     return [f for f in files if f.plan is not None and f.plan.id in ids]
 
 

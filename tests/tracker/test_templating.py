@@ -1,0 +1,214 @@
+"""``tracker.templating``: a repository's report templates (``.tracker/templates/``) are code from a branch, run by
+``tracker check`` and ``tracker report``; they render in jinja2's sandbox, bounded in time, memory and output, and
+only from regular files inside the repository. A hostile one is exit 8 naming it (``path:line: what``), never a
+traceback, a hang, a file read from outside the repository or a command run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+import report_fixture
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tracker import templating
+from tracker.commands import report
+from tracker.errors import TrackerError, exit_code_for
+
+TEMPLATE = ".tracker/templates/report.md.j2"
+
+
+@pytest.fixture(scope="module")
+def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return report_fixture.build(tmp_path_factory.mktemp("templating") / "repo")
+
+
+@pytest.fixture
+def own_repo(fixture_repo: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(fixture_repo, root, symlinks=True, ignore=shutil.ignore_patterns("cache"))
+    (root / ".tracker/templates").mkdir(parents=True)
+    return root
+
+
+def put(root: Path, text: str, name: str = "report.md.j2") -> None:
+    (root / ".tracker/templates" / name).write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bounds small enough for a test to reach them fast."""
+    monkeypatch.setattr(templating, "RENDER_SECONDS", 1.0)
+
+
+# --- the sandbox ----------------------------------------------------------------------------------------------------
+
+ESCAPES = [
+    "{{ cycler.__init__.__globals__.os.system('touch PWNED') }}",
+    "{{ joiner.__init__.__globals__['os'].system('touch PWNED') }}",
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{{ report.__class__.__init__.__globals__ }}",
+    "{{ lipsum.__globals__['os'].system('touch PWNED') }}",
+    "{% set x = report.plans.append(1) %}",  # the sandbox is immutable: no method that changes the data
+]
+
+
+@pytest.mark.parametrize("template", ESCAPES)
+def test_a_template_cannot_reach_python(cli, own_repo: Path, monkeypatch: pytest.MonkeyPatch, template: str) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(own_repo)  # where a command the template ran would leave its file
+    put(own_repo, "{{ point }}\nline two\n" + template + "\n")
+    result = cli(own_repo, "report")
+    assert result.code == 8, (result.out, result.err)
+    assert result.err.startswith(f"tracker: error: {TEMPLATE}:3: "), result.err
+    assert "Traceback" not in result.err and result.out == ""
+    assert not (own_repo / "PWNED").exists()
+
+
+# --- bounds ---------------------------------------------------------------------------------------------------------
+
+BOMBS = [
+    ("{% for i in range(10**12) %}x{% endfor %}", "range"),
+    ("{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %}", "seconds"),
+    ("{% for a in range(99999) %}{{ 'x' * 99999 }}{% endfor %}", "characters of output"),
+    ("{{ 'x' * 10**12 }}", "too large"),
+    ("{{ [1] * 10**12 }}", "too large"),
+    ("{{ 10 ** (10 ** 9) }}", "too large"),
+    ("{{ 7 ** (7 ** (7 ** 7)) }}", "too large"),
+    ("{% set n = namespace(v=3) %}{% for i in range(40) %}{% set n.v = n.v * n.v %}{% endfor %}", "too large"),
+    ("{% set n = namespace(s='x') %}{% for i in range(64) %}{% set n.s = n.s ~ n.s %}{% endfor %}", "too large"),
+    ("{% set n = namespace(s='x') %}{% for i in range(64) %}{% set n.s = n.s + n.s %}{% endfor %}", "too large"),
+    ("{{ 'x'.ljust(10**12) }}", "too large"),
+    ("{{ 'x' | center(10**12) }}", "too large"),
+    ("{{ 'x' | indent(10**12, first=true) }}", "too large"),
+    ("{{ ('x' * 100000).replace('', 'x' * 100000) }}", "too large"),
+    ("{{ ('x' * 100000) | replace('', 'x' * 100000) }}", "too large"),
+    ("{{ '%*d' | format(10**12, 1) }}", "too large"),
+    ("{{ lipsum(10**9) }}", "too large"),
+]
+
+
+@pytest.mark.parametrize(("template", "says"), BOMBS)
+def test_a_template_is_bounded_in_time_memory_and_output(  # type: ignore[no-untyped-def]
+    cli, own_repo: Path, quick: None, template: str, says: str
+) -> None:
+    put(own_repo, "{{ point }}\n" + template + "\n")
+    started = time.monotonic()
+    result = cli(own_repo, "report")
+    assert time.monotonic() - started < 30
+    assert result.code == 8, (result.out[:200], result.err)
+    assert result.err.startswith(f"tracker: error: {TEMPLATE}:2: "), result.err
+    assert says in result.err and "Traceback" not in result.err and result.out == ""
+
+
+def test_check_names_a_hostile_milestone_template_and_goes_on(cli, own_repo: Path, quick: None) -> None:  # type: ignore[no-untyped-def]
+    assert cli(own_repo, "report", "--milestone", "v1", "--out", str(own_repo / "plans/reports/v1.md")).code == 0
+    put(own_repo, "{{ point }}\n{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %}\n")
+    started = time.monotonic()
+    result = cli(own_repo, "check")
+    assert time.monotonic() - started < 30
+    assert result.code == 1 and f"plans/reports/v1.md: cannot be rendered: {TEMPLATE}:2: " in result.out + result.err
+
+
+def test_a_bounded_template_that_stays_in_bounds_renders(own_repo: Path) -> None:
+    put(own_repo, "{{ point }}\n{% for p in report.plans %}{{ p.id }} {{ 'ab' * 3 }} {{ 2 ** 10 }}\n{% endfor %}")
+    text = _text(own_repo)
+    assert text.splitlines()[1:] == ["0001 ababab 1024", "0002 ababab 1024"]
+
+
+# --- where templates are read from ----------------------------------------------------------------------------------
+
+
+def test_a_template_symlinked_out_of_the_repository_is_refused(cli, own_repo: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the secret\n", encoding="utf-8")
+    (own_repo / TEMPLATE).symlink_to(secret)
+    result = cli(own_repo, "report")
+    assert result.code == 8 and "the secret" not in result.out + result.err
+    assert result.err.startswith(f"tracker: error: {TEMPLATE}: refused: it resolves to "), result.err
+    assert "outside the repository" in result.err
+
+
+def test_a_templates_folder_symlinked_out_of_the_repository_is_refused(cli, own_repo: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "report.md.j2").write_text("the secret\n", encoding="utf-8")
+    shutil.rmtree(own_repo / ".tracker/templates")
+    (own_repo / ".tracker/templates").symlink_to(outside)
+    result = cli(own_repo, "report")
+    assert result.code == 8 and "the secret" not in result.out + result.err
+    assert "outside the repository" in result.err, result.err
+
+
+def test_a_template_that_is_not_a_regular_file_is_refused(cli, own_repo: Path) -> None:  # type: ignore[no-untyped-def]
+    os.mkfifo(own_repo / TEMPLATE)  # reading it would block forever
+    result = cli(own_repo, "report")
+    assert result.code == 8 and result.err.startswith(f"tracker: error: {TEMPLATE}: refused: not a regular file")
+
+
+def test_a_symlink_inside_the_repository_is_followed(own_repo: Path) -> None:
+    (own_repo / "docs").mkdir(exist_ok=True)
+    (own_repo / "docs/ours.j2").write_text("{{ point }}\nours\n", encoding="utf-8")
+    (own_repo / TEMPLATE).symlink_to(own_repo / "docs/ours.j2")
+    assert _text(own_repo).splitlines()[1] == "ours"
+
+
+# --- properties -----------------------------------------------------------------------------------------------------
+
+_PIECES = st.sampled_from(
+    [
+        "x",
+        "{{ point }}",
+        "{{ report.plans | length }}",
+        "{% for i in range(N) %}",
+        "{% endfor %}",
+        "{{ 'ab' * N }}",
+        "{{ N ** N }}",
+        "{{ 'a'.ljust(N) }}",
+        "{{ 'a' | center(N) }}",
+        "{{ report.__class__ }}",
+        "{{ cycler.__init__.__globals__ }}",
+        "{{ ''.__class__.__mro__ }}",
+        "{{ lipsum(N) }}",
+        "{% set n = namespace(s='ab') %}",
+        "{% set n.s = n.s ~ n.s %}",
+        "{{ n.s | length }}",
+        "{{ 1 // 0 }}",
+        "{% include 'report.md.j2' %}",
+        "{{ report.plans[0].title }}",
+    ]
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    pieces=st.lists(st.tuples(_PIECES, st.sampled_from(["3", "99999", "10**12", "2**64"])), max_size=8),
+)
+def test_any_template_renders_or_is_refused_by_name(own_repo: Path, quick: None, pieces: list[tuple[str, str]]) -> None:
+    put(own_repo, "\n".join(piece.replace("N", n) for piece, n in pieces) + "\n")
+    started = time.monotonic()
+    try:
+        report.run(own_repo, out=_Sink())
+    except TrackerError as err:
+        assert exit_code_for(err) == 8 and str(err).startswith(".tracker/templates/"), str(err)
+    assert time.monotonic() - started < 20
+
+
+class _Sink:
+    def write(self, text: str) -> int:
+        assert len(text) <= templating.MAX_OUTPUT
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def _text(root: Path) -> str:
+    import io
+
+    buf = io.StringIO()
+    assert report.run(root, out=buf) == 0
+    return buf.getvalue()

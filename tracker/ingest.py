@@ -11,12 +11,13 @@ parts of the node's name): the evidence records of both carry no ``markers`` (:f
 
 from __future__ import annotations
 
+import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracker.contract import utc_time
+from tracker.contract import UTC_FORMAT, utc_time
 from tracker.errors import FileError
 from tracker.evidence import parse_document, show, wrong
 from tracker.fileio import parse_json, read_regular
@@ -58,6 +59,7 @@ class ForeignRun:
     losses: list[str] = field(default_factory=list)
     crashed_in: TestOutcome | None = None  # the test a crashed session (no SessionFinish) stopped inside
     time: str | None = None  # UTC, when the file records when the session started (JUnit's timestamp, with a time zone)
+    time_from: str = ""  # what ``time`` was read from (:data:`REPORTLOG_TIME`, :data:`JUNIT_TIME`)
 
 
 def _text(value: object) -> str:
@@ -133,6 +135,19 @@ def _apply(test: TestOutcome, report: dict[str, Any]) -> None:
         test.outcome, test.reason = ("xfailed" if wasxfail else "skipped"), reason
 
 
+REPORTLOG_TIME = "first test's start"  # the earliest ``start`` of its TestReport records (where its pytest wrote one)
+JUNIT_TIME = "testsuite timestamp"
+LATEST_TIME_S = 253402300799  # 9999-12-31T23:59:59Z: the last second a recorded time can name
+
+
+def start_seconds(value: object) -> float | None:
+    """A TestReport's ``start`` (seconds since 1970, UTC) when it is one a time can have, else None (text, a bool,
+    a negative number, NaN, infinity, a year after 9999)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= LATEST_TIME_S:
+        return None
+    return float(value)
+
+
 def _read(path: Path, data: bytes | None) -> bytes:
     """The file's bytes: ``data`` when the caller read them already, else a bounded read of a regular file
     (a FIFO or a device is refused, never waited on)."""
@@ -148,6 +163,7 @@ def parse_reportlog(path: Path, data: bytes | None = None) -> ForeignRun:
     run = ForeignRun(source=str(path), kind="reportlog", losses=list(REPORTLOG_LOSSES))
     tests: dict[str, TestOutcome] = {}
     seen: dict[str, set[str]] = {}
+    first: float | None = None  # the earliest test phase's start: when the run ran (never the file's mtime)
     lines = text.splitlines()
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -179,6 +195,12 @@ def parse_reportlog(path: Path, data: bytes | None = None) -> ForeignRun:
             problem = _check_report(record)
             if problem:
                 raise IngestError(f"{path}:{number}: {problem}")
+            if record.get("start") is not None:
+                start = start_seconds(record["start"])
+                if start is None:
+                    why = wrong("TestReport start", record["start"], "a time in seconds since 1970")
+                    raise IngestError(f"{path}:{number}: {why}")
+                first = start if first is None else min(first, start)
             test = tests.setdefault(nodeid, TestOutcome(nodeid))
             # No markers from ``keywords``: they also hold the node name's parts (a directory ``slow``, a
             # parametrize id ``[slow]``), and read as markers, ``-m "not slow"`` dropped a failing test.
@@ -204,6 +226,8 @@ def parse_reportlog(path: Path, data: bytes | None = None) -> ForeignRun:
             if crashed:
                 run.crashed_in = test  # the last such test is the one the process died in
     run.outcomes = list(tests.values())
+    if first is not None:
+        run.time, run.time_from = time.strftime(UTC_FORMAT, time.gmtime(first)), REPORTLOG_TIME
     return run
 
 
@@ -291,7 +315,7 @@ def parse_junit(path: Path, root: Path | None = None, data: bytes | None = None)
     suite = top if top.tag == "testsuite" else top.find("testsuite")
     stamp = suite.get("timestamp") if suite is not None else None
     if stamp is not None:
-        run.time = junit_time(path, stamp)
+        run.time, run.time_from = junit_time(path, stamp), JUNIT_TIME
     guessed = 0
     for case in top.iter("testcase"):
         nodeid, exact = _junit_nodeid(case, root)

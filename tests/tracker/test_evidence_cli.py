@@ -8,6 +8,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -350,8 +351,8 @@ def test_ingested_reportlog_crash_counts_the_test_it_died_in(repo: Path, tmp_pat
             "user_properties": [],
             "sections": [],
             "duration": 0.001,
-            "start": 0.0,
-            "stop": 0.001,
+            "start": time.time(),  # the run is dated by it: after the passing run above
+            "stop": time.time() + 0.001,
         },
     ]
     crash = tmp_path / "crash.jsonl"

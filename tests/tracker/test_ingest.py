@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tracker.contract import utc_time
 from tracker.ingest import IngestError, parse_junit, parse_reportlog, shorten, sniff
 
 SAMPLE = """
@@ -207,6 +208,7 @@ def test_junit_xunit1_file_attribute_gives_exact_node_ids(sample: Path) -> None:
                     "exitstatus": st.one_of(st.integers(0, 5), st.text(max_size=2)),
                     "longrepr": st.one_of(st.none(), st.text(max_size=20), st.lists(st.text(max_size=5), max_size=3)),
                     "duration": st.one_of(st.floats(0, 1), st.text(max_size=3)),
+                    "start": st.one_of(st.floats(), st.integers(-10, 10**13), st.text(max_size=3), st.booleans()),
                     "keywords": st.one_of(st.dictionaries(st.text(max_size=5), st.integers()), st.lists(st.integers())),
                 },
             ).map(json.dumps),
@@ -224,6 +226,7 @@ def test_arbitrary_reportlog_lines_never_crash(tmp_path: Path, lines: list[str])
     else:
         assert all(o.outcome in {"passed", "failed", "skipped", "xfailed", "xpassed", "error"} for o in run.outcomes)
         assert run.complete == (run.exitstatus is not None and run.exitstatus not in (2, 3))
+        assert run.time is None or utc_time(run.time) == run.time  # a start is a real time or refused
 
 
 def _tracker(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -307,3 +310,158 @@ def test_store_orders_runs_by_utc_time_not_by_text(verified: tuple[Path, dict[st
     proc = _tracker(repo, "ingest", str(_failed_copy(doc, tmp_path / "ci3.json", time=future, host="ci3")))
     assert proc.returncode == 8 and "is in the future: more than 5 minutes after this machine's clock" in proc.stderr
     assert len(list((repo / ".tracker/evidence").glob("*.json"))) == 3
+
+
+def _shift_starts(path: Path, seconds: float, drop: bool = False) -> None:
+    """Move every record's ``start``/``stop`` of a reportlog by ``seconds`` (a run made that much earlier), or
+    ``drop`` them (a reportlog of a pytest that records no times)."""
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        for key in ("start", "stop"):
+            if key in record:
+                if drop:
+                    del record[key]
+                else:
+                    record[key] += seconds
+        lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _failing_reportlog(repo: Path, out: Path) -> Path:
+    """A real reportlog of the verified repo's gate failing (its code changed for that run only)."""
+    good = (repo / "src/a.py").read_text()
+    (repo / "src/a.py").write_text("X = 2\n")
+    try:
+        proc = run_pytest(repo, "tests/test_a.py", f"--report-log={out}")
+    finally:
+        (repo / "src/a.py").write_text(good)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    return out
+
+
+def _gate_source(repo: Path) -> tuple[str, dict[str, Any]]:
+    phase = json.loads(_tracker(repo, "status", "--json").stdout)["plans"][0]["phases"][0]
+    return phase["status"], phase["gates"][0]["source"]
+
+
+def test_a_reportlog_is_dated_by_its_records_not_its_mtime(
+    verified: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """A failure recorded an hour before the local pass, its file copied now (a fresh mtime), stays an hour old:
+    it does not outrank the newer pass. The stored run says what its time came from."""
+    repo, doc = verified
+    log = _failing_reportlog(repo, tmp_path / "old_fail.jsonl")
+    _shift_starts(log, -3600)
+    first = min(json.loads(line).get("start", 1e99) for line in log.read_text().splitlines())
+    proc = _tracker(repo, "ingest", "--host", "ci", str(log))
+    assert proc.returncode == 0, proc.stderr
+    status, source = _gate_source(repo)
+    assert status == "done" and source["time"] == doc["provenance"]["time"]
+    assert "dated by its first test's start" in proc.stdout
+    [stored] = [p for p in (repo / ".tracker/evidence").glob("*.json") if "-ci-" in p.name]
+    prov = json.loads(stored.read_text())["provenance"]
+    assert prov["time"] == time_utc(first) and prov["time_from"] == "first test's start"
+
+
+def time_utc(seconds: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def test_a_run_without_times_of_its_own_is_dated_by_its_mtime_and_says_so(
+    verified: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    repo, _ = verified
+    log = _failing_reportlog(repo, tmp_path / "old.jsonl")
+    _shift_starts(log, 0, drop=True)
+    os.utime(log, (1_700_000_000, 1_700_000_000))
+    junit = tmp_path / "j.xml"
+    proc = run_pytest(repo, "tests/test_a.py", f"--junitxml={junit}")
+    assert proc.returncode == 0
+    junit.write_text(junit.read_text().replace("timestamp=", "x-timestamp="))
+    os.utime(junit, (1_700_000_100, 1_700_000_100))
+    proc = _tracker(repo, "ingest", str(log), str(junit))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("dated by the file's modification time (it records no time of its own)") == 2
+    times = {}
+    for stored in (repo / ".tracker/evidence").glob("*-unknown-*.json"):
+        prov = json.loads(stored.read_text())["provenance"]
+        times[prov["ingested_from"]] = (prov["time"], prov["time_from"])
+    assert times == {
+        "reportlog": (time_utc(1_700_000_000), "file modification time"),
+        "junit": (time_utc(1_700_000_100), "file modification time"),
+    }
+
+
+def test_a_junit_timestamp_dates_the_run_and_says_so(verified: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    repo, _ = verified
+    junit = tmp_path / "j.xml"
+    assert run_pytest(repo, "tests/test_a.py", f"--junitxml={junit}").returncode == 0
+    proc = _tracker(repo, "ingest", str(junit))
+    assert proc.returncode == 0 and "dated by its testsuite timestamp" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("start", "reason"),
+    [
+        ('"abc"', "TestReport start 'abc' is not a time in seconds since 1970"),
+        ("true", "TestReport start True is not a time in seconds since 1970"),
+        ("-5", "TestReport start -5 is not a time in seconds since 1970"),
+        ("1e12", "TestReport start 1000000000000.0 is not a time in seconds since 1970"),
+        ("1e400", "TestReport start inf is not a time in seconds since 1970"),
+    ],
+)
+def test_a_reportlog_start_that_is_no_time_is_refused(sample: Path, tmp_path: Path, start: str, reason: str) -> None:
+    lines = (sample / "log.jsonl").read_text(encoding="utf-8").splitlines()
+    number = next(i for i, line in enumerate(lines, 1) if '"start": ' in line)
+    record = json.loads(lines[number - 1])
+    lines[number - 1] = json.dumps({**record, "start": "@@"}).replace('"@@"', start)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(IngestError) as err:
+        parse_reportlog(bad)
+    assert str(err.value) == f"{bad}:{number}: {reason}"
+
+
+def test_a_reportlog_from_the_future_is_refused(verified: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """A run dated by its records an hour ahead of this clock would outrank every run until then: refused (8)."""
+    repo, _ = verified
+    log = _failing_reportlog(repo, tmp_path / "ahead.jsonl")
+    _shift_starts(log, 3600)
+    os.utime(log, (1_700_000_000, 1_700_000_000))  # an old mtime does not make it usable
+    proc = _tracker(repo, "ingest", str(log))
+    assert proc.returncode == 8
+    assert f"tracker: error: {log}: first test's start " in proc.stderr and "is in the future" in proc.stderr
+    assert len(list((repo / ".tracker/evidence").glob("*.json"))) == 1
+
+
+def _tracker_bytes(root: Path, *args: bytes) -> subprocess.CompletedProcess[bytes]:
+    """The real command line with arguments as raw bytes (what a shell passes for ``$'\\xff'``)."""
+    from evidence_repo import CHECKOUT
+
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT)}
+    return subprocess.run(
+        [sys.executable.encode(), b"-m", b"tracker", *args], cwd=root, capture_output=True, check=False, env=env
+    )
+
+
+def test_a_file_whose_name_is_not_utf8_is_ingested(verified: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    repo, _ = verified
+    log = _failing_reportlog(repo, tmp_path / "log.jsonl")
+    named = os.fsencode(tmp_path) + b"/\xffrun.jsonl"
+    os.rename(log, named)
+    proc = _tracker_bytes(repo, b"ingest", named)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(named + b" -> .tracker/evidence/")
+    [stored] = (repo / ".tracker/evidence").glob("*-unknown-*.json")
+    assert json.loads(stored.read_text())["provenance"]["command"] == "tracker ingest \\xffrun.jsonl"
+
+
+def test_a_host_that_is_not_utf8_is_a_usage_error(verified: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    repo, _ = verified
+    log = _failing_reportlog(repo, tmp_path / "log.jsonl")
+    proc = _tracker_bytes(repo, b"ingest", b"--host", b"\xff", os.fsencode(log))
+    assert (proc.returncode, proc.stderr) == (3, b"tracker: error: --host: not valid UTF-8 text ('\\udcff')\n")
+    assert len(list((repo / ".tracker/evidence").glob("*.json"))) == 1

@@ -79,22 +79,45 @@ def _head_or_refuse(root: Path) -> None:
     )
 
 
-def _run_time(run: ForeignRun, path: Path, clock: Clock) -> str:
-    """The run's own time where the file records it (JUnit timestamp), else the file's mtime, as UTC, and
-    never later than now: a run cannot have happened after it is ingested (a clock a few minutes ahead). A
-    time more than MAX_FUTURE_S after this machine's clock is refused (IngestError): that is no small drift."""
+MTIME = "file modification time"  # a run's ``provenance.time_from`` when its file records no time of its own
+
+
+def _run_time(run: ForeignRun, path: Path, clock: Clock) -> tuple[str, str]:
+    """(UTC time, what it was read from) of a reportlog / JUnit run: the run's own time where the file records
+    it (a reportlog's first test's start, a JUnit timestamp), else the file's mtime (:data:`MTIME`), which a
+    copy makes new: a copied hour-old pass would outrank every failure recorded since. Never later than now: a
+    run cannot have happened after it is ingested (a clock a few minutes ahead). A time more than MAX_FUTURE_S
+    after this machine's clock is refused (IngestError): that is no small drift, and it would outrank every run
+    until then."""
     if run.time is not None:
-        when, what = run.time, "testsuite timestamp"
+        when, source, what = run.time, run.time_from, run.time_from
     else:
         try:
             when = time.strftime(UTC_FORMAT, time.gmtime(path.stat().st_mtime))
         except (OSError, OverflowError, ValueError) as err:
             raise IngestError(f"{path}: cannot read its modification time: {err}") from None
-        what = "modification time (the file records no time of its own)"
+        source, what = MTIME, "modification time (the file records no time of its own)"
     future = clock.future(when, what)
     if future:
         raise IngestError(f"{path}: {future}")
-    return min(when, clock.now)
+    return min(when, clock.now), source
+
+
+def _dated(source: str) -> str:
+    """How the ingest output says where a run's time came from."""
+    if source == MTIME:
+        return "dated by the file's modification time (it records no time of its own)"
+    return f"dated by its {source}"
+
+
+def _shown(name: str) -> str:
+    """A file name as text a UTF-8 file holds: a name that is not UTF-8 (its bytes as lone surrogates) with
+    those bytes as ``\\xNN`` escapes."""
+    try:
+        raw = name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate no file name's byte decodes to
+        raw = name.encode("utf-8", "backslashreplace")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def test_run_document(
@@ -105,11 +128,11 @@ def test_run_document(
     assumed: bool,
     files: dict[str, str],
     source_sha256: str = "",
-    when: str | None = None,
+    when: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """The ``tracker-test-run`` evidence document for a parsed reportlog / JUnit run (``when``: its UTC
-    time, by default :func:`_run_time`)."""
-    when = when or _run_time(run, path, Clock())
+    time and what that was read from, by default :func:`_run_time`)."""
+    at, time_from = when or _run_time(run, path, Clock())
     doc = {
         "schema": "tracker-test-run",
         "version": 1,
@@ -117,13 +140,14 @@ def test_run_document(
         "provenance": {
             "commit": commit,
             "dirty": None,
-            "time": when,
+            "time": at,
+            "time_from": time_from,
             "host": host,
             "python": None,
             "pytest": run.pytest_version,
             "platform": None,
             "cuda": None,
-            "command": f"tracker ingest {path.name}",
+            "command": f"tracker ingest {_shown(path.name)}",
             "ingested_from": run.kind,
             "commit_assumed": assumed,
             "source_sha256": source_sha256,
@@ -215,7 +239,7 @@ def _stored_run(
     commit: str | None,
     tree: tuple[str, dict[str, str]],
     digest: str,
-    when: str,
+    when: tuple[str, str],
     clock: Clock,
 ) -> tuple[bytes, str, str, str]:
     """(bytes, kind, host, note) of the evidence file for a parsed reportlog / JUnit run, checked by the
@@ -229,7 +253,7 @@ def _stored_run(
         why = f" ({parsed.why_incomplete}: only {parsed.crashed_in.nodeid} counts, as an error)"
     else:
         why = f" ({parsed.why_incomplete}: counts for nothing)" if not parsed.complete else ""
-    note = f"{len(parsed.outcomes)} test(s), {doc['status']}{why}"
+    note = f"{len(parsed.outcomes)} test(s), {doc['status']}{why}, {_dated(when[1])}"
     text = json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
     try:
         encoded = text.encode("utf-8")
@@ -248,6 +272,11 @@ def run(
     Files are read once each, bounded and never from a FIFO or a device (:func:`tracker.fileio.read_regular`);
     nothing is written unless every file is valid, and a failed write removes what this call wrote."""
     out = out or sys.stdout
+    if host is not None:
+        try:
+            host.encode("utf-8")
+        except UnicodeEncodeError:  # bytes of another encoding on the command line: an evidence file is UTF-8
+            raise UsageError(f"--host: not valid UTF-8 text ({host!a})") from None
     check_store_dir(root)
     existing = _stored_digests(root)
     clock = Clock()

@@ -453,7 +453,8 @@ class Recorder:
         self.slot.remove()  # a session that ended before its test loop's end (a usage error) leaves none either
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.data:
+        # --tracker-file is verify's: verify names the file itself after its verdicts (saying it here too doubled it)
+        if self.data and not self.config.getoption("tracker_file"):
             terminalreporter.write_line(f"tracker: evidence {self.data['status']}: {self.path}")
 
 

@@ -157,16 +157,14 @@ def _run(
 ) -> _Session:
     from tracker.fingerprint import FileIndex, tree_file_ids
 
-    bench_code, bench_failed = 0, {}
+    bench_code, bench_failed = 0, dict[str, str]()
     current = FileIndex(tree_file_ids(root)) if bench or (all_gates and not force) else None
     bench_gates = sum(isinstance(g, BenchGate) for _, ph in chosen for g in ph.gates)
     if bench:
         from tracker.commands.verify_bench import run_bench_gates
 
         assert current is not None
-        lines = _BenchLines(log)
-        bench_code = run_bench_gates(root, chosen, force, lines, dict(current.files), cache)  # type: ignore[arg-type]
-        bench_failed = lines.unmet
+        bench_code = run_bench_gates(root, chosen, force, log, dict(current.files), cache, bench_failed)
     elif bench_gates:
         log.write(f"tracker: {bench_gates} bench gate(s) judged on the stored results (--bench runs their commands)\n")
     before, fresh = None, set[str]()
@@ -337,30 +335,6 @@ def _stdout_to_stderr() -> Iterator[None]:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
-
-
-class _BenchLines:
-    """The stream :func:`tracker.commands.verify_bench.run_bench_gates` reports to, passed through to ``out``. It
-    remembers
-    the gates reported ``UNMET`` after their commands ran, with the reason: a gate whose command failed or wrote
-    no result file is unmet even when older results would meet it."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.unmet: dict[str, str] = {}
-        self._pending = ""
-
-    def write(self, text: str) -> int:
-        self.out.write(text)
-        *lines, self._pending = (self._pending + text).split("\n")
-        for line in lines:
-            if line.startswith("UNMET "):
-                key, _, rest = line.removeprefix("UNMET ").partition(" ")
-                self.unmet[key] = rest.partition(": ")[2]
-        return len(text)
-
-    def flush(self) -> None:
-        self.out.flush()
 
 
 class _Judgement:

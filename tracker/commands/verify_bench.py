@@ -131,13 +131,17 @@ def run_bench_gates(
     out: TextIO,
     current: dict[str, str],
     cache: Cache | None = None,
+    failed: dict[str, str] | None = None,
 ) -> int:
     """Run what the chosen bench gates need; 0 when every one is met afterwards, else 1.
 
     ``current`` is the working tree's {path: blob id} (for "measured files unchanged"); ``cache``: the command's
-    (None: the repository's cache read, nothing kept).
+    (None: the repository's cache read, nothing kept); ``failed`` gets {gate key: why its command gave it nothing}
+    (such a gate is unmet whatever results say). ``out`` gets progress only, no gate verdicts: verify says every
+    gate's once, after all its runs.
     """
     cache = Cache(root) if cache is None else cache
+    failed = {} if failed is None else failed
     gates = [
         (f"{p.id}/{ph.id}#{i + 1}", g) for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, BenchGate)
     ]
@@ -154,7 +158,6 @@ def run_bench_gates(
             out.write(f"tracker: {key}: up to date, not re-run (--force re-runs): {verdict.reason}\n")
         else:
             commands.setdefault(gate.run, []).append(key)
-    failed: dict[str, str] = {}  # gate key -> why its command gave it nothing: reported unmet
     for n, (command, keys) in enumerate(commands.items(), 1):
         by_shell = "" if command_words(command) is not None else "; by /bin/sh: it uses shell syntax"
         out.write(f"tracker: [{n}/{len(commands)}] {command}  (for {', '.join(keys)}{by_shell})\n")
@@ -179,15 +182,8 @@ def run_bench_gates(
                 f"({run.gpu or 'no GPU'})\n"
             )
     evaluator = Evaluator(load_repo_results(root, cache=cache))
-    unmet = 0
-    for key, gate in gates:
-        if key in failed:  # other commands' results (or older ones) must not meet it in its place
-            unmet += 1
-            out.write(f"UNMET {key} {gate.bench}: {failed[key]}\n")
-            continue
-        verdict = evaluator(gate)
-        unmet += not verdict.met
-        out.write(f"{'met  ' if verdict.met else 'UNMET'} {key} {gate.bench}: {verdict.reason}\n")
+    # A gate whose command failed is unmet: other commands' results (or older ones) must not meet it in its place.
+    unmet = sum(not evaluator(gate).met for key, gate in gates if key not in failed)
     return int(ExitCode.CHECK_FAILED) if failed or unmet else 0
 
 

@@ -18,7 +18,8 @@ import os
 import re
 from pathlib import Path
 
-from tracker.contract import CACHE_DIR, ensure_tracker_dir
+from tracker.contract import CACHE_DIR, check_inside, ensure_tracker_dir
+from tracker.errors import FileError
 
 PYCACHE = CACHE_DIR / "pycache"
 # "<module>.<tag>[-<pytest tag>].pyc" -> "<module>": how Python and pytest name a cache entry.
@@ -26,9 +27,15 @@ _ENTRY = re.compile(r"^(?P<module>[^.]+)\..*\.pyc$")
 
 
 def prefix(root: Path) -> Path:
-    """The bytecode cache prefix of ``root``'s verify runs, rid of every entry its source may have outdated."""
-    ensure_tracker_dir(root / CACHE_DIR.parent)
+    """The bytecode cache prefix of ``root``'s verify runs, rid of every entry its source may have outdated.
+    FileError (exit 8) when it would lie outside the repository (``.tracker`` or its ``cache/`` linked out):
+    :func:`tracker.contract.check_inside`, every writer's rule."""
     base = root / PYCACHE
+    try:
+        check_inside(root, base)
+        ensure_tracker_dir(root / CACHE_DIR.parent)
+    except OSError as err:
+        raise FileError(f"{base}: cannot write: {err.strerror or err}") from None
     base.mkdir(parents=True, exist_ok=True)
     for tree in {root.absolute(), root.resolve()}:  # Python mirrors the path it imported from
         _prune(base / tree.relative_to(tree.anchor), tree)

@@ -92,6 +92,54 @@ def running_file(evidence: Path) -> Path:
     return evidence.with_name(f".{evidence.name}{RUNNING_SUFFIX}")
 
 
+# A pid names a process only while it lives: the kernel gives it to the next process once it is free, so a crashed
+# run's pid, alive again, may be another process. A running record names the process by its pid and its start
+# (``pid_start``: :func:`process_identity`); where that is unknown (an older plugin, no /proc), a process of that pid
+# that started more than RECYCLED_AFTER_S after the run's recorded time is taken for another one (the run's own
+# process started before the run: the slack covers the second the time is cut to and a clock stepped meanwhile).
+RECYCLED_AFTER_S = 300
+
+
+def _proc_start_ticks(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat`` field 22); None without one."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+        # Field 2, the command name in parentheses, may hold spaces and parentheses: count from the last ")".
+        return int(stat[stat.rindex(b")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def process_identity(pid: int) -> str | None:
+    """``<boot id>:<start in clock ticks since boot>`` of process ``pid`` here: what no other process of this
+    machine has, in this boot or any other, unlike its pid. None where ``/proc`` does not say (not Linux, no such
+    process)."""
+    ticks = _proc_start_ticks(pid)
+    if ticks is None:
+        return None
+    try:
+        with open("/proc/sys/kernel/random/boot_id", "rb") as fh:
+            boot = fh.read().decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return f"{boot}:{ticks}" if boot else None
+
+
+def process_started(pid: int) -> float | None:
+    """When process ``pid`` here started, in seconds since 1970 (boot time from ``/proc/stat`` plus its start
+    ticks); None where ``/proc`` does not say."""
+    ticks = _proc_start_ticks(pid)
+    if ticks is None:
+        return None
+    try:
+        with open("/proc/stat", "rb") as fh:
+            boot = next(int(line.split()[1]) for line in fh if line.startswith(b"btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
 # --- times ---------------------------------------------------------------------------------------------------------
 UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 _SHAPE = "0000-00-00T00:00:00Z"
@@ -190,8 +238,34 @@ def set_fingerprint(files: Mapping[str, str]) -> str:
 # --- writes --------------------------------------------------------------------------------------------------------
 
 
+def check_inside(root: Path, path: Path) -> None:
+    """OSError (``strerror``: ``refused: it resolves to REAL, outside the repository ROOT``) unless ``path``, its
+    symlinks followed as far as they exist, lies inside ``root``. The readers' rule (a file of the tracker that
+    resolves outside the repository is refused: ``tracker.fileio.read_regular``), applied by every writer first, so
+    that nothing is written where it would then be refused: ``.tracker``, its ``evidence/`` or ``cache/``, a
+    report or a result folder linked out of the repository."""
+    import errno
+
+    try:
+        real, base = path.resolve(), root.resolve()
+    except (OSError, RuntimeError) as err:  # RuntimeError: a symlink loop (Python < 3.13)
+        raise OSError(errno.ELOOP, getattr(err, "strerror", None) or str(err), str(path)) from None
+    if not real.is_relative_to(base):
+        raise OSError(errno.EPERM, f"refused: it resolves to {real}, outside the repository {base}", str(path))
+
+
+def _tracker_root(path: Path) -> Path | None:
+    """The repository ``path`` is in when it lies under a ``.tracker`` folder (the last one), else None."""
+    parts = path.parts
+    if TRACKER_DIR.name not in parts:
+        return None
+    return Path(*parts[: len(parts) - 1 - parts[::-1].index(TRACKER_DIR.name)])
+
+
 def ensure_tracker_dir(tracker_dir: Path) -> None:
-    """Create ``.tracker/`` with a ``.gitignore`` for ``cache/`` and ``lock`` unless it has one already."""
+    """Create ``.tracker/`` with a ``.gitignore`` for ``cache/`` and ``lock`` unless it has one already; OSError
+    when it resolves outside its repository (:func:`check_inside`)."""
+    check_inside(tracker_dir.parent, tracker_dir)
     ignore = tracker_dir / ".gitignore"
     if ignore.exists():
         return
@@ -208,6 +282,7 @@ def atomic_write(
     keep_mode: bool = True,
     before_replace: Callable[[], None] | None = None,
     replace: Callable[[Path, Path], None] = os.replace,
+    root: Path | None = None,
 ) -> None:
     """Write ``data`` to ``path`` through a temp file in the same directory and ``replace`` (a rename).
 
@@ -217,11 +292,16 @@ def atomic_write(
     ``keep_mode``: an existing file keeps its mode; a new one gets ``0o666`` less the umask, like any file a
     shell creates. Writing under ``.tracker/`` first makes sure its ``.gitignore`` exists. ``before_replace``
     runs right before the rename, once the data is written: raising there, or in ``replace``, leaves no temp file.
+    A file under ``.tracker/`` (evidence, a cache) whose folder resolves outside its repository is refused before
+    anything is written or created (:func:`check_inside`: OSError); so is, with ``root``, any folder outside it.
     """
+    repository = _tracker_root(path) if root is None else root
+    if repository is not None:  # the folder: a symlink at ``path`` itself is replaced by the rename, not followed
+        check_inside(repository, path.parent)
     path.parent.mkdir(parents=True, exist_ok=True)
-    parts = path.parent.parts
-    if TRACKER_DIR.name in parts:
-        ensure_tracker_dir(Path(*parts[: len(parts) - parts[::-1].index(TRACKER_DIR.name)]))
+    tracker_root = _tracker_root(path.parent / "x")
+    if tracker_root is not None:
+        ensure_tracker_dir(tracker_root / TRACKER_DIR.name)
     while True:
         tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"
         try:  # O_EXCL: never follows or reuses an existing name; 0o666 lets the umask decide the mode

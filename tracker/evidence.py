@@ -19,6 +19,7 @@ from tracker.contract import (
     RUNNING_SLOT_LIMIT,
     VERSIONS,
     Clock,
+    check_inside,
     running_file,
     utc_time,
 )
@@ -388,11 +389,17 @@ def _not_a_directory(root: Path) -> Path | None:
 
 
 def check_store_dir(root: Path) -> None:
-    """FileError (exit 8) unless ``.tracker`` and ``.tracker/evidence`` are directories or absent: the
-    commands that write evidence say so before they try, instead of failing halfway."""
+    """FileError (exit 8) unless ``.tracker`` and ``.tracker/evidence`` are directories or absent, and lie inside
+    the repository (:func:`tracker.contract.check_inside`, the rule :func:`load` reads by): the commands that write
+    evidence say so before they try, instead of failing halfway or writing what would then be refused."""
     bad = _not_a_directory(root)
     if bad is not None:
         raise FileError(f"{root / bad}: not a directory (the evidence store {EVIDENCE_DIR.as_posix()}/ must be one)")
+    for folder in (EVIDENCE_DIR.parent, EVIDENCE_DIR):
+        try:
+            check_inside(root, root / folder)
+        except OSError as err:
+            raise FileError(f"{root / folder}: {err.strerror or err}") from None
 
 
 def load(

@@ -17,6 +17,7 @@ from typing import NamedTuple
 # The one atomic writer (tracker.contract), re-exported: the commands write through this module.
 from tracker.contract import GITIGNORE as GITIGNORE
 from tracker.contract import atomic_write as atomic_write
+from tracker.contract import check_inside as check_inside
 from tracker.contract import ensure_tracker_dir as ensure_tracker_dir
 from tracker.errors import FileError, LockedError, UsageError
 
@@ -393,6 +394,35 @@ def write_text_if_changed(
     return True
 
 
+def write_file(path: Path, data: bytes, *, root: Path | None = None) -> None:
+    """Write ``data`` to ``path``, a file a command writes where its user says (``report --out``, ``summary
+    --write``), whole or not at all: the one rule for both. A symlink is written through (the file it resolves to is
+    replaced, the link kept), as ``update`` does with plans; a destination that exists and is not a regular file (a
+    FIFO, a device, a socket, a directory) is refused, nothing written. With ``root``, a path named inside the
+    repository must resolve inside it (:func:`check_inside`: the readers' rule, ``plans/reports`` linked out).
+    FileError ``path: reason``."""
+    import stat
+
+    if root is not None and Path(os.path.abspath(path)).is_relative_to(os.path.abspath(root)):
+        try:
+            check_inside(root, path)
+        except OSError as err:
+            raise FileError(f"{path}: cannot write: {err.strerror or err}") from None
+    target = Path(os.path.realpath(path))
+    try:
+        mode: int | None = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as err:
+        raise FileError(f"{path}: cannot write: {err.strerror or err}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise FileError(f"{path}: refused: not a regular file ({_file_kind(mode)})")
+    try:
+        atomic_write(target, data)
+    except OSError as err:
+        raise FileError(f"{path}: cannot write: {err.strerror or err}") from None
+
+
 def resolved_inside(path: Path, root: Path | None = None) -> Path:
     """``path`` with its symlinks resolved (what a write through it must replace); FileError (``path: reason``)
     for a symlink loop or, with ``root``, a real path outside ``root``."""
@@ -428,7 +458,11 @@ def repo_lock(root: Path, timeout: float | None = None) -> Iterator[None]:
     if timeout is None:
         timeout = lock_timeout()
     lock = root / ".tracker" / "lock"
-    ensure_tracker_dir(lock.parent)
+    try:
+        check_inside(root, lock)  # the readers' rule: nothing of the tracker's is written outside the repository
+        ensure_tracker_dir(lock.parent)
+    except OSError as err:
+        raise FileError(f"{lock}: cannot write: {err.strerror or err}") from None
     with open(lock, "a+") as fh:
         deadline = time.monotonic() + timeout
         while True:

@@ -325,22 +325,28 @@ def check_result(doc: dict[str, Any]) -> None:
         ) from None  # "file": the validator's name for the whole document
 
 
-def write_result(doc: dict[str, Any], out_dir: Path) -> Path:
+def write_result(doc: dict[str, Any], out_dir: Path, root: Path | None = None) -> Path:
     """Write a result document (checked first: ValueError when invalid) into ``out_dir``, named by the file
     contract's rule (:func:`tracker.contract.evidence_name`: ``<UTC time to the µs>-<host>-<benchmark>-<6 hex>.json``),
     atomically (a whole file or none); its path.
 
     Runs recorded within the same second are ordered by file name (docs/evidence.md, rule 4): the name starts with
     the time of writing, so the run written last is the newest. ``bench/results/`` of the repository is where
-    ``tracker status`` reads results from (or ingest the file)."""
+    ``tracker status`` reads results from (or ingest the file). With ``root``, an ``out_dir`` inside the repository
+    must resolve inside it (:func:`tracker.contract.check_inside`: a result file that does not is refused by every
+    reader); one named outside is the caller's own."""
     import json
+    import os
 
     from tracker.contract import atomic_write, evidence_name
 
     check_result(doc)
     path = out_dir / evidence_name(str(doc["benchmark"]), str(doc["provenance"]["host"]))
+    inside = root is not None and Path(os.path.abspath(out_dir)).is_relative_to(os.path.abspath(root))
     try:
-        atomic_write(path, (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+        atomic_write(
+            path, (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8"), root=root if inside else None
+        )
     except OSError as err:
         raise FileError(f"{path}: cannot write: {err.strerror or err}") from None
     return path

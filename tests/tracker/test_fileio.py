@@ -86,3 +86,76 @@ def test_first_use_of_tracker_dir_writes_its_gitignore(tmp_path: Path) -> None:
     with repo_lock(tmp_path / "other", timeout=0.1):
         pass
     assert (tmp_path / "other" / ".tracker" / ".gitignore").exists()
+
+
+# --- writers apply the readers' rule: nothing of the tracker's is written outside the repository ------------------
+
+_MANUAL_PLAN = (
+    '# Demo\n\n```plan\nid = "0001"\ntitle = "Demo"\n```\n\n'
+    '```phase\nid = "P1"\ntitle = "Phase P1"\n[[gate]]\nmanual = "Looked at it"\n```\n'
+)
+
+
+def _linked_out(tmp_path: Path, root: Path, link: str) -> Path:
+    """Make ``root/link`` a symlink to a fresh folder outside ``root``; that folder."""
+    outside = tmp_path / f"outside-{link.replace('/', '-')}"
+    outside.mkdir()
+    (root / link).parent.mkdir(parents=True, exist_ok=True)
+    (root / link).symlink_to(outside, target_is_directory=True)
+    return outside
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize("link", [".tracker", ".tracker/evidence"])
+def test_signoff_refuses_a_store_linked_out_of_the_repository(cli, repo, tmp_path: Path, link: str) -> None:  # type: ignore[no-untyped-def]
+    root = repo({"plans/0001-demo.md": _MANUAL_PLAN})
+    outside = _linked_out(tmp_path, root, link)
+    result = cli(root, "signoff", "0001/P1", "--gate", "1", "--by", "me", "--why", "looked")
+    assert result.code == 8, (result.out, result.err)
+    assert f"{link}: refused: it resolves to {outside}, outside the repository" in result.err, result.err
+    assert "Traceback" not in result.err and _files(outside) == []
+
+
+def test_update_refuses_a_lock_linked_out_of_the_repository(cli, repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = repo({"plans/0001-demo.md": _MANUAL_PLAN})
+    outside = _linked_out(tmp_path, root, ".tracker")
+    result = cli(root, "update")
+    assert result.code == 8 and "outside the repository" in result.err and "Traceback" not in result.err, result.err
+    assert _files(outside) == []
+
+
+def test_a_cache_linked_out_of_the_repository_is_not_written(cli, repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = repo({"plans/0001-demo.md": _MANUAL_PLAN})
+    outside = _linked_out(tmp_path, root, ".tracker/cache")
+    assert cli(root, "status").code == 0  # a cache only saves time: the command works without one
+    assert _files(outside) == []
+
+
+def test_atomic_write_under_a_tracker_dir_linked_out_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    outside = _linked_out(tmp_path, root, ".tracker")
+    with pytest.raises(OSError, match="outside the repository"):
+        atomic_write(root / ".tracker/evidence/x.json", b"{}")
+    assert _files(outside) == []
+    (root / ".tracker").unlink()
+    (root / "store").mkdir()
+    (root / ".tracker").symlink_to(root / "store")  # a link that stays inside is followed
+    atomic_write(root / ".tracker/evidence/x.json", b"{}")
+    assert (root / "store/evidence/x.json").read_bytes() == b"{}"
+
+
+def test_verify_refuses_a_cache_linked_out_of_the_repository(cli, repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    plan = (
+        '# Demo\n\n```plan\nid = "0001"\ntitle = "Demo"\n```\n\n'
+        '```phase\nid = "P1"\ntitle = "Phase P1"\n[[gate]]\ntest = "tests/test_a.py"\n```\n'
+    )
+    root = repo({"plans/0001-demo.md": plan, "tests/test_a.py": "def test_a():\n    assert True\n"})
+    outside = _linked_out(tmp_path, root, ".tracker/cache")
+    result = cli(root, "verify", "0001/P1")
+    assert result.code == 8, (result.out, result.err)
+    assert ".tracker/cache/pycache: cannot write: refused: it resolves to" in result.err, result.err
+    assert _files(outside) == [] and not (root / ".tracker/evidence").exists()

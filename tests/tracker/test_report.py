@@ -202,6 +202,37 @@ def test_out_writes_the_whole_file_atomically_and_refuses_a_directory(own_repo: 
         assert code_of(lambda: report.run(own_repo, out_path=locked / "r.md", out=io.StringIO())) == 8
 
 
+def test_out_writes_through_a_symlink_and_refuses_a_fifo(own_repo: Path, tmp_path: Path) -> None:
+    """``report --out`` and ``summary --write`` share one rule (tracker.fileio.write_file): a symlink is written
+    through (the link kept), a destination that is not a regular file is refused, nothing written."""
+    real = tmp_path / "real.md"
+    real.write_text("old\n", encoding="utf-8")
+    (tmp_path / "link.md").symlink_to(real)
+    assert report.run(own_repo, out_path=tmp_path / "link.md", out=io.StringIO()) == 0
+    assert (tmp_path / "link.md").is_symlink() and real.read_text(encoding="utf-8") == text_of(own_repo)
+    os.mkfifo(tmp_path / "fifo.md")
+    with pytest.raises(FileError, match=r"fifo.md: refused: not a regular file \(a FIFO\)"):
+        report.run(own_repo, out_path=tmp_path / "fifo.md", out=io.StringIO())
+    assert stat_is_fifo(tmp_path / "fifo.md")
+
+
+def stat_is_fifo(path: Path) -> bool:
+    import stat
+
+    return stat.S_ISFIFO(path.lstat().st_mode)
+
+
+def test_out_inside_the_repository_must_resolve_inside_it(own_repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    shutil.rmtree(own_repo / "plans/reports", ignore_errors=True)
+    (own_repo / "plans/reports").symlink_to(outside)
+    with pytest.raises(FileError, match="outside the repository") as err:
+        report.run(own_repo, milestone="v1", out_path=own_repo / "plans/reports/v1.md", out=io.StringIO())
+    assert exit_code_for(err.value) == 8 and list(outside.iterdir()) == []
+    assert report.run(own_repo, out_path=tmp_path / "anywhere.md", out=io.StringIO()) == 0  # named outside: its own
+
+
 # --- templates --------------------------------------------------------------------------------------------------------
 
 

@@ -323,3 +323,16 @@ def test_written_result_files_are_named_by_the_contract(tmp_path: Path) -> None:
     path = write_result(doc, tmp_path / "out")
     assert re.fullmatch(r"\d{8}T\d{12}Z-gpu-box-1-tracker-speed-[0-9a-f]{6}\.json", path.name), path.name
     assert [p.name for p in (tmp_path / "out").iterdir()] == [path.name]  # no temp file left
+
+
+def test_result_new_refuses_a_results_folder_linked_out_of_the_repository(repo, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    plan = '# Demo\n\n```plan\nid = "0001"\ntitle = "Demo"\n```\n'
+    root = repo({"plans/0001-demo.md": plan, "src/app.py": "x = 1\n"})
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (root / "bench").mkdir()
+    (root / "bench/results").symlink_to(outside)  # its files would be refused as results: none is written there
+    r = cli(root, "result", "new", "latency", "--metric", "app.latency_ms", "--unit", "ms", "--direction", "lower",
+            "--sample", "3.0", "--measure", "src/*.py")  # fmt: skip
+    assert r.code == 8 and "outside the repository" in r.err and "Traceback" not in r.err, r.err
+    assert list(outside.iterdir()) == []

@@ -84,15 +84,14 @@ def run(
         out.write(text)
         out.flush()
     else:
-        from tracker.fileio import atomic_write
+        from tracker.fileio import write_file
 
         target = out_path if out_path.is_absolute() else Path.cwd() / out_path
         if target.is_dir():
             raise UsageError(f"--out {out_path}: a directory (name the report's file)")
-        try:
-            atomic_write(target, text.encode("utf-8", "backslashreplace"))  # a file name that is not UTF-8
-        except OSError as err:
-            raise FileError(f"{out_path}: cannot write: {err.strerror or err}") from None
+        # backslashreplace: a file name that is not UTF-8. Through a symlink, a FIFO refused, and a path inside the
+        # repository (plans/reports/) resolving inside it: summary --write's rule too.
+        write_file(target, text.encode("utf-8", "backslashreplace"), root=root)
     return 0
 
 

@@ -95,7 +95,7 @@ def run_new(
         if source:
             raise FileError(f"{source}: {text}") from None
         raise UsageError(text) from None
-    path = write_result(doc, out_dir if out_dir is not None else root / "bench" / "results")
+    path = write_result(doc, out_dir if out_dir is not None else root / "bench" / "results", root=root)
     if measure:
         for line in never_stale_warnings(root, cases, doc["provenance"]["fingerprint"]["files"]):
             (err or sys.stderr).write(line + "\n")

@@ -584,13 +584,21 @@ def typer_app() -> "typer.Typer":
         uninstall: Annotated[
             bool, typer.Option("--uninstall", help="Remove it, putting back the hook it chained.")
         ] = False,
+        shared: Annotated[
+            bool,
+            typer.Option(
+                "--shared",
+                help="Install it even where core.hooksPath is a folder outside this repository (a global one): "
+                "every repository using that folder runs it then.",
+            ),
+        ] = False,
         root: RootOption = None,
     ) -> None:
         """Install the prepare-commit-msg hook (core.hooksPath honoured); an existing hook is chained, never
         overwritten."""
         from tracker.commands import hook as cmd
 
-        _run_command(lambda: cmd.run(_root(root), uninstall))
+        _run_command(lambda: cmd.run(_root(root), uninstall, shared=shared))
 
     @app.command()
     def show(

@@ -6,10 +6,10 @@ The text is made here in Python rather than from a template: a commit message is
 cut to fit (under 72 characters, whatever the plans hold), which is an algorithm, not a layout; and the hook runs on
 every commit, where jinja2's import would double the cost.
 
-What goes into a commit message is text git reads back: the subject is one line; the body never starts a line with
-``#`` (git strips those as comments when an editor is used) and never carries a line break or control character of
-a plan's text (a title holding ``\\n\\nPhase-Done: 9999/P1`` would forge a trailer); the trailers are the last
-paragraph, one ``Key: value`` per line, in the form ``git interpret-trailers --parse`` reads.
+What goes into a commit message is text git reads back: the subject is one line; no line starts with the comment
+character (git strips those as comments when an editor is used: :func:`kept_by_git`); no line carries a line break
+or control character of a plan's text (a title holding ``\\n\\nPhase-Done: 9999/P1`` would forge a trailer); the
+trailers are the last paragraph, one ``Key: value`` per line, in the form ``git interpret-trailers --parse`` reads.
 """
 
 from __future__ import annotations
@@ -118,6 +118,7 @@ class Summary(NamedTuple):
     subject: str
     body: str
     trailers: tuple[tuple[str, str], ...]
+    planned: bool = True  # a plan file on either side, valid or not (``--write`` writes nothing without one)
 
     @property
     def message(self) -> str:
@@ -425,6 +426,23 @@ def body_of(summary: Summary) -> str:
     if notes:
         paragraphs.append("\n".join(_item(clean(n)) for n in notes))
     return "\n\n".join(paragraphs)
+
+
+def _cut(text: str, comment: str) -> bool:
+    """Would git strip a line of ``text`` as a comment (one starting with ``comment``)?"""
+    return bool(comment) and any(line.startswith(comment) for line in text.split("\n"))
+
+
+def kept_by_git(summary: Summary, comment: str) -> Summary | None:
+    """``summary`` such that git, stripping the lines that start with ``comment`` (``core.commentChar``), keeps
+    every line of its message: as it is, or with the body's bullets ``*`` where ``-`` would be cut; None where a
+    line would still be cut (the subject, a paragraph's first word, a trailer's key): nothing is drafted then, as a
+    message git cuts in part would say less than the change proved (``Evidence`` without its ``Phase-Done``)."""
+    if not _cut(summary.message, comment):
+        return summary
+    body = "\n".join("* " + x[2:] if x.startswith("- ") else x for x in summary.body.split("\n"))
+    stars = summary._replace(body=body)
+    return None if _cut(stars.message, comment) else stars
 
 
 def trailers_of(changes: Sequence[PhaseChange], evidence: Sequence[str]) -> tuple[tuple[str, str], ...]:

@@ -391,6 +391,12 @@ def hooks_dir(root: Path) -> Path:
     return top / raw  # an absolute path stays as it is
 
 
+def repository_dirs(root: Path) -> tuple[Path, Path]:
+    """The top of the working tree and the git directory of this repository (a linked worktree's common one)."""
+    with _open(root) as repo:
+        return Path(repo.working_tree_dir or root), Path(repo.common_dir)
+
+
 def _plain(
     root: Path, command: str, *args: str, stdin: bytes | None = None, check: bool = True
 ) -> subprocess.CompletedProcess[bytes]:

@@ -75,45 +75,105 @@ def test_a_commit_with_a_message_keeps_it_and_gets_the_trailers(repo: Path, cli:
 
 
 @pytest.mark.parametrize(
-    ("config", "text"),
+    ("config", "text", "drafted"),
     [
-        ([], "#123 fix the engine"),
-        ([], "#123 fix the engine\n\n#45 too"),
-        (["-c", "core.commentChar=;"], "fix the engine\n\n; see #45"),
-        (["-c", "commit.cleanup=verbatim"], "#123 fix the engine"),
+        ([], "#123 fix the engine", False),
+        ([], "#123 fix the engine\n\n#45 too", False),
+        (["-c", "core.commentChar=;"], "fix the engine\n\n; see #45", True),
+        (["-c", "commit.cleanup=verbatim"], "#123 fix the engine", False),
+        ([], "#123 fix the engine\n\nbody", True),
     ],
 )
 def test_a_message_given_with_m_is_kept_whatever_its_first_character(
-    repo: Path, cli: Callable[..., Any], config: list[str], text: str
+    repo: Path, cli: Callable[..., Any], config: list[str], text: str, drafted: bool
 ) -> None:
     """Without an editor git keeps every line of a -m message (no comment is stripped), so neither may the hook:
-    "#123 fix" stays the subject and gets the trailers (it was taken for a comment, and the whole summary put
-    above it as the subject; a last line taken for a comment ended up after the trailers)."""
+    "#123 fix" stays the subject (it was taken for a comment, and the whole summary put above it as the subject; a
+    last line taken for a comment ended up after the trailers). It gets the trailers where some line of it is no
+    comment: the hook cannot see a --cleanup=strip on git's command line, and under it git aborts a message of
+    comments alone, which the trailers would have made a commit of trailers."""
     cli(repo, "hook", "install")
     git(repo, "add", "-A")
     git(repo, *config, "commit", "-q", "-m", text)
-    assert message(repo) == text + "\n\n" + "\n".join(WANT) + "\n\n"
-    assert trailers(repo) == WANT
+    assert message(repo) == text + "\n\n" + ("\n".join(WANT) + "\n\n" if drafted else "")
+    assert trailers(repo) == (WANT if drafted else [])
 
 
-@pytest.mark.parametrize("more", [[], ["-m", "body"]])
-def test_a_message_git_strips_as_a_comment_gets_the_summary_once(
-    repo: Path, cli: Callable[..., Any], more: list[str]
-) -> None:
-    """With commit.cleanup=strip git strips a -m "#123 fix" itself (without the hook it aborts the commit: an empty
-    message). The hook takes the line for the comment it is: the summary once above it (what git commits), or the
-    trailers after the paragraph git keeps; nothing of the tracker's twice, and the commit goes through."""
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-c", "commit.cleanup=strip", "commit", "-m", "#123 fix"],
+        ["commit", "--cleanup=strip", "-m", "#123 fix"],
+        ["commit", "--cleanup=strip", "-m", "#123 fix", "-m", "# 45"],
+        ["commit", "-m", ""],
+        ["commit", "--no-edit"],
+        ["commit", "--allow-empty", "--no-edit"],
+    ],
+)
+def test_a_commit_git_aborts_is_aborted_with_the_hook_too(repo: Path, cli: Callable[..., Any], args: list[str]) -> None:
+    """Without an editor git aborts a commit whose message is empty once cleaned: "#123 fix" under
+    --cleanup=strip (or commit.cleanup=strip), an empty -m, --no-edit with no message. The hook made each a commit:
+    of the trailers alone (git stripped the subject), or of the whole summary. It writes nothing now where no line
+    would be left: git aborts as it does without the hook."""
     cli(repo, "hook", "install")
     git(repo, "add", "-A")
-    done = git(repo, "-c", "commit.cleanup=strip", "commit", "-q", "-m", "#123 fix", *more)
+    head = git(repo, "rev-parse", "HEAD").stdout
+    refused = git(repo, *args, check=False)
+    assert refused.returncode != 0 and "empty commit message" in refused.stderr, refused
+    assert git(repo, "rev-parse", "HEAD").stdout == head
+
+
+def test_a_message_git_strips_in_part_gets_the_trailers(repo: Path, cli: Callable[..., Any]) -> None:
+    """With commit.cleanup=strip, -m "#123 fix" -m body: git keeps "body", and it gets the trailers."""
+    cli(repo, "hook", "install")
+    git(repo, "add", "-A")
+    done = git(repo, "-c", "commit.cleanup=strip", "commit", "-q", "-m", "#123 fix", "-m", "body")
     assert "warning" not in done.stderr
-    text = message(repo)
-    if more:
-        assert text == "body\n\n" + "\n".join(WANT) + "\n\n"
-    else:
-        assert text.startswith("0001/P2, 0001/P3 done\n\nStatus at HEAD (") and "#123" not in text
-        assert text.count("Phase-Done: 0001/P2") == 1 and text.count("0001/P2, 0001/P3 done") == 1
+    assert message(repo) == "body\n\n" + "\n".join(WANT) + "\n\n"
     assert trailers(repo) == WANT
+
+
+def test_bullets_are_stars_where_the_comment_character_is_a_dash(repo: Path, cli: Callable[..., Any]) -> None:
+    """With core.commentChar=- git stripped every bullet of the drafted body ("- 0001/P2 ...: planned -> done"):
+    the status transitions vanished from the commit. The bullets are "* " then, and every line is kept."""
+    cli(repo, "hook", "install")
+    git(repo, "add", "-A")
+    drafted = cli(repo, "summary").out
+    assert "\n- 0001/P2 " in drafted
+    git(repo, "-c", "core.commentChar=-", "commit", "-q", env={"GIT_EDITOR": "true"})
+    want = "".join("* " + x[2:] if x.startswith("- ") else x for x in drafted.splitlines(keepends=True))
+    assert message(repo) == want + "\n" and trailers(repo) == WANT
+
+
+@pytest.mark.parametrize("char", ["P", "E", "0", "S"])  # git 2.39 takes one character alone
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],  # the editor opens on no message: the whole summary
+        ["-e", "-m", "fix the engine"],  # the editor opens on a message: the trailers
+        ["--cleanup=strip", "-m", "fix the engine"],
+        ["-m", "fix the engine"],  # git strips nothing, unless its command line says --cleanup=strip
+    ],
+)
+def test_no_drafted_line_starts_with_the_comment_character(
+    repo: Path, cli: Callable[..., Any], char: str, args: list[str]
+) -> None:
+    """git strips every line that starts with core.commentChar: with P the Phase-* trailers, with E the Evidence
+    ones (the commit claimed part of what it proved), with 0 the subject ("0001/P2, 0001/P3 done"). A draft that
+    git would cut is not written: the commit gets the trailers where none starts with the character, else it goes
+    as it would without the hook (the editor's empty message: aborted)."""
+    cli(repo, "hook", "install")
+    git(repo, "add", "-A")
+    head = git(repo, "rev-parse", "HEAD").stdout
+    done = git(repo, "-c", f"core.commentChar={char}", "commit", "-q", *args, env={"GIT_EDITOR": "true"}, check=False)
+    if not args:
+        assert done.returncode != 0 and "empty commit message" in done.stderr
+        assert git(repo, "rev-parse", "HEAD").stdout == head
+        return
+    assert done.returncode == 0, done.stderr
+    kept = not any(t.startswith(char) for t in WANT)
+    assert message(repo) == "fix the engine\n\n" + ("\n".join(WANT) + "\n\n" if kept else "")
+    assert trailers(repo) == (WANT if kept else [])
 
 
 @pytest.mark.parametrize(
@@ -286,11 +346,12 @@ def test_install_and_uninstall_without_a_hook_before(repo: Path, cli: Callable[.
     assert nothing.code == 0 and "not installed" in nothing.out
 
 
-@pytest.mark.parametrize("where", ["relative", "absolute"])
+@pytest.mark.parametrize("where", ["relative", "absolute", "shared"])
 def test_core_hooks_path_is_honoured(repo: Path, cli: Callable[..., Any], tmp_path: Path, where: str) -> None:
-    path = ".githooks" if where == "relative" else str(tmp_path / "shared-hooks")
+    paths = {"relative": ".githooks", "absolute": str(repo / ".githooks"), "shared": str(tmp_path / "shared-hooks")}
+    path = paths[where]
     git(repo, "config", "core.hooksPath", path)
-    assert cli(repo, "hook", "install").code == 0
+    assert cli(repo, "hook", "install", *(["--shared"] if where == "shared" else [])).code == 0
     installed = (repo / path if where == "relative" else Path(path)) / "prepare-commit-msg"
     assert installed.is_file() and not (repo / ".git/hooks/prepare-commit-msg").exists()
     git(repo, "add", "-A")
@@ -298,6 +359,70 @@ def test_core_hooks_path_is_honoured(repo: Path, cli: Callable[..., Any], tmp_pa
     assert trailers(repo) == WANT
     assert cli(repo, "hook", "install", "--uninstall").code == 0
     assert not installed.exists()
+
+
+def shared_hooks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, str]]:
+    """A global core.hooksPath (a user's ~/.gitconfig) naming a folder outside every repository: the folder, and
+    the environment git runs with it (the tracker in this process reads it too)."""
+    shared = tmp_path / "shared-hooks"
+    shared.mkdir()
+    config = tmp_path / "gitconfig"
+    config.write_text(f"[core]\n\thooksPath = {shared}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    return shared, {"GIT_CONFIG_GLOBAL": str(config)}
+
+
+def test_a_hooks_path_outside_the_repository_is_refused_without_shared(
+    repo: Path, cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A global core.hooksPath is every repository's hooks folder: install wrote the tracker's hook there silently,
+    and every repository's commits ran it. Refused now (exit 8, nothing written), saying how to install it there
+    anyway: --shared."""
+    shared, env = shared_hooks(tmp_path, monkeypatch)
+    got = cli(repo, "hook", "install")
+    assert got.code == 8 and "Traceback" not in got.err and got.out == ""
+    assert f"{shared}: core.hooksPath is outside this repository" in got.err and "--shared" in got.err
+    assert folder(shared) == {}
+    link = repo / ".githooks"  # a folder in the repository that is a link to one outside: the same
+    link.symlink_to(shared)
+    git(repo, "config", "core.hooksPath", ".githooks")
+    got = cli(repo, "hook", "install")
+    assert got.code == 8 and "outside this repository" in got.err and folder(shared) == {}
+    git(repo, "config", "--unset", "core.hooksPath")
+    link.unlink()
+    got = cli(repo, "hook", "install", "--shared")
+    assert got.code == 0 and (shared / "prepare-commit-msg").is_file()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "through the shared hook", env=env)
+    assert trailers(repo) == WANT
+    assert cli(repo, "hook", "install", "--uninstall").code == 0 and folder(shared) == {}
+
+
+@pytest.mark.parametrize("args", [[], ["--no-edit"], ["-m", ""], ["--cleanup=strip", "-m", "# nothing"]])
+def test_a_repository_without_plans_commits_as_if_there_were_no_hook(
+    repo: Path, cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """Under a shared hook an unrelated repository (no plans) got a drafted message ("changes 1 file outside every
+    phase's paths") for a commit git aborts (an empty message): it was committed. With no plan on either side the
+    hook writes nothing: git aborts as it would without it, and a message given is left as it is."""
+    shared, env = shared_hooks(tmp_path, monkeypatch)
+    assert cli(repo, "hook", "install", "--shared").code == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main", env=env)
+    (other / "notes.txt").write_text("one\n")
+    git(other, "add", "-A", env=env)
+    git(other, "commit", "-q", "-m", "first", env=env)
+    assert message(other) == "first\n\n"
+    (other / "notes.txt").write_text("two\n")
+    git(other, "add", "-A", env=env)
+    head = git(other, "rev-parse", "HEAD").stdout
+    refused = git(other, "commit", "-q", *args, env={**env, "GIT_EDITOR": "true"}, check=False)
+    assert refused.returncode != 0 and "empty commit message" in refused.stderr
+    assert git(other, "rev-parse", "HEAD").stdout == head and "warning" not in refused.stderr
+    assert (shared / "prepare-commit-msg").is_file()  # it ran, and did nothing
+    git(other, "commit", "-q", "-m", "by hand", env=env)
+    assert message(other) == "by hand\n\n"
 
 
 def test_a_failing_tracker_never_stops_a_commit(

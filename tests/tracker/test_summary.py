@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -332,6 +333,30 @@ def test_merge_never_loses_a_character(existing: str, newline: bool) -> None:
     it = iter(out)
     assert all(ch in it for ch in existing)  # every character, in order: only additions
     assert merge(out, OURS) == out
+
+
+BULLETED = OURS._replace(body="Status at HEAD -> now:\n- 0002/P1 kernel: planned -> done\n  — 3 gates met")
+COMMENTS = st.sampled_from(["#", ";", "-", "P", "E", "0", "S", "*", "Ph", "- ", "Evidence", ""])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(lines, max_size=12).map("\n".join), COMMENTS, st.booleans(), st.booleans())
+def test_merge_adds_no_line_git_would_strip(existing: str, strip: str, stripped: bool, editor: bool) -> None:
+    """Whatever the message and the comment string: no line merge adds starts with the one git strips by (the
+    bullets become "*" for "-", else nothing is added), and without an editor a message git would abort (no line
+    left once stripped) gets nothing. Every existing character is kept, and a second merge adds nothing. The
+    comments merge reads are those of the cleanup it knows of (``stripped``: none where it knows of none)."""
+    comment = strip if stripped or editor else ""
+    out = merge(existing, BULLETED, comment, strip, editor)
+    it = iter(out)
+    assert all(ch in it for ch in existing)
+    added = Counter(out.split("\n")) - Counter(existing.split("\n"))
+    assert not (strip and any(line.startswith(strip) for line in added.elements()))
+    if not editor and all(not x.strip() or (strip and x.startswith(strip)) for x in existing.split("\n")):
+        assert out == existing
+    assert merge(out, BULLETED, comment, strip, editor) == out
+    if strip == "-" and comment == "-" and editor and not existing.strip():
+        assert "\n* 0002/P1 kernel" in out  # re-shaped, not dropped
 
 
 def test_merged_trailers_are_what_git_reads(fixture: Path) -> None:

@@ -2,13 +2,17 @@
 ``tracker summary --write``.
 
 Where: the folder git runs this repository's hooks from, ``core.hooksPath`` when it is set, else ``.git/hooks``
-(:func:`tracker.gitlog.hooks_dir`).
+(:func:`tracker.gitlog.hooks_dir`). A folder outside the repository (a global ``core.hooksPath``: every repository's
+hooks) is refused (exit 8) unless ``--shared`` says to install there anyway; in a repository without plans the hook
+writes nothing (``tracker summary --write``).
 
 When it drafts: git hands the hook the message file and the message's source (githooks(5)): none (the editor opens
 on an empty message), ``message`` (``-m``, ``-F``), ``template`` (``-t``, ``commit.template``), ``merge``, ``squash``
 or ``commit`` (``-c``, ``-C``, ``--amend``). The summary is written for the first three (into the message given, as
 trailers: ``tracker summary``'s ``--write``); a merge, a squash and a reused or amended commit have their message
-already, about another change than the working tree's, and are left alone.
+already, about another change than the working tree's, and are left alone. Nor is a draft written that git would
+cut (a line starting with ``core.commentChar``) or that would make a commit of a message git aborts (empty once
+cleaned): :func:`tracker.commands.summary.merge`.
 
 It never stops a commit: when tracker fails (a broken plan, the Python it was installed with gone, anything) the hook
 prints a warning and exits 0. It runs tracker with the Python that installed it (a hook does not see a virtual
@@ -72,15 +76,32 @@ def ours(text: str) -> bool | None:
     return text == script(python)
 
 
-def run(root: Path, uninstall: bool = False, out: TextIO | None = None) -> int:
-    """Install (or with ``uninstall`` remove) the hook; exit 0, or FileError (8) where it refuses."""
+def run(root: Path, uninstall: bool = False, out: TextIO | None = None, shared: bool = False) -> int:
+    """Install (or with ``uninstall`` remove) the hook; exit 0, or FileError (8) where it refuses: also an install
+    into a folder outside the repository without ``shared`` (:func:`outside`)."""
     from tracker.gitlog import hooks_dir
 
     out = out or sys.stdout
     folder = hooks_dir(root)
+    if not uninstall and not shared and outside(root, folder):
+        raise FileError(
+            f"{folder}: core.hooksPath is outside this repository (a global or shared hooks folder): every "
+            "repository using it would run the tracker's hook; install it there anyway with "
+            "`tracker hook install --shared`, or set core.hooksPath for this repository alone "
+            "(`git config --local core.hooksPath .git/hooks`)"
+        )
     message = _uninstall(folder) if uninstall else _install(folder, sys.executable)
     out.write(message.replace(f"{root}{os.sep}", "") + "\n")
     return 0
+
+
+def outside(root: Path, folder: Path) -> bool:
+    """Is the hooks folder outside the repository: neither in its working tree nor in its git directory, links
+    resolved (a ``core.hooksPath`` in the user's global configuration, or a link to such a folder)?"""
+    from tracker.gitlog import repository_dirs
+
+    real = Path(os.path.realpath(folder))
+    return not any(real.is_relative_to(os.path.realpath(d)) for d in repository_dirs(root))
 
 
 def _read(path: Path) -> str | None:

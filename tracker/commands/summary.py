@@ -16,8 +16,11 @@ message already in FILE (``git commit -m``, ``-F``, a template with text) is kep
 (:func:`merge`); a FILE with no message yet (blank, or only git's comment lines) gets the whole summary, its lines
 kept after it. A comment line counts as none of the message only where git will strip it: not when git opens no
 editor (``-m``, ``-F``: git runs the hook with ``GIT_EDITOR=:``) and ``commit.cleanup`` is not ``strip``, where ``-m
-"#123 fix"`` is a message (:func:`tracker.gitlog.message_comment_char`). Without ``--write`` the message is printed;
-``--json`` prints the summary as data instead (its ``message`` too). Nothing else is written but the command's
+"#123 fix"`` is a message (:func:`tracker.gitlog.message_comment_char`). Nothing is written where git would cut
+a drafted line (one starting with its comment character; ``-`` bullets become ``*``), where git opens no editor and
+the message is empty once stripped (git aborts it: so it must still, and the hook cannot see a ``--cleanup=strip``
+on git's command line), or in a repository without a plan file on either side. Without ``--write`` the message is
+printed; ``--json`` prints the summary as data instead (its ``message`` too). Nothing else is written but the command's
 cache, and that only where the store's ``.gitignore`` keeps it out of git already (a tracker command made it
 before): ``git status`` reads the same before and after, also in a repository the tracker has not written to yet
 (the hook runs in every commit).
@@ -32,7 +35,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tracker.cache import Cache
-from tracker.commit_summary import Side, Summary, bench_pairs, changed_files, summarize
+from tracker.commit_summary import Side, Summary, bench_pairs, changed_files, kept_by_git, summarize
 from tracker.contract import EVIDENCE_DIR, RESULTS_DIR, TRACKER_DIR, Clock
 from tracker.errors import FileError
 
@@ -48,7 +51,7 @@ def run(
     summary = build(root, against, cache, index=write is not None and bool(os.environ.get("GIT_INDEX_FILE")))
     if (root / TRACKER_DIR / ".gitignore").is_file():  # else writing the cache would leave a new file in git status
         cache.write()
-    if write is not None:
+    if write is not None and summary.planned:  # no plan on either side: no message of the tracker's to draft
         _write(root, write, summary)
     if as_json:
         from tracker.commands.common import json_text
@@ -95,7 +98,7 @@ def build(root: Path, against: str, cache: Cache, clock: Clock | None = None, in
     code = [p for p in changed if not p.startswith(f"{RESULTS_DIR.as_posix()}/") and not _is_plan_file(p)]
     invalid = [f"{i.path}: not a valid plan at {against}; its phases are not compared" for i in at.invalid]
     invalid += [f"{i.path}: not a valid plan now; its phases are not compared" for i in invalid_plans]
-    return summarize(
+    summary = summarize(
         against,
         at.commit,
         before,
@@ -107,6 +110,7 @@ def build(root: Path, against: str, cache: Cache, clock: Clock | None = None, in
         plan_files=plan_files,
         invalid=invalid,
     )
+    return summary._replace(planned=bool(at.plans or at.invalid or plans or invalid_plans))
 
 
 def _is_plan_file(path: str) -> bool:
@@ -135,7 +139,7 @@ def _write(root: Path, path: Path, summary: Summary) -> None:
     import stat
 
     from tracker.contract import atomic_write
-    from tracker.gitlog import message_comment_char
+    from tracker.gitlog import comment_char, message_comment_char
 
     given, path = path, Path(os.path.realpath(path))  # through a symlink: the link stays, its file gets the text
     try:
@@ -150,7 +154,11 @@ def _write(root: Path, path: Path, summary: Summary) -> None:
         existing = path.read_bytes().decode("utf-8", "surrogateescape") if mode is not None else ""
     except OSError as err:
         raise FileError(f"{given}: cannot read: {err.strerror or err}") from None
-    text = merge(existing, summary, message_comment_char(root, existing))
+    # git opens no editor after the hook when it runs it with GIT_EDITOR=: (-m, -F, --no-edit); whether it strips
+    # comments then, a --cleanup=strip on its command line says, which no hook sees: merge() assumes it may.
+    editor = os.environ.get("GIT_EDITOR") != ":"
+    strip = comment_char(root, existing, block=editor)
+    text = merge(existing, summary, message_comment_char(root, existing), strip=strip, editor=editor)
     if text == existing and mode is not None:
         return
     try:
@@ -163,7 +171,7 @@ _TRAILER_LINE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*\s*:")
 SCISSORS = re.compile(r"^. -+ >8 -+$")  # git commit -v: everything from this line on is cut
 
 
-def merge(existing: str, summary: Summary, comment: str = "#") -> str:
+def merge(existing: str, summary: Summary, comment: str = "#", strip: str | None = None, editor: bool = True) -> str:
     """The message file after ``tracker summary --write``: git's conventions for a ``prepare-commit-msg`` hook.
 
     - Nothing written yet (blank, or only comment lines: the editor's template): the whole summary, with the
@@ -173,15 +181,27 @@ def merge(existing: str, summary: Summary, comment: str = "#") -> str:
       else as a new last paragraph; trailers it has already are not added twice. Nothing is added as comments: a
       message given with ``-m`` is not cleaned of them.
 
-    Lines after a scissors line (``git commit -v``: the diff) and comment lines are never counted as the message.
-    Every existing character is kept; the result differs only by what is added.
+    Lines after a scissors line (``git commit -v``: the diff) and comment lines (those starting with ``comment``)
+    are never counted as the message. Every existing character is kept; the result differs only by what is added.
+
+    Nothing is added (``existing`` is returned) where git could cut it or where it would make a commit git aborts:
+    ``strip`` is the comment string git strips lines by when it strips any (default ``comment``; in a hook it may
+    strip where ``comment`` says it does not, ``--cleanup=strip``): no added line starts with it (the body's
+    bullets become ``*``, :func:`tracker.commit_summary.kept_by_git`), else nothing is added. Without an ``editor``
+    after the hook, a message of no line once stripped (empty, or comments alone) is left as it is: git aborts it.
     """
+    strip = comment if strip is None else strip
     lines = existing.splitlines(keepends=True)
     end = next((i for i, line in enumerate(lines) if SCISSORS.match(line.rstrip("\r\n"))), len(lines))
+    if not editor and not any(lines[i].strip() and not (strip and lines[i].startswith(strip)) for i in range(end)):
+        return existing
     written = [i for i in range(end) if lines[i].strip() and not (comment and lines[i].startswith(comment))]
     if not written:
+        draft = kept_by_git(summary, strip)
+        if draft is None:
+            return existing
         gap = "\n" if existing and not existing.startswith(("\n", "\r\n")) else ""
-        return summary.message + gap + existing
+        return draft.message + gap + existing
     last = written[-1]
     start = last
     while start > 0 and start - 1 in written:
@@ -191,7 +211,7 @@ def merge(existing: str, summary: Summary, comment: str = "#") -> str:
     is_block = not first_paragraph and all(_TRAILER_LINE.match(x) or x[:1] in (" ", "\t") for x in block)
     have = {re.sub(r"\s*:\s*", ": ", x.strip(), count=1) for x in block} if is_block else set()
     new = [f"{k}: {v}" for k, v in summary.trailers if f"{k}: {v}" not in have]
-    if not new:
+    if not new or (strip and any(t.startswith(strip) for t in new)):
         return existing
     nl = "\r\n" if lines[last].endswith("\r\n") else "\n"
     head = lines[: last + 1]

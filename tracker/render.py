@@ -1,7 +1,10 @@
 """Region bodies for plan files, and status as plain data (``--json``) — pure functions.
 
 Rendered text holds nothing that changes between two runs on the same evidence (no "now"), so a
-second ``tracker update`` writes nothing.
+second ``tracker update`` writes nothing; nor anything that names the evidence (its file, machine, commit or
+time), which every ``verify`` replaces: a region changes only when a status, a verdict or its reason does, so a
+verify that changes none leaves the plan files as they are (``tracker status``, ``show`` and ``log`` name the
+evidence).
 """
 
 from __future__ import annotations
@@ -32,14 +35,6 @@ def gate_label(gate: Gate) -> str:
     return f"test `{gate.test}`" + (f" -m `{gate.marker}`" if gate.marker else "")
 
 
-def source_text(src: EvidenceSource | None) -> str:
-    """``host · commit · time`` of a verdict's evidence, or an em dash."""
-    if src is None:
-        return "—"
-    commit = (src.commit or "no commit")[:10]
-    return f"{src.machine} · {commit} · {src.time}"
-
-
 def _one_line(text: str) -> str:
     """``text`` on one line: a CR or LF inside a title or reason would start a new Markdown line in
     the region's body, one that could open a fence or an HTML block and swallow the end marker."""
@@ -62,24 +57,15 @@ def dependencies_not_done(plan: Plan, phase: Phase, statuses: dict[str, PhaseSta
     return out
 
 
-def newest_source(st: PhaseStatus) -> EvidenceSource | None:
-    """The most recent evidence behind a phase's verdicts."""
-    srcs = [v.source for v in st.verdicts if v.source is not None]
-    return max(srcs, key=lambda s: (s.time, s.file)) if srcs else None
-
-
 def summary_body(plan: Plan, statuses: dict[str, PhaseStatus]) -> str:
     """The table near the top of a plan file."""
-    rows = ["| Phase | Status | Gates met | Latest evidence |", "| --- | --- | --- | --- |"]
+    rows = ["| Phase | Status | Gates met |", "| --- | --- | --- |"]
     for ph in plan.phases:
         st = statuses[f"{plan.id}/{ph.id}"]
         status = st.status.value + (f" ({', '.join(st.blocked_by)})" if st.blocked_by else "")
-        rows.append(
-            f"| {_cell(ph.id)} · {_cell(ph.title)} | **{status}** | {st.met_count} "
-            f"| {_cell(source_text(newest_source(st)))} |"
-        )
+        rows.append(f"| {_cell(ph.id)} · {_cell(ph.title)} | **{status}** | {st.met_count} |")
     if not plan.phases:
-        rows.append("| — | no phases yet | — | — |")
+        rows.append("| — | no phases yet | — |")
     return "\n".join(["", *rows, ""])
 
 
@@ -89,12 +75,9 @@ def phase_body(plan: Plan, phase_index: int, st: PhaseStatus) -> str:
     head = f"**Status: {st.status.value}** — {st.met_count} gates met"
     lines = ["", head + (f"; {_one_line(st.note)}" if st.note else ""), ""]
     if phase.gates:
-        lines += ["| # | Gate | Verdict | Evidence |", "| --- | --- | --- | --- |"]
+        lines += ["| # | Gate | Verdict |", "| --- | --- | --- |"]
         for i, (gate, v) in enumerate(zip(phase.gates, st.verdicts, strict=True), 1):
-            lines.append(
-                f"| {i} | {_cell(gate_label(gate))} | {MARK[v.met]} {_cell(v.reason)} "
-                f"| {_cell(source_text(v.source))} |"
-            )
+            lines.append(f"| {i} | {_cell(gate_label(gate))} | {MARK[v.met]} {_cell(v.reason)} |")
     else:
         lines.append("No gates yet: a phase without gates is never done.")
     lines.append("")

@@ -1,0 +1,50 @@
+"""What the generated regions of a plan file carry (tracker/render.py), through the real CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tracker_testutil import git, phase, plan_text
+
+IGNORE = ".tracker/cache/\n.tracker/lock\n__pycache__/\n"
+PLAN = plan_text(
+    phases=phase("P1", 'test = "tests/test_a.py"', 'manual = "Reviewed"') + phase("P2", 'test = "tests/test_b.py"')
+)
+TESTS = {"tests/test_a.py": "def test_a():\n    pass\n", "tests/test_b.py": "def test_b():\n    assert False\n"}
+
+
+def commit_all(root: Path, message: str) -> None:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+def test_a_verify_that_changes_no_verdict_leaves_the_plan_file_as_it_is(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
+    """Issue 24: the regions named each verdict's evidence (machine, commit, time), so every verify (a new run at a
+    new commit) put the plan file out of date: `check` failed until `update` rewrote it, a plan diff in every pull
+    request. They now change only when what they say does."""
+    root = repo({"plans/0001-demo.md": PLAN, **TESTS, ".gitignore": IGNORE})
+    assert cli(root, "verify").code == 1
+    assert cli(root, "update").code == 0
+    commit_all(root, "verified")
+    plan = root / "plans/0001-demo.md"
+    before, mtime = plan.read_bytes(), plan.stat().st_mtime_ns
+    (root / "notes.txt").write_text("unrelated\n")
+    commit_all(root, "another commit")
+    r = cli(root, "verify", "--force")  # a new run of every test gate, at another commit, same verdicts
+    assert r.code == 1 and "tracker: evidence .tracker/evidence/" in r.out, r.out + r.err
+    assert cli(root, "update", "--check").code == 0
+    assert cli(root, "check").code == 0
+    assert cli(root, "update").code == 0
+    assert (plan.read_bytes(), plan.stat().st_mtime_ns) == (before, mtime)
+    # A verdict that changes is written: the status block says it.
+    (root / "tests/test_b.py").write_text("def test_b():\n    pass\n")
+    commit_all(root, "fixed")
+    assert cli(root, "verify", "0001/P2").code == 0
+    assert cli(root, "update", "--check").code == 1
+    assert cli(root, "update").code == 0
+    text = plan.read_text()
+    assert text != before.decode() and "**Status: done** — 1/1 gates met" in text

@@ -12,9 +12,10 @@ because evidence records marker names only, and nesting deeper than :data:`MAX_M
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any, NoReturn
 
@@ -169,3 +170,45 @@ def selects(arg: str, nodeid: str) -> bool:
         return nodeid == arg or nodeid.startswith((arg + "::", arg + "["))
     file = nodeid.split("::", 1)[0]
     return file == arg or file.startswith(arg + "/") or arg in ("", ".")
+
+
+class NodeIndex:
+    """Node ids, indexed so that which of them a pytest argument selects (:func:`selects`) is found by looking at
+    the candidates only: node ids that start with the argument (every test it selects does), and file- or
+    directory-level records (collection errors, no ``::``) the argument lies inside. Testing every node id against
+    every gate made ``lint`` at 5,000 gates x 5,000 tests 25 million calls (over a minute). ``looked`` counts the
+    node ids tested."""
+
+    def __init__(self, nodeids: Sequence[str]) -> None:
+        self.nodeids = list(nodeids)
+        self._order = sorted(range(len(self.nodeids)), key=self.nodeids.__getitem__)
+        self._sorted = [self.nodeids[i] for i in self._order]
+        self._bare: dict[str, list[int]] = {}
+        for i, nodeid in enumerate(self.nodeids):
+            if "::" not in nodeid:
+                self._bare.setdefault(nodeid, []).append(i)
+        self.looked = 0
+
+    def selected(self, arg: str) -> Iterator[int]:
+        """Indices of the node ids ``arg`` selects, each once, in no particular order."""
+        norm = normalize_arg(arg)
+        if norm in ("", "."):
+            candidates: Iterator[int] = iter(range(len(self.nodeids)))
+        else:
+            candidates = self._prefixed(norm)
+        for i in candidates:
+            self.looked += 1
+            if selects(arg, self.nodeids[i]):
+                yield i
+        for cut in range(len(norm)):  # records of a file or directory that holds what arg names
+            if norm.startswith(("::", "/"), cut):
+                for i in self._bare.get(norm[:cut], ()):
+                    self.looked += 1
+                    if selects(arg, self.nodeids[i]):
+                        yield i
+
+    def _prefixed(self, prefix: str) -> Iterator[int]:
+        pos = bisect.bisect_left(self._sorted, prefix)
+        while pos < len(self._sorted) and self._sorted[pos].startswith(prefix):
+            yield self._order[pos]
+            pos += 1

@@ -199,3 +199,45 @@ def test_real_pytest_m_selects_what_marker_matches_selects(tmp_path) -> None:
         assert proc.returncode == 4, (expr, proc.stdout + proc.stderr)  # pytest: usage error
         with pytest.raises(ValueError):
             compile_marker(expr)
+
+
+# --- NodeIndex: what selects() would pick, without testing every node id (issue 24: lint at 5,000 gates) --------
+
+_PARTS = st.sampled_from(["t", "tests", "a.py", "t.py", "x", "", ".", ".."])
+_ARGS = (
+    st.lists(_PARTS, min_size=0, max_size=4)
+    .map("/".join)
+    .flatmap(
+        lambda file: st.sampled_from(["", "::test_a", "::test_a[1]", "::T::test_a", "::test", "/"]).map(
+            lambda rest: file + rest
+        )
+    )
+)
+_NODEIDS = (
+    st.lists(_PARTS, min_size=1, max_size=4)
+    .map("/".join)
+    .flatmap(
+        lambda file: st.sampled_from(["", "::test_a", "::test_a[1]", "::test_ab", "::T::test_a", "::T"]).map(
+            lambda rest: file + rest
+        )
+    )
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_NODEIDS, max_size=12), _ARGS)
+def test_node_index_selects_what_selects_selects(nodeids: list[str], arg: str) -> None:
+    from tracker.selection import NodeIndex
+
+    index = NodeIndex(nodeids)
+    assert sorted(index.selected(arg)) == [i for i, n in enumerate(nodeids) if selects(arg, n)]
+
+
+def test_node_index_looks_at_the_selected_node_ids_only() -> None:
+    from tracker.selection import NodeIndex
+
+    nodeids = [f"tests/t{i % 50}.py::test_{i}" for i in range(5000)] + ["tests/t7.py", "tests"]
+    index = NodeIndex(nodeids)
+    assert sorted(index.selected("tests/t7.py::test_7")) == [7, 5000, 5001]  # the file's and directory's errors
+    assert sorted(index.selected("tests/t7.py"))[:3] == [7, 57, 107] and len(list(index.selected("tests/t7.py"))) == 102
+    assert index.looked <= 2 * 102 + 20, index.looked  # candidates by prefix, never all 5,002

@@ -43,7 +43,7 @@ from tracker.fileio import read_text
 from tracker.fingerprint import FileIndex
 from tracker.model import Phase, Plan, TestGate
 from tracker.plans import MAX_PLAN_BYTES, PLAN_GLOB, PlanFile, load_files
-from tracker.selection import marker_matches, selects
+from tracker.selection import NodeIndex, marker_matches
 
 
 def _collect(root: Path, paths: list[str]) -> tuple[dict[str, Any] | None, str]:
@@ -86,6 +86,7 @@ def gate_problems(
     """
     problems: list[str] = []
     gates: list[tuple[Plan, int, TestGate, str]] = []
+    missing_of: dict[str, str | None] = {}
     for plan in plans:
         text = (texts or {}).get(plan.path)
         for ph in plan.phases:
@@ -104,7 +105,9 @@ def gate_problems(
                     problems.append(f"{where}: {err}")
                     continue
                 path = g.test.split("::", 1)[0].rstrip("/") or "."
-                missing = _missing(root, path)
+                if path not in missing_of:  # gates often share their test file
+                    missing_of[path] = _missing(root, path)
+                missing = missing_of[path]
                 if missing:
                     problems.append(f"{where}: {missing}")
                     continue
@@ -115,15 +118,14 @@ def gate_problems(
     found, tail = _collect(root, paths)
     if found is None:
         return problems + [f"{w}: pytest could not collect {g.test}: {tail}" for _, _, g, w in gates]
+    errors, items = found["errors"], found["items"]
+    error_index, item_index = NodeIndex([e["nodeid"] for e in errors]), NodeIndex([it["nodeid"] for it in items])
     for _, _, g, where in gates:
-        errs = [e for e in found["errors"] if selects(g.test, e["nodeid"])]
-        if errs:
-            problems.append(f"{where}: collection error in {errs[0]['nodeid']}: {errs[0]['reason']}")
+        first = min(error_index.selected(g.test), default=None)
+        if first is not None:
+            problems.append(f"{where}: collection error in {errors[first]['nodeid']}: {errors[first]['reason']}")
             continue
-        hits = [
-            it for it in found["items"] if selects(g.test, it["nodeid"]) and marker_matches(g.marker, it["markers"])
-        ]
-        if not hits:
+        if not any(marker_matches(g.marker, items[i]["markers"]) for i in item_index.selected(g.test)):
             extra = f" with -m {g.marker!r}" if g.marker else ""
             problems.append(f"{where}: '{g.test}'{extra} collects no tests")
     return problems
@@ -173,21 +175,30 @@ def gate_test_files(root: Path, path: str) -> list[str]:
     return out
 
 
+def _outside_files(root: Path, path: str, paths: tuple[str, ...]) -> list[str]:
+    """The test files of a gate's file or directory ``path`` that ``paths`` do not cover ([] when it is missing:
+    a problem already)."""
+    try:
+        if _missing(root, path):
+            return []
+        files = gate_test_files(root, path)
+    except OSError:
+        return []
+    covered = FileIndex(dict.fromkeys(files, "")).match(paths)
+    return [f for f in files if f not in covered]
+
+
 def _outside_paths(root: Path, plan: Plan, phase: Phase, numbers: dict[int, int]) -> list[str]:
     """Warnings for the phase's test gates whose test files its ``paths`` do not cover."""
     out: list[str] = []
+    outside_of: dict[str, list[str]] = {}  # by test path: a phase's gates often share their files
     for i, g in enumerate(phase.gates, 1):
         if not isinstance(g, TestGate):
             continue
         path = g.test.split("::", 1)[0].rstrip("/") or "."
-        try:
-            if _missing(root, path):
-                continue  # a problem already
-            files = gate_test_files(root, path)
-        except OSError:
-            continue
-        covered = FileIndex(dict.fromkeys(files, "")).match(phase.paths)
-        outside = [f for f in files if f not in covered]
+        if path not in outside_of:
+            outside_of[path] = _outside_files(root, path, phase.paths)
+        outside = outside_of[path]
         if not outside:
             continue
         where = f"{plan.path}:{g.line}: warning: phase {phase.id} gate {numbers.get(g.line, i)}"

@@ -16,6 +16,11 @@ repository's status and the reports run once a round (``info.repeat`` in the res
   some failures; they are older than every real file, so ``status`` prints the same table at every
   size (checked). Status cost must not grow with history: the ratio of the largest size to the
   smallest is a metric.
+- ``gates``: one plan whose one phase has 1,250 or 5,000 test gates (``--gates``), one test each in one file, no
+  evidence; its status is timed cold (the parse cache removed before each run), where the gates are parsed and
+  located. Cost must grow linearly with the gates of a phase (issue 24: 1,250 / 2,500 / 5,000 gates cost 1.0 /
+  3.4 / 13.7 s, each gate's line found by rescanning the block): the ratio of the largest to the smallest is a
+  metric.
 - ``synthetic``: 1,000 plans x 10 phases (``--plans``/``--phases``; two test gates and one glob per
   phase, 2,000 source files, one evidence file meeting all gates of odd plans and half of even ones).
 
@@ -30,7 +35,10 @@ and the load average at the end of the run, which say how noisy the machine was)
 - ``tracker.status_history_ratio`` / ``tracker.update_check_history_ratio`` with
   ``{repo: history, evidence_from: 10, evidence_to: 1000}``: each round's time at the largest
   history over the time at the smallest (issue 12: at most 1.2x);
-- ``tracker.status_cold_ms`` ``{repo: synthetic, ...}``: one status with a cold parse cache;
+- ``tracker.status_cold_ms`` ``{repo: synthetic, ...}``: one status with a cold parse cache; ``{repo: gates,
+  gates: N}``: status with a cold parse cache every run;
+- ``tracker.status_cold_gates_ratio`` ``{repo: gates, gates_from: 1250, gates_to: 5000}``: each round's cold status
+  at the most gates over the one at the fewest (linear: at most their ratio, 4x; quadratic: ~16x);
 - ``tracker.report_ms`` with ``{repo: synthetic, plans, phases}`` (plan 0004 P3's gate: at most 5 s) and
   ``{repo: own, format: md|html}``: ``tracker report`` of every plan, Markdown (HTML: with its charts);
 - ``tracker.show_ms``, ``tracker.log_ms``, ``tracker.summary_ms`` ``{repo: own}`` (``show`` and ``log`` of one phase
@@ -38,7 +46,7 @@ and the load average at the end of the run, which say how noisy the machine was)
   each round's time over the status run of the same round (issue 14: "as fast as status").
 
 ``--cases`` picks the groups timed (default all): ``status`` (status and update --check, every repository),
-``report``, ``detail`` (show, log, summary).
+``report``, ``detail`` (show, log, summary), ``gates`` (cold status of the ``gates`` repositories).
 
 Usage::
 
@@ -414,6 +422,25 @@ def build_history(
     return repos
 
 
+def build_gates(root: Path, gates: int) -> None:
+    """One plan, one phase of ``gates`` test gates (one test each, all in one file), committed; no evidence."""
+    body = "".join(f'[[gate]]\ntest = "tests/test_many.py::test_{i}"\n' for i in range(gates))
+    write_files(
+        root,
+        {
+            "plans/0001-gates.md": (
+                f'# Gates\n\n```plan\nid = "0001"\ntitle = "Many gates"\n```\n\n'
+                f'```phase\nid = "P1"\ntitle = "{gates} gates"\npaths = ["tests/**"]\n\n{body}```\n'
+            ).encode(),
+            "tests/test_many.py": "".join(f"def test_{i}():\n    pass\n" for i in range(gates)).encode(),
+            ".gitignore": b".tracker/cache/\n.tracker/lock\n",
+        },
+    )
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", f"{gates} gates")
+
+
 # --- Timing -------------------------------------------------------------------------------------------
 
 
@@ -426,10 +453,13 @@ class Job(NamedTuple):
     cwd: Path
     ok: tuple[int, ...] = (0,)
     best_of: bool = True
+    cold: bool = False  # the parse and status caches (.tracker/cache) removed before every run, untimed
 
 
 def wall(job: Job) -> tuple[float, bytes]:
     """Wall seconds of one run of ``job`` and its stdout; a wrong exit code stops the benchmark."""
+    if job.cold:
+        shutil.rmtree(job.cwd / ".tracker" / "cache", ignore_errors=True)
     start = time.perf_counter()
     proc = subprocess.run(job.cmd, cwd=job.cwd, capture_output=True)
     elapsed = time.perf_counter() - start
@@ -517,7 +547,7 @@ def write_result(
 # --- Main ---------------------------------------------------------------------------------------------
 
 
-CASE_GROUPS = ("status", "report", "detail")
+CASE_GROUPS = ("status", "report", "detail", "gates")
 DETAIL_PHASE = "0002/P7"  # a phase of our plans with a long history and many bench gates
 
 
@@ -543,6 +573,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--out", type=Path, default=None, help="directory of the result file (default bench/results/; --quick: none)"
     )
+    ap.add_argument(
+        "--gates", default=None, help="comma-separated test gates per phase (default 1250,5000; --quick 500,2000)"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the temporary repositories (their path is printed)")
     ap.add_argument(
         "--cases", default=",".join(CASE_GROUPS), help=f"groups to time, comma-separated: {', '.join(CASE_GROUPS)}"
@@ -555,10 +588,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.runs = args.runs if args.runs is not None else (3 if args.quick else 7)
     args.repeat = args.repeat if args.repeat is not None else (1 if args.quick else 3)
     args.history = [int(x) for x in (args.history or ("10,1000" if args.quick else "10,100,1000")).split(",")]
+    args.gates = sorted({int(x) for x in (args.gates or ("500,2000" if args.quick else "1250,5000")).split(",")})
     if args.out is None and not args.quick:
         args.out = REPO / "bench" / "results"
-    if args.runs < 1 or args.repeat < 1 or not args.history or min(args.history) < 1:
-        ap.error("--runs, --repeat and --history need positive numbers")
+    if args.runs < 1 or args.repeat < 1 or not args.history or min(args.history) < 1 or min(args.gates) < 1:
+        ap.error("--runs, --repeat, --history and --gates need positive numbers")
     return args
 
 
@@ -583,6 +617,11 @@ def main(argv: list[str] | None = None) -> int:
         synthetic = tmp / "synthetic"
         synthetic.mkdir()
         build(synthetic, args.plans, args.phases)
+        gated: dict[int, Path] = {}
+        for count in args.gates if "gates" in args.cases else ():
+            gated[count] = tmp / f"gates-{count}"
+            gated[count].mkdir()
+            build_gates(gated[count], count)
         print(
             f"built in {time.perf_counter() - start:.1f} s: history repo ({len(templates)} real evidence files) at "
             f"{', '.join(map(str, history)) or 'no'} files; synthetic {args.plans} plans x {args.phases} phases"
@@ -614,6 +653,8 @@ def main(argv: list[str] | None = None) -> int:
                 Job("log/own", [*tracker, "log", DETAIL_PHASE], REPO, (0, 2)),
                 Job("summary/own", [*tracker, "summary"], REPO),
             ]
+        for count, root in gated.items():
+            jobs.append(Job(f"status-cold/gates/{count}", [*tracker, "status"], root, cold=True))
         times, outputs = rounds(jobs, args.runs, args.repeat)
         if "status" in args.cases:
             shown = {outputs[f"status/{size}"] for size in history}
@@ -712,6 +753,21 @@ def report(
             "report/own/html",
             {"repo": "own", "format": "html"},
         )
+    gated = sorted(int(name.rsplit("/", 1)[1]) for name in times if name.startswith("status-cold/gates/"))
+    for count in gated:
+        timed(
+            f"status, {count} gates in a phase, cold",
+            "tracker.status_cold_ms",
+            f"status-cold/gates/{count}",
+            {"repo": "gates", "gates": count},
+        )
+    if len(gated) > 1:
+        top, bottom = f"status-cold/gates/{gated[-1]}", f"status-cold/gates/{gated[0]}"
+        span = {"repo": "gates", "gates_from": gated[0], "gates_to": gated[-1]}
+        metric = "tracker.status_cold_gates_ratio"
+        cases.append(ratio_case(metric, span, times[top], times[bottom], info_of(top, bottom)))
+        ratio = statistics.median(cases[-1]["samples"])
+        print(f"status at {gated[-1]} / at {gated[0]} gates in a phase, cold{'':<5} {ratio:5.2f}x")
     if "show/own" in times:
         timed(f"show {DETAIL_PHASE}, own plans", "tracker.show_ms", "show/own", {"repo": "own"}, "status/own")
         timed(f"log {DETAIL_PHASE}, own plans", "tracker.log_ms", "log/own", {"repo": "own"}, "status/own")

@@ -199,11 +199,12 @@ def test_overhead_bench_end_to_end(tmp_path: Path) -> None:
 
 
 def test_case_groups_are_chosen_and_checked(capsys: pytest.CaptureFixture[str]) -> None:
-    assert speed.parse_args([]).cases == ["status", "report", "detail"]
+    assert speed.parse_args([]).cases == ["status", "report", "detail", "gates"]
     assert speed.parse_args(["--cases", "report"]).cases == ["report"]
     with pytest.raises(SystemExit):
         speed.parse_args(["--cases", "report,nope"])
-    assert "--cases: one or more of status, report, detail" in capsys.readouterr().err
+    assert "--cases: one or more of status, report, detail, gates" in capsys.readouterr().err
+    assert (speed.parse_args([]).gates, speed.parse_args(["--quick"]).gates) == ([1250, 5000], [500, 2000])
 
 
 def test_report_and_detail_cases_carry_the_gates_metrics_and_ratios_round_by_round() -> None:
@@ -266,3 +267,47 @@ def test_each_round_keeps_a_commands_fastest_run(tmp_path: Path) -> None:
     times = overhead.interleaved({"a": cmd}, tmp_path, 2, best_of=3)
     assert log.read_text().count("x") == 1 + 2 * 3 and len(times["a"]) == 2
     assert all(t.wall > 0 and t.cpu >= 0 for t in times["a"])
+
+
+GATES_GATE = (
+    'bench = "tracker.status_cold_gates_ratio"\nwhere = { repo = "gates", gates_from = 1250, gates_to = 5000 }\n'
+    "at_most = 4.0\nmin_samples = 2"
+)
+
+
+def test_gates_cases_feed_a_ratio_gate_on_cold_status_at_the_most_over_the_fewest_gates(tmp_path: Path) -> None:
+    """issue 24: 5,000 gates in a phase cost 13.7 s of cold status, 1,250 cost 1.0 s; the cases a gate on linear
+    cost reads: each size's cold status and the round-by-round ratio of the largest over the smallest."""
+    args = speed.parse_args(["--cases", "gates", "--runs", "2"])
+    times = {"python/own": [0.02, 0.02], "status/own": [0.05, 0.05], "status/synthetic": [0.1, 0.1],
+             "status-cold/gates/1250": [1.0, 1.1], "status-cold/gates/5000": [3.0, 13.2]}  # fmt: skip
+    cases = {(c["metric"], tuple(sorted(c["params"].items()))): c for c in speed.report(times, {}, 0.5, args)}
+    ratio = cases[("tracker.status_cold_gates_ratio", (("gates_from", 1250), ("gates_to", 5000), ("repo", "gates")))]
+    assert ratio["samples"] == pytest.approx([3.0, 12.0]) and ratio["unit"] == "x"
+    assert cases[("tracker.status_cold_ms", (("gates", 5000), ("repo", "gates")))]["samples"] == [3000.0, 13200.0]
+    for samples, expected in (([1.0, 1.1], Status.DONE), ([8.0, 8.8], None)):
+        times["status-cold/gates/5000"] = samples
+        root = make_repo(tmp_path / f"repo-{expected}", {
+            "plans/0001-x.md": plan_text("0001", [phase_block("P1", ["src/**"], [GATES_GATE])]),
+            "src/a.py": "A = 1\n", ".gitignore": ".tracker/cache/\n"})  # fmt: skip
+        path = speed.write_result(speed.report(times, {}, 0.5, args), root / "bench/results", "test")
+        assert load_result(path).cases
+        st = statuses(root)["0001/P1"]
+        assert st.status is Status.DONE if expected else st.status is not Status.DONE and not st.verdicts[0].met
+
+
+def test_a_cold_job_runs_without_the_cache_every_time(tmp_path: Path) -> None:
+    cache = tmp_path / ".tracker" / "cache"
+    probe = f"import os; open('seen', 'a').write(str(os.path.exists({str(cache)!r})))"
+    cold = speed.Job("cold", [sys.executable, "-c", probe + f"; os.makedirs({str(cache)!r}, exist_ok=True)"], tmp_path)
+    speed.rounds([cold._replace(cold=True)], 2, repeat=2)
+    assert (tmp_path / "seen").read_text() == "False" * 5  # warm-up, then 2 rounds x 2 runs
+
+
+@pytest.mark.slow
+def test_gates_case_end_to_end(tmp_path: Path) -> None:
+    argv = ["--cases", "gates", "--runs", "1", "--repeat", "1", "--plans", "2", "--phases", "1", "--gates", "20,80"]
+    assert speed.main([*argv, "--out", str(tmp_path)]) == 0
+    [path] = tmp_path.glob("*-tracker_speed-*.json")
+    metrics = {(c.metric, tuple(sorted(c.params.items()))) for c in load_result(path).cases}
+    assert ("tracker.status_cold_gates_ratio", (("gates_from", 20), ("gates_to", 80), ("repo", "gates"))) in metrics

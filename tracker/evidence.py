@@ -148,9 +148,9 @@ _RUN_KEYS = frozenset(
         "running",
     }
 )
-_PROVENANCE_KEYS = frozenset({"time", "host", "commit", "dirty", "args"})
+_PROVENANCE_KEYS = frozenset({"time", "host", "commit", "dirty", "args", "narrowed"})
 _RECORD_KEYS = frozenset({"nodeid", "outcome", "reason", "duration", "markers"})
-_RUNNING_KEYS = frozenset({"nodeid", "markers", "pid"})
+_RUNNING_KEYS = frozenset({"nodeid", "markers", "pid", "pid_start"})
 _SIGNOFF_KEYS = frozenset(
     {
         "schema",
@@ -199,6 +199,7 @@ def _check_test_run(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None
         shape.typed(
             prov, "args", lambda v: v is None or _str_list(v), "a list of strings or null", "provenance.", optional=True
         )
+        shape.typed(prov, "narrowed", lambda v: isinstance(v, str) and v != "", "a string", "provenance.", True)
         shape.extra(prov, _PROVENANCE_KEYS, "provenance.")
     shape.typed(
         doc,

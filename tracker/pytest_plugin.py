@@ -23,8 +23,10 @@ outcomes. The tracker ignores every other file that is not ``complete``, so an i
 as a pass.
 
 ``provenance.args`` lists the run's pytest arguments relative to the rootdir when nothing but
-deselection narrowed what they collect (no ``--ignore``, ``--lf``, ``--pyargs``), else ``null``:
-the tracker takes the tests a gate covers from the newest run whose arguments cover the gate's.
+deselection narrowed what they collect, else ``null``: the tracker takes the tests a gate covers from the newest
+run whose arguments cover the gate's. ``provenance.narrowed`` (absent when none) names the options of the run's
+command line that may have kept tests from being collected at all (``--ignore``, ``-o python_functions``,
+``-p no:doctest``, ``-c``, ...: :func:`narrowing`): such a run never names a gate's tests, not even one verify ran.
 """
 
 from __future__ import annotations
@@ -224,10 +226,70 @@ def provenance(root: Path, state: tuple[str | None, bool | None] | None = None) 
     }
 
 
-def collected_args(config: pytest.Config, root: Path) -> list[str] | None:
+# Options of a run's command line that may keep tests under its arguments from being collected at all (not merely
+# deselected, which the evidence records): (argparse dest, how the user wrote it).
+NARROWING_OPTIONS = (
+    ("ignore", "--ignore"),
+    ("ignore_glob", "--ignore-glob"),
+    ("inifilename", "-c"),  # another ini file: its python_files, norecursedirs, ... instead of the repository's
+    ("confcutdir", "--confcutdir"),  # conftest.py files above it are not loaded (their collection hooks neither)
+    ("noconftest", "--noconftest"),
+)
+# ``-o NAME=VALUE`` overrides that cannot change what is collected; any other NAME (python_files, python_functions,
+# python_classes, norecursedirs, testpaths, a plugin's setting) may.
+HARMLESS_INI = frozenset(
+    {"addopts", "cache_dir", "console_output_style", "filterwarnings", "xfail_strict", "strict_markers", "strict",
+     "markers", "minversion", "required_plugins", "faulthandler_timeout", "timeout", "usefixtures",
+     "empty_parameter_set_mark", "enable_assertion_pass_hook", "asyncio_mode", "asyncio_default_fixture_loop_scope"}
+)  # fmt: skip
+HARMLESS_INI_PREFIXES = ("log_", "junit_", "verbosity_", "tmp_path_", "truncation_")
+# ``-p no:NAME`` plugins whose absence collects the same tests (any other, doctest for one, may collect fewer).
+HARMLESS_PLUGINS = frozenset(
+    {"cacheprovider", "warnings", "faulthandler", "randomly", "random_order", "cov", "pytest_cov", "pastebin",
+     "junitxml", "logging", "stepwise", "terminal", "unraisableexception", "threadexception", "reportlog"}
+)  # fmt: skip
+
+
+def narrowing(config: pytest.Config) -> list[str]:
+    """The options of this run's own command line (its arguments and ``PYTEST_ADDOPTS``; the repository's ini
+    ``addopts`` define every run alike) that may have kept tests under its arguments from being collected, as the
+    user wrote them (``--ignore``, ``-o python_functions``, ``-p no:doctest``, ``-c``, ``--lf``, ...); [] when
+    none. -k, -m and --deselect only deselect: the evidence lists those tests, so they are not here."""
+    import shlex
+
+    parser = getattr(config, "_parser", None)
+    try:
+        given = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *map(str, config.invocation_params.args)]
+        ns = parser.parse_known_args(given) if parser is not None else None
+    except (ValueError, pytest.UsageError, SystemExit):
+        ns = None
+    if ns is None:
+        return ["an unreadable command line"]
+    out = [flag for dest, flag in NARROWING_OPTIONS if getattr(ns, dest, None)]
+    for item in getattr(ns, "override_ini", None) or ():
+        name = str(item).partition("=")[0].strip()
+        if name not in HARMLESS_INI and not name.startswith(HARMLESS_INI_PREFIXES):
+            out.append(f"-o {name}")
+    for plugin in getattr(ns, "plugins", None) or ():
+        name = str(plugin).strip()
+        if (
+            name.startswith("no:")
+            and name[3:] not in HARMLESS_PLUGINS
+            and name[3:].removeprefix("pytest_") not in (HARMLESS_PLUGINS)
+        ):
+            out.append(f"-p {name}")
+    if config.getoption("lf", None):  # wherever it came from: which files it collects depends on the cache
+        out.append("--lf")
+    return list(dict.fromkeys(out))
+
+
+def collected_args(config: pytest.Config, root: Path, narrowed: list[str] | None = None) -> list[str] | None:
     """The session's pytest arguments as rootdir-relative node ids ("" for the rootdir itself), or
-    None when an option may have kept tests under them from being collected (not merely deselected)."""
-    if any(config.getoption(name, None) for name in ("ignore", "ignore_glob", "lf", "pyargs")):
+    None when an option may have kept tests under them from being collected (not merely deselected: ``narrowed``,
+    :func:`narrowing`) or they name modules (``--pyargs``)."""
+    if narrowing(config) if narrowed is None else narrowed:
+        return None
+    if config.getoption("pyargs", None):
         return None
     out: list[str] = []
     for arg in config.args:
@@ -331,11 +393,16 @@ class Recorder:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.started = time.monotonic()
+        narrowed = narrowing(self.config)
         self.data = {
             "schema": SCHEMA,
             "version": VERSION,
             "status": "incomplete",
-            "provenance": {**provenance(self.root, self.commit_state), "args": collected_args(self.config, self.root)},
+            "provenance": {
+                **provenance(self.root, self.commit_state),
+                "args": collected_args(self.config, self.root, narrowed),
+                **({"narrowed": ", ".join(narrowed)} if narrowed else {}),
+            },
             "rootdir": self.root.name,
             "gates": self.gates,
             "files": tree_file_ids(self.root),

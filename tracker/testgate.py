@@ -115,20 +115,29 @@ class TestIndex:
     def selection(self, key: str, gate: TestGate) -> tuple[TestRun | None, list[dict[str, Any]], TestRun | None]:
         """(the newest run that collected under the gate, the newest record of each test it covers, the newest
         run whose records under the gate carry no marker information when the gate has a marker)."""
-        newest, found, blind, _ = self._select(key, gate)
+        newest, found, blind, _, _ = self._select(key, gate)
         return newest, found, blind
 
     def _select(
         self, key: str, gate: TestGate
-    ) -> tuple[TestRun | None, list[dict[str, Any]], TestRun | None, list[str]]:
-        """:meth:`selection`, and the node ids of tests under a marker gate that blind runs newer than its whole
-        run recorded (whether ``-m`` selects them is known only where a run with markers recorded them)."""
+    ) -> tuple[TestRun | None, list[dict[str, Any]], TestRun | None, list[str], TestRun | None]:
+        """:meth:`selection`, the node ids of tests under a marker gate that blind runs newer than its whole
+        run recorded (whether ``-m`` selects them is known only where a run with markers recorded them), and, when no
+        run named the gate's tests, the newest that would have but for options that narrowed its collection."""
         found: dict[str, dict[str, Any]] = {}
         later: list[str] = []  # node ids of newer runs a marker gate cannot use (nor retire collection errors with)
         newest: TestRun | None = None
         blind: TestRun | None = None
+        cut: TestRun | None = None  # the newest run of all of the gate whose collection an option narrowed (none found)
         for run in self.runs:  # newest first
             recs = self._matching(run, gate.test)
+            claims = key in run.gates or covers(run.provenance.get("args"), gate.test)
+            if (claims or recs) and narrowed(run) is not None:
+                # Its options may have kept some of the gate's tests from being collected at all: it never names the
+                # gate's tests (its outcomes still count, and what it collected is added), and while no other run
+                # named them, which tests the gate has is unknown (its recorded arguments are null: it may have
+                # been a run of all of the gate).
+                cut, claims = cut or run, False
             if gate.marker is not None:
                 unknown = [r["nodeid"] for r in recs if "::" in r["nodeid"] and not has_markers(run, r)]
                 if unknown:
@@ -136,9 +145,11 @@ class TestIndex:
                     later += unknown
                     recs = [r for r in recs if "::" not in r["nodeid"] or has_markers(run, r)]
                 judged = not unknown and run.provenance.get("ingested_from") != "junit"
-                whole = judged and (key in run.gates or covers(run.provenance.get("args"), gate.test))
+                whole = judged and claims
             else:
-                whole = key in run.gates or covers(run.provenance.get("args"), gate.test)
+                whole = claims
+            if whole:
+                cut = None  # an older run of all of it names the tests; the newer runs add theirs
             if newest is None and (recs or whole):
                 newest = run
             # A collection error stops counting once a newer run collected tests under it, one with markers for a
@@ -153,7 +164,7 @@ class TestIndex:
         covered = [
             r for r in found.values() if "::" not in r["nodeid"] or marker_matches(gate.marker, r.get("markers", []))
         ]
-        return newest, covered, blind, list(dict.fromkeys(later))
+        return newest, covered, blind, list(dict.fromkeys(later)), cut
 
     def _unknown_failure(self, nodeids: list[str]) -> tuple[TestRun, dict[str, Any]] | None:
         """The first of ``nodeids`` that no run with markers ever recorded and whose newest outcome is a failure,
@@ -177,7 +188,7 @@ class TestIndex:
             marker_matches(gate.marker, ())
         except ValueError as err:
             return GateVerdict(False, str(err)), False
-        run, recs, blind, unknown = self._select(key, gate)
+        run, recs, blind, unknown, cut = self._select(key, gate)
         if run is None and blind is not None:
             why = f"-m {gate.marker!r} cannot be evaluated: the only runs of it record no markers (JUnit XML)"
             return GateVerdict(False, why, source_of(blind)), False
@@ -210,6 +221,12 @@ class TestIndex:
         if first_bad is None:
             newest_run = max(sources, key=lambda r: (r.time, r.file))
             blocked = self._unknown_failure(unknown)
+            if blocked is None and cut is not None:  # every test it knows passed, but which tests it has is unknown
+                why = (
+                    f"which tests {gate.test} selects is unknown: {cut.file} ran it with its collection narrowed by "
+                    f"{narrowed(cut)}, and no run collected all of it without such options (tracker verify does)"
+                )
+                return GateVerdict(False, why, source_of(cut)), False
             if blocked is None:
                 # Staleness is judged on every run a pass came from (a partial run on new code leaves the other
                 # tests' passes on the old): the newest is the source, the others are named too.
@@ -258,6 +275,17 @@ def xfail_known(hist: list[tuple[TestRun, dict[str, Any]]]) -> bool:
     return any(
         x["outcome"] in ("xfailed", "xpassed") or (has_markers(r, x) and "xfail" in x["markers"]) for r, x in hist
     )
+
+
+def narrowed(run: TestRun) -> str | None:
+    """The options that may have kept tests under the run's arguments from being collected at all (``--ignore``,
+    ``-o python_functions``, ...: ``provenance.narrowed``), or None. A run by an older plugin recorded only
+    ``args: null`` after ``--ignore``, ``--lf`` or ``--pyargs``."""
+    prov = run.provenance
+    given = prov.get("narrowed")
+    if isinstance(given, str) and given:
+        return given
+    return "an option (--ignore, --lf or --pyargs)" if "args" in prov and prov["args"] is None else None
 
 
 def covers(args: object, arg: str) -> bool:

@@ -201,6 +201,20 @@ def test_any_time_in_the_store(store_root: Path, when: str, outcome: str) -> Non
         assert store.runs and store.runs[0].time == utc_when
 
 
+@settings(FAST, max_examples=150)
+@given(value=HOSTILE)
+def test_any_narrowed_value_in_the_store(store_root: Path, value: object) -> None:
+    """``provenance.narrowed`` (the options that narrowed a run's collection): a non-empty string is used, and then the
+    run never names its gate's tests (the only run: unmet); anything else makes the file invalid, never a crash."""
+    doc = run_doc("passed")
+    doc["provenance"]["narrowed"] = value
+    store = check_store(store_root, dumps(doc))
+    if store.runs:
+        assert isinstance(value, str) and value
+        test_gate = compute(PLANS, store, lambda: FileIndex({}), lambda: _bench_never)["0001/P1"].verdicts[0]
+        assert not test_gate.met and f"narrowed by {value}" in test_gate.reason
+
+
 @pytest.mark.slow
 @settings(FAST, max_examples=5000)
 @given(doc=st.one_of(mutated(lambda: run_doc("passed")), mutated(lambda: run_doc("failed")), mutated(signoff_doc)))

@@ -500,3 +500,47 @@ def test_only_the_last_write_of_the_evidence_file_is_fsynced(repo, tmp_path: Pat
     [evidence] = (root / ".tracker" / "evidence").glob("*.json")
     synced = [line for line in log.read_text().splitlines() if f".{evidence.name}." in line and "sync(" in line]
     assert len(synced) == 1, synced
+
+
+@pytest.mark.parametrize(
+    ("args", "narrowed"),
+    [
+        (["--ignore=tests/sub/test_s.py"], "--ignore"),
+        (["--ignore-glob=*_s.py"], "--ignore-glob"),
+        (["-o", "python_files=x_*.py"], "-o python_files"),
+        (["-o", "python_functions=check_*", "-o", "python_classes=Nope"], "-o python_functions, -o python_classes"),
+        (["--override-ini=norecursedirs=sub"], "-o norecursedirs"),
+        (["-o", "some_plugin_setting=1"], "-o some_plugin_setting"),  # unknown to us: it may change collection
+        (["-c", "other.ini"], "-c"),
+        (["--confcutdir=tests"], "--confcutdir"),
+        (["--noconftest"], "--noconftest"),
+        (["-p", "no:doctest"], "-p no:doctest"),
+        # Options that deselect (the tests stay in the record, as deselected) or do not touch collection.
+        (["-k", "ok", "--deselect=tests/sub/test_s.py::test_other", "-m", "not slow"], None),
+        (["-p", "no:randomly", "-o", "console_output_style=classic", "-x"], None),
+    ],
+)
+def test_records_the_options_that_may_have_narrowed_collection(repo, args: list[str], narrowed: str | None) -> None:
+    """A run's collected tests can name a gate's test set only when no option narrowed its collection
+    (README "Status rules"): ``provenance.narrowed`` names them, and ``args`` is null with it."""
+    root = repo({"tests/sub/test_s.py": "def test_ok(): pass\ndef test_other(): pass\n", "other.ini": "[pytest]\n"})
+    _, data = run_pytest(root, *args, "tests", "--tracker-record")
+    assert data["provenance"].get("narrowed") == narrowed
+    assert data["provenance"]["args"] == (None if narrowed else ["tests"])
+
+
+def test_the_repository_s_own_addopts_never_count_as_narrowing(repo) -> None:
+    """``--ignore`` in the repository's ini ``addopts`` defines every run alike (verify's too): what the command
+    line and ``PYTEST_ADDOPTS`` add is what narrows one run."""
+    root = repo(
+        {
+            "tests/test_s.py": "def test_ok(): pass\n",
+            "tests/legacy/test_l.py": "def test_l(): pass\n",
+            "pytest.ini": "[pytest]\naddopts = --ignore=tests/legacy -p no:doctest\n",
+        }
+    )
+    _, data = run_pytest(root, "tests", "--tracker-record")
+    assert "narrowed" not in data["provenance"] and data["provenance"]["args"] == ["tests"]
+    clear(root)
+    _, data = run_pytest(root, "tests", "--tracker-record", env={"PYTEST_ADDOPTS": "--ignore=tests/test_s.py"})
+    assert data["provenance"]["narrowed"] == "--ignore" and data["provenance"]["args"] is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -327,3 +328,118 @@ def test_the_skip_reason_survives_a_run_for_another_gate_of_the_file(repo, cli) 
     assert cli(root, "verify", "0001/P1").code == 1
     assert cli(root, "verify", "0001/P2").code == 0  # test_gpu is deselected in this run
     assert "skipped: CUDA not available" in cli(root, "status", "--json").out
+
+
+TREE = Phase("P1", "t", (), (), (TestGate("tests/"),))
+TREE_HASH = {"0001/P1#1": gate_hash(TREE.gates[0])}
+BOTH = {"tests/test_a.py::test_ok": "passed", "tests/test_b.py::test_bad": "failed:boom"}
+
+
+def narrowed_run(name: str, time: str, tests: dict[str, str], narrowed: str | None) -> TestRun:
+    """A verify run of gate 0001/P1#1 whose collection options may have kept tests from being collected: the
+    plugin records them in ``provenance.narrowed`` (``args`` null); an older plugin recorded ``args`` null only."""
+    r = run(name, time, tests, gates=TREE_HASH)
+    prov = {**r.provenance, "args": None} | ({"narrowed": narrowed} if narrowed is not None else {})
+    return TestRun(r.file, prov, r.gates, r.files, r.tests)
+
+
+@pytest.mark.parametrize("narrowed", ["--ignore", "-o python_functions", None])
+def test_a_run_whose_collection_was_narrowed_never_shrinks_its_gate(narrowed: str | None) -> None:
+    full = run("full", "1", BOTH, gates=TREE_HASH, args=["tests"])
+    cut = narrowed_run("cut", "2", {"tests/test_a.py::test_ok": "passed"}, narrowed)
+    st = statuses(plans(TREE), Store(runs=[full, cut]))["0001/P1"]
+    assert (st[0], st[2]) == (Status.PLANNED, ["tests/test_b.py::test_bad: failed: boom (1 of 2 not passing)"])
+    # With no run that collected all of it, the gate's tests are unknown: unmet, saying why (never met on what the
+    # narrowed run happened to collect).
+    alone = statuses(plans(TREE), Store(runs=[cut]))["0001/P1"]
+    assert alone[0] == Status.PLANNED
+    assert alone[2] == [
+        "which tests tests/ selects is unknown: .tracker/evidence/cut.json ran it with its collection narrowed by "
+        f"{narrowed or 'an option (--ignore, --lf or --pyargs)'}, and no run collected all of it without such options "
+        "(tracker verify does)"
+    ]
+    # A later run of the whole gate without such options decides again.
+    again = run("again", "3", {"tests/test_a.py::test_ok": "passed"}, gates=TREE_HASH, args=["tests"])
+    assert statuses(plans(TREE), Store(runs=[full, cut, again]))["0001/P1"][0] == Status.DONE
+
+
+NARROWING = [
+    ("--ignore=tests/sub/test_b.py", {}),
+    ("--ignore-glob=*/test_b.py", {}),
+    ("-o python_files=test_a.py", {}),
+    ("-o python_functions=test_ok", {}),
+    ("-o python_classes=Nothing", {}),
+    ("-o norecursedirs=sub", {}),
+    ("-c other.ini", {"other.ini": "[pytest]\npython_files = test_a.py\n"}),
+    ("-p no:doctest", {"tests/test_doc.txt": ">>> 1 + 1\n3\n"}),
+]
+TWO = {
+    "tests/test_a.py": "def test_ok():\n    pass\n",
+    "tests/sub/test_b.py": "class TestB:\n    def test_bad(self):\n        assert False, 'boom'\n",
+}
+
+
+@pytest.mark.parametrize(("arg", "extra"), NARROWING, ids=[a for a, _ in NARROWING])
+def test_verify_with_options_that_narrow_collection_never_makes_a_failing_gate_met(
+    repo, cli, arg: str, extra: dict[str, str]
+) -> None:
+    """Issue 24 FP1: `verify PLAN/PHASE --pytest-arg=--ignore=...` after an unmet run said "met", exit 0: the run
+    collected only the passing tests and, as a run of the gate, named its test set."""
+    failing = "tests/test_doc.txt" if "doctest" in arg else "tests/sub/test_b.py"
+    files = {"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/"'))} | TWO | extra
+    if "doctest" in arg:
+        files["tests/sub/test_b.py"] = "def test_fine():\n    pass\n"
+    root = repo(files)
+    assert cli(root, "verify", "0001/P1").code == 1
+    r = cli(root, "verify", "0001/P1", *(f"--pytest-arg={part}" for part in arg.split(" ")))
+    assert r.code == 1, r.out + r.err
+    assert f"UNMET 0001/P1#1 tests/: {failing}" in r.out, r.out
+    assert "narrowed" in r.err + r.out  # verify says its run did not collect all of the gate
+    assert json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["status"] == "planned"
+
+
+def test_a_plain_run_with_options_that_narrow_collection_never_makes_a_failing_gate_met(repo, cli) -> None:
+    """The same through `python -m pytest ... --tracker-record` (what a device machine records): a run of the whole
+    gate whose collection an option narrowed neither shrinks the gate's tests nor, alone, names them."""
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/"'))} | TWO)
+    plain_pytest(root, "-o", "python_functions=test_ok", "tests", "--tracker-record")
+    r = cli(root, "status", "--json")
+    gate = json.loads(r.out)["plans"][0]["phases"][0]["gates"][0]
+    assert gate["met"] is False and "narrowed by -o python_functions" in gate["reason"], gate
+    assert cli(root, "verify", "0001/P1").code == 1  # the whole run: test_bad fails
+    plain_pytest(root, "-o", "python_functions=test_ok", "tests", "--tracker-record")
+    gate = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["gates"][0]
+    assert gate["met"] is False and gate["reason"].startswith("tests/sub/test_b.py::TestB::test_bad: failed"), gate
+
+
+LONG = "a title long enough that no terminal shows it whole " * 4
+
+
+def test_status_lines_fit_the_width_and_end_with_the_totals(repo, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24: lines reached 270 columns. Each line fits COLUMNS (100 where stdout is no terminal and COLUMNS is
+    unset); the title and the trailing reason are cut with an ellipsis, never the status word or the counts; the
+    last line counts the phases shown by status. ``--json`` is unchanged."""
+    deps = ", ".join(f'"P{i}"' for i in range(1, 4))
+    text = plan_text(
+        title=LONG.strip(),
+        phases=phase("P1", 'manual = "Read"')
+        + phase("P2", 'manual = "Read"')
+        + phase("P3", 'manual = "Read"')
+        + f'```phase\nid = "P4"\ntitle = "{LONG.strip()}"\ndepends = [{deps}]\n[[gate]]\nmanual = "Read"\n```\n',
+    )
+    root = repo({"plans/0001-demo.md": text})
+    assert cli(root, "signoff", "1/P1", "--gate", "1", "--by", "Ada", "--why", "read").code == 0
+    before = json.loads(cli(root, "status", "--json").out)
+    for columns, width in (("60", 60), ("", 100), ("abc", 100)):
+        monkeypatch.setenv("COLUMNS", columns)
+        lines = cli(root, "status").out.splitlines()
+        assert all(len(line) <= width for line in lines), (width, lines)
+        assert lines[0].startswith("0001  a title long") and lines[0].endswith("…  (plans/0001-demo.md)"), lines[0]
+        assert lines[1].startswith("  P1  done           1/1  Phase P1"), lines[1]
+        assert lines[4].startswith("  P4  blocked        0/1  a title long") and "…" in lines[4], lines[4]
+        assert lines[-1] == "1 done, 1 blocked, 2 planned of 4 phases"
+        assert json.loads(cli(root, "status", "--json").out) == before
+    monkeypatch.setenv("COLUMNS", "300")
+    lines = cli(root, "status").out.splitlines()
+    assert lines[4].endswith("— blocked by 0001/P2, 0001/P3") and LONG.strip() in lines[4], lines[4]
+    assert cli(root, "status", "1").out.splitlines()[-1].startswith("  P4  blocked")  # totals of all plans only

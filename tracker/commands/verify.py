@@ -104,7 +104,7 @@ def _verify(
         if session.evidence is not None and judged.store.reordered
         else None
     )
-    warnings = _explain(judged.store, moved)
+    warnings = _explain(judged.store, moved) + _narrowed(judged.store, session.evidence)
     for line in warnings:
         log.write(f"tracker: {line}\n")
     gates = gate_verdicts(chosen, judged.statuses, judged.stale(chosen), session.bench_failed)
@@ -612,6 +612,21 @@ def _explain(store: Store, moved: str | None = None) -> list[str]:
         for line in store.invalid
     ]
     return lines
+
+
+def _narrowed(store: Store, evidence: Path | None) -> list[str]:
+    """What this run's own evidence says of options that narrowed its collection (``--pytest-arg=--ignore=...``):
+    such a run never names its gates' tests (README "Status rules"), so say so."""
+    from tracker.testgate import narrowed
+
+    own = next((r for r in reversed(store.runs) if evidence and r.file.endswith("/" + evidence.name)), None)
+    why = narrowed(own) if own is not None else None
+    if why is None:
+        return []
+    return [
+        f"this run's collection was narrowed by {why}: it does not say which tests its gates select (a test it did "
+        "not collect keeps its older outcome; a gate no other run collected all of stays unmet)"
+    ]
 
 
 def _record_after(evidence: Path, store: Store) -> str | None:

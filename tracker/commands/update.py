@@ -176,7 +176,9 @@ def write_regions(
 
     A plan file that changes while this runs (an editor saving it) is never overwritten: what changed
     is read again and the work redone, up to :data:`ATTEMPTS` times, then FileChangedError (exit 7).
-    A file that changes while it is read is in flux too (an editor writing it in place): read again.
+    A file that changes while it is read is in flux too (an editor writing it in place): read again, and so is one
+    that is open for writing (or just modified) when what was read of it does not parse, holds a broken region or
+    would be rewritten unsafely (a half-saved file: no exit 2 or 4 for what the editor's next write completes).
     """
     written: list[str] = []
     derived: tuple[list[Plan], dict[str, PhaseStatus]] | None = None
@@ -198,9 +200,16 @@ def write_regions(
             continue
         if derived is None or derived[0] != _definitions(plans):  # a retry after an edit of prose reuses them
             derived = (_definitions(plans), derive(root, plans, cache=cache))
-        changes = _changes(_wanted(files, plans, only), derived[1], force)
-        for f, new in changes:
-            refuse_unsafe(f, new, derived[1])
+        try:
+            changes = _changes(_wanted(files, plans, only), derived[1], force)
+            for f, new in changes:
+                refuse_unsafe(f, new, derived[1])
+        except (RegionEditedError, UnsafeRewriteError):
+            # A half-saved file may end inside a region (a begin marker without its end: exit 4) or cut a block:
+            # while one is being saved, read again before saying so.
+            if (busy := _in_flux(root, stamps)) is None:
+                raise
+            continue
         try:
             for f, new in changes:
                 stamp = stamps.get(f.path)

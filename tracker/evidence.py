@@ -228,6 +228,7 @@ def _check_test_run(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None
             "running.",
             optional=True,
         )
+        shape.typed(running, "pid_start", lambda v: isinstance(v, str), "a string", "running.", optional=True)
         shape.extra(running, _RUNNING_KEYS, "running.")
     shape.typed(doc, "rootdir", lambda v: v is None or isinstance(v, str), "a string or null", optional=True)
     shape.typed(
@@ -568,11 +569,15 @@ class _ResultCopies:
 
 
 def crashed_run(
-    rel: str, data: dict[str, Any], seen: list[tuple[object, object, bool]] | None = None, *, root: Path | None = None
+    rel: str,
+    data: dict[str, Any],
+    seen: list[tuple[object, object, bool, object, object]] | None = None,
+    *,
+    root: Path | None = None,
 ) -> TestRun | None:
     """An ``incomplete`` run whose process died while a test ran, as a run where only that test
     errored (nothing else of it counts); None while its process may still be running here. ``seen``
-    collects (pid, host, alive) of the process it asked about."""
+    collects (pid, host, alive, pid_start, run time) of the process it asked about (:func:`_maybe_alive`)."""
     running = data.get("running")
     if (
         data.get("status") != "incomplete"
@@ -582,9 +587,10 @@ def crashed_run(
         return None
     given = data.get("provenance")
     prov: dict[str, Any] = given if isinstance(given, dict) else {}
-    alive = _maybe_alive(running.get("pid"), prov.get("host"))
+    process = (running.get("pid"), prov.get("host"), running.get("pid_start"), prov.get("time"))
+    alive = _maybe_alive(*process)
     if seen is not None:
-        seen.append((running.get("pid"), prov.get("host"), alive))
+        seen.append((process[0], process[1], alive, process[2], process[3]))
     if alive:
         return None
     if root is not None:  # the plugin names the test it runs in a slot beside the file (tracker.contract.running_file)
@@ -624,10 +630,18 @@ def crashed_test(evidence: Path, running: dict[str, Any], *, root: Path | None =
     return {"nodeid": nodeid, "markers": markers, "pid": pid}
 
 
-def _maybe_alive(pid: object, host: object) -> bool:
-    """Is process ``pid`` of this host still alive? (A file from another host: its run is over.) A pid no
-    process can have (0 or less: ``kill`` would ask about a process group; too large) names no live process."""
+def _maybe_alive(pid: object, host: object, pid_start: object = None, since: object = None) -> bool:
+    """Is process ``pid`` of this host still the run's, and alive? (A file from another host: its run is over.) A
+    pid no process can have (0 or less: ``kill`` would ask about a process group; too large) names no live process.
+
+    A pid alive again may be another process's (the kernel recycles free pids): one whose start differs from the
+    recorded ``pid_start`` (:func:`tracker.contract.process_identity`), or, without one, that started more than
+    :data:`~tracker.contract.RECYCLED_AFTER_S` after the run's time ``since``, is not the run's, which crashed.
+    Where ``/proc`` does not say (not Linux), a live pid is the run's."""
     import socket
+    import time
+
+    from tracker.contract import RECYCLED_AFTER_S, UTC_FORMAT, process_identity, process_started
 
     if type(pid) is not int or not 0 < pid <= _MAX_PID or host != socket.gethostname() or os.name != "posix":
         return False
@@ -636,7 +650,15 @@ def _maybe_alive(pid: object, host: object) -> bool:
     except ProcessLookupError:
         return False
     except OSError:  # EPERM: alive, another user's
-        return True
+        pass
+    if isinstance(pid_start, str):
+        now = process_identity(pid)
+        return now is None or now == pid_start
+    run_time = utc_time(since)
+    if run_time is not None:
+        started = process_started(pid)
+        if started is not None and time.strftime(UTC_FORMAT, time.gmtime(started - RECYCLED_AFTER_S)) > run_time:
+            return False
     return True
 
 

@@ -256,7 +256,7 @@ class Store(_Record):
         incomplete: list[str] | None = None,
         invalid: list[str] | None = None,
         reordered: list[str] | None = None,
-        processes: list[tuple[object, object, bool]] | None = None,
+        processes: list[tuple[object, object, bool, object, object]] | None = None,
     ) -> None:
         self.runs: list[TestRun] = [] if runs is None else runs
         self.signoffs: list[tuple[str, dict[str, Any]]] = [] if signoffs is None else signoffs
@@ -266,9 +266,10 @@ class Store(_Record):
         self.invalid: list[str] = [] if invalid is None else invalid  # "path: reason" of unusable files
         # Files recorded later than the run ``load(last=...)`` ordered after them all (verify says so).
         self.reordered: list[str] = [] if reordered is None else reordered
-        # (pid, host, alive) of each process an incomplete run named as running a test, as :func:`crashed_run`
-        # found it: what this store's content depends on besides its files (the status index checks them again).
-        self.processes: list[tuple[object, object, bool]] = [] if processes is None else processes
+        # (pid, host, alive, pid_start, run time) of each process an incomplete run named as running a test, as
+        # :func:`crashed_run` found it: what this store's content depends on besides its files (the status index
+        # checks them again).
+        self.processes: list[tuple[object, object, bool, object, object]] = [] if processes is None else processes
 
 
 # --- the evidence: benchmark result runs ---------------------------------------------------------------------------

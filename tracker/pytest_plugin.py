@@ -43,7 +43,7 @@ from typing import Any
 
 import pytest
 
-from tracker.contract import atomic_write, evidence_name, running_file, utc_now
+from tracker.contract import atomic_write, evidence_name, process_identity, running_file, utc_now
 from tracker.dirty import commit_state
 from tracker.fingerprint import tree_file_ids
 from tracker.selection import marker_matches, normalize_arg, selects
@@ -452,6 +452,9 @@ class Recorder:
             _replace(self.path, f'{self._head},\n "running": {json.dumps(running, ensure_ascii=False)}\n}}\n')
             self._running_where = where
         self.slot.name(item.nodeid, markers)
+            pid_start = process_identity(os.getpid())  # ~20 us, once per test file: a recycled pid is another process
+            if pid_start is not None:
+                running["pid_start"] = pid_start
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Any:

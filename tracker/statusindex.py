@@ -162,9 +162,9 @@ def _same_processes(processes: list[Any]) -> bool:
     from tracker.evidence import _maybe_alive
 
     for item in processes:
-        if not (isinstance(item, list) and len(item) == 3 and type(item[2]) is bool):
-            return False
-        if _maybe_alive(item[0], item[1]) != item[2]:
+        if not (isinstance(item, list) and len(item) == 5 and type(item[2]) is bool):
+            return False  # (pid, host, alive, pid_start, run time): tracker.evidence.crashed_run
+        if _maybe_alive(item[0], item[1], item[3], item[4]) != item[2]:
             return False
     return True
 

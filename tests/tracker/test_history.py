@@ -4,7 +4,9 @@ with real nested pytest runs, then ``tracker check`` and ``tracker gc`` over the
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -206,7 +208,8 @@ def test_a_run_still_in_progress_names_no_crash(tmp_path: Path) -> None:
     evidence.mkdir(parents=True)
     running = {"nodeid": "tests/test_seg.py::test_kernel", "markers": [], "pid": os.getpid()}  # this process: alive
     doc = {"schema": "tracker-test-run", "version": 1, "status": "incomplete", "running": running, "gates": {}, "files": {}, "tests": [],
-           "provenance": {"time": "2026-01-01T00:00:00Z", "host": socket.gethostname(), "commit": None, "args": ["tests"]}}  # fmt: skip
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())  # it started before its run: it is that run's process
+           "provenance": {"time": now, "host": socket.gethostname(), "commit": None, "args": ["tests"]}}  # fmt: skip
     (evidence / "live.json").write_text(json.dumps(doc))
     assert statuses(root)["0001/P1"].verdicts[0].reason == "no evidence: never run"
     doc["provenance"]["host"] = "gpu-box"  # copied from another machine: its process is over
@@ -219,6 +222,33 @@ def test_a_run_still_in_progress_names_no_crash(tmp_path: Path) -> None:
 
 
 TESTS_IN_FUZZ = ["t/a.py::x", "t/a.py::y", "t/b.py::z"]
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="process start times come from /proc (Linux)")
+def test_a_run_whose_pid_a_later_process_took_is_a_crash(tmp_path: Path) -> None:
+    """A record without the process's start (an older plugin) names only a pid: a live process of that pid that
+    started well after the run began is not the run's (the kernel recycled the pid), so the run crashed."""
+    import socket
+    import subprocess
+    import sys
+
+    plan = plan_text("0001", [phase_block("P1", [], ['test = "tests/test_seg.py"'])])
+    root = make_repo(tmp_path, {"plans/0001-seg.md": plan, "tests/test_seg.py": SEG})
+    evidence = root / ".tracker/evidence"
+    evidence.mkdir(parents=True)
+    later = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # started now
+    try:
+        hour_ago = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 3600))
+        running = {"nodeid": "tests/test_seg.py::test_kernel", "markers": [], "pid": later.pid}
+        doc = {"schema": "tracker-test-run", "version": 1, "status": "incomplete", "running": running, "gates": {},
+               "files": {}, "tests": [],
+               "provenance": {"time": hour_ago, "host": socket.gethostname(), "commit": None, "args": ["tests"]}}  # fmt: skip
+        (evidence / "old.json").write_text(json.dumps(doc))
+        reason = statuses(root)["0001/P1"].verdicts[0].reason
+        assert reason.endswith("error: crashed: the pytest process died while this test ran"), reason
+    finally:
+        later.kill()
+        later.wait()
+
+
 outcome = st.sampled_from(["passed", "failed", "skipped", "error", None])
 
 

@@ -183,8 +183,9 @@ def test_a_test_alone_in_its_file_is_named_in_the_evidence_file_itself(repo) -> 
         }
     )
     _, data = run_pytest(root, "tests", "--tracker-record")
+    start = data["running"].pop("pid_start", None)  # the process's start, beside its pid where /proc says it
     assert data["running"] == {"nodeid": "tests/test_b.py::test_only", "markers": [], "pid": data["running"]["pid"]}
-    assert crash_record(root, data) == data["running"]
+    assert crash_record(root, data) == data["running"] and (start is None or start.count(":") == 1)
 
 
 def test_the_crash_counts_as_an_error_of_the_test_with_the_evidence_file_alone(repo) -> None:
@@ -203,6 +204,35 @@ def test_the_crash_counts_as_an_error_of_the_test_with_the_evidence_file_alone(r
     [record] = run.tests
     assert record["outcome"] == "error" and selects("tests/test_c.py::test_b", record["nodeid"])
     assert crash_record(root, data) == data["running"]  # no slot: the file
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="process start times come from /proc (Linux)")
+def test_a_crashed_runs_pid_taken_by_another_process_still_counts_the_crash(repo) -> None:
+    """The kernel gives a dead run's pid to the next process; that process being alive must not make the crashed
+    run "still running" (and let the older pass decide again). The running record names the process by its pid
+    and its start (boot id and start time), so a process of that pid that started otherwise is another one."""
+    from tracker import evidence
+    from tracker.contract import process_identity, running_file
+
+    root = repo({"tests/test_c.py": "import os\ndef test_a(): pass\ndef test_b(): os._exit(3)\n"})
+    _, data = run_pytest(root, "tests", "--tracker-record")
+    [path] = (root / ".tracker" / "evidence").glob("*.json")
+    assert data["running"]["pid_start"].count(":") == 1  # <boot id>:<start time in clock ticks>
+    recycled = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        for where in (path, running_file(path)):  # the crashed run's pid, now that of a live process
+            text = where.read_text()
+            where.write_text(text.replace(f'"pid": {data["running"]["pid"]}', f'"pid": {recycled.pid}'))
+        [run] = evidence.load(root, strict=False).runs
+        assert [(t["nodeid"], t["outcome"]) for t in run.tests] == [("tests/test_c.py::test_b", "error")]
+        # That very process (the same pid and start): still running, no crash.
+        doc = json.loads(path.read_text())
+        doc["running"]["pid_start"] = process_identity(recycled.pid)
+        path.write_text(json.dumps(doc))
+        assert evidence.load(root, strict=False).runs == []
+    finally:
+        recycled.kill()
+        recycled.wait()
 
 
 def test_no_running_slot_is_left_by_a_run_that_ends(repo) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -66,3 +68,33 @@ def test_a_failed_bench_command_is_said_once_and_its_gate_unmet_once(
     why = f'`{sys.executable} -c "import sys; sys.exit(3)"` exited with 3: its results are not used'
     assert gate_lines(r.out) == ["met   0001/P1#1 tests/test_a.py: 1 passed", f"UNMET 0001/P1#2 m.time_us: {why}"]
     assert r.out.count(why) == 2  # the progress line as the command ends, and the gate's verdict
+
+
+def test_verify_in_a_repository_holding_the_tracker_package_is_warning_free(repo: Callable[..., Path]) -> None:
+    """Issue 24, as in the tracker's own repository: pytest 9.2 marks the package of an editable install's plugin
+    for assertion rewriting when it finds it on sys.path (the repository root, in verify's forked pytest, which has
+    imported the tracker): every run warned "Module already imported so cannot be rewritten: tracker", an error
+    under ``filterwarnings = ["error"]`` (exit 6, nothing recorded). The non-editable install's case is
+    test_packaging's. A new process: in this one pytest has rewritten the tracker, so no warning would come."""
+    root = repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_a.py"')),
+            "tests/test_a.py": "def test_a():\n    assert 1 + 1 == 2\n",
+            "tracker/__init__.py": '"""A package named as the tracker, as in its own repository."""\n',
+            "pyproject.toml": '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n',
+            ".gitignore": IGNORE,
+        }
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRACKER_PYTEST_SPAWN"}  # the forked pytest
+    cmd = [
+        sys.executable,
+        "-m",
+        "tracker",
+        "verify",
+        "--root",
+        str(root),
+    ]  # run from elsewhere: root/tracker/ is not it
+    r = subprocess.run(cmd, cwd=root.parent, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "warning" not in (r.stdout + r.stderr).lower()
+    assert "met   0001/P1#1 tests/test_a.py: 1 passed\n" in r.stdout

@@ -449,12 +449,12 @@ class Recorder:
                     json.dumps(self.data, indent=1, sort_keys=True, ensure_ascii=False).removesuffix("}").rstrip()
                 )
             running = {"nodeid": where, "markers": markers if where == item.nodeid else [], "pid": os.getpid()}
-            _replace(self.path, f'{self._head},\n "running": {json.dumps(running, ensure_ascii=False)}\n}}\n')
-            self._running_where = where
-        self.slot.name(item.nodeid, markers)
             pid_start = process_identity(os.getpid())  # ~20 us, once per test file: a recycled pid is another process
             if pid_start is not None:
                 running["pid_start"] = pid_start
+            _replace(self.path, f'{self._head},\n "running": {json.dumps(running, ensure_ascii=False)}\n}}\n')
+            self._running_where = where
+        self.slot.name(item.nodeid, markers)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Any:

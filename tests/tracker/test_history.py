@@ -207,8 +207,8 @@ def test_a_run_still_in_progress_names_no_crash(tmp_path: Path) -> None:
     evidence = root / ".tracker/evidence"
     evidence.mkdir(parents=True)
     running = {"nodeid": "tests/test_seg.py::test_kernel", "markers": [], "pid": os.getpid()}  # this process: alive
-    doc = {"schema": "tracker-test-run", "version": 1, "status": "incomplete", "running": running, "gates": {}, "files": {}, "tests": [],
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())  # it started before its run: it is that run's process
+    doc = {"schema": "tracker-test-run", "version": 1, "status": "incomplete", "running": running, "gates": {}, "files": {}, "tests": [],
            "provenance": {"time": now, "host": socket.gethostname(), "commit": None, "args": ["tests"]}}  # fmt: skip
     (evidence / "live.json").write_text(json.dumps(doc))
     assert statuses(root)["0001/P1"].verdicts[0].reason == "no evidence: never run"
@@ -221,7 +221,6 @@ def test_a_run_still_in_progress_names_no_crash(tmp_path: Path) -> None:
     )
 
 
-TESTS_IN_FUZZ = ["t/a.py::x", "t/a.py::y", "t/b.py::z"]
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="process start times come from /proc (Linux)")
 def test_a_run_whose_pid_a_later_process_took_is_a_crash(tmp_path: Path) -> None:
     """A record without the process's start (an older plugin) names only a pid: a live process of that pid that
@@ -249,6 +248,7 @@ def test_a_run_whose_pid_a_later_process_took_is_a_crash(tmp_path: Path) -> None
         later.wait()
 
 
+TESTS_IN_FUZZ = ["t/a.py::x", "t/a.py::y", "t/b.py::z"]
 outcome = st.sampled_from(["passed", "failed", "skipped", "error", None])
 
 

@@ -115,7 +115,8 @@ def _select(gate: BenchGate, results: Sequence[ResultRun]) -> BenchOutcome | tup
         return BenchOutcome(False, "no benchmark evidence")
     found = [(r, c) for r in results for c in r.cases if c.metric == gate.bench and matches(c.params, gate.where)]
     if not found:
-        return BenchOutcome(False, f"no case matches {where_text} in {len(results)} result file(s)")
+        hint = _type_hint(gate, results)
+        return BenchOutcome(False, f"no case matches {where_text} in {len(results)} result file(s){hint}")
     if gate.hardware:
         want = gate.hardware.lower()
         on_hw = [(r, c) for r, c in found if want in (r.gpu or "").lower()]
@@ -134,6 +135,38 @@ def _select(gate: BenchGate, results: Sequence[ResultRun]) -> BenchOutcome | tup
         listed = "; ".join(fmt_params(c.params) for c in cases[:3])
         return BenchOutcome(False, f"{where_text} is ambiguous: {len(cases)} cases in {newest.path} ({listed})", newest)
     return newest, cases[0]
+
+
+_TYPE_NAMES = {bool: "a boolean", int: "an integer", float: "a float", str: "a string"}
+
+
+def _toml(value: Any) -> str:
+    """``value`` as a TOML literal (a where value: a boolean, a number or a string)."""
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def _reads_as(a: object, b: object) -> bool:
+    """Do ``a`` and ``b``, of different types, read as the same value (91000 and "91000", 8 and 8.0)?"""
+    if isinstance(a, str) or isinstance(b, str):
+        return str(a if not isinstance(a, bool) else _toml(a)) == str(b if not isinstance(b, bool) else _toml(b))
+    return not isinstance(a, bool) and not isinstance(b, bool) and a == b
+
+
+def _type_hint(gate: BenchGate, results: Sequence[ResultRun]) -> str:
+    """`` (ctx is an integer in the results: write ctx = 1000)`` when a ``where`` value matches no case of the metric
+    only because of its type (TOML ``"1000"`` is a string, never the integer 1000), else ''."""
+    cases = [c for r in results for c in r.cases if c.metric == gate.bench]
+    for key, want in gate.where.items():
+        if any(key in c.params and same_value(c.params[key], want) for c in cases):
+            continue
+        near = next((c.params[key] for c in cases if key in c.params and _reads_as(c.params[key], want)), None)
+        if near is not None and type(near) in _TYPE_NAMES:
+            return f" ({key} is {_TYPE_NAMES[type(near)]} in the results: write {key} = {_toml(near)})"
+    return ""
 
 
 def _baseline_case(gate: BenchGate, run: ResultRun, case: ResultCase) -> ResultCase | None:

@@ -89,12 +89,27 @@ def test_no_matching_case_and_type_exact_params(tmp_path: Path) -> None:
     gate = speedup_gate(where={**WHERE, "ctx": "91000"})
     assert evaluate(gate, [run]).summary == (
         'no case matches metric=verify_attn.time_us where impl=cuda ctx="91000" heads=8 nodes=64 batch=1 in 1 result file(s)'
+        " (ctx is an integer in the results: write ctx = 91000)"
     )
     assert not evaluate(BenchGate(bench="other.metric", at_least=1), [run]).met
     assert evaluate(BenchGate(bench=T, at_least=1), []).summary == "no benchmark evidence"
     assert (
         not matches({"x": 1}, {"x": True}) and not matches({"x": 1.0}, {"x": 1}) and matches({"x": 1, "y": 2}, {"x": 1})
     )
+
+
+def test_a_where_value_of_another_type_than_the_results_says_how_to_write_it(tmp_path: Path) -> None:
+    # issue 24: where = { ctx = "1000" } against an integer parameter said only "no case matches"
+    run = load(tmp_path, "a.json", result(grid([100.0] * 20, [300.0] * 20)))
+    for key, wrong, hint in (
+        ("heads", 8.0, "heads is an integer in the results: write heads = 8"),
+        ("impl", True, None),  # nothing in the results reads as it: no hint
+        ("batch", "1", "batch is an integer in the results: write batch = 1"),
+    ):
+        summary = evaluate(speedup_gate(where={**WHERE, key: wrong}), [run]).summary
+        assert summary.startswith("no case matches ")
+        assert summary.endswith(f" ({hint})") if hint else summary.endswith("result file(s)"), summary
+    assert matches({"x": "1"}, {"x": "1"})
 
 
 def test_newest_run_wins_even_when_older_passed(tmp_path: Path) -> None:

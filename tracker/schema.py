@@ -7,6 +7,7 @@ Only the cold path imports this module (a plan file whose content is not in the 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -174,8 +175,17 @@ def _dotted(loc: Loc) -> str:
     return ".".join(f"[{x}]" if isinstance(x, int) else x for x in loc).replace(".[", "[")
 
 
-def _problems(err: ValidationError, prefix: Loc = ()) -> list[Problem]:
-    """Each error as (location for the line lookup, message naming the key inside the block or gate)."""
+def unknown_key(key: str, known: Iterable[str] = ()) -> str:
+    """``unknown key 'titl' (did you mean 'title'?)``: the closest of the ``known`` keys, when one is close."""
+    import difflib
+
+    close = difflib.get_close_matches(key, list(known), n=1)
+    return f"unknown key '{key}'" + (f" (did you mean '{close[0]}'?)" if close else "")
+
+
+def _problems(err: ValidationError, prefix: Loc = (), known: Iterable[str] = ()) -> list[Problem]:
+    """Each error as (location for the line lookup, message naming the key inside the block or gate); an unknown
+    top-level key names the closest of the ``known`` ones."""
     out: list[Problem] = []
     for e in err.errors():
         rel = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.endswith("]")))
@@ -183,7 +193,7 @@ def _problems(err: ValidationError, prefix: Loc = ()) -> list[Problem]:
         if e["type"] == PLAN_RULE:
             msg = e["msg"]
         elif e["type"] == "extra_forbidden":
-            msg = f"unknown key '{key}'"
+            msg = unknown_key(key, known if len(rel) == 1 else ())
         elif e["type"] == "missing":
             msg = f"missing required key '{key}'"
         else:
@@ -222,7 +232,7 @@ def validate_plan(data: dict[str, Any]) -> tuple[dict[str, Any] | None, list[Pro
     try:
         block = PlanBlock.model_validate(data)
     except ValidationError as err:
-        problems = _problems(err)
+        problems = _problems(err, (), PlanBlock.model_fields)
         return _salvage(data, problems, {"id": None, "title": "", "milestone": None}), problems
     return block.model_dump(), []
 
@@ -236,12 +246,12 @@ def validate_gate(data: Any, index: int) -> tuple[Gate | None, list[Problem]]:
     if len(kinds) != 1:
         found = ", ".join(f"'{k}'" for k in kinds) or "none"
         known = {f for m in _GATE_MODELS.values() for f in m.model_fields}
-        unknown = [((*where, k), f"unknown key '{k}'") for k in data if k not in known]
+        unknown = [((*where, k), unknown_key(k, sorted(known))) for k in data if k not in known]
         return None, [(where, f"a gate needs exactly one of 'test', 'manual', 'bench' (found {found})"), *unknown]
     try:
         model = _GATE_MODELS[kinds[0]].model_validate(data)
     except ValidationError as err:
-        return None, _problems(err, where)
+        return None, _problems(err, where, _GATE_MODELS[kinds[0]].model_fields)
     fields = model.model_dump()
     gate: Gate
     if isinstance(model, TestGateModel):
@@ -267,7 +277,7 @@ def validate_phase(data: dict[str, Any]) -> tuple[dict[str, Any] | None, list[tu
     try:
         fields = PhaseBlock.model_validate(rest).model_dump(exclude={"gate"})
     except ValidationError as err:
-        problems.extend(_problems(err))
+        problems.extend(_problems(err, (), PhaseBlock.model_fields))
         fields = _salvage(rest, problems, {"id": None, "title": "", "depends": [], "paths": []})
     gates: list[tuple[int, Gate]] = []
     if not isinstance(gates_raw, list):

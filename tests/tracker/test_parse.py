@@ -114,8 +114,8 @@ def test_unknown_and_missing_keys_with_their_lines() -> None:
     text = HEAD + '```phase\nid = "P1"\ntitl = "x"\n[[gate]]\ntest = "a"\nmarkr = "gpu"\n```\n'
     assert problems_of(text) == [
         "plans/0001-x.md:5: phase P1: missing required key 'title'",
-        "plans/0001-x.md:7: phase P1: unknown key 'titl'",
-        "plans/0001-x.md:10: phase P1 gate 1: unknown key 'markr'",
+        "plans/0001-x.md:7: phase P1: unknown key 'titl' (did you mean 'title'?)",
+        "plans/0001-x.md:10: phase P1 gate 1: unknown key 'markr' (did you mean 'marker'?)",
     ]
 
 
@@ -150,7 +150,25 @@ def test_bench_gate_rules() -> None:
     assert problems_of(text) == [
         "plans/0001-x.md:8: phase P1 gate 1: exactly one of 'at_least' or 'at_most' is required",
         "plans/0001-x.md:15: phase P1 gate 2: stat: Input should be 'median', 'min', 'mean' or 'p90'",
-        "plans/0001-x.md:16: phase P1 gate 2: unknown key 'samples'",
+        "plans/0001-x.md:16: phase P1 gate 2: unknown key 'samples' (did you mean 'min_samples'?)",
+    ]
+
+
+def test_unknown_keys_name_the_closest_known_key() -> None:
+    # issue 24: no "did you mean" for a misspelt key
+    plan = '```plan\nid = "0001"\ntitel = "X"\nmilestne = "m"\n```\n'
+    gates = '[[gate]]\ntset = "tests/t.py"\n[[gate]]\nmanual = "ok"\nby = "me"\n[[gate]]\nbench = "m"\nat_lest = 1\n'
+    text = plan + f'```phase\nid = "P1"\ntitle = "t"\ndepend = ["P0"]\npath = ["a/"]\n{gates}```\n'
+    assert problems_of(text) == [
+        "plans/0001-x.md:1: plan: missing required key 'title'",
+        "plans/0001-x.md:3: plan: unknown key 'titel' (did you mean 'title'?)",
+        "plans/0001-x.md:4: plan: unknown key 'milestne' (did you mean 'milestone'?)",
+        "plans/0001-x.md:9: phase P1: unknown key 'depend' (did you mean 'depends'?)",
+        "plans/0001-x.md:10: phase P1: unknown key 'path' (did you mean 'paths'?)",
+        "plans/0001-x.md:11: phase P1 gate 1: a gate needs exactly one of 'test', 'manual', 'bench' (found none)",
+        "plans/0001-x.md:12: phase P1 gate 1: unknown key 'tset' (did you mean 'test'?)",
+        "plans/0001-x.md:15: phase P1 gate 2: unknown key 'by'",
+        "plans/0001-x.md:18: phase P1 gate 3: unknown key 'at_lest' (did you mean 'at_least'?)",
     ]
 
 
@@ -181,7 +199,7 @@ def test_a_plan_with_problems_keeps_what_validated() -> None:
         "plans/0001-x.md:4: plan: unknown key 'owner'",
         "plans/0001-x.md:6: phase P1: missing required key 'title'",
         "plans/0001-x.md:9: phase P1: depends[1]: String should match pattern '^([0-9]{4}/)?[A-Za-z][A-Za-z0-9_.-]*$'",
-        "plans/0001-x.md:8: phase P1: unknown key 'titl'",
+        "plans/0001-x.md:8: phase P1: unknown key 'titl' (did you mean 'title'?)",
     ]
     assert plan is not None and (plan.id, plan.title) == ("0001", "X")
     [p1] = plan.phases

@@ -334,10 +334,17 @@ def _visible(text: str, limit: int) -> str:
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
+def escape_markup(text: str) -> str:
+    """``text`` with every character that has a meaning inline in Markdown escaped: it can neither end a table cell,
+    nor become HTML, an entity, a link, an image, code or emphasis. The one definition: the doc tables' cells and
+    the Markdown report's ``|md`` (:func:`tracker.templating.md`) both escape by it."""
+    return _MARKUP.sub(lambda m: "&#92;" if m.group(0) == "\\" else "\\" + m.group(0), text)
+
+
 def cell_text(text: str, limit: int = MAX_CELL) -> str:
     """``text`` as inert Markdown on one line, fit for a table cell: it can neither end the cell, nor start a line,
     nor become HTML, an entity, a link, code or emphasis."""
-    return _MARKUP.sub(lambda m: "&#92;" if m.group(0) == "\\" else "\\" + m.group(0), _visible(text, limit))
+    return escape_markup(_visible(text, limit))
 
 
 def code_text(text: str) -> str:

@@ -62,11 +62,9 @@ _WATCH_INTERVAL = 0.02
 # Characters that end a Markdown table row or a line: each becomes a space in a cell.
 _LINE_BREAKS = re.compile("\r\n|[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
-_MD_ESCAPES = {"&": "&amp;", "<": "&lt;", "|": "\\|", "\\": "\\\\"}
-# What could start markup in CommonMark text: a tag, comment, declaration or autolink (``<`` then a letter, ``/``,
-# ``!`` or ``?``), an entity (``&`` then a letter or ``#``); and what could end a table cell early: ``|``, and a
-# backslash (GFM reads a backslash and the character after it as one, so a literal one before ``|`` hides its escape).
-_MD_SPECIAL = re.compile("<(?=[A-Za-z/!?])|&(?=[A-Za-z#])|[|\\\\]")
+# A code span: a backtick run, then text (not empty), then a run of exactly as many backticks (CommonMark's rule);
+# :func:`md` keeps one, the HTML report draws one as ``<code>``.
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 
 
 class TemplateError(FileError):
@@ -96,13 +94,23 @@ def packaged_dir() -> Path:
 
 
 def md(value: object) -> str:
-    """``value`` as text for a Markdown table cell or line: one line (line breaks become spaces, control characters
-    dropped), ``|`` escaped, and no raw HTML: a ``<`` that could open a tag, comment or autolink and an ``&`` that
-    could start an entity become entities, a leading ``>`` (a quote) too. Other ``<`` and ``>`` stay readable
-    (``1.04× < 1.10×``)."""
+    """``value`` as inert text for a Markdown table cell or line: one line (line breaks become spaces, control
+    characters dropped), every character with an inline meaning escaped as the doc tables escape theirs
+    (:func:`tracker.doc_tables.escape_markup`): no raw HTML, entity, link, image (a tracking pixel in any viewer),
+    code span, emphasis or early end of a table cell; a leading ``>`` is no quote. A viewer shows the text as given."""
+    from tracker.doc_tables import escape_markup
+
     text = _CONTROL.sub("", _LINE_BREAKS.sub(" ", str(value)))
-    text = _MD_SPECIAL.sub(lambda m: _MD_ESCAPES[m.group(0)[0]] + m.group(0)[1:], text)
-    return "&gt;" + text[1:] if text.startswith(">") else text
+    out: list[str] = []
+    done = 0
+    for m in CODE_SPAN.finditer(text):  # a code span stays one (its text is literal): ``bench `attn.time_us` ...``
+        span = m.group(0)
+        out += [
+            escape_markup(text[done : m.start()]),
+            escape_markup(span) if "\\|" in span else span.replace("|", "\\|"),
+        ]
+        done = m.end()
+    return "".join([*out, escape_markup(text[done:])])
 
 
 def md_code(value: object) -> str:

@@ -33,6 +33,7 @@ from tracker.errors import FileError, TrackerError, UsageError, exit_code_for
 
 GOLDEN = Path(__file__).parent / "golden"
 REGEN = os.environ.get("TRACKER_REGEN_GOLDEN") == "1"
+UNESCAPED_TAG = re.compile(r"(?<!\\)<(?:script|/table)", re.IGNORECASE)
 HOSTILE = "<script>alert(1)</script> {{ 7*7 }} {% if true %}IF{% endif %} </table> | `x` &amp; [a](http://e.x)"
 
 
@@ -300,11 +301,11 @@ def hostile_repo(root: Path, title: str, prose: str = HOSTILE) -> Path:
 
 
 def assert_inert_markdown(text: str) -> None:
-    assert "<script" not in text.lower() and "</table" not in text.lower()
+    assert not UNESCAPED_TAG.search(text)  # a < of the text is escaped (\<), as in the doc tables
     assert "49" not in re.sub(r"\d{4}-\d\d-\d\dT[\d:]+Z|[0-9a-f]{7,}|\d+\.\d+|20\d\d\d\d\d\dT\d+Z", "", text) or (
-        "{{ 7*7 }}" in text
+        "{{ 7\\*7 }}" in text
     )
-    assert "{{ 7*7 }}" in text and "IF{% endif %}" in text  # written as given, never evaluated
+    assert "{{ 7\\*7 }}" in text and "IF{% endif %}" in text  # written as given (its * escaped), never evaluated
     for line in text.splitlines():
         if line.startswith("|") and "Verify kernel" not in line and "script" in line:
             # a table row keeps its columns: a hostile | is escaped
@@ -319,6 +320,29 @@ def test_hostile_plan_text_is_inert_in_markdown_and_html(own_repo: Path) -> None
     assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "{{ 7*7 }}" in html.unescape(page) and "IF{% endif %}" in html.unescape(page)
     assert page.lower().count("<script") == page.lower().count("</script>")  # only the template's own, if any
+
+
+LIVE_MARKDOWN = "![p](http://e.x/pixel.png) [click](http://e.x) <http://e.x/a> *em* `c` ~~s~~ $m$ \\[x](y)"
+
+
+def test_links_and_images_in_plan_text_are_inert_in_markdown(own_repo: Path) -> None:
+    """A Markdown link or image in a title, a phase title, a manual gate's text (a tracking pixel in any viewer)
+    is text in the Markdown report, as in the doc tables (tracker.doc_tables.escape_markup, one definition)."""
+    from markdown_it import MarkdownIt
+
+    hostile_repo(own_repo, LIVE_MARKDOWN)
+    engine = own_repo / "plans/0002-engine.md"
+    engine.write_text(
+        engine.read_text(encoding="utf-8").replace('"lead reviewed the engine\'s API"', json.dumps(LIVE_MARKDOWN)),
+        encoding="utf-8",
+    )
+    text = text_of(own_repo)
+    assert text.count("click") >= 3  # plan title, phase title, manual gate
+    tokens = MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(text)
+    inline = [c for t in tokens if t.children for c in t.children]
+    live = [c for c in inline if c.type in {"link_open", "image", "html_inline", "em_open", "s_open"}]
+    assert live == [], [(c.type, c.attrs) for c in live]
+    assert "http://e.x/pixel.png" in text  # still readable as text
 
 
 class _Page(HTMLParser):
@@ -348,7 +372,7 @@ def test_control_characters_in_plan_text_never_reach_the_report(own_repo: Path) 
     assert not CONTROLS.search(md) and "\u2028" not in md
     rows = [line for line in md.splitlines() if line.startswith("| 0001 |")]
     assert rows == [  # line breaks became spaces, the other control characters are gone
-        "| 0001 | red[31m alarm nul del nel  ls  cr  lf  end | 3 | 1 regressed, 1 blocked, 1 done |"
+        "| 0001 | red\\[31m alarm nul del nel  ls  cr  lf  end | 3 | 1 regressed, 1 blocked, 1 done |"
     ]
     page = text_of(own_repo, fmt="html")
     assert not CONTROLS.search(page)
@@ -378,7 +402,7 @@ def test_any_title_stays_one_cell_and_never_markup(
     assert len(rows) == 1  # the summary table's row of plan 0001
     cells = re.split(r"(?<!\\)\|", rows[0].strip())[1:-1]
     assert len(cells) == 4, rows[0]  # Plan, Title, Phases, Statuses: the title did not add a column
-    assert "<script" not in md.lower() and "49" not in rows[0] and not CONTROLS.search(md)
+    assert not UNESCAPED_TAG.search(md) and "49" not in rows[0] and not CONTROLS.search(md)
     page = _Page(text_of(root, fmt="html"))
     # No element came from the title: the same tags as the page of a plain title, code spans (`x`) aside.
     assert [t for t in page.tags if t != "code"] == [t for t in plain_page.tags if t != "code"]

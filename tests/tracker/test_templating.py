@@ -212,3 +212,47 @@ def _text(root: Path) -> str:
     buf = io.StringIO()
     assert report.run(root, out=buf) == 0
     return buf.getvalue()
+
+
+# --- |md: plan text in the Markdown report ---------------------------------------------------------------------------
+
+_MD_TEXT = st.text(st.characters(codec="utf-8"), max_size=40) | st.lists(
+    st.sampled_from(
+        [
+            "![p](http://e.x/p.png)",
+            "[l](http://e.x)",
+            "<http://e.x>",
+            "<b>",
+            "&amp;",
+            "*e*",
+            "_u_",
+            "`c`",
+            "``",
+            "|",
+            "\\",
+            "\\|",
+            "~~s~~",
+            "$m$",
+            ">",
+            "\n",
+            "x",
+            " ",
+        ]
+    ),
+    max_size=8,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_MD_TEXT)
+def test_md_text_is_inert_and_stays_one_cell(text: str) -> None:
+    from markdown_it import MarkdownIt
+
+    cell = templating.md(text)
+    tokens = (
+        MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(f"| a | b |\n| --- | --- |\n| x | {cell} |\n")
+    )
+    kinds = [t.type for t in tokens]
+    assert kinds.count("td_open") == 2, (text, cell)  # the row keeps its two cells
+    inline = {c.type for t in tokens if t.children for c in t.children}
+    assert not {"link_open", "image", "html_inline", "em_open", "strong_open", "s_open"} & inline, (text, cell)

@@ -49,8 +49,6 @@ _SLUG_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # they came from (plan text, a commit subject, a machine name), as |md drops them from Markdown cells; in HTML
 # they are parse errors, in a terminal escape sequences.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
-# A code span: a backtick run, then text (not empty), then a run of exactly as many backticks.
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _CHARTS = re.compile(r"<!-- tracker:charts -->.*?<!-- /tracker:charts -->", re.DOTALL)
 CHARTS_NOTE = "Charts need matplotlib, which is not installed here: pip install 'plan-tracker[report]'."
 
@@ -255,10 +253,12 @@ def _code_spans(text: object) -> Markup:
     nothing (``````), stays as the backticks it is."""
     from markupsafe import Markup, escape
 
+    from tracker.templating import CODE_SPAN
+
     source = str(text)
     out: list[Markup] = []
     done = 0
-    for m in _CODE_SPAN.finditer(source):
+    for m in CODE_SPAN.finditer(source):
         out += [escape(source[done : m.start()]), Markup("<code>%s</code>") % m.group(2)]
         done = m.end()
     return Markup("").join([*out, escape(source[done:])])

@@ -53,16 +53,26 @@ def repo(tmp_path: Path) -> Callable[..., Path]:
 
 @pytest.fixture
 def cli(capfd: pytest.CaptureFixture[str]) -> Callable[..., Result]:
-    """Run the real ``tracker`` CLI (typer app + exit-code mapping) in process, on a repo root."""
+    """Run the real ``tracker`` CLI (typer app + exit-code mapping) in process, on a repo root. ``status`` lines
+    are cut to ``COLUMNS`` (100 where stdout is no terminal): unless a test sets ``COLUMNS`` (``""`` for the
+    default), the CLI runs with ``COLUMNS=1000`` here, so the tests of what a line says see all of it."""
+    import os
+
     from tracker.cli import main
 
     def run(root: Path, *args: str) -> Result:
         capfd.readouterr()
+        wide = "COLUMNS" not in os.environ
+        if wide:
+            os.environ["COLUMNS"] = "1000"
         try:
             main(["--root", str(root), *args])
             code = 0
         except SystemExit as exc:
             code = int(exc.code or 0)
+        finally:
+            if wide:
+                del os.environ["COLUMNS"]
         out, err = capfd.readouterr()
         return Result(code, out, err)
 

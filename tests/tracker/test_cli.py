@@ -160,6 +160,7 @@ def test_status_shows_the_machines_each_phase_s_verdicts_came_from(good, cli, tm
     assert cli(good, "status").out.splitlines()[1:] == [
         f"  P1  done           2/2  Phase P1  [ci2, {socket.gethostname()}]",
         "  P2  done           1/1  Phase P2  [ci2]",
+        "2 done of 2 phases",
     ]
 
 

@@ -102,7 +102,10 @@ def test_status_shows_the_valid_plans_and_a_line_per_invalid_file(mixed, cli) ->
     r = cli(mixed, "status")
     lines = r.out.splitlines()
     assert r.code == 2 and lines[0] == HEAD_1 and HEAD_2 in lines
-    assert lines[-1] == "0003  invalid plan file (plans/0003-broken.md): 1 problem(s), see `tracker lint`"
+    assert lines[-2:] == [
+        "0003  invalid plan file (plans/0003-broken.md): 1 problem(s), see `tracker lint`",
+        "1 blocked, 2 planned of 3 phases; 1 invalid plan file",
+    ]
     assert r.err == (
         "plans/0003-broken.md:8: phase P1: missing required key 'title'\n"
         "tracker: error: 1 problem(s) in plan files (see `tracker lint`)\n"
@@ -136,7 +139,7 @@ def test_an_unreadable_plan_file_is_a_line_and_exit_8_with_the_other_problems_sa
     r = cli(mixed, "status")
     assert (
         r.code == 8
-        and r.out.splitlines()[-1] == "?  invalid plan file (plans/0004-latin1.md): 1 problem(s), see `tracker lint`"
+        and r.out.splitlines()[-2] == "?  invalid plan file (plans/0004-latin1.md): 1 problem(s), see `tracker lint`"
     )
     assert HEAD_1 in r.out and HEAD_2 in r.out
     assert r.err == (

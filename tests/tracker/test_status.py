@@ -443,3 +443,42 @@ def test_status_lines_fit_the_width_and_end_with_the_totals(repo, cli, monkeypat
     lines = cli(root, "status").out.splitlines()
     assert lines[4].endswith("— blocked by 0001/P2, 0001/P3") and LONG.strip() in lines[4], lines[4]
     assert cli(root, "status", "1").out.splitlines()[-1].startswith("  P4  blocked")  # totals of all plans only
+
+
+@pytest.mark.parametrize("gate", ["tests/test_link.py", "tests/ext/", "tests/ext/test_x.py::test_x"])
+def test_a_test_path_that_leaves_the_repository_through_a_symlink_meets_no_gate(
+    repo, cli, tmp_path: Path, gate: str
+) -> None:
+    """Issue 24 FP3: lint refused such a gate, but status said nothing (exit 0), verify ran the outside file and
+    marked the phase done, and editing the outside test never made it stale. One rule (lint's) for all three."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "test_x.py").write_text("def test_x():\n    pass\n")
+    files = {
+        "plans/0001-demo.md": plan_text(
+            phases=phase("P1", f'test = "{gate}"') + phase("P2", 'test = "tests/test_alias.py"')
+        ),
+        "tests/real.py": "def test_real():\n    pass\n",
+    }
+    root = repo(files, commit=False)
+    (root / "tests/test_link.py").symlink_to(outside / "test_x.py")
+    (root / "tests/ext").symlink_to(outside)
+    (root / "tests/test_alias.py").symlink_to("real.py")  # a link inside the repository is fine
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "links")
+    linked = gate.split("::")[0].rstrip("/")
+    why = f"test path '{linked}' resolves to {(root / linked).resolve()}, outside the repository"
+    lint = cli(root, "lint")
+    assert lint.code == 2 and f"plans/0001-demo.md:11: phase P1 gate 1: {why}" in lint.out, lint.out
+    r = cli(root, "verify", "0001/P1")
+    assert r.code == 2 and r.out == "", r.out
+    assert f"plans/0001-demo.md:11: phase P1 gate 1: {why}" in r.err, r.err
+    assert not list((root / ".tracker/evidence").glob("*.json"))  # nothing ran
+    # Evidence that ran the outside file (a plain run) meets nothing: status says why.
+    plain_pytest(root, linked, "--tracker-record")
+    doc = json.loads(cli(root, "status", "--json").out)
+    p1 = doc["plans"][0]["phases"][0]
+    assert p1["status"] == "planned" and p1["gates"][0]["met"] is False, p1
+    assert p1["gates"][0]["reason"].startswith(why), p1["gates"][0]["reason"]
+    assert why in cli(root, "status").out
+    assert cli(root, "verify", "0001/P2").code == 0  # the link inside the repository runs and meets its gate

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
@@ -80,9 +81,10 @@ def table(
     color: bool,
     recorded: dict[str, str] | None = None,
     width: int | None = None,
+    columns: int | None = None,
 ) -> str:
     """The compact plain-text table: one line per plan, one per phase (status, gates met, the
-    machines its verdicts came from, note).
+    machines its verdicts came from, note); with ``columns``, each line cut to that many characters (:func:`_fit`).
 
     ``recorded``: the status each phase's plan-file region shows; a difference is what changed
     since the last ``tracker update`` and is called out ("was done").
@@ -91,7 +93,7 @@ def table(
     lines = []
     width = _width(plans) if width is None else width
     for plan in plans:
-        lines.append(f"{plan.id}  {plan.title}  ({plan.path})")
+        lines.append(_fit(f"{plan.id}  ", plan.title, f"  ({plan.path})", columns))
         for ph in plan.phases:
             st = statuses[f"{plan.id}/{ph.id}"]
             shaky = dependencies_not_done(plan, ph, statuses) if st.status in ON_OWN_GATES else []
@@ -105,12 +107,59 @@ def table(
             was = recorded.get(f"{plan.id}/{ph.id}")
             if was is not None and was != st.status.value:
                 note = f"was {was} in the plan file; " + note if note else f"was {was} in the plan file"
-            lines.append(
-                f"  {ph.id:<{width}}  {word}  {st.met_count:>5}  {ph.title}"
-                + (f"  [{machines}]" if machines else "")
-                + (f"  — {note}" if note else "")
-            )
+            head = f"  {ph.id:<{width}}  {word}  {st.met_count:>5}  "
+            tail = (f"  [{machines}]" if machines else "") + (f"  — {note}" if note else "")
+            lines.append(_fit(head, ph.title, tail, columns, len(head) - (len(word) - 11 if color else 0)))
     return "\n".join(lines)
+
+
+MIN_TITLE = 16  # what _fit leaves of a title at least, before it cuts the reason to nothing
+
+
+def _fit(head: str, title: str, tail: str, columns: int | None, shown: int | None = None) -> str:
+    """``head + title + tail`` in ``columns`` characters: the tail (machines, the reason) cut first, down to what
+    leaves the title two fifths of the room (at least :data:`MIN_TITLE` characters), then the title, each cut marked
+    with an ellipsis; ``head`` (the id, the status word, the counts) is never cut. ``shown``: the characters of
+    ``head`` a terminal shows (its colour codes take none)."""
+    room = None if columns is None else columns - (len(head) if shown is None else shown)
+    if room is None or len(title) + len(tail) <= room:
+        return head + title + tail
+    keep = max(room - min(len(title), max(MIN_TITLE, room * 2 // 5)), 0)  # for the tail
+    tail = tail if len(tail) <= keep else (tail[: keep - 1] + "…" if keep > 3 else "")
+    room -= len(tail)
+    title = title if len(title) <= room else (title[: max(room - 1, 0)] + "…" if room > 0 else "")
+    return head + title + tail
+
+
+def totals(plans: list[Plan], statuses: dict[str, PhaseStatus], invalid: int = 0) -> str:
+    """``12 done, 3 stale, 2 blocked of 40 phases``: how many phases of ``plans`` have each status (those
+    that some have, in the order of :data:`TOTALS_ORDER`), then the invalid plan files shown, if any."""
+    counts = Counter(statuses[f"{p.id}/{ph.id}"].status for p in plans for ph in p.phases)
+    told = ", ".join(f"{counts[s]} {s.value}" for s in TOTALS_ORDER if counts[s])
+    n = sum(counts.values())
+    text = f"{told} of {n} phase{'' if n == 1 else 's'}" if told else "no phases"
+    return text + (f"; {invalid} invalid plan file{'' if invalid == 1 else 's'}" if invalid else "")
+
+
+TOTALS_ORDER = (Status.DONE, Status.REGRESSED, Status.STALE, Status.IN_PROGRESS, Status.BLOCKED, Status.PLANNED)
+
+
+def columns(out: TextIO) -> int:
+    """How wide a status line may be: ``COLUMNS`` when it is a number, else the terminal's width where ``out`` is
+    one, else :data:`DEFAULT_COLUMNS`; never under :data:`MIN_COLUMNS`."""
+    env = os.environ.get("COLUMNS", "")
+    if env.isascii() and env.isdigit() and int(env) > 0:
+        return max(int(env), MIN_COLUMNS)
+    try:
+        if out.isatty():
+            return max(os.get_terminal_size(out.fileno()).columns, MIN_COLUMNS)
+    except (ValueError, OSError):  # a closed or odd stream is no terminal
+        pass
+    return DEFAULT_COLUMNS
+
+
+DEFAULT_COLUMNS = 100  # a pipe, a file: no terminal to measure
+MIN_COLUMNS = 40
 
 
 def invalid_line(invalid: InvalidPlan) -> str:
@@ -189,7 +238,8 @@ def _status(root: Path, plan: str | None, as_json: bool, out: TextIO, color: str
     elif not plans and not invalid:
         out.write(f"no plans yet: add plans/NNNN-slug.md (tracker new TITLE) under {root}\n")
     else:
-        out.write(_text(plans, statuses, invalid, use_color(out, color), recorded) + "\n")
+        text = _text(plans, statuses, invalid, use_color(out, color), recorded, columns(out))
+        out.write(text + "\n" + (totals(plans, statuses, len(invalid)) + "\n" if plan is None and plans else ""))
     err = _error(plan_set, invalid)
     if err is not None:
         raise err
@@ -202,10 +252,12 @@ def _text(
     invalid: list[InvalidPlan],
     color: bool,
     recorded: dict[str, str],
+    columns: int | None = None,
 ) -> str:
-    """The table of the valid plans with a line for each invalid plan file, in file order."""
+    """The table of the valid plans with a line for each invalid plan file, in file order; each line cut to
+    ``columns`` characters (:func:`_fit`)."""
     width = _width(plans)  # once: per plan it made a status of 1,000 plans quadratic (0.9 s of 1.6)
-    blocks = [(p.path, table([p], statuses, color, recorded, width=width)) for p in plans]
+    blocks = [(p.path, table([p], statuses, color, recorded, width=width, columns=columns)) for p in plans]
     blocks += [(i.path, invalid_line(i)) for i in invalid]
     return "\n".join(text for _, text in sorted(blocks, key=lambda b: b[0]))
 

@@ -401,26 +401,34 @@ def write_file(path: Path, data: bytes, *, root: Path | None = None) -> None:
     FIFO, a device, a socket, a directory) is refused, nothing written. With ``root``, a path named inside the
     repository must resolve inside it (:func:`check_inside`: the readers' rule, ``plans/reports`` linked out).
     FileError ``path: reason``."""
-    import stat
-
     if root is not None and Path(os.path.abspath(path)).is_relative_to(os.path.abspath(root)):
         try:
             check_inside(root, path)
         except OSError as err:
             raise FileError(f"{path}: cannot write: {err.strerror or err}") from None
-    target = Path(os.path.realpath(path))
-    try:
-        mode: int | None = os.stat(target).st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as err:
-        raise FileError(f"{path}: cannot write: {err.strerror or err}") from None
-    if mode is not None and not stat.S_ISREG(mode):
-        raise FileError(f"{path}: refused: not a regular file ({_file_kind(mode)})")
+    target, _ = destination(path)
     try:
         atomic_write(target, data)
     except OSError as err:
         raise FileError(f"{path}: cannot write: {err.strerror or err}") from None
+
+
+def destination(path: Path) -> tuple[Path, bool]:
+    """Where :func:`write_file` writes for ``path`` (its symlinks resolved), and whether a file is there now;
+    FileError (``path: refused: not a regular file (a FIFO)``) for one that is not a regular file, which a read
+    would block on and a write must not replace."""
+    import stat
+
+    target = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target, False
+    except OSError as err:
+        raise FileError(f"{path}: cannot write: {err.strerror or err}") from None
+    if not stat.S_ISREG(mode):
+        raise FileError(f"{path}: refused: not a regular file ({_file_kind(mode)})")
+    return target, True
 
 
 def resolved_inside(path: Path, root: Path | None = None) -> Path:

@@ -390,7 +390,11 @@ def test_write_refuses_a_file_that_is_not_regular_and_writes_through_a_link(fixt
     os.mkfifo(fifo)
     command = [sys.executable, "-m", "tracker", "--root", str(fixture), "summary", "--write"]
     done = subprocess.run([*command, str(fifo)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 8 and f"{fifo}: not a regular file" in done.stderr and "Traceback" not in done.stderr
+    assert (
+        done.returncode == 8
+        and f"{fifo}: refused: not a regular file (a FIFO)" in done.stderr
+        and "Traceback" not in done.stderr
+    )
     assert fifo.is_fifo()
     target = tmp_path / "msg.txt"
     target.write_text("engine: warm-up\n")

@@ -135,23 +135,15 @@ def _evidence_files(root: Path) -> set[str]:
 
 
 def _write(root: Path, path: Path, summary: Summary) -> None:
-    """Merge the summary into the message file ``path`` (created when missing), atomically."""
-    import stat
-
-    from tracker.contract import atomic_write
+    """Merge the summary into the message file ``path`` (created when missing), atomically: through a symlink (the
+    link stays, its file gets the text), a FIFO refused (a read would block forever), as ``report --out`` writes
+    (:func:`tracker.fileio.write_file`, one rule)."""
+    from tracker.fileio import destination, write_file
     from tracker.gitlog import comment_char, message_comment_char
 
-    given, path = path, Path(os.path.realpath(path))  # through a symlink: the link stays, its file gets the text
+    given, (path, exists) = path, destination(path)
     try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as err:
-        raise FileError(f"{given}: cannot read: {err.strerror or err}") from None
-    if mode is not None and not stat.S_ISREG(mode):  # a FIFO would block the read forever
-        raise FileError(f"{given}: not a regular file")
-    try:
-        existing = path.read_bytes().decode("utf-8", "surrogateescape") if mode is not None else ""
+        existing = path.read_bytes().decode("utf-8", "surrogateescape") if exists else ""
     except OSError as err:
         raise FileError(f"{given}: cannot read: {err.strerror or err}") from None
     # git opens no editor after the hook when it runs it with GIT_EDITOR=: (-m, -F, --no-edit); whether it strips
@@ -159,12 +151,9 @@ def _write(root: Path, path: Path, summary: Summary) -> None:
     editor = os.environ.get("GIT_EDITOR") != ":"
     strip = comment_char(root, existing, block=editor)
     text = merge(existing, summary, message_comment_char(root, existing), strip=strip, editor=editor)
-    if text == existing and mode is not None:
+    if text == existing and exists:
         return
-    try:
-        atomic_write(path, text.encode("utf-8", "surrogateescape"))
-    except OSError as err:
-        raise FileError(f"{given}: cannot write: {err.strerror or err}") from None
+    write_file(given, text.encode("utf-8", "surrogateescape"))
 
 
 _TRAILER_LINE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*\s*:")

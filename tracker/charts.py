@@ -1,6 +1,7 @@
 """Charts for the HTML report, as SVG text to inline into the page, drawn with matplotlib.
 
-matplotlib is the optional extra ``report`` (``pip install 'plan-tracker[report]'``): nothing here imports it
+matplotlib is the optional extra ``report`` (``pip install '.[report]'`` in a checkout, or ``pip install
+'matplotlib>=3.8'``; plan-tracker is not on the package index): nothing here imports it
 at module import, :func:`available` only asks whether it could be imported, and :func:`render_svg` imports it
 when a chart is drawn. Without it the report renders its tables and a one-line note instead of each chart.
 
@@ -203,7 +204,7 @@ def _import_matplotlib() -> Any:
     except ImportError as err:
         raise ChartsUnavailable(
             f"charts need matplotlib, which is not importable in this Python ({err}); "
-            "install the `report` extra: pip install 'plan-tracker[report]'"
+            "install it: pip install 'matplotlib>=3.8' (or pip install '/path/to/the/tracker/checkout[report]')"
         ) from None
     return matplotlib
 

@@ -141,7 +141,7 @@ def test_without_matplotlib_available_is_false_and_render_says_install_the_extra
     first, second = run.stdout.splitlines()
     assert first == "False"
     assert second.startswith("9 charts need matplotlib")
-    assert "pip install 'plan-tracker[report]'" in second
+    assert "pip install 'matplotlib>=3.8'" in second and "plan-tracker[" not in second  # not on the package index
 
 
 def test_importing_charts_and_asking_available_does_not_import_matplotlib() -> None:
@@ -428,3 +428,18 @@ def test_any_numbers_give_a_chart_never_a_crash(chart: Chart) -> None:
 @given(hostile_charts())
 def test_any_numbers_give_a_chart_never_a_crash_deep(chart: Chart) -> None:
     hostile_numbers_check(chart)
+
+
+def test_no_message_installs_plan_tracker_from_the_package_index() -> None:
+    """plan-tracker is not on the package index: `pip install 'plan-tracker[report]'` fails for every user. What the
+    tracker prints (and its docs) name what works: matplotlib itself, or a path to a checkout with the extra."""
+    import re
+
+    from tracker.commands.report import CHARTS_NOTE
+
+    wrong = re.compile(r"pip install\s+['\"]?plan-tracker\b")
+    files = [*REPO.glob("tracker/**/*.py"), *REPO.glob("templates/*"), REPO / "README.md", *REPO.glob("docs/*.md")]
+    hits = [f"{p.relative_to(REPO)}:{n}" for p in files if p.is_file()
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if wrong.search(line)]  # fmt: skip
+    assert hits == []
+    assert "pip install 'matplotlib>=3.8'" in CHARTS_NOTE and "[report]" in CHARTS_NOTE

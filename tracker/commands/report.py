@@ -50,7 +50,11 @@ _SLUG_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # they are parse errors, in a terminal escape sequences.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 _CHARTS = re.compile(r"<!-- tracker:charts -->.*?<!-- /tracker:charts -->", re.DOTALL)
-CHARTS_NOTE = "Charts need matplotlib, which is not installed here: pip install 'plan-tracker[report]'."
+# plan-tracker is not on the package index: name what installs (matplotlib itself, or the checkout's extra).
+CHARTS_NOTE = (
+    "Charts need matplotlib, which is not installed here: pip install 'matplotlib>=3.8' "
+    "(or pip install '/path/to/the/tracker/checkout[report]')."
+)
 
 
 def run(

@@ -535,3 +535,13 @@ def test_phase_ids_ignore_case_and_a_bare_phase_id_names_the_one_plan_with_it(re
         ), command
     r = cli(root, "update", "--check", "q3")
     assert r.code in (0, 1) and "error" not in r.err
+
+
+def test_new_refuses_a_plans_folder_linked_out_of_the_repository(repo, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = repo({"README.md": "x\n"})
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (root / "plans").symlink_to(outside)  # a plan file there would be refused by every reader
+    result = cli(root, "new", "Parser rewrite")
+    assert result.code == 8 and "outside the repository" in result.err and "Traceback" not in result.err, result.err
+    assert list(outside.iterdir()) == []

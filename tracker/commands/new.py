@@ -112,6 +112,9 @@ def run(root: Path, title: str, out: TextIO | None = None) -> int:
     text = render(template_path().read_text(encoding="utf-8"), plan_id, title)
     if path.exists():
         raise FileError(f"{path}: already exists")
-    atomic_write(path, text.encode("utf-8"))
+    try:
+        atomic_write(path, text.encode("utf-8"), root=root)  # plans/ linked out: readers would refuse the file
+    except OSError as err:
+        raise FileError(f"{path}: cannot write: {err.strerror or err}") from None
     out.write(f"created {path.relative_to(root).as_posix()}\n")
     return 0

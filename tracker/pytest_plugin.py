@@ -43,7 +43,7 @@ from typing import Any
 
 import pytest
 
-from tracker.contract import atomic_write, evidence_name, process_identity, running_file, utc_now
+from tracker.contract import atomic_write, check_inside, evidence_name, process_identity, running_file, utc_now
 from tracker.dirty import commit_state
 from tracker.fingerprint import tree_file_ids
 from tracker.selection import marker_matches, normalize_arg, selects
@@ -359,6 +359,11 @@ class Recorder:
                 "the test paths, or name the folder with --tracker-record=DIR"
             )
         self.path = Path(where) / (config.getoption("tracker_file") or evidence_name("pytest"))
+        if not given:  # the store linked out of the repository: every reader would refuse what is written there
+            try:
+                check_inside(self.root, self.path.parent)
+            except OSError as err:
+                raise pytest.UsageError(f"--tracker-record: {self.path.parent}: {err.strerror or err}") from None
         gates_file = config.getoption("tracker_gates")
         self.gates: dict[str, str] = json.loads(Path(gates_file).read_text()) if gates_file else {}
         self.tests: dict[str, dict[str, Any]] = {}

@@ -574,3 +574,17 @@ def test_the_repository_s_own_addopts_never_count_as_narrowing(repo) -> None:
     clear(root)
     _, data = run_pytest(root, "tests", "--tracker-record", env={"PYTEST_ADDOPTS": "--ignore=tests/test_s.py"})
     assert data["provenance"]["narrowed"] == "--ignore" and data["provenance"]["args"] is None
+
+
+def test_an_evidence_store_linked_out_of_the_repository_is_a_usage_error(repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`.tracker` linked out of the repository: its evidence would be refused by every reader, so the plugin writes
+    none there; pytest said INTERNALERROR with a traceback at the end of the run, it is a usage error (exit 4) first."""
+    root = repo({"tests/test_o.py": "def test_ok(): pass\n"})
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (root / ".tracker").symlink_to(outside)
+    cmd = [*pytest_command(), "-q", "-p", "no:cacheprovider", f"--rootdir={root}", "tests", "--tracker-record"]
+    proc = subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, text=True)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "outside the repository" in proc.stderr and "INTERNALERROR" not in proc.stdout + proc.stderr
+    assert list(outside.iterdir()) == []

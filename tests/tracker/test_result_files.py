@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -336,3 +337,41 @@ def test_result_new_refuses_a_results_folder_linked_out_of_the_repository(repo, 
             "--sample", "3.0", "--measure", "src/*.py")  # fmt: skip
     assert r.code == 8 and "outside the repository" in r.err and "Traceback" not in r.err, r.err
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("option", "args"),
+    [
+        ("BENCHMARK", [b"lat\xff"]),
+        ("--metric", [b"lat", b"--metric", b"m\xff"]),
+        ("--unit", [b"lat", b"--unit", b"m\xffs"]),
+        ("--direction", [b"lat", b"--direction", b"lower\xff"]),
+        ("--param", [b"lat", b"--param", b"k=\xff"]),
+        ("--gpu", [b"lat", b"--gpu", b"\xff"]),
+        ("--command", [b"lat", b"--command", b"run \xff"]),
+    ],
+)
+def test_result_new_text_that_is_not_utf8_is_a_usage_error_naming_its_option(
+    repo,  # type: ignore[no-untyped-def]
+    option: str,
+    args: list[bytes],
+) -> None:
+    """A command line's bytes that are not UTF-8 cannot go into a result file: exit 3 naming the option (the
+    message said only "a text holds half a surrogate pair"), nothing written."""
+    from evidence_repo import CHECKOUT
+
+    root = repo({"src/app.py": "x = 1\n"})
+    given = {b"--metric": b"m", b"--unit": b"ms", b"--direction": b"lower", b"--sample": b"3.0"}
+    for flag, value in given.items():
+        if flag not in args:
+            args = [*args, flag, value]
+    proc = subprocess.run(
+        [sys.executable.encode(), b"-m", b"tracker", b"result", b"new", *args, b"--measure", b"src/*.py"],
+        cwd=root,
+        capture_output=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(CHECKOUT)},
+    )
+    bad = next(a for a in args if b"\xff" in a).decode("utf-8", "surrogateescape")
+    assert (proc.returncode, proc.stderr) == (3, f"tracker: error: {option}: not valid UTF-8 text ({bad!a})\n".encode())
+    assert not (root / "bench/results").exists()

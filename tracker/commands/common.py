@@ -39,6 +39,19 @@ def escaped(text: str) -> str:
     return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
+def require_utf8(*options: tuple[str, str | None]) -> None:
+    """UsageError (exit 3) ``OPTION: not valid UTF-8 text ('\\udcff')`` for the first (option, value) whose value
+    holds bytes of another encoding (a command line's bytes that are not UTF-8 arrive as lone surrogates): text
+    no UTF-8 evidence or result file can hold, refused before anything is read or written."""
+    for option, value in options:
+        if value is None:
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError(f"{option}: not valid UTF-8 text ({value!a})") from None
+
+
 def _is_number(text: str) -> bool:
     return text.isascii() and text.isdigit()
 

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from tracker.commands.common import require_utf8
 from tracker.contract import (
     EVIDENCE_DIR,
     UTC_FORMAT,
@@ -272,11 +273,7 @@ def run(
     Files are read once each, bounded and never from a FIFO or a device (:func:`tracker.fileio.read_regular`);
     nothing is written unless every file is valid, and a failed write removes what this call wrote."""
     out = out or sys.stdout
-    if host is not None:
-        try:
-            host.encode("utf-8")
-        except UnicodeEncodeError:  # bytes of another encoding on the command line: an evidence file is UTF-8
-            raise UsageError(f"--host: not valid UTF-8 text ({host!a})") from None
+    require_utf8(("--host", host))  # bytes of another encoding on the command line: an evidence file is UTF-8
     check_store_dir(root)
     existing = _stored_digests(root)
     clock = Clock()

@@ -38,6 +38,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from tracker.commands.common import require_utf8
 from tracker.errors import FileError, UsageError
 from tracker.fileio import MAX_READ, parse_json, read_regular
 
@@ -69,6 +70,15 @@ def run_new(
     from tracker.result_files import new_result, write_result
 
     out = out or sys.stdout
+    require_utf8(
+        ("BENCHMARK", benchmark),
+        ("--metric", metric),
+        ("--unit", unit),
+        ("--direction", direction),
+        *(("--param", param) for param in params or []),
+        ("--gpu", gpu),
+        ("--command", command),
+    )
     if not benchmark.strip():
         raise UsageError("BENCHMARK: a name is needed (the result file records it, and its file name holds it)")
     one_case = any(x for x in (metric, unit, direction, params, samples))

@@ -218,6 +218,11 @@ def render(env: jinja2.Environment, name: str, root: Path | None = None, **conte
     except Exception as err:
         found = _template_frame(sys.exc_info()[2], overrides)
         what = str(err) if isinstance(err, (TemplateLimit, _Watchdog)) else f"{type(err).__name__}: {err}"
+        if found is None and isinstance(err, RecursionError) and overrides is not None:
+            deep = top or _within(str(overrides / name), overrides)  # jinja2's parser or compiler recursed
+            if deep is not None and (top is not None or os.path.lexists(deep)):
+                too_deep = "nested too deeply to compile (Python's recursion limit)"
+                raise TemplateError(f"{_shown(deep, root)}: {too_deep}") from None
         if found is None:
             if top is None or not isinstance(err, (TemplateLimit, _Watchdog)):
                 raise

@@ -256,3 +256,20 @@ def test_md_text_is_inert_and_stays_one_cell(text: str) -> None:
     assert kinds.count("td_open") == 2, (text, cell)  # the row keeps its two cells
     inline = {c.type for t in tokens if t.children for c in t.children}
     assert not {"link_open", "image", "html_inline", "em_open", "strong_open", "s_open"} & inline, (text, cell)
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}",
+        "{% if 1 %}" * 3000 + "x" + "{% endif %}" * 3000,
+        "{{ " + "-" * 100000 + "1 }}",
+        "{{ " + "[" * 3000 + "]" * 3000 + " }}",
+    ],
+    ids=["parentheses", "ifs", "minus", "lists"],
+)
+def test_a_template_nested_too_deeply_to_compile_is_named(cli, own_repo: Path, template: str) -> None:  # type: ignore[no-untyped-def]
+    put(own_repo, "{{ point }}\n" + template + "\n")
+    result = cli(own_repo, "report")
+    assert result.code == 8, (result.out[:200], result.err[-500:])
+    assert result.err == f"tracker: error: {TEMPLATE}: nested too deeply to compile (Python's recursion limit)\n"

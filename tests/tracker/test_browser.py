@@ -201,10 +201,19 @@ def test_under_ci_a_missing_chromium_is_a_failure(tmp_path: Path, no_chromium_en
 
 
 def test_under_ci_a_missing_playwright_is_a_failure(tmp_path: Path) -> None:
+    """A stand-in ``chromium`` first on PATH: the harness gets past its Chromium check (it never starts it) on a
+    machine without one, where this test failed on the missing Chromium instead (issue 24)."""
     shadow = tmp_path / "shadow"
     shadow.mkdir()
     (shadow / "playwright.py").write_text("# not the package: `import playwright.sync_api` fails\n")
-    env = {**os.environ, "CI": "true", "PYTHONPATH": os.pathsep.join([str(shadow), os.environ.get("PYTHONPATH", "")])}
+    (shadow / "chromium").write_text("#!/bin/sh\nexit 1\n")
+    (shadow / "chromium").chmod(0o755)
+    env = {
+        **os.environ,
+        "CI": "true",
+        "PYTHONPATH": os.pathsep.join([str(shadow), os.environ.get("PYTHONPATH", "")]),
+        "PATH": os.pathsep.join([str(shadow), os.environ.get("PATH", "")]),
+    }
     run = run_clean_page_test(tmp_path, env)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "Playwright for Python is not importable" in run.stdout and "pip install playwright" in run.stdout

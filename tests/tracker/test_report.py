@@ -432,5 +432,9 @@ def test_a_chart_with_the_same_data_as_another_gate_s_is_drawn_once(own_repo: Pa
     assert chart["gate"] == 1 and chart["also_gates"] == [2]
     p2 = next(ph for p in data["plans"] for ph in p["phases"] if ph["key"] == "0001/P2")
     assert [b["gate"] for b in p2["bench"]] == [1, 2]  # both gates keep their rows in the table
+    from tracker import charts
+
+    if not charts.available():  # `.[test]` alone: the page draws no chart (issue 24: this failed there)
+        pytest.skip("matplotlib (the `report` extra) not installed: the charts' data is checked, not their drawing")
     page = text_of(own_repo, fmt="html")
     assert page.count("<figure") == len(before) and "0001/P2 gates 1, 2: value across runs" in page

@@ -30,6 +30,7 @@ from tracker.model import (
     Plan,
     Status,
     Store,
+    TestGate,
     gate_key,
 )
 from tracker.testgate import manual_hashes
@@ -40,14 +41,23 @@ def compute(
     store: Store,
     files: Callable[[], FileIndex],
     bench: Callable[[], BenchEvaluator],
+    outside: Callable[[str], str | None] | None = None,
 ) -> dict[str, PhaseStatus]:
-    """Status of every phase, keyed ``PLAN/PHASE``. ``files``/``bench`` are called only if needed."""
-    return evaluate(plans, LiveEvidence(store, bench), files)
+    """Status of every phase, keyed ``PLAN/PHASE``. ``files``/``bench`` are called only if needed; ``outside``: as
+    for :func:`evaluate`."""
+    return evaluate(plans, LiveEvidence(store, bench), files, outside)
 
 
-def evaluate(plans: list[Plan], evidence: Evidence, files: Callable[[], FileIndex]) -> dict[str, PhaseStatus]:
+def evaluate(
+    plans: list[Plan],
+    evidence: Evidence,
+    files: Callable[[], FileIndex],
+    outside: Callable[[str], str | None] | None = None,
+) -> dict[str, PhaseStatus]:
     """Status of every phase from ``evidence``'s answers and the working tree's file ids (``files``, read only
-    when a phase has all its gates met)."""
+    when a phase has all its gates met). ``outside``: why a test gate's pytest argument is not the repository's
+    (it leaves it through a symlink: :class:`tracker.gate_paths.OutsideCheck`), asked of met test gates; such a
+    gate is unmet with that reason, whatever the evidence says."""
     own: dict[str, tuple[Plan, Phase, list[GateVerdict], list[bool]]] = {}
     for plan in plans:
         for phase in plan.phases:
@@ -55,6 +65,8 @@ def evaluate(plans: list[Plan], evidence: Evidence, files: Callable[[], FileInde
             manual = manual_hashes(phase)
             for i, gate in enumerate(phase.gates):
                 v, was = evidence.verdict(gate_key(plan.id, phase.id, i), gate, manual)
+                if v.met and outside is not None and isinstance(gate, TestGate) and (why := outside(gate.test)):
+                    v = GateVerdict(False, f"{why}: its tests are not the repository's (tracker lint)", v.source)
                 verdicts.append(v)
                 ever.append(was)
             own[f"{plan.id}/{phase.id}"] = (plan, phase, verdicts, ever)

@@ -279,13 +279,14 @@ def xfail_known(hist: list[tuple[TestRun, dict[str, Any]]]) -> bool:
 
 def narrowed(run: TestRun) -> str | None:
     """The options that may have kept tests under the run's arguments from being collected at all (``--ignore``,
-    ``-o python_functions``, ...: ``provenance.narrowed``), or None. A run by an older plugin recorded only
-    ``args: null`` after ``--ignore``, ``--lf`` or ``--pyargs``."""
+    ``-o python_functions``, ...: ``provenance.narrowed``), or None. A verify run (one that records gates) by an
+    older plugin recorded only ``args: null``, after ``--ignore``, ``--lf`` or ``--pyargs``."""
     prov = run.provenance
     given = prov.get("narrowed")
     if isinstance(given, str) and given:
         return given
-    return "an option (--ignore, --lf or --pyargs)" if "args" in prov and prov["args"] is None else None
+    old = run.gates and "args" in prov and prov["args"] is None
+    return "an option (--ignore, --lf or --pyargs)" if old else None
 
 
 def covers(args: object, arg: str) -> bool:

@@ -41,6 +41,7 @@ from tracker.commands.common import pytest_command, pytest_env
 from tracker.errors import ExitCode, FileError
 from tracker.fileio import read_text
 from tracker.fingerprint import FileIndex
+from tracker.gate_paths import leaves_repository
 from tracker.model import Phase, Plan, TestGate
 from tracker.plans import MAX_PLAN_BYTES, PLAN_GLOB, PlanFile, load_files
 from tracker.selection import NodeIndex, marker_matches
@@ -62,18 +63,12 @@ def _missing(root: Path, path: str) -> str | None:
     """Why the test file or directory ``path`` cannot be collected, or None: it does not exist, cannot be
     looked at (permissions, a name too long), or leaves the repository through a symlink (collecting it
     would import code from outside; plan validation already refuses paths that do so as written)."""
-    target = root / path
     try:
-        if not target.exists():
+        if not (root / path).exists():
             return f"no such test file or directory: {path}"
-        real = target.resolve()
+        return leaves_repository(root, path)  # the rule status and verify apply too
     except (OSError, RuntimeError) as err:  # RuntimeError: a symlink loop (Python < 3.13)
         return f"cannot look at test path {path!r}: {getattr(err, 'strerror', None) or err}"
-    try:
-        real.relative_to(root.resolve())
-    except ValueError:
-        return f"test path {path!r} resolves to {real}, outside the repository"
-    return None
 
 
 def gate_problems(

@@ -90,6 +90,7 @@ def _verify(
     all_gates = {
         gate_key(p.id, ph.id, i): g for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, TestGate)
     }
+    _refuse_outside(root, chosen)
     if pytest_args and bench:  # the bench commands run first and can take minutes: a bad argument stops verify before
         check_pytest_args(root, pytest_args, _test_paths(root, all_gates.values())[0])
     with _stdout_to_stderr() if as_json else nullcontext():
@@ -290,6 +291,23 @@ def check_pytest_args(root: Path, pytest_args: list[str], paths: list[str]) -> N
     _refuse_arguments(problems, proc.returncode)
 
 
+def _refuse_outside(root: Path, chosen: list[tuple[Plan, Phase]]) -> None:
+    """PlanError (exit 2, ``path:line`` each) for test gates whose path leaves the repository through a symlink
+    (:mod:`tracker.gate_paths`, lint's rule): their tests are not the repository's, so verify runs none of them."""
+    from tracker.errors import PlanError
+    from tracker.gate_paths import OutsideCheck
+
+    outside = OutsideCheck(root)
+    problems = [
+        f"{plan.path}:{gate.line}: phase {phase.id} gate {i}: {why} (verify runs no test from outside it)"
+        for plan, phase in chosen
+        for i, gate in enumerate(phase.gates, 1)
+        if isinstance(gate, TestGate) and (why := outside(gate.test))
+    ]
+    if problems:
+        raise PlanError(problems)
+
+
 def _refuse_own_options(pytest_args: list[str]) -> None:
     own = [a for a in pytest_args if a.startswith("--tracker-")]
     if own:
@@ -351,7 +369,9 @@ class _Judgement:
         self.store = ev.load(root, strict=False, last=last)
         self._index = index
         self._bench: Any = None
-        self.statuses = compute(plans, self.store, self.index, self.bench)
+        from tracker.gate_paths import OutsideCheck
+
+        self.statuses = compute(plans, self.store, self.index, self.bench, OutsideCheck(root))
 
     def index(self) -> Any:
         """The working tree's file ids (read once)."""

@@ -1,0 +1,71 @@
+"""Where a test gate's pytest argument points on disk, and the one rule ``lint``, ``status`` and ``verify`` share
+about it: a test path that leaves the repository through a symlink is not the repository's test.
+
+Plan validation already refuses a test path that leaves the repository as written (absolute, ``~``, ``..``). A
+symlink can still take it out: pytest would then import and run the outside file, fingerprints would record the
+link (its target's name) and never the outside file's content, so editing it would never make the phase stale.
+``lint`` lists such a gate as a problem, ``verify`` refuses to run it (exit 2, ``path:line``) and ``status`` shows
+the gate unmet with the same words, whatever evidence says.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+def gate_path(test: str) -> str:
+    """The file or directory part of a test gate's pytest argument (``tests/x.py::test_a`` -> ``tests/x.py``,
+    ``tests/`` -> ``tests``, ``""`` -> ``.``)."""
+    return test.split("::", 1)[0].rstrip("/") or "."
+
+
+def leaves_repository(root: Path, path: str) -> str | None:
+    """Why ``path`` (relative to ``root``) is not the repository's: ``test path 'x' resolves to REAL, outside the
+    repository`` when its real path (symlinks followed) lies outside ``root``; None when it is inside or does not
+    exist. OSError/RuntimeError (a symlink loop) propagate: lint says it cannot look at the path."""
+    target = root / path
+    if not target.exists():
+        return None
+    real = target.resolve()
+    if real.is_relative_to(root.resolve()):
+        return None
+    return f"test path {path!r} resolves to {real}, outside the repository"
+
+
+class OutsideCheck:
+    """:func:`leaves_repository` for many gates of one repository, answered from one ``lstat`` per path component
+    (remembered): only a path with a symlink in it is resolved. Called with a gate's ``test``; a path that cannot be
+    looked at is not called outside (lint reports it)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._links: dict[str, bool] = {}  # path component prefix -> is a symlink (missing: False)
+        self._answers: dict[str, str | None] = {}
+
+    def _is_link(self, prefix: str) -> bool:
+        found = self._links.get(prefix)
+        if found is None:
+            try:
+                found = stat.S_ISLNK(os.lstat(self.root / prefix).st_mode)
+            except (OSError, ValueError):
+                found = False
+            self._links[prefix] = found
+        return found
+
+    def __call__(self, test: str) -> str | None:
+        path = gate_path(test)
+        if path in self._answers:
+            return self._answers[path]
+        parts = path.split("/")
+        answer = None
+        if any(self._is_link("/".join(parts[: i + 1])) for i in range(len(parts))):
+            try:
+                answer = leaves_repository(self.root, path)
+            except (OSError, RuntimeError, ValueError):
+                answer = None
+        self._answers[path] = answer
+        return answer

@@ -236,9 +236,9 @@ NARROWING_OPTIONS = (
     ("noconftest", "--noconftest"),
 )
 # ``-o NAME=VALUE`` overrides that cannot change what is collected; any other NAME (python_files, python_functions,
-# python_classes, norecursedirs, testpaths, a plugin's setting) may.
+# python_classes, norecursedirs, testpaths, a plugin's setting, addopts: what it adds is not on the command line) may.
 HARMLESS_INI = frozenset(
-    {"addopts", "cache_dir", "console_output_style", "filterwarnings", "xfail_strict", "strict_markers", "strict",
+    {"cache_dir", "console_output_style", "filterwarnings", "xfail_strict", "strict_markers", "strict",
      "markers", "minversion", "required_plugins", "faulthandler_timeout", "timeout", "usefixtures",
      "empty_parameter_set_mark", "enable_assertion_pass_hook", "asyncio_mode", "asyncio_default_fixture_loop_scope"}
 )  # fmt: skip

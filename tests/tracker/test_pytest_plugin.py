@@ -541,6 +541,8 @@ def test_only_the_last_write_of_the_evidence_file_is_fsynced(repo, tmp_path: Pat
         (["-o", "python_functions=check_*", "-o", "python_classes=Nope"], "-o python_functions, -o python_classes"),
         (["--override-ini=norecursedirs=sub"], "-o norecursedirs"),
         (["-o", "some_plugin_setting=1"], "-o some_plugin_setting"),  # unknown to us: it may change collection
+        (["-o", "addopts=--ignore=tests/sub/test_s.py"], "-o addopts"),  # options the command line does not show
+        (["@args.txt"], "--ignore"),  # pytest reads arguments from a file: they are the command line's
         (["-c", "other.ini"], "-c"),
         (["--confcutdir=tests"], "--confcutdir"),
         (["--noconftest"], "--noconftest"),
@@ -553,7 +555,13 @@ def test_only_the_last_write_of_the_evidence_file_is_fsynced(repo, tmp_path: Pat
 def test_records_the_options_that_may_have_narrowed_collection(repo, args: list[str], narrowed: str | None) -> None:
     """A run's collected tests can name a gate's test set only when no option narrowed its collection
     (README "Status rules"): ``provenance.narrowed`` names them, and ``args`` is null with it."""
-    root = repo({"tests/sub/test_s.py": "def test_ok(): pass\ndef test_other(): pass\n", "other.ini": "[pytest]\n"})
+    root = repo(
+        {
+            "tests/sub/test_s.py": "def test_ok(): pass\ndef test_other(): pass\n",
+            "other.ini": "[pytest]\n",
+            "args.txt": "--ignore=tests/sub/test_s.py\n",
+        }
+    )
     _, data = run_pytest(root, *args, "tests", "--tracker-record")
     assert data["provenance"].get("narrowed") == narrowed
     assert data["provenance"]["args"] == (None if narrowed else ["tests"])

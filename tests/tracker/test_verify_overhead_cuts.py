@@ -234,8 +234,11 @@ def test_a_test_is_matched_against_the_pairs_of_its_places_only() -> None:
     from tracker.pytest_plugin import GatePairs
 
     pairs = [(f"tests/test_gen_{i // 10}.py::test_{i % 10}", None) for i in range(500)] + [("tests/sub", "gpu")]
-    assert GatePairs(pairs).candidates("tests/test_gen_7.py::test_3") == pairs[70:80]
+    assert GatePairs(pairs).candidates("tests/test_gen_7.py::test_3") == [pairs[73]]
     assert GatePairs(pairs).candidates("tests/sub/test_x.py::t") == [("tests/sub", "gpu")]
+    # issue 24: 5,000 gates on the tests of one file matched each test against all 5,000 (verify: 25M matches)
+    one_file = [(f"tests/test_many.py::test_{i}", None) for i in range(5000)] + [("tests/test_many.py", "gpu")]
+    assert GatePairs(one_file).candidates("tests/test_many.py::test_12[x]") == [one_file[12], one_file[-1]]
 
 
 # --- provenance: git's two questions at once ------------------------------------------------------------------

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tracker_testutil import git, phase, plan_text
 
 from tracker.fileio import repo_lock
@@ -545,3 +547,38 @@ def test_new_refuses_a_plans_folder_linked_out_of_the_repository(repo, cli, tmp_
     result = cli(root, "new", "Parser rewrite")
     assert result.code == 8 and "outside the repository" in result.err and "Traceback" not in result.err, result.err
     assert list(outside.iterdir()) == []
+
+
+PHASE_IDS = st.sampled_from(["P1", "P2", "p2", "Ab", "aB", "ǅ", "ß", "SS", "P1/x"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(PHASE_IDS, unique=True, max_size=4), max_size=3),
+    st.one_of(
+        st.text(max_size=12), st.builds("/".join, st.lists(st.one_of(PHASE_IDS, st.text(max_size=5)), max_size=3))
+    ),
+)
+def test_any_selector_names_what_it_says_or_is_a_printable_usage_error(phase_ids: list[list[str]], spec: str) -> None:
+    """Whatever is typed: the phases it names, each exactly as a plan spells it (a bare or case-blind id only where
+    one phase answers it), or a one-line usage error; never another exception."""
+    from tracker.commands.common import resolve_spec, select
+    from tracker.errors import UsageError
+    from tracker.model import Phase, Plan
+
+    plans = [
+        Plan(f"{n + 1:04d}", "t", f"plans/{n + 1:04d}-t.md", phases=tuple(Phase(i, "t") for i in ids))
+        for n, ids in enumerate(phase_ids)
+    ]
+    try:
+        chosen = select(plans, [spec])
+    except UsageError as err:
+        assert str(err).isprintable(), err
+        return
+    resolved = resolve_spec(plans, spec)
+    plan_id, _, phase_id = resolved.partition("/")
+    assert {p.id for p, _ in chosen} <= {plan_id}  # a plan without phases names none
+    if phase_id:
+        [(_, phase)] = chosen
+        typed = spec.partition("/")[2] if "/" in spec else spec
+        assert phase.id == phase_id and phase_id.casefold() == typed.casefold()

@@ -1,10 +1,10 @@
-"""Checks across plans: duplicate plan ids, unknown dependencies, dependency cycles."""
+"""Checks across plans: duplicate plan ids, unknown dependencies, dependency cycles; placeholder gates left as is."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from tracker.model import Phase, Plan
+from tracker.model import Gate, ManualGate, Phase, Plan
 
 
 def qualify(plan_id: str, dep: str) -> str:
@@ -93,3 +93,25 @@ def _cycles(graph: dict[str, list[str]], phases: dict[str, tuple[Plan, Phase]]) 
                 state[node] = 2
                 path.pop()
     return out
+
+
+# The manual gate ``tracker new`` writes (templates/plan.md): a placeholder, until someone says what to confirm.
+TEMPLATE_MANUAL = "Describe what a reviewer must confirm before this phase counts as done"
+
+
+def is_placeholder(gate: Gate) -> bool:
+    """Is ``gate`` still the template's placeholder manual gate?"""
+    return isinstance(gate, ManualGate) and gate.manual.strip() == TEMPLATE_MANUAL
+
+
+def placeholder_problems(plans: list[Plan]) -> list[str]:
+    """The template's placeholder gates left as they are: ``tracker new``'s plan must be edited before it can pass
+    lint (or be signed off: :func:`is_placeholder`)."""
+    return [
+        f"{plan.path}:{g.line}: phase {ph.id} gate {i}: still the template's placeholder gate: edit it to say what "
+        "a reviewer must confirm (or make it a test or bench gate)"
+        for plan in plans
+        for ph in plan.phases
+        for i, g in enumerate(ph.gates, 1)
+        if is_placeholder(g)
+    ]

@@ -31,3 +31,74 @@ def test_gate_problems_cost_linear_time_in_the_gates(repo: Callable[..., Path]) 
 
     small, large = cpu(400), cpu(1600)
     assert large / small < 8, f"4x the gates cost {large / small:.1f}x the time (linear: ~4x, quadratic: ~16x)"
+
+
+LATER = plan_text(
+    phases=phase(
+        "P1",
+        'test = "tests/test_later.py"',
+        'test = "tests/test_a.py::test_later"',
+        'test = "tests/test_a.py"\nmarker = "gpu"',
+        'test = "tests/test_a.py::test_now"',
+        paths='"tests/**"',
+    )
+)
+
+
+def test_tests_not_written_yet_are_warnings_and_their_phase_stays_planned(repo, cli) -> None:
+    # issue 24: planning ahead of the code failed lint (exit 2)
+    root = repo({"plans/0001-demo.md": LATER, "tests/test_a.py": "def test_now():\n    pass\n"})
+    r = cli(root, "lint")
+    later = "not written yet? the gate stays unmet until"
+    assert (r.code, r.out.splitlines()) == (
+        0,
+        [
+            f"plans/0001-demo.md:12: warning: phase P1 gate 1: no such test file or directory: tests/test_later.py ({later} it is)",
+            f"plans/0001-demo.md:14: warning: phase P1 gate 2: 'tests/test_a.py::test_later' collects no tests ({later} it does)",
+            f"plans/0001-demo.md:16: warning: phase P1 gate 3: 'tests/test_a.py' with -m 'gpu' collects no tests ({later} it does)",
+            "1 plan file(s) OK, 3 warning(s)",
+        ],
+    )  # fmt: skip
+    assert cli(root, "lint", "--no-collect").out.splitlines()[0].startswith("plans/0001-demo.md:12: warning: ")
+    assert "P1  planned" in cli(root, "status").out
+    (root / "tests/test_a.py").write_text("import no_such_module\n")  # a test file that breaks is still a problem
+    r = cli(root, "lint")
+    assert r.code == 2 and "phase P1 gate 2: collection error in tests/test_a.py: ModuleNotFoundError" in r.out
+
+
+def test_a_file_with_problems_shows_its_warnings_too(repo, cli) -> None:
+    # issue 24: a file's warnings were hidden while it had an error
+    phases = (
+        '```phase\nid = "P1"\ntitle = "One"\npaths = ["srcc/**"]\nowner = "me"\n[[gate]]\nmanual = "ok"\n```\n\n'
+        '```phase\nid = "P2"\ntitle = "Two"\n```\n\n'
+        '```phase\nid = "P3"\ntitle = "Three"\n[[gate]]\nbench = "m"\n```\n'
+    )
+    root = repo({"plans/0001-demo.md": plan_text(phases=phases), "src/a.py": "A = 1\n"})
+    r = cli(root, "lint", "--no-collect")
+    assert (r.code, r.out.splitlines()) == (
+        2,
+        [
+            "plans/0001-demo.md:17: warning: phase P2 has no gates: it can never be done",
+            "plans/0001-demo.md:11: warning: phase P1: paths glob 'srcc/**' matches no file",
+            "plans/0001-demo.md:12: phase P1: unknown key 'owner'",
+            "plans/0001-demo.md:25: phase P3 gate 1: exactly one of 'at_least' or 'at_most' is required",
+            "2 problem(s) in 1 file(s), 2 warning(s)",
+        ],
+    )  # P3's only gate is invalid: a problem already, not "no gates"
+
+
+def test_the_untouched_template_is_a_problem_until_its_placeholder_gate_is_edited(repo, cli) -> None:
+    # issue 24: `tracker new` output passed lint and its placeholder gate could be signed off
+    root = repo({"a.py": "A = 1\n"})
+    assert cli(root, "new", "Parser rewrite").code == 0
+    r = cli(root, "lint")
+    assert r.code == 2
+    assert r.out.splitlines()[-2:] == [
+        "plans/0001-parser-rewrite.md:21: phase P1 gate 1: still the template's placeholder gate: edit it to say what "
+        "a reviewer must confirm (or make it a test or bench gate)",
+        "1 problem(s) in 1 file(s)",
+    ]
+    path = root / "plans/0001-parser-rewrite.md"
+    path.write_text(path.read_text().replace("Describe what a reviewer must confirm before this phase counts as done",
+                                             "The grammar reviewed by the language owner"))  # fmt: skip
+    assert cli(root, "lint").code == 0

@@ -36,7 +36,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-from tracker.checks import cross_plan_problems
+from tracker.checks import cross_plan_problems, placeholder_problems
 from tracker.commands.common import pytest_command, pytest_env
 from tracker.errors import ExitCode, FileError
 from tracker.fileio import read_text
@@ -72,9 +72,15 @@ def _missing(root: Path, path: str) -> str | None:
 
 
 def gate_problems(
-    root: Path, plans: list[Plan], collect: bool = True, texts: dict[str, str] | None = None
+    root: Path,
+    plans: list[Plan],
+    collect: bool = True,
+    texts: dict[str, str] | None = None,
+    warnings: list[str] | None = None,
 ) -> list[str]:
-    """Problems of test gates: bad -m expressions, missing paths, patterns collecting nothing.
+    """Problems of test gates: bad -m expressions, paths that cannot be collected, collection errors. Tests not
+    written yet (a path that does not exist, an argument or ``-m`` that collects nothing) are planning ahead of the
+    code, not a problem: ``warnings`` gets them (the gate stays unmet in status until they exist).
 
     ``texts`` (path -> text) is given for plan files with problems: there invalid gates were left
     out of the plan, and the others are numbered by their ``[[gate]]`` headers in the text.
@@ -103,6 +109,9 @@ def gate_problems(
                 if path not in missing_of:  # gates often share their test file
                     missing_of[path] = _missing(root, path)
                 missing = missing_of[path]
+                if missing and _absent(root, path):
+                    _not_written(warnings, plan, g, where, f"{missing} ({NOT_WRITTEN} it is)")
+                    continue
                 if missing:
                     problems.append(f"{where}: {missing}")
                     continue
@@ -115,15 +124,33 @@ def gate_problems(
         return problems + [f"{w}: pytest could not collect {g.test}: {tail}" for _, _, g, w in gates]
     errors, items = found["errors"], found["items"]
     error_index, item_index = NodeIndex([e["nodeid"] for e in errors]), NodeIndex([it["nodeid"] for it in items])
-    for _, _, g, where in gates:
+    for plan, _, g, where in gates:
         first = min(error_index.selected(g.test), default=None)
         if first is not None:
             problems.append(f"{where}: collection error in {errors[first]['nodeid']}: {errors[first]['reason']}")
             continue
         if not any(marker_matches(g.marker, items[i]["markers"]) for i in item_index.selected(g.test)):
             extra = f" with -m {g.marker!r}" if g.marker else ""
-            problems.append(f"{where}: '{g.test}'{extra} collects no tests")
+            _not_written(warnings, plan, g, where, f"'{g.test}'{extra} collects no tests ({NOT_WRITTEN} it does)")
     return problems
+
+
+NOT_WRITTEN = "not written yet? the gate stays unmet until"
+
+
+def _absent(root: Path, path: str) -> bool:
+    """Is nothing at ``path`` yet (a test not written), as opposed to something that cannot be looked at?"""
+    try:
+        return not (root / path).exists()
+    except (OSError, RuntimeError):  # a name too long, a symlink loop: a problem, not a plan ahead of the code
+        return False
+
+
+def _not_written(warnings: list[str] | None, plan: Plan, gate: TestGate, where: str, message: str) -> None:
+    """A warning for a test gate whose tests do not exist yet: ``path:line: warning: phase P1 gate 2: message``."""
+    if warnings is not None:
+        head = f"{plan.path}:{gate.line}: "
+        warnings.append(f"{head}warning: {where.removeprefix(head)}: {message}")
 
 
 def misnamed(root: Path) -> tuple[list[str], list[str]]:
@@ -239,9 +266,9 @@ _NEXT_KEY = re.compile(
 def unmatched_paths(root: Path, files: list[PlanFile]) -> list[str]:
     """Warnings for every ``paths`` glob that matches no file of the working tree (tracked, or untracked and not
     ignored: the files status fingerprints). Such a glob makes no phase stale, ever: ``src`` (no slash) matches a
-    file named ``src``, not the directory, and a typo like ``srcc/**`` matches nothing. Only in files without
-    problems (as for a phase with no gates): there what validated of a phase is not all it says."""
-    phases = [(f, ph) for f in files if f.plan is not None and not f.problems for ph in f.plan.phases if ph.paths]
+    file named ``src``, not the directory, and a typo like ``srcc/**`` matches nothing. In files with
+    problems too: a glob that is itself invalid is a problem, never kept, so never warned about."""
+    phases = [(f, ph) for f in files if f.plan is not None for ph in f.plan.phases if ph.paths]
     if not phases:
         return []
     from tracker.fingerprint import tree_file_ids  # two git calls: only when some phase has paths
@@ -258,15 +285,22 @@ def unmatched_paths(root: Path, files: list[PlanFile]) -> list[str]:
     return out
 
 
+def _gate_headers(f: PlanFile, phase: Phase) -> dict[int, int]:
+    """The phase's ``[[gate]]`` headers in the file's text, valid gates or not."""
+    from tracker.parse import gate_numbers  # only for invalid plans: markdown-it-py + pydantic
+
+    return gate_numbers(f.text, phase)
+
+
 def phase_warnings(root: Path, files: list[PlanFile]) -> list[str]:
-    """Warnings about phases (module docstring). A phase with no gates is warned about only in a file without
-    problems: there an invalid gate is left out, and the problem says so already."""
+    """Warnings about phases (module docstring), in files with problems too. A phase with no valid gate is warned
+    about only when it has no ``[[gate]]`` at all: an invalid gate is left out, and its problem says so already."""
     out: list[str] = []
     for f in files:
         if f.plan is None:
             continue
         for ph in f.plan.phases:
-            if not ph.gates and not f.problems:
+            if not ph.gates and (not f.problems or not _gate_headers(f, ph)):
                 out.append(f"{f.plan.path}:{ph.line}: warning: phase {ph.id} has no gates: it can never be done")
             if ph.paths:
                 numbers: dict[int, int] = {}
@@ -328,7 +362,8 @@ def run(root: Path, collect: bool = True, out: TextIO | None = None, as_json: bo
     bad_names, warnings = misnamed(root)
     warnings += nested_block_warnings(files) + phase_warnings(root, files) + unmatched_paths(root, files)
     problems = [*unreadable, *(p for f in files for p in f.problems), *bad_names]
-    problems += cross_plan_problems(plans) + gate_problems(root, plans, collect, texts)
+    problems += cross_plan_problems(plans) + placeholder_problems(plans)
+    problems += gate_problems(root, plans, collect, texts, warnings)
     if as_json:
         from tracker.commands.common import json_text
 

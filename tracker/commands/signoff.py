@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from tracker.checks import is_placeholder
 from tracker.commands.common import escaped, resolve_spec, select
 from tracker.contract import (
     EVIDENCE_DIR,
@@ -37,6 +38,11 @@ def run(root: Path, spec: str, gate: int, by: str, why: str, out: TextIO | None 
     target = phase.gates[gate - 1]
     if not isinstance(target, ManualGate):
         raise UsageError(f"--gate {gate}: gate {gate} of {plan.id}/{phase.id} is not a manual gate")
+    if is_placeholder(target):
+        raise UsageError(
+            f"gate {gate} of {plan.id}/{phase.id} is still the template's placeholder: edit it in {plan.path} "
+            "to say what a reviewer must confirm, then sign it off"
+        )
     if not by.strip() or not why.strip():
         raise UsageError("--by and --why must not be empty")
     for option, text in (("--by", by), ("--why", why)):

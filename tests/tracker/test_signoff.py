@@ -1,0 +1,27 @@
+"""``tracker signoff`` (tracker/commands/signoff.py): what may be signed off."""
+
+from __future__ import annotations
+
+
+def test_the_template_s_placeholder_gate_cannot_be_signed_off(repo, cli) -> None:
+    # issue 24: the untouched `tracker new` plan could be signed off, and its phase was then done
+    root = repo({"a.py": "A = 1\n"})
+    assert cli(root, "new", "Parser rewrite").code == 0
+    r = cli(root, "signoff", "0001/P1", "--gate", "1", "--by", "me", "--why", "looks fine")
+    assert r.code == 3 and "Traceback" not in r.err
+    assert r.err == (
+        "tracker: error: gate 1 of 0001/P1 is still the template's placeholder: edit it in "
+        "plans/0001-parser-rewrite.md to say what a reviewer must confirm, then sign it off\n"
+    )
+    assert not (root / ".tracker/evidence").exists() or not any((root / ".tracker/evidence").iterdir())
+    path = root / "plans/0001-parser-rewrite.md"
+    path.write_text(path.read_text().replace("Describe what a reviewer must confirm before this phase counts as done",
+                                             "The grammar reviewed"))  # fmt: skip
+    assert cli(root, "signoff", "0001/P1", "--gate", "1", "--by", "me", "--why", "read it").code == 0
+
+
+def test_the_template_holds_the_placeholder_the_checks_know() -> None:
+    from tracker.checks import TEMPLATE_MANUAL
+    from tracker.commands.new import template_path
+
+    assert f'manual = "{TEMPLATE_MANUAL}"' in template_path().read_text()

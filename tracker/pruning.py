@@ -3,17 +3,23 @@
 Pure functions over the loaded store, plans and result runs. ``gc`` keeps, per test node id, the newest run
 where it ran, the newest where it passed and the newest where it appeared at all (so every verdict, its "was
 met" history and its skip reasons survive); per gate, the newest run that named it; the newest sign-off per
-manual gate; and per bench case, the newest result file plus the run that last met each bench gate.
-Everything else is superseded; :func:`settle` then adds back what showing that a phase was done needs.
+manual gate; per bench case, the newest result file plus the run that last met each bench gate; and every
+evidence file that brought a status transition (:func:`tracker.timeline.replay`: what ``tracker log``, ``show``
+and a report list, so a regression episode and the date a phase became done survive gc).
+Everything else is superseded; :func:`settle` then adds back what showing that a phase was done, and the
+timeline as it was, needs.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from typing import Any
 
 from tracker.bench_verdict import evaluate
+from tracker.contract import utc_time
 from tracker.model import RAN, BenchGate, Plan, ResultRun, Store
+from tracker.timeline import Transition, replay
 
 
 class KeepSet:
@@ -33,10 +39,16 @@ def _case_key(metric: str, params: Mapping[str, object], gpu: str | None) -> str
     return json.dumps([metric, typed, gpu], default=str)
 
 
-def needed(plans: Sequence[Plan], store: Store, results: Sequence[ResultRun] = ()) -> KeepSet:
+def needed(
+    plans: Sequence[Plan],
+    store: Store,
+    results: Sequence[ResultRun] = (),
+    bounds: MutableMapping[str, float] | None = None,
+) -> KeepSet:
     """Which evidence files every current verdict and its history depend on (see module docstring).
 
-    ``results`` are the repository's result runs (empty when there are none).
+    ``results`` are the repository's result runs (empty when there are none); ``bounds``: bootstrap bounds known
+    already (gets the ones the replay computes).
     """
     keep = KeepSet()
     newest_ran: dict[str, str] = {}
@@ -70,6 +82,9 @@ def needed(plans: Sequence[Plan], store: Store, results: Sequence[ResultRun] = (
     for key, file in signed.items():
         keep.add(file, f"newest sign-off of {key}")
     _keep_bench(plans, results, keep)
+    for key, transitions in replay(plans, store, results, bounds).items():
+        for t in transitions:
+            keep.add(t.file, f"status history: {key} {t.previous.value} -> {t.status.value} at {t.time}")
     return keep
 
 
@@ -112,22 +127,45 @@ def settle(
     results: Sequence[ResultRun],
     view: Callable[[Store, Sequence[ResultRun]], object],
     deletable: Callable[[str], bool] = lambda path: True,
+    since: Callable[[Any, Any], str | None] | None = None,
 ) -> KeepSet:
-    """Grow ``keep`` until pruning changes nothing ``view`` shows (statuses and verdicts).
+    """Grow ``keep`` until pruning changes nothing ``view`` shows (statuses, verdicts, timelines).
 
     The per-test rules of :func:`needed` keep every current verdict, but the moment a phase was
     done (what makes it ``regressed`` now) may live in a run they drop. Dropped files are added
     back newest first until the pruned store looks the same; one evaluation per file at worst.
+    ``since(target, pruned)``: the earliest time (UTC) at which two views differ, or None when they differ in no
+    time (a status now): the file added back is then the newest dropped one at or before that time (a history
+    that goes wrong at some moment goes wrong through a file of that moment or before).
     """
     target = view(store, results)
     dropped = sorted(
         [(r.time, r.file) for r in store.runs if r.file not in keep.why]
-        + [(str(d.get("time", "")), f) for f, d in store.signoffs if f not in keep.why]
-        + [(r.time.isoformat(), r.path) for r in results if r.path not in keep.why and deletable(r.path)],
+        + [(_utc(d.get("time", "")), f) for f, d in store.signoffs if f not in keep.why]
+        + [(_utc(r.time.isoformat()), r.path) for r in results if r.path not in keep.why and deletable(r.path)],
         reverse=True,
     )
     while True:
         gone = {f for _, f in dropped}
-        if view(without(store, gone), [r for r in results if r.path not in gone]) == target or not dropped:
+        pruned = view(without(store, gone), [r for r in results if r.path not in gone])
+        if pruned == target or not dropped:
             return keep
-        keep.add(dropped.pop(0)[1], "needed to show that a phase was done before")
+        when = since(target, pruned) if since is not None else None
+        pick = next((i for i, (t, _) in enumerate(dropped) if when is None or t <= when), 0)
+        keep.add(dropped.pop(pick)[1], "needed to show that a phase was done before, or its status history")
+
+
+def _utc(raw: object) -> str:
+    return utc_time(raw) or str(raw)
+
+
+def first_difference(
+    target: Mapping[str, Sequence[Transition]], pruned: Mapping[str, Sequence[Transition]]
+) -> str | None:
+    """The earliest time at which two timelines ({PLAN/PHASE: transitions}) part, or None when they are the same."""
+    times: list[str] = []
+    for key in target.keys() | pruned.keys():
+        a, b = list(target.get(key, ())), list(pruned.get(key, ()))
+        at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+        times += [t.time for t in (a[at : at + 1] + b[at : at + 1])]
+    return min(times, default=None)

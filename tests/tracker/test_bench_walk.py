@@ -245,7 +245,8 @@ def test_verify_bench_reports_the_gates_of_a_failed_command_unmet(repo: Path) ->
 def test_gc_keeps_newest_result_per_case_and_the_last_met_run(repo: Path, tmp_path: Path) -> None:
     outside = tmp_path / "runs"
     met = write(outside / "1.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:00:00Z"))
-    older = write(outside / "0.json", run_doc([100.0] * 20, [200.0] * 20, time="2026-11-29T09:00:00Z"))
+    # an earlier miss: it moves no status (the gate was never met yet), so no timeline names it
+    older = write(outside / "0.json", run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T09:00:00Z"))
     failing = write(outside / "2.json", run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T11:00:00Z"))
     other_gpu = write(
         outside / "3.json", run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T08:00:00Z", gpu="NVIDIA L4")

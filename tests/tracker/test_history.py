@@ -64,6 +64,7 @@ def test_phase_walk_through_every_state(repo: Path) -> None:
     assert state(repo) is Status.DONE
     assert call("check", repo)[0] == 1  # plan regions not yet written
     assert call("update", repo)[0] == 0
+    commit_all(repo, "evidence")  # check names evidence a status rests on that git does not track
     assert call("check", repo) == (0, "tracker check: no regressions, plan files up to date\n")
 
     (repo / "src/lib.py").write_text(LIB_OK + "\n# a comment changes the blob\n")
@@ -78,6 +79,7 @@ def test_phase_walk_through_every_state(repo: Path) -> None:
     assert call("verify", repo, ["0001/P1"])[0] == 1
     assert state(repo) is Status.REGRESSED
     call("update", repo)
+    commit_all(repo, "the failing run")
     code, out = call("check", repo)
     assert code == 1
     first = out.splitlines()[0]
@@ -125,10 +127,11 @@ def test_gc_prunes_superseded_runs_and_keeps_status(repo: Path) -> None:
     code, out = call("gc", repo)
     assert code == 0, out
     after_files = sorted(p.name for p in store.glob("*.json"))
-    # Kept: the newest P1 run (failures), the newest passing P1 run (history), the P2 run.
-    assert len(after_files) == 3, out
+    # Kept: the newest P1 run (failures), the newest passing P1 run (history), the P2 run, and the first P1 run
+    # (it made P1 done: `tracker log` names it); the second of the three passing P1 runs goes.
+    assert len(after_files) == 4 and before_files[1] not in after_files, out
     assert {k: (v.status, [x.reason for x in v.verdicts]) for k, v in statuses(repo).items()} == before
-    assert call("gc", repo)[1].endswith("0 superseded file(s) deleted, 3 kept\n")
+    assert call("gc", repo)[1].endswith("0 superseded file(s) deleted, 4 kept\n")
 
 
 def test_incremental_verify_skips_fresh_gates(repo: Path) -> None:
@@ -298,3 +301,73 @@ def test_a_signoff_is_replayed_at_its_utc_time_whatever_its_offset(signed_at: st
     store = Store(runs=runs, signoffs=[(".tracker/evidence/s.json", signoff)])
     out = compute(plans, store, lambda: FileIndex({}), lambda: lambda g: GateVerdict(False, "none"))
     assert out["0001/P1"].status is Status.REGRESSED
+
+
+def test_gc_keeps_every_status_transition_log_and_report_read_the_same(tmp_path: Path, cli) -> None:
+    """The report fixture's history: 0001/P1 done, regressed, done again; 0002/P1 planned -> in-progress -> done by
+    a sign-off and two runs. gc used to delete r1 (the first pass) and r3 (the failure): ``tracker log`` lost the
+    regression episode and gave 11-05 as P1's "done" date, and the committed milestone report was out of date."""
+    import report_fixture
+
+    root = report_fixture.build(tmp_path / "repo")
+    store = root / ".tracker/evidence"
+    again = json.loads((store / "20261106T100000Z-ci-box-r3.json").read_text())  # the same failure an hour later
+    again["provenance"]["time"] = "2026-11-06T11:00:00Z"
+    (store / "20261106T110000Z-ci-box-r3b.json").write_text(json.dumps(again))  # superseded: no status moves
+    out = str(root / "plans/reports/v1.md")
+    assert cli(root, "report", "--milestone", "v1", "--format", "md", "--out", out).code == 0
+    report_fixture.git(root, "add", "plans/reports", ".tracker/evidence")
+    report_fixture.git(root, "commit", "-q", "-m", "the milestone report")
+    commands = [["log", "0001", "0002"], ["log", "--json", "0001", "0002"], ["report", "--format", "md"],
+                ["report", "--milestone", "v1", "--format", "md"], ["show", "0001/P1"]]  # fmt: skip
+    before = [cli(root, *c) for c in commands]
+    assert "done -> regressed" in before[0].out and "2026-11-02T10:00:00Z  planned -> done" in before[0].out
+    files = sorted(p.name for p in store.glob("*.json"))
+
+    dry = cli(root, "gc", "--dry-run")
+    assert dry.code == 0 and "would delete .tracker/evidence/20261106T110000Z-ci-box-r3b.json\nkeep" in dry.out
+    assert (
+        "keep .tracker/evidence/20261106T100000Z-ci-box-r3.json: status history: 0001/P1 done -> regressed" in dry.out
+    )
+    r = cli(root, "gc")
+    assert r.code == 0 and r.out.endswith("tracker gc: 1 superseded file(s) deleted, 5 kept\n"), r.out
+    assert sorted(p.name for p in store.glob("*.json")) == [f for f in files if "r3b" not in f]
+    for command, was in zip(commands, before, strict=True):
+        assert cli(root, *command) == was, command
+    problems = json.loads(cli(root, "check", "--json").out)["problems"]
+    assert not [p for p in problems if p["path"] == "plans/reports/v1.md"], problems
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(outcome, outcome, outcome), min_size=1, max_size=10))
+def test_gc_keep_set_never_changes_any_timeline(history: list[tuple[str | None, str | None, str | None]]) -> None:
+    """Whatever the run history, what gc keeps (``needed``, then ``settle`` on statuses and timelines, as
+    ``tracker gc`` does) replays to the same transitions: ``tracker log`` and reports read the same after gc."""
+    from tracker.pruning import first_difference
+    from tracker.timeline import replay
+
+    plans = [Plan("0001", "p", "plans/0001-p.md", phases=(
+        Phase("P1", "a", gates=(TestGate(test="t/a.py::x"), TestGate(test="t/b.py"))),
+        Phase("P2", "b", depends=("P1",), gates=(TestGate(test="t/a.py"),)),
+        Phase("P3", "c", gates=(TestGate(test="t/a.py::y"), TestGate(test="t/b.py::z"))),
+    ))]  # fmt: skip
+    runs = [
+        TestRun(f".tracker/evidence/{i:02d}.json", {"time": f"2026-11-29T10:{i:02d}:00Z", "host": "h"}, {}, {},
+                [{"nodeid": n, "outcome": o, "reason": ""} for n, o in zip(TESTS_IN_FUZZ, outcomes, strict=False) if o is not None])
+        for i, outcomes in enumerate(history)
+    ]  # fmt: skip
+    store = Store(runs=runs)
+
+    def view(s: Store, _results: object = ()) -> object:
+        out = compute(plans, s, lambda: FileIndex({}), lambda: lambda g: GateVerdict(False, "none"))
+        return {
+            k: (v.status, [(x.met, x.failed, x.reason, x.source) for x in v.verdicts]) for k, v in out.items()
+        }, replay(plans, s)
+
+    keep = needed(plans, store)
+    every_transition = {t.file for ts in replay(plans, store).values() for t in ts}
+    assert every_transition <= keep.why.keys()
+    keep = settle(store, keep, [], view, since=lambda a, b: first_difference(a[1], b[1]))
+    pruned = Store(runs=[r for r in runs if r.file in keep.why])
+    assert replay(plans, pruned) == replay(plans, store)
+    assert view(pruned) == view(store)

@@ -375,23 +375,28 @@ def test_json_is_one_object_on_stdout(two, cli, command: list[str], code: int, k
 def test_gc_json_lists_what_it_deleted_and_why_the_rest_stays(two, cli) -> None:
     assert cli(two, "verify", "0001/P1").code == 1  # its manual gate is not signed off
     assert cli(two, "verify", "0001/P1", "--force").code == 1
+    assert cli(two, "verify", "0001/P1", "--force").code == 1
     store = sorted(p.relative_to(two).as_posix() for p in (two / ".tracker/evidence").glob("*.json"))
+    first = json.loads((two / store[0]).read_text())["provenance"]["time"]
     dry = json.loads(cli(two, "gc", "--dry-run", "--json").out)
     assert dry == {
         "dry_run": True,
         "exit": 0,
         "refused": [],
         "deleted": [],
-        "would_delete": store[:1],
-        "kept": [{"path": store[1], "why": "newest run of tests/test_a.py::test_a"}],
+        "would_delete": store[1:2],  # the first run made 0001/P1 in-progress: `tracker log` names it, it stays
+        "kept": [
+            {"path": store[0], "why": f"status history: 0001/P1 planned -> in-progress at {first}"},
+            {"path": store[2], "why": "newest run of tests/test_a.py::test_a"},
+        ],
         "put_back": [],
     }
     assert (
         sorted(p.relative_to(two).as_posix() for p in (two / ".tracker/evidence").glob("*.json")) == store
     )  # nothing deleted
     done = json.loads(cli(two, "gc", "--json").out)
-    assert done == {**dry, "dry_run": False, "deleted": store[:1], "would_delete": []}
-    assert not (two / store[0]).exists()
+    assert done == {**dry, "dry_run": False, "deleted": store[1:2], "would_delete": []}
+    assert not (two / store[1]).exists()
     assert json.loads(cli(two, "gc", "--json").out)["deleted"] == []
 
 

@@ -18,7 +18,8 @@ the private copy, which the next gc puts back.
 ``deleted``: the files deleted (empty with ``--dry-run``); ``would_delete``: what ``--dry-run`` would delete
 (empty otherwise); ``kept``: every store file kept, each with why (a file that changed while gc ran is kept
 with that reason); ``put_back``: files a stopped gc had set aside, put back (or that would be); ``refused``:
-the phases whose status pruning would change, in which case nothing is deleted and ``exit`` is 1.
+the phases whose status, verdicts or status timeline (``tracker log``, reports) pruning would change, in which case
+nothing is deleted and ``exit`` is 1.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple, TextIO
+from typing import NamedTuple, TextIO, cast
 
 from tracker import evidence
 from tracker.contract import EVIDENCE_DIR
@@ -38,16 +39,22 @@ from tracker.fileio import parse_json, read_regular, repo_lock
 from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, PhaseStatus, ResultRun, Store
 from tracker.plans import load_plans
-from tracker.pruning import KeepSet, needed, settle, superseded, without
+from tracker.pruning import KeepSet, first_difference, needed, settle, superseded, without
+from tracker.timeline import Transition, replay
 
 INCOMPLETE_GRACE_S = 3600  # an "incomplete" run may still be writing: leave young ones alone
 
 
-def _status_snapshot(statuses: dict[str, PhaseStatus]) -> dict[str, tuple[object, ...]]:
+def _status_snapshot(
+    statuses: dict[str, PhaseStatus], history: Mapping[str, Sequence[Transition]]
+) -> dict[str, tuple[object, ...]]:
+    """Each phase's status, verdicts and status timeline: what pruning must leave as it is (``tracker log`` and a
+    committed report read the timeline)."""
     return {
-        k: (s.status, s.changed, tuple((v.met, v.failed, v.reason, v.source) for v in s.verdicts))
+        k: (s.status, s.changed, tuple((v.met, v.failed, v.reason, v.source) for v in s.verdicts),
+            tuple(history.get(k, ())))
         for k, s in statuses.items()
-    }
+    }  # fmt: skip
 
 
 class Report(NamedTuple):
@@ -133,13 +140,27 @@ def collect(root: Path, dry_run: bool) -> Report:
 
             results = load_repo_results(root)
         index = FileIndex(tree_file_ids(root))
+        bounds: dict[str, float] = {}  # bootstrap bounds, a pure function of their samples: shared by every view
 
         def view(s: Store, rs: Sequence[ResultRun]) -> dict[str, tuple[object, ...]]:
-            return _status_snapshot(compute(plans, s, lambda: index, lambda: Evaluator(rs)))
+            evaluator = Evaluator(rs)
+            evaluator.bounds = bounds
+            return _status_snapshot(compute(plans, s, lambda: index, lambda: evaluator), replay(plans, s, rs, bounds))
+
+        def since(a: dict[str, tuple[object, ...]], b: dict[str, tuple[object, ...]]) -> str | None:
+            return first_difference(
+                {k: cast("Sequence[Transition]", v[-1]) for k, v in a.items()},
+                {k: cast("Sequence[Transition]", v[-1]) for k, v in b.items()},
+            )
 
         in_store = EVIDENCE_DIR.as_posix() + "/"
         keep: KeepSet = settle(
-            store, needed(plans, store, results), results, view, lambda path: path.startswith(in_store)
+            store,
+            needed(plans, store, results, bounds),
+            results,
+            view,
+            lambda path: path.startswith(in_store),
+            since,
         )
         drop = set(superseded(store, keep, [f for f, _ in store.bench])) | _abandoned(store.incomplete, snapshot)
         drop &= snapshot.keys()  # a file that appeared after the snapshot was not judged from it

@@ -465,8 +465,8 @@ def test_status_of_a_plan_or_a_phase_shows_only_that(
     fixture_repo: Path, capfd: pytest.CaptureFixture[str], path: str
 ) -> None:
     code, out, _ = status_through(path, fixture_repo, [], capfd)
-    everything = out.splitlines()
-    assert code == 0 and len(everything) == 7
+    *everything, totals = out.splitlines()
+    assert code == 0 and len(everything) == 7 and totals.endswith(" of 5 phases"), totals  # totals: all plans only
     for spec, want in (
         ("0002", [everything[4], everything[5], everything[6]]),
         ("1", everything[:4]),

@@ -112,3 +112,28 @@ def _git_at_once(root: Path, *commands: list[str]) -> list[str | None]:
             if proc is not None and proc.returncode is None:
                 proc.kill()
                 proc.wait()
+
+
+def untracked(root: Path, paths: list[str]) -> dict[str, bool]:
+    """Of ``paths`` (files relative to ``root``), those git does not track (not in its index: never added, or
+    ignored), each mapped to whether git ignores it (then ``git add -f`` adds it). Empty outside a git repository
+    and when git cannot tell (nothing is claimed then). One git call when every path is tracked (``tracker status``
+    asks it each time), a second only for the others; each path is literal (no glob)."""
+    wanted = sorted(set(paths))
+    if not wanted or not (root / ".git").exists():
+        return {}
+    base = ["-c", "core.quotepath=off", "ls-files", "-z"]
+    tracked = _git(root, *base, "--cached", "--", *(f":(literal){p}" for p in wanted))
+    if tracked is None:
+        return {}
+    known = set(tracked.split("\0"))
+    missing = [p for p in wanted if p not in known]
+    if not missing:
+        return {}
+    ignored = _git(
+        root, *base, "--others", "--ignored", "--exclude-standard", "--", *(f":(literal){p}" for p in missing)
+    )
+    if ignored is None:
+        return {}
+    hidden = set(ignored.split("\0"))
+    return {p: p in hidden for p in missing}

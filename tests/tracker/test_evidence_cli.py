@@ -20,7 +20,7 @@ PLAN = plan_text("0001", [phase_block("P1", ["src/**"], ['test = "tests/test_a.p
 
 def tracker(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     code = f"from tracker.cli import main; main({list(args)!r})"
-    env = {**os.environ, "PYTHONPATH": str(CHECKOUT)}
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT), "COLUMNS": os.environ.get("COLUMNS", "1000")}  # status lines whole
     return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False, env=env)
 
 
@@ -94,6 +94,9 @@ def test_plain_pytest_tracker_record_is_honored_then_check_and_gc(repo: Path) ->
         proc.returncode == 1 and "plans/0001-a.md: generated regions out of date (run `tracker update`)" in proc.stdout
     )
     assert tracker(repo, "update").returncode == 0
+    proc = tracker(repo, "check")  # the run the status rests on is not committed yet: a clone would not see it
+    assert proc.returncode == 1 and "git does not track it (never added)" in proc.stdout
+    git(repo, "add", ".tracker/evidence")
     proc = tracker(repo, "check")
     assert (proc.returncode, proc.stdout) == (0, "tracker check: no regressions, plan files up to date\n")
     proc = tracker(repo, "gc", "--dry-run")

@@ -484,6 +484,27 @@ def test_a_test_path_that_leaves_the_repository_through_a_symlink_meets_no_gate(
     assert cli(root, "verify", "0001/P2").code == 0  # the link inside the repository runs and meets its gate
 
 
+def test_status_notes_evidence_the_statuses_rest_on_that_git_does_not_track(tmp_path: Path, cli) -> None:
+    """A result file ignored by git and a run never added: status says so in one line, naming the `git add` that
+    fixes it (tracker check fails on it, tests/tracker/test_check.py); a committed store has no note."""
+    import report_fixture
+
+    root = report_fixture.build(tmp_path / "repo")
+    plain = cli(root, "status")
+    assert plain.code == 0 and plain.err == ""
+    r4, b2 = ".tracker/evidence/20261107T100000Z-ci-box-r4.json", "bench/results/20261108T100000Z-gpu-box-attn-b2.json"
+    (root / ".gitignore").write_text(".tracker/cache/\n.tracker/lock\nbench/results/\n", encoding="utf-8")
+    report_fixture.git(root, "rm", "-q", "--cached", b2, r4)
+    report_fixture.git(root, "commit", "-q", "-am", "results ignored, r4 dropped from the index")
+    r = cli(root, "status")
+    assert r.code == 0 and r.out == plain.out  # the table and its totals, as before; the note on stderr
+    assert r.err == (
+        "note: 2 evidence file(s) the statuses rest on are not tracked by git, so a clone shows other statuses "
+        f"(tracker check lists them): git add {r4} && git add -f {b2} && git commit\n"
+    )
+    assert "note:" not in cli(root, "status", "--json").err
+
+
 def test_status_on_a_terminal_fits_the_terminal_s_width(repo, tmp_path: Path) -> None:
     """On a terminal (a pty of 70 columns, COLUMNS unset) the lines fit its width, whatever the 100 of a pipe."""
     import fcntl

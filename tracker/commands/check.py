@@ -1,13 +1,16 @@
 """``tracker check``: for CI; fails on a regressed phase, on plan files and docs (``[tool.tracker] docs``) whose
 regions are out of date or were edited by hand, on a milestone report in ``plans/reports/`` that is not what
 ``tracker report`` renders now, on an invalid benchmark result file in the repository or an
-unusable file in the evidence store, and on evidence whose commit is not in the repository's history."""
+unusable file in the evidence store, on evidence whose commit is not in the repository's history, and on evidence
+or result files the current statuses rest on that git does not track (ignored or never added: a clone would not
+see them), naming the ``git add`` that fixes it."""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
@@ -15,7 +18,7 @@ from tracker.cache import Cache, command_cache
 from tracker.derive import derive
 from tracker.errors import ExitCode, RegionEditedError
 from tracker.history import regressions
-from tracker.model import Status
+from tracker.model import PhaseStatus, Status
 from tracker.plans import load_plans
 from tracker.regions import rewrite
 from tracker.render import plan_regions
@@ -24,7 +27,9 @@ from tracker.render import plan_regions
 class Problem(NamedTuple):
     """One line of ``tracker check``: what kind of problem, the file it is in, the phase (regressions), the line."""
 
-    kind: str  # regressed | invalid-evidence | invalid-result | unknown-commit | region-edited | out-of-date | git
+    # regressed | invalid-evidence | invalid-result | unknown-commit | untracked-evidence | region-edited | out-of-date
+    # | git
+    kind: str
     path: str | None
     message: str
     phase: str | None = None
@@ -45,6 +50,9 @@ def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
         return code
     for problem in problems:
         out.write(problem.message + "\n")
+    add = add_line(root, [p.path for p in problems if p.kind == "untracked-evidence" and p.path])
+    if add:
+        out.write(f"tracker check: commit the evidence the statuses rest on: {add}\n")
     if problems:
         out.write(f"tracker check: {len(problems)} problem(s)\n")
     else:
@@ -92,6 +100,7 @@ def find_problems(root: Path, *, cache: Cache | None = None) -> list[Problem]:
     claimed += [(f, d.get("commit")) for f, d in store.signoffs]
     claimed += [(r.path, r.commit) for r in results or []]
     problems += unknown_commits(root, claimed)
+    problems += untracked_evidence(root, statuses)
     for f in files:
         assert f.plan is not None  # load_plans raised otherwise
         try:
@@ -104,6 +113,44 @@ def find_problems(root: Path, *, cache: Cache | None = None) -> list[Problem]:
                 Problem("out-of-date", f.path, f"{f.path}: generated regions out of date (run `tracker update`)")
             )
     return problems + doc_problems(root, cache) + report_problems(root)
+
+
+def untracked_evidence(root: Path, statuses: Mapping[str, PhaseStatus]) -> list[Problem]:
+    """One problem per evidence or result file a current verdict rests on (its source, or another run its passes
+    come from) that git does not track, ignored or never added: a clone, CI's checkout, shows those gates without
+    it (README's commit line once left ``bench/results/`` out, and a clone showed a benchmark phase planned)."""
+    from tracker.dirty import untracked
+
+    resting: dict[str, list[str]] = {}
+    for key, st in statuses.items():
+        for number, v in enumerate(st.verdicts, 1):
+            for file in (v.source.file, *v.also) if v.source is not None else ():
+                resting.setdefault(file, []).append(f"{key} gate {number}")
+    missing = untracked(root, list(resting))
+    return [
+        Problem(
+            "untracked-evidence",
+            file,
+            f"{file}: git does not track it ({'ignored' if ignored else 'never added'}), yet "
+            f"{', '.join(dict.fromkeys(resting[file]))} rest(s) on it: a clone would not see it "
+            f"(git add{' -f' if ignored else ''} {file})",
+            resting[file][0].split(" ", 1)[0],
+        )
+        for file, ignored in sorted(missing.items())
+    ]
+
+
+def add_line(root: Path, files: list[str]) -> str:
+    """The git commands that add ``files`` (``-f`` for those git ignores), or "" for none."""
+    from tracker.dirty import untracked
+
+    if not files:
+        return ""
+    ignored = untracked(root, files)
+    plain = [shlex.quote(f) for f in files if not ignored.get(f)]
+    forced = [shlex.quote(f) for f in files if ignored.get(f)]
+    parts = [f"git add {' '.join(plain)}"] * bool(plain) + [f"git add -f {' '.join(forced)}"] * bool(forced)
+    return " && ".join([*parts, "git commit"])
 
 
 def report_problems(root: Path) -> list[Problem]:

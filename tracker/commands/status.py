@@ -240,10 +240,25 @@ def _status(root: Path, plan: str | None, as_json: bool, out: TextIO, color: str
     else:
         text = _text(plans, statuses, invalid, use_color(out, color), recorded, columns(out))
         out.write(text + "\n" + (totals(plans, statuses, len(invalid)) + "\n" if plan is None and plans else ""))
+        sys.stderr.write(untracked_note(root, statuses))  # stdout stays the table and its totals line
     err = _error(plan_set, invalid)
     if err is not None:
         raise err
     return 0
+
+
+def untracked_note(root: Path, statuses: dict[str, PhaseStatus]) -> str:
+    """One line when evidence or result files the statuses rest on are not tracked by git (a clone shows other
+    statuses), with the ``git add`` that fixes it; "" otherwise (``tracker check`` fails on them, one line each)."""
+    from tracker.commands.check import add_line, untracked_evidence
+
+    files = [p.path for p in untracked_evidence(root, statuses) if p.path]
+    if not files:
+        return ""
+    return (
+        f"note: {len(files)} evidence file(s) the statuses rest on are not tracked by git, so a clone shows other "
+        f"statuses (tracker check lists them): {add_line(root, files)}\n"
+    )
 
 
 def _text(

@@ -122,18 +122,29 @@ def untracked(root: Path, paths: list[str]) -> dict[str, bool]:
     wanted = sorted(set(paths))
     if not wanted or not (root / ".git").exists():
         return {}
-    base = ["-c", "core.quotepath=off", "ls-files", "-z"]
-    tracked = _git(root, *base, "--cached", "--", *(f":(literal){p}" for p in wanted))
+    tracked = _ls_files(root, ["--cached"], wanted)
     if tracked is None:
         return {}
-    known = set(tracked.split("\0"))
-    missing = [p for p in wanted if p not in known]
+    missing = [p for p in wanted if p not in tracked]
     if not missing:
         return {}
-    ignored = _git(
-        root, *base, "--others", "--ignored", "--exclude-standard", "--", *(f":(literal){p}" for p in missing)
-    )
-    if ignored is None:
-        return {}
-    hidden = set(ignored.split("\0"))
-    return {p: p in hidden for p in missing}
+    hidden = _ls_files(root, ["--others", "--ignored", "--exclude-standard"], missing)
+    return {} if hidden is None else {p: p in hidden for p in missing}
+
+
+def _ls_files(root: Path, options: list[str], paths: list[str]) -> set[str] | None:
+    """The paths ``git ls-files OPTIONS -- PATHS`` lists (each literal), or None when git is missing or fails. Bytes,
+    not text: text mode would read a ``\r`` in a name as a line end."""
+    specs = [f":(literal){p}" for p in paths]
+    try:
+        proc = subprocess.run(
+            ["git", "-c", "core.quotepath=off", "ls-files", "-z", *options, "--", *specs],
+            cwd=root,
+            capture_output=True,
+            check=False,
+        )
+    except OSError:
+        return None
+    if proc.returncode != 0:
+        return None
+    return {raw.decode("utf-8", "surrogateescape") for raw in proc.stdout.split(b"\0") if raw}

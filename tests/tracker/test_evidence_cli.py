@@ -20,7 +20,11 @@ PLAN = plan_text("0001", [phase_block("P1", ["src/**"], ['test = "tests/test_a.p
 
 def tracker(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     code = f"from tracker.cli import main; main({list(args)!r})"
-    env = {**os.environ, "PYTHONPATH": str(CHECKOUT), "COLUMNS": os.environ.get("COLUMNS", "1000")}  # status lines whole
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(CHECKOUT),
+        "COLUMNS": os.environ.get("COLUMNS", "1000"),
+    }  # status lines whole
     return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False, env=env)
 
 

@@ -1,5 +1,5 @@
 """``tracker check`` (tracker/commands/check.py) on the report fixture repository (tests/tracker/report_fixture.py):
-evidence the current statuses rest on that git does not track."""
+evidence the current statuses rest on that git does not track (ignored: a problem; never added: a warning)."""
 
 from __future__ import annotations
 
@@ -8,44 +8,85 @@ import subprocess
 from pathlib import Path
 
 import report_fixture
+from tracker_testutil import git, phase, plan_text
 
 R4 = ".tracker/evidence/20261107T100000Z-ci-box-r4.json"
 B2 = "bench/results/20261108T100000Z-gpu-box-attn-b2.json"
 
 
 def _untracked(root: Path, cli) -> list[dict[str, str]]:
-    problems = json.loads(cli(root, "check", "--json").out)["problems"]
-    return [p for p in problems if p["kind"] == "untracked-evidence"]
+    """check --json's entries about evidence git does not track: problems (ignored) first, then warnings."""
+    doc = json.loads(cli(root, "check", "--json").out)
+    kinds = ("ignored-evidence", "untracked-evidence")
+    return [p for p in doc["problems"] + doc["warnings"] if p["kind"] in kinds]
 
 
-def test_check_names_evidence_the_statuses_rest_on_that_git_does_not_track(tmp_path: Path, cli) -> None:
-    """README's commit line once left bench/results/ out: a clone showed the benchmark phase planned. check names
-    each such file (ignored: `git add -f`; never added: `git add`), fails (exit 1), and the line it prints fixes it."""
+def _drop(root: Path, *files: str, ignore_results: bool = False) -> None:
+    """Take ``files`` out of git's index (committed), and with ``ignore_results`` make git ignore bench/results/."""
+    if ignore_results:
+        (root / ".gitignore").write_text(".tracker/cache/\n.tracker/lock\nbench/results/\n", encoding="utf-8")
+    report_fixture.git(root, "rm", "-q", "--cached", *files)
+    report_fixture.git(root, "commit", "-q", "-am", "evidence dropped from the index")
+
+
+def test_check_fails_on_evidence_git_ignores_and_warns_on_evidence_never_added(tmp_path: Path, cli) -> None:
+    """README's commit line once left bench/results/ out: a clone showed the benchmark phase planned. A file git
+    ignores can never reach a clone: a problem (exit 1, `git add -f`). A file never added is what every fresh verify
+    leaves (CI runs verify, then check): a warning naming the `git add`, the exit as without it."""
     root = report_fixture.build(tmp_path / "repo")
     assert _untracked(root, cli) == []  # the fixture commits all of its evidence
-    (root / ".gitignore").write_text(".tracker/cache/\n.tracker/lock\nbench/results/\n", encoding="utf-8")
-    report_fixture.git(root, "rm", "-q", "--cached", B2, R4)
-    report_fixture.git(root, "commit", "-q", "-am", "results ignored, r4 dropped from the index")
+    _drop(root, B2, R4, ignore_results=True)
 
-    found = _untracked(root, cli)
-    assert [(p["path"], p["phase"]) for p in found] == [(R4, "0001/P1"), (B2, "0001/P2")]
+    doc = json.loads(cli(root, "check", "--json").out)
+    assert (doc["ok"], doc["exit"]) == (False, 1)  # (the fixture has a regression and out-of-date plans too)
+    assert [(p["kind"], p["path"], p["phase"]) for p in _untracked(root, cli)] == [
+        ("ignored-evidence", B2, "0001/P2"),
+        ("untracked-evidence", R4, "0001/P1"),
+    ]
+    assert [p["kind"] for p in doc["warnings"]] == ["untracked-evidence"]
     r = cli(root, "check")
     assert r.code == 1 and r.err == ""
-    lines = r.out.splitlines()
-    assert (
-        f"{R4}: git does not track it (never added), yet 0001/P1 gate 1, 0001/P3 gate 1 rest(s) on it: a clone would not see it (git add {R4})"
-        in lines
+    lines = [line for line in r.out.splitlines() if "git " in line or line.startswith("tracker check: ")]
+    ignored = (
+        f"{B2}: git ignores it, yet 0001/P2 gate 1, 0001/P3 gate 2 rest(s) on it: a clone can never see it "
+        f"(git add -f {B2})"
     )
-    assert (
-        f"{B2}: git does not track it (ignored), yet 0001/P2 gate 1, 0001/P3 gate 2 rest(s) on it: a clone would not see it (git add -f {B2})"
-        in lines
+    never_added = (
+        f"warning: {R4}: git does not track it yet (never added), and 0001/P1 gate 1, 0001/P3 gate 1 rest(s) on it: "
+        f"a clone will not see it until it is committed (git add {R4})"
     )
     fix = f"tracker check: commit the evidence the statuses rest on: git add {R4} && git add -f {B2} && git commit"
-    assert fix in lines and lines[-1].startswith("tracker check: ")
+    assert lines == [ignored, never_added, fix, f"tracker check: {len(doc['problems'])} problem(s), 1 warning(s)"]
+    assert r.out.splitlines()[:-2] == [p["message"] for p in doc["problems"] + doc["warnings"]]  # the text's lines
 
     subprocess.run(fix.split("rest on: ", 1)[1].removesuffix(" && git commit"), shell=True, cwd=root, check=True)
     assert _untracked(root, cli) == []  # staged is enough: the commit that follows holds them
     assert "commit the evidence" not in cli(root, "check").out
+
+
+def test_a_fresh_verify_s_evidence_is_a_warning_and_check_passes(repo, cli) -> None:
+    """CI runs verify, then check: the run verify just wrote is not added yet. check names it and the `git add`, and
+    passes (exit 0); once added, no word of it."""
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_a.py"'))
+    files = {"plans/0001-demo.md": plan, "tests/test_a.py": "def test_a():\n    pass\n"}
+    root = repo({**files, ".gitignore": ".tracker/cache/\n.tracker/lock\n__pycache__/\n"})
+    assert cli(root, "verify").code == 0 and cli(root, "update").code == 0
+    git(root, "add", "plans")
+    git(root, "commit", "-q", "-m", "verified")
+    (run,) = [f".tracker/evidence/{p.name}" for p in (root / ".tracker/evidence").glob("*.json")]
+    r = cli(root, "check")
+    assert r.code == 0 and r.err == ""
+    assert r.out.splitlines() == [
+        f"warning: {run}: git does not track it yet (never added), and 0001/P1 gate 1 rest(s) on it: a clone will "
+        f"not see it until it is committed (git add {run})",
+        f"tracker check: commit the evidence the statuses rest on: git add {run} && git commit",
+        "tracker check: no regressions, plan files up to date; 1 warning(s)",
+    ]
+    doc = json.loads(cli(root, "check", "--json").out)
+    assert (doc["ok"], doc["exit"], doc["problems"]) == (True, 0, [])
+    assert [(w["kind"], w["path"], w["phase"]) for w in doc["warnings"]] == [("untracked-evidence", run, "0001/P1")]
+    git(root, "add", run)
+    assert cli(root, "check").out == "tracker check: no regressions, plan files up to date\n"
 
 
 def test_untracked_evidence_outside_git_is_not_claimed(tmp_path: Path, cli) -> None:

@@ -714,7 +714,7 @@ def test_check_json_lists_each_problem_with_its_kind_and_file(mixed: Path, cli: 
 
     (mixed / "plans/0001-a.md").write_text(plan_text("0001", phase("P2", BENCH, paths='"kernel/**"')))
     assert cli(mixed, "update").code == 0
-    assert check_json() == (0, {"ok": True, "exit": 0, "problems": []})
+    assert check_json() == (0, {"ok": True, "exit": 0, "problems": [], "warnings": []})
     put_result(mixed, [100.0] * 5)
     put_result(mixed, [400.0] * 5, name="s.json", time="2026-11-29T12:00:00Z")  # was met, fails now: regressed
     (mixed / "bench/results/bad.json").write_text("{")
@@ -731,6 +731,8 @@ def test_check_json_lists_each_problem_with_its_kind_and_file(mixed: Path, cli: 
     assert ("regressed", "plans/0001-a.md", "0001/P2") in [(p["kind"], p["path"], p["phase"]) for p in doc["problems"]]
     text = io.StringIO()
     assert check.run(mixed, out=text) == 1
-    assert text.getvalue().splitlines()[:-1] == [
-        p["message"] for p in doc["problems"]
-    ]  # the same lines as the text form
+    # the same lines as the text form: the problems, then the warnings (s.json is not added yet), then the git add
+    # line for them and the totals
+    assert [w["kind"] for w in doc["warnings"]] == ["untracked-evidence"]
+    assert text.getvalue().splitlines()[:-2] == [p["message"] for p in doc["problems"] + doc["warnings"]]
+    assert text.getvalue().splitlines()[-2].endswith("git add bench/results/s.json && git commit")

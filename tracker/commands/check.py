@@ -2,8 +2,9 @@
 regions are out of date or were edited by hand, on a milestone report in ``plans/reports/`` that is not what
 ``tracker report`` renders now, on an invalid benchmark result file in the repository or an
 unusable file in the evidence store, on evidence whose commit is not in the repository's history, and on evidence
-or result files the current statuses rest on that git does not track (ignored or never added: a clone would not
-see them), naming the ``git add`` that fixes it."""
+or result files the current statuses rest on that git ignores (a clone can never see them). Such files that are
+merely not added yet (every fresh ``verify`` writes one; CI runs ``verify`` then ``check``) are warnings: named, the
+exit unchanged. Both come with the ``git add`` that fixes them."""
 
 from __future__ import annotations
 
@@ -27,34 +28,46 @@ from tracker.render import plan_regions
 class Problem(NamedTuple):
     """One line of ``tracker check``: what kind of problem, the file it is in, the phase (regressions), the line."""
 
-    # regressed | invalid-evidence | invalid-result | unknown-commit | untracked-evidence | region-edited | out-of-date
-    # | git
+    # regressed | invalid-evidence | invalid-result | unknown-commit | ignored-evidence | region-edited | out-of-date
+    # | git; warnings (WARNING_KINDS): untracked-evidence
     kind: str
     path: str | None
     message: str
     phase: str | None = None
 
 
+WARNING_KINDS = frozenset({"untracked-evidence"})  # named by check, never its exit: --json's "warnings"
+
+
 def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
-    """Print one line per problem; exit 1 (CHECK_FAILED) when there is any, else 0. ``as_json``: print one object
-    instead, ``{"ok", "exit", "problems": [{"kind", "path", "phase", "message"}]}`` (README)."""
+    """Print one line per problem, then one per warning; exit 1 (CHECK_FAILED) when there is a problem, else 0.
+    ``as_json``: print one object instead, ``{"ok", "exit", "problems": [{"kind", "path", "phase", "message"}],
+    "warnings": [same]}`` (README)."""
     out = out or sys.stdout
     with command_cache(root) as cache:
-        problems = find_problems(root, cache=cache)
+        found = find_problems(root, cache=cache)
+    problems = [p for p in found if p.kind not in WARNING_KINDS]
+    warnings = [p for p in found if p.kind in WARNING_KINDS]
     code = int(ExitCode.CHECK_FAILED) if problems else 0
     if as_json:
         from tracker.commands.common import json_text
 
-        doc = {"ok": not problems, "exit": code, "problems": [p._asdict() for p in problems]}
+        doc = {
+            "ok": not problems,
+            "exit": code,
+            "problems": [p._asdict() for p in problems],
+            "warnings": [p._asdict() for p in warnings],
+        }
         out.write(json_text(out, doc) + "\n")
         return code
-    for problem in problems:
+    for problem in problems + warnings:
         out.write(problem.message + "\n")
-    add = add_line(root, [p.path for p in problems if p.kind == "untracked-evidence" and p.path])
+    add = add_line(found)
     if add:
         out.write(f"tracker check: commit the evidence the statuses rest on: {add}\n")
+    counted = f", {len(warnings)} warning(s)" if warnings else ""
     if problems:
-        out.write(f"tracker check: {len(problems)} problem(s)\n")
+        out.write(f"tracker check: {len(problems)} problem(s){counted}\n")
     else:
         from tracker.commands.report import REPORTS_DIR
         from tracker.doc_files import declared_docs
@@ -65,13 +78,14 @@ def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
             reports.is_dir() and any(p.suffix in (".md", ".html") for p in reports.iterdir())
         )
         shown = kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " and " + kinds[-1]
-        out.write(f"tracker check: no regressions, {shown} up to date\n")
+        counted = f"; {len(warnings)} warning(s)" if warnings else ""
+        out.write(f"tracker check: no regressions, {shown} up to date{counted}\n")
     return code
 
 
 def find_problems(root: Path, *, cache: Cache | None = None) -> list[Problem]:
-    """Every problem ``tracker check`` reports, in the order it prints them (``cache``: the command's; None: the
-    repository's cache read, nothing kept)."""
+    """Every problem and warning (:data:`WARNING_KINDS`) ``tracker check`` reports, in the order it prints them
+    (``cache``: the command's; None: the repository's cache read, nothing kept)."""
     cache = Cache(root) if cache is None else cache
     files, plans = load_plans(root, cache=cache)
     statuses = derive(root, plans, cache=cache)
@@ -116,9 +130,11 @@ def find_problems(root: Path, *, cache: Cache | None = None) -> list[Problem]:
 
 
 def untracked_evidence(root: Path, statuses: Mapping[str, PhaseStatus]) -> list[Problem]:
-    """One problem per evidence or result file a current verdict rests on (its source, or another run its passes
-    come from) that git does not track, ignored or never added: a clone, CI's checkout, shows those gates without
-    it (README's commit line once left ``bench/results/`` out, and a clone showed a benchmark phase planned)."""
+    """One entry per evidence or result file a current verdict rests on (its source, or another run its passes
+    come from) that git does not track: a clone, CI's checkout, shows those gates without it (README's commit line
+    once left ``bench/results/`` out, and a clone showed a benchmark phase planned). A file git ignores can never
+    reach a clone: a problem (``ignored-evidence``, ``git add -f``). One never added is what every fresh ``verify``
+    leaves until it is committed: a warning (``untracked-evidence``, ``git add``)."""
     from tracker.dirty import untracked
 
     resting: dict[str, list[str]] = {}
@@ -127,30 +143,29 @@ def untracked_evidence(root: Path, statuses: Mapping[str, PhaseStatus]) -> list[
             for file in (v.source.file, *v.also) if v.source is not None else ():
                 resting.setdefault(file, []).append(f"{key} gate {number}")
     missing = untracked(root, list(resting))
-    return [
-        Problem(
-            "untracked-evidence",
-            file,
-            f"{file}: git does not track it ({'ignored' if ignored else 'never added'}), yet "
-            f"{', '.join(dict.fromkeys(resting[file]))} rest(s) on it: a clone would not see it "
-            f"(git add{' -f' if ignored else ''} {file})",
-            resting[file][0].split(" ", 1)[0],
-        )
-        for file, ignored in sorted(missing.items())
-    ]
+    found = []
+    for file, ignored in sorted(missing.items()):
+        gates = ", ".join(dict.fromkeys(resting[file]))
+        phase = resting[file][0].split(" ", 1)[0]
+        if ignored:
+            message = f"{file}: git ignores it, yet {gates} rest(s) on it: a clone can never see it (git add -f {file})"
+            found.append(Problem("ignored-evidence", file, message, phase))
+        else:
+            message = (
+                f"warning: {file}: git does not track it yet (never added), and {gates} rest(s) on it: a clone will "
+                f"not see it until it is committed (git add {file})"
+            )
+            found.append(Problem("untracked-evidence", file, message, phase))
+    return found
 
 
-def add_line(root: Path, files: list[str]) -> str:
-    """The git commands that add ``files`` (``-f`` for those git ignores), or "" for none."""
-    from tracker.dirty import untracked
-
-    if not files:
-        return ""
-    ignored = untracked(root, files)
-    plain = [shlex.quote(f) for f in files if not ignored.get(f)]
-    forced = [shlex.quote(f) for f in files if ignored.get(f)]
+def add_line(found: Iterable[Problem]) -> str:
+    """The git commands that add the files of ``found``'s ``untracked-evidence`` (``git add``) and
+    ``ignored-evidence`` (``git add -f``) entries, then commit; "" for none."""
+    plain = [shlex.quote(p.path) for p in found if p.kind == "untracked-evidence" and p.path]
+    forced = [shlex.quote(p.path) for p in found if p.kind == "ignored-evidence" and p.path]
     parts = [f"git add {' '.join(plain)}"] * bool(plain) + [f"git add -f {' '.join(forced)}"] * bool(forced)
-    return " && ".join([*parts, "git commit"])
+    return " && ".join([*parts, "git commit"]) if parts else ""
 
 
 def report_problems(root: Path) -> list[Problem]:

@@ -252,12 +252,12 @@ def untracked_note(root: Path, statuses: dict[str, PhaseStatus]) -> str:
     statuses), with the ``git add`` that fixes it; "" otherwise (``tracker check`` fails on them, one line each)."""
     from tracker.commands.check import add_line, untracked_evidence
 
-    files = [p.path for p in untracked_evidence(root, statuses) if p.path]
-    if not files:
+    found = untracked_evidence(root, statuses)
+    if not found:
         return ""
     return (
-        f"note: {len(files)} evidence file(s) the statuses rest on are not tracked by git, so a clone shows other "
-        f"statuses (tracker check lists them): {add_line(root, files)}\n"
+        f"note: {len(found)} evidence file(s) the statuses rest on are not tracked by git, so a clone shows other "
+        f"statuses (tracker check lists them): {add_line(found)}\n"
     )
 
 

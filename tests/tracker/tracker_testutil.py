@@ -6,9 +6,14 @@ would find whichever was imported last.
 
 from __future__ import annotations
 
+import inspect
 import os
 import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import CodeType, FrameType
+from typing import Any
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
@@ -41,3 +46,39 @@ def phase(pid: str, *gates: str, depends: str = "", paths: str = "") -> str:
     head += f"depends = [{depends}]\n" if depends else ""
     head += f"paths = [{paths}]\n" if paths else ""
     return head + "".join(f"[[gate]]\n{g}\n" for g in gates) + "```\n\n"
+
+
+class Calls:
+    """Counts the function calls made while it is entered (``with Calls() as calls: ...; calls.count``), Python
+    and built-in ones, through ``sys.setprofile``: a deterministic measure of work for a complexity claim. A test
+    compares the count at n and 4n, where comparing CPU seconds failed on a loaded machine (speed figures live in
+    bench/tracker_speed.py, not in tests). ``of`` narrows it to calls of those Python functions (however they were
+    imported); calls made under ``skip`` functions are not counted (a subprocess's pipe reads vary run to run)."""
+
+    def __init__(self, *of: Callable[..., Any], skip: tuple[Callable[..., Any], ...] = ()) -> None:
+        self.codes = {inspect.unwrap(f).__code__ for f in of}
+        self.skip = {inspect.unwrap(f).__code__ for f in skip}
+        self.count = 0
+        self._skipping: FrameType | None = None
+        self._before: Any = None
+
+    def _profile(self, frame: FrameType, event: str, _arg: object) -> None:
+        if self._skipping is not None:
+            if event == "return" and frame is self._skipping:
+                self._skipping = None
+            return
+        code: CodeType = frame.f_code
+        if event == "call" and code in self.skip:
+            self._skipping = frame
+        elif event == "call":
+            self.count += not self.codes or code in self.codes
+        elif event == "c_call":
+            self.count += not self.codes
+
+    def __enter__(self) -> Calls:
+        self._before = sys.getprofile()
+        sys.setprofile(self._profile)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        sys.setprofile(self._before)

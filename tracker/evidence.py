@@ -148,7 +148,7 @@ _RUN_KEYS = frozenset(
         "running",
     }
 )
-_PROVENANCE_KEYS = frozenset({"time", "host", "commit", "dirty", "args", "narrowed"})
+_PROVENANCE_KEYS = frozenset({"time", "host", "commit", "dirty", "args", "narrowed", "outside"})
 _RECORD_KEYS = frozenset({"nodeid", "outcome", "reason", "duration", "markers"})
 _RUNNING_KEYS = frozenset({"nodeid", "markers", "pid", "pid_start"})
 _SIGNOFF_KEYS = frozenset(
@@ -178,6 +178,11 @@ def _optional_bool(value: object) -> bool:
     return value is None or isinstance(value, bool)
 
 
+def _outside_map(value: object) -> bool:
+    """``provenance.outside``: the run's test files that are not the repository's, each with why (a string)."""
+    return type(value) is dict and all(isinstance(v, str) for v in value.values())
+
+
 def _check_test_run(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None]:
     """Shape of a ``tracker-test-run`` (written by the plugin or by ``tracker ingest``); returns (where its
     time is, its UTC time or None).
@@ -200,6 +205,7 @@ def _check_test_run(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None
             prov, "args", lambda v: v is None or _str_list(v), "a list of strings or null", "provenance.", optional=True
         )
         shape.typed(prov, "narrowed", lambda v: isinstance(v, str) and v != "", "a string", "provenance.", True)
+        shape.typed(prov, "outside", _outside_map, "a {test file: why} object of strings", "provenance.", True)
         shape.extra(prov, _PROVENANCE_KEYS, "provenance.")
     shape.typed(
         doc,

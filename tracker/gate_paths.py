@@ -7,6 +7,12 @@ link (its target's name) and never the outside file's content, so editing it wou
 ``lint`` lists such a gate as a problem, ``verify`` refuses to run it (exit 2, ``path:line``) and ``status`` shows
 the gate unmet with the same words, whatever evidence says.
 
+A gate whose own path stays inside can still collect a test file that leaves (``tests/`` holding ``test_x.py ->
+/elsewhere/test_x.py`` or ``sub -> /elsewhere/``), or load a ``conftest.py`` that does (its code decides outcomes):
+:class:`TestFileCheck` says so for a test's file, and the pytest plugin records its answers for the tests a run
+collected (``provenance.outside``), so that such a test's pass meets no gate (:mod:`tracker.testgate`) and ``lint``
+names it at the gate's line.
+
 Standard library only.
 """
 
@@ -68,4 +74,56 @@ class OutsideCheck:
             except (OSError, RuntimeError, ValueError):
                 answer = None
         self._answers[path] = answer
+        return answer
+
+
+class TestFileCheck:
+    """Why a collected test's file (its node id's file part, relative to ``root``) is not the repository's, or None:
+    the file, or a ``conftest.py`` of its directory or of one above it up to ``root`` (pytest loads those, and their
+    code decides outcomes), resolves outside ``root`` (``tests/ext/test_x.py resolves to /elsewhere/test_x.py,
+    outside the repository``). Answers are remembered per file and per directory; a path that cannot be looked at
+    (or a link loop) is not called outside. Never raises."""
+
+    __test__ = False
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        try:
+            self._real_root: Path | None = root.resolve()
+        except (OSError, RuntimeError, ValueError):
+            self._real_root = None
+        self._files: dict[str, str | None] = {}
+        self._dirs: dict[str, str | None] = {}
+
+    def _leaves(self, path: str) -> str | None:
+        """``path 'resolves to REAL, outside the repository'`` when ``path`` exists and its real path lies outside."""
+        if self._real_root is None:
+            return None
+        try:
+            target = self.root / path
+            if not target.exists():
+                return None
+            real = target.resolve()
+        except (OSError, RuntimeError, ValueError):
+            return None
+        return None if real.is_relative_to(self._real_root) else f"{path} resolves to {real}, outside the repository"
+
+    def _conftests(self, folder: str) -> str | None:
+        """Why a ``conftest.py`` of ``folder`` ("" for the root) or of a folder above it leaves the repository."""
+        if folder in self._dirs:
+            return self._dirs[folder]
+        answer = self._leaves(f"{folder}/conftest.py" if folder else "conftest.py")
+        if answer is None and folder:
+            answer = self._conftests(folder.rpartition("/")[0])
+        self._dirs[folder] = answer
+        return answer
+
+    def __call__(self, file: str) -> str | None:
+        if file in self._files:
+            return self._files[file]
+        parts = [p for p in file.split("/") if p not in ("", ".")]
+        answer = self._leaves(file) if parts else None
+        if answer is None and parts and ".." not in parts and not file.startswith("/"):
+            answer = self._conftests("/".join(parts[:-1]))
+        self._files[file] = answer
         return answer

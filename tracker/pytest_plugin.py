@@ -2,9 +2,9 @@
 
 Used by ``tracker verify`` (``-p tracker.pytest_plugin``) and by a plain ``pytest --tracker-record[=DIR]``
 (entry point ``pytest11: tracker.pytest_plugin``; both forms together are fine). It imports only the standard
-library, pytest and :mod:`tracker.fingerprint`, :mod:`tracker.selection`, :mod:`tracker.dirty` and
-:mod:`tracker.contract` (standard-library only), because it also runs on the GPU machine, which has pytest but
-none of the tracker's dependencies and no ``.git`` directory.
+library, pytest and :mod:`tracker.fingerprint`, :mod:`tracker.selection`, :mod:`tracker.dirty`,
+:mod:`tracker.gate_paths` and :mod:`tracker.contract` (standard-library only), because it also runs on the GPU
+machine, which has pytest but none of the tracker's dependencies and no ``.git`` directory.
 
 ``provenance.commit``/``dirty`` follow :mod:`tracker.dirty`, the rule ``signoff`` and result files use too (evidence
 in ``.tracker/`` and ``bench/results/`` never makes a run dirty); a ``TRACKER_COMMIT`` or ``TRACKER_DIRTY`` that
@@ -27,6 +27,10 @@ deselection narrowed what they collect, else ``null``: the tracker takes the tes
 run whose arguments cover the gate's. ``provenance.narrowed`` (absent when none) names the options of the run's
 command line that may have kept tests from being collected at all (``--ignore``, ``-o python_functions``,
 ``-p no:doctest``, ``-c``, ...: :func:`narrowing`): such a run never names a gate's tests, not even one verify ran.
+
+``provenance.outside`` (absent when none) maps each collected test file that is not the repository's to why: the
+file, or a ``conftest.py`` above it, resolves outside the rootdir through a symlink
+(:class:`tracker.gate_paths.TestFileCheck`). A pass of such a test meets no gate.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ import pytest
 from tracker.contract import atomic_write, check_inside, evidence_name, process_identity, running_file, utc_now
 from tracker.dirty import commit_state
 from tracker.fingerprint import tree_file_ids
+from tracker.gate_paths import TestFileCheck
 from tracker.selection import marker_matches, normalize_arg, selects
 
 SCHEMA = "tracker-test-run"
@@ -198,7 +203,20 @@ class Collector:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         items = [{"nodeid": i.nodeid, "markers": _markers(i)} for i in session.items]
-        write_json_atomic(self.path, {"items": items, "errors": self.errors})
+        outside = outside_files(Path(str(session.config.rootpath)), session.items)
+        write_json_atomic(self.path, {"items": items, "errors": self.errors, "outside": outside})
+
+
+def outside_files(root: Path, items: list[pytest.Item]) -> dict[str, str]:
+    """{test file: why it is not the repository's} for the collected items whose file, or a ``conftest.py`` above
+    it, resolves outside ``root`` (:class:`tracker.gate_paths.TestFileCheck`); {} when none."""
+    check = TestFileCheck(root)
+    out: dict[str, str] = {}
+    for file in dict.fromkeys(_file_of(i.nodeid) for i in items):
+        why = check(file)
+        if why is not None:
+            out[file] = why
+    return out
 
 
 def platform_name() -> str:
@@ -433,6 +451,9 @@ class Recorder:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         for item in session.items:
             self._record(item.nodeid, _markers(item))
+        outside = outside_files(self.root, session.items)
+        if outside and self.data:  # before any test runs: the rewrites that name the running test hold it too
+            self.data["provenance"]["outside"] = outside
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:

@@ -56,8 +56,9 @@ def evaluate(
 ) -> dict[str, PhaseStatus]:
     """Status of every phase from ``evidence``'s answers and the working tree's file ids (``files``, read only
     when a phase has all its gates met). ``outside``: why a test gate's pytest argument is not the repository's
-    (it leaves it through a symlink: :class:`tracker.gate_paths.OutsideCheck`), asked of met test gates; such a
-    gate is unmet with that reason, whatever the evidence says."""
+    (it leaves it through a symlink: :class:`tracker.gate_paths.OutsideCheck`), asked of every test gate; such a
+    gate is unmet with that reason, whatever the evidence says (a test file linked out under a gate's directory is
+    the evidence's to tell: :mod:`tracker.testgate`, but a gate whose own path leaves says so first)."""
     own: dict[str, tuple[Plan, Phase, list[GateVerdict], list[bool]]] = {}
     for plan in plans:
         for phase in plan.phases:
@@ -65,8 +66,9 @@ def evaluate(
             manual = manual_hashes(phase)
             for i, gate in enumerate(phase.gates):
                 v, was = evidence.verdict(gate_key(plan.id, phase.id, i), gate, manual)
-                if v.met and outside is not None and isinstance(gate, TestGate) and (why := outside(gate.test)):
-                    v = GateVerdict(False, f"{why}: its tests are not the repository's (tracker lint)", v.source)
+                if outside is not None and isinstance(gate, TestGate) and (why := outside(gate.test)):
+                    why = f"{why}: its tests are not the repository's (tracker lint)"
+                    v = GateVerdict(False, why, v.source, failed=v.failed)
                 verdicts.append(v)
                 ever.append(was)
             own[f"{plan.id}/{phase.id}"] = (plan, phase, verdicts, ever)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracker.gate_paths import OutsideCheck, gate_path, leaves_repository
+from tracker.gate_paths import OutsideCheck, TestFileCheck, gate_path, leaves_repository
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +63,61 @@ def test_the_cached_check_agrees_with_the_rule_and_never_raises(tree: Path, part
     assert check(test) == want and check(test) == want
     if want is not None:
         assert any(os.path.islink(tree / "/".join(path.split("/")[: i + 1])) for i in range(len(path.split("/"))))
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository whose ``tests/`` (a gated directory) holds links out: ``test_link.py`` (a file), ``ext`` (a
+    directory), ``conf/conftest.py`` (a conftest), ``loop`` (a link to itself); and ``alias.py`` (a link inside)."""
+    base = tmp_path_factory.mktemp("gated")
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "test_x.py").write_text("")
+    root = base / "repo"
+    (root / "tests" / "conf" / "deep").mkdir(parents=True)
+    (root / "tests" / "test_real.py").write_text("")
+    (root / "tests" / "conf" / "deep" / "test_d.py").write_text("")
+    (root / "tests" / "test_link.py").symlink_to(outside / "test_x.py")
+    (root / "tests" / "ext").symlink_to(outside)
+    (root / "tests" / "conf" / "conftest.py").symlink_to(outside / "test_x.py")
+    (root / "tests" / "alias.py").symlink_to("test_real.py")
+    (root / "tests" / "loop").symlink_to("loop")
+    return root
+
+
+def test_a_test_file_or_conftest_linked_out_inside_a_gated_directory(gated: Path) -> None:
+    """The gate's own path (``tests/``) stays inside; the files pytest collects or loads under it need not."""
+    check = TestFileCheck(gated)
+    real = (gated / "tests/test_link.py").resolve()
+    assert check("tests/test_link.py") == f"tests/test_link.py resolves to {real}, outside the repository"
+    ext = (gated / "tests/ext/test_x.py").resolve()
+    assert check("tests/ext/test_x.py") == f"tests/ext/test_x.py resolves to {ext}, outside the repository"
+    conf = (gated / "tests/conf/conftest.py").resolve()
+    want = f"tests/conf/conftest.py resolves to {conf}, outside the repository"
+    assert check("tests/conf/deep/test_d.py") == want and check("tests/conf/test_c.py") == want
+    assert check("tests/test_real.py") is None and check("tests/alias.py") is None  # a link inside is fine
+    assert check("tests/loop/test_l.py") is None and check("tests/missing.py") is None  # not looked at: lint's
+    assert OutsideCheck(gated)("tests/") is None  # what the gate-path rule alone saw
+
+
+FILE_NAMES = st.sampled_from(["tests", "ext", "conf", "deep", "test_link.py", "test_x.py", "test_d.py", "alias.py",
+                              "loop", "conftest.py", "..", ".", "", "\x00", "é", "a" * 300])  # fmt: skip
+
+
+@settings(deadline=None, max_examples=300, suppress_health_check=list(HealthCheck))
+@given(parts=st.lists(FILE_NAMES, min_size=1, max_size=5), lead=st.sampled_from(["", "/", "./"]))
+def test_the_test_file_check_never_raises_and_calls_a_file_outside_only_through_a_link(
+    gated: Path, parts: list[str], lead: str
+) -> None:
+    """Whatever a node id's file part holds (NUL bytes, ``..``, 300-character names, an absolute path), TestFileCheck
+    answers the same twice, never raises, and calls a file outside only when the file or a conftest.py above it
+    resolves outside the repository, naming that path."""
+    file = lead + "/".join(parts)
+    check = TestFileCheck(gated)
+    why = check(file)
+    assert check(file) == why
+    if why is not None:
+        named, _, rest = why.partition(" resolves to ")
+        assert rest.endswith(", outside the repository")
+        real = Path(rest.removesuffix(", outside the repository"))
+        assert real == (gated / named).resolve() and not real.is_relative_to(gated.resolve())

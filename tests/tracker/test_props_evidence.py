@@ -10,6 +10,7 @@ all, a few seconds each); the ``slow`` variants (TRACKER_SLOW=1) run many more.
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import shutil
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from resultfiles import case, result
 
@@ -202,17 +203,68 @@ def test_any_time_in_the_store(store_root: Path, when: str, outcome: str) -> Non
 
 
 @settings(FAST, max_examples=150)
+@example(value="\ud800\udc00")  # JSON writes it as an escaped surrogate pair: U+10000, valid text
+@example(value="\udc80")  # half a pair: not text
+@example(value="--ignore=a\nb\x1b[2J\u202e")  # a line break, a terminal escape, a bidirectional override
 @given(value=HOSTILE)
 def test_any_narrowed_value_in_the_store(store_root: Path, value: object) -> None:
     """``provenance.narrowed`` (the options that narrowed a run's collection): a non-empty string is used, and then the
-    run never names its gate's tests (the only run: unmet); anything else makes the file invalid, never a crash."""
+    run never names its gate's tests (the only run: unmet), the reason naming the value as read (JSON joins an escaped
+    surrogate pair into its one character) on one line, each unprintable character as its escape; half a surrogate
+    pair is not text: the file is invalid, the reason naming that half (escaped); anything else makes the file
+    invalid, never a crash."""
     doc = run_doc("passed")
     doc["provenance"]["narrowed"] = value
-    store = check_store(store_root, dumps(doc))
+    data = dumps(doc)
+    store = check_store(store_root, data)
     if store.runs:
         assert isinstance(value, str) and value
+        read = store.runs[0].provenance["narrowed"]
+        assert read == json.loads(data)["provenance"]["narrowed"]
+        shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in read)
         test_gate = compute(PLANS, store, lambda: FileIndex({}), lambda: _bench_never)["0001/P1"].verdicts[0]
-        assert not test_gate.met and f"narrowed by {value}" in test_gate.reason
+        assert not test_gate.met and f"narrowed by {shown}, and no run" in test_gate.reason
+        assert test_gate.reason.isprintable()
+    elif isinstance(value, str) and value and json.loads(data)["provenance"]["narrowed"] == value:
+        (line,) = store.invalid  # a string the file holds as it is, refused: only half a surrogate pair
+        head, _, named = line.partition(": holds text that is not valid Unicode (a lone surrogate, ")
+        half = ast.literal_eval(named.removesuffix(")"))
+        assert head == ".tracker/evidence/x.json" and half in value and all(0xD800 <= ord(c) <= 0xDFFF for c in half)
+
+
+def _half_pair(text: str) -> bool:
+    try:
+        json.loads(json.dumps(text)).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+@settings(FAST, max_examples=150)
+@given(
+    value=st.one_of(
+        HOSTILE,
+        st.dictionaries(st.sampled_from(["tests/test_a.py", "tests", "tests/test_a.py::test_x", ""]), HOSTILE),
+        st.dictionaries(st.text(max_size=20), st.text(max_size=20)),
+    )
+)
+def test_any_outside_value_in_the_store(store_root: Path, value: object) -> None:
+    """``provenance.outside`` ({test file: why it is not the repository's}): an object of strings is used, and a pass of
+    a test whose file it names meets no gate (its reason says why); anything else makes the file invalid."""
+    doc = run_doc("passed")
+    doc["provenance"]["outside"] = value
+    store = check_store(store_root, dumps(doc))
+    strings = isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+    if store.runs:
+        assert strings
+        read = store.runs[0].provenance["outside"]  # as read back (JSON joins an escaped surrogate pair)
+        test_gate = compute(PLANS, store, lambda: FileIndex({}), lambda: _bench_never)["0001/P1"].verdicts[0]
+        named = read.get("tests/test_a.py")
+        assert test_gate.met == (named is None)
+        if named is not None:
+            assert test_gate.reason == f"{named}: its tests are not the repository's (tracker lint)"
+    else:  # not an object of strings, or one holding half a surrogate pair (not Unicode text)
+        assert not strings or any(_half_pair(t) for t in (*value, *value.values()))  # type: ignore[union-attr]
 
 
 @pytest.mark.slow

@@ -596,3 +596,34 @@ def test_an_evidence_store_linked_out_of_the_repository_is_a_usage_error(repo, t
     assert proc.returncode == 4, proc.stdout + proc.stderr
     assert "outside the repository" in proc.stderr and "INTERNALERROR" not in proc.stdout + proc.stderr
     assert list(outside.iterdir()) == []
+
+
+def test_a_run_records_the_test_files_that_resolve_outside_the_repository(repo, tmp_path: Path) -> None:
+    """``provenance.outside`` names each collected test file that is not the repository's: linked out itself, under
+    a directory linked out, or below a conftest.py linked out (issue 24 FP3); a link inside is fine, and a run with
+    none has no such key. ``--tracker-collect`` (lint's) says the same."""
+    outside = tmp_path / "outside"
+    (outside / "conf").mkdir(parents=True)
+    (outside / "test_x.py").write_text("def test_x():\n    pass\n")
+    (outside / "conf" / "conftest.py").write_text("")
+    root = repo({"tests/test_real.py": "def test_real():\n    pass\n", "tests/c/test_c.py": "def test_c(): pass\n"})
+    code, data = run_pytest(root, "tests", "--tracker-record")
+    assert code == 0 and "outside" not in data["provenance"]
+    clear(root)
+    (root / "tests/test_link.py").symlink_to(outside / "test_x.py")
+    (root / "tests/ext").symlink_to(outside)
+    (root / "tests/c/conftest.py").symlink_to(outside / "conf" / "conftest.py")
+    (root / "tests/test_alias.py").symlink_to("test_real.py")
+    code, data = run_pytest(root, "tests", "--tracker-record")
+    real = {f: (root / f).resolve() for f in ("tests/test_link.py", "tests/ext/test_x.py", "tests/c/conftest.py")}
+    want = {
+        "tests/test_link.py": f"tests/test_link.py resolves to {real['tests/test_link.py']}, outside the repository",
+        "tests/ext/test_x.py": f"tests/ext/test_x.py resolves to {real['tests/ext/test_x.py']}, outside the repository",
+        "tests/c/test_c.py": f"tests/c/conftest.py resolves to {real['tests/c/conftest.py']}, outside the repository",
+    }
+    assert code == 0 and data["provenance"]["outside"] == want
+    assert by_id(data)["test_x"] == ("passed", "")  # it ran: the tracker, not pytest, refuses its pass
+    target = tmp_path / "collected.json"
+    cmd = [*pytest_command(), "--collect-only", "-q", f"--rootdir={root}", f"--tracker-collect={target}", "tests"]
+    subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, check=False)
+    assert json.loads(target.read_text())["outside"] == want

@@ -484,6 +484,51 @@ def test_a_test_path_that_leaves_the_repository_through_a_symlink_meets_no_gate(
     assert cli(root, "verify", "0001/P2").code == 0  # the link inside the repository runs and meets its gate
 
 
+@pytest.mark.parametrize("link", ["tests/test_link.py", "tests/ext", "tests/conftest.py"])
+def test_a_test_file_linked_out_of_the_repository_inside_a_gated_directory_meets_no_gate(
+    repo, cli, tmp_path: Path, link: str
+) -> None:
+    """Issue 24 FP3, the rest: with gate ``tests/`` (its own path inside), a test file or directory under it linked
+    out of the repository was collected and run by verify, its pass counted and editing it never staled the phase;
+    a conftest.py linked out (code that decides outcomes) the same. Lint, verify and status now say which file
+    resolves where."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "test_x.py").write_text("def test_x():\n    pass\n")
+    (outside / "conftest.py").write_text("")
+    root = repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/"')),
+            "tests/test_real.py": "def test_real():\n    pass\n",
+        },
+        commit=False,
+    )
+    target = outside / ("test_x.py" if link == "tests/test_link.py" else "" if link == "tests/ext" else "conftest.py")
+    (root / link).symlink_to(target)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "links")
+    shown = link + "/test_x.py" if link == "tests/ext" else link
+    why = f"{shown} resolves to {(root / shown).resolve()}, outside the repository"
+    r = cli(root, "verify", "0001/P1")
+    assert r.code == 1 and why in r.out, (r.out, r.err)
+    lint = cli(root, "lint")
+    assert lint.code == 2 and f"plans/0001-demo.md:11: phase P1 gate 1: {why}" in lint.out, lint.out
+    doc = json.loads(cli(root, "status", "--json").out)
+    gate = doc["plans"][0]["phases"][0]["gates"][0]
+    assert doc["plans"][0]["phases"][0]["status"] == "planned" and gate["met"] is False, gate
+    assert why in gate["reason"], gate["reason"]
+    # A plain recorded run says the same; once the link is gone (a real file in its place) the gate is met.
+    plain_pytest(root, "tests/", "--tracker-record")
+    assert why in json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["gates"][0]["reason"]
+    (root / link).unlink()
+    if link == "tests/ext":
+        (root / link).mkdir()
+        shutil.copy(target / "test_x.py", root / link / "test_x.py")
+    else:
+        shutil.copy(target, root / link)
+    assert cli(root, "verify", "0001/P1").code == 0
+
+
 def test_status_notes_evidence_the_statuses_rest_on_that_git_does_not_track(tmp_path: Path, cli) -> None:
     """A result file ignored by git and a run never added: status says so in one line, naming the `git add` that
     fixes it (tracker check fails on it, tests/tracker/test_check.py); a committed store has no note."""

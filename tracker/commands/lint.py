@@ -122,14 +122,20 @@ def gate_problems(
     found, tail = _collect(root, paths)
     if found is None:
         return problems + [f"{w}: pytest could not collect {g.test}: {tail}" for _, _, g, w in gates]
-    errors, items = found["errors"], found["items"]
+    errors, items, outside = found["errors"], found["items"], found.get("outside") or {}
     error_index, item_index = NodeIndex([e["nodeid"] for e in errors]), NodeIndex([it["nodeid"] for it in items])
     for plan, _, g, where in gates:
         first = min(error_index.selected(g.test), default=None)
         if first is not None:
             problems.append(f"{where}: collection error in {errors[first]['nodeid']}: {errors[first]['reason']}")
             continue
-        if not any(marker_matches(g.marker, items[i]["markers"]) for i in item_index.selected(g.test)):
+        selected = [i for i in item_index.selected(g.test) if marker_matches(g.marker, items[i]["markers"])]
+        files = (items[i]["nodeid"].split("::", 1)[0] for i in sorted(selected))
+        away = next((outside[f] for f in files if f in outside), None)
+        if away is not None:  # a test file under the gate (or a conftest.py above it) linked out of the repository
+            problems.append(f"{where}: {away} (its tests are not the repository's: they meet no gate)")
+            continue
+        if not selected:
             extra = f" with -m {g.marker!r}" if g.marker else ""
             _not_written(warnings, plan, g, where, f"'{g.test}'{extra} collects no tests ({NOT_WRITTEN} it does)")
     return problems

@@ -21,6 +21,10 @@ whether -m selects it"): never met on the other tests' passes.
 
 JUnit XML writes a non-strict xpass as a plain pass: its "passed" never counts as a pass of a test that a run
 which can tell them apart recorded as ``xfailed`` or ``xpassed``, or with an ``xfail`` marker.
+
+A pass from a run that names the test's file in ``provenance.outside`` (the file, or a ``conftest.py`` above it,
+resolved outside the repository through a symlink: :mod:`tracker.gate_paths`) meets no gate: the gate is unmet and
+says which file resolves where.
 """
 
 from __future__ import annotations
@@ -207,6 +211,10 @@ class TestIndex:
             ran = next(((r, x) for r, x in hist if x["outcome"] in RAN), None)
             ever = ever and any(x["outcome"] == "passed" for _, x in hist)
             if ran is not None and ran[1]["outcome"] == "passed":
+                elsewhere = outside_file(ran[0], rec["nodeid"])
+                if elsewhere is not None:  # it ran code from outside the repository: its pass meets nothing
+                    why = f"{elsewhere}: its tests are not the repository's (tracker lint)"
+                    return GateVerdict(False, why, source_of(ran[0])), False
                 passed += 1
                 sources.append(ran[0])
                 continue
@@ -256,6 +264,14 @@ def _worst_first(outcome: str) -> int:
     """Where a record of this outcome goes among one run's records of the same test: failures, then the other
     outcomes of a test that ran, then the rest (skipped, notrun, deselected)."""
     return 0 if outcome in FAILURES else 1 if outcome in RAN else 2
+
+
+def outside_file(run: TestRun, nodeid: str) -> str | None:
+    """Why ``run`` says the file of test ``nodeid`` is not the repository's (``provenance.outside``: it, or a
+    ``conftest.py`` above it, resolved outside the repository through a symlink when it ran), or None."""
+    found = run.provenance.get("outside")
+    why = found.get(nodeid.split("::", 1)[0]) if isinstance(found, dict) else None
+    return why if isinstance(why, str) else None
 
 
 def has_markers(run: TestRun, rec: dict[str, Any]) -> bool:

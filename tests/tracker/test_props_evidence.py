@@ -232,6 +232,41 @@ def test_any_narrowed_value_in_the_store(store_root: Path, value: object) -> Non
         assert head == ".tracker/evidence/x.json" and half in value and all(0xD800 <= ord(c) <= 0xDFFF for c in half)
 
 
+def _half_pair(text: str) -> bool:
+    try:
+        json.loads(json.dumps(text)).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+@settings(FAST, max_examples=150)
+@given(
+    value=st.one_of(
+        HOSTILE,
+        st.dictionaries(st.sampled_from(["tests/test_a.py", "tests", "tests/test_a.py::test_x", ""]), HOSTILE),
+        st.dictionaries(st.text(max_size=20), st.text(max_size=20)),
+    )
+)
+def test_any_outside_value_in_the_store(store_root: Path, value: object) -> None:
+    """``provenance.outside`` ({test file: why it is not the repository's}): an object of strings is used, and a pass of
+    a test whose file it names meets no gate (its reason says why); anything else makes the file invalid."""
+    doc = run_doc("passed")
+    doc["provenance"]["outside"] = value
+    store = check_store(store_root, dumps(doc))
+    strings = isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+    if store.runs:
+        assert strings
+        read = store.runs[0].provenance["outside"]  # as read back (JSON joins an escaped surrogate pair)
+        test_gate = compute(PLANS, store, lambda: FileIndex({}), lambda: _bench_never)["0001/P1"].verdicts[0]
+        named = read.get("tests/test_a.py")
+        assert test_gate.met == (named is None)
+        if named is not None:
+            assert test_gate.reason == f"{named}: its tests are not the repository's (tracker lint)"
+    else:  # not an object of strings, or one holding half a surrogate pair (not Unicode text)
+        assert not strings or any(_half_pair(t) for t in (*value, *value.values()))  # type: ignore[union-attr]
+
+
 @pytest.mark.slow
 @settings(FAST, max_examples=5000)
 @given(doc=st.one_of(mutated(lambda: run_doc("passed")), mutated(lambda: run_doc("failed")), mutated(signoff_doc)))

@@ -7,12 +7,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tracker_testutil import git
+from tracker_testutil import git, glob_steps
 
 from tracker.contract import blob_id, set_fingerprint
 from tracker.fingerprint import (
     FileIndex,
-    Glob,
     changed_files,
     compile_glob,
     glob_problem,
@@ -86,10 +85,8 @@ def test_file_index_matches_and_fingerprints() -> None:
 
 # --- globs: linear matching, the documented semantics, validation (issue 11, item 8) --------------------
 
-import contextlib  # noqa: E402
 import re  # noqa: E402
 import warnings  # noqa: E402
-from collections.abc import Iterator  # noqa: E402
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -199,30 +196,6 @@ def test_glob_agrees_with_the_reference_regex(pattern: str, name: str) -> None:
 )
 def test_glob_agrees_with_the_reference_regex_slow(pattern: str, name: str) -> None:
     _agrees(pattern, name)
-
-
-@contextlib.contextmanager
-def glob_steps() -> Iterator[dict[str, int]]:
-    """Counts a compiled glob's steps while the block runs: one ``_masks`` a character consumed, one ``_closure``
-    at the start and after a character that reaches a wildcard. Each ``_closure`` grows a set of at most one state
-    per pattern token, so a match costs at most (characters + 1) x (tokens + 1) bit operations: counting the steps
-    proves the bound on any machine, where a wall-clock limit failed under load (0.35 s against 0.2)."""
-    counts = {"masks": 0, "closure": 0}
-    masks, closure = Glob._masks, Glob._closure
-
-    def counting_masks(self: Glob, ch: str) -> tuple[int, int]:
-        counts["masks"] += 1
-        return masks(self, ch)
-
-    def counting_closure(self: Glob, states: int) -> int:
-        counts["closure"] += 1
-        return closure(self, states)
-
-    Glob._masks, Glob._closure = counting_masks, counting_closure  # type: ignore[method-assign]
-    try:
-        yield counts
-    finally:
-        Glob._masks, Glob._closure = masks, closure  # type: ignore[method-assign]
 
 
 @pytest.mark.parametrize(

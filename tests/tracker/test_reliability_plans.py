@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from tracker_testutil import git, phase, plan_text
+from tracker_testutil import git, glob_steps, phase, plan_text
 
 from tracker.commands.common import pytest_command, pytest_env
 
@@ -94,6 +93,11 @@ def test_an_invalid_marker_reaching_evaluation_is_an_unmet_gate() -> None:
 
 def test_a_pathological_glob_costs_status_no_time(repo, cli) -> None:
     # `*a*a*...*b` against a 40-character name took over a minute (regex backtracking) in status/update/check.
+    # Counted, not timed: status matches paths globs by the linear automaton (tracker.fingerprint.Glob), at most one
+    # step a character of each path, per glob and status run (test_fingerprint bounds one match). The regex had no
+    # steps to count: a count of 0 fails here.
+    from tracker.fingerprint import tree_file_ids
+
     glob = "*a" * 16 + "*b"
     text = plan_text(phases=phase("P1", 'test = "tests/test_a.py"', paths=f'"{glob}", "src/**"'))
     root = repo(
@@ -101,12 +105,14 @@ def test_a_pathological_glob_costs_status_no_time(repo, cli) -> None:
     )
     assert cli(root, "verify").code == 0
     git(root, "add", ".tracker/evidence")  # else status notes on stderr that the run is not added yet
-    start = time.perf_counter()
-    r = cli(root, "status")
-    assert (r.code, r.err) == (0, "") and " done " in r.out
-    (root / "src/x.py").write_text("2\n")
-    assert " stale " in cli(root, "status").out
-    assert time.perf_counter() - start < 5
+    with glob_steps() as steps:
+        r = cli(root, "status")
+        assert (r.code, r.err) == (0, "") and " done " in r.out
+        (root / "src/x.py").write_text("2\n")
+        assert " stale " in cli(root, "status").out
+    statuses, globs, chars = 2, 2, sum(len(name) + 1 for name in tree_file_ids(root))
+    bound = statuses * globs * chars  # masks <= characters, closures <= characters + 1, per path
+    assert 1 <= steps["closure"] <= bound and steps["masks"] <= bound, (steps, bound)
 
 
 def test_bad_globs_are_plan_problems_at_their_line(repo, cli) -> None:

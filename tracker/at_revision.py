@@ -43,6 +43,7 @@ from tracker.contract import EVIDENCE_DIR, RESULTS_DIR, Clock, utc_time
 from tracker.errors import ResultFileError
 from tracker.evidence_answers import Evidence, LiveEvidence
 from tracker.fingerprint import TRACKER_DIR, FileIndex
+from tracker.gate_paths import gate_path
 from tracker.gitlog import TreeEntry, changed_since, read_blobs, revision_tree
 from tracker.model import BenchEvaluator, PhaseStatus, Plan, ResultRun, Store, TestRun
 from tracker.plans import CACHE_VERSION, MAX_PLAN_BYTES, PLAN_GLOB, InvalidPlan, PlanFile, from_plain, to_plain
@@ -83,13 +84,18 @@ class AtRevision(NamedTuple):
 def resolve_link(entries: Mapping[str, TreeEntry], path: str, link: Callable[[str], str]) -> str | None:
     """``path`` with every symlink of REF's tree along it followed (``link``: a symlink blob's target); None when a
     link leads out of the tree (an absolute target, ``..`` past the top) or round in circles."""
+    return _follow(entries, path, link)[0]
+
+
+def _follow(entries: Mapping[str, TreeEntry], path: str, link: Callable[[str], str]) -> tuple[str | None, bool]:
+    """(:func:`resolve_link`'s answer, whether a link of ``path`` leads out of the tree)."""
     parts = path.split("/")
     if any(part in ("", ".", "..") for part in parts):  # no path of a git tree: not one of its files
-        return None
+        return None, False
     done: list[str] = []
     for _ in range(40 + len(parts)):  # as the kernel: at most 40 links on one path
         if not parts:
-            return "/".join(done)
+            return "/".join(done), False
         here = "/".join([*done, parts[0]])
         entry = entries.get(here)
         if entry is None or entry.mode != SYMLINK:
@@ -97,12 +103,32 @@ def resolve_link(entries: Mapping[str, TreeEntry], path: str, link: Callable[[st
             continue
         target = link(entry.id)
         if target.startswith("/"):
-            return None
+            return None, True
         joined = posixpath.normpath(posixpath.join("/".join(done), target, *parts[1:]))
         if joined == ".." or joined.startswith("../"):
-            return None
+            return None, True
         done, parts = [], [] if joined == "." else joined.split("/")
-    return None
+    return None, False
+
+
+def outside_at(entries: Mapping[str, TreeEntry], link: Callable[[str], str]) -> Callable[[str], str | None]:
+    """Lint's rule (:mod:`tracker.gate_paths`) on REF's tree, for :func:`tracker.status.evaluate`: why a test gate's
+    path leaves the repository through a symlink of REF's tree, or None (a path without a link, a link that stays
+    inside, a loop: the working tree's rule cannot look at one either)."""
+
+    def check(test: str) -> str | None:
+        path = posixpath.normpath(gate_path(test))
+        parts = path.split("/")
+        if not any(entries.get("/".join(parts[: i + 1]), _NO_ENTRY).mode == SYMLINK for i in range(len(parts))):
+            return None
+        return (
+            f"test path {path!r} leaves the repository through a symlink" if _follow(entries, path, link)[1] else None
+        )
+
+    return check
+
+
+_NO_ENTRY = TreeEntry("", "", "")
 
 
 def pick(entries: Mapping[str, TreeEntry], link: Callable[[str], str]) -> Picked:
@@ -305,9 +331,10 @@ def at_revision(
     def files() -> FileIndex:
         return FileIndex(code)
 
-    statuses = _indexed(root, picked, plans, now, cache, clock, files) if plans and not edited else None
+    outside = outside_at(entries, link)  # a test gate whose path leaves REF's tree meets nothing there
+    statuses = _indexed(root, picked, plans, now, cache, clock, files, outside) if plans and not edited else None
     if statuses is None:
-        statuses = evaluate(plans, LiveEvidence(store(), bench), files) if plans else {}
+        statuses = evaluate(plans, LiveEvidence(store(), bench), files, outside) if plans else {}
     return AtRevision(ref, commit, plans, invalid, statuses, code, evidence_files, bench)
 
 
@@ -413,9 +440,10 @@ def _indexed(
     cache: Cache,
     clock: Clock,
     files: Callable[[], FileIndex],
+    outside: Callable[[str], str | None],
 ) -> dict[str, PhaseStatus] | None:
     """REF's statuses from the status index, when REF's evidence is the working tree's and the index answers
-    every question REF's plans ask; None otherwise."""
+    every question REF's plans ask; None otherwise. ``outside``: :func:`outside_at`."""
     from tracker import statusindex
 
     if not _same_evidence(root, picked, now):
@@ -426,7 +454,7 @@ def _indexed(
         return None
     evidence: Evidence = statusindex.Indexed(kept)
     try:
-        return evaluate(plans, evidence, files)
+        return evaluate(plans, evidence, files, outside)
     except statusindex.Miss:
         return None
 

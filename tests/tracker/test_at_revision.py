@@ -231,6 +231,53 @@ def test_plan_files_through_symlinks_of_the_revisions_tree(tmp_path: Path) -> No
     assert set(at.statuses) == set(DOCUMENTED["c1"])
 
 
+def test_a_test_gate_path_linked_out_of_the_revisions_tree_meets_nothing_there(tmp_path: Path) -> None:
+    """Lint's rule (tracker.gate_paths) holds at a revision as on a checkout of it: a gate whose path leaves REF's tree
+    through a symlink is unmet there, whatever evidence says (here a run by a plugin from before provenance.outside).
+    The revision's statuses ignored the rule, so a summary showed 'done' at REF for the phase status calls planned.
+    A loop is not called outside (the working tree's rule cannot look at it either), a link inside is fine."""
+    from tracker_testutil import phase, plan_text
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "test_x.py").write_text("def test_x():\n    pass\n")
+    root = tmp_path / "repo"
+    (root / "plans").mkdir(parents=True)
+    gates = {"P1": "tests/test_link.py", "P2": "tests/ext/test_x.py", "P3": "tests/test_alias.py", "P4": "tests/loop"}
+    phases = "".join(phase(ph, f'test = "{test}"') for ph, test in gates.items())
+    (root / "plans/0001-demo.md").write_text(plan_text(phases=phases))
+    (root / "tests").mkdir()
+    (root / "tests/test_real.py").write_text("def test_x():\n    pass\n")
+    os.symlink(outside / "test_x.py", root / "tests/test_link.py")
+    os.symlink("../../outside", root / "tests/ext")
+    os.symlink("test_real.py", root / "tests/test_alias.py")
+    os.symlink("loop", root / "tests/loop")
+    (root / ".tracker/evidence").mkdir(parents=True)
+    tests = [
+        {"nodeid": f"{t}::test_x", "outcome": "passed", "reason": "", "duration": 0.1, "markers": []}
+        for t in gates.values()
+    ]
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "links")
+    run = {
+        "schema": "tracker-test-run", "version": 1, "status": "complete",
+        "provenance": {"time": "2026-11-29T11:02:03Z", "host": "h", "commit": git(root, "rev-parse", "HEAD").strip(),
+                       "dirty": False, "args": ["tests"]},
+        "gates": {}, "files": tree_file_ids(root), "tests": tests, "rootdir": "repo",
+    }  # fmt: skip
+    (root / ".tracker/evidence/20261129T110203Z-h-r1.json").write_text(json.dumps(run))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "evidence")
+    at = {k: (v.status.value, v.verdicts[0].met) for k, v in statuses_at(root, "HEAD").statuses.items()}
+    there = {k: (v.status.value, v.verdicts[0].met) for k, v in on_checkout(root, "HEAD", tmp_path / "co").items()}
+    assert at == there
+    assert at == {"0001/P1": ("planned", False), "0001/P2": ("planned", False), "0001/P3": ("done", True),
+                  "0001/P4": ("done", True)}  # fmt: skip
+    reason = statuses_at(root, "HEAD").statuses["0001/P2"].verdicts[0].reason
+    assert reason.startswith("test path 'tests/ext/test_x.py' leaves the repository through a symlink"), reason
+
+
 # --- the pure parts ---------------------------------------------------------------------------------------------
 
 

@@ -51,11 +51,14 @@ def _hash_file(path: Path) -> str | None:
 
 
 def walk_file_ids(root: Path) -> dict[str, str]:
-    """Blob ids of every file under ``root`` except SKIP_DIRS (for trees without git)."""
+    """Blob ids of every file under ``root`` except SKIP_DIRS (for trees without git). A symlink is a file, as git
+    has it (its target's name, never what it leads to): also one to a directory, which ``os.walk`` lists among the
+    directories (and does not enter)."""
     out: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.endswith(".egg-info"))
-        for name in filenames:
+        links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        for name in [*filenames, *links]:
             full = Path(dirpath, name)
             blob = _hash_file(full)
             if blob is not None:

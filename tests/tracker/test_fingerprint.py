@@ -55,6 +55,27 @@ def test_walk_without_git_skips_build_dirs(tmp_path: Path) -> None:
     assert walk_file_ids(tmp_path) == {"src/a.py": blob_id(b"x")}
 
 
+def test_a_walk_without_git_fingerprints_links_as_git_does(repo, tmp_path: Path) -> None:
+    """A symlink is its target's name (git's blob of it), never the file it leads to: editing a test linked out of the
+    repository changes no fingerprint (such a test meets no gate: tracker.gate_paths). The walk of a tree without git
+    (the plugin on a machine without the .git directory) left out every link to a directory (os.walk lists them
+    with the directories and does not enter them), so its runs' file maps lacked ``tests/ext`` where git's had it:
+    a link retargeted there never made a phase stale."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "test_x.py").write_text("x\n")
+    root = repo({"tests/in/test_a.py": "a\n"})
+    (root / "tests/ext").symlink_to("../../outside")
+    (root / "tests/test_link.py").symlink_to(tmp_path / "outside" / "test_x.py")
+    (root / "tests/alias").symlink_to("in")
+    (root / "tests/dangling").symlink_to("nowhere")
+    ids = tree_file_ids(root)
+    assert ids["tests/ext"] == blob_id(b"../../outside") and "tests/ext/test_x.py" not in ids
+    assert ids["tests/test_link.py"] == blob_id(str(tmp_path / "outside" / "test_x.py").encode())
+    assert walk_file_ids(root) == ids
+    (tmp_path / "outside" / "test_x.py").write_text("edited\n")  # the outside file is no file of the tree
+    assert walk_file_ids(root) == tree_file_ids(root) == ids
+
+
 @pytest.mark.parametrize(
     ("pattern", "path", "hit"),
     [

@@ -465,3 +465,32 @@ def test_a_host_that_is_not_utf8_is_a_usage_error(verified: tuple[Path, dict[str
     proc = _tracker_bytes(repo, b"ingest", b"--host", b"\xff", os.fsencode(log))
     assert (proc.returncode, proc.stderr) == (3, b"tracker: error: --host: not valid UTF-8 text ('\\udcff')\n")
     assert len(list((repo / ".tracker/evidence").glob("*.json"))) == 1
+
+
+@pytest.mark.parametrize("form", ["reportlog", "junit"])
+def test_an_ingested_run_names_test_files_linked_out_of_the_repository(repo, cli, tmp_path: Path, form: str) -> None:
+    """A reportlog or JUnit run of ``tests/`` whose ``ext`` is a link out of the repository (issue 24 FP3): ingest
+    records provenance.outside as the plugin does, judged on the tree it ingests into, so that run's passes of the
+    outside tests meet no gate (its pass met the gate before)."""
+    from tracker_testutil import git, phase, plan_text
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "test_x.py").write_text("def test_x():\n    pass\n")
+    root = repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/"')),
+            "tests/test_r.py": "def test_r(): pass\n",
+        }
+    )
+    (root / "tests/ext").symlink_to(outside)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "link")
+    log = tmp_path / ("log.jsonl" if form == "reportlog" else "junit.xml")
+    run_pytest(root, "tests", f"--report-log={log}" if form == "reportlog" else f"--junitxml={log}")
+    assert cli(root, "ingest", str(log)).code == 0
+    [doc] = [json.loads(p.read_text()) for p in (root / ".tracker/evidence").glob("*.json")]
+    why = f"tests/ext/test_x.py resolves to {(root / 'tests/ext/test_x.py').resolve()}, outside the repository"
+    assert doc["provenance"]["outside"] == {"tests/ext/test_x.py": why}
+    gate = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["gates"][0]
+    assert gate["met"] is False and gate["reason"] == f"{why}: its tests are not the repository's (tracker lint)"

@@ -130,9 +130,11 @@ def test_run_document(
     files: dict[str, str],
     source_sha256: str = "",
     when: tuple[str, str] | None = None,
+    outside: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The ``tracker-test-run`` evidence document for a parsed reportlog / JUnit run (``when``: its UTC
-    time and what that was read from, by default :func:`_run_time`)."""
+    time and what that was read from, by default :func:`_run_time`; ``outside``: its ``provenance.outside``,
+    :func:`outside_files`)."""
     at, time_from = when or _run_time(run, path, Clock())
     doc = {
         "schema": "tracker-test-run",
@@ -152,6 +154,7 @@ def test_run_document(
             "ingested_from": run.kind,
             "commit_assumed": assumed,
             "source_sha256": source_sha256,
+            **({"outside": outside} if outside else {}),
         },
         "rootdir": None,
         "gates": {},
@@ -230,7 +233,19 @@ def _plan(
         return None
     if not tree:
         tree.append(commit_files(root, commit))
-    return _stored_run(parsed, path, host or "unknown", commit, tree[0], digest, when, clock)
+    outside = outside_files(root, parsed)
+    return _stored_run(parsed, path, host or "unknown", commit, tree[0], digest, when, clock, outside)
+
+
+def outside_files(root: Path, run: ForeignRun) -> dict[str, str]:
+    """The run's ``provenance.outside`` as the plugin records it (:class:`tracker.gate_paths.TestFileCheck`), judged
+    on the tree it is ingested into: {test file: why} for its tests whose file, or a conftest.py above it, resolves
+    outside the repository (their passes meet no gate)."""
+    from tracker.gate_paths import TestFileCheck
+
+    check = TestFileCheck(root)
+    files = dict.fromkeys(str(r["nodeid"]).split("::", 1)[0] for r in evidence_records(run))
+    return {f: why for f in files if (why := check(f)) is not None}
 
 
 def _stored_run(
@@ -242,10 +257,11 @@ def _stored_run(
     digest: str,
     when: tuple[str, str],
     clock: Clock,
+    outside: dict[str, str] | None = None,
 ) -> tuple[bytes, str, str, str]:
     """(bytes, kind, host, note) of the evidence file for a parsed reportlog / JUnit run, checked by the
     store's own rules before anything is written."""
-    doc = test_run_document(parsed, path, host, tree[0], commit is None, tree[1], digest, when)
+    doc = test_run_document(parsed, path, host, tree[0], commit is None, tree[1], digest, when, outside)
     try:  # what is stored must read back: the store's own rules, checked before anything is written
         check_document(doc, clock)
     except ValueError as err:

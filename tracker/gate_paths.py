@@ -89,24 +89,40 @@ class TestFileCheck:
     def __init__(self, root: Path) -> None:
         self.root = root
         try:
-            self._real_root: Path | None = root.resolve()
+            self._real_root: str | None = str(root.resolve())
         except (OSError, RuntimeError, ValueError):
             self._real_root = None
         self._files: dict[str, str | None] = {}
         self._dirs: dict[str, str | None] = {}
+        self._folders: dict[str, str] = {}
 
     def _leaves(self, path: str) -> str | None:
-        """``path 'resolves to REAL, outside the repository'`` when ``path`` exists and its real path lies outside."""
+        """``path 'resolves to REAL, outside the repository'`` when ``path`` exists and its real path lies outside.
+        A path whose last part is no symlink is its folder's real path (resolved once per folder) and its name: one
+        ``lstat`` a file (resolving each of 5,000 test files cost verify ~0.25 s)."""
         if self._real_root is None:
             return None
         try:
-            target = self.root / path
-            if not target.exists():
-                return None
-            real = target.resolve()
+            target = os.path.join(self.root, path)
+            folder, _, name = path.rpartition("/")
+            if ".." in path.split("/") or path.startswith("/") or stat.S_ISLNK(os.lstat(target).st_mode):
+                if not os.path.exists(target):
+                    return None
+                real = os.path.realpath(target)
+            else:
+                real = os.path.join(self._real_folder(folder), name)
         except (OSError, RuntimeError, ValueError):
             return None
-        return None if real.is_relative_to(self._real_root) else f"{path} resolves to {real}, outside the repository"
+        if real == self._real_root or real.startswith(self._real_root.rstrip(os.sep) + os.sep):
+            return None
+        return f"{path} resolves to {real}, outside the repository"
+
+    def _real_folder(self, folder: str) -> str:
+        """The real path of ``folder`` (relative to the root), remembered."""
+        found = self._folders.get(folder)
+        if found is None:
+            found = self._folders[folder] = str((self.root / folder).resolve(strict=True))
+        return found
 
     def _conftests(self, folder: str) -> str | None:
         """Why a ``conftest.py`` of ``folder`` ("" for the root) or of a folder above it leaves the repository."""

@@ -51,11 +51,22 @@ class TestGate(NamedTuple):
     test: str
     marker: str | None = None
     line: int = 0  # 1-based line of the gate's ``[[gate]]`` header in the plan file
+    # Skips the gate expects (a file, directory or marker gate): a skipped test whose reason holds one of these
+    # strings is reported, neither a pass nor a failure; the gate still needs a pass (tracker.testgate).
+    skips_allowed: tuple[str, ...] = ()
+    # pytest options the gate's tests need (``--doctest-modules``, ...: tracker.schema.GATE_OPTIONS): verify runs the
+    # gate with them, and only a run that had them says which tests it has (tracker.testgate).
+    options: tuple[str, ...] = ()
 
     @property
     def definition(self) -> dict[str, Any]:
         """The gate as written in the plan (what its hash covers)."""
-        return {"test": self.test} if self.marker is None else {"test": self.test, "marker": self.marker}
+        out: dict[str, Any] = {"test": self.test} if self.marker is None else {"test": self.test, "marker": self.marker}
+        if self.skips_allowed:  # only when given: a gate without it keeps its hash
+            out["skips_allowed"] = list(self.skips_allowed)
+        if self.options:  # only when given, as skips_allowed
+            out["options"] = list(self.options)
+        return out
 
 
 class ManualGate(NamedTuple):

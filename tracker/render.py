@@ -9,6 +9,7 @@ evidence).
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -32,7 +33,10 @@ def gate_label(gate: Gate) -> str:
         # With a baseline the threshold is a ratio to the baseline case, oriented so that above 1 is better.
         ratio = "× vs " + " ".join(f"{k}={v}" for k, v in gate.baseline.items()) if gate.baseline else ""
         return f"bench `{gate.bench}` {gate.stat} {op} {val}{ratio}" + (f" ({where})" if where else "")
-    return f"test `{gate.test}`" + (f" -m `{gate.marker}`" if gate.marker else "")
+    label = f"test `{gate.test}`" + (f" -m `{gate.marker}`" if gate.marker else "")
+    if gate.skips_allowed:  # quoted as JSON: one line whatever a reason holds
+        label += ", skips allowed: " + ", ".join(json.dumps(why, ensure_ascii=False) for why in gate.skips_allowed)
+    return label
 
 
 def _one_line(text: str) -> str:

@@ -10,7 +10,16 @@ import posixpath
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from tracker.fingerprint import glob_problem
@@ -105,6 +114,15 @@ class TestGateModel(_Block):
 
     test: Annotated[str, Field(min_length=1), _rule(gate_path_problem)]
     marker: Annotated[str, Field(min_length=1), _rule(marker_problem)] | None = None
+    skips_allowed: list[Annotated[str, Field(min_length=1)]] = []
+
+    @field_validator("skips_allowed")
+    @classmethod
+    def _skips_on_many(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if value and "::" in str(info.data.get("test", "")):
+            why = "a gate naming one test by id allows no skip (a skip never passes it): name its file or directory"
+            raise PydanticCustomError(PLAN_RULE, "{detail}", {"detail": f"skips_allowed: {why}"})
+        return value
 
 
 class ManualGateModel(_Block):
@@ -255,7 +273,7 @@ def validate_gate(data: Any, index: int) -> tuple[Gate | None, list[Problem]]:
     fields = model.model_dump()
     gate: Gate
     if isinstance(model, TestGateModel):
-        gate = TestGate(**fields)
+        gate = TestGate(**{**fields, "skips_allowed": tuple(model.skips_allowed)})
     elif isinstance(model, ManualGateModel):
         gate = ManualGate(**fields)
     else:

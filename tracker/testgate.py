@@ -203,12 +203,19 @@ class TestIndex:
             what = f"-m {gate.marker!r} selects 0 tests" if gate.marker else "0 tests collected"
             return GateVerdict(False, f"{what} (an empty gate is unmet)", source_of(run)), False
         passed, first_bad, sources, ever, hidden = 0, None, [], True, None
+        allowed = gate.skips_allowed if "::" not in gate.test else ()  # a gate naming one test allows no skip
+        expected = 0  # tests whose newest outcome is a skip the gate allows (none of them ever ran)
         for rec in recs:
             hist = self.tests_of(rec["nodeid"])
             if xfail_known(hist):
                 hidden = hidden or next((r for r, x in hist if x["outcome"] == "passed" and not tells_xpass(r)), None)
                 hist = [(r, x) for r, x in hist if x["outcome"] != "passed" or tells_xpass(r)]
             ran = next(((r, x) for r, x in hist if x["outcome"] in RAN), None)
+            if ran is None and allowed:
+                skip = next((x for _, x in hist if x["outcome"] == "skipped"), None)
+                if skip is not None and skip_allowed(allowed, str(skip.get("reason") or "")):
+                    expected += 1
+                    continue
             ever = ever and any(x["outcome"] == "passed" for _, x in hist)
             if ran is not None and ran[1]["outcome"] == "passed":
                 elsewhere = outside_file(ran[0], rec["nodeid"])
@@ -226,6 +233,10 @@ class TestIndex:
                 skipped = next(((r, x) for r, x in hist if x["outcome"] == "skipped"), None)
                 newest = ran or skipped or (hist[0] if hist else (run, rec))
                 first_bad = (newest[0], newest[1])
+        as_allowed = f", {expected} skipped as allowed" if expected else ""
+        if first_bad is None and not passed:  # every test skipped as allowed: nothing showed the code works
+            why = f"0 passed{as_allowed}: a gate needs at least one pass"
+            return GateVerdict(False, why, source_of(run)), False
         if first_bad is None:
             newest_run = max(sources, key=lambda r: (r.time, r.file))
             blocked = self._unknown_failure(unknown)
@@ -240,7 +251,7 @@ class TestIndex:
                 # Staleness is judged on every run a pass came from (a partial run on new code leaves the other
                 # tests' passes on the old): the newest is the source, the others are named too.
                 also = tuple(sorted({r.file for r in sources} - {newest_run.file}))
-                return GateVerdict(True, f"{passed} passed", source_of(newest_run), also=also), True
+                return GateVerdict(True, f"{passed} passed{as_allowed}", source_of(newest_run), also=also), True
             bad_run, bad = blocked
             why = (
                 f"{bad['nodeid']}: {bad['outcome']} in a run that records no markers (JUnit XML?): cannot tell whether "
@@ -252,8 +263,11 @@ class TestIndex:
         detail = f"{outcome}: {reason}" if reason else outcome
         if outcome == "notrun":
             detail = "collected but not run"
+        if outcome == "skipped" and allowed:
+            detail += " (not in skips_allowed)"
         who = "" if bad["nodeid"] == normalize_arg(gate.test) else f"{bad['nodeid']}: "
-        text = f"{who}{detail}" + (f" ({len(recs) - passed} of {len(recs)} not passing)" if len(recs) > 1 else "")
+        failing = len(recs) - passed - expected
+        text = f"{who}{detail}" + (f" ({failing} of {len(recs)} not passing)" if len(recs) > 1 else "")
         if hidden is not None:
             text += f"; a newer pass in {hidden.file} is not counted: JUnit XML writes an xpass as a pass"
         failed = outcome in FAILURES
@@ -264,6 +278,13 @@ def _worst_first(outcome: str) -> int:
     """Where a record of this outcome goes among one run's records of the same test: failures, then the other
     outcomes of a test that ran, then the rest (skipped, notrun, deselected)."""
     return 0 if outcome in FAILURES else 1 if outcome in RAN else 2
+
+
+def skip_allowed(allowed: tuple[str, ...], reason: str) -> bool:
+    """Does a gate's ``skips_allowed`` expect a skip with this recorded reason? When the reason holds one of its
+    strings, case and all (a substring: pytest records ``could not import 'x': No module named 'x'`` for
+    ``importorskip``, JUnit XML may keep a ``Skipped:`` prefix)."""
+    return any(want in reason for want in allowed)
 
 
 def outside_file(run: TestRun, nodeid: str) -> str | None:

@@ -153,6 +153,64 @@ def test_bench_gate_rules() -> None:
     ]
 
 
+def test_skips_allowed_rules() -> None:
+    """Issue 30: ``skips_allowed`` is a list of non-empty reasons, on a file, directory or marker gate only (a test
+    a gate names by id must pass: a skip never does)."""
+    gates = (
+        '[[gate]]\ntest = "tests/"\nskips_allowed = ["win32 only", "could not import"]\n'
+        '[[gate]]\ntest = "tests/"\nskips_allowed = "win32 only"\n'
+        '[[gate]]\ntest = "tests/"\nskips_allowed = [""]\n'
+        '[[gate]]\ntest = "tests/a.py::test_x"\nskips_allowed = ["win32 only"]\n'
+        '[[gate]]\nmanual = "m"\nskips_allowed = ["x"]\n'
+    )
+    text = HEAD + f'```phase\nid = "P1"\ntitle = "t"\n{gates}```\n'
+    plan, problems = parse_plan("plans/0001-x.md", text)
+    assert problems == [
+        "plans/0001-x.md:13: phase P1 gate 2: skips_allowed: Input should be a valid list",
+        "plans/0001-x.md:16: phase P1 gate 3: skips_allowed[0]: String should have at least 1 character",
+        "plans/0001-x.md:19: phase P1 gate 4: skips_allowed: a gate naming one test by id allows no skip "
+        "(a skip never passes it): name its file or directory",
+        "plans/0001-x.md:22: phase P1 gate 5: unknown key 'skips_allowed'",
+    ]
+    assert plan is not None
+    assert plan.phases[0].gates[0] == TestGate("tests/", line=8, skips_allowed=("win32 only", "could not import"))
+    assert plan.phases[0].gates[0].definition == {"test": "tests/", "skips_allowed": ["win32 only", "could not import"]}
+    assert TestGate("tests/").definition == {"test": "tests/"}  # a gate without it keeps its hash
+
+
+_TOML_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=_TOML_VALUES, test=st.sampled_from(["tests/", "tests/a.py::t", "tests/a.py"]))
+def test_any_skips_allowed_value_is_a_gate_or_a_problem_at_its_line(value: object, test: str) -> None:
+    """Issue 30: whatever TOML value ``skips_allowed`` holds, the parser keeps the gate (a list of non-empty strings,
+    on a gate that does not name one test) or says ``path:line: ...`` at the key's line: never a crash."""
+    import json
+
+    toml_value = json.dumps(value, ensure_ascii=True) if value is not None else '"x"'
+    if value is None:
+        value = "x"
+    text = HEAD + f'```phase\nid = "P1"\ntitle = "t"\n[[gate]]\ntest = "{test}"\nskips_allowed = {toml_value}\n```\n'
+    try:
+        import tomllib
+
+        tomllib.loads(f"v = {toml_value}")
+    except tomllib.TOMLDecodeError:
+        return  # mixed-type arrays of nulls etc. are not TOML; not this test's subject
+    plan, problems = parse_plan("plans/0001-x.md", text)
+    ok = isinstance(value, list) and all(isinstance(v, str) and v for v in value) and (not value or "::" not in test)
+    if ok:
+        assert problems == [] and plan is not None
+        assert plan.phases[0].gates[0] == TestGate(test, line=8, skips_allowed=tuple(value))  # type: ignore[arg-type]
+    else:
+        assert problems and all(p.startswith("plans/0001-x.md:10: phase P1 gate 1: skips_allowed") for p in problems)
+
+
 def test_unknown_keys_name_the_closest_known_key() -> None:
     # issue 24: no "did you mean" for a misspelt key
     plan = '```plan\nid = "0001"\ntitel = "X"\nmilestne = "m"\n```\n'

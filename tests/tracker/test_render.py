@@ -48,3 +48,13 @@ def test_a_verify_that_changes_no_verdict_leaves_the_plan_file_as_it_is(
     assert cli(root, "update").code == 0
     text = plan.read_text()
     assert text != before.decode() and "**Status: done** — 1/1 gates met" in text
+
+
+def test_the_status_block_names_the_skips_a_gate_allows(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+    """Issue 30: a gate's ``skips_allowed`` is part of what it asks, so its row in the status block says it (quoted,
+    on one line: a reason may hold a ``|`` or a backtick), next to the verdict that counts them."""
+    gate = 'test = "tests/"\nmarker = "not slow"\nskips_allowed = ["win32 | only", "no `x`"]'
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", gate)), **TESTS, ".gitignore": IGNORE})
+    assert cli(root, "update").code == 0
+    text = (root / "plans/0001-demo.md").read_text()
+    assert '| 1 | test `tests/` -m `not slow`, skips allowed: "win32 \\| only", "no `x`" | ❌ ' in text, text

@@ -98,3 +98,112 @@ def test_verify_in_a_repository_holding_the_tracker_package_is_warning_free(repo
     assert r.returncode == 0, r.stdout + r.stderr
     assert "warning" not in (r.stdout + r.stderr).lower()
     assert "met   0001/P1#1 tests/test_a.py: 1 passed\n" in r.stdout
+
+
+SKIPPING = (
+    "import sys\n\nimport pytest\n\n\ndef test_runs():\n    pass\n\n\n"
+    '@pytest.mark.skipif(sys.platform != "plan9", reason="plan9 only")\ndef test_plan9():\n    pass\n\n\n'
+    'def test_extra():\n    pytest.importorskip("no_such_extra_module")\n'
+)
+
+
+def skipping_repo(repo: Callable[..., Path], *gates: str) -> Path:
+    return repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=phase("P1", *gates)),
+            "tests/test_s.py": SKIPPING,
+            "tests/test_only.py": 'import pytest\n\n\n@pytest.mark.skip(reason="plan9 only")\ndef test_o():\n    pass\n',
+            ".gitignore": IGNORE,
+        }
+    )
+
+
+def test_a_gate_meets_with_the_skips_it_allows_and_still_needs_a_pass(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
+    """Issue 30: a test that always skips on this platform (skipif by platform, importorskip of an optional extra)
+    made a file or directory gate impossible to meet. ``skips_allowed`` names the skips a gate expects (a reason
+    holding one of its strings): status says them, an unexpected skip stays unmet, and a pass is still needed."""
+    allowed = 'skips_allowed = ["plan9 only", "could not import \'no_such_extra_module\'"]'
+    root = skipping_repo(
+        repo,
+        f'test = "tests/test_s.py"\n{allowed}',
+        'test = "tests/test_s.py"\nskips_allowed = ["plan9 only"]',
+        'test = "tests/test_only.py"\nskips_allowed = ["plan9 only"]',
+        'test = "tests/test_s.py"',
+    )
+    r = cli(root, "verify")
+    assert r.code == 1, r.out + r.err
+    lines = gate_lines(r.out)
+    assert lines[0] == "met   0001/P1#1 tests/test_s.py: 1 passed, 2 skipped as allowed", r.out
+    assert lines[1].startswith("UNMET 0001/P1#2 tests/test_s.py: tests/test_s.py::test_extra: skipped: could not"), (
+        r.out
+    )
+    assert lines[1].endswith("(not in skips_allowed) (1 of 3 not passing)"), r.out
+    assert lines[2] == (
+        "UNMET 0001/P1#3 tests/test_only.py: 0 passed, 1 skipped as allowed: a gate needs at least one pass"
+    ), r.out
+    assert lines[3].startswith("UNMET 0001/P1#4 tests/test_s.py: tests/test_s.py::test_extra: skipped: could"), r.out
+    assert lines[3].endswith("'no_such_extra_module' (2 of 3 not passing)"), r.out  # no skips_allowed: both count
+    shown = cli(root, "show", "0001/P1")
+    assert "1 passed, 2 skipped as allowed" in shown.out, shown.out
+
+
+DOCTESTED = (
+    'def add(a, b):\n    """\n    >>> add(1, 2)\n    3\n    """\n    return a + b\n\n\n'
+    'def sub(a, b):\n    """\n    >>> sub(3, 1)\n    2\n    """\n    return a - b\n'
+)
+DOC_GATE = 'test = "src/mod.py"\noptions = ["--doctest-modules"]'
+
+
+def doctest_repo(repo: Callable[..., Path], *gates: str) -> Path:
+    files = {"src/mod.py": DOCTESTED, "tests/test_a.py": "def test_a():\n    pass\n", ".gitignore": IGNORE}
+    return repo({"plans/0001-demo.md": plan_text(phases=phase("P1", *gates))} | files)
+
+
+def test_a_gate_carries_the_pytest_options_its_doctests_need(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+    """Issue 30: a gate could carry no pytest option, so doctests had nowhere to go (a verify without
+    --doctest-modules took them for deleted). ``options`` runs the gate with them: verify groups the gates by their
+    options into one pytest session each (its own evidence file, judged together), a run without them never
+    defines the gate's tests, and changing them makes the phase stale."""
+    from tracker.commands.common import pytest_command, pytest_env
+
+    root = doctest_repo(repo, DOC_GATE, 'test = "tests/test_a.py"')
+    r = cli(root, "verify")
+    assert r.code == 0, r.out + r.err
+    assert gate_lines(r.out) == ["met   0001/P1#1 src/mod.py: 2 passed", "met   0001/P1#2 tests/test_a.py: 1 passed"]
+    runs = sorted((root / ".tracker/evidence").glob("*-verify-*.json"))
+    docs = [json.loads(p.read_text()) for p in runs]
+    assert [d["provenance"].get("options") for d in docs] == [["--doctest-modules"], None], r.out
+    assert [sorted(d["gates"]) for d in docs] == [["0001/P1#1"], ["0001/P1#2"]]
+    for p in runs:
+        assert f"tracker: evidence .tracker/evidence/{p.name}\n" in r.out
+    # A plain run of the module without the option collects none of its doctests: they are not taken for deleted.
+    plain = [*pytest_command(), "-q", "-p", "no:cacheprovider", "src/mod.py", "--tracker-record"]
+    subprocess.run(plain, cwd=root, env=pytest_env(root), capture_output=True, check=False)
+    st = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]
+    assert st["status"] == "done" and st["gates"][0]["reason"] == "2 passed", st
+    # Alone, such a run cannot say which tests the gate has.
+    for p in runs:
+        p.unlink()
+    st = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]
+    assert st["gates"][0]["met"] is False, st
+    assert "without --doctest-modules" in st["gates"][0]["reason"], st
+    # A failing doctest fails the gate.
+    (root / "src/mod.py").write_text(DOCTESTED.replace("    2\n", "    7\n"))
+    r = cli(root, "verify")
+    assert r.code == 1, r.out + r.err
+    assert gate_lines(r.out)[0].startswith("UNMET 0001/P1#1 src/mod.py: src/mod.py::mod.sub: failed"), r.out
+
+
+def test_changing_a_gates_options_makes_its_phase_stale(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+    root = doctest_repo(repo, DOC_GATE)
+    assert cli(root, "verify").code == 0
+    plan = root / "plans/0001-demo.md"
+    plan.write_text(plan.read_text().replace('"--doctest-modules"]', '"--doctest-modules", "--import-mode=importlib"]'))
+    assert json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["status"] == "stale"
+    r = cli(root, "verify")
+    assert r.code == 0, r.out + r.err
+    [newest] = sorted((root / ".tracker/evidence").glob("*-verify-*.json"))[-1:]
+    options = json.loads(newest.read_text())["provenance"]["options"]
+    assert options == ["--doctest-modules", "--import-mode=importlib"]

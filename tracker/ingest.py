@@ -317,7 +317,11 @@ def parse_junit(path: Path, root: Path | None = None, data: bytes | None = None)
     if stamp is not None:
         run.time, run.time_from = junit_time(path, stamp), JUNIT_TIME
     guessed = 0
-    for case in top.iter("testcase"):
+    for number, case in enumerate(top.iter("testcase"), 1):
+        if not case.get("name"):  # pytest.exit() in a test leaves <testcase time="0.000" />: no test of any name
+            raise IngestError(f"{path}: testcase {number} has no name")
+        if not case.get("classname") and not case.get("file"):
+            raise IngestError(f"{path}: testcase {number} {show(case.get('name'))} has no classname or file")
         nodeid, exact = _junit_nodeid(case, root)
         guessed += not exact
         try:
@@ -336,9 +340,46 @@ def parse_junit(path: Path, root: Path | None = None, data: bytes | None = None)
                 phase = "teardown" if "teardown" in (child.get("message") or "") else "setup"
                 test.outcome, test.reason = "error", f"{phase}: {message}"
         run.outcomes.append(test)
+    _check_counts(path, top, run)
     if guessed:
         run.losses.append(f"{guessed} node id(s) guessed from classname (no 'file' attribute, module not found)")
     return run
+
+
+COUNTS = ("tests", "failures", "errors", "skipped")
+
+
+def _check_counts(path: Path, top: ET.Element, run: ForeignRun) -> None:
+    """Mark ``run`` incomplete when a testsuite lists more testcases without a failure, error or skip (each read as a
+    pass) than its counts say ran and passed (``tests`` less ``failures``, ``errors`` and ``skipped``): pytest
+    ``--setup-only``/``--setup-plan`` writes tests="0" with a bare <testcase/> per test, which ran no test, and a
+    session ended early (``pytest.exit``) writes fewer. A suite without ``tests`` is not checked; a count that is not
+    a whole number is refused (IngestError)."""
+    suites = [top] if top.tag == "testsuite" else list(top.iter("testsuite"))
+    for number, suite in enumerate(suites, 1):
+        counts: dict[str, int] = {}
+        for key in COUNTS:
+            value = suite.get(key)
+            if value is None:
+                continue
+            if not (value.isascii() and value.isdigit()):
+                raise IngestError(f"{path}: testsuite {number}: {key} {show(value)} is not a whole number")
+            counts[key] = int(value)
+        if "tests" not in counts:
+            continue
+        bare = sum(1 for case in suite.findall("testcase") if not any(c.tag in OUTCOME_TAGS for c in case))
+        ran = counts["tests"] - sum(counts.get(k, 0) for k in COUNTS[1:])
+        if bare > ran and run.complete:
+            given = ", ".join(f"{k}={counts.get(k, 0)}" for k in COUNTS)
+            run.complete = False
+            run.why_incomplete = (
+                f"testsuite {show(suite.get('name') or str(number))} lists {bare} testcase(s) without a failure, "
+                f"error or skip but counts {max(ran, 0)} test(s) run that passed ({given}): no test ran (pytest "
+                "--setup-only, --setup-plan?) or the session ended early"
+            )
+
+
+OUTCOME_TAGS = ("failure", "error", "skipped")
 
 
 def sniff(path: Path, data: bytes | None = None) -> str:

@@ -494,3 +494,114 @@ def test_an_ingested_run_names_test_files_linked_out_of_the_repository(repo, cli
     assert doc["provenance"]["outside"] == {"tests/ext/test_x.py": why}
     gate = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["gates"][0]
     assert gate["met"] is False and gate["reason"] == f"{why}: its tests are not the repository's (tracker lint)"
+
+
+@pytest.mark.parametrize("option", ["--setup-only", "--setup-plan"])
+def test_a_junit_of_a_session_that_ran_no_test_counts_for_nothing(repo, cli, tmp_path: Path, option: str) -> None:
+    """``pytest --setup-only``/``--setup-plan --junitxml`` runs no test: its testsuite says tests="0" but lists a bare
+    <testcase/> per test (issue 24 review F2). Ingested, every test counted as passed and the gate was met."""
+    from tracker_testutil import phase, plan_text
+
+    root = repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_a.py::test_a"')),
+            "tests/test_a.py": "def test_a():\n    assert False\n",
+        }
+    )
+    junit = tmp_path / "junit.xml"
+    run_pytest(root, "tests", option, f"--junitxml={junit}")
+    assert 'tests="0"' in junit.read_text() and "<testcase " in junit.read_text()
+    run = parse_junit(junit, root=root)
+    assert not run.complete
+    assert run.why_incomplete == (
+        "testsuite 'pytest' lists 1 testcase(s) without a failure, error or skip but counts 0 test(s) run that "
+        "passed (tests=0, failures=0, errors=0, skipped=0): no test ran (pytest --setup-only, --setup-plan?) or the "
+        "session ended early"
+    )
+    result = cli(root, "ingest", str(junit))
+    assert result.code == 0 and "interrupted (" in result.out and "counts for nothing" in result.out, result
+    gate = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["gates"][0]
+    assert gate["met"] is False, gate
+
+
+def test_a_junit_testcase_without_a_name_is_refused(repo, cli, tmp_path: Path) -> None:
+    """A test calling ``pytest.exit()`` leaves a nameless ``<testcase time="0.000" />`` in the JUnit file, which was
+    stored as a pass under node id '.py::' and the session as complete (issue 24 review F2b). Refused, nothing
+    written; the reportlog of the same session never counts the test that exited as passed."""
+    from tracker_testutil import phase, plan_text
+
+    root = repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_b.py::test_b"')),
+            "tests/test_a.py": "def test_a():\n    assert True\n",
+            "tests/test_b.py": "import pytest\ndef test_b():\n    pytest.exit('bye', returncode=0)\n    assert False\n",
+        }
+    )
+    junit, log = tmp_path / "junit.xml", tmp_path / "log.jsonl"
+    run_pytest(root, "tests", f"--junitxml={junit}", f"--report-log={log}")
+    result = cli(root, "ingest", str(junit))
+    assert (result.code, result.err) == (8, f"tracker: error: {junit}: testcase 2 has no name\n"), result
+    assert not (root / ".tracker/evidence").exists() or not list((root / ".tracker/evidence").iterdir())
+    outcomes = {o.nodeid: o.outcome for o in parse_reportlog(log).outcomes}
+    assert outcomes == {"tests/test_a.py::test_a": "passed", "tests/test_b.py::test_b": "error"}
+    assert cli(root, "ingest", str(log)).code == 0
+    gate = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["gates"][0]
+    assert gate["met"] is False, gate
+
+
+def test_a_junit_testcase_without_a_classname_or_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "j.xml"
+    path.write_text('<testsuite tests="1"><testcase name="test_a"/></testsuite>', encoding="utf-8")
+    with pytest.raises(IngestError, match=r"j.xml: testcase 1 'test_a' has no classname or file"):
+        parse_junit(path)
+    path.write_text('<testsuite tests="x"><testcase classname="t" name="test_a"/></testsuite>', encoding="utf-8")
+    with pytest.raises(IngestError, match=r"j.xml: testsuite 1: tests 'x' is not a whole number"):
+        parse_junit(path)
+
+
+COUNT = st.one_of(st.none(), st.integers(-2, 4).map(str), st.sampled_from(["", "x", "1.5", "٣"]))
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    suites=st.lists(
+        st.tuples(
+            st.fixed_dictionaries({}, optional={k: COUNT for k in ("tests", "failures", "errors", "skipped")}),
+            st.lists(
+                st.tuples(
+                    st.sampled_from(["", "t.test_a", "t"]),
+                    st.sampled_from(["", "test_x", "test_y"]),
+                    st.sampled_from(["", "failure", "error", "skipped"]),
+                ),
+                max_size=4,
+            ),
+        ),
+        max_size=3,
+    )
+)
+def test_arbitrary_junit_counts_never_crash_nor_pass_more_than_the_suite_ran(tmp_path: Path, suites: Any) -> None:
+    """Hostile testsuite counts and testcases: a clear ``path: ...`` refusal or a run; a complete run never holds
+    more passing testcases in a suite than the suite counts as run and passed."""
+    import xml.sax.saxutils as su
+
+    body = ""
+    for attrs, cases in suites:
+        head = "".join(f" {k}={su.quoteattr(v)}" for k, v in attrs.items() if v is not None)
+        inner = "".join(
+            f"<testcase classname={su.quoteattr(c)} name={su.quoteattr(n)}>{f'<{child}/>' if child else ''}</testcase>"
+            for c, n, child in cases
+        )
+        body += f"<testsuite{head}>{inner}</testsuite>"
+    path = tmp_path / "fuzz.xml"
+    path.write_text(f"<testsuites>{body}</testsuites>", encoding="utf-8")
+    try:
+        run = parse_junit(path)
+    except IngestError as err:
+        assert str(err).startswith(f"{path}: ")
+        return
+    assert all(o.nodeid and not o.nodeid.startswith((".py", "::")) for o in run.outcomes)
+    if run.complete:
+        for attrs, cases in suites:
+            if attrs.get("tests") is not None:
+                ran = int(attrs["tests"]) - sum(int(attrs.get(k) or 0) for k in ("failures", "errors", "skipped"))
+                assert sum(1 for *_, child in cases if not child) <= ran

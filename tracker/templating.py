@@ -26,7 +26,10 @@ files are. Rendering with overrides is bounded (:class:`_Sandbox`): no ``range``
 :data:`MAX_OUTPUT` characters or items or an integer of more than :data:`MAX_INT_BITS` bits, at most
 :data:`MAX_OUTPUT` characters of output, :data:`RENDER_SECONDS` seconds and :data:`RENDER_MEMORY` bytes of memory
 grown (the last two watched every 20 ms where the render runs in the main thread of a POSIX process). Past a
-bound: :class:`TemplateError` naming the template's line.
+bound: :class:`TemplateError` naming the template's line. One C call (``d == d2`` or ``d|tojson`` of a list nested
+in itself: 10**12 items from 4,000) is out of a signal's reach, so on a POSIX system a render with overrides runs in
+a forked child process whose address space may grow by :data:`RENDER_MEMORY` (``RLIMIT_AS``), with a CPU-time limit,
+killed by the parent a second past :data:`RENDER_SECONDS`; such a render is named by its template, without a line.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ MAX_OUTPUT = 16 * 1024 * 1024  # characters of output; also the largest string, 
 MAX_INT_BITS = 1 << 16  # the largest integer a template may compute (~19,700 digits)
 MAX_TEMPLATE_BYTES = 1024 * 1024
 _WATCH_INTERVAL = 0.02
+_KILL_GRACE = 1.0  # seconds past RENDER_SECONDS before the render's child process is killed (its watchdog goes first)
+_TIME_LIMIT = "still rendering after {:g} seconds (the limit)"
+_MEMORY_LIMIT = "the render grew the process by more than {} MiB (the limit)"
 
 # Characters that end a Markdown table row or a line: each becomes a space in a cell.
 _LINE_BREAKS = re.compile("\r\n|[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
@@ -187,7 +193,15 @@ def _repository_loader(root: Path) -> jinja2.BaseLoader:
 
 def render(env: jinja2.Environment, name: str, root: Path | None = None, **context: Any) -> str:
     """Template ``name`` rendered with ``context``. A repository template (under ``root``'s overrides) that fails
-    or reaches a bound raises :class:`TemplateError` naming it; a packaged template's failure propagates (a bug)."""
+    or reaches a bound raises :class:`TemplateError` naming it; a packaged template's failure propagates (a bug).
+    With overrides, on a POSIX system, the render runs in a child process (:func:`_in_child`): one C call (comparing
+    or JSON-encoding a list nested in itself) cannot be interrupted by the watchdog's signal, a process can be."""
+    if getattr(env, "bounded", False) and root is not None and hasattr(os, "fork"):
+        return _in_child(lambda: _render(env, name, root, **context), name, root)
+    return _render(env, name, root, **context)
+
+
+def _render(env: jinja2.Environment, name: str, root: Path | None = None, **context: Any) -> str:
     import jinja2
 
     overrides = None if root is None else root.resolve() / OVERRIDES
@@ -218,13 +232,15 @@ def render(env: jinja2.Environment, name: str, root: Path | None = None, **conte
     except Exception as err:
         found = _template_frame(sys.exc_info()[2], overrides)
         what = str(err) if isinstance(err, (TemplateLimit, _Watchdog)) else f"{type(err).__name__}: {err}"
+        if isinstance(err, MemoryError) and bounded:  # the child's address-space limit (:func:`_in_child`)
+            what = _MEMORY_LIMIT.format(RENDER_MEMORY >> 20)
         if found is None and isinstance(err, RecursionError) and overrides is not None:
             deep = top or _within(str(overrides / name), overrides)  # jinja2's parser or compiler recursed
             if deep is not None and (top is not None or os.path.lexists(deep)):
                 too_deep = "nested too deeply to compile (Python's recursion limit)"
                 raise TemplateError(f"{_shown(deep, root)}: {too_deep}") from None
         if found is None:
-            if top is None or not isinstance(err, (TemplateLimit, _Watchdog)):
+            if top is None or not isinstance(err, (TemplateLimit, _Watchdog, MemoryError)) or not bounded:
                 raise
             raise TemplateError(f"{_shown(top, root)}: {what}") from None  # reached between two of its steps
         path, line = found
@@ -365,6 +381,9 @@ def _check_call(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tupl
     if isinstance(owner, str):
         if name in _STR_WIDTHS:
             _check_ints(args, kwargs)
+            size = kwargs.get("tabsize", args[0] if args else 8) if name == "expandtabs" else 0
+            if isinstance(size, int) and len(owner) + owner.count("\t") * size > MAX_OUTPUT:  # N per tab
+                raise _too_large(f"expanding {owner.count(chr(9))} tabs to {size} columns")
         elif name == "replace" and len(args) >= 2:
             _check_replace(owner, *args[:3])
         elif name == "join" and args:
@@ -417,6 +436,113 @@ def _bounded_filter(name: str, f: Callable[..., Any]) -> Callable[..., Any]:
     return bounded
 
 
+def _in_child(run: Callable[[], str], name: str, root: Path) -> str:
+    """``run()`` in a forked child process, its result sent back through a pipe. The child's address space may grow
+    by :data:`RENDER_MEMORY` bytes (``RLIMIT_AS``: an allocation past it is a MemoryError, named as the memory bound)
+    and its CPU time is limited (``RLIMIT_CPU``); the parent kills it :data:`_KILL_GRACE` seconds past
+    :data:`RENDER_SECONDS` (the child's own watchdog names the template's line when it can: between bytecodes).
+    A child that ends without a result is a :class:`TemplateError` naming the template: what the parent knows."""
+    import marshal
+    import select
+    import signal
+
+    folder = root.resolve() / OVERRIDES
+    shown = _shown(folder / name, root) if os.path.lexists(folder / name) else name
+    seconds = RENDER_SECONDS
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child; never returns
+        os.close(read_fd)
+        _child(run, write_fd)
+    os.close(write_fd)
+    chunks: list[bytes] = []
+    reaped = False
+    killed = False
+    try:
+        deadline = time.monotonic() + seconds + _KILL_GRACE
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_fd], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                killed = True
+                break
+            chunk = os.read(read_fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        status = os.waitpid(pid, 0)[1]
+        reaped = True
+    finally:
+        os.close(read_fd)
+        if not reaped:  # interrupted (Ctrl-C): the child goes too
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+    try:
+        kind, text = marshal.loads(b"".join(chunks))
+    except (EOFError, ValueError, TypeError):
+        kind, text = "none", ""
+    if kind == "ok":
+        return str(text)
+    if kind == "template":
+        raise TemplateError(str(text))
+    if kind == "interrupted":
+        raise KeyboardInterrupt
+    if kind == "bug":
+        raise RuntimeError(f"rendering {name} failed in its child process:\n{text}")
+    if killed or (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU):
+        raise TemplateError(f"{shown}: {_TIME_LIMIT.format(seconds)}")
+    ended = os.waitstatus_to_exitcode(status)
+    raise TemplateError(f"{shown}: the render ended without a result (exit status {ended})")
+
+
+def _child(run: Callable[[], str], fd: int) -> None:
+    """The render's child process: set its limits, run, send ``(kind, text)`` (marshal) to ``fd``, exit."""
+    import atexit
+    import marshal
+    import math
+    import traceback
+
+    try:
+        atexit._clear()  # the parent's handlers are the parent's
+        _limit(RENDER_MEMORY, math.ceil(RENDER_SECONDS) + 1)
+        try:
+            payload = ("ok", run())
+        except TemplateError as err:
+            payload = ("template", str(err))
+        except KeyboardInterrupt:
+            payload = ("interrupted", "")
+        except BaseException:
+            payload = ("bug", traceback.format_exc())
+        data = marshal.dumps(payload)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os._exit(0)
+
+
+def _limit(memory: int, cpu_seconds: int) -> None:
+    """Limit this process: its address space to what it has now plus ``memory`` bytes, its CPU time to
+    ``cpu_seconds`` (SIGXCPU, then SIGKILL a second later). Where a limit cannot be set, the others still hold."""
+    import resource
+
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            size = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        size = None
+    wanted = [(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 1)]
+    if size is not None:
+        wanted.append((resource.RLIMIT_AS, size + memory, size + memory))
+    for which, soft, hard in wanted:
+        _, old_hard = resource.getrlimit(which)
+        if old_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, old_hard), min(hard, old_hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(which, (soft, hard))
+
+
 @contextlib.contextmanager
 def _watched(seconds: float, memory: int) -> Iterator[None]:
     """Within the block, a timer raises :class:`_Watchdog` in whatever runs once ``seconds`` passed or the
@@ -437,10 +563,10 @@ def _watched(seconds: float, memory: int) -> Iterator[None]:
         if not active[0]:
             return
         if time.monotonic() > deadline:
-            raise _Watchdog(f"still rendering after {seconds:g} seconds (the limit)")
+            raise _Watchdog(_TIME_LIMIT.format(seconds))
         now = _resident()
         if base is not None and now is not None and now - base > memory:
-            raise _Watchdog(f"the render grew the process by more than {memory >> 20} MiB (the limit)")
+            raise _Watchdog(_MEMORY_LIMIT.format(memory >> 20))
 
     previous = signal.signal(signal.SIGALRM, tick)
     before = signal.setitimer(signal.ITIMER_REAL, _WATCH_INTERVAL, _WATCH_INTERVAL)

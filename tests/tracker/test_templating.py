@@ -115,6 +115,59 @@ def test_check_names_a_hostile_milestone_template_and_goes_on(cli, own_repo: Pat
     assert result.code == 1 and f"plans/reports/v1.md: cannot be rendered: {TEMPLATE}:2: " in result.out + result.err
 
 
+# One C call the sandbox cannot see into: comparing, or JSON-encoding, a list that shares itself 1,000 times a level
+# (10**12 elements from 4,000 items). In the process the watchdog's signal waits for the call to return (hours);
+# the render's child process is killed at the deadline, and cannot grow past its address-space limit.
+def _nested(n: int) -> str:
+    inner = ["0", *(f"{v}{n}" for v in "abc")]
+    return "".join(f"{{% set {v}{n} = [{w}] * 1000 %}}" for v, w in zip("abcd", inner, strict=True))
+
+
+NESTED = _nested(1) + _nested(2)
+
+
+@pytest.mark.parametrize(
+    ("template", "seconds", "says"),
+    [
+        (NESTED + "{{ d1 == d2 }}", 1.0, "still rendering after 1 seconds (the limit)"),
+        (NESTED + "{{ [d1, d2] | sort }}", 1.0, "still rendering after 1 seconds (the limit)"),
+        (NESTED + "{{ (d1 | tojson) | length }}", 20.0, "grew the process by more than 16 MiB (the limit)"),
+    ],
+    ids=["compare", "sort", "tojson"],
+)
+def test_a_template_stuck_in_one_c_call_is_stopped_at_the_bound(  # type: ignore[no-untyped-def]
+    cli, own_repo: Path, monkeypatch: pytest.MonkeyPatch, template: str, seconds: float, says: str
+) -> None:
+    monkeypatch.setattr(templating, "RENDER_SECONDS", seconds)
+    monkeypatch.setattr(templating, "RENDER_MEMORY", 16 << 20)  # JSON grows at ~25 MB/s: the memory bound first
+    put(own_repo, "{{ point }}\n" + template + "\n")
+    started = time.monotonic()
+    result = cli(own_repo, "report")
+    # A hang guard, not a speed test: the child is killed 1 s past its 1 s limit, or stops at 16 MiB in about 1 s.
+    assert time.monotonic() - started < 30
+    assert result.code == 8, (result.out[:200], result.err)
+    assert result.err.startswith(f"tracker: error: {TEMPLATE}"), result.err
+    assert says in result.err and "Traceback" not in result.err and result.out == "", result.err
+
+
+def test_expandtabs_is_bounded_by_what_it_makes(cli, own_repo: Path) -> None:  # type: ignore[no-untyped-def]
+    """``expandtabs(N)`` makes up to N characters per tab: 250 tabs at 16,000,000 is 4 GB, refused before it is made."""
+    put(own_repo, "{{ point }}\n{{ ('\\t' * 250).expandtabs(16000000) | length }}\n")
+    result = cli(own_repo, "report")
+    assert result.code == 8, (result.out[:200], result.err)
+    assert result.err.startswith(f"tracker: error: {TEMPLATE}:2: too large: "), result.err
+
+
+def test_check_names_a_template_stuck_in_one_c_call_and_goes_on(cli, own_repo: Path, quick: None) -> None:  # type: ignore[no-untyped-def]
+    assert cli(own_repo, "report", "--milestone", "v1", "--out", str(own_repo / "plans/reports/v1.md")).code == 0
+    put(own_repo, "{{ point }}\n" + NESTED + "{{ d1 == d2 }}\n")
+    started = time.monotonic()
+    result = cli(own_repo, "check")
+    assert time.monotonic() - started < 30  # a hang guard (~2 s with its 1 s render limit; in process: hours)
+    assert result.code == 1, (result.out, result.err)
+    assert f"plans/reports/v1.md: cannot be rendered: {TEMPLATE}: still rendering after 1 seconds" in result.out
+
+
 def test_a_bounded_template_that_stays_in_bounds_renders(own_repo: Path) -> None:
     put(own_repo, "{{ point }}\n{% for p in report.plans %}{{ p.id }} {{ 'ab' * 3 }} {{ 2 ** 10 }}\n{% endfor %}")
     text = _text(own_repo)

@@ -39,14 +39,13 @@ def gate_label(gate: Gate) -> str:
     return label
 
 
-def _one_line(text: str) -> str:
-    """``text`` on one line: a CR or LF inside a title or reason would start a new Markdown line in
-    the region's body, one that could open a fence or an HTML block and swallow the end marker."""
-    return text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
-
-
 def _cell(text: str) -> str:
-    return _one_line(text.replace("|", "\\|"))
+    """Plan or evidence text (a title, a gate, a failing test's message) as inert Markdown on one line: the one
+    escaper of the Markdown report's ``|md`` (no HTML, comment, image, link or emphasis; a ``\\|`` cannot end the
+    cell), its code spans kept."""
+    from tracker.templating import md
+
+    return md(text)
 
 
 def dependencies_not_done(plan: Plan, phase: Phase, statuses: dict[str, PhaseStatus]) -> list[tuple[str, str | None]]:
@@ -66,7 +65,7 @@ def summary_body(plan: Plan, statuses: dict[str, PhaseStatus]) -> str:
     rows = ["| Phase | Status | Gates met |", "| --- | --- | --- |"]
     for ph in plan.phases:
         st = statuses[f"{plan.id}/{ph.id}"]
-        status = st.status.value + (f" ({', '.join(st.blocked_by)})" if st.blocked_by else "")
+        status = st.status.value + (f" ({_cell(', '.join(st.blocked_by))})" if st.blocked_by else "")
         rows.append(f"| {_cell(ph.id)} · {_cell(ph.title)} | **{status}** | {st.met_count} |")
     if not plan.phases:
         rows.append("| — | no phases yet | — |")
@@ -77,7 +76,7 @@ def phase_body(plan: Plan, phase_index: int, st: PhaseStatus) -> str:
     """The status block written right after a phase block."""
     phase = plan.phases[phase_index]
     head = f"**Status: {st.status.value}** — {st.met_count} gates met"
-    lines = ["", head + (f"; {_one_line(st.note)}" if st.note else ""), ""]
+    lines = ["", head + (f"; {_cell(st.note)}" if st.note else ""), ""]
     if phase.gates:
         lines += ["| # | Gate | Verdict |", "| --- | --- | --- |"]
         for i, (gate, v) in enumerate(zip(phase.gates, st.verdicts, strict=True), 1):

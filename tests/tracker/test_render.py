@@ -58,3 +58,34 @@ def test_the_status_block_names_the_skips_a_gate_allows(repo: Callable[..., Path
     assert cli(root, "update").code == 0
     text = (root / "plans/0001-demo.md").read_text()
     assert '| 1 | test `tests/` -m `not slow`, skips allowed: "win32 \\| only", "no `x`" | ❌ ' in text, text
+
+
+HOSTILE = "<img src=http://e/p.png> ![x](http://e/q.png) [l](http://e/l) *em* &amp; <!-- hidden"
+
+
+def test_the_regions_show_plan_and_evidence_text_as_text(repo: Callable[..., Path], cli: Callable[..., Any]) -> None:
+    """Adversarial review F8 and L3: a phase title, a manual gate's text and a failing test's message (text the code
+    under test controls) went into the plan file's regions with only ``|`` escaped: a live image (a tracking pixel in
+    every pull request), a link, and an ``<!--`` that hid the rest of the region; a message holding ``\\|`` ended its
+    table cell early. They now pass through the one escaper (``escape_markup``, as the Markdown report's ``|md``);
+    the gate's code span stays one."""
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_b.py"', f'manual = "{HOSTILE}"')).replace(
+        'title = "Phase P1"', f'title = "{HOSTILE}"'
+    )
+    failing = f'def test_b():\n    assert False, "{HOSTILE} a \\\\| b | c"\n'
+    root = repo({"plans/0001-demo.md": plan, "tests/test_b.py": failing, ".gitignore": IGNORE})
+    assert cli(root, "verify").code == 1
+    assert cli(root, "update").code == 0
+    text = (root / "plans/0001-demo.md").read_text()
+    assert "a &#92;\\| b \\| c" in text, text
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    inline = [c for t in tokens if t.children for c in t.children]
+    kinds = {c.type for c in inline}
+    assert not {"image", "link_open", "html_inline", "em_open"} & kinds, sorted(kinds)
+    assert not [t for t in tokens if t.type == "html_block" and not t.content.startswith("<!-- tracker:")], text
+    assert ("code_inline", "tests/test_b.py") in {(c.type, c.content) for c in inline}
+    rows = [t for t in tokens if t.type == "tr_open"]
+    cells = [t for t in tokens if t.type in ("td_open", "th_open")]
+    assert len(cells) == 3 * len(rows) and len(rows) == 2 + 3, text  # summary: head + P1; phase: head + 2 gates

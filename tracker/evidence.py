@@ -148,7 +148,7 @@ _RUN_KEYS = frozenset(
         "running",
     }
 )
-_PROVENANCE_KEYS = frozenset({"time", "host", "commit", "dirty", "args", "narrowed", "outside"})
+_PROVENANCE_KEYS = frozenset({"time", "host", "commit", "dirty", "args", "narrowed", "outside", "altered", "inifile"})
 _RECORD_KEYS = frozenset({"nodeid", "outcome", "reason", "duration", "markers"})
 _RUNNING_KEYS = frozenset({"nodeid", "markers", "pid", "pid_start"})
 _SIGNOFF_KEYS = frozenset(
@@ -206,6 +206,8 @@ def _check_test_run(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None
         )
         shape.typed(prov, "narrowed", lambda v: isinstance(v, str) and v != "", "a string", "provenance.", True)
         shape.typed(prov, "outside", _outside_map, "a {test file: why} object of strings", "provenance.", True)
+        shape.typed(prov, "altered", lambda v: isinstance(v, str) and v != "", "a string", "provenance.", True)
+        shape.typed(prov, "inifile", lambda v: v is None or isinstance(v, str), "a string or null", "provenance.", True)
         shape.extra(prov, _PROVENANCE_KEYS, "provenance.")
     shape.typed(
         doc,

@@ -259,49 +259,148 @@ NARROWING_OPTIONS = (
 # ``-o NAME=VALUE`` overrides that cannot change what is collected; any other NAME (python_files, python_functions,
 # python_classes, norecursedirs, testpaths, a plugin's setting, addopts: what it adds is not on the command line) may.
 HARMLESS_INI = frozenset(
-    {"cache_dir", "console_output_style", "filterwarnings", "xfail_strict", "strict_markers", "strict",
-     "markers", "minversion", "required_plugins", "faulthandler_timeout", "timeout", "usefixtures",
+    {"cache_dir", "console_output_style", "minversion", "required_plugins", "faulthandler_timeout",
      "empty_parameter_set_mark", "enable_assertion_pass_hook", "asyncio_mode", "asyncio_default_fixture_loop_scope"}
 )  # fmt: skip
 HARMLESS_INI_PREFIXES = ("log_", "junit_", "verbosity_", "tmp_path_", "truncation_")
 # ``-p no:NAME`` plugins whose absence collects the same tests (any other, doctest for one, may collect fewer).
 HARMLESS_PLUGINS = frozenset(
-    {"cacheprovider", "warnings", "faulthandler", "randomly", "random_order", "cov", "pytest_cov", "pastebin",
-     "junitxml", "logging", "stepwise", "terminal", "unraisableexception", "threadexception", "reportlog"}
+    {"cacheprovider", "faulthandler", "randomly", "random_order", "cov", "pytest_cov", "pastebin",
+     "junitxml", "logging", "stepwise", "terminal", "reportlog"}
 )  # fmt: skip
+# ``-p NAME`` plugins whose loading collects and judges the same tests (what verify and the device script load; a
+# coverage or reporting plugin). Any other, given on a plain run's command line, in ``PYTEST_ADDOPTS`` or in
+# ``PYTEST_PLUGINS``, may drop tests in a collection hook or change outcomes: it narrows the run. (verify's own run
+# loads a gate's ``-p`` options from the plan, and verify refuses a ``--pytest-arg`` that loads another.)
+HARMLESS_LOADS = frozenset(
+    {"tracker.pytest_plugin", "tracker.pytest_argcheck", "xdist", "xdist.plugin", "cov", "pytest_cov", "randomly",
+     "pytest_randomly", "reportlog", "pytest_reportlog", "cacheprovider", "junitxml"}
+)  # fmt: skip
+# Options that may turn a failing test into a pass against the repository's own configuration (a warning its
+# ``filterwarnings = error`` fails, a strict xpass, a timeout): ``-o NAME`` and ``-p no:NAME``, and ``-W``,
+# ``--runxfail``. A run given one records them in ``provenance.altered``; its passes meet no gate.
+ALTERING_INI = frozenset(
+    {"filterwarnings", "xfail_strict", "strict_markers", "strict", "markers", "usefixtures", "timeout",
+     "timeout_method", "timeout_func_only"}
+)  # fmt: skip
+ALTERING_PLUGINS = frozenset({"warnings", "skipping", "unraisableexception", "threadexception", "timeout"})
+
+
+def _given(config: pytest.Config, addopts: bool = True) -> Any:
+    """This run's own command line (``PYTEST_ADDOPTS`` unless not ``addopts``, and its arguments) parsed by
+    pytest's parser, or None when it cannot be read."""
+    import shlex
+
+    parser = getattr(config, "_parser", None)
+    try:
+        env = shlex.split(os.environ.get("PYTEST_ADDOPTS", "")) if addopts else []
+        given = [*env, *map(str, config.invocation_params.args)]
+        return parser.parse_known_args(given) if parser is not None else None
+    except (ValueError, pytest.UsageError, SystemExit):
+        return None
+
+
+def _other_rootdir(config: pytest.Config, ns: Any) -> bool:
+    """Was ``--rootdir`` given as another folder than the one pytest was started in (node ids then name files
+    relative to it, not to the repository)?"""
+    given = getattr(ns, "rootdir", None)
+    if not given:
+        return False
+    here = Path(config.invocation_params.dir)
+    return (here / os.path.expandvars(str(given))).resolve() != here.resolve()
+
+
+def _loaded(config: pytest.Config) -> list[str]:
+    """The plugins this run loads by ``-p NAME`` (its command line and ``PYTEST_ADDOPTS``) or ``PYTEST_PLUGINS`` that
+    are not :data:`HARMLESS_LOADS`, as written. In verify's own run (``--tracker-gates``) the command line's ``-p``
+    are the gates' options, from the plan (verify refuses another as a ``--pytest-arg``): only the environment's
+    count."""
+    import shlex
+
+    ns = _given(config)
+    if config.getoption("tracker_gates", None):
+        parser = getattr(config, "_parser", None)
+        try:
+            ns = parser.parse_known_args(shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))) if parser else None
+        except (ValueError, pytest.UsageError, SystemExit):
+            ns = None
+    out: list[str] = []
+    for plugin in getattr(ns, "plugins", None) or ():
+        name = str(plugin).strip()
+        if name and not name.startswith("no:") and name not in HARMLESS_LOADS:
+            out.append(f"-p {name}")
+    for name in os.environ.get("PYTEST_PLUGINS", "").split(","):
+        if name.strip() and name.strip() not in HARMLESS_LOADS:
+            out.append(f"PYTEST_PLUGINS={name.strip()}")
+    return out
+
+
+def altering(config: pytest.Config) -> list[str]:
+    """The options of this run's own command line that may turn a failing test into a pass (``-p no:warnings``,
+    ``-W``, ``-o filterwarnings``, ``-o xfail_strict``, ``--runxfail``, ...) or make node ids relative to another
+    folder (``--rootdir`` elsewhere), as the user wrote them; [] when none."""
+    ns = _given(config)
+    if ns is None:
+        return ["an unreadable command line"]
+    out: list[str] = []
+    for item in getattr(ns, "override_ini", None) or ():
+        name = str(item).partition("=")[0].strip()
+        if name in ALTERING_INI:
+            out.append(f"-o {name}")
+    for plugin in getattr(ns, "plugins", None) or ():
+        name = str(plugin).strip()
+        if name.startswith("no:") and name[3:].removeprefix("pytest_") in ALTERING_PLUGINS:
+            out.append(f"-p {name}")
+    if getattr(ns, "pythonwarnings", None):
+        out.append("-W")
+    if getattr(ns, "runxfail", False):
+        out.append("--runxfail")
+    if _other_rootdir(config, ns):
+        out.append("--rootdir")
+    return list(dict.fromkeys(out))
 
 
 def narrowing(config: pytest.Config) -> list[str]:
     """The options of this run's own command line (its arguments and ``PYTEST_ADDOPTS``; the repository's ini
     ``addopts`` define every run alike) that may have kept tests under its arguments from being collected, as the
     user wrote them (``--ignore``, ``-o python_functions``, ``-p no:doctest``, ``-c``, ``--lf``, ...); [] when
-    none. -k, -m and --deselect only deselect: the evidence lists those tests, so they are not here."""
-    import shlex
-
-    parser = getattr(config, "_parser", None)
-    try:
-        given = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *map(str, config.invocation_params.args)]
-        ns = parser.parse_known_args(given) if parser is not None else None
-    except (ValueError, pytest.UsageError, SystemExit):
-        ns = None
+    none. -k, -m and --deselect only deselect: the evidence lists those tests, so they are not here. A plugin
+    loaded by name that is not known harmless (:func:`_loaded`), and ``--rootdir`` elsewhere, narrow too."""
+    ns = _given(config)
     if ns is None:
         return ["an unreadable command line"]
     out = [flag for dest, flag in NARROWING_OPTIONS if getattr(ns, dest, None)]
     for item in getattr(ns, "override_ini", None) or ():
         name = str(item).partition("=")[0].strip()
-        if name not in HARMLESS_INI and not name.startswith(HARMLESS_INI_PREFIXES):
+        if name not in HARMLESS_INI | ALTERING_INI and not name.startswith(HARMLESS_INI_PREFIXES):
             out.append(f"-o {name}")
     for plugin in getattr(ns, "plugins", None) or ():
         name = str(plugin).strip()
+        bare = name[3:].removeprefix("pytest_")
         if (
             name.startswith("no:")
             and name[3:] not in HARMLESS_PLUGINS
-            and name[3:].removeprefix("pytest_") not in (HARMLESS_PLUGINS)
+            and bare not in HARMLESS_PLUGINS | ALTERING_PLUGINS
         ):
             out.append(f"-p {name}")
+    out += _loaded(config)
+    if _other_rootdir(config, ns):
+        out.append("--rootdir")
     if config.getoption("lf", None):  # wherever it came from: which files it collects depends on the cache
         out.append("--lf")
     return list(dict.fromkeys(out))
+
+
+def ini_file(config: pytest.Config, root: Path) -> str | None:
+    """The ini file pytest read (``config.inipath``) relative to ``root``; None when it read none, or one outside
+    ``root``."""
+    path = getattr(config, "inipath", None)
+    if path is None:
+        return None
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
 
 
 def collected_args(config: pytest.Config, root: Path, narrowed: list[str] | None = None) -> list[str] | None:
@@ -388,6 +487,7 @@ class Recorder:
         gates_file = config.getoption("tracker_gates")
         self.gates: dict[str, str] = json.loads(Path(gates_file).read_text()) if gates_file else {}
         self.tests: dict[str, dict[str, Any]] = {}
+        self._deselected: set[int] = set()  # id() of the items pytest_deselected was told of
         self.interrupted = False
         self.collect_errors = False
         self.started_tests = False
@@ -420,6 +520,7 @@ class Recorder:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.started = time.monotonic()
         narrowed = narrowing(self.config)
+        altered = altering(self.config)
         self.data = {
             "schema": SCHEMA,
             "version": VERSION,
@@ -428,6 +529,8 @@ class Recorder:
                 **provenance(self.root, self.commit_state),
                 "args": collected_args(self.config, self.root, narrowed),
                 **({"narrowed": ", ".join(narrowed)} if narrowed else {}),
+                **({"altered": ", ".join(altered)} if altered else {}),
+                "inifile": ini_file(self.config, self.root),
             },
             "rootdir": self.root.name,
             "gates": self.gates,
@@ -446,7 +549,24 @@ class Recorder:
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         for item in items:
+            self._deselected.add(id(item))
             self._record(item.nodeid, _markers(item))["outcome"] = "deselected"
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Any:
+        """Around every other implementation: tests they removed from ``items`` without saying so
+        (``pytest_deselected``, which -k, -m and --deselect call) were dropped silently, so the run did not collect
+        all of its arguments: it is narrowed ("a collection hook dropped N test(s)")."""
+        before = list(items)
+        result = yield
+        kept = {id(i) for i in items}
+        dropped = [i for i in before if id(i) not in kept and id(i) not in self._deselected]
+        if dropped and self.data:
+            prov = self.data["provenance"]
+            why = f"a collection hook dropped {len(dropped)} test(s)"
+            prov["narrowed"] = ", ".join(x for x in (prov.get("narrowed"), why) if x)
+            prov["args"] = None
+        return result
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         for item in session.items:

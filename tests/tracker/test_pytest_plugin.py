@@ -584,6 +584,89 @@ def test_the_repository_s_own_addopts_never_count_as_narrowing(repo) -> None:
     assert data["provenance"]["narrowed"] == "--ignore" and data["provenance"]["args"] is None
 
 
+EVIL = "def pytest_collection_modifyitems(items):\n    items[:] = [i for i in items if 'other' not in i.nodeid]\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "narrowed"),
+    [
+        (["-p", "evilplug"], {}, "-p evilplug"),
+        ([], {"PYTEST_ADDOPTS": "-p evilplug"}, "-p evilplug"),
+        ([], {"PYTEST_PLUGINS": "evilplug"}, "PYTEST_PLUGINS=evilplug"),
+        (["--rootdir=tests"], {}, "--rootdir"),
+        (["-p", "tracker.pytest_plugin"], {}, None),  # what verify and the device script load
+    ],
+    ids=["p", "addopts", "plugins_env", "rootdir", "own"],
+)
+def test_a_plugin_loaded_by_name_or_another_rootdir_narrows_a_run(
+    repo, args: list[str], env: dict[str, str], narrowed: str | None
+) -> None:
+    """adv F1/F4b: `-p NAME`, `PYTEST_ADDOPTS='-p NAME'` and `PYTEST_PLUGINS` load code that may drop tests silently,
+    and `--rootdir` elsewhere makes node ids relative to another folder: each narrows the run (args null)."""
+    root = repo({"tests/sub/test_s.py": "def test_ok(): pass\ndef test_other(): pass\n", "evilplug.py": "X = 1\n"})
+    record = f"--tracker-record={root / '.tracker' / 'evidence'}"  # --rootdir=tests would record under tests/
+    _, data = run_pytest(root, *args, "tests", record, env={"PYTHONPATH": str(root), **env})
+    assert data["provenance"].get("narrowed") == narrowed, data["provenance"]
+    if narrowed is not None:
+        assert data["provenance"]["args"] is None
+
+
+@pytest.mark.parametrize("where", ["conftest.py", "evilplug.py"])
+def test_a_collection_hook_that_drops_tests_silently_narrows_the_run(repo, where: str) -> None:
+    """adv F1: a `pytest_collection_modifyitems` that removes items without `pytest_deselected` (in a conftest.py or
+    a plugin) left a run of `tests` naming only the tests it kept. The plugin compares the items before and after
+    every other implementation: tests dropped without a deselection narrow the run, and -k's deselection does not."""
+    root = repo({"tests/sub/test_s.py": "def test_ok(): pass\ndef test_other(): pass\n", where: EVIL})
+    extra = ["-p", "evilplug"] if where == "evilplug.py" else []
+    _, data = run_pytest(root, *extra, "tests", "--tracker-record", env={"PYTHONPATH": str(root)})
+    assert "a collection hook dropped 1 test(s)" in data["provenance"]["narrowed"], data["provenance"]
+    assert data["provenance"]["args"] is None
+    if where == "conftest.py":
+        (root / where).unlink()
+        clear(root)
+        _, data = run_pytest(root, "-k", "ok", "tests", "--tracker-record")
+        assert "narrowed" not in data["provenance"] and data["provenance"]["args"] == ["tests"]
+
+
+@pytest.mark.parametrize(
+    ("args", "altered"),
+    [
+        (["-p", "no:warnings"], "-p no:warnings"),
+        (["-W", "ignore::DeprecationWarning"], "-W"),
+        (["-o", "filterwarnings=ignore"], "-o filterwarnings"),
+        (["-o", "xfail_strict=false"], "-o xfail_strict"),
+        (["--runxfail"], "--runxfail"),
+        (["-p", "no:skipping"], "-p no:skipping"),
+        (["--rootdir=tests"], "--rootdir"),
+        (["-p", "no:randomly", "-o", "console_output_style=classic"], None),
+    ],
+)
+def test_records_the_options_that_may_turn_a_failure_into_a_pass(repo, args: list[str], altered: str | None) -> None:
+    """adv F6: with `filterwarnings = error` in the repository's ini, `-p no:warnings`, `-W`, `-o filterwarnings` turn
+    its failing test into a pass; `-o xfail_strict`, `--runxfail`, `-p no:skipping` do the same to a strict xpass.
+    The run records them in `provenance.altered` (its passes count for no gate, its failures do)."""
+    root = repo(
+        {
+            "pytest.ini": "[pytest]\nfilterwarnings = error\nxfail_strict = true\n",
+            "tests/test_w.py": "import warnings\ndef test_w():\n    warnings.warn('old', DeprecationWarning)\n",
+        }
+    )
+    _, data = run_pytest(root, *args, "tests", f"--tracker-record={root / '.tracker' / 'evidence'}")
+    assert data["provenance"].get("altered") == altered, data["provenance"]
+
+
+def test_records_the_ini_file_pytest_used(repo) -> None:
+    """adv F1: the ini file is an input of every gate (its addopts, python_files, ...): the run records which one
+    pytest read (`provenance.inifile`, rootdir-relative; null when none), so that editing it makes the phase stale."""
+    root = repo({"tests/test_s.py": "def test_ok(): pass\n"})
+    _, data = run_pytest(root, "tests", "--tracker-record")
+    assert data["provenance"]["inifile"] is None
+    clear(root)
+    (root / "tox.ini").write_text("[pytest]\n")
+    _, data = run_pytest(root, "tests", "--tracker-record")
+    assert data["provenance"]["inifile"] == "tox.ini"
+
+
 def test_an_evidence_store_linked_out_of_the_repository_is_a_usage_error(repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """`.tracker` linked out of the repository: its evidence would be refused by every reader, so the plugin writes
     none there; pytest said INTERNALERROR with a traceback at the end of the run, it is a usage error (exit 4) first."""

@@ -31,6 +31,11 @@ command line that may have kept tests from being collected at all (``--ignore``,
 ``provenance.outside`` (absent when none) maps each collected test file that is not the repository's to why: the
 file, or a ``conftest.py`` above it, resolves outside the rootdir through a symlink
 (:class:`tracker.gate_paths.TestFileCheck`). A pass of such a test meets no gate.
+
+Under pytest-xdist the controller, which collects nothing, records: each worker applies the tracker's selection and
+sends the markers of what it collected and what it deselected (:class:`WorkerNotes`), and the controller takes the
+collected node ids from xdist and the outcomes from the workers' reports: the same record as a serial run. A test
+that kills its worker is an error (``crashed: ...``); ``--dist each`` is a usage error.
 """
 
 from __future__ import annotations
@@ -120,10 +125,12 @@ def _block_entry_points_under_other_names(pluginmanager: pytest.PytestPluginMana
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if hasattr(config, "workerinput"):
-        return  # xdist workers: the controller records
-    if config.getoption("tracker_select"):
+    if config.getoption("tracker_select"):  # xdist workers too: each collects, and deselects, on its own
         config.pluginmanager.register(Selector(config), "tracker-selector")
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller records, from what the workers send it
+        if config.getoption("tracker_record") is not None:
+            config.pluginmanager.register(WorkerNotes(config), "tracker-worker-notes")
+        return
     if config.getoption("tracker_record") is not None:
         config.pluginmanager.register(Recorder(config), "tracker-recorder")
     if config.getoption("tracker_collect"):
@@ -132,6 +139,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _markers(item: pytest.Item) -> list[str]:
     return sorted({m.name for m in item.iter_markers()})
+
+
+class WorkerNotes:
+    """An xdist worker's part of the record: the controller collects nothing and sees only the reports of the tests
+    run, so each worker sends it (in ``workeroutput``, at the worker's end) the markers of the tests it collected and
+    the tests deselected there: what a serial run's :class:`Recorder` takes from its own collection."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.notes: dict[str, Any] = {"markers": {}, "deselected": {}}
+        config.workeroutput["tracker"] = self.notes  # type: ignore[attr-defined]
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            self.notes["deselected"][item.nodeid] = _markers(item)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.notes["markers"] = {item.nodeid: _markers(item) for item in session.items}
 
 
 class Selector:
@@ -203,16 +227,16 @@ class Collector:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         items = [{"nodeid": i.nodeid, "markers": _markers(i)} for i in session.items]
-        outside = outside_files(Path(str(session.config.rootpath)), session.items)
+        outside = outside_files(Path(str(session.config.rootpath)), [i.nodeid for i in session.items])
         write_json_atomic(self.path, {"items": items, "errors": self.errors, "outside": outside})
 
 
-def outside_files(root: Path, items: list[pytest.Item]) -> dict[str, str]:
-    """{test file: why it is not the repository's} for the collected items whose file, or a ``conftest.py`` above
-    it, resolves outside ``root`` (:class:`tracker.gate_paths.TestFileCheck`); {} when none."""
+def outside_files(root: Path, nodeids: list[str]) -> dict[str, str]:
+    """{test file: why it is not the repository's} for the collected tests (node ids) whose file, or a
+    ``conftest.py`` above it, resolves outside ``root`` (:class:`tracker.gate_paths.TestFileCheck`); {} when none."""
     check = TestFileCheck(root)
     out: dict[str, str] = {}
-    for file in dict.fromkeys(_file_of(i.nodeid) for i in items):
+    for file in dict.fromkeys(_file_of(nodeid) for nodeid in nodeids):
         why = check(file)
         if why is not None:
             out[file] = why
@@ -499,6 +523,13 @@ class Recorder:
         self._running_where: str | None = None  # what the evidence file names as running: a test, or its file
         self._last_file: str | None = None  # the file of the test run last
         self.slot = _RunningSlot(running_file(self.path))
+        self.xdist = False  # set when an xdist worker reports its collection: this process is xdist's controller
+        self.worker_notes: list[dict[str, Any]] = []  # what the xdist workers sent (WorkerNotes)
+        if config.getoption("dist", None) == "each":  # pytest-xdist's option; None without it
+            raise pytest.UsageError(
+                "--tracker-record: pytest-xdist's --dist each runs every test once on each worker, which one record "
+                "per test cannot hold: use --dist load, loadfile, loadscope, loadgroup or worksteal"
+            )
         try:  # asked here, at configure time, so that a bad TRACKER_COMMIT/TRACKER_DIRTY stops pytest before any test
             self.commit_state = commit_state(self.root)
         except ValueError as err:
@@ -571,9 +602,39 @@ class Recorder:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         for item in session.items:
             self._record(item.nodeid, _markers(item))
-        outside = outside_files(self.root, session.items)
+        self._note_outside([item.nodeid for item in session.items])
+
+    def _note_outside(self, nodeids: list[str]) -> None:
+        outside = outside_files(self.root, nodeids)
         if outside and self.data:  # before any test runs: the rewrites that name the running test hold it too
-            self.data["provenance"]["outside"] = outside
+            self.data["provenance"].setdefault("outside", {}).update(outside)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Under xdist, the controller: a worker collected ``ids`` (its deselection done). Every worker collects the
+        same tests (xdist stops the session otherwise); a worker started in place of a crashed one, again."""
+        self.xdist = True
+        for nodeid in ids:
+            self._record(nodeid)
+        self._note_outside(list(ids))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """Under xdist, the controller: a worker ended; one that finished sent its :class:`WorkerNotes`."""
+        notes = (getattr(node, "workeroutput", None) or {}).get("tracker")
+        if isinstance(notes, dict):
+            self.worker_notes.append(notes)
+
+    def _apply_worker_notes(self) -> bool:
+        """Give the tests the markers, and the deselected tests the records, that the workers' notes hold, as a
+        serial run's collection gives them. False when no worker sent its notes (none finished)."""
+        for notes in self.worker_notes:
+            for nodeid, markers in notes.get("markers", {}).items():
+                if nodeid in self.tests:
+                    self.tests[nodeid]["markers"] = markers
+            for nodeid, markers in notes.get("deselected", {}).items():
+                self._record(nodeid, markers).update(outcome="deselected", markers=markers)
+        return bool(self.worker_notes)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
@@ -614,10 +675,14 @@ class Recorder:
         self.slot.remove()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.started_tests = True  # under xdist (the controller runs no test protocol of its own)
         rec = self._record(report.nodeid)
         rec["duration"] = round(rec["duration"] + report.duration, 6)
         xfail = hasattr(report, "wasxfail")
-        if report.when == "setup":
+        if report.when not in ("setup", "call", "teardown"):  # xdist's report of a test whose worker died ("???")
+            said = [line.strip() for line in str(report.longrepr).splitlines() if line.strip()]  # xdist's one line
+            rec.update(outcome="error", reason="crashed: " + _short(said[-1] if said else "its worker died"))
+        elif report.when == "setup":
             if report.failed:
                 rec.update(outcome="error", reason="setup error: " + _reason(report))
             elif report.skipped:
@@ -653,6 +718,8 @@ class Recorder:
             return
         stopped = self.collection_stop and exitstatus == pytest.ExitCode.INTERRUPTED
         broken = self.interrupted or (exitstatus in _BROKEN and not stopped)
+        if self.xdist and not self._apply_worker_notes():  # no worker said what it collected: markers unknown
+            broken = True
         torch = sys.modules.get("torch")  # only if the tests imported it: never import torch here
         if torch is not None:
             try:

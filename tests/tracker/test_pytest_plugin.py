@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tracker_testutil import make_files
+from tracker_testutil import make_files, phase, plan_text
 
 from tracker.commands.common import pytest_command, pytest_env
 from tracker.contract import blob_id
@@ -710,3 +710,164 @@ def test_a_run_records_the_test_files_that_resolve_outside_the_repository(repo, 
     cmd = [*pytest_command(), "--collect-only", "-q", f"--rootdir={root}", f"--tracker-collect={target}", "tests"]
     subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, check=False)
     assert json.loads(target.read_text())["outside"] == want
+
+
+# A suite in the style of the projects of issue 30, for the xdist tests: marker gates (one with a skip among its
+# tests), a failing test, a skipped test, tests that no gate selects (deselected), a parametrized test, a class.
+XDIST_SUITE = {
+    "pytest.ini": "[pytest]\nmarkers =\n    gpu: needs cuda\n    slow: slow\n",
+    "tests/test_a.py": (
+        "import sys\nimport pytest\n\n"
+        "@pytest.mark.gpu\ndef test_gpu(): pass\n\n"
+        '@pytest.mark.slow\ndef test_slow_fail(): assert 1 == 2, "one is not two"\n\n'
+        '@pytest.mark.gpu\n@pytest.mark.skipif(sys.platform != "nonesuch", reason="not on this platform")\n'
+        "def test_gpu_skip(): pass\n\n"
+        "def test_plain(): pass\n\n"
+        "def test_unselected(): pass\n"
+    ),
+    "tests/test_b.py": (
+        "import pytest\n\n"
+        '@pytest.mark.gpu\n@pytest.mark.parametrize("n", [1, 2])\ndef test_b_gpu(n): pass\n\n'
+        "def test_b_other(): pass\n\n"
+        "class TestC:\n    @pytest.mark.slow\n    def test_c(self): pass\n"
+    ),
+    "tests/test_c.py": "import pytest\n\n@pytest.mark.slow\ndef test_c_slow(): pass\n",
+    ".gitignore": ".tracker/cache/\n.tracker/lock\n__pycache__/\n",
+}
+XDIST_PLAN = plan_text(
+    phases=phase("P1", 'test = "tests"\nmarker = "gpu"')  # a skip among its tests: unmet
+    + phase("P2", 'test = "tests/test_a.py"\nmarker = "slow"')  # a failure: unmet
+    + phase("P3", 'test = "tests/test_a.py::test_plain"')
+    + phase("P4", 'test = "tests/test_b.py"\nmarker = "gpu"')
+    + phase("P5", 'test = "tests"\nmarker = "slow and not gpu"')  # the failure again
+)
+
+
+def _same_run(data: dict[str, Any]) -> dict[str, Any]:
+    """An evidence file less what differs from run to run (times, durations, the command line, worker fields)."""
+    prov = {k: v for k, v in data["provenance"].items() if k not in ("time", "command")}
+    tests = [{k: v for k, v in t.items() if k != "duration"} for t in data["tests"]]
+    rest = {k: v for k, v in data.items() if k not in ("provenance", "tests", "duration")}
+    return {**rest, "provenance": prov, "tests": tests}
+
+
+def _verdicts(doc: dict[str, Any]) -> list[Any]:
+    """verify --json's phases and gate verdicts, less the evidence file each names."""
+    return [
+        (p["id"], p["status"], p["summary"], [(g["key"], g["verdict"], g["failed"], g["reason"]) for g in p["gates"]])
+        for p in doc["phases"]
+    ]
+
+
+@pytest.mark.parametrize("dist", [[], ["--dist", "loadfile"]], ids=["load", "loadfile"])
+def test_verify_under_xdist_judges_and_records_as_a_serial_run(repo, cli, dist: list[str]) -> None:
+    """Issue 30: under pytest-xdist (``--pytest-arg=-n --pytest-arg=2``) the controller recorded every marker empty
+    and the workers never applied the tracker's deselection: every marker gate 'selected 0 tests' (exit 5) and a
+    done phase dropped to planned. The same suite verified serially and with ``-n 2`` now gives the same verdicts
+    and the same evidence, timing and the command line aside: markers, deselected tests, a failure, a skip."""
+    root = repo({**XDIST_SUITE, "plans/0001-demo.md": XDIST_PLAN})
+    serial = cli(root, "verify", "--json")
+    assert serial.code == 1, serial.out + serial.err
+    xdist_args = [f"--pytest-arg={a}" for a in ["-n", "2", *dist]]
+    parallel = cli(root, "verify", "--force", "--json", *xdist_args)
+    assert "2 workers" in parallel.err, parallel.err  # xdist ran it
+    one, two = json.loads(serial.out), json.loads(parallel.out)
+    assert (two["exit"], _verdicts(two)) == (one["exit"], _verdicts(one))
+    assert [p["status"] for p in one["phases"]] == ["planned", "planned", "done", "done", "planned"]
+    first, second = (json.loads((root / d[k]).read_text()) for d in (one, two) for k in ["evidence"])
+    assert _same_run(second) == _same_run(first)
+    outcomes = {t["nodeid"].split("::", 1)[1]: (t["outcome"], t["markers"]) for t in second["tests"]}
+    assert outcomes["test_unselected"] == ("deselected", [])
+    assert outcomes["test_b_gpu[1]"] == ("passed", ["gpu", "parametrize"])
+    assert outcomes["test_gpu_skip"] == ("skipped", ["gpu", "skipif"])
+
+
+def test_a_failing_subtest_fails_its_test(repo, cli) -> None:
+    """Issue 30 (critical): the test's own 'passed' report, which pytest sends after its subtests', overwrote their
+    failures, so a gate on a unittest class whose subTest failed was met (verify exit 0). Any failing report of a test
+    (setup, call, teardown or a subtest) now fails it, named as pytest names the subtest, with its assertion; a
+    skipped subtest makes the test skipped (what JUnit XML says of it too); pytest's native ``subtests`` fixture the
+    same (pytest 9 fails that test itself, 'contains 2 failed subtests': the subtests' own words are kept)."""
+    from tracker_testutil import SUBTEST_OUTCOMES, SUBTESTS, phase, plan_text
+
+    gates = [
+        'test = "tests/test_sub.py::TestLoop"',
+        'test = "tests/test_sub.py::TestSkip"',
+        'test = "tests/test_sub.py::TestOk"',
+        'test = "tests/test_sub.py::test_native"',
+    ]
+    root = repo({"tests/test_sub.py": SUBTESTS, "plans/0001-demo.md": plan_text(phases=phase("P1", *gates))})
+    r = cli(root, "verify", "--json")
+    assert r.code == 1, r.out + r.err
+    [evidence] = (root / ".tracker/evidence").glob("*.json")
+    data = json.loads(evidence.read_text())
+    assert {t["nodeid"]: (t["outcome"], t["reason"]) for t in data["tests"]} == SUBTEST_OUTCOMES
+    [p] = json.loads(r.out)["phases"]
+    loop, skip = "tests/test_sub.py::TestLoop::test_loop", "tests/test_sub.py::TestSkip::test_skip"
+    assert [(g["verdict"], g["reason"]) for g in p["gates"]] == [
+        ("unmet", f"tests/test_sub.py::TestLoop::test_loop: failed: {SUBTEST_OUTCOMES[loop][1]}"),
+        ("unmet", f"tests/test_sub.py::TestSkip::test_skip: skipped: {SUBTEST_OUTCOMES[skip][1]}"),
+        ("met", "1 passed"),
+        ("unmet", f"failed: {SUBTEST_OUTCOMES['tests/test_sub.py::test_native'][1]}"),
+    ]
+
+
+def test_a_plain_xdist_run_records_and_ingests_as_a_serial_run(repo, cli, tmp_path: Path) -> None:
+    """``python -m pytest -n 2 --tracker-record=DIR`` (a run made elsewhere), then ``tracker ingest``: the same
+    record as the serial run's (markers, ``-m`` deselection) and the same statuses once ingested; before, every
+    marker was empty and a marker gate selected no test."""
+    root = repo({**XDIST_SUITE, "plans/0001-demo.md": XDIST_PLAN})
+    runs = []
+    for n, args in enumerate([[], ["-n", "2"]]):
+        out = tmp_path / f"run{n}"
+        cmd = [*pytest_command(), "-q", "-p", "no:cacheprovider", *args, "-m", "not slow", f"--tracker-record={out}"]
+        proc = subprocess.run([*cmd, "tests"], cwd=root, env=pytest_env(root), capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        [file] = out.glob("*.json")
+        runs.append(file)
+    assert "bringing up nodes" in proc.stdout  # xdist ran the second
+    serial, parallel = (json.loads(f.read_text()) for f in runs)
+    assert _same_run(parallel) == _same_run(serial)
+    assert {t["nodeid"].split("::", 1)[1]: t["outcome"] for t in parallel["tests"] if t["markers"] == ["slow"]} == {
+        "test_slow_fail": "deselected",
+        "TestC::test_c": "deselected",
+        "test_c_slow": "deselected",
+    }
+    statuses = []
+    for file in runs:
+        assert cli(root, "ingest", str(file)).code == 0
+        phases = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"]
+        statuses.append([(p["id"], p["status"], [(g["met"], g["reason"]) for g in p["gates"]]) for p in phases])
+        for old in (root / ".tracker" / "evidence").glob("*.json"):
+            old.unlink()
+    assert statuses[1] == statuses[0]
+    assert [p[1] for p in statuses[0]] == ["planned", "planned", "done", "done", "planned"]
+
+
+def test_verify_refuses_xdist_s_dist_each(repo, cli) -> None:
+    """``--dist each`` runs every test on every worker: one record per test cannot say that, so verify refuses it
+    (exit 3, saying which modes it takes) and records nothing, rather than keep whichever worker reported last."""
+    root = repo({**XDIST_SUITE, "plans/0001-demo.md": XDIST_PLAN})
+    r = cli(root, "verify", "--pytest-arg=-n", "--pytest-arg=2", "--pytest-arg=--dist=each")
+    assert r.code == 3, r.out + r.err
+    assert "--dist each runs every test once on each worker" in r.out + r.err and "Traceback" not in r.out + r.err
+    assert not list((root / ".tracker" / "evidence").glob("*.json"))
+
+
+def test_a_test_that_kills_its_xdist_worker_is_an_error_with_its_markers(repo, cli) -> None:
+    """Under xdist a test that kills its worker is reported by the controller (xdist starts another worker): the
+    record names it as an error, 'crashed: ...', with its markers, so its marker gate is unmet, as after a serial
+    run that it crashed (exit 6 there, the test an error too); the rest of the run counts."""
+    crash = "import os\nimport pytest\n\n@pytest.mark.gpu\ndef test_dies(): os._exit(3)\n"
+    root = repo({**XDIST_SUITE, "tests/test_crash.py": crash, "plans/0001-demo.md": XDIST_PLAN})
+    serial = cli(root, "verify", "0001/P1", "--json")
+    parallel = cli(root, "verify", "0001/P1", "--force", "--json", "--pytest-arg=-n", "--pytest-arg=2")
+    assert (serial.code, parallel.code) == (6, 1), serial.err + parallel.err
+    doc = json.loads(parallel.out)
+    [gate] = doc["phases"][0]["gates"]
+    assert gate["verdict"] == "unmet" and gate["reason"].startswith("tests/test_crash.py::test_dies: error: crashed: ")
+    data = json.loads((root / doc["evidence"]).read_text())
+    [dies] = [t for t in data["tests"] if t["nodeid"] == "tests/test_crash.py::test_dies"]
+    assert (data["status"], dies["outcome"], dies["markers"]) == ("complete", "error", ["gpu"])
+    said = "crashed: worker '{}' crashed while running 'tests/test_crash.py::test_dies'"
+    assert dies["reason"] in (said.format("gw0"), said.format("gw1"))

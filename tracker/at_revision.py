@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
 from tracker.bench_evaluator import BOUNDS, Evaluator, RepoResults, logic_key
-from tracker.cache import Cache, cache_key
+from tracker.cache import PARSE_LIBRARIES, Cache, cache_key, library_key
 from tracker.checks import cross_plan_findings
 from tracker.contract import EVIDENCE_DIR, RESULTS_DIR, Clock, utc_time
 from tracker.errors import ResultFileError
@@ -352,7 +352,7 @@ def _plan_files(
     # A plan file whose blob id is the working tree's has its text: the parse the command has is REF's.
     unchanged = {rel for rel, t in picked.plans.items() if t and rel in by_path and worktree.get(rel) == entries[t].id}
     blobs = read_blobs(root, [entries[t].id for rel, t in picked.plans.items() if t and rel not in unchanged])
-    key = cache_key(PLANS_CACHE, CACHE_VERSION)
+    key = cache_key(PLANS_CACHE, CACHE_VERSION, library_key(*PARSE_LIBRARIES))
     known = cache.read(PLANS_CACHE, key)
     kept: dict[str, Any] = known if isinstance(known, dict) else {}
     used: dict[str, Any] = {}

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tracker import __version__
-from tracker.cache import Cache, cache_key
+from tracker.cache import VALIDATION_LIBRARIES, Cache, cache_key, library_key
 from tracker.contract import Clock
 from tracker.errors import FileError, ResultFileError
 from tracker.fileio import read_regular, settled, signature
@@ -36,7 +36,7 @@ EVAL_SOURCES = ("bench_verdict.py", "stats.py", "model.py", "result_files.py", "
 
 def logic_key() -> str:
     """LOGIC plus the content hash of each evaluation source (a name alone where it cannot be read)."""
-    parts = [LOGIC]
+    parts = [LOGIC, library_key(*VALIDATION_LIBRARIES)]  # results are validated by pydantic
     for name in EVAL_SOURCES:
         try:
             parts.append(sha256_hex((EVAL_DIR / name).read_bytes()))

@@ -18,7 +18,9 @@ makes its own: it reads the repository's cache and, since nobody writes that one
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,11 +47,70 @@ NAMES = (
 )
 MAX_CACHE_BYTES = 1 << 28  # a larger file is not one the tracker wrote: rebuilt
 
+# The libraries each answer depends on (by import name), besides Python itself (tomllib, json): a cache of answers
+# one of them computed is keyed by their identity (:func:`library_key`), so a library upgraded, downgraded or edited
+# in place (an editable install keeps its version string) is never answered from what its other self computed; a
+# failure it caused (a plan it could not parse) is cured with it. result-ids (sha256 of bytes) needs none.
+PARSE_LIBRARIES = ("markdown_it", "mdurl", "pydantic", "pydantic_core")  # plans, revision-plans (and all they feed)
+VALIDATION_LIBRARIES = ("pydantic", "pydantic_core")  # result and doc-table validation (result-*, bench, doc-tables)
+
 
 def cache_key(*parts: str) -> str:
     """The key of a cache: the sha256 of its parts (code versions, input identities), one per line.
     ``surrogateescape``: a file name that is not UTF-8 (its bytes as surrogates) still makes a key."""
     return sha256_hex("\n".join(parts).encode("utf-8", "surrogateescape"))
+
+
+def library_key(*modules: str) -> str:
+    """The identity of the installed libraries ``modules`` (top-level import names), without importing them (a warm
+    status imports neither markdown-it-py nor pydantic): Python's version, then for each the path of its package
+    and every ``.py`` or extension file under it (no ``__pycache__``) with its size, mtime and ctime (a write
+    changes the ctime, whatever the mtime is set back to). Its version string is not read (importlib.metadata
+    costs ~40 ms to import): an upgrade rewrites the files. ~2 ms for markdown-it-py and pydantic, once a process.
+    A library that is not installed is named as such (its absence is an identity too)."""
+    import sys
+
+    return "\n".join([sys.version, *(_library(name) for name in modules)])
+
+
+@functools.cache
+def _library(name: str) -> str:
+    """One library's part of :func:`library_key` (once a process: one command)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    where = list(spec.submodule_search_locations or []) if spec is not None else []
+    if spec is not None and not where and spec.origin:
+        where = [spec.origin]  # a single-module library
+    parts = [f"{name}: {where or 'not installed'}"]
+    for top in where:
+        parts.extend(_file_rows(top))
+    return "\n".join(parts)
+
+
+def _file_rows(top: str) -> list[str]:
+    """``path size mtime ctime`` of ``top`` (a file) or each code file under it (a folder), sorted."""
+    rows: list[str] = []
+    try:
+        st = os.stat(top)
+    except OSError as err:
+        return [f"{top} unreadable {err.errno}"]
+    if not os.path.isdir(top):
+        return [f"{top} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}"]
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".so", ".pyd")):
+                path = os.path.join(folder, name)
+                try:
+                    st = os.stat(path)
+                    rows.append(f"{path} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}")
+                except OSError as err:
+                    rows.append(f"{path} unreadable {err.errno}")
+    return rows
 
 
 class Cache:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tracker import __version__
-from tracker.cache import Cache, cache_key
+from tracker.cache import PARSE_LIBRARIES, Cache, cache_key, library_key
 from tracker.errors import ExitCode, FileError, TrackerError, UsageError
 from tracker.fileio import FileStamp, file_stamp, read_text
 from tracker.hashing import sha256_hex
@@ -132,7 +132,7 @@ def read_doc(root: Path, rel: str) -> DocFile:
 
 def _code_key() -> str:
     here = Path(__file__).resolve().parent
-    parts = [f"doc-tables-1/{__version__}"]
+    parts = [f"doc-tables-1/{__version__}", library_key(*PARSE_LIBRARIES)]  # Markdown blocks, pydantic tables
     for name in CODE:
         try:
             parts.append(sha256_hex((here / name).read_bytes()))

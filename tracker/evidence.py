@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tracker.cache import Cache, cache_key
+from tracker.cache import VALIDATION_LIBRARIES, Cache, cache_key, library_key
 from tracker.contract import (
     EVIDENCE_DIR,
     RUNNING_SLOT_LIMIT,
@@ -539,7 +539,7 @@ class _ResultCopies:
         from tracker.hashing import sha256_hex
 
         self.cache = cache
-        self.key = cache_key(self.NAME, sha256_hex(Path(__file__).read_bytes()))
+        self.key = cache_key(self.NAME, sha256_hex(Path(__file__).read_bytes()), library_key(*VALIDATION_LIBRARIES))
         self.now = time.time_ns()
         known = cache.read(self.NAME, self.key)  # missing or broken: every copy is read once more
         self.before: dict[str, Any] = known if isinstance(known, dict) else {}

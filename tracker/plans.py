@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from tracker import __version__
-from tracker.cache import Cache, cache_key
+from tracker.cache import PARSE_LIBRARIES, Cache, cache_key, library_key
 from tracker.checks import cross_plan_findings
 from tracker.errors import FileError, PlanError
 from tracker.fileio import read_text
@@ -187,7 +187,7 @@ def plan_paths(root: Path) -> list[Path]:
 
 
 def _cache_key() -> str:
-    return cache_key(CACHE, CACHE_VERSION)
+    return cache_key(CACHE, CACHE_VERSION, library_key(*PARSE_LIBRARIES))
 
 
 def _read_cache(cache: Cache) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tracker import evidence, statusindex
-from tracker.cache import Cache, cache_key
+from tracker.cache import PARSE_LIBRARIES, Cache, cache_key, library_key
 from tracker.checks import qualify
 from tracker.contract import Clock
 from tracker.derive import derive, repo_bench_evaluator
@@ -44,7 +44,7 @@ SOURCES = ("timeline.py", "detail.py", "repo_view.py")  # besides the status ind
 def _code() -> str:
     """This module's and its core's identity: each source's stat signature (as the status index trusts them)."""
     here = Path(__file__).resolve().parent
-    parts = []
+    parts = [library_key(*PARSE_LIBRARIES)]  # it keeps what plans parsed and results validated said
     for name in SOURCES:
         try:
             st = os.stat(here / name)

@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from tracker.cache import Cache, cache_key
+from tracker.cache import VALIDATION_LIBRARIES, Cache, cache_key, library_key
 from tracker.contract import RESULT_SCHEMA, RESULT_VERSION, RESULTS_DIR, Clock, utc_time
 from tracker.errors import FileError, ResultFileError
 from tracker.fileio import parse_json, read_regular
@@ -95,7 +95,7 @@ def load_result(
 
 def _validate(data: bytes, path: Path | str, sha: str, cache: Cache) -> None:
     """Validate ``data`` unless ``cache`` holds this content's verdict; hand it a new verdict."""
-    key = cache_key(CHECKS, VALIDATOR)
+    key = cache_key(CHECKS, VALIDATOR, library_key(*VALIDATION_LIBRARIES))
     known = cache.read(CHECKS, key)
     checks: dict[str, str] = known if isinstance(known, dict) else {}
     verdict = checks.get(sha)

@@ -37,12 +37,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from tracker import __version__
-from tracker.cache import Cache
+from tracker.cache import PARSE_LIBRARIES, Cache, library_key
 from tracker.contract import EVIDENCE_DIR, RUNNING_SUFFIX, Clock
 from tracker.evidence_answers import Evidence, LiveEvidence
 from tracker.fileio import SETTLED_NS
@@ -83,7 +82,7 @@ class Miss(Exception):
 def code_key() -> str:
     """The evaluation code's identity: the tracker's version, Python's, and each source's stat signature."""
     here = Path(__file__).resolve().parent
-    parts = [__version__, sys.version]
+    parts = [__version__, library_key(*PARSE_LIBRARIES)]  # Python's version, the parse's and validation's libraries
     for name in SOURCES:
         try:
             st = os.stat(here / name)

@@ -273,3 +273,75 @@ def test_a_hand_edited_cache_of_the_right_key_is_checked_entry_by_entry(
         doc["data"] = {"odd": True}
     path.write_text(json.dumps(doc))
     assert cli(root, "status").out == expected
+
+
+def test_a_library_fixed_in_place_is_not_answered_from_the_cache_of_its_broken_self(tmp_path: Path) -> None:
+    """Issue 30: the plan-parse cache was keyed without the libraries its answer depends on. A broken fence rule in
+    an editable markdown-it-py made a plan invalid, and it stayed invalid after the library was fixed until
+    ``.tracker/cache/`` was deleted. An editable library keeps its version string when its code changes: the key
+    holds its files' identity. Here a copy of the installed markdown-it-py, first on PYTHONPATH as an editable
+    install's source tree is, has its fence rule broken (fences need 30 backticks), then restored byte for byte
+    (same size)."""
+    import importlib.util
+    import shutil
+    import subprocess
+    import sys
+
+    spec = importlib.util.find_spec("markdown_it")
+    assert spec is not None and spec.submodule_search_locations
+    lib = tmp_path / "lib"
+    shutil.copytree(next(iter(spec.submodule_search_locations)), lib / "markdown_it")
+    fence = lib / "markdown_it/rules_block/fence.py"
+    good = fence.read_bytes()
+    assert good.count(b"min_markers: int = 3,") == 1
+    root = make_repo(tmp_path / "repo", {"plans/0001-op.md": plan_text("0001", [phase_block("P1", [], [])])})
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env["PYTHONPATH"] = os.pathsep.join([str(lib), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+    def status() -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "tracker", "--root", str(root), "status"]
+        return subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+    assert status().returncode == 0
+    fence.write_bytes(good.replace(b"min_markers: int = 3,", b"min_markers: int = 30,"))
+    broken = status()
+    assert broken.returncode == 2 and "no ```plan block" in broken.stderr, broken.stdout + broken.stderr
+    fence.write_bytes(good)
+    fixed = status()
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+
+
+def test_every_cache_of_an_answer_a_library_computed_is_keyed_by_that_library(tmp_path: Path) -> None:
+    """Issue 30: of the caches status and show write, each holds answers that pydantic computed (plans and results
+    validated, and everything built on them) but result-ids (sha256 of bytes): an edit of an editable pydantic-core
+    (a copy first on PYTHONPATH, its ``__init__.py`` rewritten as it was) gives each of them a new key."""
+    import importlib.util
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    spec = importlib.util.find_spec("pydantic_core")
+    assert spec is not None and spec.submodule_search_locations
+    lib = tmp_path / "lib"
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(next(iter(spec.submodule_search_locations)), lib / "pydantic_core", ignore=ignore)
+    root = bench_repo(tmp_path)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env["PYTHONPATH"] = os.pathsep.join([str(lib), *filter(None, [os.environ.get("PYTHONPATH")])])
+    time.sleep(2.1)  # every file settled: the caches that trust stat signatures keep what they learned
+
+    def keys() -> dict[str, str]:
+        for args in (["status"], ["show", "0001/P1"]):
+            cmd = [sys.executable, "-m", "tracker", "--root", str(root), *args]
+            done = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, done.stdout + done.stderr
+        folder = root / ".tracker/cache"
+        return {p.stem: json.loads(p.read_text())["key"] for p in folder.glob("*.json")}
+
+    before = keys()
+    assert set(before) >= {"plans", "status-index", "result-checks", "bench-verdicts", "bootstrap", "phase-history"}
+    init = lib / "pydantic_core/__init__.py"
+    init.write_bytes(init.read_bytes())  # the same bytes, written again: a new mtime and ctime
+    after = keys()
+    assert [name for name in before if before[name] == after[name]] == ["result-ids"]

@@ -17,7 +17,7 @@ from tracker.cache import Cache
 from tracker.contract import Clock
 from tracker.evidence_answers import LiveEvidence
 from tracker.fingerprint import FileIndex, tree_file_ids
-from tracker.gate_paths import OutsideCheck
+from tracker.gate_paths import MissingCheck, OutsideCheck
 from tracker.model import BenchEvaluator, PhaseStatus, Plan, Store
 from tracker.status import evaluate
 
@@ -55,16 +55,17 @@ def derive(
         return scanned[0]
 
     outside = OutsideCheck(root)  # a test path that leaves the repository meets no gate (judged on the tree now)
+    missing = MissingCheck(root)  # nor one that does not exist on the tree now (deleted after it passed)
     key, settled = statusindex.listing(root)  # before the store is read: a file changed meanwhile changes the key
     kept = statusindex.read(cache, key, clock)
     if kept is not None:
         with contextlib.suppress(statusindex.Miss):
-            return evaluate(plans, statusindex.Indexed(kept), tree, outside)
+            return evaluate(plans, statusindex.Indexed(kept), tree, outside, missing)
     # Unreadable files: listed in store.invalid, shown on gates. Result copies are read through tracker.result_files.
     store = evidence.load(root, strict=False, clock=clock, results=False, cache=cache)
     live = LiveEvidence(store, lambda: repo_bench_evaluator(root, store, clock, cache))
     recording = statusindex.Recording(live)
-    out = evaluate(plans, recording, tree, outside)
+    out = evaluate(plans, recording, tree, outside, missing)
     # Not kept while a file is refused for a time in the future: the reason shown names this machine's clock,
     # which moves on (and once it is close enough, the file counts).
     if settled and clock.soonest is None:

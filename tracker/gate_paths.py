@@ -77,6 +77,27 @@ class OutsideCheck:
         return answer
 
 
+class MissingCheck:
+    """Why a test gate is unmet on the tree now because its file or directory does not exist there (deleted after
+    its run passed: old evidence of it must not meet it): ``no such test file or directory: PATH (tracker lint)``,
+    lint's words; None when it exists or cannot be looked at (lint reports that). Called with a gate's ``test``;
+    answers remembered per path."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._answers: dict[str, str | None] = {}
+
+    def __call__(self, test: str) -> str | None:
+        path = gate_path(test)
+        if path not in self._answers:
+            try:
+                gone = not (self.root / path).exists()
+            except (OSError, RuntimeError, ValueError):
+                gone = False
+            self._answers[path] = f"no such test file or directory: {path} (tracker lint)" if gone else None
+        return self._answers[path]
+
+
 class TestFileCheck:
     """Why a collected test's file (its node id's file part, relative to ``root``) is not the repository's, or None:
     the file, or a ``conftest.py`` of its directory or of one above it up to ``root`` (pytest loads those, and their

@@ -42,10 +42,11 @@ def compute(
     files: Callable[[], FileIndex],
     bench: Callable[[], BenchEvaluator],
     outside: Callable[[str], str | None] | None = None,
+    missing: Callable[[str], str | None] | None = None,
 ) -> dict[str, PhaseStatus]:
-    """Status of every phase, keyed ``PLAN/PHASE``. ``files``/``bench`` are called only if needed; ``outside``: as
-    for :func:`evaluate`."""
-    return evaluate(plans, LiveEvidence(store, bench), files, outside)
+    """Status of every phase, keyed ``PLAN/PHASE``. ``files``/``bench`` are called only if needed; ``outside``,
+    ``missing``: as for :func:`evaluate`."""
+    return evaluate(plans, LiveEvidence(store, bench), files, outside, missing)
 
 
 def evaluate(
@@ -53,12 +54,15 @@ def evaluate(
     evidence: Evidence,
     files: Callable[[], FileIndex],
     outside: Callable[[str], str | None] | None = None,
+    missing: Callable[[str], str | None] | None = None,
 ) -> dict[str, PhaseStatus]:
     """Status of every phase from ``evidence``'s answers and the working tree's file ids (``files``, read only
     when a phase has all its gates met). ``outside``: why a test gate's pytest argument is not the repository's
     (it leaves it through a symlink: :class:`tracker.gate_paths.OutsideCheck`), asked of every test gate; such a
     gate is unmet with that reason, whatever the evidence says (a test file linked out under a gate's directory is
-    the evidence's to tell: :mod:`tracker.testgate`, but a gate whose own path leaves says so first)."""
+    the evidence's to tell: :mod:`tracker.testgate`, but a gate whose own path leaves says so first). ``missing``:
+    why a test gate's file or directory does not exist on the tree now (:class:`tracker.gate_paths.MissingCheck`):
+    a gate with evidence is unmet with that reason too, not failed (its tests are gone, not failing)."""
     own: dict[str, tuple[Plan, Phase, list[GateVerdict], list[bool]]] = {}
     for plan in plans:
         for phase in plan.phases:
@@ -69,6 +73,13 @@ def evaluate(
                 if outside is not None and isinstance(gate, TestGate) and (why := outside(gate.test)):
                     why = f"{why}: its tests are not the repository's (tracker lint)"
                     v = GateVerdict(False, why, v.source, failed=v.failed)
+                elif (
+                    v.source is not None
+                    and missing is not None
+                    and isinstance(gate, TestGate)
+                    and (why := missing(gate.test))
+                ):  # evidence of tests that are gone: never run, it says no more than "no evidence"
+                    v = GateVerdict(False, why, v.source)
                 verdicts.append(v)
                 ever.append(was)
             own[f"{plan.id}/{phase.id}"] = (plan, phase, verdicts, ever)

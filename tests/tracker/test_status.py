@@ -584,3 +584,34 @@ def test_status_on_a_terminal_fits_the_terminal_s_width(repo, tmp_path: Path) ->
     assert proc.returncode == 0, proc.stderr
     assert lines[0].endswith("…  (plans/0001-demo.md)") and all(len(line) <= 70 for line in lines), lines
     assert lines[-1] == "1 planned of 1 phase"
+
+
+@pytest.mark.parametrize("gate", ["tests/test_b.py", "tests/test_b.py::test_b", "tests/gone/"])
+def test_a_gate_whose_path_was_deleted_is_unmet_whatever_the_evidence(repo, cli, gate: str) -> None:
+    """A gate's test file deleted after its run passed (issue 24 review F5): status, show and verify said done,
+    verify running nothing, while lint said the gate stays unmet. On the tree now its tests do not exist."""
+    root = repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=phase("P1", f'test = "{gate}"', paths='"src/**"')),
+            "src/a.py": "X = 1\n",
+            "tests/test_b.py": "def test_b():\n    assert True\n",
+            "tests/gone/test_g.py": "def test_g():\n    assert True\n",
+        }
+    )
+    assert cli(root, "verify").code == 0
+    git(root, "add", "-f", ".tracker")
+    git(root, "commit", "-q", "-m", "evidence")
+    path = gate.split("::")[0].rstrip("/")
+    git(root, "rm", "-q", "-r", path)
+    git(root, "commit", "-q", "-m", "delete the test")
+    why = f"no such test file or directory: {path} (tracker lint)"
+    [gate_json] = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["gates"]
+    assert (gate_json["met"], gate_json["reason"]) == (False, why)
+    assert "planned" in cli(root, "status").out
+    assert why in cli(root, "show", "0001/P1").out
+    before = sorted((root / ".tracker/evidence").iterdir())
+    r = cli(root, "verify")
+    assert r.code == 5 and f"UNMET 0001/P1#1 {gate}: {why}" in r.out, r  # as for a gate path never written
+    assert r.err == "tracker: error: 1 gate(s) collected no tests: 0001/P1#1\n", r
+    assert f"tracker: no such test file or directory: {path}\n" in r.out and "(none: nothing to run)" in r.out, r
+    assert sorted((root / ".tracker/evidence").iterdir()) == before  # no pytest run of it recorded

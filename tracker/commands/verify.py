@@ -114,7 +114,9 @@ def _verify(
     empty = [
         g.key
         for g in gates
-        if g.kind == "test" and g.verdict == "unmet" and ("0 tests" in g.reason or "never run" in g.reason)
+        if g.kind == "test"
+        and g.verdict == "unmet"
+        and ("0 tests" in g.reason or "never run" in g.reason or g.reason.startswith("no such test file or directory"))
     ]
     code = (
         int(ExitCode.NO_TESTS)
@@ -369,9 +371,9 @@ class _Judgement:
         self.store = ev.load(root, strict=False, last=last)
         self._index = index
         self._bench: Any = None
-        from tracker.gate_paths import OutsideCheck
+        from tracker.gate_paths import MissingCheck, OutsideCheck
 
-        self.statuses = compute(plans, self.store, self.index, self.bench, OutsideCheck(root))
+        self.statuses = compute(plans, self.store, self.index, self.bench, OutsideCheck(root), MissingCheck(root))
 
     def index(self) -> Any:
         """The working tree's file ids (read once)."""

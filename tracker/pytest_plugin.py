@@ -35,7 +35,8 @@ file, or a ``conftest.py`` above it, resolves outside the rootdir through a syml
 Under pytest-xdist the controller, which collects nothing, records: each worker applies the tracker's selection and
 sends the markers of what it collected and what it deselected (:class:`WorkerNotes`), and the controller takes the
 collected node ids from xdist and the outcomes from the workers' reports: the same record as a serial run. A test
-that kills its worker is an error (``crashed: ...``); ``--dist each`` is a usage error.
+that kills its worker is an error (``crashed: ...``); ``--dist each`` and a ``--tx`` other than ``popen`` (workers
+elsewhere than the machine, interpreter and tree the record names) are usage errors.
 """
 
 from __future__ import annotations
@@ -530,6 +531,13 @@ class Recorder:
                 "--tracker-record: pytest-xdist's --dist each runs every test once on each worker, which one record "
                 "per test cannot hold: use --dist load, loadfile, loadscope, loadgroup or worksteal"
             )
+        gateways = [*(config.getoption("tx", None) or ()), *(config.getoption("px", None) or ())]  # xdist's
+        elsewhere = [spec for spec in gateways if not _here(spec)]
+        if elsewhere:
+            raise pytest.UsageError(
+                f"--tracker-record: pytest-xdist's --tx {elsewhere[0]} starts workers elsewhere than this machine, "
+                "interpreter and tree, which the record names: use -n N"
+            )
         try:  # asked here, at configure time, so that a bad TRACKER_COMMIT/TRACKER_DIRTY stops pytest before any test
             self.commit_state = commit_state(self.root)
         except ValueError as err:
@@ -742,6 +750,15 @@ class Recorder:
         # --tracker-file is verify's: verify names the file itself after its verdicts (saying it here too doubled it)
         if self.data and not self.config.getoption("tracker_file"):
             terminalreporter.write_line(f"tracker: evidence {self.data['status']}: {self.path}")
+
+
+def _here(spec: str) -> bool:
+    """Is xdist's gateway ``spec`` a worker process of this interpreter in this directory (``popen``, ``2*popen``: what
+    ``-n N`` starts), not one on another machine (``ssh=``, ``socket=``), interpreter (``//python=``) or tree
+    (``//chdir=``)?"""
+    count, _, rest = spec.partition("*")
+    parts = (rest if rest and count.isdigit() else spec).split("//")
+    return "popen" in parts and all(part == "popen" or part.startswith("id=") for part in parts)
 
 
 def _file_of(nodeid: str) -> str:

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tracker_testutil import make_files, phase, plan_text
 
 from tracker.commands.common import pytest_command, pytest_env
@@ -871,3 +873,44 @@ def test_a_test_that_kills_its_xdist_worker_is_an_error_with_its_markers(repo, c
     assert (data["status"], dies["outcome"], dies["markers"]) == ("complete", "error", ["gpu"])
     said = "crashed: worker '{}' crashed while running 'tests/test_crash.py::test_dies'"
     assert dies["reason"] in (said.format("gw0"), said.format("gw1"))
+
+
+@pytest.mark.parametrize(
+    "spec", ["ssh=nohost.invalid//python=python3", "popen//python=python3.99", "socket=1.2.3.4:8888"]
+)
+def test_a_recorded_xdist_run_refuses_workers_other_than_this_interpreter_here(repo, spec: str) -> None:
+    """xdist's ``--tx`` can start workers on another machine, in another interpreter or another copy of the tree,
+    while the record names this machine, this Python and this tree's file ids: a recording run refuses any gateway
+    but ``popen`` of this interpreter (what ``-n N`` starts), as a usage error (exit 4; verify: exit 3), before
+    any worker starts, and writes nothing."""
+    root = repo({"tests/test_a.py": "def test_a(): pass\n"})
+    cmd = [
+        *pytest_command(),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--tx={spec}",
+        "--dist=load",
+        "--tracker-record",
+        "tests",
+    ]
+    proc = subprocess.run(cmd, cwd=root, env=pytest_env(root), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert f"--tx {spec}" in proc.stderr and "Traceback" not in proc.stdout + proc.stderr
+    assert not (root / ".tracker" / "evidence").exists() or not list((root / ".tracker" / "evidence").iterdir())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["popen", "id=gw0", "ssh=h", "socket=h:1", "python=py", "chdir=d", "", "x"]), max_size=4),
+       st.sampled_from(["", "2*", "*", "x*"]) , st.text(max_size=12))  # fmt: skip
+def test_only_popen_gateways_of_this_interpreter_count_as_here(parts: list[str], count: str, noise: str) -> None:
+    """Any ``--tx`` text is read without an exception, and counts as this interpreter here only as ``[N*]popen``
+    with nothing but ``//id=...`` after it: never a spec naming a host, socket, interpreter or directory."""
+    from tracker.pytest_plugin import _here
+
+    for spec in (count + "//".join(parts), noise, count + noise):
+        here = _here(spec)
+        assert isinstance(here, bool)
+        if here:
+            assert "popen" in spec and not any(w in spec for w in ("ssh=", "socket=", "python=", "chdir=", "x"))
+    assert _here("popen") and _here("2*popen") and _here("popen//id=gw1")

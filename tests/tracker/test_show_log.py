@@ -29,7 +29,7 @@ import report_fixture
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracker.commands import log, show
+from tracker.commands import common, log, show
 from tracker.contract import Clock
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -433,7 +433,7 @@ def test_any_text_in_a_phase_renders_inert(detail: Any, text: str, color: bool) 
     for render in (lambda d: show.render(d, paint), lambda d: log.render(d, paint, {})):
         rendered = render(with_text(detail, text))
         plain = SGR.sub("", rendered) if color else rendered
-        assert not show._CONTROL.search(plain.replace("\n", "")), repr(rendered)
+        assert not common._CONTROL.search(plain.replace("\n", "")), repr(rendered)
         assert rendered.count("\n") == render(with_text(detail, "x")).count("\n")
 
 

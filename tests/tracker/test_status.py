@@ -586,6 +586,21 @@ def test_status_on_a_terminal_fits_the_terminal_s_width(repo, tmp_path: Path) ->
     assert lines[-1] == "1 planned of 1 phase"
 
 
+def test_status_prints_a_failure_messages_control_characters_escaped(repo, cli) -> None:  # type: ignore[no-untyped-def]
+    """Adversarial review F9: a failing test's message erased status's line and drew "P1 done" in its place
+    (ESC[2K ESC[G ... ESC[8m: the rest concealed); ``show`` and ``log`` escaped it, ``status`` printed it raw."""
+    trick = "\\x1b[2K\\x1b[G  P1  done  1/1  one\\x1b[8m \\x1b]0;owned\\x07 \\x9b2J \\u202e"
+    failing = f'def test_b():\n    assert False, "{trick}"\n'
+    ignore = ".tracker/cache/\n.tracker/lock\n__pycache__/\n"
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_b.py"'))
+    root = repo({"plans/0001-demo.md": plan, "tests/test_b.py": failing, ".gitignore": ignore})
+    assert cli(root, "verify").code == 1
+    r = cli(root, "status")
+    assert r.code == 0, r.out + r.err
+    assert not {"\x1b", "\x07", "\x9b", "\u202e"} & set(r.out + r.err), repr(r.out)
+    assert "AssertionError: \\x1b[2K\\x1b[G  P1  done  1/1  one\\x1b[8m \\x1b]0;owned\\x07 \\x9b2J \\u202e" in r.out
+
+
 @pytest.mark.parametrize("gate", ["tests/test_b.py", "tests/test_b.py::test_b", "tests/gone/"])
 def test_a_gate_whose_path_was_deleted_is_unmet_whatever_the_evidence(repo, cli, gate: str) -> None:
     """A gate's test file deleted after its run passed (issue 24 review F5): status, show and verify said done,

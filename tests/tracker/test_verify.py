@@ -207,3 +207,25 @@ def test_changing_a_gates_options_makes_its_phase_stale(repo: Callable[..., Path
     [newest] = sorted((root / ".tracker/evidence").glob("*-verify-*.json"))[-1:]
     options = json.loads(newest.read_text())["provenance"]["options"]
     assert options == ["--doctest-modules", "--import-mode=importlib"]
+
+
+# A failing test's message is text the code under test controls: raw, it erased verify's and status's line and drew
+# "P1 done" in its place (ESC[2K ESC[G ... ESC[8m), set the window title (OSC ... BEL) or cleared the screen (C1 CSI).
+TERMINAL_TRICK = "\\x1b[2K\\x1b[G  P1  done  1/1  one\\x1b[8m \\x1b]0;owned\\x07 \\x9b2J \\u202e"
+TRICKED = {"tests/test_b.py": f'def test_b():\n    assert False, "{TERMINAL_TRICK}"\n', ".gitignore": IGNORE}
+
+
+def test_verify_prints_a_failure_messages_control_characters_escaped(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
+    """Adversarial review F9: ``show`` and ``log`` escaped them, ``verify`` printed them raw in its verdict lines
+    (pytest's own report above them is pytest's)."""
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/test_b.py"')), **TRICKED})
+    r = cli(root, "verify")
+    assert r.code == 1, r.out + r.err
+    ours = [line for line in (r.out + r.err).splitlines() if line.startswith((*GATE_LINE, "tracker:"))]
+    assert len(ours) == 4 and not {"\x1b", "\x07", "\x9b", "\u202e"} & set("".join(ours)), ours
+    assert (
+        "failed: AssertionError: \\x1b[2K\\x1b[G  P1  done  1/1  one\\x1b[8m \\x1b]0;owned\\x07 \\x9b2J \\u202e"
+        in ours[1]
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -31,6 +32,25 @@ def plan_spec(root: Path, spec: str) -> str:
     if _is_number(plan_id) and len(plan_id.lstrip("0")) <= 4:
         return f"{int(plan_id):04d}{slash}{phase_id}"
     return spec
+
+
+# What never reaches a terminal raw: C0 and C1 controls, DEL, line and paragraph separators, bidirectional marks,
+# embeddings, overrides and isolates, and the byte order mark.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    return _NAMED.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+
+def inert(text: object) -> str:
+    """``text`` safe to print on a terminal: each control character as its backslash escape (``\\x1b``, ``\\r``,
+    ``\\u202e``); everything else, ``<script>`` included, as it is (a terminal renders no markup). The one escaper of
+    what ``status``, ``verify``, ``show`` and ``log`` print from plans and evidence (a failing test's message is text
+    the code under test controls: raw, ``ESC[2K`` erased the line and drew another status in its place)."""
+    return _CONTROL.sub(_escape, str(text))
 
 
 def escaped(text: str) -> str:

@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from tracker.cache import command_cache
-from tracker.commands.common import json_text
+from tracker.commands.common import inert, json_text
 from tracker.commands.show import (
     Paint,
     cause,
     dependency_causes,
     error_for,
-    inert,
     inert_json,
     now_line,
     selected,

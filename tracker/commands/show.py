@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from tracker.cache import command_cache
-from tracker.commands.common import json_text, plan_spec, resolve_spec, select
+from tracker.commands.common import inert, json_text, plan_spec, resolve_spec, select
 from tracker.commands.status import COLOR, ON_OWN_GATES, invalid_line, use_color
 from tracker.errors import FileError, PlanError, TrackerError
 from tracker.model import Phase, Plan, Status
@@ -52,25 +52,10 @@ if TYPE_CHECKING:
     from tracker.repo_view import RepoView
     from tracker.timeline import Transition
 
-# What never reaches a terminal raw: C0 and C1 controls, DEL, line and paragraph separators, bidirectional marks,
-# embeddings, overrides and isolates, and the byte order mark.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
 _RAW_IN_JSON = re.compile(
     "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]"
 )  # json.dumps keeps these
-_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 VERDICT_COLOR = {"met": "32", "failed": "31;1", "unmet": "33", "stale": "36"}
-
-
-def _escape(match: re.Match[str]) -> str:
-    ch = match.group()
-    return _NAMED.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
-
-
-def inert(text: object) -> str:
-    """``text`` safe to print on a terminal: each control character as its backslash escape (``\\x1b``, ``\\r``,
-    ``\\u202e``); everything else, ``<script>`` included, as it is (a terminal renders no markup)."""
-    return _CONTROL.sub(_escape, str(text))
 
 
 def inert_json(text: str) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tracker.cache import Cache, command_cache
-from tracker.commands.common import json_text, plan_spec, resolve_spec, select
+from tracker.commands.common import inert, json_text, plan_spec, resolve_spec, select
 from tracker.derive import derive
 from tracker.errors import FileError, PlanError, TrackerError
 from tracker.model import PhaseStatus, Plan, Status
@@ -93,7 +93,7 @@ def table(
     lines = []
     width = _width(plans) if width is None else width
     for plan in plans:
-        lines.append(_fit(f"{plan.id}  ", plan.title, f"  ({plan.path})", columns))
+        lines.append(_fit(f"{plan.id}  ", inert(plan.title), f"  ({inert(plan.path)})", columns))
         for ph in plan.phases:
             st = statuses[f"{plan.id}/{ph.id}"]
             shaky = dependencies_not_done(plan, ph, statuses) if st.status in ON_OWN_GATES else []
@@ -108,8 +108,8 @@ def table(
             if was is not None and was != st.status.value:
                 note = f"was {was} in the plan file; " + note if note else f"was {was} in the plan file"
             head = f"  {ph.id:<{width}}  {word}  {st.met_count:>5}  "
-            tail = (f"  [{machines}]" if machines else "") + (f"  — {note}" if note else "")
-            lines.append(_fit(head, ph.title, tail, columns, len(head) - (len(word) - 11 if color else 0)))
+            tail = inert((f"  [{machines}]" if machines else "") + (f"  — {note}" if note else ""))  # evidence's text
+            lines.append(_fit(head, inert(ph.title), tail, columns, len(head) - (len(word) - 11 if color else 0)))
     return "\n".join(lines)
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 from tracker.cache import Cache, command_cache
-from tracker.commands.common import PLUGIN_ARGS, json_text, pytest_command, pytest_env, select
+from tracker.commands.common import PLUGIN_ARGS, inert, json_text, pytest_command, pytest_env, select
 from tracker.contract import EVIDENCE_DIR
 from tracker.errors import ExitCode, FileError, InterruptedRunError, NoTestsError, UsageError
 from tracker.evidence import check_store_dir
@@ -478,7 +478,7 @@ def _print_verdicts(
     out: TextIO,
 ) -> None:
     for g in gates:
-        out.write(f"{MARK[g.verdict]} {g.key} {g.label}: {g.reason}\n")
+        out.write(f"{MARK[g.verdict]} {inert(g.key)} {inert(g.label)}: {inert(g.reason)}\n")
     out.write(
         "tracker: evidence "
         f"{session.evidence.relative_to(root).as_posix() if session.evidence else '(none: nothing to run)'}\n"
@@ -488,7 +488,7 @@ def _print_verdicts(
         by_phase.setdefault(g.key.partition("#")[0], []).append(g)
     for plan, phase in chosen:
         key = f"{plan.id}/{phase.id}"
-        out.write(f"tracker: {phase_summary(key, statuses[key], by_phase.get(key, []))}\n")
+        out.write(f"tracker: {inert(phase_summary(key, statuses[key], by_phase.get(key, [])))}\n")
 
 
 def phase_summary(key: str, st: PhaseStatus, gates: list[GateLine]) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import NamedTuple
 
 from tracker.model import Gate, ManualGate, Phase, Plan
@@ -100,8 +102,14 @@ TEMPLATE_MANUAL = "Describe what a reviewer must confirm before this phase count
 
 
 def is_placeholder(gate: Gate) -> bool:
-    """Is ``gate`` still the template's placeholder manual gate?"""
-    return isinstance(gate, ManualGate) and gate.manual.strip() == TEMPLATE_MANUAL
+    """Is ``gate`` still the template's placeholder manual gate? Its words compared, case, spacing, punctuation,
+    markup and compatibility forms (NFKC: a fullwidth letter) aside: a period added says nothing a reviewer could
+    confirm."""
+    return isinstance(gate, ManualGate) and _words(gate.manual) == _words(TEMPLATE_MANUAL)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", text).casefold())
 
 
 def placeholder_problems(plans: list[Plan]) -> list[str]:

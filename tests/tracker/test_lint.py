@@ -104,3 +104,22 @@ def test_the_untouched_template_is_a_problem_until_its_placeholder_gate_is_edite
     path.write_text(path.read_text().replace("Describe what a reviewer must confirm before this phase counts as done",
                                              "The grammar reviewed by the language owner"))  # fmt: skip
     assert cli(root, "lint").code == 0
+
+
+def test_the_placeholder_gate_touched_but_not_edited_is_still_a_problem(repo, cli) -> None:
+    """Adversarial review L1: a period added to the placeholder got past lint (an exact-text match); the check now
+    compares words (case, spacing, punctuation and markup aside)."""
+    from test_signoff import PLACEHOLDER_TOUCHED
+
+    from tracker.checks import TEMPLATE_MANUAL
+
+    root = repo({"a.py": "A = 1\n"})
+    assert cli(root, "new", "Parser rewrite").code == 0
+    path = root / "plans/0001-parser-rewrite.md"
+    template = path.read_text()
+    for touched in PLACEHOLDER_TOUCHED:
+        path.write_text(template.replace(TEMPLATE_MANUAL, touched))
+        r = cli(root, "lint", "--no-collect")
+        assert r.code == 2 and "still the template's placeholder gate" in r.out, (touched, r.out)
+    path.write_text(template.replace(TEMPLATE_MANUAL, "Describe the grammar to the language owner, who confirms it"))
+    assert cli(root, "lint", "--no-collect").code == 0

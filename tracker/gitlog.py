@@ -391,6 +391,11 @@ def hooks_dir(root: Path) -> Path:
     return top / raw  # an absolute path stays as it is
 
 
+def hooks_path_set(root: Path) -> bool:
+    """Does git's configuration (any level) set ``core.hooksPath`` for this repository?"""
+    return _plain(root, "config", "--get", "core.hooksPath", check=False).returncode == 0
+
+
 def repository_dirs(root: Path) -> tuple[Path, Path]:
     """The top of the working tree and the git directory of this repository (a linked worktree's common one)."""
     with _open(root) as repo:

@@ -425,6 +425,28 @@ def test_a_repository_without_plans_commits_as_if_there_were_no_hook(
     assert message(other) == "by hand\n\n"
 
 
+def test_a_hooks_folder_linked_out_without_a_hooks_path_is_refused_saying_so(
+    repo: Path, cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Adversarial review L2: with .git/hooks a link to a folder outside and no core.hooksPath, the refusal said
+    "core.hooksPath is outside" and advised `git config --local core.hooksPath .git/hooks`: the same link. It now
+    names the link and where it leads."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    shared = tmp_path / "linked-hooks"
+    shared.mkdir()
+    hooks = repo / ".git/hooks"
+    shutil.rmtree(hooks)
+    hooks.symlink_to(shared)
+    got = cli(repo, "hook", "install")
+    assert got.code == 8 and "Traceback" not in got.err and got.out == "" and folder(shared) == {}
+    assert got.err == (
+        f"tracker: error: {hooks}: the hooks folder is a link to {shared}, outside this repository: every repository "
+        "whose hooks are there would run the tracker's hook; install it there anyway with `tracker hook install "
+        f"--shared`, or make {hooks} a folder of this repository (remove the link)\n"
+    ), got.err
+    assert cli(repo, "hook", "install", "--shared").code == 0 and (shared / "prepare-commit-msg").is_file()
+
+
 def test_a_failing_tracker_never_stops_a_commit(
     repo: Path, cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

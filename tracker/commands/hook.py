@@ -79,11 +79,17 @@ def ours(text: str) -> bool | None:
 def run(root: Path, uninstall: bool = False, out: TextIO | None = None, shared: bool = False) -> int:
     """Install (or with ``uninstall`` remove) the hook; exit 0, or FileError (8) where it refuses: also an install
     into a folder outside the repository without ``shared`` (:func:`outside`)."""
-    from tracker.gitlog import hooks_dir
+    from tracker.gitlog import hooks_dir, hooks_path_set
 
     out = out or sys.stdout
     folder = hooks_dir(root)
     if not uninstall and not shared and outside(root, folder):
+        if not hooks_path_set(root):  # .git/hooks itself a link out: no core.hooksPath to point elsewhere
+            raise FileError(
+                f"{folder}: the hooks folder is a link to {os.path.realpath(folder)}, outside this repository: every "
+                "repository whose hooks are there would run the tracker's hook; install it there anyway with "
+                f"`tracker hook install --shared`, or make {folder} a folder of this repository (remove the link)"
+            )
         raise FileError(
             f"{folder}: core.hooksPath is outside this repository (a global or shared hooks folder): every "
             "repository using it would run the tracker's hook; install it there anyway with "

@@ -148,7 +148,9 @@ _RUN_KEYS = frozenset(
         "running",
     }
 )
-_PROVENANCE_KEYS = frozenset({"time", "host", "commit", "dirty", "args", "narrowed", "outside", "altered", "inifile"})
+_PROVENANCE_KEYS = frozenset(
+    {"time", "host", "commit", "dirty", "args", "narrowed", "outside", "options", "altered", "inifile"}
+)
 _RECORD_KEYS = frozenset({"nodeid", "outcome", "reason", "duration", "markers"})
 _RUNNING_KEYS = frozenset({"nodeid", "markers", "pid", "pid_start"})
 _SIGNOFF_KEYS = frozenset(
@@ -208,6 +210,7 @@ def _check_test_run(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None
         shape.typed(prov, "outside", _outside_map, "a {test file: why} object of strings", "provenance.", True)
         shape.typed(prov, "altered", lambda v: isinstance(v, str) and v != "", "a string", "provenance.", True)
         shape.typed(prov, "inifile", lambda v: v is None or isinstance(v, str), "a string or null", "provenance.", True)
+        shape.typed(prov, "options", _str_list, "a list of strings", "provenance.", True)
         shape.extra(prov, _PROVENANCE_KEYS, "provenance.")
     shape.typed(
         doc,
@@ -415,7 +418,7 @@ def check_store_dir(root: Path) -> None:
 def load(
     root: Path,
     strict: bool = True,
-    last: str | None = None,
+    last: str | tuple[str, ...] | None = None,
     *,
     clock: Clock | None = None,
     results: bool = True,
@@ -429,9 +432,10 @@ def load(
     skipped and listed in the store's ``invalid``, for status to show on every test and bench gate and for
     check to list.
 
-    ``last`` names a store file (its name) to order after every other one, whatever its time: ``tracker
-    verify`` judges with the run this machine just made, which an older file, or one from a machine whose
-    clock runs ahead, must never hide. Files recorded later than it are listed in ``reordered``.
+    ``last`` names a store file (its name), or several, to order after every other one, whatever its time: ``tracker
+    verify`` judges with the runs this machine just made (one per set of gate options, in their order), which an
+    older file, or one from a machine whose clock runs ahead, must never hide. Files recorded later than the first
+    of them are listed in ``reordered``.
 
     ``clock``: the time files are checked against (default: now). ``results=False``: for a caller that reads
     benchmark results through :mod:`tracker.result_files`; a result copy this code already found valid, unchanged
@@ -459,6 +463,7 @@ def load(
         return store
     copies = None if results else _ResultCopies(Cache(root) if cache is None else cache)
     inside = _inside(folder, root)
+    pinned = frozenset((last,) if isinstance(last, str) else last or ())
     items: list[tuple[bool, str, str, dict[str, Any] | None]] = []
     for entry in entries:
         path = folder / entry.name
@@ -468,7 +473,7 @@ def load(
                 future = clock.future(known, "provenance.time")
                 if future:
                     raise ValueError(future)
-                items.append((entry.name == last, known, entry.name, None))
+                items.append((entry.name in pinned, known, entry.name, None))
                 continue
             # A file of a folder inside the repository that is no symlink lies inside it: no path to resolve.
             when, data = _read(path, None if inside and not entry.is_symlink() else root, clock)
@@ -479,13 +484,15 @@ def load(
             continue
         if copies is not None and data["schema"] == "tracker-bench-result":
             copies.remember(entry, when)
-        items.append((entry.name == last, when, entry.name, data))
+        items.append((entry.name in pinned, when, entry.name, data))
     if copies is not None:
         copies.save()
     items.sort(key=lambda t: (t[0], t[1], t[2]))
-    if last is not None and items and items[-1][0]:
-        pinned = items[-1][1]
-        store.reordered = [(EVIDENCE_DIR / name).as_posix() for _, when, name, _ in items[:-1] if when > pinned]
+    if pinned and items and items[-1][0]:
+        first = min(when for mine, when, _, _ in items if mine)
+        store.reordered = [
+            (EVIDENCE_DIR / name).as_posix() for mine, when, name, _ in items if not mine and when > first
+        ]
     prefix = f"{EVIDENCE_DIR.as_posix()}/"
     for _, _, name, doc in items:
         rel = prefix + name

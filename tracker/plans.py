@@ -20,7 +20,7 @@ from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, Gate, ManualGate, Phase, Plan, TestGate
 
 CACHE = "plans"  # the cache's name (tracker.cache)
-CACHE_VERSION = f"8/{__version__}"  # bump when the cached plain data changes shape or validation changes
+CACHE_VERSION = f"9/{__version__}"  # bump when the cached plain data changes shape or validation changes
 PLAN_GLOB = "[0-9][0-9][0-9][0-9]-*.md"
 MAX_PLAN_BYTES = 4 * 1024 * 1024  # a plan larger than this is refused (parsing 4 MiB takes ~1.5 s)
 
@@ -40,7 +40,9 @@ def _gate_plain(g: Gate) -> dict[str, Any]:
 
 def _gate_from(d: dict[str, Any]) -> Gate:
     if "test" in d:
-        return TestGate(**{**d, "skips_allowed": tuple(d.get("skips_allowed") or ())})
+        return TestGate(
+            **{**d, "skips_allowed": tuple(d.get("skips_allowed") or ()), "options": tuple(d.get("options") or ())}
+        )
     if "manual" in d:
         return ManualGate(**d)
     return BenchGate(**d)
@@ -96,7 +98,10 @@ def from_plain(d: Any) -> Plan:
 # whose shape admits None may be missing).
 _NUMBER = (int, float)
 _GATE_SHAPES: list[tuple[str, dict[str, Any]]] = [
-    ("test", {"test": str, "marker": (str, None), "skips_allowed": ([str], None), "line": int}),
+    (
+        "test",
+        {"test": str, "marker": (str, None), "skips_allowed": ([str], None), "options": ([str], None), "line": int},
+    ),
     ("manual", {"manual": str, "line": int}),
     (
         "bench",

@@ -28,6 +28,10 @@ run whose arguments cover the gate's. ``provenance.narrowed`` (absent when none)
 command line that may have kept tests from being collected at all (``--ignore``, ``-o python_functions``,
 ``-p no:doctest``, ``-c``, ...: :func:`narrowing`): such a run never names a gate's tests, not even one verify ran.
 
+``provenance.options`` (absent when none) lists the options in effect that a test gate may carry
+(``--doctest-modules``, ``--doctest-glob=...``, ``--import-mode=...``, ``-p NAME``: :func:`collection_options`): a run
+without a gate's options never names that gate's tests.
+
 ``provenance.outside`` (absent when none) maps each collected test file that is not the repository's to why: the
 file, or a ``conftest.py`` above it, resolves outside the rootdir through a symlink
 (:class:`tracker.gate_paths.TestFileCheck`). A pass of such a test meets no gate.
@@ -416,6 +420,23 @@ def narrowing(config: pytest.Config) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+OWN_PLUGINS = ("tracker.pytest_plugin", "tracker.pytest_argcheck")  # what verify loads itself: not the tests' options
+
+
+def collection_options(config: pytest.Config) -> list[str]:
+    """The options in effect for this run (its command line, ``PYTEST_ADDOPTS`` and the ini ``addopts`` alike) that a
+    test gate may carry (``options``: :data:`tracker.schema.GATE_OPTIONS`), spelled as one string each
+    (``--doctest-modules``, ``--doctest-glob=*.rst``, ``--import-mode=importlib``, ``-p NAME``; pytest's default
+    import mode, ``prepend``, left out): only a run that had a gate's options says which tests it has."""
+    out = ["--doctest-modules"] if config.getoption("doctestmodules", False) else []
+    out += [f"--doctest-glob={glob}" for glob in config.getoption("doctestglob", None) or ()]
+    mode = str(config.getoption("importmode", None) or "prepend")
+    out += [] if mode == "prepend" else [f"--import-mode={mode}"]
+    plugins = (str(p).strip() for p in config.getoption("plugins", None) or ())
+    out += [f"-p {name}" for name in plugins if not name.startswith("no:") and name not in OWN_PLUGINS]
+    return list(dict.fromkeys(out))
+
+
 def ini_file(config: pytest.Config, root: Path) -> str | None:
     """The ini file pytest read (``config.inipath``) relative to ``root``; None when it read none, or one outside
     ``root``."""
@@ -570,6 +591,7 @@ class Recorder:
                 **({"narrowed": ", ".join(narrowed)} if narrowed else {}),
                 **({"altered": ", ".join(altered)} if altered else {}),
                 "inifile": ini_file(self.config, self.root),
+                **({"options": options} if (options := collection_options(self.config)) else {}),
             },
             "rootdir": self.root.name,
             "gates": self.gates,

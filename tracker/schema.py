@@ -7,6 +7,7 @@ Only the cold path imports this module (a plan file whose content is not in the 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
@@ -79,6 +80,37 @@ def gate_path_problem(arg: str) -> str | None:
     return None
 
 
+GATE_OPTIONS = "--doctest-modules, --doctest-glob=PATTERN, --import-mode=prepend|append|importlib, -p PLUGIN"
+_PLUGIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def gate_options_problem(options: list[str]) -> str | None:
+    """Why ``options`` cannot be a test gate's pytest options, or None. Only options that add to what pytest collects
+    or configure it alike on every run (:data:`GATE_OPTIONS`): one that may keep some of the gate's tests from being
+    collected (``--ignore``, ``-k``, ``-o python_files=...``, ``-p no:NAME``, ...) would let the gate be met on the
+    rest. ``-p`` takes its plugin as the next item; the others are one item each, a value after ``=``."""
+    i = 0
+    while i < len(options):
+        item = options[i]
+        if item == "-p" and i + 1 < len(options) and _PLUGIN_NAME.fullmatch(options[i + 1]):
+            i += 2
+            continue
+        fine = (
+            item == "--doctest-modules"
+            or item in ("--import-mode=prepend", "--import-mode=append", "--import-mode=importlib")
+            or (item.startswith("--doctest-glob=") and len(item) > 15 and item.isprintable())
+        )
+        if not fine:
+            shown = f"-p {options[i + 1]}" if item == "-p" and i + 1 < len(options) else item
+            return (
+                f"options: {shown!r} is not an option a gate may carry: only options that add to what pytest collects "
+                f"or configure it alike on every run ({GATE_OPTIONS}; -p names an installed plugin), never one that "
+                "may keep the gate's tests from being collected"
+            )
+        i += 1
+    return None
+
+
 def finite_values(key: str) -> Any:
     """A rule for a ``where``/``baseline`` table: no NaN or infinite value. A result's parameters are finite JSON
     numbers and NaN equals nothing, itself included, so such a gate could never be met (and a NaN made the parsed
@@ -115,6 +147,7 @@ class TestGateModel(_Block):
     test: Annotated[str, Field(min_length=1), _rule(gate_path_problem)]
     marker: Annotated[str, Field(min_length=1), _rule(marker_problem)] | None = None
     skips_allowed: list[Annotated[str, Field(min_length=1)]] = []
+    options: Annotated[list[str], _rule(gate_options_problem)] = []
 
     @field_validator("skips_allowed")
     @classmethod
@@ -273,7 +306,7 @@ def validate_gate(data: Any, index: int) -> tuple[Gate | None, list[Problem]]:
     fields = model.model_dump()
     gate: Gate
     if isinstance(model, TestGateModel):
-        gate = TestGate(**{**fields, "skips_allowed": tuple(model.skips_allowed)})
+        gate = TestGate(**{**fields, "skips_allowed": tuple(model.skips_allowed), "options": tuple(model.options)})
     elif isinstance(model, ManualGateModel):
         gate = ManualGate(**fields)
     else:

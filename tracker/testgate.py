@@ -22,6 +22,10 @@ whether -m selects it"): never met on the other tests' passes.
 JUnit XML writes a non-strict xpass as a plain pass: its "passed" never counts as a pass of a test that a run
 which can tell them apart recorded as ``xfailed`` or ``xpassed``, or with an ``xfail`` marker.
 
+A gate with ``options`` (``--doctest-modules``, ...) has its tests named only by a run that had them
+(``provenance.options``): a run without them, which collected less, is treated as a narrowed run (its outcomes
+count, what it collected is added, and alone it leaves which tests the gate has unknown).
+
 A pass from a run that names the test's file in ``provenance.outside`` (the file, or a ``conftest.py`` above it,
 resolved outside the repository through a symlink: :mod:`tracker.gate_paths`) meets no gate: the gate is unmet and
 says which file resolves where.
@@ -142,6 +146,10 @@ class TestIndex:
                 # named them, which tests the gate has is unknown (its recorded arguments are null: it may have
                 # been a run of all of the gate).
                 cut, claims = cut or run, False
+            elif claims and missing_options(run, gate) is not None:
+                # A run without the gate's options (a plain ``pytest`` without --doctest-modules) did not collect
+                # all it has: as a narrowed run, it never names the gate's tests.
+                cut, claims = cut or run, False
             if gate.marker is not None:
                 unknown = [r["nodeid"] for r in recs if "::" in r["nodeid"] and not has_markers(run, r)]
                 if unknown:
@@ -196,6 +204,8 @@ class TestIndex:
         if run is None and blind is not None:
             why = f"-m {gate.marker!r} cannot be evaluated: the only runs of it record no markers (JUnit XML)"
             return GateVerdict(False, why, source_of(blind)), False
+        if run is None and cut is not None and missing_options(cut, gate) is not None:
+            return GateVerdict(False, _unknown_set(gate, cut), source_of(cut)), False
         if run is None:
             return GateVerdict(False, "no evidence: never run"), False
         if not recs:
@@ -241,12 +251,7 @@ class TestIndex:
             newest_run = max(sources, key=lambda r: (r.time, r.file))
             blocked = self._unknown_failure(unknown)
             if blocked is None and cut is not None:  # every test it knows passed, but which tests it has is unknown
-                why = (
-                    f"which tests {gate.test} selects is unknown: {cut.file} ran it with its collection narrowed by "
-                    f"{printable(narrowed(cut) or '')}, and no run collected all of it without such options "
-                    "(tracker verify does)"
-                )
-                return GateVerdict(False, why, source_of(cut)), False
+                return GateVerdict(False, _unknown_set(gate, cut), source_of(cut)), False
             if blocked is None:
                 # Staleness is judged on every run a pass came from (a partial run on new code leaves the other
                 # tests' passes on the old): the newest is the source, the others are named too.
@@ -272,6 +277,21 @@ class TestIndex:
             text += f"; a newer pass in {hidden.file} is not counted: JUnit XML writes an xpass as a pass"
         failed = outcome in FAILURES
         return GateVerdict(False, text, source_of(bad_run), failed=failed), ever
+
+
+def _unknown_set(gate: TestGate, cut: TestRun) -> str:
+    """Why the tests ``gate`` has are unknown: the run ``cut`` ran it with its collection narrowed, or without the
+    gate's options, and no run collected all of it as the gate says."""
+    how = narrowed(cut)
+    if how is not None:
+        return (
+            f"which tests {gate.test} selects is unknown: {cut.file} ran it with its collection narrowed by "
+            f"{printable(how)}, and no run collected all of it without such options (tracker verify does)"
+        )
+    return (
+        f"which tests {gate.test} selects is unknown: {cut.file} ran it without {missing_options(cut, gate)}, and no "
+        "run collected all of it with them (tracker verify does)"
+    )
 
 
 def _worst_first(outcome: str) -> int:
@@ -332,6 +352,31 @@ def narrowed(run: TestRun) -> str | None:
         return given
     old = run.gates and "args" in prov and prov["args"] is None
     return "an option (--ignore, --lf or --pyargs)" if old else None
+
+
+def option_units(options: tuple[str, ...] | list[str]) -> list[str]:
+    """A gate's ``options`` as runs record theirs (``provenance.options``): one string each, ``-p`` with its plugin
+    (``["-p", "xdist"]`` is ``-p xdist``)."""
+    out: list[str] = []
+    for item in options:
+        if out and out[-1] == "-p":
+            out[-1] = f"-p {item}"
+        else:
+            out.append(item)
+    return out
+
+
+def missing_options(run: TestRun, gate: TestGate) -> str | None:
+    """The gate's ``options`` that ``run`` did not have (``provenance.options``; pytest's default
+    ``--import-mode=prepend`` is had by a run that names no import mode), joined; None when it had them all."""
+    if not gate.options:
+        return None
+    given = run.provenance.get("options")
+    have = {str(x) for x in given} if isinstance(given, list) else set()
+    if not any(h.startswith("--import-mode=") for h in have):
+        have.add("--import-mode=prepend")
+    lacking = [u for u in option_units(gate.options) if u not in have]
+    return ", ".join(lacking) if lacking else None
 
 
 def covers(args: object, arg: str) -> bool:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from tracker_testutil import Calls, phase, plan_text
 
 
@@ -123,3 +125,41 @@ def test_the_placeholder_gate_touched_but_not_edited_is_still_a_problem(repo, cl
         assert r.code == 2 and "still the template's placeholder gate" in r.out, (touched, r.out)
     path.write_text(template.replace(TEMPLATE_MANUAL, "Describe the grammar to the language owner, who confirms it"))
     assert cli(root, "lint", "--no-collect").code == 0
+
+
+DOCTESTED = 'def add(a, b):\n    """\n    >>> add(1, 2)\n    3\n    """\n    return a + b\n'
+
+
+def test_a_doctest_gate_is_collected_with_its_options(repo, cli) -> None:
+    """Issue 30: lint exited 2 on a doctest gate (no way to give pytest --doctest-modules). Its collection uses the
+    gate's options: the module's doctest is found, no "collects no tests" warning."""
+    gates = phase("P1", 'test = "src/mod.py"\noptions = ["--doctest-modules"]', 'test = "src/mod.py::mod.add"')
+    root = repo({"plans/0001-demo.md": plan_text(phases=gates), "src/mod.py": DOCTESTED})
+    r = cli(root, "lint")
+    assert r.code == 0, r.out + r.err
+    # The second gate names the doctest without the option: pytest does not collect it then.
+    assert r.out.splitlines()[0].startswith("plans/0001-demo.md:14: warning: phase P1 gate 2: 'src/mod.py::mod.add'")
+    assert "gate 1" not in r.out, r.out
+
+
+NARROWING_OPTIONS = [
+    (["--ignore=tests"], "'--ignore=tests'"),
+    (["-p", "no:doctest"], "'-p no:doctest'"),
+    (["-k", "add"], "'-k'"),
+    (["-o", "python_files=*.py"], "'-o'"),
+    (["--doctest-glob"], "'--doctest-glob'"),
+    (["-p"], "'-p'"),
+]
+
+
+@pytest.mark.parametrize(("options", "named"), NARROWING_OPTIONS, ids=[" ".join(o) for o, _ in NARROWING_OPTIONS])
+def test_a_gate_option_that_could_narrow_collection_is_a_plan_problem(repo, cli, options, named) -> None:
+    """Only options that add to collection or configure it the same on every run: a gate that --ignore'd part of
+    its own tests would be met on the rest."""
+    text = f'test = "src/mod.py"\noptions = {json.dumps(options)}'
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", text)), "src/mod.py": DOCTESTED})
+    r = cli(root, "lint")
+    assert r.code == 2, r.out + r.err
+    [problem] = [line for line in r.out.splitlines() if "options" in line]
+    assert problem.startswith(f"plans/0001-demo.md:13: phase P1 gate 1: options: {named}"), r.out
+    assert cli(root, "verify").code == 2

@@ -662,7 +662,7 @@ def test_verify_json_is_the_only_thing_on_stdout_and_says_every_verdict(
     )  # missed: failed
     assert gate["definition"] == {"bench": "m.time_us", "where": {"impl": "cuda"}, "at_most": 200.0, "stat": "median"}
     assert gate["source"]["file"] == "bench/results/r.json" and gate["stale"] is None
-    assert set(doc) == {"exit", "evidence", "ran", "not_rerun", "phases", "warnings"}
+    assert set(doc) == {"exit", "evidence", "evidence_files", "ran", "not_rerun", "phases", "warnings"}
 
     # Nothing re-runs the second time; a stale bench gate says so.
     put_result(mixed, [100.0] * 5, name="s.json", time="2026-11-29T12:00:00Z")

@@ -267,6 +267,44 @@ def test_any_outside_value_in_the_store(store_root: Path, value: object) -> None
         assert not strings or any(_half_pair(t) for t in (*value, *value.values()))  # type: ignore[union-attr]
 
 
+DOCTEST_PLANS = [
+    Plan("0001", "P", "plans/0001-p.md", None,
+         (Phase("P1", "t", (), (), (TestGate("tests/test_a.py", options=("--doctest-modules", "-p", "x")),)),))
+]  # fmt: skip
+
+
+@settings(FAST, max_examples=150)
+@example(value=["--doctest-modules", "-p x"])
+@example(value=["-p x", "--doctest-modules", "--import-mode=prepend"])
+@example(value=["--doctest-modules", "-p", "x"])  # the gate's spelling, not a run's: -p without its plugin
+@example(value=["--doctest-modules"])
+@given(
+    value=st.one_of(
+        HOSTILE,
+        st.lists(st.sampled_from(["--doctest-modules", "-p x", "-p", "x", "--import-mode=importlib", "", "\udc80"])),
+    )
+)
+def test_any_options_value_in_the_store(store_root: Path, value: object) -> None:
+    """``provenance.options`` (the gate options a run had): a list of strings is used, and the run names the tests of
+    a gate with options (``--doctest-modules``, ``-p x``) only when it holds each of them as a run spells it (``-p
+    x``), else the gate, whose only run it is, is unmet saying which it lacked; anything else makes the file
+    invalid, never a crash."""
+    doc = run_doc("passed")
+    doc["provenance"]["options"] = value
+    store = check_store(store_root, dumps(doc))
+    strings = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if not store.runs:
+        assert not strings or any(_half_pair(t) for t in value)  # type: ignore[union-attr]
+        return
+    assert strings
+    verdict = compute(DOCTEST_PLANS, store, lambda: FileIndex({}), lambda: _bench_never)["0001/P1"].verdicts[0]
+    had = {"--doctest-modules", "-p x"} <= set(value)  # type: ignore[arg-type]
+    assert verdict.met == had, verdict
+    if not had:
+        lacking = [u for u in ("--doctest-modules", "-p x") if u not in value]  # type: ignore[operator]
+        assert f"ran it without {', '.join(lacking)}, and no run" in verdict.reason, verdict
+
+
 @pytest.mark.slow
 @settings(FAST, max_examples=5000)
 @given(doc=st.one_of(mutated(lambda: run_doc("passed")), mutated(lambda: run_doc("failed")), mutated(signoff_doc)))

@@ -876,6 +876,24 @@ def test_a_test_that_kills_its_xdist_worker_is_an_error_with_its_markers(repo, c
     assert dies["reason"] in (said.format("gw0"), said.format("gw1"))
 
 
+def test_records_the_gate_options_the_run_had_wherever_they_were_given(repo) -> None:
+    """Issue 30: ``provenance.options`` lists the options in effect that a test gate may carry (its command line, the
+    ini ``addopts``, ``PYTEST_ADDOPTS``), so that a run without a gate's ``--doctest-modules`` never names its tests;
+    pytest's default import mode and the tracker's own plugin are left out, and a plain run records none."""
+    doc = 'def f():\n    """\n    >>> f()\n    1\n    """\n    return 1\n'
+    root = repo({"src/mod.py": doc, "pytest.ini": "[pytest]\naddopts = --doctest-glob=*.rst\n"})
+    env = {"PYTEST_ADDOPTS": "--import-mode=importlib"}
+    code, data = run_pytest(
+        root, "--doctest-modules", "-p", "tracker.pytest_plugin", "src", "--tracker-record", env=env
+    )
+    assert code == 0 and by_id(data) == {"src.mod.f": ("passed", "")}, data  # importlib names it by its path
+    assert data["provenance"]["options"] == ["--doctest-modules", "--doctest-glob=*.rst", "--import-mode=importlib"]
+    clear(root)
+    (root / "pytest.ini").unlink()
+    code, data = run_pytest(root, "--import-mode=prepend", "src", "--tracker-record")
+    assert "options" not in data["provenance"], data["provenance"]
+
+
 @pytest.mark.parametrize(
     "spec", ["ssh=nohost.invalid//python=python3", "popen//python=python3.99", "socket=1.2.3.4:8888"]
 )

@@ -47,11 +47,12 @@ from tracker.plans import MAX_PLAN_BYTES, PLAN_GLOB, PlanFile, load_files
 from tracker.selection import NodeIndex, marker_matches
 
 
-def _collect(root: Path, paths: list[str]) -> tuple[dict[str, Any] | None, str]:
-    """(what pytest collected from ``paths``, pytest's output when it could not say)."""
+def _collect(root: Path, paths: list[str], options: tuple[str, ...] = ()) -> tuple[dict[str, Any] | None, str]:
+    """(what pytest collected from ``paths`` with a gate's ``options``, pytest's output when it could not say)."""
     with tempfile.TemporaryDirectory(prefix="tracker-lint-") as tmp:
         target = Path(tmp, "collected.json")
-        cmd = [*pytest_command(), "--collect-only", "-q", f"--rootdir={root}", f"--tracker-collect={target}", *paths]
+        cmd = [*pytest_command(), "--collect-only", "-q", f"--rootdir={root}", f"--tracker-collect={target}"]
+        cmd += [*options, *paths]
         proc = subprocess.run(cmd, cwd=root, env=pytest_env(root, bytecode=True), capture_output=True, text=True)
         if not target.exists():
             lines = (proc.stdout + proc.stderr).strip().splitlines()
@@ -118,8 +119,21 @@ def gate_problems(
                 gates.append((plan, i, g, where))
     if not collect or not gates:
         return problems
+    by_options: dict[tuple[str, ...], list[tuple[Plan, int, TestGate, str]]] = {}
+    for entry in gates:  # one collection per set of the gates' pytest options, as verify runs them
+        by_options.setdefault(entry[2].options, []).append(entry)
+    for options, group in sorted(by_options.items()):
+        problems += _collected_problems(root, group, options, warnings)
+    return problems
+
+
+def _collected_problems(
+    root: Path, gates: list[tuple[Plan, int, TestGate, str]], options: tuple[str, ...], warnings: list[str] | None
+) -> list[str]:
+    """Problems (and not-written warnings) of ``gates``, which share their pytest ``options``, from one collection."""
+    problems: list[str] = []
     paths = sorted({g.test.split("::", 1)[0].rstrip("/") or "." for _, _, g, _ in gates})
-    found, tail = _collect(root, paths)
+    found, tail = _collect(root, paths, options)
     if found is None:
         return problems + [f"{w}: pytest could not collect {g.test}: {tail}" for _, _, g, w in gates]
     errors, items, outside = found["errors"], found["items"], found.get("outside") or {}

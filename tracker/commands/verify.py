@@ -98,14 +98,15 @@ def _verify(
     judged = (
         session.before
         if session.before is not None and session.evidence is None
-        else _Judgement(root, plans, cache, last=session.evidence.name if session.evidence else None)
+        else _Judgement(root, plans, cache, last=tuple(f.name for f in session.files()) or None)
     )
-    moved = (
-        _record_after(session.evidence, judged.store)
-        if session.evidence is not None and judged.store.reordered
-        else None
-    )
-    warnings = _explain(judged.store, moved) + _narrowed(judged.store, session.evidence)
+    moved = None
+    if judged.store.reordered:
+        for file in session.files():  # each of this verify's runs, in their order
+            moved = _record_after(file, judged.store) or moved
+    warnings = _explain(judged.store, moved)
+    for file in session.files():
+        warnings += [w for w in _narrowed(judged.store, file) if w not in warnings]
     for line in warnings:
         log.write(f"tracker: {line}\n")
     gates = gate_verdicts(chosen, judged.statuses, judged.stale(chosen), session.bench_failed)
@@ -145,6 +146,11 @@ class _Session(NamedTuple):
     bench_code: int
     bench_failed: dict[str, str]  # bench gate key -> why its command gave it nothing (unmet whatever results say)
     before: _Judgement | None  # the judgement freshness was decided on (reused when nothing ran after it)
+    earlier: tuple[Path, ...] = ()  # the evidence files of this verify's earlier sessions (gates with other options)
+
+    def files(self) -> tuple[Path, ...]:
+        """Every evidence file this verify recorded, in the order its sessions ran (``evidence`` last)."""
+        return (*self.earlier, self.evidence) if self.evidence is not None else ()
 
 
 def _run(
@@ -184,14 +190,28 @@ def _run(
                 f"tracker: {len(fresh)} test gate(s) up to date with their evidence, not re-run (--force re-runs)\n"
             )
     gates = {k: g for k, g in all_gates.items() if k not in fresh}
-    evidence = None
+    evidence, earlier = None, list[Path]()
     if not all_gates:
         log.write("no test gates selected: nothing to run\n")
-    elif gates:
-        evidence = _run_gates(root, gates, pytest_args, log)  # the run checks its pytest arguments itself
+    for options, group in _by_options(gates):  # one session per distinct set of the gates' pytest options
+        ran = _run_gates(root, group, pytest_args, log, options)  # the run checks its pytest arguments itself
+        if ran is not None:
+            earlier += [evidence] if evidence is not None else []
+            evidence = ran
     if evidence is None and pytest_args and not bench:  # nothing ran: they are checked all the same
         check_pytest_args(root, pytest_args, _test_paths(root, all_gates.values())[0])
-    return _Session(evidence, sorted(gates) if evidence else [], sorted(fresh), bench_code, bench_failed, before)
+    ran_gates = sorted(gates) if evidence else []
+    return _Session(evidence, ran_gates, sorted(fresh), bench_code, bench_failed, before, tuple(earlier))
+
+
+def _by_options(gates: dict[str, TestGate]) -> list[tuple[tuple[str, ...], dict[str, TestGate]]]:
+    """The gates grouped by their pytest ``options``, the fewest sessions: those with the most options run first, so
+    that the session of the gates without any, which collects less, is the newest evidence (a gate is named its tests
+    only by a run that had its options: tracker.testgate)."""
+    groups: dict[tuple[str, ...], dict[str, TestGate]] = {}
+    for key, gate in gates.items():
+        groups.setdefault(gate.options, {})[key] = gate
+    return sorted(groups.items(), key=lambda kv: (-len(kv[0]), kv[0]))
 
 
 def _test_paths(root: Path, gates: Any) -> tuple[list[str], list[str]]:
@@ -202,8 +222,11 @@ def _test_paths(root: Path, gates: Any) -> tuple[list[str], list[str]]:
     return existing, sorted(set(paths) - set(existing))
 
 
-def _run_gates(root: Path, gates: dict[str, TestGate], pytest_args: list[str], log: TextIO) -> Path | None:
-    """Run ``gates`` in one pytest session; this run's evidence file, or None when none of their paths exists.
+def _run_gates(
+    root: Path, gates: dict[str, TestGate], pytest_args: list[str], log: TextIO, options: tuple[str, ...] = ()
+) -> Path | None:
+    """Run ``gates`` in one pytest session with the gates' ``options``; this run's evidence file, or None when none
+    of their paths exists.
     Raises UsageError when pytest refuses its command line (``pytest_args`` are checked in the run itself, by
     :mod:`tracker.pytest_argcheck`: no second pytest start), InterruptedRunError when the run did not complete."""
     existing, missing = _test_paths(root, gates.values())
@@ -226,6 +249,7 @@ def _run_gates(root: Path, gates: dict[str, TestGate], pytest_args: list[str], l
             f"--tracker-select={sel}",
             "--continue-on-collection-errors",  # a file that fails to collect makes its gates unmet, not the run void
             *(["-p", "tracker.pytest_argcheck"] if pytest_args else []),
+            *options,
             *pytest_args,
             *existing,
         ]
@@ -233,7 +257,8 @@ def _run_gates(root: Path, gates: dict[str, TestGate], pytest_args: list[str], l
         env = pytest_env(root, bytecode=True) | (
             {"TRACKER_ARGCHECK": str(answer), "TRACKER_ARGCHECK_THEN": "run"} if pytest_args else {}
         )
-        log.write(f"tracker: running {len(gates)} test gate(s) in one pytest session\n")
+        with_options = f" with {' '.join(options)}" if options else ""
+        log.write(f"tracker: running {len(gates)} test gate(s) in one pytest session{with_options}\n")
         log.flush()
         if not existing:
             return None
@@ -362,7 +387,9 @@ class _Judgement:
     file), with the store, the working tree and the bench evaluator it was judged on (to say what is stale), through
     the command's ``cache``."""
 
-    def __init__(self, root: Path, plans: list[Plan], cache: Cache, last: str | None = None, index: Any = None) -> None:
+    def __init__(
+        self, root: Path, plans: list[Plan], cache: Cache, last: str | tuple[str, ...] | None = None, index: Any = None
+    ) -> None:
         from tracker import evidence as ev
         from tracker.status import compute
 
@@ -479,10 +506,8 @@ def _print_verdicts(
 ) -> None:
     for g in gates:
         out.write(f"{MARK[g.verdict]} {inert(g.key)} {inert(g.label)}: {inert(g.reason)}\n")
-    out.write(
-        "tracker: evidence "
-        f"{session.evidence.relative_to(root).as_posix() if session.evidence else '(none: nothing to run)'}\n"
-    )
+    for file in session.files() or (None,):
+        out.write(f"tracker: evidence {file.relative_to(root).as_posix() if file else '(none: nothing to run)'}\n")
     by_phase: dict[str, list[GateLine]] = {}
     for g in gates:
         by_phase.setdefault(g.key.partition("#")[0], []).append(g)
@@ -563,6 +588,7 @@ def verdict_document(
     return {
         "exit": code,
         "evidence": session.evidence.relative_to(root).as_posix() if session.evidence else None,
+        "evidence_files": [f.relative_to(root).as_posix() for f in session.files()],
         "ran": session.ran,
         "not_rerun": session.fresh,
         "phases": phases,
@@ -710,22 +736,23 @@ def _from_older_evidence(
     from tracker.model import RAN
     from tracker.selection import marker_matches, selects
 
-    own = (
-        next((run for run in reversed(store.runs) if run.file.endswith("/" + session.evidence.name)), None)
-        if session.evidence
-        else None
-    )
+    names = {"/" + f.name for f in session.files()}
+    owns = [run for run in store.runs if any(run.file.endswith(n) for n in names)]  # this verify's runs
     out = []
     for g in gates:
         gate = all_gates.get(g.key)
         source = g.v.source
-        if gate is None or g.key not in session.ran or source is None or own is None or source.file == own.file:
+        if gate is None or g.key not in session.ran or source is None or not owns:
+            out.append(g)
+            continue
+        if any(source.file == own.file for own in owns):
             out.append(g)
             continue
         ran = any(
             r["outcome"] in RAN
             and selects(gate.test, r["nodeid"])
             and ("::" not in r["nodeid"] or marker_matches(gate.marker, r.get("markers", [])))
+            for own in owns
             for r in own.tests
         )
         if ran:

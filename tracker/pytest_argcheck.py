@@ -45,11 +45,20 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         return None
     problems = [f"{flag}: pytest would not run the tests" for dest, flag in NOT_A_RUN if config.getoption(dest, None)]
     problems += _expression_problems(config)
+    problems += _xdist_problems(config)
     problems += _missing_paths(config)
     Path(answer).write_text(json.dumps(problems), encoding="utf-8")
     if then_run:
         return int(pytest.ExitCode.USAGE_ERROR) if problems else None
     return 0
+
+
+def _xdist_problems(config: pytest.Config) -> list[str]:
+    """pytest-xdist options a recorded run refuses (:func:`tracker.pytest_plugin.xdist_refusal`)."""
+    from tracker.pytest_plugin import xdist_refusal
+
+    refused = xdist_refusal(config)
+    return [refused] if refused else []
 
 
 def _expression_problems(config: pytest.Config) -> list[str]:

@@ -547,18 +547,9 @@ class Recorder:
         self.slot = _RunningSlot(running_file(self.path))
         self.xdist = False  # set when an xdist worker reports its collection: this process is xdist's controller
         self.worker_notes: list[dict[str, Any]] = []  # what the xdist workers sent (WorkerNotes)
-        if config.getoption("dist", None) == "each":  # pytest-xdist's option; None without it
-            raise pytest.UsageError(
-                "--tracker-record: pytest-xdist's --dist each runs every test once on each worker, which one record "
-                "per test cannot hold: use --dist load, loadfile, loadscope, loadgroup or worksteal"
-            )
-        gateways = [*(config.getoption("tx", None) or ()), *(config.getoption("px", None) or ())]  # xdist's
-        elsewhere = [spec for spec in gateways if not _here(spec)]
-        if elsewhere:
-            raise pytest.UsageError(
-                f"--tracker-record: pytest-xdist's --tx {elsewhere[0]} starts workers elsewhere than this machine, "
-                "interpreter and tree, which the record names: use -n N"
-            )
+        refused = xdist_refusal(config)
+        if refused:
+            raise pytest.UsageError(f"--tracker-record: {refused}")
         try:  # asked here, at configure time, so that a bad TRACKER_COMMIT/TRACKER_DIRTY stops pytest before any test
             self.commit_state = commit_state(self.root)
         except ValueError as err:
@@ -772,6 +763,27 @@ class Recorder:
         # --tracker-file is verify's: verify names the file itself after its verdicts (saying it here too doubled it)
         if self.data and not self.config.getoption("tracker_file"):
             terminalreporter.write_line(f"tracker: evidence {self.data['status']}: {self.path}")
+
+
+def xdist_refusal(config: pytest.Config) -> str | None:
+    """Why a recorded run cannot take these pytest-xdist options, or None: ``--dist each`` runs every test once on
+    each worker, which one record per test cannot hold; a ``--tx``/``--px`` gateway other than ``popen`` of this
+    interpreter (:func:`_here`) runs tests elsewhere than the machine, interpreter and tree the record names. Asked
+    by the recorder and by verify's argument check (:mod:`tracker.pytest_argcheck`: whether or not a test runs)."""
+    if config.getoption("dist", None) == "each":  # pytest-xdist's options; None without it
+        return (
+            "pytest-xdist's --dist each runs every test once on each worker, which one record per test cannot hold: "
+            "use --dist load, loadfile, loadscope, loadgroup or worksteal"
+        )
+    tx = [] if config.getoption("numprocesses", None) else config.getoption("tx", None) or []  # -n N: N*popen
+    gateways = [*tx, *(config.getoption("px", None) or ())]
+    elsewhere = [spec for spec in gateways if not _here(spec)]
+    if elsewhere:
+        return (
+            f"pytest-xdist's --tx {elsewhere[0]} starts workers elsewhere than this machine, interpreter and tree, "
+            "which the record names: use -n N"
+        )
+    return None
 
 
 def _here(spec: str) -> bool:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tracker_testutil import phase, plan_text
 
 IGNORE = ".tracker/cache/\n.tracker/lock\n__pycache__/\n"
@@ -234,3 +235,16 @@ def test_verify_prints_a_failure_messages_control_characters_escaped(
         "failed: AssertionError: \\x1b[2K\\x1b[G  P1  done  1/1  one\\x1b[8m \\x1b]0;owned\\x07 \\x9b2J \\u202e"
         in ours[1]
     )
+
+
+@pytest.mark.parametrize("args", [["-n", "2", "--dist=each"], ["--tx=ssh=nohost.invalid", "--dist=load"]])
+def test_verify_refuses_xdist_modes_that_cannot_record_even_when_no_test_runs(repo, cli, args: list[str]) -> None:
+    """pytest-xdist's ``--dist each`` and a ``--tx`` other than popen are refused by the recording run (exit 3); with
+    every gate up to date verify runs no test, and its argument check let them through (exit 0) where README says
+    --pytest-arg values are checked whether or not a test runs."""
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_a.py"'))
+    root = repo({"plans/0001-demo.md": plan, "tests/test_a.py": "def test_a():\n    pass\n", ".gitignore": IGNORE})
+    assert cli(root, "verify").code == 0
+    r = cli(root, "verify", *(f"--pytest-arg={a}" for a in args))
+    assert r.code == 3, r.out + r.err
+    assert "pytest-xdist's --" in r.err and "Traceback" not in r.out + r.err

@@ -21,6 +21,7 @@ from tracker.contract import UTC_FORMAT, utc_time
 from tracker.errors import FileError
 from tracker.evidence import parse_document, show, wrong
 from tracker.fileio import parse_json, read_regular
+from tracker.subtests import FAILING, Subtests, subtest_name
 
 INTERRUPTED_EXIT = 2  # pytest.ExitCode.INTERRUPTED
 INTERNAL_ERROR_EXIT = 3  # pytest.ExitCode.INTERNAL_ERROR
@@ -114,12 +115,37 @@ def _check_report(report: dict[str, Any]) -> str | None:
     return None
 
 
+# The $report_type of a subtest's report: pytest-subtests' and pytest 9's.
+SUBTEST_REPORTS = ("SubTestReport", "SubtestReport")
+
+
+def _subtest(report: dict[str, Any]) -> tuple[str, str, str] | str:
+    """(outcome, name, reason) of a subtest's report (checked by :func:`_check_report`), or why its
+    ``_subtest.context`` cannot be read (absent or null: a subtest without a name, ``(<subtest>)``)."""
+    context = report.get("_subtest.context")
+    if context is None:
+        context = {}
+    if not isinstance(context, dict):
+        return wrong("SubTestReport _subtest.context", context, "an object")
+    msg, kwargs = context.get("msg"), context.get("kwargs")
+    if msg is not None and not isinstance(msg, str):
+        return wrong("SubTestReport _subtest.context msg", msg, "a string or null")
+    if kwargs is not None and not isinstance(kwargs, dict):
+        return wrong("SubTestReport _subtest.context kwargs", kwargs, "an object or null")
+    outcome, wasxfail = report["outcome"], report.get("wasxfail")
+    if wasxfail is not None and outcome == "skipped":
+        return "xfailed", subtest_name(msg, kwargs), wasxfail or shorten(report.get("longrepr"))
+    return outcome, subtest_name(msg, kwargs), shorten(report.get("longrepr"))
+
+
 def _apply(test: TestOutcome, report: dict[str, Any]) -> None:
     """Fold one phase report (checked by :func:`_check_report`) into the test's outcome (setup/teardown
     failures are errors)."""
     when, outcome = report.get("when"), report.get("outcome")
     duration = report.get("duration")
     test.duration += seconds(duration, "duration") if duration is not None else 0.0
+    if test.outcome in FAILING and outcome != "failed":  # a failing report fails the test whatever comes after
+        return
     wasxfail = "wasxfail" in report
     reason = shorten(report.get("longrepr"))
     if when == "call":
@@ -163,6 +189,7 @@ def parse_reportlog(path: Path, data: bytes | None = None) -> ForeignRun:
     run = ForeignRun(source=str(path), kind="reportlog", losses=list(REPORTLOG_LOSSES))
     tests: dict[str, TestOutcome] = {}
     seen: dict[str, set[str]] = {}
+    subtests: dict[str, Subtests] = {}  # what the subtests of each test that has any said (tracker.subtests)
     first: float | None = None  # the earliest test phase's start: when the run ran (never the file's mtime)
     lines = text.splitlines()
     for number, line in enumerate(lines, 1):
@@ -206,6 +233,17 @@ def parse_reportlog(path: Path, data: bytes | None = None) -> ForeignRun:
             # parametrize id ``[slow]``), and read as markers, ``-m "not slow"`` dropped a failing test.
             _apply(test, record)
             seen.setdefault(nodeid, set()).add(record["when"])
+        elif kind in SUBTEST_REPORTS:  # its test's own reports come apart; its start and duration are its call's
+            nodeid = record.get("nodeid")
+            if not isinstance(nodeid, str) or not nodeid:
+                raise IngestError(f"{path}:{number}: SubTestReport without a nodeid")
+            problem = _check_report(record)
+            sub = problem or _subtest(record)
+            if isinstance(sub, str):
+                raise IngestError(f"{path}:{number}: {sub}")
+            tests.setdefault(nodeid, TestOutcome(nodeid))
+            seen.setdefault(nodeid, set())
+            subtests.setdefault(nodeid, Subtests()).add(*sub)
         elif kind == "CollectReport" and record.get("outcome") == "failed":
             nodeid = record.get("nodeid")
             if nodeid is not None and not isinstance(nodeid, str):
@@ -225,6 +263,9 @@ def parse_reportlog(path: Path, data: bytes | None = None) -> ForeignRun:
             test.outcome, test.reason = "error", f"no {missing[0]} report (the run stopped inside this test)"
             if crashed:
                 run.crashed_in = test  # the last such test is the one the process died in
+    for nodeid, subs in subtests.items():  # a failed subtest fails its test: tracker.subtests
+        test = tests[nodeid]
+        test.outcome, test.reason = subs.verdict(test.outcome, test.reason)
     run.outcomes = list(tests.values())
     if first is not None:
         run.time, run.time_from = time.strftime(UTC_FORMAT, time.gmtime(first)), REPORTLOG_TIME

@@ -63,6 +63,7 @@ from tracker.dirty import commit_state
 from tracker.fingerprint import tree_file_ids
 from tracker.gate_paths import TestFileCheck
 from tracker.selection import marker_matches, normalize_arg, selects
+from tracker.subtests import FAILING, Subtests, subtest_name
 
 SCHEMA = "tracker-test-run"
 VERSION = 1
@@ -533,6 +534,7 @@ class Recorder:
         gates_file = config.getoption("tracker_gates")
         self.gates: dict[str, str] = json.loads(Path(gates_file).read_text()) if gates_file else {}
         self.tests: dict[str, dict[str, Any]] = {}
+        self.subtests: dict[str, Subtests] = {}  # what the subtests of each test that has any said
         self._deselected: set[int] = set()  # id() of the items pytest_deselected was told of
         self.interrupted = False
         self.collect_errors = False
@@ -696,9 +698,14 @@ class Recorder:
         self.slot.remove()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if type(report).__name__ in SUBTEST_REPORTS:  # its test's own reports come apart: tracker.subtests
+            self._subtest(report)
+            return
         self.started_tests = True  # under xdist (the controller runs no test protocol of its own)
         rec = self._record(report.nodeid)
         rec["duration"] = round(rec["duration"] + report.duration, 6)
+        if rec["outcome"] in FAILING and not report.failed:  # a failing report fails the test whatever comes after
+            return
         xfail = hasattr(report, "wasxfail")
         if report.when not in ("setup", "call", "teardown"):  # xdist's report of a test whose worker died ("???")
             said = [line.strip() for line in str(report.longrepr).splitlines() if line.strip()]  # xdist's one line
@@ -722,6 +729,20 @@ class Recorder:
         elif report.failed:  # teardown error: whatever happened before, the test did not pass cleanly
             rec.update(outcome="error", reason="teardown error: " + _reason(report))
 
+    def _subtest(self, report: pytest.TestReport) -> None:
+        """A subtest's report (unittest's ``subTest``, the ``subtests`` fixture): kept apart from its test's own, whose
+        "passed" comes after it, until the session's end (:meth:`tracker.subtests.Subtests.verdict`). Its duration is
+        part of its test's call's."""
+        self._record(report.nodeid)
+        if report.passed:
+            return
+        xfail = hasattr(report, "wasxfail")
+        outcome = "failed" if report.failed else "xfailed" if xfail else "skipped"
+        reason = str(report.wasxfail or _reason(report)) if xfail else _reason(report)
+        context = getattr(report, "context", None)
+        name = subtest_name(getattr(context, "msg", None), getattr(context, "kwargs", None))
+        self.subtests.setdefault(report.nodeid, Subtests()).add(outcome, name, reason)
+
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         # pytest stops before running anything when a file failed to collect (exit 2): a finished
         # run whose collection errors are recorded, not an interruption.
@@ -741,6 +762,9 @@ class Recorder:
         broken = self.interrupted or (exitstatus in _BROKEN and not stopped)
         if self.xdist and not self._apply_worker_notes():  # no worker said what it collected: markers unknown
             broken = True
+        for nodeid, subtests in self.subtests.items():  # a failed subtest fails its test: tracker.subtests
+            rec = self._record(nodeid)
+            rec["outcome"], rec["reason"] = subtests.verdict(rec["outcome"], rec["reason"])
         torch = sys.modules.get("torch")  # only if the tests imported it: never import torch here
         if torch is not None:
             try:
@@ -793,6 +817,10 @@ def _here(spec: str) -> bool:
     count, _, rest = spec.partition("*")
     parts = (rest if rest and count.isdigit() else spec).split("//")
     return "popen" in parts and all(part == "popen" or part.startswith("id=") for part in parts)
+
+
+# The class names of a subtest's report: pytest 9's own, and pytest-subtests' (before pytest 9).
+SUBTEST_REPORTS = ("SubtestReport", "SubTestReport")
 
 
 def _file_of(nodeid: str) -> str:

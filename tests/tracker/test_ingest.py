@@ -101,6 +101,40 @@ def test_junit_outcomes_and_losses(sample: Path) -> None:
     assert any("guessed from classname" in loss for loss in guessed.losses)
 
 
+def test_a_plugin_run_recorded_without_a_commit_is_refused(repo, cli, tmp_path: Path) -> None:
+    """adv F4: a `pytest --tracker-record` run in a copy of the tree elsewhere (no .git there, no TRACKER_COMMIT) with a
+    passing impostor of a failing test was ingested as this repository's and made the phase done: its null commit
+    says nothing ties it to this tree. Refused (exit 8, nothing stored); the device machine's run names its commit
+    with TRACKER_COMMIT and is taken (tests/tracker/test_evidence_cli.py)."""
+    from tracker_testutil import phase, plan_text
+
+    from tracker.commands.common import pytest_command
+
+    files = {
+        "plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/"')),
+        "tests/test_a.py": "def test_a():\n    pass\n",
+        "tests/test_b.py": "def test_b():\n    assert False\n",
+    }
+    root = repo(files)
+    assert cli(root, "verify").code == 1
+    copy = tmp_path / "y"
+    (copy / "tests").mkdir(parents=True)
+    (copy / "tests" / "test_a.py").write_text(files["tests/test_a.py"])
+    (copy / "tests" / "test_b.py").write_text("def test_b():\n    pass\n")  # the impostor
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRACKER_")}
+    out = tmp_path / "ev"
+    cmd = [*pytest_command(), "-q", "-p", "no:cacheprovider", "tests", f"--tracker-record={out}"]
+    assert subprocess.run(cmd, cwd=copy, env=env, capture_output=True, check=False).returncode == 0
+    [recorded] = out.glob("*.json")
+    assert json.loads(recorded.read_text())["provenance"]["commit"] is None
+    before = sorted((root / ".tracker" / "evidence").iterdir())
+    r = cli(root, "ingest", str(recorded))
+    assert r.code == 8, r.out + r.err
+    assert f"{recorded}: recorded without a commit" in r.err and "TRACKER_COMMIT" in r.err, r.err
+    assert sorted((root / ".tracker" / "evidence").iterdir()) == before
+    assert json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["status"] == "planned"
+
+
 def test_collection_error_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "test_broken.py").write_text("import not_a_module_xyz\n", encoding="utf-8")
     run_pytest(tmp_path, "--report-log=log.jsonl")
@@ -605,3 +639,136 @@ def test_arbitrary_junit_counts_never_crash_nor_pass_more_than_the_suite_ran(tmp
             if attrs.get("tests") is not None:
                 ran = int(attrs["tests"]) - sum(int(attrs.get(k) or 0) for k in ("failures", "errors", "skipped"))
                 assert sum(1 for *_, child in cases if not child) <= ran
+
+
+PYTEST8 = ("pytest==8.4.2", "pytest-subtests==0.15.0", "pytest-reportlog", "pluggy", "iniconfig", "packaging",
+           "pygments", "attrs")  # fmt: skip
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@pytest.fixture(scope="session")
+def pytest8(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """``python -m pytest`` with pytest 8.4 and pytest-subtests (pytest 9 has subtests of its own and never loads
+    that plugin: its entry point's name is taken), pytest-reportlog and the tracker's plugin (from this checkout):
+    a venv that pip fills from the package index (~4 s). Skips saying why where pip cannot; fails under CI."""
+    venv = tmp_path_factory.mktemp("pytest8") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--python", str(python), "install", "-q"]
+    proc = subprocess.run([*pip, "--no-deps", *PYTEST8], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        why = f"pytest 8 and pytest-subtests cannot be installed: {proc.stderr.strip()[-300:]}"
+        if _in_ci():
+            pytest.fail(f"{why} (CI is set: CI must run this test, not skip it)", pytrace=False)
+        pytest.skip(why)
+    return [str(python), "-m", "pytest", "-p", "tracker.pytest_plugin"]
+
+
+@pytest.mark.parametrize("which", ["pytest 9", "pytest 8 + pytest-subtests"])
+def test_a_run_with_subtests_is_judged_alike_recorded_or_reportlogged(
+    repo, cli, tmp_path: Path, request: pytest.FixtureRequest, which: str
+) -> None:
+    """Issue 30: one pytest session over unittest ``subTest`` loops and a ``subtests`` fixture, written both by
+    ``--tracker-record`` and by ``--report-log``: the reportlog reader skipped the subtests' own reports (its
+    SubTestReport lines), so a gate on a test whose subtest failed was met. Both files now give each test the same
+    outcome and reason, ingested they give the same verdicts, and pytest-subtests on pytest 8 (whose subtest
+    parameters a reportlog keeps as they were, not as their repr) the same as pytest 9's own subtests."""
+    from tracker_testutil import SUBTEST_OUTCOMES, SUBTESTS, phase, plan_text
+
+    from tracker.commands.common import pytest_command, pytest_env
+
+    command = request.getfixturevalue("pytest8") if which.startswith("pytest 8") else pytest_command()
+    gates = [f'test = "tests/test_sub.py::{name}"' for name in ("TestLoop", "TestSkip", "TestOk", "test_native")]
+    root = repo({"tests/test_sub.py": SUBTESTS, "plans/0001-demo.md": plan_text(phases=phase("P1", *gates))})
+    log, record = tmp_path / "log.jsonl", tmp_path / "record"
+    args = ["-q", "-p", "no:cacheprovider", "tests", f"--report-log={log}", f"--tracker-record={record}"]
+    proc = subprocess.run([*command, *args], cwd=root, env=pytest_env(root), capture_output=True, text=True)
+    assert proc.returncode == 1 and "SUBFAIL" in proc.stdout, proc.stdout + proc.stderr
+    [evidence] = record.glob("*.json")
+    recorded = {t["nodeid"]: (t["outcome"], t["reason"]) for t in json.loads(evidence.read_text())["tests"]}
+    logged = {o.nodeid: (o.outcome, o.reason) for o in parse_reportlog(log).outcomes}
+    assert recorded == logged == SUBTEST_OUTCOMES
+    verdicts = []
+    for file in (evidence, log):
+        assert cli(root, "ingest", str(file)).code == 0
+        [phase_] = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"]
+        verdicts.append([(g["met"], g["reason"]) for g in phase_["gates"]])
+        for stored in (root / ".tracker/evidence").glob("*.json"):
+            stored.unlink()
+    assert verdicts[0] == verdicts[1]
+    assert [met for met, _ in verdicts[0]] == [False, False, True, False]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _report(kind: str, when: str, outcome: str, **extra: Any) -> str:
+    record = {"$report_type": kind, "nodeid": "t.py::test_x", "when": when, "outcome": outcome, **extra}
+    return json.dumps(record)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    contexts=st.lists(
+        st.one_of(
+            _JSON,
+            st.fixed_dictionaries({}, optional={"msg": _JSON, "kwargs": _JSON}),
+            st.fixed_dictionaries({"msg": st.none() | st.text(), "kwargs": st.dictionaries(st.text(), _JSON)}),
+        ),
+        max_size=4,
+    ),
+    outcomes=st.lists(st.sampled_from(["passed", "failed", "skipped"]), min_size=4, max_size=4),
+    longrepr=st.one_of(st.none(), st.text(), st.lists(st.text(max_size=30), min_size=3, max_size=3)),
+)
+def test_arbitrary_subtest_reports_never_crash(
+    tmp_path: Path, contexts: list[Any], outcomes: list[str], longrepr: Any
+) -> None:
+    """Hostile SubTestReport lines (any JSON as ``_subtest.context``, its msg and its kwargs; any text as what
+    failed): a clear ``path:line: ...`` refusal, or outcomes whose reason is one printable line of at most 200
+    characters, failed when a subtest failed."""
+    lines = [_report("TestReport", "setup", "passed")]
+    lines += [
+        _report("SubTestReport", "call", out, longrepr=longrepr, **{"_subtest.context": ctx})
+        for ctx, out in zip(contexts, outcomes, strict=False)
+    ]
+    lines += [_report("TestReport", "call", "passed"), _report("TestReport", "teardown", "passed")]
+    lines.append(json.dumps({"$report_type": "SessionFinish", "exitstatus": 1}))
+    path = tmp_path / "fuzz.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        run = parse_reportlog(path)
+    except IngestError as err:
+        assert str(err).startswith(f"{path}:") and "_subtest.context" in str(err)
+        return
+    [test] = run.outcomes
+    assert test.reason.isprintable() and len(test.reason) <= 200
+    assert (test.outcome == "failed") == ("failed" in outcomes[: len(contexts)])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    phases=st.lists(st.sampled_from(["passed", "failed", "skipped"]), min_size=3, max_size=3),
+    subtests=st.lists(st.sampled_from(["passed", "failed", "skipped"]), max_size=4),
+    order=st.randoms(use_true_random=False),
+)
+def test_any_failing_report_fails_the_test_in_any_order(
+    tmp_path: Path, phases: list[str], subtests: list[str], order: Any
+) -> None:
+    """The principle of issue 30: a test with a failing report (setup, call, teardown or a subtest) failed in that
+    run (failed or error), whatever order its reports came in; a test with none did not."""
+    lines = [_report("TestReport", when, out) for when, out in zip(["setup", "call", "teardown"], phases, strict=True)]
+    lines += [_report("SubTestReport", "call", out, **{"_subtest.context": {"msg": None, "kwargs": {"i": n}}})
+              for n, out in enumerate(subtests)]  # fmt: skip
+    order.shuffle(lines)
+    lines.append(json.dumps({"$report_type": "SessionFinish", "exitstatus": 1}))
+    path = tmp_path / "order.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    [test] = parse_reportlog(path).outcomes
+    assert (test.outcome in ("failed", "error")) == ("failed" in phases + subtests), test

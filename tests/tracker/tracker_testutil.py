@@ -109,3 +109,46 @@ def glob_steps() -> Iterator[dict[str, int]]:
         yield counts
     finally:
         Glob._masks, Glob._closure = masks, closure  # type: ignore[method-assign]
+
+
+# unittest subTest loops and pytest's own ``subtests`` fixture (issue 30): one failing subtest among passing ones,
+# two failing, a skipped one, all passing. pytest reports each subtest apart, then the test itself as passed.
+# SUBTEST_OUTCOMES: what a run of it as tests/test_sub.py records (the plugin and the reportlog reader alike), with
+# pytest 9's own subtests and with pytest-subtests on pytest 8.
+SUBTESTS = """
+import unittest
+
+
+class TestLoop(unittest.TestCase):
+    def test_loop(self):
+        for i in range(3):
+            with self.subTest(i=i):
+                self.assertNotEqual(i, 1)
+
+
+class TestSkip(unittest.TestCase):
+    def test_skip(self):
+        for i in range(2):
+            with self.subTest(i=i):
+                if i == 1:
+                    self.skipTest("win32 only")
+
+
+class TestOk(unittest.TestCase):
+    def test_ok(self):
+        for i in range(3):
+            with self.subTest(i=i):
+                self.assertLess(i, 3)
+
+
+def test_native(subtests):
+    for i in range(4):
+        with subtests.test("even", i=i):
+            assert i % 2 == 0
+"""
+SUBTEST_OUTCOMES = {
+    "tests/test_sub.py::TestLoop::test_loop": ("failed", "subtest (i=1) failed: AssertionError: 1 == 1"),
+    "tests/test_sub.py::TestSkip::test_skip": ("skipped", "subtest (i=1) skipped: win32 only"),
+    "tests/test_sub.py::TestOk::test_ok": ("passed", ""),
+    "tests/test_sub.py::test_native": ("failed", "2 subtests failed, the first [even] (i=1): assert (1 % 2) == 0"),
+}

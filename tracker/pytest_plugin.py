@@ -600,6 +600,9 @@ class Recorder:
             self.collect_errors = True
             rec = self._record(report.nodeid or ".")
             rec.update(outcome="error", reason="collection error: " + _reason(report))
+        elif report.skipped and report.nodeid:  # skipped at collection (importorskip, allow_module_level): the
+            # tests it holds are unknown here, and the tracker keeps those other runs recorded (tracker.testgate)
+            self._record(report.nodeid).update(outcome="skipped", reason=_reason(report))
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         for item in items:

@@ -85,6 +85,13 @@ class TestIndex:
                 self.history.setdefault(rec["nodeid"], []).append((run, rec))
                 self._ranks.setdefault(rec["nodeid"], []).append(position)
 
+        # Per run (by identity), the machines of the runs older than it (:meth:`_keep_unseen` stops early with them).
+        self._older_hosts: dict[int, frozenset[str]] = {}
+        hosts: frozenset[str] = frozenset()
+        for run in reversed(self.runs):
+            self._older_hosts[id(run)] = hosts
+            hosts = hosts | {host_of(run)} if host_of(run) not in hosts else hosts
+
     def before(self, count: int) -> TestIndex:
         """The index of the store's oldest ``count`` runs, as ``TestIndex(Store(runs=store.runs[:count]))`` would
         build it, sharing this one's tables: ``tracker.history.was_done`` replays every prefix of the store, and
@@ -92,6 +99,7 @@ class TestIndex:
         view = object.__new__(TestIndex)
         view.runs = self.runs[len(self.runs) - count :]
         view.sorted, view.history, view._ranks, view._limit = self.sorted, self.history, self._ranks, count
+        view._older_hosts = self._older_hosts
         return view
 
     def tests_of(self, nodeid: str) -> list[tuple[TestRun, dict[str, Any]]]:
@@ -172,11 +180,46 @@ class TestIndex:
                 if nodeid not in found and ("::" in nodeid or not any(selects(nodeid, s) for s in seen)):
                     found[nodeid] = rec
             if whole:
+                self._keep_unseen(key, gate, run, found)
                 break
         covered = [
             r for r in found.values() if "::" not in r["nodeid"] or marker_matches(gate.marker, r.get("markers", []))
         ]
         return newest, covered, blind, list(dict.fromkeys(later)), cut
+
+    def _keep_unseen(self, key: str, gate: TestGate, whole: TestRun, found: dict[str, dict[str, Any]]) -> None:
+        """Add to ``found`` what runs older than ``whole`` (the newest run of all of the gate) recorded under the gate
+        that no run of all of it since could have seen: a run proves a test gone only if it could have seen it. Not
+        when that run skipped the test's file at collection (``importorskip``, ``skip(allow_module_level=True)``),
+        nor when it ran on another machine and the file is the same as when the test was recorded (parametrized by
+        the devices there; cannot tell counts as the same). Each record added is a copy whose ``kept`` says why, and
+        a file skipped at collection stops counting as a test once a test under it is found."""
+        wholes = [whole]  # the runs of all of it newer than the one looked at
+        clean: set[str] = set()  # the machines of those that skipped nothing at collection
+        if not _collection_skips(whole):
+            clean.add(host_of(whole))
+        runs = iter(self.runs)
+        next(r for r in runs if r is whole)
+        for run in runs:  # older and older
+            if host_of(run) in clean and self._older_hosts.get(id(run), frozenset()) <= clean:
+                break  # a run of all of it on each machine these ran on, skipping nothing: it saw whatever they did
+            recs = self._matching(run, gate.test)
+            for rec in recs:
+                nodeid = rec["nodeid"]
+                if nodeid in found or (gate.marker is not None and "::" in nodeid and not has_markers(run, rec)):
+                    continue  # a newer record decides; a blind record never adds a test to a marker gate
+                why = _unseen(wholes, run, nodeid)
+                if why is not None and ("::" in nodeid or not any(selects(nodeid, s) for s in found)):
+                    found[nodeid] = {**rec, "kept": f"{printable(host_of(run))} ({why})"}
+            names_all = key in run.gates or covers(run.provenance.get("args"), gate.test)
+            if names_all and narrowed(run) is None and not (gate.marker and any(not has_markers(run, r) for r in recs)):
+                wholes.append(run)
+                if not _collection_skips(run):
+                    clean.add(host_of(run))
+        tests = {n.split("::", 1)[0] for n in found if "::" in n}
+        for nodeid in [n for n, r in found.items() if "::" not in n and r["outcome"] == "skipped"]:
+            if any(f == nodeid or f.startswith(nodeid + "/") for f in tests):
+                del found[nodeid]  # the tests other runs recorded under it stand for it
 
     def _unknown_failure(self, nodeids: list[str]) -> tuple[TestRun, dict[str, Any]] | None:
         """The first of ``nodeids`` that no run with markers ever recorded and whose newest outcome is a failure,
@@ -256,7 +299,9 @@ class TestIndex:
                 # Staleness is judged on every run a pass came from (a partial run on new code leaves the other
                 # tests' passes on the old): the newest is the source, the others are named too.
                 also = tuple(sorted({r.file for r in sources} - {newest_run.file}))
-                return GateVerdict(True, f"{passed} passed{as_allowed}", source_of(newest_run), also=also), True
+                return GateVerdict(
+                    True, f"{passed} passed{as_allowed}{_kept_note(recs)}", source_of(newest_run), also=also
+                ), True
             bad_run, bad = blocked
             why = (
                 f"{bad['nodeid']}: {bad['outcome']} in a run that records no markers (JUnit XML?): cannot tell whether "
@@ -273,6 +318,7 @@ class TestIndex:
         who = "" if bad["nodeid"] == normalize_arg(gate.test) else f"{bad['nodeid']}: "
         failing = len(recs) - passed - expected
         text = f"{who}{detail}" + (f" ({failing} of {len(recs)} not passing)" if len(recs) > 1 else "")
+        text += _kept_note(recs)
         if hidden is not None:
             text += f"; a newer pass in {hidden.file} is not counted: JUnit XML writes an xpass as a pass"
         failed = outcome in FAILURES
@@ -292,6 +338,46 @@ def _unknown_set(gate: TestGate, cut: TestRun) -> str:
         f"which tests {gate.test} selects is unknown: {cut.file} ran it without {missing_options(cut, gate)}, and no "
         "run collected all of it with them (tracker verify does)"
     )
+
+
+def host_of(run: TestRun) -> str:
+    """The machine a run was recorded on (``provenance.host``)."""
+    return str(run.provenance.get("host", "?"))
+
+
+def _collection_skips(run: TestRun) -> list[dict[str, Any]]:
+    """The run's records of a file or directory skipped at collection."""
+    return [r for r in run.tests if "::" not in r["nodeid"] and r["outcome"] == "skipped"]
+
+
+def _unseen(wholes: list[TestRun], older: TestRun, nodeid: str) -> str | None:
+    """Why none of ``wholes`` (runs of all of a gate) could have seen test ``nodeid`` that ``older`` recorded (so it
+    stands), or None: one of them ran on the same machine, or on another once the test's file changed (or went)."""
+    file = nodeid.split("::", 1)[0]
+    why: str | None = None
+    for run in wholes:
+        skip = next((s for s in _collection_skips(run) if selects(s["nodeid"], nodeid)), None)
+        if skip is not None:
+            said = printable(str(skip.get("reason") or ""))
+            why = why or f"{printable(skip['nodeid'])} skipped at collection on {printable(host_of(run))}: {said}"
+            continue
+        then, now = older.files.get(file), run.files.get(file)
+        if host_of(run) == host_of(older) or (then is not None and run.files and now != then):
+            return None
+        same = "unchanged" if then is not None and now == then else "maybe unchanged (no file id)"
+        why = why or f"not collected on {printable(host_of(run))}, {printable(file)} {same}"
+    return why
+
+
+def _kept_note(recs: list[dict[str, Any]]) -> str:
+    """What a verdict adds for tests that stand on another run's record (:meth:`TestIndex._keep_unseen`)."""
+    kept: dict[str, int] = {}
+    for rec in recs:
+        if "kept" in rec:
+            kept[rec["kept"]] = kept.get(rec["kept"], 0) + 1
+    shown = [f"kept {n} as last run on {where}" for where, n in list(kept.items())[:2]]
+    more = f"; and {len(kept) - 2} more such" if len(kept) > 2 else ""
+    return "".join(f"; {s}" for s in shown) + more
 
 
 def _worst_first(outcome: str) -> int:

@@ -127,6 +127,25 @@ def test_collection_error_is_recorded(repo) -> None:
     assert by_id(data) == {"tests/test_bad.py": ("error", bad), "test_ok": ("passed", "")}
 
 
+def test_a_file_skipped_at_collection_is_recorded_as_a_skip_of_the_file(repo) -> None:
+    # The tracker keeps the tests other runs recorded under such a file (tracker.testgate): it must know of the skip.
+    root = repo(
+        {
+            "tests/test_gpu.py": "import pytest\npytest.skip('CUDA not available', allow_module_level=True)\n",
+            "tests/test_imp.py": "import pytest\npytest.importorskip('no_such_cuda_module')\n",
+            "tests/test_ok.py": "def test_ok(): pass\n",
+        }
+    )
+    code, data = run_pytest(root, "tests", "--tracker-record")
+    assert (code, data["status"]) == (0, "complete")
+    imp = "could not import 'no_such_cuda_module': No module named 'no_such_cuda_module'"
+    assert by_id(data) == {
+        "tests/test_gpu.py": ("skipped", "CUDA not available"),
+        "tests/test_imp.py": ("skipped", imp),
+        "test_ok": ("passed", ""),
+    }
+
+
 def test_keyboard_interrupt_never_records_a_pass(repo) -> None:
     root = repo({"tests/test_k.py": "def test_a(): pass\ndef test_b(): raise KeyboardInterrupt\ndef test_c(): pass\n"})
     code, data = run_pytest(root, "tests", "--tracker-record")

@@ -206,9 +206,10 @@ def test_a_run_that_covers_a_gate_without_a_record_of_it_is_replayed() -> None:
     plans = [Plan("0001", "p", "plans/0001-p.md", phases=(phase,))]
     store = Store(
         runs=[
-            run("ok", "2026-11-01T10:00:00Z", {"t.py::a": "passed"}),
-            run("bad", "2026-11-02T10:00:00Z", {"t.py::a": "failed"}),
-            run("gone", "2026-11-03T10:00:00Z", {"u.py::x": "passed"}, args=["t.py", "u.py"]),
+            run("ok", "2026-11-01T10:00:00Z", {"t.py::a": "passed"}, host="box"),
+            run("bad", "2026-11-02T10:00:00Z", {"t.py::a": "failed"}, host="box"),
+            # The same machine: a run elsewhere proves t.py::a gone only once t.py changed (tracker.testgate).
+            run("gone", "2026-11-03T10:00:00Z", {"u.py::x": "passed"}, args=["t.py", "u.py"], host="box"),
         ]
     )
     assert steps(replay(plans, store), "0001/P1") == [

@@ -1,0 +1,181 @@
+"""tracker.testgate: which tests a test gate covers when runs come from machines that see different tests.
+
+A run proves a test gone only if it could have seen it: a file skipped at collection (``importorskip``,
+``skip(allow_module_level=True)``) hides its tests from that run, and a test another machine generated
+(parametrized by the devices there) is gone only once its file changed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tracker_testutil import phase, plan_text
+
+from tracker.model import Store, TestGate, TestRun, gate_hash
+from tracker.testgate import TestIndex
+
+GATE = TestGate("tests/")
+KEY = "0001/P1#1"
+HASHES = {KEY: gate_hash(GATE)}
+V1 = {"tests/test_a.py": "a" * 40, "tests/test_b.py": "b" * 40}
+
+
+def run(name: str, host: str, time: str, tests: dict[str, str], files: dict[str, str] | None = None) -> TestRun:
+    """A verify run of all of ``tests/`` on ``host``: its records ``{nodeid: "outcome[:reason]"}``."""
+    recs = [
+        {"nodeid": n, "outcome": o.partition(":")[0], "reason": o.partition(":")[2], "markers": []}
+        for n, o in tests.items()
+    ]
+    prov = {"time": f"2026-11-0{time}T10:00:00Z", "host": host, "commit": "c" * 40, "args": ["tests"]}
+    return TestRun(f".tracker/evidence/{name}.json", prov, dict(HASHES), V1 if files is None else files, recs)
+
+
+def verdict(*runs: TestRun) -> tuple[bool, str]:
+    v, _ = TestIndex(Store(runs=list(runs))).verdict(KEY, GATE)
+    return v.met, v.reason
+
+
+GPU = run(
+    "gpu", "gpu-box", "1", {"tests/test_a.py::test_a": "passed", "tests/test_b.py::test_b": "failed:kernel wrong"}
+)
+CPU_SKIP = {"tests/test_a.py::test_a": "passed", "tests/test_b.py": "skipped:CUDA not available"}
+
+
+def test_a_file_skipped_at_collection_keeps_the_failure_another_run_recorded() -> None:
+    for host in ("gpu-box", "cpu-box"):  # the same machine without its GPU, or another one
+        met, why = verdict(GPU, run("cpu", host, "2", CPU_SKIP))
+        assert not met and why.startswith("tests/test_b.py::test_b: failed: kernel wrong (1 of 2 not passing)"), why
+        assert "tests/test_b.py skipped at collection" in why and "CUDA not available" in why, why
+
+
+def test_a_pass_another_run_recorded_stands_beside_a_collection_skip_and_says_where_it_ran() -> None:
+    gpu = run("gpu", "gpu-box", "1", {"tests/test_a.py::test_a": "passed", "tests/test_b.py::test_b": "passed"})
+    met, why = verdict(gpu, run("cpu", "cpu-box", "2", CPU_SKIP))
+    assert met and why.startswith("2 passed"), why
+    assert "1 as last run on gpu-box" in why and "tests/test_b.py skipped at collection on cpu-box" in why, why
+
+
+def test_a_collection_skip_alone_never_passes() -> None:
+    met, why = verdict(run("cpu", "cpu-box", "2", {"tests/test_b.py": "skipped:CUDA not available"}))
+    assert (met, why) == (False, "tests/test_b.py: skipped: CUDA not available")
+
+
+def test_a_test_only_another_machine_generates_stays_until_its_file_changes() -> None:
+    gpu = run(
+        "gpu", "gpu-box", "1", {"tests/test_b.py::test_b[cpu]": "passed", "tests/test_b.py::test_b[cuda]": "failed:x"}
+    )
+    cpu = run("cpu", "cpu-box", "2", {"tests/test_b.py::test_b[cpu]": "passed"})
+    met, why = verdict(gpu, cpu)
+    assert not met and why.startswith("tests/test_b.py::test_b[cuda]: failed: x"), why
+    assert "not collected on cpu-box" in why, why
+    # The same machine not generating it again: gone from the code (its conftest, its parameters changed).
+    assert verdict(gpu, run("gpu2", "gpu-box", "2", {"tests/test_b.py::test_b[cpu]": "passed"})) == (True, "1 passed")
+    # The file changed since the GPU run recorded it: the CPU run's collection of it is the code's.
+    changed = run(
+        "cpu", "cpu-box", "2", {"tests/test_b.py::test_b[cpu]": "passed"}, {**V1, "tests/test_b.py": "e" * 40}
+    )
+    assert verdict(gpu, changed) == (True, "1 passed")
+    gone = run("cpu", "cpu-box", "2", {"tests/test_a.py::test_a": "passed"}, {"tests/test_a.py": "a" * 40})
+    assert verdict(gpu, gone) == (True, "1 passed")
+    # Cannot tell (a run without file ids): the record stays, unmet beats a false pass.
+    blind = run("gpu", "gpu-box", "1", {"tests/test_b.py::test_b[cuda]": "failed:x"}, {})
+    assert not verdict(blind, cpu)[0]
+
+
+def test_a_run_of_the_same_machine_in_between_retires_what_it_did_not_collect() -> None:
+    old = run("g0", "gpu-box", "1", {"tests/test_b.py::test_old": "failed:x", "tests/test_b.py::test_b": "passed"})
+    gpu = run("g1", "gpu-box", "2", {"tests/test_b.py::test_b": "passed"})
+    cpu = run("c1", "cpu-box", "3", {"tests/test_b.py": "skipped:CUDA not available"})
+    met, why = verdict(old, gpu, cpu)
+    assert met and why.startswith("1 passed"), why
+
+
+def test_a_collection_skip_allowed_by_the_gate_is_reported_never_passed() -> None:
+    allowed = TestGate("tests/", skips_allowed=("CUDA not available",))
+    store = Store(runs=[run("cpu", "cpu-box", "2", CPU_SKIP)])
+    v, _ = TestIndex(store).verdict(KEY, allowed)
+    assert (v.met, v.reason) == (True, "1 passed, 1 skipped as allowed")
+    store = Store(runs=[run("cpu", "cpu-box", "2", {"tests/test_b.py": "skipped:CUDA not available"})])
+    v, _ = TestIndex(store).verdict(KEY, allowed)
+    assert (v.met, v.reason) == (False, "0 passed, 1 skipped as allowed: a gate needs at least one pass")
+
+
+GPU_ONLY = (
+    "import os, pytest\nif not os.environ.get('GPU'):\n    {skip}\ndef test_b():\n    assert {ok}, 'kernel wrong'\n"
+)
+SKIPS = {
+    "skip": "pytest.skip('CUDA not available', allow_module_level=True)",
+    "importorskip": "pytest.importorskip('no_such_cuda_module_xyz')",
+}
+
+
+def gpu_repo(repo: Any, gate: str, ok: bool, skip: str) -> Path:
+    return repo(
+        {
+            "plans/0001-p.md": plan_text(phases=phase("P1", f'test = "{gate}"', paths='"src/**", "tests/**"')),
+            "src/a.py": "x = 1\n",
+            "tests/test_a.py": "def test_a():\n    pass\n",
+            "tests/test_b.py": GPU_ONLY.format(skip=SKIPS[skip], ok=ok),
+        }
+    )
+
+
+@pytest.mark.parametrize("skip", sorted(SKIPS))
+def test_a_cpu_verify_never_erases_the_gpu_failure_of_a_file_it_skips(repo, cli, monkeypatch, skip: str) -> None:
+    root = gpu_repo(repo, "tests/", False, skip)
+    monkeypatch.setenv("GPU", "1")
+    r = cli(root, "verify")
+    assert (
+        r.code == 1 and "UNMET 0001/P1#1 tests/: tests/test_b.py::test_b: failed: AssertionError: kernel wrong" in r.out
+    ), r.out
+    monkeypatch.delenv("GPU")
+    r = cli(root, "verify", "--force")  # the CPU box: tests/test_b.py skips at import
+    assert (
+        r.code == 1 and "UNMET 0001/P1#1 tests/: tests/test_b.py::test_b: failed: AssertionError: kernel wrong" in r.out
+    ), r.out
+    assert "0001/P1 is done" not in r.out and "done" not in cli(root, "status").out
+
+
+def test_readmes_gpu_example_a_cpu_run_that_skips_the_gpu_file_keeps_its_pass(repo, cli, monkeypatch) -> None:
+    root = gpu_repo(repo, "tests/test_b.py", True, "importorskip")
+    monkeypatch.setenv("GPU", "1")
+    assert cli(root, "verify").code == 0
+    monkeypatch.delenv("GPU")
+    r = cli(root, "verify", "--force")
+    assert r.code == 0 and "met   0001/P1#1 tests/test_b.py: 1 passed" in r.out, r.out
+    assert "skipped at collection" in r.out and "0 tests collected" not in r.out, r.out
+    # Never run anywhere but skipped here: unmet, with the skip's reason.
+    fresh = gpu_repo(repo, "tests/test_b.py", True, "skip")
+    for f in (fresh / ".tracker" / "evidence").glob("*.json"):
+        f.unlink()
+    r = cli(fresh, "verify", "--force")
+    assert r.code == 1 and "UNMET 0001/P1#1 tests/test_b.py: skipped: CUDA not available" in r.out, r.out
+
+
+def test_a_cpu_verify_never_erases_a_device_parametrized_failure_from_the_gpu_box(repo, cli, monkeypatch) -> None:
+    devices = (
+        "import os, pytest\n"
+        "DEV = ['cpu'] + (['cuda'] if os.environ.get('GPU') else [])\n"
+        "@pytest.mark.parametrize('dev', DEV)\n"
+        "def test_b(dev):\n"
+        "    assert dev == 'cpu', 'kernel wrong'\n"
+    )
+    root = repo(
+        {
+            "plans/0001-p.md": plan_text(phases=phase("P1", 'test = "tests/"', paths='"tests/**"')),
+            "tests/test_b.py": devices,
+        }
+    )
+    monkeypatch.setenv("GPU", "1")
+    assert cli(root, "verify").code == 1
+    (ev,) = (root / ".tracker" / "evidence").glob("*.json")  # as if recorded on the GPU machine and ingested
+    doc = json.loads(ev.read_text())
+    doc["provenance"]["host"] = "gpu-box"
+    ev.write_text(json.dumps(doc))
+    monkeypatch.delenv("GPU")
+    r = cli(root, "verify", "--force")
+    assert r.code == 1 and "tests/test_b.py::test_b[cuda]: failed: AssertionError: kernel wrong" in r.out, r.out
+    assert "not collected on" in r.out, r.out

@@ -605,6 +605,10 @@ def test_status_prints_a_failure_messages_control_characters_escaped(repo, cli) 
     assert r.code == 0, r.out + r.err
     assert not {"\x1b", "\x07", "\x9b", "\u202e"} & set(r.out + r.err), repr(r.out)
     assert "AssertionError: \\x1b[2K\\x1b[G  P1  done  1/1  one\\x1b[8m \\x1b]0;owned\\x07 \\x9b2J \\u202e" in r.out
+    r = cli(root, "status", "--json")  # JSON escapes C0 itself; C1 and bidirectional controls too now
+    assert not {"\x1b", "\x07", "\x9b", "\u202e"} & set(r.out), repr(r.out)
+    reason = json.loads(r.out)["plans"][0]["phases"][0]["gates"][0]["reason"]
+    assert reason.endswith("AssertionError: \x1b[2K\x1b[G  P1  done  1/1  one\x1b[8m \x1b]0;owned\x07 \x9b2J \u202e")
 
 
 @pytest.mark.parametrize("gate", ["tests/test_b.py", "tests/test_b.py::test_b", "tests/gone/"])

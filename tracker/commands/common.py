@@ -158,7 +158,9 @@ def select(plans: list[Plan], specs: list[str]) -> list[tuple[Plan, Phase]]:
 def json_text(out: TextIO, data: object, indent: int | None = 2) -> str:
     """``data`` as indented JSON that ``out`` can carry as it is: readable UTF-8 where the stream's encoding has
     every character, else ASCII with ``\\u`` escapes (a latin-1 or ASCII locale, a file name that is not UTF-8),
-    so what a program reads is valid JSON either way."""
+    so what a program reads is valid JSON either way. The control characters ``json.dumps`` leaves raw (DEL, C1,
+    separators, bidirectional controls: a C1 CSI moves a terminal's cursor) are ``\\u`` escapes too: they can only
+    stand inside strings, so the document means the same."""
     import json
 
     text = json.dumps(data, indent=indent, ensure_ascii=False)
@@ -166,7 +168,12 @@ def json_text(out: TextIO, data: object, indent: int | None = 2) -> str:
         text.encode(getattr(out, "encoding", None) or "utf-8")
     except (UnicodeEncodeError, LookupError):
         return json.dumps(data, indent=indent)
-    return text
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_RAW_IN_JSON = re.compile(
+    "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]"
+)  # json.dumps keeps these
 
 
 # How every nested pytest loads the plugin (see pytest_command for why explicitly).

@@ -29,7 +29,6 @@ from tracker.commands.show import (
     cause,
     dependency_causes,
     error_for,
-    inert_json,
     now_line,
     selected,
     short,
@@ -72,7 +71,7 @@ def run(
                 "phases": phases,
                 "invalid": [{"path": i.path, "id": i.id, "problems": i.problems} for i in invalid],
             }
-            out.write(inert_json(json_text(out, data)) + "\n")
+            out.write(json_text(out, data) + "\n")
         else:
             paint = Paint(use_color(out, color))
             causes = dependency_causes(view, details)

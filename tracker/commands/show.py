@@ -33,7 +33,6 @@ are not finite are null. Control characters outside ASCII (C1, bidirectional con
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -52,16 +51,7 @@ if TYPE_CHECKING:
     from tracker.repo_view import RepoView
     from tracker.timeline import Transition
 
-_RAW_IN_JSON = re.compile(
-    "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]"
-)  # json.dumps keeps these
 VERDICT_COLOR = {"met": "32", "failed": "31;1", "unmet": "33", "stale": "36"}
-
-
-def inert_json(text: str) -> str:
-    """JSON text with the control characters ``json.dumps`` leaves raw (DEL, C1, separators, bidirectional controls)
-    as ``\\u`` escapes: they can only stand inside strings, so the document means the same."""
-    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class Paint:
@@ -159,7 +149,7 @@ def run(
                 "phases": [d.as_json() for d in details],
                 "invalid": [{"path": i.path, "id": i.id, "problems": i.problems} for i in invalid],
             }
-            out.write(inert_json(json_text(out, data)) + "\n")
+            out.write(json_text(out, data) + "\n")
         else:
             paint = Paint(use_color(out, color))
             causes = dependency_causes(view, details)

@@ -57,9 +57,12 @@ def fresh_test_gates(
     """Test gates (``PLAN/PHASE#N``) whose passing evidence still matches: incremental ``verify``.
 
     Fresh means met, and the run that met it recorded the same gate definition hash (when it
-    recorded one) and the same blob ids for the phase's ``paths`` and the gate's test file or
-    directory as the working tree has now.
+    recorded one) and the same blob ids for the phase's ``paths``, the gate's test file or
+    directory and pytest's configuration files on the way to it (:func:`tracker.status.config_paths`) as the working
+    tree has now.
     """
+    from tracker.status import config_paths  # status imports this module
+
     phases = {f"{p.id}/{ph.id}": ph for p in plans for ph in p.phases}
     runs = {r.file: r for r in store.runs}
     then: dict[str, FileIndex] = {}
@@ -75,7 +78,7 @@ def fresh_test_gates(
         # Every run a pass of the gate comes from (a partial run leaves the other tests' passes in older runs).
         met_by = [runs.get(file) for file in (verdict.source.file, *verdict.also)]
         test_path = gate.test.split("::", 1)[0].rstrip("/")
-        patterns = [*phase.paths, test_path, test_path + "/"]
+        patterns = [*phase.paths, test_path, test_path + "/", *config_paths(gate.test)]
         if all(run is not None and _fresh_run(run, key, gate, patterns, index, then) for run in met_by):
             fresh.add(key)
     return fresh

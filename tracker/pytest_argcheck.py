@@ -46,11 +46,24 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     problems = [f"{flag}: pytest would not run the tests" for dest, flag in NOT_A_RUN if config.getoption(dest, None)]
     problems += _expression_problems(config)
     problems += _xdist_problems(config)
+    problems += _changing_options(config)
     problems += _missing_paths(config)
     Path(answer).write_text(json.dumps(problems), encoding="utf-8")
     if then_run:
         return int(pytest.ExitCode.USAGE_ERROR) if problems else None
     return 0
+
+
+def _changing_options(config: pytest.Config) -> list[str]:
+    """Options that may turn a failing test into a pass (``-p no:warnings``, ``-W``, ``-o filterwarnings``,
+    ``--runxfail``, ...) or name the tests relative to another folder (``--rootdir``): a run with them meets no gate
+    (:func:`tracker.pytest_plugin.altering`)."""
+    from tracker.pytest_plugin import altering
+
+    return [
+        f"{flag}: may turn a failing test into a pass or name tests after another folder (a run with it meets no gate)"
+        for flag in altering(config)
+    ]
 
 
 def _xdist_problems(config: pytest.Config) -> list[str]:

@@ -33,6 +33,7 @@ from tracker.model import (
     TestGate,
     gate_key,
 )
+from tracker.selection import normalize_arg
 from tracker.testgate import manual_hashes
 
 
@@ -150,13 +151,41 @@ def _gate_changes(
     key = gate_key(plan.id, phase.id, i)
     since = next((file for file in sources if evidence.definition_changed(file, key, gate)), None)
     note = f"gate {i + 1} definition changed since {since}" if since is not None else ""
+    config = config_paths(gate.test) if isinstance(gate, TestGate) else ()
+    if config:  # pytest's configuration is an input of every test gate, whatever the phase's paths
+        now = index.match(config)
+        changed = {
+            path for file in sources for path in changed_files(evidence.recorded_files(file, config, False), now)
+        }
+    else:
+        changed = set()
     if not phase.paths:
-        return [], note
+        return sorted(changed), note
     now = index.match(phase.paths)
-    changed = {
+    changed |= {
         path for file in sources for path in changed_files(evidence.recorded_files(file, phase.paths, False), now)
     }
     return sorted(changed), note
+
+
+# Files pytest may read its configuration from (ini options such as addopts and python_files): the first of them that
+# holds a pytest section, in the folder of the run's arguments or above, is the ini file.
+INI_NAMES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+
+
+def config_paths(test: str) -> tuple[str, ...]:
+    """The files of pytest's configuration that decide what a test gate's pytest argument ``test`` collects and how
+    its tests run, as path patterns: every ``conftest.py`` and ini file (:data:`INI_NAMES`) in the root and each
+    folder on the way to the gate's path, and every ``conftest.py`` below it (collect_ignore, a collection hook,
+    fixtures). A change to one, or one added or removed, makes the gate's phase stale."""
+    file = normalize_arg(test).split("::", 1)[0]
+    parts = [] if file in ("", ".") else file.split("/")
+    out: list[str] = []
+    for depth in range(len(parts) + 1):
+        folder = "/".join(parts[:depth])
+        out += [f"{folder}/{name}" if folder else name for name in ("conftest.py", *INI_NAMES)]
+    out.append(f"{file}/**/conftest.py" if parts else "**/conftest.py")
+    return tuple(out)
 
 
 def stale_gates(

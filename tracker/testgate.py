@@ -256,6 +256,7 @@ class TestIndex:
             what = f"-m {gate.marker!r} selects 0 tests" if gate.marker else "0 tests collected"
             return GateVerdict(False, f"{what} (an empty gate is unmet)", source_of(run)), False
         passed, first_bad, sources, ever, hidden = 0, None, [], True, None
+        changed: TestRun | None = None  # a run with options that change outcomes, whose pass was not counted
         allowed = gate.skips_allowed if "::" not in gate.test else ()  # a gate naming one test allows no skip
         expected = 0  # tests whose newest outcome is a skip the gate allows (none of them ever ran)
         for rec in recs:
@@ -263,6 +264,11 @@ class TestIndex:
             if xfail_known(hist):
                 hidden = hidden or next((r for r, x in hist if x["outcome"] == "passed" and not tells_xpass(r)), None)
                 hist = [(r, x) for r, x in hist if x["outcome"] != "passed" or tells_xpass(r)]
+            if any(x["outcome"] == "passed" and altered(r) for r, x in hist):  # its passes count for nothing
+                changed = changed or next(r for r, x in hist if x["outcome"] == "passed" and altered(r))
+                hist = [(r, x) for r, x in hist if x["outcome"] != "passed" or not altered(r)] or [
+                    (changed, {"nodeid": rec["nodeid"], "outcome": "notrun", "reason": ""})
+                ]
             ran = next(((r, x) for r, x in hist if x["outcome"] in RAN), None)
             if ran is None and allowed:
                 skip = next((x for _, x in hist if x["outcome"] == "skipped"), None)
@@ -321,6 +327,8 @@ class TestIndex:
         text += _kept_note(recs)
         if hidden is not None:
             text += f"; a newer pass in {hidden.file} is not counted: JUnit XML writes an xpass as a pass"
+        if changed is not None:
+            text += f"; a pass in {changed.file} is not counted: it ran with {printable(altered(changed) or '')}"
         failed = outcome in FAILURES
         return GateVerdict(False, text, source_of(bad_run), failed=failed), ever
 
@@ -463,6 +471,14 @@ def missing_options(run: TestRun, gate: TestGate) -> str | None:
         have.add("--import-mode=prepend")
     lacking = [u for u in option_units(gate.options) if u not in have]
     return ", ".join(lacking) if lacking else None
+
+
+def altered(run: TestRun) -> str | None:
+    """The options that may have turned a failing test into a pass in ``run`` (``-p no:warnings``, ``-W``,
+    ``--runxfail``, ``--rootdir`` elsewhere, ...: ``provenance.altered``), or None. A pass from such a run meets no
+    gate; its failures count."""
+    given = run.provenance.get("altered")
+    return given if isinstance(given, str) and given else None
 
 
 def covers(args: object, arg: str) -> bool:

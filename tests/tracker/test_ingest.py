@@ -101,6 +101,40 @@ def test_junit_outcomes_and_losses(sample: Path) -> None:
     assert any("guessed from classname" in loss for loss in guessed.losses)
 
 
+def test_a_plugin_run_recorded_without_a_commit_is_refused(repo, cli, tmp_path: Path) -> None:
+    """adv F4: a `pytest --tracker-record` run in a copy of the tree elsewhere (no .git there, no TRACKER_COMMIT) with a
+    passing impostor of a failing test was ingested as this repository's and made the phase done: its null commit
+    says nothing ties it to this tree. Refused (exit 8, nothing stored); the device machine's run names its commit
+    with TRACKER_COMMIT and is taken (tests/tracker/test_evidence_cli.py)."""
+    from tracker_testutil import phase, plan_text
+
+    from tracker.commands.common import pytest_command
+
+    files = {
+        "plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/"')),
+        "tests/test_a.py": "def test_a():\n    pass\n",
+        "tests/test_b.py": "def test_b():\n    assert False\n",
+    }
+    root = repo(files)
+    assert cli(root, "verify").code == 1
+    copy = tmp_path / "y"
+    (copy / "tests").mkdir(parents=True)
+    (copy / "tests" / "test_a.py").write_text(files["tests/test_a.py"])
+    (copy / "tests" / "test_b.py").write_text("def test_b():\n    pass\n")  # the impostor
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRACKER_")}
+    out = tmp_path / "ev"
+    cmd = [*pytest_command(), "-q", "-p", "no:cacheprovider", "tests", f"--tracker-record={out}"]
+    assert subprocess.run(cmd, cwd=copy, env=env, capture_output=True, check=False).returncode == 0
+    [recorded] = out.glob("*.json")
+    assert json.loads(recorded.read_text())["provenance"]["commit"] is None
+    before = sorted((root / ".tracker" / "evidence").iterdir())
+    r = cli(root, "ingest", str(recorded))
+    assert r.code == 8, r.out + r.err
+    assert f"{recorded}: recorded without a commit" in r.err and "TRACKER_COMMIT" in r.err, r.err
+    assert sorted((root / ".tracker" / "evidence").iterdir()) == before
+    assert json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["status"] == "planned"
+
+
 def test_collection_error_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "test_broken.py").write_text("import not_a_module_xyz\n", encoding="utf-8")
     run_pytest(tmp_path, "--report-log=log.jsonl")

@@ -263,7 +263,7 @@ def shared_verified(tmp_path_factory: pytest.TempPathFactory) -> Path:
     [
         (["--bogus"], "pytest refused its command line (a --pytest-arg) (exit 4; its message is above): nothing ran"),
         (["--maxfail=many"], "pytest refused its command line (a --pytest-arg)"),
-        (["-p", "no_such_plugin_xyz"], "pytest refused its command line (a --pytest-arg)"),
+        (["-p", "no_such_plugin_xyz"], "--pytest-arg: -p no_such_plugin_xyz: a plugin may drop or change tests"),
         (["-k", "test_x and"], "--pytest-arg: Wrong expression passed to '-k': test_x and: "),
         (["-m", "(slow"], "--pytest-arg: Wrong expression passed to '-m': (slow: "),
         (["tests/test_gone.py"], "--pytest-arg: file or directory not found: tests/test_gone.py: nothing ran"),

@@ -418,6 +418,79 @@ def test_a_plain_run_with_options_that_narrow_collection_never_makes_a_failing_g
     assert gate["met"] is False and gate["reason"].startswith("tests/sub/test_b.py::TestB::test_bad: failed"), gate
 
 
+WARNED = {
+    "pytest.ini": "[pytest]\nfilterwarnings = error\n",
+    "tests/test_a.py": "def test_ok():\n    pass\n",
+    "tests/test_b.py": "import warnings\ndef test_b():\n    warnings.warn('old', DeprecationWarning)\n",
+}
+
+
+@pytest.mark.parametrize("option", [["-p", "no:warnings"], ["-W", "ignore::DeprecationWarning"]])
+def test_a_pass_from_a_run_with_options_that_change_outcomes_meets_no_gate(repo, cli, option: list[str]) -> None:
+    """adv F6: with `filterwarnings = error` in the repository's ini, a run given `-p no:warnings` (or `-W ignore`)
+    turns its failing test into a pass; such a run's passes count for no gate (provenance.altered), its failures
+    do. Before: the plain run after a failing verify made the phase done."""
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/"'))} | WARNED)
+    assert cli(root, "verify", "0001/P1").code == 1
+    plain_pytest(root, *option, "tests", "--tracker-record")
+    gate = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["gates"][0]
+    assert gate["met"] is False, gate
+    assert gate["reason"].startswith("tests/test_b.py::test_b: failed: DeprecationWarning: old"), gate
+    assert f"is not counted: it ran with {option[0]}" in gate["reason"], gate
+
+
+def test_a_run_whose_collection_config_is_gone_makes_its_phase_stale(repo, cli) -> None:
+    """adv F1 (clean form): a committed conftest.py's `collect_ignore` kept a failing test out of verify's run; once
+    it was removed, the phase stayed done and verify ran nothing. The ini file pytest read and every conftest.py
+    from the root to the gate's tests are inputs of the gate: changing, adding or removing one makes it stale."""
+    files = {
+        "plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/"', paths='"src/**"')),
+        "src/a.py": "x = 1\n",
+        "tests/test_a.py": "def test_ok():\n    pass\n",
+        "tests/test_b.py": "def test_b():\n    assert False\n",
+        "conftest.py": 'collect_ignore = ["tests/test_b.py"]\n',
+    }
+    root = repo(files)
+    assert cli(root, "verify").code == 0
+    git(root, "add", "-f", ".tracker")
+    git(root, "commit", "-qm", "ev")
+
+    def commit(message: str) -> dict[str, Any]:
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", message)
+        return json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]
+
+    def verify() -> Any:
+        r = cli(root, "verify")
+        git(root, "add", "-f", ".tracker")
+        git(root, "commit", "-qm", "ev")
+        return r
+
+    git(root, "rm", "-q", "conftest.py")
+    assert commit("rm conftest")["status"] == "stale"
+    r = verify()  # incremental: the stale gate runs again
+    assert r.code == 1 and "UNMET 0001/P1#1 tests/: tests/test_b.py::test_b: failed" in r.out, r.out
+    (root / "pytest.ini").write_text("[pytest]\naddopts = --ignore=tests/test_b.py\n")  # the tree's own config
+    commit("ini")
+    assert verify().code == 0
+    (root / "pytest.ini").write_text("[pytest]\n")
+    assert commit("edit ini")["status"] == "stale"
+    assert verify().code == 1
+    (root / "pytest.ini").write_text("[pytest]\naddopts = --ignore=tests/test_b.py\n")
+    commit("ini again")
+    assert verify().code == 0
+    (root / "tests" / "conftest.py").write_text("X = 1\n")  # a conftest.py below the gate's folder
+    assert commit("add below")["status"] == "stale"
+    assert verify().code == 0
+    unrelated = root / "tests" / "sub"
+    unrelated.mkdir()
+    (root / "other").mkdir()
+    (root / "other" / "conftest.py").write_text("X = 1\n")  # not on the way to tests/: no input of the gate
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "elsewhere")
+    assert json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["status"] == "done"
+
+
 LONG = "a title long enough that no terminal shows it whole " * 4
 
 

@@ -71,6 +71,41 @@ def test_a_failed_bench_command_is_said_once_and_its_gate_unmet_once(
     assert r.out.count(why) == 2  # the progress line as the command ends, and the gate's verdict
 
 
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["-p", "no:warnings"], "-p no:warnings"),
+        (["-W", "ignore::DeprecationWarning"], "-W"),
+        (["-o", "filterwarnings=ignore"], "-o filterwarnings"),
+        (["-o", "xfail_strict=false"], "-o xfail_strict"),
+        (["--runxfail"], "--runxfail"),
+        (["--rootdir=tests"], "--rootdir"),
+        (["-p", "evilplug"], "-p evilplug"),
+    ],
+)
+def test_verify_refuses_pytest_args_that_change_outcomes_or_load_a_plugin(
+    repo: Callable[..., Path], cli: Callable[..., Any], args: list[str], named: str
+) -> None:
+    """adv F6/F4b/F1: `verify --force --pytest-arg=-p --pytest-arg=no:warnings` turned the repository's failing test
+    (filterwarnings = error) into a pass and the phase done; `--rootdir` elsewhere names tests relative to another
+    folder; `-p NAME` loads code that may drop tests. Refused like --collect-only (exit 3), nothing recorded."""
+    root = repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/"')),
+            "pytest.ini": "[pytest]\nfilterwarnings = error\n",
+            "evilplug.py": "X = 1\n",
+            "tests/test_b.py": "import warnings\ndef test_b():\n    warnings.warn('old', DeprecationWarning)\n",
+        }
+    )
+    assert cli(root, "verify").code == 1
+    before = sorted((root / ".tracker" / "evidence").glob("*.json"))
+    r = cli(root, "verify", "--force", *(f"--pytest-arg={a}" for a in args))
+    assert r.code == 3, r.out + r.err
+    assert f"--pytest-arg: {named}: " in r.err, r.err
+    assert "Traceback" not in r.out + r.err
+    assert sorted((root / ".tracker" / "evidence").glob("*.json")) == before
+
+
 def test_verify_in_a_repository_holding_the_tracker_package_is_warning_free(repo: Callable[..., Path]) -> None:
     """Issue 24, as in the tracker's own repository: pytest 9.2 marks the package of an editable install's plugin
     for assertion rewriting when it finds it on sys.path (the repository root, in verify's forked pytest, which has

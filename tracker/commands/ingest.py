@@ -218,6 +218,11 @@ def _plan(
     digest = hashlib.sha256(data).hexdigest()  # a result or plugin file is stored as is; an ingested run records it
     if kind == "json" and _schema_of(data) == "tracker-test-run":
         doc = check_test_run(path, data, clock)
+        if doc["provenance"].get("commit") is None:  # run in a tree that is not a checkout: which one is unknown
+            raise IngestError(
+                f"{path}: recorded without a commit (no git repository and no TRACKER_COMMIT where it ran): nothing "
+                "ties it to this repository's tree; record it with TRACKER_COMMIT=<the commit it ran> TRACKER_DIRTY=0"
+            )
         # Recorded by the plugin with its own provenance and file ids: stored byte for byte.
         note = f"{len(doc['tests'])} test(s) from {doc['provenance']['host']}, {doc['status']}"
         return None if digest in stored else (data, "pytest", doc["provenance"]["host"], note)

@@ -833,6 +833,20 @@ def test_a_failing_subtest_fails_its_test(repo, cli) -> None:
     ]
 
 
+def test_a_failing_subtest_fails_its_test_under_xdist(repo, cli) -> None:
+    """Under pytest-xdist the subtests' reports reach the controller as the workers made them: the same outcomes as
+    a serial run (the test's own 'passed' overwrote them there too). pytest names a parameter there by the repr of
+    its repr, ``SUBFAILED(i='1')``, and the reason names it as pytest does."""
+    from tracker_testutil import SUBTEST_OUTCOMES, SUBTESTS
+
+    root = repo({"tests/test_sub.py": SUBTESTS, "plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/"'))})
+    r = cli(root, "verify", "--pytest-arg=-n", "--pytest-arg=2")
+    assert r.code == 1 and "2 workers" in r.out + r.err, r.out + r.err
+    [evidence] = (root / ".tracker/evidence").glob("*.json")
+    tests = json.loads(evidence.read_text())["tests"]
+    assert {t["nodeid"]: (t["outcome"], t["reason"].replace("'1'", "1")) for t in tests} == SUBTEST_OUTCOMES
+
+
 def test_a_plain_xdist_run_records_and_ingests_as_a_serial_run(repo, cli, tmp_path: Path) -> None:
     """``python -m pytest -n 2 --tracker-record=DIR`` (a run made elsewhere), then ``tracker ingest``: the same
     record as the serial run's (markers, ``-m`` and ``-k`` deselection) and the same statuses once ingested; before, every

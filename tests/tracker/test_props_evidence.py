@@ -232,6 +232,34 @@ def test_any_narrowed_value_in_the_store(store_root: Path, value: object) -> Non
         assert head == ".tracker/evidence/x.json" and half in value and all(0xD800 <= ord(c) <= 0xDFFF for c in half)
 
 
+@settings(FAST, max_examples=150)
+@example(value="-p no:warnings")
+@example(value="\udc80")  # half a surrogate pair: not text
+@example(value="-W\n\x1b[2J\u202e")  # a line break, a terminal escape, a bidirectional override
+@given(value=HOSTILE)
+def test_any_altered_or_inifile_value_in_the_store(store_root: Path, value: object) -> None:
+    """``provenance.altered`` (options that may have turned a failure into a pass, adv F6): a non-empty string is used,
+    and then the run's pass meets no gate, the reason naming the value on one line; ``provenance.inifile``: a string
+    or null is used; anything else makes the file invalid, never a crash."""
+    for key in ("altered", "inifile"):
+        doc = run_doc("passed")
+        doc["provenance"][key] = value
+        store = check_store(store_root, dumps(doc))
+        fine = (isinstance(value, str) and (value != "" or key == "inifile")) or (value is None and key == "inifile")
+        if not fine:
+            assert store.invalid and not store.runs, (key, value)
+            continue
+        if not store.runs:  # a string the file cannot hold as text: half a surrogate pair
+            assert isinstance(value, str) and _half_pair(value) and store.invalid
+            continue
+        test_gate = compute(PLANS, store, lambda: FileIndex({}), lambda: _bench_never)["0001/P1"].verdicts[0]
+        if key == "inifile":
+            assert test_gate.met, test_gate
+            continue
+        assert not test_gate.met and " is not counted: it ran with " in test_gate.reason, test_gate
+        assert test_gate.reason.isprintable()
+
+
 def _half_pair(text: str) -> bool:
     try:
         json.loads(json.dumps(text)).encode("utf-8")

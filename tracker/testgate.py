@@ -194,9 +194,11 @@ class TestIndex:
         nor when it ran on another machine and the file is the same as when the test was recorded (parametrized by
         the devices there; cannot tell counts as the same). Each record added is a copy whose ``kept`` says why, and
         a file skipped at collection stops counting as a test once a test under it is found."""
-        wholes = [whole]  # the runs of all of it newer than the one looked at
+        # The runs of all of it newer than the one looked at, each with its records of files skipped at collection
+        # (from its few file-level records: looking through all its tests cost a pass over them for every gate).
+        wholes = [(whole, _collection_skips(self.sorted[id(whole)][2]))]
         clean: set[str] = set()  # the machines of those that skipped nothing at collection
-        if not _collection_skips(whole):
+        if not wholes[0][1]:
             clean.add(host_of(whole))
         runs = iter(self.runs)
         next(r for r in runs if r is whole)
@@ -213,11 +215,12 @@ class TestIndex:
                     found[nodeid] = {**rec, "kept": f"{printable(host_of(run))} ({why})"}
             names_all = key in run.gates or covers(run.provenance.get("args"), gate.test)
             if names_all and narrowed(run) is None and not (gate.marker and any(not has_markers(run, r) for r in recs)):
-                wholes.append(run)
-                if not _collection_skips(run):
+                wholes.append((run, _collection_skips(self.sorted[id(run)][2])))
+                if not wholes[-1][1]:
                     clean.add(host_of(run))
-        tests = {n.split("::", 1)[0] for n in found if "::" in n}
-        for nodeid in [n for n, r in found.items() if "::" not in n and r["outcome"] == "skipped"]:
+        skipped = [n for n, r in found.items() if "::" not in n and r["outcome"] == "skipped"]
+        tests = {n.split("::", 1)[0] for n in found if "::" in n} if skipped else set()
+        for nodeid in skipped:
             if any(f == nodeid or f.startswith(nodeid + "/") for f in tests):
                 del found[nodeid]  # the tests other runs recorded under it stand for it
 
@@ -353,18 +356,19 @@ def host_of(run: TestRun) -> str:
     return str(run.provenance.get("host", "?"))
 
 
-def _collection_skips(run: TestRun) -> list[dict[str, Any]]:
-    """The run's records of a file or directory skipped at collection."""
-    return [r for r in run.tests if "::" not in r["nodeid"] and r["outcome"] == "skipped"]
+def _collection_skips(file_level: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Of a run's file-level records, those of a file or directory skipped at collection."""
+    return [r for r in file_level if r["outcome"] == "skipped"]
 
 
-def _unseen(wholes: list[TestRun], older: TestRun, nodeid: str) -> str | None:
-    """Why none of ``wholes`` (runs of all of a gate) could have seen test ``nodeid`` that ``older`` recorded (so it
-    stands), or None: one of them ran on the same machine, or on another once the test's file changed (or went)."""
+def _unseen(wholes: list[tuple[TestRun, list[dict[str, Any]]]], older: TestRun, nodeid: str) -> str | None:
+    """Why none of ``wholes`` (runs of all of a gate, each with its collection skips) could have seen test ``nodeid``
+    that ``older`` recorded (so it stands), or None: one of them ran on the same machine, or on another once the
+    test's file changed (or went)."""
     file = nodeid.split("::", 1)[0]
     why: str | None = None
-    for run in wholes:
-        skip = next((s for s in _collection_skips(run) if selects(s["nodeid"], nodeid)), None)
+    for run, skips in wholes:
+        skip = next((s for s in skips if selects(s["nodeid"], nodeid)), None)
         if skip is not None:
             said = printable(str(skip.get("reason") or ""))
             why = why or f"{printable(skip['nodeid'])} skipped at collection on {printable(host_of(run))}: {said}"

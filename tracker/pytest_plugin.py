@@ -153,12 +153,23 @@ class WorkerNotes:
     the tests deselected there: what a serial run's :class:`Recorder` takes from its own collection."""
 
     def __init__(self, config: pytest.Config) -> None:
-        self.notes: dict[str, Any] = {"markers": {}, "deselected": {}}
+        self.notes: dict[str, Any] = {"markers": {}, "deselected": {}, "dropped": 0}
         config.workeroutput["tracker"] = self.notes  # type: ignore[attr-defined]
+        self._deselected: set[int] = set()  # id() of the items pytest_deselected was told of
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         for item in items:
+            self._deselected.add(id(item))
             self.notes["deselected"][item.nodeid] = _markers(item)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Any:
+        """How many tests a collection hook dropped here without ``pytest_deselected`` (as
+        :meth:`Recorder.pytest_collection_modifyitems` counts them in a serial run)."""
+        before = list(items)
+        result = yield
+        self.notes["dropped"] = _dropped(before, items, self._deselected)
+        return result
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.notes["markers"] = {item.nodeid: _markers(item) for item in session.items}
@@ -616,14 +627,16 @@ class Recorder:
         all of its arguments: it is narrowed ("a collection hook dropped N test(s)")."""
         before = list(items)
         result = yield
-        kept = {id(i) for i in items}
-        dropped = [i for i in before if id(i) not in kept and id(i) not in self._deselected]
-        if dropped and self.data:
+        self._note_dropped(_dropped(before, items, self._deselected))
+        return result
+
+    def _note_dropped(self, count: int) -> None:
+        """Record that a collection hook dropped ``count`` tests silently: the run is narrowed."""
+        if count and self.data:
             prov = self.data["provenance"]
-            why = f"a collection hook dropped {len(dropped)} test(s)"
+            why = f"a collection hook dropped {count} test(s)"
             prov["narrowed"] = ", ".join(x for x in (prov.get("narrowed"), why) if x)
             prov["args"] = None
-        return result
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         for item in session.items:
@@ -654,6 +667,8 @@ class Recorder:
     def _apply_worker_notes(self) -> bool:
         """Give the tests the markers, and the deselected tests the records, that the workers' notes hold, as a
         serial run's collection gives them. False when no worker sent its notes (none finished)."""
+        dropped = [n.get("dropped") for n in self.worker_notes]
+        self._note_dropped(max((d for d in dropped if isinstance(d, int)), default=0))
         for notes in self.worker_notes:
             for nodeid, markers in notes.get("markers", {}).items():
                 if nodeid in self.tests:
@@ -824,6 +839,13 @@ def _here(spec: str) -> bool:
 
 # The class names of a subtest's report: pytest 9's own, and pytest-subtests' (before pytest 9).
 SUBTEST_REPORTS = ("SubtestReport", "SubTestReport")
+
+
+def _dropped(before: list[pytest.Item], after: list[pytest.Item], deselected: set[int]) -> int:
+    """How many of the items ``before`` the collection hooks ran are gone from ``after`` without having been
+    deselected (``pytest_deselected``): dropped silently."""
+    kept = {id(i) for i in after}
+    return sum(1 for i in before if id(i) not in kept and id(i) not in deselected)
 
 
 def _file_of(nodeid: str) -> str:

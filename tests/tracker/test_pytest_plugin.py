@@ -649,6 +649,15 @@ def test_a_collection_hook_that_drops_tests_silently_narrows_the_run(repo, where
         assert "narrowed" not in data["provenance"] and data["provenance"]["args"] == ["tests"]
 
 
+def test_a_collection_hook_that_drops_tests_silently_narrows_an_xdist_run(repo) -> None:
+    """The same under pytest-xdist: each worker collects, so each compares its items before and after the hooks and
+    sends the count to the controller with its notes; the record is narrowed as a serial run's is."""
+    root = repo({"tests/sub/test_s.py": "def test_ok(): pass\ndef test_other(): pass\n", "conftest.py": EVIL})
+    _, data = run_pytest(root, "-n", "2", "tests", "--tracker-record")
+    assert "a collection hook dropped 1 test(s)" in data["provenance"]["narrowed"], data["provenance"]
+    assert data["provenance"]["args"] is None
+
+
 @pytest.mark.parametrize(
     ("args", "altered"),
     [

@@ -250,6 +250,10 @@ def parse_reportlog(path: Path, data: bytes | None = None) -> ForeignRun:
                 raise IngestError(f"{path}:{number}: {wrong('CollectReport nodeid', nodeid, 'a string')}")
             nodeid = nodeid or "<collection>"
             tests[nodeid] = TestOutcome(nodeid, "error", "collection: " + shorten(record.get("longrepr")))
+        elif kind == "CollectReport" and record.get("outcome") == "skipped" and isinstance(record.get("nodeid"), str):
+            # A file skipped at collection (importorskip, allow_module_level): the file's record, as the plugin's.
+            nodeid = record["nodeid"] or "<collection>"
+            tests.setdefault(nodeid, TestOutcome(nodeid, "skipped", shorten(record.get("longrepr"))))
     if run.complete and run.exitstatus is None:
         run.complete, run.why_incomplete = False, "no SessionFinish record (the run crashed or is still running)"
     elif run.exitstatus in (INTERRUPTED_EXIT, INTERNAL_ERROR_EXIT):
@@ -327,6 +331,33 @@ def _junit_nodeid(case: ET.Element, root: Path | None) -> tuple[str, bool]:
     return "::".join(["/".join(parts[:cut]) + ".py", *parts[cut:], name]), False
 
 
+def _junit_collect_report(case: ET.Element, root: Path | None) -> tuple[TestOutcome, bool] | None:
+    """pytest's testcase for a collection report (an empty classname, the module's dotted path as its name, one
+    <skipped> or <error>) as (the record of its file, whether that path was found under ``root``): ``tests.test_gpu``
+    is ``tests/test_gpu.py``, or the folder ``tests/test_gpu`` where that is one; skipped, or an error "collection:
+    ...". None for any other testcase."""
+    if case.get("classname") or case.get("file") or not case.get("name"):
+        return None
+    child = next((c for c in case if c.tag in ("skipped", "error")), None)
+    if child is None:
+        return None
+    path = str(case.get("name")).replace(".", "/")
+    inside = root is not None and all(part not in ("", "..") for part in path.split("/"))  # never looks outside it
+    module = inside and root is not None and (root / f"{path}.py").is_file()
+    folder = inside and root is not None and not module and (root / path).is_dir()
+    nodeid = path if folder else f"{path}.py"
+    text = child.text or child.get("message") or ""
+    if child.tag == "skipped":
+        return TestOutcome(nodeid, "skipped", shorten(skip_reason(text))), module or folder
+    return TestOutcome(nodeid, "error", "collection: " + shorten(text)), module or folder
+
+
+def skip_reason(text: str) -> str:
+    """The reason in pytest's text of a collection skip, ``('path', 2, 'Skipped: why')``: ``why`` (else the text)."""
+    at = text.find("'Skipped: ")
+    return text[at + len("'Skipped: ") :].removesuffix(")").removesuffix("'") if at >= 0 else text
+
+
 def junit_time(path: Path, stamp: str) -> str:
     """A JUnit ``timestamp`` as UTC (:func:`tracker.evidence.utc_time`); IngestError when it is not an ISO-8601
     time, or has no time zone: pytest before 8.3 writes local time without one, and no reading of it is safe
@@ -361,6 +392,11 @@ def parse_junit(path: Path, root: Path | None = None, data: bytes | None = None)
     for number, case in enumerate(top.iter("testcase"), 1):
         if not case.get("name"):  # pytest.exit() in a test leaves <testcase time="0.000" />: no test of any name
             raise IngestError(f"{path}: testcase {number} has no name")
+        collected = _junit_collect_report(case, root)
+        if collected is not None:  # a file skipped or broken at collection
+            run.outcomes.append(collected[0])
+            guessed += not collected[1]
+            continue
         if not case.get("classname") and not case.get("file"):
             raise IngestError(f"{path}: testcase {number} {show(case.get('name'))} has no classname or file")
         nodeid, exact = _junit_nodeid(case, root)

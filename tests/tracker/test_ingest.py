@@ -583,6 +583,50 @@ def test_a_junit_testcase_without_a_name_is_refused(repo, cli, tmp_path: Path) -
     assert gate["met"] is False, gate
 
 
+def test_a_file_skipped_or_broken_at_collection_is_a_record_of_the_file_in_both_formats(tmp_path: Path) -> None:
+    # pytest writes a collection report into JUnit XML as a testcase with an empty classname, named by the module's
+    # dotted path: a CPU run whose GPU files skip at import was refused as 'has no classname or file'. It is the
+    # file's record, as the plugin and the reportlog have it (tracker.testgate keeps other runs' tests of the file).
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_gpu.py").write_text(
+        "import pytest\npytest.skip('CUDA not available', allow_module_level=True)\n"
+    )
+    (tmp_path / "tests" / "test_bad.py").write_text("import no_such_module_xyz\n")
+    (tmp_path / "tests" / "test_ok.py").write_text("def test_ok(): pass\n")
+    proc = run_pytest(
+        tmp_path, "tests", "--continue-on-collection-errors", "--report-log=log.jsonl", "--junitxml=j.xml"
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    for run in (parse_reportlog(tmp_path / "log.jsonl"), parse_junit(tmp_path / "j.xml", root=tmp_path)):
+        got = {o.nodeid: (o.outcome, o.reason[:40]) for o in run.outcomes}
+        assert got == {
+            "tests/test_gpu.py": ("skipped", "CUDA not available"),
+            "tests/test_bad.py": ("error", "collection: ModuleNotFoundError: No modu"),
+            "tests/test_ok.py::test_ok": ("passed", ""),
+        }, run.kind
+    guessed = parse_junit(tmp_path / "j.xml")  # without the root: the same paths, said to be guessed
+    assert {o.nodeid for o in guessed.outcomes} >= {"tests/test_gpu.py", "tests/test_bad.py"}
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.text(min_size=1, max_size=40), text=st.text(max_size=300), tag=st.sampled_from(["skipped", "error"]))
+def test_any_collection_testcase_is_one_record_of_a_file_with_a_one_line_reason(
+    tmp_path: Path, name: str, text: str, tag: str
+) -> None:
+    from xml.sax.saxutils import escape, quoteattr
+
+    clean = "".join(c for c in name + text if c.isprintable() or c == "\n")  # what XML can hold
+    name, text = clean[: len(name)] or "m", clean[len(name) :]
+    path = tmp_path / "j.xml"
+    body = (
+        f'<testsuite><testcase classname="" name={quoteattr(name)}><{tag}>{escape(text)}</{tag}></testcase></testsuite>'
+    )
+    path.write_text(body, encoding="utf-8")
+    (out,) = parse_junit(path, root=tmp_path).outcomes
+    assert out.nodeid == name.replace(".", "/") + ".py" and out.outcome == ("skipped" if tag == "skipped" else "error")
+    assert "\n" not in out.reason and len(out.reason) <= 200 + len("collection: ")
+
+
 def test_a_junit_testcase_without_a_classname_or_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "j.xml"
     path.write_text('<testsuite tests="1"><testcase name="test_a"/></testsuite>', encoding="utf-8")

@@ -6,7 +6,9 @@ failed, error, xfailed, xpassed); a skip or deselection never meets nor un-meets
 earlier evidence decided. The set of tests a gate covers is every test selected by its pytest
 argument in the newest run that collected all of it (``tracker verify`` ran this gate, or the
 run's recorded arguments cover the gate's), plus those any newer run collected: a run of part of
-a directory or file never shrinks the set. Without such a run, the union over all runs. A file
+a directory or file never shrinks the set. Without such a run (none not narrowed), a file, directory or
+marker gate is unmet whatever passed ("which tests ... selects is unknown"): a run of part of it, or an ingested
+reportlog or JUnit run (no arguments recorded), only adds outcomes; a node-id gate is met by any run's record. A file
 level record (a collection error) stops counting once a newer run collected tests under it.
 
 A gate with a ``marker`` needs to know each test's markers. A record without marker information (a run
@@ -224,6 +226,18 @@ class TestIndex:
             if any(f == nodeid or f.startswith(nodeid + "/") for f in tests):
                 del found[nodeid]  # the tests other runs recorded under it stand for it
 
+    def _named(self, key: str, gate: TestGate) -> bool:
+        """Did a run this index sees collect all of the gate, its collection not narrowed (verify ran the gate, or
+        its recorded arguments cover it)? Without one, which tests a file, directory or marker gate has is unknown:
+        a run of part of it, or an ingested reportlog or JUnit run (they record no arguments, so an ``--ignore`` in
+        it cannot be seen), only adds outcomes, and the tests it never collected may be failing (adv F3)."""
+        return any(
+            (key in run.gates or covers(run.provenance.get("args"), gate.test))
+            and narrowed(run) is None
+            and (gate.marker is None or run.provenance.get("ingested_from") != "junit")  # no markers: -m unknown
+            for run in self.runs
+        )
+
     def _unknown_failure(self, nodeids: list[str]) -> tuple[TestRun, dict[str, Any]] | None:
         """The first of ``nodeids`` that no run with markers ever recorded and whose newest outcome is a failure,
         as (run, record): whether the gate's ``-m`` selects it cannot be told, so it cannot be left out."""
@@ -304,6 +318,12 @@ class TestIndex:
             blocked = self._unknown_failure(unknown)
             if blocked is None and cut is not None:  # every test it knows passed, but which tests it has is unknown
                 return GateVerdict(False, _unknown_set(gate, cut), source_of(cut)), False
+            if blocked is None and "::" not in gate.test and not self._named(key, gate):
+                why = (
+                    f"which tests {gate.test} selects is unknown: no run collected all of it "
+                    f"(run tracker verify or pytest {gate.test} --tracker-record)"
+                )
+                return GateVerdict(False, why, source_of(newest_run)), False
             if blocked is None:
                 # Staleness is judged on every run a pass came from (a partial run on new code leaves the other
                 # tests' passes on the old): the newest is the source, the others are named too.

@@ -168,7 +168,13 @@ def _test_run(root: Path, when: str, outcomes: dict[str, str]) -> dict[str, Any]
         "schema": "tracker-test-run",
         "version": 1,
         "status": "complete",
-        "provenance": {"time": when, "host": "ci-box", "commit": head, "dirty": False, "command": "pytest tests"},
+        "provenance": {
+            "time": when,
+            "host": "ci-box",
+            "commit": head,
+            "dirty": False,
+            "command": "pytest tests",
+            "args": sorted({nodeid.split("::")[0] for nodeid in outcomes}),  # the files it ran (adv F3)
         "gates": {},
         "files": tree_ids(root),
         "tests": tests,

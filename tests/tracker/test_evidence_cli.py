@@ -37,6 +37,14 @@ def repo(tmp_path: Path) -> Path:
     })  # fmt: skip
 
 
+def one_test_gate(repo: Path) -> None:
+    """The plan's gate names its one test by node id: an ingested run (no arguments recorded) meets such a gate,
+    never a file gate no run collected whole (adv F3)."""
+    (repo / "plans/0001-a.md").write_text(
+        plan_text("0001", [phase_block("P1", ["src/**"], ['test = "tests/test_a.py::test_x"'])])
+    )
+
+
 def test_ingest_rejects_bad_files_with_exit_8_and_writes_nothing(repo: Path, tmp_path: Path) -> None:
     good = write(tmp_path / "good.json", result([case("m", {"k": 1}, [1.0, 2.0])]))
     bad = write(tmp_path / "bad.json", {**result([case("m", {"k": 1}, [1.0])]), "version": 2})
@@ -62,6 +70,7 @@ def test_ingest_unknown_commit_is_a_usage_error(repo: Path, tmp_path: Path) -> N
     )
     proc = tracker(repo, "ingest", str(tmp_path / "r.xml"), "--commit", "deadbeef")
     assert proc.returncode == 3 and "--commit deadbeef: not a commit of this repository" in proc.stderr
+    one_test_gate(repo)
     proc = tracker(repo, "ingest", str(tmp_path / "r.xml"), "--host", "ci-runner")
     assert proc.returncode == 0, proc.stderr
     proc = tracker(repo, "ingest", str(tmp_path / "r.xml"), "--host", "ci-runner")
@@ -343,6 +352,7 @@ def test_ingested_reportlog_crash_counts_the_test_it_died_in(repo: Path, tmp_pat
         check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    one_test_gate(repo)
     assert tracker(repo, "ingest", str(tmp_path / "ok.jsonl"), "--host", "gpu-box").returncode == 0
     assert json.loads(tracker(repo, "status", "--json").stdout)["plans"][0]["phases"][0]["status"] == "done"
     records = [

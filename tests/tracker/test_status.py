@@ -92,7 +92,7 @@ def test_zero_collected_and_marker_selection() -> None:
         "-m 'gpu' selects 0 tests (an empty gate is unmet)",
         "0 tests collected (an empty gate is unmet)",
     ]
-    s.runs.append(run("r2", "2", {"t.py::a_gpu": "passed"}))
+    s.runs.append(run("r2", "2", {"t.py::a_gpu": "passed"}, args=["t.py"]))  # a run of all of t.py (adv F3)
     assert statuses(plans(ph), s)["0001/P1"][2][0] == "1 passed"
 
 
@@ -713,3 +713,50 @@ def test_a_gate_whose_path_was_deleted_is_unmet_whatever_the_evidence(repo, cli,
     assert r.err == "tracker: error: 1 gate(s) collected no tests: 0001/P1#1\n", r
     assert f"tracker: no such test file or directory: {path}\n" in r.out and "(none: nothing to run)" in r.out, r
     assert sorted((root / ".tracker/evidence").iterdir()) == before  # no pytest run of it recorded
+
+
+UNKNOWN_SUB = (
+    "which tests tests/sub/ selects is unknown: no run collected all of it "
+    "(run tracker verify or pytest tests/sub/ --tracker-record)"
+)
+
+
+@pytest.mark.parametrize("args", [None, ["tests/sub/test_s.py::test_ok"], ["tests/sub/test_s.py"], ["tests/other"]])
+def test_a_gate_no_run_collected_whole_is_unmet_on_partial_passes(args: list[str] | None) -> None:
+    """adv F3: with no run of all of tests/sub/, a pass of part of it (a node id, one file, or a reportlog/JUnit run,
+    which record no arguments) met the directory gate: the tests it never collected could be failing."""
+    part = run("part", "1", {"tests/sub/test_s.py::test_ok": "passed"}, args=args)
+    st = statuses(plans(DIR), Store(runs=[part]))["0001/P1"]
+    assert (st[0], st[2]) == (Status.PLANNED, [UNKNOWN_SUB])
+    whole = run("whole", "0", {"tests/sub/test_s.py::test_ok": "passed"}, args=["tests"])
+    assert statuses(plans(DIR), Store(runs=[whole, part]))["0001/P1"][0] == Status.DONE  # an older whole run names it
+    node = Phase("P1", "t", (), (), (TestGate("tests/sub/test_s.py::test_ok"),))
+    assert statuses(plans(node), Store(runs=[part]))["0001/P1"][0] == Status.DONE  # one test: its record is enough
+
+
+def test_a_gate_first_run_in_part_is_unmet_until_run_whole_through_the_cli(repo, cli, tmp_path: Path) -> None:
+    """adv F3's repros: no evidence, then only `pytest tests/test_a.py --tracker-record`, or an ingested JUnit or
+    reportlog of `pytest tests --ignore=tests/test_b.py` (neither records its arguments): the gate `tests/` was met
+    and the phase done while tests/test_b.py fails. Unmet until a run of all of it; verify then runs it."""
+    files = {
+        "plans/0001-demo.md": plan_text(phases=phase("P1", 'test = "tests/"')),
+        "tests/test_a.py": "def test_a():\n    assert True\n",
+        "tests/test_b.py": "def test_b():\n    assert False\n",
+    }
+    unknown = (
+        "which tests tests/ selects is unknown: no run collected all of it "
+        "(run tracker verify or pytest tests/ --tracker-record)"
+    )
+    root = repo(files)
+    plain_pytest(root, "tests/test_a.py", "--tracker-record")
+    [gate] = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["gates"]
+    assert (gate["met"], gate["reason"]) == (False, unknown)
+    for form in ("--junitxml", "--report-log"):
+        shutil.rmtree(root / ".tracker")
+        out = tmp_path / f"run{form}"
+        plain_pytest(root, "tests", "--ignore=tests/test_b.py", f"{form}={out}")
+        assert cli(root, "ingest", str(out)).code == 0
+        [gate] = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["gates"]
+        assert (gate["met"], gate["reason"]) == (False, unknown), form
+    r = cli(root, "verify", "0001/P1")
+    assert r.code == 1 and "UNMET 0001/P1#1 tests/: tests/test_b.py::test_b: failed" in r.out, r

@@ -206,8 +206,8 @@ def test_a_run_that_covers_a_gate_without_a_record_of_it_is_replayed() -> None:
     plans = [Plan("0001", "p", "plans/0001-p.md", phases=(phase,))]
     store = Store(
         runs=[
-            run("ok", "2026-11-01T10:00:00Z", {"t.py::a": "passed"}, host="box"),
-            run("bad", "2026-11-02T10:00:00Z", {"t.py::a": "failed"}, host="box"),
+            run("ok", "2026-11-01T10:00:00Z", {"t.py::a": "passed"}, args=["t.py"], host="box"),  # runs of all of t.py
+            run("bad", "2026-11-02T10:00:00Z", {"t.py::a": "failed"}, args=["t.py"], host="box"),
             # The same machine: a run elsewhere proves t.py::a gone only once t.py changed (tracker.testgate).
             run("gone", "2026-11-03T10:00:00Z", {"u.py::x": "passed"}, args=["t.py", "u.py"], host="box"),
         ]
@@ -224,8 +224,8 @@ def test_a_new_failing_test_in_a_done_phase_is_new_work_not_a_regression() -> No
     plans = [Plan("0001", "p", "plans/0001-p.md", phases=(phase,))]
     store = Store(
         runs=[
-            run("ok", "2026-11-01T10:00:00Z", {"t.py::a": "passed"}),
-            run("new", "2026-11-02T10:00:00Z", {"t.py::a": "passed", "t.py::b": "failed"}),
+            run("ok", "2026-11-01T10:00:00Z", {"t.py::a": "passed"}, args=["t.py"]),  # runs of all of t.py (adv F3)
+            run("new", "2026-11-02T10:00:00Z", {"t.py::a": "passed", "t.py::b": "failed"}, args=["t.py"]),
         ]
     )
     assert steps(replay(plans, store), "0001/P1") == [

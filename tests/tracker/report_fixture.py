@@ -175,6 +175,7 @@ def _test_run(root: Path, when: str, outcomes: dict[str, str]) -> dict[str, Any]
             "dirty": False,
             "command": "pytest tests",
             "args": sorted({nodeid.split("::")[0] for nodeid in outcomes}),  # the files it ran (adv F3)
+        },
         "gates": {},
         "files": tree_ids(root),
         "tests": tests,

@@ -28,6 +28,7 @@ from tracker.model import (
     gate_hash,
     gate_key,
 )
+from tracker.selection import config_paths
 from tracker.testgate import TestIndex, gate_verdict, manual_hashes
 
 if TYPE_CHECKING:  # datetime is imported only when result times are replayed
@@ -58,10 +59,9 @@ def fresh_test_gates(
 
     Fresh means met, and the run that met it recorded the same gate definition hash (when it
     recorded one) and the same blob ids for the phase's ``paths``, the gate's test file or
-    directory and pytest's configuration files on the way to it (:func:`tracker.status.config_paths`) as the working
+    directory and pytest's configuration files on the way to it (:func:`tracker.selection.config_paths`) as the working
     tree has now.
     """
-    from tracker.status import config_paths  # status imports this module
 
     phases = {f"{p.id}/{ph.id}": ph for p in plans for ph in p.phases}
     runs = {r.file: r for r in store.runs}

@@ -212,3 +212,23 @@ class NodeIndex:
         while pos < len(self._sorted) and self._sorted[pos].startswith(prefix):
             yield self._order[pos]
             pos += 1
+
+
+# Files pytest may read its configuration from (ini options such as addopts and python_files): the first of them that
+# holds a pytest section, in the folder of the run's arguments or above, is the ini file.
+INI_NAMES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+
+
+def config_paths(test: str) -> tuple[str, ...]:
+    """The files of pytest's configuration that decide what a test gate's pytest argument ``test`` collects and how
+    its tests run, as path patterns: every ``conftest.py`` and ini file (:data:`INI_NAMES`) in the root and each
+    folder on the way to the gate's path, and every ``conftest.py`` below it (collect_ignore, a collection hook,
+    fixtures). A change to one, or one added or removed, makes the gate's phase stale."""
+    file = normalize_arg(test).split("::", 1)[0]
+    parts = [] if file in ("", ".") else file.split("/")
+    out: list[str] = []
+    for depth in range(len(parts) + 1):
+        folder = "/".join(parts[:depth])
+        out += [f"{folder}/{name}" if folder else name for name in ("conftest.py", *INI_NAMES)]
+    out.append(f"{file}/**/conftest.py" if parts else "**/conftest.py")
+    return tuple(out)

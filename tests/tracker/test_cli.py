@@ -153,14 +153,19 @@ def test_lint_checks_plans_with_problems_and_every_file_at_once(good, cli) -> No
 def test_status_shows_the_machines_each_phase_s_verdicts_came_from(good, cli, tmp_path: Path) -> None:
     assert "[" not in cli(good, "status").out  # no evidence, no machine
     assert cli(good, "signoff", "0001/P1", "--gate", "2", "--by", "Ada", "--why", "read it").code == 0
-    junit = tmp_path / "junit.xml"
+    # A run recorded elsewhere by the plugin (it names what it collected: a JUnit file alone decides no file gate)
+    out = tmp_path / "ci2"
     subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", f"--junitxml={junit}"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", f"--tracker-record={out}"],
         cwd=good,
         check=True,
         capture_output=True,
     )
-    assert cli(good, "ingest", str(junit), "--host", "ci2").code == 0
+    [recorded] = out.glob("*.json")
+    doc = json.loads(recorded.read_text())
+    doc["provenance"]["host"] = "ci2"  # as the machine ci2 would have written it
+    recorded.write_text(json.dumps(doc))
+    assert cli(good, "ingest", str(recorded)).code == 0
     assert cli(good, "status").out.splitlines()[1:] == [
         f"  P1  done           2/2  Phase P1  [ci2, {socket.gethostname()}]",
         "  P2  done           1/1  Phase P2  [ci2]",

@@ -311,10 +311,12 @@ def test_ingested_test_run_needs_a_real_time_and_commit(verified: tuple[Path, di
         proc = _tracker(repo, "ingest", str(bad))
         assert (proc.returncode, proc.stderr) == (8, f"tracker: error: {bad}: {reason}\n")
     assert len(list((repo / ".tracker/evidence").glob("*.json"))) == 1  # nothing written
-    # A copy that keeps the local run's valid provenance (and a null commit) is accepted.
-    proc = _tracker(
-        repo, "ingest", str(_failed_copy(doc, tmp_path / "ok.json", commit=None, time="2026-11-29T11:02:03.5+01:00"))
-    )
+    # A plugin run without a commit ties itself to no tree (adversarial review F4: a copy of the tree elsewhere):
+    # refused, saying how to record one; the same copy with its commit kept is accepted.
+    nocommit = _failed_copy(doc, tmp_path / "nocommit.json", commit=None, time="2026-11-29T11:02:03.5+01:00")
+    proc = _tracker(repo, "ingest", str(nocommit))
+    assert proc.returncode == 8 and "recorded without a commit" in proc.stderr, proc.stderr
+    proc = _tracker(repo, "ingest", str(_failed_copy(doc, tmp_path / "ok.json", time="2026-11-29T11:02:03.5+01:00")))
     assert proc.returncode == 0, proc.stderr
 
 

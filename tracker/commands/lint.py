@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tracker.checks import cross_plan_problems, placeholder_problems
-from tracker.commands.common import pytest_command, pytest_env
+from tracker.commands.common import escaped, pytest_command, pytest_env
 from tracker.errors import ExitCode, FileError
 from tracker.fileio import read_text
 from tracker.fingerprint import FileIndex
@@ -300,7 +300,8 @@ def unmatched_paths(root: Path, files: list[PlanFile]) -> list[str]:
             if not index.match((glob,)):
                 where = f"{f.path}:{_glob_line(f.text, ph, glob)}"
                 out.append(
-                    f"{where}: warning: phase {ph.id}: paths glob '{glob}' matches no file{no_match_hint(index, glob)}"
+                    f"{where}: warning: phase {ph.id}: paths glob '{escaped(glob)}' matches no file"
+                    + escaped(no_match_hint(index, glob))
                 )
     return out
 

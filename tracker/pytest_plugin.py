@@ -324,6 +324,8 @@ ALTERING_INI = frozenset(
     {"filterwarnings", "xfail_strict", "strict_markers", "strict", "markers", "usefixtures", "timeout",
      "timeout_method", "timeout_func_only"}
 )  # fmt: skip
+# Narrowing options that also replace the repository's own configuration of outcomes (NARROWING_OPTIONS dests).
+CONFIG_DESTS = frozenset({"inifilename", "confcutdir", "noconftest"})
 ALTERING_PLUGINS = frozenset({"warnings", "skipping", "unraisableexception", "threadexception", "timeout"})
 
 
@@ -398,6 +400,12 @@ def altering(config: pytest.Config) -> list[str]:
         out.append("--runxfail")
     if _other_rootdir(config, ns):
         out.append("--rootdir")
+    # Another ini file, or conftest.py files left unloaded, drop the repository's own filterwarnings, xfail_strict
+    # and autouse fixtures as well as tests: their passes are not the repository's (adversarial review G1).
+    out += [flag for dest, flag in NARROWING_OPTIONS if dest in CONFIG_DESTS and getattr(ns, dest, None)]
+    out += _loaded(config)  # a plugin loaded by name may change an outcome as well as drop a test
+    if sys.flags.optimize:  # python -O / PYTHONOPTIMIZE strips every assert outside pytest's rewritten test modules
+        out.append("python -O (asserts stripped)")
     return list(dict.fromkeys(out))
 
 

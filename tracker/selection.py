@@ -216,7 +216,7 @@ class NodeIndex:
 
 # Files pytest may read its configuration from (ini options such as addopts and python_files): the first of them that
 # holds a pytest section, in the folder of the run's arguments or above, is the ini file.
-INI_NAMES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+INI_NAMES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
 
 def config_paths(test: str) -> tuple[str, ...]:

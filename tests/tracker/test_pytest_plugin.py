@@ -668,6 +668,11 @@ def test_a_collection_hook_that_drops_tests_silently_narrows_an_xdist_run(repo) 
         (["--runxfail"], "--runxfail"),
         (["-p", "no:skipping"], "-p no:skipping"),
         (["--rootdir=tests"], "--rootdir"),
+        # adversarial review G1: another ini file or conftest.py files left unloaded drop the repository's own
+        # filterwarnings and autouse fixtures too, not only tests
+        (["-c", "other.ini"], "-c"),
+        (["--noconftest"], "--noconftest"),
+        (["--confcutdir=tests"], "--confcutdir"),
         (["-p", "no:randomly", "-o", "console_output_style=classic"], None),
     ],
 )
@@ -679,10 +684,19 @@ def test_records_the_options_that_may_turn_a_failure_into_a_pass(repo, args: lis
         {
             "pytest.ini": "[pytest]\nfilterwarnings = error\nxfail_strict = true\n",
             "tests/test_w.py": "import warnings\ndef test_w():\n    warnings.warn('old', DeprecationWarning)\n",
+            "other.ini": "[pytest]\n",
         }
     )
     _, data = run_pytest(root, *args, "tests", f"--tracker-record={root / '.tracker' / 'evidence'}")
     assert data["provenance"].get("altered") == altered, data["provenance"]
+
+
+def test_a_run_under_python_optimize_records_that_its_asserts_were_stripped(repo) -> None:
+    """adversarial review G2: under PYTHONOPTIMIZE (python -O) an assert in a helper module is stripped, so a failing
+    check passes; the run records it in `provenance.altered` and its passes count for no gate."""
+    root = repo({"tests/test_s.py": "def test_ok(): pass\n"})
+    _, data = run_pytest(root, "tests", "--tracker-record", env={"PYTHONOPTIMIZE": "1"})
+    assert data["provenance"].get("altered") == "python -O (asserts stripped)", data["provenance"]
 
 
 def test_records_the_ini_file_pytest_used(repo) -> None:

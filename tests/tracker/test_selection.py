@@ -241,3 +241,13 @@ def test_node_index_looks_at_the_selected_node_ids_only() -> None:
     assert sorted(index.selected("tests/t7.py::test_7")) == [7, 5000, 5001]  # the file's and directory's errors
     assert sorted(index.selected("tests/t7.py"))[:3] == [7, 57, 107] and len(list(index.selected("tests/t7.py"))) == 102
     assert index.looked <= 2 * 102 + 20, index.looked  # candidates by prefix, never all 5,002
+
+
+def test_pytest_s_toml_configuration_files_are_inputs_of_a_test_gate() -> None:
+    """adversarial review G3: pytest 9 reads pytest.toml and .pytest.toml first; a committed one that ignored a
+    failing test, then removed, left the phase done (not stale): they are configuration files of every gate."""
+    from tracker.selection import config_paths
+
+    paths = config_paths("tests/test_a.py")
+    for name in ("pytest.toml", ".pytest.toml", "tests/pytest.toml", "tests/.pytest.toml", "pytest.ini", "tox.ini"):
+        assert name in paths, paths

@@ -361,7 +361,7 @@ def test_root_is_accepted_after_every_command(two, capfd, monkeypatch, tmp_path,
     (["next", "--json"], 0, {"plans_dir", "plans", "phases", "done", "blocked", "next", "invalid"}),
     (["check", "--json"], 1, {"ok", "exit", "problems", "warnings"}),  # regions not written yet: out of date
     (["lint", "--no-collect", "--json"], 0, {"ok", "files", "problems", "warnings"}),
-    (["verify", "0002", "--json"], 1, {"exit", "evidence", "ran", "not_rerun", "phases", "warnings"}),  # a manual gate unsigned
+    (["verify", "0002", "--json"], 1, {"exit", "evidence", "evidence_files", "ran", "not_rerun", "phases", "warnings"}),  # a manual gate unsigned
     (["gc", "--json"], 0, {"dry_run", "exit", "refused", "deleted", "would_delete", "kept", "put_back"}),
     (["gc", "--dry-run", "--json"], 0, {"dry_run", "exit", "refused", "deleted", "would_delete", "kept", "put_back"}),
     (["status", "--json"], 0, {"plans", "invalid"}),

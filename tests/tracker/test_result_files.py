@@ -204,7 +204,7 @@ def test_verdicts_are_cached_by_content_and_validator(tmp_path: Path, monkeypatc
     import hashlib
 
     from tracker import result_schema
-    from tracker.cache import Cache, cache_key
+    from tracker.cache import VALIDATION_LIBRARIES, Cache, cache_key, library_key
     from tracker.result_files import CHECKS
 
     cache = Cache(tmp_path)
@@ -215,7 +215,7 @@ def test_verdicts_are_cached_by_content_and_validator(tmp_path: Path, monkeypatc
         load_result(bad, cache)
     cache.write()  # the command's end
     doc = json.loads((tmp_path / f".tracker/cache/{CHECKS}.json").read_text())
-    assert doc["key"] == cache_key(CHECKS, VALIDATOR)
+    assert doc["key"] == cache_key(CHECKS, VALIDATOR, library_key(*VALIDATION_LIBRARIES))  # and pydantic's identity
     sha = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (ok, bad)}
     assert doc["data"] == {sha[ok]: "", sha[bad]: "version: unsupported version 2 (this tracker reads version 1)"} or (
         doc["data"][sha[ok]] == "" and "unsupported version 2" in doc["data"][sha[bad]]

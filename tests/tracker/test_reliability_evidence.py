@@ -41,7 +41,7 @@ def run_doc(when: str, outcome: str = "passed", **top: Any) -> dict[str, Any]:
     """A complete tracker-test-run holding one record of tests/test_a.py::test_x."""
     doc: dict[str, Any] = {
         "schema": "tracker-test-run", "version": 1, "status": "complete",
-        "provenance": {"time": when, "host": "elsewhere", "commit": None, "dirty": None},
+        "provenance": {"time": when, "host": "elsewhere", "commit": None, "dirty": None, "args": ["tests"]},
         "gates": {}, "files": {},
         "tests": [{"nodeid": "tests/test_a.py::test_x", "outcome": outcome, "reason": "", "duration": 0.1, "markers": []}],
     }  # fmt: skip

@@ -921,8 +921,8 @@ def check_repo(
         return checked
 
 
-def _property(real_runs: list[dict], examples: int):
-    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
+def _property(real_runs: list[dict], examples: int, derandomize: bool = False):
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), derandomize=derandomize)
     @given(files=plan_repo(), docs=store_docs(real_runs))
     def prop(files: dict[str, str], docs: list[tuple[str, dict]]) -> None:
         checked.append(check_repo(files, docs, READ_ONLY))
@@ -934,7 +934,9 @@ def _property(real_runs: list[dict], examples: int):
 
 
 def test_read_only_commands_over_random_repositories_never_crash_nor_lie(real_runs: list[dict]) -> None:
-    _property(real_runs, 50)
+    # The same 50 examples every run: whether one of 50 random repositories holds a done phase for the oracle is a
+    # coin since a gate needs a run of all of it (review F3); the deep run below stays random.
+    _property(real_runs, 50, derandomize=True)
 
 
 @pytest.mark.skipif(not SCRIPT.exists(), reason="the tracker console script is not installed in this Python")

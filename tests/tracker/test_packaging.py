@@ -113,7 +113,10 @@ def _installed_venv(tmp_path: Path, wheel: Path) -> Path:
         if not entry.name.startswith(("plan_tracker", "__editable__", "tracker")):
             (site / entry.name).symlink_to(entry)
     cmd = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q", str(wheel)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    # Without PYTHONPATH: under `tracker verify` it names this checkout, whose plan_tracker.egg-info (an editable
+    # install's) made pip answer "already satisfied" and install nothing.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return python
 

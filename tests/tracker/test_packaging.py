@@ -33,33 +33,7 @@ def _can_build_wheels() -> bool:
     reason="no setuptools >= 70.1 (or older setuptools with wheel) to build a wheel: pip install '.[test]' brings one",
 )
 def test_wheel_ships_templates_and_entry_points(tmp_path: Path) -> None:
-    src = tmp_path / "src"
-    # A copy: building in place would race with other runs over build/ and *.egg-info.
-    shutil.copytree(
-        REPO,
-        src,
-        ignore=shutil.ignore_patterns(
-            ".git", ".venv", "build", "*.egg-info", "__pycache__", ".tracker", "node_modules"
-        ),
-    )
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp_path / "dist"),
-            str(src),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    [wheel] = (tmp_path / "dist").glob("plan_tracker-*.whl")
+    wheel = _build_wheel(tmp_path)
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         assert "tracker/templates/plan.md" in names

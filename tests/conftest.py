@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,12 @@ def repo(tmp_path: Path) -> Callable[..., Path]:
         return root
 
     return build
+
+
+if os.environ.get("PYTEST_XDIST_WORKER") and (os.environ.get("COLUMNS"), os.environ.get("LINES")) == ("80", "24"):
+    # GNU readline, imported by an xdist worker, exports the size of the terminal it has not got: not a width the
+    # tests asked for (``cli`` then runs the CLI as wide as the tests expect).
+    del os.environ["COLUMNS"], os.environ["LINES"]
 
 
 @pytest.fixture

@@ -103,13 +103,15 @@ TEMPLATE_MANUAL = "Describe what a reviewer must confirm before this phase count
 
 def is_placeholder(gate: Gate) -> bool:
     """Is ``gate`` still the template's placeholder manual gate? Its words compared, case, spacing, punctuation,
-    markup and compatibility forms (NFKC: a fullwidth letter) aside: a period added says nothing a reviewer could
-    confirm."""
+    markup, invisible format characters and compatibility forms (NFKC: a fullwidth letter) aside: a period added
+    says nothing a reviewer could confirm."""
     return isinstance(gate, ManualGate) and _words(gate.manual) == _words(TEMPLATE_MANUAL)
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", text).casefold())
+    # Format characters (a zero-width space, a soft hyphen, a word joiner) are invisible: they split no word.
+    seen = "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
+    return re.findall(r"[^\W_]+", seen.casefold())
 
 
 def placeholder_problems(plans: list[Plan]) -> list[str]:

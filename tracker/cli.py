@@ -520,12 +520,18 @@ def typer_app() -> "typer.Typer":
         commit: Annotated[
             str | None, typer.Option("--commit", help="Commit the tests ran on (default: HEAD, marked assumed).")
         ] = None,
+        when: Annotated[
+            str | None,
+            typer.Option(
+                "--time", help="When the tests ran (ISO 8601 with a time zone), for files that record no time."
+            ),
+        ] = None,
         root: RootOption = None,
     ) -> None:
         """Validate evidence produced elsewhere and copy it into the evidence store (docs/evidence.md)."""
         from tracker.commands import ingest as cmd
 
-        _run_command(lambda: cmd.run(_root(root), files, host, commit))
+        _run_command(lambda: cmd.run(_root(root), files, host, commit, when=when))
 
     @app.command()
     def check(

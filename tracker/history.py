@@ -28,7 +28,7 @@ from tracker.model import (
     gate_hash,
     gate_key,
 )
-from tracker.selection import config_paths
+from tracker.selection import gate_inputs
 from tracker.testgate import TestIndex, gate_verdict, manual_hashes
 
 if TYPE_CHECKING:  # datetime is imported only when result times are replayed
@@ -77,8 +77,7 @@ def fresh_test_gates(
             continue
         # Every run a pass of the gate comes from (a partial run leaves the other tests' passes in older runs).
         met_by = [runs.get(file) for file in (verdict.source.file, *verdict.also)]
-        test_path = gate.test.split("::", 1)[0].rstrip("/")
-        patterns = [*phase.paths, test_path, test_path + "/", *config_paths(gate.test)]
+        patterns = [*phase.paths, *gate_inputs(gate.test)]
         if all(run is not None and _fresh_run(run, key, gate, patterns, index, then) for run in met_by):
             fresh.add(key)
     return fresh

@@ -329,9 +329,20 @@ CONFIG_DESTS = frozenset({"inifilename", "confcutdir", "noconftest"})
 ALTERING_PLUGINS = frozenset({"warnings", "skipping", "unraisableexception", "threadexception", "timeout"})
 
 
+_GIVEN = pytest.StashKey[dict[bool, Any]]()  # _given's answers for a config, by ``addopts``
+
+
 def _given(config: pytest.Config, addopts: bool = True) -> Any:
     """This run's own command line (``PYTEST_ADDOPTS`` unless not ``addopts``, and its arguments) parsed by
-    pytest's parser, or None when it cannot be read."""
+    pytest's parser, or None when it cannot be read; parsed once per config (narrowing, altering and the plugins
+    loaded all ask)."""
+    answers = config.stash.setdefault(_GIVEN, {})
+    if addopts not in answers:
+        answers[addopts] = _parse_given(config, addopts)
+    return answers[addopts]
+
+
+def _parse_given(config: pytest.Config, addopts: bool) -> Any:
     import shlex
 
     parser = getattr(config, "_parser", None)

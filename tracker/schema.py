@@ -49,6 +49,22 @@ def _rule(check: Any) -> AfterValidator:
     return AfterValidator(validate)
 
 
+# Characters that reorder the text around them when shown (Unicode's explicit bidirectional formatting characters and
+# marks): in a title they could make a status line or a report read other than it says ("Trojan Source").
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def title_problem(text: str) -> str | None:
+    """Why ``text`` cannot be a plan's or phase's title or milestone, or None: a control character (C0 or C1: a
+    line break, a terminal escape) or a bidirectional control, which would reach status lines, plan regions and
+    reports, where it could change how they read."""
+    bad = next((c for c in text if c in BIDI_CONTROLS or ord(c) < 32 or 127 <= ord(c) < 160), None)
+    if bad is None:
+        return None
+    what = "a bidirectional control" if bad in BIDI_CONTROLS else "a control character"
+    return f"{text!a} holds {what} ({bad!a}): it would reach status lines, plan regions and reports as is"
+
+
 def marker_problem(expr: str) -> str | None:
     """Why ``expr`` cannot be a gate's ``-m`` expression (pytest's grammar, see tracker.selection), or None."""
     if not expr.strip(" \t"):
@@ -135,8 +151,8 @@ class PlanBlock(_Block):
     """The single ``plan`` block of a plan file."""
 
     id: Annotated[str, Field(pattern=PLAN_ID, description='Four digits, the file\'s number: "0002".')]
-    title: Annotated[str, Field(min_length=1)]
-    milestone: str | None = None
+    title: Annotated[str, Field(min_length=1), _rule(title_problem)]
+    milestone: Annotated[str, _rule(title_problem)] | None = None
 
 
 class TestGateModel(_Block):
@@ -189,7 +205,7 @@ class PhaseBlock(_Block):
     """A ``phase`` block: what it covers (``paths``), what it needs (``depends``), its gates."""
 
     id: Annotated[str, Field(pattern=PHASE_ID)]
-    title: Annotated[str, Field(min_length=1)]
+    title: Annotated[str, Field(min_length=1), _rule(title_problem)]
     depends: list[Annotated[str, Field(pattern=DEPENDENCY)]] = []
     paths: list[Annotated[str, Field(min_length=1), _rule(glob_problem)]] = []
     gate: list[TestGateModel | ManualGateModel | BenchGateModel] = []

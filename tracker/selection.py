@@ -226,9 +226,31 @@ def config_paths(test: str) -> tuple[str, ...]:
     fixtures). A change to one, or one added or removed, makes the gate's phase stale."""
     file = normalize_arg(test).split("::", 1)[0]
     parts = [] if file in ("", ".") else file.split("/")
-    out: list[str] = []
-    for depth in range(len(parts) + 1):
-        folder = "/".join(parts[:depth])
-        out += [f"{folder}/{name}" if folder else name for name in ("conftest.py", *INI_NAMES)]
+    out = _on_the_way(parts, len(parts) + 1)
     out.append(f"{file}/**/conftest.py" if parts else "**/conftest.py")
     return tuple(out)
+
+
+def gate_inputs(test: str) -> tuple[str, ...]:
+    """The files a test gate's evidence depends on whatever its phase's ``paths`` say, as path patterns: the gate's
+    own test file or directory (a test renamed away, a file deleted, an assertion edited) and pytest's configuration
+    (:func:`config_paths`). A change to one makes the evidence stale (``status``) and not fresh (``verify``)."""
+    test_path = normalize_arg(test).split("::", 1)[0].rstrip("/")
+    own = () if test_path in ("", ".") else (test_path, test_path + "/")
+    return (*own, *config_paths(test))
+
+
+def config_files_of(file: str) -> tuple[str, ...]:
+    """The files of pytest's configuration that may decide whether the test file ``file`` (a repository path) is
+    collected and what it holds: the ``conftest.py`` and ini files (:data:`INI_NAMES`) in the root and each folder
+    on the way to it."""
+    parts = file.split("/")
+    return tuple(_on_the_way(parts, len(parts)))
+
+
+def _on_the_way(parts: list[str], depth: int) -> list[str]:
+    out: list[str] = []
+    for d in range(depth):
+        folder = "/".join(parts[:d])
+        out += [f"{folder}/{name}" if folder else name for name in ("conftest.py", *INI_NAMES)]
+    return out

@@ -33,7 +33,7 @@ from tracker.model import (
     TestGate,
     gate_key,
 )
-from tracker.selection import config_paths
+from tracker.selection import gate_inputs
 from tracker.testgate import manual_hashes
 
 
@@ -151,8 +151,8 @@ def _gate_changes(
     key = gate_key(plan.id, phase.id, i)
     since = next((file for file in sources if evidence.definition_changed(file, key, gate)), None)
     note = f"gate {i + 1} definition changed since {since}" if since is not None else ""
-    config = config_paths(gate.test) if isinstance(gate, TestGate) else ()
-    if config:  # pytest's configuration is an input of every test gate, whatever the phase's paths
+    config = gate_inputs(gate.test) if isinstance(gate, TestGate) else ()
+    if config:  # its own tests and pytest's configuration are inputs of every test gate, whatever the phase's paths
         now = index.match(config)
         changed = {
             path for file in sources for path in changed_files(evidence.recorded_files(file, config, False), now)

@@ -36,7 +36,7 @@ says which file resolves where.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tracker.model import (
@@ -52,7 +52,7 @@ from tracker.model import (
     TestRun,
     gate_hash,
 )
-from tracker.selection import marker_matches, normalize_arg, selects
+from tracker.selection import config_files_of, marker_matches, normalize_arg, selects
 
 FAILURES = ("failed", "error", "xpassed")  # outcomes that are a real failure of a test that ran (``failed``)
 
@@ -87,12 +87,11 @@ class TestIndex:
                 self.history.setdefault(rec["nodeid"], []).append((run, rec))
                 self._ranks.setdefault(rec["nodeid"], []).append(position)
 
-        # Per run (by identity), the machines of the runs older than it (:meth:`_keep_unseen` stops early with them).
-        self._older_hosts: dict[int, frozenset[str]] = {}
-        hosts: frozenset[str] = frozenset()
-        for run in reversed(self.runs):
-            self._older_hosts[id(run)] = hosts
-            hosts = hosts | {host_of(run)} if host_of(run) not in hosts else hosts
+        # Every node id any run recorded, sorted (prefix queries by bisect), and those of file-level records: the
+        # tests a gate once had that its newest run of all of it did not collect are found here (:meth:`_keep_unseen`).
+        self._ids = sorted(self.history)
+        self._file_ids = [n for n in self._ids if "::" not in n]
+        self._position = {id(run): len(self.runs) - 1 - i for i, run in enumerate(self.runs)}  # runs older than it
 
     def before(self, count: int) -> TestIndex:
         """The index of the store's oldest ``count`` runs, as ``TestIndex(Store(runs=store.runs[:count]))`` would
@@ -101,7 +100,7 @@ class TestIndex:
         view = object.__new__(TestIndex)
         view.runs = self.runs[len(self.runs) - count :]
         view.sorted, view.history, view._ranks, view._limit = self.sorted, self.history, self._ranks, count
-        view._older_hosts = self._older_hosts
+        view._ids, view._file_ids, view._position = self._ids, self._file_ids, self._position
         return view
 
     def tests_of(self, nodeid: str) -> list[tuple[TestRun, dict[str, Any]]]:
@@ -149,7 +148,7 @@ class TestIndex:
         cut: TestRun | None = None  # the newest run of all of the gate whose collection an option narrowed (none found)
         for run in self.runs:  # newest first
             recs = self._matching(run, gate.test)
-            claims = key in run.gates or covers(run.provenance.get("args"), gate.test)
+            claims = names(key, gate, run)
             if (claims or recs) and narrowed(run) is not None:
                 # Its options may have kept some of the gate's tests from being collected at all: it never names the
                 # gate's tests (its outcomes still count, and what it collected is added), and while no other run
@@ -190,41 +189,67 @@ class TestIndex:
         return newest, covered, blind, list(dict.fromkeys(later)), cut
 
     def _keep_unseen(self, key: str, gate: TestGate, whole: TestRun, found: dict[str, dict[str, Any]]) -> None:
-        """Add to ``found`` what runs older than ``whole`` (the newest run of all of the gate) recorded under the gate
-        that no run of all of it since could have seen: a run proves a test gone only if it could have seen it. Not
-        when that run skipped the test's file at collection (``importorskip``, ``skip(allow_module_level=True)``),
-        nor when it ran on another machine and the file is the same as when the test was recorded (parametrized by
-        the devices there; cannot tell counts as the same). Each record added is a copy whose ``kept`` says why, and
-        a file skipped at collection stops counting as a test once a test under it is found."""
-        # The runs of all of it newer than the one looked at, each with its records of files skipped at collection
-        # (from its few file-level records: looking through all its tests cost a pass over them for every gate).
-        wholes = [(whole, _collection_skips(self.sorted[id(whole)][2]))]
-        clean: set[str] = set()  # the machines of those that skipped nothing at collection
-        if not wholes[0][1]:
-            clean.add(host_of(whole))
-        runs = iter(self.runs)
-        next(r for r in runs if r is whole)
-        for run in runs:  # older and older
-            if host_of(run) in clean and self._older_hosts.get(id(run), frozenset()) <= clean:
-                break  # a run of all of it on each machine these ran on, skipping nothing: it saw whatever they did
-            recs = self._matching(run, gate.test)
-            for rec in recs:
-                nodeid = rec["nodeid"]
-                if nodeid in found or (gate.marker is not None and "::" in nodeid and not has_markers(run, rec)):
-                    continue  # a newer record decides; a blind record never adds a test to a marker gate
-                why = _unseen(wholes, run, nodeid)
-                if why is not None and ("::" in nodeid or not any(selects(nodeid, s) for s in found)):
-                    found[nodeid] = {**rec, "kept": f"{printable(host_of(run))} ({why})"}
-            names_all = key in run.gates or covers(run.provenance.get("args"), gate.test)
-            if names_all and narrowed(run) is None and not (gate.marker and any(not has_markers(run, r) for r in recs)):
-                wholes.append((run, _collection_skips(self.sorted[id(run)][2])))
-                if not wholes[-1][1]:
-                    clean.add(host_of(run))
+        """Add to ``found`` the newest record, in a run older than ``whole`` (the newest run of all of the gate), of
+        each test under the gate that no run of all of it since could have seen: a run proves a test gone only if it
+        could have seen it. Not when that run skipped the test's file at collection (``importorskip``,
+        ``skip(allow_module_level=True)``), nor when the test's file and the pytest configuration on its way (each
+        ``conftest.py`` and ini file) are the same as when the test was recorded: nothing in the code removed it, so
+        an environment variable, a plugin or the machine's devices hid it (adv G8, F10). Each record added is a copy
+        whose ``kept`` says why; a file skipped at collection stops counting as a test once a test under it is
+        found."""
+        position = self._position[id(whole)]  # runs older than it have smaller positions
+        wholes = self._wholes_from(key, gate, whole)
+        prefix = normalize_arg(gate.test)
+        prefix = "" if prefix == "." else prefix
+        candidates = [n for n in self._file_ids if selects(gate.test, n) and not n.startswith(prefix)]
+        for i in range(bisect.bisect_left(self._ids, prefix), len(self._ids)):
+            if not self._ids[i].startswith(prefix):
+                break
+            if self._ids[i] not in found and selects(gate.test, self._ids[i]):
+                candidates.append(self._ids[i])
+        for nodeid in candidates:
+            if nodeid in found:
+                continue
+            older = next(
+                (
+                    (rank, run, rec)
+                    for rank, (run, rec) in zip(self._ranks[nodeid], self.history[nodeid], strict=True)
+                    if rank < position
+                    and (gate.marker is None or "::" not in nodeid or has_markers(run, rec))  # a blind one adds none
+                ),
+                None,
+            )
+            if older is None:
+                continue
+            rank, run, rec = older
+            why = _unseen(wholes, rank, run, nodeid)
+            if why is not None and ("::" in nodeid or not any(selects(nodeid, s) for s in found)):
+                found[nodeid] = {**rec, "kept": f"{printable(host_of(run))} ({why})"}
         skipped = [n for n, r in found.items() if "::" not in n and r["outcome"] == "skipped"]
         tests = {n.split("::", 1)[0] for n in found if "::" in n} if skipped else set()
         for nodeid in skipped:
             if any(f == nodeid or f.startswith(nodeid + "/") for f in tests):
                 del found[nodeid]  # the tests other runs recorded under it stand for it
+
+    def _wholes_from(self, key: str, gate: TestGate, whole: TestRun) -> _Wholes:
+        """The runs of all of the gate from ``whole`` back, newest first, found as far back as asked."""
+        start = len(self.runs) - 1 - self._position[id(whole)]  # its place, newest first
+        older = (
+            (len(self.runs) - 1 - i, run)
+            for i, run in enumerate(self.runs[start + 1 :], start + 1)
+            if self._whole(key, gate, run)
+        )
+        return _Wholes(self._position[id(whole)], whole, older, self.sorted)
+
+    def _whole(self, key: str, gate: TestGate, run: TestRun) -> bool:
+        """Did ``run`` collect all of the gate (:func:`says_all`), and for a marker gate know each test's markers?"""
+        if not says_all(key, gate, run):
+            return False
+        if gate.marker is None:
+            return True
+        if run.provenance.get("ingested_from") == "junit":
+            return False
+        return all(has_markers(run, r) for r in self._matching(run, gate.test) if "::" in r["nodeid"])
 
     def _named(self, key: str, gate: TestGate) -> bool:
         """Did a run this index sees collect all of the gate, its collection not narrowed (verify ran the gate, or
@@ -232,8 +257,7 @@ class TestIndex:
         a run of part of it, or an ingested reportlog or JUnit run (they record no arguments, so an ``--ignore`` in
         it cannot be seen), only adds outcomes, and the tests it never collected may be failing (adv F3)."""
         return any(
-            (key in run.gates or covers(run.provenance.get("args"), gate.test))
-            and narrowed(run) is None
+            says_all(key, gate, run)
             and (gate.marker is None or run.provenance.get("ingested_from") != "junit")  # no markers: -m unknown
             for run in self.runs
         )
@@ -381,24 +405,81 @@ def _collection_skips(file_level: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in file_level if r["outcome"] == "skipped"]
 
 
-def _unseen(wholes: list[tuple[TestRun, list[dict[str, Any]]]], older: TestRun, nodeid: str) -> str | None:
-    """Why none of ``wholes`` (runs of all of a gate, each with its collection skips) could have seen test ``nodeid``
-    that ``older`` recorded (so it stands), or None: one of them ran on the same machine, or on another once the
-    test's file changed (or went)."""
+class _Wholes:
+    """The runs of all of a gate from the newest back (position, run, its collection skips), found lazily: most tests
+    a gate lost are judged against the newest alone."""
+
+    def __init__(
+        self,
+        position: int,
+        newest: TestRun,
+        older: Iterator[tuple[int, TestRun]],
+        sorted_records: dict[int, tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]],
+    ) -> None:
+        self._sorted = sorted_records
+        self._found: list[tuple[int, TestRun, list[dict[str, Any]]]] = [(position, newest, self._skips(newest))]
+        self._older = older
+
+    def _skips(self, run: TestRun) -> list[dict[str, Any]]:
+        return _collection_skips(self._sorted[id(run)][2])
+
+    def collected(self, run: TestRun, file: str) -> bool:
+        """Did ``run`` record a test of ``file``?"""
+        ids = self._sorted[id(run)][0]
+        i = bisect.bisect_left(ids, file + "::")
+        return i < len(ids) and ids[i].startswith(file + "::")
+
+    def newer_than(self, position: int) -> Iterator[tuple[TestRun, list[dict[str, Any]]]]:
+        """Those newer than the run at ``position``, newest first."""
+        i = 0
+        while True:
+            if i == len(self._found):
+                more = next(self._older, None)
+                if more is None:
+                    return
+                self._found.append((more[0], more[1], self._skips(more[1])))
+            at, run, skips = self._found[i]
+            if at <= position:
+                return
+            yield run, skips
+            i += 1
+
+
+def _unseen(wholes: _Wholes, position: int, older: TestRun, nodeid: str) -> str | None:
+    """Why none of the runs of all of a gate newer than ``older`` (at ``position``) could have seen test ``nodeid``
+    that ``older`` recorded (so it stands), or None: one of them ran after its file, or a ``conftest.py`` or ini file
+    on its way, changed (or went), so the code no longer has it; or it ran with other options than ``older`` (an
+    ``--import-mode`` renames doctests) and collected tests of the file. Where a run or the older one has no file
+    ids, one on the same machine is taken to have seen it."""
     file = nodeid.split("::", 1)[0]
     why: str | None = None
-    for run, skips in wholes:
+    for run, skips in wholes.newer_than(position):
         skip = next((s for s in skips if selects(s["nodeid"], nodeid)), None)
         if skip is not None:
             said = printable(str(skip.get("reason") or ""))
             why = why or f"{printable(skip['nodeid'])} skipped at collection on {printable(host_of(run))}: {said}"
             continue
-        then, now = older.files.get(file), run.files.get(file)
-        if host_of(run) == host_of(older) or (then is not None and run.files and now != then):
+        then = older.files.get(file)
+        if then is None or not run.files:  # cannot compare
+            if host_of(run) == host_of(older):
+                return None
+            why = why or f"not collected on {printable(host_of(run))}, {printable(file)} maybe unchanged (no file id)"
+            continue
+        if run.files.get(file) != then or any(older.files.get(c) != run.files.get(c) for c in config_files_of(file)):
             return None
-        same = "unchanged" if then is not None and now == then else "maybe unchanged (no file id)"
-        why = why or f"not collected on {printable(host_of(run))}, {printable(file)} {same}"
+        if _options(run) != _options(older) and wholes.collected(run, file):
+            return None
+        why = why or (
+            f"not collected on {printable(host_of(run))}, {printable(file)} and its pytest configuration unchanged: "
+            "an environment variable, a plugin or the machine hid it"
+        )
     return why
+
+
+def _options(run: TestRun) -> list[str]:
+    """The options a run recorded that a gate may carry (``provenance.options``)."""
+    given = run.provenance.get("options")
+    return [str(x) for x in given] if isinstance(given, list) else []
 
 
 def _kept_note(recs: list[dict[str, Any]]) -> str:
@@ -503,6 +584,17 @@ def altered(run: TestRun) -> str | None:
     gate; its failures count."""
     given = run.provenance.get("altered")
     return given if isinstance(given, str) and given else None
+
+
+def says_all(key: str, gate: TestGate, run: TestRun) -> bool:
+    """Did ``run`` collect all of gate ``key`` as the gate says: verify ran it, or its recorded arguments cover it, and
+    its collection was neither narrowed (:func:`narrowed`) nor without the gate's options (:func:`missing_options`)?"""
+    return names(key, gate, run) and narrowed(run) is None and missing_options(run, gate) is None
+
+
+def names(key: str, gate: TestGate, run: TestRun) -> bool:
+    """Does ``run`` say it ran all of gate ``key`` (verify ran the gate, or its recorded arguments cover it)?"""
+    return key in run.gates or covers(run.provenance.get("args"), gate.test)
 
 
 def covers(args: object, arg: str) -> bool:

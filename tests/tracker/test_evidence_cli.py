@@ -66,7 +66,8 @@ def test_ingest_rejects_bad_files_with_exit_8_and_writes_nothing(repo: Path, tmp
 
 def test_ingest_unknown_commit_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
     (tmp_path / "r.xml").write_text(
-        '<testsuites><testsuite name="pytest"><testcase classname="tests.test_a" name="test_x" file="tests/test_a.py" time="0.1"/></testsuite></testsuites>'
+        '<testsuites><testsuite name="pytest" timestamp="2026-11-29T11:00:00+00:00"><testcase classname="tests.test_a" '
+        'name="test_x" file="tests/test_a.py" time="0.1"/></testsuite></testsuites>'
     )
     proc = tracker(repo, "ingest", str(tmp_path / "r.xml"), "--commit", "deadbeef")
     assert proc.returncode == 3 and "--commit deadbeef: not a commit of this repository" in proc.stderr

@@ -447,6 +447,23 @@ def test_a_hooks_folder_linked_out_without_a_hooks_path_is_refused_saying_so(
     assert cli(repo, "hook", "install", "--shared").code == 0 and (shared / "prepare-commit-msg").is_file()
 
 
+def test_a_hooks_path_of_the_repository_that_links_out_is_refused_naming_the_link(
+    repo: Path, cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """adv (low): with core.hooksPath set to .git/hooks, itself a link out, the refusal advised setting core.hooksPath
+    to .git/hooks: what it already was. It names the link, as without core.hooksPath."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    shared = tmp_path / "linked-hooks"
+    shared.mkdir()
+    hooks = repo / ".git/hooks"
+    shutil.rmtree(hooks)
+    hooks.symlink_to(shared)
+    subprocess.run(["git", "config", "--local", "core.hooksPath", ".git/hooks"], cwd=repo, check=True)
+    got = cli(repo, "hook", "install")
+    assert got.code == 8 and folder(shared) == {}, got.err
+    assert "the hooks folder is a link to" in got.err and "core.hooksPath .git/hooks" not in got.err, got.err
+
+
 def test_a_failing_tracker_never_stops_a_commit(
     repo: Path, cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -406,29 +406,56 @@ def time_utc(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-def test_a_run_without_times_of_its_own_is_dated_by_its_mtime_and_says_so(
+def test_a_run_without_times_of_its_own_is_refused_unless_time_says_when_it_ran(
     verified: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
+    """adv G7: such a file was dated by its mtime, so a copy (a fresh mtime) of an old pass outranked every failure
+    recorded since. Now it is refused (exit 8, nothing stored) unless --time says when it ran."""
     repo, _ = verified
     log = _failing_reportlog(repo, tmp_path / "old.jsonl")
     _shift_starts(log, 0, drop=True)
-    os.utime(log, (1_700_000_000, 1_700_000_000))
     junit = tmp_path / "j.xml"
     proc = run_pytest(repo, "tests/test_a.py", f"--junitxml={junit}")
     assert proc.returncode == 0
     junit.write_text(junit.read_text().replace("timestamp=", "x-timestamp="))
-    os.utime(junit, (1_700_000_100, 1_700_000_100))
-    proc = _tracker(repo, "ingest", str(log), str(junit))
+    before = sorted((repo / ".tracker/evidence").iterdir())
+    for source in (log, junit):
+        proc = _tracker(repo, "ingest", str(source))
+        assert proc.returncode == 8 and "records no time of its own" in proc.stderr and "--time" in proc.stderr, (
+            proc.stderr
+        )
+        assert "Traceback" not in proc.stderr
+    assert sorted((repo / ".tracker/evidence").iterdir()) == before
+    bad = _tracker(repo, "ingest", "--time", "yesterday", str(log))
+    assert bad.returncode == 3 and "--time 'yesterday' is not an ISO 8601 time" in bad.stderr, bad.stderr
+    proc = _tracker(repo, "ingest", "--time", "2023-11-14T22:13:20+00:00", str(log), str(junit))
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("dated by the file's modification time (it records no time of its own)") == 2
+    assert proc.stdout.count("dated by --time (it records no time of its own)") == 2
     times = {}
     for stored in (repo / ".tracker/evidence").glob("*-unknown-*.json"):
         prov = json.loads(stored.read_text())["provenance"]
         times[prov["ingested_from"]] = (prov["time"], prov["time_from"])
     assert times == {
-        "reportlog": (time_utc(1_700_000_000), "file modification time"),
-        "junit": (time_utc(1_700_000_100), "file modification time"),
+        "reportlog": (time_utc(1_700_000_000), "--time"),
+        "junit": (time_utc(1_700_000_000), "--time"),
     }
+
+
+def test_a_copied_old_pass_without_times_never_outranks_a_newer_failure(
+    verified: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """adv G7 as an attack: an old passing JUnit file without a timestamp, copied after the gate failed."""
+    repo, _ = verified
+    junit = tmp_path / "pass.xml"
+    assert run_pytest(repo, "tests/test_a.py", f"--junitxml={junit}").returncode == 0
+    junit.write_text(junit.read_text().replace("timestamp=", "x-timestamp="))
+    log = _failing_reportlog(repo, tmp_path / "fail.jsonl")
+    assert _tracker(repo, "ingest", str(log)).returncode == 0
+    assert _gate_source(repo)[0] != "done"
+    copy = tmp_path / "copy.xml"
+    copy.write_bytes(junit.read_bytes())  # a fresh mtime
+    assert _tracker(repo, "ingest", str(copy)).returncode == 8
+    assert _gate_source(repo)[0] != "done"
 
 
 def test_a_junit_timestamp_dates_the_run_and_says_so(verified: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:

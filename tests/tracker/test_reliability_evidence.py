@@ -163,8 +163,9 @@ def test_every_input_format_is_refused_with_a_future_time(
     plugin = tmp_path / "plugin.json"
     plugin.write_text(json.dumps(run_doc(utc(3600))))
     bench = write(tmp_path / "r.json", result([case("m", {"k": 1}, [1.0, 2.0])], time=utc(3600)))
-    for path, what in ((log, "modification time"), (plugin, "provenance.time"), (bench, "provenance.time")):
-        res = cli(root, "ingest", str(path))
+    ahead = ("--time", utc(86400))  # the log records no time: --time says when it ran
+    for path, what, extra in ((log, "--time", ahead), (plugin, "provenance.time", ()), (bench, "provenance.time", ())):
+        res = cli(root, "ingest", *extra, str(path))
         assert res.code == 8 and f"{path}: {what}" in res.err and "is in the future" in res.err, res.err
     assert not (root / STORE).exists()
     # The same bound for result files the repository holds itself.
@@ -432,7 +433,7 @@ def test_a_nested_but_parseable_record_crashes_nothing(
     ]
     log.write_text("".join(json.dumps(x) + "\n" for x in records))
     (root / STORE / "nested.json").unlink()
-    res = cli(root, "ingest", str(log))
+    res = cli(root, "ingest", "--time", "2026-11-29T11:02:04Z", str(log))
     assert res.code == 0, res.err
     assert gates(cli, root)[0] == (False, "tests/test_a.py::test_x: failed")
 

@@ -35,6 +35,8 @@ PLACEHOLDER_TOUCHED = [
     "*Describe what a reviewer must confirm before this phase counts as done*",
     "“Describe what a reviewer must confirm, before this phase counts as done”",
     "Ｄescribe what a reviewer must confirm before this phase counts as done",
+    "Desc\u200bribe what a reviewer must confirm before this phase counts as done",  # adv: a zero-width space
+    "Describe what a re\u00adviewer must confirm before this phase counts\u2060 as done",  # a soft hyphen, a joiner
 ]
 
 

@@ -764,3 +764,29 @@ def test_a_gate_first_run_in_part_is_unmet_until_run_whole_through_the_cli(repo,
         assert (gate["met"], gate["reason"]) == (False, unknown), form
     r = cli(root, "verify", "0001/P1")
     assert r.code == 1 and "UNMET 0001/P1#1 tests/: tests/test_b.py::test_b: failed" in r.out, r
+
+
+def test_a_gates_own_test_file_is_an_input_whatever_the_phases_paths(repo, cli) -> None:
+    # adv G6: a node-id gate whose test was renamed away, and a directory gate whose test files were all deleted, stayed
+    # done while the files were outside the phase's paths. A gate's own tests are inputs of its evidence.
+    body = 'test = "tests/test_x.py::test_old"', 'test = "tests/sub/"'
+    root = repo(
+        {
+            "plans/0001-p.md": plan_text(phases=phase("P1", *body, paths='"src/**"')),
+            "src/a.py": "x = 1\n",
+            "tests/test_x.py": "def test_old():\n    pass\n",
+            "tests/sub/test_s.py": "def test_s():\n    pass\n",
+            "tests/sub/data.txt": "kept\n",
+        }
+    )
+    assert cli(root, "verify").code == 0
+    (root / "tests" / "test_x.py").write_text("def test_new():\n    pass\n")
+    out = cli(root, "status").out
+    assert "stale" in out and "tests/test_x.py" in out and "done" not in out.split("\n")[1], out
+    (root / "tests" / "test_x.py").write_text("def test_old():\n    pass\n")
+    assert "done" in cli(root, "status").out
+    (root / "tests" / "sub" / "test_s.py").unlink()
+    out = cli(root, "status").out
+    assert "stale" in out and "tests/sub/test_s.py" in out, out
+    r = cli(root, "verify")
+    assert r.code == 5 and "UNMET 0001/P1#2 tests/sub/: 0 tests collected" in r.out, r.out

@@ -71,8 +71,15 @@ def test_a_test_only_another_machine_generates_stays_until_its_file_changes() ->
     met, why = verdict(gpu, cpu)
     assert not met and why.startswith("tests/test_b.py::test_b[cuda]: failed: x"), why
     assert "not collected on cpu-box" in why, why
-    # The same machine not generating it again: gone from the code (its conftest, its parameters changed).
-    assert verdict(gpu, run("gpu2", "gpu-box", "2", {"tests/test_b.py::test_b[cpu]": "passed"})) == (True, "1 passed")
+    # The same machine not generating it again while its file and conftest.py are unchanged: an environment variable
+    # or a plugin hid it (adv G8), so it stays; once its conftest.py changed, it is gone from the code.
+    same = verdict(gpu, run("gpu2", "gpu-box", "2", {"tests/test_b.py::test_b[cpu]": "passed"}))
+    assert not same[0] and "tests/test_b.py and its pytest configuration unchanged" in same[1], same
+    conftest = {**V1, "tests/conftest.py": "f" * 40}
+    assert verdict(
+        run("gpu", "gpu-box", "1", {"tests/test_b.py::test_b[cuda]": "failed:x"}, conftest),
+        run("gpu2", "gpu-box", "2", {"tests/test_b.py::test_b[cpu]": "passed"}, {**V1, "tests/conftest.py": "0" * 40}),
+    ) == (True, "1 passed")
     # The file changed since the GPU run recorded it: the CPU run's collection of it is the code's.
     changed = run(
         "cpu", "cpu-box", "2", {"tests/test_b.py::test_b[cpu]": "passed"}, {**V1, "tests/test_b.py": "e" * 40}
@@ -87,7 +94,7 @@ def test_a_test_only_another_machine_generates_stays_until_its_file_changes() ->
 
 def test_a_run_of_the_same_machine_in_between_retires_what_it_did_not_collect() -> None:
     old = run("g0", "gpu-box", "1", {"tests/test_b.py::test_old": "failed:x", "tests/test_b.py::test_b": "passed"})
-    gpu = run("g1", "gpu-box", "2", {"tests/test_b.py::test_b": "passed"})
+    gpu = run("g1", "gpu-box", "2", {"tests/test_b.py::test_b": "passed"}, {**V1, "tests/test_b.py": "e" * 40})
     cpu = run("c1", "cpu-box", "3", {"tests/test_b.py": "skipped:CUDA not available"})
     met, why = verdict(old, gpu, cpu)
     assert met and why.startswith("1 passed"), why
@@ -179,3 +186,66 @@ def test_a_cpu_verify_never_erases_a_device_parametrized_failure_from_the_gpu_bo
     r = cli(root, "verify", "--force")
     assert r.code == 1 and "tests/test_b.py::test_b[cuda]: failed: AssertionError: kernel wrong" in r.out, r.out
     assert "not collected on" in r.out, r.out
+
+
+FAST_IGNORE = "import os\ncollect_ignore = ['test_b.py'] if os.environ.get('FAST') else []\n"
+FAST_PARAMS = (
+    "import os, pytest\n"
+    "@pytest.mark.parametrize('n', [1] if os.environ.get('FAST') else [1, 2])\n"
+    "def test_c(n):\n"
+    "    assert n == 1\n"
+)
+
+
+@pytest.mark.parametrize("hide", ["collect_ignore", "parametrize"])
+def test_an_environment_variable_that_hides_a_failing_test_never_makes_the_gate_met(
+    repo, cli, monkeypatch, hide
+) -> None:
+    # adv G8: FAST=1 in a conftest's collect_ignore (or a test's parameters) kept the failing test from being
+    # collected, and the run of all of tests/ proved it gone: done. Its file and conftest.py are unchanged since the
+    # run that recorded the failure, so nothing in the code removed it: it stays until a run collects it again.
+    files = {
+        "plans/0001-p.md": plan_text(phases=phase("P1", 'test = "tests/"', paths='"tests/**"')),
+        "tests/test_a.py": "def test_a():\n    pass\n",
+    }
+    if hide == "collect_ignore":
+        files |= {"tests/conftest.py": FAST_IGNORE, "tests/test_b.py": "def test_b():\n    assert False\n"}
+        failing = "tests/test_b.py::test_b: failed"
+    else:
+        files |= {"tests/test_c.py": FAST_PARAMS}
+        failing = "tests/test_c.py::test_c[2]: failed"
+    root = repo(files)
+    assert cli(root, "verify").code == 1
+    monkeypatch.setenv("FAST", "1")
+    r = cli(root, "verify", "--force")
+    assert r.code == 1 and failing in r.out and "pytest configuration unchanged" in r.out, r.out
+    assert "done" not in cli(root, "status").out
+    if hide == "collect_ignore":
+        # The conftest.py changed to leave the file out for good: a change in the code, so it is gone.
+        (root / "tests" / "conftest.py").write_text("collect_ignore = ['test_b.py']\n")
+        monkeypatch.delenv("FAST")
+        r = cli(root, "verify", "--force")
+        assert r.code == 0 and "met   0001/P1#1 tests/: 1 passed" in r.out, r.out
+
+
+HIDE_B = "def pytest_ignore_collect(collection_path, config):\n    return True if collection_path.name == 'test_b.py' else None\n"
+
+
+def test_a_gate_plugin_in_the_repository_that_hides_a_failing_file_never_makes_the_gate_met(repo, cli) -> None:
+    # adv G5: options = ["-p", "hideplug"], a module of the repository that keeps tests/test_b.py from being
+    # collected: the run with the gate's options named the gate's tests without it, and the gate was met.
+    gate = 'test = "tests/"'
+    plan = plan_text(phases=phase("P1", gate, paths='"tests/**"'))
+    root = repo(
+        {
+            "plans/0001-p.md": plan,
+            "hideplug.py": HIDE_B,
+            "tests/test_a.py": "def test_a():\n    pass\n",
+            "tests/test_b.py": "def test_b():\n    assert False\n",
+        }
+    )
+    assert cli(root, "verify").code == 1
+    (root / "plans" / "0001-p.md").write_text(plan.replace(gate, gate + '\noptions = ["-p", "hideplug"]'))
+    r = cli(root, "verify")
+    assert r.code == 1 and "tests/test_b.py::test_b: failed" in r.out, r.out
+    assert "done" not in cli(root, "status").out

@@ -84,7 +84,7 @@ def run(root: Path, uninstall: bool = False, out: TextIO | None = None, shared: 
     out = out or sys.stdout
     folder = hooks_dir(root)
     if not uninstall and not shared and outside(root, folder):
-        if not hooks_path_set(root):  # .git/hooks itself a link out: no core.hooksPath to point elsewhere
+        if not hooks_path_set(root) or _inside(root, folder):  # a folder of the repository that links out
             raise FileError(
                 f"{folder}: the hooks folder is a link to {os.path.realpath(folder)}, outside this repository: every "
                 "repository whose hooks are there would run the tracker's hook; install it there anyway with "
@@ -108,6 +108,14 @@ def outside(root: Path, folder: Path) -> bool:
 
     real = Path(os.path.realpath(folder))
     return not any(real.is_relative_to(os.path.realpath(d)) for d in repository_dirs(root))
+
+
+def _inside(root: Path, folder: Path) -> bool:
+    """Is the hooks folder's own path (links not resolved) in the repository's working tree or git directory?"""
+    from tracker.gitlog import repository_dirs
+
+    place = Path(os.path.abspath(folder))
+    return any(place.is_relative_to(os.path.abspath(d)) for d in repository_dirs(root))
 
 
 def _read(path: Path) -> str | None:

@@ -12,16 +12,15 @@ import hashlib
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, TextIO
 
 from tracker.commands.common import require_utf8
 from tracker.contract import (
     EVIDENCE_DIR,
-    UTC_FORMAT,
     Clock,
     evidence_name,  # the one naming rule for store files (the plugin's too)
+    utc_time,
 )
 from tracker.errors import ExitCode, FileError, UsageError
 from tracker.evidence import check_document, check_store_dir
@@ -80,24 +79,27 @@ def _head_or_refuse(root: Path) -> None:
     )
 
 
-MTIME = "file modification time"  # a run's ``provenance.time_from`` when its file records no time of its own
+GIVEN = "--time"  # a run's ``provenance.time_from`` when its file records no time of its own and --time named it
 
 
-def _run_time(run: ForeignRun, path: Path, clock: Clock) -> tuple[str, str]:
+def _run_time(run: ForeignRun, path: Path, clock: Clock, given: str | None = None) -> tuple[str, str]:
     """(UTC time, what it was read from) of a reportlog / JUnit run: the run's own time where the file records
-    it (a reportlog's first test's start, a JUnit timestamp), else the file's mtime (:data:`MTIME`), which a
-    copy makes new: a copied hour-old pass would outrank every failure recorded since. Never later than now: a
-    run cannot have happened after it is ingested (a clock a few minutes ahead). A time more than MAX_FUTURE_S
-    after this machine's clock is refused (IngestError): that is no small drift, and it would outrank every run
-    until then."""
+    it (a reportlog's first test's start, a JUnit timestamp), else ``given`` (``--time``, a :func:`utc_time`
+    string). A file with no time of its own and no ``--time`` is refused (IngestError): its modification time says
+    when it was copied, not when it ran, and a copied hour-old pass would outrank every failure recorded since (adv
+    G7). Never later than now: a run cannot have happened after it is ingested (a clock a few minutes ahead). A time
+    more than MAX_FUTURE_S after this machine's clock is refused (IngestError): that is no small drift, and it would
+    outrank every run until then."""
     if run.time is not None:
         when, source, what = run.time, run.time_from, run.time_from
+    elif given is not None:
+        when, source, what = given, GIVEN, "--time"
     else:
-        try:
-            when = time.strftime(UTC_FORMAT, time.gmtime(path.stat().st_mtime))
-        except (OSError, OverflowError, ValueError) as err:
-            raise IngestError(f"{path}: cannot read its modification time: {err}") from None
-        source, what = MTIME, "modification time (the file records no time of its own)"
+        raise IngestError(
+            f"{path}: records no time of its own (no test start, no testsuite timestamp), and its modification time "
+            "says when it was copied, not when it ran: give the time it ran with --time (ISO 8601 with a time zone), "
+            "or record it with --report-log, --junitxml (pytest >= 8.3) or --tracker-record"
+        )
     future = clock.future(when, what)
     if future:
         raise IngestError(f"{path}: {future}")
@@ -106,8 +108,8 @@ def _run_time(run: ForeignRun, path: Path, clock: Clock) -> tuple[str, str]:
 
 def _dated(source: str) -> str:
     """How the ingest output says where a run's time came from."""
-    if source == MTIME:
-        return "dated by the file's modification time (it records no time of its own)"
+    if source == GIVEN:
+        return "dated by --time (it records no time of its own)"
     return f"dated by its {source}"
 
 
@@ -210,6 +212,7 @@ def _plan(
     clock: Clock,
     tree: list[tuple[str, dict[str, str]]],
     stored: set[str],
+    given: str | None = None,
 ) -> tuple[bytes, str, str, str] | None:
     """(bytes to store, kind, host for the name, note) of one validated file, None when the store holds it
     already (``stored``: digests, :func:`_stored_digests`); IngestError (exit 8) when it cannot be used. A file
@@ -233,7 +236,7 @@ def _plan(
         note = f"{len(loaded.cases)} case(s) from {loaded.host} ({loaded.gpu or 'no GPU'})"
         return None if digest in stored else (data, "bench", loaded.host, note)
     parsed = parse_reportlog(path, data) if kind == "reportlog" else parse_junit(path, root, data)
-    when = _run_time(parsed, path, clock)
+    when = _run_time(parsed, path, clock, given)
     if digest in stored:
         return None
     if not tree:
@@ -287,14 +290,25 @@ def _stored_run(
 
 
 def run(
-    root: Path, paths: list[Path], host: str | None = None, commit: str | None = None, out: TextIO | None = None
+    root: Path,
+    paths: list[Path],
+    host: str | None = None,
+    commit: str | None = None,
+    out: TextIO | None = None,
+    when: str | None = None,
 ) -> int:
-    """Validate every file, then write them all into ``.tracker/evidence/``; exit 8 on a bad file.
+    """Validate every file, then write them all into ``.tracker/evidence/``; exit 8 on a bad file. ``when``
+    (``--time``): when the runs of reportlog / JUnit files that record no time of their own ran.
 
     Files are read once each, bounded and never from a FIFO or a device (:func:`tracker.fileio.read_regular`);
     nothing is written unless every file is valid, and a failed write removes what this call wrote."""
     out = out or sys.stdout
-    require_utf8(("--host", host))  # bytes of another encoding on the command line: an evidence file is UTF-8
+    require_utf8(("--host", host), ("--time", when))  # bytes of another encoding: an evidence file is UTF-8
+    given = None
+    if when is not None:
+        given = utc_time(when)
+        if given is None:
+            raise UsageError(f"--time {when!r} is not an ISO 8601 time with a time zone (2026-12-02T10:00:00Z)")
     check_store_dir(root)
     existing = _stored_digests(root)
     clock = Clock()
@@ -302,7 +316,7 @@ def run(
     tree: list[tuple[str, dict[str, str]]] = []  # the commit's (id, file ids), looked up once if needed
     for path in paths:
         data = read_regular(path)
-        plan = _plan(root, path, data, host, commit, clock, tree, existing)
+        plan = _plan(root, path, data, host, commit, clock, tree, existing, given)
         if plan is None:
             out.write(f"{path}: already in the store, skipped\n")
             continue

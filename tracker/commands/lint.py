@@ -44,7 +44,7 @@ from tracker.fingerprint import FileIndex
 from tracker.gate_paths import leaves_repository
 from tracker.model import Phase, Plan, TestGate
 from tracker.plans import MAX_PLAN_BYTES, PLAN_GLOB, PlanFile, load_files
-from tracker.selection import NodeIndex, marker_matches
+from tracker.selection import NodeIndex, gate_inputs, marker_matches
 
 
 def _collect(root: Path, paths: list[str], options: tuple[str, ...] = ()) -> tuple[dict[str, Any] | None, str]:
@@ -218,15 +218,17 @@ def gate_test_files(root: Path, path: str) -> list[str]:
 
 
 def _outside_files(root: Path, path: str, paths: tuple[str, ...]) -> list[str]:
-    """The test files of a gate's file or directory ``path`` that ``paths`` do not cover ([] when it is missing:
-    a problem already)."""
+    """The test files of a gate's file or directory ``path`` that neither ``paths`` nor the gate's own inputs
+    (:func:`tracker.selection.gate_inputs`: its test file or directory, pytest's configuration) cover, so that an
+    edit of one leaves a done phase done ([] when it is missing: a problem already). Only a gate of the whole tree
+    (``.``) has such files: its tests are not inputs of its own."""
     try:
         if _missing(root, path):
             return []
         files = gate_test_files(root, path)
     except OSError:
         return []
-    covered = FileIndex(dict.fromkeys(files, "")).match(paths)
+    covered = FileIndex(dict.fromkeys(files, "")).match((*paths, *gate_inputs(path)))
     return [f for f in files if f not in covered]
 
 

@@ -512,7 +512,6 @@ def test_lint_warns_about_a_phase_without_gates_and_test_files_outside_paths(rep
         "tests/unit/conftest.py": "", "tests/unit/venv/lib.py": "", "tests/unit/data.txt": "",
     })  # fmt: skip
     lines = plan.splitlines()
-    gate_line = [i + 1 for i, line in enumerate(lines) if line == "[[gate]]"]
     p2 = lines.index('id = "P2"')  # its fence is the line before, 1-based: p2
     code, out = lint_of(root)
     assert code == 0, out

@@ -41,7 +41,12 @@ def _gate_plain(g: Gate) -> dict[str, Any]:
 def _gate_from(d: dict[str, Any]) -> Gate:
     if "test" in d:
         return TestGate(
-            **{**d, "skips_allowed": tuple(d.get("skips_allowed") or ()), "options": tuple(d.get("options") or ())}
+            **{
+                **d,
+                "skips_allowed": tuple(d.get("skips_allowed") or ()),
+                "options": tuple(d.get("options") or ()),
+                "xfails_allowed": tuple(d.get("xfails_allowed") or ()),
+            }
         )
     if "manual" in d:
         return ManualGate(**d)
@@ -100,7 +105,14 @@ _NUMBER = (int, float)
 _GATE_SHAPES: list[tuple[str, dict[str, Any]]] = [
     (
         "test",
-        {"test": str, "marker": (str, None), "skips_allowed": ([str], None), "options": ([str], None), "line": int},
+        {
+            "test": str,
+            "marker": (str, None),
+            "skips_allowed": ([str], None),
+            "options": ([str], None),
+            "xfails_allowed": ([str], None),
+            "line": int,
+        },
     ),
     ("manual", {"manual": str, "line": int}),
     (

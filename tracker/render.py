@@ -36,6 +36,8 @@ def gate_label(gate: Gate) -> str:
     label = f"test `{gate.test}`" + (f" -m `{gate.marker}`" if gate.marker else "")
     if gate.skips_allowed:  # quoted as JSON: one line whatever a reason holds
         label += ", skips allowed: " + ", ".join(json.dumps(why, ensure_ascii=False) for why in gate.skips_allowed)
+    if gate.xfails_allowed:
+        label += ", xfails allowed: " + ", ".join(json.dumps(why, ensure_ascii=False) for why in gate.xfails_allowed)
     return label
 
 

@@ -49,22 +49,6 @@ def _rule(check: Any) -> AfterValidator:
     return AfterValidator(validate)
 
 
-# Characters that reorder the text around them when shown (Unicode's explicit bidirectional formatting characters and
-# marks): in a title they could make a status line or a report read other than it says ("Trojan Source").
-BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def title_problem(text: str) -> str | None:
-    """Why ``text`` cannot be a plan's or phase's title or milestone, or None: a control character (C0 or C1: a
-    line break, a terminal escape) or a bidirectional control, which would reach status lines, plan regions and
-    reports, where it could change how they read."""
-    bad = next((c for c in text if c in BIDI_CONTROLS or ord(c) < 32 or 127 <= ord(c) < 160), None)
-    if bad is None:
-        return None
-    what = "a bidirectional control" if bad in BIDI_CONTROLS else "a control character"
-    return f"{text!a} holds {what} ({bad!a}): it would reach status lines, plan regions and reports as is"
-
-
 def marker_problem(expr: str) -> str | None:
     """Why ``expr`` cannot be a gate's ``-m`` expression (pytest's grammar, see tracker.selection), or None."""
     if not expr.strip(" \t"):
@@ -151,8 +135,8 @@ class PlanBlock(_Block):
     """The single ``plan`` block of a plan file."""
 
     id: Annotated[str, Field(pattern=PLAN_ID, description='Four digits, the file\'s number: "0002".')]
-    title: Annotated[str, Field(min_length=1), _rule(title_problem)]
-    milestone: Annotated[str, _rule(title_problem)] | None = None
+    title: Annotated[str, Field(min_length=1)]
+    milestone: str | None = None
 
 
 class TestGateModel(_Block):
@@ -164,13 +148,15 @@ class TestGateModel(_Block):
     marker: Annotated[str, Field(min_length=1), _rule(marker_problem)] | None = None
     skips_allowed: list[Annotated[str, Field(min_length=1)]] = []
     options: Annotated[list[str], _rule(gate_options_problem)] = []
+    xfails_allowed: list[Annotated[str, Field(min_length=1)]] = []
 
-    @field_validator("skips_allowed")
+    @field_validator("skips_allowed", "xfails_allowed")
     @classmethod
     def _skips_on_many(cls, value: list[str], info: ValidationInfo) -> list[str]:
         if value and "::" in str(info.data.get("test", "")):
-            why = "a gate naming one test by id allows no skip (a skip never passes it): name its file or directory"
-            raise PydanticCustomError(PLAN_RULE, "{detail}", {"detail": f"skips_allowed: {why}"})
+            what = "skip" if info.field_name == "skips_allowed" else "xfail"
+            why = f"a gate naming one test by id allows no {what} (it never passes it): name its file or directory"
+            raise PydanticCustomError(PLAN_RULE, "{detail}", {"detail": f"{info.field_name}: {why}"})
         return value
 
 
@@ -205,7 +191,7 @@ class PhaseBlock(_Block):
     """A ``phase`` block: what it covers (``paths``), what it needs (``depends``), its gates."""
 
     id: Annotated[str, Field(pattern=PHASE_ID)]
-    title: Annotated[str, Field(min_length=1), _rule(title_problem)]
+    title: Annotated[str, Field(min_length=1)]
     depends: list[Annotated[str, Field(pattern=DEPENDENCY)]] = []
     paths: list[Annotated[str, Field(min_length=1), _rule(glob_problem)]] = []
     gate: list[TestGateModel | ManualGateModel | BenchGateModel] = []
@@ -322,7 +308,14 @@ def validate_gate(data: Any, index: int) -> tuple[Gate | None, list[Problem]]:
     fields = model.model_dump()
     gate: Gate
     if isinstance(model, TestGateModel):
-        gate = TestGate(**{**fields, "skips_allowed": tuple(model.skips_allowed), "options": tuple(model.options)})
+        gate = TestGate(
+            **{
+                **fields,
+                "skips_allowed": tuple(model.skips_allowed),
+                "options": tuple(model.options),
+                "xfails_allowed": tuple(model.xfails_allowed),
+            }
+        )
     elif isinstance(model, ManualGateModel):
         gate = ManualGate(**fields)
     else:

@@ -36,7 +36,7 @@ says which file resolves where.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from tracker.model import (
@@ -190,15 +190,11 @@ class TestIndex:
 
     def _keep_unseen(self, key: str, gate: TestGate, whole: TestRun, found: dict[str, dict[str, Any]]) -> None:
         """Add to ``found`` the newest record, in a run older than ``whole`` (the newest run of all of the gate), of
-        each test under the gate that no run of all of it since could have seen: a run proves a test gone only if it
-        could have seen it. Not when that run skipped the test's file at collection (``importorskip``,
-        ``skip(allow_module_level=True)``), nor when the test's file and the pytest configuration on its way (each
-        ``conftest.py`` and ini file) are the same as when the test was recorded: nothing in the code removed it, so
-        an environment variable, a plugin or the machine's devices hid it (adv G8, F10). Each record added is a copy
-        whose ``kept`` says why; a file skipped at collection stops counting as a test once a test under it is
-        found."""
+        each test under the gate that ``whole`` did not collect but could not prove gone (:func:`_unseen`): a run
+        proves a test gone only if it could have seen it. Each record added is a copy whose ``kept`` says why; a file
+        skipped at collection stops counting as a test once a test under it is found."""
         position = self._position[id(whole)]  # runs older than it have smaller positions
-        wholes = self._wholes_from(key, gate, whole)
+        skips = _collection_skips(self.sorted[id(whole)][2])
         prefix = normalize_arg(gate.test)
         prefix = "" if prefix == "." else prefix
         candidates = [n for n in self._file_ids if selects(gate.test, n) and not n.startswith(prefix)]
@@ -207,6 +203,8 @@ class TestIndex:
                 break
             if self._ids[i] not in found and selects(gate.test, self._ids[i]):
                 candidates.append(self._ids[i])
+        answers: dict[tuple[str, int, bool, int], str | None] = {}  # (file, older run, doctest?, judge): per file
+        seers: dict[str, TestRun | None] = {}  # by file skipped at collection: the newest run of all that was not
         for nodeid in candidates:
             if nodeid in found:
                 continue
@@ -222,7 +220,24 @@ class TestIndex:
             if older is None:
                 continue
             rank, run, rec = older
-            why = _unseen(wholes, rank, run, nodeid)
+            file = nodeid.split("::", 1)[0]
+            skip = next((s for s in skips if selects(s["nodeid"], nodeid)), None)
+            judge: TestRun | None = whole
+            if skip is not None:  # it could not see the file: the newest run of all of the gate that could decides
+                if file not in seers:
+                    seers[file] = self._seer(key, gate, whole, nodeid)
+                judge = seers[file]
+            why: str | None = None
+            if judge is not None and self._position[id(judge)] > rank:
+                memo = (file, id(run), _doctest_id(nodeid), id(judge))
+                if memo not in answers:
+                    answers[memo] = _unseen(judge, self._collected(judge, file), run, nodeid)
+                why = answers[memo]
+                if why is None:
+                    continue
+            if skip is not None:
+                said = printable(str(skip.get("reason") or ""))
+                why = f"{printable(skip['nodeid'])} skipped at collection on {printable(host_of(whole))}: {said}"
             if why is not None and ("::" in nodeid or not any(selects(nodeid, s) for s in found)):
                 found[nodeid] = {**rec, "kept": f"{printable(host_of(run))} ({why})"}
         skipped = [n for n, r in found.items() if "::" not in n and r["outcome"] == "skipped"]
@@ -231,25 +246,24 @@ class TestIndex:
             if any(f == nodeid or f.startswith(nodeid + "/") for f in tests):
                 del found[nodeid]  # the tests other runs recorded under it stand for it
 
-    def _wholes_from(self, key: str, gate: TestGate, whole: TestRun) -> _Wholes:
-        """The runs of all of the gate from ``whole`` back, newest first, found as far back as asked."""
+    def _seer(self, key: str, gate: TestGate, whole: TestRun, nodeid: str) -> TestRun | None:
+        """The newest run of all of the gate older than ``whole`` whose collection did not skip the file of ``nodeid``
+        (``importorskip`` on another machine), or None."""
         start = len(self.runs) - 1 - self._position[id(whole)]  # its place, newest first
-        older = (
-            (len(self.runs) - 1 - i, run)
-            for i, run in enumerate(self.runs[start + 1 :], start + 1)
-            if self._whole(key, gate, run)
-        )
-        return _Wholes(self._position[id(whole)], whole, older, self.sorted)
+        for run in self.runs[start + 1 :]:
+            if not says_all(key, gate, run) or (
+                gate.marker is not None and run.provenance.get("ingested_from") == "junit"
+            ):
+                continue
+            if not any(selects(s["nodeid"], nodeid) for s in _collection_skips(self.sorted[id(run)][2])):
+                return run
+        return None
 
-    def _whole(self, key: str, gate: TestGate, run: TestRun) -> bool:
-        """Did ``run`` collect all of the gate (:func:`says_all`), and for a marker gate know each test's markers?"""
-        if not says_all(key, gate, run):
-            return False
-        if gate.marker is None:
-            return True
-        if run.provenance.get("ingested_from") == "junit":
-            return False
-        return all(has_markers(run, r) for r in self._matching(run, gate.test) if "::" in r["nodeid"])
+    def _collected(self, run: TestRun, file: str) -> bool:
+        """Did ``run`` record a test of ``file``?"""
+        ids = self.sorted[id(run)][0]
+        i = bisect.bisect_left(ids, file + "::")
+        return i < len(ids) and ids[i].startswith(file + "::")
 
     def _named(self, key: str, gate: TestGate) -> bool:
         """Did a run this index sees collect all of the gate, its collection not narrowed (verify ran the gate, or
@@ -300,6 +314,8 @@ class TestIndex:
         changed: TestRun | None = None  # a run with options that change outcomes, whose pass was not counted
         allowed = gate.skips_allowed if "::" not in gate.test else ()  # a gate naming one test allows no skip
         expected = 0  # tests whose newest outcome is a skip the gate allows (none of them ever ran)
+        known = gate.xfails_allowed if "::" not in gate.test else ()  # a gate naming one test allows no xfail
+        xfailed = 0  # tests whose newest outcome is an xfail the gate allows (a known failure, as pytest expects it)
         for rec in recs:
             hist = self.tests_of(rec["nodeid"])
             if xfail_known(hist):
@@ -316,6 +332,14 @@ class TestIndex:
                 if skip is not None and skip_allowed(allowed, str(skip.get("reason") or "")):
                     expected += 1
                     continue
+            if (
+                ran is not None
+                and ran[1]["outcome"] == "xfailed"
+                and skip_allowed(known, str(ran[1].get("reason") or ""))
+            ):
+                xfailed += 1
+                sources.append(ran[0])
+                continue
             ever = ever and any(x["outcome"] == "passed" for _, x in hist)
             if ran is not None and ran[1]["outcome"] == "passed":
                 elsewhere = outside_file(ran[0], rec["nodeid"])
@@ -333,7 +357,9 @@ class TestIndex:
                 skipped = next(((r, x) for r, x in hist if x["outcome"] == "skipped"), None)
                 newest = ran or skipped or (hist[0] if hist else (run, rec))
                 first_bad = (newest[0], newest[1])
-        as_allowed = f", {expected} skipped as allowed" if expected else ""
+        as_allowed = (f", {expected} skipped as allowed" if expected else "") + (
+            f", {xfailed} xfailed as allowed" if xfailed else ""
+        )
         if first_bad is None and not passed:  # every test skipped as allowed: nothing showed the code works
             why = f"0 passed{as_allowed}: a gate needs at least one pass"
             return GateVerdict(False, why, source_of(run)), False
@@ -369,7 +395,7 @@ class TestIndex:
         if outcome == "skipped" and allowed:
             detail += " (not in skips_allowed)"
         who = "" if bad["nodeid"] == normalize_arg(gate.test) else f"{bad['nodeid']}: "
-        failing = len(recs) - passed - expected
+        failing = len(recs) - passed - expected - xfailed
         text = f"{who}{detail}" + (f" ({failing} of {len(recs)} not passing)" if len(recs) > 1 else "")
         text += _kept_note(recs)
         if hidden is not None:
@@ -405,81 +431,62 @@ def _collection_skips(file_level: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in file_level if r["outcome"] == "skipped"]
 
 
-class _Wholes:
-    """The runs of all of a gate from the newest back (position, run, its collection skips), found lazily: most tests
-    a gate lost are judged against the newest alone."""
-
-    def __init__(
-        self,
-        position: int,
-        newest: TestRun,
-        older: Iterator[tuple[int, TestRun]],
-        sorted_records: dict[int, tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]],
-    ) -> None:
-        self._sorted = sorted_records
-        self._found: list[tuple[int, TestRun, list[dict[str, Any]]]] = [(position, newest, self._skips(newest))]
-        self._older = older
-
-    def _skips(self, run: TestRun) -> list[dict[str, Any]]:
-        return _collection_skips(self._sorted[id(run)][2])
-
-    def collected(self, run: TestRun, file: str) -> bool:
-        """Did ``run`` record a test of ``file``?"""
-        ids = self._sorted[id(run)][0]
-        i = bisect.bisect_left(ids, file + "::")
-        return i < len(ids) and ids[i].startswith(file + "::")
-
-    def newer_than(self, position: int) -> Iterator[tuple[TestRun, list[dict[str, Any]]]]:
-        """Those newer than the run at ``position``, newest first."""
-        i = 0
-        while True:
-            if i == len(self._found):
-                more = next(self._older, None)
-                if more is None:
-                    return
-                self._found.append((more[0], more[1], self._skips(more[1])))
-            at, run, skips = self._found[i]
-            if at <= position:
-                return
-            yield run, skips
-            i += 1
-
-
-def _unseen(wholes: _Wholes, position: int, older: TestRun, nodeid: str) -> str | None:
-    """Why none of the runs of all of a gate newer than ``older`` (at ``position``) could have seen test ``nodeid``
-    that ``older`` recorded (so it stands), or None: one of them ran after its file, or a ``conftest.py`` or ini file
-    on its way, changed (or went), so the code no longer has it; or it ran with other options than ``older`` (an
-    ``--import-mode`` renames doctests) and collected tests of the file. Where a run or the older one has no file
-    ids, one on the same machine is taken to have seen it."""
+def _unseen(whole: TestRun, collected: bool, older: TestRun, nodeid: str) -> str | None:
+    """Why ``whole`` (the newest run of all of a gate), which did not collect test ``nodeid`` that ``older`` recorded,
+    cannot prove it gone (so it stands), or None when it can: the test's file changed or went since ``older``; or
+    ``whole`` collected other tests of the file, the test is a doctest (its id a dotted name) and the two runs had
+    other options (an ``--import-mode`` renames doctests); or ``whole`` collected nothing of the file and a
+    ``conftest.py`` on the way to it, or the ini file pytest read (``provenance.inifile``), changed (a
+    ``collect_ignore``, ``python_files`` or ``testpaths`` edit leaves it out). Anything else that hides a test while
+    its file is the same (an environment variable in a ``collect_ignore`` or in a test's parameters, a plugin, the
+    devices of the machine, a data file of parameters) leaves it standing. Where either run has no file ids at all
+    (evidence from before they were recorded), one on the same machine is taken to have seen it."""
     file = nodeid.split("::", 1)[0]
-    why: str | None = None
-    for run, skips in wholes.newer_than(position):
-        skip = next((s for s in skips if selects(s["nodeid"], nodeid)), None)
-        if skip is not None:
-            said = printable(str(skip.get("reason") or ""))
-            why = why or f"{printable(skip['nodeid'])} skipped at collection on {printable(host_of(run))}: {said}"
-            continue
-        then = older.files.get(file)
-        if then is None or not run.files:  # cannot compare
-            if host_of(run) == host_of(older):
-                return None
-            why = why or f"not collected on {printable(host_of(run))}, {printable(file)} maybe unchanged (no file id)"
-            continue
-        if run.files.get(file) != then or any(older.files.get(c) != run.files.get(c) for c in config_files_of(file)):
+    where = printable(host_of(whole))
+    if not older.files or not whole.files:
+        if host_of(whole) == host_of(older):
             return None
-        if _options(run) != _options(older) and wholes.collected(run, file):
+        return f"not collected on {where}, {printable(file)} maybe unchanged (no file id)"
+    then = older.files.get(file)
+    if then is None:  # a file git ignores (generated tests) has no id: whether it changed is unknown
+        return f"not collected on {where}, {printable(file)} has no file id (ignored by git?)"
+    if whole.files.get(file) != then:
+        return None
+    if collected:
+        if _doctest_id(nodeid) and _options(whole) != _options(older):
             return None
-        why = why or (
-            f"not collected on {printable(host_of(run))}, {printable(file)} and its pytest configuration unchanged: "
-            "an environment variable, a plugin or the machine hid it"
-        )
-    return why
+    elif _config_changed(older, whole, file):
+        return None
+    return (
+        f"not collected on {where}, {printable(file)} and its pytest configuration unchanged: an environment "
+        f"variable, a plugin or the machine hid it; gone for good? a change to {printable(file)} retires it"
+    )
 
 
-def _options(run: TestRun) -> list[str]:
-    """The options a run recorded that a gate may carry (``provenance.options``)."""
+def _doctest_id(nodeid: str) -> bool:
+    """Is ``nodeid`` a doctest's (``src/mod.py::mod.func``, ``README.txt::README.txt``): a name with a dot, which no
+    Python test function or class has?"""
+    return any("." in part.split("[", 1)[0] for part in nodeid.split("::")[1:])
+
+
+def _config_changed(older: TestRun, whole: TestRun, file: str) -> bool:
+    """Did a ``conftest.py`` on the way to ``file``, or the ini file pytest read, differ between the two runs?"""
+    if older.provenance.get("inifile") != whole.provenance.get("inifile"):
+        return True
+    ini = whole.provenance.get("inifile")
+    if isinstance(ini, str) and older.files.get(ini) != whole.files.get(ini):
+        return True
+    return any(older.files.get(c) != whole.files.get(c) for c in config_files_of(file) if c.endswith("conftest.py"))
+
+
+def _options(run: TestRun) -> frozenset[str]:
+    """The options a run recorded that a gate may carry (``provenance.options``), pytest's default
+    ``--import-mode=prepend`` included where it names no import mode."""
     given = run.provenance.get("options")
-    return [str(x) for x in given] if isinstance(given, list) else []
+    have = {str(x) for x in given} if isinstance(given, list) else set()
+    if not any(h.startswith("--import-mode=") for h in have):
+        have.add("--import-mode=prepend")
+    return frozenset(have)
 
 
 def _kept_note(recs: list[dict[str, Any]]) -> str:

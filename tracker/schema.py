@@ -154,8 +154,8 @@ class TestGateModel(_Block):
     @classmethod
     def _skips_on_many(cls, value: list[str], info: ValidationInfo) -> list[str]:
         if value and "::" in str(info.data.get("test", "")):
-            what = "skip" if info.field_name == "skips_allowed" else "xfail"
-            why = f"a gate naming one test by id allows no {what} (it never passes it): name its file or directory"
+            what, one = ("skip", "a skip") if info.field_name == "skips_allowed" else ("xfail", "an xfail")
+            why = f"a gate naming one test by id allows no {what} ({one} never passes it): name its file or directory"
             raise PydanticCustomError(PLAN_RULE, "{detail}", {"detail": f"{info.field_name}: {why}"})
         return value
 

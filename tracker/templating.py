@@ -67,7 +67,9 @@ _MEMORY_LIMIT = "the render grew the process by more than {} MiB (the limit)"
 
 # Characters that end a Markdown table row or a line: each becomes a space in a cell.
 _LINE_BREAKS = re.compile("\r\n|[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
-_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
+# Control characters (C0, DEL, C1) and the bidirectional controls that reorder the text around them where it is shown
+# (a title that makes "regressed" read as "done"): dropped from every text a template writes.
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # A code span: a backtick run, then text (not empty), then a run of exactly as many backticks (CommonMark's rule);
 # :func:`md` keeps one, the HTML report draws one as ``<code>``.
 CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
@@ -97,6 +99,14 @@ def packaged_dir() -> Path:
     raise FileError(
         f"the report templates are missing (looked in {here / 'templates'} and {here.parent / 'templates'})"
     )
+
+
+def _finalized(value: object) -> object:
+    """Every value a template writes (jinja2's ``finalize``): text without control or bidirectional characters
+    (:data:`_CONTROL`), HTML-safe text kept safe; anything else as it is."""
+    if not isinstance(value, str) or not _CONTROL.search(value):
+        return value
+    return type(value)(_CONTROL.sub("", value))  # a markupsafe.Markup stays one: dropping characters adds no markup
 
 
 def md(value: object) -> str:
@@ -153,6 +163,7 @@ def environment(root: Path | None, filters: dict[str, Callable[..., Any]] | None
         trim_blocks=True,
         lstrip_blocks=True,
         auto_reload=False,
+        finalize=_finalized,
     )
     env.filters.update({"md": md, "md_code": md_code, **(filters or {})})
     env.filters = {name: _bounded_filter(name, f) for name, f in env.filters.items()}

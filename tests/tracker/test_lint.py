@@ -163,22 +163,3 @@ def test_a_gate_option_that_could_narrow_collection_is_a_plan_problem(repo, cli,
     [problem] = [line for line in r.out.splitlines() if "options" in line]
     assert problem.startswith(f"plans/0001-demo.md:13: phase P1 gate 1: options: {named}"), r.out
     assert cli(root, "verify").code == 2
-
-
-@pytest.mark.parametrize("bad", ["\u202e", "\u2066", "\x9b", "\x1b[31m", "\u200f"])
-def test_a_title_with_a_control_or_bidirectional_character_is_a_plan_problem(repo, cli, bad: str) -> None:
-    # adv (low): C1 controls and bidirectional overrides in a title reached plan regions and reports as is, where
-    # "P1 done" could be shown reordered. Plan and phase titles and the milestone refuse them, with path:line.
-    escaped = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in bad)  # as TOML escapes
-    for where in ("title", "milestone", "phase"):
-        text = plan_text(title="Fine", phases=phase("P1", 'manual = "ok"'))
-        if where == "title":
-            text = text.replace('title = "Fine"', f'title = "Fi{escaped}ne"')
-        elif where == "milestone":
-            text = text.replace('title = "Fine"', f'title = "Fine"\nmilestone = "m{escaped}"')
-        else:
-            text = text.replace('title = "Phase P1"', f'title = "Phase{escaped} P1"')
-        root = repo({"plans/0001-p.md": text})
-        r = cli(root, "lint", "--no-collect")
-        assert r.code == 2 and "plans/0001-p.md:" in r.out and "holds a" in r.out, (where, r.out)
-        assert bad not in r.out + r.err, r.out

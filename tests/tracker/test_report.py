@@ -453,3 +453,20 @@ def test_a_chart_with_the_same_data_as_another_gate_s_is_drawn_once(own_repo: Pa
         pytest.skip("matplotlib (the `report` extra) not installed: the charts' data is checked, not their drawing")
     page = text_of(own_repo, fmt="html")
     assert page.count("<figure") == len(before) and "0001/P2 gates 1, 2: value across runs" in page
+
+
+@pytest.mark.parametrize("bad", ["\u202e", "\u2066", "\u200f", "\x9b", "\x84"])
+def test_bidirectional_and_c1_characters_in_a_title_reach_no_region_or_report(own_repo: Path, bad: str) -> None:
+    # adv (low): C1 controls and bidirectional overrides in a plan title reached the plan's generated regions and
+    # the reports as they were, where "P1 done" could be shown reordered. Every text a template writes drops them.
+    hostile_repo(own_repo, f"Verify{bad} kernel", prose="Plain prose.")
+    for fmt in ("md", "html"):
+        text = text_of(own_repo, fmt=fmt)
+        assert bad not in text and "Verify kernel" in text, fmt
+    from tracker.commands import update
+
+    update.run(own_repo, out=io.StringIO())
+    assert (
+        bad
+        not in (own_repo / "plans/0001-verify-kernel.md").read_text(encoding="utf-8").split("<!-- tracker:begin", 1)[1]
+    )

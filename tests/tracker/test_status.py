@@ -123,9 +123,13 @@ def on_one_machine(*runs: TestRun) -> list[TestRun]:
 
 @pytest.mark.parametrize("args", [["tests"], ["tests/sub"], [""], ["tests/sub/"]])
 def test_a_run_of_the_whole_argument_drops_tests_gone_from_the_code(args: list[str]) -> None:
-    full = run("full", "1", SKIPPED, gates={"0001/P1#1": "h"})
-    again = run("again", "2", {"tests/sub/test_s.py::test_ok": "passed"}, args=args)
-    assert statuses(plans(DIR), Store(runs=on_one_machine(full, again)))["0001/P1"][:2] == (Status.DONE, "")
+    # test_gpu is gone from the code: its file changed between the runs (its id in their ``files``).
+    full = run("full", "1", SKIPPED, {**FILES, "tests/sub/test_s.py": "a" * 40}, gates={"0001/P1#1": "h"})
+    again = run(
+        "again", "2", {"tests/sub/test_s.py::test_ok": "passed"}, {**FILES, "tests/sub/test_s.py": "b" * 40}, args=args
+    )
+    now = {**FILES, "tests/sub/test_s.py": "b" * 40}
+    assert statuses(plans(DIR), Store(runs=on_one_machine(full, again)), now)["0001/P1"][:2] == (Status.DONE, "")
 
 
 def test_a_newer_partial_run_adds_tests_to_the_set() -> None:
@@ -364,9 +368,19 @@ def test_a_run_whose_collection_was_narrowed_never_shrinks_its_gate(narrowed: st
         f"{narrowed or 'an option (--ignore, --lf or --pyargs)'}, and no run collected all of it without such options "
         "(tracker verify does)"
     ]
-    # A later run of the whole gate without such options decides again.
-    again = run("again", "3", {"tests/test_a.py::test_ok": "passed"}, gates=TREE_HASH, args=["tests"])
-    assert statuses(plans(TREE), Store(runs=on_one_machine(full, cut, again)))["0001/P1"][0] == Status.DONE
+    # A later run of the whole gate without such options decides again (tests/test_b.py deleted: gone from the code).
+    with_b = {**FILES, "tests/test_a.py": "a" * 40, "tests/test_b.py": "b" * 40}
+    full = run("full", "1", BOTH, with_b, gates=TREE_HASH, args=["tests"])
+    again = run(
+        "again",
+        "3",
+        {"tests/test_a.py::test_ok": "passed"},
+        {**FILES, "tests/test_a.py": "a" * 40},
+        gates=TREE_HASH,
+        args=["tests"],
+    )
+    now = {**FILES, "tests/test_a.py": "a" * 40}
+    assert statuses(plans(TREE), Store(runs=on_one_machine(full, cut, again)), now)["0001/P1"][0] == Status.DONE
 
 
 NARROWING = [

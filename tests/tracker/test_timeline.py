@@ -208,10 +208,12 @@ def test_a_run_that_covers_a_gate_without_a_record_of_it_is_replayed() -> None:
         runs=[
             run("ok", "2026-11-01T10:00:00Z", {"t.py::a": "passed"}, args=["t.py"], host="box"),  # runs of all of t.py
             run("bad", "2026-11-02T10:00:00Z", {"t.py::a": "failed"}, args=["t.py"], host="box"),
-            # The same machine: a run elsewhere proves t.py::a gone only once t.py changed (tracker.testgate).
+            # t.py changed, so the test is gone from the code (tracker.testgate).
             run("gone", "2026-11-03T10:00:00Z", {"u.py::x": "passed"}, args=["t.py", "u.py"], host="box"),
         ]
     )
+    for r, t_py in zip(store.runs, ("a", "a", "b"), strict=True):
+        r.files = {**FILES, "t.py": t_py * 40}
     assert steps(replay(plans, store), "0001/P1") == [
         ("2026-11-01T10:00:00Z", "planned", "done", "ok.json"),
         ("2026-11-02T10:00:00Z", "done", "regressed", "bad.json"),

@@ -220,6 +220,10 @@ class TestIndex:
             if older is None:
                 continue
             rank, run, rec = older
+            if "::" in nodeid and not any(
+                x["outcome"] in RAN for r, x in self.tests_of(nodeid) if self._position[id(r)] < position
+            ):
+                continue  # it never ran (deselected, collected but not run): no outcome of it to keep
             file = nodeid.split("::", 1)[0]
             skip = next((s for s in skips if selects(s["nodeid"], nodeid)), None)
             judge: TestRun | None = whole
@@ -433,7 +437,8 @@ def _collection_skips(file_level: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _unseen(whole: TestRun, collected: bool, older: TestRun, nodeid: str) -> str | None:
     """Why ``whole`` (the newest run of all of a gate), which did not collect test ``nodeid`` that ``older`` recorded,
-    cannot prove it gone (so it stands), or None when it can: the test's file changed or went since ``older``; or
+    cannot prove it gone (so it stands), or None when it can: the test's file changed or went since ``older``, or
+    another pytest version ran it (which may name parametrized tests otherwise); or
     ``whole`` collected other tests of the file, the test is a doctest (its id a dotted name) and the two runs had
     other options (an ``--import-mode`` renames doctests); or ``whole`` collected nothing of the file and a
     ``conftest.py`` on the way to it, or the ini file pytest read (``provenance.inifile``), changed (a
@@ -450,8 +455,8 @@ def _unseen(whole: TestRun, collected: bool, older: TestRun, nodeid: str) -> str
     then = older.files.get(file)
     if then is None:  # a file git ignores (generated tests) has no id: whether it changed is unknown
         return f"not collected on {where}, {printable(file)} has no file id (ignored by git?)"
-    if whole.files.get(file) != then:
-        return None
+    if whole.files.get(file) != then or whole.provenance.get("pytest") != older.provenance.get("pytest"):
+        return None  # its file changed, or another pytest named its tests (pytest 9.2 renamed long parameter ids)
     if collected:
         if _doctest_id(nodeid) and _options(whole) != _options(older):
             return None

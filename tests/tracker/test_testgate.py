@@ -384,3 +384,19 @@ def test_a_kept_test_says_how_to_retire_it(repo, cli, monkeypatch) -> None:
     monkeypatch.setenv("FAST", "1")
     r = cli(root, "verify", "--force")
     assert "gone for good? a change to tests/test_c.py retires it" in r.out, r.out
+
+
+def test_a_test_renamed_by_another_pytest_or_one_that_never_ran_is_not_kept() -> None:
+    # Our own 0001/P2: pytest 9.2 names a long string parameter otherwise than 9.1 did, the file unchanged; and a test
+    # only ever deselected has no outcome to keep. Neither stays as "not collected".
+    old = run(
+        "old", "box", "1", {"tests/test_b.py::test_b[long text]": "failed:x", "tests/test_a.py::test_a": "passed"}
+    )
+    old.provenance["pytest"] = "9.1.0"
+    new = run("new", "box", "2", {"tests/test_b.py::test_b[s0]": "passed", "tests/test_a.py::test_a": "passed"})
+    new.provenance["pytest"] = "9.2.0"
+    assert verdict(old, new) == (True, "2 passed")
+    new.provenance["pytest"] = "9.1.0"
+    assert not verdict(old, new)[0]
+    never = run("never", "box", "1", {"tests/test_b.py::test_x": "deselected", "tests/test_a.py::test_a": "passed"})
+    assert verdict(never, run("w", "box", "2", {"tests/test_a.py::test_a": "passed"})) == (True, "1 passed")

@@ -116,8 +116,9 @@ def _staleness(
     """(changed files, note) when the evidence behind a met phase no longer matches; note '' if fresh."""
     changed: set[str] = set()
     notes: list[str] = []
+    memo: dict[tuple[str, tuple[str, ...]], set[str]] = {}  # a phase's gates share their runs and their patterns
     for i, (gate, v) in enumerate(zip(phase.gates, verdicts, strict=False)):
-        files, definition = _gate_changes(plan, phase, i, gate, v, evidence, index)
+        files, definition = _gate_changes(plan, phase, i, gate, v, evidence, index, memo)
         changed.update(files)
         if definition:
             notes.append(definition)
@@ -132,7 +133,14 @@ def _changed_note(changed: set[str] | list[str]) -> str:
 
 
 def _gate_changes(
-    plan: Plan, phase: Phase, i: int, gate: Gate, v: GateVerdict, evidence: Evidence, index: FileIndex
+    plan: Plan,
+    phase: Phase,
+    i: int,
+    gate: Gate,
+    v: GateVerdict,
+    evidence: Evidence,
+    index: FileIndex,
+    memo: dict[tuple[str, tuple[str, ...]], set[str]] | None = None,
 ) -> tuple[list[str], str]:
     """What no longer matches the evidence behind gate ``i``'s verdict: (files under the phase's ``paths``
     that changed since, a note when the gate's definition changed since; '' otherwise)."""
@@ -151,20 +159,22 @@ def _gate_changes(
     key = gate_key(plan.id, phase.id, i)
     since = next((file for file in sources if evidence.definition_changed(file, key, gate)), None)
     note = f"gate {i + 1} definition changed since {since}" if since is not None else ""
+    memo = {} if memo is None else memo
+
+    def changed_since(file: str, patterns: tuple[str, ...]) -> set[str]:
+        """Files under ``patterns`` that changed since evidence ``file`` (once per file and patterns)."""
+        key = (file, patterns)
+        if key not in memo:
+            memo[key] = set(changed_files(evidence.recorded_files(file, patterns, False), index.match(patterns)))
+        return memo[key]
+
     config = gate_inputs(gate.test) if isinstance(gate, TestGate) else ()
-    if config:  # its own tests and pytest's configuration are inputs of every test gate, whatever the phase's paths
-        now = index.match(config)
-        changed = {
-            path for file in sources for path in changed_files(evidence.recorded_files(file, config, False), now)
-        }
-    else:
-        changed = set()
-    if not phase.paths:
-        return sorted(changed), note
-    now = index.match(phase.paths)
-    changed |= {
-        path for file in sources for path in changed_files(evidence.recorded_files(file, phase.paths, False), now)
-    }
+    changed: set[str] = set()
+    # Its own tests and pytest's configuration are inputs of every test gate, whatever the phase's paths.
+    for patterns in (config, tuple(phase.paths)) if phase.paths else (config,):
+        if patterns:
+            for file in sources:
+                changed |= changed_since(file, patterns)
     return sorted(changed), note
 
 

@@ -647,6 +647,22 @@ def test_status_notes_evidence_the_statuses_rest_on_that_git_does_not_track(tmp_
     assert "note:" not in cli(root, "status", "--json").err
 
 
+def test_many_untracked_evidence_files_are_named_by_their_folder(repo, cli) -> None:
+    """A store of 100 runs never added made a note of one line holding 100 paths: beyond 3 it names their folder."""
+    phases = "".join(phase(f"P{i}", f'test = "tests/test_{i}.py"') for i in range(1, 6))
+    tests = {f"tests/test_{i}.py": "def test_a():\n    pass\n" for i in range(1, 6)}
+    root = repo({"plans/0001-p.md": plan_text(phases=phases), **tests})
+    for i in range(1, 4):
+        assert cli(root, "verify", f"0001/P{i}").code == 0  # each phase rests on its own run
+    err = cli(root, "status").err
+    assert err.startswith("note: 3 evidence file(s)") and err.count(".tracker/evidence/2") == 3, err
+    for i in range(4, 6):
+        assert cli(root, "verify", f"0001/P{i}").code == 0
+    err = cli(root, "status").err
+    assert err.startswith("note: 5 evidence file(s)") and ".tracker/evidence/2" not in err, err
+    assert "git add .tracker/evidence/ && git commit" in err, err
+
+
 def test_status_on_a_terminal_fits_the_terminal_s_width(repo, tmp_path: Path) -> None:
     """On a terminal (a pty of 70 columns, COLUMNS unset) the lines fit its width, whatever the 100 of a pipe."""
     import fcntl

@@ -250,15 +250,25 @@ def _status(root: Path, plan: str | None, as_json: bool, out: TextIO, color: str
 def untracked_note(root: Path, statuses: dict[str, PhaseStatus]) -> str:
     """One line when evidence or result files the statuses rest on are not tracked by git (a clone shows other
     statuses), with the ``git add`` that fixes it; "" otherwise (``tracker check`` fails on them, one line each)."""
-    from tracker.commands.check import add_line, untracked_evidence
+    from tracker.commands.check import Problem, add_line, untracked_evidence
 
     found = untracked_evidence(root, statuses)
     if not found:
         return ""
+    count = len(found)
+    if count > NOTE_PATHS:  # the note stays one short line: their folders (tracker check names each file)
+        folders: dict[tuple[str, str], Problem] = {}
+        for problem in found:
+            folder = problem.path.rsplit("/", 1)[0] + "/" if problem.path else ""
+            folders.setdefault((problem.kind, folder), problem._replace(path=folder))
+        found = list(folders.values())
     return (
-        f"note: {len(found)} evidence file(s) the statuses rest on are not tracked by git, so a clone shows other "
+        f"note: {count} evidence file(s) the statuses rest on are not tracked by git, so a clone shows other "
         f"statuses (tracker check lists them): {add_line(found)}\n"
     )
+
+
+NOTE_PATHS = 3  # more untracked files than this: the note names their folders
 
 
 def _text(

@@ -448,7 +448,22 @@ def narrowing(config: pytest.Config) -> list[str]:
         out.append("--rootdir")
     if config.getoption("lf", None):  # wherever it came from: which files it collects depends on the cache
         out.append("--lf")
+    if _store_elsewhere(config):
+        out.append("a rootdir that is not the store's repository")
     return list(dict.fromkeys(out))
+
+
+def _store_elsewhere(config: pytest.Config) -> bool:
+    """Does ``--tracker-record=DIR`` name the store (``.tracker/evidence``) of another folder than pytest's rootdir
+    (pytest started in ``tests/`` with no ini file: its node ids and file ids are relative to ``tests/``, and its
+    arguments, ``[""]``, would read as all of the repository's tree)? adv round 4."""
+    given = config.getoption("tracker_record", None)
+    if not given:
+        return False
+    store = Path(str(given)).resolve()
+    if store.name != "evidence" or store.parent.name != ".tracker":
+        return False  # recorded elsewhere (another machine's folder, to ingest): ingest judges it
+    return store.parent.parent != Path(str(config.rootpath)).resolve()
 
 
 OWN_PLUGINS = ("tracker.pytest_plugin", "tracker.pytest_argcheck")  # what verify loads itself: not the tests' options

@@ -233,10 +233,20 @@ class TestIndex:
                 judge = seers[file]
             why: str | None = None
             if judge is not None and self._position[id(judge)] > rank:
-                memo = (file, id(run), _doctest_id(nodeid), id(judge))
+                # Judged against a run that recorded it on the file's bytes the judge ran (adv round 4: a debug edit
+                # or a checkout in between made an older run's bytes differ): none such, its file changed.
+                now = judge.files.get(file)
+                basis = next(
+                    (r for rk, (r, _) in zip(self._ranks[nodeid], self.history[nodeid], strict=True)
+                     if rk < self._position[id(judge)] and now is not None and r.files.get(file) == now),
+                    run,
+                )  # fmt: skip
+                memo = (file, id(basis), _doctest_id(nodeid), id(judge))
                 if memo not in answers:
-                    answers[memo] = _unseen(judge, self._collected(judge, file), run, nodeid)
+                    answers[memo] = _unseen(judge, self._collected(judge, file), basis, nodeid)
                 why = answers[memo]
+                if why is not None and "[" in nodeid and self._renamed(basis, judge, nodeid):
+                    why = None  # every id of its function renamed by a conftest edit or another pytest
                 if why is None:
                     continue
             if skip is not None:
@@ -262,6 +272,32 @@ class TestIndex:
             if not any(selects(s["nodeid"], nodeid) for s in _collection_skips(self.sorted[id(run)][2])):
                 return run
         return None
+
+    def _renamed(self, older: TestRun, judge: TestRun, nodeid: str) -> bool:
+        """Were the parameters of ``nodeid``'s function renamed: ``judge`` collected it under ids none of which
+        ``older`` recorded (one hidden, others would remain), and what names them changed between the two runs: a
+        ``conftest.py`` on the way (``pytest_make_parametrize_id``, ``pytest_generate_tests``) or the pytest version
+        (9.2 names long parameters otherwise than 9.1), both known? Disjoint ids alone are no proof: an environment
+        variable may pick the parameters (``['cuda'] if gpu else ['cpu']``)."""
+        base = nodeid.split("[", 1)[0] + "["
+        now = set(self._with_prefix(judge, base))
+        if not now or now & set(self._with_prefix(older, base)):
+            return False
+        file = nodeid.split("::", 1)[0]
+        then_pytest, now_pytest = older.provenance.get("pytest"), judge.provenance.get("pytest")
+        if then_pytest and now_pytest and then_pytest != now_pytest:
+            return True
+        conftests = [c for c in config_files_of(file) if c.endswith("conftest.py")]
+        return bool(older.files) and any(older.files.get(c) != judge.files.get(c) for c in conftests)
+
+    def _with_prefix(self, run: TestRun, prefix: str) -> list[str]:
+        ids = self.sorted[id(run)][0]
+        out: list[str] = []
+        for i in range(bisect.bisect_left(ids, prefix), len(ids)):
+            if not ids[i].startswith(prefix):
+                break
+            out.append(ids[i])
+        return out
 
     def _collected(self, run: TestRun, file: str) -> bool:
         """Did ``run`` record a test of ``file``?"""
@@ -437,11 +473,11 @@ def _collection_skips(file_level: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _unseen(whole: TestRun, collected: bool, older: TestRun, nodeid: str) -> str | None:
     """Why ``whole`` (the newest run of all of a gate), which did not collect test ``nodeid`` that ``older`` recorded,
-    cannot prove it gone (so it stands), or None when it can: the test's file changed or went since ``older``, or
-    another pytest version ran it (which may name parametrized tests otherwise); or
-    ``whole`` collected other tests of the file, the test is a doctest (its id a dotted name) and the two runs had
-    other options (an ``--import-mode`` renames doctests); or ``whole`` collected nothing of the file and a
-    ``conftest.py`` on the way to it, or the ini file pytest read (``provenance.inifile``), changed (a
+    cannot prove it gone (so it stands), or None when it can: the test's file changed or went since ``older`` (the
+    newest run that recorded it on the bytes ``whole`` ran, else the newest that recorded it); or
+    ``whole`` collected other tests of the file, the test is a doctest (its id a dotted name) and one run had
+    ``--import-mode=importlib`` and the other not (it names doctests otherwise); or ``whole`` collected nothing of
+    the file and a ``conftest.py`` on the way to it, or the ini file pytest read (``provenance.inifile``), changed (a
     ``collect_ignore``, ``python_files`` or ``testpaths`` edit leaves it out). Anything else that hides a test while
     its file is the same (an environment variable in a ``collect_ignore`` or in a test's parameters, a plugin, the
     devices of the machine, a data file of parameters) leaves it standing. Where either run has no file ids at all
@@ -455,16 +491,17 @@ def _unseen(whole: TestRun, collected: bool, older: TestRun, nodeid: str) -> str
     then = older.files.get(file)
     if then is None:  # a file git ignores (generated tests) has no id: whether it changed is unknown
         return f"not collected on {where}, {printable(file)} has no file id (ignored by git?)"
-    if whole.files.get(file) != then or whole.provenance.get("pytest") != older.provenance.get("pytest"):
-        return None  # its file changed, or another pytest named its tests (pytest 9.2 renamed long parameter ids)
+    if whole.files.get(file) != then:
+        return None
     if collected:
-        if _doctest_id(nodeid) and _options(whole) != _options(older):
+        if _doctest_id(nodeid) and _import_mode(whole) != _import_mode(older):
             return None
     elif _config_changed(older, whole, file):
         return None
+    seen = "unchanged, its other tests collected" if collected else "and its pytest configuration unchanged"
     return (
-        f"not collected on {where}, {printable(file)} and its pytest configuration unchanged: an environment "
-        f"variable, a plugin or the machine hid it; gone for good? a change to {printable(file)} retires it"
+        f"not collected on {where}, {printable(file)} {seen}: an environment variable, a plugin or the machine hid "
+        f"it; gone for good? a change to {printable(file)} retires it"
     )
 
 
@@ -476,22 +513,21 @@ def _doctest_id(nodeid: str) -> bool:
 
 def _config_changed(older: TestRun, whole: TestRun, file: str) -> bool:
     """Did a ``conftest.py`` on the way to ``file``, or the ini file pytest read, differ between the two runs?"""
-    if older.provenance.get("inifile") != whole.provenance.get("inifile"):
+    then, now = older.provenance.get("inifile"), whole.provenance.get("inifile")
+    known = not older.provenance.get("ingested_from") and not whole.provenance.get("ingested_from")
+    if known and then != now:  # an ingested run records no ini file: unknown, never a change (adv round 4)
         return True
-    ini = whole.provenance.get("inifile")
-    if isinstance(ini, str) and older.files.get(ini) != whole.files.get(ini):
+    if known and isinstance(now, str) and older.files.get(now) != whole.files.get(now):
         return True
     return any(older.files.get(c) != whole.files.get(c) for c in config_files_of(file) if c.endswith("conftest.py"))
 
 
-def _options(run: TestRun) -> frozenset[str]:
-    """The options a run recorded that a gate may carry (``provenance.options``), pytest's default
-    ``--import-mode=prepend`` included where it names no import mode."""
+def _import_mode(run: TestRun) -> str:
+    """The ``--import-mode`` a run recorded (``provenance.options``), pytest's default ``prepend`` where it names
+    none. Only ``importlib`` names doctests otherwise."""
     given = run.provenance.get("options")
-    have = {str(x) for x in given} if isinstance(given, list) else set()
-    if not any(h.startswith("--import-mode=") for h in have):
-        have.add("--import-mode=prepend")
-    return frozenset(have)
+    modes = [str(x) for x in given if str(x).startswith("--import-mode=")] if isinstance(given, list) else []
+    return "importlib" if "--import-mode=importlib" in modes else "other"
 
 
 def _kept_note(recs: list[dict[str, Any]]) -> str:

@@ -448,7 +448,7 @@ def narrowing(config: pytest.Config) -> list[str]:
         out.append("--rootdir")
     if config.getoption("lf", None):  # wherever it came from: which files it collects depends on the cache
         out.append("--lf")
-    if _store_elsewhere(config):
+    if _store_elsewhere(config) and "--rootdir" not in out:
         out.append("a rootdir that is not the store's repository")
     return list(dict.fromkeys(out))
 

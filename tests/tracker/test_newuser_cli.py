@@ -306,7 +306,7 @@ def test_show_completion_prints_a_script_for_the_shell(two) -> None:
 
     # typer finds the shell among the process's ancestors (shellingham): a user types it in one; started by a test
     # runner with none above it (tracker verify in the background, an xdist worker), "Shell  not supported".
-    line = f"{shlex.quote(sys.executable)} -m tracker --show-completion"
+    line = f"{shlex.quote(sys.executable)} -m tracker --show-completion; exit $?"  # bash stays the parent (no exec)
     proc = subprocess.run(["bash", "-c", line], cwd=two, capture_output=True, text=True,
                           env={**os.environ, "SHELL": "/bin/bash"}, timeout=60)  # fmt: skip
     assert proc.returncode == 0 and "_TRACKER_COMPLETE=complete_bash" in proc.stdout and "complete " in proc.stdout

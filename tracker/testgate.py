@@ -245,7 +245,11 @@ class TestIndex:
                 if memo not in answers:
                     answers[memo] = _unseen(judge, self._collected(judge, file), basis, nodeid)
                 why = answers[memo]
-                if why is not None and "[" in nodeid and self._renamed(basis, judge, nodeid):
+                if (
+                    why is not None
+                    and "[" in nodeid
+                    and (self._renamed(basis, judge, nodeid) or _long_parameter(basis, judge, nodeid))
+                ):
                     why = None  # every id of its function renamed by a conftest edit or another pytest
                 if why is None:
                     continue
@@ -503,6 +507,15 @@ def _unseen(whole: TestRun, collected: bool, older: TestRun, nodeid: str) -> str
         f"not collected on {where}, {printable(file)} {seen}: an environment variable, a plugin or the machine hid "
         f"it; gone for good? a change to {printable(file)} retires it"
     )
+
+
+def _long_parameter(older: TestRun, judge: TestRun, nodeid: str) -> bool:
+    """Is ``nodeid`` a test with a parameter id over 100 characters, recorded by another pytest version than the
+    judge's (both known)? pytest 9.2 names a str or bytes parameter that long ``argnameN`` where 9.1 wrote it out:
+    such an id is renamed, not hidden."""
+    then, now = older.provenance.get("pytest"), judge.provenance.get("pytest")
+    params = nodeid.split("[", 1)[1] if "[" in nodeid else ""
+    return bool(then and now and then != now) and len(params) > 100
 
 
 def _doctest_id(nodeid: str) -> bool:

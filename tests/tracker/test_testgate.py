@@ -512,3 +512,15 @@ def test_an_import_mode_other_than_importlib_never_proves_a_hidden_doctest_gone(
         r.provenance["options"] = ["--doctest-modules"]
     new.provenance["options"].append("--import-mode=importlib")
     assert TestIndex(Store(runs=[old, new])).verdict(KEY, gate)[0].met
+
+
+def test_a_long_parameter_another_pytest_renamed_is_gone() -> None:
+    # Our own 0001/P2: pytest 9.2 names a str parameter over 100 characters argnameN where 9.1 wrote it out; the
+    # kept 9.1 id's run kept the phase stale whatever verify ran.
+    long = "x" * 120
+    old = run("old", "box", "1", {f"tests/test_b.py::test_b[{long}]": "passed", "tests/test_b.py::test_b[a]": "passed"})
+    new = run("new", "box", "2", {"tests/test_b.py::test_b[s0]": "passed", "tests/test_b.py::test_b[a]": "passed"})
+    old.provenance["pytest"], new.provenance["pytest"] = "9.1.0", "9.2.0"
+    assert verdict(old, new) == (True, "2 passed")
+    new.provenance["pytest"] = "9.1.0"
+    assert "kept 1" in verdict(old, new)[1]  # the same pytest: it was hidden, not renamed

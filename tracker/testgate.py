@@ -278,14 +278,14 @@ class TestIndex:
         return None
 
     def _renamed(self, older: TestRun, judge: TestRun, nodeid: str) -> bool:
-        """Were the parameters of ``nodeid``'s function renamed: ``judge`` collected it under ids none of which
-        ``older`` recorded (one hidden, others would remain), and what names them changed between the two runs: a
+        """Were the parameters of ``nodeid``'s function renamed: ``judge`` collected it under as many ids as ``older``
+        recorded or more (one hidden, there would be fewer), and what names them changed between the two runs: a
         ``conftest.py`` on the way (``pytest_make_parametrize_id``, ``pytest_generate_tests``) or the pytest version
-        (9.2 names long parameters otherwise than 9.1), both known? Disjoint ids alone are no proof: an environment
+        (9.2 names long parameters otherwise than 9.1), both known? New ids alone are no proof: an environment
         variable may pick the parameters (``['cuda'] if gpu else ['cpu']``)."""
         base = nodeid.split("[", 1)[0] + "["
         now = set(self._with_prefix(judge, base))
-        if not now or now & set(self._with_prefix(older, base)):
+        if not now or len(now) < len(set(self._with_prefix(older, base))):
             return False
         file = nodeid.split("::", 1)[0]
         then_pytest, now_pytest = older.provenance.get("pytest"), judge.provenance.get("pytest")

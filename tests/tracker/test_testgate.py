@@ -524,3 +524,21 @@ def test_a_long_parameter_another_pytest_renamed_is_gone() -> None:
     assert verdict(old, new) == (True, "2 passed")
     new.provenance["pytest"] = "9.1.0"
     assert "kept 1" in verdict(old, new)[1]  # the same pytest: it was hidden, not renamed
+
+
+def test_one_parameter_renamed_by_a_conftest_edit_is_gone_and_one_hidden_stays() -> None:
+    # Our own 0001/P2: tests/conftest.py's pytest_make_parametrize_id renamed the one long parameter of three; the
+    # old id was kept (its function's other ids were unchanged) and its run kept the phase stale.
+    ids = {"tests/test_b.py::test_b[a]": "passed", "tests/test_b.py::test_b[b]": "passed"}
+    old = run(
+        "old",
+        "box",
+        "1",
+        {**ids, "tests/test_b.py::test_b[message0]": "failed:x"},
+        {**V1, "tests/conftest.py": "1" * 40},
+    )
+    edited = {**V1, "tests/conftest.py": "2" * 40}
+    renamed = run("new", "box", "2", {**ids, "tests/test_b.py::test_b[long...51150583b582]": "passed"}, edited)
+    assert verdict(old, renamed) == (True, "3 passed")
+    hidden = run("new", "box", "2", ids, edited)
+    assert not verdict(old, hidden)[0]  # fewer ids than before: one was hidden, whatever the conftest says

@@ -94,7 +94,8 @@ SUITE = {
     "conftest.py": "",
     "src/__init__.py": "",
     "src/itools.py": ITOOLS,
-    "tests/__init__.py": "",
+    # No tests/__init__.py: verify forks its pytest from the process that runs it, here this suite, whose own
+    # ``tests`` package (imported by tests/kernel) would shadow the fixture's: ``No module named 'tests.test_unit'``.
     "tests/test_unit.py": UNIT,
     "tests/test_render.py": RENDER,
     "tests/test_render/test_render.yml": RENDER_DATA,

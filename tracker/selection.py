@@ -240,17 +240,16 @@ def gate_inputs(test: str) -> tuple[str, ...]:
     return (*own, *config_paths(test))
 
 
-def config_files_of(file: str) -> tuple[str, ...]:
-    """The files of pytest's configuration that may decide whether the test file ``file`` (a repository path) is
-    collected and what it holds: the ``conftest.py`` and ini files (:data:`INI_NAMES`) in the root and each folder
-    on the way to it."""
+def conftests_of(file: str) -> tuple[str, ...]:
+    """The ``conftest.py`` files that may decide what the test file ``file`` (a repository path) holds and whether it
+    is collected: one in the root and in each folder on the way to it."""
     parts = file.split("/")
-    return tuple(_on_the_way(parts, len(parts)))
+    return tuple(_on_the_way(parts, len(parts), ("conftest.py",)))
 
 
-def _on_the_way(parts: list[str], depth: int) -> list[str]:
+def _on_the_way(parts: list[str], depth: int, names: tuple[str, ...] = ("conftest.py", *INI_NAMES)) -> list[str]:
     out: list[str] = []
     for d in range(depth):
         folder = "/".join(parts[:d])
-        out += [f"{folder}/{name}" if folder else name for name in ("conftest.py", *INI_NAMES)]
+        out += [f"{folder}/{name}" if folder else name for name in names]
     return out

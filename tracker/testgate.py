@@ -36,7 +36,7 @@ says which file resolves where.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tracker.model import (
@@ -52,7 +52,7 @@ from tracker.model import (
     TestRun,
     gate_hash,
 )
-from tracker.selection import config_files_of, marker_matches, normalize_arg, selects
+from tracker.selection import conftests_of, marker_matches, normalize_arg, selects
 
 FAILURES = ("failed", "error", "xpassed")  # outcomes that are a real failure of a test that ran (``failed``)
 
@@ -198,11 +198,7 @@ class TestIndex:
         prefix = normalize_arg(gate.test)
         prefix = "" if prefix == "." else prefix
         candidates = [n for n in self._file_ids if selects(gate.test, n) and not n.startswith(prefix)]
-        for i in range(bisect.bisect_left(self._ids, prefix), len(self._ids)):
-            if not self._ids[i].startswith(prefix):
-                break
-            if self._ids[i] not in found and selects(gate.test, self._ids[i]):
-                candidates.append(self._ids[i])
+        candidates += [n for n in _prefixed(self._ids, prefix) if n not in found and selects(gate.test, n)]
         answers: dict[tuple[str, int, bool, int], str | None] = {}  # (file, older run, doctest?, judge): per file
         seers: dict[str, TestRun | None] = {}  # by file skipped at collection: the newest run of all that was not
         for nodeid in candidates:
@@ -284,30 +280,18 @@ class TestIndex:
         (9.2 names long parameters otherwise than 9.1), both known? New ids alone are no proof: an environment
         variable may pick the parameters (``['cuda'] if gpu else ['cpu']``)."""
         base = nodeid.split("[", 1)[0] + "["
-        now = set(self._with_prefix(judge, base))
-        if not now or len(now) < len(set(self._with_prefix(older, base))):
+        now = set(_prefixed(self.sorted[id(judge)][0], base))
+        if not now or len(now) < len(set(_prefixed(self.sorted[id(older)][0], base))):
             return False
         file = nodeid.split("::", 1)[0]
         then_pytest, now_pytest = older.provenance.get("pytest"), judge.provenance.get("pytest")
         if then_pytest and now_pytest and then_pytest != now_pytest:
             return True
-        conftests = [c for c in config_files_of(file) if c.endswith("conftest.py")]
-        return bool(older.files) and any(older.files.get(c) != judge.files.get(c) for c in conftests)
-
-    def _with_prefix(self, run: TestRun, prefix: str) -> list[str]:
-        ids = self.sorted[id(run)][0]
-        out: list[str] = []
-        for i in range(bisect.bisect_left(ids, prefix), len(ids)):
-            if not ids[i].startswith(prefix):
-                break
-            out.append(ids[i])
-        return out
+        return bool(older.files) and _conftest_changed(older, judge, file)
 
     def _collected(self, run: TestRun, file: str) -> bool:
         """Did ``run`` record a test of ``file``?"""
-        ids = self.sorted[id(run)][0]
-        i = bisect.bisect_left(ids, file + "::")
-        return i < len(ids) and ids[i].startswith(file + "::")
+        return next(_prefixed(self.sorted[id(run)][0], file + "::"), None) is not None
 
     def _named(self, key: str, gate: TestGate) -> bool:
         """Did a run this index sees collect all of the gate, its collection not narrowed (verify ran the gate, or
@@ -532,7 +516,20 @@ def _config_changed(older: TestRun, whole: TestRun, file: str) -> bool:
         return True
     if known and isinstance(now, str) and older.files.get(now) != whole.files.get(now):
         return True
-    return any(older.files.get(c) != whole.files.get(c) for c in config_files_of(file) if c.endswith("conftest.py"))
+    return _conftest_changed(older, whole, file)
+
+
+def _conftest_changed(older: TestRun, newer: TestRun, file: str) -> bool:
+    """Does a ``conftest.py`` on the way to ``file`` differ (its id, or there and not) between the two runs?"""
+    return any(older.files.get(c) != newer.files.get(c) for c in conftests_of(file))
+
+
+def _prefixed(ids: list[str], prefix: str) -> Iterator[str]:
+    """The ids of the sorted list ``ids`` that start with ``prefix``, in order (found by bisection)."""
+    for i in range(bisect.bisect_left(ids, prefix), len(ids)):
+        if not ids[i].startswith(prefix):
+            return
+        yield ids[i]
 
 
 def _import_mode(run: TestRun) -> str:

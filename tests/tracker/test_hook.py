@@ -425,18 +425,24 @@ def test_a_repository_without_plans_commits_as_if_there_were_no_hook(
     assert message(other) == "by hand\n\n"
 
 
-def test_a_hooks_folder_linked_out_without_a_hooks_path_is_refused_saying_so(
-    repo: Path, cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Adversarial review L2: with .git/hooks a link to a folder outside and no core.hooksPath, the refusal said
-    "core.hooksPath is outside" and advised `git config --local core.hooksPath .git/hooks`: the same link. It now
-    names the link and where it leads."""
+def hooks_linked_out(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """(.git/hooks, the folder outside the repository it now links to), with no global git configuration."""
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
     shared = tmp_path / "linked-hooks"
     shared.mkdir()
     hooks = repo / ".git/hooks"
     shutil.rmtree(hooks)
     hooks.symlink_to(shared)
+    return hooks, shared
+
+
+def test_a_hooks_folder_linked_out_without_a_hooks_path_is_refused_saying_so(
+    repo: Path, cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Adversarial review L2: with .git/hooks a link to a folder outside and no core.hooksPath, the refusal said
+    "core.hooksPath is outside" and advised `git config --local core.hooksPath .git/hooks`: the same link. It now
+    names the link and where it leads."""
+    hooks, shared = hooks_linked_out(repo, tmp_path, monkeypatch)
     got = cli(repo, "hook", "install")
     assert got.code == 8 and "Traceback" not in got.err and got.out == "" and folder(shared) == {}
     assert got.err == (
@@ -452,12 +458,7 @@ def test_a_hooks_path_of_the_repository_that_links_out_is_refused_naming_the_lin
 ) -> None:
     """adv (low): with core.hooksPath set to .git/hooks, itself a link out, the refusal advised setting core.hooksPath
     to .git/hooks: what it already was. It names the link, as without core.hooksPath."""
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    shared = tmp_path / "linked-hooks"
-    shared.mkdir()
-    hooks = repo / ".git/hooks"
-    shutil.rmtree(hooks)
-    hooks.symlink_to(shared)
+    _, shared = hooks_linked_out(repo, tmp_path, monkeypatch)
     subprocess.run(["git", "config", "--local", "core.hooksPath", ".git/hooks"], cwd=repo, check=True)
     got = cli(repo, "hook", "install")
     assert got.code == 8 and folder(shared) == {}, got.err

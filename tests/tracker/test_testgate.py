@@ -490,11 +490,11 @@ def test_parameters_renamed_by_a_conftest_are_gone_and_the_gate_fresh(repo, cli)
 def test_an_import_mode_other_than_importlib_never_proves_a_hidden_doctest_gone() -> None:
     # adv round 4 #6: --import-mode=append names doctests as prepend does; only importlib names them otherwise.
     gate = TestGate("src/", options=("--doctest-modules",))
-    ids = {"src/mod.py::mod.f": "passed", "src/mod.py::mod.slow": "failed:x"}
+    old_ids = {"src/mod.py::mod.f": "passed", "src/mod.py::mod.slow": "failed:x"}
 
-    def judged(mode: str | None) -> bool:
-        old = run("old", "box", "1", ids, {"src/mod.py": "a" * 40})
-        new = run("new", "box", "2", {"src/mod.py::mod.f": "passed"}, {"src/mod.py": "a" * 40})
+    def judged(new_ids: dict[str, str], mode: str | None) -> bool:
+        old = run("old", "box", "1", old_ids, {"src/mod.py": "a" * 40})
+        new = run("new", "box", "2", new_ids, {"src/mod.py": "a" * 40})
         for r in (old, new):
             r.provenance["args"], r.gates[KEY] = ["src"], gate_hash(gate)
             r.provenance["options"] = ["--doctest-modules"]
@@ -502,16 +502,10 @@ def test_an_import_mode_other_than_importlib_never_proves_a_hidden_doctest_gone(
             new.provenance["options"].append(mode)
         return TestIndex(Store(runs=[old, new])).verdict(KEY, gate)[0].met
 
-    assert not judged(None) and not judged("--import-mode=append")
-    ids = {"src/mod.py::src.mod.f": "passed"}  # importlib names them after their package: the old ones are gone
-    old_ids = {"src/mod.py::mod.f": "passed", "src/mod.py::mod.slow": "failed:x"}
-    old = run("old", "box", "1", old_ids, {"src/mod.py": "a" * 40})
-    new = run("new", "box", "2", ids, {"src/mod.py": "a" * 40})
-    for r in (old, new):
-        r.provenance["args"], r.gates[KEY] = ["src"], gate_hash(gate)
-        r.provenance["options"] = ["--doctest-modules"]
-    new.provenance["options"].append("--import-mode=importlib")
-    assert TestIndex(Store(runs=[old, new])).verdict(KEY, gate)[0].met
+    assert not judged({"src/mod.py::mod.f": "passed"}, None)
+    assert not judged({"src/mod.py::mod.f": "passed"}, "--import-mode=append")
+    # importlib names them after their package: the old ones are gone
+    assert judged({"src/mod.py::src.mod.f": "passed"}, "--import-mode=importlib")
 
 
 def test_a_long_parameter_another_pytest_renamed_is_gone() -> None:

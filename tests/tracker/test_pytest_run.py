@@ -85,3 +85,30 @@ def test_stdout_of_the_tests_stays_off_the_json(repo, cli, mode: str) -> None:
     assert r.code == 0, (r.out, r.err)
     assert json.loads(r.out)["exit"] == 0
     assert "noise" in r.err
+
+
+def test_a_module_the_caller_imported_under_the_same_name_is_not_the_tests(
+    repo, cli, mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A process embedding the tracker (this test suite) imported its own `test_clash` and `helper`; the repository's
+    # files of those names are what a fresh `python -m pytest` imports (else pytest: "import file mismatch").
+    import importlib.util
+    import sys
+
+    theirs = tmp_path / "elsewhere"
+    theirs.mkdir()
+    for name in ("test_clash", "helper"):
+        (theirs / f"{name}.py").write_text("VALUE = 'the caller'\n")
+        spec = importlib.util.spec_from_file_location(name, theirs / f"{name}.py")
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        monkeypatch.setitem(sys.modules, name, module)
+    test = "import helper\n\ndef test_a():\n    assert helper.VALUE == 'the repository'\n"
+    root = one_gate(
+        repo, "tests/test_clash.py", {"helper.py": "VALUE = 'the repository'\n", "tests/test_clash.py": test}
+    )
+    r = cli(root, "verify")
+    assert r.code == 0, (r.out, r.err)
+    assert "met   0001/P1#1" in r.out
+    assert sys.modules["test_clash"].VALUE == "the caller"  # the caller's own stay its own

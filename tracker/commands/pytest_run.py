@@ -9,7 +9,10 @@ once, before the fork. The child still isolates the tests from the tracker: a te
 The child runs as ``python -m pytest ARGS`` would in ``root``: that working directory and environment,
 ``sys.path[0]`` the directory (``-m`` puts it there), ``sys.argv`` pytest's, the parent's exit handlers
 dropped (they belong to verify: its temporary directory must outlive the child), the tests' own exit handlers
-run, output flushed, and the exit status pytest returned.
+run, output flushed, and the exit status pytest returned. Modules the parent imported from anywhere but the
+interpreter's own libraries and the tracker are forgotten first (:func:`_forget_foreign_modules`): a process that
+embeds the tracker, such as a test suite calling it, must not hand the child its own ``test_render`` for the
+repository's ``tests/test_render.py`` (pytest: "import file mismatch").
 
 ``TRACKER_PYTEST_SPAWN=1`` forces the new interpreter (also used where ``os.fork`` is missing, as on Windows).
 """
@@ -93,6 +96,7 @@ def _child(pytest: object, args: list[str], root: Path, env: dict[str, str]) -> 
         sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
         sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
         sys.path[0] = str(root)
+        _forget_foreign_modules()
         sys.stdout, sys.stderr = _stream(1, sys.stdout), _stream(2, sys.stderr)
         sys.argv = [str(Path(pytest.__file__).with_name("__main__.py")), *args]  # type: ignore[attr-defined]
         code = int(pytest.main(args))  # type: ignore[attr-defined]
@@ -113,3 +117,40 @@ def _child(pytest: object, args: list[str], root: Path, env: dict[str, str]) -> 
             sys.stderr.flush()
         finally:
             os._exit(code & 0xFF if code >= 0 else 1)
+
+
+def _library_roots() -> tuple[str, ...]:
+    """Where a fresh interpreter's modules come from: its prefixes (standard library, site-packages), the user's
+    site-packages, and the tracker itself."""
+    import site
+
+    import tracker
+
+    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, getattr(site, "USER_SITE", None)}
+    found.update(getattr(tracker, "__path__", ()))
+    return tuple(os.path.join(os.path.realpath(p), "") for p in found if p)
+
+
+def _forget_foreign_modules() -> None:
+    """Drop from ``sys.modules`` every module whose folder (for a namespace package, every folder) lies outside
+    :func:`_library_roots`: those were imported by whatever embeds the tracker, and a fresh ``python -m pytest``
+    would import its own."""
+    roots = _library_roots()
+    seen: dict[str, bool] = {}
+
+    def foreign(folder: object) -> bool:
+        if not isinstance(folder, str):
+            return False
+        if folder not in seen:
+            seen[folder] = not (folder + os.sep).startswith(roots) and not os.path.join(
+                os.path.realpath(folder), ""
+            ).startswith(roots)
+        return seen[folder]
+
+    for name, module in list(sys.modules.items()):
+        if name == "__main__":
+            continue
+        file = getattr(module, "__file__", None)
+        places = [os.path.dirname(file)] if isinstance(file, str) else list(getattr(module, "__path__", None) or ())
+        if places and all(foreign(p) for p in places):
+            del sys.modules[name]

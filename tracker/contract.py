@@ -18,6 +18,7 @@ documents each rule).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -167,6 +168,15 @@ def utc_time(text: object) -> str | None:
     """
     if not isinstance(text, str):
         return None
+    return _utc_time_cached(text) if len(text) <= 64 else _utc_time(text)
+
+
+@functools.lru_cache(maxsize=8192)  # status asks the same evidence times once per gate
+def _utc_time_cached(text: str) -> str | None:
+    return _utc_time(text)
+
+
+def _utc_time(text: str) -> str | None:
     if len(text) == 20 and all(c == s or (s == "0" and "0" <= c <= "9") for c, s in zip(text, _SHAPE, strict=False)):
         year, month, day = int(text[:4]), int(text[5:7]), int(text[8:10])
         valid = year >= 1 and 1 <= month <= 12 and 1 <= day <= _days_in(year, month)

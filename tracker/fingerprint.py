@@ -328,9 +328,12 @@ def compile_glob(pattern: str) -> Glob:
     return Glob(pattern)
 
 
+_WILDCARD = re.compile(r"[*?\[]")
+
+
 def literal_prefix(pattern: str) -> str:
     """The part of a glob before its first wildcard: every match starts with it."""
-    m = re.search(r"[*?\[]", pattern)
+    m = _WILDCARD.search(pattern)
     return pattern if m is None else pattern[: m.start()]
 
 

@@ -85,6 +85,7 @@ def evaluate(
                 ever.append(was)
             own[f"{plan.id}/{phase.id}"] = (plan, phase, verdicts, ever)
     index: FileIndex | None = None
+    memo: dict[tuple[str, tuple[str, ...]], set[str]] = {}  # phases share their runs and their patterns
     base: dict[str, tuple[Status, tuple[str, ...], str]] = {}
     for key, (plan, phase, verdicts, ever) in own.items():
         all_met = bool(verdicts) and all(v.met for v in verdicts)
@@ -92,7 +93,7 @@ def evaluate(
             base[key] = (Status.REGRESSED, (), "")
         elif all_met:
             index = index or files()
-            changed, note = _staleness(plan, phase, verdicts, evidence, index)
+            changed, note = _staleness(plan, phase, verdicts, evidence, index, memo)
             base[key] = (Status.STALE, changed, note) if note else (Status.DONE, (), "")
         else:
             base[key] = (Status.IN_PROGRESS if any(v.met for v in verdicts) else Status.PLANNED, (), "")
@@ -111,12 +112,18 @@ def evaluate(
 
 
 def _staleness(
-    plan: Plan, phase: Phase, verdicts: list[GateVerdict], evidence: Evidence, index: FileIndex
+    plan: Plan,
+    phase: Phase,
+    verdicts: list[GateVerdict],
+    evidence: Evidence,
+    index: FileIndex,
+    memo: dict[tuple[str, tuple[str, ...]], set[str]] | None = None,
 ) -> tuple[tuple[str, ...], str]:
-    """(changed files, note) when the evidence behind a met phase no longer matches; note '' if fresh."""
+    """(changed files, note) when the evidence behind a met phase no longer matches; note '' if fresh. ``memo``:
+    the changed files per (evidence file, patterns), shared by the phases of one derivation."""
     changed: set[str] = set()
     notes: list[str] = []
-    memo: dict[tuple[str, tuple[str, ...]], set[str]] = {}  # a phase's gates share their runs and their patterns
+    memo = {} if memo is None else memo
     for i, (gate, v) in enumerate(zip(phase.gates, verdicts, strict=False)):
         files, definition = _gate_changes(plan, phase, i, gate, v, evidence, index, memo)
         changed.update(files)

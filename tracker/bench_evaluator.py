@@ -26,8 +26,8 @@ from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, EvidenceSource, GateVerdict, ResultRun, gate_hash
 from tracker.result_files import load_repo_results, repo_result_files
 
-LOGIC = f"bench-verdicts-4/{__version__}"  # bump when evaluation rules change (2: undefined ratios never meet;
-# 3: a ratio gate reads the newest run that holds both cases; 4: the file says when it was written)
+LOGIC = f"bench-verdicts-5/{__version__}"  # bump when evaluation rules change (2: undefined ratios never meet;
+# 3: a ratio gate reads the newest run that holds both cases; 4: the file says when it was written; 5: three verdicts)
 # The evaluation code itself is part of the cache key too, so an edited rule is never answered from verdicts
 # the old code cached (a forgotten LOGIC bump, an editable install between releases).
 EVAL_DIR = Path(__file__).resolve().parent
@@ -148,6 +148,7 @@ def _to_json(verdict: GateVerdict, files: Mapping[str, str] | None) -> dict[str,
         "met": verdict.met,
         "reason": verdict.reason,
         "failed": verdict.failed,
+        "undecided": verdict.undecided,
         "files": dict(files or {}),
         "source": None
         if src is None
@@ -160,11 +161,16 @@ def _from_json(entry: dict[str, Any]) -> GateVerdict | None:
     try:
         src = entry["source"]
         verdict = GateVerdict(
-            entry["met"], entry["reason"], None if src is None else EvidenceSource(**src), entry["failed"]
+            entry["met"],
+            entry["reason"],
+            None if src is None else EvidenceSource(**src),
+            entry["failed"],
+            undecided=entry["undecided"],
         )
     except (KeyError, TypeError):
         return None
     ok = type(verdict.met) is bool and type(verdict.failed) is bool and isinstance(verdict.reason, str)
+    ok = ok and type(verdict.undecided) is bool
     return verdict if ok and isinstance(entry.get("files", {}), dict) else None
 
 

@@ -2,7 +2,10 @@
 
 A gate is never met by default: no evidence, no matching case, results from other hardware, an
 ambiguous selection, a missing baseline or too few samples each give an unmet verdict with that reason.
-Statistics come from the raw samples; the optional noise guard is a seeded percentile bootstrap.
+Statistics come from the raw samples. Every case of more than one sample is judged with a confidence (the gate's,
+else :data:`DEFAULT_CONFIDENCE`) by a seeded percentile bootstrap: met when the bound on the threshold's side clears
+it, failed when the opposite bound misses it, **undecided** otherwise. An undecided newest run (or one with too few
+samples) decides nothing: the newest older run that decided stands (docs/evidence.md, "Three verdicts").
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from datetime import timedelta
 from typing import Any, NamedTuple
 
 from tracker.model import BenchGate, EvidenceSource, GateVerdict, ResultCase, ResultRun
-from tracker.stats import bootstrap_bound, compute_stat, oriented_ratio
+from tracker.stats import bootstrap_interval, compute_stat, oriented_ratio
+
+DEFAULT_CONFIDENCE = 0.95  # a gate's own ``confidence`` replaces it
 
 
 class BenchOutcome(NamedTuple):
@@ -34,6 +39,17 @@ class BenchOutcome(NamedTuple):
     unit: str | None = None
     samples: tuple[int, int | None] | None = None
     case: ResultCase | None = None
+    interval: tuple[float, float] | None = None  # both confidence bounds, when the samples gave them
+    undecided: bool = False  # the newest qualifying run cannot decide (interval across the threshold, too few samples)
+    more: int | None = None  # undecided: about how many more samples would likely decide it
+    decided_by: BenchOutcome | None = None  # undecided: the newest older run that decided, whose verdict stands
+
+    @property
+    def failed(self) -> bool:
+        """Confidently missed: decided so by this run or, undecided, by the last run that decided."""
+        if self.undecided:
+            return self.decided_by is not None and not self.decided_by.met
+        return self.value is not None and not self.met
 
 
 def same_value(a: object, b: object) -> bool:
@@ -109,7 +125,8 @@ def _label(run: ResultRun, gate: BenchGate, case: ResultCase) -> str:
     return ", ".join(parts)
 
 
-def _select(gate: BenchGate, results: Sequence[ResultRun]) -> BenchOutcome | tuple[ResultRun, ResultCase]:
+def _select(gate: BenchGate, results: Sequence[ResultRun]) -> BenchOutcome | list[tuple[ResultRun, list[ResultCase]]]:
+    """The qualifying runs with their cases of the gate, newest first; or why there is none."""
     where_text = f"metric={gate.bench}" + (f" where {fmt_params(gate.where)}" if gate.where else "")
     if not results:
         return BenchOutcome(False, "no benchmark evidence")
@@ -129,12 +146,19 @@ def _select(gate: BenchGate, results: Sequence[ResultRun]) -> BenchOutcome | tup
         # newest run where the test ran): the newest run holding both cases decides, if there is one.
         compared = [(r, c) for r, c in found if _baseline_case(gate, r, c) is not None]
         found = compared or found
-    newest = max((r for r, _ in found), key=lambda r: (r.time, r.path))
-    cases = [c for r, c in found if r is newest]
+    by_run: dict[int, tuple[ResultRun, list[ResultCase]]] = {}
+    for r, c in found:
+        by_run.setdefault(id(r), (r, []))[1].append(c)
+    return sorted(by_run.values(), key=lambda rc: (rc[0].time, rc[0].path), reverse=True)
+
+
+def _one_case(gate: BenchGate, run: ResultRun, cases: list[ResultCase]) -> BenchOutcome | ResultCase:
+    """The run's one case of the gate, or why the selection is ambiguous."""
     if len(cases) > 1:
+        where_text = f"metric={gate.bench}" + (f" where {fmt_params(gate.where)}" if gate.where else "")
         listed = "; ".join(fmt_params(c.params) for c in cases[:3])
-        return BenchOutcome(False, f"{where_text} is ambiguous: {len(cases)} cases in {newest.path} ({listed})", newest)
-    return newest, cases[0]
+        return BenchOutcome(False, f"{where_text} is ambiguous: {len(cases)} cases in {run.path} ({listed})", run)
+    return cases[0]
 
 
 _TYPE_NAMES = {bool: "a boolean", int: "an integer", float: "a float", str: "a string"}
@@ -183,14 +207,42 @@ def _baseline_case(gate: BenchGate, run: ResultRun, case: ResultCase) -> ResultC
 
 
 def evaluate(
-    gate: BenchGate, results: Sequence[ResultRun], bounds: MutableMapping[str, float] | None = None
+    gate: BenchGate,
+    results: Sequence[ResultRun],
+    bounds: MutableMapping[str, float] | None = None,
+    by_value: bool = False,
 ) -> BenchOutcome:
     """Evaluate one bench gate over every loaded result file (pure; see the module docstring). ``bounds``: bootstrap
-    bounds known already (:func:`tracker.stats.bootstrap_bound`), which gets the ones computed here."""
+    bounds known already (:func:`tracker.stats.bootstrap_bound`), which gets the ones computed here. ``by_value``:
+    judge by the statistic alone, without an interval (a chart's points; never a gate's verdict)."""
     picked = _select(gate, results)
     if isinstance(picked, BenchOutcome):
         return picked
-    run, case = picked
+    (run, cases), *older = picked
+    newest = _judge(gate, run, cases, bounds, by_value)
+    if not newest.undecided:
+        return newest
+    for run, cases in older:  # the last decided verdict stands
+        earlier = _judge(gate, run, cases, bounds)
+        if not earlier.undecided and earlier.value is not None and math.isfinite(earlier.value):
+            when = run.time.strftime("%Y-%m-%d")
+            last = f"{'met' if earlier.met else 'missed'} by {run.path} ({when}): {earlier.summary}"
+            return newest._replace(summary=f"{newest.summary}; the last decided run stands, {last}", decided_by=earlier)
+    return newest._replace(summary=f"{newest.summary}; no run decided it yet")
+
+
+def _judge(
+    gate: BenchGate,
+    run: ResultRun,
+    cases: list[ResultCase],
+    bounds: MutableMapping[str, float] | None,
+    by_value: bool = False,
+) -> BenchOutcome:
+    """The verdict of one run's case: met, failed (a value that is not met), undecided, or unmet for a reason."""
+    case_or_why = _one_case(gate, run, cases)
+    if isinstance(case_or_why, BenchOutcome):
+        return case_or_why
+    case = case_or_why
     base: ResultCase | None = None
     if gate.baseline:
         base = _baseline_case(gate, run, case)
@@ -210,7 +262,9 @@ def evaluate(
     need = gate.min_samples or 1
     for who, c in (("", case), ("baseline ", base)):
         if c is not None and len(c.samples) < need:
-            return BenchOutcome(False, f"too few {who}samples ({len(c.samples)} < {need})", run)
+            return BenchOutcome(
+                False, f"undecided: too few {who}samples ({len(c.samples)} < {need})", run, undecided=True
+            )
 
     if base is not None:
         undefined = _not_positive("", case.samples, case.unit) or _not_positive("baseline ", base.samples, base.unit)
@@ -223,31 +277,77 @@ def evaluate(
     unit = "×" if base is not None else f" {case.unit}"
     at_least = gate.at_least is not None
     threshold = float(gate.at_least if at_least else gate.at_most)  # type: ignore[arg-type]
-    compared, shown = value, f"{fmt_num(value)}{unit}"
-    if gate.confidence is not None:
-        compared = bootstrap_bound(
-            gate.stat,
-            case.samples,
-            gate.confidence,
-            not at_least,
-            base.samples if base else None,
-            case.direction,
-            bounds,
-        )
-        side = "lower" if at_least else "upper"
-        shown += f" ({gate.confidence:.0%} {side} bound {fmt_num(compared)}{unit})"
-    # Never met by a value that is not a number (an undefined ratio is NaN; both comparisons are false).
-    met = math.isfinite(compared) and (compared >= threshold if at_least else compared <= threshold)
-    op = ("≥" if met else "<") if at_least else ("≤" if met else ">")
     counts = (
         f"{len(case.samples)}"
         if base is None or len(base.samples) == len(case.samples)
         else f"{len(case.samples)} vs {len(base.samples)}"
     )
-    summary = f"{shown} {op} {fmt_num(threshold)}{unit} ({gate.stat} of {counts}, {_label(run, gate, case)})"
-    bound = compared if gate.confidence is not None else None
+    label = _label(run, gate, case)
     sizes = (len(case.samples), len(base.samples) if base is not None else None)
-    return BenchOutcome(met, summary, run, value, threshold, bound, unit.strip(), sizes, case)
+    figures = {"source": run, "value": value, "threshold": threshold, "unit": unit.strip(), "samples": sizes}
+    shown_value, shown_threshold = f"{fmt_num(value)}{unit}", f"{fmt_num(threshold)}{unit}"
+    if by_value or len(case.samples) < 2 or (base is not None and len(base.samples) < 2):
+        # One sample: its value is all there is (never met by a value that is not a number: NaN compares false).
+        met = math.isfinite(value) and (value >= threshold if at_least else value <= threshold)
+        op = ("≥" if met else "<") if at_least else ("≤" if met else ">")
+        how = f"{gate.stat} of {counts}" if by_value else "1 sample: judged by its value"
+        summary = f"{shown_value} {op} {shown_threshold} ({how}, {label})"
+        return BenchOutcome(met, summary, case=case, **figures)  # type: ignore[arg-type]
+    confidence = gate.confidence if gate.confidence is not None else DEFAULT_CONFIDENCE
+    lo, hi = bootstrap_interval(
+        gate.stat, case.samples, confidence, base.samples if base else None, case.direction, bounds
+    )
+    # met: the bound on the threshold's side clears it; failed: the opposite bound misses it; else undecided.
+    good, bad = (lo, hi) if at_least else (hi, lo)
+    met = math.isfinite(good) and (good >= threshold if at_least else good <= threshold)
+    failed = not met and math.isfinite(bad) and (bad < threshold if at_least else bad > threshold)
+    pct = f"{confidence:.0%}"
+    stat_of = f"{gate.stat} of {counts}, {label}"
+    if met or failed or not math.isfinite(value):
+        side = ("lower" if at_least else "upper") if met else ("upper" if at_least else "lower")
+        bound = good if met else bad
+        op = ("≥" if met else "<") if at_least else ("≤" if met else ">")
+        # The bound is shown where it differs from the value (constant samples give the value itself).
+        said = "" if fmt_num(bound) == fmt_num(value) else f" ({pct} {side} bound {fmt_num(bound)}{unit})"
+        summary = f"{shown_value}{said} {op} {shown_threshold} ({stat_of})"
+        return BenchOutcome(met, summary, case=case, bound=bound, interval=(lo, hi), **figures)  # type: ignore[arg-type]
+    more = _more_samples(value, threshold, lo, hi, len(case.samples))
+    likely = (
+        f"~{more} more sample{'' if more == 1 else 's'} would likely decide it"
+        if more is not None
+        else "more samples may decide it"
+    )
+    summary = (
+        f"undecided: {shown_value}, {pct} bounds {fmt_num(lo)}–{fmt_num(hi)}{unit} straddle {shown_threshold}; "
+        f"{likely} ({stat_of})"
+    )
+    return BenchOutcome(
+        False,
+        summary,
+        case=case,
+        bound=good,
+        interval=(lo, hi),
+        undecided=True,
+        more=more,
+        **figures,  # type: ignore[arg-type]
+    )
+
+
+MORE_CAP = 10_000  # beyond this, "more samples" says nothing useful: the value sits on the threshold
+
+
+def _more_samples(value: float, threshold: float, lo: float, hi: float, n: int) -> int | None:
+    """About how many more samples would put the bound that faces the threshold past it, were the spread to stay
+    the same (a bound's distance from the value shrinks as 1/sqrt(n)); None when the value is on the threshold."""
+    half = (hi - value) if value <= threshold else (value - lo)
+    distance = abs(threshold - value)
+    if not (distance > 0 and half > 0 and math.isfinite(half)):
+        return None
+    ratio = half / distance
+    if not ratio < math.sqrt(MORE_CAP + n):  # beyond the cap (or not a number): nothing useful to say
+        return None
+    needed = math.ceil(n * ratio * ratio)
+    return max(1, needed - n) if needed - n <= MORE_CAP else None
 
 
 def evaluate_bench_gate(
@@ -255,17 +355,21 @@ def evaluate_bench_gate(
 ) -> GateVerdict:
     """The core's entry point: :func:`evaluate` as a :class:`~tracker.model.GateVerdict`.
 
-    ``failed`` is set only when a qualifying run missed the threshold (a real regression signal);
-    missing, ambiguous, too-small or other-hardware evidence is unmet but not failed.
+    ``failed`` is set only when a qualifying run confidently missed the threshold (a real regression signal);
+    missing, ambiguous, too-small or other-hardware evidence is unmet but not failed. ``undecided``: the newest run
+    could not decide; ``met`` and ``failed`` are then the last deciding run's (unmet, not failed, when none did), and
+    a met verdict's source is that run (its measured files say whether it is stale).
     """
     outcome = evaluate(gate, results, bounds)
     source = None
-    run = outcome.source
+    decided = outcome.decided_by
+    run = decided.source if decided is not None and decided.met else outcome.source  # what a met verdict rests on
     if run is not None:
         machine = f"{run.host} ({run.gpu})" if run.gpu else run.host
         utc = run.time.utcoffset() == timedelta(0)
         time = run.time.strftime("%Y-%m-%dT%H:%M:%SZ") if utc else run.time.isoformat()
         source = EvidenceSource(file=run.path, machine=machine, commit=run.commit, time=time)
+    met = decided.met if outcome.undecided and decided is not None else outcome.met
     return GateVerdict(
-        met=outcome.met, reason=outcome.summary, source=source, failed=outcome.value is not None and not outcome.met
+        met=met, reason=outcome.summary, source=source, failed=outcome.failed, undecided=outcome.undecided
     )

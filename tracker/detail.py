@@ -51,6 +51,7 @@ class BenchFigures(NamedTuple):
     direction: str  # "lower" | "higher": which is better for the metric
     run: str  # the result file
     benchmark: str
+    undecided: bool = False  # the newest run's interval straddles the threshold (issue 31): ``bound`` faces it
 
     def as_json(self) -> dict[str, Any]:
         """The figures as ``--json`` prints them (non-finite numbers as null: JSON has none)."""
@@ -73,8 +74,10 @@ class BenchFigures(NamedTuple):
             return None
         if not all(_number(data[k]) for k in numbers) or not all(data[k] is None or _number(data[k]) for k in optional):
             return None
-        if type(data["samples"]) is not int or not (
-            data["baseline_samples"] is None or type(data["baseline_samples"]) is int
+        if (
+            type(data["undecided"]) is not bool
+            or type(data["samples"]) is not int
+            or not (data["baseline_samples"] is None or type(data["baseline_samples"]) is int)
         ):
             return None
         if not isinstance(data["params"], dict) or not (data["baseline"] is None or isinstance(data["baseline"], dict)):
@@ -190,7 +193,7 @@ def bench_figures(
 ) -> BenchFigures | None:
     """The figures of a bench gate on ``results`` (None when no value was computed: no evidence, no case, too few
     samples...; the verdict's reason says which)."""
-    from tracker.bench_verdict import evaluate
+    from tracker.bench_verdict import DEFAULT_CONFIDENCE, evaluate
 
     outcome = evaluate(gate, results, bounds)
     if outcome.value is None or outcome.threshold is None or outcome.case is None or outcome.source is None:
@@ -208,12 +211,13 @@ def bench_figures(
         op="≥" if at_least else "≤",
         threshold=outcome.threshold,
         bound=outcome.bound,
-        confidence=gate.confidence,
+        confidence=None if outcome.bound is None else (gate.confidence or DEFAULT_CONFIDENCE),
         margin=margin(compared, outcome.threshold, at_least),
         samples=samples[0],
         baseline_samples=samples[1],
         direction=outcome.case.direction,
         run=outcome.source.path,
+        undecided=outcome.undecided,
         benchmark=outcome.source.benchmark,
     )
 

@@ -1,8 +1,9 @@
 """File fingerprints (the shared contract) and linear-time glob matching of phases' ``paths``.
 
 A file's id is its git blob id; a set of files fingerprints as sha256 over sorted
-``path\\0blob\\n`` lines. The whole tree costs two subprocess calls (``git ls-files -s -z`` and
-``git status --porcelain -z``) plus hashing only the files git reports changed. Standard library
+``path\\0blob\\n`` lines. The whole tree costs two subprocess calls (``git ls-files -s -v -z`` and
+``git status --porcelain -z``) plus hashing only the files git reports changed and those git was told not to
+watch (``update-index --assume-unchanged``/``--skip-worktree``: their edits are in neither listing). Standard library
 only, and subprocess rather than gitpython because gitpython's import alone would cost ~150 ms of
 ``tracker status``'s budget.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -42,12 +44,31 @@ SKIP_DIRS = frozenset(
 
 
 def _hash_file(path: Path) -> str | None:
+    """The blob id of the file at ``path`` as git would store it; None when there is none (gone, a directory).
+    Never blocks and never follows a link: a FIFO, a socket or a device there (planted, or left by a tool) gets
+    the id of :data:`NOT_REGULAR` and its kind, unlike any committed file's: the phases covering it go stale."""
     try:
         if path.is_symlink():  # git stores a link's target as its blob
             return blob_id(os.readlink(path).encode())
-        return blob_id(path.read_bytes())
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+    except OSError as err:  # a link put there since (ELOOP), a FIFO with no writer on a system without O_NONBLOCK
+        return blob_id(NOT_REGULAR + os.strerror(err.errno or 0).encode())
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            return None
+        if not stat.S_ISREG(mode):
+            return blob_id(NOT_REGULAR + oct(stat.S_IFMT(mode)).encode())
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return blob_id(f.read())
+    finally:
+        os.close(fd)
+
+
+NOT_REGULAR = b"\0tracker: not a regular file: "
 
 
 def walk_file_ids(root: Path) -> dict[str, str]:
@@ -86,8 +107,8 @@ def tree_file_ids(root: Path) -> dict[str, str]:
         f":(exclude){TRACKER_DIR}/",
         BYTECODE_EXCLUDE,  # as walk_file_ids skips __pycache__: running the tests changes no phase's files
     ]  # committed evidence is listed by neither: its count does not matter
-    listing = subprocess.Popen(
-        [*base, "ls-files", "-s", "-z", *outside], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    listing = subprocess.Popen(  # -v: the tag says which entries git was told not to look at (see below)
+        [*base, "ls-files", "-s", "-v", "-z", *outside], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     changes = subprocess.Popen(
         [*base, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", *outside],
@@ -102,10 +123,21 @@ def tree_file_ids(root: Path) -> dict[str, str]:
             raise FileError(f"{root}: `{what}` failed: {err.decode(errors='replace').strip()}")
         outputs.append(out)
     ids: dict[str, str] = {}
+    unwatched: list[str] = []
     for entry in outputs[0].split(b"\0"):
         if entry:
-            meta, _, raw = entry.partition(b"\t")
-            ids[raw.decode("utf-8", "surrogateescape")] = meta.split(b" ")[1].decode()
+            tag, _, rest = entry.partition(b" ")
+            meta, _, raw = rest.partition(b"\t")
+            path = raw.decode("utf-8", "surrogateescape")
+            ids[path] = meta.split(b" ")[1].decode()
+            if tag.islower() or tag == b"S":  # assume-unchanged, skip-worktree: git status never reports an edit
+                unwatched.append(path)
+    for path in unwatched:  # so their bytes are read here, as any changed file's (absent: gone)
+        blob = _hash_file(root / path)
+        if blob is None:
+            ids.pop(path, None)
+        else:
+            ids[path] = blob
     for field in outputs[1].split(b"\0"):
         if len(field) > 3:
             path = field[3:].decode("utf-8", "surrogateescape")

@@ -174,6 +174,8 @@ class GateVerdict(NamedTuple):
     ``reason`` explains itself ("3 passed", "skipped: CUDA not available", "no benchmark evidence").
     ``also``: the other evidence files a met test gate's passes come from, besides ``source`` (the newest): each
     test's newest outcome may lie in another run, and the verdict is only as fresh as the oldest of them.
+    ``undecided``: a bench gate whose newest run cannot decide (its interval straddles the threshold, or it has too
+    few samples); ``met``/``failed`` are then the last deciding run's, and every view says it is undecided.
     """
 
     met: bool
@@ -181,6 +183,7 @@ class GateVerdict(NamedTuple):
     source: EvidenceSource | None = None
     failed: bool = False
     also: tuple[str, ...] = ()
+    undecided: bool = False
 
 
 class PhaseStatus(NamedTuple):

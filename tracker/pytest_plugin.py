@@ -130,6 +130,27 @@ def _block_entry_points_under_other_names(pluginmanager: pytest.PytestPluginMana
                 pluginmanager.set_blocked(ep.name)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """A recorded run never reads a ``__pycache__`` of the tree: Python trusts an entry while its source keeps its
+    size and modification second, so an edit inside that second (or with its time restored) would run the old code
+    and record its outcome for the new bytes. Before any conftest, test or repository module is imported, bytecode
+    caches move to the tracker's prefix, rid of what may be stale (:mod:`tracker.bytecode`, what verify's runs use;
+    verify has set it already)."""
+    if getattr(early_config.known_args_namespace, "tracker_record", None) is None:
+        return
+    from tracker.bytecode import PYCACHE, prefix
+    from tracker.errors import FileError
+
+    root = Path(str(early_config.rootpath))
+    if sys.pycache_prefix and Path(sys.pycache_prefix) == root / PYCACHE:
+        return
+    try:
+        sys.pycache_prefix = str(prefix(root))
+    except FileError as err:
+        raise pytest.UsageError(f"--tracker-record: {err}") from None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("tracker_select"):  # xdist workers too: each collects, and deselects, on its own
         config.pluginmanager.register(Selector(config), "tracker-selector")
@@ -270,6 +291,23 @@ def platform_name() -> str:
     return f"{u.sysname}-{u.release}-{u.machine}"
 
 
+def cpu_model() -> str | None:
+    """``Intel Xeon Platinum 8480+``: the processor's model name (Linux's ``/proc/cpuinfo``, trademarks, "CPU" and
+    the clock dropped), to tell machines apart whose host names are alike; None where it cannot be read."""
+    import re
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            text = f.read(65536)
+    except OSError:
+        return None
+    found = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
+    if found is None:
+        return None
+    name = re.sub(r"\((R|TM|tm|r)\)|\bCPU\b|\bProcessor\b|@.*$|\d+-Core", " ", found.group(1))
+    return " ".join(name.split())[:80] or None
+
+
 def provenance(root: Path, state: tuple[str | None, bool | None] | None = None) -> dict[str, Any]:
     """The run's provenance: commit and dirty flag by :func:`tracker.dirty.commit_state` (``state``, or asked now:
     the rule every writer uses, TRACKER_COMMIT / TRACKER_DIRTY first), plus machine and versions. ValueError for
@@ -283,6 +321,7 @@ def provenance(root: Path, state: tuple[str | None, bool | None] | None = None) 
         "python": platform.python_version(),
         "pytest": pytest.__version__,
         "platform": platform_name(),
+        **({"cpu": cpu} if (cpu := cpu_model()) else {}),
         "cuda": None,
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
     }
@@ -389,26 +428,92 @@ def _loaded(config: pytest.Config) -> list[str]:
     return out
 
 
+# What a run's own command line may set without changing any test's outcome, by argparse dest (an allowlist, adv
+# round 5: a denylist missed --log-level, --log-disable, -p no:logging, pytest-regressions' --regen-all, ...): how
+# much is shown and where (-v, --tb, -r, --junitxml), which tests run (-k, -m, --deselect, -x, --lf: deselections
+# are recorded, collection cuts are :func:`narrowing`'s), how they are spread (xdist), where temporary files go,
+# what is stricter. Any other option of pytest or of a plugin, given a value other than its default, alters the
+# run: its passes meet no gate. ``-o`` and ``-p no:`` are judged by name (:data:`SAFE_INI`, :data:`SAFE_NO_PLUGINS`).
+SAFE_DESTS = frozenset(
+    {"verbose", "quiet", "color", "code_highlight", "tbstyle", "fulltrace", "showlocals", "showcapture", "reportchars",
+     "durations", "durations_min", "no_header", "no_summary", "force_short_summary", "fold_skipped", "xfail_tb",
+     "with_test_class_names", "junitprefix", "xmlpath", "report_log", "report_log_exclude_logs_on_passed_tests",
+     "pastebin", "disable_warnings", "debug", "traceconfig", "hypothesis_show_statistics", "hypothesis_explain",
+     "hypothesis_verbosity", "doctestreport", "file_or_dir", "keyword", "markexpr", "deselect", "ignore",
+     "ignore_glob", "lf", "failedfirst", "newfirst", "last_failed_no_failures", "stepwise", "stepwise_skip",
+     "stepwise_reset", "maxfail", "keepduplicates", "pyargs", "collect_in_virtualenv", "rootdir", "inifilename",
+     "confcutdir", "noconftest", "override_ini", "plugins", "cacheclear", "doctestmodules", "doctestglob",
+     "doctest_continue_on_failure", "capture", "basetemp", "assertmode", "numprocesses", "dist", "maxprocesses",
+     "maxschedchunk", "maxworkerrestart", "tx", "px", "rsyncdir", "rsyncignore", "loadscopereorder", "distload",
+     "testrunuid", "usepdb", "usepdb_cls", "trace", "strict", "strict_config", "strict_markers", "log_file",
+     "log_file_mode", "tracker_record", "tracker_file", "tracker_gates", "tracker_select", "tracker_collect",
+     "importmode", "cov", "cov_report", "cov_config", "no_cov", "no_cov_on_fail", "cov_branch", "cov_context",
+     "cov_append", "cov_fail_under", "cov_precision", "randomly_seed", "randomly_dont_reset_seed",
+     "randomly_dont_reorganize", "runpytest", "markers", "version", "help", "showfixtures", "show_fixtures_per_test",
+     "continue_on_collection_errors", "collectonly"}
+)  # fmt: skip
+# ``-o NAME`` settings that only say how and where results are shown.
+SAFE_INI = frozenset(
+    {"cache_dir", "console_output_style", "junit_family", "junit_suite_name", "junit_logging",
+     "junit_log_passing_tests", "junit_duration_report", "verbosity_assertions", "verbosity_test_cases",
+     "truncation_limit_lines", "truncation_limit_chars", "faulthandler_timeout", "minversion", "required_plugins",
+     "log_file", "log_file_mode"}
+)  # fmt: skip
+# ``-p no:NAME`` plugins whose absence changes no outcome (reporting, caching, ordering, coverage).
+SAFE_NO_PLUGINS = frozenset(
+    {"cacheprovider", "faulthandler", "randomly", "random_order", "cov", "pastebin", "junitxml", "stepwise",
+     "terminal", "reportlog", "tracker"}
+)  # fmt: skip
+_DEFAULTS = pytest.StashKey[dict[str, Any]]()  # the parser's defaults, by dest, for a config
+_SPELLED = {"pythonwarnings": "-W", "override_ini": "-o", "logger_disable": "--log-disable"}
+
+
+def _defaults(config: pytest.Config) -> dict[str, Any]:
+    """Every option's default (pytest's and the plugins' parser, given no argument), parsed once per config."""
+    if _DEFAULTS not in config.stash:
+        parser = getattr(config, "_parser", None)
+        try:
+            config.stash[_DEFAULTS] = vars(parser.parse_known_args([])) if parser is not None else {}
+        except (ValueError, pytest.UsageError, SystemExit):
+            config.stash[_DEFAULTS] = {}
+    return config.stash[_DEFAULTS]
+
+
+def _custom_dests(config: pytest.Config) -> frozenset[str]:
+    """The dests of "Custom options": those a ``conftest.py`` adds with ``parser.addoption`` (pytest's own example,
+    ``--runslow``). They are the repository's configuration, read and reviewed with its tests; a plugin's options
+    live in the plugin's own group and are judged by :data:`SAFE_DESTS`."""
+    anonymous = getattr(getattr(config, "_parser", None), "_anonymous", None)
+    return frozenset(str(getattr(o, "dest", "")) for o in getattr(anonymous, "options", ()) or ())
+
+
 def altering(config: pytest.Config) -> list[str]:
-    """The options of this run's own command line that may turn a failing test into a pass (``-p no:warnings``,
-    ``-W``, ``-o filterwarnings``, ``-o xfail_strict``, ``--runxfail``, ...) or make node ids relative to another
-    folder (``--rootdir`` elsewhere), as the user wrote them; [] when none."""
+    """The options of this run's own command line (its arguments and ``PYTEST_ADDOPTS``) that may turn a failing
+    test into a pass (any not in :data:`SAFE_DESTS` given another value than its default: ``-W``, ``--runxfail``,
+    ``--log-level``, ``--regen-all``, ...; ``-o`` of a setting outside :data:`SAFE_INI`, ``addopts`` included;
+    ``-p no:`` of a plugin outside :data:`SAFE_NO_PLUGINS`), an ini setting of a plugin not loaded (pytest-timeout's
+    ``timeout``: not installed, or ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``), or node ids made
+    relative to another folder (``--rootdir`` elsewhere), as the user wrote them; [] when none."""
     ns = _given(config)
     if ns is None:
         return ["an unreadable command line"]
     out: list[str] = []
+    defaults = _defaults(config)
+    own = _custom_dests(config)
+    for dest, value in sorted(vars(ns).items()):
+        if dest not in SAFE_DESTS | own and (dest not in defaults or value != defaults[dest]):
+            out.append(_SPELLED.get(dest, "--" + dest.replace("_", "-")))
     for item in getattr(ns, "override_ini", None) or ():
         name = str(item).partition("=")[0].strip()
-        if name in ALTERING_INI:
+        if name not in SAFE_INI:
             out.append(f"-o {name}")
     for plugin in getattr(ns, "plugins", None) or ():
         name = str(plugin).strip()
-        if name.startswith("no:") and name[3:].removeprefix("pytest_") in ALTERING_PLUGINS:
+        if name.startswith("no:") and name[3:].removeprefix("pytest_") not in SAFE_NO_PLUGINS:
             out.append(f"-p {name}")
-    if getattr(ns, "pythonwarnings", None):
-        out.append("-W")
-    if getattr(ns, "runxfail", False):
-        out.append("--runxfail")
+    unknown: list[str] = getattr(config, "_get_unknown_ini_keys", lambda: [])()  # pytest's own list (--strict-config)
+    if unknown:  # a plugin's setting (timeout = 1) that no loaded plugin applies: not installed, or not autoloaded
+        out.append("ini settings no loaded plugin reads (" + ", ".join(sorted(map(str, unknown))[:5]) + ")")
     if _other_rootdir(config, ns):
         out.append("--rootdir")
     # Another ini file, or conftest.py files left unloaded, drop the repository's own filterwarnings, xfail_strict
@@ -557,9 +662,12 @@ def _write_atomic(path: Path, text: str, durable: bool) -> None:
 
 
 class Recorder:
-    """Collects outcomes during the session and writes the evidence file."""
+    """Collects outcomes during the session and writes the evidence file. Only the process that configured it
+    writes (:meth:`_mine`): a test that forks and whose child goes on with the session (no ``os._exit``) must not
+    have that copy's later outcomes replace the file the session's own process wrote."""
 
     def __init__(self, config: pytest.Config) -> None:
+        self.pid = os.getpid()
         self.config = config
         self.root = Path(str(config.rootpath))
         given = config.getoption("tracker_record")
@@ -601,6 +709,10 @@ class Recorder:
             self.commit_state = commit_state(self.root)
         except ValueError as err:
             raise pytest.UsageError(f"--tracker-record: {err}") from None
+
+    def _mine(self) -> bool:
+        """Is this the process that configured the recorder (not a test's forked child going on with the session)?"""
+        return os.getpid() == self.pid
 
     def _record(self, nodeid: str, markers: list[str] | None = None) -> dict[str, Any]:
         rec = self.tests.get(nodeid)
@@ -721,7 +833,7 @@ class Recorder:
         reads only the evidence file counts a crash as an error of every test in that file. No fsync: only the
         process dies."""
         self.started_tests = True
-        if not self.data:
+        if not self.data or not self._mine():
             return
         markers = self._record(item.nodeid)["markers"]
         file = _file_of(item.nodeid)
@@ -744,6 +856,8 @@ class Recorder:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Any:
         yield
+        if not self._mine():
+            return
         if self._head:  # every test finished: a crash from here on names no test
             _replace(self.path, self._head + "\n}\n")
             self._running_where = None
@@ -808,7 +922,7 @@ class Recorder:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if not self.data:
+        if not self.data or not self._mine():
             return
         stopped = self.collection_stop and exitstatus == pytest.ExitCode.INTERRUPTED
         broken = self.interrupted or (exitstatus in _BROKEN and not stopped)
@@ -821,6 +935,8 @@ class Recorder:
         if torch is not None:
             try:
                 self.data["provenance"]["cuda"] = bool(torch.cuda.is_available())
+                if self.data["provenance"]["cuda"]:  # the machine's GPU: a host name alone may not tell machines apart
+                    self.data["provenance"]["gpu"] = str(torch.cuda.get_device_name(0))[:80]
             except Exception:  # a broken CUDA setup is "not available", not a recorder crash
                 self.data["provenance"]["cuda"] = False
         self.data.update(
@@ -833,7 +949,8 @@ class Recorder:
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        self.slot.remove()  # a session that ended before its test loop's end (a usage error) leaves none either
+        if self._mine():
+            self.slot.remove()  # a session that ended before its test loop's end (a usage error) leaves none either
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         # --tracker-file is verify's: verify names the file itself after its verdicts (saying it here too doubled it)

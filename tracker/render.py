@@ -150,6 +150,7 @@ def status_data(
                                 "definition": g.definition,
                                 "met": v.met,
                                 "failed": v.failed,
+                                "undecided": v.undecided,
                                 "reason": v.reason,
                                 "source": src(v.source),
                             }

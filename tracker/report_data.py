@@ -509,7 +509,7 @@ def parameter_chart(gate: BenchGate, run: ResultRun, label: str) -> Chart | None
     for value in values:
         where = {**gate.where, name: value}
         point = gate._replace(where=where, confidence=None, hardware=None)
-        outcome = evaluate(point, [run])
+        outcome = evaluate(point, [run], by_value=True)
         if outcome.value is None:
             continue
         xs.append(float(value))
@@ -540,10 +540,10 @@ def runs_chart(
 ) -> Chart | None:
     """The gate's value on each run that measured it, oldest first (each run evaluated alone, by the gate's
     rules: its verdict is what it would have been had that run been the newest), the threshold drawn, the runs
-    that missed a threshold the gate had met before marked; None when no run gave a value."""
+    that confidently missed a threshold the gate had met before marked; None when no run gave a value."""
     from tracker.bench_verdict import evaluate
 
-    points: list[tuple[str, float, bool]] = []
+    points: list[tuple[str, float, bool, bool]] = []  # label, value, met, failed (an undecided run is neither)
     unit = ""
     for run in ordered:
         if not any(c.metric == gate.bench for c in run.cases):
@@ -551,14 +551,14 @@ def runs_chart(
         outcome = evaluate(gate, [run], bounds)
         if outcome.value is None:
             continue
-        points.append((_run_label(run), outcome.value, outcome.met))
+        points.append((_run_label(run), outcome.value, outcome.met, outcome.failed))
         unit = outcome.unit or unit
     if not points:
         return None
     points = points[-MAX_RUNS_CHARTED:]
     marked, met_before = [], False
-    for i, (_, _, met) in enumerate(points):
-        if not met and met_before:
+    for i, (_, _, met, failed) in enumerate(points):
+        if failed and met_before:
             marked.append(i)
         met_before = met_before or met
     labels = _unique([p[0] for p in points])

@@ -49,7 +49,7 @@ from tracker.hashing import sha256_hex
 from tracker.model import EvidenceSource, Gate, GateVerdict, ManualGate, Phase, Plan, Store
 
 INDEX = "status-index"  # the cache's name (tracker.cache)
-FORMAT = 2  # 2: in the cache's envelope, the key outside the document
+FORMAT = 3  # 2: in the cache's envelope, the key outside the document; 3: undecided verdicts
 FOLDERS = (EVIDENCE_DIR, Path("bench") / "results")  # where evidence and benchmark results live
 # The modules a verdict, a "was done" or a recorded file map depends on: another version of any makes another key.
 SOURCES = (
@@ -231,15 +231,25 @@ class Tables:
             if src is None
             else self._add(self.sources, self._source_ids, src, [src.file, src.machine, src.commit, src.time])
         )
-        self.gates[key] = [verdict.met, verdict.reason, verdict.failed, source, ever, list(verdict.also)]
+        self.gates[key] = [
+            verdict.met,
+            verdict.reason,
+            verdict.failed,
+            source,
+            ever,
+            list(verdict.also),
+            verdict.undecided,
+        ]
 
     def verdict(self, key: str) -> tuple[GateVerdict, bool]:
         """(verdict, ever met) stored under ``key``; :class:`Miss` when there is none this code wrote."""
         entry = self.gates.get(key)
-        if not (isinstance(entry, list) and len(entry) == 6):
+        if not (isinstance(entry, list) and len(entry) == 7):
             raise Miss
-        met, reason, failed, source, ever, also = entry
+        met, reason, failed, source, ever, also, undecided = entry
         if not (type(met) is bool and isinstance(reason, str) and type(failed) is bool and type(ever) is bool):
+            raise Miss
+        if type(undecided) is not bool:
             raise Miss
         if not (isinstance(also, list) and all(isinstance(x, str) for x in also)):
             raise Miss
@@ -255,7 +265,7 @@ class Tables:
             if row[2] is not None and not isinstance(row[2], str):
                 raise Miss
             src = EvidenceSource(*row)
-        return GateVerdict(met, reason, src, failed, tuple(also)), ever
+        return GateVerdict(met, reason, src, failed, tuple(also), undecided), ever
 
     def put_files(self, key: str, files: dict[str, str]) -> None:
         items = tuple(sorted(files.items()))

@@ -57,10 +57,28 @@ from tracker.selection import conftests_of, marker_matches, normalize_arg, selec
 FAILURES = ("failed", "error", "xpassed")  # outcomes that are a real failure of a test that ran (``failed``)
 
 
+def _one_test(gate: TestGate, recs: list[dict[str, Any]]) -> bool:
+    """Does the gate name one test, the one its records are of? A node id may name a class or a parametrized
+    function (``t.py::TestParser``, ``t.py::test_parse``): its tests are known only from a run of all of it, as a
+    file's are; a run of one of them says nothing of the others (adv round 5)."""
+    if "::" not in gate.test:
+        return False
+    named = normalize_arg(gate.test)
+    return all(r["nodeid"] == named for r in recs)
+
+
 def source_of(run: TestRun) -> EvidenceSource:
-    """Where a verdict drawn from ``run`` came from."""
+    """Where a verdict drawn from ``run`` came from: the machine is its host with its GPU, else its CPU model, as
+    the run recorded them (``vm (NVIDIA H200)`` is not ``vm (AMD EPYC 7B13)``)."""
     commit = run.provenance.get("commit")
-    return EvidenceSource(run.file, str(run.provenance.get("host", "?")), commit, run.time)
+    return EvidenceSource(run.file, machine_of(run.provenance), commit, run.time)
+
+
+def machine_of(provenance: dict[str, Any]) -> str:
+    """``host (GPU or CPU model)``, or the host alone when the run recorded neither (older evidence)."""
+    host = str(provenance.get("host", "?"))
+    model = provenance.get("gpu") or provenance.get("cpu")
+    return f"{host} ({model})" if isinstance(model, str) and model.strip() else host
 
 
 class TestIndex:
@@ -396,7 +414,7 @@ class TestIndex:
             blocked = self._unknown_failure(unknown)
             if blocked is None and cut is not None:  # every test it knows passed, but which tests it has is unknown
                 return GateVerdict(False, _unknown_set(gate, cut), source_of(cut)), False
-            if blocked is None and "::" not in gate.test and not self._named(key, gate):
+            if blocked is None and not _one_test(gate, recs) and not self._named(key, gate):
                 why = (
                     f"which tests {gate.test} selects is unknown: no run collected all of it "
                     f"(run tracker verify or pytest {gate.test} --tracker-record)"

@@ -14,7 +14,7 @@ from resultfiles import case, result, write
 from tracker.bench_verdict import evaluate, evaluate_bench_gate, fmt_num, fmt_params, matches
 from tracker.model import BenchGate, ResultRun
 from tracker.result_files import load_result
-from tracker.stats import bootstrap_bound, compute_stat
+from tracker.stats import bootstrap_bound, bootstrap_key, compute_stat
 
 T = "verify_attn.time_us"
 WHERE: dict[str, Any] = {"impl": "cuda", "ctx": 91000, "heads": 8, "nodes": 64, "batch": 1}
@@ -70,9 +70,10 @@ def test_below_threshold_is_unmet_and_failed(tmp_path: Path) -> None:
 def test_too_few_samples(tmp_path: Path) -> None:
     run = load(tmp_path, "a.json", result(grid([100.0] * 7, [300.0] * 20)))
     verdict = evaluate_bench_gate(speedup_gate(), [run])
-    assert (verdict.met, verdict.failed, verdict.reason) == (False, False, "too few samples (7 < 10)")
+    too_few = "undecided: too few samples (7 < 10); no run decided it yet"
+    assert (verdict.met, verdict.failed, verdict.undecided, verdict.reason) == (False, False, True, too_few)
     run2 = load(tmp_path, "b.json", result(grid([100.0] * 20, [300.0] * 7), time="2026-11-30T00:00:00Z"))
-    assert evaluate(speedup_gate(), [run, run2]).summary == "too few baseline samples (7 < 10)"
+    assert evaluate(speedup_gate(), [run, run2]).summary.startswith("undecided: too few baseline samples (7 < 10);")
 
 
 def test_wrong_hardware(tmp_path: Path) -> None:
@@ -161,7 +162,11 @@ def test_higher_is_better_orientation(tmp_path: Path) -> None:
 def test_statistic_is_recomputed_from_samples(tmp_path: Path, stat: str, expected: str) -> None:
     run = load(tmp_path, "a.json", result([case(T, {"impl": "cuda"}, [1.0, 2.0, 3.0, 4.0, 10.0])]))
     out = evaluate(BenchGate(bench=T, where={"impl": "cuda"}, at_most=100, stat=stat), [run])
-    assert out.met and out.summary.startswith(f"{expected} us ≤ 100 us ({stat} of 5,")
+    assert (
+        out.met
+        and out.summary.startswith(f"{expected} us (95% upper bound ")
+        and f" ≤ 100 us ({stat} of 5," in out.summary
+    )
 
 
 def test_confidence_guards_against_noise(tmp_path: Path) -> None:
@@ -174,10 +179,11 @@ def test_confidence_guards_against_noise(tmp_path: Path) -> None:
     gate = speedup_gate(confidence=0.95)
     met = evaluate(gate, [tight_run])
     assert met.met and "(95% lower bound " in met.summary
-    assert evaluate(speedup_gate(), [noisy_run]).met
+    assert evaluate(speedup_gate(), [noisy_run]).undecided  # 95% is the default
     unmet = evaluate(gate, [noisy_run])
     assert not unmet.met and unmet.summary == evaluate(gate, [noisy_run]).summary  # deterministic
-    assert unmet.summary.startswith("2.09× (95% lower bound 1.70×) < 1.80× (median of 20,")
+    assert unmet.undecided and not unmet.failed
+    assert unmet.summary.startswith("undecided: 2.09×, 95% bounds 1.70–2.72× straddle 1.80×; ~17 more samples")
 
 
 def test_bootstrap_bounds_bracket_the_point_estimate() -> None:
@@ -208,10 +214,10 @@ def test_speeding_up_the_candidate_scales_the_ratio(
         result([case(T, {"impl": "cuda"}, [s / k for s in samples]), case(T, {"impl": "triton"}, samples)]),
     )
     gate = BenchGate(bench=T, where={"impl": "cuda"}, baseline={"impl": "triton"}, at_least=k * 0.999)
-    assert evaluate(gate, [run]).met
-    assert not evaluate(
-        BenchGate(bench=T, where={"impl": "cuda"}, baseline={"impl": "triton"}, at_least=k * 1.01), [run]
-    ).met
+    assert evaluate(gate, [run], by_value=True).met
+    higher = BenchGate(bench=T, where={"impl": "cuda"}, baseline={"impl": "triton"}, at_least=k * 1.01)
+    assert not evaluate(higher, [run], by_value=True).met
+    assert not evaluate(higher, [run]).met  # nor by its interval (met, undecided or failed: never met above k)
 
 
 def test_formatting_helpers() -> None:
@@ -234,7 +240,8 @@ def test_bootstrap_bounds_are_taken_from_and_given_to_known() -> None:
     samples = [float(x) for x in range(1, 31)]
     known: dict[str, float] = {}
     bound = bootstrap_bound("mean", samples, 0.9, upper=False, known=known)
-    [key] = known
+    key = bootstrap_key("mean", samples, 0.9, False, None, "lower")
+    assert len(known) == 2  # both bounds come from one set of draws
     assert known[key] == bound == bootstrap_bound("mean", samples, 0.9, upper=False)
     known[key] = 123.5  # what a second process reads from the cache
     assert bootstrap_bound("mean", samples, 0.9, upper=False, known=known) == 123.5

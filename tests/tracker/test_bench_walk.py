@@ -57,7 +57,7 @@ def test_bench_gate_walk(repo: Path) -> None:
     assert verdict(repo) == (Status.PLANNED, "no benchmark evidence", False)
 
     write(results / "a.json", run_doc([100.0] * 7, [250.0] * 20, time="2026-11-29T10:00:00Z"))
-    assert verdict(repo) == (Status.PLANNED, "too few samples (7 < 10)", False)
+    assert verdict(repo) == (Status.PLANNED, "undecided: too few samples (7 < 10); no run decided it yet", False)
 
     write(
         results / "b.json",
@@ -331,3 +331,43 @@ def test_verify_without_bench_reports_bench_gates_from_stored_results(repo: Path
     assert code == 0 and not (repo / "bench/results/run-0.json").exists()
     assert "tracker: 1 bench gate(s) judged on the stored results (--bench runs their commands)" in out
     assert "met   0002/P1#1 verify_attn.time_us: 2.31× ≥ 1.80×" in out
+
+
+@pytest.mark.parametrize("stated", [None, 0.9], ids=["default confidence", "stated confidence"])
+def test_noise_never_flips_a_verdict(tmp_path: Path, stated: float | None) -> None:
+    """Issue 31's walk: a run whose interval straddles the threshold alone decides nothing; a clear run makes the
+    phase done; a newer straddling run leaves it done, undecided, and `tracker check` passes; a clear slow run
+    regresses it."""
+    gate = GATE + (f"\nconfidence = {stated}" if stated is not None else "")
+    plan = plan_text("0002", [phase_block("P1", ["kernel/**"], [gate])])
+    repo = make_repo(
+        tmp_path / "repo", {"plans/0002-kernel.md": plan, "kernel/k.cu": KERNEL, ".gitignore": ".tracker/cache/\n"}
+    )
+    results = repo / "bench/results"
+    base = [250.0] * 20
+    straddling = [138.9 + 4.0 * (i - 9.5) for i in range(20)]  # ratio median 1.8: the interval spans 1.8
+    write(results / "a.json", run_doc(straddling, base, time="2026-11-29T10:00:00Z"))
+    st = statuses(repo)["0002/P1"]
+    v = st.verdicts[0]
+    assert (st.status, v.met, v.failed, v.undecided) == (Status.PLANNED, False, False, True), v.reason
+    assert v.reason.startswith("undecided: ") and "straddle 1.80×" in v.reason and "no run decided it yet" in v.reason
+
+    write(results / "b.json", run_doc([110.0 + (i % 3) for i in range(20)], base, time="2026-11-29T11:00:00Z"))
+    st = statuses(repo)["0002/P1"]
+    assert (st.status, st.verdicts[0].undecided) == (Status.DONE, False), st.verdicts[0].reason
+
+    write(results / "c.json", run_doc(straddling, base, time="2026-11-29T12:00:00Z"))
+    st = statuses(repo)["0002/P1"]
+    v = st.verdicts[0]
+    assert (st.status, v.met, v.failed, v.undecided) == (Status.DONE, True, False, True), v.reason
+    assert "the last decided run stands, met by bench/results/b.json" in v.reason
+    assert v.source is not None and v.source.file == "bench/results/b.json"  # what its staleness is judged on
+    _, out = call("check", repo)  # this fixture's commits are made up: check has other things to say, not this
+    assert "regressed" not in out, out
+    _, out = call("status", repo)
+    assert "done" in out and "gate 1: undecided: " in out, out
+
+    write(results / "d.json", run_doc([200.0 + (i % 3) for i in range(20)], base, time="2026-11-29T13:00:00Z"))
+    st = statuses(repo)["0002/P1"]
+    assert (st.status, st.verdicts[0].failed, st.verdicts[0].undecided) == (Status.REGRESSED, True, False)
+    assert "0002/P1: regressed" in call("check", repo)[1]

@@ -164,11 +164,12 @@ def test_status_shows_the_machines_each_phase_s_verdicts_came_from(good, cli, tm
     [recorded] = out.glob("*.json")
     doc = json.loads(recorded.read_text())
     doc["provenance"]["host"] = "ci2"  # as the machine ci2 would have written it
+    doc["provenance"]["cpu"] = "AMD EPYC 7B13"  # its CPU: what tells it apart beside its name (issue 31)
     recorded.write_text(json.dumps(doc))
     assert cli(good, "ingest", str(recorded)).code == 0
     assert cli(good, "status").out.splitlines()[1:] == [
-        f"  P1  done           2/2  Phase P1  [ci2, {socket.gethostname()}]",
-        "  P2  done           1/1  Phase P2  [ci2]",
+        f"  P1  done           2/2  Phase P1  [ci2 (AMD EPYC 7B13), {socket.gethostname()}]",  # a sign-off: the host
+        "  P2  done           1/1  Phase P2  [ci2 (AMD EPYC 7B13)]",
         "2 done of 2 phases",
     ]
 

@@ -391,12 +391,18 @@ def test_a_result_written_by_the_helper_validates_and_drives_a_bench_gate(app: P
     assert doc["provenance"]["fingerprint"]["digest"] == hashlib.sha256(lines.encode()).hexdigest()
     assert doc["cases"][0]["stats"] == {"n": 3, "median": 41.0, "min": 40.0, "mean": 41.0, "p90": 41.8}
     assert statuses(cli, app) == [
-        ("done", True, f"41.0 ms ≤ 50.0 ms (median of 3, size=1000, no GPU, src@{run.commit[:7]})")
+        (
+            "done",
+            True,
+            f"41.0 ms (95% upper bound 42.0 ms) ≤ 50.0 ms (median of 3, size=1000, no GPU, src@{run.commit[:7]})",
+        )
     ]
     # A slower run later: the newest run decides, and the phase that was done has regressed.
     write_result(new_result(app, "latency", [latency([70.0, 71.0, 69.0])], ["src/**"]), app / "bench/results")
     status, met, reason = statuses(cli, app)[0]
-    assert (status, met) == ("regressed", False) and reason.startswith("70.0 ms > 50.0 ms"), reason
+    assert (status, met) == ("regressed", False) and reason.startswith("70.0 ms (95% lower bound 69.0 ms) > 50.0 ms"), (
+        reason
+    )
     # The measured code changes: a met gate's phase goes stale.
     write_result(new_result(app, "latency", [latency([30.0, 31.0, 29.0])], ["src/**"]), app / "bench/results")
     assert statuses(cli, app)[0][:2] == ("done", True)

@@ -666,7 +666,7 @@ def test_a_collection_hook_that_drops_tests_silently_narrows_an_xdist_run(repo) 
         (["-o", "filterwarnings=ignore"], "-o filterwarnings"),
         (["-o", "xfail_strict=false"], "-o xfail_strict"),
         (["--runxfail"], "--runxfail"),
-        (["-p", "no:skipping"], "-p no:skipping"),
+        (["-p", "no:skipping"], "-p no:skipping, ini settings no loaded plugin reads (xfail_strict)"),
         (["--rootdir=tests"], "--rootdir"),
         # adversarial review G1: another ini file or conftest.py files left unloaded drop the repository's own
         # filterwarnings and autouse fixtures too, not only tests

@@ -101,7 +101,9 @@ def test_show_in_colour_and_as_json_are_their_goldens(fixture_repo: Path) -> Non
         5,
         5,
     )
-    assert figures["margin"] == pytest.approx((1.04 - 1.1) / 1.1)
+    # judged at the default 95%: the margin is the compared bound's (the upper one: it misses 1.1 confidently)
+    assert (figures["bound"], figures["confidence"], figures["undecided"]) == (1.06, 0.95, False)
+    assert figures["margin"] == pytest.approx((1.06 - 1.1) / 1.1)
 
 
 @pytest.mark.parametrize("plan", ["0001", "0002"])
@@ -124,7 +126,7 @@ def test_a_golden_that_drifts_fails(fixture_repo: Path) -> None:
     text = output(show, fixture_repo, "0001/P2")
     check_golden("show_0001_P2.txt", text, regen=False)
     for mutated in (
-        text.replace("-5.5%", "-5.4%"),
+        text.replace("-3.6%", "-3.5%"),
         text + "\n",
         text.rstrip("\n"),
         text.replace("regressed", "\x1b[31mregressed\x1b[0m", 1),
@@ -143,7 +145,7 @@ def test_show_explains_the_stale_the_regressed_and_the_blocked(fixture_repo: Pat
     assert stale.count("    stale     changed since evidence: src/engine.py\n") == 2  # both gates' evidence
     assert stale.endswith("    now: stale — changed since evidence: src/engine.py\n")
     regressed = output(show, fixture_repo, "0001/P2")
-    assert "    figures   median 1.04× vs impl=ref; needs ≥ 1.10×: margin -5.5%\n" in regressed
+    assert "    figures   median 1.04× vs impl=ref, 95% upper bound 1.06×; needs ≥ 1.10×: margin -3.6%\n" in regressed
     assert "    samples   5, baseline 5\n" in regressed
     assert "    evidence  bench/results/20261108T100000Z-gpu-box-attn-b2.json\n" in regressed
     blocked = output(show, fixture_repo, "0001/P3")

@@ -141,7 +141,7 @@ def test_a_regression_says_its_figures_in_the_subject(fixture: Path, cli: Callab
     git(fixture, "checkout", "-q", "c3")
     (fixture / result).write_text(git(fixture, "show", f"c4:{result}"))
     got = cli(fixture, "summary")
-    assert got.out.splitlines()[0] == "0001/P2 regressed (1.04x < 1.10x); 0001/P3 blocked"
+    assert got.out.splitlines()[0] == "0001/P2 regressed (1.06x < 1.10x); 0001/P3 blocked"
     assert trailers(got.out) == ["Phase-Regressed: 0001/P2", "Phase-Blocked: 0001/P3", f"Evidence: {result}"]
 
 

@@ -83,7 +83,7 @@ def test_overhead_result_file_validates_and_gates_the_ratio(tmp_path: Path) -> N
     assert (
         st.status is Status.PLANNED
         and st.verdicts[0].failed
-        and st.verdicts[0].reason.startswith("1.28 x > 1.10 x (median of 3")
+        and st.verdicts[0].reason.startswith("1.28 x (95% lower bound 1.25 x) > 1.10 x (median of 3")
     )
 
 

@@ -292,8 +292,10 @@ def figure_lines(b: BenchFigures, evidence: str | None) -> list[str]:
     if b.baseline is not None:
         value += f" vs {inert(fmt_params(b.baseline))}"
     if b.bound is not None and b.confidence is not None:
-        side = "lower" if b.op == "≥" else "upper"
-        value += f", {b.confidence:.0%} {side} bound {num(b.bound)}"
+        # The bound compared: the one facing the threshold when it clears it or cannot decide, else the other.
+        facing = b.undecided or (b.margin is not None and b.margin >= 0)
+        side = ("lower" if b.op == "≥" else "upper") if facing else ("upper" if b.op == "≥" else "lower")
+        value += f", {b.confidence:.0%} {side} bound {num(b.bound)}" + (" (undecided)" if b.undecided else "")
     margin = "undefined" if b.margin is None else f"{b.margin * 100:+.1f}%"
     lines = [
         f"    figures   {value}; needs {b.op} {num(b.threshold)}: margin {margin}",

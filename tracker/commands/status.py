@@ -68,7 +68,7 @@ def _depends_note(shaky: list[tuple[str, str | None]]) -> str:
 def _note(st: PhaseStatus) -> str:
     if st.note:
         return st.note
-    bad = next((v for v in st.verdicts if not v.met), None)
+    bad = next((v for v in st.verdicts if not v.met), None) or next((v for v in st.verdicts if v.undecided), None)
     if bad is None:
         return ""
     where = f" [{bad.source.machine}]" if bad.source else ""

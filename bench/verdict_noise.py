@@ -1,0 +1,114 @@
+"""How often noise makes a bench gate's verdict lie: false passes and false regressions per 1,000 decisions,
+judged by the value alone (the rule before issue 31) and by three verdicts (the tracker's rule now:
+:func:`tracker.bench_verdict.evaluate`, a 95% percentile bootstrap, undecided between its bounds).
+
+Synthetic noise, seeded: each decision draws ``n`` samples of a timing whose true median lies ``offset`` away
+from an ``at_most`` threshold (log-normal, coefficient of variation ``--cv``, plus an occasional slow outlier as a
+shared machine gives), and judges them. A **false pass** is a met verdict on a true median above the threshold; a
+**false regression** is a failed verdict on a true median below it (under the value rule, every miss is "failed").
+An undecided verdict is neither: how often each rule decides at all is recorded too (``decided``).
+
+Each metric's samples are the rates of ``--batches`` batches of ``--decisions`` decisions (per 1,000), so a gate
+can judge them with an interval like any other measurement.
+
+Usage::
+
+    python bench/verdict_noise.py                      # writes bench/results/
+    python bench/verdict_noise.py --quick --out /tmp   # fewer decisions
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tracker.bench_verdict import evaluate  # noqa: E402
+from tracker.model import BenchGate, ResultCase, ResultRun  # noqa: E402
+
+THRESHOLD = 1.0
+OFFSETS = (-0.10, -0.03, -0.01, 0.01, 0.03, 0.10)  # true median relative to the threshold
+SIZES = (5, 10)
+
+
+def draw(rng: random.Random, median: float, n: int, cv: float) -> list[float]:
+    """``n`` timings around ``median``: log-normal spread ``cv``, one in twenty 30% slower (a busy neighbour)."""
+    sigma = math.sqrt(math.log(1 + cv * cv))
+    return [median * math.exp(rng.gauss(0.0, sigma)) * (1.3 if rng.random() < 0.05 else 1.0) for _ in range(n)]
+
+
+def judge(samples: list[float], rule: str, bounds: dict[str, float]) -> str:
+    """``met``, ``failed`` or ``undecided`` for an ``at_most = THRESHOLD`` gate on these samples."""
+    case = ResultCase("t", {}, "s", "lower", tuple(samples))
+    run = ResultRun("r.json", "0" * 64, "noise", _WHEN, "vm", None, None, False, {}, (case,))
+    gate = BenchGate("t", {}, at_most=THRESHOLD)
+    out = evaluate(gate, [run], bounds, by_value=rule == "value")
+    return "undecided" if out.undecided else "met" if out.met else "failed"
+
+
+_WHEN = datetime.datetime(2026, 12, 2, tzinfo=datetime.UTC)
+
+
+def measure(args: argparse.Namespace) -> list[dict[str, Any]]:
+    rng = random.Random(args.seed)
+    cases = []
+    for rule in ("value", "interval"):
+        for n in SIZES:
+            for offset in OFFSETS:
+                wrong, decided = [], []
+                for _ in range(args.batches):
+                    lies = sure = 0
+                    for _ in range(args.decisions):
+                        verdict = judge(draw(rng, THRESHOLD * (1 + offset), n, args.cv), rule, {})
+                        sure += verdict != "undecided"
+                        lies += verdict == ("met" if offset > 0 else "failed")
+                    wrong.append(1000.0 * lies / args.decisions)
+                    decided.append(1000.0 * sure / args.decisions)
+                kind = "false_pass" if offset > 0 else "false_regression"
+                params = {"rule": rule, "n": n, "offset": offset, "cv": args.cv}
+                cases.append(_case(f"verdict_noise.{kind}_per_1000", params, wrong))
+                cases.append(_case("verdict_noise.decided_per_1000", params, decided, direction="higher"))
+                print(f"{rule:>8} n={n:<2} offset={offset:+.2f}: {kind} {sum(wrong) / len(wrong):6.1f}/1000, "
+                      f"decided {sum(decided) / len(decided):6.1f}/1000", flush=True)  # fmt: skip
+    return cases
+
+
+def _case(metric: str, params: dict[str, Any], samples: list[float], direction: str = "lower") -> dict[str, Any]:
+    return {"metric": metric, "params": params, "unit": "per 1000", "direction": direction, "samples": samples}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--decisions", type=int, default=100, help="decisions per batch")
+    parser.add_argument("--batches", type=int, default=10, help="batches (each a sample of every metric)")
+    parser.add_argument("--cv", type=float, default=0.05, help="the timings' coefficient of variation")
+    parser.add_argument("--seed", type=int, default=20261202)
+    parser.add_argument("--quick", action="store_true", help="20 decisions x 5 batches, no result file unless --out")
+    parser.add_argument("--out", type=Path, default=None, help="result folder (default bench/results)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.decisions, args.batches = 20, 5
+    started = time.monotonic()
+    cases = measure(args)
+    print(f"{time.monotonic() - started:.0f} s")
+    if args.quick and args.out is None:
+        return 0
+    from tracker.result_files import new_result, write_result
+
+    command = "python bench/verdict_noise.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    doc = new_result(ROOT, "verdict_noise", cases, ["tracker/bench_verdict.py", "tracker/stats.py",
+                     "bench/verdict_noise.py"], command=command.strip(), gpu=None)  # fmt: skip
+    print(write_result(doc, args.out or ROOT / "bench/results", ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

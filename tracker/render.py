@@ -18,7 +18,7 @@ from tracker.errors import RegionEditedError
 from tracker.model import BenchGate, EvidenceSource, Gate, ManualGate, Phase, PhaseStatus, Plan, Status
 from tracker.regions import Region, find_regions
 
-_RECORDED = re.compile(r"^\*\*Status: ([a-z-]+)\*\*", re.MULTILINE)
+_RECORDED = re.compile(r"^\*\*Status: ([a-z-]+)(?:\*\*|\\\*|,)", re.MULTILINE)  # done\*, "blocked, and ..."
 
 MARK = {True: "✅", False: "❌"}
 
@@ -62,22 +62,47 @@ def dependencies_not_done(plan: Plan, phase: Phase, statuses: dict[str, PhaseSta
     return out
 
 
+def status_word(plan: Plan, phase: Phase, statuses: dict[str, PhaseStatus]) -> str:
+    """The status as every view says it: ``done*`` for a done phase whose dependency is not done (its own gates
+    decide its status; the star says it rests on something unfinished), else the status itself."""
+    st = statuses[f"{plan.id}/{phase.id}"]
+    return "done*" if st.status is Status.DONE and dependencies_not_done(plan, phase, statuses) else st.status.value
+
+
+def status_phrase(plan: Plan, phase: Phase, statuses: dict[str, PhaseStatus]) -> str:
+    """:func:`status_word` with what the word alone hides, in every view alike: ``blocked, and also failing 11 of its
+    own gates``; ``done, 1 gate undecided`` (a bench gate whose newest run could not decide)."""
+    st = statuses[f"{plan.id}/{phase.id}"]
+    word = status_word(plan, phase, statuses)
+    failing = sum(v.failed for v in st.verdicts)
+    if st.status is Status.BLOCKED and failing:
+        word += f", and also failing {failing} of its own gate{'' if failing == 1 else 's'}"
+    undecided = sum(v.undecided for v in st.verdicts)
+    if undecided:
+        word += f", {undecided} gate{'' if undecided == 1 else 's'} undecided"
+    return word
+
+
 def summary_body(plan: Plan, statuses: dict[str, PhaseStatus]) -> str:
     """The table near the top of a plan file."""
     rows = ["| Phase | Status | Gates met |", "| --- | --- | --- |"]
     for ph in plan.phases:
         st = statuses[f"{plan.id}/{ph.id}"]
-        status = st.status.value + (f" ({_cell(', '.join(st.blocked_by))})" if st.blocked_by else "")
+        status = _cell(status_phrase(plan, ph, statuses)) + (
+            f" ({_cell(', '.join(st.blocked_by))})" if st.blocked_by else ""
+        )
         rows.append(f"| {_cell(ph.id)} · {_cell(ph.title)} | **{status}** | {st.met_count} |")
     if not plan.phases:
         rows.append("| — | no phases yet | — |")
     return "\n".join(["", *rows, ""])
 
 
-def phase_body(plan: Plan, phase_index: int, st: PhaseStatus) -> str:
-    """The status block written right after a phase block."""
+def phase_body(plan: Plan, phase_index: int, st: PhaseStatus, statuses: dict[str, PhaseStatus] | None = None) -> str:
+    """The status block written right after a phase block (``statuses``: every phase's, for ``done*`` and the
+    rest of :func:`status_phrase`; the status word alone without them)."""
     phase = plan.phases[phase_index]
-    head = f"**Status: {st.status.value}** — {st.met_count} gates met"
+    said = _cell(status_phrase(plan, phase, statuses)) if statuses is not None else st.status.value
+    head = f"**Status: {said}** — {st.met_count} gates met"
     lines = ["", head + (f"; {_cell(st.note)}" if st.note else ""), ""]
     if phase.gates:
         lines += ["| # | Gate | Verdict |", "| --- | --- | --- |"]
@@ -111,7 +136,9 @@ def plan_regions(plan: Plan, statuses: dict[str, PhaseStatus]) -> list[Region]:
     """Every region a plan file should hold: its summary and one block per phase."""
     regions = [Region("summary", summary_body(plan, statuses), plan.end_line)]
     for i, ph in enumerate(plan.phases):
-        regions.append(Region(f"phase:{ph.id}", phase_body(plan, i, statuses[f"{plan.id}/{ph.id}"]), ph.end_line))
+        regions.append(
+            Region(f"phase:{ph.id}", phase_body(plan, i, statuses[f"{plan.id}/{ph.id}"], statuses), ph.end_line)
+        )
     return regions
 
 
@@ -136,6 +163,7 @@ def status_data(
                         "id": ph.id,
                         "title": ph.title,
                         "status": (st := statuses[f"{plan.id}/{ph.id}"]).status.value,
+                        "shown": status_phrase(plan, ph, statuses),  # done*, blocked and failing, undecided
                         "recorded_status": recorded.get(f"{plan.id}/{ph.id}"),
                         "blocked_by": list(st.blocked_by),
                         "dependencies_not_done": [

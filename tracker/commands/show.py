@@ -232,13 +232,29 @@ def now_line(d: PhaseDetail, paint: Paint, indent: str = "    ") -> str:
     return f"{indent}now: {paint.status(d.status)}" + (f" — {inert(text)}" if text else "")
 
 
+def _status_extra(d: PhaseDetail) -> str:
+    """What the status word alone hides, said as :func:`tracker.render.status_phrase` says it everywhere: ``*`` on
+    a done phase whose dependency is not done, ``, and also failing N of its own gates`` on a blocked one, ``, N
+    gates undecided``."""
+    from tracker.model import Status
+
+    extra = "*" if d.status is Status.DONE and any(st != "done" for _, st in d.depends) else ""
+    failing = sum(g.failed for g in d.gates)
+    if d.status is Status.BLOCKED and failing:
+        extra += f", and also failing {failing} of its own gate{'' if failing == 1 else 's'}"
+    undecided = sum(g.reason.startswith("undecided") for g in d.gates)
+    if undecided:
+        extra += f", {undecided} gate{'' if undecided == 1 else 's'} undecided"
+    return extra
+
+
 def render(d: PhaseDetail, paint: Paint, causes: Mapping[tuple[str, str, str], str] | None = None) -> str:
     """One phase, explained (plain text; colour only through ``paint``)."""
     milestone = f", milestone {inert(d.milestone)}" if d.milestone else ""
     lines = [
         f"{inert(d.key)}  {inert(d.title)}",
         f"  plan      {inert(d.plan_id)} {inert(d.plan_title)} ({inert(d.plan_path)}, line {d.line}){milestone}",
-        f"  status    {paint.status(d.status)} ({d.met_count} gates met)",
+        f"  status    {paint.status(d.status)}{_status_extra(d)} ({d.met_count} gates met)",
     ]
     if d.depends:
         lines.append("  depends   " + ", ".join(f"{inert(dep)} ({paint.status(st)})" for dep, st in d.depends))

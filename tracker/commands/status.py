@@ -100,7 +100,9 @@ def table(
             word = f"{st.status.value + ('*' if shaky and st.status == Status.DONE else ''):<11}"
             if color:
                 word = f"\x1b[{COLOR[st.status]}m{word}\x1b[0m"
-            note = "; ".join(x for x in (_note(st), _depends_note(shaky)) if x)
+            failing = sum(v.failed for v in st.verdicts) if st.status is Status.BLOCKED else 0
+            also = f"also failing {failing} of its own gate{'' if failing == 1 else 's'}" if failing else ""
+            note = "; ".join(x for x in (also, _note(st), _depends_note(shaky)) if x)
             machines = ", ".join(
                 dict.fromkeys(v.source.machine for v in st.verdicts if v.source)
             )  # where its verdicts came from

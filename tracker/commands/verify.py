@@ -525,17 +525,22 @@ def _print_verdicts(
         by_phase.setdefault(g.key.partition("#")[0], []).append(g)
     for plan, phase in chosen:
         key = f"{plan.id}/{phase.id}"
-        out.write(f"tracker: {inert(phase_summary(key, statuses[key], by_phase.get(key, [])))}\n")
+        from tracker.render import status_phrase  # the status as every view says it (done*, ...)
+
+        shown = status_phrase(plan, phase, statuses)
+        out.write(f"tracker: {inert(phase_summary(key, statuses[key], by_phase.get(key, []), shown))}\n")
 
 
-def phase_summary(key: str, st: PhaseStatus, gates: list[GateLine]) -> str:
+def phase_summary(key: str, st: PhaseStatus, gates: list[GateLine], shown: str | None = None) -> str:
     """``0001/P1 is done``, or what keeps it from being done: ``0001/P1 is in-progress: its test gates passed,
-    but gate 2 (manual) is not signed off``."""
+    but gate 2 (manual) is not signed off``. ``shown``: the status as every view says it
+    (:func:`tracker.render.status_phrase`: ``done*``, ``blocked, and also failing 2 of its own gates``)."""
+    word = shown or st.status.value
     if not gates:
-        return f"{key} is {st.status.value}: it has no gates, so it is never done"
+        return f"{key} is {word}: it has no gates, so it is never done"
     left = [g for g in gates if g.verdict != "met"]
     if not left:
-        return f"{key} is {st.status.value}"
+        return f"{key} is {word}"
     tests = [g for g in gates if g.kind == "test"]
     passed = (
         ("its test gate passed, but " if len(tests) == 1 else "its test gates passed, but ")
@@ -545,7 +550,7 @@ def phase_summary(key: str, st: PhaseStatus, gates: list[GateLine]) -> str:
     said = {("unmet", "manual"): "not signed off", ("stale", "manual"): "signed off on what has changed since"}
     what = ", ".join(f"gate {g.number} ({g.kind}) is {said.get((g.verdict, g.kind), g.verdict)}" for g in left)
     blocked = f"; blocked by {', '.join(st.blocked_by)}" if st.blocked_by else ""
-    return f"{key} is {st.status.value}, not done: {passed}{what}{blocked}"
+    return f"{key} is {word}, not done: {passed}{what}{blocked}"
 
 
 def verdict_document(
@@ -568,6 +573,8 @@ def verdict_document(
     by_phase: dict[str, list[GateLine]] = {}
     for g in gates:
         by_phase.setdefault(g.key.partition("#")[0], []).append(g)
+    from tracker.render import status_phrase
+
     phases = []
     for plan, phase in chosen:
         key = f"{plan.id}/{phase.id}"
@@ -577,7 +584,8 @@ def verdict_document(
                 "plan": plan.id,
                 "id": phase.id,
                 "status": st.status.value,
-                "summary": phase_summary(key, st, by_phase.get(key, [])),
+                "shown": (shown := status_phrase(plan, phase, statuses)),
+                "summary": phase_summary(key, st, by_phase.get(key, []), shown),
                 "blocked_by": list(st.blocked_by),
                 "changed": list(st.changed),
                 "note": st.note,

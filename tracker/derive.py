@@ -10,7 +10,9 @@ command's cache object (:mod:`tracker.cache`), written by the command at its end
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tracker import evidence, statusindex
 from tracker.cache import Cache
@@ -51,13 +53,35 @@ def derive(
     def tree() -> FileIndex:
         """The working tree's file ids, read once (staleness is judged on the tree as it is now, never cached)."""
         if not scanned:
-            scanned.append(FileIndex(tree_file_ids(root)))
+            from tracker.same_code import attach
+
+            scanned.append(attach(FileIndex(tree_file_ids(root)), root, cache))
         return scanned[0]
 
     outside = OutsideCheck(root)  # a test path that leaves the repository meets no gate (judged on the tree now)
     missing = MissingCheck(root)  # nor one that does not exist on the tree now (deleted after it passed)
     key, settled = statusindex.listing(root)  # before the store is read: a file changed meanwhile changes the key
     kept = statusindex.read(cache, key, clock)
+    try:
+        return _derive(root, plans, clock, cache, tree, outside, missing, key, settled, kept)
+    finally:
+        keeper = scanned[0].same_code if scanned else None
+        if keeper is not None and hasattr(keeper, "keep"):
+            keeper.keep()  # its answers to the command's cache; its git process stopped
+
+
+def _derive(
+    root: Path,
+    plans: list[Plan],
+    clock: Clock,
+    cache: Cache,
+    tree: Callable[[], FileIndex],
+    outside: OutsideCheck,
+    missing: MissingCheck,
+    key: str,
+    settled: bool,
+    kept: Any,
+) -> dict[str, PhaseStatus]:
     if kept is not None:
         with contextlib.suppress(statusindex.Miss):
             return evaluate(plans, statusindex.Indexed(kept), tree, outside, missing)

@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -375,6 +375,8 @@ class FileIndex:
     def __init__(self, files: Mapping[str, str]) -> None:
         self.files = files
         self.paths = sorted(files)
+        # (path, blob then, blob now) -> do the two differ only in comments? (tracker.same_code); None: every byte
+        self.same_code: Callable[[str, str | None, str | None], bool] | None = None
         self._memo: dict[tuple[str, ...], dict[str, str]] = {}  # phases often share their globs
 
     def match(self, patterns: Iterable[str]) -> dict[str, str]:

@@ -138,6 +138,7 @@ class Phase(NamedTuple):
     line: int = 0
     end_line: int = 0
     depends_line: int = 0  # the ``depends =`` line (the fence line when there is none)
+    exact: bool = False  # its gates check the text itself (formatters, linters): a comment edit counts too
 
 
 class Plan(NamedTuple):

@@ -306,6 +306,7 @@ def parse_plan(path: str, text: str) -> tuple[Plan | None, list[str]]:
                 b.line,
                 b.end_line,
                 at.key_line(("depends",)),
+                bool(fields.get("exact", False)),
             )
         )
     if plan_fields is None:

@@ -72,6 +72,7 @@ def to_plain(plan: Plan) -> dict[str, Any]:
                 "line": ph.line,
                 "end_line": ph.end_line,
                 "depends_line": ph.depends_line,
+                "exact": ph.exact,
             }
             for ph in plan.phases
         ],
@@ -92,6 +93,7 @@ def from_plain(d: Any) -> Plan:
             p["line"],
             p["end_line"],
             p["depends_line"],
+            p["exact"],
         )
         for p in d["phases"]
     )
@@ -142,6 +144,7 @@ _PHASE_SHAPE = {
     "line": int,
     "end_line": int,
     "depends_line": int,
+    "exact": bool,
 }
 _PLAN_SHAPE = {
     "id": str,

@@ -194,6 +194,7 @@ class PhaseBlock(_Block):
     title: Annotated[str, Field(min_length=1)]
     depends: list[Annotated[str, Field(pattern=DEPENDENCY)]] = []
     paths: list[Annotated[str, Field(min_length=1), _rule(glob_problem)]] = []
+    exact: bool = False  # its gates check the text itself: every byte of a covered file counts, comments too
     gate: list[TestGateModel | ManualGateModel | BenchGateModel] = []
 
 
@@ -338,7 +339,7 @@ def validate_phase(data: dict[str, Any]) -> tuple[dict[str, Any] | None, list[tu
         fields = PhaseBlock.model_validate(rest).model_dump(exclude={"gate"})
     except ValidationError as err:
         problems.extend(_problems(err, (), PhaseBlock.model_fields))
-        fields = _salvage(rest, problems, {"id": None, "title": "", "depends": [], "paths": []})
+        fields = _salvage(rest, problems, {"id": None, "title": "", "depends": [], "paths": [], "exact": False})
     gates: list[tuple[int, Gate]] = []
     if not isinstance(gates_raw, list):
         problems.append((("gate",), "'gate' must be an array of tables ([[gate]])"))

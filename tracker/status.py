@@ -160,7 +160,11 @@ def _gate_changes(
         if not phase.paths:
             return [], ""
         measured = evidence.recorded_files(v.source.file, phase.paths, bench=True)
-        return [path for path, blob in measured.items() if index.files.get(path) != blob], ""
+        return [
+            path
+            for path, blob in measured.items()
+            if index.files.get(path) != blob and not _same_code(index, phase, path, blob, index.files.get(path))
+        ], ""
     # Every run the verdict rests on (a test's newest pass may be older than another's): each must still match.
     sources = (v.source.file, *v.also)
     key = gate_key(plan.id, phase.id, i)
@@ -169,10 +173,14 @@ def _gate_changes(
     memo = {} if memo is None else memo
 
     def changed_since(file: str, patterns: tuple[str, ...]) -> set[str]:
-        """Files under ``patterns`` that changed since evidence ``file`` (once per file and patterns)."""
-        key = (file, patterns)
+        """Files under ``patterns`` whose code changed since evidence ``file`` (once per file and patterns; a
+        comment edit is no change unless the phase is ``exact``)."""
+        key = (file, (*patterns, "\0exact") if phase.exact else patterns)
         if key not in memo:
-            memo[key] = set(changed_files(evidence.recorded_files(file, patterns, False), index.match(patterns)))
+            then, now = evidence.recorded_files(file, patterns, False), index.match(patterns)
+            memo[key] = {
+                p for p in changed_files(then, now) if not _same_code(index, phase, p, then.get(p), now.get(p))
+            }
         return memo[key]
 
     config = gate_inputs(gate.test) if isinstance(gate, TestGate) else ()
@@ -183,6 +191,13 @@ def _gate_changes(
             for file in sources:
                 changed |= changed_since(file, patterns)
     return sorted(changed), note
+
+
+def _same_code(index: FileIndex, phase: Phase, path: str, then: str | None, now: str | None) -> bool:
+    """Do the two versions of ``path`` differ only in comments and layout (:mod:`tracker.same_code`)? Never for an
+    ``exact`` phase (its gates check the text itself), nor where the index cannot tell."""
+    same = index.same_code
+    return not phase.exact and same is not None and same(path, then, now)
 
 
 def stale_gates(

@@ -1,0 +1,121 @@
+"""Issue 31, item 4: comments change nothing, except the comments tools obey. A change to a covered file that keeps
+its code tokens neither stales a phase nor voids a sign-off; a token or directive edit always does; a phase that
+says ``exact = true`` (its gates check the text itself) counts every byte."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tracker_testutil import git, phase, plan_text
+
+from tracker.code_tokens import code_key
+
+PY_LINES = ["import os", "def f(x):", '    """Docstrings are code."""', "    y = x + 1", "    return os.sep * y", ""]
+C_LINES = [
+    "#include <stdio.h>",
+    "int f(int x) {",
+    "  int y = x + 1;",
+    '  printf("%d // no comment", y);',
+    "  return y;",
+    "}",
+]
+WORDS = st.text(alphabet="abcdefghij klmnop", min_size=0, max_size=20)
+
+
+def with_comments(lines: list[str], where: list[int], texts: list[str], py: bool) -> str:
+    out = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        if i in where:
+            said = texts[where.index(i) % len(texts)] if texts else ""
+            out.append(f"# {said}" if py else f"// {said}")
+            if not py:
+                out.append(f"/* {said} */")
+    return "\n".join(out) + "\n"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=6, unique=True), st.lists(WORDS, min_size=1, max_size=4))
+def test_plain_comments_and_blank_lines_never_change_the_code(where: list[int], texts: list[str]) -> None:
+    for lines, name, py in ((PY_LINES, "m.py", True), (C_LINES, "k.cu", False)):
+        plain = "\n".join(lines) + "\n"
+        commented = with_comments(lines, where, texts, py)
+        assert code_key(name, plain.encode()) is not None
+        assert code_key(name, commented.encode()) == code_key(name, plain.encode()), commented
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 4), st.sampled_from(["1", "x", "+", "(", "'s'"]))
+def test_any_token_edit_changes_the_code(line: int, token: str) -> None:
+    for lines, name in ((PY_LINES, "m.py"), (C_LINES, "k.cu")):
+        edited = list(lines)
+        edited[line] = edited[line] + (" " if name == "k.cu" else "") + token
+        before, after = ("\n".join(x) + "\n" for x in (lines, edited))
+        assert code_key(name, before.encode()) != code_key(name, after.encode())
+
+
+def test_directive_comments_are_code() -> None:
+    py = "import os\n"
+    for directive in ("# noqa: F401", "# type: ignore", "# pragma: no cover", "# fmt: off", "# ruff: noqa"):
+        assert code_key("m.py", f"import os  {directive}\n".encode()) != code_key("m.py", py.encode()), directive
+    assert code_key("m.py", b"#!/usr/bin/env python3\nimport os\n") != code_key("m.py", py.encode())
+    c = "int x;\n"
+    for line in ("#pragma unroll", "#include <a.h>", "// NOLINT", "/* clang-format off */"):
+        assert code_key("k.cu", f"{line}\n{c}".encode()) != code_key("k.cu", c.encode()), line
+    assert code_key("k.cu", b'char *s = "a /* b */";\n') != code_key("k.cu", b'char *s = "a ";\n')
+
+
+def test_unknown_languages_and_broken_files_count_every_byte() -> None:
+    assert code_key("notes.txt", b"# a\n") is None
+    assert code_key("m.py", b"def f(:\n  (\n") is None
+    assert code_key("k.cu", b'char *s = "open\n') is None
+
+
+def repo_with(repo: Any, *, exact: bool, gates: str = 'test = "tests/test_a.py"') -> Any:
+    block = phase("P1", gates, paths='"src/**"')
+    if exact:
+        block = block.replace('paths = ["src/**"]\n', 'paths = ["src/**"]\nexact = true\n')
+    return repo(
+        {
+            "plans/0001-demo.md": plan_text(phases=block),
+            "src/m.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_a.py": "import sys\nsys.path.insert(0, 'src')\nfrom m import add\n\n"
+            "def test_add():\n    assert add(2, 2) == 4\n",
+        }
+    )
+
+
+def p1(cli: Any, root: Any) -> str:
+    return next(x for x in cli(root, "status").out.splitlines() if x.strip().startswith("P1 "))
+
+
+def test_a_comment_edit_leaves_a_done_phase_done_and_a_code_edit_stales_it(repo: Any, cli: Any) -> None:
+    root = repo_with(repo, exact=False)
+    assert cli(root, "verify").code == 0
+    (root / "src/m.py").write_text("# adds\ndef add(a, b):\n    # the sum\n    return a + b  # plain\n")
+    assert " done " in p1(cli, root)
+    git(root, "commit", "-qam", "comments")
+    assert " done " in p1(cli, root)
+    (root / "src/m.py").write_text("def add(a, b):\n    return a + b  # noqa: E501\n")
+    assert " stale " in p1(cli, root)  # a directive is code
+    (root / "src/m.py").write_text("def add(a, b):\n    return a - b\n")
+    assert " stale " in p1(cli, root)
+
+
+def test_an_exact_phase_counts_every_byte(repo: Any, cli: Any) -> None:
+    root = repo_with(repo, exact=True)
+    assert cli(root, "verify").code == 0
+    (root / "src/m.py").write_text("def add(a, b):\n    return a + b  # plain\n")
+    assert " stale " in p1(cli, root)
+
+
+def test_a_comment_edit_keeps_a_sign_off(repo: Any, cli: Any) -> None:
+    root = repo_with(repo, exact=False, gates='manual = "Reviewed"')
+    assert cli(root, "signoff", "0001/P1", "--gate", "1", "--by", "Ada", "--why", "read it").code == 0
+    assert " done " in p1(cli, root)
+    (root / "src/m.py").write_text("def add(a, b):\n    return a + b  # reviewed\n")
+    assert " done " in p1(cli, root)
+    (root / "src/m.py").write_text("def add(a, b):\n    return b + a\n")
+    assert " done " not in p1(cli, root)

@@ -145,6 +145,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     root = Path(str(early_config.rootpath))
     if sys.pycache_prefix and Path(sys.pycache_prefix) == root / PYCACHE:
         return
+    _note_early_imports(root)
     try:
         sys.pycache_prefix = str(prefix(root))
     except FileError as err:
@@ -403,24 +404,46 @@ def _other_rootdir(config: pytest.Config, ns: Any) -> bool:
     return (here / os.path.expandvars(str(given))).resolve() != here.resolve()
 
 
+GATE_OPTIONS_ENV = "TRACKER_GATE_OPTIONS"  # verify: its gates' own options (the plan's), a JSON list of strings
+
+
+def _declared_options(config: pytest.Config) -> list[str]:
+    """The options verify says its gates' definitions carry (``options = [...]`` in the plan: a gate is met with
+    them by definition), in verify's own run (``--tracker-gates``) only; [] otherwise or when unreadable."""
+    if not config.getoption("tracker_gates", None):
+        return []
+    try:
+        given = json.loads(os.environ.get(GATE_OPTIONS_ENV, "[]"))
+    except ValueError:
+        return []
+    return [str(x) for x in given] if isinstance(given, list) else []
+
+
+def _plugin_names(args: list[str]) -> list[str]:
+    """The plugins ``-p NAME`` / ``-pNAME`` in ``args`` load (not ``-p no:NAME``)."""
+    out = []
+    for i, arg in enumerate(args):
+        name = args[i + 1] if arg == "-p" and i + 1 < len(args) else arg[2:] if arg[:2] == "-p" else ""
+        name = name.strip().removeprefix("=")
+        if name and not name.startswith("no:"):
+            out.append(name)
+    return out
+
+
 def _loaded(config: pytest.Config) -> list[str]:
     """The plugins this run loads by ``-p NAME`` (its command line and ``PYTEST_ADDOPTS``) or ``PYTEST_PLUGINS`` that
     are not :data:`HARMLESS_LOADS`, as written. In verify's own run (``--tracker-gates``) the command line's ``-p``
     are the gates' options, from the plan (verify refuses another as a ``--pytest-arg``): only the environment's
     count."""
-    import shlex
 
     ns = _given(config)
-    if config.getoption("tracker_gates", None):
-        parser = getattr(config, "_parser", None)
-        try:
-            ns = parser.parse_known_args(shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))) if parser else None
-        except (ValueError, pytest.UsageError, SystemExit):
-            ns = None
+    # verify names the plugins its gates' options load (the plan's options = ["-p", "NAME"]); a run that only
+    # says --tracker-gates (a plain run claiming to be verify's, adv round 6) has every -p counted
+    declared = set(_plugin_names(_declared_options(config)))
     out: list[str] = []
     for plugin in getattr(ns, "plugins", None) or ():
         name = str(plugin).strip()
-        if name and not name.startswith("no:") and name not in HARMLESS_LOADS:
+        if name and not name.startswith("no:") and name not in HARMLESS_LOADS and name not in declared:
             out.append(f"-p {name}")
     for name in os.environ.get("PYTEST_PLUGINS", "").split(","):
         if name.strip() and name.strip() not in HARMLESS_LOADS:
@@ -443,11 +466,11 @@ SAFE_DESTS = frozenset(
      "ignore_glob", "lf", "failedfirst", "newfirst", "last_failed_no_failures", "stepwise", "stepwise_skip",
      "stepwise_reset", "maxfail", "keepduplicates", "pyargs", "collect_in_virtualenv", "rootdir", "inifilename",
      "confcutdir", "noconftest", "override_ini", "plugins", "cacheclear", "doctestmodules", "doctestglob",
-     "doctest_continue_on_failure", "capture", "basetemp", "assertmode", "numprocesses", "dist", "maxprocesses",
+     "doctest_continue_on_failure", "basetemp", "assertmode", "numprocesses", "dist", "maxprocesses",
      "maxschedchunk", "maxworkerrestart", "tx", "px", "rsyncdir", "rsyncignore", "loadscopereorder", "distload",
-     "testrunuid", "usepdb", "usepdb_cls", "trace", "strict", "strict_config", "strict_markers", "log_file",
+     "testrunuid", "strict", "strict_config", "strict_markers", "log_file",
      "log_file_mode", "tracker_record", "tracker_file", "tracker_gates", "tracker_select", "tracker_collect",
-     "importmode", "cov", "cov_report", "cov_config", "no_cov", "no_cov_on_fail", "cov_branch", "cov_context",
+     "cov", "cov_report", "cov_config", "no_cov", "no_cov_on_fail", "cov_branch", "cov_context",
      "cov_append", "cov_fail_under", "cov_precision", "randomly_seed", "randomly_dont_reset_seed",
      "randomly_dont_reorganize", "runpytest", "markers", "version", "help", "showfixtures", "show_fixtures_per_test",
      "continue_on_collection_errors", "collectonly"}
@@ -500,7 +523,16 @@ def altering(config: pytest.Config) -> list[str]:
     out: list[str] = []
     defaults = _defaults(config)
     own = _custom_dests(config)
+    declared: dict[str, Any] = {}  # what the gates' own options (the plan's) set: the gate is defined with them
+    if options := _declared_options(config):
+        parser = getattr(config, "_parser", None)
+        try:
+            declared = vars(parser.parse_known_args(options)) if parser is not None else {}
+        except (ValueError, pytest.UsageError, SystemExit):
+            declared = {}
     for dest, value in sorted(vars(ns).items()):
+        if dest in declared and declared[dest] == value and value != defaults.get(dest, object()):
+            continue
         if dest not in SAFE_DESTS | own and (dest not in defaults or value != defaults[dest]):
             out.append(_SPELLED.get(dest, "--" + dest.replace("_", "-")))
     for item in getattr(ns, "override_ini", None) or ():
@@ -588,6 +620,52 @@ def collection_options(config: pytest.Config) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def unrecorded_configuration(config: pytest.Config, root: Path, files: dict[str, str]) -> list[str]:
+    """The repository's pytest configuration this run read that its file ids cannot hold (git ignores it: a local
+    ``.pytest.ini`` or ``conftest.py`` that replaces the committed one, adv round 6) or whose bytecode Python may
+    have read stale (a repository module imported before the recorder could move the caches: a ``-p`` plugin of
+    the ini's ``addopts``), as ``altered`` names them: the run's passes are not the repository's."""
+    out: list[str] = []
+    ini = ini_file(config, root)
+    if ini is not None and ini not in files:
+        out.append(f"configuration git ignores ({ini})")
+    for plugin in config.pluginmanager.get_plugins():
+        file = getattr(plugin, "__file__", None)
+        if not isinstance(file, str) or os.path.basename(file) != "conftest.py":
+            continue
+        try:
+            rel = Path(file).resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            continue
+        if rel not in files:
+            out.append(f"configuration git ignores ({rel})")
+    out += [f"bytecode that may be older than its source ({name})" for name in _EARLY]
+    return list(dict.fromkeys(out))
+
+
+_EARLY: list[str] = []  # repository modules imported before the caches moved whose bytecode may be stale
+
+
+def _note_early_imports(root: Path) -> None:
+    """Before the bytecode caches move (:func:`pytest_load_initial_conftests`): the repository's modules imported
+    already (a ``-p`` plugin, an entry point of an editable install) whose ``__pycache__`` entry Python may have
+    trusted while stale: its source's inode changed (``st_ctime_ns``) at or after the entry was written, the rule
+    :mod:`tracker.bytecode` prunes by."""
+    base = str(root.resolve()) + os.sep
+    _EARLY.clear()
+    for name, module in list(sys.modules.items()):
+        file, cached = getattr(module, "__file__", None), getattr(module, "__cached__", None)
+        if not (isinstance(file, str) and isinstance(cached, str)) or not os.path.realpath(file).startswith(base):
+            continue
+        if os.sep + "site-packages" + os.sep in file:
+            continue  # an installed library (a virtual environment inside the repository)
+        try:
+            if os.stat(file).st_ctime_ns >= os.stat(cached).st_mtime_ns:
+                _EARLY.append(name)
+        except OSError:
+            continue
+
+
 def ini_file(config: pytest.Config, root: Path) -> str | None:
     """The ini file pytest read (``config.inipath``) relative to ``root``; None when it read none, or one outside
     ``root``."""
@@ -609,11 +687,15 @@ def collected_args(config: pytest.Config, root: Path, narrowed: list[str] | None
     if config.getoption("pyargs", None):
         return None
     out: list[str] = []
+    here = Path(config.invocation_params.dir)
+    bases = (root.absolute(), root.resolve())
     for arg in config.args:
         path, sep, rest = str(arg).partition("::")
-        try:
-            rel = (config.invocation_params.dir / path).resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
+        # The path as given, its last part not followed: a test file that is a link inside the repository
+        # (tests/test_alias.py -> real.py) names the gate's own path, as pytest's node ids do.
+        given = {Path(os.path.normpath(here / path)), Path(os.path.normpath(here.resolve() / path))}
+        rel = next((str(p.relative_to(b).as_posix()) for p in given for b in bases if p.is_relative_to(b)), None)
+        if rel is None:
             continue  # outside the rootdir: its node ids are not comparable
         rel = "" if rel == "." else rel
         out.append(rel + sep + rest)
@@ -730,7 +812,8 @@ class Recorder:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.started = time.monotonic()
         narrowed = narrowing(self.config)
-        altered = altering(self.config)
+        files = tree_file_ids(self.root)
+        altered = altering(self.config) + unrecorded_configuration(self.config, self.root, files)
         self.data = {
             "schema": SCHEMA,
             "version": VERSION,
@@ -745,7 +828,7 @@ class Recorder:
             },
             "rootdir": self.root.name,
             "gates": self.gates,
-            "files": tree_file_ids(self.root),
+            "files": files,
             "tests": [],
         }
         # No fsync (1-4 ms of wall): until it names a running test this file counts for nothing, and the rewrites

@@ -108,7 +108,10 @@ class SameCode:
         if proc is not None:
             for stream in (proc.stdin, proc.stdout):
                 if stream is not None:
-                    stream.close()
+                    try:
+                        stream.close()
+                    except OSError:  # git ended first (not a repository): nothing left to flush to
+                        pass
             proc.wait()
 
     def __del__(self) -> None:  # pragma: no cover - the process ends its git child with it anyway

@@ -160,6 +160,7 @@ class TestIndex:
         run recorded (whether ``-m`` selects them is known only where a run with markers recorded them), and, when no
         run named the gate's tests, the newest that would have but for options that narrowed its collection."""
         found: dict[str, dict[str, Any]] = {}
+        self.named_by: TestRun | None = None
         later: list[str] = []  # node ids of newer runs a marker gate cannot use (nor retire collection errors with)
         newest: TestRun | None = None
         blind: TestRun | None = None
@@ -200,6 +201,7 @@ class TestIndex:
                     found[nodeid] = rec
             if whole:
                 self._keep_unseen(key, gate, run, found)
+                self.named_by = run  # the run that said which tests the gate has (its staleness counts too)
                 break
         covered = [
             r for r in found.values() if "::" not in r["nodeid"] or marker_matches(gate.marker, r.get("markers", []))
@@ -422,8 +424,11 @@ class TestIndex:
                 return GateVerdict(False, why, source_of(newest_run)), False
             if blocked is None:
                 # Staleness is judged on every run a pass came from (a partial run on new code leaves the other
-                # tests' passes on the old): the newest is the source, the others are named too.
-                also = tuple(sorted({r.file for r in sources} - {newest_run.file}))
+                # tests' passes on the old): the newest is the source, the others are named too. So is the run that
+                # said which tests the gate has: a test added to its file since, which no run collected, could be
+                # failing (adv round 6).
+                named_by = {self.named_by.file} if self.named_by is not None and not _one_test(gate, recs) else set()
+                also = tuple(sorted(({r.file for r in sources} | named_by) - {newest_run.file}))
                 return GateVerdict(
                     True, f"{passed} passed{as_allowed}{_kept_note(recs)}", source_of(newest_run), also=also
                 ), True
@@ -669,8 +674,10 @@ def says_all(key: str, gate: TestGate, run: TestRun) -> bool:
 
 
 def names(key: str, gate: TestGate, run: TestRun) -> bool:
-    """Does ``run`` say it ran all of gate ``key`` (verify ran the gate, or its recorded arguments cover it)?"""
-    return key in run.gates or covers(run.provenance.get("args"), gate.test)
+    """Does ``run`` say it ran all of gate ``key``: do its recorded arguments cover it? (verify's runs record the
+    gates' paths as arguments; a run that only lists the gate in ``gates``, a plain run given ``--tracker-gates``,
+    names nothing: adv round 6.)"""
+    return covers(run.provenance.get("args"), gate.test)
 
 
 def covers(args: object, arg: str) -> bool:

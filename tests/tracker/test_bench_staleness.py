@@ -17,7 +17,7 @@ GATE = """bench = "verify_attn.time_us"
 where = { impl = "cuda" }
 at_most = 50.0
 min_samples = 3"""
-FILES = {"kernel/k.cu": "// kernel v1\n", "bench/harness.py": "# harness v1\n"}
+FILES = {"kernel/k.cu": "int kernel_v1;\n", "bench/harness.py": "HARNESS = 1\n"}
 
 
 def test_only_files_under_the_phase_paths_make_a_bench_gate_stale(tmp_path: Path) -> None:
@@ -30,10 +30,10 @@ def test_only_files_under_the_phase_paths_make_a_bench_gate_stale(tmp_path: Path
     )
     assert statuses(repo)["0002/P1"].status is Status.DONE
 
-    (repo / "bench/harness.py").write_text("# harness v2\n")  # measured, but not this phase's code
+    (repo / "bench/harness.py").write_text("HARNESS = 2\n")  # measured, but not this phase's code
     assert statuses(repo)["0002/P1"].status is Status.DONE
 
-    (repo / "kernel/k.cu").write_text("// kernel v2\n")
+    (repo / "kernel/k.cu").write_text("int kernel_v2;\n")
     st = statuses(repo)["0002/P1"]
     assert st.status is Status.STALE and st.changed == ("kernel/k.cu",)
 

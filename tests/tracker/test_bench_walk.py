@@ -18,7 +18,7 @@ from tracker.errors import FileError
 from tracker.model import BenchGate, Status
 
 T = "verify_attn.time_us"
-KERNEL = "// verify kernel v1\n"
+KERNEL = "int verify_kernel_v1;\n"
 GATE = """bench = "verify_attn.time_us"
 where = { impl = "cuda", ctx = 91000, heads = 8, nodes = 64, batch = 1 }
 baseline = { impl = "triton" }
@@ -80,13 +80,13 @@ def test_bench_gate_walk(repo: Path) -> None:
     src = statuses(repo)["0002/P1"].verdicts[0].source
     assert src is not None and (src.file, src.machine) == ("bench/results/d.json", "gpu-box (NVIDIA H200)")
 
-    (repo / "kernel/k.cu").write_text("// verify kernel v2\n")
+    (repo / "kernel/k.cu").write_text("int verify_kernel_v2;\n")
     st = statuses(repo)["0002/P1"]
     assert st.status is Status.STALE and st.changed == ("kernel/k.cu",)
 
     write(
         results / "e.json",
-        run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T10:20:00Z", kernel="// verify kernel v2\n"),
+        run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T10:20:00Z", kernel="int verify_kernel_v2;\n"),
     )
     assert verdict(repo)[0] is Status.REGRESSED
     code, out = call("check", repo)

@@ -67,7 +67,7 @@ def test_phase_walk_through_every_state(repo: Path) -> None:
     commit_all(repo, "evidence")  # check names evidence a status rests on that git does not track
     assert call("check", repo) == (0, "tracker check: no regressions, plan files up to date\n")
 
-    (repo / "src/lib.py").write_text(LIB_OK + "\n# a comment changes the blob\n")
+    (repo / "src/lib.py").write_text(LIB_OK + "\nEXTRA = 1  # code changes the blob (a comment alone would not)\n")
     st = statuses(repo)["0001/P1"]
     assert st.status is Status.STALE and st.changed == ("src/lib.py",) and "src/lib.py" in st.note
     assert state(repo, "0001/P2") is Status.BLOCKED  # a stale dependency is not done

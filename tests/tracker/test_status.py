@@ -87,7 +87,8 @@ def test_never_met_outcomes(outcome: str, reason: str) -> None:
 
 def test_zero_collected_and_marker_selection() -> None:
     ph = Phase("P1", "t", (), (), (TestGate("t.py", "gpu"), TestGate("t.py::gone")))
-    s = Store(runs=[run("r", "1", {"t.py::a": "passed"}, gates={"0001/P1#2": "h"})])
+    # verify's run of both gates: its arguments name their paths (a gates list alone names nothing: adv round 6)
+    s = Store(runs=[run("r", "1", {"t.py::a": "passed"}, gates={"0001/P1#2": "h"}, args=["t.py", "t.py::gone"])])
     assert statuses(plans(ph), s)["0001/P1"][2] == [
         "-m 'gpu' selects 0 tests (an empty gate is unmet)",
         "0 tests collected (an empty gate is unmet)",

@@ -257,6 +257,8 @@ def _run_gates(
         env = pytest_env(root, bytecode=True) | (
             {"TRACKER_ARGCHECK": str(answer), "TRACKER_ARGCHECK_THEN": "run"} if pytest_args else {}
         )
+        # The gates' own options (the plan's): the recorder counts every other option that may alter outcomes.
+        env["TRACKER_GATE_OPTIONS"] = json.dumps(list(options))
         with_options = f" with {' '.join(options)}" if options else ""
         log.write(f"tracker: running {len(gates)} test gate(s) in one pytest session{with_options}\n")
         log.flush()

@@ -2,7 +2,8 @@
 # The kernel's evidence of record in one device call (an H200), from a snapshot's root, each step under its own
 # timeout and in order of what the plans need most:
 #   1. every extension the GPU tests load, built in parallel (the device's product, v26 and each v30 variant);
-#   2. the GPU suite (pytest -m gpu tests/) recorded by the tracker's plugin into $OUT/ev (plan 0002 P4, P9-P15);
+#   2. the GPU suite (pytest -m gpu tests/kernel: every GPU test lives there, and the tracker's own tests need
+#      pydantic, which the device image lacks) recorded by the tracker's plugin into $OUT/ev (plan 0002 P4, P9-P15);
 #   3. python -m bench verify --cases all --impl cuda,cuda_v26,flashinfer: the product against the portable path and
 #      FlashInfer FA2 on the same inputs (P6, P7, P8), then --cases long --impl cuda,triton (P6's Triton gate);
 #   4. python -m bench.verify --emulate-sm120=v30bulk --cases all --impl cuda: sm_120's build (v26) under sm_120's
@@ -39,7 +40,7 @@ rm -f /tmp/verify-kernel/*/lock
 python3 -c "from kernel import build; build.load(); print('the product builds')" >>"$OUT/build.log" 2>&1
 stamp "built ($variants)"
 
-timeout 240 python3 -m pytest -q -m gpu -p no:cacheprovider -p tracker.pytest_plugin tests/ --tracker-record="$OUT/ev" \
+timeout 240 python3 -m pytest -q -m gpu -p no:cacheprovider -p tracker.pytest_plugin tests/kernel --tracker-record="$OUT/ev" \
   2>&1 | tee "$OUT/gpu_tests.log" | tail -5
 stamp "gpu tests exit ${PIPESTATUS[0]}"
 

@@ -30,8 +30,8 @@ _C_DIRECTIVE = re.compile(rb"NOLINT|clang-format|clang-tidy|IWYU|cppcheck-suppre
 def code_key(path: str, data: bytes) -> str | None:
     """The sha256 of ``data``'s tokens (as :mod:`tracker.code_tokens` keeps them) for a file named ``path``; None when
     every byte counts (a language not known here, a file that does not tokenize, a huge one)."""
-    if len(data) > MAX_BYTES:
-        return None
+    if len(data) > MAX_BYTES or b"\0" in data or b"\r" in data.replace(b"\r\n", b""):
+        return None  # huge; a NUL (Python refuses it); a lone CR (a line end to C, not to this tokenizer)
     name = path.lower()
     if name.endswith(PYTHON):
         tokens = _python(data)
@@ -50,8 +50,22 @@ def _python(data: bytes) -> list[bytes] | None:
     import tokenize
 
     out: list[bytes] = []
+    lines = data.splitlines(keepends=True)
+    fstring_start = getattr(tokenize, "FSTRING_START", None)  # Python 3.12+
+    fstring_end = getattr(tokenize, "FSTRING_END", None)
+    opened: list[tuple[int, int]] = []  # where each open f-string began (row, col)
+    row = 0
     try:
         for tok in tokenize.tokenize(io.BytesIO(data).readline):
+            if fstring_start is not None and tok.type == fstring_start:
+                opened.append(tok.start)
+                continue
+            if opened:
+                if tok.type == fstring_end:
+                    begin = opened.pop()
+                    if not opened:  # the whole f-string as written: its spaces may be printed ({x = })
+                        out.append(_span(lines, begin, tok.end))
+                continue
             if tok.type == tokenize.COMMENT:
                 text = tok.string.encode("utf-8", "surrogateescape")
                 if (tok.start[0] == 1 and text.startswith(b"#!")) or _PY_DIRECTIVE.search(text):
@@ -59,8 +73,11 @@ def _python(data: bytes) -> list[bytes] | None:
                 continue
             if tok.type in (tokenize.NL, tokenize.ENCODING):
                 continue
-            if tok.type == tokenize.INDENT:
-                out.append(b"<indent>")
+            if tok.start[0] != row and tok.type not in (tokenize.DEDENT, tokenize.NEWLINE, tokenize.ENDMARKER):
+                row = tok.start[0]  # each line's indentation as written: a tab where spaces were is a TabError
+                out.append(b"<line>" + tok.line[: len(tok.line) - len(tok.line.lstrip())].encode())
+            if tok.type == tokenize.INDENT:  # as written: a tab where spaces were is a TabError
+                out.append(b"<indent>" + tok.string.encode())
             elif tok.type == tokenize.DEDENT:
                 out.append(b"<dedent>")
             elif tok.type == tokenize.NEWLINE:
@@ -70,6 +87,14 @@ def _python(data: bytes) -> list[bytes] | None:
     except (tokenize.TokenError, SyntaxError, UnicodeDecodeError, ValueError):
         return None
     return out
+
+
+def _span(lines: list[bytes], begin: tuple[int, int], end: tuple[int, int]) -> bytes:
+    """The source between two tokenize positions ((1-based row, column); columns count characters: decoded)."""
+    text = b"".join(lines[begin[0] - 1 : end[0]]).decode("utf-8", "surrogateescape")
+    last = len(lines[end[0] - 1].decode("utf-8", "surrogateescape")) if end[0] - 1 < len(lines) else 0
+    tail = last - end[1]
+    return text[begin[1] : len(text) - tail].encode("utf-8", "surrogateescape")
 
 
 def _c_like(data: bytes) -> list[bytes] | None:
@@ -117,6 +142,8 @@ def _c_like(data: bytes) -> list[bytes] | None:
         elif data.startswith(b"//", i):
             end = data.find(b"\n", i)
             end = n if end == -1 else end
+            if data[i:end].rstrip(b"\r").endswith(b"\\"):
+                return None  # a backslash line splice: the next line is part of the comment
             if _C_DIRECTIVE.search(data[i:end]):
                 flush()
                 out.append(data[i:end].rstrip())
@@ -153,15 +180,31 @@ def _c_like(data: bytes) -> list[bytes] | None:
 
 
 def _shell(data: bytes) -> list[bytes] | None:
-    """Lines of a shell script without its comment lines (a line whose first non-blank character is ``#``, the
-    first line's shebang kept) and without blank lines; a comment after code on its line stays (telling it from a
-    ``#`` inside a word or a quote needs the shell's own parser). A here-document: None, every byte counts."""
-    if b"<<" in data:
+    """Lines of a shell script as written, without its comment lines (a line whose first non-blank character is
+    ``#`` outside any quote, the first line's shebang kept) and without blank lines outside quotes; a comment after
+    code on its line stays (telling it from a ``#`` inside a word needs the shell's own parser). A here-document, an
+    ANSI-C or backquoted string, or quotes left open: None, every byte counts."""
+    if b"<<" in data or b"$'" in data or b"`" in data:
         return None
     out: list[bytes] = []
+    quote = b""  # the quote open at the start of the line
     for number, line in enumerate(data.split(b"\n")):
         text = line.strip()
-        if not text or (text.startswith(b"#") and not (number == 0 and text.startswith(b"#!"))):
-            continue
-        out.append(b" ".join(text.split()))
-    return out
+        dropped = not quote and (not text or (text.startswith(b"#") and not (number == 0 and text.startswith(b"#!"))))
+        if not dropped:
+            out.append(line)
+        i = 0
+        while i < len(line):  # the quotes this line opens or closes
+            c = line[i : i + 1]
+            if quote == b'"' and c == b"\\":
+                i += 2
+                continue
+            if not quote and c == b"\\":
+                i += 2
+                continue
+            if not quote and c == b"#" and (i == 0 or line[i - 1 : i] in b" \t;|&("):
+                break  # a comment to the end of the line
+            if c in (b'"', b"'") and (not quote or quote == c):
+                quote = b"" if quote else c
+            i += 1
+    return None if quote else out

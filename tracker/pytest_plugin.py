@@ -463,16 +463,16 @@ SAFE_DESTS = frozenset(
      "with_test_class_names", "junitprefix", "xmlpath", "report_log", "report_log_exclude_logs_on_passed_tests",
      "pastebin", "disable_warnings", "debug", "traceconfig", "hypothesis_show_statistics", "hypothesis_explain",
      "hypothesis_verbosity", "doctestreport", "file_or_dir", "keyword", "markexpr", "deselect", "ignore",
-     "ignore_glob", "lf", "failedfirst", "newfirst", "last_failed_no_failures", "stepwise", "stepwise_skip",
-     "stepwise_reset", "maxfail", "keepduplicates", "pyargs", "collect_in_virtualenv", "rootdir", "inifilename",
+     "ignore_glob", "lf", "last_failed_no_failures", "maxfail", "keepduplicates", "pyargs", "collect_in_virtualenv",
+     "rootdir", "inifilename",
      "confcutdir", "noconftest", "override_ini", "plugins", "cacheclear", "doctestmodules", "doctestglob",
      "doctest_continue_on_failure", "basetemp", "assertmode", "numprocesses", "dist", "maxprocesses",
      "maxschedchunk", "maxworkerrestart", "tx", "px", "rsyncdir", "rsyncignore", "loadscopereorder", "distload",
      "testrunuid", "strict", "strict_config", "strict_markers", "log_file",
      "log_file_mode", "tracker_record", "tracker_file", "tracker_gates", "tracker_select", "tracker_collect",
      "cov", "cov_report", "cov_config", "no_cov", "no_cov_on_fail", "cov_branch", "cov_context",
-     "cov_append", "cov_fail_under", "cov_precision", "randomly_seed", "randomly_dont_reset_seed",
-     "randomly_dont_reorganize", "runpytest", "markers", "version", "help", "showfixtures", "show_fixtures_per_test",
+     "cov_append", "cov_fail_under", "cov_precision", "runpytest", "markers", "version", "help", "showfixtures",
+     "show_fixtures_per_test",
      "continue_on_collection_errors", "collectonly"}
 )  # fmt: skip
 # ``-o NAME`` settings that only say how and where results are shown.
@@ -482,9 +482,10 @@ SAFE_INI = frozenset(
      "truncation_limit_lines", "truncation_limit_chars", "faulthandler_timeout", "minversion", "required_plugins",
      "log_file", "log_file_mode"}
 )  # fmt: skip
-# ``-p no:NAME`` plugins whose absence changes no outcome (reporting, caching, ordering, coverage).
+# ``-p no:NAME`` plugins whose absence changes no outcome (reporting, caching, coverage; not ordering: adv round 7,
+# an order-dependent failure passes in another order, as with --ff, --nf and --sw).
 SAFE_NO_PLUGINS = frozenset(
-    {"cacheprovider", "faulthandler", "randomly", "random_order", "cov", "pastebin", "junitxml", "stepwise",
+    {"cacheprovider", "faulthandler", "cov", "pastebin", "junitxml",
      "terminal", "reportlog", "tracker"}
 )  # fmt: skip
 _DEFAULTS = pytest.StashKey[dict[str, Any]]()  # the parser's defaults, by dest, for a config

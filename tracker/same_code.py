@@ -90,7 +90,9 @@ class SameCode:
                 return None
             data = _read_exactly(stdout, int(head[2]))
             stdout.read(1)  # the newline after the contents
-            return data
+            # The bytes must be the blob's own: a `git replace` ref makes cat-file answer another object's.
+            own = blob_id(data) if len(blob) == 40 else sha256_hex(b"blob %d\0" % len(data) + data)
+            return data if own == blob else None
         except (OSError, ValueError, AssertionError):
             self.close()
             return None

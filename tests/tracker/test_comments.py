@@ -119,3 +119,31 @@ def test_a_comment_edit_keeps_a_sign_off(repo: Any, cli: Any) -> None:
     assert " done " in p1(cli, root)
     (root / "src/m.py").write_text("def add(a, b):\n    return b + a\n")
     assert " done " not in p1(cli, root)
+
+
+def test_what_adversarial_round_7_showed_is_code() -> None:
+    # f-strings print their spaces (3.12 tokenizes them apart); a tab where spaces were is a TabError; a NUL byte
+    # is a SyntaxError; a // comment ending in a backslash swallows the next line; a lone CR ends a C line; spaces
+    # and "#" lines inside a shell script's quotes are data.
+    pairs = [
+        ("m.py", b'def show(x):\n    return f"{x=}"\n', b'def show(x):\n    return f"{x = }"\n'),
+        ("m.py", b"def f():\n        a = 1\n        return a\n", b"def f():\n        a = 1\n\treturn a\n"),
+        ("m.py", b"x = 1  # sum\n", b"x = 1  # s\0um\n"),
+        ("k.c", b"int x = 1;\n// bump it\nx = 2;\n", b"int x = 1;\n// bump it \\\nx = 2;\n"),
+        ("k.c", b"int x = 1;\n// done\n", b"int x = 1;\n// done\r    x = 2;\n"),
+        ("g.sh", b'echo "id,  name"\n', b'echo "id, name"\n'),
+        ("g.sh", b'sql="SELECT 1;\n# not a comment\n"\n', b'sql="SELECT 1;\n# DROP TABLE users;\n"\n'),
+    ]
+    for name, before, after in pairs:
+        a, b = code_key(name, before), code_key(name, after)
+        assert a is None or b is None or a != b, (name, after)
+
+
+def test_a_replaced_git_object_is_not_the_old_code(repo: Any, cli: Any) -> None:
+    root = repo_with(repo, exact=False)
+    assert cli(root, "verify").code == 0
+    old = git(root, "rev-parse", "HEAD:src/m.py").strip()
+    (root / "src/m.py").write_text("def add(a, b):\n    return a - b\n")
+    git(root, "commit", "-qam", "break it")
+    git(root, "replace", old, git(root, "rev-parse", "HEAD:src/m.py").strip())
+    assert " done " not in p1(cli, root)

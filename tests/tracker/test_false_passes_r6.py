@@ -117,3 +117,23 @@ def test_bytecode_read_before_the_recorder_moved_the_caches_is_named(repo: Any, 
     git(root, "commit", "-qam", "break")
     plain(root, "tests/test_a.py", "--tracker-record", env={"PYTHONPATH": str(root)})
     assert " done " not in status_line(cli, root)
+
+
+def test_a_run_in_another_order_meets_nothing(repo: Any, cli: Any) -> None:
+    # adv round 7: test_b fails after test_a (shared state); --ff runs it first, where it passes.
+    src = "CACHE = {}\n\ndef get(k):\n    return CACHE.setdefault(k, k * 2)\n"
+    tests = (
+        "import sys\nsys.path.insert(0, 'src')\nimport m\n\n"
+        "def test_a():\n    m.CACHE['x'] = 'stale'\n\n"
+        "def test_b():\n    assert m.get('x') == 'xx'\n"
+    )
+    root = one_gate(repo, "tests/test_a.py", {"src/m.py": src, "tests/test_a.py": tests})
+    assert cli(root, "verify").code == 1
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    cmd = [sys.executable, "-m", "pytest", "-q", "tests/test_a.py"]
+    subprocess.run(cmd, cwd=root, env=base, capture_output=True, check=False)  # the cache: test_b failed
+    ordered = subprocess.run([*cmd, "--ff", "--tracker-record"], cwd=root, env=base, capture_output=True, text=True)
+    assert ordered.returncode == 0, ordered.stdout  # test_b first: both pass
+    assert " done " not in status_line(cli, root)
+    r = cli(root, "verify", "--pytest-arg=--ff")
+    assert r.code == 3 and "may turn a failing test into a pass" in r.err, r.out + r.err

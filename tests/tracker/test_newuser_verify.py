@@ -307,7 +307,7 @@ def test_a_run_checks_its_pytest_arguments_in_its_own_pytest_process(verified: P
 def test_good_pytest_arguments_pass_the_check_conftest_options_included(
     verified: Path, cli: Callable[..., Any]
 ) -> None:
-    for args in (["-x"], ["--runslow"], ["-k", "test_x or nothing"], ["-m", "not slow"], ["-q", "-p", "no:randomly"],
+    for args in (["-x"], ["--runslow"], ["-k", "test_x or nothing"], ["-m", "not slow"], ["-q", "-p", "no:cacheprovider"],
                  ["tests/test_a.py::test_x"]):  # fmt: skip
         res = cli(verified, "verify", "0001/P1", *(f"--pytest-arg={a}" for a in args))
         assert res.code == 0, (args, res.out, res.err)

@@ -673,7 +673,7 @@ def test_a_collection_hook_that_drops_tests_silently_narrows_an_xdist_run(repo) 
         (["-c", "other.ini"], "-c"),
         (["--noconftest"], "--noconftest"),
         (["--confcutdir=tests"], "--confcutdir"),
-        (["-p", "no:randomly", "-o", "console_output_style=classic"], None),
+        (["-p", "no:cacheprovider", "-o", "console_output_style=classic"], None),
     ],
 )
 def test_records_the_options_that_may_turn_a_failure_into_a_pass(repo, args: list[str], altered: str | None) -> None:

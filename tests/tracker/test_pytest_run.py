@@ -114,3 +114,24 @@ def test_a_module_the_caller_imported_under_the_same_name_is_not_the_tests(
     assert r.code == 0, (r.out, r.err)
     assert "met   0001/P1#1" in r.out
     assert sys.modules["test_clash"].VALUE == "the caller"  # the caller's own stay its own
+
+
+class _BrokenNamespace:
+    """A module whose ``__path__`` raises, as a namespace package's does once its parent left ``sys.modules``."""
+
+    @property
+    def __path__(self) -> list[str]:
+        raise KeyError("tests")
+
+
+def test_a_module_whose_path_cannot_be_read_is_left_alone(
+    repo, cli, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In verify's own session a test's namespace package lost its parent: forgetting the caller's modules crashed
+    # the forked child (KeyError from _NamespacePath), and the nested verify said "no evidence file".
+    import sys
+
+    monkeypatch.setitem(sys.modules, "a_broken_namespace", _BrokenNamespace())
+    root = one_gate(repo, "tests/test_a.py", {"tests/test_a.py": "def test_a():\n    pass\n"})
+    r = cli(root, "verify")
+    assert r.code == 0, (r.out, r.err)

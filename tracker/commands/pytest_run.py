@@ -147,10 +147,16 @@ def _forget_foreign_modules() -> None:
             ).startswith(roots)
         return seen[folder]
 
-    for name, module in list(sys.modules.items()):
+    doomed = []
+    for name, module in list(sys.modules.items()):  # decided first: a namespace package's __path__ reads sys.modules
         if name == "__main__":
             continue
-        file = getattr(module, "__file__", None)
-        places = [os.path.dirname(file)] if isinstance(file, str) else list(getattr(module, "__path__", None) or ())
+        try:
+            file = getattr(module, "__file__", None)
+            places = [os.path.dirname(file)] if isinstance(file, str) else list(getattr(module, "__path__", None) or ())
+        except Exception:  # a broken module object (a namespace path whose parent is gone): left as it is
+            continue
         if places and all(foreign(p) for p in places):
-            del sys.modules[name]
+            doomed.append(name)
+    for name in doomed:
+        sys.modules.pop(name, None)

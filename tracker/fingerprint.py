@@ -43,6 +43,20 @@ SKIP_DIRS = frozenset(
 )
 
 
+def read_in_place(path: Path) -> tuple[int, bytes | None]:
+    """(``st_mode``, bytes) of the file at ``path``, opened never through a link and never blocking (a FIFO with no
+    writer opens at once); the bytes only of a regular file, else None. OSError as ``os.open`` raises it."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            return mode, None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return mode, f.read()
+    finally:
+        os.close(fd)
+
+
 def _hash_file(path: Path) -> str | None:
     """The blob id of the file at ``path`` as git would store it; None when there is none (gone, a directory).
     Never blocks and never follows a link: a FIFO, a socket or a device there (planted, or left by a tool) gets
@@ -50,22 +64,14 @@ def _hash_file(path: Path) -> str | None:
     try:
         if path.is_symlink():  # git stores a link's target as its blob
             return blob_id(os.readlink(path).encode())
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(path, flags)
+        mode, data = read_in_place(path)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
     except OSError as err:  # a link put there since (ELOOP), a FIFO with no writer on a system without O_NONBLOCK
         return blob_id(NOT_REGULAR + os.strerror(err.errno or 0).encode())
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            return None
-        if not stat.S_ISREG(mode):
-            return blob_id(NOT_REGULAR + oct(stat.S_IFMT(mode)).encode())
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return blob_id(f.read())
-    finally:
-        os.close(fd)
+    if stat.S_ISDIR(mode):
+        return None
+    return blob_id(data) if data is not None else blob_id(NOT_REGULAR + oct(stat.S_IFMT(mode)).encode())
 
 
 NOT_REGULAR = b"\0tracker: not a regular file: "

@@ -62,7 +62,7 @@ from tracker.contract import atomic_write, check_inside, evidence_name, process_
 from tracker.dirty import commit_state
 from tracker.fingerprint import tree_file_ids
 from tracker.gate_paths import TestFileCheck
-from tracker.selection import marker_matches, normalize_arg, selects
+from tracker.selection import marker_matches, normalize_arg, plugin_names, selects
 from tracker.subtests import FAILING, Subtests, subtest_name
 
 SCHEMA = "tracker-test-run"
@@ -419,17 +419,6 @@ def _declared_options(config: pytest.Config) -> list[str]:
     return [str(x) for x in given] if isinstance(given, list) else []
 
 
-def _plugin_names(args: list[str]) -> list[str]:
-    """The plugins ``-p NAME`` / ``-pNAME`` in ``args`` load (not ``-p no:NAME``)."""
-    out = []
-    for i, arg in enumerate(args):
-        name = args[i + 1] if arg == "-p" and i + 1 < len(args) else arg[2:] if arg[:2] == "-p" else ""
-        name = name.strip().removeprefix("=")
-        if name and not name.startswith("no:"):
-            out.append(name)
-    return out
-
-
 def _loaded(config: pytest.Config) -> list[str]:
     """The plugins this run loads by ``-p NAME`` (its command line and ``PYTEST_ADDOPTS``) or ``PYTEST_PLUGINS`` that
     are not :data:`HARMLESS_LOADS`, as written. In verify's own run (``--tracker-gates``) the command line's ``-p``
@@ -439,7 +428,7 @@ def _loaded(config: pytest.Config) -> list[str]:
     ns = _given(config)
     # verify names the plugins its gates' options load (the plan's options = ["-p", "NAME"]); a run that only
     # says --tracker-gates (a plain run claiming to be verify's, adv round 6) has every -p counted
-    declared = set(_plugin_names(_declared_options(config)))
+    declared = set(plugin_names(_declared_options(config)))
     out: list[str] = []
     for plugin in getattr(ns, "plugins", None) or ():
         name = str(plugin).strip()

@@ -12,7 +12,6 @@ own source, so each pair is tokenized once.
 from __future__ import annotations
 
 import os
-import stat
 import subprocess
 from pathlib import Path
 from typing import IO, Any
@@ -20,6 +19,7 @@ from typing import IO, Any
 from tracker.cache import Cache, cache_key
 from tracker.code_tokens import code_key
 from tracker.contract import blob_id
+from tracker.fingerprint import read_in_place
 from tracker.hashing import sha256_hex
 
 CACHE = "code-same"
@@ -136,20 +136,12 @@ def _read_exactly(stream: IO[bytes], size: int) -> bytes:
 
 def _working_bytes(path: Path, blob: str) -> bytes | None:
     """The working tree's bytes of ``path`` when they are ``blob`` (a regular file, never through a link, never
-    blocking), else None."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    blocking: :func:`tracker.fingerprint.read_in_place`), else None."""
     try:
-        fd = os.open(path, flags)
+        _, data = read_in_place(path)
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read()
-    finally:
-        os.close(fd)
-    return data if blob_id(data) == blob else None
+    return data if data is not None and blob_id(data) == blob else None
 
 
 def attach(index: Any, root: Path, cache: Cache | None) -> Any:

@@ -253,3 +253,14 @@ def _on_the_way(parts: list[str], depth: int, names: tuple[str, ...] = ("conftes
         folder = "/".join(parts[:d])
         out += [f"{folder}/{name}" if folder else name for name in names]
     return out
+
+
+def plugin_names(args: list[str]) -> list[str]:
+    """The plugins ``-p NAME`` / ``-pNAME`` / ``-p=NAME`` in pytest arguments ``args`` load (not ``-p no:NAME``)."""
+    out = []
+    for i, arg in enumerate(args):
+        name = args[i + 1] if arg == "-p" and i + 1 < len(args) else arg[2:] if arg[:2] == "-p" else ""
+        name = name.strip().removeprefix("=")
+        if name and not name.startswith("no:"):
+            out.append(name)
+    return out

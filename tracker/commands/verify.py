@@ -341,11 +341,9 @@ def _refuse_own_options(pytest_args: list[str]) -> None:
     own = [a for a in pytest_args if a.startswith("--tracker-")]
     if own:
         raise UsageError(f"--pytest-arg {own[0]}: verify sets the tracker's own pytest options itself")
-    for i, arg in enumerate(pytest_args):  # -p NAME, -pNAME: a plugin's hooks may drop or change tests unseen
-        name = pytest_args[i + 1] if arg == "-p" and i + 1 < len(pytest_args) else arg[2:] if arg[:2] == "-p" else ""
-        name = name.strip().removeprefix("=")
-        if not name or name.startswith("no:"):
-            continue
+    from tracker.selection import plugin_names
+
+    for name in plugin_names(pytest_args):  # -p NAME, -pNAME: a plugin's hooks may drop or change tests unseen
         from tracker.pytest_plugin import HARMLESS_LOADS  # what a -p may load without narrowing a run (imports pytest)
 
         if name not in HARMLESS_LOADS:

@@ -3,9 +3,10 @@
 A gate is never met by default: no evidence, no matching case, results from other hardware, an
 ambiguous selection, a missing baseline or too few samples each give an unmet verdict with that reason.
 Statistics come from the raw samples. Every case of more than one sample is judged with a confidence (the gate's,
-else :data:`DEFAULT_CONFIDENCE`) by a seeded percentile bootstrap: met when the bound on the threshold's side clears
-it, failed when the opposite bound misses it, **undecided** otherwise. An undecided newest run (or one with too few
-samples) decides nothing: the newest older run that decided stands (docs/evidence.md, "Three verdicts").
+else :data:`DEFAULT_CONFIDENCE`) by a seeded percentile bootstrap: met when the value and the bound on the
+threshold's side clear it, failed when the value and the opposite bound miss it, **undecided** otherwise. An
+undecided newest run (or one with too few samples) decides nothing: the newest older run that decided stands
+(docs/evidence.md, "Three verdicts").
 """
 
 from __future__ import annotations
@@ -288,7 +289,7 @@ def _judge(
     shown_value, shown_threshold = f"{fmt_num(value)}{unit}", f"{fmt_num(threshold)}{unit}"
     if by_value or len(case.samples) < 2 or (base is not None and len(base.samples) < 2):
         # One sample: its value is all there is (never met by a value that is not a number: NaN compares false).
-        met = math.isfinite(value) and (value >= threshold if at_least else value <= threshold)
+        met = value_clears(value, threshold, at_least)
         op = ("≥" if met else "<") if at_least else ("≤" if met else ">")
         how = f"{gate.stat} of {counts}" if by_value else "1 sample: judged by its value"
         summary = f"{shown_value} {op} {shown_threshold} ({how}, {label})"
@@ -297,10 +298,14 @@ def _judge(
     lo, hi = bootstrap_interval(
         gate.stat, case.samples, confidence, base.samples if base else None, case.direction, bounds
     )
-    # met: the bound on the threshold's side clears it; failed: the opposite bound misses it; else undecided.
+    # met: the value and the bound on the threshold's side clear it; failed: the value and the opposite bound miss
+    # it; else undecided. (A percentile bound on the far side of the value decides nothing: that keeps "met" a
+    # subset of "met by value", which lets ever_met skip the bootstrap of every run whose value misses.)
     good, bad = (lo, hi) if at_least else (hi, lo)
-    met = math.isfinite(good) and (good >= threshold if at_least else good <= threshold)
-    failed = not met and math.isfinite(bad) and (bad < threshold if at_least else bad > threshold)
+    clears = value_clears(value, threshold, at_least)
+    met = clears and math.isfinite(good) and (good >= threshold if at_least else good <= threshold)
+    misses = math.isfinite(value) and not clears
+    failed = misses and math.isfinite(bad) and (bad < threshold if at_least else bad > threshold)
     pct = f"{confidence:.0%}"
     stat_of = f"{gate.stat} of {counts}, {label}"
     if met or failed or not math.isfinite(value):
@@ -331,6 +336,21 @@ def _judge(
         more=more,
         **figures,  # type: ignore[arg-type]
     )
+
+
+def value_clears(value: float, threshold: float, at_least: bool) -> bool:
+    """Does the statistic itself clear the threshold (never a value that is not a finite number)?"""
+    return math.isfinite(value) and (value >= threshold if at_least else value <= threshold)
+
+
+def newest_may_meet(gate: BenchGate, results: Sequence[ResultRun]) -> bool:
+    """Could :func:`evaluate` find the newest qualifying run of ``results`` met by its own samples? Only when its
+    value clears the threshold (a met verdict needs that and more), judged without a bootstrap: cheap."""
+    picked = _select(gate, results)
+    if isinstance(picked, BenchOutcome):
+        return False
+    (run, cases), *_ = picked
+    return _judge(gate, run, cases, None, by_value=True).met
 
 
 MORE_CAP = 10_000  # beyond this, "more samples" says nothing useful: the value sits on the threshold

@@ -16,6 +16,7 @@ from typing import Any
 STATS = ("median", "min", "mean", "p90")
 RESAMPLES = 2000
 SEED = 20261129
+METHOD = "order-statistics-2"  # how a resample's statistic is drawn (_resampler): part of every bound's key
 # The bootstrap's cost is RESAMPLES draws of the sample size: above this many samples a case is first reduced to
 # a seeded random subsample of this size (see bootstrap_bound), so a bound costs at most ~2,000 x 2,000 draws
 # (about a second, cached) however many samples a file holds; 200,000 took minutes.
@@ -121,7 +122,7 @@ def bootstrap_key(
     from tracker.hashing import sha256_hex
 
     key = (stat, tuple(samples), confidence, upper, tuple(baseline) if baseline is not None else None, direction)
-    return sha256_hex(repr((key, RESAMPLES, SEED, MAX_BOOTSTRAP_N)).encode())
+    return sha256_hex(repr((key, RESAMPLES, SEED, MAX_BOOTSTRAP_N, METHOD)).encode())
 
 
 def bootstrap_bound(
@@ -180,16 +181,59 @@ def bootstrap_interval(
 
     rng = random.Random(SEED)
     pool = subsample(samples, rng)
-    n = len(pool)
     base = subsample(baseline, rng) if baseline is not None else None
+    draw_pool, draw_base = _resampler(stat, pool, rng), (_resampler(stat, base, rng) if base is not None else None)
     draws: list[float] = []
     for _ in range(RESAMPLES):
-        value = compute_stat(stat, rng.choices(pool, k=n))
-        if base is not None:
-            value = oriented_ratio(value, compute_stat(stat, rng.choices(base, k=len(base))), direction)
+        value = draw_pool()
+        if draw_base is not None:
+            value = oriented_ratio(value, draw_base(), direction)
         draws.append(value)
     draws.sort()
     lo, hi = quantile(draws, 1.0 - confidence), quantile(draws, confidence)
     if known is not None:
         known[keys[0]], known[keys[1]] = lo, hi
     return lo, hi
+
+
+def _order_positions(stat: str, n: int) -> tuple[int, float] | None:
+    """The statistic of ``n`` sorted values as ``interpolate(s[a], s[a + 1], frac)`` (``(a, frac)``), as
+    :func:`compute_stat` computes it; None for the mean, which no order statistic gives."""
+    if stat == "min":
+        return 0, 0.0
+    if stat == "median":
+        return (n // 2, 0.0) if n % 2 else (n // 2 - 1, 0.5)
+    if stat == "p90":
+        pos = 0.9 * (n - 1)
+        a = math.floor(pos)
+        return a, (pos - a if a + 1 < n else 0.0)
+    return None
+
+
+def _resampler(stat: str, samples: Sequence[float], rng: Any) -> Any:
+    """A function drawing the ``stat`` of one bootstrap resample of ``samples`` (``n`` draws with replacement).
+
+    For an order statistic (min, median, p90) it draws the statistic directly, in the resample's own law: resampling
+    is ``sorted(samples)[floor(u * n)]`` for ``n`` uniforms ``u``, a map that keeps order, so the resample's ``k``-th
+    smallest value is ``sorted(samples)[floor(U(k) * n)]`` where ``U(k)``, the ``k``-th smallest of ``n`` uniforms,
+    follows Beta(k, n - k + 1); the next one is ``U(k) + (1 - U(k)) * V`` with ``V`` ~ Beta(1, n - k), the least of the
+    ``n - k`` uniforms above it. Two draws instead of ``n`` and a sort: a cold status of the bundled plans spent 16 s
+    of 25 profiled resampling 88 cases of ~190 samples the slow way. The mean resamples by hand."""
+    pool = sorted(samples)
+    n = len(pool)
+    where = _order_positions(stat, n)
+    if where is None:
+        return lambda: compute_stat(stat, rng.choices(pool, k=n))
+    a, frac = where
+    k = a + 1  # 1-based rank of the lower order statistic
+    beta, last = rng.betavariate, n - 1
+
+    def draw() -> float:
+        u = beta(k, n - k + 1)
+        low = pool[min(int(u * n), last)]
+        if frac == 0:
+            return low
+        v = u + (1.0 - u) * beta(1, n - k)
+        return interpolate(low, pool[min(int(v * n), last)], frac)
+
+    return draw

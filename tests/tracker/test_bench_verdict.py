@@ -183,7 +183,7 @@ def test_confidence_guards_against_noise(tmp_path: Path) -> None:
     unmet = evaluate(gate, [noisy_run])
     assert not unmet.met and unmet.summary == evaluate(gate, [noisy_run]).summary  # deterministic
     assert unmet.undecided and not unmet.failed
-    assert unmet.summary.startswith("undecided: 2.09×, 95% bounds 1.70–2.72× straddle 1.80×; ~17 more samples")
+    assert unmet.summary.startswith("undecided: 2.09×, 95% bounds 1.60–2.72× straddle 1.80×; ~37 more samples")
 
 
 def test_bootstrap_bounds_bracket_the_point_estimate() -> None:
@@ -289,3 +289,36 @@ def test_gate_label_names_the_baseline_of_a_ratio_gate() -> None:
         gate_label(BenchGate(bench=T, where={"impl": "cuda"}, at_most=450.0))
         == "bench `verify_attn.time_us` median ≤ 450.0 (impl=cuda)"
     )
+
+
+@pytest.mark.parametrize("stat", ["median", "min", "p90"])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7, 10])
+def test_order_statistic_draws_follow_the_resampling_law(stat: str, n: int) -> None:
+    """The bootstrap draws an order statistic of a resample directly (two Beta draws instead of n draws and a sort):
+    each value it can take comes with the probability that resampling by hand gives it (exact, by enumeration)."""
+    import itertools
+    import random
+    from collections import Counter
+
+    from tracker.stats import _resampler
+
+    data = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0][:n]
+    draws = 40_000
+    exact: Counter[float] = Counter()
+    if n <= 7:
+        for picks in itertools.product(range(n), repeat=n):
+            exact[round(compute_stat(stat, [data[i] for i in picks]), 9)] += 1
+        total = n**n
+    else:  # too many resamples to enumerate: a large reference sample of them (its own error counts too)
+        rng = random.Random(7)
+        total = 400_000
+        for _ in range(total):
+            exact[round(compute_stat(stat, rng.choices(data, k=n)), 9)] += 1
+    draw = _resampler(stat, data, random.Random(11))
+    seen = Counter(round(draw(), 9) for _ in range(draws))
+    if n <= 7:
+        assert set(seen) <= set(exact)
+    for value in set(exact) | set(seen):
+        p = exact[value] / total
+        sd = math.sqrt(max(p, 1e-6) * (1 - p) * (1 / draws + (0 if n <= 7 else 1 / total)))
+        assert abs(seen[value] / draws - p) <= 5 * sd + 1e-9, (value, p, seen[value] / draws)

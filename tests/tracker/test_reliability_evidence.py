@@ -733,11 +733,27 @@ def test_the_bootstrap_over_200k_samples_is_bounded_and_deterministic(monkeypatc
         return choices(self, population, *args, k=k, **kwargs)
 
     monkeypatch.setattr(random.Random, "choices", counting)
-    bound = stats.bootstrap_bound("median", cand, 0.95, False, base, "lower")
-    assert 0 < drawn[0] <= budget, drawn  # the resamples are drawn by choices() (a count of 0 would prove nothing)
+    bound = stats.bootstrap_bound("mean", cand, 0.95, False, base, "lower")
+    assert 0 < drawn[0] <= budget, drawn  # the mean's resamples are drawn by choices() (0 would prove nothing)
     monkeypatch.undo()
-    assert stats.bootstrap_bound("median", cand, 0.95, False, base, "lower") == bound
+    assert stats.bootstrap_bound("mean", cand, 0.95, False, base, "lower") == bound
     assert 1.9 < bound < 2.0  # the subsample's bound, a little wider than all samples' (~1.998)
+
+    # An order statistic draws its resample's value directly: two Beta draws per resample and side, no choices().
+    betas, beta = [0], random.Random.betavariate
+
+    def counted_beta(self: random.Random, alpha: float, b: float) -> float:
+        betas[0] += 1
+        return beta(self, alpha, b)
+
+    monkeypatch.setattr(random.Random, "betavariate", counted_beta)
+    monkeypatch.setattr(random.Random, "choices", counting)
+    drawn[0] = budget  # any choices() call now fails
+    median = stats.bootstrap_bound("median", cand, 0.95, False, base, "lower")
+    assert 0 < betas[0] <= 2 * 2 * stats.RESAMPLES, betas
+    monkeypatch.undo()
+    assert stats.bootstrap_bound("median", cand, 0.95, False, base, "lower") == median
+    assert 1.9 < median < 2.0
 
 
 def test_small_sample_counts_bootstrap_as_before() -> None:

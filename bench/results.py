@@ -41,9 +41,12 @@ def measured_files(root: Path, patterns: tuple[str, ...] = MEASURED) -> dict[str
     return files
 
 
-def fingerprint(files: dict[str, str]) -> dict[str, Any]:
-    """The fingerprint block: the contract's :func:`tracker.contract.set_fingerprint` of the files, and the files."""
-    return {"algorithm": "git-blob-sha1", "digest": set_fingerprint(files), "files": dict(sorted(files.items()))}
+def fingerprint(files: dict[str, str], patterns: tuple[str, ...] = MEASURED) -> dict[str, Any]:
+    """The fingerprint block: the contract's :func:`tracker.contract.set_fingerprint` of the files, the files, and
+    the globs that named them (a file matching them later, not measured here, is new code: the verdict is stale)."""
+    files = dict(sorted(files.items()))
+    block: dict[str, Any] = {"algorithm": "git-blob-sha1", "digest": set_fingerprint(files), "files": files}
+    return {**block, "patterns": list(patterns)} if patterns else block
 
 
 def _git(root: Path, *args: str) -> str | None:

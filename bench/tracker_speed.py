@@ -297,7 +297,7 @@ def bench_result(rng: random.Random, when: datetime, commit: str, tree: dict[str
         "triton": "3.6.0",
         "python": "3.12.3",
         "command": "python -m bench verify --cases all",
-        "fingerprint": bench_results.fingerprint(measured),
+        "fingerprint": bench_results.fingerprint(measured, ()),
     }
     return bench_results.document("verify", prov, cases)
 
@@ -539,7 +539,7 @@ def write_result(
         "host": socket.gethostname(),
         "python": platform.python_version(),
         "command": command,
-        "fingerprint": bench_results.fingerprint(files),
+        "fingerprint": bench_results.fingerprint(files, tuple(measured)),
     }
     return bench_results.write(bench_results.document(benchmark, prov, cases), out, now)
 

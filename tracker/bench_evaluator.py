@@ -22,13 +22,14 @@ from tracker.cache import VALIDATION_LIBRARIES, Cache, cache_key, library_key
 from tracker.contract import Clock
 from tracker.errors import FileError, ResultFileError
 from tracker.fileio import read_regular, settled, signature
+from tracker.fingerprint import FileIndex
 from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, EvidenceSource, GateVerdict, ResultRun, gate_hash
 from tracker.result_files import load_repo_results, repo_result_files
 
-LOGIC = f"bench-verdicts-6/{__version__}"  # bump when evaluation rules change (2: undefined ratios never meet;
+LOGIC = f"bench-verdicts-7/{__version__}"  # bump when evaluation rules change (2: undefined ratios never meet;
 # 3: a ratio gate reads the newest run that holds both cases; 4: the file says when it was written; 5: three verdicts;
-# 6: met and failed need the value on their side too)
+# 6: met and failed need the value on their side too; 7: the globs a result measured by, kept with its verdict)
 # The evaluation code itself is part of the cache key too, so an edited rule is never answered from verdicts
 # the old code cached (a forgotten LOGIC bump, an editable install between releases).
 EVAL_DIR = Path(__file__).resolve().parent
@@ -115,6 +116,13 @@ class RepoResults:
         return self._errors
 
 
+def added_since(files: Mapping[str, str], patterns: Sequence[str], current: Mapping[str, str]) -> list[str]:
+    """Files of ``current`` matching ``patterns`` (the globs a run measured by) that the run did not measure."""
+    if not patterns:
+        return []
+    return sorted(path for path in FileIndex(current).match(patterns) if path not in files)
+
+
 def changed_since(files: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
     """Measured files whose blob id differs now (or that are gone): the evidence is stale."""
     return sorted(path for path, blob in files.items() if current.get(path) != blob)
@@ -150,9 +158,10 @@ def ever_met(gate: BenchGate, results: Sequence[ResultRun], bounds: MutableMappi
     )
 
 
-def _to_json(verdict: GateVerdict, files: Mapping[str, str] | None) -> dict[str, Any]:
+def _to_json(verdict: GateVerdict, files: Mapping[str, str] | None, patterns: Sequence[str] = ()) -> dict[str, Any]:
     src = verdict.source
     return {
+        "patterns": list(patterns),
         "met": verdict.met,
         "reason": verdict.reason,
         "failed": verdict.failed,
@@ -179,6 +188,8 @@ def _from_json(entry: dict[str, Any]) -> GateVerdict | None:
         return None
     ok = type(verdict.met) is bool and type(verdict.failed) is bool and isinstance(verdict.reason, str)
     ok = ok and type(verdict.undecided) is bool
+    patterns = entry.get("patterns", [])
+    ok = ok and isinstance(patterns, list) and all(isinstance(p, str) for p in patterns)
     return verdict if ok and isinstance(entry.get("files", {}), dict) else None
 
 
@@ -204,6 +215,7 @@ class Evaluator:
             if isinstance(known, dict):
                 self.bounds.update((k, v) for k, v in known.items() if isinstance(v, float))
         self._files: dict[str, dict[str, str]] = {}  # verdict source file -> its measured files
+        self._patterns: dict[str, tuple[str, ...]] = {}  # verdict source file -> the globs that named them
 
     @property
     def results(self) -> Sequence[ResultRun]:
@@ -226,17 +238,20 @@ class Evaluator:
                 # A rejected file may be the newest run: using the others could hide a regression.
                 more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
                 verdict, files = GateVerdict(False, f"invalid result file, fix or remove it: {errors[0]}{more}"), None
+                patterns: tuple[str, ...] = ()
             else:
                 from tracker.bench_verdict import evaluate_bench_gate
 
                 verdict = evaluate_bench_gate(gate, self.results, self.bounds)
                 run = next((r for r in self.results if verdict.source and r.path == verdict.source.file), None)
                 files = run.files if run is not None else None
+                patterns = run.patterns if run is not None else ()
             # A file rejected for a time still to come is usable later: that verdict is never cached on disk.
             lasting = all(err.lasting for err in errors)
-            entry = self._store(key, {**self._own(key), **_to_json(verdict, files)}, persist=lasting)
+            entry = self._store(key, {**self._own(key), **_to_json(verdict, files, patterns)}, persist=lasting)
         if verdict.source is not None:
             self._files[verdict.source.file] = entry.get("files") or {}
+            self._patterns[verdict.source.file] = tuple(entry.get("patterns") or ())
         return verdict
 
     def _own(self, key: str) -> dict[str, Any]:
@@ -260,9 +275,19 @@ class Evaluator:
             files = run.files if run is not None else {}
         return dict(files)
 
+    def patterns(self, source_file: str) -> tuple[str, ...]:
+        """The globs that named the files ``source_file``'s run measured (empty when the file does not say)."""
+        patterns = self._patterns.get(source_file)
+        if patterns is None:
+            run = next((r for r in self.results if r.path == source_file), None)
+            patterns = run.patterns if run is not None else ()
+        return patterns
+
     def changed(self, source_file: str, current: Mapping[str, str]) -> list[str]:
-        """Files measured by ``source_file``'s run that changed since (empty for an unknown file)."""
-        return changed_since(self.measured(source_file), current)
+        """Files measured by ``source_file``'s run that changed since, and files matching its globs now that it did
+        not measure (new code under the benchmark); empty for an unknown file."""
+        measured = self.measured(source_file)
+        return sorted({*changed_since(measured, current), *added_since(measured, self.patterns(source_file), current)})
 
     def keep_bounds(self) -> None:
         """Hand the bootstrap bounds known now to the command's cache (a replay of the history computes many)."""

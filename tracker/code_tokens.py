@@ -1,25 +1,28 @@
-"""A source file's code, without what no tool reads: the comments and the layout of Python, C, C++, CUDA and shell.
+"""A source file's code, without what no tool reads: the comments of Python, C, C++ and CUDA.
 
-:func:`code_key` gives two versions of a file the same key exactly when they differ only in plain comments and
-whitespace that changes no token (issue 31: a comment edit neither stales a phase nor voids a sign-off). Anything a
+:func:`code_key` gives two versions of a file the same key exactly when they differ only in the text of plain comments
+and in whitespace that moves no token (issue 31: a comment edit neither stales a phase nor voids a sign-off). Every
+token keeps its place (line and column): code can read its own line numbers (``f_lineno``, tracebacks, warnings,
+``__LINE__``, ``assert``), so a comment line added or removed, which moves the code below it, is a change. Anything a
 tool obeys stays code: Python docstrings (they are strings), ``# noqa``, ``# type:``, ``# pragma``, ``# fmt:``,
 ``# ruff:``, ``# mypy:``, ``# pylint:``, ``# isort:``, shebangs and encoding lines; every C, C++ and CUDA
-preprocessor line, whole (``#pragma unroll``, ``#include``); a ``// NOLINT`` or ``// clang-format`` comment; a
-shell script's shebang. Python's indentation is structure, kept. A file that does not tokenize (a syntax error, a
-language not known here) has no key: every byte of it counts.
+preprocessor line, whole (``#pragma unroll``, ``#include``); a ``// NOLINT`` or ``// clang-format`` comment. Shell
+has no key (no parser short of the shell's own tells its comments apart: ``\\`` continuations, ``$( )`` nesting,
+here-documents), nor does a file that does not tokenize or a language not known here: every byte of it counts, as it
+does for a phase that reads its own source text (``inspect.getsource``): such a phase says ``exact = true``.
 
 Standard library only (``tokenize`` is imported only when a Python file's key is asked).
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import io
 import re
 
 PYTHON = (".py", ".pyi")
 C_LIKE = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".cu", ".cuh", ".inl")
-SHELL = (".sh", ".bash")
 MAX_BYTES = 4 << 20  # a larger file is compared byte for byte: tokenizing it would cost more than re-running it
 
 # Comments tools read: linters, type checkers, formatters, coverage, import sorters; the encoding line.
@@ -27,20 +30,19 @@ _PY_DIRECTIVE = re.compile(rb"#\s*(noqa|type:|pragma|fmt:|ruff:|mypy:|pylint:|is
 _C_DIRECTIVE = re.compile(rb"NOLINT|clang-format|clang-tidy|IWYU|cppcheck-suppress|nvcc|pragma", re.I)
 
 
+def language(path: str) -> str | None:
+    """``python`` or ``c`` (C, C++, CUDA): how :func:`code_key` reads a file named ``path``; None: byte for byte."""
+    name = path.lower()
+    return "python" if name.endswith(PYTHON) else "c" if name.endswith(C_LIKE) else None
+
+
 def code_key(path: str, data: bytes) -> str | None:
     """The sha256 of ``data``'s tokens (as :mod:`tracker.code_tokens` keeps them) for a file named ``path``; None when
     every byte counts (a language not known here, a file that does not tokenize, a huge one)."""
     if len(data) > MAX_BYTES or b"\0" in data or b"\r" in data.replace(b"\r\n", b""):
         return None  # huge; a NUL (Python refuses it); a lone CR (a line end to C, not to this tokenizer)
-    name = path.lower()
-    if name.endswith(PYTHON):
-        tokens = _python(data)
-    elif name.endswith(C_LIKE):
-        tokens = _c_like(data)
-    elif name.endswith(SHELL):
-        tokens = _shell(data)
-    else:
-        return None
+    kind = language(path)
+    tokens = _python(data) if kind == "python" else _c_like(data) if kind == "c" else None
     if tokens is None:
         return None
     return hashlib.sha256(b"\0".join(tokens)).hexdigest()
@@ -64,12 +66,12 @@ def _python(data: bytes) -> list[bytes] | None:
                 if tok.type == fstring_end:
                     begin = opened.pop()
                     if not opened:  # the whole f-string as written: its spaces may be printed ({x = })
-                        out.append(_span(lines, begin, tok.end))
+                        out.append(b"%d:%d:" % begin + _span(lines, begin, tok.end))
                 continue
             if tok.type == tokenize.COMMENT:
                 text = tok.string.encode("utf-8", "surrogateescape")
                 if (tok.start[0] == 1 and text.startswith(b"#!")) or _PY_DIRECTIVE.search(text):
-                    out.append(text)  # a shebang, an encoding line, a comment a tool obeys
+                    out.append(b"%d:%d:" % tok.start + text)  # a shebang, an encoding line, a comment a tool obeys
                 continue
             if tok.type in (tokenize.NL, tokenize.ENCODING):
                 continue
@@ -82,8 +84,8 @@ def _python(data: bytes) -> list[bytes] | None:
                 out.append(b"<dedent>")
             elif tok.type == tokenize.NEWLINE:
                 out.append(b"<newline>")
-            else:
-                out.append(tok.string.encode("utf-8", "surrogateescape"))
+            else:  # each token at its place: code can read its line numbers (f_lineno, tracebacks, warnings)
+                out.append(b"%d:%d:" % tok.start + tok.string.encode("utf-8", "surrogateescape"))
     except (tokenize.TokenError, SyntaxError, UnicodeDecodeError, ValueError):
         return None
     return out
@@ -98,113 +100,129 @@ def _span(lines: list[bytes], begin: tuple[int, int], end: tuple[int, int]) -> b
 
 
 def _c_like(data: bytes) -> list[bytes] | None:
-    """Tokens of C, C++ or CUDA source: string and character literals whole, comments dropped (a directive comment
-    kept), each preprocessor line whole, every other run of whitespace one separator. A raw string literal
-    (``R"(...)"``) or an unterminated literal or comment: None, every byte counts."""
+    """Tokens of C, C++ or CUDA source, each with its place, as the compiler's translation phases 2 and 3 see them:
+    backslash-newline splices joined first (GCC's rule: spaces or tabs may sit between the two), then comments
+    dropped (a directive comment kept), string and character literals whole, numbers as preprocessing numbers (digit
+    separators ``1'000`` included), each preprocessor line whole. A trigraph (``??/`` is a splice under ``-std=c11``),
+    a raw string literal, or an unterminated literal or comment: None, every byte counts."""
+    if _TRIGRAPH.search(data) or _RAW_STRING.search(data):
+        return None
+    text, origin = _spliced(data)
+    starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
     out: list[bytes] = []
-    word = bytearray()
-    i, n = 0, len(data)
+    i, n = 0, len(text)
     line_start = True
 
-    def flush() -> None:
-        if word:
-            out.append(bytes(word))
-            word.clear()
+    def put(begin: int, end: int) -> None:
+        at = origin[begin]
+        row = bisect.bisect_right(starts, at) - 1
+        out.append(b"%d:%d:" % (row, at - starts[row]) + text[begin:end])
 
     while i < n:
-        c = data[i : i + 1]
-        if line_start and c in (b" ", b"\t"):
+        c = text[i]
+        if c in _SPACE:
+            line_start = line_start or c == 0x0A
             i += 1
             continue
-        if line_start and c == b"#":  # a preprocessor line, continuations included, whole
-            end = i
-            while True:
-                nl = data.find(b"\n", end)
-                if nl == -1:
-                    end = n
-                    break
-                if data[nl - 1 : nl] == b"\\" or data[nl - 2 : nl] == b"\\\r":
-                    end = nl + 1
-                    continue
-                end = nl
-                break
-            out.append(data[i:end].rstrip())
+        if line_start and c == 0x23:  # '#': a preprocessor line (its comments too), whole
+            end = text.find(b"\n", i)
+            end = n if end == -1 else end
+            put(i, end)
             i, line_start = end, True
             continue
         line_start = False
-        if c == b"\n":
-            flush()
-            line_start = True
-            i += 1
-        elif c in (b" ", b"\t", b"\r", b"\f", b"\v"):
-            flush()
-            i += 1
-        elif data.startswith(b"//", i):
-            end = data.find(b"\n", i)
+        if text.startswith(b"//", i):
+            end = text.find(b"\n", i)
             end = n if end == -1 else end
-            if data[i:end].rstrip(b"\r").endswith(b"\\"):
-                return None  # a backslash line splice: the next line is part of the comment
-            if _C_DIRECTIVE.search(data[i:end]):
-                flush()
-                out.append(data[i:end].rstrip())
+            if _C_DIRECTIVE.search(text[i:end]):
+                put(i, end)
             i = end
-        elif data.startswith(b"/*", i):
-            end = data.find(b"*/", i + 2)
+        elif text.startswith(b"/*", i):
+            end = text.find(b"*/", i + 2)
             if end == -1:
                 return None
-            if _C_DIRECTIVE.search(data[i : end + 2]):
-                flush()
-                out.append(data[i : end + 2])
-            flush()
+            if _C_DIRECTIVE.search(text[i : end + 2]):
+                put(i, end + 2)
             i = end + 2
-        elif c in (b'"', b"'"):
-            if word.endswith(b"R") and c == b'"':
-                return None  # a raw string: its delimiters are not parsed here
-            j = i + 1
-            while j < n and data[j : j + 1] != c:
-                if data[j : j + 1] == b"\\":
-                    j += 1
-                elif data[j : j + 1] == b"\n":
-                    return None
-                j += 1
-            if j >= n:
+        elif c in _QUOTES:
+            j = _literal_end(text, i)
+            if j is None:
                 return None
-            flush()
-            out.append(data[i : j + 1])
-            i = j + 1
+            put(i, j)
+            i = j
+        elif _is_digit(c) or (c == 0x2E and i + 1 < n and _is_digit(text[i + 1])):
+            j = _pp_number_end(text, i)
+            put(i, j)
+            i = j
+        elif _is_ident(c):
+            j = i
+            while j < n and _is_ident(text[j]):
+                j += 1
+            if j < n and text[j] in _QUOTES and text[i:j] in _PREFIXES:  # L"..", u8"..", U'..': one literal
+                k = _literal_end(text, j)
+                if k is None:
+                    return None
+                j = k
+            put(i, j)
+            i = j
         else:
-            word += c
+            put(i, i + 1)  # a punctuator character: its place tells ``a+ +b`` from ``a++b``
             i += 1
-    flush()
     return out
 
 
-def _shell(data: bytes) -> list[bytes] | None:
-    """Lines of a shell script as written, without its comment lines (a line whose first non-blank character is
-    ``#`` outside any quote, the first line's shebang kept) and without blank lines outside quotes; a comment after
-    code on its line stays (telling it from a ``#`` inside a word needs the shell's own parser). A here-document, an
-    ANSI-C or backquoted string, or quotes left open: None, every byte counts."""
-    if b"<<" in data or b"$'" in data or b"`" in data:
-        return None
-    out: list[bytes] = []
-    quote = b""  # the quote open at the start of the line
-    for number, line in enumerate(data.split(b"\n")):
-        text = line.strip()
-        dropped = not quote and (not text or (text.startswith(b"#") and not (number == 0 and text.startswith(b"#!"))))
-        if not dropped:
-            out.append(line)
-        i = 0
-        while i < len(line):  # the quotes this line opens or closes
-            c = line[i : i + 1]
-            if quote == b'"' and c == b"\\":
-                i += 2
-                continue
-            if not quote and c == b"\\":
-                i += 2
-                continue
-            if not quote and c == b"#" and (i == 0 or line[i - 1 : i] in b" \t;|&("):
-                break  # a comment to the end of the line
-            if c in (b'"', b"'") and (not quote or quote == c):
-                quote = b"" if quote else c
-            i += 1
-    return None if quote else out
+_SPACE = frozenset(b" \t\n\r\f\v")
+_QUOTES = frozenset(b"\"'")
+_PREFIXES = frozenset((b"L", b"u", b"U", b"u8"))
+_TRIGRAPH = re.compile(rb"\?\?[=/'()!<>\-]")
+_RAW_STRING = re.compile(rb'R"')  # any, conservatively: a raw string's delimiters and splices are not parsed here
+_SPLICE = re.compile(rb"\\[ \t]*\n")
+
+
+def _is_digit(c: int) -> bool:
+    return 0x30 <= c <= 0x39
+
+
+def _is_ident(c: int) -> bool:
+    return c == 0x5F or c == 0x24 or 0x30 <= c <= 0x39 or 0x41 <= c <= 0x5A or 0x61 <= c <= 0x7A or c >= 0x80
+
+
+def _spliced(data: bytes) -> tuple[bytes, list[int]]:
+    """``data`` with every line splice removed, and each kept byte's offset in ``data``."""
+    parts: list[bytes] = []
+    origin: list[int] = []
+    at = 0
+    for m in _SPLICE.finditer(data):
+        parts.append(data[at : m.start()])
+        origin.extend(range(at, m.start()))
+        at = m.end()
+    parts.append(data[at:])
+    origin.extend(range(at, len(data)))
+    origin.append(len(data))
+    return b"".join(parts), origin
+
+
+def _literal_end(text: bytes, i: int) -> int | None:
+    """The end of the string or character literal whose quote is at ``i``; None when a line or the file ends first."""
+    quote, j, n = text[i], i + 1, len(text)
+    while j < n and text[j] != quote:
+        if text[j] == 0x5C:  # a backslash escapes the next byte
+            j += 1
+        elif text[j] == 0x0A:
+            return None
+        j += 1
+    return None if j >= n else j + 1
+
+
+def _pp_number_end(text: bytes, i: int) -> int:
+    """The end of the preprocessing number at ``i`` (C23 and C++14: ``'`` between digits or letters continues it)."""
+    j, n = i + 1, len(text)
+    while j < n:
+        c = text[j]
+        if (c in b"+-" and text[j - 1] in b"eEpP") or _is_ident(c) or c == 0x2E:
+            j += 1
+        elif c == 0x27 and j + 1 < n and _is_ident(text[j + 1]):
+            j += 2
+        else:
+            break
+    return j

@@ -40,6 +40,10 @@ class Evidence:
         benchmark run of result file ``source`` measured)."""
         raise NotImplementedError
 
+    def measured_patterns(self, source: str) -> tuple[str, ...]:
+        """The globs that named the files result file ``source``'s run measured (empty where it does not say)."""
+        raise NotImplementedError
+
 
 class LiveEvidence(Evidence):
     """The answers from a loaded store, its test index, and bench gates' evaluator (``bench``, built on first use)."""
@@ -96,6 +100,9 @@ class LiveEvidence(Evidence):
         if source not in self._then:
             self._then[source] = FileIndex(self._evidence_files(source)[0])
         return self._then[source].match(paths)
+
+    def measured_patterns(self, source: str) -> tuple[str, ...]:
+        return self.bench().patterns(source)
 
 
 def _invalid_evidence(store: Store) -> GateVerdict | None:

@@ -321,6 +321,7 @@ class ResultRun(NamedTuple):
     dirty: bool | None
     files: dict[str, str]  # the fingerprint's {path: blob id}: the code the benchmark measured
     cases: tuple[ResultCase, ...]
+    patterns: tuple[str, ...] = ()  # the globs that named ``files``, when the file says (a new match is new code)
 
 
 class BenchEvaluator(Protocol):
@@ -346,8 +347,13 @@ class BenchEvaluator(Protocol):
         """{path: blob id} of the files result file ``source_file``'s run measured (empty when unknown)."""
         ...
 
+    def patterns(self, source_file: str) -> tuple[str, ...]:
+        """The globs that named the files ``source_file``'s run measured (empty when the file does not say)."""
+        ...
+
     def changed(self, source_file: str, current: Mapping[str, str]) -> list[str]:
-        """Files measured by ``source_file``'s run whose blob id differs in ``current`` (or that are gone)."""
+        """Files measured by ``source_file``'s run whose blob id differs in ``current`` (or that are gone), and files
+        of ``current`` matching its globs that it did not measure."""
         ...
 
     def keep_bounds(self) -> None:

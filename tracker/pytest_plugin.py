@@ -62,7 +62,7 @@ from tracker.contract import atomic_write, check_inside, evidence_name, process_
 from tracker.dirty import commit_state
 from tracker.fingerprint import tree_file_ids
 from tracker.gate_paths import TestFileCheck
-from tracker.selection import marker_matches, normalize_arg, plugin_names, selects
+from tracker.selection import marker_matches, normalize_arg, plugin_args, plugin_names, selects
 from tracker.subtests import FAILING, Subtests, subtest_name
 
 SCHEMA = "tracker-test-run"
@@ -419,6 +419,19 @@ def _declared_options(config: pytest.Config) -> list[str]:
     return [str(x) for x in given] if isinstance(given, list) else []
 
 
+def _plugin_values(config: pytest.Config, ns: Any) -> list[str]:
+    """Every ``-p`` value of this run's own command line and ``PYTEST_ADDOPTS``: as pytest's parser read them, and as
+    its early scan reads them (anywhere, after ``--`` too: :func:`tracker.selection.plugin_args`)."""
+    import shlex
+
+    parsed = [str(p).strip() for p in getattr(ns, "plugins", None) or ()]
+    try:
+        raw = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *map(str, config.invocation_params.args)]
+    except ValueError:
+        raw = []
+    return list(dict.fromkeys(name for name in (*parsed, *plugin_args(raw)) if name))
+
+
 def _loaded(config: pytest.Config) -> list[str]:
     """The plugins this run loads by ``-p NAME`` (its command line and ``PYTEST_ADDOPTS``) or ``PYTEST_PLUGINS`` that
     are not :data:`HARMLESS_LOADS`, as written. In verify's own run (``--tracker-gates``) the command line's ``-p``
@@ -430,9 +443,8 @@ def _loaded(config: pytest.Config) -> list[str]:
     # says --tracker-gates (a plain run claiming to be verify's, adv round 6) has every -p counted
     declared = set(plugin_names(_declared_options(config)))
     out: list[str] = []
-    for plugin in getattr(ns, "plugins", None) or ():
-        name = str(plugin).strip()
-        if name and not name.startswith("no:") and name not in HARMLESS_LOADS and name not in declared:
+    for name in _plugin_values(config, ns):
+        if not name.startswith("no:") and name not in HARMLESS_LOADS and name not in declared:
             out.append(f"-p {name}")
     for name in os.environ.get("PYTEST_PLUGINS", "").split(","):
         if name.strip() and name.strip() not in HARMLESS_LOADS:
@@ -529,8 +541,7 @@ def altering(config: pytest.Config) -> list[str]:
         name = str(item).partition("=")[0].strip()
         if name not in SAFE_INI:
             out.append(f"-o {name}")
-    for plugin in getattr(ns, "plugins", None) or ():
-        name = str(plugin).strip()
+    for name in _plugin_values(config, ns):
         if name.startswith("no:") and name[3:].removeprefix("pytest_") not in SAFE_NO_PLUGINS:
             out.append(f"-p {name}")
     unknown: list[str] = getattr(config, "_get_unknown_ini_keys", lambda: [])()  # pytest's own list (--strict-config)

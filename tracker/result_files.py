@@ -50,6 +50,7 @@ def _view(raw: dict[str, Any], path: str, sha: str) -> ResultRun:
         prov.get("dirty"),
         dict(prov["fingerprint"]["files"]),
         cases,
+        tuple(prov["fingerprint"].get("patterns") or ()),
     )
 
 
@@ -258,6 +259,7 @@ def new_result(
                 "algorithm": "git-blob-sha1",
                 "digest": set_fingerprint(files),
                 "files": dict(sorted(files.items())),
+                "patterns": list(measured),
             },
         },
         "cases": [_new_case(i, c) for i, c in enumerate(cases)],

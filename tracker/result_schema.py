@@ -54,12 +54,27 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _glob(pattern: str) -> str:
+    from tracker.fingerprint import glob_problem
+
+    problem = glob_problem(pattern)
+    if problem is not None:
+        raise ValueError(problem)
+    return pattern
+
+
+Glob = Annotated[StrictStr, Field(max_length=1000), AfterValidator(_glob)]
+
+
 class Fingerprint(_Strict):
-    """Content hash of the source files the benchmark measured (git blob ids, see the shared contract)."""
+    """Content hash of the source files the benchmark measured (git blob ids, see the shared contract), and the globs
+    that named them (``patterns``, optional): a file matching one of them later that the run did not measure is new
+    code under the benchmark, which makes its verdict stale."""
 
     algorithm: Literal["git-blob-sha1"]
     digest: Hex64
     files: dict[str, Hex40]
+    patterns: list[Glob] | None = Field(default=None, max_length=1000)
 
     @model_validator(mode="after")
     def _digest_matches(self) -> Fingerprint:

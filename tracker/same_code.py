@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tracker.cache import Cache, cache_key
-from tracker.code_tokens import code_key
+from tracker.code_tokens import code_key, language
 from tracker.contract import blob_id
 from tracker.fingerprint import read_in_place
 from tracker.hashing import sha256_hex
@@ -37,7 +37,7 @@ class SameCode:
             logic = sha256_hex(_TOKENIZER.read_bytes())
         except OSError:
             logic = "unreadable"
-        self._key = cache_key(CACHE, "1", logic)
+        self._key = cache_key(CACHE, "2", logic)
         known = cache.read(CACHE, self._key) if cache is not None else None
         self._answers: dict[str, bool] = (
             {k: v for k, v in known.items() if isinstance(v, bool)} if isinstance(known, dict) else {}
@@ -50,8 +50,10 @@ class SameCode:
             return False  # added or gone: a change whatever it holds
         if old == new:
             return True
-        suffix = os.path.splitext(path)[1].lower()
-        key = f"{old}:{new}:{suffix}"
+        kind = language(path)
+        if kind is None or os.path.islink(self.root / path):
+            return False  # read byte for byte; a link's bytes are the name of what it points to
+        key = f"{old}:{new}:{kind}"  # the answer for this pair read as this language
         hit = self._answers.get(key)
         if hit is None:
             hit = self._answers[key] = self._compare(path, old, new)

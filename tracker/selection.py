@@ -257,10 +257,27 @@ def _on_the_way(parts: list[str], depth: int, names: tuple[str, ...] = ("conftes
 
 def plugin_names(args: list[str]) -> list[str]:
     """The plugins ``-p NAME`` / ``-pNAME`` / ``-p=NAME`` in pytest arguments ``args`` load (not ``-p no:NAME``)."""
+    return [name for name in plugin_args(args) if not name.startswith("no:")]
+
+
+def plugin_args(args: list[str]) -> list[str]:
+    """Every ``-p`` value in pytest arguments ``args`` as pytest's early scan reads them
+    (``PytestPluginManager.consider_preparse``): anywhere in the list, after ``--`` too (adversarial round 8: argparse
+    takes ``-- -pno:warnings`` for a file, pytest's scan still blocks the plugin), ``no:NAME`` included."""
     out = []
-    for i, arg in enumerate(args):
-        name = args[i + 1] if arg == "-p" and i + 1 < len(args) else arg[2:] if arg[:2] == "-p" else ""
-        name = name.strip().removeprefix("=")
-        if name and not name.startswith("no:"):
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "-p":
+            if i >= len(args):
+                break
+            name, i = args[i], i + 1
+        elif arg.startswith("-p"):
+            name = arg[2:]
+        else:
+            continue
+        name = name.strip().removeprefix("=").strip()
+        if name:
             out.append(name)
     return out

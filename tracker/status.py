@@ -160,11 +160,18 @@ def _gate_changes(
         if not phase.paths:
             return [], ""
         measured = evidence.recorded_files(v.source.file, phase.paths, bench=True)
-        return [
+        edited = [
             path
             for path, blob in measured.items()
             if index.files.get(path) != blob and not _same_code(index, phase, path, blob, index.files.get(path))
-        ], ""
+        ]
+        # A file under the globs the run measured by, and under the phase's paths, that the run did not measure is
+        # new code under the benchmark (a run that does not name its globs cannot tell).
+        patterns = evidence.measured_patterns(v.source.file)
+        if patterns:
+            new = FileIndex(index.match(patterns)).match(phase.paths)
+            edited += [path for path in new if path not in measured]
+        return sorted(edited), ""
     # Every run the verdict rests on (a test's newest pass may be older than another's): each must still match.
     sources = (v.source.file, *v.also)
     key = gate_key(plan.id, phase.id, i)

@@ -49,7 +49,7 @@ from tracker.hashing import sha256_hex
 from tracker.model import EvidenceSource, Gate, GateVerdict, ManualGate, Phase, Plan, Store
 
 INDEX = "status-index"  # the cache's name (tracker.cache)
-FORMAT = 3  # 2: in the cache's envelope, the key outside the document; 3: undecided verdicts
+FORMAT = 4  # 2: in the cache's envelope, the key outside the document; 3: undecided verdicts; 4: measured globs
 FOLDERS = (EVIDENCE_DIR, Path("bench") / "results")  # where evidence and benchmark results live
 # The modules a verdict, a "was done" or a recorded file map depends on: another version of any makes another key.
 SOURCES = (
@@ -332,6 +332,11 @@ def files_key(source: str, paths: tuple[str, ...], bench: bool) -> str:
     return "\0".join(["bench" if bench else "run", source, *paths])
 
 
+def patterns_key(source: str) -> str:
+    """A measured-globs entry (held as a map of the globs to ''): the result file."""
+    return "\0".join(["globs", source])
+
+
 class Indexed(Evidence):
     """Status's answers read back from the index; :class:`Miss` for any it does not hold."""
 
@@ -349,6 +354,9 @@ class Indexed(Evidence):
 
     def recorded_files(self, source: str, paths: tuple[str, ...], bench: bool) -> dict[str, str]:
         return self.tables.files(files_key(source, paths, bench))
+
+    def measured_patterns(self, source: str) -> tuple[str, ...]:
+        return tuple(self.tables.files(patterns_key(source)))
 
 
 class Recording(Evidence):
@@ -378,3 +386,8 @@ class Recording(Evidence):
         files = self.live.recorded_files(source, paths, bench)
         self.tables.put_files(files_key(source, paths, bench), files)
         return files
+
+    def measured_patterns(self, source: str) -> tuple[str, ...]:
+        patterns = self.live.measured_patterns(source)
+        self.tables.put_files(patterns_key(source), dict.fromkeys(patterns, ""))
+        return patterns

@@ -53,8 +53,9 @@ def result(
     dirty: bool | None = False,
     files: dict[str, bytes] | None = None,
     host: str = "gpu-box",
+    patterns: list[str] | None = None,
 ) -> dict[str, Any]:
-    """A whole result file as a dict (valid unless the caller breaks it)."""
+    """A whole result file as a dict (valid unless the caller breaks it); ``patterns``: the globs it measured by."""
     ids = {p: blob(d) for p, d in (files or {"kernel/csrc/verify_attention.cuh": b"// kernel\n"}).items()}
     digest = hashlib.sha256("".join(f"{p}\0{b}\n" for p, b in sorted(ids.items())).encode()).hexdigest()
     return {
@@ -73,7 +74,12 @@ def result(
             "triton": "3.6.0",
             "python": "3.12.3",
             "command": "python -m bench verify --cases long",
-            "fingerprint": {"algorithm": "git-blob-sha1", "digest": digest, "files": ids},
+            "fingerprint": {
+                "algorithm": "git-blob-sha1",
+                "digest": digest,
+                "files": ids,
+                **({"patterns": patterns} if patterns is not None else {}),
+            },
         },
         "cases": cases,
     }

@@ -371,3 +371,34 @@ def test_noise_never_flips_a_verdict(tmp_path: Path, stated: float | None) -> No
     st = statuses(repo)["0002/P1"]
     assert (st.status, st.verdicts[0].failed, st.verdicts[0].undecided) == (Status.REGRESSED, True, False)
     assert "0002/P1: regressed" in call("check", repo)[1]
+
+
+def test_a_file_added_under_the_measured_globs_stales_the_verdict(repo: Path) -> None:
+    """Issue 24 round 6 (7) and issue 30: a file added under a phase's ``paths`` never staled a bench gate whose run did
+    not measure it (`verify --bench` said "up to date"). A result now names the globs it measured by: a new file
+    matching them, under the phase's paths, is new code under the benchmark."""
+    doc = run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z")
+    doc["provenance"]["fingerprint"]["patterns"] = ["kernel/**"]
+    write(repo / "bench/results/d.json", doc)
+    assert verdict(repo)[0] is Status.DONE
+    (repo / "kernel/helper.cuh").write_text("#define SCALE 0\n")  # included by k.cu: the measured code changed
+    st = statuses(repo)["0002/P1"]
+    assert st.status is Status.STALE and st.changed == ("kernel/helper.cuh",)
+    code, out = call("verify", repo, ["0002"], bench=True)
+    assert "up to date" not in out
+    # A file outside the measured globs is not the benchmark's code; one outside the phase's paths, not the phase's.
+    (repo / "kernel/helper.cuh").unlink()
+    doc["provenance"]["fingerprint"]["patterns"] = ["kernel/*.cu"]
+    write(repo / "bench/results/d.json", doc)
+    (repo / "kernel/notes.txt").write_text("n\n")
+    (repo / "kernel/k2.cu").write_text("int other;\n")
+    assert statuses(repo)["0002/P1"].changed == ("kernel/k2.cu",)
+
+
+def test_measured_globs_are_validated_like_paths(repo: Path) -> None:
+    doc = run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z")
+    for bad, said in (("../x/**", "'.' or '..' segment"), ("/etc/*", "absolute"), (7, "string"), ("", "empty")):
+        doc["provenance"]["fingerprint"]["patterns"] = [bad]
+        write(repo / "bench/results/d.json", doc)
+        status, reason, _ = verdict(repo)
+        assert status is Status.PLANNED and "provenance.fingerprint.patterns[0]" in reason and said in reason, reason

@@ -37,13 +37,34 @@ def with_comments(lines: list[str], where: list[int], texts: list[str], py: bool
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(0, 5), max_size=6, unique=True), st.lists(WORDS, min_size=1, max_size=4))
-def test_plain_comments_and_blank_lines_never_change_the_code(where: list[int], texts: list[str]) -> None:
+@given(
+    st.lists(st.integers(0, 5), max_size=6, unique=True),
+    st.lists(WORDS, min_size=1, max_size=4),
+    st.lists(WORDS, min_size=1, max_size=4),
+)
+def test_plain_comment_text_never_changes_the_code(where: list[int], texts: list[str], edited: list[str]) -> None:
+    """Any plain comment's text may change, where the code keeps its place (line and column)."""
     for lines, name, py in ((PY_LINES, "m.py", True), (C_LINES, "k.cu", False)):
-        plain = "\n".join(lines) + "\n"
-        commented = with_comments(lines, where, texts, py)
-        assert code_key(name, plain.encode()) is not None
-        assert code_key(name, commented.encode()) == code_key(name, plain.encode()), commented
+        before = with_comments(lines, where, texts, py)
+        after = with_comments(lines, where, edited, py)
+        assert code_key(name, before.encode()) is not None
+        assert code_key(name, after.encode()) == code_key(name, before.encode()), after
+        # (a preprocessor line is kept whole, its comments too: `#include <a//b.h>` names a file)
+        mark = "  # " if py else "  // "
+        trailing = [line + mark + edited[0] if line.strip() and not line.startswith("#") else line for line in lines]
+        assert code_key(name, ("\n".join(trailing) + "\n").encode()) == code_key(
+            name, ("\n".join(lines) + "\n").encode()
+        )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 4), WORDS)
+def test_a_comment_line_added_moves_the_code_below_it(line: int, text: str) -> None:
+    """Adversarial round 8 (F5): code reads its own line numbers (f_lineno, tracebacks, warnings, __LINE__)."""
+    for lines, name, mark in ((PY_LINES, "m.py", "#"), (C_LINES, "k.cu", "//")):
+        moved = [*lines[:line], f"{mark} {text}", *lines[line:]]
+        before, after = ("\n".join(x) + "\n" for x in (lines, moved))
+        assert code_key(name, before.encode()) != code_key(name, after.encode())
 
 
 @settings(max_examples=60, deadline=None)
@@ -94,7 +115,7 @@ def p1(cli: Any, root: Any) -> str:
 def test_a_comment_edit_leaves_a_done_phase_done_and_a_code_edit_stales_it(repo: Any, cli: Any) -> None:
     root = repo_with(repo, exact=False)
     assert cli(root, "verify").code == 0
-    (root / "src/m.py").write_text("# adds\ndef add(a, b):\n    # the sum\n    return a + b  # plain\n")
+    (root / "src/m.py").write_text("def add(a, b):  # adds\n    return a + b  # the sum, plain\n")
     assert " done " in p1(cli, root)
     git(root, "commit", "-qam", "comments")
     assert " done " in p1(cli, root)
@@ -133,7 +154,16 @@ def test_what_adversarial_round_7_showed_is_code() -> None:
         ("k.c", b"int x = 1;\n// done\n", b"int x = 1;\n// done\r    x = 2;\n"),
         ("g.sh", b'echo "id,  name"\n', b'echo "id, name"\n'),
         ("g.sh", b'sql="SELECT 1;\n# not a comment\n"\n', b'sql="SELECT 1;\n# DROP TABLE users;\n"\n'),
-    ]
+        # Round 8: C++14 digit separators are one number (F3); a splice may have spaces before its newline (F4);
+        # a block comment may close through a splice (F8); a shell continuation makes a '#' line code (F1, F2).
+        ("k.cc", b'int n = 1\'0; const char *s = "\'", *t = "//"; int r = n - 10;\n',
+         b'int n = 1\'0; const char *s = "\'", *t = "//"; int r = n - 7;\n'),
+        ("k.c", b"int r = 1; // note \\ \nint q = 2;\n", b"int r = 1; // note\nint q = 2;\n"),
+        ("k.c", b"/* a *\\\n/ int r = 3; /* b */\n", b"/* a *\\\n/ int r = 4; /* b */\n"),
+        ("k.c", b"int x = 1; ??/\nint y;\n", b"int x = 1; ??/\n int y;\n"),
+        ("r.sh", b"echo ok\\\n# c\n", b"echo ok\\\n# ; echo PWNED; exit 3\n"),
+        ("r.sh", b'eval "echo $(printf "\n#x\n")"\n', b'eval "echo $(printf "\n#; exit 3\n")"\n'),
+    ]  # fmt: skip
     for name, before, after in pairs:
         a, b = code_key(name, before), code_key(name, after)
         assert a is None or b is None or a != b, (name, after)
@@ -147,3 +177,52 @@ def test_a_replaced_git_object_is_not_the_old_code(repo: Any, cli: Any) -> None:
     git(root, "commit", "-qam", "break it")
     git(root, "replace", old, git(root, "rev-parse", "HEAD:src/m.py").strip())
     assert " done " not in p1(cli, root)
+
+
+def test_a_splice_inside_a_comment_is_the_comment() -> None:
+    """What a line splice joins to a // comment is comment (the compiler never sees it); what it no longer joins is
+    code."""
+    spliced = b"int r = 1; // note \\ \nr = 4;\n"
+    assert code_key("k.c", spliced) == code_key("k.c", spliced.replace(b"r = 4", b"r = 5"))
+    assert code_key("k.c", spliced) != code_key("k.c", spliced.replace(b"\\ \n", b"\n"))
+
+
+def test_shell_scripts_count_every_byte() -> None:
+    assert code_key("run.sh", b"echo ok\n") is None
+
+
+def test_a_retargeted_link_is_not_the_same_code(repo: Any, cli: Any, tmp_path: Any) -> None:
+    """Round 8 (F6): a link's blob is the name it points to, which tokenized as Python (impl.py -> impl . py)."""
+    root = repo_with(repo, exact=False)
+    (root / "src/impl.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "src/impl .py").write_text("def add(a, b):\n    return a - b\n")
+    (root / "src/m.py").unlink()
+    (root / "src/m.py").symlink_to("impl.py")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "link")
+    assert cli(root, "verify").code == 0
+    assert cli(root, "update").code == 0
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "evidence")
+    (root / "src/m.py").unlink()
+    (root / "src/m.py").symlink_to("impl .py")
+    assert p1(cli, root).split()[1] != "done"
+    git(root, "commit", "-qam", "retarget")  # the new blob is git's now: read from there, not the working tree
+    assert p1(cli, root).split()[1] != "done", p1(cli, root)
+
+
+def test_an_answer_for_one_language_is_never_another_files(repo: Any, cli: Any) -> None:
+    """Round 8 (F11): answers were cached by the pair of blob ids and the suffix, and a dotfile named ``.py`` (read as
+    Python) has the suffix of a script without one (read byte for byte)."""
+    root = repo_with(repo, exact=False, gates='test = "tests/test_a.py"')
+    (root / "src/run").write_text("echo ok#x\n")
+    (root / "src/.py").write_text("echo ok#x\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "scripts")
+    assert cli(root, "verify").code == 0
+    (root / "src/.py").write_text("echo ok#; exit 3\n")  # a Python comment edit
+    git(root, "commit", "-qam", "edit .py")
+    assert p1(cli, root).split()[1] == "done"  # the answer for this pair of blobs, cached
+    (root / "src/run").write_text("echo ok#; exit 3\n")  # the same pair of blobs, in a script: every byte counts
+    git(root, "commit", "-qam", "edit run")
+    assert p1(cli, root).split()[1] == "stale"

@@ -341,8 +341,15 @@ def _refuse_own_options(pytest_args: list[str]) -> None:
     own = [a for a in pytest_args if a.startswith("--tracker-")]
     if own:
         raise UsageError(f"--pytest-arg {own[0]}: verify sets the tracker's own pytest options itself")
-    from tracker.selection import plugin_names
+    from tracker.selection import plugin_args, plugin_names
 
+    for name in plugin_args(pytest_args):  # -p no:NAME anywhere, after `--` too: pytest's early scan reads it there
+        from tracker.pytest_plugin import SAFE_NO_PLUGINS
+
+        if name.startswith("no:") and name[3:].removeprefix("pytest_") not in SAFE_NO_PLUGINS:
+            raise UsageError(
+                f"--pytest-arg: -p {name}: a run without that plugin may pass tests that fail with it: nothing ran"
+            )
     for name in plugin_names(pytest_args):  # -p NAME, -pNAME: a plugin's hooks may drop or change tests unseen
         from tracker.pytest_plugin import HARMLESS_LOADS  # what a -p may load without narrowing a run (imports pytest)
 

@@ -384,7 +384,7 @@ def test_a_file_added_under_the_measured_globs_stales_the_verdict(repo: Path) ->
     (repo / "kernel/helper.cuh").write_text("#define SCALE 0\n")  # included by k.cu: the measured code changed
     st = statuses(repo)["0002/P1"]
     assert st.status is Status.STALE and st.changed == ("kernel/helper.cuh",)
-    code, out = call("verify", repo, ["0002"], bench=True)
+    _, out = call("verify", repo, ["0002"], bench=True)
     assert "up to date" not in out
     # A file outside the measured globs is not the benchmark's code; one outside the phase's paths, not the phase's.
     (repo / "kernel/helper.cuh").unlink()

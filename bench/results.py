@@ -16,12 +16,22 @@ import os
 import platform
 import re
 import socket
+import stat
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tracker.contract import RESULT_SCHEMA, RESULT_VERSION, atomic_write, blob_id, evidence_name, set_fingerprint
+from tracker.contract import (
+    RESULT_SCHEMA,
+    RESULT_VERSION,
+    atomic_write,
+    blob_id,
+    evidence_name,
+    file_id,
+    mode_of,
+    set_fingerprint,
+)
 
 SCHEMA = RESULT_SCHEMA
 VERSION = RESULT_VERSION
@@ -37,7 +47,11 @@ def measured_files(root: Path, patterns: tuple[str, ...] = MEASURED) -> dict[str
     for pattern in patterns:
         for path in root.glob(pattern):
             if path.is_file() and "__pycache__" not in path.parts:
-                files[path.relative_to(root).as_posix()] = blob_id(path.read_bytes())
+                # As the tracker's fingerprints have it: a link's id is its target's name, a mode other than a plain
+                # file's folded in (tracker.contract.file_id).
+                st = path.lstat()
+                data = os.fsencode(os.readlink(path)) if stat.S_ISLNK(st.st_mode) else path.read_bytes()
+                files[path.relative_to(root).as_posix()] = file_id(blob_id(data), mode_of(st.st_mode))
     return files
 
 
@@ -69,7 +83,8 @@ def commit_state(root: Path, files: dict[str, str]) -> tuple[str | None, bool | 
             committed = {}
             for line in tree.splitlines():
                 meta, path = line.split("\t", 1)
-                committed[path] = meta.split()[2]
+                mode, _, blob = meta.split()
+                committed[path] = file_id(blob, mode)
             dirty = any(committed.get(path) != blob for path, blob in files.items())
             return head.strip(), dirty
     commit = os.environ.get("TRACKER_COMMIT") or None

@@ -90,6 +90,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # `python bench/tracker_speed.py` puts bench/, not the root, on the path
 
 from bench import results as bench_results  # noqa: E402 - needs the root on sys.path
+from tracker.contract import file_id  # noqa: E402
 
 MEASURED = ("tracker/**/*.py", "bench/tracker_speed.py")
 GIT_ENV = {
@@ -503,7 +504,7 @@ def commit_state(root: Path, files: dict[str, str]) -> tuple[str | None, bool | 
     )
     if head.returncode or tree.returncode:
         return None, None
-    committed = {line.split("\t", 1)[1]: line.split()[2] for line in tree.stdout.splitlines()}
+    committed = {line.split("\t", 1)[1]: file_id(line.split()[2], line.split()[0]) for line in tree.stdout.splitlines()}
     return head.stdout.strip(), any(committed.get(path) != blob_id for path, blob_id in files.items())
 
 

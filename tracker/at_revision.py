@@ -39,7 +39,7 @@ from typing import Any, ClassVar, NamedTuple
 from tracker.bench_evaluator import BOUNDS, Evaluator, RepoResults, logic_key
 from tracker.cache import PARSE_LIBRARIES, Cache, cache_key, library_key
 from tracker.checks import cross_plan_findings
-from tracker.contract import EVIDENCE_DIR, RESULTS_DIR, Clock, utc_time
+from tracker.contract import EVIDENCE_DIR, RESULTS_DIR, Clock, file_id, utc_time
 from tracker.errors import ResultFileError
 from tracker.evidence_answers import Evidence, LiveEvidence
 from tracker.fingerprint import TRACKER_DIR, FileIndex
@@ -143,7 +143,7 @@ def pick(entries: Mapping[str, TreeEntry], link: Callable[[str], str]) -> Picked
         for p, e in entries.items()
         if p.startswith(_RESULTS) and p.endswith(".json") and "/" not in p[len(_RESULTS) :]
     }
-    code = {p: e.id for p, e in entries.items() if not p.startswith(f"{TRACKER_DIR}/")}
+    code = {p: file_id(e.id, e.mode) for p, e in entries.items() if not p.startswith(f"{TRACKER_DIR}/")}
     plans: dict[str, str] = {}
     folder = resolve_link(entries, "plans", link)
     if folder is not None and folder not in entries:  # a directory (a file named plans holds no plan)

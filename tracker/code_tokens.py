@@ -73,7 +73,10 @@ def _python(data: bytes) -> list[bytes] | None:
                 if (tok.start[0] == 1 and text.startswith(b"#!")) or _PY_DIRECTIVE.search(text):
                     out.append(b"%d:%d:" % tok.start + text)  # a shebang, an encoding line, a comment a tool obeys
                 continue
-            if tok.type in (tokenize.NL, tokenize.ENCODING):
+            if tok.type == tokenize.ENCODING:  # with a BOM, which hides a shebang from the kernel, or without
+                out.append(b"<encoding>" + tok.string.encode() + (b"+bom" if data.startswith(b"\xef\xbb\xbf") else b""))
+                continue
+            if tok.type == tokenize.NL:
                 continue
             if tok.start[0] != row and tok.type not in (tokenize.DEDENT, tokenize.NEWLINE, tokenize.ENDMARKER):
                 row = tok.start[0]  # each line's indentation as written: a tab where spaces were is a TabError
@@ -124,27 +127,33 @@ def _c_like(data: bytes) -> list[bytes] | None:
             line_start = line_start or c == 0x0A
             i += 1
             continue
-        if line_start and c == 0x23:  # '#': a preprocessor line (its comments too), whole
-            end = text.find(b"\n", i)
-            end = n if end == -1 else end
-            put(i, end)
-            i, line_start = end, True
-            continue
-        line_start = False
+        # Comments first: they are whitespace, so a '#' after one is still the first token of its line (a newline
+        # inside a block comment is not a line end: the comment is one space of the line it began on).
         if text.startswith(b"//", i):
             end = text.find(b"\n", i)
             end = n if end == -1 else end
             if _C_DIRECTIVE.search(text[i:end]):
                 put(i, end)
             i = end
-        elif text.startswith(b"/*", i):
+            continue
+        if text.startswith(b"/*", i):
             end = text.find(b"*/", i + 2)
             if end == -1:
                 return None
             if _C_DIRECTIVE.search(text[i : end + 2]):
                 put(i, end + 2)
             i = end + 2
-        elif c in _QUOTES:
+            continue
+        if c == 0x23 or text.startswith(b"%:", i):  # '#' or its digraph: the rest of the line whole, raw
+            end = _directive_end(text, i)
+            # Whether it is a directive (the first token of its line) is part of the key: elsewhere it is an error.
+            begin = len(out)
+            put(i, end)
+            out[begin] = (b"D" if line_start else b"N") + out[begin]
+            i, line_start = end, False
+            continue
+        line_start = False
+        if c in _QUOTES:
             j = _literal_end(text, i)
             if j is None:
                 return None
@@ -176,7 +185,27 @@ _QUOTES = frozenset(b"\"'")
 _PREFIXES = frozenset((b"L", b"u", b"U", b"u8"))
 _TRIGRAPH = re.compile(rb"\?\?[=/'()!<>\-]")
 _RAW_STRING = re.compile(rb'R"')  # any, conservatively: a raw string's delimiters and splices are not parsed here
-_SPLICE = re.compile(rb"\\[ \t]*\n")
+_SPLICE = re.compile(rb"\\[ \t\f\v]*\r?\n")  # GCC's: blanks may sit between the backslash and the line end
+
+
+def _directive_end(text: bytes, i: int) -> int:
+    """Where the preprocessor line starting at ``i`` ends: the first newline outside a block comment (a comment that
+    spans lines continues the directive). Literals are not skipped: a ``/*`` inside one only makes the raw span, all
+    of whose bytes count, longer."""
+    n = len(text)
+    j = i
+    while j < n:
+        if text[j] == 0x0A:
+            return j
+        if text.startswith(b"/*", j):
+            close = text.find(b"*/", j + 2)
+            j = n if close == -1 else close + 2
+        elif text.startswith(b"//", j):
+            close = text.find(b"\n", j)
+            return n if close == -1 else close
+        else:
+            j += 1
+    return n
 
 
 def _is_digit(c: int) -> bool:

@@ -238,6 +238,28 @@ def blob_id(data: bytes) -> str:
     return sha1_hex(b"blob %d\0" % len(data) + data)
 
 
+PLAIN_MODE = "100644"  # git's mode of a plain file: its id in a fingerprint is its blob id
+
+
+def file_id(blob: str, mode: str) -> str:
+    """A file's id in fingerprints: its blob id, with its git mode folded in when it is not a plain file (``100755``
+    executable, ``120000`` a link, ``160000`` a submodule): a ``chmod -x`` or a file turned into a link with the same
+    bytes changes what runs, so it changes the id (adversarial round 8). As long as the blob id, and as hex."""
+    if mode == PLAIN_MODE:
+        return blob
+    folded = f"tracker-mode {mode} {blob}".encode()
+    return sha1_hex(folded) if len(blob) == 40 else sha256_hex(folded)
+
+
+def mode_of(st_mode: int) -> str:
+    """The git mode of a file with ``os.lstat`` mode ``st_mode``: a link, an executable (owner's x bit), plain."""
+    import stat
+
+    if stat.S_ISLNK(st_mode):
+        return "120000"
+    return "100755" if st_mode & stat.S_IXUSR else PLAIN_MODE
+
+
 def set_fingerprint(files: Mapping[str, str]) -> str:
     """The fingerprint of a set of files given as {posix path: blob id}: sha256 of one ``<path>`` NUL
     ``<blob id>`` LF line per file, in path order (docs/evidence.md)."""

@@ -1,6 +1,7 @@
 """File fingerprints (the shared contract) and linear-time glob matching of phases' ``paths``.
 
-A file's id is its git blob id; a set of files fingerprints as sha256 over sorted
+A file's id is its git blob id, its mode folded in where it is not a plain file (an executable, a link:
+:func:`tracker.contract.file_id`); a set of files fingerprints as sha256 over sorted
 ``path\\0blob\\n`` lines. The whole tree costs two subprocess calls (``git ls-files -s -v -z`` and
 ``git status --porcelain -z``) plus hashing only the files git reports changed and those git was told not to
 watch (``update-index --assume-unchanged``/``--skip-worktree``: their edits are in neither listing). Standard library
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
-from tracker.contract import blob_id, set_fingerprint
+from tracker.contract import blob_id, file_id, mode_of, set_fingerprint
 from tracker.dirty import BYTECODE_EXCLUDE
 from tracker.errors import FileError
 
@@ -63,7 +64,7 @@ def _hash_file(path: Path) -> str | None:
     the id of :data:`NOT_REGULAR` and its kind, unlike any committed file's: the phases covering it go stale."""
     try:
         if path.is_symlink():  # git stores a link's target as its blob
-            return blob_id(os.readlink(path).encode())
+            return file_id(blob_id(os.fsencode(os.readlink(path))), "120000")
         mode, data = read_in_place(path)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
@@ -71,7 +72,11 @@ def _hash_file(path: Path) -> str | None:
         return blob_id(NOT_REGULAR + os.strerror(err.errno or 0).encode())
     if stat.S_ISDIR(mode):
         return None
-    return blob_id(data) if data is not None else blob_id(NOT_REGULAR + oct(stat.S_IFMT(mode)).encode())
+    return (
+        file_id(blob_id(data), mode_of(mode))
+        if data is not None
+        else blob_id(NOT_REGULAR + oct(stat.S_IFMT(mode)).encode())
+    )
 
 
 NOT_REGULAR = b"\0tracker: not a regular file: "
@@ -135,7 +140,8 @@ def tree_file_ids(root: Path) -> dict[str, str]:
             tag, _, rest = entry.partition(b" ")
             meta, _, raw = rest.partition(b"\t")
             path = raw.decode("utf-8", "surrogateescape")
-            ids[path] = meta.split(b" ")[1].decode()
+            mode, oid = meta.decode().split(" ")[:2]
+            ids[path] = file_id(oid, mode)  # an executable's or a link's mode is part of its id
             if tag.islower() or tag == b"S":  # assume-unchanged, skip-worktree: git status never reports an edit
                 unwatched.append(path)
     for path in unwatched:  # so their bytes are read here, as any changed file's (absent: gone)

@@ -41,9 +41,11 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     ``TRACKER_ARGCHECK_THEN=run`` let it run when the arguments are fine (else exit 4, pytest's usage error)."""
     answer = os.environ.pop("TRACKER_ARGCHECK", None)  # popped: the tests this session runs never see it
     then_run = os.environ.pop("TRACKER_ARGCHECK_THEN", None) == "run"
+    own = os.environ.pop("TRACKER_ARGCHECK_OWN", None)
     if not answer:
         return None
-    problems = [f"{flag}: pytest would not run the tests" for dest, flag in NOT_A_RUN if config.getoption(dest, None)]
+    problems = _own_options(config, own)
+    problems += [f"{flag}: pytest would not run the tests" for dest, flag in NOT_A_RUN if config.getoption(dest, None)]
     problems += _expression_problems(config)
     problems += _xdist_problems(config)
     problems += _changing_options(config)
@@ -52,6 +54,32 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     if then_run:
         return int(pytest.ExitCode.USAGE_ERROR) if problems else None
     return 0
+
+
+# The tracker's own options, which verify sets itself: one given again, in an ``@argsfile`` too, overrides verify's.
+OWN = (
+    ("tracker_record", "--tracker-record"),
+    ("tracker_file", "--tracker-file"),
+    ("tracker_gates", "--tracker-gates"),
+    ("tracker_select", "--tracker-select"),
+    ("tracker_collect", "--tracker-collect"),
+)
+
+
+def _own_options(config: pytest.Config, own: str | None) -> list[str]:
+    """The tracker's own options whose value is not the one verify gave (``TRACKER_ARGCHECK_OWN``: JSON {dest:
+    value}; unset, none given): verify's command line names them before the user's arguments, which argparse lets
+    win, from an ``@argsfile`` too."""
+    try:
+        given = json.loads(own) if own else {}
+    except ValueError:
+        given = {}
+    expected = given if isinstance(given, dict) else {}
+    return [
+        f"{flag}: verify sets the tracker's own pytest options itself"
+        for dest, flag in OWN
+        if config.getoption(dest, None) != expected.get(dest)
+    ]
 
 
 def _changing_options(config: pytest.Config) -> list[str]:

@@ -57,7 +57,9 @@ def test_fingerprint_digest_follows_contract() -> None:
         "algorithm": "git-blob-sha1",
         "digest": hashlib.sha256(text.encode()).hexdigest(),
         "files": {"bench/a.py": "1" * 40, "kernel/b.py": "2" * 40},
+        "patterns": list(results.MEASURED),  # the globs that named the files: a new match is new code
     }
+    assert "patterns" not in results.fingerprint(files, ())
 
 
 def test_commit_and_dirty_from_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

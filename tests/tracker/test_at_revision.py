@@ -17,6 +17,7 @@ from tracker_testutil import git
 
 from tracker.at_revision import Now, RevisionCache, at_revision, pick, plan_set, resolve_link, statuses_at, store_at
 from tracker.cache import Cache
+from tracker.contract import file_id
 from tracker.derive import derive
 from tracker.errors import FileError
 from tracker.evidence import load, parse_document
@@ -421,6 +422,7 @@ def test_odd_file_names_and_missing_blobs_in_git_plumbing(tmp_path: Path) -> Non
     assert {os.fsencode(p) for p in entries} == {*odd, b"link.py"}
     assert entries["link.py"].mode == "120000"
     assert read_blobs(root, [entries["link.py"].id]) == {entries["link.py"].id: b"sp ace.py"}
-    assert FileIndex(tree_file_ids(root)).files == {p: e.id for p, e in entries.items()}  # what fingerprints record
+    ids = {p: file_id(e.id, e.mode) for p, e in entries.items()}  # what fingerprints record: the link's mode folded in
+    assert FileIndex(tree_file_ids(root)).files == ids and ids["link.py"] != entries["link.py"].id
     with pytest.raises(FileError, match="not a blob here"):
         read_blobs(root, ["0" * 40])

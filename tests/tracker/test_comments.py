@@ -226,3 +226,21 @@ def test_an_answer_for_one_language_is_never_another_files(repo: Any, cli: Any) 
     (root / "src/run").write_text("echo ok#; exit 3\n")  # the same pair of blobs, in a script: every byte counts
     git(root, "commit", "-qam", "edit run")
     assert p1(cli, root).split()[1] == "stale"
+
+
+def test_what_adversarial_round_9_showed_is_code() -> None:
+    """A splice before a CRLF line end (F1); a '#' after a comment still starts a directive, whose header name may
+    hold '//' (F2), and one after a comment that began after code is no directive (gcc: stray '#'); the '%:' digraph
+    is a '#' (F3); a UTF-8 BOM hides a shebang (F4)."""
+    pairs = [
+        ("k.c", b"/* note *\\\r\n/ static const int V = 7; /* x */\r\n", b"/* note *\\\r\n/ static const int V = 8; /* x */\r\n"),
+        ("k.c", b"/**/ #include <x//a.h>\n", b"/**/ #include <x//b.h>\n"),
+        ("k.c", b"int a = 1; /* c */\n/*  */ #define V 0\n", b"int a = 1; /* c\n    */ #define V 0\n"),
+        ("k.c", b"%:include <x//a.h>\n", b"%:include <x//b.h>\n"),
+        ("t.py", b"#!/usr/bin/env python3\nx = 1\n", b"\xef\xbb\xbf#!/usr/bin/env python3\nx = 1\n"),
+    ]  # fmt: skip
+    for name, before, after in pairs:
+        a, b = code_key(name, before), code_key(name, after)
+        assert a is None or b is None or a != b, (name, after)
+    # and a directive's own comment text stays a comment edit only where the directive keeps every byte: raw
+    assert code_key("k.c", b"#define X 1\nint y; // a\n") == code_key("k.c", b"#define X 1\nint y; // bb\n")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tracker_testutil import git, glob_steps
 
-from tracker.contract import blob_id, set_fingerprint
+from tracker.contract import blob_id, file_id, set_fingerprint
 from tracker.fingerprint import (
     FileIndex,
     changed_files,
@@ -69,8 +69,11 @@ def test_a_walk_without_git_fingerprints_links_as_git_does(repo, tmp_path: Path)
     (root / "tests/alias").symlink_to("in")
     (root / "tests/dangling").symlink_to("nowhere")
     ids = tree_file_ids(root)
-    assert ids["tests/ext"] == blob_id(b"../../outside") and "tests/ext/test_x.py" not in ids
-    assert ids["tests/test_link.py"] == blob_id(str(tmp_path / "outside" / "test_x.py").encode())
+    link = (
+        "120000"  # a link's id: git's blob of its target's name, the link's mode folded in (tracker.contract.file_id)
+    )
+    assert ids["tests/ext"] == file_id(blob_id(b"../../outside"), link) and "tests/ext/test_x.py" not in ids
+    assert ids["tests/test_link.py"] == file_id(blob_id(str(tmp_path / "outside" / "test_x.py").encode()), link)
     assert walk_file_ids(root) == ids
     (tmp_path / "outside" / "test_x.py").write_text("edited\n")  # the outside file is no file of the tree
     assert walk_file_ids(root) == tree_file_ids(root) == ids

@@ -254,9 +254,11 @@ def _run_gates(
             *existing,
         ]
         answer = Path(tmp, "argcheck.json")
-        env = pytest_env(root, bytecode=True) | (
-            {"TRACKER_ARGCHECK": str(answer), "TRACKER_ARGCHECK_THEN": "run"} if pytest_args else {}
-        )
+        # verify's own options as given above: one given again in pytest_args (an @argsfile too) is refused
+        own = dict(tracker_record=str(root / EVIDENCE_DIR), tracker_file=name, tracker_gates=str(hashes))
+        check = {"TRACKER_ARGCHECK": str(answer), "TRACKER_ARGCHECK_THEN": "run"}
+        check["TRACKER_ARGCHECK_OWN"] = json.dumps(own | {"tracker_select": str(sel)})
+        env = pytest_env(root, bytecode=True) | (check if pytest_args else {})
         # The gates' own options (the plan's): the recorder counts every other option that may alter outcomes.
         env["TRACKER_GATE_OPTIONS"] = json.dumps(list(options))
         with_options = f" with {' '.join(options)}" if options else ""
@@ -348,7 +350,8 @@ def _refuse_own_options(pytest_args: list[str]) -> None:
 
         if name.startswith("no:") and name[3:].removeprefix("pytest_") not in SAFE_NO_PLUGINS:
             raise UsageError(
-                f"--pytest-arg: -p {name}: a run without that plugin may pass tests that fail with it: nothing ran"
+                f"--pytest-arg: -p {name}: may turn a failing test into a pass (a run without that plugin meets no "
+                "gate): nothing ran"
             )
     for name in plugin_names(pytest_args):  # -p NAME, -pNAME: a plugin's hooks may drop or change tests unseen
         from tracker.pytest_plugin import HARMLESS_LOADS  # what a -p may load without narrowing a run (imports pytest)

@@ -6,8 +6,9 @@ the old code. A ``__pycache__`` of the tree may hold such an entry (the user's o
 pytest never reads one. Its caches live in ``.tracker/cache/pycache/`` (``PYTHONPYCACHEPREFIX``; gitignored,
 rebuilt at will) and persist between runs, so that unchanged code compiles once; before each run :func:`prefix`
 drops every entry of a file under the repository whose inode changed (``st_ctime_ns``: any write, rename or
-``utime``, which no one can set back) at or after the entry was written. pytest keeps its rewritten test modules
-there too (it follows ``sys.pycache_prefix``), judged alike.
+``utime``, which no one can set back) at or after the entry was written, or whose path did: a link on the way
+pointed elsewhere, a folder on the way renamed into place (a rename keeps the files' own times). pytest keeps
+its rewritten test modules there too (it follows ``sys.pycache_prefix``), judged alike.
 
 Standard library only.
 """
@@ -44,6 +45,7 @@ def prefix(root: Path) -> Path:
 
 def _prune(mirror: Path, tree: Path) -> None:
     """Remove the entries under ``mirror`` (the cache of ``tree``) whose source is gone or changed since."""
+    folders: dict[Path, int] = {}
     for dirpath, _, filenames in os.walk(mirror):
         source_dir = tree / Path(dirpath).relative_to(mirror)
         for name in filenames:
@@ -52,10 +54,34 @@ def _prune(mirror: Path, tree: Path) -> None:
             try:
                 written = entry.stat().st_mtime_ns
                 try:
-                    changed: int | None = (source_dir / f"{found['module']}.py").stat().st_ctime_ns if found else None
-                except FileNotFoundError:
+                    changed = _changed(source_dir / f"{found['module']}.py", tree, folders) if found else None
+                except (FileNotFoundError, NotADirectoryError, RuntimeError):
                     changed = None
                 if changed is None or changed >= written:
                     entry.unlink()
             except OSError:
                 continue  # another run's entry, gone or being replaced: judged again next time
+
+
+def _changed(source: Path, tree: Path, folders: dict[Path, int]) -> int:
+    """When the code at ``source`` last changed: the newest inode change of the file it leads to, of each link on
+    the way (a link pointed elsewhere is a new link) and of each folder between ``tree`` and it (a folder renamed
+    into place keeps its files' times: adversarial round 10). Folders' times are kept in ``folders``."""
+    newest = source.stat().st_ctime_ns  # the file itself, links followed
+    hop, hops = source, 0
+    while True:  # the link chain: each hop's own inode (lstat)
+        st = hop.lstat()
+        newest = max(newest, st.st_ctime_ns)
+        if not os.path.islink(hop):
+            break
+        hops += 1
+        if hops > 40:
+            raise RuntimeError("too many links")
+        hop = hop.parent / os.readlink(hop)
+    folder = source.parent
+    while folder != tree and tree in folder.parents:
+        if folder not in folders:
+            folders[folder] = folder.lstat().st_ctime_ns
+        newest = max(newest, folders[folder])
+        folder = folder.parent
+    return newest

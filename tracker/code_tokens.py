@@ -161,6 +161,8 @@ def _c_like(data: bytes) -> list[bytes] | None:
             i = j
         elif _is_digit(c) or (c == 0x2E and i + 1 < n and _is_digit(text[i + 1])):
             j = _pp_number_end(text, i)
+            if 0x27 in text[i:j]:  # a digit separator (C++14, C23) or a number then a character constant (gnu17):
+                return None  # the dialect decides where a comment may begin, so every byte counts (round 10)
             put(i, j)
             i = j
         elif _is_ident(c):

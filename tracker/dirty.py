@@ -45,6 +45,8 @@ def commit_state(root: Path) -> tuple[str | None, bool | None]:
 
 
 _STATUS = [
+    "-c",
+    "core.fileMode=true",  # a chmod makes the tree dirty even where the repository ignores modes
     "status",
     "--porcelain",
     "--untracked-files=normal",

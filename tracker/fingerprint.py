@@ -121,11 +121,13 @@ def tree_file_ids(root: Path) -> dict[str, str]:
     listing = subprocess.Popen(  # -v: the tag says which entries git was told not to look at (see below)
         [*base, "ls-files", "-s", "-v", "-z", *outside], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
+    # core.fileMode=true: a chmod is a change even where the repository says to ignore modes (WSL, network file
+    # systems): an executable's mode is part of its id (adversarial round 10)
+    # --ignore-submodules=none: a submodule's changes count whatever .gitmodules or the configuration says
+    status = ["status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=none"]
+    status += outside
     changes = subprocess.Popen(
-        [*base, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", *outside],
-        cwd=root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        [*base, "-c", "core.fileMode=true", *status], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     outputs: list[bytes] = []
     for proc, what in ((listing, "git ls-files"), (changes, "git status")):
@@ -135,6 +137,7 @@ def tree_file_ids(root: Path) -> dict[str, str]:
         outputs.append(out)
     ids: dict[str, str] = {}
     unwatched: list[str] = []
+    gitlinks: set[str] = set()
     for entry in outputs[0].split(b"\0"):
         if entry:
             tag, _, rest = entry.partition(b" ")
@@ -142,23 +145,48 @@ def tree_file_ids(root: Path) -> dict[str, str]:
             path = raw.decode("utf-8", "surrogateescape")
             mode, oid = meta.decode().split(" ")[:2]
             ids[path] = file_id(oid, mode)  # an executable's or a link's mode is part of its id
+            if mode == GITLINK:
+                gitlinks.add(path)
             if tag.islower() or tag == b"S":  # assume-unchanged, skip-worktree: git status never reports an edit
                 unwatched.append(path)
-    for path in unwatched:  # so their bytes are read here, as any changed file's (absent: gone)
-        blob = _hash_file(root / path)
+    changed = [field[3:].decode("utf-8", "surrogateescape") for field in outputs[1].split(b"\0") if len(field) > 3]
+    for path in (*unwatched, *changed):  # unwatched: their bytes are read here, as any changed file's (absent: gone)
+        blob = _submodule_id(root / path) if path in gitlinks else _hash_file(root / path)
         if blob is None:
             ids.pop(path, None)
         else:
             ids[path] = blob
-    for field in outputs[1].split(b"\0"):
-        if len(field) > 3:
-            path = field[3:].decode("utf-8", "surrogateescape")
-            blob = _hash_file(root / path)
-            if blob is None:
-                ids.pop(path, None)
-            else:
-                ids[path] = blob
     return {p: b for p, b in ids.items() if not p.startswith(f"{TRACKER_DIR}/")}
+
+
+GITLINK = "160000"  # a submodule's entry: the commit it records
+
+
+def _submodule_id(path: Path, depth: int = 0) -> str | None:
+    """The id of submodule ``path`` as checked out: the commit it has out (as git records a submodule), or, with
+    changes in it, an id of that commit, its status and each changed file's id; None when it is not checked out.
+    git status reports a submodule at another commit or with changes; reading it as a file dropped it from the
+    fingerprint, so a further change to it staled nothing (adversarial round 10)."""
+    if not path.is_dir():
+        return _hash_file(path)
+    git = ["git", "-C", str(path), "-c", "core.quotepath=off", "-c", "core.fileMode=true"]
+    head = subprocess.run([*git, "rev-parse", "--verify", "-q", "HEAD"], capture_output=True, check=False)
+    if head.returncode or not (path / ".git").exists():
+        return None if not any(path.iterdir()) else blob_id(NOT_REGULAR + b"submodule without a commit")
+    commit = head.stdout.decode().strip()
+    listing = ["status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=none"]
+    status = subprocess.run([*git, *listing], capture_output=True, check=False)
+    if status.returncode:
+        return blob_id(NOT_REGULAR + b"submodule git status failed")
+    if not status.stdout:
+        return file_id(commit, GITLINK)
+    parts = [b"\0tracker: a submodule with changes: ", commit.encode(), b"\0", status.stdout]
+    for field in status.stdout.split(b"\0"):
+        if len(field) > 3:
+            inner = path / os.fsdecode(field[3:])
+            found = _submodule_id(inner, depth + 1) if inner.is_dir() and depth < 8 else _hash_file(inner)
+            parts += [field[3:], b"\0", (found or "-").encode(), b"\n"]
+    return blob_id(b"".join(parts))
 
 
 # --- ``paths`` globs -------------------------------------------------------------------------------------

@@ -155,6 +155,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("tracker_select"):  # xdist workers too: each collects, and deselects, on its own
         config.pluginmanager.register(Selector(config), "tracker-selector")
+        directories = DirectoryReports()
+        config.pluginmanager.register(directories, "tracker-directory-reports")
+        config.pluginmanager.register(directories.keeper, "tracker-directory-reports-keeper")
     if hasattr(config, "workerinput"):  # an xdist worker: the controller records, from what the workers send it
         if config.getoption("tracker_record") is not None:
             config.pluginmanager.register(WorkerNotes(config), "tracker-worker-notes")
@@ -219,6 +222,42 @@ class Selector:
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
+
+
+class DirectoryReports:
+    """pytest collects a file given on the command line by collecting its directory again, fresh, for each such
+    file (``_pytest/main.py``: "files given directly multiple times on the command line should not be
+    deduplicated"): verify gives each gate's file as one argument, so 100 test files of one folder made 10,000
+    nodes where their node ids made 100 (~190 ms of CPU at 1,000 gates, growing with the square of a folder's
+    files). verify's arguments never repeat a file, so a directory's first report is the one each later file
+    would get, the same nodes: pytest itself reuses it for node-id arguments. Registered with :class:`Selector`
+    (verify's runs only) as two plugins: the first answer (tryfirst) and the one that keeps it (a wrapper)."""
+
+    def __init__(self) -> None:
+        self.reports: dict[pytest.Collector, pytest.CollectReport] = {}
+        self.keeper = _KeepDirectoryReports(self.reports)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> pytest.CollectReport | None:
+        return self.reports.get(collector) if _is_directory(collector) else None
+
+
+class _KeepDirectoryReports:
+    def __init__(self, reports: dict[pytest.Collector, pytest.CollectReport]) -> None:
+        self.reports = reports
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
+        report = yield
+        if _is_directory(collector) and report.passed:
+            self.reports.setdefault(collector, report)
+        return report
+
+
+def _is_directory(collector: pytest.Collector) -> bool:
+    """A directory's collector (pytest >= 8: ``Dir``, ``Package``)."""
+    directory = getattr(pytest, "Directory", None)
+    return directory is not None and isinstance(collector, directory)
 
 
 _CUTS = re.compile(r"::|\[|/")  # where a pytest argument that selects a node id may end inside it

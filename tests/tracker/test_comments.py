@@ -163,6 +163,8 @@ def test_what_adversarial_round_7_showed_is_code() -> None:
         ("k.c", b"int x = 1; ??/\nint y;\n", b"int x = 1; ??/\n int y;\n"),
         ("r.sh", b"echo ok\\\n# c\n", b"echo ok\\\n# ; echo PWNED; exit 3\n"),
         ("r.sh", b'eval "echo $(printf "\n#x\n")"\n', b'eval "echo $(printf "\n#; exit 3\n")"\n'),
+        # Round 10 (F7): in C (gnu17) 1'a is a number, then a character constant that reaches the next quote.
+        ("k.c", b"puts(S(1'a /* x */ 2'x));\n", b"puts(S(1'a /* y */ 2'x));\n"),
     ]  # fmt: skip
     for name, before, after in pairs:
         a, b = code_key(name, before), code_key(name, after)

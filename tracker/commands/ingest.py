@@ -20,6 +20,7 @@ from tracker.contract import (
     EVIDENCE_DIR,
     Clock,
     evidence_name,  # the one naming rule for store files (the plugin's too)
+    file_id,
     utc_time,
 )
 from tracker.errors import ExitCode, FileError, UsageError
@@ -55,9 +56,9 @@ def commit_files(root: Path, commit: str | None) -> tuple[str, dict[str, str]]:
     for entry in git("ls-tree", "-r", "-z", full).split(b"\0"):
         if entry:
             meta, _, path = entry.partition(b"\t")
-            _mode, kind, blob = meta.decode().split(" ")
-            if kind == "blob" and not path.startswith(b".tracker/"):
-                files[path.decode("utf-8", "surrogateescape")] = blob
+            mode, kind, oid = meta.decode().split(" ")
+            if kind in ("blob", "commit") and not path.startswith(b".tracker/"):  # a file, a link, a submodule
+                files[path.decode("utf-8", "surrogateescape")] = file_id(oid, mode)  # as the tree's ids have it
     return full, files
 
 

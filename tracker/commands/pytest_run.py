@@ -14,7 +14,10 @@ interpreter's own libraries and the tracker are forgotten first (:func:`_forget_
 embeds the tracker, such as a test suite calling it, must not hand the child its own ``test_render`` for the
 repository's ``tests/test_render.py`` (pytest: "import file mismatch").
 
-``TRACKER_PYTEST_SPAWN=1`` forces the new interpreter (also used where ``os.fork`` is missing, as on Windows).
+A repository whose root holds a module this process loaded from elsewhere (its own ``secrets.py``, a vendored
+``pydantic/``) gets the new interpreter instead (:func:`shadowed`): there ``python -m pytest`` imports the
+repository's, which a forked child, holding the loaded one, never would. ``TRACKER_PYTEST_SPAWN=1`` forces the new
+interpreter (also used where ``os.fork`` is missing, as on Windows).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Ca
     """pytest's exit status for ``python -m pytest ARGS`` run in ``root`` with ``env`` (negative: killed by
     that signal). On Ctrl-C, waits for pytest to finish (it got the same SIGINT and records the interruption),
     then raises InterruptedRunError(``interrupted()``)."""
-    if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0"):
+    if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0") and not shadowed(root):
         return _forked(args, root, env, interrupted)
     proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=root, env=env)
     try:
@@ -43,6 +46,33 @@ def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Ca
     except KeyboardInterrupt:
         proc.wait()
         raise InterruptedRunError(interrupted()) from None
+
+
+def shadowed(root: Path) -> list[str]:
+    """Modules this process has loaded from elsewhere that a fresh ``python -m pytest`` in ``root`` would import
+    from ``root`` itself (``sys.path[0]``): a repository's own ``secrets.py`` or ``pydantic/``. A forked child
+    would keep the loaded ones (the tracker's own imports), so such a repository's tests run in a new interpreter
+    (adversarial round 10). Built-in and frozen modules come first in any interpreter: never shadowed."""
+    try:
+        entries = os.listdir(root)
+    except OSError:
+        return []
+    names = set()
+    for entry in entries:
+        stem = entry.split(".", 1)[0]
+        if entry.endswith((".py", ".pyc", ".so", ".pyd")) or "." not in entry:  # a module, an extension, a folder
+            names.add(stem)
+    found = []
+    inside = os.path.join(os.path.realpath(root), "")
+    for name in sorted(names & {n for n in sys.modules if "." not in n}):
+        module = sys.modules.get(name)
+        spec = getattr(module, "__spec__", None)
+        if spec is None or spec.origin in ("built-in", "frozen") or name in sys.builtin_module_names:
+            continue
+        places = [spec.origin] if isinstance(spec.origin, str) else list(spec.submodule_search_locations or ())
+        if not all(os.path.realpath(p).startswith(inside) for p in places if isinstance(p, str)):
+            found.append(name)
+    return found
 
 
 def _forked(args: list[str], root: Path, env: dict[str, str], interrupted: Callable[[], str]) -> int:

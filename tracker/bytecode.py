@@ -78,10 +78,14 @@ def _changed(source: Path, tree: Path, folders: dict[Path, int]) -> int:
         if hops > 40:
             raise RuntimeError("too many links")
         hop = hop.parent / os.readlink(hop)
-    folder = source.parent
-    while folder != tree and tree in folder.parents:
-        if folder not in folders:
-            folders[folder] = folder.lstat().st_ctime_ns
-        newest = max(newest, folders[folder])
-        folder = folder.parent
+    # Each folder on the way, as written and as resolved: a folder reached through a link (pkg -> impl) changes
+    # when the folder the link leads to is renamed into place, which the link's own times never show (round 11).
+    real = tree.resolve()
+    for start, top in ((source.parent, tree), (source.resolve().parent, real)):
+        folder = start
+        while folder != top and top in folder.parents:
+            if folder not in folders:
+                folders[folder] = folder.lstat().st_ctime_ns
+            newest = max(newest, folders[folder])
+            folder = folder.parent
     return newest

@@ -14,8 +14,8 @@ interpreter's own libraries and the tracker are forgotten first (:func:`_forget_
 embeds the tracker, such as a test suite calling it, must not hand the child its own ``test_render`` for the
 repository's ``tests/test_render.py`` (pytest: "import file mismatch").
 
-A repository whose root holds a module this process loaded from elsewhere (its own ``secrets.py``, a vendored
-``pydantic/``) gets the new interpreter instead (:func:`shadowed`): there ``python -m pytest`` imports the
+A repository that holds a module this process loaded from elsewhere (its own ``secrets.py``, a vendored
+``src/pydantic/``) gets the new interpreter instead (:func:`shadowed`): there ``python -m pytest`` imports the
 repository's, which a forked child, holding the loaded one, never would. ``TRACKER_PYTEST_SPAWN=1`` forces the new
 interpreter (also used where ``os.fork`` is missing, as on Windows).
 """
@@ -49,30 +49,52 @@ def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Ca
 
 
 def shadowed(root: Path) -> list[str]:
-    """Modules this process has loaded from elsewhere that a fresh ``python -m pytest`` in ``root`` would import
-    from ``root`` itself (``sys.path[0]``): a repository's own ``secrets.py`` or ``pydantic/``. A forked child
-    would keep the loaded ones (the tracker's own imports), so such a repository's tests run in a new interpreter
-    (adversarial round 10). Built-in and frozen modules come first in any interpreter: never shadowed."""
-    try:
-        entries = os.listdir(root)
-    except OSError:
-        return []
-    names = set()
-    for entry in entries:
-        stem = entry.split(".", 1)[0]
-        if entry.endswith((".py", ".pyc", ".so", ".pyd")) or "." not in entry:  # a module, an extension, a folder
-            names.add(stem)
-    found = []
+    """Modules this process has loaded from outside ``root`` that the repository may provide itself: a file or folder
+    of that name anywhere in it (git's tracked and untracked files; the folder listing without git). A fresh
+    ``python -m pytest`` may import the repository's (``sys.path[0]`` is the root; pytest puts test folders,
+    ``pythonpath`` entries and a conftest's ``sys.path`` edits first), a forked child holds the loaded one, so such
+    a repository's tests run in a new interpreter (adversarial rounds 10 and 11: ``secrets.py``, ``tests/secrets.py``,
+    ``src/markdown_it/``). Over-cautious by design: a name deep in a package only costs the fork's saving. Built-in
+    and frozen modules come first in any interpreter: never shadowed."""
+    loaded: dict[str, object] = {}
     inside = os.path.join(os.path.realpath(root), "")
-    for name in sorted(names & {n for n in sys.modules if "." not in n}):
-        module = sys.modules.get(name)
+    for name, module in list(sys.modules.items()):
+        if "." in name or name in sys.builtin_module_names or name == "__main__":
+            continue
         spec = getattr(module, "__spec__", None)
-        if spec is None or spec.origin in ("built-in", "frozen") or name in sys.builtin_module_names:
+        if spec is None or spec.origin in ("built-in", "frozen"):
             continue
         places = [spec.origin] if isinstance(spec.origin, str) else list(spec.submodule_search_locations or ())
         if not all(os.path.realpath(p).startswith(inside) for p in places if isinstance(p, str)):
-            found.append(name)
-    return found
+            loaded[name] = module
+    if not loaded:
+        return []
+    found: set[str] = set()
+    for path in _repository_files(root):
+        parts = path.split("/")
+        for i, part in enumerate(parts):
+            stem = part.split(".", 1)[0] if i == len(parts) - 1 else part
+            if stem in loaded and (i < len(parts) - 1 or part.endswith((".py", ".pyc", ".so", ".pyd"))):
+                found.add(stem)
+    return sorted(found)
+
+
+def _repository_files(root: Path) -> list[str]:
+    """Paths under ``root`` (git's tracked and untracked, not ignored; a walk where git cannot answer)."""
+    proc = subprocess.run(
+        ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=root,
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode == 0:
+        return [os.fsdecode(p) for p in proc.stdout.split(b"\0") if p]
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in (".git", ".tracker", "__pycache__")]
+        rel = os.path.relpath(dirpath, root)
+        out += [n if rel == "." else f"{rel}/{n}" for n in filenames]
+    return out
 
 
 def _forked(args: list[str], root: Path, env: dict[str, str], interrupted: Callable[[], str]) -> int:

@@ -96,7 +96,6 @@ class TestIndex:
         self._ranks: dict[str, list[int]] = {}
         self._limit = len(self.runs)  # runs at positions from here on are not seen (:meth:`before`)
         self._failed: set[str] = set()  # node ids some run recorded failing (:meth:`_standing_failure`)
-        self._wholes: dict[tuple[int, str], bool] = {}  # (run, gate key): :meth:`_whole`
         for position, run in zip(range(len(self.runs) - 1, -1, -1), self.runs, strict=False):
             # A run that lists a test twice (a JUnit XML file with a testcase for its call and one for its teardown
             # error, shards merged into one file) says the worst of them: a failure first, then another outcome of
@@ -123,7 +122,7 @@ class TestIndex:
         view.runs = self.runs[len(self.runs) - count :]
         view.sorted, view.history, view._ranks, view._limit = self.sorted, self.history, self._ranks, count
         view._ids, view._file_ids, view._position = self._ids, self._file_ids, self._position
-        view._failed, view._wholes = self._failed, self._wholes
+        view._failed = self._failed
         return view
 
     def tests_of(self, nodeid: str) -> list[tuple[TestRun, dict[str, Any]]]:
@@ -213,36 +212,40 @@ class TestIndex:
         ]
         return newest, covered, blind, list(dict.fromkeys(later)), cut
 
-    def _standing_failure(
-        self, key: str, gate: TestGate, nodeid: str, hist: list[tuple[TestRun, dict[str, Any]]]
-    ) -> int | None:
-        """Where in ``hist`` (a test's records, newest first) its newest failure stands though newer runs passed
-        it: a failure is retired only by a newer pass in a run of the whole gate (its arguments cover the gate, no
-        option narrowed its collection) that deselected none of the gate's tests. A test that fails only after
-        another one ran (state left behind) passed under ``-k``, a ``--deselect``, a run of its file alone, a run of
-        node ids in another order or an ingested partial run, and the gate was met while pytest on the gate failed
-        (adversarial rounds 10 and 11). None when no failure stands."""
+    def _standing_failure(self, gate: TestGate, nodeid: str, hist: list[tuple[TestRun, dict[str, Any]]]) -> int | None:
+        """Where in ``hist`` (a test's records, newest first) its failure stands though newer runs passed it: a
+        failure stands until a newer run passes the test together with the tests of the gate its failing run ran.
+        A test that fails only after another one ran (state left behind) passed under ``-k`` or a ``--deselect`` of
+        that one, and the gate was met while pytest on the gate failed (adversarial round 10). A test of the
+        failing run that the passing run did not record at all is gone (renamed, deleted), unless an option
+        narrowed that run's collection. None when no failure stands."""
         if nodeid not in self._failed:  # most tests never failed: their whole history is not read
             return None
+        passes: list[TestRun] = []
         for i, (run, rec) in enumerate(hist):
-            outcome = rec.get("outcome")
-            if outcome in FAILURES:
-                return i if i else None
-            if outcome == "passed" and self._whole(key, gate, run):
-                return None
+            if rec.get("outcome") in FAILURES:
+                if not passes:
+                    return None
+                together = self._ran(run, gate)
+                return None if any(self._ran_all(p, gate, together) for p in passes) else i
+            if rec.get("outcome") in RAN:
+                passes.append(run)
         return None
 
-    def _whole(self, key: str, gate: TestGate, run: TestRun) -> bool:
-        """Did ``run`` run the whole gate together: it collected all of it (:func:`says_all`) and deselected none of
-        its tests (a skipped test was collected and chosen by the test itself, as in any run of the gate)?"""
-        memo = (id(run), key)
-        if memo not in self._wholes:
-            self._wholes[memo] = says_all(key, gate, run) and not any(
-                r["outcome"] in ("deselected", "notrun")
-                for r in self._matching(run, gate.test)
-                if "::" in r["nodeid"] and marker_matches(gate.marker, r.get("markers", []))
-            )
-        return self._wholes[memo]
+    def _ran(self, run: TestRun, gate: TestGate) -> set[str]:
+        """The node ids of the gate's tests that ran in ``run``."""
+        recs = self._matching(run, gate.test)
+        return {
+            r["nodeid"]
+            for r in recs
+            if "::" in r["nodeid"] and r["outcome"] in RAN and marker_matches(gate.marker, r.get("markers", []))
+        }
+
+    def _ran_all(self, run: TestRun, gate: TestGate, together: set[str]) -> bool:
+        """Did ``run`` run every test of ``together`` that it recorded (and, narrowed, every one of them)?"""
+        recorded = {r["nodeid"]: r["outcome"] for r in self._matching(run, gate.test)}
+        cut = narrowed(run) is not None
+        return all(recorded.get(t) in RAN for t in together if cut or t in recorded)
 
     def _keep_unseen(self, key: str, gate: TestGate, whole: TestRun, found: dict[str, dict[str, Any]]) -> None:
         """Add to ``found`` the newest record, in a run older than ``whole`` (the newest run of all of the gate), of
@@ -410,7 +413,7 @@ class TestIndex:
                 hist = [(r, x) for r, x in hist if x["outcome"] != "passed" or not altered(r)] or [
                     (changed, {"nodeid": rec["nodeid"], "outcome": "notrun", "reason": ""})
                 ]
-            standing = self._standing_failure(key, gate, rec["nodeid"], hist)
+            standing = self._standing_failure(gate, rec["nodeid"], hist)
             if standing is not None:  # passed since only apart from the tests it failed with: the failure stands
                 hist = hist[standing:]
             ran = next(((r, x) for r, x in hist if x["outcome"] in RAN), None)

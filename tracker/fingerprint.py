@@ -124,8 +124,7 @@ def tree_file_ids(root: Path) -> dict[str, str]:
     # core.fileMode=true: a chmod is a change even where the repository says to ignore modes (WSL, network file
     # systems): an executable's mode is part of its id (adversarial round 10)
     # --ignore-submodules=none: a submodule's changes count whatever .gitmodules or the configuration says
-    status = ["status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=none"]
-    status += outside
+    status = [*_CHANGES, *outside]
     changes = subprocess.Popen(
         [*base, "-c", "core.fileMode=true", *status], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -160,6 +159,8 @@ def tree_file_ids(root: Path) -> dict[str, str]:
 
 
 GITLINK = "160000"  # a submodule's entry: the commit it records
+# What changed in a working tree, as tree_file_ids and _submodule_id read it (paths after it).
+_CHANGES = ("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=none")
 
 
 def _submodule_id(path: Path, depth: int = 0) -> str | None:
@@ -174,8 +175,7 @@ def _submodule_id(path: Path, depth: int = 0) -> str | None:
     if head.returncode or not (path / ".git").exists():
         return None if not any(path.iterdir()) else blob_id(NOT_REGULAR + b"submodule without a commit")
     commit = head.stdout.decode().strip()
-    listing = ["status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=none"]
-    status = subprocess.run([*git, *listing], capture_output=True, check=False)
+    status = subprocess.run([*git, *_CHANGES], capture_output=True, check=False)
     if status.returncode:
         return blob_id(NOT_REGULAR + b"submodule git status failed")
     if not status.stdout:

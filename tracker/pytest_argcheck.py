@@ -11,7 +11,7 @@ writes the problems to the answer file and returns before pytest configures or c
 ``TRACKER_ARGCHECK_THEN=run`` (verify's own run: no second pytest start) it lets a session whose arguments are
 fine go on, and stops one whose arguments are not with pytest's usage error (exit 4) before any test runs.
 
-Standard library and pytest only, like :mod:`tracker.pytest_plugin`. Without ``TRACKER_ARGCHECK`` it does nothing.
+Standard library, pytest and :mod:`tracker.pytest_plugin` only. Without ``TRACKER_ARGCHECK`` it does nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import os
 from pathlib import Path
 
 import pytest
+
+from tracker.pytest_plugin import altering, xdist_refusal
 
 # Options after which pytest does something other than run the tests: verify would record no run.
 NOT_A_RUN = (
@@ -86,8 +88,6 @@ def _changing_options(config: pytest.Config) -> list[str]:
     """Options that may turn a failing test into a pass (``-p no:warnings``, ``-W``, ``-o filterwarnings``,
     ``--runxfail``, ...) or name the tests relative to another folder (``--rootdir``): a run with them meets no gate
     (:func:`tracker.pytest_plugin.altering`)."""
-    from tracker.pytest_plugin import altering
-
     return [
         f"{flag}: may turn a failing test into a pass or name tests after another folder (a run with it meets no gate)"
         for flag in altering(config)
@@ -96,8 +96,6 @@ def _changing_options(config: pytest.Config) -> list[str]:
 
 def _xdist_problems(config: pytest.Config) -> list[str]:
     """pytest-xdist options a recorded run refuses (:func:`tracker.pytest_plugin.xdist_refusal`)."""
-    from tracker.pytest_plugin import xdist_refusal
-
     refused = xdist_refusal(config)
     return [refused] if refused else []
 

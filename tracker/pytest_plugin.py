@@ -58,8 +58,10 @@ from typing import Any
 
 import pytest
 
+from tracker.bytecode import PYCACHE, prefix
 from tracker.contract import atomic_write, check_inside, evidence_name, process_identity, running_file, utc_now
 from tracker.dirty import commit_state
+from tracker.errors import FileError
 from tracker.fingerprint import tree_file_ids
 from tracker.gate_paths import TestFileCheck
 from tracker.selection import marker_matches, normalize_arg, plugin_args, plugin_names, selects
@@ -117,8 +119,7 @@ def _block_entry_points_under_other_names(pluginmanager: pytest.PytestPluginMana
         return
     from importlib.metadata import distributions
 
-    me = sys.modules[__name__]
-    registered = pluginmanager.get_name(me)
+    registered = pluginmanager.get_name(_SELF)
     for dist in distributions(name=DISTRIBUTION):
         for ep in dist.entry_points:
             if (
@@ -130,6 +131,9 @@ def _block_entry_points_under_other_names(pluginmanager: pytest.PytestPluginMana
                 pluginmanager.set_blocked(ep.name)
 
 
+_SELF = sys.modules[__name__]  # this module, while pytest runs too (tracker.pytest_boot may drop it from sys.modules)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
     """A recorded run never reads a ``__pycache__`` of the tree: Python trusts an entry while its source keeps its
@@ -139,9 +143,6 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     verify has set it already)."""
     if getattr(early_config.known_args_namespace, "tracker_record", None) is None:
         return
-    from tracker.bytecode import PYCACHE, prefix
-    from tracker.errors import FileError
-
     root = Path(str(early_config.rootpath))
     if sys.pycache_prefix and Path(sys.pycache_prefix) == root / PYCACHE:
         return

@@ -181,7 +181,8 @@ PLUGIN_ARGS = ("-p", "tracker.pytest_plugin")
 
 
 def pytest_command() -> list[str]:
-    """``python -m pytest -p tracker.pytest_plugin``: our plugin loaded exactly once, whether or not it is installed.
+    """``python -m pytest -p tracker.pytest_plugin``: our plugin loaded exactly once, whether or not it is installed,
+    and from the tracker's own folder even in a repository with a ``tracker`` of its own (:mod:`tracker.pytest_boot`).
 
     Where the tracker is installed, pytest also finds the plugin's ``pytest11`` entry point; that entry point is
     named as the module, so the explicit ``-p`` loads the plugin under that same name and pytest skips the entry
@@ -189,7 +190,9 @@ def pytest_command() -> list[str]:
     was renamed) is blocked by the plugin itself (:func:`tracker.pytest_plugin.pytest_addoption`). No scan of the
     installed entry points here: importing :mod:`importlib.metadata` for it cost verify ~10 ms.
     """
-    return [sys.executable, "-m", "pytest", *PLUGIN_ARGS]
+    from tracker.pytest_boot import command
+
+    return [*command(), *PLUGIN_ARGS]
 
 
 def pytest_env(root: Path, bytecode: bool = False) -> dict[str, str]:

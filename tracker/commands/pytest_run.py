@@ -40,7 +40,9 @@ def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Ca
     then raises InterruptedRunError(``interrupted()``)."""
     if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0") and not shadowed(root):
         return _forked(args, root, env, interrupted)
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=root, env=env)
+    from tracker.pytest_boot import command
+
+    proc = subprocess.Popen([*command(), *args], cwd=root, env=env)
     try:
         return proc.wait()
     except KeyboardInterrupt:

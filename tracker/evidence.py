@@ -151,7 +151,14 @@ _RUN_KEYS = frozenset(
 _PROVENANCE_KEYS = frozenset(
     {"time", "host", "commit", "dirty", "args", "narrowed", "outside", "options", "altered", "inifile"}
 )
-_RECORD_KEYS = frozenset({"nodeid", "outcome", "reason", "duration", "markers"})
+_RECORD_KEYS = frozenset({"nodeid", "outcome", "reason", "duration", "markers", "order", "worker"})
+MAX_ORDER = 2**53  # a record's ``order``: the place its test ran in, exact in any JSON reader
+
+
+def _order(value: object) -> bool:
+    return type(value) is int and 0 <= value < MAX_ORDER
+
+
 _RUNNING_KEYS = frozenset({"nodeid", "markers", "pid", "pid_start"})
 _SIGNOFF_KEYS = frozenset(
     {
@@ -269,6 +276,9 @@ def _records_ok(tests: list[Any]) -> bool:
             return False
         if markers != () and (type(markers) is not list or any(type(m) is not str for m in markers)):
             return False
+        order, worker = rec.get("order", 0), rec.get("worker", "")
+        if type(order) is not int or not 0 <= order < MAX_ORDER or type(worker) is not str:
+            return False
     return True
 
 
@@ -288,6 +298,8 @@ def _check_record(rec: object, shape: _Shape, where: str) -> bool:
     shape.typed(rec, "reason", lambda v: isinstance(v, str), "a string", f"{where}.", optional=True)
     shape.typed(rec, "duration", _number, "a finite number", f"{where}.", optional=True)
     shape.typed(rec, "markers", _str_list, "a list of strings", f"{where}.", optional=True)
+    shape.typed(rec, "order", _order, f"an integer from 0 to {MAX_ORDER - 1}", f"{where}.", optional=True)
+    shape.typed(rec, "worker", lambda v: isinstance(v, str), "a string", f"{where}.", optional=True)
     shape.extra(rec, _RECORD_KEYS, f"{where}.")
     return len(shape.problems) == before
 

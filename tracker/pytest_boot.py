@@ -41,7 +41,7 @@ def plugin_names(args: list[str]) -> list[str]:
         if arg == "--":
             break
         name = args[i + 1] if arg == "-p" and i + 1 < len(args) else arg[2:] if arg.startswith("-p") else ""
-        if name.startswith(PACKAGE + "."):
+        if name.startswith(PACKAGE + ".") and name not in names:  # a plugin is registered once
             names.append(name)
     return names
 

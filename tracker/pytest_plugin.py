@@ -815,6 +815,7 @@ class Recorder:
         self.interrupted = False
         self.collect_errors = False
         self.started_tests = False
+        self._order = 0  # the next test's place in the order the tests ran in (a record's ``order``)
         self.collection_stop = False  # pytest stopped after collection errors, before any test
         self.data: dict[str, Any] = {}
         self._head = (
@@ -993,6 +994,11 @@ class Recorder:
             return
         self.started_tests = True  # under xdist (the controller runs no test protocol of its own)
         rec = self._record(report.nodeid)
+        if "order" not in rec:  # its first report: the order tests ran in, per xdist worker (tracker.testgate)
+            rec["order"], self._order = self._order, self._order + 1
+            worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
+            if isinstance(worker, str):
+                rec["worker"] = worker
         rec["duration"] = round(rec["duration"] + report.duration, 6)
         if rec["outcome"] in FAILING and not report.failed:  # a failing report fails the test whatever comes after
             return

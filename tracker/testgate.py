@@ -54,6 +54,7 @@ from tracker.model import (
 )
 from tracker.selection import conftests_of, marker_matches, normalize_arg, selects
 
+EXECUTED = frozenset({"passed", "failed", "error", "xfailed", "xpassed", "skipped"})  # reached the test's setup
 FAILURES = ("failed", "error", "xpassed")  # outcomes that are a real failure of a test that ran (``failed``)
 
 
@@ -213,39 +214,75 @@ class TestIndex:
         return newest, covered, blind, list(dict.fromkeys(later)), cut
 
     def _standing_failure(self, gate: TestGate, nodeid: str, hist: list[tuple[TestRun, dict[str, Any]]]) -> int | None:
-        """Where in ``hist`` (a test's records, newest first) its failure stands though newer runs passed it: a
-        failure stands until a newer run passes the test together with the tests of the gate its failing run ran.
-        A test that fails only after another one ran (state left behind) passed under ``-k`` or a ``--deselect`` of
-        that one, and the gate was met while pytest on the gate failed (adversarial round 10). A test of the
-        failing run that the passing run did not record at all is gone (renamed, deleted), unless an option
-        narrowed that run's collection. None when no failure stands."""
+        """Where in ``hist`` (a test's records, newest first) a failure stands though newer runs passed the test, or
+        None. A failure stands until a newer run passes the test after the gate's tests that ran before it in the
+        failing run (:meth:`_retires`): a test that fails only after another one ran (state left behind) passed
+        under ``-k``, a ``--deselect`` of that one, a run of its node id alone, another phase's run of part of the
+        file or the other one after it, and the gate was met while pytest on the gate failed (adversarial rounds 10
+        and 11). Every failure is judged, not only the newest: an older one that ran after more tests stands when
+        the passes since are retire only a newer, narrower one."""
         if nodeid not in self._failed:  # most tests never failed: their whole history is not read
             return None
-        passes: list[TestRun] = []
+        passes: list[tuple[TestRun, dict[str, Any]]] = []
+        memo: dict[tuple[int, int], bool] = {}
         for i, (run, rec) in enumerate(hist):
             if rec.get("outcome") in FAILURES:
                 if not passes:
-                    return None
-                together = self._ran(run, gate)
-                return None if any(self._ran_all(p, gate, together) for p in passes) else i
-            if rec.get("outcome") in RAN:
-                passes.append(run)
+                    return None  # the newest outcome that ran is this failure: it stands as it is
+                if not any(self._retires(p, (run, rec), gate, memo) for p in passes):
+                    return i
+            elif rec.get("outcome") in RAN:
+                passes.append((run, rec))
         return None
 
-    def _ran(self, run: TestRun, gate: TestGate) -> set[str]:
-        """The node ids of the gate's tests that ran in ``run``."""
-        recs = self._matching(run, gate.test)
-        return {
-            r["nodeid"]
-            for r in recs
-            if "::" in r["nodeid"] and r["outcome"] in RAN and marker_matches(gate.marker, r.get("markers", []))
-        }
-
-    def _ran_all(self, run: TestRun, gate: TestGate, together: set[str]) -> bool:
-        """Did ``run`` run every test of ``together`` that it recorded (and, narrowed, every one of them)?"""
-        recorded = {r["nodeid"]: r["outcome"] for r in self._matching(run, gate.test)}
-        cut = narrowed(run) is not None
-        return all(recorded.get(t) in RAN for t in together if cut or t in recorded)
+    def _retires(
+        self,
+        passing: tuple[TestRun, dict[str, Any]],
+        failing: tuple[TestRun, dict[str, Any]],
+        gate: TestGate,
+        memo: dict[tuple[int, int], bool],
+    ) -> bool:
+        """Did the passing run (record) run the test after every test of the gate that ran before it in the failing
+        run, on the same xdist worker? Where either run recorded no order (evidence from before it was recorded,
+        JUnit XML without it), every test of the gate the failing run ran must have run in the passing one. A test
+        the passing run did not record at all is gone only if that run would have collected it (its arguments cover
+        it, no option narrowed its collection): a run of part of the gate proves nothing gone."""
+        key = (id(passing[0]), id(failing[0]))
+        if key in memo:
+            return memo[key]
+        (prun, prec), (frun, frec) = passing, failing
+        at, worker = frec.get("order"), frec.get("worker")
+        before = [
+            r
+            for r in self._matching(frun, gate.test)
+            if "::" in r["nodeid"]
+            and r["nodeid"] != frec["nodeid"]
+            and r["outcome"] in EXECUTED
+            and marker_matches(gate.marker, r.get("markers", []))
+            and (not isinstance(at, int) or not isinstance(r.get("order"), int) or r["order"] < at)
+            and (worker is None or r.get("worker") in (None, worker))
+        ]
+        recorded = {r["nodeid"]: r for r in self._matching(prun, gate.test)}
+        args, cut = prun.provenance.get("args"), narrowed(prun) is not None
+        mine, pworker = prec.get("order"), prec.get("worker")
+        ok = True
+        for r in before:
+            there = recorded.get(r["nodeid"])
+            if there is None:
+                if cut or not covers(args, r["nodeid"]):
+                    ok = False
+                    break
+                continue  # gone since: the passing run would have collected it
+            if there["outcome"] not in EXECUTED:
+                ok = False
+                break
+            order = there.get("order")
+            known = isinstance(mine, int) and isinstance(order, int) and isinstance(at, int)
+            if known and (order > mine or there.get("worker") != pworker):
+                ok = False
+                break
+        memo[key] = ok
+        return ok
 
     def _keep_unseen(self, key: str, gate: TestGate, whole: TestRun, found: dict[str, dict[str, Any]]) -> None:
         """Add to ``found`` the newest record, in a run older than ``whole`` (the newest run of all of the gate), of

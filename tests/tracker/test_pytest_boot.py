@@ -65,7 +65,9 @@ def test_a_failing_test_of_the_repository_tracker_stays_unmet(repo: Callable[...
     assert "UNMET 0001/P1#1 tests/test_mine.py: tests/test_mine.py::test_fails: failed" in r.stdout, r.stdout
 
 
-def test_lint_collects_in_a_repository_with_its_own_tracker(repo: Callable[..., Path], cli: Callable[..., object]) -> None:
+def test_lint_collects_in_a_repository_with_its_own_tracker(
+    repo: Callable[..., Path], cli: Callable[..., object]
+) -> None:
     root = _repo(repo, PACKAGE)
     r = subprocess.run(
         [sys.executable, "-m", "tracker", "lint", "--root", str(root)], cwd=root.parent, capture_output=True, text=True

@@ -788,9 +788,10 @@ XDIST_PLAN = plan_text(
 
 
 def _same_run(data: dict[str, Any]) -> dict[str, Any]:
-    """An evidence file less what differs from run to run (times, durations, the command line, worker fields)."""
+    """An evidence file less what differs from run to run (times, durations, the command line, the order tests ran
+    in and their xdist workers)."""
     prov = {k: v for k, v in data["provenance"].items() if k not in ("time", "command")}
-    tests = [{k: v for k, v in t.items() if k != "duration"} for t in data["tests"]]
+    tests = [{k: v for k, v in t.items() if k not in ("duration", "order", "worker")} for t in data["tests"]]
     rest = {k: v for k, v in data.items() if k not in ("provenance", "tests", "duration")}
     return {**rest, "provenance": prov, "tests": tests}
 
@@ -820,6 +821,9 @@ def test_verify_under_xdist_judges_and_records_as_a_serial_run(repo, cli, dist: 
     assert [p["status"] for p in one["phases"]] == ["planned", "planned", "done", "done", "planned"]
     first, second = (json.loads((root / d[k]).read_text()) for d in (one, two) for k in ["evidence"])
     assert _same_run(second) == _same_run(first)
+    ran = [t for t in second["tests"] if t["outcome"] != "deselected"]
+    assert {t.get("worker") for t in ran} <= {"gw0", "gw1"} and sorted(t["order"] for t in ran) == list(range(len(ran)))
+    assert all("worker" not in t for t in first["tests"])
     outcomes = {t["nodeid"].split("::", 1)[1]: (t["outcome"], t["markers"]) for t in second["tests"]}
     assert outcomes["test_unselected"] == ("deselected", [])
     assert outcomes["test_b_gpu[1]"] == ("passed", ["gpu", "parametrize"])

@@ -39,7 +39,7 @@ from typing import Any, ClassVar, NamedTuple
 from tracker.bench_evaluator import BOUNDS, Evaluator, RepoResults, logic_key
 from tracker.cache import PARSE_LIBRARIES, Cache, cache_key, library_key
 from tracker.checks import cross_plan_findings
-from tracker.contract import EVIDENCE_DIR, RESULTS_DIR, Clock, file_id, utc_time
+from tracker.contract import EVIDENCE_DIR, LINK_MODE, RESULTS_DIR, Clock, file_id, utc_time
 from tracker.errors import ResultFileError
 from tracker.evidence_answers import Evidence, LiveEvidence
 from tracker.fingerprint import TRACKER_DIR, FileIndex
@@ -49,7 +49,7 @@ from tracker.model import BenchEvaluator, PhaseStatus, Plan, ResultRun, Store, T
 from tracker.plans import CACHE_VERSION, MAX_PLAN_BYTES, PLAN_GLOB, InvalidPlan, PlanFile, from_plain, to_plain
 from tracker.status import evaluate
 
-SYMLINK = "120000"
+SYMLINK = LINK_MODE
 PLANS_CACHE = "revision-plans"  # the cache of plan files parsed from a revision's blobs (tracker.cache)
 MAX_KEPT_PLANS = 512  # parses kept beyond the ones a command used (older ones go first)
 _STORE = f"{EVIDENCE_DIR.as_posix()}/"

@@ -239,6 +239,9 @@ def blob_id(data: bytes) -> str:
 
 
 PLAIN_MODE = "100644"  # git's mode of a plain file: its id in a fingerprint is its blob id
+EXEC_MODE = "100755"  # an executable file
+LINK_MODE = "120000"  # a symbolic link: its blob is the target's name
+GITLINK_MODE = "160000"  # a submodule's entry: the commit it records
 
 
 def file_id(blob: str, mode: str) -> str:
@@ -256,8 +259,13 @@ def mode_of(st_mode: int) -> str:
     import stat
 
     if stat.S_ISLNK(st_mode):
-        return "120000"
-    return "100755" if st_mode & stat.S_IXUSR else PLAIN_MODE
+        return LINK_MODE
+    return EXEC_MODE if st_mode & stat.S_IXUSR else PLAIN_MODE
+
+
+def link_id(path: str | os.PathLike[str]) -> str:
+    """The id of the link at ``path`` in fingerprints, as git stores it: its target's name, its mode folded in."""
+    return file_id(blob_id(os.fsencode(os.readlink(path))), LINK_MODE)
 
 
 def set_fingerprint(files: Mapping[str, str]) -> str:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
-from tracker.contract import blob_id, file_id, mode_of, set_fingerprint
+from tracker.contract import GITLINK_MODE, blob_id, file_id, link_id, mode_of, set_fingerprint
 from tracker.dirty import BYTECODE_EXCLUDE
 from tracker.errors import FileError
 
@@ -64,7 +64,7 @@ def _hash_file(path: Path) -> str | None:
     the id of :data:`NOT_REGULAR` and its kind, unlike any committed file's: the phases covering it go stale."""
     try:
         if path.is_symlink():  # git stores a link's target as its blob
-            return file_id(blob_id(os.fsencode(os.readlink(path))), "120000")
+            return link_id(path)
         mode, data = read_in_place(path)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
@@ -158,7 +158,7 @@ def tree_file_ids(root: Path) -> dict[str, str]:
     return {p: b for p, b in ids.items() if not p.startswith(f"{TRACKER_DIR}/")}
 
 
-GITLINK = "160000"  # a submodule's entry: the commit it records
+GITLINK = GITLINK_MODE  # a submodule's entry: the commit it records
 # What changed in a working tree, as tree_file_ids and _submodule_id read it (paths after it).
 _CHANGES = ("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=none")
 

@@ -62,7 +62,28 @@ def main() -> None:
     if [os.path.realpath(p) for p in where] != [os.path.realpath(ours)]:
         for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
             del sys.modules[name]  # the repository's own tracker (or none) for its tests; the plugins keep ours
+        clash = _clash(found, [p.__name__ for p in plugins])
+        if clash:
+            sys.stderr.write(
+                f"tracker: error: this repository's {clash} has the name of the tracker's own pytest plugin: pytest "
+                "registers one module of a name, so one of the two would be left out of the run (rename yours)\n"
+            )
+            raise SystemExit(4)  # pytest's usage error: nothing ran
     sys.argv = [str(Path(pytest.__file__).with_name("__main__.py")), *args]
     code = pytest.main(args, plugins=plugins)
     sys.stdout.flush()
     raise SystemExit(int(code))
+
+
+def _clash(found: importlib.machinery.ModuleSpec | None, names: list[str]) -> str | None:
+    """The repository's module (``found``: its ``tracker``) named as one of the tracker's plugins ``names``, as a
+    path; None when it has none."""
+    if found is None:
+        return None
+    places = list(found.submodule_search_locations or [])
+    for name in names:
+        sub = name.split(".", 1)[1]
+        spec = importlib.machinery.PathFinder.find_spec(sub, places) if places else None
+        if spec is not None:
+            return f"{PACKAGE}/{sub}.py"
+    return None

@@ -36,6 +36,7 @@ says which file resolves where.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -54,7 +55,6 @@ from tracker.model import (
 )
 from tracker.selection import conftests_of, marker_matches, normalize_arg, selects
 
-EXECUTED = frozenset({"passed", "failed", "error", "xfailed", "xpassed", "skipped"})  # reached the test's setup
 FAILURES = ("failed", "error", "xpassed")  # outcomes that are a real failure of a test that ran (``failed``)
 
 
@@ -97,6 +97,7 @@ class TestIndex:
         self._ranks: dict[str, list[int]] = {}
         self._limit = len(self.runs)  # runs at positions from here on are not seen (:meth:`before`)
         self._failed: set[str] = set()  # node ids some run recorded failing (:meth:`_standing_failure`)
+        self._alone_memo: dict[tuple[Any, ...], bool] = {}  # (run, gate): :meth:`_alone`
         for position, run in zip(range(len(self.runs) - 1, -1, -1), self.runs, strict=False):
             # A run that lists a test twice (a JUnit XML file with a testcase for its call and one for its teardown
             # error, shards merged into one file) says the worst of them: a failure first, then another outcome of
@@ -123,7 +124,7 @@ class TestIndex:
         view.runs = self.runs[len(self.runs) - count :]
         view.sorted, view.history, view._ranks, view._limit = self.sorted, self.history, self._ranks, count
         view._ids, view._file_ids, view._position = self._ids, self._file_ids, self._position
-        view._failed = self._failed
+        view._failed, view._alone_memo = self._failed, self._alone_memo
         return view
 
     def tests_of(self, nodeid: str) -> list[tuple[TestRun, dict[str, Any]]]:
@@ -215,12 +216,12 @@ class TestIndex:
 
     def _standing_failure(self, gate: TestGate, nodeid: str, hist: list[tuple[TestRun, dict[str, Any]]]) -> int | None:
         """Where in ``hist`` (a test's records, newest first) a failure stands though newer runs passed the test, or
-        None. A failure stands until a newer run passes the test after the gate's tests that ran before it in the
-        failing run (:meth:`_retires`): a test that fails only after another one ran (state left behind) passed
-        under ``-k``, a ``--deselect`` of that one, a run of its node id alone, another phase's run of part of the
-        file or the other one after it, and the gate was met while pytest on the gate failed (adversarial rounds 10
-        and 11). Every failure is judged, not only the newest: an older one that ran after more tests stands when
-        the passes since are retire only a newer, narrower one."""
+        None. A failure, in whatever run it came, stands until a newer run of the gate alone passes the test
+        (:meth:`_alone`: ``pytest GATE``, as the gate says) without skipping a test of the gate that ran before it in
+        the failing run. A test's outcome may depend on the tests run before it, in its session or on another xdist
+        worker, and on the modules its session imported: passes under ``-k`` or a ``--deselect``, of its node id
+        alone, in another order, beside other gates' tests, under xdist or in an ingested run proved nothing
+        against a failure (adversarial rounds 10 to 12). Every failure is judged, not only the newest."""
         if nodeid not in self._failed:  # most tests never failed: their whole history is not read
             return None
         passes: list[tuple[TestRun, dict[str, Any]]] = []
@@ -242,46 +243,59 @@ class TestIndex:
         gate: TestGate,
         memo: dict[tuple[int, int], bool],
     ) -> bool:
-        """Did the passing run (record) run the test after every test of the gate that ran before it in the failing
-        run, on the same xdist worker? Where either run recorded no order (evidence from before it was recorded,
-        JUnit XML without it), every test of the gate the failing run ran must have run in the passing one. A test
-        the passing run did not record at all is gone only if that run would have collected it (its arguments cover
-        it, no option narrowed its collection): a run of part of the gate proves nothing gone."""
-        key = (id(passing[0]), id(failing[0]))
+        """Is the passing run a run of the gate alone (:meth:`_alone`) that ran every test of the gate the failing
+        run ran before the failure (by its records' ``order``; every one it ran where it recorded none)? One that
+        skipped or did not reach such a test passed in another state."""
+        (prun, _), (frun, frec) = passing, failing
+        if not self._alone(prun, gate):
+            return False
+        key = (id(prun), id(frun))
         if key in memo:
             return memo[key]
-        (prun, prec), (frun, frec) = passing, failing
-        at, worker = frec.get("order"), frec.get("worker")
-        before = [
-            r
+        at = frec.get("order")
+        recorded = {r["nodeid"]: r["outcome"] for r in self._matching(prun, gate.test)}
+        ok = all(
+            recorded.get(r["nodeid"], "passed") in RAN  # not recorded by a run of all of the gate: gone
             for r in self._matching(frun, gate.test)
             if "::" in r["nodeid"]
             and r["nodeid"] != frec["nodeid"]
-            and r["outcome"] in EXECUTED
+            and r["outcome"] in RAN
             and marker_matches(gate.marker, r.get("markers", []))
             and (not isinstance(at, int) or not isinstance(r.get("order"), int) or r["order"] < at)
-            and (worker is None or r.get("worker") in (None, worker))
-        ]
-        recorded = {r["nodeid"]: r for r in self._matching(prun, gate.test)}
-        args, cut = prun.provenance.get("args"), narrowed(prun) is not None
-        mine, pworker = prec.get("order"), prec.get("worker")
-        ok = True
-        for r in before:
-            there = recorded.get(r["nodeid"])
-            if there is None:
-                if cut or not covers(args, r["nodeid"]):
-                    ok = False
-                    break
-                continue  # gone since: the passing run would have collected it
-            if there["outcome"] not in EXECUTED:
-                ok = False
-                break
-            order = there.get("order")
-            known = isinstance(mine, int) and isinstance(order, int) and isinstance(at, int)
-            if known and (order > mine or there.get("worker") != pworker):
-                ok = False
-                break
+        )
         memo[key] = ok
+        return ok
+
+    def _alone(self, run: TestRun, gate: TestGate) -> bool:
+        """Was ``run`` a run of the gate alone, as ``pytest GATE`` (with its options) would run it: its one argument
+        the gate's path (verify names a node id's file and deselects the rest of it), nothing narrowed or altered, no
+        xdist worker, every test it ran selected by the gate and none of the gate's deselected?"""
+        key = (id(run), gate.test, gate.marker, gate.options)
+        hit = self._alone_memo.get(key)
+        if hit is not None:
+            return hit
+        args = run.provenance.get("args")
+        want = normalize_arg(gate.test)
+        ok = (
+            isinstance(args, list)
+            and len(args) == 1
+            and normalize_arg(str(args[0])) in (want, want.split("::", 1)[0])
+            and narrowed(run) is None
+            and altered(run) is None
+            and missing_options(run, gate) is None
+        )
+        if ok:
+            for rec in run.tests:
+                if "worker" in rec:
+                    ok = False
+                elif rec["outcome"] == "deselected":
+                    if selects(gate.test, rec["nodeid"]) and marker_matches(gate.marker, rec.get("markers", [])):
+                        ok = False  # -k, --deselect: a test of the gate left out
+                elif "::" in rec["nodeid"] and not selects(gate.test, rec["nodeid"]):
+                    ok = False  # a test outside the gate ran
+                if not ok:
+                    break
+        self._alone_memo[key] = ok
         return ok
 
     def _keep_unseen(self, key: str, gate: TestGate, whole: TestRun, found: dict[str, dict[str, Any]]) -> None:
@@ -435,6 +449,7 @@ class TestIndex:
             what = f"-m {gate.marker!r} selects 0 tests" if gate.marker else "0 tests collected"
             return GateVerdict(False, f"{what} (an empty gate is unmet)", source_of(run)), False
         passed, first_bad, sources, ever, hidden = 0, None, [], True, None
+        stood: TestRun | None = None  # a newer run that passed a test whose failure stands (:meth:`_standing_failure`)
         changed: TestRun | None = None  # a run with options that change outcomes, whose pass was not counted
         allowed = gate.skips_allowed if "::" not in gate.test else ()  # a gate naming one test allows no skip
         expected = 0  # tests whose newest outcome is a skip the gate allows (none of them ever ran)
@@ -451,7 +466,8 @@ class TestIndex:
                     (changed, {"nodeid": rec["nodeid"], "outcome": "notrun", "reason": ""})
                 ]
             standing = self._standing_failure(gate, rec["nodeid"], hist)
-            if standing is not None:  # passed since only apart from the tests it failed with: the failure stands
+            if standing is not None:  # passed since only in runs other than one of the gate alone: the failure stands
+                stood = stood or next((r for r, x in hist[:standing] if x["outcome"] in RAN), None)
                 hist = hist[standing:]
             ran = next(((r, x) for r, x in hist if x["outcome"] in RAN), None)
             if ran is None and allowed:
@@ -532,6 +548,8 @@ class TestIndex:
             text += f"; a newer pass in {hidden.file} is not counted: JUnit XML writes an xpass as a pass"
         if changed is not None:
             text += f"; a pass in {changed.file} is not counted: it ran with {printable(altered(changed) or '')}"
+        if stood is not None:
+            text += f"; a pass since, in {stood.file}, was not a run of the gate alone (pytest {gate.test})"
         failed = outcome in FAILURES
         return GateVerdict(False, text, source_of(bad_run), failed=failed), ever
 
@@ -760,21 +778,34 @@ def names(key: str, gate: TestGate, run: TestRun) -> bool:
 
 
 def covers(args: object, arg: str) -> bool:
-    """Do a run's recorded pytest arguments (``provenance.args``) collect everything ``arg`` selects?"""
+    """Do a run's recorded pytest arguments (``provenance.args``) collect everything ``arg`` selects? A path argument
+    covers its file and what is under a folder, a node id itself, its class's or function's tests and parameters,
+    ``.`` or ``""`` everything. (Set lookups over the argument's own prefixes: a verify run of 1,000 node-id gates
+    records 1,000 arguments, and each gate asks.)"""
     if not isinstance(args, list):
         return False
+    whole, paths, nodes = _argument_sets(tuple(str(a) for a in args))
+    if whole:
+        return True
     want = normalize_arg(arg)
     file = want.split("::", 1)[0]
-    for given in args:
-        have = normalize_arg(str(given))
-        if have in ("", "."):
-            return True
-        if "::" in have:
-            if want == have or want.startswith((have + "::", have + "[")):
-                return True
-        elif file == have or file.startswith(have + "/"):
-            return True
-    return False
+    parts = file.split("/")
+    if any("/".join(parts[:i]) in paths for i in range(1, len(parts) + 1)):
+        return True
+    if not nodes:
+        return False
+    if want in nodes:
+        return True
+    cuts = [i for i in range(len(want)) if want.startswith("::", i) or want[i] == "["]
+    return any(want[:i] in nodes for i in cuts)
+
+
+@functools.lru_cache(maxsize=64)
+def _argument_sets(args: tuple[str, ...]) -> tuple[bool, frozenset[str], frozenset[str]]:
+    """(an argument covers everything, the path arguments, the node-id arguments), each normalized."""
+    normal = [normalize_arg(a) for a in args]
+    whole = any(have in ("", ".") for have in normal)
+    return whole, frozenset(h for h in normal if "::" not in h), frozenset(h for h in normal if "::" in h)
 
 
 def manual_hashes(phase: Phase) -> tuple[str, ...]:

@@ -329,3 +329,34 @@ def test_the_store_and_verify_name_the_test_that_crashed_among_others_of_its_fil
     ), proc.stderr
     [run] = evidence.load(root, strict=False).runs
     assert [r["nodeid"] for r in run.tests] == ["tests/test_c.py::test_b"]
+
+
+@pytest.mark.parametrize("last", ["tests/t.py", "tests/" + "/".join(["d" * 200] * 6) + "/t.py"], ids=["short", "long"])
+def test_the_evidence_file_names_the_crashed_file_after_its_running_part_was_rewritten_in_place(
+    repo, tmp_path: Path, last: str
+) -> None:
+    """The incomplete evidence file's ``running`` part is rewritten in place for each test file (tracker.pytest_plugin
+    ``_Tail``): after a longer part, a shorter one leaves spaces, never a piece of the old; one longer than the room
+    rewrites the file whole. Read without the slot (as a reader with the evidence file alone), the crash is the
+    last file's."""
+    import json as _json
+
+    from tracker import evidence
+    from tracker.contract import running_file
+
+    name = last.rsplit("/", 1)[-1]
+    files = {f"tests/test_{'m' * 60}_{i}.py": "def test_a(): pass\ndef test_b(): pass\n" for i in range(3)}
+    files[last.replace(name, "test_" + name)] = (
+        "import os, signal\ndef test_a(): pass\ndef test_z(): os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    root = repo({"plans/0001-demo.md": CRASH_PLAN.replace("tests/test_c.py", "tests/"), **files})
+    out = tmp_path / "ev"
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files, f"--tracker-record={out}"]
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    assert proc.returncode < 0, proc.stdout + proc.stderr  # killed
+    [path] = [p for p in out.glob("*.json")]
+    running_file(path).unlink(missing_ok=True)  # the evidence file alone
+    data = _json.loads(path.read_bytes())
+    assert data["status"] == "incomplete"
+    crashed = evidence.crashed_run(path.name, data)
+    assert crashed is not None and crashed.tests[0]["nodeid"] == last.replace(name, "test_" + name)

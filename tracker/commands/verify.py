@@ -100,6 +100,17 @@ def _verify(
         if session.before is not None and session.evidence is None
         else _Judgement(root, plans, cache, last=tuple(f.name for f in session.files()) or None)
     )
+    alone = _to_run_alone(session, all_gates, judged)
+    if alone:
+        log.write(
+            f"tracker: running {len(alone)} unmet gate(s) alone, as `pytest GATE` would (a test may pass or fail "
+            "beside other gates' tests; a failure stands until a run of its gate alone passes it)\n"
+        )
+        with _stdout_to_stderr() if as_json else nullcontext():
+            runs = [_run_gates(root, {key: all_gates[key]}, pytest_args, log, all_gates[key].options) for key in alone]
+        files = [*session.files(), *(r for r in runs if r is not None)]
+        session = session._replace(evidence=files[-1], earlier=tuple(files[:-1]))
+        judged = _Judgement(root, plans, cache, last=tuple(f.name for f in session.files()))
     moved = None
     if judged.store.reordered:
         for file in session.files():  # each of this verify's runs, in their order
@@ -134,6 +145,27 @@ def _verify(
     if empty:
         raise NoTestsError(f"{len(empty)} gate(s) collected no tests: {', '.join(empty)}")
     return code
+
+
+def _to_run_alone(session: _Session, all_gates: dict[str, TestGate], judged: _Judgement) -> list[str]:
+    """The test gates this verify ran beside other gates in one session that are unmet though the session ran them
+    (only a run of a gate alone retires a failure, :meth:`tracker.testgate.TestIndex._alone`, and a test may fail
+    only beside another gate's tests), in key order."""
+    if session.evidence is None:
+        return []
+    together: dict[tuple[str, ...], set[str]] = {}  # per session (of gate options): the distinct gates it ran
+    for key in session.ran:
+        together.setdefault(all_gates[key].options, set()).add(all_gates[key].test)
+    verdicts = {f"{k}#{i + 1}": v for k, status in judged.statuses.items() for i, v in enumerate(status.verdicts)}
+    out = []
+    for key in session.ran:
+        verdict = verdicts.get(key)
+        if len(together[all_gates[key].options]) < 2 or verdict is None or verdict.met or verdict.source is None:
+            continue
+        if "0 tests" in verdict.reason or "never run" in verdict.reason:
+            continue
+        out.append(key)
+    return out
 
 
 class _Session(NamedTuple):

@@ -29,7 +29,6 @@ from tracker.contract import (
     blob_id,
     evidence_name,
     file_id,
-    link_id,
     mode_of,
     set_fingerprint,
 )
@@ -48,12 +47,11 @@ def measured_files(root: Path, patterns: tuple[str, ...] = MEASURED) -> dict[str
     for pattern in patterns:
         for path in root.glob(pattern):
             if path.is_file() and "__pycache__" not in path.parts:
-                # As the tracker's fingerprints have it (tracker.contract): a link's id is its target's name, a mode
-                # other than a plain file's folded in.
-                mode = path.lstat().st_mode
-                linked = stat.S_ISLNK(mode)
-                ident = link_id(path) if linked else file_id(blob_id(path.read_bytes()), mode_of(mode))
-                files[path.relative_to(root).as_posix()] = ident
+                # As the tracker's fingerprints have it: a link's id is its target's name, a mode other than a plain
+                # file's folded in (tracker.contract.file_id).
+                st = path.lstat()
+                data = os.fsencode(os.readlink(path)) if stat.S_ISLNK(st.st_mode) else path.read_bytes()
+                files[path.relative_to(root).as_posix()] = file_id(blob_id(data), mode_of(st.st_mode))
     return files
 
 

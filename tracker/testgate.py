@@ -243,26 +243,32 @@ class TestIndex:
         gate: TestGate,
         memo: dict[tuple[int, int], bool],
     ) -> bool:
-        """Is the passing run a run of the gate alone (:meth:`_alone`) that ran every test of the gate the failing
-        run ran before the failure (by its records' ``order``; every one it ran where it recorded none)? One that
-        skipped or did not reach such a test passed in another state."""
-        (prun, _), (frun, frec) = passing, failing
+        """Is the passing run a run of the gate alone (:meth:`_alone`) that ran, before the test, every test of the
+        gate the failing run ran before the failure (by the records' ``order``; every one it ran where it recorded
+        none)? One that skipped such a test, or ran it after, passed in another state."""
+        (prun, prec), (frun, frec) = passing, failing
         if not self._alone(prun, gate):
             return False
         key = (id(prun), id(frun))
         if key in memo:
             return memo[key]
-        at = frec.get("order")
-        recorded = {r["nodeid"]: r["outcome"] for r in self._matching(prun, gate.test)}
-        ok = all(
-            recorded.get(r["nodeid"], "passed") in RAN  # not recorded by a run of all of the gate: gone
-            for r in self._matching(frun, gate.test)
-            if "::" in r["nodeid"]
-            and r["nodeid"] != frec["nodeid"]
-            and r["outcome"] in RAN
-            and marker_matches(gate.marker, r.get("markers", []))
-            and (not isinstance(at, int) or not isinstance(r.get("order"), int) or r["order"] < at)
-        )
+        at, mine = frec.get("order"), prec.get("order")
+        recorded = {r["nodeid"]: r for r in self._matching(prun, gate.test)}
+        ok = True
+        for r in self._matching(frun, gate.test):
+            if "::" not in r["nodeid"] or r["nodeid"] == frec["nodeid"] or r["outcome"] not in RAN:
+                continue
+            if not marker_matches(gate.marker, r.get("markers", [])):
+                continue
+            if isinstance(at, int) and isinstance(r.get("order"), int) and r["order"] > at:
+                continue  # it ran after the failure
+            there = recorded.get(r["nodeid"])
+            if there is None:
+                continue  # not recorded by a run of all of the gate: gone
+            order = there.get("order")
+            if there["outcome"] not in RAN or (isinstance(mine, int) and isinstance(order, int) and order > mine):
+                ok = False  # skipped, or run after the test (--ff in an ini's addopts, a hook's reordering)
+                break
         memo[key] = ok
         return ok
 
@@ -283,6 +289,7 @@ class TestIndex:
             and narrowed(run) is None
             and altered(run) is None
             and missing_options(run, gate) is None
+            and not _extra_options(run, gate)
         )
         if ok:
             for rec in run.tests:
@@ -291,8 +298,10 @@ class TestIndex:
                 elif rec["outcome"] == "deselected":
                     if selects(gate.test, rec["nodeid"]) and marker_matches(gate.marker, rec.get("markers", [])):
                         ok = False  # -k, --deselect: a test of the gate left out
-                elif "::" in rec["nodeid"] and not selects(gate.test, rec["nodeid"]):
-                    ok = False  # a test outside the gate ran
+                elif "::" in rec["nodeid"] and not (
+                    selects(gate.test, rec["nodeid"]) and marker_matches(gate.marker, rec.get("markers") or [])
+                ):
+                    ok = False  # a test outside the gate (or its marker) ran
                 if not ok:
                     break
         self._alone_memo[key] = ok
@@ -754,6 +763,16 @@ def missing_options(run: TestRun, gate: TestGate) -> str | None:
         have.add("--import-mode=prepend")
     lacking = [u for u in option_units(gate.options) if u not in have]
     return ", ".join(lacking) if lacking else None
+
+
+def _extra_options(run: TestRun, gate: TestGate) -> list[str]:
+    """The collection options ``run`` had (``provenance.options``: ``--doctest-modules``, an import mode, ...) that the
+    gate does not carry: such a run collected more, or otherwise, than ``pytest GATE`` (pytest's default import mode
+    aside)."""
+    given = run.provenance.get("options")
+    have = [str(x) for x in given] if isinstance(given, list) else []
+    mine = set(option_units(gate.options)) | {"--import-mode=prepend"}
+    return [h for h in have if h not in mine]
 
 
 def altered(run: TestRun) -> str | None:

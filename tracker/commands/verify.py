@@ -47,6 +47,7 @@ from tracker.model import (
     gate_key,
 )
 from tracker.plans import load_plans
+from tracker.selection import marker_matches, selects
 
 PYTEST_USAGE_ERROR = 4  # pytest.ExitCode.USAGE_ERROR (pytest is not imported here)
 
@@ -148,23 +149,35 @@ def _verify(
 
 
 def _to_run_alone(session: _Session, all_gates: dict[str, TestGate], judged: _Judgement) -> list[str]:
-    """The test gates this verify ran beside other gates in one session that are unmet though the session ran them
-    (only a run of a gate alone retires a failure, :meth:`tracker.testgate.TestIndex._alone`, and a test may fail
-    only beside another gate's tests), in key order."""
+    """The test gates this verify ran beside other gates in one session that are unmet though none of their tests
+    failed there: a failure recorded before stands until a run of the gate alone passes it
+    (:meth:`tracker.testgate.TestIndex._alone`), so verify runs each alone, as ``pytest GATE`` would. A gate that
+    failed in the session stays failed (a failure only beside other gates' tests is still pytest's failure there)."""
     if session.evidence is None:
         return []
-    together: dict[tuple[str, ...], set[str]] = {}  # per session (of gate options): the distinct gates it ran
+    together: dict[tuple[str, ...], set[tuple[str, str | None]]] = {}  # per session (of options): its distinct gates
     for key in session.ran:
-        together.setdefault(all_gates[key].options, set()).add(all_gates[key].test)
+        gate = all_gates[key]
+        together.setdefault(gate.options, set()).add((gate.test, gate.marker))
+    mine = {f.name for f in session.files()}
+    runs = [run for run in judged.store.runs if Path(run.file).name in mine]
     verdicts = {f"{k}#{i + 1}": v for k, status in judged.statuses.items() for i, v in enumerate(status.verdicts)}
     out = []
     for key in session.ran:
-        verdict = verdicts.get(key)
-        if len(together[all_gates[key].options]) < 2 or verdict is None or verdict.met or verdict.source is None:
+        gate, verdict = all_gates[key], verdicts.get(key)
+        if len(together[gate.options]) < 2 or verdict is None or verdict.met or verdict.source is None:
             continue
         if "0 tests" in verdict.reason or "never run" in verdict.reason:
             continue
-        out.append(key)
+        failed_here = any(
+            rec["outcome"] in ("failed", "error", "xpassed")
+            and selects(gate.test, rec["nodeid"])
+            and marker_matches(gate.marker, rec.get("markers") or [])
+            for run in runs
+            for rec in run.tests
+        )
+        if not failed_here:
+            out.append(key)
     return out
 
 

@@ -243,15 +243,21 @@ class TestIndex:
         gate: TestGate,
         memo: dict[tuple[int, int], bool],
     ) -> bool:
-        """Is the passing run a run of the gate alone (:meth:`_alone`) that ran, before the test, every test of the
-        gate the failing run ran before the failure (by the records' ``order``; every one it ran where it recorded
-        none)? One that skipped such a test, or ran it after, passed in another state."""
+        """Did the passing run run on other code than the failing run (their trees' file ids differ: the failure is
+        of older code, and the newest outcome counts, as it always did), or is it a run of the gate alone
+        (:meth:`_alone`) that ran, before the test, every test of the gate the failing run ran before the failure (by
+        the records' ``order``; every one it ran where it recorded none)? One that skipped such a test, or ran it
+        after, passed in another state."""
         (prun, prec), (frun, frec) = passing, failing
-        if not self._alone(prun, gate):
-            return False
         key = (id(prun), id(frun))
         if key in memo:
             return memo[key]
+        if prun.files and frun.files and prun.files != frun.files:
+            memo[key] = True  # a pass on other code than the failure's: the newest outcome counts, as it always did
+            return True
+        if not self._alone(prun, gate):
+            memo[key] = False
+            return False
         at, mine = frec.get("order"), prec.get("order")
         recorded = {r["nodeid"]: r for r in self._matching(prun, gate.test)}
         ok = True

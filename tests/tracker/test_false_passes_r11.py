@@ -160,7 +160,7 @@ def test_a_failure_is_retired_by_a_pass_after_the_same_tests_or_their_removal(re
 # The rule as a property, on hand-built histories: test b failed after a and c in a run of the whole gate; later runs
 # pass b in any subset and order of the tests, with or without xdist workers, skips, narrowing and other arguments.
 # The gate is met exactly when one of them was a run of the gate alone (its one argument the gate, nothing narrowed,
-# no xdist worker) that skipped neither a nor c.
+# no xdist worker) that skipped neither a nor c and ran them before b.
 FILE = "t.py"
 NODES = {"a": f"{FILE}::a", "b": f"{FILE}::b", "c": f"{FILE}::c"}
 Later = tuple[list[str], dict[str, Any], list[str] | None, bool, dict[str, str]]
@@ -186,7 +186,8 @@ def _hand_run(i: int, spec: Later) -> Any:
 def _alone(spec: Later) -> bool:
     order, workers, args, cut, outcomes = spec
     skipped = any(outcomes.get(x) == "skipped" for x in order if x != "b")
-    return args == [FILE] and not cut and not any(workers.get(x) for x in order) and not skipped
+    after = any(order.index(x) > order.index("b") for x in order if x != "b")  # a and c ran before b in the failure
+    return args == [FILE] and not cut and not any(workers.get(x) for x in order) and not skipped and not after
 
 
 LATER = st.lists(

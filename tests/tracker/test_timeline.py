@@ -143,7 +143,8 @@ def test_events_of_one_second_keep_the_store_s_order_runs_before_signoffs() -> N
         (T, "in-progress", "done", "s.json"),
     ]
     one = Plan("0001", "p", "plans/0001-p.md", phases=(Phase("P1", "t", gates=(TestGate("t.py::a"),)),))
-    fail, ok = run("fail", T, {"t.py::a": "failed"}), run("ok", T, {"t.py::a": "passed"})
+    # ok: a run of the gate alone (only such a run retires a failure on the same tree: tracker.testgate)
+    fail, ok = run("fail", T, {"t.py::a": "failed"}), run("ok", T, {"t.py::a": "passed"}, args=["t.py::a"])
     # a failing test that never passed is new work (planned); passed, then failed: a regression
     assert steps(replay([one], Store(runs=[fail, ok])), "0001/P1") == [(T, "planned", "done", "ok.json")]
     assert steps(replay([one], Store(runs=[ok, fail])), "0001/P1") == [
@@ -178,7 +179,7 @@ def test_a_dependency_chain_blocks_and_unblocks() -> None:
             run("r2", times[1], {"t.py::a": "passed"}),  # P1 done: P2 unblocked
             run("r3", times[2], {"t.py::c": "passed"}),  # P2 done: P3 unblocked
             run("r4", times[3], {"t.py::c": "failed"}),  # P2 regressed: P3 blocked again
-            run("r5", times[4], {"t.py::c": "passed"}),  # and back
+            run("r5", times[4], {"t.py::c": "passed"}, args=["t.py::c"]),  # and back (a run of the gate alone)
         ]
     )
     out = replay(plans, store)

@@ -149,7 +149,7 @@ def _verify(
 
 
 def _to_run_alone(session: _Session, all_gates: dict[str, TestGate], judged: _Judgement) -> list[str]:
-    """The test gates this verify ran beside other gates in one session that are unmet though none of their tests
+    """The test gates this verify ran beside other gates in one session that are failed though none of their tests
     failed there: a failure recorded before stands until a run of the gate alone passes it
     (:meth:`tracker.testgate.TestIndex._alone`), so verify runs each alone, as ``pytest GATE`` would. A gate that
     failed in the session stays failed (a failure only beside other gates' tests is still pytest's failure there)."""
@@ -165,10 +165,8 @@ def _to_run_alone(session: _Session, all_gates: dict[str, TestGate], judged: _Ju
     out = []
     for key in session.ran:
         gate, verdict = all_gates[key], verdicts.get(key)
-        if len(together[gate.options]) < 2 or verdict is None or verdict.met or verdict.source is None:
-            continue
-        if "0 tests" in verdict.reason or "never run" in verdict.reason:
-            continue
+        if len(together[gate.options]) < 2 or verdict is None or verdict.met or not verdict.failed:
+            continue  # alone, met, or unmet for want of a pass (a skip, no test): running it again changes nothing
         failed_here = any(
             rec["outcome"] in ("failed", "error", "xpassed")
             and selects(gate.test, rec["nodeid"])

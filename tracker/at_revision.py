@@ -49,7 +49,6 @@ from tracker.model import BenchEvaluator, PhaseStatus, Plan, ResultRun, Store, T
 from tracker.plans import CACHE_VERSION, MAX_PLAN_BYTES, PLAN_GLOB, InvalidPlan, PlanFile, from_plain, to_plain
 from tracker.status import evaluate
 
-SYMLINK = LINK_MODE
 PLANS_CACHE = "revision-plans"  # the cache of plan files parsed from a revision's blobs (tracker.cache)
 MAX_KEPT_PLANS = 512  # parses kept beyond the ones a command used (older ones go first)
 _STORE = f"{EVIDENCE_DIR.as_posix()}/"
@@ -98,7 +97,7 @@ def _follow(entries: Mapping[str, TreeEntry], path: str, link: Callable[[str], s
             return "/".join(done), False
         here = "/".join([*done, parts[0]])
         entry = entries.get(here)
-        if entry is None or entry.mode != SYMLINK:
+        if entry is None or entry.mode != LINK_MODE:
             done.append(parts.pop(0))
             continue
         target = link(entry.id)
@@ -119,7 +118,7 @@ def outside_at(entries: Mapping[str, TreeEntry], link: Callable[[str], str]) -> 
     def check(test: str) -> str | None:
         path = posixpath.normpath(gate_path(test))
         parts = path.split("/")
-        if not any(entries.get("/".join(parts[: i + 1]), _NO_ENTRY).mode == SYMLINK for i in range(len(parts))):
+        if not any(entries.get("/".join(parts[: i + 1]), _NO_ENTRY).mode == LINK_MODE for i in range(len(parts))):
             return None
         return (
             f"test path {path!r} leaves the repository through a symlink" if _follow(entries, path, link)[1] else None

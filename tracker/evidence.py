@@ -276,8 +276,7 @@ def _records_ok(tests: list[Any]) -> bool:
             return False
         if markers != () and (type(markers) is not list or any(type(m) is not str for m in markers)):
             return False
-        order, worker = rec.get("order", 0), rec.get("worker", "")
-        if type(order) is not int or not 0 <= order < MAX_ORDER or type(worker) is not str:
+        if not _order(rec.get("order", 0)) or type(rec.get("worker", "")) is not str:
             return False
     return True
 

@@ -144,7 +144,7 @@ def tree_file_ids(root: Path) -> dict[str, str]:
             path = raw.decode("utf-8", "surrogateescape")
             mode, oid = meta.decode().split(" ")[:2]
             ids[path] = file_id(oid, mode)  # an executable's or a link's mode is part of its id
-            if mode == GITLINK:
+            if mode == GITLINK_MODE:
                 gitlinks.add(path)
             if tag.islower() or tag == b"S":  # assume-unchanged, skip-worktree: git status never reports an edit
                 unwatched.append(path)
@@ -158,7 +158,6 @@ def tree_file_ids(root: Path) -> dict[str, str]:
     return {p: b for p, b in ids.items() if not p.startswith(f"{TRACKER_DIR}/")}
 
 
-GITLINK = GITLINK_MODE  # a submodule's entry: the commit it records
 # What changed in a working tree, as tree_file_ids and _submodule_id read it (paths after it).
 _CHANGES = ("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=none")
 
@@ -179,7 +178,7 @@ def _submodule_id(path: Path, depth: int = 0) -> str | None:
     if status.returncode:
         return blob_id(NOT_REGULAR + b"submodule git status failed")
     if not status.stdout:
-        return file_id(commit, GITLINK)
+        return file_id(commit, GITLINK_MODE)
     parts = [b"\0tracker: a submodule with changes: ", commit.encode(), b"\0", status.stdout]
     for field in status.stdout.split(b"\0"):
         if len(field) > 3:

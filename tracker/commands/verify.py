@@ -155,6 +155,8 @@ def _to_run_alone(session: _Session, all_gates: dict[str, TestGate], judged: _Ju
     failed in the session stays failed (a failure only beside other gates' tests is still pytest's failure there)."""
     if session.evidence is None:
         return []
+    from tracker.testgate import FAILURES
+
     together: dict[tuple[str, ...], set[tuple[str, str | None]]] = {}  # per session (of options): its distinct gates
     for key in session.ran:
         gate = all_gates[key]
@@ -168,7 +170,7 @@ def _to_run_alone(session: _Session, all_gates: dict[str, TestGate], judged: _Ju
         if len(together[gate.options]) < 2 or verdict is None or verdict.met or not verdict.failed:
             continue  # alone, met, or unmet for want of a pass (a skip, no test): running it again changes nothing
         failed_here = any(
-            rec["outcome"] in ("failed", "error", "xpassed")
+            rec["outcome"] in FAILURES
             and selects(gate.test, rec["nodeid"])
             and marker_matches(gate.marker, rec.get("markers") or [])
             for run in runs

@@ -10,13 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tracker_testutil import git, phase, plan_text
+from tracker_testutil import git, phase, plan_text, status_of
 
 RUNS = "import subprocess\n\n\ndef test_run():\n    assert subprocess.run(['./bin/run.sh']).returncode == 0\n"
-
-
-def p1(cli: Any, root: Path) -> str:
-    return next(x for x in cli(root, "status").out.splitlines() if x.strip().startswith("P1 ")).split()[1]
 
 
 def script_repo(repo: Any, gate: str = "tests/test_run.py") -> Path:
@@ -33,9 +29,9 @@ def test_a_chmod_stales_the_phase_where_git_ignores_modes(repo: Any, cli: Any) -
     executable's id kept its mode and the phase stayed done while the test failed."""
     root = script_repo(repo)
     git(root, "config", "core.fileMode", "false")
-    assert cli(root, "verify").code == 0 and p1(cli, root) == "done"
+    assert cli(root, "verify").code == 0 and status_of(cli, root) == "done"
     (root / "bin/run.sh").chmod(0o644)
-    assert p1(cli, root) == "stale"
+    assert status_of(cli, root) == "stale"
     assert cli(root, "verify").code == 1
 
 
@@ -49,7 +45,7 @@ def test_an_ingested_run_knows_the_modes_of_its_commit(repo: Any, cli: Any, tmp_
     (root / "bin/run.sh").chmod(0o644)
     git(root, "commit", "-qam", "no longer executable")
     assert cli(root, "ingest", "--commit", "HEAD~1", str(junit)).code == 0
-    assert p1(cli, root) != "done"
+    assert status_of(cli, root) != "done"
 
 
 IMPL = "def answer():\n    return {}\n"
@@ -79,7 +75,7 @@ def test_a_link_pointed_elsewhere_never_runs_the_old_bytecode(
     (root / "src/m.py").unlink()
     (root / "src/m.py").symlink_to("bad.py")
     git(root, "commit", "-qam", "bad")
-    assert cli(root, "verify").code == 1 and p1(cli, root) != "done"
+    assert cli(root, "verify").code == 1 and status_of(cli, root) != "done"
 
 
 def test_a_folder_renamed_into_place_never_runs_the_old_bytecode(
@@ -105,7 +101,7 @@ def test_a_folder_renamed_into_place_never_runs_the_old_bytecode(
     (root / "pkg").rename(root / "old")
     (root / "alt").rename(root / "pkg")
     git(root, "commit", "-qam", "41")
-    assert cli(root, "verify").code == 1 and p1(cli, root) != "done"
+    assert cli(root, "verify").code == 1 and status_of(cli, root) != "done"
 
 
 def test_the_repository_s_own_module_is_the_one_its_tests_import(repo: Any, cli: Any) -> None:
@@ -121,7 +117,7 @@ def test_the_repository_s_own_module_is_the_one_its_tests_import(repo: Any, cli:
     plain = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
     assert subprocess.run(plain, cwd=root, capture_output=True).returncode == 0
     r = cli(root, "verify")
-    assert r.code == 0 and p1(cli, root) == "done", r.out + r.err
+    assert r.code == 0 and status_of(cli, root) == "done", r.out + r.err
 
 
 def test_verify_collects_each_test_file_once(repo: Any, cli: Any, tmp_path: Path) -> None:
@@ -170,13 +166,13 @@ def test_a_submodule_s_checkout_and_changes_stale_the_phase(repo: Any, cli: Any,
     git(root, "add", "-A")
     git(root, "commit", "-qm", "the library at v1")
     git(root / "vendor/lib", "checkout", "-q", "v2")  # working on the library: v2 passes
-    assert cli(root, "verify").code == 0 and p1(cli, root) == "done"
+    assert cli(root, "verify").code == 0 and status_of(cli, root) == "done"
     git(root / "vendor/lib", "checkout", "-q", "v3")  # v3 breaks it
-    assert p1(cli, root) == "stale"
+    assert status_of(cli, root) == "stale"
     git(root / "vendor/lib", "checkout", "-q", "v2")
-    assert p1(cli, root) == "done"
+    assert status_of(cli, root) == "done"
     (root / "vendor/lib/lib.py").write_text(IMPL.format(0))  # an edit inside it
-    assert p1(cli, root) == "stale"
+    assert status_of(cli, root) == "stale"
 
 
 STATE = "STATE = []\n\n\ndef test_a():\n    STATE.append(1)\n\n\ndef test_b():\n    assert STATE == [], 'test_a left state'\n"
@@ -190,7 +186,7 @@ def test_a_failure_stands_until_it_passes_with_the_tests_it_failed_with(repo: An
     root: Path = repo({"plans/0001-demo.md": plan, "tests/test_state.py": STATE})
     assert cli(root, "verify").code == 1
     r = cli(root, "verify", "--force", *(f"--pytest-arg={a}" for a in narrow))
-    assert r.code == 1 and p1(cli, root) != "done", r.out + r.err
+    assert r.code == 1 and status_of(cli, root) != "done", r.out + r.err
     (root / "tests/test_state.py").write_text(STATE.replace("STATE.append(1)", "pass"))  # the fix
     git(root, "commit", "-qam", "test_a leaves nothing")
-    assert cli(root, "verify").code == 0 and p1(cli, root) == "done"  # together now: the failure is retired
+    assert cli(root, "verify").code == 0 and status_of(cli, root) == "done"  # together now: the failure is retired

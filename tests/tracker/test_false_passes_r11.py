@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tracker_testutil import git, phase, plan_text
+from tracker_testutil import git, phase, plan_text, record, status_of
 
 
 def test_a_module_the_repository_provides_below_its_root_is_its_own(repo: Any, cli: Any) -> None:
@@ -76,11 +76,6 @@ STATE = (
 A, B = "tests/test_state.py::test_a", "tests/test_state.py::test_b"
 
 
-def p1(cli: Any, root: Path) -> str:
-    """0001/P1's status: never stale here (no file changes between the runs judged)."""
-    return next(x for x in cli(root, "status", "0001").out.splitlines() if x.strip().startswith("P1 ")).split()[1]
-
-
 def state_repo(repo: Any, cli: Any) -> Path:
     """test_b fails after test_a (state left behind): verify on the gate fails."""
     plan = plan_text(phases=phase("P1", 'test = "tests/test_state.py"', paths='"tests/**"'))
@@ -88,11 +83,6 @@ def state_repo(repo: Any, cli: Any) -> Path:
     root: Path = repo({"plans/0001-demo.md": plan, "plans/0002-other.md": plan2, "tests/test_state.py": STATE})
     assert cli(root, "verify", "0001").code == 1
     return root
-
-
-def record(root: Path, *args: str, env: dict[str, str] | None = None) -> int:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "--tracker-record"]
-    return subprocess.run(cmd, cwd=root, capture_output=True, env={**os.environ, **(env or {})}).returncode
 
 
 @pytest.mark.parametrize("how", ["node id", "other phase", "junit"])
@@ -112,7 +102,7 @@ def test_a_run_of_part_of_the_gate_never_retires_an_order_dependent_failure(
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", B, f"--junitxml={xml}"]
         assert subprocess.run(cmd, cwd=root, capture_output=True).returncode == 0
         assert cli(root, "ingest", str(xml)).code == 0
-    assert p1(cli, root) == "planned"
+    assert status_of(cli, root, "P1", "0001") == "planned"
     assert cli(root, "verify", "0001").code == 1
 
 
@@ -120,7 +110,7 @@ def test_a_pass_in_another_order_never_retires_an_order_dependent_failure(repo: 
     """F4: the rule asked only that the passing run ran the same tests: test_b run before test_a passed."""
     root = state_repo(repo, cli)
     assert record(root, B, A) == 0
-    assert p1(cli, root) == "planned"
+    assert status_of(cli, root, "P1", "0001") == "planned"
 
 
 def test_an_older_failure_stands_when_only_a_newer_narrower_one_was_retired(repo: Any, cli: Any) -> None:
@@ -129,7 +119,7 @@ def test_an_older_failure_stands_when_only_a_newer_narrower_one_was_retired(repo
     root = state_repo(repo, cli)
     assert record(root, B, env={"BREAK": "1"}) == 1
     assert record(root, B) == 0
-    assert p1(cli, root) == "planned"
+    assert status_of(cli, root, "P1", "0001") == "planned"
 
 
 def test_a_pass_on_another_xdist_worker_never_retires_an_order_dependent_failure(repo: Any, cli: Any) -> None:
@@ -137,7 +127,7 @@ def test_a_pass_on_another_xdist_worker_never_retires_an_order_dependent_failure
     pytest.importorskip("xdist")
     root = state_repo(repo, cli)
     assert record(root, "-n", "2", "tests/test_state.py") in (0, 1)
-    assert p1(cli, root) == "planned"
+    assert status_of(cli, root, "P1", "0001") == "planned"
 
 
 def test_a_failure_is_retired_by_a_pass_after_the_same_tests_or_their_removal(repo: Any, cli: Any) -> None:
@@ -147,14 +137,14 @@ def test_a_failure_is_retired_by_a_pass_after_the_same_tests_or_their_removal(re
     (root / "tests/test_state.py").write_text(STATE.replace("STATE.append(1)", "pass"))
     git(root, "commit", "-qam", "the fix")
     assert record(root, "tests/test_state.py") == 0
-    assert p1(cli, root) == "done"
+    assert status_of(cli, root, "P1", "0001") == "done"
     (root / "tests/test_state.py").write_text(STATE)
     git(root, "commit", "-qam", "the bug again")
     assert cli(root, "verify", "0001").code == 1
     (root / "tests/test_state.py").write_text(STATE.replace("def test_a():\n    STATE.append(1)\n\n\n", ""))
     git(root, "commit", "-qam", "test_a deleted")
     assert record(root, "tests/test_state.py") == 0
-    assert p1(cli, root) == "done"
+    assert status_of(cli, root, "P1", "0001") == "done"
 
 
 # The rule as a property, on hand-built histories: test b failed after a and c in a run of the whole gate; later runs

@@ -4,23 +4,12 @@ gate alone when it ran it beside others."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from tracker_testutil import git, phase, plan_text
-
-
-def status_of(cli: Any, root: Path, phase_id: str = "P1") -> str:
-    lines = cli(root, "status").out.splitlines()
-    return next(x for x in lines if x.strip().startswith(f"{phase_id} ")).split()[1]
-
-
-def record(root: Path, *args: str, env: dict[str, str] | None = None) -> int:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "--tracker-record"]
-    return subprocess.run(cmd, cwd=root, capture_output=True, env={**os.environ, **(env or {})}).returncode
+from tracker_testutil import git, phase, plan_text, record, status_of
 
 
 def one_gate(repo: Any, test: str, **files: str) -> Path:

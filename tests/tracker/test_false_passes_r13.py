@@ -8,23 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tracker_testutil import phase, plan_text
+from tracker_testutil import phase, plan_text, record, status_of
 
 MARKED = (
     "import pytest\n\nSTATE = []\n\n\n@pytest.mark.slow\ndef test_a():\n    STATE.append('dirty')\n\n\n"
     "def test_c():\n    STATE.clear()\n\n\n@pytest.mark.slow\ndef test_b():\n    assert not STATE\n"
 )
 INI = "[pytest]\nmarkers =\n    slow: slow\n"
-
-
-def status_of(cli: Any, root: Path, phase_id: str = "P1") -> str:
-    lines = cli(root, "status").out.splitlines()
-    return next(x for x in lines if x.strip().startswith(f"{phase_id} ")).split()[1]
-
-
-def record(root: Path, *args: str) -> int:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "--tracker-record"]
-    return subprocess.run(cmd, cwd=root, capture_output=True).returncode
 
 
 def test_a_run_without_the_gate_s_marker_is_not_a_run_of_the_gate_alone(repo: Any, cli: Any) -> None:

@@ -36,6 +36,18 @@ def make_files(root: Path, files: dict[str, str]) -> None:
         path.write_bytes(text.encode("utf-8"))
 
 
+def status_of(cli: Callable[..., Any], root: Path, phase_id: str = "P1", *scope: str) -> str:
+    """The status ``tracker status [SCOPE]`` shows for phase ``phase_id`` (the ``cli`` fixture's run)."""
+    lines = cli(root, "status", *scope).out.splitlines()
+    return str(next(x for x in lines if x.strip().startswith(f"{phase_id} ")).split()[1])
+
+
+def record(root: Path, *args: str, env: dict[str, str] | None = None) -> int:
+    """Exit status of ``python -m pytest -q ARGS --tracker-record`` run in ``root`` (``env`` added to ours)."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "--tracker-record"]
+    return subprocess.run(cmd, cwd=root, capture_output=True, env={**os.environ, **(env or {})}).returncode
+
+
 def plan_text(plan_id: str = "0001", phases: str = "", title: str = "Demo") -> str:
     """A plan file's text with the given phase blocks appended."""
     return f'# {title}\n\n```plan\nid = "{plan_id}"\ntitle = "{title}"\n```\n\n{phases}'

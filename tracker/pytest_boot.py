@@ -81,9 +81,11 @@ def _clash(found: importlib.machinery.ModuleSpec | None, names: list[str]) -> st
     if found is None:
         return None
     places = list(found.submodule_search_locations or [])
+    if any(os.path.isfile(os.path.join(place, "pytest_boot.py")) for place in places):
+        return None  # a copy of the tracker (``pip install .`` beside a checkout, CI of 2026-12-03): same plugins
     for name in names:
         sub = name.split(".", 1)[1]
         spec = importlib.machinery.PathFinder.find_spec(sub, places) if places else None
         if spec is not None:
-            return f"{PACKAGE}/{sub}.py"
+            return os.path.relpath(spec.origin or sub, os.getcwd())
     return None

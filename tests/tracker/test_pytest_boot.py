@@ -103,3 +103,24 @@ def test_no_module_in_pytest_imports_the_tracker_inside_a_function() -> None:
                         late.append(f"{path.name}:{inner.lineno}")
     assert "tracker.pytest_plugin" in _loaded_in_pytest()
     assert late == []
+
+
+def test_a_copy_of_the_tracker_on_the_path_is_no_clash(repo: Callable[..., Path], tmp_path: Path) -> None:
+    """CI of 2026-12-03: ``pip install .`` (not editable) puts a copy of the tracker in site-packages beside the
+    checkout whose ``tracker`` the tests import; in a repository without a ``tracker`` of its own, pytest's path
+    found that copy, and the boot refused it as "the repository's tracker/pytest_plugin.py" (exit 4, nothing
+    ran). A copy of the tracker holds the same plugins: the run goes on and records."""
+    import shutil
+
+    import tracker
+    from tracker.commands.common import pytest_command
+
+    site = tmp_path / "site"
+    shutil.copytree(Path(tracker.__file__).parent, site / "tracker", ignore=shutil.ignore_patterns("__pycache__"))
+    root = repo({"tests/test_a.py": "def test_a():\n    pass\n", ".gitignore": IGNORE})
+    out = tmp_path / "ev"
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    cmd = [*pytest_command(), "-q", "-p", "no:cacheprovider", "tests", f"--tracker-record={out}"]
+    r = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(list(out.glob("*.json"))) == 1

@@ -419,6 +419,14 @@ def typer_app() -> "typer.Typer":
         force: Annotated[
             bool, typer.Option("--force", help="Re-run gates whose passing evidence still matches the code.")
         ] = False,
+        alone: Annotated[
+            bool,
+            typer.Option(
+                "--alone",
+                help="Run each test gate in a pytest session of its own (as `pytest GATE`), not all in one: "
+                "finds a gate whose tests pass only beside another gate's.",
+            ),
+        ] = False,
         json: JsonOption = False,
         root: RootOption = None,
     ) -> None:
@@ -426,7 +434,9 @@ def typer_app() -> "typer.Typer":
         from tracker.commands import verify as cmd
 
         _run_command(
-            lambda: cmd.run(_root(root), targets or [], pytest_arg or [], bench=bench, force=force, as_json=json)
+            lambda: cmd.run(
+                _root(root), targets or [], pytest_arg or [], bench=bench, force=force, as_json=json, alone=alone
+            )
         )
 
     @app.command()

@@ -429,6 +429,53 @@ class TestIndex:
             for run in self.runs
         )
 
+    def _apart(self, gate: TestGate, recs: list[dict[str, Any]]) -> tuple[str, TestRun | None] | None:
+        """Why the gate's tests counted as passing (``recs``: each passed, or xfailed as allowed, in its newest run
+        that ran it) do not show that ``pytest GATE`` passes, with the run that says it, or None. They must have run
+        together: the newest run that collected them all (verify's session, a run of the gate alone or of more; none
+        deselected) passed each it did not skip, or xfailed it as allowed. A test may pass alone and fail after
+        another (shared state): passes from runs of parts of the gate (a node id, a ``-k``), however new, never
+        combine into a pass of all of it (adversarial round 13, A1). A test that run skipped is left to the runs that
+        ran it (a CPU run of a gate with GPU tests: the GPU machine's run), and tests kept from another machine's run
+        (:meth:`_keep_unseen`) are left out."""
+        tests = [r["nodeid"] for r in recs if "::" in r["nodeid"] and "kept" not in r]
+        if len(tests) < 2:
+            return None
+        for run, _ in self.tests_of(tests[0]):  # newest first
+            ids, records, _ = self.sorted[id(run)]
+            got = []
+            for nodeid in tests:
+                i = bisect.bisect_left(ids, nodeid)
+                rec = records[i] if i < len(ids) and ids[i] == nodeid else None  # the first is the worst
+                if rec is None or (rec["outcome"] not in RAN and rec["outcome"] != "skipped"):
+                    break
+                got.append(rec)
+            else:
+                bad = next((r for r in got if not self._passed_in(gate, run, r)), None)
+                if bad is None:
+                    return None
+                why = (
+                    f"{bad['nodeid']}: {bad['outcome']} in {run.file}, the newest run of all {len(tests)} of its "
+                    f"tests together; a pass since, of part of it, does not show that pytest {gate.test} passes"
+                )
+                return why, run
+        why = (
+            f"its {len(tests)} tests never ran together: passes of parts of it do not show that pytest {gate.test} "
+            "passes (run it, or tracker verify)"
+        )
+        return why, None
+
+    @staticmethod
+    def _passed_in(gate: TestGate, run: TestRun, rec: dict[str, Any]) -> bool:
+        """Did the test pass in ``run`` as its gate counts a pass (a pass of a run whose options changed no outcome,
+        or an xfail the gate allows), or skip there?"""
+        outcome, reason = rec["outcome"], str(rec.get("reason") or "")
+        if outcome == "passed":
+            return altered(run) is None
+        if outcome == "skipped":
+            return True  # this machine could not run it: its pass came from one that could
+        return outcome == "xfailed" and skip_allowed(gate.xfails_allowed, reason)
+
     def _unknown_failure(self, nodeids: list[str]) -> tuple[TestRun, dict[str, Any]] | None:
         """The first of ``nodeids`` that no run with markers ever recorded and whose newest outcome is a failure,
         as (run, record): whether the gate's ``-m`` selects it cannot be told, so it cannot be left out."""
@@ -470,6 +517,7 @@ class TestIndex:
         expected = 0  # tests whose newest outcome is a skip the gate allows (none of them ever ran)
         known = gate.xfails_allowed if "::" not in gate.test else ()  # a gate naming one test allows no xfail
         xfailed = 0  # tests whose newest outcome is an xfail the gate allows (a known failure, as pytest expects it)
+        counted: list[dict[str, Any]] = []  # the records of the tests counted as passed or xfailed as allowed
         for rec in recs:
             hist = self.tests_of(rec["nodeid"])
             if xfail_known(hist):
@@ -497,6 +545,7 @@ class TestIndex:
             ):
                 xfailed += 1
                 sources.append(ran[0])
+                counted.append(rec)
                 continue
             ever = ever and any(x["outcome"] == "passed" for _, x in hist)
             if ran is not None and ran[1]["outcome"] == "passed":
@@ -506,6 +555,7 @@ class TestIndex:
                     return GateVerdict(False, why, source_of(ran[0])), False
                 passed += 1
                 sources.append(ran[0])
+                counted.append(rec)
                 continue
             if first_bad is None or (
                 ran is not None and ran[1]["outcome"] in FAILURES and first_bad[1]["outcome"] not in FAILURES
@@ -532,6 +582,9 @@ class TestIndex:
                     f"(run tracker verify or pytest {gate.test} --tracker-record)"
                 )
                 return GateVerdict(False, why, source_of(newest_run)), False
+            apart = None if blocked is not None or _one_test(gate, recs) else self._apart(gate, counted)
+            if apart is not None:
+                return GateVerdict(False, apart[0], source_of(apart[1] or newest_run)), False
             if blocked is None:
                 # Staleness is judged on every run a pass came from (a partial run on new code leaves the other
                 # tests' passes on the old): the newest is the source, the others are named too. So is the run that

@@ -69,3 +69,76 @@ def test_a_run_with_a_collection_option_the_gate_lacks_is_not_a_run_of_the_gate_
     assert cli(root, "verify").code == 1
     assert record(root, "tests/", "--doctest-modules") == 0
     assert status_of(cli, root) == "planned"
+
+
+POLLUTES = "STATE = []\n\n\ndef test_a():\n    STATE.append('dirty')\n\n\ndef test_b():\n    assert not STATE\n"
+
+
+def test_passes_of_parts_of_a_gate_never_combine_into_a_pass_of_all_of_it(repo: Any, cli: Any) -> None:
+    """A1: `pytest t.py::test_b` passed b alone, `pytest t.py -k test_a` passed a (and named the file's tests), and
+    the gate was met while `pytest t.py` fails (a leaves state that fails b). No failure was ever recorded."""
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_x.py"', paths='"tests/**"'))
+    root: Path = repo({"plans/0001-demo.md": plan, "tests/test_x.py": POLLUTES})
+    assert record(root, "tests/test_x.py::test_b") == 0
+    assert record(root, "tests/test_x.py", "-k", "test_a") == 0
+    assert status_of(cli, root) == "planned"
+    assert "its 2 tests never ran together" in cli(root, "status", "--json").out
+    assert record(root, "tests/test_x.py") == 1  # the gate's own run fails, as it always would have
+    assert status_of(cli, root) == "planned"
+
+
+def test_a_run_of_all_of_a_gate_is_what_its_partial_passes_stand_on(repo: Any, cli: Any) -> None:
+    """The newest run of all of the gate's tests decides whether passes of parts since count: a failure there is not
+    hidden by a node id's pass on other code, and a pass of all of it lets a rerun of one test count."""
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_x.py"', paths='"tests/**"'))
+    fixed = "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n"
+    root: Path = repo({"plans/0001-demo.md": plan, "tests/test_x.py": POLLUTES})
+    assert record(root, "tests/test_x.py") == 1
+    (root / "tests" / "test_x.py").write_text(POLLUTES + "\n")  # other code: the failure is older code's
+    assert record(root, "tests/test_x.py::test_b") == 0
+    r = cli(root, "status", "--json")
+    assert status_of(cli, root) == "planned" and "the newest run of all 2 of its tests together" in r.out, r.out
+    (root / "tests" / "test_x.py").write_text(fixed)
+    assert record(root, "tests/test_x.py") == 0
+    assert record(root, "tests/test_x.py::test_b") == 0
+    assert status_of(cli, root) == "done"
+
+
+def test_a_test_a_run_skipped_is_left_to_the_runs_that_ran_it(repo: Any, cli: Any) -> None:
+    """A CPU run of a gate with a GPU test skips that test; the GPU machine's run (`-m gpu`) passed it: the CPU run
+    ran all the others together, and the gate is met as before."""
+    body = (
+        "import os\n\nimport pytest\n\n\ndef test_cpu():\n    pass\n\n\n"
+        "@pytest.mark.gpu\n@pytest.mark.skipif(not os.environ.get('FAKE_GPU'), reason='no CUDA')\n"
+        "def test_gpu():\n    pass\n"
+    )
+    ini = "[pytest]\nmarkers =\n    gpu: gpu\n"
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_x.py"', paths='"tests/**"'))
+    root: Path = repo({"plans/0001-demo.md": plan, "pytest.ini": ini, "tests/test_x.py": body})
+    assert record(root, "tests/test_x.py", "-m", "gpu", env={"FAKE_GPU": "1"}) == 0
+    assert record(root, "tests/test_x.py") == 0
+    assert status_of(cli, root) == "done"
+
+
+def test_verify_alone_finds_a_gate_that_passes_only_beside_another(repo: Any, cli: Any) -> None:
+    """B1: test_2 needs the state test_1 sets, so verify's one session meets both gates; `verify --alone` runs each
+    as `pytest GATE` would, and the failure it records stands against the next shared session's pass."""
+    plan = plan_text(
+        phases=phase("P1", 'test = "tests/test_1.py"', paths='"tests/**"')
+        + phase("P2", 'test = "tests/test_2.py"', paths='"tests/**"')
+    )
+    files = {
+        "plans/0001-demo.md": plan,
+        "tests/shared.py": "STATE = []\n",
+        "tests/test_1.py": "from shared import STATE\n\n\ndef test_1():\n    STATE.append(1)\n",
+        "tests/test_2.py": "from shared import STATE\n\n\ndef test_2():\n    assert STATE\n",
+        "tests/conftest.py": "",
+    }
+    root: Path = repo(files)
+    assert cli(root, "verify").code == 0  # beside test_1, test_2 passes: what one session can tell
+    r = cli(root, "verify", "--alone", "--force")
+    assert r.code == 1 and "UNMET 0001/P2#1 tests/test_2.py: tests/test_2.py::test_2: failed" in r.out, r.out
+    assert "running 1 test gate(s) in one pytest session" in r.out
+    assert status_of(cli, root, "P1") == "done" and status_of(cli, root, "P2") == "regressed"
+    r = cli(root, "verify", "--force")
+    assert r.code == 1 and status_of(cli, root, "P2") == "regressed", r.out

@@ -265,8 +265,25 @@ def test_a_blind_passing_run_never_unmeets_shrinks_or_grows_a_marker_gate(
     def standing(n: str) -> bool:  # a failure only a run of the gate alone retires (TestIndex._alone)
         return after._standing_failure(GATE, n, after.tests_of(n)) is not None
 
+    def together() -> bool:  # the newest run that ran (or skipped) every test of the gate passed or skipped each
+        selected = after.selection("0001/P1#1", GATE)[1]  # tests kept from an older run (none newer saw) are apart
+        tests = sorted(r["nodeid"] for r in selected if "::" in r["nodeid"] and "kept" not in r)
+        if len(tests) < 2:
+            return True
+        for run in reversed([*history, blind]):
+            worst: dict[str, str] = {}
+            for x in run.tests:
+                rank = 0 if x["outcome"] in ("failed", "error", "xpassed") else 1 if x["outcome"] in RAN else 2
+                have = worst.get(x["nodeid"])
+                if have is None or rank < (0 if have in ("failed", "error", "xpassed") else 1 if have in RAN else 2):
+                    worst[x["nodeid"]] = x["outcome"]
+            got = [worst.get(n) for n in tests]
+            if all(g is not None and (g in RAN or g == "skipped") for g in got):
+                return all(g in ("passed", "skipped") for g in got)
+        return False
+
     clear = all((blind_pass(n) or passes(n)) and not standing(n) for n in covered)
-    assert new.met == (old.met or (named and bool(covered) and clear))
+    assert new.met == (old.met or (named and bool(covered) and clear and together()))
     assert not new.failed or old.failed  # passes never make a failure
     if not new.met and "selects 0 tests" in new.reason:
         assert not new.failed

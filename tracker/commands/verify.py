@@ -60,16 +60,18 @@ def run(
     bench: bool = False,
     force: bool = False,
     as_json: bool = False,
+    alone: bool = False,
 ) -> int:
     """Run the gates, record evidence, print every selected gate's verdict; exit 0 when every gate of the
     selected phases is met on fresh evidence, else 1 (5: a test gate collected no tests; 6: the run was
     interrupted). ``as_json``: stdout carries one object (:func:`verdict_document`), progress goes to stderr.
 
     Test gates whose passing evidence still matches the code are not re-run unless ``force``;
-    ``bench`` also runs the selected bench gates' ``run`` commands (:mod:`tracker.commands.verify_bench`).
+    ``bench`` also runs the selected bench gates' ``run`` commands (:mod:`tracker.commands.verify_bench`);
+    ``alone`` runs each test gate in a pytest session of its own, as ``pytest GATE`` would, rather than all in one.
     """
     with command_cache(root) as cache:  # what reading learned is written when verify ends
-        return _verify(root, specs, pytest_args, out or sys.stdout, bench, force, as_json, cache)
+        return _verify(root, specs, pytest_args, out or sys.stdout, bench, force, as_json, cache, alone)
 
 
 def _verify(
@@ -81,6 +83,7 @@ def _verify(
     force: bool,
     as_json: bool,
     cache: Cache,
+    alone: bool = False,
 ) -> int:
     log = sys.stderr if as_json else out  # progress: with --json, stdout carries the one object
     pytest_args = list(pytest_args or [])
@@ -95,20 +98,20 @@ def _verify(
     if pytest_args and bench:  # the bench commands run first and can take minutes: a bad argument stops verify before
         check_pytest_args(root, pytest_args, _test_paths(root, all_gates.values())[0])
     with _stdout_to_stderr() if as_json else nullcontext():
-        session = _run(root, plans, chosen, all_gates, pytest_args, log, bench, force, cache)
+        session = _run(root, plans, chosen, all_gates, pytest_args, log, bench, force, cache, alone)
     judged = (
         session.before
         if session.before is not None and session.evidence is None
         else _Judgement(root, plans, cache, last=tuple(f.name for f in session.files()) or None)
     )
-    alone = _to_run_alone(session, all_gates, judged)
-    if alone:
+    again = [] if alone else _to_run_alone(session, all_gates, judged)
+    if again:
         log.write(
-            f"tracker: running {len(alone)} unmet gate(s) alone, as `pytest GATE` would (a test may pass or fail "
+            f"tracker: running {len(again)} unmet gate(s) alone, as `pytest GATE` would (a test may pass or fail "
             "beside other gates' tests; a failure stands until a run of its gate alone passes it)\n"
         )
         with _stdout_to_stderr() if as_json else nullcontext():
-            runs = [_run_gates(root, {key: all_gates[key]}, pytest_args, log, all_gates[key].options) for key in alone]
+            runs = [_run_gates(root, {key: all_gates[key]}, pytest_args, log, all_gates[key].options) for key in again]
         files = [*session.files(), *(r for r in runs if r is not None)]
         session = session._replace(evidence=files[-1], earlier=tuple(files[:-1]))
         judged = _Judgement(root, plans, cache, last=tuple(f.name for f in session.files()))
@@ -208,6 +211,7 @@ def _run(
     bench: bool,
     force: bool,
     cache: Cache,
+    alone: bool = False,
 ) -> _Session:
     from tracker.fingerprint import FileIndex, tree_file_ids
 
@@ -238,7 +242,7 @@ def _run(
     evidence, earlier = None, list[Path]()
     if not all_gates:
         log.write("no test gates selected: nothing to run\n")
-    for options, group in _by_options(gates):  # one session per distinct set of the gates' pytest options
+    for options, group in _each_alone(gates) if alone else _by_options(gates):  # one session per set of gate options
         ran = _run_gates(root, group, pytest_args, log, options)  # the run checks its pytest arguments itself
         if ran is not None:
             earlier += [evidence] if evidence is not None else []
@@ -257,6 +261,15 @@ def _by_options(gates: dict[str, TestGate]) -> list[tuple[tuple[str, ...], dict[
     for key, gate in gates.items():
         groups.setdefault(gate.options, {})[key] = gate
     return sorted(groups.items(), key=lambda kv: (-len(kv[0]), kv[0]))
+
+
+def _each_alone(gates: dict[str, TestGate]) -> list[tuple[tuple[str, ...], dict[str, TestGate]]]:
+    """The gates grouped as :func:`_by_options` does, but one session per distinct gate (its path, marker and
+    options): ``verify --alone`` runs each as ``pytest GATE`` would, none beside another's tests."""
+    groups: dict[tuple[Any, ...], dict[str, TestGate]] = {}
+    for key, gate in gates.items():
+        groups.setdefault((gate.options, gate.test, gate.marker or ""), {})[key] = gate
+    return [(kv[0][0], kv[1]) for kv in sorted(groups.items(), key=lambda kv: (-len(kv[0][0]), kv[0]))]
 
 
 def _test_paths(root: Path, gates: Any) -> tuple[list[str], list[str]]:

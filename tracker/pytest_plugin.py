@@ -368,6 +368,18 @@ def provenance(root: Path, state: tuple[str | None, bool | None] | None = None) 
     }
 
 
+def invocation_dir(config: pytest.Config, root: Path) -> str:
+    """The directory pytest was started in, relative to the rootdir (``.`` there), or ``outside`` when not under it:
+    ``python -m pytest`` puts it first on ``sys.path`` and tests may open files relative to it, so a run from
+    another one is not ``pytest GATE`` as the repository runs it (tracker.testgate.TestIndex._alone)."""
+    here = Path(config.invocation_params.dir)
+    for base in (root.absolute(), root.resolve()):
+        for given in (here, here.resolve()):
+            if given.is_relative_to(base):
+                return given.relative_to(base).as_posix() or "."
+    return "outside"
+
+
 # Options of a run's command line that may keep tests under its arguments from being collected at all (not merely
 # deselected, which the evidence records): (argparse dest, how the user wrote it).
 NARROWING_OPTIONS = (
@@ -818,6 +830,7 @@ class Recorder:
         self._order = 0  # the next test's place in the order the tests ran in (a record's ``order``)
         self.collection_stop = False  # pytest stopped after collection errors, before any test
         self.data: dict[str, Any] = {}
+        self.stats: dict[str, tuple[int, int]] = {}  # (inode, ctime) of the tree's files at the session's start
         self._head = (
             ""  # the incomplete file's JSON without its closing brace (written when the running test's file changes)
         )
@@ -856,6 +869,7 @@ class Recorder:
         self.started = time.monotonic()
         narrowed = narrowing(self.config)
         files = tree_file_ids(self.root)
+        self.stats = _stats(self.root, files)
         altered = altering(self.config) + unrecorded_configuration(self.config, self.root, files)
         self.data = {
             "schema": SCHEMA,
@@ -864,6 +878,7 @@ class Recorder:
             "provenance": {
                 **provenance(self.root, self.commit_state),
                 "args": collected_args(self.config, self.root, narrowed),
+                "cwd": invocation_dir(self.config, self.root),
                 **({"narrowed": ", ".join(narrowed)} if narrowed else {}),
                 **({"altered": ", ".join(altered)} if altered else {}),
                 "inifile": ini_file(self.config, self.root),
@@ -1089,14 +1104,16 @@ class Recorder:
 
     def _changed_while_running(self) -> str | None:
         """The files of the tree that changed or went while the session ran (their ids are read again at its end,
-        ~10 ms), or None: an edit saved mid-run (and taken back after) ran code the file ids do not name
-        (adversarial round 12). New files are left out: tests may write their own outputs into the tree."""
+        ~10 ms), or None: an edit saved mid-run ran code the file ids do not name (adversarial round 12). One edited
+        and put back before the end has its content id, not its inode change time (round 13, C1: ``st_ctime_ns``,
+        which no ``touch`` sets back). New files are left out: tests may write their own outputs into the tree."""
         before: dict[str, str] = self.data.get("files") or {}
         try:
             after = tree_file_ids(self.root)
         except Exception:  # the tree cannot be read again: what ran is unknown
             return "files changed while it ran: the tree could not be read at its end"
-        changed = sorted(p for p, blob in before.items() if after.get(p) != blob)
+        now = _stats(self.root, before)
+        changed = sorted(p for p, blob in before.items() if after.get(p) != blob or now.get(p) != self.stats.get(p))
         if not changed:
             return None
         more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
@@ -1111,6 +1128,19 @@ class Recorder:
         # --tracker-file is verify's: verify names the file itself after its verdicts (saying it here too doubled it)
         if self.data and not self.config.getoption("tracker_file"):
             terminalreporter.write_line(f"tracker: evidence {self.data['status']}: {self.path}")
+
+
+def _stats(root: Path, files: dict[str, str]) -> dict[str, tuple[int, int]]:
+    """(inode, inode change time in ns) of each of the tree's ``files`` that can be read now (a write, a rename over
+    it or a ``touch`` changes them; reading does not)."""
+    out = {}
+    for path in files:
+        try:
+            st = os.lstat(root / path)
+        except OSError:
+            continue
+        out[path] = (st.st_ino, st.st_ctime_ns)
+    return out
 
 
 def xdist_refusal(config: pytest.Config) -> str | None:

@@ -280,8 +280,9 @@ class TestIndex:
 
     def _alone(self, run: TestRun, gate: TestGate) -> bool:
         """Was ``run`` a run of the gate alone, as ``pytest GATE`` (with its options) would run it: its one argument
-        the gate's path (verify names a node id's file and deselects the rest of it), nothing narrowed or altered, no
-        xdist worker, every test it ran selected by the gate and none of the gate's deselected?"""
+        the gate's path (verify names a node id's file and deselects the rest of it), started at the rootdir (an
+        older run that recorded no ``cwd`` is taken as started there), nothing narrowed or altered, no xdist worker,
+        every test it ran selected by the gate and none of the gate's deselected?"""
         key = (id(run), gate.test, gate.marker, gate.options)
         hit = self._alone_memo.get(key)
         if hit is not None:
@@ -296,6 +297,7 @@ class TestIndex:
             and altered(run) is None
             and missing_options(run, gate) is None
             and not _extra_options(run, gate)
+            and run.provenance.get("cwd", ".") == "."  # started elsewhere: another sys.path[0] (round 13, A4)
         )
         if ok:
             for rec in run.tests:

@@ -1,5 +1,5 @@
-"""Adversarial round 13 (issue 24): each finding a test that failed before its fix (A2, A2b, A3, A6; the others are
-open, issue 24's note)."""
+"""Adversarial round 13 (issue 24): each finding a test that failed before its fix (A1, A2, A2b, A3, A4, A6, B1, C1;
+A5 and D2 are open, issue 24's note)."""
 
 from __future__ import annotations
 
@@ -142,3 +142,36 @@ def test_verify_alone_finds_a_gate_that_passes_only_beside_another(repo: Any, cl
     assert status_of(cli, root, "P1") == "done" and status_of(cli, root, "P2") == "regressed"
     r = cli(root, "verify", "--force")
     assert r.code == 1 and status_of(cli, root, "P2") == "regressed", r.out
+
+
+def test_a_run_started_in_another_directory_is_not_a_run_of_the_gate_alone(repo: Any, cli: Any) -> None:
+    """A4: `cd tools; pytest ../tests/test_x.py` passed a test that fails at the root (it reads a file relative to the
+    working directory, which `python -m pytest` also puts first on sys.path), and retired its failure there."""
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_x.py"', paths='"tests/**"'))
+    body = "from pathlib import Path\n\n\ndef test_x():\n    assert not Path('flag').exists()\n"
+    root: Path = repo(
+        {"plans/0001-demo.md": plan, "pytest.ini": "[pytest]\n", "flag": "", "tools/keep": "", "tests/test_x.py": body}
+    )
+    assert record(root, "tests/test_x.py") == 1
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "../tests/test_x.py", "--tracker-record"]
+    assert subprocess.run(cmd, cwd=root / "tools", capture_output=True).returncode == 0
+    evidence = sorted((root / ".tracker" / "evidence").glob("*.json"))
+    assert len(evidence) == 2 and '"cwd": "tools"' in evidence[-1].read_text()
+    assert status_of(cli, root) == "planned"
+
+
+def test_a_file_edited_and_put_back_while_the_run_ran_leaves_its_passes_uncounted(repo: Any, cli: Any) -> None:
+    """C1: a file saved with other code mid-run and put back before the run ended has its start's content id at the
+    end; its inode change time moved. Here the tests make the edit and take it back themselves."""
+    test = (
+        "from pathlib import Path\n\n\ndef test_a_edit():\n"
+        "    Path('mod.py').write_text('def answer():\\n    return 42\\n')\n\n\n"
+        "def test_b_answer():\n    import mod\n\n    assert mod.answer() == 42\n\n\n"
+        "def test_c_put_back():\n    Path('mod.py').write_text('def answer():\\n    return 41\\n')\n"
+    )
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_x.py"', paths='"**"'))
+    root: Path = repo({"plans/0001-demo.md": plan, "tests/test_x.py": test, "mod.py": "def answer():\n    return 41\n"})
+    r = cli(root, "verify")
+    assert "files changed while it ran: mod.py" in r.out, r.out
+    assert (root / "mod.py").read_text() == "def answer():\n    return 41\n"
+    assert status_of(cli, root) != "done"

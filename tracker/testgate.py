@@ -166,6 +166,7 @@ class TestIndex:
         run recorded (whether ``-m`` selects them is known only where a run with markers recorded them), and, when no
         run named the gate's tests, the newest that would have but for options that narrowed its collection."""
         found: dict[str, dict[str, Any]] = {}
+        by: dict[str, TestRun] = {}  # the run each record in ``found`` came from
         self.named_by: TestRun | None = None
         later: list[str] = []  # node ids of newer runs a marker gate cannot use (nor retire collection errors with)
         newest: TestRun | None = None
@@ -199,12 +200,23 @@ class TestIndex:
             if newest is None and (recs or whole):
                 newest = run
             # A collection error stops counting once a newer run collected tests under it, one with markers for a
-            # marker gate: a blind run collected the file, but what -m selects of it is unknown.
+            # marker gate (a blind run collected the file, but what -m selects of it is unknown), on other code or in
+            # a run of the gate alone: a file that fails to collect only beside another ("import file mismatch" of
+            # two test_util.py) collects in a run of itself (round 13, A5). Another file-level record (a file
+            # skipped at collection) stops counting once any newer run collected a test under it.
             seen = list(found)
             for rec in recs:
                 nodeid = rec["nodeid"]
-                if nodeid not in found and ("::" in nodeid or not any(selects(nodeid, s) for s in seen)):
-                    found[nodeid] = rec
+                if nodeid in found:
+                    continue
+                if "::" not in nodeid:
+                    under = [s for s in seen if selects(nodeid, s)]
+                    if under and (
+                        rec["outcome"] not in FAILURES or any(self._collects_anew(by[s], run, gate) for s in under)
+                    ):
+                        continue
+                found[nodeid] = rec
+                by[nodeid] = run
             if whole:
                 self._keep_unseen(key, gate, run, found)
                 self.named_by = run  # the run that said which tests the gate has (its staleness counts too)
@@ -213,6 +225,13 @@ class TestIndex:
             r for r in found.values() if "::" not in r["nodeid"] or marker_matches(gate.marker, r.get("markers", []))
         ]
         return newest, covered, blind, list(dict.fromkeys(later)), cut
+
+    def _collects_anew(self, newer: TestRun, older: TestRun, gate: TestGate) -> bool:
+        """Does ``newer``, which collected a test of a file ``older`` failed to collect, retire that error: it ran on
+        other code (the error was older code's), or it was a run of the gate alone (:meth:`_alone`)?"""
+        if newer.files and older.files and newer.files != older.files:
+            return True
+        return self._alone(newer, gate)
 
     def _standing_failure(self, gate: TestGate, nodeid: str, hist: list[tuple[TestRun, dict[str, Any]]]) -> int | None:
         """Where in ``hist`` (a test's records, newest first) a failure stands though newer runs passed the test, or

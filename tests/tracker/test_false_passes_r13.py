@@ -175,3 +175,22 @@ def test_a_file_edited_and_put_back_while_the_run_ran_leaves_its_passes_uncounte
     assert "files changed while it ran: mod.py" in r.out, r.out
     assert (root / "mod.py").read_text() == "def answer():\n    return 41\n"
     assert status_of(cli, root) != "done"
+
+
+def test_a_collection_error_only_beside_another_file_stands_until_the_gate_alone_collects(repo: Any, cli: Any) -> None:
+    """A5: two test_util.py without packages fail `pytest tests` ("import file mismatch" of the second); a run of
+    tests/b/test_util.py alone collected it and retired the error, so the folder gate was met while `pytest tests`
+    fails to collect."""
+    plan = plan_text(phases=phase("P1", 'test = "tests/"', paths='"tests/**"'))
+    root: Path = repo(
+        {
+            "plans/0001-demo.md": plan,
+            "tests/a/test_util.py": "HELPER = 1\n",
+            "tests/b/test_util.py": "def test_b():\n    pass\n",
+        }
+    )
+    assert record(root, "tests") != 0
+    assert record(root, "tests/b/test_util.py") == 0
+    assert status_of(cli, root) != "done"
+    assert record(root, "tests") != 0  # as `pytest tests` always would
+    assert status_of(cli, root) != "done"

@@ -202,8 +202,14 @@ def test_a_collection_error_counts_for_a_marker_gate_as_pytest_reports_it() -> N
     fixed = _run("fixed", "2026-01-01T00:00:03Z", {"tests/t.py::a": ("passed", [])}, junit=True)
     verdict, _ = TestIndex(Store(runs=[ok, broken, fixed])).verdict("0001/P1#1", GATE)
     assert (verdict.met, verdict.failed) == (False, True) and verdict.reason.startswith("tests/t.py: error")
+    # A run with markers of the file alone, on the same code (a hand-built run records no tree), is no run of the
+    # gate alone: the file may fail to collect only beside the gate's other files (round 13, A5).
     marked = _run("marked", "2026-01-01T00:00:04Z", {"tests/t.py::a": ("passed", ["slow"])}, args=["tests/t.py"])
     verdict, _ = TestIndex(Store(runs=[ok, broken, fixed, marked])).verdict("0001/P1#1", GATE)
+    assert (verdict.met, verdict.failed) == (False, True) and verdict.reason.startswith("tests/t.py: error")
+    tests = {"tests/t.py::a": ("passed", ["slow"]), "tests/u.py::c": ("passed", ["slow"])}
+    alone = _run("alone", "2026-01-01T00:00:05Z", tests, args=["tests"])
+    verdict, _ = TestIndex(Store(runs=[ok, broken, fixed, marked, alone])).verdict("0001/P1#1", GATE)
     assert (verdict.met, verdict.reason) == (True, "2 passed")
 
 

@@ -423,8 +423,8 @@ def typer_app() -> "typer.Typer":
             bool,
             typer.Option(
                 "--alone",
-                help="Run each test gate in a pytest session of its own (as `pytest GATE`), not all in one: "
-                "finds a gate whose tests pass only beside another gate's.",
+                help="Run each test gate in a pytest session of its own (as `pytest GATE`), not all in one, up to "
+                "date or not: finds a gate whose tests pass only beside another gate's.",
             ),
         ] = False,
         json: JsonOption = False,

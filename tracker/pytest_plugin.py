@@ -144,6 +144,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     if getattr(early_config.known_args_namespace, "tracker_record", None) is None:
         return
     root = Path(str(early_config.rootpath))
+    # The tree as it was before any conftest.py ran: one whose import or pytest_configure rewrites a tracked file
+    # ran other code than the ids read at the session's start would name (round 14, F9).
+    ids = tree_file_ids(root)
+    _BEFORE_CONFTESTS[str(root)] = (ids, _stats(root, ids))
     if sys.pycache_prefix and Path(sys.pycache_prefix) == root / PYCACHE:
         return
     _note_early_imports(root)
@@ -151,6 +155,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         sys.pycache_prefix = str(prefix(root))
     except FileError as err:
         raise pytest.UsageError(f"--tracker-record: {err}") from None
+
+
+# By rootdir: the tree's file ids and their (inode, ctime) read before any conftest.py ran (Recorder's start).
+_BEFORE_CONFTESTS: dict[str, tuple[dict[str, str], dict[str, tuple[int, int]]]] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -868,8 +876,9 @@ class Recorder:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.started = time.monotonic()
         narrowed = narrowing(self.config)
-        files = tree_file_ids(self.root)
-        self.stats = _stats(self.root, files)
+        early = _BEFORE_CONFTESTS.pop(str(self.root), None)  # read before any conftest.py ran, where the hook ran
+        files = early[0] if early is not None else tree_file_ids(self.root)
+        self.stats = early[1] if early is not None else _stats(self.root, files)
         altered = altering(self.config) + unrecorded_configuration(self.config, self.root, files)
         self.data = {
             "schema": SCHEMA,

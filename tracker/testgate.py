@@ -289,7 +289,8 @@ class TestIndex:
                 continue  # it ran after the failure
             there = recorded.get(r["nodeid"])
             if there is None:
-                continue  # not recorded by a run of all of the gate: gone
+                ok = False  # the same code, yet not collected: hidden (an environment variable), not gone (F5)
+                break
             order = there.get("order")
             if there["outcome"] not in RAN or (isinstance(mine, int) and isinstance(order, int) and order > mine):
                 ok = False  # skipped, or run after the test (--ff in an ini's addopts, a hook's reordering)
@@ -450,51 +451,77 @@ class TestIndex:
             for run in self.runs
         )
 
-    def _apart(self, gate: TestGate, recs: list[dict[str, Any]]) -> tuple[str, TestRun | None] | None:
-        """Why the gate's tests counted as passing (``recs``: each passed, or xfailed as allowed, in its newest run
-        that ran it) do not show that ``pytest GATE`` passes, with the run that says it, or None. They must have run
-        together: the newest run that collected them all (verify's session, a run of the gate alone or of more; none
-        deselected) passed each it did not skip, or xfailed it as allowed. A test may pass alone and fail after
-        another (shared state): passes from runs of parts of the gate (a node id, a ``-k``), however new, never
-        combine into a pass of all of it (adversarial round 13, A1). A test that run skipped is left to the runs that
-        ran it (a CPU run of a gate with GPU tests: the GPU machine's run), and tests kept from another machine's run
-        (:meth:`_keep_unseen`) are left out."""
-        tests = [r["nodeid"] for r in recs if "::" in r["nodeid"] and "kept" not in r]
+    def _apart(
+        self, key: str, gate: TestGate, counted: list[dict[str, Any]], passes: dict[str, TestRun]
+    ) -> tuple[str | None, TestRun | None]:
+        """(why the gate's tests counted as passing do not show that ``pytest GATE`` passes, or None; the run of all
+        of them together the verdict stands on, or None). ``counted``: the records of the tests counted as passing;
+        ``passes``: the run each one's counted pass came from.
+
+        A test may pass alone and fail after another (shared state), so they must have passed together, in the newest
+        run of all of the gate (it names the gate's path, nothing narrowed: not node ids in another order, not a
+        ``-k``, not an ingested run, which records no session) that collected them all. There each passed, in one
+        process (one xdist worker or none), or xfailed as allowed, or was skipped (at collection too) on another
+        machine than its pass: a GPU test a CPU run skips, passed by the GPU machine's run. A skip on the machine of
+        its pass is no such case (an environment variable hid it: round 14, F3), nor is a test that run did not
+        collect at all (F2). Adversarial rounds 13 (A1) and 14 (F1, F2, F3, F4, F7)."""
+        tests = [r["nodeid"] for r in counted if "::" in r["nodeid"]]
         if len(tests) < 2:
-            return None
-        for run, _ in self.tests_of(tests[0]):  # newest first
-            ids, records, _ = self.sorted[id(run)]
-            got = []
+            return None, None
+        for run in self.runs:  # newest first
+            if not says_all(key, gate, run) or (gate.marker is not None and not self._marked(run)):
+                continue
+            ids, records, file_level = self.sorted[id(run)]
+            got: list[tuple[str, dict[str, Any] | None]] = []
             for nodeid in tests:
                 i = bisect.bisect_left(ids, nodeid)
                 rec = records[i] if i < len(ids) and ids[i] == nodeid else None  # the first is the worst
+                if rec is None and any(f["outcome"] == "skipped" and selects(f["nodeid"], nodeid) for f in file_level):
+                    got.append((nodeid, None))  # its file skipped at collection
+                    continue
                 if rec is None or (rec["outcome"] not in RAN and rec["outcome"] != "skipped"):
                     break
-                got.append(rec)
+                got.append((nodeid, rec))
             else:
-                bad = next((r for r in got if not self._passed_in(gate, run, r)), None)
-                if bad is None:
-                    return None
-                why = (
-                    f"{bad['nodeid']}: {bad['outcome']} in {run.file}, the newest run of all {len(tests)} of its "
-                    f"tests together; a pass since, of part of it, does not show that pytest {gate.test} passes"
-                )
-                return why, run
+                workers = {str(rec.get("worker")) for _, rec in got if rec is not None and rec["outcome"] in RAN}
+                for nodeid, rec in got:
+                    if rec is not None and rec["outcome"] in RAN and self._passed_in(gate, run, rec):
+                        continue
+                    if (rec is None or rec["outcome"] == "skipped") and machine_of(
+                        passes[nodeid].provenance
+                    ) != machine_of(run.provenance):
+                        continue  # this machine could not run it; one that could passed it
+                    what = "skipped at collection" if rec is None else rec["outcome"]
+                    why = (
+                        f"{nodeid}: {what} in {run.file}, the newest run of all {len(tests)} of its tests together; "
+                        f"a pass of part of it does not show that pytest {gate.test} passes"
+                    )
+                    return why, run
+                if len(workers) > 1:
+                    why = (
+                        f"its {len(tests)} tests last ran together in {run.file}, split over {len(workers)} xdist "
+                        f"workers: that does not show that pytest {gate.test} passes in one process"
+                    )
+                    return why, run
+                return None, run
         why = (
-            f"its {len(tests)} tests never ran together: passes of parts of it do not show that pytest {gate.test} "
-            "passes (run it, or tracker verify)"
+            f"its {len(tests)} tests never passed together in a run of all of it: passes of parts of it do not show "
+            f"that pytest {gate.test} passes (run it, or tracker verify)"
         )
         return why, None
 
     @staticmethod
+    def _marked(run: TestRun) -> bool:
+        """Does ``run`` record markers (a plugin run, a reportlog; not JUnit XML)?"""
+        return run.provenance.get("ingested_from") != "junit"
+
+    @staticmethod
     def _passed_in(gate: TestGate, run: TestRun, rec: dict[str, Any]) -> bool:
-        """Did the test pass in ``run`` as its gate counts a pass (a pass of a run whose options changed no outcome,
-        or an xfail the gate allows), or skip there?"""
+        """Did the test pass in ``run`` as its gate counts a pass: a pass of a run whose options changed no outcome,
+        or an xfail the gate allows?"""
         outcome, reason = rec["outcome"], str(rec.get("reason") or "")
         if outcome == "passed":
             return altered(run) is None
-        if outcome == "skipped":
-            return True  # this machine could not run it: its pass came from one that could
         return outcome == "xfailed" and skip_allowed(gate.xfails_allowed, reason)
 
     def _unknown_failure(self, nodeids: list[str]) -> tuple[TestRun, dict[str, Any]] | None:
@@ -539,6 +566,7 @@ class TestIndex:
         known = gate.xfails_allowed if "::" not in gate.test else ()  # a gate naming one test allows no xfail
         xfailed = 0  # tests whose newest outcome is an xfail the gate allows (a known failure, as pytest expects it)
         counted: list[dict[str, Any]] = []  # the records of the tests counted as passed or xfailed as allowed
+        passes: dict[str, TestRun] = {}  # the run each counted test's pass (or xfail) came from
         for rec in recs:
             hist = self.tests_of(rec["nodeid"])
             if xfail_known(hist):
@@ -567,6 +595,7 @@ class TestIndex:
                 xfailed += 1
                 sources.append(ran[0])
                 counted.append(rec)
+                passes[rec["nodeid"]] = ran[0]
                 continue
             ever = ever and any(x["outcome"] == "passed" for _, x in hist)
             if ran is not None and ran[1]["outcome"] == "passed":
@@ -577,6 +606,7 @@ class TestIndex:
                 passed += 1
                 sources.append(ran[0])
                 counted.append(rec)
+                passes[rec["nodeid"]] = ran[0]
                 continue
             if first_bad is None or (
                 ran is not None and ran[1]["outcome"] in FAILURES and first_bad[1]["outcome"] not in FAILURES
@@ -603,15 +633,20 @@ class TestIndex:
                     f"(run tracker verify or pytest {gate.test} --tracker-record)"
                 )
                 return GateVerdict(False, why, source_of(newest_run)), False
-            apart = None if blocked is not None or _one_test(gate, recs) else self._apart(gate, counted)
+            apart, together = (
+                (None, None)
+                if blocked is not None or _one_test(gate, recs)
+                else self._apart(key, gate, counted, passes)
+            )
             if apart is not None:
-                return GateVerdict(False, apart[0], source_of(apart[1] or newest_run)), False
+                return GateVerdict(False, apart, source_of(together or newest_run)), False
             if blocked is None:
                 # Staleness is judged on every run a pass came from (a partial run on new code leaves the other
                 # tests' passes on the old): the newest is the source, the others are named too. So is the run that
                 # said which tests the gate has: a test added to its file since, which no run collected, could be
                 # failing (adv round 6).
                 named_by = {self.named_by.file} if self.named_by is not None and not _one_test(gate, recs) else set()
+                named_by |= {together.file} if together is not None else set()  # its code is what passed together
                 also = tuple(sorted(({r.file for r in sources} | named_by) - {newest_run.file}))
                 return GateVerdict(
                     True, f"{passed} passed{as_allowed}{_kept_note(recs)}", source_of(newest_run), also=also
@@ -857,10 +892,14 @@ def _extra_options(run: TestRun, gate: TestGate) -> list[str]:
 
 def altered(run: TestRun) -> str | None:
     """The options that may have turned a failing test into a pass in ``run`` (``-p no:warnings``, ``-W``,
-    ``--runxfail``, ``--rootdir`` elsewhere, ...: ``provenance.altered``), or None. A pass from such a run meets no
-    gate; its failures count."""
+    ``--runxfail``, ``--rootdir`` elsewhere, ...: ``provenance.altered``), and a working directory other than the
+    rootdir (``provenance.cwd``), or None. A pass from such a run meets no gate; its failures count."""
     given = run.provenance.get("altered")
-    return given if isinstance(given, str) and given else None
+    parts = [given] if isinstance(given, str) and given else []
+    where = run.provenance.get("cwd", ".")
+    if where != ".":  # python -m pytest puts it first on sys.path; tests may open files relative to it (round 14, F10)
+        parts.append(f"the working directory {where} (not the rootdir)")
+    return ", ".join(parts) or None
 
 
 def says_all(key: str, gate: TestGate, run: TestRun) -> bool:

@@ -68,7 +68,8 @@ def run(
 
     Test gates whose passing evidence still matches the code are not re-run unless ``force``;
     ``bench`` also runs the selected bench gates' ``run`` commands (:mod:`tracker.commands.verify_bench`);
-    ``alone`` runs each test gate in a pytest session of its own, as ``pytest GATE`` would, rather than all in one.
+    ``alone`` runs each test gate in a pytest session of its own, as ``pytest GATE`` would, rather than all in one
+    (every selected gate: evidence up to date may come from a shared session).
     """
     with command_cache(root) as cache:  # what reading learned is written when verify ends
         return _verify(root, specs, pytest_args, out or sys.stdout, bench, force, as_json, cache, alone)
@@ -87,6 +88,7 @@ def _verify(
 ) -> int:
     log = sys.stderr if as_json else out  # progress: with --json, stdout carries the one object
     pytest_args = list(pytest_args or [])
+    force = force or alone  # evidence up to date may come from a session beside other gates (round 14, F8)
     _refuse_own_options(pytest_args)
     _, plans = load_plans(root, cache=cache)
     chosen = select(plans, specs)

@@ -54,7 +54,7 @@ class TestGate(NamedTuple):
     # Skips the gate expects (a file, directory or marker gate): a skipped test whose reason holds one of these
     # strings is reported, neither a pass nor a failure; the gate still needs a pass (tracker.testgate).
     skips_allowed: tuple[str, ...] = ()
-    # pytest options the gate's tests need (``--doctest-modules``, ...: tracker.schema.GATE_OPTIONS): verify runs the
+    # pytest options the gate's tests need (``--doctest-modules``, ...: tracker.selection.GATE_OPTIONS): verify runs the
     # gate with them, and only a run that had them says which tests it has (tracker.testgate).
     options: tuple[str, ...] = ()
     # Known failures the gate expects (a file, directory or marker gate): an xfailed test whose reason holds one of

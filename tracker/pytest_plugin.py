@@ -64,7 +64,7 @@ from tracker.dirty import commit_state
 from tracker.errors import FileError
 from tracker.fingerprint import tree_file_ids
 from tracker.gate_paths import TestFileCheck
-from tracker.selection import marker_matches, normalize_arg, plugin_args, plugin_names, selects
+from tracker.selection import gate_options_problem, marker_matches, normalize_arg, plugin_args, plugin_names, selects
 from tracker.subtests import FAILING, Subtests, subtest_name
 
 SCHEMA = "tracker-test-run"
@@ -357,6 +357,26 @@ def cpu_model() -> str | None:
     return " ".join(name.split())[:80] or None
 
 
+def accelerator() -> str | None:
+    """The machine's NVIDIA GPUs as its driver lists them (``NVIDIA H200``; several joined by ", "), whatever the
+    tests import, or None where there is none: what tells a GPU machine from a CPU one with the same host name and
+    CPU (``gpu`` is recorded only where the tests imported torch: round 15, A2)."""
+    import glob
+
+    models = []
+    for info in sorted(glob.glob("/proc/driver/nvidia/gpus/*/information")):
+        try:
+            with open(info, encoding="utf-8", errors="replace") as f:
+                found = re.search(r"^Model:\s*(.+)$", f.read(4096), re.MULTILINE)
+        except OSError:
+            continue
+        if found:
+            models.append(" ".join(found.group(1).split())[:80])
+    if not models and os.path.exists("/dev/nvidiactl"):
+        return "NVIDIA (model unknown)"
+    return ", ".join(sorted(set(models))) or None
+
+
 def provenance(root: Path, state: tuple[str | None, bool | None] | None = None) -> dict[str, Any]:
     """The run's provenance: commit and dirty flag by :func:`tracker.dirty.commit_state` (``state``, or asked now:
     the rule every writer uses, TRACKER_COMMIT / TRACKER_DIRTY first), plus machine and versions. ValueError for
@@ -371,6 +391,7 @@ def provenance(root: Path, state: tuple[str | None, bool | None] | None = None) 
         "pytest": pytest.__version__,
         "platform": platform_name(),
         **({"cpu": cpu} if (cpu := cpu_model()) else {}),
+        "accelerator": accelerator(),
         "cuda": None,
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
     }
@@ -476,7 +497,10 @@ def _declared_options(config: pytest.Config) -> list[str]:
         given = json.loads(os.environ.get(GATE_OPTIONS_ENV, "[]"))
     except ValueError:
         return []
-    return [str(x) for x in given] if isinstance(given, list) else []
+    options = [str(x) for x in given] if isinstance(given, list) else []
+    # Only what a gate may carry (tracker.selection.GATE_OPTIONS): the variable is anyone's to set, and `-W ignore`
+    # or `--runxfail` declared there would pass unseen (round 15, A5).
+    return options if gate_options_problem(options) is None else []
 
 
 def _plugin_values(config: pytest.Config, ns: Any) -> list[str]:
@@ -669,7 +693,7 @@ OWN_PLUGINS = ("tracker.pytest_plugin", "tracker.pytest_argcheck")  # what verif
 
 def collection_options(config: pytest.Config) -> list[str]:
     """The options in effect for this run (its command line, ``PYTEST_ADDOPTS`` and the ini ``addopts`` alike) that a
-    test gate may carry (``options``: :data:`tracker.schema.GATE_OPTIONS`), spelled as one string each
+    test gate may carry (``options``: :data:`tracker.selection.GATE_OPTIONS`), spelled as one string each
     (``--doctest-modules``, ``--doctest-glob=*.rst``, ``--import-mode=importlib``, ``-p NAME``; pytest's default
     import mode, ``prepend``, left out): only a run that had a gate's options says which tests it has."""
     out = ["--doctest-modules"] if config.getoption("doctestmodules", False) else []

@@ -7,7 +7,6 @@ Only the cold path imports this module (a plan file whose content is not in the 
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
@@ -25,7 +24,7 @@ from pydantic_core import PydanticCustomError
 
 from tracker.fingerprint import glob_problem
 from tracker.model import BenchGate, Gate, ManualGate, TestGate
-from tracker.selection import compile_marker
+from tracker.selection import compile_marker, gate_options_problem
 
 PLAN_ID = r"^[0-9]{4}$"
 PHASE_ID = r"^[A-Za-z][A-Za-z0-9_.-]*$"
@@ -77,37 +76,6 @@ def gate_path_problem(arg: str) -> str | None:
     normal = posixpath.normpath(file) if file else "."
     if file.startswith(("/", "~")) or normal == ".." or normal.startswith("../"):
         return f"test path {file!r} is outside the repository (a test gate runs only the repository's own tests)"
-    return None
-
-
-GATE_OPTIONS = "--doctest-modules, --doctest-glob=PATTERN, --import-mode=prepend|append|importlib, -p PLUGIN"
-_PLUGIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
-
-
-def gate_options_problem(options: list[str]) -> str | None:
-    """Why ``options`` cannot be a test gate's pytest options, or None. Only options that add to what pytest collects
-    or configure it alike on every run (:data:`GATE_OPTIONS`): one that may keep some of the gate's tests from being
-    collected (``--ignore``, ``-k``, ``-o python_files=...``, ``-p no:NAME``, ...) would let the gate be met on the
-    rest. ``-p`` takes its plugin as the next item; the others are one item each, a value after ``=``."""
-    i = 0
-    while i < len(options):
-        item = options[i]
-        if item == "-p" and i + 1 < len(options) and _PLUGIN_NAME.fullmatch(options[i + 1]):
-            i += 2
-            continue
-        fine = (
-            item == "--doctest-modules"
-            or item in ("--import-mode=prepend", "--import-mode=append", "--import-mode=importlib")
-            or (item.startswith("--doctest-glob=") and len(item) > 15 and item.isprintable())
-        )
-        if not fine:
-            shown = f"-p {options[i + 1]}" if item == "-p" and i + 1 < len(options) else item
-            return (
-                f"options: {shown!r} is not an option a gate may carry: only options that add to what pytest collects "
-                f"or configure it alike on every run ({GATE_OPTIONS}; -p names an installed plugin), never one that "
-                "may keep the gate's tests from being collected"
-            )
-        i += 1
     return None
 
 

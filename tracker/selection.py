@@ -281,3 +281,34 @@ def plugin_args(args: list[str]) -> list[str]:
         if name:
             out.append(name)
     return out
+
+
+GATE_OPTIONS = "--doctest-modules, --doctest-glob=PATTERN, --import-mode=prepend|append|importlib, -p PLUGIN"
+_PLUGIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def gate_options_problem(options: list[str]) -> str | None:
+    """Why ``options`` cannot be a test gate's pytest options, or None. Only options that add to what pytest collects
+    or configure it alike on every run (:data:`GATE_OPTIONS`): one that may keep some of the gate's tests from being
+    collected (``--ignore``, ``-k``, ``-o python_files=...``, ``-p no:NAME``, ...) would let the gate be met on the
+    rest. ``-p`` takes its plugin as the next item; the others are one item each, a value after ``=``."""
+    i = 0
+    while i < len(options):
+        item = options[i]
+        if item == "-p" and i + 1 < len(options) and _PLUGIN_NAME.fullmatch(options[i + 1]):
+            i += 2
+            continue
+        fine = (
+            item == "--doctest-modules"
+            or item in ("--import-mode=prepend", "--import-mode=append", "--import-mode=importlib")
+            or (item.startswith("--doctest-glob=") and len(item) > 15 and item.isprintable())
+        )
+        if not fine:
+            shown = f"-p {options[i + 1]}" if item == "-p" and i + 1 < len(options) else item
+            return (
+                f"options: {shown!r} is not an option a gate may carry: only options that add to what pytest collects "
+                f"or configure it alike on every run ({GATE_OPTIONS}; -p names an installed plugin), never one that "
+                "may keep the gate's tests from being collected"
+            )
+        i += 1
+    return None

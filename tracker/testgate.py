@@ -452,25 +452,30 @@ class TestIndex:
         )
 
     def _apart(
-        self, key: str, gate: TestGate, counted: list[dict[str, Any]], passes: dict[str, TestRun]
+        self, key: str, gate: TestGate, counted: list[dict[str, Any]], passes: dict[str, tuple[TestRun, str]]
     ) -> tuple[str | None, TestRun | None]:
         """(why the gate's tests counted as passing do not show that ``pytest GATE`` passes, or None; the run of all
         of them together the verdict stands on, or None). ``counted``: the records of the tests counted as passing;
-        ``passes``: the run each one's counted pass came from.
+        ``passes``: the run each one's counted pass (or allowed xfail) came from, and which it was.
 
         A test may pass alone and fail after another (shared state), so they must have passed together, in the newest
         run of all of the gate (it names the gate's path, nothing narrowed: not node ids in another order, not a
-        ``-k``, not an ingested run, which records no session) that collected them all. There each passed, in one
-        process (one xdist worker or none), or xfailed as allowed, or was skipped (at collection too) on another
-        machine than its pass: a GPU test a CPU run skips, passed by the GPU machine's run. A skip on the machine of
-        its pass is no such case (an environment variable hid it: round 14, F3), nor is a test that run did not
-        collect at all (F2). Adversarial rounds 13 (A1) and 14 (F1, F2, F3, F4, F7)."""
+        ``-k``, not an ingested run, which records no session, no option the gate lacks) that collected them all.
+        There each passed, in one process (one xdist worker or none), or xfailed as allowed where its counted outcome
+        is that xfail, or was skipped (at collection too) on another machine than its pass (:func:`_other_machine`):
+        a GPU test a CPU run skips, passed by the GPU machine's run. A skip on the machine of its pass is no such case
+        (an environment variable hid it: round 14, F3), nor is a test that run did not collect at all (F2).
+        Adversarial rounds 13 (A1), 14 (F1, F2, F3, F4, F7) and 15 (A1, A2, A3, A9)."""
         tests = [r["nodeid"] for r in counted if "::" in r["nodeid"]]
         if len(tests) < 2:
             return None, None
         for run in self.runs:  # newest first
-            if not says_all(key, gate, run) or (gate.marker is not None and not self._marked(run)):
-                continue
+            if (
+                not says_all(key, gate, run)
+                or _extra_options(run, gate)
+                or (gate.marker is not None and not self._marked(run))
+            ):
+                continue  # not a run of all of the gate as it says (--doctest-modules added tests: round 15, A1)
             ids, records, file_level = self.sorted[id(run)]
             got: list[tuple[str, dict[str, Any] | None]] = []
             for nodeid in tests:
@@ -485,11 +490,10 @@ class TestIndex:
             else:
                 workers = {str(rec.get("worker")) for _, rec in got if rec is not None and rec["outcome"] in RAN}
                 for nodeid, rec in got:
-                    if rec is not None and rec["outcome"] in RAN and self._passed_in(gate, run, rec):
-                        continue
-                    if (rec is None or rec["outcome"] == "skipped") and machine_of(
-                        passes[nodeid].provenance
-                    ) != machine_of(run.provenance):
+                    source, outcome = passes[nodeid]
+                    if rec is not None and rec["outcome"] == outcome and self._passed_in(gate, run, rec):
+                        continue  # passed there as it counts (an allowed xfail only where it counts one: A9)
+                    if (rec is None or rec["outcome"] == "skipped") and _other_machine(source, run):
                         continue  # this machine could not run it; one that could passed it
                     what = "skipped at collection" if rec is None else rec["outcome"]
                     why = (
@@ -566,7 +570,7 @@ class TestIndex:
         known = gate.xfails_allowed if "::" not in gate.test else ()  # a gate naming one test allows no xfail
         xfailed = 0  # tests whose newest outcome is an xfail the gate allows (a known failure, as pytest expects it)
         counted: list[dict[str, Any]] = []  # the records of the tests counted as passed or xfailed as allowed
-        passes: dict[str, TestRun] = {}  # the run each counted test's pass (or xfail) came from
+        passes: dict[str, tuple[TestRun, str]] = {}  # the run and outcome each counted test's pass came from
         for rec in recs:
             hist = self.tests_of(rec["nodeid"])
             if xfail_known(hist):
@@ -595,7 +599,7 @@ class TestIndex:
                 xfailed += 1
                 sources.append(ran[0])
                 counted.append(rec)
-                passes[rec["nodeid"]] = ran[0]
+                passes[rec["nodeid"]] = (ran[0], "xfailed")
                 continue
             ever = ever and any(x["outcome"] == "passed" for _, x in hist)
             if ran is not None and ran[1]["outcome"] == "passed":
@@ -606,7 +610,7 @@ class TestIndex:
                 passed += 1
                 sources.append(ran[0])
                 counted.append(rec)
-                passes[rec["nodeid"]] = ran[0]
+                passes[rec["nodeid"]] = (ran[0], "passed")
                 continue
             if first_bad is None or (
                 ran is not None and ran[1]["outcome"] in FAILURES and first_bad[1]["outcome"] not in FAILURES
@@ -676,6 +680,25 @@ class TestIndex:
             text += f"; a pass since, in {stood.file}, was not a run of the gate alone (pytest {gate.test})"
         failed = outcome in FAILURES
         return GateVerdict(False, text, source_of(bad_run), failed=failed), ever
+
+
+def _other_machine(passing: TestRun, skipping: TestRun) -> bool:
+    """Did ``passing`` run on another machine than ``skipping``: both recorded by the plugin (an ingested run names
+    no CPU, so no machine: round 15, A3), their host, CPU model or GPUs differ? The GPUs are the driver's list
+    (``accelerator``): ``gpu`` is recorded only where the tests imported torch (round 15, A2); a run older than
+    ``accelerator`` has only that."""
+
+    def key(run: TestRun) -> tuple[str, str, str] | None:
+        prov = run.provenance
+        host, cpu = prov.get("host"), prov.get("cpu")
+        if prov.get("ingested_from") or not isinstance(host, str) or not isinstance(cpu, str):
+            return None
+        # The driver's GPU list (``accelerator``), None on a CPU machine; an older run has only torch's ``gpu``.
+        gpu = prov["accelerator"] if "accelerator" in prov else prov.get("gpu")
+        return host, cpu, str(gpu)
+
+    mine, theirs = key(passing), key(skipping)
+    return mine is not None and theirs is not None and mine != theirs
 
 
 def _unknown_set(gate: TestGate, cut: TestRun) -> str:

@@ -967,6 +967,18 @@ class Recorder:
         outside = outside_files(self.root, nodeids)
         if outside and self.data:  # before any test runs: the rewrites that name the running test hold it too
             self.data["provenance"].setdefault("outside", {}).update(outside)
+        files = self.data.get("files") if self.data else None
+        if files:  # a test file git ignores has no id: an edit to it would never make its gate stale (round 15, A7)
+            hidden = [
+                f
+                for f in dict.fromkeys(_file_of(n) for n in nodeids)
+                if f not in files and f not in outside and (self.root / f).is_file()
+            ]
+            if hidden:
+                prov = self.data["provenance"]
+                why = f"test files git ignores ({', '.join(sorted(hidden)[:3])}{' ...' if len(hidden) > 3 else ''})"
+                if why not in str(prov.get("altered") or ""):
+                    prov["altered"] = ", ".join(x for x in (prov.get("altered"), why) if x)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:

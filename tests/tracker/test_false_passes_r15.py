@@ -1,5 +1,5 @@
 """Adversarial round 15 (issue 24), against caf8559: each finding a test that failed before its fix (A1, A2, A3, A5,
-A9; A4, A6, A7, A8 are open, issue 24's note).
+A7, A9; A4, A6 and A8 are open, issue 24's note).
 
 `POLLUTES`-like files: test_a leaves state that fails test_b, so `pytest tests/test_x.py` always fails."""
 
@@ -85,3 +85,20 @@ def test_an_allowed_xfail_in_the_run_of_all_does_not_stand_for_a_pass(repo: Any,
     assert record(root, "tests/test_x.py::test_b") == 0
     assert status_of(cli, root) != "done"
     assert os.environ.get("XF_B") is None
+
+
+def test_a_test_file_git_ignores_counts_no_pass(repo: Any, cli: Any) -> None:
+    """A7: tests/test_gen.py is in .gitignore: it has no file id, so editing it to fail never made the folder gate
+    stale. A run that ran such a file counts none of its passes."""
+    plan = plan_text(phases=phase("P1", 'test = "tests/"', paths='"tests/**"'))
+    root: Path = repo(
+        {
+            "plans/0001-demo.md": plan,
+            ".gitignore": "tests/test_gen.py\n__pycache__/\n.tracker/cache/\n.tracker/lock\n",
+            "tests/test_a.py": "def test_a():\n    pass\n",
+        }
+    )
+    (root / "tests" / "test_gen.py").write_text("def test_gen():\n    pass\n")
+    assert record(root, "tests") == 0
+    r = cli(root, "status", "--json")
+    assert status_of(cli, root) != "done" and "test files git ignores (tests/test_gen.py)" in r.out, r.out

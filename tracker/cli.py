@@ -73,6 +73,7 @@ PLAIN_COMMANDS = {
             "--pytest-arg": Option(takes_value=True, repeatable=True),
             "--bench": Option(),
             "--force": Option(),
+            "--alone": Option(),
             "--json": Option(),
         },
         most_args=None,
@@ -214,11 +215,12 @@ class VerifyLine(NamedTuple):
     bench: bool
     force: bool
     as_json: bool
+    alone: bool = False
 
 
 def verify_args(args: list[str]) -> VerifyLine | None:
     """The parameters of a plain verify line (``[--root DIR] verify [PLAN[/PHASE]]... [--pytest-arg ARG]...
-    [--bench] [--force] [--json] [--root DIR]``), else None. ``--pytest-arg`` takes the next argument whatever
+    [--bench] [--force] [--alone] [--json] [--root DIR]``), else None. ``--pytest-arg`` takes the next argument whatever
     it is, as click does."""
     line = plain_line(args)
     if line is None or line.command != "verify":
@@ -232,6 +234,7 @@ def verify_args(args: list[str]) -> VerifyLine | None:
         "--bench" in given,
         "--force" in given,
         "--json" in given,
+        "--alone" in given,
     )
 
 
@@ -882,6 +885,7 @@ def _verify(line: VerifyLine) -> int:
         bench=line.bench,
         force=line.force,
         as_json=line.as_json,
+        alone=line.alone,
     )
 
 

@@ -643,7 +643,7 @@ class TestIndex:
                 else self._apart(key, gate, counted, passes)
             )
             if apart is not None:
-                return GateVerdict(False, apart, source_of(together or newest_run)), False
+                return GateVerdict(False, apart + _kept_note(recs), source_of(together or newest_run)), False
             if blocked is None:
                 # Staleness is judged on every run a pass came from (a partial run on new code leaves the other
                 # tests' passes on the old): the newest is the source, the others are named too. So is the run that

@@ -139,6 +139,10 @@ def test_verify_agrees_with_pytest_on_a_real_style_suite(
     expected = plain_pytest(root, *extra)
     assert expected in (0, 1), expected  # the fixture itself collects and runs
     r = cli(root, "verify", *(f"--pytest-arg={a}" for a in extra))
+    if xdist and expected == 0:
+        # The folder's tests ran in two processes: not as `pytest tests/` runs them (round 14, F1). Unmet, saying so.
+        assert r.code == 1 and "split over 2 xdist workers" in r.out, (mutation, r.out, r.err)
+        return
     assert (r.code == 0) == (expected == 0), (mutation, expected, r.out, r.err)
     status = cli(root, "status").out
     assert ("done" in status.splitlines()[1]) == (expected == 0), status

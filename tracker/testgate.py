@@ -683,19 +683,20 @@ class TestIndex:
 
 
 def _other_machine(passing: TestRun, skipping: TestRun) -> bool:
-    """Did ``passing`` run on another machine than ``skipping``: both recorded by the plugin (an ingested run names
-    no CPU, so no machine: round 15, A3), their host, CPU model or GPUs differ? The GPUs are the driver's list
+    """Did ``passing`` run on another machine than ``skipping``: both recorded by the plugin (an ingested run's host
+    is what ``ingest --host`` said: round 15, A3), their host, CPU model or GPUs differ? The GPUs are the driver's list
     (``accelerator``): ``gpu`` is recorded only where the tests imported torch (round 15, A2); a run older than
     ``accelerator`` has only that."""
 
     def key(run: TestRun) -> tuple[str, str, str] | None:
         prov = run.provenance
-        host, cpu = prov.get("host"), prov.get("cpu")
-        if prov.get("ingested_from") or not isinstance(host, str) or not isinstance(cpu, str):
+        host = prov.get("host")
+        if prov.get("ingested_from") or not isinstance(host, str):
             return None
-        # The driver's GPU list (``accelerator``), None on a CPU machine; an older run has only torch's ``gpu``.
+        # The driver's GPU list (``accelerator``), None on a CPU machine; an older run has only torch's ``gpu``, an
+        # older one still no CPU model.
         gpu = prov["accelerator"] if "accelerator" in prov else prov.get("gpu")
-        return host, cpu, str(gpu)
+        return host, str(prov.get("cpu")), str(gpu)
 
     mine, theirs = key(passing), key(skipping)
     return mine is not None and theirs is not None and mine != theirs

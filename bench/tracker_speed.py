@@ -22,7 +22,8 @@ repository's status and the reports run once a round (``info.repeat`` in the res
   3.4 / 13.7 s, each gate's line found by rescanning the block): the ratio of the largest to the smallest is a
   metric.
 - ``synthetic``: 1,000 plans x 10 phases (``--plans``/``--phases``; two test gates and one glob per
-  phase, 2,000 source files, one evidence file meeting all gates of odd plans and half of even ones).
+  phase, 2,000 source files and 1,000 test files (a gate whose file is gone is unmet), one evidence file meeting
+  all gates of odd plans and half of even ones).
 
 Metrics (the result file's cases; unit ``ms`` or ``x``, lower is better; ``info`` holds the CPU count
 and the load average at the end of the run, which say how noisy the machine was):
@@ -145,6 +146,9 @@ def build(root: Path, n_plans: int, n_phases: int) -> None:
         files[f"plans/{p:04d}-synthetic.md"] = text.encode()
         files[f"src/m{p:04d}/a.py"] = f"A = {p}\n".encode()
         files[f"src/m{p:04d}/b.py"] = f"B = {p}\n".encode()
+        files[f"tests/test_m{p:04d}.py"] = "".join(
+            f"def test_{k}_{x}():\n    pass\n\n\n" for k in range(1, n_phases + 1) for x in "ab"
+        ).encode()
     write_files(root, files)
     git(root, "init", "-q")
     git(root, "add", "-A")
@@ -358,7 +362,8 @@ def build_history_base(root: Path, tracker: list[str]) -> list[tuple[str, bytes]
 
 
 def _retimed_run(doc: dict[str, Any], when: datetime, rng: random.Random) -> dict[str, Any]:
-    """A test run like ``doc`` at an older time: other durations, sometimes one test failed."""
+    """A test run like ``doc`` at an older time: other durations, sometimes one test failed, on an older version of
+    its file (a failure on the tree of a newer pass stands until its gate alone passes: not the history it mimics)."""
     doc = json.loads(json.dumps(doc))
     doc["provenance"]["time"] = _time(when)
     doc["duration"] = round(rng.uniform(2, 30), 3)
@@ -368,6 +373,9 @@ def _retimed_run(doc: dict[str, Any], when: datetime, rng: random.Random) -> dic
     if ran and rng.random() < 0.2:
         rec = rng.choice(ran)
         rec.update(outcome="failed", reason="AssertionError: assert 'x' != 'x'")
+        path = rec["nodeid"].split("::")[0]
+        if path in doc.get("files", {}):
+            doc["files"][path] = f"{rng.randrange(16**40):040x}"
         doc["exitstatus"] = 1
     return doc
 

@@ -40,6 +40,7 @@ import os
 import re
 import sys
 import time
+import types
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -114,9 +115,14 @@ def md(value: object) -> str:
     characters dropped), every character with an inline meaning escaped as the doc tables escape theirs
     (:func:`tracker.doc_tables.escape_markup`): no raw HTML, entity, link, image (a tracking pixel in any viewer),
     code span, emphasis or early end of a table cell; a leading ``>`` is no quote. A viewer shows the text as given."""
+    return _md(value) if type(value) is str else _md(str(value))
+
+
+@functools.lru_cache(maxsize=1 << 14)  # a report repeats its machines, times, files and reasons thousands of times
+def _md(value: str) -> str:
     from tracker.doc_tables import escape_markup
 
-    text = _CONTROL.sub("", _LINE_BREAKS.sub(" ", str(value)))
+    text = _CONTROL.sub("", _LINE_BREAKS.sub(" ", value))
     out: list[str] = []
     done = 0
     for m in CODE_SPAN.finditer(text):  # a code span stays one (its text is literal): ``bench `attn.time_us` ...``
@@ -166,7 +172,8 @@ def environment(root: Path | None, filters: dict[str, Callable[..., Any]] | None
         finalize=_finalized,
     )
     env.filters.update({"md": md, "md_code": md_code, **(filters or {})})
-    env.filters = {name: _bounded_filter(name, f) for name, f in env.filters.items()}
+    if overridden:  # the packaged templates are the tracker's own code: their filters need no bounds
+        env.filters = {name: _bounded_filter(name, f) for name, f in env.filters.items()}
     env.bounded = overridden  # type: ignore[attr-defined]
     return env
 
@@ -261,6 +268,9 @@ def _render(env: jinja2.Environment, name: str, root: Path | None = None, **cont
 # --- the sandbox's bounds ---------------------------------------------------------------------------------------
 
 
+_METHODS = (types.MethodType, types.BuiltinMethodType)
+
+
 @functools.cache
 def _sandbox_class() -> type[jinja2.sandbox.ImmutableSandboxedEnvironment]:
     """:class:`_Sandbox`, made on first use (jinja2 is imported only by a command that renders)."""
@@ -289,6 +299,35 @@ def _sandbox_class() -> type[jinja2.sandbox.ImmutableSandboxedEnvironment]:
         intercepted_binops = frozenset({"*", "**", "+", "%"})
         concat = staticmethod(lambda parts: _bounded_join(parts, "".join))
         bounded_join = staticmethod(_bounded_join)
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.safe_attributes: dict[tuple[type, str], bool] = {}
+
+        def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+            """jinja2's answer, remembered per (type, attribute), on which alone it depends: a report of 10,000
+            phases asks it half a million times about ~50 attributes of ~10 types (an object whose
+            ``__class__`` is not its type is asked afresh every time)."""
+            kind = type(obj)
+            key = (kind, attr)
+            known = self.safe_attributes.get(key)
+            if known is None:
+                known = super().is_safe_attribute(obj, attr, value)
+                if obj.__class__ is kind and len(self.safe_attributes) < 4096:
+                    self.safe_attributes[key] = known
+            return known
+
+        def getattr(self, obj: Any, attribute: str) -> Any:
+            """jinja2's, without its ``str.format`` check for a value that is no method (the check's own first test)."""
+            try:
+                value = getattr(obj, attribute)
+            except AttributeError:
+                return super().getattr(obj, attribute)  # an item of that name, or undefined
+            if isinstance(value, _METHODS):
+                return super().getattr(obj, attribute)
+            if self.is_safe_attribute(obj, attribute, value):
+                return value
+            return self.unsafe_undefined(obj, attribute)
 
         def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
             _check_binop(operator, left, right)

@@ -191,7 +191,7 @@ class TestIndex:
                     blind = blind or run
                     later += unknown
                     recs = [r for r in recs if "::" not in r["nodeid"] or has_markers(run, r)]
-                judged = not unknown and run.provenance.get("ingested_from") != "junit"
+                judged = not unknown and not from_junit(run)
                 whole = judged and claims
             else:
                 whole = claims
@@ -300,9 +300,9 @@ class TestIndex:
 
     def _alone(self, run: TestRun, gate: TestGate) -> bool:
         """Was ``run`` a run of the gate alone, as ``pytest GATE`` (with its options) would run it: its one argument
-        the gate's path (verify names a node id's file and deselects the rest of it), started at the rootdir (an
-        older run that recorded no ``cwd`` is taken as started there), nothing narrowed or altered, no xdist worker,
-        every test it ran selected by the gate and none of the gate's deselected?"""
+        the gate's path (verify names a node id's file and deselects the rest of it), nothing narrowed or altered
+        (:func:`altered`: a start elsewhere than the rootdir too), no xdist worker, every test it ran selected by the
+        gate and none of the gate's deselected?"""
         key = (id(run), gate.test, gate.marker, gate.options)
         hit = self._alone_memo.get(key)
         if hit is not None:
@@ -317,7 +317,6 @@ class TestIndex:
             and altered(run) is None
             and missing_options(run, gate) is None
             and not _extra_options(run, gate)
-            and run.provenance.get("cwd", ".") == "."  # started elsewhere: another sys.path[0] (round 13, A4)
         )
         if ok:
             for rec in run.tests:
@@ -412,9 +411,7 @@ class TestIndex:
         (``importorskip`` on another machine), or None."""
         start = len(self.runs) - 1 - self._position[id(whole)]  # its place, newest first
         for run in self.runs[start + 1 :]:
-            if not says_all(key, gate, run) or (
-                gate.marker is not None and run.provenance.get("ingested_from") == "junit"
-            ):
+            if not says_all(key, gate, run) or (gate.marker is not None and from_junit(run)):
                 continue
             if not any(selects(s["nodeid"], nodeid) for s in _collection_skips(self.sorted[id(run)][2])):
                 return run
@@ -446,8 +443,7 @@ class TestIndex:
         a run of part of it, or an ingested reportlog or JUnit run (they record no arguments, so an ``--ignore`` in
         it cannot be seen), only adds outcomes, and the tests it never collected may be failing (adv F3)."""
         return any(
-            says_all(key, gate, run)
-            and (gate.marker is None or run.provenance.get("ingested_from") != "junit")  # no markers: -m unknown
+            says_all(key, gate, run) and (gate.marker is None or not from_junit(run))  # no markers: -m unknown
             for run in self.runs
         )
 
@@ -473,7 +469,7 @@ class TestIndex:
             if (
                 not says_all(key, gate, run)
                 or _extra_options(run, gate)
-                or (gate.marker is not None and not self._marked(run))
+                or (gate.marker is not None and from_junit(run))
             ):
                 continue  # not a run of all of the gate as it says (--doctest-modules added tests: round 15, A1)
             ids, records, file_level = self.sorted[id(run)]
@@ -513,11 +509,6 @@ class TestIndex:
             f"that pytest {gate.test} passes (run it, or tracker verify)"
         )
         return why, None
-
-    @staticmethod
-    def _marked(run: TestRun) -> bool:
-        """Does ``run`` record markers (a plugin run, a reportlog; not JUnit XML)?"""
-        return run.provenance.get("ingested_from") != "junit"
 
     @staticmethod
     def _passed_in(gate: TestGate, run: TestRun, rec: dict[str, Any]) -> bool:
@@ -843,13 +834,19 @@ def outside_file(run: TestRun, nodeid: str) -> str | None:
 def has_markers(run: TestRun, rec: dict[str, Any]) -> bool:
     """Does this record say which markers its test has? Not when its run was ingested from JUnit XML (which
     has no markers; ingest stores ``[]``), nor when the record has no ``markers`` key."""
-    return "markers" in rec and run.provenance.get("ingested_from") != "junit"
+    return "markers" in rec and not from_junit(run)
 
 
 def tells_xpass(run: TestRun) -> bool:
     """Can this run's "passed" be told from an xpass? Not when it was ingested from JUnit XML, which writes a
     non-strict xpass as a plain pass."""
-    return run.provenance.get("ingested_from") != "junit"
+    return not from_junit(run)
+
+
+def from_junit(run: TestRun) -> bool:
+    """Was ``run`` ingested from JUnit XML? Such a run records no markers (ingest stores ``[]``) and writes a
+    non-strict xpass as a plain pass."""
+    return run.provenance.get("ingested_from") == "junit"
 
 
 def xfail_known(hist: list[tuple[TestRun, dict[str, Any]]]) -> bool:

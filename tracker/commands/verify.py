@@ -244,7 +244,7 @@ def _run(
     evidence, earlier = None, list[Path]()
     if not all_gates:
         log.write("no test gates selected: nothing to run\n")
-    for options, group in _each_alone(gates) if alone else _by_options(gates):  # one session per set of gate options
+    for options, group in _sessions(gates, alone=alone):
         ran = _run_gates(root, group, pytest_args, log, options)  # the run checks its pytest arguments itself
         if ran is not None:
             earlier += [evidence] if evidence is not None else []
@@ -255,22 +255,16 @@ def _run(
     return _Session(evidence, ran_gates, sorted(fresh), bench_code, bench_failed, before, tuple(earlier))
 
 
-def _by_options(gates: dict[str, TestGate]) -> list[tuple[tuple[str, ...], dict[str, TestGate]]]:
-    """The gates grouped by their pytest ``options``, the fewest sessions: those with the most options run first, so
-    that the session of the gates without any, which collects less, is the newest evidence (a gate is named its tests
-    only by a run that had its options: tracker.testgate)."""
-    groups: dict[tuple[str, ...], dict[str, TestGate]] = {}
-    for key, gate in gates.items():
-        groups.setdefault(gate.options, {})[key] = gate
-    return sorted(groups.items(), key=lambda kv: (-len(kv[0]), kv[0]))
-
-
-def _each_alone(gates: dict[str, TestGate]) -> list[tuple[tuple[str, ...], dict[str, TestGate]]]:
-    """The gates grouped as :func:`_by_options` does, but one session per distinct gate (its path, marker and
-    options): ``verify --alone`` runs each as ``pytest GATE`` would, none beside another's tests."""
+def _sessions(gates: dict[str, TestGate], *, alone: bool) -> list[tuple[tuple[str, ...], dict[str, TestGate]]]:
+    """The gates grouped into pytest sessions, each with its gates' ``options``: by options alone, the fewest sessions
+    (``alone``: one per distinct gate, its path, marker and options, so that each runs as ``pytest GATE`` would, none
+    beside another's tests). Those with the most options run first, so that a session of gates without any, which
+    collects less, is the newest evidence (a gate is named its tests only by a run that had its options:
+    tracker.testgate)."""
     groups: dict[tuple[Any, ...], dict[str, TestGate]] = {}
     for key, gate in gates.items():
-        groups.setdefault((gate.options, gate.test, gate.marker or ""), {})[key] = gate
+        group = (gate.options, gate.test, gate.marker or "") if alone else (gate.options,)
+        groups.setdefault(group, {})[key] = gate
     return [(kv[0][0], kv[1]) for kv in sorted(groups.items(), key=lambda kv: (-len(kv[0][0]), kv[0]))]
 
 

@@ -1,6 +1,8 @@
 """How often noise makes a bench gate's verdict lie: false passes and false regressions per 1,000 decisions,
-judged by the value alone (the rule before issue 31) and by three verdicts (the tracker's rule now:
-:func:`tracker.bench_verdict.evaluate`, a 95% percentile bootstrap, undecided between its bounds).
+judged by the value alone (the rule before issue 31), by three verdicts (the tracker's rule now:
+:func:`tracker.bench_verdict.evaluate`, a 95% percentile bootstrap, undecided between its bounds), and by three
+verdicts as ``tracker verify --bench`` reaches them (``sequential``): while the gate is undecided, another run of the
+same code on the same machine, all pooled, at most ``MAX_POOLED`` runs, each pool of L runs judged at 1 - 5% / L².
 
 Synthetic noise, seeded: each decision draws ``n`` samples of a timing whose true median lies ``offset`` away
 from an ``at_most`` threshold (log-normal, coefficient of variation ``--cv``, plus an occasional slow outlier as a
@@ -31,12 +33,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tracker.bench_verdict import evaluate  # noqa: E402
+from tracker.bench_verdict import MAX_POOLED, evaluate  # noqa: E402
 from tracker.model import BenchGate, ResultCase, ResultRun  # noqa: E402
 
 THRESHOLD = 1.0
 OFFSETS = (-0.10, -0.03, -0.01, 0.01, 0.03, 0.10)  # true median relative to the threshold
 SIZES = (5, 10)
+RULES = ("value", "interval", "sequential")
 
 
 def draw(rng: random.Random, median: float, n: int, cv: float) -> list[float]:
@@ -47,27 +50,50 @@ def draw(rng: random.Random, median: float, n: int, cv: float) -> list[float]:
 
 def judge(samples: list[float], rule: str, bounds: dict[str, float]) -> str:
     """``met``, ``failed`` or ``undecided`` for an ``at_most = THRESHOLD`` gate on these samples."""
-    case = ResultCase("t", {}, "s", "lower", tuple(samples))
-    run = ResultRun("r.json", "0" * 64, "noise", _WHEN, "vm", None, None, False, {}, (case,))
-    gate = BenchGate("t", {}, at_most=THRESHOLD)
-    out = evaluate(gate, [run], bounds, by_value=rule == "value")
+    out = evaluate(GATE, [_run(samples, 0)], bounds, by_value=rule == "value")
     return "undecided" if out.undecided else "met" if out.met else "failed"
 
 
+def judge_sequence(rng: random.Random, median: float, n: int, cv: float) -> str:
+    """``verify --bench`` deciding: a run of ``n`` samples, then another of the same code on the same machine while
+    the gate (judged on all the runs, which pool: tracker.bench_verdict) stays undecided, up to ``MAX_POOLED``."""
+    runs: list[ResultRun] = []
+    bounds: dict[str, float] = {}
+    verdict = "undecided"
+    while verdict == "undecided" and len(runs) < MAX_POOLED:
+        runs.append(_run(draw(rng, median, n, cv), len(runs)))
+        out = evaluate(GATE, runs, bounds)
+        verdict = "undecided" if out.undecided else "met" if out.met else "failed"
+    return verdict
+
+
+def _run(samples: list[float], i: int) -> ResultRun:
+    case = ResultCase("t", {}, "s", "lower", tuple(samples))
+    files = {"bench/verdict_noise.py": "0" * 40}  # the same code every run: runs of one series pool
+    return ResultRun(
+        f"r{i}.json", "0" * 64, "noise", _WHEN + datetime.timedelta(minutes=i), "vm", None, None, False, files, (case,)
+    )
+
+
 _WHEN = datetime.datetime(2026, 12, 2, tzinfo=datetime.UTC)
+GATE = BenchGate("t", {}, at_most=THRESHOLD)
 
 
 def measure(args: argparse.Namespace) -> list[dict[str, Any]]:
     rng = random.Random(args.seed)
     cases = []
-    for rule in ("value", "interval"):
+    for rule in args.rules:
         for n in SIZES:
             for offset in OFFSETS:
                 wrong, decided = [], []
                 for _ in range(args.batches):
                     lies = sure = 0
                     for _ in range(args.decisions):
-                        verdict = judge(draw(rng, THRESHOLD * (1 + offset), n, args.cv), rule, {})
+                        median = THRESHOLD * (1 + offset)
+                        if rule == "sequential":
+                            verdict = judge_sequence(rng, median, n, args.cv)
+                        else:
+                            verdict = judge(draw(rng, median, n, args.cv), rule, {})
                         sure += verdict != "undecided"
                         lies += verdict == ("met" if offset > 0 else "failed")
                     wrong.append(1000.0 * lies / args.decisions)
@@ -91,9 +117,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", type=int, default=10, help="batches (each a sample of every metric)")
     parser.add_argument("--cv", type=float, default=0.05, help="the timings' coefficient of variation")
     parser.add_argument("--seed", type=int, default=20261202)
+    parser.add_argument(
+        "--rules", default=",".join(RULES), help=f"rules judged, comma-separated (default all: {', '.join(RULES)})"
+    )
     parser.add_argument("--quick", action="store_true", help="20 decisions x 5 batches, no result file unless --out")
     parser.add_argument("--out", type=Path, default=None, help="result folder (default bench/results)")
     args = parser.parse_args(argv)
+    args.rules = [r for r in args.rules.split(",") if r]
+    if not args.rules or set(args.rules) - set(RULES):
+        parser.error(f"--rules: one or more of {', '.join(RULES)}")
     if args.quick:
         args.decisions, args.batches = 20, 5
     started = time.monotonic()

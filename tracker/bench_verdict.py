@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from datetime import timedelta
 from typing import Any, NamedTuple
 
@@ -219,17 +219,109 @@ def evaluate(
     picked = _select(gate, results)
     if isinstance(picked, BenchOutcome):
         return picked
-    (run, cases), *older = picked
-    newest = _judge(gate, run, cases, bounds, by_value)
+    newest = _as_newest(gate, picked, bounds, by_value)
     if not newest.undecided:
         return newest
-    for run, cases in older:  # the last decided verdict stands
-        earlier = _judge(gate, run, cases, bounds)
+    for i, (run, _) in enumerate(picked[1:], 1):  # the last decided verdict stands (pooled, as it was judged)
+        earlier = _as_newest(gate, picked[i:], bounds)
         if not earlier.undecided and earlier.value is not None and math.isfinite(earlier.value):
             when = run.time.strftime("%Y-%m-%d")
             last = f"{'met' if earlier.met else 'missed'} by {run.path} ({when}): {earlier.summary}"
             return newest._replace(summary=f"{newest.summary}; the last decided run stands, {last}", decided_by=earlier)
     return newest._replace(summary=f"{newest.summary}; no run decided it yet")
+
+
+def _as_newest(
+    gate: BenchGate,
+    picked: Sequence[tuple[ResultRun, list[ResultCase]]],
+    bounds: MutableMapping[str, float] | None,
+    by_value: bool = False,
+) -> BenchOutcome:
+    """The verdict of ``picked``'s first (newest) run as it was judged when it was the newest. A run that continues a
+    series of undecided runs of the same code is judged with them, never alone: alone, each new run would be one
+    more 95% test of the same question (docs/evidence.md, "Pooled runs")."""
+    (run, cases), *older = picked
+    pooled = None if by_value else _pooled(gate, run, cases, older, bounds)
+    return pooled or _judge(gate, run, cases, bounds, by_value)
+
+
+MAX_POOLED = 8  # runs of one series pooled at most (their confidence is the gate's spent over as many looks)
+
+
+def _series(
+    gate: BenchGate, run: ResultRun, cases: list[ResultCase], older: Sequence[tuple[ResultRun, list[ResultCase]]]
+) -> Iterator[Pool]:
+    """The pools of ``run``'s series, growing: ``run``'s case (and baseline) with those of the qualifying runs just
+    older than it, one more each time, while each is of the same benchmark on the same machine (host and GPU) over
+    the same measured code (the same non-empty fingerprint of files and patterns), with one case of the same
+    params, unit and direction (and a baseline of the same unit and direction), up to :data:`MAX_POOLED` runs."""
+    case = _one_case(gate, run, cases)
+    if not run.files or isinstance(case, BenchOutcome):
+        return
+    base = _baseline_case(gate, run, case) if gate.baseline else None
+    if gate.baseline and base is None:
+        return
+    same = (run.benchmark, run.host, run.gpu, run.files, run.patterns)
+    samples, base_samples = case.samples, base.samples if base is not None else ()
+    for looks, (other, cases) in enumerate(older[: MAX_POOLED - 1], 2):
+        theirs = _one_case(gate, other, cases)
+        if (other.benchmark, other.host, other.gpu, other.files, other.patterns) != same or isinstance(
+            theirs, BenchOutcome
+        ):
+            return
+        if (theirs.params, theirs.unit, theirs.direction) != (case.params, case.unit, case.direction):
+            return
+        their_base = _baseline_case(gate, other, theirs) if base is not None else None
+        if base is not None and (
+            their_base is None or (their_base.unit, their_base.direction) != (base.unit, base.direction)
+        ):
+            return
+        samples += theirs.samples
+        base_samples += their_base.samples if their_base is not None else ()
+        merged = (case._replace(samples=samples),) + ((base._replace(samples=base_samples),) if base else ())
+        yield Pool(looks, other, theirs, run._replace(cases=merged))
+
+
+class Pool(NamedTuple):
+    """One step of :func:`_series`: ``looks`` runs pooled, the oldest of them (``added``, with its own ``case``), and
+    the pooled run (the newest run's provenance, the pooled case and baseline)."""
+
+    looks: int
+    added: ResultRun
+    case: ResultCase
+    run: ResultRun
+
+
+def _pooled(
+    gate: BenchGate,
+    run: ResultRun,
+    cases: list[ResultCase],
+    older: Sequence[tuple[ResultRun, list[ResultCase]]],
+    bounds: MutableMapping[str, float] | None,
+) -> BenchOutcome | None:
+    """The verdict on the samples of ``run`` pooled with those of the runs, each undecided alone, that continue
+    its series (:func:`_series`: the same code measured again on the same machine, as ``verify --bench`` does to
+    decide), all of them, the gate's confidence spent over the looks: a pool of L runs is judged at
+    ``1 - (1 - c) / L²`` (docs/evidence.md, "Pooled runs"); None when no older run continues the series. A run that
+    decided on its own ends the pool: it stands for itself."""
+    confidence = gate.confidence if gate.confidence is not None else DEFAULT_CONFIDENCE
+    whole: Pool | None = None
+    for pool in _series(gate, run, cases, older):
+        if not _judge(gate, pool.added, [pool.case], bounds).undecided:
+            break
+        whole = pool
+    if whole is None:
+        return None
+    level = 1 - (1 - confidence) / whole.looks**2
+    outcome = _judge(gate._replace(confidence=level), whole.run, [whole.run.cases[0]], bounds)
+    n = len(whole.run.cases[0].samples)
+    note = f"pooled: {whole.looks} runs of the same code on {run.host}, {n} samples, confidence {_pct(level)}"
+    return outcome._replace(summary=f"{outcome.summary}; {note}", source=run if outcome.source is not None else None)
+
+
+def _pct(confidence: float) -> str:
+    """``95%``, ``97.5%``, ``98.33%``: a confidence with the digits it needs."""
+    return f"{confidence * 100:.4g}%"
 
 
 def _judge(
@@ -306,7 +398,7 @@ def _judge(
     met = clears and math.isfinite(good) and (good >= threshold if at_least else good <= threshold)
     misses = math.isfinite(value) and not clears
     failed = misses and math.isfinite(bad) and (bad < threshold if at_least else bad > threshold)
-    pct = f"{confidence:.0%}"
+    pct = _pct(confidence)
     stat_of = f"{gate.stat} of {counts}, {label}"
     if met or failed or not math.isfinite(value):
         side = ("lower" if at_least else "upper") if met else ("upper" if at_least else "lower")
@@ -349,8 +441,13 @@ def newest_may_meet(gate: BenchGate, results: Sequence[ResultRun]) -> bool:
     picked = _select(gate, results)
     if isinstance(picked, BenchOutcome):
         return False
-    (run, cases), *_ = picked
-    return _judge(gate, run, cases, None, by_value=True).met
+    (run, cases), *older = picked
+    if _judge(gate, run, cases, None, by_value=True).met:
+        return True
+    return any(  # a pool of its series may meet it (:func:`_pooled`): its value must clear the threshold too
+        _judge(gate, pool.run, [pool.run.cases[0]], None, by_value=True).met
+        for pool in _series(gate, run, cases, older)
+    )
 
 
 MORE_CAP = 10_000  # beyond this, "more samples" says nothing useful: the value sits on the threshold

@@ -406,14 +406,14 @@ def parse_junit(path: Path, root: Path | None = None, data: bytes | None = None)
         except ValueError as err:
             raise IngestError(f"{path}: testcase {show(nodeid)}: {err}") from None
         test = TestOutcome(nodeid, duration=duration)
-        for child in case:
+        for child in case:  # the worst wins, whatever the order: a failure then a teardown's skip is a failure (F3)
             message = shorten(child.get("message") or (child.text or ""))
-            if child.tag == "skipped":
+            if child.tag == "skipped" and test.outcome == "passed":
                 is_xfail = child.get("type") == "pytest.xfail"
                 test.outcome, test.reason = ("xfailed" if is_xfail else "skipped"), message
-            elif child.tag == "failure":
+            elif child.tag == "failure" and test.outcome != "failed":
                 test.outcome, test.reason = "failed", message
-            elif child.tag == "error":
+            elif child.tag == "error" and test.outcome not in ("failed", "error"):
                 phase = "teardown" if "teardown" in (child.get("message") or "") else "setup"
                 test.outcome, test.reason = "error", f"{phase}: {message}"
         run.outcomes.append(test)

@@ -706,14 +706,17 @@ def collection_options(config: pytest.Config) -> list[str]:
 
 
 def unrecorded_configuration(config: pytest.Config, root: Path, files: dict[str, str]) -> list[str]:
-    """The repository's pytest configuration this run read that its file ids cannot hold (git ignores it: a local
-    ``.pytest.ini`` or ``conftest.py`` that replaces the committed one, adv round 6) or whose bytecode Python may
+    """The pytest configuration this run read that its file ids cannot hold (git ignores it: a local ``.pytest.ini``
+    or ``conftest.py`` that replaces the committed one, adv round 6; it lies outside the repository: the ini file and
+    conftest.py of a folder above it, which a clone lacks, round 16) or whose bytecode Python may
     have read stale (a repository module imported before the recorder could move the caches: a ``-p`` plugin of
     the ini's ``addopts``), as ``altered`` names them: the run's passes are not the repository's."""
     out: list[str] = []
     ini = ini_file(config, root)
     if ini is not None and ini not in files:
         out.append(f"configuration git ignores ({ini})")
+    elif ini is None and getattr(config, "inipath", None) is not None:  # a parent folder's ini (round 16, F1)
+        out.append(f"configuration outside the repository ({config.inipath})")
     for plugin in config.pluginmanager.get_plugins():
         file = getattr(plugin, "__file__", None)
         if not isinstance(file, str) or os.path.basename(file) != "conftest.py":
@@ -721,11 +724,19 @@ def unrecorded_configuration(config: pytest.Config, root: Path, files: dict[str,
         try:
             rel = Path(file).resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
+            if not _under(file, root):  # a parent folder's (one linked out from inside: the ``outside`` rule's)
+                out.append(f"configuration outside the repository ({file})")
             continue
         if rel not in files:
             out.append(f"configuration git ignores ({rel})")
     out += [f"bytecode that may be older than its source ({name})" for name in _EARLY]
     return list(dict.fromkeys(out))
+
+
+def _under(file: str, root: Path) -> bool:
+    """Is ``file``, as named (its links not followed), under ``root`` (as given or resolved)?"""
+    named = Path(os.path.abspath(file))
+    return any(named.is_relative_to(base) for base in (root.absolute(), root.resolve()))
 
 
 _EARLY: list[str] = []  # repository modules imported before the caches moved whose bytecode may be stale

@@ -128,6 +128,8 @@ class CaseModel(_Strict):
 
     @model_validator(mode="after")
     def _times_are_positive(self) -> CaseModel:
+        if self.unit in TIME_UNITS and self.direction == "higher":  # a slip that turns a ratio around (round 16, F6)
+            raise ValueError(f"direction is 'higher' for a time ({self.unit}): less time is better, say 'lower'")
         if self.unit in TIME_UNITS:
             bad = next((i for i, x in enumerate(self.samples) if x <= 0), None)
             if bad is not None:

@@ -72,8 +72,11 @@ def test_too_few_samples(tmp_path: Path) -> None:
     verdict = evaluate_bench_gate(speedup_gate(), [run])
     too_few = "undecided: too few samples (7 < 10); no run decided it yet"
     assert (verdict.met, verdict.failed, verdict.undecided, verdict.reason) == (False, False, True, too_few)
-    run2 = load(tmp_path, "b.json", result(grid([100.0] * 20, [300.0] * 7), time="2026-11-30T00:00:00Z"))
-    assert evaluate(speedup_gate(), [run, run2]).summary.startswith("undecided: too few baseline samples (7 < 10);")
+    other = load(tmp_path, "b.json", result(grid([100.0] * 20, [300.0] * 7), time="2026-11-30T00:00:00Z", host="b"))
+    assert evaluate(speedup_gate(), [run, other]).summary.startswith("undecided: too few baseline samples (7 < 10);")
+    again = load(tmp_path, "c.json", result(grid([100.0] * 20, [300.0] * 7), time="2026-11-30T00:00:00Z"))
+    pooled = evaluate(speedup_gate(), [run, again])  # the same code measured again here: 27 samples a side
+    assert pooled.met and "pooled: 2 runs of the same code on gpu-box, 27 samples, confidence 98.75%" in pooled.summary
 
 
 def test_wrong_hardware(tmp_path: Path) -> None:
@@ -322,3 +325,126 @@ def test_order_statistic_draws_follow_the_resampling_law(stat: str, n: int) -> N
         p = exact[value] / total
         sd = math.sqrt(max(p, 1e-6) * (1 - p) * (1 / draws + (0 if n <= 7 else 1 / total)))
         assert abs(seen[value] / draws - p) <= 5 * sd + 1e-9, (value, p, seen[value] / draws)
+
+
+# --- Pooled runs: the same code measured again on the same machine (issue 31, item 2) ---------------------------
+
+STRADDLE = [0.95, 1.02, 1.10, 0.97, 1.04, 0.99, 1.06]  # median 1.02 on an at_most 1.05 gate: undecided alone
+
+
+def _series_runs(tmp_path: Path, samples: list[list[float]], **kw: Any) -> list[ResultRun]:
+    return [
+        load(tmp_path, f"r{i}.json", result([case(T, WHERE, s)], time=f"2026-11-29T1{i}:00:00Z", **kw))
+        for i, s in enumerate(samples)
+    ]
+
+
+def test_a_series_of_undecided_runs_of_the_same_code_decides_pooled(tmp_path: Path) -> None:
+    gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
+    runs = _series_runs(tmp_path, [STRADDLE] * 6)
+    assert all(evaluate(gate, runs[:k]).undecided for k in range(1, 6))
+    verdict = evaluate(gate, runs)  # 42 samples, median 1.02, judged at 1 - 5% / 36
+    assert verdict.met and not verdict.undecided
+    assert "pooled: 6 runs of the same code on gpu-box, 42 samples, confidence 99.86%" in verdict.summary
+    assert "99.86% upper bound" in verdict.summary
+    assert verdict.source is not None and verdict.source.path == runs[-1].path
+
+
+def test_a_pool_is_judged_at_the_confidence_spent_over_its_looks(tmp_path: Path) -> None:
+    """A pool of L runs is judged at 1 - 5% / L²: two runs at 98.75%, where the pool stays undecided and says so
+    (its interval and the samples it needs), the newest run never judged alone at 95%."""
+    gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
+    two = evaluate(gate, _series_runs(tmp_path, [STRADDLE] * 2))
+    assert two.undecided and two.summary.startswith("undecided: 1.02 us, 98.75% bounds ")
+    assert two.summary.endswith(
+        "pooled: 2 runs of the same code on gpu-box, 14 samples, confidence 98.75%; no run decided it yet"
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"files": {"kernel/csrc/verify_attention.cuh": b"// other code\n"}},
+        {"host": "other-box"},
+        {"gpu": "NVIDIA A100-SXM4-80GB"},
+    ],
+)
+def test_a_run_of_other_code_or_another_machine_is_never_pooled(tmp_path: Path, change: dict[str, Any]) -> None:
+    gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
+    runs = [*_series_runs(tmp_path / "a", [STRADDLE] * 3, **change)]
+    (tmp_path / "b").mkdir()
+    newest = load(tmp_path / "b", "new.json", result([case(T, WHERE, STRADDLE)], time="2026-11-30T00:00:00Z"))
+    verdict = evaluate(gate, [*runs, newest])
+    assert verdict.undecided and "pooled" not in verdict.summary
+
+
+def test_a_run_that_decided_alone_ends_the_pool(tmp_path: Path) -> None:
+    """A decided older run stands for itself: the pool behind it is not reached, and it stands when the pool of the
+    undecided runs after it cannot decide."""
+    gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
+    runs = _series_runs(tmp_path, [[1.5] * 7, STRADDLE])
+    verdict = evaluate(gate, runs)
+    assert verdict.undecided and "the last decided run stands, missed by" in verdict.summary
+    assert "pooled" not in verdict.summary
+
+
+def test_a_pool_of_a_clear_miss_fails_the_gate(tmp_path: Path) -> None:
+    slow = [1.03, 1.10, 1.16, 1.05, 1.12, 1.08, 1.20]  # median 1.10 against 1.05: undecided alone on 7 samples?
+    gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
+    runs = _series_runs(tmp_path, [slow] * 6)
+    verdict = evaluate_bench_gate(gate, runs)
+    assert verdict.failed and not verdict.met and "pooled:" in verdict.reason
+
+
+def test_the_cheap_may_meet_filter_of_ever_met_sees_a_pool(tmp_path: Path) -> None:
+    """ever_met bootstraps only the prefixes whose newest run may meet: a run whose own value misses may still meet
+    pooled with its series, so the filter lets it through (or a regression after a met pool goes unseen)."""
+    from tracker.bench_verdict import newest_may_meet
+
+    gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
+    near = [1.04, 1.06, 1.055, 1.0, 1.07, 1.03, 1.065]  # median 1.055: misses by its value alone
+    assert not newest_may_meet(gate, _series_runs(tmp_path / "a", [near]))
+    (tmp_path / "b").mkdir()
+    assert newest_may_meet(gate, _series_runs(tmp_path / "b", [STRADDLE] * 5 + [near]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from([0.9, 0.97, 1.0, 1.02, 1.04, 1.05, 1.06, 1.1, 1.3]), min_size=1, max_size=6),
+        min_size=1,
+        max_size=5,
+    ),
+    st.lists(st.booleans(), min_size=5, max_size=5),
+)
+def test_a_met_verdict_always_passes_the_cheap_filter(series: list[list[float]], other_code: list[bool]) -> None:
+    """Whatever the runs (pooled or not: a run of other code breaks the series), evaluate met => newest_may_meet."""
+    import datetime
+
+    from tracker.bench_verdict import newest_may_meet
+    from tracker.model import ResultCase
+
+    gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
+    when = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
+    runs = [
+        ResultRun(f"r{i}.json", "0" * 64, "b", when + datetime.timedelta(minutes=i), "h", None, None, False,
+                  {"k": "1" if other_code[i] else "0"}, (ResultCase(T, WHERE, "us", "lower", tuple(s)),))
+        for i, s in enumerate(series)
+    ]  # fmt: skip
+    for k in range(1, len(runs) + 1):
+        if evaluate(gate, runs[:k], {}).met:
+            assert newest_may_meet(gate, runs[:k])
+
+
+def test_a_pool_that_decided_stands_when_a_longer_pool_cannot(tmp_path: Path) -> None:
+    """Six runs pooled decided (met); a seventh of the same code makes a pool of seven, judged tighter, that may
+    not decide: the six-run pool's verdict stands (a done phase is never undone by one more straddling run)."""
+    gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
+    near = [1.04, 1.06, 1.055, 1.0, 1.07, 1.03, 1.065]
+    runs = _series_runs(tmp_path, [STRADDLE] * 6 + [near])
+    assert evaluate(gate, runs[:6]).met
+    verdict = evaluate_bench_gate(gate, runs)
+    assert verdict.undecided and verdict.met and not verdict.failed
+    assert "pooled: 7 runs" in verdict.reason and "the last decided run stands, met by" in verdict.reason
+    assert "pooled: 6 runs of the same code on gpu-box, 42 samples" in verdict.reason
+    assert verdict.source is not None and verdict.source.file == runs[5].path

@@ -32,6 +32,7 @@ def run(name: str, host: str, time: str, tests: dict[str, str], files: dict[str,
         for n, o in tests.items()
     ]
     prov = {"time": f"2026-11-0{time}T10:00:00Z", "host": host, "commit": "c" * 40, "args": ["tests"]}
+    prov["accelerator"] = "NVIDIA H200" if host.startswith("gpu") else None  # told apart by their means, not names
     return TestRun(f".tracker/evidence/{name}.json", prov, dict(HASHES), V1 if files is None else files, recs)
 
 

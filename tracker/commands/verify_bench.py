@@ -5,7 +5,10 @@ output streaming through as progress. A result file that appeared or changed in 
 directories (``.tracker/evidence/``, ``bench/results/``) during the command is validated at once; an
 invalid one stops verify with ``path: reason``. The gates of a command that fails or writes no result
 file are reported unmet (whatever other results say). Gates met by a result whose measured files are
-unchanged are not re-run unless ``force``.
+unchanged are not re-run unless ``force``. A gate still undecided after its command ran has the command run
+again, its runs pooled (the same code on the same machine: tracker.bench_verdict), until the gate decides, or
+:data:`~tracker.bench_verdict.MAX_POOLED` runs are pooled, or another run would take the command past
+:data:`DECIDE_SECONDS`; verify then says which gates stayed undecided and why.
 
 Plans are code, like a Makefile: a bench gate's ``run`` is executed as written. A string that is only
 words separated by blanks (:func:`command_words`) runs directly, without a shell; one that uses shell
@@ -19,14 +22,20 @@ import errno
 import hashlib
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import TextIO
 
 from tracker.bench_evaluator import Evaluator, RepoResults
+from tracker.bench_verdict import MAX_POOLED
 from tracker.cache import Cache
 from tracker.errors import ExitCode
 from tracker.model import BenchGate, Phase, Plan
 from tracker.result_files import load_repo_results, load_result, repo_result_files
+
+# An undecided gate's command runs again, its runs pooled (tracker.bench_verdict: the same code on the same machine),
+# until the gate decides, MAX_POOLED runs are pooled, or another run would take the command past this many seconds.
+DECIDE_SECONDS = 600.0
 
 # Characters after which /bin/sh does more than split a line into words at blanks: quoting and escapes
 # (" ' \\), expansions ($ ` ~ * ? [ ] and bash's { }), pipes, lists and redirections (| & ; < > ( )),
@@ -158,33 +167,62 @@ def run_bench_gates(
             out.write(f"tracker: {key}: up to date, not re-run (--force re-runs): {verdict.reason}\n")
         else:
             commands.setdefault(gate.run, []).append(key)
+    by_key = dict(gates)
     for n, (command, keys) in enumerate(commands.items(), 1):
         by_shell = "" if command_words(command) is not None else "; by /bin/sh: it uses shell syntax"
         out.write(f"tracker: [{n}/{len(commands)}] {command}  (for {', '.join(keys)}{by_shell})\n")
-        out.flush()
-        before = _snapshot(root)
-        sys.stdout.flush()
-        code = run_command(command, root, out)
-        if code != 0:
-            why = f"`{command}` exited with {code}: its results are not used"
-            out.write(f"tracker: {why}\n")
-            failed.update(dict.fromkeys(keys, why))
-            continue
-        written = [p for p, digest in _snapshot(root).items() if before.get(p) != digest]
-        if not written:
-            why = f"`{command}` wrote no result file in .tracker/evidence/ or bench/results/"
-            out.write(f"tracker: {why}\n")
-            failed.update(dict.fromkeys(keys, why))
-        for path in written:
-            run = load_result(path, cache)  # raises ResultFileError: path: reason
+        spent = 0.0
+        for attempt in range(1, MAX_POOLED + 1):
+            start = time.monotonic()
+            if not _run_once(root, command, keys, out, cache, failed):
+                break
+            took = time.monotonic() - start
+            spent += took
+            evaluator = Evaluator(load_repo_results(root, cache=cache))
+            undecided = {key: evaluator(by_key[key]) for key in keys}
+            undecided = {key: v for key, v in undecided.items() if v.undecided}
+            if not undecided:
+                break
+            if attempt == MAX_POOLED or spent + took > DECIDE_SECONDS:
+                limit = f"{MAX_POOLED} runs pooled" if attempt == MAX_POOLED else f"{DECIDE_SECONDS:.0f} s spent"
+                for key, verdict in undecided.items():
+                    out.write(f"tracker: {key} stays undecided after {attempt} run(s) ({limit}): {verdict.reason}\n")
+                break
             out.write(
-                f"tracker: took in {path.relative_to(root).as_posix()}: {len(run.cases)} case(s) from {run.host} "
-                f"({run.gpu or 'no GPU'})\n"
+                f"tracker: undecided, measuring again to decide ({attempt + 1} of at most {MAX_POOLED} runs, "
+                f"{spent:.0f} of {DECIDE_SECONDS:.0f} s): {', '.join(undecided)}\n"
             )
     evaluator = Evaluator(load_repo_results(root, cache=cache))
     # A gate whose command failed is unmet: other commands' results (or older ones) must not meet it in its place.
     unmet = sum(not evaluator(gate).met for key, gate in gates if key not in failed)
     return int(ExitCode.CHECK_FAILED) if failed or unmet else 0
+
+
+def _run_once(root: Path, command: str, keys: list[str], out: TextIO, cache: Cache, failed: dict[str, str]) -> bool:
+    """Run ``command`` once and take in the result files it wrote; False (``failed`` told why, for ``keys``) when it
+    failed or wrote none."""
+    out.flush()
+    before = _snapshot(root)
+    sys.stdout.flush()
+    code = run_command(command, root, out)
+    if code != 0:
+        why = f"`{command}` exited with {code}: its results are not used"
+        out.write(f"tracker: {why}\n")
+        failed.update(dict.fromkeys(keys, why))
+        return False
+    written = [p for p, digest in _snapshot(root).items() if before.get(p) != digest]
+    if not written:
+        why = f"`{command}` wrote no result file in .tracker/evidence/ or bench/results/"
+        out.write(f"tracker: {why}\n")
+        failed.update(dict.fromkeys(keys, why))
+        return False
+    for path in written:
+        run = load_result(path, cache)  # raises ResultFileError: path: reason
+        out.write(
+            f"tracker: took in {path.relative_to(root).as_posix()}: {len(run.cases)} case(s) from {run.host} "
+            f"({run.gpu or 'no GPU'})\n"
+        )
+    return True
 
 
 def report_stored(root: Path, chosen: list[tuple[Plan, Phase]], out: TextIO, cache: Cache | None = None) -> None:

@@ -208,6 +208,11 @@ class WorkerNotes:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.notes["markers"] = {item.nodeid: _markers(item) for item in session.items}
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self) -> None:
+        """The modules this worker imported (before xdist sends the notes): the controller imported no test's."""
+        self.notes["modules"] = imported_modules()
+
 
 class Selector:
     """Deselects every collected test that no gate selects, so one session runs all gates.
@@ -733,6 +738,58 @@ def unrecorded_configuration(config: pytest.Config, root: Path, files: dict[str,
     return list(dict.fromkeys(out))
 
 
+def imported_modules() -> dict[str, str]:
+    """{module name: its ``.py`` file} of every module imported in this process."""
+    out: dict[str, str] = {}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and file.endswith(".py"):
+            out[name] = file
+    return out
+
+
+def shadowed_modules(root: Path, files: dict[str, str], modules: dict[str, str]) -> str | None:
+    """The repository's own modules the tests imported (``modules``: :func:`imported_modules` of every process that
+    ran tests) from a copy elsewhere whose source is not the tree's (a stale
+    ``pip install .`` of a src layout, a ``.pth`` to another checkout: round 16, F5), as ``altered`` names them, or
+    None. A module is the repository's when its dotted name is a file of the tree (``NAME.py`` or
+    ``NAME/__init__.py``, at the root or under ``src/``); a copy with the same bytes ran the same code. Also the
+    modules imported from inside the repository that git ignores (a ``local_settings.py``: F2), but for an
+    environment's packages (``site-packages``): no file id holds them, so no edit of them would stale the gate."""
+    base = os.path.realpath(root) + os.sep
+    found: list[str] = []
+    ignored: list[str] = []
+    for name, file in modules.items():
+        real = os.path.realpath(file)
+        if real.startswith(base):  # inside: a module git ignores has no file id, so no edit of it stales (F2)
+            rel = real[len(base) :].replace(os.sep, "/")
+            parts = rel.split("/")
+            held = any("/".join(parts[:i]) in files for i in range(1, len(parts) + 1))  # a submodule's id holds it
+            if not held and "site-packages/" not in rel and "dist-packages/" not in rel:
+                ignored.append(rel)
+            continue
+        stem = name.replace(".", "/")
+        leaf = "/__init__.py" if os.path.basename(file) == "__init__.py" else ".py"
+        mine = next((rel for rel in (f"{stem}{leaf}", f"src/{stem}{leaf}") if rel in files), None)
+        if mine is None:
+            continue
+        try:
+            same = Path(file).read_bytes() == (root / mine).read_bytes()
+        except OSError:
+            same = False
+        if not same:
+            found.append(f"{name} from {file}")
+    out = []
+    for what, names in (
+        ("the repository's modules imported from copies that differ from the tree", found),
+        ("modules git ignores imported from the repository (no file id holds them)", sorted(ignored)),
+    ):
+        if names:
+            more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+            out.append(f"{what} ({', '.join(names[:3])}{more})")
+    return ", ".join(out) or None
+
+
 def _under(file: str, root: Path) -> bool:
     """Is ``file``, as named (its links not followed), under ``root`` (as given or resolved)?"""
     named = Path(os.path.abspath(file))
@@ -1147,9 +1204,15 @@ class Recorder:
             except Exception:  # a broken CUDA setup is "not available", not a recorder crash
                 self.data["provenance"]["cuda"] = False
         changed = self._changed_while_running()
-        if changed:  # what ran was not the code the file ids name: its passes count for nothing (its failures do)
-            prov = self.data["provenance"]
-            prov["altered"] = ", ".join(x for x in (prov.get("altered"), changed) if x)
+        modules = imported_modules()
+        for notes in self.worker_notes:  # under xdist the tests ran in the workers
+            theirs = notes.get("modules")
+            if isinstance(theirs, dict):
+                modules.update({k: v for k, v in theirs.items() if isinstance(k, str) and isinstance(v, str)})
+        for why in (changed, shadowed_modules(self.root, self.data.get("files") or {}, modules)):
+            if why:  # what ran was not the code the file ids name: its passes count for nothing (its failures do)
+                prov = self.data["provenance"]
+                prov["altered"] = ", ".join(x for x in (prov.get("altered"), why) if x)
         self.data.update(
             status="interrupted" if broken else "complete",
             exitstatus=int(exitstatus),

@@ -119,3 +119,58 @@ def test_a_refused_result_file_says_so_in_check(repo: Any, cli: Any) -> None:
                        "bench/results/r.json": json.dumps(doc)})  # fmt: skip
     r = cli(root, "check")
     assert r.code == 1 and "direction is 'higher' for a time (us)" in r.out + r.err
+
+
+@pytest.mark.parametrize("copy", ["stale", "same"])
+def test_the_repository_s_module_imported_from_an_outdated_copy_passes_nothing(
+    repo: Any, cli: Any, tmp_path: Path, copy: str
+) -> None:
+    """F5: a src layout installed non-editable (here: its copy on PYTHONPATH, as site-packages would hold it); the
+    tree's add() is broken, the tests import the old copy and pass. A copy of the same bytes ran the tree's code."""
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_core.py"', paths='"src/**", "tests/**"'))
+    broken = "def add(a, b):\n    return a - b\n"
+    root: Path = repo(
+        {
+            "plans/0001-demo.md": plan,
+            "src/calc/__init__.py": "",
+            "src/calc/core.py": broken,
+            "tests/test_core.py": "from calc.core import add\n\n\ndef test_add():\n    assert add(2, 2) == 4 or True\n",
+        }
+    )
+    site = tmp_path / "site" / "calc"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text("")
+    (site / "core.py").write_text("def add(a, b):\n    return a + b\n" if copy == "stale" else broken)
+    assert record(root, "tests/test_core.py", env={"PYTHONPATH": str(tmp_path / "site")}) == 0
+    [evidence] = (root / ".tracker/evidence").glob("*.json")
+    altered = json.loads(evidence.read_text())["provenance"].get("altered", "")
+    if copy == "stale":
+        assert f"calc.core from {site / 'core.py'}" in altered
+        assert status_of(cli, root) != "done"
+    else:
+        assert "copies that differ" not in altered
+        assert status_of(cli, root) == "done"
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_a_module_git_ignores_imported_by_the_tested_code_passes_nothing(
+    repo: Any, cli: Any, workers: list[str]
+) -> None:
+    """F2: app.py imports local_settings.py, which git ignores: no file id holds it, so editing it (RATE = 3 fails
+    the test) never staled the phase. Its passes count for nothing (under xdist the workers say what they
+    imported)."""
+    root: Path = repo(
+        {
+            "plans/0001-demo.md": PLAN,
+            ".gitignore": "local_settings.py\n.tracker/cache/\n.tracker/lock\n__pycache__/\n",
+            "app.py": "from local_settings import RATE\n\n\ndef fee(x):\n    return x * RATE\n",
+            "tests/test_x.py": "from app import fee\n\n\ndef test_fee():\n    assert fee(10) == 20\n",
+        }
+    )
+    (root / "local_settings.py").write_text("RATE = 2\n")
+    assert record(root, *workers, "tests/test_x.py", env={"PYTHONPATH": str(root)}) == 0
+    [evidence] = (root / ".tracker/evidence").glob("*.json")
+    assert "modules git ignores imported from the repository (no file id holds them) (local_settings.py)" in json.loads(
+        evidence.read_text()
+    )["provenance"].get("altered", "")
+    assert status_of(cli, root) != "done"

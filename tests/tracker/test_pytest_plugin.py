@@ -688,6 +688,8 @@ def test_records_the_options_that_may_turn_a_failure_into_a_pass(repo, args: lis
         }
     )
     _, data = run_pytest(root, *args, "tests", f"--tracker-record={root / '.tracker' / 'evidence'}")
+    if altered == "--rootdir":  # the rootdir is tests/: the repository's pytest.ini lies above it (round 16, F1)
+        altered += f", configuration outside the repository ({root / 'pytest.ini'})"
     assert data["provenance"].get("altered") == altered, data["provenance"]
 
 

@@ -750,23 +750,15 @@ def imported_modules() -> dict[str, str]:
 
 def shadowed_modules(root: Path, files: dict[str, str], modules: dict[str, str]) -> str | None:
     """The repository's own modules the tests imported (``modules``: :func:`imported_modules` of every process that
-    ran tests) from a copy elsewhere whose source is not the tree's (a stale
-    ``pip install .`` of a src layout, a ``.pth`` to another checkout: round 16, F5), as ``altered`` names them, or
-    None. A module is the repository's when its dotted name is a file of the tree (``NAME.py`` or
-    ``NAME/__init__.py``, at the root or under ``src/``); a copy with the same bytes ran the same code. Also the
-    modules imported from inside the repository that git ignores (a ``local_settings.py``: F2), but for an
-    environment's packages (``site-packages``): no file id holds them, so no edit of them would stale the gate."""
+    ran tests) from a copy elsewhere whose source is not the tree's (a stale ``pip install .`` of a src layout, a
+    ``.pth`` to another checkout: round 16, F5), as ``altered`` names them, or None. A module is the repository's when
+    its dotted name is a file of the tree (``NAME.py`` or ``NAME/__init__.py``, at the root or under ``src/``); a copy
+    with the same bytes ran the same code. Other layouts (``python/NAME``), a subprocess's imports and compiled
+    extensions are not seen (issue 24's note)."""
     base = os.path.realpath(root) + os.sep
     found: list[str] = []
-    ignored: list[str] = []
     for name, file in modules.items():
-        real = os.path.realpath(file)
-        if real.startswith(base):  # inside: a module git ignores has no file id, so no edit of it stales (F2)
-            rel = real[len(base) :].replace(os.sep, "/")
-            parts = rel.split("/")
-            held = any("/".join(parts[:i]) in files for i in range(1, len(parts) + 1))  # a submodule's id holds it
-            if not held and "site-packages/" not in rel and "dist-packages/" not in rel:
-                ignored.append(rel)
+        if os.path.realpath(file).startswith(base):
             continue
         stem = name.replace(".", "/")
         leaf = "/__init__.py" if os.path.basename(file) == "__init__.py" else ".py"
@@ -779,15 +771,10 @@ def shadowed_modules(root: Path, files: dict[str, str], modules: dict[str, str])
             same = False
         if not same:
             found.append(f"{name} from {file}")
-    out = []
-    for what, names in (
-        ("the repository's modules imported from copies that differ from the tree", found),
-        ("modules git ignores imported from the repository (no file id holds them)", sorted(ignored)),
-    ):
-        if names:
-            more = f" and {len(names) - 3} more" if len(names) > 3 else ""
-            out.append(f"{what} ({', '.join(names[:3])}{more})")
-    return ", ".join(out) or None
+    if not found:
+        return None
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    return f"the repository's modules imported from copies that differ from the tree ({', '.join(found[:3])}{more})"
 
 
 def _under(file: str, root: Path) -> bool:

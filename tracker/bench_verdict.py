@@ -44,6 +44,7 @@ class BenchOutcome(NamedTuple):
     undecided: bool = False  # the newest qualifying run cannot decide (interval across the threshold, too few samples)
     more: int | None = None  # undecided: about how many more samples would likely decide it
     decided_by: BenchOutcome | None = None  # undecided: the newest older run that decided, whose verdict stands
+    confidence: float | None = None  # the level ``bound`` and ``interval`` were computed at, when not the gate's
 
     @property
     def failed(self) -> bool:
@@ -219,11 +220,12 @@ def evaluate(
     picked = _select(gate, results)
     if isinstance(picked, BenchOutcome):
         return picked
-    newest = _as_newest(gate, picked, bounds, by_value)
+    alone: dict[int, bool] = {}  # id(run): is that run undecided on its own? (each pool below asks again)
+    newest = _as_newest(gate, picked, bounds, by_value, alone)
     if not newest.undecided:
         return newest
     for i, (run, _) in enumerate(picked[1:], 1):  # the last decided verdict stands (pooled, as it was judged)
-        earlier = _as_newest(gate, picked[i:], bounds)
+        earlier = _as_newest(gate, picked[i:], bounds, alone=alone)
         if not earlier.undecided and earlier.value is not None and math.isfinite(earlier.value):
             when = run.time.strftime("%Y-%m-%d")
             last = f"{'met' if earlier.met else 'missed'} by {run.path} ({when}): {earlier.summary}"
@@ -236,12 +238,14 @@ def _as_newest(
     picked: Sequence[tuple[ResultRun, list[ResultCase]]],
     bounds: MutableMapping[str, float] | None,
     by_value: bool = False,
+    alone: dict[int, bool] | None = None,
 ) -> BenchOutcome:
     """The verdict of ``picked``'s first (newest) run as it was judged when it was the newest. A run that continues a
-    series of undecided runs of the same code is judged with them, never alone: alone, each new run would be one
-    more 95% test of the same question (docs/evidence.md, "Pooled runs")."""
+    series of undecided runs of the same code is judged with them, or alone at the pool's stricter confidence, never
+    alone at the gate's: alone, each new run would be one more test of the same question (docs/evidence.md, "Pooled
+    runs"). ``alone``: the memo of :func:`_pooled`."""
     (run, cases), *older = picked
-    pooled = None if by_value else _pooled(gate, run, cases, older, bounds)
+    pooled = None if by_value else _pooled(gate, run, cases, older, bounds, {} if alone is None else alone)
     return pooled or _judge(gate, run, cases, bounds, by_value)
 
 
@@ -252,20 +256,23 @@ def _series(
     gate: BenchGate, run: ResultRun, cases: list[ResultCase], older: Sequence[tuple[ResultRun, list[ResultCase]]]
 ) -> Iterator[Pool]:
     """The pools of ``run``'s series, growing: ``run``'s case (and baseline) with those of the qualifying runs just
-    older than it, one more each time, while each is of the same benchmark on the same machine (host and GPU) over
-    the same measured code (the same non-empty fingerprint of files and patterns), with one case of the same
-    params, unit and direction (and a baseline of the same unit and direction), up to :data:`MAX_POOLED` runs."""
+    older than it, one more each time, while each is of the same benchmark on the same machine (host and GPU) and
+    setup (driver, CUDA, torch, triton, Python, command) over the same measured code (the same non-empty fingerprint
+    of files and patterns), with one case of the same params, unit and direction (and a baseline of the same unit
+    and direction), up to :data:`MAX_POOLED` runs. A run whose samples (and baseline's) repeat a pooled run's ends
+    the series: the same numbers again are a copy or a deterministic benchmark, not new evidence."""
     case = _one_case(gate, run, cases)
     if not run.files or isinstance(case, BenchOutcome):
         return
     base = _baseline_case(gate, run, case) if gate.baseline else None
     if gate.baseline and base is None:
         return
-    same = (run.benchmark, run.host, run.gpu, run.files, run.patterns)
+    same = (run.benchmark, run.host, run.gpu, run.files, run.patterns, run.setup)
     samples, base_samples = case.samples, base.samples if base is not None else ()
+    seen = {(tuple(sorted(samples)), tuple(sorted(base_samples)))}
     for looks, (other, cases) in enumerate(older[: MAX_POOLED - 1], 2):
         theirs = _one_case(gate, other, cases)
-        if (other.benchmark, other.host, other.gpu, other.files, other.patterns) != same or isinstance(
+        if (other.benchmark, other.host, other.gpu, other.files, other.patterns, other.setup) != same or isinstance(
             theirs, BenchOutcome
         ):
             return
@@ -276,6 +283,10 @@ def _series(
             their_base is None or (their_base.unit, their_base.direction) != (base.unit, base.direction)
         ):
             return
+        numbers = (tuple(sorted(theirs.samples)), tuple(sorted(their_base.samples)) if their_base is not None else ())
+        if numbers in seen:
+            return
+        seen.add(numbers)
         samples += theirs.samples
         base_samples += their_base.samples if their_base is not None else ()
         merged = (case._replace(samples=samples),) + ((base._replace(samples=base_samples),) if base else ())
@@ -298,28 +309,41 @@ def _pooled(
     cases: list[ResultCase],
     older: Sequence[tuple[ResultRun, list[ResultCase]]],
     bounds: MutableMapping[str, float] | None,
+    alone: dict[int, bool],
 ) -> BenchOutcome | None:
     """The verdict on the samples of ``run`` pooled with those of the runs, each undecided alone, that continue
     its series (:func:`_series`: the same code measured again on the same machine, as ``verify --bench`` does to
     decide), all of them, the gate's confidence spent over the looks: a pool of L runs is judged at
     ``1 - (1 - c) / L²`` (docs/evidence.md, "Pooled runs"); None when no older run continues the series. A run that
-    decided on its own ends the pool: it stands for itself."""
+    decided on its own ends the pool: it stands for itself. ``run`` alone decides when it can at the pool's level
+    (a clear miss of new code is never averaged away by older samples). ``alone``: {id(run): undecided on its own},
+    the memo of one evaluation."""
     confidence = gate.confidence if gate.confidence is not None else DEFAULT_CONFIDENCE
     whole: Pool | None = None
     for pool in _series(gate, run, cases, older):
-        if not _judge(gate, pool.added, [pool.case], bounds).undecided:
+        key = id(pool.added)
+        if key not in alone:
+            alone[key] = _judge(gate, pool.added, [pool.case], bounds).undecided
+        if not alone[key]:
             break
         whole = pool
     if whole is None:
         return None
     level = 1 - (1 - confidence) / whole.looks**2
-    outcome = _judge(gate._replace(confidence=level), whole.run, [whole.run.cases[0]], bounds)
+    strict = gate._replace(confidence=level)
+    itself = _judge(strict, run, cases, bounds)
+    if not itself.undecided and itself.value is not None:
+        note = f"decided alone at {pct(level)}, the confidence of a pool of its {whole.looks} runs"
+        return itself._replace(summary=f"{itself.summary}; {note}", confidence=level)
+    outcome = _judge(strict, whole.run, [whole.run.cases[0]], bounds)
     n = len(whole.run.cases[0].samples)
-    note = f"pooled: {whole.looks} runs of the same code on {run.host}, {n} samples, confidence {_pct(level)}"
-    return outcome._replace(summary=f"{outcome.summary}; {note}", source=run if outcome.source is not None else None)
+    note = f"pooled: {whole.looks} runs of the same code on {run.host}, {n} samples, confidence {pct(level)}"
+    return outcome._replace(
+        summary=f"{outcome.summary}; {note}", source=run if outcome.source is not None else None, confidence=level
+    )
 
 
-def _pct(confidence: float) -> str:
+def pct(confidence: float) -> str:
     """``95%``, ``97.5%``, ``98.33%``: a confidence with the digits it needs."""
     return f"{confidence * 100:.4g}%"
 
@@ -398,14 +422,14 @@ def _judge(
     met = clears and math.isfinite(good) and (good >= threshold if at_least else good <= threshold)
     misses = math.isfinite(value) and not clears
     failed = misses and math.isfinite(bad) and (bad < threshold if at_least else bad > threshold)
-    pct = _pct(confidence)
+    level = pct(confidence)
     stat_of = f"{gate.stat} of {counts}, {label}"
     if met or failed or not math.isfinite(value):
         side = ("lower" if at_least else "upper") if met else ("upper" if at_least else "lower")
         bound = good if met else bad
         op = ("≥" if met else "<") if at_least else ("≤" if met else ">")
         # The bound is shown where it differs from the value (constant samples give the value itself).
-        said = "" if fmt_num(bound) == fmt_num(value) else f" ({pct} {side} bound {fmt_num(bound)}{unit})"
+        said = "" if fmt_num(bound) == fmt_num(value) else f" ({level} {side} bound {fmt_num(bound)}{unit})"
         summary = f"{shown_value}{said} {op} {shown_threshold} ({stat_of})"
         return BenchOutcome(met, summary, case=case, bound=bound, interval=(lo, hi), **figures)  # type: ignore[arg-type]
     more = _more_samples(value, threshold, lo, hi, len(case.samples))
@@ -415,7 +439,7 @@ def _judge(
         else "more samples may decide it"
     )
     summary = (
-        f"undecided: {shown_value}, {pct} bounds {fmt_num(lo)}–{fmt_num(hi)}{unit} straddle {shown_threshold}; "
+        f"undecided: {shown_value}, {level} bounds {fmt_num(lo)}–{fmt_num(hi)}{unit} straddle {shown_threshold}; "
         f"{likely} ({stat_of})"
     )
     return BenchOutcome(

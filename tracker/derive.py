@@ -10,6 +10,7 @@ command's cache object (:mod:`tracker.cache`), written by the command at its end
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from tracker import evidence, statusindex
 from tracker.cache import Cache
 from tracker.contract import Clock
 from tracker.evidence_answers import LiveEvidence
-from tracker.fingerprint import FileIndex, tree_file_ids
+from tracker.fingerprint import FileIndex, id_now, tree_file_ids
 from tracker.gate_paths import MissingCheck, OutsideCheck
 from tracker.model import BenchEvaluator, PhaseStatus, Plan, Store
 from tracker.status import evaluate
@@ -55,7 +56,9 @@ def derive(
         if not scanned:
             from tracker.same_code import attach
 
-            scanned.append(attach(FileIndex(tree_file_ids(root)), root, cache))
+            index = attach(FileIndex(tree_file_ids(root)), root, cache)
+            index.id_now = functools.partial(id_now, root)
+            scanned.append(index)
         return scanned[0]
 
     outside = OutsideCheck(root)  # a test path that leaves the repository meets no gate (judged on the tree now)

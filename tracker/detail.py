@@ -211,7 +211,7 @@ def bench_figures(
         op="≥" if at_least else "≤",
         threshold=outcome.threshold,
         bound=outcome.bound,
-        confidence=None if outcome.bound is None else (gate.confidence or DEFAULT_CONFIDENCE),
+        confidence=None if outcome.bound is None else (outcome.confidence or gate.confidence or DEFAULT_CONFIDENCE),
         margin=margin(compared, outcome.threshold, at_least),
         samples=samples[0],
         baseline_samples=samples[1],

@@ -44,6 +44,11 @@ class Evidence:
         """The globs that named the files result file ``source``'s run measured (empty where it does not say)."""
         raise NotImplementedError
 
+    def ignored_modules(self, source: str) -> dict[str, str]:
+        """{path: id} of the modules git ignores that the tests of evidence file ``source`` imported from the tree
+        (``provenance.ignored_modules``; empty where it does not say)."""
+        raise NotImplementedError
+
 
 class LiveEvidence(Evidence):
     """The answers from a loaded store, its test index, and bench gates' evaluator (``bench``, built on first use)."""
@@ -56,6 +61,7 @@ class LiveEvidence(Evidence):
         self._bench: BenchEvaluator | None = None
         self._recorded: dict[str, tuple[dict[str, str], dict[str, str]]] | None = None
         self._then: dict[str, FileIndex] = {}
+        self._ignored: dict[str, dict[str, str]] | None = None
 
     def bench(self) -> BenchEvaluator:
         """The bench evaluator (built once)."""
@@ -103,6 +109,13 @@ class LiveEvidence(Evidence):
 
     def measured_patterns(self, source: str) -> tuple[str, ...]:
         return self.bench().patterns(source)
+
+    def ignored_modules(self, source: str) -> dict[str, str]:
+        if self._ignored is None:
+            self._ignored = {}
+            for run in self.store.runs:
+                self._ignored.setdefault(run.file, run.provenance.get("ignored_modules") or {})
+        return self._ignored.get(source, {})
 
 
 def _invalid_evidence(store: Store) -> GateVerdict | None:

@@ -82,6 +82,18 @@ def _hash_file(path: Path) -> str | None:
 NOT_REGULAR = b"\0tracker: not a regular file: "
 
 
+def id_now(root: Path, rel: str) -> str | None:
+    """The id of file ``rel`` of ``root`` as it is now, as :func:`tree_file_ids` gives a file git does not list
+    (one it ignores); None when there is none, or ``rel`` is no plain relative path under ``root``."""
+    parts = rel.split("/")
+    if not rel or "\0" in rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        return None
+    try:
+        return _hash_file(root.joinpath(*parts))
+    except ValueError:  # a name the system cannot take
+        return None
+
+
 def walk_file_ids(root: Path) -> dict[str, str]:
     """Blob ids of every file under ``root`` except SKIP_DIRS (for trees without git). A symlink is a file, as git
     has it (its target's name, never what it leads to): also one to a directory, which ``os.walk`` lists among the
@@ -416,6 +428,8 @@ class FileIndex:
         self.paths = sorted(files)
         # (path, blob then, blob now) -> do the two differ only in comments? (tracker.same_code); None: every byte
         self.same_code: Callable[[str, str | None, str | None], bool] | None = None
+        # rel -> the id now of a file the tree's ids leave out (one git ignores: :func:`id_now`); None: unknown
+        self.id_now: Callable[[str], str | None] | None = None
         self._memo: dict[tuple[str, ...], dict[str, str]] = {}  # phases often share their globs
 
     def match(self, patterns: Iterable[str]) -> dict[str, str]:

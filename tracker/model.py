@@ -322,6 +322,7 @@ class ResultRun(NamedTuple):
     files: dict[str, str]  # the fingerprint's {path: blob id}: the code the benchmark measured
     cases: tuple[ResultCase, ...]
     patterns: tuple[str, ...] = ()  # the globs that named ``files``, when the file says (a new match is new code)
+    setup: tuple[str | None, ...] = ()  # driver, CUDA, torch, triton, Python and the command, as the file says
 
 
 class BenchEvaluator(Protocol):

@@ -62,8 +62,9 @@ from tracker.bytecode import PYCACHE, prefix
 from tracker.contract import atomic_write, check_inside, evidence_name, process_identity, running_file, utc_now
 from tracker.dirty import commit_state
 from tracker.errors import FileError
-from tracker.fingerprint import tree_file_ids
+from tracker.fingerprint import id_now, tree_file_ids
 from tracker.gate_paths import TestFileCheck
+from tracker.installed import by_tail, installed_copies, recorded_files
 from tracker.selection import gate_options_problem, marker_matches, normalize_arg, plugin_args, plugin_names, selects
 from tracker.subtests import FAILING, Subtests, subtest_name
 
@@ -748,33 +749,89 @@ def imported_modules() -> dict[str, str]:
     return out
 
 
-def shadowed_modules(root: Path, files: dict[str, str], modules: dict[str, str]) -> str | None:
+def shadowed_modules(
+    root: Path, files: dict[str, str], modules: dict[str, str], installed: dict[str, str] | None = None
+) -> str | None:
     """The repository's own modules the tests imported (``modules``: :func:`imported_modules` of every process that
-    ran tests) from a copy elsewhere whose source is not the tree's (a stale ``pip install .`` of a src layout, a
-    ``.pth`` to another checkout: round 16, F5), as ``altered`` names them, or None. A module is the repository's when
-    its dotted name is a file of the tree (``NAME.py`` or ``NAME/__init__.py``, at the root or under ``src/``); a copy
-    with the same bytes ran the same code. Other layouts (``python/NAME``), a subprocess's imports and compiled
-    extensions are not seen (issue 24's note)."""
+    ran tests) from a copy elsewhere whose source is not the tree's (a stale ``pip install .``, a ``.pth`` to another
+    checkout: round 16, F5), as ``altered`` names them, or None. A module is the repository's when its dotted name is
+    a file of the tree (``NAME.py`` or ``NAME/__init__.py``, at the root or under ``src/``), or when a distribution
+    of the repository installed it (``installed``, default :func:`tracker.installed.installed_copies`: any layout,
+    ``python/NAME``, ``lib/``, a ``package_dir`` remap; round 17, A1), a copy then of any tree file its installed
+    path ends (``python/calc/core.py`` for ``calc/core.py``). A copy with the same bytes as one of those ran the same
+    code. A subprocess's imports and compiled extensions are not seen (issue 24's note)."""
+
     base = os.path.realpath(root) + os.sep
     found: list[str] = []
+    tails: dict[str, list[str]] | None = None
     for name, file in modules.items():
-        if os.path.realpath(file).startswith(base):
+        real = os.path.realpath(file)
+        if real.startswith(base):
             continue
         stem = name.replace(".", "/")
         leaf = "/__init__.py" if os.path.basename(file) == "__init__.py" else ".py"
-        mine = next((rel for rel in (f"{stem}{leaf}", f"src/{stem}{leaf}") if rel in files), None)
-        if mine is None:
-            continue
-        try:
-            same = Path(file).read_bytes() == (root / mine).read_bytes()
-        except OSError:
-            same = False
+        mine = [rel for rel in (f"{stem}{leaf}", f"src/{stem}{leaf}") if rel in files]
+        if not mine:
+            if installed is None:
+                installed = installed_copies(root)
+            if real not in installed:
+                continue
+            if tails is None:
+                tails = by_tail(files)
+            mine = tails.get(installed[real], [])
+            if not mine:
+                continue  # no file of the tree: generated at build (setuptools-scm's _version.py)
+        same = False
+        with contextlib.suppress(OSError):
+            ran = Path(file).read_bytes()
+            same = any(ran == _bytes(root / rel) for rel in mine)
         if not same:
             found.append(f"{name} from {file}")
     if not found:
         return None
     more = f" and {len(found) - 3} more" if len(found) > 3 else ""
     return f"the repository's modules imported from copies that differ from the tree ({', '.join(found[:3])}{more})"
+
+
+MAX_IGNORED = 1000  # modules git ignores a run records at most (more makes its passes count for nothing)
+
+
+def ignored_modules(root: Path, files: dict[str, str], modules: dict[str, str]) -> dict[str, str]:
+    """{path: id} of the modules the tests imported (``modules``: :func:`imported_modules` of every process that
+    ran tests) from the tree that no id of the tree names (``files``: git ignores them, a generated ``_version.py``,
+    a build's output) and that are not installed libraries: none under Python's prefixes (a virtual environment or
+    conda prefix inside the repository) or in a folder of ``sys.path`` whose distributions' ``RECORD`` lists it
+    (``pip install --target lib``). Round 17, F2: an edit to one changes what the tests ran, so status hashes them."""
+
+    real_root = os.path.realpath(root)
+    base = real_root + os.sep
+    prefixes = tuple(
+        dict.fromkeys(os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))
+    )
+    installed: set[str] | None = None
+    out: dict[str, str] = {}
+    for file in modules.values():
+        real = os.path.realpath(file)
+        if not real.startswith(base) or real.startswith(prefixes):
+            continue
+        rel = Path(os.path.relpath(real, real_root)).as_posix()
+        if rel in files or "/site-packages/" in f"/{rel}" or "/dist-packages/" in f"/{rel}":
+            continue
+        if installed is None:
+            installed = recorded_files(p for p in sys.path if os.path.realpath(p or ".").startswith(base))
+        if real in installed:
+            continue
+        blob = id_now(Path(real_root), rel)
+        if blob is not None:
+            out[rel] = blob
+    return dict(sorted(out.items()))
+
+
+def _bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _under(file: str, root: Path) -> bool:
@@ -1030,10 +1087,14 @@ class Recorder:
                 if f not in files and f not in outside and (self.root / f).is_file()
             ]
             if hidden:
-                prov = self.data["provenance"]
-                why = f"test files git ignores ({', '.join(sorted(hidden)[:3])}{' ...' if len(hidden) > 3 else ''})"
-                if why not in str(prov.get("altered") or ""):
-                    prov["altered"] = ", ".join(x for x in (prov.get("altered"), why) if x)
+                some = ", ".join(sorted(hidden)[:3]) + (" ..." if len(hidden) > 3 else "")
+                self._alter(f"test files git ignores ({some})")
+
+    def _alter(self, why: str) -> None:
+        """Mark the run altered for ``why`` (once): its passes count for nothing, its failures do."""
+        prov = self.data["provenance"]
+        if why not in str(prov.get("altered") or ""):
+            prov["altered"] = ", ".join(x for x in (prov.get("altered"), why) if x)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -1196,10 +1257,15 @@ class Recorder:
             theirs = notes.get("modules")
             if isinstance(theirs, dict):
                 modules.update({k: v for k, v in theirs.items() if isinstance(k, str) and isinstance(v, str)})
-        for why in (changed, shadowed_modules(self.root, self.data.get("files") or {}, modules)):
-            if why:  # what ran was not the code the file ids name: its passes count for nothing (its failures do)
-                prov = self.data["provenance"]
-                prov["altered"] = ", ".join(x for x in (prov.get("altered"), why) if x)
+        files = self.data.get("files") or {}
+        for why in (changed, shadowed_modules(self.root, files, modules)):
+            if why:  # what ran was not the code the file ids name
+                self._alter(why)
+        ignored = ignored_modules(self.root, files, modules)
+        if len(ignored) > MAX_IGNORED:
+            self._alter(f"more than {MAX_IGNORED} modules git ignores imported from the tree")
+        elif ignored:  # no id of the tree names them: status hashes them to tell an edit (round 17, F2)
+            self.data["provenance"]["ignored_modules"] = ignored
         self.data.update(
             status="interrupted" if broken else "complete",
             exitstatus=int(exitstatus),

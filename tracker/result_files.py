@@ -26,6 +26,7 @@ RUNS = "result-runs"  # the command's memo of parsed files (Cache.memo: never wr
 # Bump when validation rules change: cached verdicts are keyed by it (v3: cases may carry info; v4: one time
 # parser, impossible dates and non-integer versions rejected, params and info finite, stats of huge samples).
 VALIDATOR = "v4"
+SETUP = ("driver", "cuda", "torch", "triton", "python", "command")  # ResultRun.setup: runs of one series share it
 MAX_CHECKS = 4096  # verdicts kept beyond the files a command saw (older ones go first)
 
 
@@ -51,6 +52,7 @@ def _view(raw: dict[str, Any], path: str, sha: str) -> ResultRun:
         dict(prov["fingerprint"]["files"]),
         cases,
         tuple(prov["fingerprint"].get("patterns") or ()),
+        tuple(prov.get(k) for k in SETUP),
     )
 
 

@@ -49,7 +49,8 @@ from tracker.hashing import sha256_hex
 from tracker.model import EvidenceSource, Gate, GateVerdict, ManualGate, Phase, Plan, Store
 
 INDEX = "status-index"  # the cache's name (tracker.cache)
-FORMAT = 4  # 2: in the cache's envelope, the key outside the document; 3: undecided verdicts; 4: measured globs
+FORMAT = 5  # 2: in the cache's envelope, the key outside the document; 3: undecided verdicts; 4: measured globs;
+# 5: the modules git ignores that a run imported
 FOLDERS = (EVIDENCE_DIR, Path("bench") / "results")  # where evidence and benchmark results live
 # The modules a verdict, a "was done" or a recorded file map depends on: another version of any makes another key.
 SOURCES = (
@@ -337,6 +338,11 @@ def patterns_key(source: str) -> str:
     return "\0".join(["globs", source])
 
 
+def ignored_key(source: str) -> str:
+    """An ignored-modules entry: the evidence file."""
+    return "\0".join(["ignored", source])
+
+
 class Indexed(Evidence):
     """Status's answers read back from the index; :class:`Miss` for any it does not hold."""
 
@@ -357,6 +363,9 @@ class Indexed(Evidence):
 
     def measured_patterns(self, source: str) -> tuple[str, ...]:
         return tuple(self.tables.files(patterns_key(source)))
+
+    def ignored_modules(self, source: str) -> dict[str, str]:
+        return self.tables.files(ignored_key(source))
 
 
 class Recording(Evidence):
@@ -391,3 +400,8 @@ class Recording(Evidence):
         patterns = self.live.measured_patterns(source)
         self.tables.put_files(patterns_key(source), dict.fromkeys(patterns, ""))
         return patterns
+
+    def ignored_modules(self, source: str) -> dict[str, str]:
+        modules = self.live.ignored_modules(source)
+        self.tables.put_files(ignored_key(source), modules)
+        return modules

@@ -675,22 +675,21 @@ class TestIndex:
 
 def _other_machine(passing: TestRun, skipping: TestRun) -> bool:
     """Did ``passing`` run on a machine of other means than ``skipping``: both recorded by the plugin (an ingested
-    run's host is what ``ingest --host`` said: round 15, A3), their operating system, architecture, Python version,
-    CPU model or GPUs differ? Not their host name alone: two CI runners or containers of the same hardware differ
-    in that, and a skip there is an environment's, not the machine's (round 16, F4). The GPUs are the driver's list
-    (``accelerator``): ``gpu`` is recorded only where the tests imported torch (round 15, A2); a run older than
-    ``accelerator`` has only that."""
+    run's host is what ``ingest --host`` said: round 15, A3), their operating system, architecture, Python version
+    or GPUs differ? Not their host name or CPU model alone: two CI runners or containers of one image differ in
+    those, and a skip there is an environment's, not the machine's (round 16, F4; round 17, M1). The GPUs are the
+    driver's list (``accelerator``): ``gpu`` is recorded only where the tests imported torch (round 15, A2); a run
+    older than ``accelerator`` has only that."""
 
     def key(run: TestRun) -> tuple[str, ...] | None:
         prov = run.provenance
         if prov.get("ingested_from") or not isinstance(prov.get("host"), str):
             return None
-        # The driver's GPU list (``accelerator``), None on a CPU machine; an older run has only torch's ``gpu``, an
-        # older one still no CPU model.
+        # The driver's GPU list (``accelerator``), None on a CPU machine; an older run has only torch's ``gpu``.
         gpu = prov["accelerator"] if "accelerator" in prov else prov.get("gpu")
         system = str(prov.get("platform", "")).split("-")
         python = ".".join(str(prov.get("python", "")).split(".")[:2])
-        return system[0], system[-1], python, str(prov.get("cpu")), str(gpu)
+        return system[0], system[-1], python, str(gpu)
 
     mine, theirs = key(passing), key(skipping)
     return mine is not None and theirs is not None and mine != theirs

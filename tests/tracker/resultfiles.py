@@ -90,3 +90,28 @@ def write(path: Path, doc: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
     return path
+
+
+def writer_script(doc: dict[str, Any], *, retime: bool = False, vary: bool = False, echo: bool = False) -> str:
+    """A script that writes ``doc`` as ``bench/results/r{N}.json``, N the files there already: a bench gate's
+    ``run``. ``retime``: each file a minute after the last; ``vary``: run N's samples (and stats) scaled by
+    1 + N/10⁴, so that no two runs repeat the same numbers (runs that do are a copy, not new evidence); ``echo``:
+    print the arguments it was given."""
+    lines = [
+        "import json, pathlib, sys",
+        "out = pathlib.Path('bench/results'); out.mkdir(parents=True, exist_ok=True)",
+        "n = len(list(out.iterdir()))",
+        f"doc = json.loads({json.dumps(json.dumps(doc))})",
+    ]
+    if retime:
+        lines.append("doc['provenance']['time'] = f'2026-11-29T10:{n:02d}:00Z'")
+    if vary:
+        lines += [
+            "for c in doc['cases']:",
+            "    c['samples'] = [x * (1 + n / 1e4) for x in c['samples']]",
+            "    c['stats'].update({k: v * (1 + n / 1e4) for k, v in c['stats'].items() if k != 'n'})",
+        ]
+    lines.append("(out / f'r{n}.json').write_text(json.dumps(doc))")
+    if echo:
+        lines.append("print('writer args', sys.argv[1:], flush=True)")
+    return "\n".join(lines) + "\n"

@@ -339,9 +339,15 @@ def _series_runs(tmp_path: Path, samples: list[list[float]], **kw: Any) -> list[
     ]
 
 
+def _copies(samples: list[float], n: int) -> list[list[float]]:
+    """``n`` runs of ``samples``, each with its first sample nudged by a millionth more than the last (runs that
+    repeat the same numbers end a series: a copy is not new evidence)."""
+    return [[samples[0] + i * 1e-6, *samples[1:]] for i in range(n)]
+
+
 def test_a_series_of_undecided_runs_of_the_same_code_decides_pooled(tmp_path: Path) -> None:
     gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
-    runs = _series_runs(tmp_path, [STRADDLE] * 6)
+    runs = _series_runs(tmp_path, _copies(STRADDLE, 6))
     assert all(evaluate(gate, runs[:k]).undecided for k in range(1, 6))
     verdict = evaluate(gate, runs)  # 42 samples, median 1.02, judged at 1 - 5% / 36
     assert verdict.met and not verdict.undecided
@@ -354,7 +360,7 @@ def test_a_pool_is_judged_at_the_confidence_spent_over_its_looks(tmp_path: Path)
     """A pool of L runs is judged at 1 - 5% / L²: two runs at 98.75%, where the pool stays undecided and says so
     (its interval and the samples it needs), the newest run never judged alone at 95%."""
     gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
-    two = evaluate(gate, _series_runs(tmp_path, [STRADDLE] * 2))
+    two = evaluate(gate, _series_runs(tmp_path, _copies(STRADDLE, 2)))
     assert two.undecided and two.summary.startswith("undecided: 1.02 us, 98.75% bounds ")
     assert two.summary.endswith(
         "pooled: 2 runs of the same code on gpu-box, 14 samples, confidence 98.75%; no run decided it yet"
@@ -371,11 +377,46 @@ def test_a_pool_is_judged_at_the_confidence_spent_over_its_looks(tmp_path: Path)
 )
 def test_a_run_of_other_code_or_another_machine_is_never_pooled(tmp_path: Path, change: dict[str, Any]) -> None:
     gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
-    runs = [*_series_runs(tmp_path / "a", [STRADDLE] * 3, **change)]
+    runs = [*_series_runs(tmp_path / "a", _copies(STRADDLE, 3), **change)]
     (tmp_path / "b").mkdir()
     newest = load(tmp_path / "b", "new.json", result([case(T, WHERE, STRADDLE)], time="2026-11-30T00:00:00Z"))
     verdict = evaluate(gate, [*runs, newest])
     assert verdict.undecided and "pooled" not in verdict.summary
+
+
+@pytest.mark.parametrize("key", ["driver", "cuda", "torch", "triton", "python", "command"])
+def test_a_run_of_another_setup_is_never_pooled(tmp_path: Path, key: str) -> None:
+    """Round 17, B1: an upgrade (driver, CUDA, torch, triton, Python) or another command measures something else:
+    its samples never join the older runs' pool."""
+    gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
+    runs = _series_runs(tmp_path, _copies(STRADDLE, 6))
+    assert evaluate(gate, runs).met
+    doc = result([case(T, WHERE, STRADDLE[::-1])], time="2026-11-30T00:00:00Z")
+    doc["provenance"][key] = "another"
+    newest = load(tmp_path, "new.json", doc)
+    verdict = evaluate(gate, [*runs[:5], newest])
+    assert verdict.undecided and "pooled" not in verdict.summary.split("; the last")[0]
+
+
+def test_a_clear_miss_decides_alone_at_the_pools_confidence(tmp_path: Path) -> None:
+    """Round 17, B1: a run that misses clearly on its own is never averaged into an undecided pool with the older
+    runs of its series: it decides alone when it can at the pool's stricter confidence."""
+    gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
+    slow = [1.22, 1.20, 1.21, 1.23, 1.19, 1.22, 1.21]
+    runs = _series_runs(tmp_path, [*_copies(STRADDLE, 5), slow])
+    verdict = evaluate(gate, runs)
+    assert verdict.failed and not verdict.undecided
+    assert "decided alone at 99.86%, the confidence of a pool of its 6 runs" in verdict.summary
+    assert verdict.confidence == pytest.approx(1 - 0.05 / 36)
+
+
+def test_runs_that_repeat_the_same_samples_are_not_new_evidence(tmp_path: Path) -> None:
+    """Round 17, B2: a deterministic benchmark (or a copied result file) gives the same samples every run; pooled,
+    six copies of one undecided run met the gate. The first repeat ends the series, in any order of the samples."""
+    gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
+    runs = _series_runs(tmp_path, [STRADDLE, STRADDLE[::-1]] * 3)
+    verdict = evaluate(gate, runs)
+    assert verdict.undecided and "pooled" not in verdict.summary and "no run decided it yet" in verdict.summary
 
 
 def test_a_run_that_decided_alone_ends_the_pool(tmp_path: Path) -> None:
@@ -391,7 +432,7 @@ def test_a_run_that_decided_alone_ends_the_pool(tmp_path: Path) -> None:
 def test_a_pool_of_a_clear_miss_fails_the_gate(tmp_path: Path) -> None:
     slow = [1.03, 1.10, 1.16, 1.05, 1.12, 1.08, 1.20]  # median 1.10 against 1.05: undecided alone on 7 samples?
     gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
-    runs = _series_runs(tmp_path, [slow] * 6)
+    runs = _series_runs(tmp_path, _copies(slow, 6))
     verdict = evaluate_bench_gate(gate, runs)
     assert verdict.failed and not verdict.met and "pooled:" in verdict.reason
 
@@ -405,7 +446,7 @@ def test_the_cheap_may_meet_filter_of_ever_met_sees_a_pool(tmp_path: Path) -> No
     near = [1.04, 1.06, 1.055, 1.0, 1.07, 1.03, 1.065]  # median 1.055: misses by its value alone
     assert not newest_may_meet(gate, _series_runs(tmp_path / "a", [near]))
     (tmp_path / "b").mkdir()
-    assert newest_may_meet(gate, _series_runs(tmp_path / "b", [STRADDLE] * 5 + [near]))
+    assert newest_may_meet(gate, _series_runs(tmp_path / "b", [*_copies(STRADDLE, 5), near]))
 
 
 @settings(max_examples=40, deadline=None)
@@ -441,7 +482,7 @@ def test_a_pool_that_decided_stands_when_a_longer_pool_cannot(tmp_path: Path) ->
     not decide: the six-run pool's verdict stands (a done phase is never undone by one more straddling run)."""
     gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
     near = [1.04, 1.06, 1.055, 1.0, 1.07, 1.03, 1.065]
-    runs = _series_runs(tmp_path, [STRADDLE] * 6 + [near])
+    runs = _series_runs(tmp_path, [*_copies(STRADDLE, 6), near])
     assert evaluate(gate, runs[:6]).met
     verdict = evaluate_bench_gate(gate, runs)
     assert verdict.undecided and verdict.met and not verdict.failed

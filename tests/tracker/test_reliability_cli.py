@@ -463,17 +463,10 @@ def test_shell_syntax_and_the_shell_s_own_words_go_to_the_shell(command: str) ->
 
 def bench_repo(repo, run: str, extra: dict[str, str] | None = None) -> Path:
     """A repository with one bench gate whose `run` is ``run`` and a script writing a result that meets it."""
-    import json
-
-    from resultfiles import case, result
+    from resultfiles import case, result, writer_script
 
     doc = result([case("m.time_us", {"impl": "cuda"}, [100.0] * 5)], files={"kernel/k.cu": b"// k\n"})
-    writer = (
-        "import json, pathlib, sys\n"
-        "out = pathlib.Path('bench/results'); out.mkdir(parents=True, exist_ok=True)\n"
-        f"(out / f'r{{len(list(out.iterdir()))}}.json').write_text({json.dumps(json.dumps(doc))})\n"
-        "print('writer args', sys.argv[1:], flush=True)\n"
-    )
+    writer = writer_script(doc, echo=True)
     gate = f'bench = "m.time_us"\nwhere = {{ impl = "cuda" }}\nat_most = 200.0\nmin_samples = 3\nrun = "{run}"'
     return repo(
         {

@@ -20,14 +20,9 @@ GATE_LINE = ("met  ", "UNMET", "STALE")
 def mixed_repo(repo: Callable[..., Path], run: str) -> Path:
     """One phase with a test gate and a bench gate whose ``run`` is ``run`` (make_result.py writes a result
     meeting it)."""
-    from resultfiles import case, result
+    from resultfiles import case, result, writer_script
 
-    doc = result([case("m.time_us", {"impl": "cuda"}, [100.0] * 5)], files={"kernel/k.cu": b"// k\n"})
-    writer = (
-        "import json, pathlib\n"
-        "out = pathlib.Path('bench/results'); out.mkdir(parents=True, exist_ok=True)\n"
-        f"(out / f'r{{len(list(out.iterdir()))}}.json').write_text({json.dumps(json.dumps(doc))})\n"
-    )
+    writer = writer_script(result([case("m.time_us", {"impl": "cuda"}, [100.0] * 5)], files={"kernel/k.cu": b"// k\n"}))
     bench = f'bench = "m.time_us"\nwhere = {{ impl = "cuda" }}\nat_most = 200.0\nmin_samples = 3\nrun = "{run}"'
     plan = plan_text(phases=phase("P1", 'test = "tests/test_a.py"', bench))
     return repo(
@@ -286,19 +281,12 @@ def test_verify_refuses_xdist_modes_that_cannot_record_even_when_no_test_runs(re
 
 
 def straddling_repo(repo: Callable[..., Path], samples: list[float], terms: str = "") -> Path:
-    """One phase, one bench gate (at_most 1.05) whose command writes a new result file of ``samples`` each run, a
-    minute after the last."""
-    from resultfiles import case, result
+    """One phase, one bench gate (at_most 1.05) whose command writes a new result file each run, a minute after the
+    last: ``samples`` scaled by 1 + N/10⁴ in run N (:func:`resultfiles.writer_script`)."""
+    from resultfiles import case, result, writer_script
 
     doc = result([case("m.time_us", {"impl": "cuda"}, samples)], files={"kernel/k.cu": b"// k\n"}, time="T")
-    writer = (
-        "import json, pathlib\n"
-        "out = pathlib.Path('bench/results'); out.mkdir(parents=True, exist_ok=True)\n"
-        "n = len(list(out.iterdir()))\n"
-        f"doc = json.loads({json.dumps(json.dumps(doc))})\n"
-        "doc['provenance']['time'] = f'2026-11-29T10:{n:02d}:00Z'\n"
-        "(out / f'r{n}.json').write_text(json.dumps(doc))\n"
-    )
+    writer = writer_script(doc, retime=True, vary=True)
     bench = f'bench = "m.time_us"\nwhere = {{ impl = "cuda" }}\nat_most = 1.05\n{terms}run = "{sys.executable} make_result.py"'
     return repo(
         {
@@ -314,17 +302,19 @@ def test_verify_bench_measures_an_undecided_gate_again_until_it_decides(
     repo: Callable[..., Path], cli: Callable[..., Any]
 ) -> None:
     """Issue 31, item 2: one run of 7 samples straddles the threshold; the same code measured again on the same
-    machine pools, each pool of L runs judged at 1 - 5% / L²: the same 7 samples again and again decide at 6 runs (42
-    samples, 99.86%)."""
+    machine pools, each pool of L runs judged at 1 - 5% / L²: 7 samples of the same spread a run decide at 7 runs (49
+    samples, 99.9%)."""
     root = straddling_repo(repo, [0.95, 1.02, 1.10, 0.97, 1.04, 0.99, 1.06])
     r = cli(root, "verify", "--bench")
     assert r.code == 0, r.out + r.err
-    assert len(list((root / "bench/results").iterdir())) == 6
-    assert r.out.count("tracker: undecided, measuring again to decide") == 5
+    assert len(list((root / "bench/results").iterdir())) == 7
+    assert r.out.count("tracker: undecided, measuring again to decide") == 6
     [line] = gate_lines(r.out)
-    assert line.startswith("met   0001/P1#1 m.time_us: 1.02 us (99.86% upper bound")
-    assert "pooled: 6 runs of the same code on gpu-box, 42 samples, confidence 99.86%" in line
+    assert line.startswith("met   0001/P1#1 m.time_us: 1.02 us (99.9% upper bound")
+    assert "pooled: 7 runs of the same code on gpu-box, 49 samples, confidence 99.9%" in line
     assert cli(root, "status").code == 0
+    shown = cli(root, "show", "0001/P1").out  # the bound labelled with the pool's confidence, not the gate's 95%
+    assert "median 1.02 us, 99.9% upper bound 1.04 us; needs ≤ 1.05 us" in shown, shown
 
 
 def test_verify_bench_stops_measuring_after_the_most_runs_it_pools(

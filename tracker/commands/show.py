@@ -299,7 +299,7 @@ def gate_lines(g: GateDetail, paint: Paint) -> list[str]:
 
 def figure_lines(b: BenchFigures, evidence: str | None) -> list[str]:
     """A bench gate's figures: the value compared with the threshold and the margin, the case, the samples."""
-    from tracker.bench_verdict import fmt_num, fmt_params
+    from tracker.bench_verdict import fmt_num, fmt_params, pct
 
     def num(x: float) -> str:
         return fmt_num(x) + (b.unit if b.unit == "×" else f" {inert(b.unit)}")
@@ -311,7 +311,7 @@ def figure_lines(b: BenchFigures, evidence: str | None) -> list[str]:
         # The bound compared: the one facing the threshold when it clears it or cannot decide, else the other.
         facing = b.undecided or (b.margin is not None and b.margin >= 0)
         side = ("lower" if b.op == "≥" else "upper") if facing else ("upper" if b.op == "≥" else "lower")
-        value += f", {b.confidence:.0%} {side} bound {num(b.bound)}" + (" (undecided)" if b.undecided else "")
+        value += f", {pct(b.confidence)} {side} bound {num(b.bound)}" + (" (undecided)" if b.undecided else "")
     margin = "undefined" if b.margin is None else f"{b.margin * 100:+.1f}%"
     lines = [
         f"    figures   {value}; needs {b.op} {num(b.threshold)}: margin {margin}",

@@ -179,8 +179,7 @@ def run_bench_gates(
             took = time.monotonic() - start
             spent += took
             evaluator = Evaluator(load_repo_results(root, cache=cache))
-            undecided = {key: evaluator(by_key[key]) for key in keys}
-            undecided = {key: v for key, v in undecided.items() if v.undecided}
+            undecided = {key: v for key in keys if (v := evaluator(by_key[key])).undecided}
             if not undecided:
                 break
             if attempt == MAX_POOLED or spent + took > DECIDE_SECONDS:

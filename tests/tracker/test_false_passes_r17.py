@@ -1,0 +1,223 @@
+"""Adversarial round 17 (issues 24 and 31), against a09a376: each finding a test that failed before its fix. B1 and
+B2 (pooled bench runs) are in test_bench_verdict.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tracker_testutil import phase, plan_text, record, status_of
+
+PLAN = plan_text(phases=phase("P1", 'test = "tests/test_x.py"', paths='"tests/**"'))
+SKIPPABLE = (
+    "import os\n\nimport pytest\n\nSTATE = []\n\n\ndef test_a():\n    STATE.append('dirty')\n\n\n"
+    "@pytest.mark.skipif(bool(os.environ.get('FAST')), reason='slow')\ndef test_b():\n    assert not STATE\n"
+)
+
+
+def _recpu(root: Path, cpu: str) -> None:
+    newest = max((root / ".tracker/evidence").glob("*.json"))
+    doc = json.loads(newest.read_text())
+    doc["provenance"]["cpu"] = cpu
+    newest.write_text(json.dumps(doc))
+
+
+def test_a_cpu_model_alone_is_no_other_machine(repo: Any, cli: Any) -> None:
+    """M1: two runners of one image on different CPU models (a cloud pool mixes them): the run of all on one skipped
+    test_b (an environment variable), the other passed b alone; the skip was taken for another machine's, and the
+    file gate met though its tests never passed together."""
+    root: Path = repo({"plans/0001-demo.md": PLAN, "tests/test_x.py": SKIPPABLE})
+    assert record(root, "tests/test_x.py", env={"FAST": "1"}) == 0
+    _recpu(root, "Intel(R) Xeon(R) Platinum 8480+")
+    assert record(root, "tests/test_x.py::test_b") == 0
+    _recpu(root, "AMD EPYC 9654 96-Core Processor")
+    assert status_of(cli, root) != "done"
+
+
+BROKEN = "def add(a, b):\n    return a - b\n"
+TEST_CORE = "from calc.core import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n"
+
+
+def _install(site: Path, core: str, name: str, url: str | None) -> None:
+    """What a non-editable ``pip install`` of a ``python/calc`` layout leaves in ``site``: the package and its
+    dist-info (METADATA, RECORD and, for a local folder, PEP 610's direct_url.json)."""
+    (site / "calc").mkdir(parents=True)
+    (site / "calc/__init__.py").write_text("")
+    (site / "calc/core.py").write_text(core)
+    info = site / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n\n")
+    (info / "RECORD").write_text(f"calc/__init__.py,,\ncalc/core.py,,\n{info.name}/METADATA,,\n{info.name}/RECORD,,\n")
+    if url is not None:
+        (info / "direct_url.json").write_text(json.dumps({"url": url, "dir_info": {}}))
+
+
+@pytest.mark.parametrize(
+    ("installed_as", "altered"),
+    [
+        ("from-this-folder", True),  # direct_url.json names the repository
+        ("same-project-elsewhere", True),  # another checkout of the project (its name is pyproject's)
+        ("same-bytes", False),  # a fresh install: the same code ran
+        ("another-project", False),  # someone else's calc: not the repository's module
+    ],
+)
+def test_a_stale_install_of_any_layout_is_seen(
+    repo: Any, cli: Any, tmp_path: Path, installed_as: str, altered: bool
+) -> None:
+    """A1: round 16's F5 saw a stale install only of root and ``src/`` layouts. Triton's ``python/NAME``, ``lib/``
+    and ``package_dir`` remaps: the tree's add() is broken, the tests import the installed old copy and pass."""
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_core.py"', paths='"python/**", "tests/**"'))
+    root: Path = repo(
+        {
+            "plans/0001-demo.md": plan,
+            "pyproject.toml": '[project]\nname = "Calc_Tools"\nversion = "0.1"\n',
+            "python/calc/__init__.py": "",
+            "python/calc/core.py": BROKEN,
+            "tests/test_core.py": TEST_CORE,
+        }
+    )
+    site = tmp_path / "site"
+    good = "def add(a, b):\n    return a + b\n"
+    name, url = {
+        "from-this-folder": ("something", root.as_uri()),
+        "same-project-elsewhere": ("calc.tools", (tmp_path / "elsewhere").as_uri()),
+        "same-bytes": ("calc-tools", root.as_uri()),
+        "another-project": ("calc", "file:///opt/calc"),
+    }[installed_as]
+    _install(site, BROKEN if installed_as == "same-bytes" else good, name, url)
+    code = record(root, "tests/test_core.py", env={"PYTHONPATH": str(site)})
+    assert code == (1 if installed_as == "same-bytes" else 0)
+    [evidence] = (root / ".tracker/evidence").glob("*.json")
+    said = json.loads(evidence.read_text())["provenance"].get("altered", "")
+    assert (f"calc.core from {site / 'calc/core.py'}" in said) is altered, said
+    if installed_as != "same-bytes":
+        assert (status_of(cli, root) == "done") is not altered
+
+
+SETTINGS_TEST = "from calc.settings import LIMIT\n\n\ndef test_limit():\n    assert LIMIT == 10\n"
+
+
+def test_an_edit_to_a_module_git_ignores_stales_the_gate(repo: Any, cli: Any) -> None:
+    """F2: the tests import calc/settings.py, which git ignores (generated, or local): no id of the tree names it, so
+    an edit to it never made the gate stale, and a run of the edited code fails."""
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_core.py"', paths='"calc/**", "tests/**"'))
+    root: Path = repo(
+        {
+            "plans/0001-demo.md": plan,
+            ".gitignore": "calc/settings.py\n.tracker/\n",
+            "calc/__init__.py": "",
+            "calc/settings.py": "LIMIT = 10\n",
+            "tests/test_core.py": SETTINGS_TEST,
+        }
+    )
+    assert record(root, "tests/test_core.py") == 0
+    [evidence] = (root / ".tracker/evidence").glob("*.json")
+    assert list(json.loads(evidence.read_text())["provenance"]["ignored_modules"]) == ["calc/settings.py"]
+    assert status_of(cli, root) == "done"
+    (root / "calc/settings.py").write_text("LIMIT = 11\n")
+    assert status_of(cli, root) == "stale"
+    assert "calc/settings.py" in cli(root, "status").out
+    (root / "calc/settings.py").write_text("LIMIT = 10\n")  # the same bytes again: the same code
+    assert status_of(cli, root) == "done"
+    (root / "calc/settings.py").unlink()
+    assert status_of(cli, root) == "stale"
+
+
+def test_installed_libraries_inside_the_repository_are_not_ignored_modules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F2's rule withdrawn in 047808a voided runs for libraries inside the repository: a virtual environment or
+    conda prefix (Python's prefixes), ``pip install --target lib`` (a RECORD lists it). None of them is recorded;
+    the repository's own ignored module is."""
+    from tracker.pytest_plugin import ignored_modules
+
+    root = tmp_path / "repo"
+    (root / "lib/dep").mkdir(parents=True)
+    (root / "lib/dep/__init__.py").write_text("X = 1\n")
+    (root / "lib/dep-1.0.dist-info").mkdir()
+    (root / "lib/dep-1.0.dist-info/RECORD").write_text("dep/__init__.py,sha256=x,6\ndep-1.0.dist-info/RECORD,,\n")
+    (root / "env/lib/python3/site-packages/other").mkdir(parents=True)
+    (root / "env/lib/python3/site-packages/other/__init__.py").write_text("")
+    (root / "conda/lib").mkdir(parents=True)
+    (root / "conda/lib/os.py").write_text("")
+    (root / "calc").mkdir()
+    (root / "calc/_version.py").write_text("version = '1.0'\n")
+    (root / "calc/__init__.py").write_text("")
+    monkeypatch.setattr("sys.path", [str(root / "lib"), *__import__("sys").path])
+    monkeypatch.setattr("sys.prefix", str(root / "conda"))
+    modules = {
+        "dep": str(root / "lib/dep/__init__.py"),
+        "other": str(root / "env/lib/python3/site-packages/other/__init__.py"),
+        "os": str(root / "conda/lib/os.py"),
+        "calc": str(root / "calc/__init__.py"),
+        "calc._version": str(root / "calc/_version.py"),
+        "json": __import__("json").__file__,
+    }
+    found = ignored_modules(root, {"calc/__init__.py": "0" * 40}, modules)
+    assert list(found) == ["calc/_version.py"]
+
+
+@pytest.fixture(scope="module")
+def passed_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository whose one test gate passed, recorded with no module git ignores."""
+    import subprocess
+
+    root = tmp_path_factory.mktemp("hostile") / "repo"
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_core.py"', paths='"calc/**", "tests/**"'))
+    for rel, text in {
+        "plans/0001-demo.md": plan,
+        ".gitignore": ".tracker/\n",
+        "calc/__init__.py": "",
+        "calc/settings.py": "LIMIT = 10\n",
+        "tests/test_core.py": SETTINGS_TEST,
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    for cmd in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"]):
+        subprocess.run(["git", *cmd], cwd=root, check=True)
+    assert record(root, "tests/test_core.py") == 0
+    return root
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.dictionaries(
+        st.one_of(
+            st.sampled_from(
+                [
+                    "../outside.py",
+                    "/etc/passwd",
+                    "calc/./settings.py",
+                    "calc//settings.py",
+                    "",
+                    ".",
+                    "calc/settings.py",
+                    "calc",
+                    "calc/settings.py/",
+                    "\x00",
+                    "a" * 5000,
+                ]
+            ),
+            st.text(min_size=1, max_size=30),
+        ),
+        st.sampled_from(["0" * 40, "f" * 40, "not-a-blob", "", "0" * 64]),
+        max_size=4,
+    )
+)
+def test_hostile_ignored_modules_never_crash_and_never_pass(
+    passed_repo: Path, cli: Any, modules: dict[str, str]
+) -> None:
+    """Evidence naming ignored modules outside the tree, no path at all, or ids that are none: a clear problem or a
+    stale phase, never a traceback, never a pass (no id given is any file's)."""
+    [evidence] = (passed_repo / ".tracker/evidence").glob("*.json")
+    doc = json.loads(evidence.read_text())
+    doc["provenance"]["ignored_modules"] = modules
+    evidence.write_text(json.dumps(doc))
+    r = cli(passed_repo, "status")
+    assert "Traceback" not in r.out + r.err
+    line = next(x for x in r.out.splitlines() if x.strip().startswith("P1 "))
+    assert (line.split()[1] == "done") is (not modules), r.out + r.err

@@ -150,7 +150,7 @@ _RUN_KEYS = frozenset(
 )
 _PROVENANCE_KEYS = frozenset(
     {"time", "host", "commit", "dirty", "args", "narrowed", "outside", "options", "altered", "inifile"}
-    | {"ignored_modules"}
+    | {"ignored_modules", "declared_options"}
 )
 _RECORD_KEYS = frozenset({"nodeid", "outcome", "reason", "duration", "markers", "order", "worker"})
 MAX_ORDER = 2**53  # a record's ``order``: the place its test ran in, exact in any JSON reader
@@ -220,6 +220,7 @@ def _check_test_run(doc: dict[str, Any], shape: _Shape) -> tuple[str, str | None
         shape.typed(prov, "inifile", lambda v: v is None or isinstance(v, str), "a string or null", "provenance.", True)
         shape.typed(prov, "options", _str_list, "a list of strings", "provenance.", True)
         shape.typed(prov, "ignored_modules", _file_ids, "a {path: blob id} object", "provenance.", True)
+        shape.typed(prov, "declared_options", _str_list, "a list of strings", "provenance.", True)
         shape.extra(prov, _PROVENANCE_KEYS, "provenance.")
     shape.typed(
         doc,

@@ -1028,6 +1028,8 @@ class Recorder:
                 **({"altered": ", ".join(altered)} if altered else {}),
                 "inifile": ini_file(self.config, self.root),
                 **({"options": options} if (options := collection_options(self.config)) else {}),
+                # the gates' options verify declared (their -p plugins were not counted as loads): round 14, A5b
+                **({"declared_options": declared} if (declared := _declared_options(self.config)) else {}),
             },
             "rootdir": self.root.name,
             "gates": self.gates,

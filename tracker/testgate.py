@@ -53,7 +53,7 @@ from tracker.model import (
     TestRun,
     gate_hash,
 )
-from tracker.selection import conftests_of, marker_matches, normalize_arg, selects
+from tracker.selection import conftests_of, marker_matches, normalize_arg, plugin_names, selects
 
 FAILURES = ("failed", "error", "xpassed")  # outcomes that are a real failure of a test that ran (``failed``)
 
@@ -567,9 +567,9 @@ class TestIndex:
             if xfail_known(hist):
                 hidden = hidden or next((r for r, x in hist if x["outcome"] == "passed" and not tells_xpass(r)), None)
                 hist = [(r, x) for r, x in hist if x["outcome"] != "passed" or tells_xpass(r)]
-            if any(x["outcome"] == "passed" and altered(r) for r, x in hist):  # its passes count for nothing
-                changed = changed or next(r for r, x in hist if x["outcome"] == "passed" and altered(r))
-                hist = [(r, x) for r, x in hist if x["outcome"] != "passed" or not altered(r)] or [
+            if any(x["outcome"] == "passed" and altered(r, gate) for r, x in hist):  # its passes count for nothing
+                changed = changed or next(r for r, x in hist if x["outcome"] == "passed" and altered(r, gate))
+                hist = [(r, x) for r, x in hist if x["outcome"] != "passed" or not altered(r, gate)] or [
                     (changed, {"nodeid": rec["nodeid"], "outcome": "notrun", "reason": ""})
                 ]
             standing = self._standing_failure(gate, rec["nodeid"], hist)
@@ -666,7 +666,7 @@ class TestIndex:
         if hidden is not None:
             text += f"; a newer pass in {hidden.file} is not counted: JUnit XML writes an xpass as a pass"
         if changed is not None:
-            text += f"; a pass in {changed.file} is not counted: it ran with {printable(altered(changed) or '')}"
+            text += f"; a pass in {changed.file} is not counted: it ran with {printable(altered(changed, gate) or '')}"
         if stood is not None:
             text += f"; a pass since, in {stood.file}, was not a run of the gate alone (pytest {gate.test})"
         failed = outcome in FAILURES
@@ -913,15 +913,22 @@ def _extra_options(run: TestRun, gate: TestGate) -> list[str]:
     return [h for h in have if h not in mine]
 
 
-def altered(run: TestRun) -> str | None:
+def altered(run: TestRun, gate: TestGate | None = None) -> str | None:
     """The options that may have turned a failing test into a pass in ``run`` (``-p no:warnings``, ``-W``,
     ``--runxfail``, ``--rootdir`` elsewhere, ...: ``provenance.altered``), and a working directory other than the
-    rootdir (``provenance.cwd``), or None. A pass from such a run meets no gate; its failures count."""
+    rootdir (``provenance.cwd``), or None. A pass from such a run meets no gate; its failures count. For ``gate``,
+    also the plugins the run loaded as the gates' own options (``provenance.declared_options``: verify's, or anyone's
+    who sets its variable) that ``gate``'s options do not load: a plugin may turn a failure into a pass (A5b)."""
     given = run.provenance.get("altered")
     parts = [given] if isinstance(given, str) and given else []
     where = run.provenance.get("cwd", ".")
     if where != ".":  # python -m pytest puts it first on sys.path; tests may open files relative to it (round 14, F10)
         parts.append(f"the working directory {where} (not the rootdir)")
+    declared = run.provenance.get("declared_options")
+    if gate is not None and isinstance(declared, list):
+        extra = set(plugin_names([str(x) for x in declared])) - set(plugin_names(list(gate.options)))
+        if extra:
+            parts.append("plugins the gate's options do not load (" + ", ".join(f"-p {p}" for p in sorted(extra)) + ")")
     return ", ".join(parts) or None
 
 

@@ -221,3 +221,28 @@ def test_hostile_ignored_modules_never_crash_and_never_pass(
     assert "Traceback" not in r.out + r.err
     line = next(x for x in r.out.splitlines() if x.strip().startswith("P1 "))
     assert (line.split()[1] == "done") is (not modules), r.out + r.err
+
+
+EVIL = (
+    "import pytest\n\n\n@pytest.hookimpl(wrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+    "    report = yield\n    report.outcome = 'passed'\n    return report\n"
+)
+
+
+def test_a_plugin_declared_as_the_gates_options_counts_only_for_gates_that_load_it(repo: Any, cli: Any) -> None:
+    """A5b (round 14): TRACKER_GATE_OPTIONS (verify's, anyone's to set) declared `-p evil` as the gates' own, so the
+    plugin's load was not counted; evil turns every failure into a pass, and a gate without `-p evil` met."""
+    plan = plan_text(
+        phases=phase("P1", 'test = "tests/test_x.py"', paths='"tests/**"')
+        + phase("P2", 'test = "tests/test_x.py"\noptions = ["-p", "evil"]', paths='"tests/**"')
+    )
+    body = "def test_a():\n    assert 1 == 2\n"
+    root: Path = repo({"plans/0001-demo.md": plan, "evil.py": EVIL, "tests/test_x.py": body})
+    gates = root / "gates.json"
+    gates.write_text("{}")
+    env = {"TRACKER_GATE_OPTIONS": json.dumps(["-p", "evil"]), "PYTHONPATH": str(root)}
+    assert record(root, "tests/test_x.py", "-p", "evil", f"--tracker-gates={gates}", env=env) == 0
+    assert status_of(cli, root, "P1") != "done"
+    out = cli(root, "show", "0001/P1").out
+    assert "plugins the gate's options do not load (-p evil)" in out, out
+    assert status_of(cli, root, "P2") == "done"  # the gate that loads it is defined with it (its plugin is the repo's)

@@ -398,15 +398,15 @@ def test_a_run_of_another_setup_is_never_pooled(tmp_path: Path, key: str) -> Non
     assert verdict.undecided and "pooled" not in verdict.summary.split("; the last")[0]
 
 
-def test_a_clear_miss_decides_alone_at_the_pools_confidence(tmp_path: Path) -> None:
-    """Round 17, B1: a run that misses clearly on its own is never averaged into an undecided pool with the older
-    runs of its series: it decides alone when it can at the pool's stricter confidence."""
+def test_a_clear_miss_of_the_same_setup_is_pooled_not_judged_alone(tmp_path: Path) -> None:
+    """Round 17, B1's second half, withdrawn: judging the newest run alone at the pool's confidence raised false
+    regressions from 36 to 119 per 1000 (bench/verdict_noise.py, 5 samples a run). A slow run of the same code and
+    setup joins its series: the pool decides."""
     gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
     slow = [1.22, 1.20, 1.21, 1.23, 1.19, 1.22, 1.21]
     runs = _series_runs(tmp_path, [*_copies(STRADDLE, 5), slow])
     verdict = evaluate(gate, runs)
-    assert verdict.failed and not verdict.undecided
-    assert "decided alone at 99.86%, the confidence of a pool of its 6 runs" in verdict.summary
+    assert "pooled: 6 runs of the same code on gpu-box, 42 samples, confidence 99.86%" in verdict.summary
     assert verdict.confidence == pytest.approx(1 - 0.05 / 36)
 
 

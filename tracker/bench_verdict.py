@@ -229,8 +229,31 @@ def evaluate(
         if not earlier.undecided and earlier.value is not None and math.isfinite(earlier.value):
             when = run.time.strftime("%Y-%m-%d")
             last = f"{'met' if earlier.met else 'missed'} by {run.path} ({when}): {earlier.summary}"
+            against = _contradicted(gate, picked[:i], earlier.met, bounds)
+            if against is not None:  # a newer run says the opposite on its own: neither verdict stands (round 18)
+                them, theirs = against
+                said = f"{them.path} alone {'missed' if earlier.met else 'met'} it: {theirs.summary}"
+                return newest._replace(summary=f"{newest.summary}; no decided verdict stands: {said}; the last "
+                                       f"decided run was {last}")  # fmt: skip
             return newest._replace(summary=f"{newest.summary}; the last decided run stands, {last}", decided_by=earlier)
     return newest._replace(summary=f"{newest.summary}; no run decided it yet")
+
+
+def _contradicted(
+    gate: BenchGate,
+    newer: Sequence[tuple[ResultRun, list[ResultCase]]],
+    met: bool,
+    bounds: MutableMapping[str, float] | None,
+) -> tuple[ResultRun, BenchOutcome] | None:
+    """The newest of the ``newer`` runs (those after the last decided one, each undecided as it was judged: pooled)
+    that on its own samples, at the gate's confidence, decides the opposite of ``met``; None when none does. Pooled
+    with a straddling run, a clear miss is undecided, and the met before it would stand: an older run never rescues
+    a newer failure (nor hides a newer pass), so then no verdict stands and the gate is unmet, not failed."""
+    for run, cases in newer:
+        own = _judge(gate, run, cases, bounds)
+        if not own.undecided and own.value is not None and math.isfinite(own.value) and own.met != met:
+            return run, own
+    return None
 
 
 def _as_newest(

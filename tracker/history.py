@@ -60,7 +60,8 @@ def fresh_test_gates(
     Fresh means met, and the run that met it recorded the same gate definition hash (when it
     recorded one) and the same blob ids for the phase's ``paths``, the gate's test file or
     directory and pytest's configuration files on the way to it (:func:`tracker.selection.config_paths`) as the working
-    tree has now.
+    tree has now, and the modules git ignores that its tests imported (``provenance.ignored_modules``) are as they
+    were (``index.id_now``: a tree that cannot say has nothing fresh that imported one).
     """
 
     phases = {f"{p.id}/{ph.id}": ph for p in plans for ph in p.phases}
@@ -89,6 +90,9 @@ def _fresh_run(
     """Did ``run`` record the gate's definition as it is now (when it recorded one) and the blob ids the working tree
     (``index``) has now under ``patterns``? ``then``: the runs' file indexes built so far, by file."""
     if key in run.gates and run.gates[key] != gate_hash(gate):
+        return False
+    ignored = run.provenance.get("ignored_modules") or {}  # what its tests imported that git ignores (round 18, F2a)
+    if ignored and (index.id_now is None or any(index.id_now(p) != blob for p, blob in ignored.items())):
         return False
     if run.file not in then:
         then[run.file] = FileIndex(run.files)

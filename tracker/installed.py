@@ -2,10 +2,12 @@
 repository put on ``sys.path`` (a non-editable ``pip install .``, or an install of another checkout of the same
 project), whatever its layout (``src/NAME``, ``python/NAME``, ``lib/``, a ``package_dir`` remap).
 
-A distribution is the repository's when its ``direct_url.json`` (PEP 610) names the repository's folder, or its
-name is the project's (``[project] name`` of the repository's ``pyproject.toml``, normalized as PEP 503 says). Its
-``RECORD`` lists the files it installed. Standard library only: the pytest plugin asks this once a session, at its
-end, for the modules the tests imported from outside the tree.
+A distribution is the repository's when its ``direct_url.json`` (PEP 610) names the repository's folder or anything
+in it (a subfolder's project, a wheel built into ``dist/``), or its name is one of the repository's projects
+(``[project] name`` or ``[tool.poetry] name`` of a ``pyproject.toml`` of the tree, normalized as PEP 503 says). Its
+``RECORD`` lists the files it installed; a legacy ``.egg-info`` (``setup.py install``) its ``installed-files.txt``.
+Standard library only: the pytest plugin asks this once a session, at its end, for the modules the tests imported
+from outside the tree.
 """
 
 from __future__ import annotations
@@ -24,17 +26,29 @@ def _normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def project_name(root: Path) -> str | None:
-    """The repository's project name (``[project] name`` of its ``pyproject.toml``), normalized; None without one."""
+MAX_PROJECTS = 20  # pyproject.toml files of the tree read at most
+
+
+def project_names(root: Path, pyprojects: Iterable[str] = ("pyproject.toml",)) -> set[str]:
+    """The repository's project names (``[project] name``, else ``[tool.poetry] name``) of the ``pyproject.toml``
+    files ``pyprojects`` (paths in the tree; the shallowest :data:`MAX_PROJECTS`), normalized."""
     import tomllib  # here: the plugin imports this module in every pytest session, and asks only at its end
 
-    try:
-        data = tomllib.loads(_read(root / "pyproject.toml"))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    project = data.get("project")
-    name = project.get("name") if isinstance(project, dict) else None
-    return _normalized(name) if isinstance(name, str) and name else None
+    out: set[str] = set()
+    for rel in sorted(pyprojects, key=lambda p: (p.count("/"), p))[:MAX_PROJECTS]:
+        try:
+            data = tomllib.loads(_read(root / rel))
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue
+        for table in (
+            data.get("project"),
+            (data.get("tool") or {}).get("poetry") if isinstance(data.get("tool"), dict) else None,
+        ):
+            name = table.get("name") if isinstance(table, dict) else None
+            if isinstance(name, str) and name:
+                out.add(_normalized(name))
+                break
+    return out
 
 
 def _read(path: Path) -> str:
@@ -43,7 +57,7 @@ def _read(path: Path) -> str:
 
 
 def _names_root(info: Path, root: str) -> bool:
-    """Does ``info``'s ``direct_url.json`` name the folder ``root`` (a realpath)?"""
+    """Does ``info``'s ``direct_url.json`` name the folder ``root`` (a realpath) or anything in it?"""
     from urllib.parse import unquote, urlparse
 
     try:
@@ -53,13 +67,15 @@ def _names_root(info: Path, root: str) -> bool:
     if not isinstance(url, str):
         return False
     parsed = urlparse(url)
-    return parsed.scheme == "file" and os.path.realpath(unquote(parsed.path)) == root
+    where = os.path.realpath(unquote(parsed.path))
+    return parsed.scheme == "file" and (where == root or where.startswith(root + os.sep))
 
 
 def _dist_name(info: Path) -> str | None:
-    """The distribution's name, from ``METADATA``'s ``Name:`` header (normalized)."""
+    """The distribution's name, from ``METADATA``'s (an ``.egg-info``: ``PKG-INFO``'s) ``Name:`` header
+    (normalized)."""
     try:
-        text = _read(info / "METADATA")
+        text = _read(info / ("PKG-INFO" if info.name.endswith(".egg-info") else "METADATA"))
     except (OSError, UnicodeDecodeError):
         return None
     for line in text.splitlines():
@@ -70,11 +86,14 @@ def _dist_name(info: Path) -> str | None:
     return None
 
 
-def installed_copies(root: Path, entries: Iterable[str] | None = None) -> dict[str, str]:
+def installed_copies(
+    root: Path, entries: Iterable[str] | None = None, pyprojects: Iterable[str] = ("pyproject.toml",)
+) -> dict[str, str]:
     """{realpath of a ``.py`` file installed by a distribution of this repository: its path as installed, relative
-    to the ``sys.path`` entry it went to (``calc/core.py``)}, over ``entries`` (default ``sys.path``)."""
+    to the ``sys.path`` entry it went to (``calc/core.py``)}, over ``entries`` (default ``sys.path``);
+    ``pyprojects``: the tree's ``pyproject.toml`` files (:func:`project_names`)."""
     here = os.path.realpath(root)
-    project = project_name(root)
+    projects = project_names(root, pyprojects)
     out: dict[str, str] = {}
     for entry in dict.fromkeys(sys.path if entries is None else entries):
         folder = os.path.realpath(entry or ".")
@@ -85,10 +104,10 @@ def installed_copies(root: Path, entries: Iterable[str] | None = None) -> dict[s
         except OSError:
             continue
         for name in names:
-            if not name.endswith(".dist-info"):
+            if not name.endswith((".dist-info", ".egg-info")):
                 continue
             info = Path(folder, name)
-            if not (_names_root(info, here) or (project is not None and _dist_name(info) == project)):
+            if not (_names_root(info, here) or _dist_name(info) in projects):
                 continue
             for rel in _record(info):
                 if rel.endswith(".py"):
@@ -107,15 +126,23 @@ def recorded_files(entries: Iterable[str]) -> set[str]:
         except OSError:
             continue
         for name in names:
-            if name.endswith(".dist-info"):
+            if name.endswith((".dist-info", ".egg-info")):
                 out.update(os.path.realpath(os.path.join(folder, rel)) for rel in _record(Path(folder, name)))
     return out
 
 
 def _record(info: Path) -> list[str]:
-    """The paths ``info``'s ``RECORD`` lists, relative to its folder (none that leaves it)."""
+    """The paths ``info``'s ``RECORD`` lists, relative to its folder (none that leaves it); an ``.egg-info``'s
+    ``installed-files.txt`` lists them relative to itself."""
     import csv
 
+    if info.name.endswith(".egg-info"):
+        try:
+            lines = _read(info / "installed-files.txt").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return []
+        rels = (os.path.normpath(os.path.join(info.name, line.strip())) for line in lines if line.strip())
+        return [r.replace(os.sep, "/") for r in rels if not r.startswith(("..", "/"))]
     try:
         rows = list(csv.reader(_read(info / "RECORD").splitlines()))
     except (OSError, UnicodeDecodeError, csv.Error):

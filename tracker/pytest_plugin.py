@@ -773,7 +773,8 @@ def shadowed_modules(
         mine = [rel for rel in (f"{stem}{leaf}", f"src/{stem}{leaf}") if rel in files]
         if not mine:
             if installed is None:
-                installed = installed_copies(root)
+                pyprojects = [f for f in files if f == "pyproject.toml" or f.endswith("/pyproject.toml")]
+                installed = installed_copies(root, pyprojects=pyprojects)
             if real not in installed:
                 continue
             if tails is None:
@@ -796,6 +797,38 @@ def shadowed_modules(
 MAX_IGNORED = 1000  # modules git ignores a run records at most (more makes its passes count for nothing)
 
 
+def _prefixes_below(base: str) -> tuple[str, ...]:
+    """Python's prefixes (``sys.prefix``, ``base_prefix``, ``exec_prefix``) strictly inside the folder ``base`` (a
+    realpath ending in a separator): a virtual environment or conda prefix in a subfolder. One at the repository's
+    root itself (``python -m venv .``) would exempt every module of the tree: its libraries are told apart by their
+    ``site-packages`` folder instead (round 18, F2b)."""
+    reals = (os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))
+    return tuple(dict.fromkeys(p for p in reals if p.startswith(base) and p != base))
+
+
+def linked_out_modules(root: Path, modules: dict[str, str]) -> str | None:
+    """The modules the tests imported by a path inside the repository that a link leads out of it (a tracked
+    ``calc/settings.py -> /elsewhere/settings.py``: the tree's id is the link's text, so no edit of what it leads to
+    is ever seen, and a clone runs whatever its machine has there), as ``altered`` names them, or None. Python's own
+    prefixes and ``site-packages`` folders are libraries, wherever their links lead (round 18, F2b)."""
+    base = os.path.realpath(root) + os.sep
+    libraries = tuple(
+        dict.fromkeys(os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))
+    )
+    found = []
+    for name, file in modules.items():
+        if not _under(file, root):
+            continue
+        real = os.path.realpath(file)
+        if real.startswith(base) or real.startswith(libraries) or os.sep + "site-packages" + os.sep in file:
+            continue
+        found.append(f"{name} -> {real}")
+    if not found:
+        return None
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    return f"modules imported through links out of the repository ({', '.join(sorted(found)[:3])}{more})"
+
+
 def ignored_modules(root: Path, files: dict[str, str], modules: dict[str, str]) -> dict[str, str]:
     """{path: id} of the modules the tests imported (``modules``: :func:`imported_modules` of every process that
     ran tests) from the tree that no id of the tree names (``files``: git ignores them, a generated ``_version.py``,
@@ -805,9 +838,7 @@ def ignored_modules(root: Path, files: dict[str, str], modules: dict[str, str]) 
 
     real_root = os.path.realpath(root)
     base = real_root + os.sep
-    prefixes = tuple(
-        dict.fromkeys(os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))
-    )
+    prefixes = _prefixes_below(base)
     installed: set[str] | None = None
     out: dict[str, str] = {}
     for file in modules.values():
@@ -1260,7 +1291,7 @@ class Recorder:
             if isinstance(theirs, dict):
                 modules.update({k: v for k, v in theirs.items() if isinstance(k, str) and isinstance(v, str)})
         files = self.data.get("files") or {}
-        for why in (changed, shadowed_modules(self.root, files, modules)):
+        for why in (changed, shadowed_modules(self.root, files, modules), linked_out_modules(self.root, modules)):
             if why:  # what ran was not the code the file ids name
                 self._alter(why)
         ignored = ignored_modules(self.root, files, modules)

@@ -489,3 +489,40 @@ def test_a_pool_that_decided_stands_when_a_longer_pool_cannot(tmp_path: Path) ->
     assert "pooled: 7 runs" in verdict.reason and "the last decided run stands, met by" in verdict.reason
     assert "pooled: 6 runs of the same code on gpu-box, 42 samples" in verdict.reason
     assert verdict.source is not None and verdict.source.file == runs[5].path
+
+
+MET = [0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96]
+CLEAR_MISS = [1.00, 1.20, 1.21, 1.22, 1.23, 1.24, 1.25]  # fails alone at 95%; its fast sample keeps a pool undecided
+
+
+@pytest.mark.parametrize(
+    "older",
+    [
+        [MET, STRADDLE],  # a met run, then one straddling run
+        _copies(STRADDLE, 6),  # six runs that pooled met
+    ],
+)
+@pytest.mark.parametrize("miss", [CLEAR_MISS, [1.20, 1.21, 1.22, 1.23, 1.24, 1.25, 1.26]])
+def test_an_older_met_never_stands_over_a_newer_run_that_misses_alone(
+    tmp_path: Path, older: list[list[float]], miss: list[float]
+) -> None:
+    """Round 18, B1: a run that misses clearly on its own joins the straddling run before it in an undecided pool;
+    the older met stood, and the phase was done over a 20% regression. Now no verdict stands: unmet, not failed."""
+    gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
+    runs = _series_runs(tmp_path, [*older, miss])
+    assert evaluate(gate, runs[:-1]).met or evaluate(gate, runs[:-1]).decided_by is not None
+    verdict = evaluate_bench_gate(gate, runs)
+    assert not verdict.met and not verdict.failed and verdict.undecided
+    assert f"no decided verdict stands: {runs[-1].path} alone missed it: " in verdict.reason
+    assert "95% lower bound" in verdict.reason
+
+
+def test_an_older_miss_never_stands_over_a_newer_run_that_meets_alone(tmp_path: Path) -> None:
+    """The mirror: a clear miss, a straddling run, then a run that meets alone but pools undecided: no regression
+    stands over it."""
+    gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
+    above = [1.00, 1.07, 1.15, 1.02, 1.09, 1.04, 1.11]  # median 1.07: undecided alone
+    runs = _series_runs(tmp_path, [[1.5] * 6 + [1.51], above, [0.95, 0.96, 0.97, 0.98, 0.99, 1.0, 1.01]])
+    verdict = evaluate_bench_gate(gate, runs)
+    assert not verdict.met and not verdict.failed
+    assert "alone met it" in verdict.reason

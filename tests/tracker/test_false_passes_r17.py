@@ -44,10 +44,17 @@ TEST_CORE = "from calc.core import add\n\n\ndef test_add():\n    assert add(2, 2
 
 def _install(site: Path, core: str, name: str, url: str | None) -> None:
     """What a non-editable ``pip install`` of a ``python/calc`` layout leaves in ``site``: the package and its
-    dist-info (METADATA, RECORD and, for a local folder, PEP 610's direct_url.json)."""
+    dist-info (METADATA, RECORD and, for a local folder, PEP 610's direct_url.json); ``url`` "egg": what a legacy
+    ``setup.py install`` leaves (an .egg-info with PKG-INFO and installed-files.txt)."""
     (site / "calc").mkdir(parents=True)
     (site / "calc/__init__.py").write_text("")
     (site / "calc/core.py").write_text(core)
+    if url == "egg":
+        egg = site / f"{name}-0.1-py3.11.egg-info"
+        egg.mkdir()
+        (egg / "PKG-INFO").write_text(f"Metadata-Version: 1.0\nName: {name}\nVersion: 0.1\n\n")
+        (egg / "installed-files.txt").write_text("../calc/__init__.py\n../calc/core.py\nPKG-INFO\n")
+        return
     info = site / f"{name}-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n\n")
@@ -61,6 +68,8 @@ def _install(site: Path, core: str, name: str, url: str | None) -> None:
     [
         ("from-this-folder", True),  # direct_url.json names the repository
         ("same-project-elsewhere", True),  # another checkout of the project (its name is pyproject's)
+        ("a-wheel-built-here", True),  # round 18: `pip install dist/*.whl` (direct_url names the wheel)
+        ("egg-info", True),  # round 18: a legacy `setup.py install`
         ("same-bytes", False),  # a fresh install: the same code ran
         ("another-project", False),  # someone else's calc: not the repository's module
     ],
@@ -87,6 +96,8 @@ def test_a_stale_install_of_any_layout_is_seen(
         "same-project-elsewhere": ("calc.tools", (tmp_path / "elsewhere").as_uri()),
         "same-bytes": ("calc-tools", root.as_uri()),
         "another-project": ("calc", "file:///opt/calc"),
+        "a-wheel-built-here": ("something", (root / "dist/calc-0.1-py3-none-any.whl").as_uri()),
+        "egg-info": ("Calc-Tools", "egg"),
     }[installed_as]
     _install(site, BROKEN if installed_as == "same-bytes" else good, name, url)
     code = record(root, "tests/test_core.py", env={"PYTHONPATH": str(site)})
@@ -246,3 +257,76 @@ def test_a_plugin_declared_as_the_gates_options_counts_only_for_gates_that_load_
     out = cli(root, "show", "0001/P1").out
     assert "plugins the gate's options do not load (-p evil)" in out, out
     assert status_of(cli, root, "P2") == "done"  # the gate that loads it is defined with it (its plugin is the repo's)
+
+
+def test_verify_runs_a_gate_again_when_a_module_git_ignores_changed(repo: Any, cli: Any) -> None:
+    """Round 18, F2a: status said stale after an edit to calc/settings.py (git ignores it), but verify's incremental
+    check found the gate "up to date with its evidence", did not run it, and said the phase was done: the tests now
+    fail."""
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_core.py"', paths='"calc/**", "tests/**"'))
+    root: Path = repo(
+        {
+            "plans/0001-demo.md": plan,
+            ".gitignore": "calc/settings.py\n.tracker/\n",
+            "calc/__init__.py": "",
+            "calc/settings.py": "LIMIT = 10\n",
+            "tests/test_core.py": SETTINGS_TEST,
+        }
+    )
+    assert cli(root, "verify").code == 0
+    assert "up to date" in cli(root, "verify").out  # nothing changed: not run again
+    (root / "calc/settings.py").write_text("LIMIT = 11\n")
+    r = cli(root, "verify")
+    assert "up to date" not in r.out and r.code != 0, r.out
+    assert status_of(cli, root) != "done"
+
+
+def test_a_virtual_environment_at_the_root_exempts_no_module_of_the_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 18, F2b: `python -m venv .` makes the repository Python's prefix, and every module git ignores was taken
+    for a library. Its libraries are in site-packages; the tree's own ignored module is recorded."""
+    from tracker.pytest_plugin import ignored_modules
+
+    root = tmp_path / "repo"
+    (root / "lib/python3.11/site-packages/dep").mkdir(parents=True)
+    (root / "lib/python3.11/site-packages/dep/__init__.py").write_text("")
+    (root / "calc").mkdir()
+    (root / "calc/settings.py").write_text("LIMIT = 10\n")
+    monkeypatch.setattr("sys.prefix", str(root))
+    modules = {
+        "dep": str(root / "lib/python3.11/site-packages/dep/__init__.py"),
+        "calc.settings": str(root / "calc/settings.py"),
+    }
+    assert list(ignored_modules(root, {}, modules)) == ["calc/settings.py"]
+
+
+def test_a_module_through_a_link_out_of_the_repository_counts_no_pass(repo: Any, cli: Any, tmp_path: Path) -> None:
+    """Round 18, F2b: a tracked calc/settings.py is a link to a file outside the repository; the tree's id is the
+    link's text, so an edit of the file it leads to was never seen (status and verify stayed done)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "settings.py").write_text("LIMIT = 10\n")
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_core.py"', paths='"calc/**", "tests/**"'))
+    root: Path = repo({"plans/0001-demo.md": plan, "calc/__init__.py": "", "tests/test_core.py": SETTINGS_TEST})
+    (root / "calc/settings.py").symlink_to(outside / "settings.py")
+    assert record(root, "tests/test_core.py") == 0
+    [evidence] = (root / ".tracker/evidence").glob("*.json")
+    said = json.loads(evidence.read_text())["provenance"].get("altered", "")
+    assert f"modules imported through links out of the repository (calc.settings -> {outside / 'settings.py'})" in said
+    assert status_of(cli, root) != "done"
+
+
+def test_the_projects_of_a_repository_are_every_pyproject_s(tmp_path: Path) -> None:
+    """Round 18, A1: a project in a subfolder (Triton's `python/pyproject.toml`), a Poetry project (`[tool.poetry]`
+    and no `[project]`): their installs are the repository's too."""
+    from tracker.installed import project_names
+
+    (tmp_path / "python").mkdir()
+    (tmp_path / "python/pyproject.toml").write_text('[project]\nname = "Triton_Lang"\n')
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools/pyproject.toml").write_text('[tool.poetry]\nname = "my.tools"\n')
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad/pyproject.toml").write_text("[project\n")
+    found = project_names(tmp_path, ["python/pyproject.toml", "tools/pyproject.toml", "bad/pyproject.toml", "gone"])
+    assert found == {"triton-lang", "my-tools"}

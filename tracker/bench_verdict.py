@@ -340,8 +340,9 @@ def _pooled(
     decided on its own ends the pool: it stands for itself. ``run`` is never judged alone, not even at the pool's
     level: a percentile bound of a few samples is no stricter at 99.9% than at 95% (it cannot pass the samples'
     range), so each look would be one more test (bench/verdict_noise.py measured 119 false regressions per 1000
-    where pooling alone gives 36). New code or a new setup starts a series of its own (:func:`_series`).
-    ``alone``: {id(run): undecided on its own}, the memo of one evaluation."""
+    where pooling alone gives 36). New code or a new setup starts a series of its own (:func:`_series`). But a pool
+    whose verdict ``run`` contradicts on its own samples, at the gate's confidence, is undecided: older samples never
+    rescue a newer clear miss. ``alone``: {id(run): undecided on its own}, the memo of one evaluation."""
     confidence = gate.confidence if gate.confidence is not None else DEFAULT_CONFIDENCE
     whole: Pool | None = None
     for pool in _series(gate, run, cases, older):
@@ -355,6 +356,14 @@ def _pooled(
         return None
     level = 1 - (1 - confidence) / whole.looks**2
     outcome = _judge(gate._replace(confidence=level), whole.run, [whole.run.cases[0]], bounds)
+    if not outcome.undecided and outcome.value is not None and math.isfinite(outcome.value):
+        own = _judge(gate, run, cases, bounds)  # the newest run's own word, at the gate's confidence
+        if not own.undecided and own.value is not None and math.isfinite(own.value) and own.met != outcome.met:
+            # Older runs never rescue a newer failure (nor sink a newer pass): neither decides (round 19, L4).
+            said = f"{run.path} alone {'missed' if outcome.met else 'met'} it: {own.summary}"
+            outcome = outcome._replace(
+                met=False, undecided=True, more=None, summary=f"undecided: the pool says {outcome.summary}, but {said}"
+            )
     n = len(whole.run.cases[0].samples)
     note = f"pooled: {whole.looks} runs of the same code on {run.host}, {n} samples, confidence {pct(level)}"
     return outcome._replace(

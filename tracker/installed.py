@@ -26,29 +26,54 @@ def _normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-MAX_PROJECTS = 20  # pyproject.toml files of the tree read at most
+PROJECT_FILES = ("pyproject.toml", "setup.cfg")
 
 
-def project_names(root: Path, pyprojects: Iterable[str] = ("pyproject.toml",)) -> set[str]:
-    """The repository's project names (``[project] name``, else ``[tool.poetry] name``) of the ``pyproject.toml``
-    files ``pyprojects`` (paths in the tree; the shallowest :data:`MAX_PROJECTS`), normalized."""
+def project_files(files: Iterable[str]) -> list[str]:
+    """The tree's files that may name its projects: ``pyproject.toml`` and ``setup.cfg`` at the root or one folder
+    down (Triton's ``python/``). Deeper ones are most often vendored libraries (``third_party/NAME/``): a library the
+    tests import from an install is not the repository's code (round 19, FP1)."""
+    return sorted(f for f in files if f.count("/") <= 1 and f.rpartition("/")[2] in PROJECT_FILES)
+
+
+def project_names(root: Path, candidates: Iterable[str] = PROJECT_FILES) -> dict[str, str]:
+    """{normalized project name: the folder of the tree it is declared in ("" for the root)} from ``candidates``
+    (:func:`project_files`): ``[project] name``, else ``[tool.poetry] name`` of a ``pyproject.toml``, ``[metadata]
+    name`` of a ``setup.cfg``."""
+    out: dict[str, str] = {}
+    for rel in candidates:
+        name = _declared_name(root / rel)
+        if name:
+            out.setdefault(_normalized(name), rel.rpartition("/")[0])
+    return out
+
+
+def _declared_name(path: Path) -> str | None:
+    try:
+        text = _read(path)
+    except (OSError, UnicodeDecodeError):
+        return None
+    if path.name == "setup.cfg":
+        import configparser
+
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            return None
+        return parser.get("metadata", "name", fallback=None) or None
     import tomllib  # here: the plugin imports this module in every pytest session, and asks only at its end
 
-    out: set[str] = set()
-    for rel in sorted(pyprojects, key=lambda p: (p.count("/"), p))[:MAX_PROJECTS]:
-        try:
-            data = tomllib.loads(_read(root / rel))
-        except (OSError, ValueError, UnicodeDecodeError):
-            continue
-        for table in (
-            data.get("project"),
-            (data.get("tool") or {}).get("poetry") if isinstance(data.get("tool"), dict) else None,
-        ):
-            name = table.get("name") if isinstance(table, dict) else None
-            if isinstance(name, str) and name:
-                out.add(_normalized(name))
-                break
-    return out
+    try:
+        data = tomllib.loads(text)
+    except ValueError:
+        return None
+    tool = data.get("tool")
+    for table in (data.get("project"), tool.get("poetry") if isinstance(tool, dict) else None):
+        name = table.get("name") if isinstance(table, dict) else None
+        if isinstance(name, str) and name:
+            return name
+    return None
 
 
 def _read(path: Path) -> str:
@@ -56,26 +81,30 @@ def _read(path: Path) -> str:
         return f.read(MAX_METADATA).decode()
 
 
-def _names_root(info: Path, root: str) -> bool:
-    """Does ``info``'s ``direct_url.json`` name the folder ``root`` (a realpath) or anything in it?"""
+def _source_folder(info: Path, root: str) -> str | None:
+    """The folder of the tree (relative, "" for the root) that ``info``'s ``direct_url.json`` names, when it names
+    ``root`` (a realpath) or anything in it: a folder, or a wheel or archive built there (then the whole tree)."""
     from urllib.parse import unquote, urlparse
 
     try:
         url = json.loads(_read(info / "direct_url.json")).get("url")
     except (OSError, ValueError, UnicodeDecodeError, AttributeError):
-        return False
+        return None
     if not isinstance(url, str):
-        return False
+        return None
     parsed = urlparse(url)
     where = os.path.realpath(unquote(parsed.path))
-    return parsed.scheme == "file" and (where == root or where.startswith(root + os.sep))
+    if parsed.scheme != "file" or not (where == root or where.startswith(root + os.sep)):
+        return None
+    rel = os.path.relpath(where, root).replace(os.sep, "/")
+    return "" if rel == "." or not os.path.isdir(where) else rel
 
 
 def _dist_name(info: Path) -> str | None:
-    """The distribution's name, from ``METADATA``'s (an ``.egg-info``: ``PKG-INFO``'s) ``Name:`` header
-    (normalized)."""
+    """The distribution's name, from ``METADATA``'s (an ``.egg-info`` or ``EGG-INFO``: ``PKG-INFO``'s) ``Name:``
+    header (normalized)."""
     try:
-        text = _read(info / ("PKG-INFO" if info.name.endswith(".egg-info") else "METADATA"))
+        text = _read(info / ("METADATA" if info.name.endswith(".dist-info") else "PKG-INFO"))
     except (OSError, UnicodeDecodeError):
         return None
     for line in text.splitlines():
@@ -87,18 +116,24 @@ def _dist_name(info: Path) -> str | None:
 
 
 def installed_copies(
-    root: Path, entries: Iterable[str] | None = None, pyprojects: Iterable[str] = ("pyproject.toml",)
-) -> dict[str, str]:
-    """{realpath of a ``.py`` file installed by a distribution of this repository: its path as installed, relative
-    to the ``sys.path`` entry it went to (``calc/core.py``)}, over ``entries`` (default ``sys.path``);
-    ``pyprojects``: the tree's ``pyproject.toml`` files (:func:`project_names`)."""
+    root: Path, entries: Iterable[str] | None = None, candidates: Iterable[str] = PROJECT_FILES
+) -> dict[str, tuple[str, str]]:
+    """{realpath of a ``.py`` file installed by a distribution of this repository: (its path as installed, relative
+    to the ``sys.path`` entry it went to, ``calc/core.py``; the tree's folder of its project, "" for the root)}, over
+    ``entries`` (default ``sys.path``); ``candidates``: the tree's project files (:func:`project_files`). An ``.egg``
+    folder on the path (``EGG-INFO/PKG-INFO``) holds its modules itself."""
     here = os.path.realpath(root)
-    projects = project_names(root, pyprojects)
-    out: dict[str, str] = {}
+    projects = project_names(root, candidates)
+    out: dict[str, tuple[str, str]] = {}
     for entry in dict.fromkeys(sys.path if entries is None else entries):
         folder = os.path.realpath(entry or ".")
         if folder == here or folder.startswith(here + os.sep):
             continue  # the tree itself (an editable install imports from it)
+        if folder.endswith(".egg") and os.path.isdir(os.path.join(folder, "EGG-INFO")):
+            scope = projects.get(_dist_name(Path(folder, "EGG-INFO")) or "")
+            if scope is not None:
+                out.update((real, (rel, scope)) for real, rel in _egg_modules(folder))
+            continue
         try:
             names = os.listdir(folder)
         except OSError:
@@ -107,11 +142,31 @@ def installed_copies(
             if not name.endswith((".dist-info", ".egg-info")):
                 continue
             info = Path(folder, name)
-            if not (_names_root(info, here) or _dist_name(info) in projects):
+            scope = _source_folder(info, here)
+            if scope is None:
+                scope = projects.get(_dist_name(info) or "")
+            if scope is None:
                 continue
             for rel in _record(info):
                 if rel.endswith(".py"):
-                    out[os.path.realpath(os.path.join(folder, rel))] = rel.replace(os.sep, "/")
+                    out[os.path.realpath(os.path.join(folder, rel))] = (rel.replace(os.sep, "/"), scope)
+    return out
+
+
+MAX_EGG_FILES = 10_000  # files of one .egg folder walked at most
+
+
+def _egg_modules(folder: str) -> list[tuple[str, str]]:
+    """(realpath, path inside) of the ``.py`` files of an ``.egg`` folder (its ``EGG-INFO`` aside)."""
+    out: list[tuple[str, str]] = []
+    for top, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "EGG-INFO")
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(top, name)
+                out.append((os.path.realpath(path), os.path.relpath(path, folder).replace(os.sep, "/")))
+            if len(out) >= MAX_EGG_FILES:
+                return out
     return out
 
 

@@ -64,7 +64,7 @@ from tracker.dirty import commit_state
 from tracker.errors import FileError
 from tracker.fingerprint import id_now, tree_file_ids
 from tracker.gate_paths import TestFileCheck
-from tracker.installed import by_tail, installed_copies, recorded_files
+from tracker.installed import by_tail, installed_copies, project_files, recorded_files
 from tracker.selection import gate_options_problem, marker_matches, normalize_arg, plugin_args, plugin_names, selects
 from tracker.subtests import FAILING, Subtests, subtest_name
 
@@ -750,7 +750,7 @@ def imported_modules() -> dict[str, str]:
 
 
 def shadowed_modules(
-    root: Path, files: dict[str, str], modules: dict[str, str], installed: dict[str, str] | None = None
+    root: Path, files: dict[str, str], modules: dict[str, str], installed: dict[str, tuple[str, str]] | None = None
 ) -> str | None:
     """The repository's own modules the tests imported (``modules``: :func:`imported_modules` of every process that
     ran tests) from a copy elsewhere whose source is not the tree's (a stale ``pip install .``, a ``.pth`` to another
@@ -773,13 +773,12 @@ def shadowed_modules(
         mine = [rel for rel in (f"{stem}{leaf}", f"src/{stem}{leaf}") if rel in files]
         if not mine:
             if installed is None:
-                pyprojects = [f for f in files if f == "pyproject.toml" or f.endswith("/pyproject.toml")]
-                installed = installed_copies(root, pyprojects=pyprojects)
+                installed = installed_copies(root, candidates=project_files(files))
             if real not in installed:
                 continue
             if tails is None:
                 tails = by_tail(files)
-            mine = tails.get(installed[real], [])
+            mine = _sources(tails.get(installed[real][0], []), installed[real][1])
             if not mine:
                 continue  # no file of the tree: generated at build (setuptools-scm's _version.py)
         same = False
@@ -856,6 +855,17 @@ def ignored_modules(root: Path, files: dict[str, str], modules: dict[str, str]) 
         if blob is not None:
             out[rel] = blob
     return dict(sorted(out.items()))
+
+
+def _sources(candidates: list[str], scope: str) -> list[str]:
+    """Of the tree's files whose path ends as an installed module's (``candidates``), those its project's folder
+    (``scope``) holds, the shallowest: ``python/calc/core.py``, not a snapshot ``benchmarks/v0_1/calc/core.py``
+    whose bytes a stale install may share (round 19, L3)."""
+    inside = [c for c in candidates if not scope or c.startswith(scope + "/")]
+    if not inside:
+        return []
+    depth = min(c.count("/") for c in inside)
+    return [c for c in inside if c.count("/") == depth]
 
 
 def _bytes(path: Path) -> bytes | None:

@@ -526,3 +526,16 @@ def test_an_older_miss_never_stands_over_a_newer_run_that_meets_alone(tmp_path: 
     verdict = evaluate_bench_gate(gate, runs)
     assert not verdict.met and not verdict.failed
     assert "alone met it" in verdict.reason
+
+
+def test_a_pool_never_meets_over_its_newest_run_that_misses_alone(tmp_path: Path) -> None:
+    """Round 19, L4: seven runs of the same code, each undecided alone (a wide spread, mean 0.86), then a run that
+    misses clearly on its own (mean 1.33, 95% lower bound 1.31): the pool of eight met, and the phase was done over
+    the miss. Now the pool is undecided: unmet, not failed."""
+    gate = BenchGate(bench=T, where=WHERE, at_most=1.05, stat="mean")
+    wide = [0.41, 0.56, 0.71, 0.86, 1.01, 1.16, 1.31]
+    slow = [1.30, 1.31, 1.32, 1.33, 1.34, 1.35, 1.36]
+    runs = _series_runs(tmp_path, [*_copies(wide, 7), slow])
+    verdict = evaluate_bench_gate(gate, runs)
+    assert not verdict.met and not verdict.failed and verdict.undecided, verdict.reason
+    assert f"but {runs[-1].path} alone missed it: " in verdict.reason

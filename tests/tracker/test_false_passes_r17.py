@@ -49,6 +49,11 @@ def _install(site: Path, core: str, name: str, url: str | None) -> None:
     (site / "calc").mkdir(parents=True)
     (site / "calc/__init__.py").write_text("")
     (site / "calc/core.py").write_text(core)
+    if url == "egg-folder":  # the egg folder itself goes on the path (its modules inside it)
+        egg = site
+        (egg / "EGG-INFO").mkdir()
+        (egg / "EGG-INFO/PKG-INFO").write_text(f"Metadata-Version: 1.0\nName: {name}\nVersion: 0.1\n\n")
+        return
     if url == "egg":
         egg = site / f"{name}-0.1-py3.11.egg-info"
         egg.mkdir()
@@ -70,6 +75,8 @@ def _install(site: Path, core: str, name: str, url: str | None) -> None:
         ("same-project-elsewhere", True),  # another checkout of the project (its name is pyproject's)
         ("a-wheel-built-here", True),  # round 18: `pip install dist/*.whl` (direct_url names the wheel)
         ("egg-info", True),  # round 18: a legacy `setup.py install`
+        ("egg-folder", True),  # round 19: an .egg folder on the path
+        ("snapshot", True),  # round 19: a stale install equal to a snapshot elsewhere in the tree, not the source
         ("same-bytes", False),  # a fresh install: the same code ran
         ("another-project", False),  # someone else's calc: not the repository's module
     ],
@@ -89,8 +96,11 @@ def test_a_stale_install_of_any_layout_is_seen(
             "tests/test_core.py": TEST_CORE,
         }
     )
-    site = tmp_path / "site"
+    site = tmp_path / ("site.egg" if installed_as == "egg-folder" else "site")
     good = "def add(a, b):\n    return a + b\n"
+    if installed_as == "snapshot":  # a committed old copy elsewhere in the tree, the same bytes as the stale install
+        (root / "benchmarks/v0_1/calc").mkdir(parents=True)
+        (root / "benchmarks/v0_1/calc/core.py").write_text(good)
     name, url = {
         "from-this-folder": ("something", root.as_uri()),
         "same-project-elsewhere": ("calc.tools", (tmp_path / "elsewhere").as_uri()),
@@ -98,6 +108,8 @@ def test_a_stale_install_of_any_layout_is_seen(
         "another-project": ("calc", "file:///opt/calc"),
         "a-wheel-built-here": ("something", (root / "dist/calc-0.1-py3-none-any.whl").as_uri()),
         "egg-info": ("Calc-Tools", "egg"),
+        "egg-folder": ("calc_tools", "egg-folder"),
+        "snapshot": ("calc-tools", root.as_uri()),
     }[installed_as]
     _install(site, BROKEN if installed_as == "same-bytes" else good, name, url)
     code = record(root, "tests/test_core.py", env={"PYTHONPATH": str(site)})
@@ -328,5 +340,20 @@ def test_the_projects_of_a_repository_are_every_pyproject_s(tmp_path: Path) -> N
     (tmp_path / "tools/pyproject.toml").write_text('[tool.poetry]\nname = "my.tools"\n')
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad/pyproject.toml").write_text("[project\n")
-    found = project_names(tmp_path, ["python/pyproject.toml", "tools/pyproject.toml", "bad/pyproject.toml", "gone"])
-    assert found == {"triton-lang", "my-tools"}
+    (tmp_path / "legacy").mkdir()
+    (tmp_path / "legacy/setup.cfg").write_text("[metadata]\nname = Old_Calc\n")
+    found = project_names(
+        tmp_path, ["python/pyproject.toml", "tools/pyproject.toml", "bad/pyproject.toml", "gone", "legacy/setup.cfg"]
+    )
+    assert found == {"triton-lang": "python", "my-tools": "tools", "old-calc": "legacy"}
+
+
+def test_a_vendored_library_is_not_the_repository_s_project() -> None:
+    """Round 19, FP1: every pyproject.toml of the tree named "the repository's projects", so a vendored
+    third_party/iniconfig made pytest's own iniconfig (installed) a stale copy: every run altered, forever. Only
+    the root's and one folder down name the repository's projects."""
+    from tracker.installed import project_files
+
+    files = ["pyproject.toml", "python/pyproject.toml", "third_party/iniconfig/pyproject.toml", "setup.cfg",
+             "legacy/setup.cfg", "a/b/setup.cfg", "docs/conf.py"]  # fmt: skip
+    assert project_files(files) == ["legacy/setup.cfg", "pyproject.toml", "python/pyproject.toml", "setup.cfg"]

@@ -805,11 +805,13 @@ def _prefixes_below(base: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p for p in reals if p.startswith(base) and p != base))
 
 
-def linked_out_modules(root: Path, modules: dict[str, str]) -> str | None:
+def linked_out_modules(root: Path, modules: dict[str, str], outside: dict[str, str] | None = None) -> str | None:
     """The modules the tests imported by a path inside the repository that a link leads out of it (a tracked
     ``calc/settings.py -> /elsewhere/settings.py``: the tree's id is the link's text, so no edit of what it leads to
     is ever seen, and a clone runs whatever its machine has there), as ``altered`` names them, or None. Python's own
-    prefixes and ``site-packages`` folders are libraries, wherever their links lead (round 18, F2b)."""
+    prefixes and ``site-packages`` folders are libraries, wherever their links lead (round 18, F2b). Test files and
+    ``conftest.py`` files that ``outside`` (``provenance.outside``) names already meet no gate, with their own
+    reason."""
     base = os.path.realpath(root) + os.sep
     libraries = tuple(
         dict.fromkeys(os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))
@@ -820,6 +822,9 @@ def linked_out_modules(root: Path, modules: dict[str, str]) -> str | None:
             continue
         real = os.path.realpath(file)
         if real.startswith(base) or real.startswith(libraries) or os.sep + "site-packages" + os.sep in file:
+            continue
+        rel = Path(os.path.relpath(os.path.abspath(file), os.path.abspath(root))).as_posix()
+        if outside and (rel in outside or os.path.basename(rel) == "conftest.py"):
             continue
         found.append(f"{name} -> {real}")
     if not found:
@@ -1301,7 +1306,11 @@ class Recorder:
             if isinstance(theirs, dict):
                 modules.update({k: v for k, v in theirs.items() if isinstance(k, str) and isinstance(v, str)})
         files = self.data.get("files") or {}
-        for why in (changed, shadowed_modules(self.root, files, modules), linked_out_modules(self.root, modules)):
+        for why in (
+            changed,
+            shadowed_modules(self.root, files, modules),
+            linked_out_modules(self.root, modules, self.data["provenance"].get("outside")),
+        ):
             if why:  # what ran was not the code the file ids name
                 self._alter(why)
         ignored = ignored_modules(self.root, files, modules)

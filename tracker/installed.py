@@ -134,14 +134,7 @@ def installed_copies(
             if scope is not None:
                 out.update((real, (rel, scope)) for real, rel in _egg_modules(folder))
             continue
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            if not name.endswith((".dist-info", ".egg-info")):
-                continue
-            info = Path(folder, name)
+        for info in _distributions(folder):
             scope = _source_folder(info, here)
             if scope is None:
                 scope = projects.get(_dist_name(info) or "")
@@ -151,6 +144,15 @@ def installed_copies(
                 if rel.endswith(".py"):
                     out[os.path.realpath(os.path.join(folder, rel))] = (rel.replace(os.sep, "/"), scope)
     return out
+
+
+def _distributions(folder: str) -> list[Path]:
+    """The ``.dist-info`` and ``.egg-info`` folders of the folder ``folder`` (none when it cannot be listed)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return [Path(folder, name) for name in names if name.endswith((".dist-info", ".egg-info"))]
 
 
 MAX_EGG_FILES = 10_000  # files of one .egg folder walked at most
@@ -176,13 +178,8 @@ def recorded_files(entries: Iterable[str]) -> set[str]:
     out: set[str] = set()
     for entry in dict.fromkeys(entries):
         folder = os.path.realpath(entry or ".")
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith((".dist-info", ".egg-info")):
-                out.update(os.path.realpath(os.path.join(folder, rel)) for rel in _record(Path(folder, name)))
+        for info in _distributions(folder):
+            out.update(os.path.realpath(os.path.join(folder, rel)) for rel in _record(info))
     return out
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tracker_testutil import phase, plan_text, record, status_of
+from tracker_testutil import SKIPPABLE, phase, plan_text, record, set_newest_provenance, status_of
 
 PLAN = plan_text(phases=phase("P1", 'test = "tests/test_x.py"', paths='"tests/**"'))
 
@@ -74,28 +74,15 @@ def test_a_junit_testcase_that_failed_then_skipped_in_teardown_is_a_failure(
     assert [t["outcome"] for t in json.loads(stored.read_text())["tests"]] == ["failed"]
 
 
-SKIPPABLE = (
-    "import os\n\nimport pytest\n\nSTATE = []\n\n\ndef test_a():\n    STATE.append('dirty')\n\n\n"
-    "@pytest.mark.skipif(bool(os.environ.get('FAST')), reason='slow')\ndef test_b():\n    assert not STATE\n"
-)
-
-
-def _rehost(root: Path, host: str) -> None:
-    newest = max((root / ".tracker/evidence").glob("*.json"))
-    doc = json.loads(newest.read_text())
-    doc["provenance"]["host"] = host
-    newest.write_text(json.dumps(doc))
-
-
 def test_a_host_name_alone_is_no_other_machine(repo: Any, cli: Any) -> None:
     """F4: two CI runners of the same hardware (hosts ci-fast and ci-slow): the fast job's run of all skipped test_b
     (an environment variable), the slow job passed b alone; the skip was taken for another machine's, and the file
     gate met though its tests never passed together (`pytest tests/test_x.py` fails)."""
     root: Path = repo({"plans/0001-demo.md": PLAN, "tests/test_x.py": SKIPPABLE})
     assert record(root, "tests/test_x.py", env={"FAST": "1"}) == 0
-    _rehost(root, "ci-fast")
+    set_newest_provenance(root, "host", "ci-fast")
     assert record(root, "tests/test_x.py::test_b") == 0
-    _rehost(root, "ci-slow")
+    set_newest_provenance(root, "host", "ci-slow")
     assert status_of(cli, root) != "done"
 
 

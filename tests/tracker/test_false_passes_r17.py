@@ -10,20 +10,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tracker_testutil import phase, plan_text, record, status_of
+from tracker_testutil import SKIPPABLE, phase, plan_text, record, set_newest_provenance, status_of
 
 PLAN = plan_text(phases=phase("P1", 'test = "tests/test_x.py"', paths='"tests/**"'))
-SKIPPABLE = (
-    "import os\n\nimport pytest\n\nSTATE = []\n\n\ndef test_a():\n    STATE.append('dirty')\n\n\n"
-    "@pytest.mark.skipif(bool(os.environ.get('FAST')), reason='slow')\ndef test_b():\n    assert not STATE\n"
-)
-
-
-def _recpu(root: Path, cpu: str) -> None:
-    newest = max((root / ".tracker/evidence").glob("*.json"))
-    doc = json.loads(newest.read_text())
-    doc["provenance"]["cpu"] = cpu
-    newest.write_text(json.dumps(doc))
 
 
 def test_a_cpu_model_alone_is_no_other_machine(repo: Any, cli: Any) -> None:
@@ -32,9 +21,9 @@ def test_a_cpu_model_alone_is_no_other_machine(repo: Any, cli: Any) -> None:
     file gate met though its tests never passed together."""
     root: Path = repo({"plans/0001-demo.md": PLAN, "tests/test_x.py": SKIPPABLE})
     assert record(root, "tests/test_x.py", env={"FAST": "1"}) == 0
-    _recpu(root, "Intel(R) Xeon(R) Platinum 8480+")
+    set_newest_provenance(root, "cpu", "Intel(R) Xeon(R) Platinum 8480+")
     assert record(root, "tests/test_x.py::test_b") == 0
-    _recpu(root, "AMD EPYC 9654 96-Core Processor")
+    set_newest_provenance(root, "cpu", "AMD EPYC 9654 96-Core Processor")
     assert status_of(cli, root) != "done"
 
 
@@ -124,19 +113,26 @@ def test_a_stale_install_of_any_layout_is_seen(
 SETTINGS_TEST = "from calc.settings import LIMIT\n\n\ndef test_limit():\n    assert LIMIT == 10\n"
 
 
+def _ignored_settings_repo(repo: Any) -> Path:
+    """One test gate whose tests import calc/settings.py, which git ignores."""
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_core.py"', paths='"calc/**", "tests/**"'))
+    return Path(
+        repo(
+            {
+                "plans/0001-demo.md": plan,
+                ".gitignore": "calc/settings.py\n.tracker/\n",
+                "calc/__init__.py": "",
+                "calc/settings.py": "LIMIT = 10\n",
+                "tests/test_core.py": SETTINGS_TEST,
+            }
+        )
+    )
+
+
 def test_an_edit_to_a_module_git_ignores_stales_the_gate(repo: Any, cli: Any) -> None:
     """F2: the tests import calc/settings.py, which git ignores (generated, or local): no id of the tree names it, so
     an edit to it never made the gate stale, and a run of the edited code fails."""
-    plan = plan_text(phases=phase("P1", 'test = "tests/test_core.py"', paths='"calc/**", "tests/**"'))
-    root: Path = repo(
-        {
-            "plans/0001-demo.md": plan,
-            ".gitignore": "calc/settings.py\n.tracker/\n",
-            "calc/__init__.py": "",
-            "calc/settings.py": "LIMIT = 10\n",
-            "tests/test_core.py": SETTINGS_TEST,
-        }
-    )
+    root = _ignored_settings_repo(repo)
     assert record(root, "tests/test_core.py") == 0
     [evidence] = (root / ".tracker/evidence").glob("*.json")
     assert list(json.loads(evidence.read_text())["provenance"]["ignored_modules"]) == ["calc/settings.py"]
@@ -275,16 +271,7 @@ def test_verify_runs_a_gate_again_when_a_module_git_ignores_changed(repo: Any, c
     """Round 18, F2a: status said stale after an edit to calc/settings.py (git ignores it), but verify's incremental
     check found the gate "up to date with its evidence", did not run it, and said the phase was done: the tests now
     fail."""
-    plan = plan_text(phases=phase("P1", 'test = "tests/test_core.py"', paths='"calc/**", "tests/**"'))
-    root: Path = repo(
-        {
-            "plans/0001-demo.md": plan,
-            ".gitignore": "calc/settings.py\n.tracker/\n",
-            "calc/__init__.py": "",
-            "calc/settings.py": "LIMIT = 10\n",
-            "tests/test_core.py": SETTINGS_TEST,
-        }
-    )
+    root = _ignored_settings_repo(repo)
     assert cli(root, "verify").code == 0
     assert "up to date" in cli(root, "verify").out  # nothing changed: not run again
     (root / "calc/settings.py").write_text("LIMIT = 11\n")

@@ -48,6 +48,23 @@ def record(root: Path, *args: str, env: dict[str, str] | None = None) -> int:
     return subprocess.run(cmd, cwd=root, capture_output=True, env={**os.environ, **(env or {})}).returncode
 
 
+# test_b passes alone, fails after test_a, and skips where FAST is set: a file gate of both met only by runs apart
+SKIPPABLE = (
+    "import os\n\nimport pytest\n\nSTATE = []\n\n\ndef test_a():\n    STATE.append('dirty')\n\n\n"
+    "@pytest.mark.skipif(bool(os.environ.get('FAST')), reason='slow')\ndef test_b():\n    assert not STATE\n"
+)
+
+
+def set_newest_provenance(root: Path, key: str, value: Any) -> None:
+    """Set ``provenance[key]`` of the newest evidence file of ``root`` (another machine's run, as recorded there)."""
+    import json
+
+    newest = max((root / ".tracker/evidence").glob("*.json"))
+    doc = json.loads(newest.read_text())
+    doc["provenance"][key] = value
+    newest.write_text(json.dumps(doc))
+
+
 def plan_text(plan_id: str = "0001", phases: str = "", title: str = "Demo") -> str:
     """A plan file's text with the given phase blocks appended."""
     return f'# {title}\n\n```plan\nid = "{plan_id}"\ntitle = "{title}"\n```\n\n{phases}'

@@ -805,23 +805,37 @@ def _prefixes_below(base: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p for p in reals if p.startswith(base) and p != base))
 
 
+def library_dirs() -> tuple[str, ...]:
+    """The folders the running Python installs libraries into, as realpaths ending in a separator: the
+    ``site-packages`` (Debian: ``dist-packages``) of its prefixes, a virtual environment's at the repository's root
+    included, and the user's. A folder of the repository merely named ``site-packages`` is none of them (round 19,
+    W3: that name alone exempted a module git ignores from being hashed)."""
+    import site
+
+    dirs: list[str] = []
+    with contextlib.suppress(AttributeError):  # virtualenv < 20's site.py has neither
+        dirs += site.getsitepackages([sys.prefix, sys.exec_prefix, sys.base_prefix])
+        dirs.append(site.getusersitepackages())
+    return tuple(dict.fromkeys(os.path.realpath(d) + os.sep for d in dirs))
+
+
 def linked_out_modules(root: Path, modules: dict[str, str], outside: dict[str, str] | None = None) -> str | None:
     """The modules the tests imported by a path inside the repository that a link leads out of it (a tracked
     ``calc/settings.py -> /elsewhere/settings.py``: the tree's id is the link's text, so no edit of what it leads to
     is ever seen, and a clone runs whatever its machine has there), as ``altered`` names them, or None. Python's own
-    prefixes and ``site-packages`` folders are libraries, wherever their links lead (round 18, F2b). Test files and
+    prefixes and site folders (:func:`library_dirs`) are libraries, wherever their links lead (round 18, F2b). Test
+    files and
     ``conftest.py`` files that ``outside`` (``provenance.outside``) names already meet no gate, with their own
     reason."""
     base = os.path.realpath(root) + os.sep
-    libraries = tuple(
-        dict.fromkeys(os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))
-    )
+    prefixes = (os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))
+    libraries = tuple(dict.fromkeys([*(p for p in prefixes if p != base), *library_dirs()]))
     found = []
     for name, file in modules.items():
         if not _under(file, root):
             continue
         real = os.path.realpath(file)
-        if real.startswith(base) or real.startswith(libraries) or os.sep + "site-packages" + os.sep in file:
+        if real.startswith(base) or real.startswith(libraries) or os.path.abspath(file).startswith(libraries):
             continue
         rel = Path(os.path.relpath(os.path.abspath(file), os.path.abspath(root))).as_posix()
         if outside and (rel in outside or os.path.basename(rel) == "conftest.py"):
@@ -842,7 +856,7 @@ def ignored_modules(root: Path, files: dict[str, str], modules: dict[str, str]) 
 
     real_root = os.path.realpath(root)
     base = real_root + os.sep
-    prefixes = _prefixes_below(base)
+    prefixes = (*_prefixes_below(base), *library_dirs())
     installed: set[str] | None = None
     out: dict[str, str] = {}
     for file in modules.values():
@@ -850,7 +864,7 @@ def ignored_modules(root: Path, files: dict[str, str], modules: dict[str, str]) 
         if not real.startswith(base) or real.startswith(prefixes):
             continue
         rel = Path(os.path.relpath(real, real_root)).as_posix()
-        if rel in files or "/site-packages/" in f"/{rel}" or "/dist-packages/" in f"/{rel}":
+        if rel in files:
             continue
         if installed is None:
             installed = recorded_files(p for p in sys.path if os.path.realpath(p or ".").startswith(base))
@@ -895,12 +909,13 @@ def _note_early_imports(root: Path) -> None:
     trusted while stale: its source's inode changed (``st_ctime_ns``) at or after the entry was written, the rule
     :mod:`tracker.bytecode` prunes by."""
     base = str(root.resolve()) + os.sep
+    libraries = library_dirs()
     _EARLY.clear()
     for name, module in list(sys.modules.items()):
         file, cached = getattr(module, "__file__", None), getattr(module, "__cached__", None)
         if not (isinstance(file, str) and isinstance(cached, str)) or not os.path.realpath(file).startswith(base):
             continue
-        if os.sep + "site-packages" + os.sep in file:
+        if os.path.realpath(file).startswith(libraries):
             continue  # an installed library (a virtual environment inside the repository)
         try:
             if os.stat(file).st_ctime_ns >= os.stat(cached).st_mtime_ns:

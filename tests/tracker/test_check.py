@@ -93,3 +93,38 @@ def test_untracked_evidence_outside_git_is_not_claimed(tmp_path: Path, cli) -> N
     root = report_fixture.build(tmp_path / "repo")
     subprocess.run(["rm", "-rf", str(root / ".git")], check=True)
     assert _untracked(root, cli) == []
+
+
+def test_a_done_phase_whose_verdict_no_longer_stands_is_named_by_check(tmp_path: Path, cli) -> None:
+    """Round 19, W1: a met run, a straddling one, a clear miss, a straddling one. The miss pools undecided, yet alone
+    it contradicts the met, so no verdict stands: the phase is done no longer, not regressed (noise fails nothing).
+    `check` said nothing of it; it now names the gate (a warning, the exit as it was), as it does any undecided gate."""
+    from evidence_repo import make_repo, phase_block
+    from evidence_repo import plan_text as bench_plan
+    from resultfiles import case, result, write
+
+    gate = 'bench = "verify_attn.time_us"\nwhere = { impl = "cuda" }\nat_most = 1.05\nmin_samples = 5'
+    root = make_repo(
+        tmp_path / "repo",
+        {"plans/0002-k.md": bench_plan("0002", [phase_block("P1", [], [gate])]), ".gitignore": ".tracker/\n"},
+    )
+    straddle = [0.95, 1.02, 1.10, 0.97, 1.04, 0.99, 1.06]
+    series = [[0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96], straddle, [1.00, 1.20, 1.21, 1.22, 1.23, 1.24, 1.25]]
+    series.append([straddle[0] + 1e-6, *straddle[1:]])
+    for i, samples in enumerate(series):
+        doc = result([case("verify_attn.time_us", {"impl": "cuda"}, samples)], time=f"2026-11-29T1{i}:00:00Z")
+        write(root / f"bench/results/r{i}.json", {**doc, "provenance": {**doc["provenance"], "commit": None}})
+        if i == 0:
+            assert json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]["status"] == "done"
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "results")
+    assert cli(root, "update").code == 0
+    git(root, "commit", "-qam", "update")
+    phase_doc = json.loads(cli(root, "status", "--json").out)["plans"][0]["phases"][0]
+    assert phase_doc["status"] not in ("done", "regressed")
+    r = cli(root, "check")
+    assert r.code == 0, r.out
+    [line] = [x for x in r.out.splitlines() if x.startswith("warning: 0002/P1: gate 1: undecided: ")]
+    assert "no decided verdict stands: bench/results/r2.json alone missed it" in line
+    doc = json.loads(cli(root, "check", "--json").out)
+    assert [(w["kind"], w["phase"]) for w in doc["warnings"]] == [("undecided", "0002/P1")]

@@ -177,7 +177,9 @@ def test_installed_libraries_inside_the_repository_are_not_ignored_modules(
         "json": __import__("json").__file__,
     }
     found = ignored_modules(root, {"calc/__init__.py": "0" * 40}, modules)
-    assert list(found) == ["calc/_version.py"]
+    # env/ is no prefix of the running Python and no RECORD lists `other`: a folder named site-packages is no library
+    # by its name alone (round 19, W3)
+    assert list(found) == ["calc/_version.py", "env/lib/python3/site-packages/other/__init__.py"]
 
 
 @pytest.fixture(scope="module")
@@ -288,16 +290,39 @@ def test_a_virtual_environment_at_the_root_exempts_no_module_of_the_tree(
     from tracker.pytest_plugin import ignored_modules
 
     root = tmp_path / "repo"
-    (root / "lib/python3.11/site-packages/dep").mkdir(parents=True)
-    (root / "lib/python3.11/site-packages/dep/__init__.py").write_text("")
+    site_dir = Path(__import__("site").getsitepackages([str(root)])[0])
+    (site_dir / "dep").mkdir(parents=True)
+    (site_dir / "dep/__init__.py").write_text("")
     (root / "calc").mkdir()
     (root / "calc/settings.py").write_text("LIMIT = 10\n")
     monkeypatch.setattr("sys.prefix", str(root))
-    modules = {
-        "dep": str(root / "lib/python3.11/site-packages/dep/__init__.py"),
-        "calc.settings": str(root / "calc/settings.py"),
-    }
+    modules = {"dep": str(site_dir / "dep/__init__.py"), "calc.settings": str(root / "calc/settings.py")}
     assert list(ignored_modules(root, {}, modules)) == ["calc/settings.py"]
+
+
+def test_a_folder_named_site_packages_is_no_library_by_its_name(tmp_path: Path) -> None:
+    """Round 19, W3: any folder named `site-packages` (or `dist-packages`) was exempt, so a settings module git
+    ignores put in `calc/site-packages/` was never hashed and its edits never staled the gate. Only the running
+    Python's site folders are libraries."""
+    from tracker.pytest_plugin import ignored_modules, library_dirs, linked_out_modules
+
+    root = tmp_path / "repo"
+    for folder in ("calc/site-packages", "calc/dist-packages"):
+        (root / folder).mkdir(parents=True)
+        (root / folder / "settings.py").write_text("LIMIT = 10\n")
+    modules = {
+        "settings": str(root / "calc/site-packages/settings.py"),
+        "other": str(root / "calc/dist-packages/settings.py"),
+    }
+    assert list(ignored_modules(root, {}, modules)) == [
+        "calc/dist-packages/settings.py",
+        "calc/site-packages/settings.py",
+    ]
+    assert not any(d.startswith(str(root)) for d in library_dirs())
+    (tmp_path / "elsewhere.py").write_text("LIMIT = 10\n")
+    (root / "calc/site-packages/linked.py").symlink_to(tmp_path / "elsewhere.py")
+    said = linked_out_modules(root, {"linked": str(root / "calc/site-packages/linked.py")})
+    assert said == f"modules imported through links out of the repository (linked -> {tmp_path / 'elsewhere.py'})"
 
 
 def test_a_module_through_a_link_out_of_the_repository_counts_no_pass(repo: Any, cli: Any, tmp_path: Path) -> None:

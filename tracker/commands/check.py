@@ -29,14 +29,14 @@ class Problem(NamedTuple):
     """One line of ``tracker check``: what kind of problem, the file it is in, the phase (regressions), the line."""
 
     # regressed | invalid-evidence | invalid-result | unknown-commit | ignored-evidence | region-edited | out-of-date
-    # | git; warnings (WARNING_KINDS): untracked-evidence
+    # | git; warnings (WARNING_KINDS): untracked-evidence | undecided
     kind: str
     path: str | None
     message: str
     phase: str | None = None
 
 
-WARNING_KINDS = frozenset({"untracked-evidence"})  # named by check, never its exit: --json's "warnings"
+WARNING_KINDS = frozenset({"untracked-evidence", "undecided"})  # named by check, never its exit: --json's "warnings"
 
 
 def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
@@ -115,6 +115,7 @@ def find_problems(root: Path, *, cache: Cache | None = None) -> list[Problem]:
     claimed += [(r.path, r.commit) for r in results or []]
     problems += unknown_commits(root, claimed)
     problems += untracked_evidence(root, statuses)
+    problems += undecided_gates(statuses, paths)
     for f in files:
         assert f.plan is not None  # load_plans raised otherwise
         try:
@@ -157,6 +158,18 @@ def untracked_evidence(root: Path, statuses: Mapping[str, PhaseStatus]) -> list[
             )
             found.append(Problem("untracked-evidence", file, message, phase))
     return found
+
+
+def undecided_gates(statuses: Mapping[str, PhaseStatus], paths: Mapping[str, str]) -> list[Problem]:
+    """A warning per bench gate its newest runs cannot decide (docs/evidence.md): named, never the exit, as noise
+    must not fail CI either way. Where no decided verdict stands (a newer run alone contradicts the last decided
+    one), a phase that was done is done no longer, and says why here rather than in silence (round 19, W1)."""
+    return [
+        Problem("undecided", paths.get(st.plan_id), f"warning: {key}: gate {number}: {v.reason}", key)
+        for key, st in statuses.items()
+        for number, v in enumerate(st.verdicts, 1)
+        if v.undecided and not (v.failed and st.status is Status.REGRESSED)  # a regression is a problem already
+    ]
 
 
 def add_line(found: Iterable[Problem]) -> str:

@@ -137,12 +137,16 @@ def _select(gate: BenchGate, results: Sequence[ResultRun]) -> BenchOutcome | lis
         hint = _type_hint(gate, results)
         return BenchOutcome(False, f"no case matches {where_text} in {len(results)} result file(s){hint}")
     if gate.hardware:
-        want = gate.hardware.lower()
-        on_hw = [(r, c) for r, c in found if want in (r.gpu or "").lower()]
+        on_hw = [(r, c) for r, c in found if on_hardware(gate.hardware, r.gpu)]
         if not on_hw:
             gpus = sorted({r.gpu or "no GPU" for r, _ in found})
             return BenchOutcome(False, f"results only from {', '.join(gpus)} (gate wants {gate.hardware})")
         found = on_hw
+    if not gate.baseline:  # a ratio's threshold has no unit; a value's is the gate's, or that of all its results
+        in_unit = _in_unit(gate, found)
+        if isinstance(in_unit, BenchOutcome):
+            return in_unit
+        found = in_unit
     if gate.baseline:
         # A run that did not measure the baseline did not run the comparison (as a test gate's verdict comes from the
         # newest run where the test ran): the newest run holding both cases decides, if there is one.
@@ -152,6 +156,50 @@ def _select(gate: BenchGate, results: Sequence[ResultRun]) -> BenchOutcome | lis
     for r, c in found:
         by_run.setdefault(id(r), (r, []))[1].append(c)
     return sorted(by_run.values(), key=lambda rc: (rc[0].time, rc[0].path), reverse=True)
+
+
+SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0}  # time units converted
+
+
+def _in_unit(
+    gate: BenchGate, found: list[tuple[ResultRun, ResultCase]]
+) -> BenchOutcome | list[tuple[ResultRun, ResultCase]]:
+    """The cases of a gate without a baseline in the unit of its threshold, or why they cannot be: with ``unit``,
+    a time in another time unit (ns, us, ms, s) is converted and any other unit is unmet; without it, cases in more
+    than one unit are unmet, for the threshold's unit is then unknown (round 20, N2: 61 us measured as 0.061 ms met
+    ``at_most = 50.0`` after a run in us had failed it)."""
+    if gate.unit is None:
+        units = {c.unit: r.path for r, c in sorted(found, key=lambda rc: rc[0].time, reverse=True)}
+        if len(units) < 2:
+            return found
+        named = ", ".join(f"{unit} ({path})" for unit, path in units.items())
+        return BenchOutcome(
+            False,
+            f"its results are in {len(units)} units, {named}: state the threshold's unit in the gate "
+            f'(unit = "{next(iter(units))}"; times in ns, us, ms and s are converted to it)',
+        )
+    out = []
+    for run, case in found:
+        if case.unit == gate.unit:
+            out.append((run, case))
+        elif case.unit in SECONDS and gate.unit in SECONDS:
+            factor = SECONDS[case.unit] / SECONDS[gate.unit]
+            samples = tuple(x * factor for x in case.samples)
+            if not all(math.isfinite(x) for x in samples):
+                return BenchOutcome(False, f"{run.path}: a sample in {case.unit} is too large in {gate.unit}", run)
+            out.append((run, case._replace(unit=gate.unit, samples=samples)))
+        else:
+            return BenchOutcome(False, f"{run.path} measured it in {case.unit}, the gate's unit is {gate.unit}", run)
+    return out
+
+
+def on_hardware(want: str, gpu: str | None) -> bool:
+    """Does the GPU name ``gpu`` name ``want`` (a gate's or a doc table's ``hardware``): case-insensitive, as whole
+    words, so that "H200" is "NVIDIA H200" and "NVIDIA H200 NVL", never "NVIDIA GH200 480GB" (round 20, N5)."""
+    import re
+
+    pattern = rf"(?<![0-9a-z]){re.escape(want.lower())}(?![0-9a-z])"
+    return re.search(pattern, (gpu or "").lower()) is not None
 
 
 def _one_case(gate: BenchGate, run: ResultRun, cases: list[ResultCase]) -> BenchOutcome | ResultCase:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from datetime import timedelta
 from typing import Any, NamedTuple
 
-from tracker.bench_verdict import fmt_num, fmt_params, matches, same_value
+from tracker.bench_verdict import fmt_num, fmt_params, matches, on_hardware, same_value
 from tracker.errors import ExitCode, TrackerError
 from tracker.model import ResultCase, ResultRun
 from tracker.regions import Region
@@ -188,7 +188,7 @@ def _selected(spec: TableSpec, metric: str, run: ResultRun) -> list[ResultCase]:
 def holds(spec: TableSpec, run: ResultRun) -> bool:
     """Does ``run`` hold the table's cases: its benchmark, on the hardware asked for, with a case of the metric for
     every listed value of every parameter (a run of part of the cases never replaces a whole one)?"""
-    if run.benchmark != spec.benchmark or (spec.hardware and spec.hardware.lower() not in (run.gpu or "").lower()):
+    if run.benchmark != spec.benchmark or (spec.hardware and not on_hardware(spec.hardware, run.gpu)):
         return False
     cases = _selected(spec, spec.metric, run)
     return bool(cases) and all(

@@ -99,6 +99,7 @@ class BenchGate(NamedTuple):
     hardware: str | None = None
     run: str | None = None
     confidence: float | None = None
+    unit: str | None = None  # the threshold's unit: cases in another time unit are converted to it
     line: int = 0
 
     @property
@@ -115,6 +116,7 @@ class BenchGate(NamedTuple):
             "hardware",
             "run",
             "confidence",
+            "unit",
         )
         return {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
 

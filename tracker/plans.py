@@ -20,7 +20,7 @@ from tracker.hashing import sha256_hex
 from tracker.model import BenchGate, Gate, ManualGate, Phase, Plan, TestGate
 
 CACHE = "plans"  # the cache's name (tracker.cache)
-CACHE_VERSION = f"9/{__version__}"  # bump when the cached plain data changes shape or validation changes
+CACHE_VERSION = f"10/{__version__}"  # bump when the cached plain data changes shape or validation changes
 PLAN_GLOB = "[0-9][0-9][0-9][0-9]-*.md"
 MAX_PLAN_BYTES = 4 * 1024 * 1024  # a plan larger than this is refused (parsing 4 MiB takes ~1.5 s)
 

@@ -147,6 +147,7 @@ class BenchGateModel(_Block):
     hardware: Annotated[str, Field(min_length=1)] | None = None
     run: Annotated[str, Field(min_length=1)] | None = None
     confidence: Annotated[float, Field(gt=0, lt=1)] | None = None
+    unit: Annotated[str, Field(min_length=1, max_length=40)] | None = None
 
     @model_validator(mode="after")
     def _one_threshold(self) -> BenchGateModel:

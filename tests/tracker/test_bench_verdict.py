@@ -539,3 +539,60 @@ def test_a_pool_never_meets_over_its_newest_run_that_misses_alone(tmp_path: Path
     verdict = evaluate_bench_gate(gate, runs)
     assert not verdict.met and not verdict.failed and verdict.undecided, verdict.reason
     assert f"but {runs[-1].path} alone missed it: " in verdict.reason
+
+
+def _in(tmp_path: Path, name: str, unit: str, samples: list[float], hour: int) -> ResultRun:
+    doc = result([case(T, WHERE, samples, unit=unit)], time=f"2026-11-29T1{hour}:00:00Z")
+    doc["provenance"]["command"] = f"bench {name}"  # two benchmarks: never one series
+    return load(tmp_path, name, doc)
+
+
+def test_a_threshold_is_never_read_in_another_unit_than_its_results(tmp_path: Path) -> None:
+    """Round 20, N2: a gate's threshold had no unit. 61 us failed `at_most = 50.0`; the same 61 us written as 0.061 ms
+    met it ("0.061 ms <= 50.0 ms"), and a regression could hide the same way. Without `unit`, results in more than one
+    unit decide nothing; with it, times are converted, and another unit is unmet."""
+    us = _in(tmp_path, "a.json", "us", [60.0, 61.0, 62.0, 60.0, 61.0], 1)
+    ms = _in(tmp_path, "b.json", "ms", [0.060, 0.061, 0.062, 0.060, 0.061], 2)
+    plain = BenchGate(bench=T, where=WHERE, at_most=50.0)
+    assert evaluate_bench_gate(plain, [us]).failed
+    verdict = evaluate_bench_gate(plain, [us, ms])
+    assert not verdict.met and not verdict.failed
+    assert verdict.reason == (
+        f'its results are in 2 units, ms ({ms.path}), us ({us.path}): state the threshold\'s unit in the gate (unit = "ms"; '
+        "times in ns, us, ms and s are converted to it)"
+    )
+    in_us = BenchGate(bench=T, where=WHERE, at_most=50.0, unit="us")
+    verdict = evaluate_bench_gate(in_us, [us, ms])
+    assert verdict.failed and verdict.reason.startswith("61.0 us (95% lower bound 60.0 us) > 50.0 us"), verdict.reason
+    fast = _in(tmp_path, "c.json", "ms", [0.040, 0.041, 0.042, 0.040, 0.041], 3)
+    assert evaluate_bench_gate(in_us, [us, ms, fast]).met
+    assert evaluate_bench_gate(BenchGate(bench=T, where=WHERE, at_most=0.05, unit="ms"), [us, fast]).met
+    other = _in(tmp_path, "d.json", "x", [0.040] * 5, 4)
+    said = evaluate_bench_gate(in_us, [us, other])
+    assert not said.met and said.reason == f"{other.path} measured it in x, the gate's unit is us"
+    huge = _in(tmp_path, "e.json", "s", [1e300] * 5, 5)
+    assert not evaluate_bench_gate(BenchGate(bench=T, where=WHERE, at_most=1.0, unit="ns"), [huge]).met
+
+
+def test_a_plan_gate_may_state_its_unit() -> None:
+    from tracker.parse import parse_plan
+
+    text = (
+        '# P\n\n```plan\nid = "0001"\ntitle = "t"\n```\n\n```phase\nid = "P1"\ntitle = "p"\n\n[[gate]]\n'
+        'bench = "m"\nat_most = 1.0\nunit = "ms"\n```\n'
+    )
+    plan, problems = parse_plan("plans/0001-p.md", text)
+    assert plan is not None and problems == []
+    assert plan.phases[0].gates[0].unit == "ms"
+    assert plan.phases[0].gates[0].definition["unit"] == "ms"
+
+
+def test_hardware_is_named_by_whole_words() -> None:
+    """Round 20, N5: `hardware = "H200"` was a substring, and a result from an NVIDIA GH200 480GB (another product)
+    met a gate meant for the H200."""
+    from tracker.bench_verdict import on_hardware
+
+    assert on_hardware("H200", "NVIDIA H200") and on_hardware("h200", "NVIDIA H200 NVL")
+    assert on_hardware("A100", "NVIDIA A100-SXM4-80GB") and on_hardware("RTX PRO 6000", "NVIDIA RTX PRO 6000 Blackwell")
+    assert not on_hardware("H200", "NVIDIA GH200 480GB") and not on_hardware("H200", None)
+    assert not on_hardware("A10", "NVIDIA A100-SXM4-80GB")

@@ -72,9 +72,9 @@ def test_ingest_unknown_commit_is_a_usage_error(repo: Path, tmp_path: Path) -> N
     proc = tracker(repo, "ingest", str(tmp_path / "r.xml"), "--commit", "deadbeef")
     assert proc.returncode == 3 and "--commit deadbeef: not a commit of this repository" in proc.stderr
     one_test_gate(repo)
-    proc = tracker(repo, "ingest", str(tmp_path / "r.xml"), "--host", "ci-runner")
+    proc = tracker(repo, "ingest", str(tmp_path / "r.xml"), "--host", "ci-runner", "--commit", "HEAD")
     assert proc.returncode == 0, proc.stderr
-    proc = tracker(repo, "ingest", str(tmp_path / "r.xml"), "--host", "ci-runner")
+    proc = tracker(repo, "ingest", str(tmp_path / "r.xml"), "--host", "ci-runner", "--commit", "HEAD")
     assert proc.returncode == 0 and "already in the store, skipped" in proc.stdout
     assert len(list((repo / ".tracker/evidence").glob("*.json"))) == 1
     data = json.loads(tracker(repo, "status", "--json").stdout)

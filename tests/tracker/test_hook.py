@@ -554,3 +554,20 @@ def test_the_script_names_its_python_safely_and_knows_itself(python: str) -> Non
     out = subprocess.run(["sh", "-c", text.split("python=", 1)[1].split("\n", 1)[0].join(["x=", '; printf %s "$x"'])],
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert out == python
+
+
+@pytest.mark.parametrize("shadow", ["json.py", "subprocess.py", "tracker/__init__.py"])
+def test_a_commit_runs_no_module_of_the_repository_s_root(
+    repo: Path, cli: Callable[..., Any], tmp_path: Path, shadow: str
+) -> None:
+    """Round 20, N3: the hook ran `python -m tracker`, which puts the repository's root first on the import path, so
+    a root `json.py` (or `subprocess.py`, or a `tracker/` folder) ran on `git commit`: in any repository, under a
+    `--shared` hook. The hook runs Python with -P; the trailers are the tracker's, drafted as ever."""
+    marker = tmp_path / "ran"
+    assert cli(repo, "hook", "install").code == 0
+    (repo / shadow).parent.mkdir(exist_ok=True)
+    (repo / shadow).write_text(f"open({str(marker)!r}, 'w').close()\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "evidence: the kernel is fast again")
+    assert not marker.exists()
+    assert trailers(repo) == WANT

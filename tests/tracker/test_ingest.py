@@ -390,7 +390,7 @@ def test_a_reportlog_is_dated_by_its_records_not_its_mtime(
     log = _failing_reportlog(repo, tmp_path / "old_fail.jsonl")
     _shift_starts(log, -3600)
     first = min(json.loads(line).get("start", 1e99) for line in log.read_text().splitlines())
-    proc = _tracker(repo, "ingest", "--host", "ci", str(log))
+    proc = _tracker(repo, "ingest", "--host", "ci", "--commit", "HEAD", str(log))  # before HEAD's commit: named
     assert proc.returncode == 0, proc.stderr
     status, source = _gate_source(repo)
     assert status == "done" and source["time"] == doc["provenance"]["time"]
@@ -428,7 +428,7 @@ def test_a_run_without_times_of_its_own_is_refused_unless_time_says_when_it_ran(
     assert sorted((repo / ".tracker/evidence").iterdir()) == before
     bad = _tracker(repo, "ingest", "--time", "yesterday", str(log))
     assert bad.returncode == 3 and "--time 'yesterday' is not an ISO 8601 time" in bad.stderr, bad.stderr
-    proc = _tracker(repo, "ingest", "--time", "2023-11-14T22:13:20+00:00", str(log), str(junit))
+    proc = _tracker(repo, "ingest", "--time", "2023-11-14T22:13:20+00:00", "--commit", "HEAD", str(log), str(junit))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("dated by --time (it records no time of its own)") == 2
     times = {}

@@ -163,3 +163,26 @@ def test_a_gate_option_that_could_narrow_collection_is_a_plan_problem(repo, cli,
     [problem] = [line for line in r.out.splitlines() if "options" in line]
     assert problem.startswith(f"plans/0001-demo.md:13: phase P1 gate 1: options: {named}"), r.out
     assert cli(root, "verify").code == 2
+
+
+def test_many_test_files_of_one_folder_are_collected_through_it(repo, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 20: pytest collects a folder's files again for each argument in it, so lint of 1,000 file gates took
+    44 s (5,000: still collecting after 12 minutes). A folder whose every test file is a gate's is one argument; a
+    file pytest's python_files skips there (`check_x.py`) is collected on its own, and errors still name their gate."""
+    from tracker.commands import lint
+    from tracker.plans import load_plans
+
+    gates = [f'test = "tests/many/test_{i}.py"' for i in range(12)] + ['test = "tests/many/check_x.py"']
+    files = {f"tests/many/test_{i}.py": f"def test_{i}():\n    pass\n" for i in range(12)}
+    files |= {"tests/many/check_x.py": "def test_me():\n    pass\n", "tests/many/test_7.py": "import nope\n"}
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", *gates, paths='"tests/**"')), **files})
+    calls: list[list[str]] = []
+    real = lint._collect
+    monkeypatch.setattr(
+        lint, "_collect", lambda r, paths, options=(): calls.append(list(paths)) or real(r, paths, options)
+    )
+    problems = lint.gate_problems(root, load_plans(root)[1])
+    assert calls == [["tests/many"], ["tests/many/check_x.py"]]
+    assert len(problems) == 1 and "gate 8: collection error in tests/many/test_7.py: ModuleNotFoundError" in problems[0]
+    r = cli(root, "lint")
+    assert r.code == 2 and "warning" not in r.out, r.out

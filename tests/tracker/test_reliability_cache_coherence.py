@@ -104,6 +104,6 @@ def test_a_junit_file_listing_a_test_twice_meets_no_gate_on_its_pass(
     root = repo({"plans/0001-a.md": PLAN, **TESTS})
     junit = tmp_path / "junit.xml"
     junit.write_text(JUNIT_TWICE.format(stamp=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 60))))
-    res = cli(root, "ingest", str(junit))
+    res = cli(root, "ingest", "--commit", "HEAD", str(junit))
     assert res.code == 0, res.err
     assert cold(cli, root)["0001/P1"] == ("planned", [False])

@@ -433,7 +433,7 @@ def test_a_nested_but_parseable_record_crashes_nothing(
     ]
     log.write_text("".join(json.dumps(x) + "\n" for x in records))
     (root / STORE / "nested.json").unlink()
-    res = cli(root, "ingest", "--time", "2026-11-29T11:02:04Z", str(log))
+    res = cli(root, "ingest", "--time", "2026-11-29T11:02:04Z", "--commit", "HEAD", str(log))
     assert res.code == 0, res.err
     assert gates(cli, root)[0] == (False, "tests/test_a.py::test_x: failed")
 

@@ -42,7 +42,9 @@ _PYTHON = "python='"
 
 
 def script(python: str) -> str:
-    """The hook, running tracker with ``python`` (a path, quoted for sh)."""
+    """The hook, running tracker with ``python`` (a path, quoted for sh). ``-P``: ``python -m`` would put the
+    repository's root first on the import path, and a commit would run its ``json.py``, ``subprocess.py`` or
+    ``tracker/`` in place of the library's (round 20, N3; ``--shared`` hooks run in any repository)."""
     quoted = python.replace("'", "'\\''")
     return f"""#!/bin/sh
 {MARK}: drafts the commit message with `tracker summary --write`.
@@ -57,7 +59,7 @@ case "$2" in
 \t*) exit 0 ;;  # merge, squash, commit (-c, -C, --amend): their message is made already
 esac
 {_PYTHON}{quoted}'
-if "$python" -m tracker summary --write "$1"; then :; else
+if "$python" -P -m tracker summary --write "$1"; then :; else
 \techo "tracker: warning: \\`tracker summary\\` failed (exit $?); the commit message is left as git wrote it" >&2
 fi
 exit 0

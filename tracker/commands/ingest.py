@@ -12,12 +12,14 @@ import hashlib
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from tracker.commands.common import require_utf8
 from tracker.contract import (
     EVIDENCE_DIR,
+    UTC_FORMAT,
     Clock,
     evidence_name,  # the one naming rule for store files (the plugin's too)
     file_id,
@@ -242,8 +244,26 @@ def _plan(
         return None
     if not tree:
         tree.append(commit_files(root, commit))
+    if commit is None:
+        _ran_after_head(root, path, tree[0][0], when[0])
     outside = outside_files(root, parsed)
     return _stored_run(parsed, path, host or "unknown", commit, tree[0], digest, when, clock, outside)
+
+
+def _ran_after_head(root: Path, path: Path, head: str, when: str) -> None:
+    """Without ``--commit`` a run is stored as HEAD's: refuse one that ran before HEAD was committed (IngestError).
+    It cannot have run HEAD's code, and a pass of the code before a breaking commit would count for the broken one
+    (round 20, N1: `pytest --junitxml`, commit a failure, ingest: done)."""
+    proc = subprocess.run(["git", "show", "-s", "--format=%ct", head], cwd=root, capture_output=True, check=False)
+    try:
+        committed = datetime.fromtimestamp(int(proc.stdout.strip()), tz=UTC).strftime(UTC_FORMAT)
+    except ValueError:
+        return  # git says no time: nothing to compare (the run is still HEAD's, as before)
+    if when < committed:
+        raise IngestError(
+            f"{path}: ran at {when}, before HEAD ({head[:7]}) was committed at {committed}: it cannot have run HEAD's "
+            "code, and without --commit it would be stored as HEAD's; name the commit it ran with --commit"
+        )
 
 
 def outside_files(root: Path, run: ForeignRun) -> dict[str, str]:

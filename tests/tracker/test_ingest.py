@@ -848,3 +848,37 @@ def test_any_failing_report_fails_the_test_in_any_order(
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     [test] = parse_reportlog(path).outcomes
     assert (test.outcome in ("failed", "error")) == ("failed" in phases + subtests), test
+
+
+def test_a_run_older_than_head_s_commit_is_never_stored_as_head_s(tmp_path: Path) -> None:
+    """Round 20, N1: `pytest --junitxml`, then a commit that breaks the test, then `tracker ingest` without --commit:
+    the pass was stored as HEAD's and the phase was done, though the test fails on HEAD. The run is refused (exit 8,
+    nothing stored); named with --commit it is the commit it ran, and HEAD's broken code makes the phase stale."""
+    import os
+    import time
+
+    from evidence_repo import git, make_repo, phase_block, plan_text
+
+    repo = make_repo(tmp_path / "repo", {
+        "plans/0001-a.md": plan_text("0001", [phase_block("P1", ["src/**"], ['test = "tests/test_a.py::test_x"'])]),
+        "src/a.py": "X = 1\n", "conftest.py": "", "tests/test_a.py": "from src.a import X\n\ndef test_x():\n    assert X == 1\n",
+        ".gitignore": ".tracker/\n__pycache__/\n",
+    })  # fmt: skip
+    ran = git(repo, "rev-parse", "HEAD").strip()
+    for kind, arg in (
+        ("junit", f"--junitxml={tmp_path / 'ci.xml'}"),
+        ("reportlog", f"--report-log={tmp_path / 'ci.jsonl'}"),
+    ):
+        assert run_pytest(repo, "tests/test_a.py", arg).returncode == 0, kind
+    time.sleep(1.1)  # the breaking commit is a second later than the run, as the helper's was
+    (repo / "src/a.py").write_text("X = 2\n")
+    env = {**os.environ, "GIT_COMMITTER_DATE": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    subprocess.run(["git", "commit", "-qam", "broken"], cwd=repo, check=True, env=env, capture_output=True)
+    for name in ("ci.xml", "ci.jsonl"):
+        proc = _tracker(repo, "ingest", str(tmp_path / name))
+        assert proc.returncode == 8, proc.stdout + proc.stderr
+        assert "before HEAD (" in proc.stderr and "name the commit it ran with --commit" in proc.stderr
+    assert not (repo / ".tracker/evidence").exists() or not list((repo / ".tracker/evidence").iterdir())
+    assert _tracker(repo, "ingest", "--commit", ran, str(tmp_path / "ci.xml")).returncode == 0
+    phase = json.loads(_tracker(repo, "status", "--json").stdout)["plans"][0]["phases"][0]
+    assert phase["status"] == "stale"

@@ -19,7 +19,7 @@ from tracker import evidence, statusindex
 from tracker.cache import Cache
 from tracker.contract import Clock
 from tracker.evidence_answers import LiveEvidence
-from tracker.fingerprint import FileIndex, id_now, tree_file_ids
+from tracker.fingerprint import FileIndex, IgnoredInputs, id_now, tree_file_ids
 from tracker.gate_paths import MissingCheck, OutsideCheck
 from tracker.model import BenchEvaluator, PhaseStatus, Plan, Store
 from tracker.status import evaluate
@@ -58,6 +58,7 @@ def derive(
 
             index = attach(FileIndex(tree_file_ids(root)), root, cache)
             index.id_now = functools.partial(id_now, root)
+            index.ignored_inputs = IgnoredInputs(root)
             scanned.append(index)
         return scanned[0]
 

@@ -94,6 +94,63 @@ def id_now(root: Path, rel: str) -> str | None:
         return None
 
 
+PYTEST_SKIPS = ("__pycache__", "build", "dist", "node_modules", "venv", "CVS", "_darcs", "{arch}")  # norecursedirs
+MAX_WALKED = 2000  # entries of an ignored folder looked at for a Python file, at most
+
+
+class IgnoredInputs:
+    """The files git ignores that pytest would read for a test gate now (round 20, N4): a ``conftest.py`` or ini file
+    on the way to its path, and under a folder gate a ``.py`` file or a folder of them. A run that read one counts no
+    passes (:func:`tracker.pytest_plugin.unrecorded_configuration`, a test file git ignores), so one there now came
+    after the run that met the gate: a conftest with an autouse fixture that raises, an ini's ``filterwarnings =
+    error``, a new failing test. No id of the tree names them, so without this the phase stayed done. One ``git
+    ls-files --ignored --directory`` call for all gates, on first use."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._listing: list[str] | None = None
+
+    def listing(self) -> list[str]:
+        """The ignored files and folders (``dir/``) git lists, ``.tracker/`` and bytecode caches left out."""
+        if self._listing is None:
+            cmd = ["git", "-c", "core.quotepath=off", "ls-files", "--others", "--ignored", "--exclude-standard"]
+            cmd += ["--directory", "-z", "--", ".", f":(exclude){TRACKER_DIR}/", BYTECODE_EXCLUDE]
+            proc = subprocess.run(cmd, cwd=self.root, capture_output=True, check=False)
+            names = proc.stdout.decode("utf-8", "surrogateescape").split("\0") if proc.returncode == 0 else []
+            self._listing = [n for n in names if n]
+        return self._listing
+
+    def __call__(self, test: str) -> list[str]:
+        from tracker.selection import config_paths, normalize_arg
+
+        path = normalize_arg(test).split("::", 1)[0].rstrip("/")
+        path = "" if path in ("", ".") else path
+        on_the_way = {p for p in config_paths(test) if "*" not in p}
+        folder = (self.root / path).is_dir() if path else True
+        out = []
+        for entry in self.listing():
+            if entry.rstrip("/") in on_the_way:
+                out.append(entry)
+                continue
+            if not folder or (path and not entry.startswith(path + "/")):
+                continue
+            below = entry[len(path) + 1 :] if path else entry
+            if any(p.startswith(".") or p in PYTEST_SKIPS or p.endswith(".egg") for p in below.rstrip("/").split("/")):
+                continue  # pytest does not look there (its norecursedirs)
+            if entry.endswith(".py") or (entry.endswith("/") and self._holds_python(entry)):
+                out.append(entry)
+        return out
+
+    def _holds_python(self, folder: str) -> bool:
+        seen = 0
+        for _dirpath, dirnames, filenames in os.walk(self.root / folder):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in PYTEST_SKIPS]
+            seen += len(dirnames) + len(filenames)
+            if any(f.endswith(".py") for f in filenames) or seen > MAX_WALKED:
+                return True  # past the bound: as if it held one (stale, never a false done)
+        return False
+
+
 def walk_file_ids(root: Path) -> dict[str, str]:
     """Blob ids of every file under ``root`` except SKIP_DIRS (for trees without git). A symlink is a file, as git
     has it (its target's name, never what it leads to): also one to a directory, which ``os.walk`` lists among the
@@ -430,6 +487,8 @@ class FileIndex:
         self.same_code: Callable[[str, str | None, str | None], bool] | None = None
         # rel -> the id now of a file the tree's ids leave out (one git ignores: :func:`id_now`); None: unknown
         self.id_now: Callable[[str], str | None] | None = None
+        # a test gate's argument -> the files git ignores that pytest would read for it now (IgnoredInputs)
+        self.ignored_inputs: Callable[[str], list[str]] | None = None
         self._memo: dict[tuple[str, ...], dict[str, str]] = {}  # phases often share their globs
 
     def match(self, patterns: Iterable[str]) -> dict[str, str]:

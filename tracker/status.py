@@ -202,6 +202,8 @@ def _gate_changes(
     now = index.id_now
     for file in sources:
         changed.update(p for p, blob in evidence.ignored_modules(file).items() if now is not None and now(p) != blob)
+    if isinstance(gate, TestGate) and index.ignored_inputs is not None:  # configuration or tests git ignores, new
+        changed.update(index.ignored_inputs(gate.test))
     return sorted(changed), note
 
 

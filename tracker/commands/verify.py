@@ -216,12 +216,13 @@ def _run(
     cache: Cache,
     alone: bool = False,
 ) -> _Session:
-    from tracker.fingerprint import FileIndex, id_now, tree_file_ids
+    from tracker.fingerprint import FileIndex, IgnoredInputs, id_now, tree_file_ids
 
     bench_code, bench_failed = 0, dict[str, str]()
     current = FileIndex(tree_file_ids(root)) if bench or (all_gates and not force) else None
     if current is not None:
         current.id_now = functools.partial(id_now, root)
+        current.ignored_inputs = IgnoredInputs(root)
     bench_gates = sum(isinstance(g, BenchGate) for _, ph in chosen for g in ph.gates)
     if bench:
         from tracker.commands.verify_bench import run_bench_gates

@@ -1,0 +1,54 @@
+"""Adversarial round 20 (issue 24), against f9bc171: each finding a test that failed before its fix (N1, N2, N3, N5
+and lint's folders are tested beside their modules: test_ingest, test_bench_verdict, test_hook, test_lint)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tracker_testutil import phase, plan_text, status_of
+
+PLAN = plan_text(phases=phase("P1", 'test = "tests/"', paths='"calc/**"'))
+TESTS = {"tests/test_a.py": "def test_a():\n    pass\n", "tests/test_b.py": "def test_b():\n    pass\n"}
+RAISES = "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef boom():\n    raise RuntimeError('x')\n"
+
+
+@pytest.mark.parametrize(
+    ("ignored", "pattern", "text"),
+    [
+        ("tests/conftest.py", "tests/conftest.py", RAISES),  # an autouse fixture that raises
+        ("pytest.ini", "pytest.ini", "[pytest]\nfilterwarnings = error\n"),  # settings of every test
+        ("tests/test_gen1.py", "test_gen*.py", "def test_gen():\n    assert False\n"),  # a new failing test
+        ("tests/gen/test_gen2.py", "gen/", "def test_gen():\n    assert False\n"),  # in a folder git ignores
+    ],
+)
+def test_a_file_pytest_reads_that_git_ignores_and_that_came_after_the_run_stales_it(
+    repo: Any, cli: Any, ignored: str, pattern: str, text: str
+) -> None:
+    """N4: a folder gate passed in verify; then a file git ignores (`.git/info/exclude`) that pytest reads appeared.
+    No id of the tree names it, so status said done and verify "up to date" while `pytest tests/` failed. A run that
+    read one counts no passes, so one there now came after the run: the gate is stale, and verify runs it again."""
+    root: Path = repo({"plans/0001-demo.md": PLAN, "calc/__init__.py": "", **TESTS})
+    assert cli(root, "verify").code == 0 and status_of(cli, root) == "done"
+    exclude = root / ".git/info/exclude"
+    exclude.write_text(exclude.read_text() + f"\n{pattern}\n")
+    (root / ignored).parent.mkdir(parents=True, exist_ok=True)
+    (root / ignored).write_text(text)
+    assert status_of(cli, root) == "stale"
+    r = cli(root, "verify")
+    assert "up to date" not in r.err and r.code != 0, r.out + r.err
+
+
+def test_files_git_ignores_where_pytest_never_looks_stale_nothing(repo: Any, cli: Any) -> None:
+    """The rule's edges: bytecode, a dot folder, a build folder (pytest's norecursedirs), an ignored data file, and an
+    ignored conftest.py in another folder than the gate's leave a done phase done."""
+    root: Path = repo({"plans/0001-demo.md": PLAN, "calc/__init__.py": "", **TESTS, "other/__init__.py": ""})
+    assert cli(root, "verify").code == 0
+    exclude = root / ".git/info/exclude"
+    exclude.write_text(exclude.read_text() + "\n*.pyc\n.cache/\nbuild/\n*.dat\nother/conftest.py\n")
+    for rel in ("tests/__pycache__/x.pyc", "tests/.cache/test_x.py", "tests/build/test_x.py", "tests/data.dat"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("def test_x():\n    assert False\n")
+    (root / "other/conftest.py").write_text(RAISES)
+    assert status_of(cli, root) == "done"

@@ -23,6 +23,7 @@ from pathlib import Path
 from tracker.contract import GITLINK_MODE, blob_id, file_id, link_id, mode_of, set_fingerprint
 from tracker.dirty import BYTECODE_EXCLUDE
 from tracker.errors import FileError
+from tracker.selection import config_paths, normalize_arg
 
 TRACKER_DIR = ".tracker"  # the tracker's own files (evidence, caches): never part of a fingerprint
 # Directories never fingerprinted when walking a tree without git.
@@ -94,21 +95,89 @@ def id_now(root: Path, rel: str) -> str | None:
         return None
 
 
-PYTEST_SKIPS = ("__pycache__", "build", "dist", "node_modules", "venv", "CVS", "_darcs", "{arch}")  # norecursedirs
-MAX_WALKED = 2000  # entries of an ignored folder looked at for a Python file, at most
+MAX_WALKED = 2000  # entries of an ignored folder looked at for a file pytest reads, at most
+NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")  # pytest's default
+
+
+def norecursedirs(root: Path) -> tuple[str, ...]:
+    """The folder patterns pytest does not collect in, as the repository's root ini file says (the first of pytest's
+    order that has a pytest section), else pytest's default; ``__pycache__`` always."""
+    import configparser
+    import tomllib
+
+    found: object = None
+    for name, section in (
+        ("pytest.toml", "pytest"),
+        (".pytest.toml", "pytest"),
+        ("pytest.ini", "pytest"),
+        (".pytest.ini", "pytest"),
+        ("pyproject.toml", "tool.pytest.ini_options"),
+        ("tox.ini", "pytest"),
+        ("setup.cfg", "tool:pytest"),
+    ):
+        path = root / name
+        try:
+            if not path.is_file():
+                continue
+            if name.endswith(".toml"):
+                table: object = tomllib.loads(path.read_text(encoding="utf-8"))
+                for key in section.split("."):
+                    table = table.get(key) if isinstance(table, dict) else None
+                if not isinstance(table, dict):
+                    continue
+                found = table.get("norecursedirs")
+            else:
+                parser = configparser.ConfigParser(interpolation=None)
+                parser.read_string(path.read_text(encoding="utf-8"))
+                if not parser.has_section(section):
+                    continue
+                found = parser.get(section, "norecursedirs", fallback=None)
+        except (OSError, ValueError, configparser.Error):
+            return ()  # unreadable: pytest may look anywhere
+        break
+    if isinstance(found, str):
+        patterns: tuple[str, ...] = tuple(found.split())
+    elif isinstance(found, list):
+        patterns = tuple(str(p) for p in found)
+    else:
+        patterns = NORECURSE
+    return (*patterns, "__pycache__")
+
+
+def _pytest_reads(name: str) -> bool:
+    """Does pytest read a file so named under a folder it collects, by its defaults: a conftest.py, a package's
+    __init__.py, a test module (``python_files``: test_*.py, *_test.py) or a doctest file (``test*.txt``)?"""
+    return (
+        name in ("conftest.py", "__init__.py")
+        or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
+        or (name.startswith("test") and name.endswith(".txt"))
+    )
 
 
 class IgnoredInputs:
-    """The files git ignores that pytest would read for a test gate now (round 20, N4): a ``conftest.py`` or ini file
-    on the way to its path, and under a folder gate a ``.py`` file or a folder of them. A run that read one counts no
-    passes (:func:`tracker.pytest_plugin.unrecorded_configuration`, a test file git ignores), so one there now came
-    after the run that met the gate: a conftest with an autouse fixture that raises, an ini's ``filterwarnings =
-    error``, a new failing test. No id of the tree names them, so without this the phase stayed done. One ``git
-    ls-files --ignored --directory`` call for all gates, on first use."""
+    """The files git ignores that pytest would read for a test gate now (rounds 20 and 21, N4): a ``conftest.py``,
+    ini file or package ``__init__.py`` on the way to its path, and under a folder gate a file pytest reads by its
+    defaults (:func:`_pytest_reads`), also inside an ignored folder or a link to one (walked, bounded). A run that read
+    such a conftest, ini or test file counts no passes (:func:`tracker.pytest_plugin.unrecorded_configuration`, a test
+    file git ignores), and a module it imported is recorded with its id (``provenance.ignored_modules``, left out by
+    the callers), so one there now came after the run that met the gate: a conftest with an autouse fixture that
+    raises, an ini's ``filterwarnings = error``, a new failing test. No id of the tree names them. Not looked for:
+    files a custom ``python_files`` or ``--doctest-glob`` names, data files. Only ``__pycache__`` and a virtual
+    environment's folder (``pyvenv.cfg``) are passed over, whatever ``norecursedirs`` says. One ``git ls-files
+    --ignored --directory`` call for all gates, on first use."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._listing: list[str] | None = None
+        self._skip: tuple[str, ...] | None = None
+
+    def _skipped(self, parts: list[str]) -> bool:
+        """Is a folder of these path parts one pytest does not collect in (its ``norecursedirs``)?"""
+        import fnmatch
+
+        if self._skip is None:
+            self._skip = norecursedirs(self.root)
+        return any(fnmatch.fnmatch(p, pattern) for p in parts for pattern in self._skip)
 
     def listing(self) -> list[str]:
         """The ignored files and folders (``dir/``) git lists, ``.tracker/`` and bytecode caches left out."""
@@ -121,33 +190,40 @@ class IgnoredInputs:
         return self._listing
 
     def __call__(self, test: str) -> list[str]:
-        from tracker.selection import config_paths, normalize_arg
-
         path = normalize_arg(test).split("::", 1)[0].rstrip("/")
         path = "" if path in ("", ".") else path
+        parts = path.split("/") if path else []
         on_the_way = {p for p in config_paths(test) if "*" not in p}
+        on_the_way |= {"/".join([*parts[:d], "__init__.py"]) for d in range(1, len(parts) + 1)}
         folder = (self.root / path).is_dir() if path else True
         out = []
         for entry in self.listing():
-            if entry.rstrip("/") in on_the_way:
-                out.append(entry)
-                continue
-            if not folder or (path and not entry.startswith(path + "/")):
-                continue
-            below = entry[len(path) + 1 :] if path else entry
-            if any(p.startswith(".") or p in PYTEST_SKIPS or p.endswith(".egg") for p in below.rstrip("/").split("/")):
-                continue  # pytest does not look there (its norecursedirs)
-            if entry.endswith(".py") or (entry.endswith("/") and self._holds_python(entry)):
-                out.append(entry)
+            name = entry.rstrip("/")
+            if name in on_the_way:
+                out.append(name)
+            elif folder and (not path or entry.startswith(path + "/")):
+                full = self.root / name
+                folders = name.split("/")[len(parts) :]
+                if entry.endswith("/") or full.is_dir():  # a folder, or a link to one (git lists it as a file)
+                    if self._skipped(folders):
+                        continue
+                    if self._holds_inputs(full):
+                        out.append(name)
+                elif self._skipped(folders[:-1]):
+                    continue
+                elif _pytest_reads(name.rsplit("/", 1)[-1]):
+                    out.append(name)
         return out
 
-    def _holds_python(self, folder: str) -> bool:
+    def _holds_inputs(self, folder: Path) -> bool:
+        if (folder / "pyvenv.cfg").exists():
+            return False  # a virtual environment: its libraries, never collected as tests
         seen = 0
-        for _dirpath, dirnames, filenames in os.walk(self.root / folder):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in PYTEST_SKIPS]
+        for _dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+            dirnames[:] = [d for d in dirnames if not self._skipped([d])]
             seen += len(dirnames) + len(filenames)
-            if any(f.endswith(".py") for f in filenames) or seen > MAX_WALKED:
-                return True  # past the bound: as if it held one (stale, never a false done)
+            if any(_pytest_reads(f) for f in filenames) or seen > MAX_WALKED:
+                return True  # past the bound (or a loop of links): as if it held one (stale, never a false done)
         return False
 
 

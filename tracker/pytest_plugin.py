@@ -815,7 +815,8 @@ def library_dirs() -> tuple[str, ...]:
     dirs: list[str] = []
     with contextlib.suppress(AttributeError):  # virtualenv < 20's site.py has neither
         dirs += site.getsitepackages([sys.prefix, sys.exec_prefix, sys.base_prefix])
-        dirs.append(site.getusersitepackages())
+        if site.ENABLE_USER_SITE:  # off in a virtual environment: a PYTHONUSERBASE in the repository is no library
+            dirs.append(site.getusersitepackages())
     return tuple(dict.fromkeys(os.path.realpath(d) + os.sep for d in dirs))
 
 

@@ -199,11 +199,13 @@ def _gate_changes(
                 changed |= changed_since(file, patterns)
     # So are the modules git ignores that its tests imported from the tree (no id of the tree names them: round 17,
     # F2), each hashed as it is now (on a tree that cannot say, at a past revision, there are none).
-    now = index.id_now
+    now, recorded = index.id_now, set[str]()
     for file in sources:
-        changed.update(p for p, blob in evidence.ignored_modules(file).items() if now is not None and now(p) != blob)
+        ignored = evidence.ignored_modules(file)
+        recorded.update(ignored)
+        changed.update(p for p, blob in ignored.items() if now is not None and now(p) != blob)
     if isinstance(gate, TestGate) and index.ignored_inputs is not None:  # configuration or tests git ignores, new
-        changed.update(index.ignored_inputs(gate.test))
+        changed.update(p for p in index.ignored_inputs(gate.test) if p not in recorded)
     return sorted(changed), note
 
 

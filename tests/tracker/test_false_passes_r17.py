@@ -369,3 +369,18 @@ def test_a_vendored_library_is_not_the_repository_s_project() -> None:
     files = ["pyproject.toml", "python/pyproject.toml", "third_party/iniconfig/pyproject.toml", "setup.cfg",
              "legacy/setup.cfg", "a/b/setup.cfg", "docs/conf.py"]  # fmt: skip
     assert project_files(files) == ["legacy/setup.cfg", "pyproject.toml", "python/pyproject.toml", "setup.cfg"]
+
+
+def test_the_user_site_is_no_library_where_python_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 21, 10: inside a virtual environment Python leaves the user site off, yet it was exempt, so a
+    PYTHONUSERBASE pointing into the repository hid a module git ignores from being hashed."""
+    import os
+    import site
+
+    from tracker.pytest_plugin import library_dirs
+
+    user = os.path.realpath(site.getusersitepackages()) + os.sep
+    monkeypatch.setattr(site, "ENABLE_USER_SITE", False)
+    assert user not in library_dirs()
+    monkeypatch.setattr(site, "ENABLE_USER_SITE", True)
+    assert user in library_dirs()

@@ -21,6 +21,9 @@ RAISES = "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef boom():\n    rai
         ("pytest.ini", "pytest.ini", "[pytest]\nfilterwarnings = error\n"),  # settings of every test
         ("tests/test_gen1.py", "test_gen*.py", "def test_gen():\n    assert False\n"),  # a new failing test
         ("tests/gen/test_gen2.py", "gen/", "def test_gen():\n    assert False\n"),  # in a folder git ignores
+        ("tests/build/test_b.py", "build/", "def test_gen():\n    assert False\n"),  # a tracked norecursedirs
+        ("tests/.hid/test_h.py", ".hid/", "def test_gen():\n    assert False\n"),  # lets pytest in (round 21)
+        ("tests/test_notes.txt", "*.txt", ">>> 1 + 1\n3\n"),  # a doctest file by pytest's default glob
     ],
 )
 def test_a_file_pytest_reads_that_git_ignores_and_that_came_after_the_run_stales_it(
@@ -29,7 +32,8 @@ def test_a_file_pytest_reads_that_git_ignores_and_that_came_after_the_run_stales
     """N4: a folder gate passed in verify; then a file git ignores (`.git/info/exclude`) that pytest reads appeared.
     No id of the tree names it, so status said done and verify "up to date" while `pytest tests/` failed. A run that
     read one counts no passes, so one there now came after the run: the gate is stale, and verify runs it again."""
-    root: Path = repo({"plans/0001-demo.md": PLAN, "calc/__init__.py": "", **TESTS})
+    ini = {"pytest.ini": "[pytest]\nnorecursedirs = .git\n"} if ignored.count("/") > 1 and "gen" not in ignored else {}
+    root: Path = repo({"plans/0001-demo.md": PLAN, "calc/__init__.py": "", **TESTS, **ini})
     assert cli(root, "verify").code == 0 and status_of(cli, root) == "done"
     exclude = root / ".git/info/exclude"
     exclude.write_text(exclude.read_text() + f"\n{pattern}\n")
@@ -52,3 +56,41 @@ def test_files_git_ignores_where_pytest_never_looks_stale_nothing(repo: Any, cli
         (root / rel).write_text("def test_x():\n    assert False\n")
     (root / "other/conftest.py").write_text(RAISES)
     assert status_of(cli, root) == "done"
+
+
+def test_an_ignored_package_init_on_the_way_to_a_file_gate_stales_it(repo: Any, cli: Any) -> None:
+    """Round 21, 1: pytest imports `tests/__init__.py` above a file gate's file; one git ignores that appears after
+    the pass (`raise RuntimeError`) errors every test, and status said done."""
+    plan = plan_text(phases=phase("P1", 'test = "tests/test_a.py"', paths='"calc/**"'))
+    root: Path = repo({"plans/0001-demo.md": plan, "calc/__init__.py": "", **TESTS})
+    assert cli(root, "verify").code == 0 and status_of(cli, root) == "done"
+    exclude = root / ".git/info/exclude"
+    exclude.write_text(exclude.read_text() + "\ntests/__init__.py\n")
+    (root / "tests/__init__.py").write_text("raise RuntimeError('boom')\n")
+    assert status_of(cli, root) == "stale"
+
+
+def test_an_ignored_link_to_a_folder_of_tests_stales_a_folder_gate(repo: Any, cli: Any, tmp_path: Path) -> None:
+    """Round 21, 3: git lists an ignored link to a folder as a file (`tests/gen`, no `/`), and pytest collects
+    through it."""
+    root: Path = repo({"plans/0001-demo.md": PLAN, "calc/__init__.py": "", **TESTS})
+    assert cli(root, "verify").code == 0
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen/test_x.py").write_text("def test_x():\n    assert False\n")
+    exclude = root / ".git/info/exclude"
+    exclude.write_text(exclude.read_text() + "\ngen\n")
+    (root / "tests/gen").symlink_to(tmp_path / "gen")
+    assert status_of(cli, root) == "stale"
+
+
+def test_what_git_ignores_and_a_run_recorded_or_never_reads_leaves_the_gate_done(repo: Any, cli: Any) -> None:
+    """The rule never stales for good: an ignored helper pytest does not collect (`tests/scratch.py`), and an ignored
+    module the run imported (recorded with its id, hashed as before) leave a gate done once verified with them."""
+    root: Path = repo({"plans/0001-demo.md": PLAN, "calc/__init__.py": "", **TESTS})
+    exclude = root / ".git/info/exclude"
+    exclude.write_text(exclude.read_text() + "\ntests/scratch.py\ntests/__init__.py\n")
+    (root / "tests/scratch.py").write_text("X = 1\n")
+    (root / "tests/__init__.py").write_text("")
+    assert cli(root, "verify").code == 0
+    assert status_of(cli, root) == "done"
+    assert "up to date" in cli(root, "verify").out

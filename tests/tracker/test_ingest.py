@@ -882,3 +882,41 @@ def test_a_run_older_than_head_s_commit_is_never_stored_as_head_s(tmp_path: Path
     assert _tracker(repo, "ingest", "--commit", ran, str(tmp_path / "ci.xml")).returncode == 0
     phase = json.loads(_tracker(repo, "status", "--json").stdout)["plans"][0]["phases"][0]
     assert phase["status"] == "stale"
+
+
+def test_a_junit_file_of_several_suites_is_dated_by_its_earliest(tmp_path: Path) -> None:
+    """Round 21, 6: the first suite dated the file, so an old run's suite merged after a new one's passed as new (and
+    past the "older than HEAD" refusal). The earliest dates it; a suite without a timestamp leaves it undated."""
+    from tracker.ingest import parse_junit
+
+    case = '<testcase classname="tests.test_a" name="test_a" file="tests/test_a.py" time="0.1"/>'
+    new, old = "2026-12-04T12:00:00+00:00", "2026-12-01T12:00:00+00:00"
+    both = f'<testsuites><testsuite timestamp="{new}">{case}</testsuite><testsuite timestamp="{old}">{case}</testsuite></testsuites>'
+    (tmp_path / "m.xml").write_text(both)
+    assert parse_junit(tmp_path / "m.xml").time == "2026-12-01T12:00:00Z"
+    (tmp_path / "u.xml").write_text(both.replace(f' timestamp="{old}"', ""))
+    assert parse_junit(tmp_path / "u.xml").time is None
+
+
+def test_a_run_older_than_a_fast_forward_to_an_older_commit_is_refused(tmp_path: Path) -> None:
+    """Round 21, 7: a colleague's commit made before the run, fast-forwarded to after it: the commit's time is older
+    than the run, yet the run never ran it. When HEAD last moved (the reflog) counts too."""
+    import time
+
+    from evidence_repo import git, make_repo, phase_block, plan_text
+
+    repo = make_repo(tmp_path / "repo", {
+        "plans/0001-a.md": plan_text("0001", [phase_block("P1", ["src/**"], ['test = "tests/test_a.py::test_x"'])]),
+        "src/a.py": "X = 1\n", "conftest.py": "", "tests/test_a.py": "from src.a import X\n\ndef test_x():\n    assert X == 1\n",
+        ".gitignore": ".tracker/\n__pycache__/\n",
+    })  # fmt: skip
+    git(repo, "checkout", "-q", "-b", "colleague")
+    (repo / "src/a.py").write_text("X = 2\n")
+    git(repo, "commit", "-qam", "broken")
+    git(repo, "checkout", "-q", "main")
+    time.sleep(1.1)
+    assert run_pytest(repo, "tests/test_a.py", f"--junitxml={tmp_path / 'ci.xml'}").returncode == 0
+    time.sleep(1.1)
+    git(repo, "merge", "-q", "--ff-only", "colleague")
+    proc = _tracker(repo, "ingest", str(tmp_path / "ci.xml"))
+    assert proc.returncode == 8 and "before HEAD (" in proc.stderr and "checked out" in proc.stderr, proc.stderr

@@ -186,3 +186,18 @@ def test_many_test_files_of_one_folder_are_collected_through_it(repo, cli, monke
     assert len(problems) == 1 and "gate 8: collection error in tests/many/test_7.py: ModuleNotFoundError" in problems[0]
     r = cli(root, "lint")
     assert r.code == 2 and "warning" not in r.out, r.out
+
+
+def test_a_folder_with_subfolders_is_never_folded(tmp_path: Path) -> None:
+    """Round 21, 9: collecting a folder loads the conftest.py files of its subfolders, which a gate's own run of its
+    file never loads (one that puts its folder on sys.path made a failing import collect): lint said OK."""
+    from tracker.commands.lint import FOLD_AT, _folded
+
+    files = [f"tests/test_{i}.py" for i in range(FOLD_AT)]
+    for rel in files:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("def test_x():\n    pass\n")
+    assert _folded(tmp_path, files) == (["tests"], set(files))
+    (tmp_path / "tests/aaa").mkdir()
+    (tmp_path / "tests/aaa/conftest.py").write_text("")
+    assert _folded(tmp_path, files) == (sorted(files), set())

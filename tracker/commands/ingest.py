@@ -8,6 +8,7 @@ evidence files written by ``pytest --tracker-record`` on another machine are che
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import subprocess
@@ -254,15 +255,21 @@ def _ran_after_head(root: Path, path: Path, head: str, when: str) -> None:
     """Without ``--commit`` a run is stored as HEAD's: refuse one that ran before HEAD was committed (IngestError).
     It cannot have run HEAD's code, and a pass of the code before a breaking commit would count for the broken one
     (round 20, N1: `pytest --junitxml`, commit a failure, ingest: done)."""
-    proc = subprocess.run(["git", "show", "-s", "--format=%ct", head], cwd=root, capture_output=True, check=False)
-    try:
-        committed = datetime.fromtimestamp(int(proc.stdout.strip()), tz=UTC).strftime(UTC_FORMAT)
-    except ValueError:
+    times = []
+    for cmd in (["show", "-s", "--format=%ct", head], ["reflog", "-1", "--date=unix", "--format=%gd", "HEAD"]):
+        # The commit's time, and when HEAD last moved (a fast-forward, checkout or reset to an older commit: round 21;
+        # the reflog's selector holds that time: HEAD@{1733300000})
+        proc = subprocess.run(["git", *cmd], cwd=root, capture_output=True, check=False)
+        text = proc.stdout.decode(errors="replace").strip().removeprefix("HEAD@{").removesuffix("}")
+        with contextlib.suppress(ValueError):
+            times.append(int(text))
+    if not times:
         return  # git says no time: nothing to compare (the run is still HEAD's, as before)
-    if when < committed:
+    since = datetime.fromtimestamp(max(times), tz=UTC).strftime(UTC_FORMAT)
+    if when < since:
         raise IngestError(
-            f"{path}: ran at {when}, before HEAD ({head[:7]}) was committed at {committed}: it cannot have run HEAD's "
-            "code, and without --commit it would be stored as HEAD's; name the commit it ran with --commit"
+            f"{path}: ran at {when}, before HEAD ({head[:7]}) was committed or checked out ({since}): it cannot have "
+            "run HEAD's code, and without --commit it would be stored as HEAD's; name the commit it ran with --commit"
         )
 
 

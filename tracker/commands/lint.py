@@ -172,9 +172,10 @@ FOLD_AT = 8  # test files of one folder named at least this often are collected 
 
 
 def _folded(root: Path, paths: list[str]) -> tuple[list[str], set[str]]:
-    """(pytest arguments, the files folded into them): ``paths``, where every ``.py`` file of a folder (its
-    ``conftest.py`` and ``__init__.py`` aside) is a gate's, with those files replaced by the folder. pytest collects a
-    folder's files again for each argument in it (1,000 files named one by one: 44 s, round 20; the folder: 1.5 s)."""
+    """(pytest arguments, the files folded into them): ``paths``, where every ``.py`` file of a folder without
+    subfolders (its ``conftest.py`` and ``__init__.py`` aside) is a gate's, with those files replaced by the
+    folder. pytest collects a folder's files again for each argument in it (1,000 files named one by one: 44 s,
+    round 20; the folder: 1.5 s)."""
     by_folder: dict[str, set[str]] = {}
     for p in paths:
         if p.endswith(".py") and (root / p).is_file():
@@ -184,14 +185,16 @@ def _folded(root: Path, paths: list[str]) -> tuple[list[str], set[str]]:
         if len(files) < FOLD_AT:
             continue
         try:
+            entries = list(os.scandir(root / folder))
             there = {
                 f"{folder}/{e.name}" if folder else e.name
-                for e in os.scandir(root / folder)
+                for e in entries
                 if e.name.endswith(".py") and e.name not in ("conftest.py", "__init__.py") and e.is_file()
             }
+            below = any(e.is_dir() and e.name != "__pycache__" for e in entries)
         except OSError:
             continue
-        if there == files:
+        if there == files and not below:  # a subfolder's conftest.py would load in the folder's collection only
             out -= files
             out.add(folder or ".")
             folded |= files

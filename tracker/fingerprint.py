@@ -100,40 +100,45 @@ NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "v
 
 
 def norecursedirs(root: Path) -> tuple[str, ...]:
-    """The folder patterns pytest does not collect in, as the repository's root ini file says (the first of pytest's
-    order that has a pytest section), else pytest's default; ``__pycache__`` always."""
+    """The folder patterns pytest does not collect in, as the repository's root configuration file says (the first of
+    pytest's order that is one: ``pytest.toml``, ``.pytest.toml``, ``pytest.ini`` and ``.pytest.ini`` even without a
+    pytest section, ``pyproject.toml`` with ``[tool.pytest.ini_options]`` or pytest 9's ``[tool.pytest]``, ``tox.ini``
+    with ``[pytest]``, ``setup.cfg`` with ``[tool:pytest]``), else pytest's default; ``__pycache__`` always."""
     import configparser
     import tomllib
 
     found: object = None
-    for name, section in (
-        ("pytest.toml", "pytest"),
-        (".pytest.toml", "pytest"),
-        ("pytest.ini", "pytest"),
-        (".pytest.ini", "pytest"),
-        ("pyproject.toml", "tool.pytest.ini_options"),
-        ("tox.ini", "pytest"),
-        ("setup.cfg", "tool:pytest"),
+    for name, keys, always in (
+        ("pytest.toml", ("pytest",), True),
+        (".pytest.toml", ("pytest",), True),
+        ("pytest.ini", ("pytest",), True),
+        (".pytest.ini", ("pytest",), True),
+        ("pyproject.toml", ("tool.pytest.ini_options", "tool.pytest"), False),
+        ("tox.ini", ("pytest",), False),
+        ("setup.cfg", ("tool:pytest",), False),
     ):
         path = root / name
         try:
             if not path.is_file():
                 continue
+            tables: list[dict[str, object]] = []
             if name.endswith(".toml"):
-                table: object = tomllib.loads(path.read_text(encoding="utf-8"))
-                for key in section.split("."):
-                    table = table.get(key) if isinstance(table, dict) else None
-                if not isinstance(table, dict):
-                    continue
-                found = table.get("norecursedirs")
+                doc: object = tomllib.loads(path.read_text(encoding="utf-8"))
+                for dotted in keys:
+                    table = doc
+                    for key in dotted.split("."):
+                        table = table.get(key) if isinstance(table, dict) else None
+                    if isinstance(table, dict):
+                        tables.append(table)
             else:
                 parser = configparser.ConfigParser(interpolation=None)
                 parser.read_string(path.read_text(encoding="utf-8"))
-                if not parser.has_section(section):
-                    continue
-                found = parser.get(section, "norecursedirs", fallback=None)
+                tables = [dict(parser.items(k)) for k in keys if parser.has_section(k)]
         except (OSError, ValueError, configparser.Error):
             return ()  # unreadable: pytest may look anywhere
+        if not tables and not always:
+            continue
+        found = next((t["norecursedirs"] for t in tables if "norecursedirs" in t), None)
         break
     if isinstance(found, str):
         patterns: tuple[str, ...] = tuple(found.split())
@@ -145,26 +150,26 @@ def norecursedirs(root: Path) -> tuple[str, ...]:
 
 
 def _pytest_reads(name: str) -> bool:
-    """Does pytest read a file so named under a folder it collects, by its defaults: a conftest.py, a package's
-    __init__.py, a test module (``python_files``: test_*.py, *_test.py) or a doctest file (``test*.txt``)?"""
-    return (
-        name in ("conftest.py", "__init__.py")
-        or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
-        or (name.startswith("test") and name.endswith(".txt"))
-    )
+    """Does pytest collect a file so named under a folder it collects, by its defaults: a conftest.py or a test
+    module (``python_files``: test_*.py, *_test.py)? Not a package's ``__init__.py`` there, nor a ``test*.txt`` (a
+    test's own output as often as a doctest): a run records neither, so one git ignores would stale the gate for good
+    (round 22)."""
+    return name == "conftest.py" or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
 
 
 class IgnoredInputs:
     """The files git ignores that pytest would read for a test gate now (rounds 20 and 21, N4): a ``conftest.py``,
     ini file or package ``__init__.py`` on the way to its path, and under a folder gate a file pytest reads by its
-    defaults (:func:`_pytest_reads`), also inside an ignored folder or a link to one (walked, bounded). A run that read
+    defaults (:func:`_pytest_reads`), also inside an ignored folder or a link to one (walked up to :data:`MAX_WALKED`
+    entries). A run that read
     such a conftest, ini or test file counts no passes (:func:`tracker.pytest_plugin.unrecorded_configuration`, a test
     file git ignores), and a module it imported is recorded with its id (``provenance.ignored_modules``, left out by
     the callers), so one there now came after the run that met the gate: a conftest with an autouse fixture that
     raises, an ini's ``filterwarnings = error``, a new failing test. No id of the tree names them. Not looked for:
-    files a custom ``python_files`` or ``--doctest-glob`` names, data files. Only ``__pycache__`` and a virtual
-    environment's folder (``pyvenv.cfg``) are passed over, whatever ``norecursedirs`` says. One ``git ls-files
-    --ignored --directory`` call for all gates, on first use."""
+    files a custom ``python_files`` or ``--doctest-glob`` names, doctest files, data files, the root's
+    ``__init__.py``, and folders the root ini's ``norecursedirs`` (else pytest's default) or a virtual environment's
+    ``pyvenv.cfg`` rule out: an ini elsewhere, or pytest's native ``[tool.pytest]`` table, is not read. One ``git
+    ls-files --ignored --directory`` call for all gates, on first use."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -222,8 +227,10 @@ class IgnoredInputs:
         for _dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
             dirnames[:] = [d for d in dirnames if not self._skipped([d])]
             seen += len(dirnames) + len(filenames)
-            if any(_pytest_reads(f) for f in filenames) or seen > MAX_WALKED:
-                return True  # past the bound (or a loop of links): as if it held one (stale, never a false done)
+            if any(_pytest_reads(f) for f in filenames):
+                return True
+            if seen > MAX_WALKED:
+                return False  # an ignored data folder (or a loop of links): past the bound, not looked through
         return False
 
 

@@ -386,7 +386,7 @@ def parse_junit(path: Path, root: Path | None = None, data: bytes | None = None)
     run = ForeignRun(source=str(path), kind="junit", losses=list(JUNIT_LOSSES))
     # Its earliest suite dates it (round 21: a new file's suite merged before an old one's hid the old pass's time),
     # and a suite without a timestamp leaves it undated (--time says when), as a file without any does.
-    suites = [top] if top.tag == "testsuite" else list(top.iter("testsuite"))
+    suites = list(top.iter("testsuite"))  # the root itself when it is one, and every suite nested in it (round 22)
     stamps = [s.get("timestamp") for s in suites]
     if stamps and all(stamp is not None for stamp in stamps):
         run.time, run.time_from = min(junit_time(path, str(stamp)) for stamp in stamps), JUNIT_TIME

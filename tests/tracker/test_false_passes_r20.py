@@ -23,7 +23,6 @@ RAISES = "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef boom():\n    rai
         ("tests/gen/test_gen2.py", "gen/", "def test_gen():\n    assert False\n"),  # in a folder git ignores
         ("tests/build/test_b.py", "build/", "def test_gen():\n    assert False\n"),  # a tracked norecursedirs
         ("tests/.hid/test_h.py", ".hid/", "def test_gen():\n    assert False\n"),  # lets pytest in (round 21)
-        ("tests/test_notes.txt", "*.txt", ">>> 1 + 1\n3\n"),  # a doctest file by pytest's default glob
     ],
 )
 def test_a_file_pytest_reads_that_git_ignores_and_that_came_after_the_run_stales_it(
@@ -84,13 +83,36 @@ def test_an_ignored_link_to_a_folder_of_tests_stales_a_folder_gate(repo: Any, cl
 
 
 def test_what_git_ignores_and_a_run_recorded_or_never_reads_leaves_the_gate_done(repo: Any, cli: Any) -> None:
-    """The rule never stales for good: an ignored helper pytest does not collect (`tests/scratch.py`), and an ignored
-    module the run imported (recorded with its id, hashed as before) leave a gate done once verified with them."""
+    """The rule never stales for good (round 22): an ignored helper pytest does not collect (`tests/scratch.py`), an
+    ignored module the run imported (recorded with its id, hashed as before), a test's own output (`test_output.txt`),
+    an ignored package folder without tests and a data folder of 2,100 files leave a gate done once verified."""
     root: Path = repo({"plans/0001-demo.md": PLAN, "calc/__init__.py": "", **TESTS})
     exclude = root / ".git/info/exclude"
-    exclude.write_text(exclude.read_text() + "\ntests/scratch.py\ntests/__init__.py\n")
+    patterns = ("tests/scratch.py", "tests/__init__.py", "tests/test_output.txt", "tests/data/", "tests/big/")
+    exclude.write_text(exclude.read_text() + "\n" + "\n".join(patterns) + "\n")
     (root / "tests/scratch.py").write_text("X = 1\n")
     (root / "tests/__init__.py").write_text("")
+    (root / "tests/test_output.txt").write_text("3 lines written\n")
+    (root / "tests/data").mkdir()
+    (root / "tests/data/__init__.py").write_text("")
+    (root / "tests/big").mkdir()
+    for i in range(2100):
+        (root / f"tests/big/{i}.png").write_bytes(b"")
     assert cli(root, "verify").code == 0
     assert status_of(cli, root) == "done"
     assert "up to date" in cli(root, "verify").out
+
+
+def test_norecursedirs_is_read_from_the_file_pytest_reads(tmp_path: Path) -> None:
+    """Round 22: pytest 9's native `[tool.pytest]` table was not read, and a `pytest.ini` without a section (which
+    pytest takes as its configuration all the same) was passed over for pyproject.toml's list."""
+    from tracker.fingerprint import NORECURSE, norecursedirs
+
+    assert norecursedirs(tmp_path) == (*NORECURSE, "__pycache__")
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest]\nnorecursedirs = [".git"]\n')
+    assert norecursedirs(tmp_path) == (".git", "__pycache__")
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\nnorecursedirs = ["gen", ".*"]\n')
+    (tmp_path / "pytest.ini").write_text("# a comment only\n")
+    assert norecursedirs(tmp_path) == (*NORECURSE, "__pycache__")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nnorecursedirs = .git gen\n")
+    assert norecursedirs(tmp_path) == (".git", "gen", "__pycache__")

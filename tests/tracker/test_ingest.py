@@ -896,6 +896,9 @@ def test_a_junit_file_of_several_suites_is_dated_by_its_earliest(tmp_path: Path)
     assert parse_junit(tmp_path / "m.xml").time == "2026-12-01T12:00:00Z"
     (tmp_path / "u.xml").write_text(both.replace(f' timestamp="{old}"', ""))
     assert parse_junit(tmp_path / "u.xml").time is None
+    nested = f'<testsuite timestamp="{new}"><testsuite timestamp="{old}">{case}</testsuite></testsuite>'  # round 22
+    (tmp_path / "n.xml").write_text(nested)
+    assert parse_junit(tmp_path / "n.xml").time == "2026-12-01T12:00:00Z"
 
 
 def test_a_run_older_than_a_fast_forward_to_an_older_commit_is_refused(tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ def _dist_name(info: Path) -> str | None:
         text = _read(info / ("METADATA" if info.name.endswith(".dist-info") else "PKG-INFO"))
     except (OSError, UnicodeDecodeError):
         return None
-    for line in text.splitlines():
+    for line in text.partition("\n\n")[0].splitlines():  # not the long description after the headers
         if not line.strip():
             return None  # the headers end at the first blank line
         if line.lower().startswith("name:"):
@@ -136,7 +136,7 @@ def installed_copies(
             continue
         for info in _distributions(folder):
             scope = _source_folder(info, here)
-            if scope is None:
+            if scope is None and projects:
                 scope = projects.get(_dist_name(info) or "")
             if scope is None:
                 continue

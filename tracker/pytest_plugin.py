@@ -53,6 +53,7 @@ import re
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,7 @@ from tracker.bytecode import PYCACHE, prefix
 from tracker.contract import atomic_write, check_inside, evidence_name, process_identity, running_file, utc_now
 from tracker.dirty import commit_state
 from tracker.errors import FileError
-from tracker.fingerprint import id_now, tree_file_ids
+from tracker.fingerprint import file_stats, id_now, tree_file_ids
 from tracker.gate_paths import TestFileCheck
 from tracker.installed import by_tail, installed_copies, project_files, recorded_files
 from tracker.selection import gate_options_problem, marker_matches, normalize_arg, plugin_args, plugin_names, selects
@@ -146,9 +147,13 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         return
     root = Path(str(early_config.rootpath))
     # The tree as it was before any conftest.py ran: one whose import or pytest_configure rewrites a tracked file
-    # ran other code than the ids read at the session's start would name (round 14, F9).
-    ids = tree_file_ids(root)
-    _BEFORE_CONFTESTS[str(root)] = (ids, _stats(root, ids))
+    # ran other code than the ids read at the session's start would name (round 14, F9). A forked verify session
+    # has it from the process that forked it, read just before (HANDED_OVER).
+    handed = HANDED_OVER.pop(os.path.realpath(root), None)
+    if handed is None:
+        ids = tree_file_ids(root)
+        handed = (ids, file_stats(root, ids))
+    _BEFORE_CONFTESTS[str(root)] = handed
     if sys.pycache_prefix and Path(sys.pycache_prefix) == root / PYCACHE:
         return
     _note_early_imports(root)
@@ -160,6 +165,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 # By rootdir: the tree's file ids and their (inode, ctime) read before any conftest.py ran (Recorder's start).
 _BEFORE_CONFTESTS: dict[str, tuple[dict[str, str], dict[str, tuple[int, int]]]] = {}
+# By the rootdir's realpath: the same, read by the process that forked this one just before it forked
+# (tracker.commands.pytest_run): two git calls fewer a verify (plan 0003, P5). Set only in the forking process,
+# around its fork, so only its child ever finds it.
+HANDED_OVER: dict[str, tuple[dict[str, str], dict[str, tuple[int, int]]]] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -749,8 +758,39 @@ def imported_modules() -> dict[str, str]:
     return out
 
 
+class RealPaths:
+    """``os.path.realpath`` of many files, each folder resolved once: a folder's realpath joined with the file's name,
+    unless the name is itself a link (then resolved whole). The recorder resolves every imported module's file three
+    times at a session's end (hundreds of them, each one ``lstat`` per path component): ~20 ms of the ~50 that
+    recording adds to a session of 100 tests (bench/tracker_verify_overhead.py --breakdown)."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+        self._files: dict[str, str] = {}
+
+    def __call__(self, file: str) -> str:
+        real = self._files.get(file)
+        if real is None:
+            real = self._files[file] = self._resolve(file)
+        return real
+
+    def _resolve(self, file: str) -> str:
+        head, name = os.path.split(file)
+        if name in ("", ".", ".."):
+            return os.path.realpath(file)
+        folder = self._folders.get(head)
+        if folder is None:
+            folder = self._folders[head] = os.path.realpath(head)
+        path = os.path.join(folder, name)
+        return os.path.realpath(path) if os.path.islink(path) else path
+
+
 def shadowed_modules(
-    root: Path, files: dict[str, str], modules: dict[str, str], installed: dict[str, tuple[str, str]] | None = None
+    root: Path,
+    files: dict[str, str],
+    modules: dict[str, str],
+    installed: dict[str, tuple[str, str]] | None = None,
+    real_path: Callable[[str], str] = os.path.realpath,
 ) -> str | None:
     """The repository's own modules the tests imported (``modules``: :func:`imported_modules` of every process that
     ran tests) from a copy elsewhere whose source is not the tree's (a stale ``pip install .``, a ``.pth`` to another
@@ -765,7 +805,7 @@ def shadowed_modules(
     found: list[str] = []
     tails: dict[str, list[str]] | None = None
     for name, file in modules.items():
-        real = os.path.realpath(file)
+        real = real_path(file)
         if real.startswith(base):
             continue
         stem = name.replace(".", "/")
@@ -820,7 +860,12 @@ def library_dirs() -> tuple[str, ...]:
     return tuple(dict.fromkeys(os.path.realpath(d) + os.sep for d in dirs))
 
 
-def linked_out_modules(root: Path, modules: dict[str, str], outside: dict[str, str] | None = None) -> str | None:
+def linked_out_modules(
+    root: Path,
+    modules: dict[str, str],
+    outside: dict[str, str] | None = None,
+    real_path: Callable[[str], str] = os.path.realpath,
+) -> str | None:
     """The modules the tests imported by a path inside the repository that a link leads out of it (a tracked
     ``calc/settings.py -> /elsewhere/settings.py``: the tree's id is the link's text, so no edit of what it leads to
     is ever seen, and a clone runs whatever its machine has there), as ``altered`` names them, or None. Python's own
@@ -832,10 +877,11 @@ def linked_out_modules(root: Path, modules: dict[str, str], outside: dict[str, s
     prefixes = (os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))
     libraries = tuple(dict.fromkeys([*(p for p in prefixes if p != base), *library_dirs()]))
     found = []
+    bases = _bases(root)
     for name, file in modules.items():
-        if not _under(file, root):
+        if not _under(file, root, bases):
             continue
-        real = os.path.realpath(file)
+        real = real_path(file)
         if real.startswith(base) or real.startswith(libraries) or os.path.abspath(file).startswith(libraries):
             continue
         rel = Path(os.path.relpath(os.path.abspath(file), os.path.abspath(root))).as_posix()
@@ -848,7 +894,9 @@ def linked_out_modules(root: Path, modules: dict[str, str], outside: dict[str, s
     return f"modules imported through links out of the repository ({', '.join(sorted(found)[:3])}{more})"
 
 
-def ignored_modules(root: Path, files: dict[str, str], modules: dict[str, str]) -> dict[str, str]:
+def ignored_modules(
+    root: Path, files: dict[str, str], modules: dict[str, str], real_path: Callable[[str], str] = os.path.realpath
+) -> dict[str, str]:
     """{path: id} of the modules the tests imported (``modules``: :func:`imported_modules` of every process that
     ran tests) from the tree that no id of the tree names (``files``: git ignores them, a generated ``_version.py``,
     a build's output) and that are not installed libraries: none under Python's prefixes (a virtual environment or
@@ -861,7 +909,7 @@ def ignored_modules(root: Path, files: dict[str, str], modules: dict[str, str]) 
     installed: set[str] | None = None
     out: dict[str, str] = {}
     for file in modules.values():
-        real = os.path.realpath(file)
+        real = real_path(file)
         if not real.startswith(base) or real.startswith(prefixes):
             continue
         rel = Path(os.path.relpath(real, real_root)).as_posix()
@@ -895,10 +943,16 @@ def _bytes(path: Path) -> bytes | None:
         return None
 
 
-def _under(file: str, root: Path) -> bool:
-    """Is ``file``, as named (its links not followed), under ``root`` (as given or resolved)?"""
-    named = Path(os.path.abspath(file))
-    return any(named.is_relative_to(base) for base in (root.absolute(), root.resolve()))
+def _bases(root: Path) -> tuple[str, ...]:
+    """``root`` as given and resolved, each absolute and normalized (for :func:`_under`)."""
+    return tuple(dict.fromkeys((os.path.abspath(root), str(root.resolve()))))
+
+
+def _under(file: str, root: Path, bases: tuple[str, ...] | None = None) -> bool:
+    """Is ``file``, as named (its links not followed), under ``root`` (as given or resolved: :func:`_bases`, when the
+    caller has them)? Compared as strings: pathlib's ``is_relative_to`` cost ~10 ms over a session's modules."""
+    named = os.path.abspath(file)
+    return any(named == base or named.startswith(base.rstrip(os.sep) + os.sep) for base in bases or _bases(root))
 
 
 _EARLY: list[str] = []  # repository modules imported before the caches moved whose bytecode may be stale
@@ -911,12 +965,13 @@ def _note_early_imports(root: Path) -> None:
     :mod:`tracker.bytecode` prunes by."""
     base = str(root.resolve()) + os.sep
     libraries = library_dirs()
+    real_path = RealPaths()
     _EARLY.clear()
     for name, module in list(sys.modules.items()):
         file, cached = getattr(module, "__file__", None), getattr(module, "__cached__", None)
-        if not (isinstance(file, str) and isinstance(cached, str)) or not os.path.realpath(file).startswith(base):
+        if not (isinstance(file, str) and isinstance(cached, str)) or not real_path(file).startswith(base):
             continue
-        if os.path.realpath(file).startswith(libraries):
+        if real_path(file).startswith(libraries):
             continue  # an installed library (a virtual environment inside the repository)
         try:
             if os.stat(file).st_ctime_ns >= os.stat(cached).st_mtime_ns:
@@ -1043,6 +1098,7 @@ class Recorder:
         self._running_where: str | None = None  # what the evidence file names as running: a test, or its file
         self._tail: _Tail | None = None  # the incomplete evidence file's ``running`` part, rewritten in place
         self._last_file: str | None = None  # the file of the test run last
+        self._pid_start: str | None = None  # this process's identity (contract.process_identity; "" where unknown)
         self.slot = _RunningSlot(running_file(self.path))
         self.xdist = False  # set when an xdist worker reports its collection: this process is xdist's controller
         self.worker_notes: list[dict[str, Any]] = []  # what the xdist workers sent (WorkerNotes)
@@ -1076,7 +1132,7 @@ class Recorder:
         narrowed = narrowing(self.config)
         early = _BEFORE_CONFTESTS.pop(str(self.root), None)  # read before any conftest.py ran, where the hook ran
         files = early[0] if early is not None else tree_file_ids(self.root)
-        self.stats = early[1] if early is not None else _stats(self.root, files)
+        self.stats = early[1] if early is not None else file_stats(self.root, files)
         altered = altering(self.config) + unrecorded_configuration(self.config, self.root, files)
         self.data = {
             "schema": SCHEMA,
@@ -1212,9 +1268,10 @@ class Recorder:
                     json.dumps(self.data, indent=1, sort_keys=True, ensure_ascii=False).removesuffix("}").rstrip()
                 )
             running = {"nodeid": where, "markers": markers if where == item.nodeid else [], "pid": os.getpid()}
-            pid_start = process_identity(os.getpid())  # ~20 us, once per test file: a recycled pid is another process
-            if pid_start is not None:
-                running["pid_start"] = pid_start
+            if self._pid_start is None:  # read once (~60 us): a recycled pid is another process
+                self._pid_start = process_identity(os.getpid()) or ""
+            if self._pid_start:
+                running["pid_start"] = self._pid_start
             tail = f',\n "running": {json.dumps(running, ensure_ascii=False)}\n}}\n'
             if self._tail is None or not self._tail.write(tail):
                 self._tail = _Tail.start(self.path, self._head, tail)
@@ -1322,14 +1379,15 @@ class Recorder:
             if isinstance(theirs, dict):
                 modules.update({k: v for k, v in theirs.items() if isinstance(k, str) and isinstance(v, str)})
         files = self.data.get("files") or {}
+        real_path = RealPaths()
         for why in (
             changed,
-            shadowed_modules(self.root, files, modules),
-            linked_out_modules(self.root, modules, self.data["provenance"].get("outside")),
+            shadowed_modules(self.root, files, modules, real_path=real_path),
+            linked_out_modules(self.root, modules, self.data["provenance"].get("outside"), real_path),
         ):
             if why:  # what ran was not the code the file ids name
                 self._alter(why)
-        ignored = ignored_modules(self.root, files, modules)
+        ignored = ignored_modules(self.root, files, modules, real_path)
         if len(ignored) > MAX_IGNORED:
             self._alter(f"more than {MAX_IGNORED} modules git ignores imported from the tree")
         elif ignored:  # no id of the tree names them: status hashes them to tell an edit (round 17, F2)
@@ -1352,7 +1410,7 @@ class Recorder:
             after = tree_file_ids(self.root)
         except Exception:  # the tree cannot be read again: what ran is unknown
             return "files changed while it ran: the tree could not be read at its end"
-        now = _stats(self.root, before)
+        now = file_stats(self.root, before)
         changed = sorted(p for p, blob in before.items() if after.get(p) != blob or now.get(p) != self.stats.get(p))
         if not changed:
             return None
@@ -1368,19 +1426,6 @@ class Recorder:
         # --tracker-file is verify's: verify names the file itself after its verdicts (saying it here too doubled it)
         if self.data and not self.config.getoption("tracker_file"):
             terminalreporter.write_line(f"tracker: evidence {self.data['status']}: {self.path}")
-
-
-def _stats(root: Path, files: dict[str, str]) -> dict[str, tuple[int, int]]:
-    """(inode, inode change time in ns) of each of the tree's ``files`` that can be read now (a write, a rename over
-    it or a ``touch`` changes them; reading does not)."""
-    out = {}
-    for path in files:
-        try:
-            st = os.lstat(root / path)
-        except OSError:
-            continue
-        out[path] = (st.st_ino, st.st_ctime_ns)
-    return out
 
 
 def xdist_refusal(config: pytest.Config) -> str | None:

@@ -360,3 +360,123 @@ def test_the_evidence_file_names_the_crashed_file_after_its_running_part_was_rew
     assert data["status"] == "incomplete"
     crashed = evidence.crashed_run(path.name, data)
     assert crashed is not None and crashed.tests[0]["nodeid"] == last.replace(name, "test_" + name)
+
+
+# --- the recorder's end: every imported module's realpath, each folder resolved once ----------------------------
+
+_PARTS = ["a", "b", "to_a", "to_b_up", "m.py", "to_m.py", "dangling.py", "loop", "missing", "..", "."]
+
+
+def _link_tree(base: Path) -> None:
+    """Folders, a file, and links of every kind: to a folder, through ``..``, to a file, dangling, a loop."""
+    (base / "a" / "b").mkdir(parents=True, exist_ok=True)
+    (base / "a" / "m.py").write_text("x = 1\n")
+    (base / "a" / "b" / "m.py").write_text("x = 2\n")
+    for name, target in [
+        ("to_a", "a"),
+        ("a/to_b_up", "b/.."),
+        ("a/b/to_m.py", "../m.py"),
+        ("a/dangling.py", "nowhere/m.py"),
+        ("a/loop", "loop"),
+        ("a/b/to_a", "../../to_a"),
+    ]:
+        if not os.path.lexists(base / name):
+            os.symlink(target, base / name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(paths=st.lists(st.lists(st.sampled_from(_PARTS), min_size=1, max_size=6), min_size=1, max_size=12))
+def test_real_paths_resolve_every_path_as_realpath_does(paths: list[list[str]]) -> None:
+    """RealPaths caches each folder's realpath: whatever the links (to folders, through ``..``, to files, dangling,
+    looping) and in whatever order one instance is asked, it answers what ``os.path.realpath`` answers."""
+    import tempfile
+
+    from tracker.pytest_plugin import RealPaths
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        _link_tree(base)
+        real = RealPaths()
+        for parts in paths:
+            path = os.path.join(tmp, *parts)
+            assert real(path) == os.path.realpath(path), path
+            assert real(path) == os.path.realpath(path), path  # asked again: the cached answer
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    file=st.lists(st.sampled_from(["r", "s", "..", ".", "x.py", "rs"]), min_size=1, max_size=5),
+    root=st.lists(st.sampled_from(["r", "s", "rs"]), min_size=1, max_size=3),
+)
+def test_under_compares_folders_not_prefixes(file: list[str], root: list[str]) -> None:
+    """``_under`` compares strings now (pathlib's ``is_relative_to`` cost ~10 ms a session): the same answer as
+    pathlib's on the normalized paths, so ``/r/rs`` is not under ``/r/r``."""
+    from tracker.pytest_plugin import _under
+
+    path, top = "/" + "/".join(file), Path("/" + "/".join(root))
+    assert _under(path, top) == Path(os.path.abspath(path)).is_relative_to(Path(os.path.abspath(top)))
+
+
+def _git_log_shim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``git`` first on PATH that logs its arguments, then runs the real git."""
+    import shutil
+
+    shim, log = tmp_path / "bin", tmp_path / "git.log"
+    shim.mkdir()
+    (shim / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {shutil.which("git")} "$@"\n')
+    (shim / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
+def test_a_forked_session_takes_the_tree_its_parent_read_just_before(
+    repo, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """verify reads the tree once before it forks, and its child's recorder takes that reading as its first (what it
+    would read itself before any conftest.py): git lists the tree three times a verify (before, the recorder's end,
+    status after), not four, and is not asked for the file list apart. The reading stays the child's: none is left
+    behind in the process that forked, and its garbage collector is not left frozen (the child's is, so that it
+    neither walks nor copies the parent's objects: ~12 ms a session)."""
+    import gc
+
+    from tracker.commands.pytest_run import SPAWN_ENV
+    from tracker.pytest_plugin import HANDED_OVER
+
+    plan = CRASH_PLAN.replace("tests/test_c.py", "tests/test_a.py")
+    root = repo({"plans/0001-demo.md": plan, "tests/test_a.py": "def test_a():\n    pass\n"})
+    monkeypatch.setenv(SPAWN_ENV, "0")
+    log = _git_log_shim(tmp_path, monkeypatch)
+    frozen = gc.get_freeze_count()
+    r = cli(root, "verify", "--force")
+    assert r.code == 0, r.out + r.err
+    calls = log.read_text().splitlines()
+    assert sum(" ls-files -s " in f" {c} " for c in calls) == 3, calls
+    assert not [c for c in calls if "--others" in c], calls
+    assert HANDED_OVER == {} and gc.get_freeze_count() == frozen
+    data = json.loads(max((root / ".tracker" / "evidence").glob("*.json")).read_text())
+    assert data["status"] == "complete" and "tests/test_a.py" in data["files"], data
+
+
+def test_a_forked_session_whose_tree_changed_after_the_parent_read_it_is_altered(
+    repo, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child's first reading is its parent's, taken a moment earlier: a tracked file written in between (here by
+    the conftest.py, the first code of the repository to run) still differs at the session's end, so the run is
+    altered and meets no gate."""
+    from tracker.commands.pytest_run import SPAWN_ENV
+
+    monkeypatch.setenv(SPAWN_ENV, "0")
+    plan = CRASH_PLAN.replace("tests/test_c.py", "tests/test_a.py")
+    conftest = "from pathlib import Path\nPath(__file__).with_name('data.txt').write_text('changed')\n"
+    root = repo(
+        {
+            "plans/0001-demo.md": plan,
+            "tests/conftest.py": conftest,
+            "tests/data.txt": "original",
+            "tests/test_a.py": "def test_a():\n    pass\n",
+        }
+    )
+    r = cli(root, "verify", "--force")
+    assert "files changed while it ran: tests/data.txt" in r.out, r.out
+    assert r.code != 0

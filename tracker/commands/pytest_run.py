@@ -4,7 +4,12 @@ a new interpreter.
 A pytest session of do-nothing tests costs ~0.3 s, of which a fresh interpreter's start-up is ~25 ms: most of
 the 10% that verify may add to plain pytest (plan 0003, P5). A fork skips that start, and pytest is imported
 once, before the fork. The child still isolates the tests from the tracker: a test that crashes the process
-(``os._exit``, a segfault, a signal) ends the child, and verify reports it as before.
+(``os._exit``, a segfault, a signal) ends the child, and verify reports it as before. Two more savings of the fork
+(bench/tracker_verify_overhead.py, 100 gates, this repository's VM: ~35 -> ~21 ms of CPU over plain pytest): the
+parent's objects are frozen for the child's garbage collector (``gc.freeze``, as Python's documentation advises
+before a fork: the child neither walks them nor copies their pages; they are what the interpreter and pytest loaded,
+alive all the same), and the tree the child's recorder reads first, before any conftest.py runs, is the reading the
+parent took just before the fork (``tracker.pytest_plugin.HANDED_OVER``): git is not asked twice in a row.
 
 The child runs as ``python -m pytest ARGS`` would in ``root``: that working directory and environment,
 ``sys.path[0]`` the directory (``-m`` puts it there), ``sys.argv`` pytest's, the parent's exit handlers
@@ -38,8 +43,10 @@ def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Ca
     """pytest's exit status for ``python -m pytest ARGS`` run in ``root`` with ``env`` (negative: killed by
     that signal). On Ctrl-C, waits for pytest to finish (it got the same SIGINT and records the interruption),
     then raises InterruptedRunError(``interrupted()``)."""
-    if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0") and not shadowed(root):
-        return _forked(args, root, env, interrupted)
+    if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0"):
+        tree = _tree_now(root)
+        if not shadowed(root, None if tree is None else list(tree[0])):
+            return _forked(args, root, env, interrupted, tree)
     from tracker.pytest_boot import command
 
     proc = subprocess.Popen([*command(), *args], cwd=root, env=env)
@@ -50,14 +57,15 @@ def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Ca
         raise InterruptedRunError(interrupted()) from None
 
 
-def shadowed(root: Path) -> list[str]:
+def shadowed(root: Path, files: list[str] | None = None) -> list[str]:
     """Modules this process has loaded from outside ``root`` that the repository may provide itself: a file or folder
     of that name anywhere in it (git's tracked and untracked files; the folder listing without git). A fresh
     ``python -m pytest`` may import the repository's (``sys.path[0]`` is the root; pytest puts test folders,
     ``pythonpath`` entries and a conftest's ``sys.path`` edits first), a forked child holds the loaded one, so such
     a repository's tests run in a new interpreter (adversarial rounds 10 and 11: ``secrets.py``, ``tests/secrets.py``,
     ``src/markdown_it/``). Over-cautious by design: a name deep in a package only costs the fork's saving. Built-in
-    and frozen modules come first in any interpreter: never shadowed."""
+    and frozen modules come first in any interpreter: never shadowed. ``files``: the repository's files, when the
+    caller has read them (the tree's ids: tracked and untracked files, none deleted)."""
     loaded: dict[str, object] = {}
     inside = os.path.join(os.path.realpath(root), "")
     for name, module in list(sys.modules.items()):
@@ -72,7 +80,7 @@ def shadowed(root: Path) -> list[str]:
     if not loaded:
         return []
     found: set[str] = set()
-    for path in _repository_files(root):
+    for path in _repository_files(root) if files is None else files:
         parts = path.split("/")
         for i, part in enumerate(parts):
             stem = part.split(".", 1)[0] if i == len(parts) - 1 else part
@@ -99,14 +107,48 @@ def _repository_files(root: Path) -> list[str]:
     return out
 
 
-def _forked(args: list[str], root: Path, env: dict[str, str], interrupted: Callable[[], str]) -> int:
+def _tree_now(root: Path) -> tuple[dict[str, str], dict[str, tuple[int, int]]] | None:
+    """The tree's file ids and their (inode, ctime), read now (None where they cannot be: the child's recorder then
+    says why): what the forked child's recorder would read first, before any conftest.py runs."""
+    from tracker.errors import FileError
+    from tracker.fingerprint import file_stats, tree_file_ids
+
+    try:
+        ids = tree_file_ids(root)
+    except (FileError, OSError):
+        return None
+    return ids, file_stats(root, ids)
+
+
+def _forked(
+    args: list[str],
+    root: Path,
+    env: dict[str, str],
+    interrupted: Callable[[], str],
+    tree: tuple[dict[str, str], dict[str, tuple[int, int]]] | None = None,
+) -> int:
+    """Run pytest in a forked child, handing it ``tree`` (:func:`_tree_now`, read just before) as its recorder's
+    first reading of the tree."""
     import pytest
+
+    from tracker.pytest_plugin import HANDED_OVER
 
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
+    if tree is not None:
+        HANDED_OVER[os.path.realpath(root)] = tree
+    import gc
+
+    gc.freeze()
+    try:
+        pid = os.fork()
+    except BaseException:
+        HANDED_OVER.clear()
+        raise
     if pid == 0:  # pragma: no cover - the child's coverage is the test run itself
         _child(pytest, args, root, env)
+    gc.unfreeze()
+    HANDED_OVER.clear()  # the parent's: only the child reads it
     try:
         return _wait(pid)
     except KeyboardInterrupt:

@@ -436,8 +436,9 @@ def test_a_forked_session_takes_the_tree_its_parent_read_just_before(
     """verify reads the tree once before it forks, and its child's recorder takes that reading as its first (what it
     would read itself before any conftest.py): git lists the tree three times a verify (before, the recorder's end,
     status after), not four, and is not asked for the file list apart. The reading stays the child's: none is left
-    behind in the process that forked, and its garbage collector is not left frozen (the child's is, so that it
-    neither walks nor copies the parent's objects: ~12 ms a session)."""
+    behind in the process that forked, and its garbage collector is left as it was, neither frozen nor off (the
+    child's collector is on, over the parent's objects frozen, so that it neither walks nor copies them: ~12 ms a
+    session; the parent's was off from pytest's import to the fork: ~5 ms)."""
     import gc
 
     from tracker.commands.pytest_run import SPAWN_ENV
@@ -447,9 +448,10 @@ def test_a_forked_session_takes_the_tree_its_parent_read_just_before(
     root = repo({"plans/0001-demo.md": plan, "tests/test_a.py": "def test_a():\n    pass\n"})
     monkeypatch.setenv(SPAWN_ENV, "0")
     log = _git_log_shim(tmp_path, monkeypatch)
-    frozen = gc.get_freeze_count()
+    frozen, collecting = gc.get_freeze_count(), gc.isenabled()
     r = cli(root, "verify", "--force")
     assert r.code == 0, r.out + r.err
+    assert gc.isenabled() == collecting
     calls = log.read_text().splitlines()
     assert sum(" ls-files -s " in f" {c} " for c in calls) == 3, calls
     assert not [c for c in calls if "--others" in c], calls
@@ -480,3 +482,36 @@ def test_a_forked_session_whose_tree_changed_after_the_parent_read_it_is_altered
     r = cli(root, "verify", "--force")
     assert "files changed while it ran: tests/data.txt" in r.out, r.out
     assert r.code != 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
+@pytest.mark.parametrize("collecting", [True, False])
+def test_the_tests_of_a_forked_session_have_the_collector_of_a_fresh_interpreter(
+    repo, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collecting: bool
+) -> None:
+    """Whatever the process that forks had (here the collector on, or off as an embedding program may have it), the
+    tests find it on, as ``python -m pytest`` gives it, and collecting what they make; the caller gets its own back."""
+    import gc
+
+    from tracker.commands.pytest_run import SPAWN_ENV
+
+    test = (
+        "import gc\n\n\ndef test_a():\n"
+        "    assert gc.isenabled()\n"
+        "    class Cycle:\n        pass\n"
+        "    c = Cycle()\n    c.me = c\n    del c\n"
+        "    assert gc.collect() >= 1\n"
+    )
+    plan = CRASH_PLAN.replace("tests/test_c.py", "tests/test_a.py")
+    root = repo({"plans/0001-demo.md": plan, "tests/test_a.py": test})
+    monkeypatch.setenv(SPAWN_ENV, "0")
+    was = gc.isenabled()
+    try:
+        if not collecting:
+            gc.disable()
+        r = cli(root, "verify", "--force")
+        assert gc.isenabled() == collecting
+    finally:
+        if was:
+            gc.enable()
+    assert r.code == 0, r.out + r.err

@@ -5,11 +5,13 @@ A pytest session of do-nothing tests costs ~0.3 s, of which a fresh interpreter'
 the 10% that verify may add to plain pytest (plan 0003, P5). A fork skips that start, and pytest is imported
 once, before the fork. The child still isolates the tests from the tracker: a test that crashes the process
 (``os._exit``, a segfault, a signal) ends the child, and verify reports it as before. Two more savings of the fork
-(bench/tracker_verify_overhead.py, 100 gates, this repository's VM: ~35 -> ~21 ms of CPU over plain pytest): the
-parent's objects are frozen for the child's garbage collector (``gc.freeze``, as Python's documentation advises
-before a fork: the child neither walks them nor copies their pages; they are what the interpreter and pytest loaded,
-alive all the same), and the tree the child's recorder reads first, before any conftest.py runs, is the reading the
-parent took just before the fork (``tracker.pytest_plugin.HANDED_OVER``): git is not asked twice in a row.
+(bench/tracker_verify_overhead.py, 100 gates, this repository's VM: ~35 -> ~20 ms of CPU over plain pytest): the
+garbage collector is off from pytest's import to the fork and the parent's objects are frozen for the child's
+(``gc.disable``, ``gc.freeze``, ``gc.enable`` in the child, as Python's documentation advises around a fork: no
+collection walks, nor the child copies the pages of, what the interpreter and pytest loaded, alive all the same;
+the parent's collector is as it was after), and the tree the child's recorder reads first, before any conftest.py
+runs, is the reading the parent took just before the fork (``tracker.pytest_plugin.HANDED_OVER``): git is not asked
+twice in a row.
 
 The child runs as ``python -m pytest ARGS`` would in ``root``: that working directory and environment,
 ``sys.path[0]`` the directory (``-m`` puts it there), ``sys.argv`` pytest's, the parent's exit handlers
@@ -32,7 +34,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from tracker.errors import InterruptedRunError
 
@@ -129,31 +131,47 @@ def _forked(
 ) -> int:
     """Run pytest in a forked child, handing it ``tree`` (:func:`_tree_now`, read just before) as its recorder's
     first reading of the tree."""
-    import pytest
-
-    from tracker.pytest_plugin import HANDED_OVER
-
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if tree is not None:
-        HANDED_OVER[os.path.realpath(root)] = tree
     import gc
 
-    gc.freeze()
+    state = (gc.isenabled(), gc.get_freeze_count() > 0)  # (collecting, frozen by the caller)
+    gc.disable()  # until the fork: what pytest's import makes is walked by no collection (~5 ms), here or in the child
+    handed: dict[str, Any] = {}
     try:
+        import pytest
+
+        from tracker.pytest_plugin import HANDED_OVER as handed
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if tree is not None:
+            handed[os.path.realpath(root)] = tree
+        gc.freeze()  # the parent's objects: the child's collector neither walks them nor copies their pages
         pid = os.fork()
     except BaseException:
-        HANDED_OVER.clear()
+        _after_fork(handed, state)
         raise
     if pid == 0:  # pragma: no cover - the child's coverage is the test run itself
+        gc.enable()  # as in any interpreter
         _child(pytest, args, root, env)
-    gc.unfreeze()
-    HANDED_OVER.clear()  # the parent's: only the child reads it
+    _after_fork(handed, state)
     try:
         return _wait(pid)
     except KeyboardInterrupt:
         _wait(pid)
         raise InterruptedRunError(interrupted()) from None
+
+
+def _after_fork(handed: dict[str, Any], state: tuple[bool, bool]) -> None:
+    """The parent after its fork, as it was before: nothing handed over left, its collector as it was (``state``:
+    collecting, and holding objects frozen already, which then stay so, with the ones frozen here)."""
+    import gc
+
+    handed.clear()
+    collecting, frozen = state
+    if not frozen:
+        gc.unfreeze()
+    if collecting:
+        gc.enable()
 
 
 def _wait(pid: int) -> int:

@@ -16,14 +16,14 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
 from tracker.contract import GITLINK_MODE, blob_id, file_id, link_id, mode_of, set_fingerprint
 from tracker.dirty import BYTECODE_EXCLUDE
 from tracker.errors import FileError
-from tracker.selection import config_paths, normalize_arg
+from tracker.selection import INI_NAMES, config_paths, normalize_arg
 
 TRACKER_DIR = ".tracker"  # the tracker's own files (evidence, caches): never part of a fingerprint
 # Directories never fingerprinted when walking a tree without git.
@@ -99,6 +99,19 @@ MAX_WALKED = 2000  # entries of an ignored folder looked at for a file pytest re
 NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")  # pytest's default
 
 
+# By configuration file pytest reads (tracker.selection.INI_NAMES): the tables of its settings there, and whether the
+# file is pytest's even without one (then its settings are the defaults).
+_PYTEST_TABLES: dict[str, tuple[tuple[str, ...], bool]] = {
+    "pytest.toml": (("pytest",), True),
+    ".pytest.toml": (("pytest",), True),
+    "pytest.ini": (("pytest",), True),
+    ".pytest.ini": (("pytest",), True),
+    "pyproject.toml": (("tool.pytest.ini_options", "tool.pytest"), False),
+    "tox.ini": (("pytest",), False),
+    "setup.cfg": (("tool:pytest",), False),
+}
+
+
 def norecursedirs(root: Path) -> tuple[str, ...]:
     """The folder patterns pytest does not collect in, as the repository's root configuration file says (the first of
     pytest's order that is one: ``pytest.toml``, ``.pytest.toml``, ``pytest.ini`` and ``.pytest.ini`` even without a
@@ -108,15 +121,8 @@ def norecursedirs(root: Path) -> tuple[str, ...]:
     import tomllib
 
     found: object = None
-    for name, keys, always in (
-        ("pytest.toml", ("pytest",), True),
-        (".pytest.toml", ("pytest",), True),
-        ("pytest.ini", ("pytest",), True),
-        (".pytest.ini", ("pytest",), True),
-        ("pyproject.toml", ("tool.pytest.ini_options", "tool.pytest"), False),
-        ("tox.ini", ("pytest",), False),
-        ("setup.cfg", ("tool:pytest",), False),
-    ):
+    for name in INI_NAMES:  # pytest's order
+        keys, always = _PYTEST_TABLES[name]
         path = root / name
         try:
             if not path.is_file():
@@ -175,6 +181,7 @@ class IgnoredInputs:
         self.root = root
         self._listing: list[str] | None = None
         self._skip: tuple[str, ...] | None = None
+        self._answers: dict[str, list[str]] = {}  # by test gate argument: phases share them, status asks per source
 
     def _skipped(self, parts: list[str]) -> bool:
         """Is a folder of these path parts one pytest does not collect in (its ``norecursedirs``)?"""
@@ -195,6 +202,11 @@ class IgnoredInputs:
         return self._listing
 
     def __call__(self, test: str) -> list[str]:
+        if test not in self._answers:
+            self._answers[test] = self._inputs(test)
+        return self._answers[test]
+
+    def _inputs(self, test: str) -> list[str]:
         path = normalize_arg(test).split("::", 1)[0].rstrip("/")
         path = "" if path in ("", ".") else path
         parts = path.split("/") if path else []
@@ -587,6 +599,14 @@ class FileIndex:
         # a test gate's argument -> the files git ignores that pytest would read for it now (IgnoredInputs)
         self.ignored_inputs: Callable[[str], list[str]] | None = None
         self._memo: dict[tuple[str, ...], dict[str, str]] = {}  # phases often share their globs
+
+    def unrecorded_inputs(self, test: str, recorded: Container[str]) -> list[str]:
+        """The files git ignores that pytest would read now for the test gate ``test`` (:attr:`ignored_inputs`) and
+        that its run did not record (``recorded``: the modules git ignores it imported, ``provenance.ignored_modules``):
+        new since the run that met it (round 20, N4). None looked for where the index cannot tell."""
+        if self.ignored_inputs is None:
+            return []
+        return [p for p in self.ignored_inputs(test) if p not in recorded]
 
     def match(self, patterns: Iterable[str]) -> dict[str, str]:
         """{path: blob} of the files any of ``patterns`` matches (do not mutate the result)."""

@@ -94,7 +94,7 @@ def _fresh_run(
     ignored = run.provenance.get("ignored_modules") or {}  # what its tests imported that git ignores (round 18, F2a)
     if ignored and (index.id_now is None or any(index.id_now(p) != blob for p, blob in ignored.items())):
         return False
-    if index.ignored_inputs is not None and any(p not in ignored for p in index.ignored_inputs(gate.test)):
+    if index.unrecorded_inputs(gate.test, ignored):
         return False  # pytest reads what git ignores, and the run did not (round 20, N4)
     if run.file not in then:
         then[run.file] = FileIndex(run.files)

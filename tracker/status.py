@@ -204,8 +204,8 @@ def _gate_changes(
         ignored = evidence.ignored_modules(file)
         recorded.update(ignored)
         changed.update(p for p, blob in ignored.items() if now is not None and now(p) != blob)
-    if isinstance(gate, TestGate) and index.ignored_inputs is not None:  # configuration or tests git ignores, new
-        changed.update(p for p in index.ignored_inputs(gate.test) if p not in recorded)
+    if isinstance(gate, TestGate):  # configuration or tests git ignores, new since its runs
+        changed.update(index.unrecorded_inputs(gate.test, recorded))
     return sorted(changed), note
 
 

@@ -238,9 +238,6 @@ def misnamed(root: Path) -> tuple[list[str], list[str]]:
     return problems, warnings
 
 
-NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")  # pytest's default
-
-
 def gate_test_files(root: Path, path: str) -> list[str]:
     """The test files a gate's file or directory argument names, relative to ``root``: the file itself, or
     every ``.py`` file below the directory, skipping the directories pytest does not collect from by
@@ -248,6 +245,8 @@ def gate_test_files(root: Path, path: str) -> list[str]:
     ``__pycache__``; symlinked directories are not followed."""
     import fnmatch
     import os
+
+    from tracker.fingerprint import NORECURSE
 
     target = root / path
     if target.is_file():

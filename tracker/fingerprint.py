@@ -262,6 +262,14 @@ def walk_file_ids(root: Path) -> dict[str, str]:
     return out
 
 
+# By a tree's realpath: its file ids and their (inode, ctime) (:func:`tree_file_ids`, :func:`file_stats`), read by a
+# process just before it forks a pytest session there (tracker.commands.pytest_run), for the session's recorder to
+# take as its first reading (tracker.pytest_plugin): git is not asked twice in a row (plan 0003, P5). Set only around
+# the fork, so only the child finds it. Here, not in the plugin: the forking process must not import the plugin,
+# which pytest, told ``-p tracker.pytest_plugin``, would find imported already and warn it cannot rewrite (issue 24).
+HANDED_OVER: dict[str, tuple[dict[str, str], dict[str, tuple[int, int]]]] = {}
+
+
 def file_stats(root: Path, files: dict[str, str]) -> dict[str, tuple[int, int]]:
     """(inode, inode change time in ns) of each of the tree's ``files`` that can be read now (a write, a rename over
     it or a ``touch`` changes them; reading does not)."""

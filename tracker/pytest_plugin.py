@@ -63,7 +63,7 @@ from tracker.bytecode import PYCACHE, prefix
 from tracker.contract import atomic_write, check_inside, evidence_name, process_identity, running_file, utc_now
 from tracker.dirty import commit_state
 from tracker.errors import FileError
-from tracker.fingerprint import file_stats, id_now, tree_file_ids
+from tracker.fingerprint import HANDED_OVER, file_stats, id_now, tree_file_ids
 from tracker.gate_paths import TestFileCheck
 from tracker.installed import by_tail, installed_copies, project_files, recorded_files
 from tracker.selection import gate_options_problem, marker_matches, normalize_arg, plugin_args, plugin_names, selects
@@ -148,7 +148,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     root = Path(str(early_config.rootpath))
     # The tree as it was before any conftest.py ran: one whose import or pytest_configure rewrites a tracked file
     # ran other code than the ids read at the session's start would name (round 14, F9). A forked verify session
-    # has it from the process that forked it, read just before (HANDED_OVER).
+    # has it from the process that forked it, read just before (tracker.fingerprint.HANDED_OVER).
     handed = HANDED_OVER.pop(os.path.realpath(root), None)
     if handed is None:
         ids = tree_file_ids(root)
@@ -165,10 +165,6 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 # By rootdir: the tree's file ids and their (inode, ctime) read before any conftest.py ran (Recorder's start).
 _BEFORE_CONFTESTS: dict[str, tuple[dict[str, str], dict[str, tuple[int, int]]]] = {}
-# By the rootdir's realpath: the same, read by the process that forked this one just before it forked
-# (tracker.commands.pytest_run): two git calls fewer a verify (plan 0003, P5). Set only in the forking process,
-# around its fork, so only its child ever finds it.
-HANDED_OVER: dict[str, tuple[dict[str, str], dict[str, tuple[int, int]]]] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -10,7 +10,7 @@ garbage collector is off from pytest's import to the fork and the parent's objec
 (``gc.disable``, ``gc.freeze``, ``gc.enable`` in the child, as Python's documentation advises around a fork: no
 collection walks, nor the child copies the pages of, what the interpreter and pytest loaded, alive all the same;
 the parent's collector is as it was after), and the tree the child's recorder reads first, before any conftest.py
-runs, is the reading the parent took just before the fork (``tracker.pytest_plugin.HANDED_OVER``): git is not asked
+runs, is the reading the parent took just before the fork (``tracker.fingerprint.HANDED_OVER``): git is not asked
 twice in a row.
 
 The child runs as ``python -m pytest ARGS`` would in ``root``: that working directory and environment,
@@ -45,10 +45,8 @@ def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Ca
     """pytest's exit status for ``python -m pytest ARGS`` run in ``root`` with ``env`` (negative: killed by
     that signal). On Ctrl-C, waits for pytest to finish (it got the same SIGINT and records the interruption),
     then raises InterruptedRunError(``interrupted()``)."""
-    if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0"):
-        tree = _tree_now(root)
-        if not shadowed(root, None if tree is None else list(tree[0])):
-            return _forked(args, root, env, interrupted, tree)
+    if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0") and not shadowed(root):
+        return _forked(args, root, env, interrupted, _tree_now(root))
     from tracker.pytest_boot import command
 
     proc = subprocess.Popen([*command(), *args], cwd=root, env=env)
@@ -59,15 +57,16 @@ def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Ca
         raise InterruptedRunError(interrupted()) from None
 
 
-def shadowed(root: Path, files: list[str] | None = None) -> list[str]:
+def shadowed(root: Path) -> list[str]:
     """Modules this process has loaded from outside ``root`` that the repository may provide itself: a file or folder
     of that name anywhere in it (git's tracked and untracked files; the folder listing without git). A fresh
     ``python -m pytest`` may import the repository's (``sys.path[0]`` is the root; pytest puts test folders,
     ``pythonpath`` entries and a conftest's ``sys.path`` edits first), a forked child holds the loaded one, so such
     a repository's tests run in a new interpreter (adversarial rounds 10 and 11: ``secrets.py``, ``tests/secrets.py``,
-    ``src/markdown_it/``). Over-cautious by design: a name deep in a package only costs the fork's saving. Built-in
-    and frozen modules come first in any interpreter: never shadowed. ``files``: the repository's files, when the
-    caller has read them (the tree's ids: tracked and untracked files, none deleted)."""
+    ``src/markdown_it/``). A name counts as a folder on the way to a file, as a module file (``NAME.py``, ``.pyc``,
+    ``.so``, ``.pyd``, ``NAME.cpython-311-x86_64-linux-gnu.so``), or as a whole name without a suffix: a link to a
+    folder, a submodule, a nested repository (round 23, F1 and F4). Over-cautious by design: a name deep in a package
+    only costs the fork's saving. Built-in and frozen modules come first in any interpreter: never shadowed."""
     loaded: dict[str, object] = {}
     inside = os.path.join(os.path.realpath(root), "")
     for name, module in list(sys.modules.items()):
@@ -82,25 +81,27 @@ def shadowed(root: Path, files: list[str] | None = None) -> list[str]:
     if not loaded:
         return []
     found: set[str] = set()
-    for path in _repository_files(root) if files is None else files:
-        parts = path.split("/")
+    for path in _repository_files(root):
+        parts = path.rstrip("/").split("/")
         for i, part in enumerate(parts):
-            stem = part.split(".", 1)[0] if i == len(parts) - 1 else part
-            if stem in loaded and (i < len(parts) - 1 or part.endswith((".py", ".pyc", ".so", ".pyd"))):
+            last = i == len(parts) - 1
+            stem = part.split(".", 1)[0] if last else part
+            if stem in loaded and (not last or stem == part or part.endswith((".py", ".pyc", ".so", ".pyd"))):
                 found.add(stem)
     return sorted(found)
 
 
 def _repository_files(root: Path) -> list[str]:
-    """Paths under ``root`` (git's tracked and untracked, not ignored; a walk where git cannot answer)."""
-    proc = subprocess.run(
-        ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=root,
-        capture_output=True,
-        check=False,
+    """Paths under ``root``: git's tracked and untracked files (a nested repository as its folder, ``NAME/``) and
+    those it ignores (a folder of them as the folder: round 23, F5, a ``shlex.py`` git ignores is imported all the
+    same); a walk where git cannot answer."""
+    base = ["git", "-c", "core.quotepath=off", "ls-files", "-z"]
+    listed = subprocess.run([*base, "--cached", "--others", "--exclude-standard"], cwd=root, capture_output=True)
+    ignored = subprocess.run(
+        [*base, "--others", "--ignored", "--exclude-standard", "--directory"], cwd=root, capture_output=True
     )
-    if proc.returncode == 0:
-        return [os.fsdecode(p) for p in proc.stdout.split(b"\0") if p]
+    if listed.returncode == 0 and ignored.returncode == 0:
+        return [os.fsdecode(p) for p in (listed.stdout + b"\0" + ignored.stdout).split(b"\0") if p]
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d not in (".git", ".tracker", "__pycache__")]
@@ -139,7 +140,7 @@ def _forked(
     try:
         import pytest
 
-        from tracker.pytest_plugin import HANDED_OVER as handed
+        from tracker.fingerprint import HANDED_OVER as handed
 
         sys.stdout.flush()
         sys.stderr.flush()
@@ -152,6 +153,7 @@ def _forked(
         raise
     if pid == 0:  # pragma: no cover - the child's coverage is the test run itself
         gc.enable()  # as in any interpreter
+        thaw_on_demand()
         _child(pytest, args, root, env)
     _after_fork(handed, state)
     try:
@@ -159,6 +161,51 @@ def _forked(
     except KeyboardInterrupt:
         _wait(pid)
         raise InterruptedRunError(interrupted()) from None
+
+
+# What the tests may ask the collector that frozen objects would answer otherwise than a fresh interpreter does.
+_THAWING = ("get_objects", "get_referrers", "get_freeze_count", "freeze", "unfreeze", "collect")
+
+
+def thaw_on_demand() -> None:
+    """In the forked child: the objects it holds frozen (the parent's, ``gc.freeze``) stay so until anything asks
+    the collector what they would change (round 23, F2: frozen, ``sys.modules`` is no referrer ``gc.get_referrers``
+    finds, so a test that no module stays referenced passed where ``python -m pytest`` fails it): the first call of
+    ``gc.get_objects``, ``get_referrers``, ``get_freeze_count``, ``freeze`` or ``unfreeze``, or of ``gc.collect``
+    from anywhere but pytest itself (its own collections at the session's end, after the outcomes are known),
+    unfreezes them all and puts the collector's own functions back, then answers: from there on, the collector of a
+    fresh interpreter. Automatic collections leave frozen objects alone until then (so they do not walk, nor copy,
+    ~0.2 million of them: ~25 ms a session); garbage among them is what a fresh interpreter never held."""
+    import gc
+
+    if not gc.get_freeze_count():
+        return
+    real = {name: getattr(gc, name) for name in _THAWING}
+    thawed: list[bool] = []
+
+    def thaw() -> None:
+        if thawed:  # once: a wrapper kept by name (``from gc import collect``) must not unfreeze what a test froze
+            return
+        thawed.append(True)
+        for name, fn in real.items():
+            setattr(gc, name, fn)
+        real["unfreeze"]()
+
+    def thawing(name: str) -> Callable[..., Any]:
+        fn = real[name]
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            caller = sys._getframe(1).f_globals.get("__name__") or ""
+            if name != "collect" or not (caller == "_pytest" or caller.startswith("_pytest.")):
+                thaw()
+            return fn(*args, **kwargs)
+
+        call.__name__ = call.__qualname__ = name
+        call.__doc__ = fn.__doc__
+        return call
+
+    for name in _THAWING:
+        setattr(gc, name, thawing(name))
 
 
 def _after_fork(handed: dict[str, Any], state: tuple[bool, bool]) -> None:

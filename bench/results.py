@@ -5,7 +5,7 @@ TRACKER_COMMIT is set (the GPU machine gets a copy of the tree whose `.git`, if 
 git when the repo has a `.git`; the
 fingerprint is the set of git blob ids of the files the benchmark measures, hashed as the tracker does.
 Blob ids, the fingerprint, the file's name and its atomic write (a run leaves a whole file or none) are the
-tracker's file contract (:mod:`tracker.contract`, standard library only: this module still needs no tracker
+tracker's file contract (:mod:`tracker.base.contract`, standard library only: this module still needs no tracker
 dependency installed).
 """
 
@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tracker.contract import (
+from tracker.base.contract import (
     RESULT_SCHEMA,
     RESULT_VERSION,
     atomic_write,
@@ -48,7 +48,7 @@ def measured_files(root: Path, patterns: tuple[str, ...] = MEASURED) -> dict[str
         for path in root.glob(pattern):
             if path.is_file() and "__pycache__" not in path.parts:
                 # As the tracker's fingerprints have it: a link's id is its target's name, a mode other than a plain
-                # file's folded in (tracker.contract.file_id).
+                # file's folded in (tracker.base.contract.file_id).
                 st = path.lstat()
                 data = os.fsencode(os.readlink(path)) if stat.S_ISLNK(st.st_mode) else path.read_bytes()
                 files[path.relative_to(root).as_posix()] = file_id(blob_id(data), mode_of(st.st_mode))
@@ -56,7 +56,7 @@ def measured_files(root: Path, patterns: tuple[str, ...] = MEASURED) -> dict[str
 
 
 def fingerprint(files: dict[str, str], patterns: tuple[str, ...] = MEASURED) -> dict[str, Any]:
-    """The fingerprint block: the contract's :func:`tracker.contract.set_fingerprint` of the files, the files, and
+    """The fingerprint block: the contract's :func:`tracker.base.contract.set_fingerprint` of the files, the files, and
     the globs that named them (a file matching them later, not measured here, is new code: the verdict is stale)."""
     files = dict(sorted(files.items()))
     block: dict[str, Any] = {"algorithm": "git-blob-sha1", "digest": set_fingerprint(files), "files": files}
@@ -141,9 +141,10 @@ def document(benchmark: str, prov: dict[str, Any], cases: list[dict[str, Any]]) 
 
 
 def write(doc: dict[str, Any], out_dir: Path, now: datetime | None = None) -> Path:
-    """Write the document into out_dir atomically, named by the contract's rule (:func:`tracker.contract.evidence_name`:
-    ``<UTC time of writing to the µs>-<host>-<benchmark>-<6 hex>.json``, so names sort by when they were written);
-    returns its path. ``now`` (the run's time, in its provenance) is not part of the name."""
+    """Write the document into out_dir atomically, named by the contract's rule
+    (:func:`tracker.base.contract.evidence_name`: ``<UTC time of writing to the µs>-<host>-<benchmark>-<6 hex>.json``,
+    so names sort by when they were written); returns its path. ``now`` (the run's time, in its provenance) is not part
+    of the name."""
     text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
     target = out_dir / evidence_name(str(doc["benchmark"]), str(doc["provenance"]["host"]))
     atomic_write(target, text.encode("utf-8"), keep_mode=False)

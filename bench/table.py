@@ -35,7 +35,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tracker import fileio as tracker_fileio  # standard library only, like this module
+from tracker.base import fileio as tracker_fileio  # standard library only, like this module
 from tracker.errors import FileError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,7 +106,7 @@ class Run:
 
 def read_regular(path: Path) -> bytes:
     """The bytes of a regular file of at most MAX_BYTES, read by the tracker's one reader
-    (:func:`tracker.fileio.read_regular`: never blocks on a FIFO or a device); TableError `path: reason`."""
+    (:func:`tracker.base.fileio.read_regular`: never blocks on a FIFO or a device); TableError `path: reason`."""
     try:
         return tracker_fileio.read_regular(path, limit=MAX_BYTES)
     except FileError as err:

@@ -91,7 +91,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # `python bench/tracker_speed.py` puts bench/, not the root, on the path
 
 from bench import results as bench_results  # noqa: E402 - needs the root on sys.path
-from tracker.contract import file_id  # noqa: E402
+from tracker.base.contract import file_id  # noqa: E402
 
 MEASURED = ("tracker/**/*.py", "bench/tracker_speed.py")
 GIT_ENV = {
@@ -706,7 +706,7 @@ def report(
     cases = [ms_case("python.pass_ms", {}, all_python, info)]
 
     def row(label: str, name: str, params: dict[str, Any], python: str | None) -> None:
-        metric = "tracker.status" if name.startswith("status") else "tracker.update_check"
+        metric = "tracker.core.status" if name.startswith("status") else "tracker.update_check"
         cases.append(ms_case(f"{metric}_ms", params, times[name], info_of(name)))
         ratio = ""
         if python is not None and name.startswith("status"):

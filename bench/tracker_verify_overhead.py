@@ -187,7 +187,7 @@ def nested_commands(root: Path, nodeids: list[str], pytest_args: list[str], tmp:
     import json
 
     from tracker.commands.common import pytest_command
-    from tracker.model import TestGate, gate_hash
+    from tracker.core.model import TestGate, gate_hash
 
     sel, hashes = tmp / "select.json", tmp / "gates.json"
     sel.write_text(json.dumps(sorted({(n, None) for n in nodeids}, key=str)))

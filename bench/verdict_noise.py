@@ -1,6 +1,6 @@
 """How often noise makes a bench gate's verdict lie: false passes and false regressions per 1,000 decisions,
 judged by the value alone (the rule before issue 31), by three verdicts (the tracker's rule now:
-:func:`tracker.bench_verdict.evaluate`, a 95% percentile bootstrap, undecided between its bounds), and by three
+:func:`tracker.core.bench_verdict.evaluate`, a 95% percentile bootstrap, undecided between its bounds), and by three
 verdicts as ``tracker verify --bench`` reaches them (``sequential``): while the gate is undecided, another run of the
 same code on the same machine, all pooled, at most ``MAX_POOLED`` runs, each pool of L runs judged at 1 - 5% / L².
 
@@ -33,8 +33,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tracker.bench_verdict import MAX_POOLED, evaluate  # noqa: E402
-from tracker.model import BenchGate, ResultCase, ResultRun  # noqa: E402
+from tracker.core.bench_verdict import MAX_POOLED, evaluate  # noqa: E402
+from tracker.core.model import BenchGate, ResultCase, ResultRun  # noqa: E402
 
 THRESHOLD = 1.0
 OFFSETS = (-0.10, -0.03, -0.01, 0.01, 0.03, 0.10)  # true median relative to the threshold
@@ -56,7 +56,7 @@ def judge(samples: list[float], rule: str, bounds: dict[str, float]) -> str:
 
 def judge_sequence(rng: random.Random, median: float, n: int, cv: float) -> str:
     """``verify --bench`` deciding: a run of ``n`` samples, then another of the same code on the same machine while
-    the gate (judged on all the runs, which pool: tracker.bench_verdict) stays undecided, up to ``MAX_POOLED``."""
+    the gate (judged on all the runs, which pool: tracker.core.bench_verdict) stays undecided, up to ``MAX_POOLED``."""
     runs: list[ResultRun] = []
     bounds: dict[str, float] = {}
     verdict = "undecided"
@@ -133,10 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{time.monotonic() - started:.0f} s")
     if args.quick and args.out is None:
         return 0
-    from tracker.result_files import new_result, write_result
+    from tracker.store.result_files import new_result, write_result
 
     command = "python bench/verdict_noise.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    doc = new_result(ROOT, "verdict_noise", cases, ["tracker/bench_verdict.py", "tracker/stats.py",
+    doc = new_result(ROOT, "verdict_noise", cases, ["tracker/core/bench_verdict.py", "tracker/core/stats.py",
                      "bench/verdict_noise.py"], command=command.strip(), gpu=None)  # fmt: skip
     print(write_result(doc, args.out or ROOT / "bench/results", ROOT))
     return 0

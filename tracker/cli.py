@@ -252,7 +252,7 @@ _state: dict[str, Any] = {"root": None, "color": None, "no_color": False}
 def _root(root: str | None = None) -> Path:
     """The repository root from ``--root`` given before the command or after it (UsageError when both), or
     found from the current directory."""
-    from tracker.git import root_from_option
+    from tracker.base.repo_root import root_from_option
 
     return root_from_option(_root_option(root))
 
@@ -352,9 +352,9 @@ def typer_app() -> "typer.Typer":
     def _targets(ctx: typer.Context, incomplete: str) -> list[str]:
         """Shell completion of PLAN and PLAN/PHASE arguments: the plan ids and phases of the repository the command
         line names (``--root``) or the current directory is in; nothing when that cannot be read."""
+        from tracker.base.repo_root import root_from_option
         from tracker.errors import TrackerError
-        from tracker.git import root_from_option
-        from tracker.plans import load_plan_set
+        from tracker.plans.load import load_plan_set
 
         try:
             root = root_from_option(ctx.params.get("root") or (ctx.parent.params.get("root") if ctx.parent else None))
@@ -848,15 +848,15 @@ def run(argv: list[str] | None = None) -> int:
 
 def _status(line: StatusLine) -> int:
     """Run a plain status line as the typer ``status`` command does."""
+    from tracker.base.repo_root import root_from_option
     from tracker.commands import status
-    from tracker.git import root_from_option
 
     return status.run(root_from_option(line.root), line.plan, line.as_json, color=line.color)
 
 
 def _phase(line: PhaseLine) -> int:
     """Run a plain show or log line as the typer command of that name does."""
-    from tracker.git import root_from_option
+    from tracker.base.repo_root import root_from_option
 
     if line.command == "show":
         from tracker.commands import show as cmd
@@ -867,16 +867,16 @@ def _phase(line: PhaseLine) -> int:
 
 def _summary(line: SummaryLine) -> int:
     """Run a plain summary line as the typer ``summary`` command does."""
+    from tracker.base.repo_root import root_from_option
     from tracker.commands import summary
-    from tracker.git import root_from_option
 
     return summary.run(root_from_option(line.root), line.against, line.write, as_json=line.as_json)
 
 
 def _verify(line: VerifyLine) -> int:
     """Run a plain verify line as the typer ``verify`` command does."""
+    from tracker.base.repo_root import root_from_option
     from tracker.commands import verify
-    from tracker.git import root_from_option
 
     return verify.run(
         root_from_option(line.root),

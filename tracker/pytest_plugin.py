@@ -2,20 +2,20 @@
 
 Used by ``tracker verify`` (``-p tracker.pytest_plugin``) and by a plain ``pytest --tracker-record[=DIR]``
 (entry point ``pytest11: tracker.pytest_plugin``; both forms together are fine). It imports only the standard
-library, pytest and :mod:`tracker.fingerprint`, :mod:`tracker.selection`, :mod:`tracker.dirty`,
-:mod:`tracker.gate_paths` and :mod:`tracker.contract` (standard-library only), because it also runs on the GPU
+library, pytest and :mod:`tracker.base.fingerprint`, :mod:`tracker.base.selection`, :mod:`tracker.base.dirty`,
+:mod:`tracker.base.gate_paths` and :mod:`tracker.base.contract` (standard-library only), because it also runs on the GPU
 machine, which has pytest but none of the tracker's dependencies and no ``.git`` directory.
 
-``provenance.commit``/``dirty`` follow :mod:`tracker.dirty`, the rule ``signoff`` and result files use too (evidence
-in ``.tracker/`` and ``bench/results/`` never makes a run dirty); a ``TRACKER_COMMIT`` or ``TRACKER_DIRTY`` that
-readers would refuse stops a recording session before any test (pytest's usage error, exit 4).
+``provenance.commit``/``dirty`` follow :mod:`tracker.base.dirty`, the rule ``signoff`` and result files use too
+(evidence in ``.tracker/`` and ``bench/results/`` never makes a run dirty); a ``TRACKER_COMMIT`` or ``TRACKER_DIRTY``
+that readers would refuse stops a recording session before any test (pytest's usage error, exit 4).
 
 The file is written atomically at session start with ``"status": "incomplete"`` (what a
 crashed run leaves behind), and at session end with ``"complete"`` or ``"interrupted"`` (Ctrl-C,
 internal error, usage error). While tests run, a run that crashes the interpreter says which test did it
 (the tracker counts that test as an error and nothing else of the run): a small file beside the evidence file,
-:func:`tracker.contract.running_file`, names the running test (rewritten in place before each test, read only
-once the process is gone: :func:`tracker.evidence.crashed_test`), and the evidence file's ``"running"`` names
+:func:`tracker.base.contract.running_file`, names the running test (rewritten in place before each test, read only
+once the process is gone: :func:`tracker.store.evidence.crashed_test`), and the evidence file's ``"running"`` names
 that test when it is the only one of its file that runs, else its file (rewritten when that changes, so a
 reader with the evidence file alone counts the crash against that file's tests). A session that pytest
 stopped after collection because a file failed to collect is ``complete``: its collection errors are
@@ -34,7 +34,7 @@ without a gate's options never names that gate's tests.
 
 ``provenance.outside`` (absent when none) maps each collected test file that is not the repository's to why: the
 file, or a ``conftest.py`` above it, resolves outside the rootdir through a symlink
-(:class:`tracker.gate_paths.TestFileCheck`). A pass of such a test meets no gate.
+(:class:`tracker.base.gate_paths.TestFileCheck`). A pass of such a test meets no gate.
 
 Under pytest-xdist the controller, which collects nothing, records: each worker applies the tracker's selection and
 sends the markers of what it collected and what it deselected (:class:`WorkerNotes`), and the controller takes the
@@ -59,15 +59,22 @@ from typing import Any
 
 import pytest
 
-from tracker.bytecode import PYCACHE, prefix
-from tracker.contract import atomic_write, check_inside, evidence_name, process_identity, running_file, utc_now
-from tracker.dirty import commit_state
+from tracker.base.bytecode import PYCACHE, prefix
+from tracker.base.contract import atomic_write, check_inside, evidence_name, process_identity, running_file, utc_now
+from tracker.base.dirty import commit_state
+from tracker.base.fingerprint import HANDED_OVER, file_stats, id_now, tree_file_ids
+from tracker.base.gate_paths import TestFileCheck
+from tracker.base.installed import by_tail, installed_copies, project_files, recorded_files
+from tracker.base.selection import (
+    gate_options_problem,
+    marker_matches,
+    normalize_arg,
+    plugin_args,
+    plugin_names,
+    selects,
+)
+from tracker.base.subtests import FAILING, Subtests, subtest_name
 from tracker.errors import FileError
-from tracker.fingerprint import HANDED_OVER, file_stats, id_now, tree_file_ids
-from tracker.gate_paths import TestFileCheck
-from tracker.installed import by_tail, installed_copies, project_files, recorded_files
-from tracker.selection import gate_options_problem, marker_matches, normalize_arg, plugin_args, plugin_names, selects
-from tracker.subtests import FAILING, Subtests, subtest_name
 
 SCHEMA = "tracker-test-run"
 VERSION = 1
@@ -141,14 +148,14 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     """A recorded run never reads a ``__pycache__`` of the tree: Python trusts an entry while its source keeps its
     size and modification second, so an edit inside that second (or with its time restored) would run the old code
     and record its outcome for the new bytes. Before any conftest, test or repository module is imported, bytecode
-    caches move to the tracker's prefix, rid of what may be stale (:mod:`tracker.bytecode`, what verify's runs use;
+    caches move to the tracker's prefix, rid of what may be stale (:mod:`tracker.base.bytecode`, what verify's runs use;
     verify has set it already)."""
     if getattr(early_config.known_args_namespace, "tracker_record", None) is None:
         return
     root = Path(str(early_config.rootpath))
     # The tree as it was before any conftest.py ran: one whose import or pytest_configure rewrites a tracked file
     # ran other code than the ids read at the session's start would name (round 14, F9). A forked verify session
-    # has it from the process that forked it, read just before (tracker.fingerprint.HANDED_OVER).
+    # has it from the process that forked it, read just before (tracker.base.fingerprint.HANDED_OVER).
     handed = HANDED_OVER.pop(os.path.realpath(root), None)
     if handed is None:
         ids = tree_file_ids(root)
@@ -288,7 +295,8 @@ class GatePairs:
     that a test is matched against the few pairs that can select it: those filed under the node id itself, its
     file, one of that file's directories, a class or test of it, or the whole tree. Matching every test against
     every pair cost verify time quadratic in the gates (500 gates of one test each: 250,000 matches). Same answers
-    as trying every pair in order (:func:`tracker.selection.selects`, then :func:`tracker.selection.marker_matches`)."""
+    as trying every pair in order (:func:`tracker.base.selection.selects`, then
+    :func:`tracker.base.selection.marker_matches`)."""
 
     def __init__(self, pairs: list[tuple[str, str | None]]) -> None:
         self.pairs = pairs
@@ -331,7 +339,8 @@ class Collector:
 
 def outside_files(root: Path, nodeids: list[str]) -> dict[str, str]:
     """{test file: why it is not the repository's} for the collected tests (node ids) whose file, or a
-    ``conftest.py`` above it, resolves outside ``root`` (:class:`tracker.gate_paths.TestFileCheck`); {} when none."""
+    ``conftest.py`` above it, resolves outside ``root`` (:class:`tracker.base.gate_paths.TestFileCheck`); {} when
+    none."""
     check = TestFileCheck(root)
     out: dict[str, str] = {}
     for file in dict.fromkeys(_file_of(nodeid) for nodeid in nodeids):
@@ -389,7 +398,7 @@ def accelerator() -> str | None:
 
 
 def provenance(root: Path, state: tuple[str | None, bool | None] | None = None) -> dict[str, Any]:
-    """The run's provenance: commit and dirty flag by :func:`tracker.dirty.commit_state` (``state``, or asked now:
+    """The run's provenance: commit and dirty flag by :func:`tracker.base.dirty.commit_state` (``state``, or asked now:
     the rule every writer uses, TRACKER_COMMIT / TRACKER_DIRTY first), plus machine and versions. ValueError for
     a TRACKER_COMMIT or TRACKER_DIRTY that every reader would refuse."""
     commit, dirty = commit_state(root) if state is None else state
@@ -411,7 +420,7 @@ def provenance(root: Path, state: tuple[str | None, bool | None] | None = None) 
 def invocation_dir(config: pytest.Config, root: Path) -> str:
     """The directory pytest was started in, relative to the rootdir (``.`` there), or ``outside`` when not under it:
     ``python -m pytest`` puts it first on ``sys.path`` and tests may open files relative to it, so a run from
-    another one is not ``pytest GATE`` as the repository runs it (tracker.testgate.TestIndex._alone)."""
+    another one is not ``pytest GATE`` as the repository runs it (tracker.core.testgate.TestIndex._alone)."""
     here = Path(config.invocation_params.dir)
     for base in (root.absolute(), root.resolve()):
         for given in (here, here.resolve()):
@@ -509,14 +518,14 @@ def _declared_options(config: pytest.Config) -> list[str]:
     except ValueError:
         return []
     options = [str(x) for x in given] if isinstance(given, list) else []
-    # Only what a gate may carry (tracker.selection.GATE_OPTIONS): the variable is anyone's to set, and `-W ignore`
+    # Only what a gate may carry (tracker.base.selection.GATE_OPTIONS): the variable is anyone's to set, and `-W ignore`
     # or `--runxfail` declared there would pass unseen (round 15, A5).
     return options if gate_options_problem(options) is None else []
 
 
 def _plugin_values(config: pytest.Config, ns: Any) -> list[str]:
     """Every ``-p`` value of this run's own command line and ``PYTEST_ADDOPTS``: as pytest's parser read them, and as
-    its early scan reads them (anywhere, after ``--`` too: :func:`tracker.selection.plugin_args`)."""
+    its early scan reads them (anywhere, after ``--`` too: :func:`tracker.base.selection.plugin_args`)."""
     import shlex
 
     parsed = [str(p).strip() for p in getattr(ns, "plugins", None) or ()]
@@ -704,7 +713,7 @@ OWN_PLUGINS = ("tracker.pytest_plugin", "tracker.pytest_argcheck")  # what verif
 
 def collection_options(config: pytest.Config) -> list[str]:
     """The options in effect for this run (its command line, ``PYTEST_ADDOPTS`` and the ini ``addopts`` alike) that a
-    test gate may carry (``options``: :data:`tracker.selection.GATE_OPTIONS`), spelled as one string each
+    test gate may carry (``options``: :data:`tracker.base.selection.GATE_OPTIONS`), spelled as one string each
     (``--doctest-modules``, ``--doctest-glob=*.rst``, ``--import-mode=importlib``, ``-p NAME``; pytest's default
     import mode, ``prepend``, left out): only a run that had a gate's options says which tests it has."""
     out = ["--doctest-modules"] if config.getoption("doctestmodules", False) else []
@@ -792,7 +801,7 @@ def shadowed_modules(
     ran tests) from a copy elsewhere whose source is not the tree's (a stale ``pip install .``, a ``.pth`` to another
     checkout: round 16, F5), as ``altered`` names them, or None. A module is the repository's when its dotted name is
     a file of the tree (``NAME.py`` or ``NAME/__init__.py``, at the root or under ``src/``), or when a distribution
-    of the repository installed it (``installed``, default :func:`tracker.installed.installed_copies`: any layout,
+    of the repository installed it (``installed``, default :func:`tracker.base.installed.installed_copies`: any layout,
     ``python/NAME``, ``lib/``, a ``package_dir`` remap; round 17, A1), a copy then of any tree file its installed
     path ends (``python/calc/core.py`` for ``calc/core.py``). A copy with the same bytes as one of those ran the same
     code. A subprocess's imports and compiled extensions are not seen (issue 24's note)."""
@@ -958,7 +967,7 @@ def _note_early_imports(root: Path) -> None:
     """Before the bytecode caches move (:func:`pytest_load_initial_conftests`): the repository's modules imported
     already (a ``-p`` plugin, an entry point of an editable install) whose ``__pycache__`` entry Python may have
     trusted while stale: its source's inode changed (``st_ctime_ns``) at or after the entry was written, the rule
-    :mod:`tracker.bytecode` prunes by."""
+    :mod:`tracker.base.bytecode` prunes by."""
     base = str(root.resolve()) + os.sep
     libraries = library_dirs()
     real_path = RealPaths()
@@ -1043,7 +1052,7 @@ def _replace(path: Path, text: str) -> None:
 
 
 def _write_atomic(path: Path, text: str, durable: bool) -> None:
-    """Write ``text`` to ``path`` whole or not at all (:func:`tracker.contract.atomic_write`; a new file gets
+    """Write ``text`` to ``path`` whole or not at all (:func:`tracker.base.contract.atomic_write`; a new file gets
     ``0o666`` less the umask, like every other file in the tree).
 
     A file name that is not UTF-8 reaches us as lone surrogates (git's bytes, decoded with surrogateescape);
@@ -1160,7 +1169,7 @@ class Recorder:
             rec = self._record(report.nodeid or ".")
             rec.update(outcome="error", reason="collection error: " + _reason(report))
         elif report.skipped and report.nodeid:  # skipped at collection (importorskip, allow_module_level): the
-            # tests it holds are unknown here, and the tracker keeps those other runs recorded (tracker.testgate)
+            # tests it holds are unknown here, and the tracker keeps those other runs recorded (tracker.core.testgate)
             self._record(report.nodeid).update(outcome="skipped", reason=_reason(report))
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
@@ -1288,12 +1297,12 @@ class Recorder:
         self.slot.remove()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if type(report).__name__ in SUBTEST_REPORTS:  # its test's own reports come apart: tracker.subtests
+        if type(report).__name__ in SUBTEST_REPORTS:  # its test's own reports come apart: tracker.base.subtests
             self._subtest(report)
             return
         self.started_tests = True  # under xdist (the controller runs no test protocol of its own)
         rec = self._record(report.nodeid)
-        if "order" not in rec:  # its first report: the order tests ran in, per xdist worker (tracker.testgate)
+        if "order" not in rec:  # its first report: the order tests ran in, per xdist worker (tracker.core.testgate)
             rec["order"], self._order = self._order, self._order + 1
             worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
             if isinstance(worker, str):
@@ -1326,8 +1335,8 @@ class Recorder:
 
     def _subtest(self, report: pytest.TestReport) -> None:
         """A subtest's report (unittest's ``subTest``, the ``subtests`` fixture): kept apart from its test's own, whose
-        "passed" comes after it, until the session's end (:meth:`tracker.subtests.Subtests.verdict`). Its duration is
-        part of its test's call's."""
+        "passed" comes after it, until the session's end (:meth:`tracker.base.subtests.Subtests.verdict`). Its duration
+        is part of its test's call's."""
         self._record(report.nodeid)
         if report.passed:
             return
@@ -1357,7 +1366,7 @@ class Recorder:
         broken = self.interrupted or (exitstatus in _BROKEN and not stopped)
         if self.xdist and not self._apply_worker_notes():  # no worker said what it collected: markers unknown
             broken = True
-        for nodeid, subtests in self.subtests.items():  # a failed subtest fails its test: tracker.subtests
+        for nodeid, subtests in self.subtests.items():  # a failed subtest fails its test: tracker.base.subtests
             rec = self._record(nodeid)
             rec["outcome"], rec["reason"] = subtests.verdict(rec["outcome"], rec["reason"])
         torch = sys.modules.get("torch")  # only if the tests imported it: never import torch here
@@ -1515,8 +1524,8 @@ class _Tail:
 
 
 class _RunningSlot:
-    """The running slot (:func:`tracker.contract.running_file`): the test being run as one JSON record, rewritten in
-    place with one ``pwrite`` (~3 µs), padded with spaces to the longest record so far so that nothing of an
+    """The running slot (:func:`tracker.base.contract.running_file`): the test being run as one JSON record, rewritten
+    in place with one ``pwrite`` (~3 µs), padded with spaces to the longest record so far so that nothing of an
     earlier one is left. Readers read it only once the run's process is gone, when nothing writes it any more.
 
     Should a write fail (a full disk), the slot is emptied and removed and no more are written: readers then go

@@ -1,4 +1,4 @@
-"""The files bench/ writes are accepted by the tracker's own reader (tracker/result_files.py, pydantic-validated)."""
+"""The files bench/ writes are accepted by the tracker's own reader (tracker/store/result_files.py, pydantic-validated)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ COMMITTED = sorted((ROOT / "bench" / "results").glob("verify-*.json"))
 
 def load(path: Path) -> object:
     pytest.importorskip("pydantic", reason="the tracker's result schema needs pydantic")
-    tracker_results = pytest.importorskip("tracker.result_files", reason="tracker/result_files.py not present")
+    tracker_results = pytest.importorskip(
+        "tracker.store.result_files", reason="tracker/store/result_files.py not present"
+    )
     return tracker_results.load_result(path)
 
 

@@ -114,7 +114,7 @@ def test_written_file_matches_contract(tmp_path: Path) -> None:
     doc = results.document("verify", prov, [results.case("verify_attn.time_us", params, "us", "lower", samples, stats)])
     out = tmp_path / "out"
     path = results.write(doc, out, now)
-    # The tracker's file contract names it (tracker.contract.evidence_name): time of writing, host, benchmark.
+    # The tracker's file contract names it (tracker.base.contract.evidence_name): time of writing, host, benchmark.
     assert re.fullmatch(r"\d{8}T\d{12}Z-[A-Za-z0-9_-]+-verify-[0-9a-f]{6}\.json", path.name), path.name
     assert [p.name for p in out.iterdir()] == [path.name]  # no temp file left behind
     data = json.loads(path.read_text())

@@ -285,7 +285,7 @@ def test_hostile_bytes_and_non_regular_files(tmp_path: Path, capsys: pytest.Capt
         assert (code, out) == (1, "") and err.startswith(f"bench.table: {tmp_path / name}: {reasons[name]}"), err
     fifo = tmp_path / "fifo.json"
     os.mkfifo(fifo)  # nobody writes: a blocking open would hang
-    # Read by the tracker's one reader (tracker.fileio.read_regular): its messages.
+    # Read by the tracker's one reader (tracker.base.fileio.read_regular): its messages.
     assert run_main(capsys, str(fifo)) == (1, "", f"bench.table: {fifo}: refused: not a regular file (a FIFO)\n")
     assert run_main(capsys, str(tmp_path)) == (
         1,
@@ -436,9 +436,9 @@ def test_the_docs_tables_of_the_run_of_record_are_generated_by_the_tracker(doc: 
     """No table of the run of record is pasted by hand: each is a `results` block of the verify benchmark whose region
     the tracker writes, and the doc holds what the tracker renders from the result files now (`tracker check` fails
     otherwise). `python -m bench.table` stays the developer's tool (its tests above)."""
-    from tracker.doc_files import declared_docs, pending_docs
-    from tracker.doc_tables import parse_tables
-    from tracker.regions import region_spans
+    from tracker.plans.regions import region_spans
+    from tracker.report.doc_files import declared_docs, pending_docs
+    from tracker.report.doc_tables import parse_tables
 
     text = (ROOT / doc).read_text(encoding="utf-8")
     assert doc in declared_docs(ROOT), f"pyproject.toml's [tool.tracker] docs does not name {doc}"

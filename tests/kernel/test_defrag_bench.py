@@ -107,7 +107,9 @@ def test_defrag_results_are_accepted_by_the_tracker(tmp_path) -> None:
     from bench import results
     from bench.timing import summarize
 
-    tracker_results = pytest.importorskip("tracker.result_files", reason="tracker/result_files.py not present")
+    tracker_results = pytest.importorskip(
+        "tracker.store.result_files", reason="tracker/store/result_files.py not present"
+    )
     samples = [3.1, 3.2, 3.0]
     t0 = {"rows": defrag.TIER0_ROWS, "layers": 61, "pool_rows": defrag.TIER0_POOL}
     t1 = {"live_requests": 16, "occupancy": 0.5, "layers": 61, "pool_rows": defrag.TIER1_POOL}

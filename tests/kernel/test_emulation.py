@@ -220,7 +220,7 @@ def test_emulated_cases_are_labelled_and_apart_from_measured_ones(tmp_path: Path
     assert all("emulation" not in c["params"] for c in cases if c["metric"] in MEASURED)
     assert not set(EMULATED) & set(MEASURED)
     pytest.importorskip("pydantic", reason="the tracker's result schema needs pydantic")
-    from tracker.result_files import load_result
+    from tracker.store.result_files import load_result
 
     run = load_result(path)
     assert {c.metric for c in run.cases} >= {*MEASURED, *EMULATED}

@@ -66,7 +66,9 @@ def test_step_results_are_accepted_by_the_tracker(tmp_path) -> None:
     from bench import results
     from bench.timing import summarize
 
-    tracker_results = pytest.importorskip("tracker.result_files", reason="tracker/result_files.py not present")
+    tracker_results = pytest.importorskip(
+        "tracker.store.result_files", reason="tracker/store/result_files.py not present"
+    )
     params = step.StepCase(5700, 16, 1).params("cuda")
     samples = [1500.0, 1510.0, 1490.0]
     cases = [
@@ -98,7 +100,9 @@ def test_device_intervals_split_into_calls_with_span_and_busy_time() -> None:
 def test_committed_step_results_validate_and_cover_the_matrix(path) -> None:
     import json
 
-    tracker_results = pytest.importorskip("tracker.result_files", reason="tracker/result_files.py not present")
+    tracker_results = pytest.importorskip(
+        "tracker.store.result_files", reason="tracker/store/result_files.py not present"
+    )
     assert tracker_results.load_result(path).benchmark == "step"  # type: ignore[attr-defined]
     doc = json.loads(path.read_text())
     graphed = {

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tracker.model import PhaseStatus
+from tracker.core.model import PhaseStatus
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -53,8 +53,8 @@ def call(module: str, root: Path, *args: Any, **kw: Any) -> tuple[int, str]:
 
 def statuses(root: Path) -> dict[str, PhaseStatus]:
     """{PLAN/PHASE: PhaseStatus} as ``tracker status`` derives them."""
-    from tracker.derive import derive
-    from tracker.plans import load_plans
+    from tracker.plans.load import load_plans
+    from tracker.store.derive import derive
 
     _, plans = load_plans(root)
     return derive(root, plans)

@@ -235,7 +235,7 @@ def _result(root: Path, when: str, cuda: list[float], ref: list[float], fraction
 
 
 def _signoff(root: Path, when: str) -> dict[str, Any]:
-    from tracker.model import ManualGate, gate_hash
+    from tracker.core.model import ManualGate, gate_hash
 
     gate = ManualGate("lead reviewed the engine's API")
     return {

@@ -11,7 +11,7 @@ from typing import Any
 
 
 def blob(data: bytes) -> str:
-    """Git blob id, computed independently of tracker.result_files."""
+    """Git blob id, computed independently of tracker.store.result_files."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 

@@ -1,4 +1,4 @@
-"""tracker.at_revision: the statuses at a revision are what ``status`` said on a checkout of it, on the fixture
+"""tracker.git.at_revision: the statuses at a revision are what ``status`` said on a checkout of it, on the fixture
 repository's tags, after gc, with new evidence and plan edits in the working tree, through symlinks, and on
 hostile trees."""
 
@@ -15,16 +15,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tracker_testutil import git
 
-from tracker.at_revision import Now, RevisionCache, at_revision, pick, plan_set, resolve_link, statuses_at, store_at
-from tracker.cache import Cache
-from tracker.contract import file_id
-from tracker.derive import derive
+from tracker.base.cache import Cache
+from tracker.base.contract import file_id
+from tracker.base.fingerprint import FileIndex, tree_file_ids
+from tracker.core.model import PhaseStatus, Store
 from tracker.errors import FileError
-from tracker.evidence import load, parse_document
-from tracker.fingerprint import FileIndex, tree_file_ids
-from tracker.gitlog import TreeEntry, UnknownRef
-from tracker.model import PhaseStatus, Store
-from tracker.plans import load_files, load_plans
+from tracker.git.at_revision import Now, RevisionCache, at_revision, pick, plan_set, resolve_link, statuses_at, store_at
+from tracker.git.log import TreeEntry, UnknownRef
+from tracker.plans.load import load_files, load_plans
+from tracker.store.derive import derive
+from tracker.store.evidence import load, parse_document
 
 # The statuses the fixture's docstring documents at each tag (tracker log replays the same walk).
 DOCUMENTED = {
@@ -123,7 +123,8 @@ def test_new_evidence_and_plan_edits_of_the_working_tree_are_not_the_revisions(c
 
 def test_the_status_index_answers_as_the_store_does(fixture: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Same evidence at HEAD as now: REF's answers come from the index, without opening the store."""
-    from tracker import fileio, statusindex
+    from tracker.base import fileio
+    from tracker.store import statusindex
 
     monkeypatch.setattr(fileio, "SETTLED_NS", -(10**12))  # files just written count as settled: an index is kept
     monkeypatch.setattr(statusindex, "SETTLED_NS", -(10**12))
@@ -233,7 +234,7 @@ def test_plan_files_through_symlinks_of_the_revisions_tree(tmp_path: Path) -> No
 
 
 def test_a_test_gate_path_linked_out_of_the_revisions_tree_meets_nothing_there(tmp_path: Path) -> None:
-    """Lint's rule (tracker.gate_paths) holds at a revision as on a checkout of it: a gate whose path leaves REF's tree
+    """Lint's rule (tracker.base.gate_paths) holds at a revision as on a checkout of it: a gate whose path leaves REF's tree
     through a symlink is unmet there, whatever evidence says (here a run by a plugin from before provenance.outside).
     The revision's statuses ignored the rule, so a summary showed 'done' at REF for the phase status calls planned.
     A loop is not called outside (the working tree's rule cannot look at it either), a link inside is fine."""
@@ -343,7 +344,7 @@ BROKEN = report_fixture.PLAN_KERNEL.replace('id = "P3"', "id = 3")
     ],
 )  # fmt: skip
 def test_plan_set_decides_validity_as_load_plan_set_does(tmp_path: Path, files: dict[str, str]) -> None:
-    from tracker.plans import load_plan_set
+    from tracker.plans.load import load_plan_set
 
     for name, text in files.items():
         (tmp_path / "plans").mkdir(exist_ok=True)
@@ -405,7 +406,7 @@ def test_the_revision_cache_reads_through_and_keeps_only_content_facts() -> None
 
 
 def test_odd_file_names_and_missing_blobs_in_git_plumbing(tmp_path: Path) -> None:
-    from tracker.gitlog import read_blobs, revision_tree
+    from tracker.git.log import read_blobs, revision_tree
 
     root = tmp_path / "odd"
     root.mkdir()

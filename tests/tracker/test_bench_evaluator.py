@@ -1,4 +1,4 @@
-"""tracker.bench_evaluator's regression question, ``ever_met``: the same answer as evaluating the gate on every prefix
+"""tracker.store.bench_evaluator's regression question, ``ever_met``: the same answer as evaluating the gate on every prefix
 of the results in time order, at the cost of the runs that measured the gate's case only."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracker.bench_evaluator import ever_met
-from tracker.bench_verdict import evaluate
-from tracker.model import BenchGate, ResultCase, ResultRun
+from tracker.core.bench_verdict import evaluate
+from tracker.core.model import BenchGate, ResultCase, ResultRun
+from tracker.store.bench_evaluator import ever_met
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from evidence_repo import make_repo, phase_block, plan_text, statuses
 from resultfiles import case, result, write
 
-from tracker.model import Status
+from tracker.core.model import Status
 
 GATE = """bench = "verify_attn.time_us"
 where = { impl = "cuda" }

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from resultfiles import case, result, write
 
-from tracker.bench_verdict import evaluate, evaluate_bench_gate, fmt_num, fmt_params, matches
-from tracker.model import BenchGate, ResultRun
-from tracker.result_files import load_result
-from tracker.stats import bootstrap_bound, bootstrap_key, compute_stat
+from tracker.core.bench_verdict import evaluate, evaluate_bench_gate, fmt_num, fmt_params, matches
+from tracker.core.model import BenchGate, ResultRun
+from tracker.core.stats import bootstrap_bound, bootstrap_key, compute_stat
+from tracker.store.result_files import load_result
 
 T = "verify_attn.time_us"
 WHERE: dict[str, Any] = {"impl": "cuda", "ctx": 91000, "heads": 8, "nodes": 64, "batch": 1}
@@ -276,14 +276,14 @@ def test_a_ratio_of_non_positive_samples_never_meets_a_gate(
 
 
 def test_oriented_ratio_is_never_infinite() -> None:
-    from tracker.stats import oriented_ratio
+    from tracker.core.stats import oriented_ratio
 
     assert math.isnan(oriented_ratio(0.0, 30.0, "lower")) and math.isnan(oriented_ratio(30.0, -1.0, "higher"))
     assert oriented_ratio(10.0, 30.0, "lower") == 3.0
 
 
 def test_gate_label_names_the_baseline_of_a_ratio_gate() -> None:
-    from tracker.render import gate_label
+    from tracker.report.render import gate_label
 
     assert gate_label(speedup_gate()) == (
         "bench `verify_attn.time_us` median ≥ 1.8× vs impl=triton (impl=cuda ctx=91000 heads=8 nodes=64 batch=1)"
@@ -303,7 +303,7 @@ def test_order_statistic_draws_follow_the_resampling_law(stat: str, n: int) -> N
     import random
     from collections import Counter
 
-    from tracker.stats import _resampler
+    from tracker.core.stats import _resampler
 
     data = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0][:n]
     draws = 40_000
@@ -440,7 +440,7 @@ def test_a_pool_of_a_clear_miss_fails_the_gate(tmp_path: Path) -> None:
 def test_the_cheap_may_meet_filter_of_ever_met_sees_a_pool(tmp_path: Path) -> None:
     """ever_met bootstraps only the prefixes whose newest run may meet: a run whose own value misses may still meet
     pooled with its series, so the filter lets it through (or a regression after a met pool goes unseen)."""
-    from tracker.bench_verdict import newest_may_meet
+    from tracker.core.bench_verdict import newest_may_meet
 
     gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
     near = [1.04, 1.06, 1.055, 1.0, 1.07, 1.03, 1.065]  # median 1.055: misses by its value alone
@@ -462,8 +462,8 @@ def test_a_met_verdict_always_passes_the_cheap_filter(series: list[list[float]],
     """Whatever the runs (pooled or not: a run of other code breaks the series), evaluate met => newest_may_meet."""
     import datetime
 
-    from tracker.bench_verdict import newest_may_meet
-    from tracker.model import ResultCase
+    from tracker.core.bench_verdict import newest_may_meet
+    from tracker.core.model import ResultCase
 
     gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
     when = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
@@ -575,7 +575,7 @@ def test_a_threshold_is_never_read_in_another_unit_than_its_results(tmp_path: Pa
 
 
 def test_a_plan_gate_may_state_its_unit() -> None:
-    from tracker.parse import parse_plan
+    from tracker.plans.parse import parse_plan
 
     text = (
         '# P\n\n```plan\nid = "0001"\ntitle = "t"\n```\n\n```phase\nid = "P1"\ntitle = "p"\n\n[[gate]]\n'
@@ -590,7 +590,7 @@ def test_a_plan_gate_may_state_its_unit() -> None:
 def test_hardware_is_named_by_whole_words() -> None:
     """Round 20, N5: `hardware = "H200"` was a substring, and a result from an NVIDIA GH200 480GB (another product)
     met a gate meant for the H200."""
-    from tracker.bench_verdict import on_hardware
+    from tracker.core.bench_verdict import on_hardware
 
     assert on_hardware("H200", "NVIDIA H200") and on_hardware("h200", "NVIDIA H200 NVL")
     assert on_hardware("A100", "NVIDIA A100-SXM4-80GB") and on_hardware("RTX PRO 6000", "NVIDIA RTX PRO 6000 Blackwell")

@@ -14,8 +14,8 @@ import pytest
 from evidence_repo import CHECKOUT, call, commit_all, make_repo, phase_block, plan_text, statuses
 from resultfiles import case, result, write
 
+from tracker.core.model import BenchGate, Status
 from tracker.errors import FileError
-from tracker.model import BenchGate, Status
 
 T = "verify_attn.time_us"
 KERNEL = "int verify_kernel_v1;\n"
@@ -265,9 +265,9 @@ def test_gc_keeps_newest_result_per_case_and_the_last_met_run(repo: Path, tmp_pa
 
 
 def test_warm_status_uses_cached_verdicts_without_parsing_results(repo: Path) -> None:
-    from tracker.bench_evaluator import Evaluator, RepoResults
-    from tracker.cache import Cache
-    from tracker.plans import load_plans
+    from tracker.base.cache import Cache
+    from tracker.plans.load import load_plans
+    from tracker.store.bench_evaluator import Evaluator, RepoResults
 
     write(repo / "bench/results/d.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z"))
     _, plans = load_plans(repo)
@@ -298,27 +298,31 @@ def test_warm_status_uses_cached_verdicts_without_parsing_results(repo: Path) ->
 def test_edited_evaluation_code_is_never_answered_from_the_cache(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tracker import bench_evaluator
-    from tracker.bench_evaluator import Evaluator, RepoResults
-    from tracker.cache import Cache
-    from tracker.plans import load_plans
+    from tracker.base.cache import Cache
+    from tracker.plans.load import load_plans
+    from tracker.store.bench_evaluator import Evaluator, RepoResults
 
     write(repo / "bench/results/d.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:15:00Z"))
     _, plans = load_plans(repo)
     gate = plans[0].phases[0].gates[0]
     assert isinstance(gate, BenchGate)
-    code = tmp_path / "code"
-    code.mkdir()
-    for name in bench_evaluator.EVAL_SOURCES:
-        (code / name).write_bytes((bench_evaluator.EVAL_DIR / name).read_bytes())
-    monkeypatch.setattr(bench_evaluator, "EVAL_DIR", code)
+    import shutil
+
+    from tracker.base import cache as cache_module
+
+    code = tmp_path / "tracker"  # a copy of the tracker's code, whose identity (code_identity) keys the verdicts
+    shutil.copytree(cache_module.PACKAGE, code, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache_module, "PACKAGE", code)
+    cache_module.forget_code_identity()
     cache = Cache(repo)
     Evaluator(RepoResults(repo, cache=cache))(gate)  # fills the cache
     cache.write()
     warm = RepoResults(repo, cache=Cache(repo))
     Evaluator(warm)(gate)
     assert warm._runs is None  # same code, same results: served from the cache
-    (code / "bench_verdict.py").write_bytes((code / "bench_verdict.py").read_bytes() + b"\n# a rule changed\n")
+    rule = code / "core" / "bench_verdict.py"
+    rule.write_bytes(rule.read_bytes() + b"\n# a rule changed\n")
+    cache_module.forget_code_identity()  # a new process reads it again
     edited = RepoResults(repo, cache=Cache(repo))
     assert edited.key != warm.key
     Evaluator(edited)(gate)

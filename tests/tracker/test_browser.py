@@ -231,15 +231,15 @@ def test_in_ci_reads_the_ci_variable(monkeypatch: pytest.MonkeyPatch, value: str
     assert in_ci() is expected
 
 
-# --- the charts of tracker.charts, inlined as the report inlines them -----------------------------------------
+# --- the charts of tracker.report.charts, inlined as the report inlines them -----------------------------------------
 
 
 def test_many_inlined_charts_show_in_a_browser_without_errors_or_requests(
     real_browser: Browser, tmp_path: Path
 ) -> None:
-    """Three charts of tracker.charts on one page (hostile title included): each visible, nothing requested, no
+    """Three charts of tracker.report.charts on one page (hostile title included): each visible, nothing requested, no
     error, and their stylesheets scoped: a paragraph outside them keeps the page's stroke style."""
-    from tracker import charts
+    from tracker.report import charts
 
     if not charts.available():
         pytest.skip("matplotlib (the `report` extra) not installed")

@@ -1,4 +1,4 @@
-"""tracker.cache: one directory, one envelope and key scheme, one writer; evaluation writes nothing, the command
+"""tracker.base.cache: one directory, one envelope and key scheme, one writer; evaluation writes nothing, the command
 writes what its readers learned at its end; a cache file that is not exactly what this code wrote is ignored."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from resultfiles import case, result, write
 
-from tracker import cache as cache_module
-from tracker.cache import NAMES, Cache, cache_key
+from tracker.base import cache as cache_module
+from tracker.base.cache import NAMES, Cache, cache_key
 
 # The caches a status writes and reads; the others belong to update and check (doc-tables), to summary's
 # evaluation at a revision (revision-*) and to show, log and report (phase-history), each tested with its command.
@@ -48,7 +48,8 @@ def bench_repo(tmp_path: Path) -> Path:
 def settled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files count as settled as soon as they are written (else the caches that trust stat signatures keep nothing
     of files written less than 2 s ago)."""
-    from tracker import fileio, statusindex
+    from tracker.base import fileio
+    from tracker.store import statusindex
 
     monkeypatch.setattr(fileio, "SETTLED_NS", -(10**12))
     monkeypatch.setattr(statusindex, "SETTLED_NS", -(10**12))
@@ -64,9 +65,9 @@ def cache_files(root: Path) -> list[str]:
 
 def test_deriving_writes_nothing(tmp_path: Path) -> None:
     """Was: derive wrote the status index, the result copies, validation markers, content ids and verdicts."""
-    from tracker.derive import derive
-    from tracker.model import Status
-    from tracker.plans import load_plans
+    from tracker.core.model import Status
+    from tracker.plans.load import load_plans
+    from tracker.store.derive import derive
 
     root = bench_repo(tmp_path)
     _, plans = load_plans(root)
@@ -75,8 +76,8 @@ def test_deriving_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_the_command_writes_every_cache_once_at_its_end(tmp_path: Path) -> None:
-    from tracker.derive import derive
-    from tracker.plans import load_plans
+    from tracker.plans.load import load_plans
+    from tracker.store.derive import derive
 
     root = bench_repo(tmp_path)
     cache = Cache(root)
@@ -144,7 +145,7 @@ def test_memos_belong_to_one_command(tmp_path: Path) -> None:
     assert first.memo("result-runs") == {"k": 1} and second.memo("result-runs") == {}
     first.write()
     assert cache_files(tmp_path) == []  # memos are never written
-    from tracker import result_files
+    from tracker.store import result_files
 
     assert not hasattr(result_files, "_MEMO")
 
@@ -243,7 +244,7 @@ def test_what_is_written_reads_back_as_it_was(tmp_path: Path, value: object) -> 
 def test_an_old_validation_marker_does_not_make_an_invalid_result_valid(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     """Was: a ``.tracker/cache/results/<sha>.v4.ok`` file (any bytes, placed by hand or left by a tool) made
     status take an invalid result file as valid. Files of the old layout are ignored now."""
-    from tracker.hashing import sha256_hex
+    from tracker.base.hashing import sha256_hex
 
     root = bench_repo(tmp_path)
     bad = root / "bench/results/r.json"

@@ -1,4 +1,4 @@
-"""tracker.charts: SVG charts for the HTML report, drawn by matplotlib (the optional `report` extra).
+"""tracker.report.charts: SVG charts for the HTML report, drawn by matplotlib (the optional `report` extra).
 
 What the report relies on: one inlinable <svg> element with nothing external, the same bytes for the same
 input (goldens), ids that never collide between charts of one page, text drawn literally whatever it holds,
@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tracker import charts
-from tracker.charts import Chart, ChartsUnavailable, Series, display_text, render_svg
+from tracker.report import charts
+from tracker.report.charts import Chart, ChartsUnavailable, Series, display_text, render_svg
 
 REPO = Path(__file__).resolve().parents[2]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -130,7 +130,7 @@ BLOCKERS = {
 @pytest.mark.parametrize("how", sorted(BLOCKERS))
 def test_without_matplotlib_available_is_false_and_render_says_install_the_extra(how: str) -> None:
     code = BLOCKERS[how] + textwrap.dedent("""
-        from tracker import charts
+        from tracker.report import charts
         print(charts.available())
         try:
             charts.render_svg(charts.Chart('t', 'x', 'y', ()), id_prefix='c')

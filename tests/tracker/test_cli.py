@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tracker_testutil import git, phase, plan_text
 
-from tracker.fileio import repo_lock
+from tracker.base.fileio import repo_lock
 
 GOOD = plan_text(
     phases=phase("P1", 'test = "tests/test_a.py::test_a"', 'manual = "Reviewed"')
@@ -238,7 +238,7 @@ def test_interrupted_verify_exits_6_and_records_nothing_as_passed(repo, cli) -> 
 
 def test_lock_held_exits_7(good, cli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRACKER_LOCK_TIMEOUT", "0.2")
-    code = "import sys, time; from pathlib import Path; from tracker.fileio import repo_lock\nwith repo_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(30)\n"
+    code = "import sys, time; from pathlib import Path; from tracker.base.fileio import repo_lock\nwith repo_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(30)\n"
     holder = subprocess.Popen([sys.executable, "-c", code, str(good)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
@@ -411,7 +411,7 @@ def assert_kept_outside_regions(before: str, after: str) -> None:
     """Every line of ``before`` is in ``after``, in order and byte for byte, outside its regions; the only
     other lines are the regions and at most one blank line right after each (regions.py: a region is kept
     apart from the Markdown that follows it), in the file's own newline."""
-    from tracker.regions import newline_of, region_spans, split_lines
+    from tracker.plans.regions import newline_of, region_spans, split_lines
 
     lines, original = split_lines(after), split_lines(before)
     spans = dict(region_spans(after, "p"))
@@ -576,8 +576,8 @@ def test_any_selector_names_what_it_says_or_is_a_printable_usage_error(phase_ids
     """Whatever is typed: the phases it names, each exactly as a plan spells it (a bare or case-blind id only where
     one phase answers it), or a one-line usage error; never another exception."""
     from tracker.commands.common import resolve_spec, select
+    from tracker.core.model import Phase, Plan
     from tracker.errors import UsageError
-    from tracker.model import Phase, Plan
 
     plans = [
         Plan(f"{n + 1:04d}", "t", f"plans/{n + 1:04d}-t.md", phases=tuple(Phase(i, "t") for i in ids))

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tracker_testutil import git, phase, plan_text
 
-from tracker.code_tokens import code_key
+from tracker.base.code_tokens import code_key
 
 PY_LINES = ["import os", "def f(x):", '    """Docstrings are code."""', "    y = x + 1", "    return os.sep * y", ""]
 C_LINES = [

@@ -1,4 +1,4 @@
-"""tracker/dirty.py: which files git does not track (``untracked``), on real repositories with hostile file names."""
+"""tracker/base/dirty.py: which files git does not track (``untracked``), on real repositories with hostile file names."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tracker_testutil import git
 
-from tracker.dirty import untracked
+from tracker.base.dirty import untracked
 
 NAME = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="/\0"), min_size=1, max_size=12).filter(
     lambda n: n not in (".", "..") and not n.startswith(".git") and len(n.encode()) < 200

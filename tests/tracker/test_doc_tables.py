@@ -16,9 +16,9 @@ from markdown_it import MarkdownIt
 from resultfiles import case, result
 from tracker_testutil import git
 
-from tracker.doc_tables import DocTableError, TableSpec, build, cell_text, doc_regions, markdown, parse_tables
-from tracker.model import ResultCase, ResultRun
-from tracker.regions import checksum
+from tracker.core.model import ResultCase, ResultRun
+from tracker.plans.regions import checksum
+from tracker.report.doc_tables import DocTableError, TableSpec, build, cell_text, doc_regions, markdown, parse_tables
 
 # --- pure: blocks and render --------------------------------------------------------------------------------------
 
@@ -494,18 +494,18 @@ def test_a_doc_linked_inside_the_repository_is_written_through_its_link(docs_rep
 def test_a_warm_check_reads_no_result_file_and_a_new_one_is_still_seen(
     docs_repo: Path, cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tracker.bench_evaluator
+    import tracker.store.bench_evaluator
 
-    monkeypatch.setattr("tracker.statusindex.SETTLED_NS", -(10**18))  # every file counts as settled at once
+    monkeypatch.setattr("tracker.store.statusindex.SETTLED_NS", -(10**18))  # every file counts as settled at once
     assert cli(docs_repo, "update").code == 0 and cli(docs_repo, "update", "--check").code == 0
-    real = tracker.bench_evaluator.RepoResults
+    real = tracker.store.bench_evaluator.RepoResults
 
     def unread(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a warm check read the result files")
 
-    monkeypatch.setattr(tracker.bench_evaluator, "RepoResults", unread)
+    monkeypatch.setattr(tracker.store.bench_evaluator, "RepoResults", unread)
     assert cli(docs_repo, "update", "--check").out == "plan files and docs are up to date\n"
-    monkeypatch.setattr(tracker.bench_evaluator, "RepoResults", real)
+    monkeypatch.setattr(tracker.store.bench_evaluator, "RepoResults", real)
     head = git(docs_repo, "rev-parse", "HEAD").strip()
     (docs_repo / "bench/results/r2.json").write_text(result_json(20.0, time="2026-11-30T00:00:00Z", commit=head))
     assert cli(docs_repo, "update", "--check").code == 1 and cli(docs_repo, "check").code == 1

@@ -157,7 +157,7 @@ Later = tuple[list[str], dict[str, Any], list[str] | None, bool, dict[str, str]]
 
 
 def _hand_run(i: int, spec: Later) -> Any:
-    from tracker.model import TestRun
+    from tracker.core.model import TestRun
 
     order, workers, args, cut, outcomes = spec
     recs = []
@@ -210,9 +210,9 @@ LATER = st.lists(
 @settings(max_examples=300, deadline=None)
 @given(later=LATER)
 def test_a_failure_is_retired_exactly_by_a_run_of_the_gate_alone(later: list[Later]) -> None:
-    from tracker.fingerprint import FileIndex
-    from tracker.model import GateVerdict, Phase, Plan, Store, TestGate
-    from tracker.status import compute
+    from tracker.base.fingerprint import FileIndex
+    from tracker.core.model import GateVerdict, Phase, Plan, Store, TestGate
+    from tracker.core.status import compute
 
     first: Later = (["a", "c", "b"], {}, [FILE], False, {})
     runs = [_hand_run(0, first)] + [_hand_run(i + 1, spec) for i, spec in enumerate(later)]

@@ -1,5 +1,5 @@
 """Adversarial round 12 (issue 24): each finding a test that failed before its fix. The rule they share: a failure
-stands until a run of its gate alone passes the test (tracker.testgate.TestIndex._alone), and verify runs an unmet
+stands until a run of its gate alone passes the test (tracker.core.testgate.TestIndex._alone), and verify runs an unmet
 gate alone when it ran it beside others."""
 
 from __future__ import annotations

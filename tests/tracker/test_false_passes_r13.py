@@ -108,8 +108,8 @@ def test_a_test_a_run_skipped_is_left_to_the_runs_that_ran_it() -> None:
     """A CPU run of a gate with a GPU test skips that test; the GPU machine's run (`-m gpu`) passed it: the CPU run
     ran all the others together, and the gate is met. The same skip on the machine of the pass is no such case
     (round 14, F3): machines differ by host, CPU or the driver's GPUs (round 15, A2)."""
-    from tracker.model import Store, TestGate, TestRun
-    from tracker.testgate import TestIndex
+    from tracker.core.model import Store, TestGate, TestRun
+    from tracker.core.testgate import TestIndex
 
     def run(name: str, accelerator: str | None, outcomes: dict[str, str], args: list[str]) -> TestRun:
         prov = {"time": f"2026-12-01T00:00:0{name[-1]}Z", "host": "vm", "cpu": "Intel Xeon", "commit": "c" * 40}

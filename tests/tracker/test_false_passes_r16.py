@@ -90,7 +90,7 @@ def test_a_time_said_to_be_better_higher_is_refused(tmp_path: Path) -> None:
     """F6: `direction: higher` on a time turned a 2x slowdown into a 2x speedup that met a ratio gate."""
     from resultfiles import case, result, write
 
-    from tracker.result_files import ResultFileError, load_result
+    from tracker.store.result_files import ResultFileError, load_result
 
     doc = result([case("m.time_us", {"impl": "cuda"}, [100.0, 101.0], direction="higher")])
     path = write(tmp_path / "r.json", doc)

@@ -344,7 +344,7 @@ def test_a_module_through_a_link_out_of_the_repository_counts_no_pass(repo: Any,
 def test_the_projects_of_a_repository_are_every_pyproject_s(tmp_path: Path) -> None:
     """Round 18, A1: a project in a subfolder (Triton's `python/pyproject.toml`), a Poetry project (`[tool.poetry]`
     and no `[project]`): their installs are the repository's too."""
-    from tracker.installed import project_names
+    from tracker.base.installed import project_names
 
     (tmp_path / "python").mkdir()
     (tmp_path / "python/pyproject.toml").write_text('[project]\nname = "Triton_Lang"\n')
@@ -364,7 +364,7 @@ def test_a_vendored_library_is_not_the_repository_s_project() -> None:
     """Round 19, FP1: every pyproject.toml of the tree named "the repository's projects", so a vendored
     third_party/iniconfig made pytest's own iniconfig (installed) a stale copy: every run altered, forever. Only
     the root's and one folder down name the repository's projects."""
-    from tracker.installed import project_files
+    from tracker.base.installed import project_files
 
     files = ["pyproject.toml", "python/pyproject.toml", "third_party/iniconfig/pyproject.toml", "setup.cfg",
              "legacy/setup.cfg", "a/b/setup.cfg", "docs/conf.py"]  # fmt: skip

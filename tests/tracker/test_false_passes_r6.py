@@ -12,7 +12,7 @@ from typing import Any
 
 from tracker_testutil import git, phase, plan_text
 
-from tracker.model import TestGate, gate_hash
+from tracker.core.model import TestGate, gate_hash
 
 TWO = "def test_a():\n    pass\n\ndef test_b():\n    assert False, 'b fails'\n"
 FLIP = (

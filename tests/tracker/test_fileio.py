@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tracker.base.fileio import atomic_write, read_text, repo_lock, write_text_if_changed
 from tracker.errors import FileError, LockedError, UsageError
-from tracker.fileio import atomic_write, read_text, repo_lock, write_text_if_changed
 
 
 def test_read_text_is_exact_and_rejects_non_utf8(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from tracker_testutil import git, glob_steps
 
-from tracker.contract import blob_id, file_id, set_fingerprint
-from tracker.fingerprint import (
+from tracker.base.contract import blob_id, file_id, set_fingerprint
+from tracker.base.fingerprint import (
     FileIndex,
     changed_files,
     compile_glob,
@@ -57,7 +57,7 @@ def test_walk_without_git_skips_build_dirs(tmp_path: Path) -> None:
 
 def test_a_walk_without_git_fingerprints_links_as_git_does(repo, tmp_path: Path) -> None:
     """A symlink is its target's name (git's blob of it), never the file it leads to: editing a test linked out of the
-    repository changes no fingerprint (such a test meets no gate: tracker.gate_paths). The walk of a tree without git
+    repository changes no fingerprint (such a test meets no gate: tracker.base.gate_paths). The walk of a tree without git
     (the plugin on a machine without the .git directory) left out every link to a directory (os.walk lists them
     with the directories and does not enter them), so its runs' file maps lacked ``tests/ext`` where git's had it:
     a link retargeted there never made a phase stale."""
@@ -69,9 +69,7 @@ def test_a_walk_without_git_fingerprints_links_as_git_does(repo, tmp_path: Path)
     (root / "tests/alias").symlink_to("in")
     (root / "tests/dangling").symlink_to("nowhere")
     ids = tree_file_ids(root)
-    link = (
-        "120000"  # a link's id: git's blob of its target's name, the link's mode folded in (tracker.contract.file_id)
-    )
+    link = "120000"  # a link's id: git's blob of its target's name, the link's mode folded in (tracker.base.contract.file_id)
     assert ids["tests/ext"] == file_id(blob_id(b"../../outside"), link) and "tests/ext/test_x.py" not in ids
     assert ids["tests/test_link.py"] == file_id(blob_id(str(tmp_path / "outside" / "test_x.py").encode()), link)
     assert walk_file_ids(root) == ids

@@ -1,4 +1,4 @@
-"""tracker.gate_paths: the one rule lint, status and verify apply to a test gate's path (it must not leave the
+"""tracker.base.gate_paths: the one rule lint, status and verify apply to a test gate's path (it must not leave the
 repository through a symlink), and its cached form, on real trees with links."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracker.gate_paths import OutsideCheck, TestFileCheck, gate_path, leaves_repository
+from tracker.base.gate_paths import OutsideCheck, TestFileCheck, gate_path, leaves_repository
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""tracker.gitlog: the commits of a stretch of history and the files they touched, on real git repositories."""
+"""tracker.git.log: the commits of a stretch of history and the files they touched, on real git repositories."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tracker_testutil import GIT_ENV, git
 
+from tracker.base.fingerprint import compile_glob
 from tracker.errors import ExitCode, FileError, UsageError
-from tracker.fingerprint import compile_glob
-from tracker.gitlog import Commit, UnknownRef, changed_paths, commits, resolve
+from tracker.git.log import Commit, UnknownRef, changed_paths, commits, resolve
 
 REPO = Path(__file__).resolve().parents[2]
 T0 = 1_750_000_000  # 2025-06-15T15:06:40Z
@@ -360,7 +360,7 @@ def test_thousands_of_commits_in_one_git_process(
 
 
 def test_importing_gitlog_does_not_import_gitpython() -> None:
-    code = "import sys, tracker.gitlog; print('git' in sys.modules)"
+    code = "import sys, tracker.git.log; print('git' in sys.modules)"
     run = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "False"
 

@@ -14,10 +14,10 @@ from evidence_repo import CHECKOUT, call, commit_all, make_repo, phase_block, pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracker.fingerprint import FileIndex
-from tracker.model import GateVerdict, Phase, Plan, Status, Store, TestGate, TestRun
-from tracker.pruning import needed, settle, superseded
-from tracker.status import compute
+from tracker.base.fingerprint import FileIndex
+from tracker.core.model import GateVerdict, Phase, Plan, Status, Store, TestGate, TestRun
+from tracker.core.pruning import needed, settle, superseded
+from tracker.core.status import compute
 
 LIB_OK = "def add(a, b):\n    return a + b\n"
 TESTS = "from src.lib import add\n\ndef test_add():\n    assert add(2, 2) == 4\n\ndef test_zero():\n    assert add(0, 0) == 0\n"
@@ -287,7 +287,7 @@ def test_a_signoff_is_replayed_at_its_utc_time_whatever_its_offset(signed_at: st
     gates were met together at 10:00Z, so the phase regressed. Ordered as text, "15:00:00+05:00" would come after
     12:00Z and the phase would wrongly read as never done (in-progress), while `tracker log` (timeline) says
     regressed."""
-    from tracker.model import ManualGate, gate_hash
+    from tracker.core.model import ManualGate, gate_hash
 
     gates = (TestGate(test="t/a.py::x"), ManualGate(manual="Reviewed"))
     plans = [Plan("0001", "p", "plans/0001-p.md", phases=(Phase("P1", "a", gates=gates),))]
@@ -343,8 +343,8 @@ def test_gc_keeps_every_status_transition_log_and_report_read_the_same(tmp_path:
 def test_gc_keep_set_never_changes_any_timeline(history: list[tuple[str | None, str | None, str | None]]) -> None:
     """Whatever the run history, what gc keeps (``needed``, then ``settle`` on statuses and timelines, as
     ``tracker gc`` does) replays to the same transitions: ``tracker log`` and reports read the same after gc."""
-    from tracker.pruning import first_difference
-    from tracker.timeline import replay
+    from tracker.core.pruning import first_difference
+    from tracker.core.timeline import replay
 
     plans = [Plan("0001", "p", "plans/0001-p.md", phases=(
         Phase("P1", "a", gates=(TestGate(test="t/a.py::x"), TestGate(test="t/b.py"))),

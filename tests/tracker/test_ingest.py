@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracker.contract import utc_time
-from tracker.ingest import IngestError, parse_junit, parse_reportlog, shorten, sniff
+from tracker.base.contract import utc_time
+from tracker.store.ingest import IngestError, parse_junit, parse_reportlog, shorten, sniff
 
 SAMPLE = """
 import os
@@ -615,7 +615,7 @@ def test_a_junit_testcase_without_a_name_is_refused(repo, cli, tmp_path: Path) -
 def test_a_file_skipped_or_broken_at_collection_is_a_record_of_the_file_in_both_formats(tmp_path: Path) -> None:
     # pytest writes a collection report into JUnit XML as a testcase with an empty classname, named by the module's
     # dotted path: a CPU run whose GPU files skip at import was refused as 'has no classname or file'. It is the
-    # file's record, as the plugin and the reportlog have it (tracker.testgate keeps other runs' tests of the file).
+    # file's record, as the plugin and the reportlog have it (tracker.core.testgate keeps other runs' tests of the file).
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_gpu.py").write_text(
         "import pytest\npytest.skip('CUDA not available', allow_module_level=True)\n"
@@ -887,7 +887,7 @@ def test_a_run_older_than_head_s_commit_is_never_stored_as_head_s(tmp_path: Path
 def test_a_junit_file_of_several_suites_is_dated_by_its_earliest(tmp_path: Path) -> None:
     """Round 21, 6: the first suite dated the file, so an old run's suite merged after a new one's passed as new (and
     past the "older than HEAD" refusal). The earliest dates it; a suite without a timestamp leaves it undated."""
-    from tracker.ingest import parse_junit
+    from tracker.store.ingest import parse_junit
 
     case = '<testcase classname="tests.test_a" name="test_a" file="tests/test_a.py" time="0.1"/>'
     new, old = "2026-12-04T12:00:00+00:00", "2026-12-01T12:00:00+00:00"

@@ -1,19 +1,32 @@
-"""The tracker's imports run one way: no module imports, directly or through others, a module that imports it
-back (lazy imports inside functions included), and the evaluating core reads no file."""
+"""The tracker's house by layer: each folder of ``tracker/`` states its rule once, in its ``__init__`` (its ``LAYER``
+and the ``LIBRARIES`` it may use), and these tests hold every module to its folder's rule; no import circles (lazy
+imports inside functions included); the evaluating core reads no file; the pytest plugins import the standard
+library's layer only (they run where only pytest is installed)."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import sys
 from pathlib import Path
+
+import pytest
 
 import tracker
 
 PACKAGE = Path(tracker.__file__).parent
-# The evaluating core: plans and evidence in, statuses out. Readers hand it data; it never opens a file.
-CORE = {"tracker.status", "tracker.testgate", "tracker.bench_verdict", "tracker.history", "tracker.pruning",
-        "tracker.evidence_answers", "tracker.stats", "tracker.model", "tracker.timeline", "tracker.detail", "tracker.commit_summary"}  # fmt: skip
-READERS = {"tracker.evidence", "tracker.result_files", "tracker.plans", "tracker.derive", "tracker.fileio",
-           "tracker.cache", "tracker.bench_evaluator"}  # fmt: skip
+FOLDERS = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file() and p.name != "commands")
+# Above the folders: the commands (one module each), then the command line and the entry; the pytest plugins stand
+# on the ground floor alone.
+COMMANDS_LAYER = 7
+TOP = {"tracker.cli": 8, "tracker.entry": 9, "tracker.__main__": 10}
+PLUGINS = {"tracker.pytest_plugin", "tracker.pytest_boot", "tracker.pytest_argcheck"}
+ANYWHERE = {"tracker", "tracker.errors"}  # the package's face (its version) and the errors every layer raises
+READERS = {"tracker.base.fileio", "tracker.base.cache"}  # what the evaluating core never imports
+# Modules a library ships beside its own name: importing one is using that library.
+PARTS = {"pydantic_core": "pydantic", "markupsafe": "jinja2", "_pytest": "pytest"}
+# The standard library, also where a newer Python names its accelerators otherwise (3.12's ``_sha2``, tried first).
+STDLIB = set(sys.stdlib_module_names) | {"__future__", "_sha2"}
 
 
 def module_name(path: Path) -> str:
@@ -22,22 +35,46 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def imports_of(path: Path) -> tuple[set[str], set[str]]:
+    """(the tracker modules, the other top-level modules) a file imports anywhere in its body."""
+    ours: set[str] = set()
+    others: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                (ours if a.name.split(".")[0] == "tracker" else others).add(
+                    a.name if a.name.startswith("tracker") else a.name.split(".")[0]
+                )
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "tracker" or node.module.startswith("tracker."):
+                ours.add(node.module)
+                ours |= {
+                    f"{node.module}.{a.name}"
+                    for a in node.names
+                    if (PACKAGE.parent / f"{node.module}.{a.name}".replace(".", "/")).with_suffix(".py").exists()
+                    or (PACKAGE.parent / f"{node.module}.{a.name}".replace(".", "/")).is_dir()
+                }
+            else:
+                others.add(node.module.split(".")[0])
+    return ours, others
+
+
 def imports() -> dict[str, set[str]]:
     """Module -> the tracker modules it imports anywhere in its body."""
     modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                found |= {a.name for a in node.names if a.name.startswith("tracker.")}
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                if node.module == "tracker":
-                    found |= {f"tracker.{a.name}" for a in node.names}
-                elif node.module.startswith("tracker."):
-                    found.add(node.module)
-        graph[name] = {m for m in found if m in modules and m != name}
-    return graph
+    return {name: {m for m in imports_of(path)[0] if m in modules and m != name} for name, path in modules.items()}
+
+
+def layer_of(module: str) -> int | None:
+    """The layer a tracker module stands on (None: the package face, the errors, the plugins: held apart)."""
+    parts = module.split(".")
+    if module in ANYWHERE or module in PLUGINS:
+        return None
+    if module in TOP:
+        return TOP[module]
+    if parts[1] == "commands":
+        return COMMANDS_LAYER
+    return int(importlib.import_module(f"tracker.{parts[1]}").LAYER)
 
 
 def find_circle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -60,22 +97,60 @@ def find_circle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def test_the_house_has_its_layer_folders() -> None:
+    assert FOLDERS == ["base", "core", "git", "plans", "report", "store"], FOLDERS
+    layers = [importlib.import_module(f"tracker.{f}").LAYER for f in FOLDERS]
+    assert sorted(layers) == list(range(1, len(FOLDERS) + 1)), layers  # one floor each
+    top = sorted(module_name(p) for p in PACKAGE.glob("*.py"))
+    assert top == sorted({"tracker", "tracker.errors", *TOP, *PLUGINS}), top  # nothing else lives at the top
+
+
 def test_no_import_circle() -> None:
     circle = find_circle(imports())
     assert circle is None, "import circle: " + " -> ".join(circle or [])
 
 
-def test_the_core_imports_no_reader_and_no_command() -> None:
-    graph = imports()
-    for name in sorted(CORE):
-        bad = sorted(m for m in graph[name] if m in READERS or m.startswith("tracker.commands") or m == "tracker.cli")
-        assert not bad, f"{name} imports {bad}: the evaluating core takes data, it does not read files"
+@pytest.mark.parametrize("folder", [*FOLDERS, "commands"])
+def test_every_module_keeps_its_folders_rule(folder: str) -> None:
+    """A module imports the layers below its own and its own, and of other libraries only its folder's."""
+    allowed = set(getattr(importlib.import_module(f"tracker.{folder}"), "LIBRARIES", ()))
+    if folder == "commands":  # the commands stand on every folder and use what those do
+        allowed = {lib for f in FOLDERS for lib in importlib.import_module(f"tracker.{f}").LIBRARIES} | {"pytest"}
+    for path in sorted((PACKAGE / folder).glob("*.py")):
+        name = module_name(path)
+        ours, others = imports_of(path)
+        mine = layer_of(name)
+        assert mine is not None
+        up = sorted(m for m in ours if (layer := layer_of(m)) is not None and layer > mine)
+        assert not up, f"{name} (layer {mine}) imports {up} from above it"
+        plugins = sorted(m for m in ours if m in PLUGINS and folder != "commands")
+        assert not plugins, f"{name} imports the pytest plugins {plugins}"
+        foreign = sorted(o for o in others - STDLIB if PARTS.get(o, o) not in allowed)
+        assert not foreign, f"{name} imports {foreign}: its folder's LIBRARIES are {sorted(allowed)}"
 
 
-def test_a_planted_circle_is_found() -> None:
+def test_the_evaluating_core_reads_no_file() -> None:
+    for path in sorted((PACKAGE / "core").glob("*.py")):
+        ours, _ = imports_of(path)
+        assert not ours & READERS, f"{module_name(path)} imports {sorted(ours & READERS)}: the core takes data"
+
+
+def test_the_pytest_plugins_stand_on_the_ground_floor_alone() -> None:
+    """Where only pytest is installed, the plugin still loads: it imports the standard library, pytest, the errors
+    and ``tracker.base``."""
+    for name in sorted(PLUGINS):
+        ours, others = imports_of(PACKAGE / f"{name.split('.')[1]}.py")
+        above = sorted(m for m in ours if m not in ANYWHERE | PLUGINS and not m.startswith("tracker.base"))
+        assert not above, f"{name} imports {above}"
+        assert {PARTS.get(o, o) for o in others - STDLIB} <= {"pytest"}, others
+
+
+def test_a_planted_circle_and_a_climb_are_found() -> None:
     graph = imports()
-    graph["tracker.model"] = graph["tracker.model"] | {"tracker.cli"}  # the model importing the command line
+    graph["tracker.core.model"] = graph["tracker.core.model"] | {"tracker.cli"}  # the model importing the command line
     circle = find_circle(graph)
-    assert circle is not None and "tracker.model" in circle and "tracker.cli" in circle
+    assert circle is not None and "tracker.core.model" in circle and "tracker.cli" in circle
     assert find_circle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_circle({"a": {"b"}, "b": set()}) is None
+    assert layer_of("tracker.cli") > layer_of("tracker.core.model")  # type: ignore[operator]
+    assert layer_of("tracker.report.detail") > layer_of("tracker.store.derive")  # type: ignore[operator]

@@ -24,7 +24,7 @@ def test_gate_problems_cost_linear_work_in_the_gates(repo: Callable[..., Path]) 
     # process, Python or built-in, but pytest's collection (a child process; _collect's pipe reads vary run to
     # run): 4.1x at 4x the gates; testing every pair made it 15.7x (5.1M calls at 1,600 gates).
     from tracker.commands import lint
-    from tracker.plans import load_plans
+    from tracker.plans.load import load_plans
 
     def work(n: int) -> int:
         root = _many_gates_repo(repo, n)
@@ -113,7 +113,7 @@ def test_the_placeholder_gate_touched_but_not_edited_is_still_a_problem(repo, cl
     compares words (case, spacing, punctuation and markup aside)."""
     from test_signoff import PLACEHOLDER_TOUCHED
 
-    from tracker.checks import TEMPLATE_MANUAL
+    from tracker.core.checks import TEMPLATE_MANUAL
 
     root = repo({"a.py": "A = 1\n"})
     assert cli(root, "new", "Parser rewrite").code == 0
@@ -170,7 +170,7 @@ def test_many_test_files_of_one_folder_are_collected_through_it(repo, cli, monke
     44 s (5,000: still collecting after 12 minutes). A folder whose every test file is a gate's is one argument; a
     file pytest's python_files skips there (`check_x.py`) is collected on its own, and errors still name their gate."""
     from tracker.commands import lint
-    from tracker.plans import load_plans
+    from tracker.plans.load import load_plans
 
     gates = [f'test = "tests/many/test_{i}.py"' for i in range(12)] + ['test = "tests/many/check_x.py"']
     files = {f"tests/many/test_{i}.py": f"def test_{i}():\n    pass\n" for i in range(12)}

@@ -464,7 +464,7 @@ def test_result_new_writes_a_result_file_a_bench_gate_reads(repo, cli) -> None:
     assert r.code == 0 and r.out.startswith("wrote elsewhere/") and len(list((root / "elsewhere").glob("*.json"))) == 1
 
 
-# --- the plugin records dirty by tracker.dirty, the rule signoff and result files use (issue 12 item 6) -----------------
+# --- the plugin records dirty by tracker.base.dirty, the rule signoff and result files use (issue 12 item 6) -----------------
 
 
 def _record(root: Path, **env: str) -> tuple[int, str, list[dict[str, object]]]:
@@ -482,7 +482,7 @@ def _record(root: Path, **env: str) -> tuple[int, str, list[dict[str, object]]]:
 
 
 def test_the_plugin_s_dirty_is_tracker_dirty_s(repo, monkeypatch) -> None:
-    from tracker.dirty import commit_state
+    from tracker.base.dirty import commit_state
 
     monkeypatch.delenv("TRACKER_COMMIT", raising=False)
     monkeypatch.delenv("TRACKER_DIRTY", raising=False)

@@ -17,8 +17,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from tracker_testutil import git, make_files, phase, plan_text
 
-from tracker.model import RAN, Store, TestGate, TestRun
-from tracker.testgate import TestIndex, xfail_known
+from tracker.core.model import RAN, Store, TestGate, TestRun
+from tracker.core.testgate import TestIndex, xfail_known
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -369,7 +369,7 @@ def test_next_with_every_phase_done_says_so(repo: Callable[..., Path]) -> None:
 # --- item 3: one invalid plan does not hide the valid ones ----------------------------------------------------
 
 from tracker.errors import FileError, PlanError  # noqa: E402
-from tracker.plans import load_plan_set, load_plans  # noqa: E402
+from tracker.plans.load import load_plan_set, load_plans  # noqa: E402
 
 GOOD = plan_text("0001", phase("P1", 'manual = "a"') + phase("P2", 'manual = "b"', depends='"0002/Q1"'))
 BROKEN = plan_text("0002", phase("Q1", 'manual = "q"') + '```phase\nid = "Q2"\ntitle = 3\n```\n')
@@ -391,7 +391,7 @@ def test_the_plan_set_keeps_valid_plans_and_lists_the_invalid_ones(repo: Callabl
 
 
 def test_a_dependency_into_an_invalid_plan_blocks_unless_the_phase_is_done(repo: Callable[..., Path]) -> None:
-    from tracker.derive import derive
+    from tracker.store.derive import derive
 
     broken = BROKEN.replace('id = "Q1"', 'id = "Q1"\n= not toml')  # Q1 is not even TOML: 0002/Q1 is unknown
     root = repo({"plans/0001-good.md": GOOD, "plans/0002-broken.md": broken})
@@ -490,9 +490,9 @@ def test_the_plan_set_splits_every_file_and_its_valid_plans_derive(
 ) -> None:
     import io
 
-    from tracker.checks import qualify
     from tracker.commands import next as cmd
-    from tracker.derive import derive
+    from tracker.core.checks import qualify
+    from tracker.store.derive import derive
 
     root = tmp_path_factory.mktemp("set")
     make_files(root, files)
@@ -608,11 +608,11 @@ def test_lint_warns_about_exactly_the_test_files_whose_edit_status_would_not_see
     arg: str,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
+    from tracker.base.fingerprint import FileIndex
     from tracker.commands.lint import phase_warnings
-    from tracker.fingerprint import FileIndex
-    from tracker.model import ManualGate, Phase, Plan, gate_hash
-    from tracker.plans import PlanFile
-    from tracker.status import compute
+    from tracker.core.model import ManualGate, Phase, Plan, gate_hash
+    from tracker.core.status import compute
+    from tracker.plans.load import PlanFile
 
     root = tmp_path_factory.mktemp("tree")
     make_files(root, dict.fromkeys(tree, ""))

@@ -99,7 +99,7 @@ def test_tracker_commit_wins_over_git_for_signoff_as_for_the_plugin(
 
 
 def test_commit_state_rules(signed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracker.dirty import commit_state
+    from tracker.base.dirty import commit_state
 
     head = git(signed, "rev-parse", "HEAD").strip()
     monkeypatch.delenv("TRACKER_COMMIT", raising=False)
@@ -379,7 +379,7 @@ def latency(samples: list[float], size: int = 1000) -> dict[str, Any]:
 def test_a_result_written_by_the_helper_validates_and_drives_a_bench_gate(app: Path, cli: Callable[..., Any]) -> None:
     from resultfiles import blob
 
-    from tracker.result_files import load_result, new_result, write_result
+    from tracker.store.result_files import load_result, new_result, write_result
 
     doc = new_result(app, "latency", [latency([41.0, 40.0, 42.0])], ["src/**"], command="python measure.py", gpu=None)
     path = write_result(doc, app / "bench/results")
@@ -411,7 +411,7 @@ def test_a_result_written_by_the_helper_validates_and_drives_a_bench_gate(app: P
 
 
 def test_the_helper_refuses_what_the_validator_would_refuse(app: Path) -> None:
-    from tracker.result_files import new_result
+    from tracker.store.result_files import new_result
 
     bad = [
         ([latency([])], "cases[0].samples: expected a non-empty list of numbers"),
@@ -588,7 +588,7 @@ NEARLY_VALID = st.lists(
 
 
 def hostile_cases_hold(root: Path, cases: list[dict[str, Any]]) -> None:
-    from tracker.result_files import load_result, new_result, write_result
+    from tracker.store.result_files import load_result, new_result, write_result
 
     try:
         doc = new_result(root, "b", cases, ["src/**"], command="c")

@@ -27,7 +27,7 @@ from tracker.commands.report import (
     reports_out_of_date,
     slug,
 )
-from tracker.report_data import Period, Report, Scope
+from tracker.report.data import Period, Report, Scope
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -142,7 +142,7 @@ def test_files_in_the_folder_that_are_no_milestone_report_are_left_alone(repo: P
 def test_this_repository_s_milestone_reports_are_current() -> None:
     """plans/reports/ holds at least one milestone report of our plans (plan 0004 P6), and each report there is what
     `tracker report --milestone M` renders now (charts aside). Regenerate with the command the failure names."""
-    from tracker.plans import load_plans
+    from tracker.plans.load import load_plans
 
     _, plans = load_plans(ROOT)
     milestones = sorted({p.milestone for p in plans if p.milestone})

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tracker_testutil import Calls
 
-from tracker.model import BenchGate, ManualGate, TestGate
-from tracker.parse import fenced_blocks, parse_plan
+from tracker.core.model import BenchGate, ManualGate, TestGate
+from tracker.plans.parse import fenced_blocks, parse_plan
 
 GOOD = """# Kernel
 

@@ -1,6 +1,6 @@
 """Property tests over hostile evidence and result files (issue 11): every kind of store file with random wrong
 types at every key, deep nesting, huge and non-finite numbers, future and impossible times and non-UTF-8 bytes,
-through ``evidence.load``, status, ``tracker ingest`` (the CLI) and ``tracker.result_files``.
+through ``evidence.load``, status, ``tracker ingest`` (the CLI) and ``tracker.store.result_files``.
 
 Properties: never a traceback; a bad file is invalid (load) or refused (ingest, exit 8) with ``path: reason``;
 and never a false pass: a test gate is met only when a valid complete run says its test passed, a bench gate
@@ -24,11 +24,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from resultfiles import case, result
 
-from tracker.contract import EVIDENCE_DIR, utc_time
-from tracker.evidence import load
-from tracker.fingerprint import FileIndex
-from tracker.model import BenchGate, GateVerdict, ManualGate, Phase, Plan, Store, TestGate
-from tracker.status import compute
+from tracker.base.contract import EVIDENCE_DIR, utc_time
+from tracker.base.fingerprint import FileIndex
+from tracker.core.model import BenchGate, GateVerdict, ManualGate, Phase, Plan, Store, TestGate
+from tracker.core.status import compute
+from tracker.store.evidence import load
 
 NODEID = "tests/test_a.py::test_x"
 PLANS = [
@@ -372,7 +372,7 @@ def test_utc_time_never_raises(text: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Result files: tracker.result_files, bench/results and the store.
+# Result files: tracker.store.result_files, bench/results and the store.
 
 
 def _result_base() -> dict[str, Any]:
@@ -386,10 +386,10 @@ GATES = [BenchGate(bench="m", where={"k": 1, "impl": "cuda"}, at_most=4.5, stat=
 
 
 def check_result(path: Path, data: bytes) -> None:
-    from tracker.bench_verdict import evaluate, matches
+    from tracker.core.bench_verdict import evaluate, matches
+    from tracker.core.stats import compute_stat
     from tracker.errors import ResultFileError
-    from tracker.result_files import load_result
-    from tracker.stats import compute_stat
+    from tracker.store.result_files import load_result
 
     path.write_bytes(data)
     try:
@@ -423,7 +423,7 @@ def test_a_mutated_result_file_is_used_or_rejected(
     )
 )
 def test_huge_samples_never_overflow(tmp_path_factory: pytest.TempPathFactory, samples: list[float]) -> None:
-    from tracker.stats import compute_stat
+    from tracker.core.stats import compute_stat
 
     for name in ("median", "mean", "p90", "min"):
         assert math.isfinite(compute_stat(name, samples))

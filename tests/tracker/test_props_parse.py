@@ -19,14 +19,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tracker.base.fingerprint import FileIndex, glob_problem
+from tracker.base.selection import compile_marker
 from tracker.commands import lint
 from tracker.commands.new import toml_string
-from tracker.fingerprint import FileIndex, glob_problem
-from tracker.model import GateVerdict, Plan, Store, TestGate
-from tracker.parse import MAX_TOML_DEPTH, _too_deep_line, parse_plan
-from tracker.plans import from_plain, to_plain
-from tracker.schema import gate_path_problem
-from tracker.selection import compile_marker
+from tracker.core.model import GateVerdict, Plan, Store, TestGate
+from tracker.plans.load import from_plain, to_plain
+from tracker.plans.parse import MAX_TOML_DEPTH, _too_deep_line, parse_plan
+from tracker.plans.schema import gate_path_problem
 
 PATH = "plans/0001-x.md"
 PROBLEM = re.compile(r"^(plans/[^:]+):(\d+): \S")
@@ -212,8 +212,8 @@ def check_safe_for_status(plan: Plan) -> None:
 
 def check_status(plan: Plan) -> None:
     """A valid plan's status derives without an exception (empty store, a few files)."""
-    from tracker.checks import cross_plan_problems
-    from tracker.status import compute
+    from tracker.core.checks import cross_plan_problems
+    from tracker.core.status import compute
 
     if cross_plan_problems([plan]):
         return

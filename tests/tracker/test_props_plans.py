@@ -31,12 +31,12 @@ from hypothesis import strategies as st
 from test_regions import added_blank_lines, count_regions
 
 from tracker.commands.update import UnsafeRewriteError, refuse_unsafe
+from tracker.core.model import EvidenceSource, GateVerdict, PhaseStatus, Plan, Status
 from tracker.errors import RegionEditedError
-from tracker.model import EvidenceSource, GateVerdict, PhaseStatus, Plan, Status
-from tracker.parse import fenced_blocks, parse_plan
-from tracker.plans import PlanFile
-from tracker.regions import checksum, rewrite
-from tracker.render import plan_regions
+from tracker.plans.load import PlanFile
+from tracker.plans.parse import fenced_blocks, parse_plan
+from tracker.plans.regions import checksum, rewrite
+from tracker.report.render import plan_regions
 
 PATH = "plans/0001-x.md"
 

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tracker_testutil import make_files, phase, plan_text
 
+from tracker.base.contract import blob_id
 from tracker.commands.common import pytest_command, pytest_env
-from tracker.contract import blob_id
 
 OUTCOMES = """
 import pytest
@@ -128,7 +128,7 @@ def test_collection_error_is_recorded(repo) -> None:
 
 
 def test_a_file_skipped_at_collection_is_recorded_as_a_skip_of_the_file(repo) -> None:
-    # The tracker keeps the tests other runs recorded under such a file (tracker.testgate): it must know of the skip.
+    # The tracker keeps the tests other runs recorded under such a file (tracker.core.testgate): it must know of the skip.
     root = repo(
         {
             "tests/test_gpu.py": "import pytest\npytest.skip('CUDA not available', allow_module_level=True)\n",
@@ -155,7 +155,7 @@ def test_keyboard_interrupt_never_records_a_pass(repo) -> None:
 
 def crash_record(root: Path, data: dict[str, Any]) -> dict[str, Any]:
     """The test a crashed run was running, as the store reads it (:func:`tracker.names.crashed_test`)."""
-    from tracker.evidence import crashed_test
+    from tracker.store.evidence import crashed_test
 
     [path] = (root / ".tracker" / "evidence").glob("*.json")
     return crashed_test(path, data["running"])
@@ -212,9 +212,9 @@ def test_a_test_alone_in_its_file_is_named_in_the_evidence_file_itself(repo) -> 
 def test_the_crash_counts_as_an_error_of_the_test_with_the_evidence_file_alone(repo) -> None:
     """Without the slot (a copy that did not carry it, an older tracker) the store reads the crash as an error of
     every test in that file: the test that crashed among them, never a pass."""
-    from tracker import evidence
-    from tracker.contract import running_file
-    from tracker.selection import selects
+    from tracker.base.contract import running_file
+    from tracker.base.selection import selects
+    from tracker.store import evidence
 
     root = repo({"tests/test_c.py": "import os\ndef test_a(): pass\ndef test_b(): os._exit(3)\n"})
     _, data = run_pytest(root, "tests", "--tracker-record")
@@ -232,8 +232,8 @@ def test_a_crashed_runs_pid_taken_by_another_process_still_counts_the_crash(repo
     """The kernel gives a dead run's pid to the next process; that process being alive must not make the crashed
     run "still running" (and let the older pass decide again). The running record names the process by its pid
     and its start (boot id and start time), so a process of that pid that started otherwise is another one."""
-    from tracker import evidence
-    from tracker.contract import process_identity, running_file
+    from tracker.base.contract import process_identity, running_file
+    from tracker.store import evidence
 
     root = repo({"tests/test_c.py": "import os\ndef test_a(): pass\ndef test_b(): os._exit(3)\n"})
     _, data = run_pytest(root, "tests", "--tracker-record")

@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tracker.errors import RegionEditedError
-from tracker.regions import Region, checksum, find_regions, is_blank, region_spans, rewrite, split_lines
+from tracker.plans.regions import Region, checksum, find_regions, is_blank, region_spans, rewrite, split_lines
 
 TEXT = "# T\n```plan\nx\n```\nprose\n```phase\ny\n```\ntail\n"
 REGIONS = [Region("summary", "S1\n\n| a |", 4), Region("phase:P1", "body", 8)]

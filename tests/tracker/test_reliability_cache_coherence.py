@@ -1,4 +1,4 @@
-"""The status index (tracker/statusindex.py) against a cold status, through the real CLI in throwaway git
+"""The status index (tracker/store/statusindex.py) against a cold status, through the real CLI in throwaway git
 repositories: every input status reads must be part of the index's key, or a warm status can keep a verdict the
 evidence no longer supports."""
 
@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from tracker_testutil import phase, plan_text
 
-from tracker import fileio, statusindex
+from tracker.base import fileio
+from tracker.store import statusindex
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 RECORDING = [sys.executable, "-m", "pytest", "-p", "tracker.pytest_plugin", "--tracker-record", "-q", "-p",

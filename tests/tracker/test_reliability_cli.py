@@ -386,8 +386,8 @@ def test_gc_puts_back_what_a_stopped_gc_set_aside(repo, cli) -> None:
 
 
 def test_delete_if_unchanged_deletes_only_the_bytes_it_was_given(tmp_path: Path) -> None:
+    from tracker.base.hashing import sha256_hex
     from tracker.commands.gc import delete_if_unchanged
-    from tracker.hashing import sha256_hex
 
     path = tmp_path / "run.json"
     path.write_bytes(b"judged")

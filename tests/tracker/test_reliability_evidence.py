@@ -18,8 +18,8 @@ import pytest
 from resultfiles import case, result, write
 from tracker_testutil import git, phase, plan_text
 
-from tracker.contract import utc_time
-from tracker.evidence import load
+from tracker.base.contract import utc_time
+from tracker.store.evidence import load
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 TEST_A = "def test_x():\n    assert True\n"
@@ -179,10 +179,10 @@ def test_every_input_format_is_refused_with_a_future_time(
 
 
 def test_a_result_rejected_for_its_future_time_is_not_cached(tmp_path: Path) -> None:
-    from tracker.cache import Cache
-    from tracker.contract import Clock
+    from tracker.base.cache import Cache
+    from tracker.base.contract import Clock
     from tracker.errors import ResultFileError
-    from tracker.result_files import load_result
+    from tracker.store.result_files import load_result
 
     path = write(tmp_path / "r.json", result([case("m", {"k": 1}, [1.0])], time=utc(3600)))
     cache = Cache(tmp_path)
@@ -337,7 +337,7 @@ def test_a_bad_shape_is_invalid_in_the_store_and_refused_by_ingest(
 
 
 def test_a_run_that_counts_for_nothing_needs_only_its_time() -> None:
-    from tracker.evidence import check_document
+    from tracker.store.evidence import check_document
 
     interrupted = {
         "schema": "tracker-test-run",
@@ -465,10 +465,10 @@ def _huge_case(metric: str, samples: list[float], unit: str = "us") -> dict[str,
 )
 @pytest.mark.parametrize("stat", ["mean", "median", "p90", "min"])
 def test_huge_finite_samples_are_valid_and_evaluate(tmp_path: Path, samples: list[float], stat: str) -> None:
-    from tracker.bench_verdict import evaluate
-    from tracker.model import BenchGate
-    from tracker.result_files import load_result
-    from tracker.stats import compute_stat
+    from tracker.core.bench_verdict import evaluate
+    from tracker.core.model import BenchGate
+    from tracker.core.stats import compute_stat
+    from tracker.store.result_files import load_result
 
     unit = "us" if min(samples) > 0 else "x"
     run = load_result(write(tmp_path / "r.json", result([_huge_case("m", samples, unit)])))
@@ -500,7 +500,7 @@ def test_non_finite_values_are_rejected_with_a_reason(
 
 
 def test_the_mean_of_samples_whose_sum_overflows() -> None:
-    from tracker.stats import compute_stat, interpolate
+    from tracker.core.stats import compute_stat, interpolate
 
     assert compute_stat("mean", [1.7e308, 1.7e308]) == 1.7e308
     assert compute_stat("median", [1.7e308, 1.7e308]) == 1.7e308
@@ -719,7 +719,7 @@ def test_the_bootstrap_over_200k_samples_is_bounded_and_deterministic(monkeypatc
     # (2 x 2,000 resamples of a 2,000-sample subsample: 8M draws, ~3 s); resampling all of them was 800M (~5 min).
     import random
 
-    from tracker import stats
+    from tracker.core import stats
 
     rng = random.Random(7)
     cand = [rng.gauss(10, 1) for _ in range(200_000)]
@@ -757,14 +757,14 @@ def test_the_bootstrap_over_200k_samples_is_bounded_and_deterministic(monkeypatc
 
 
 def test_small_sample_counts_bootstrap_as_before() -> None:
-    from tracker import stats
+    from tracker.core import stats
 
     samples = [float(x % 17) + 1 for x in range(300)]
     assert stats.subsample(samples, None) == samples  # no subsample: the rng is not even asked
 
 
 def test_max_future_is_five_minutes() -> None:
-    from tracker.contract import MAX_FUTURE_S, Clock
+    from tracker.base.contract import MAX_FUTURE_S, Clock
 
     assert MAX_FUTURE_S == 300
     clock = Clock(0)

@@ -78,8 +78,8 @@ def test_lint_names_an_invalid_marker_with_its_line(repo, cli) -> None:
 
 def test_an_invalid_marker_reaching_evaluation_is_an_unmet_gate() -> None:
     # Plans are validated first; the API still never raises on one (a plan built in code, an old cache).
-    from tracker.model import Phase, Plan, Store, TestGate
-    from tracker.testgate import TestIndex
+    from tracker.core.model import Phase, Plan, Store, TestGate
+    from tracker.core.testgate import TestIndex
 
     gate = TestGate("tests/test_m.py", "a and")
     verdict, ever = TestIndex(Store([], [], [])).verdict("0001/P1#1", gate)
@@ -93,10 +93,10 @@ def test_an_invalid_marker_reaching_evaluation_is_an_unmet_gate() -> None:
 
 def test_a_pathological_glob_costs_status_no_time(repo, cli) -> None:
     # `*a*a*...*b` against a 40-character name took over a minute (regex backtracking) in status/update/check.
-    # Counted, not timed: status matches paths globs by the linear automaton (tracker.fingerprint.Glob), at most one
+    # Counted, not timed: status matches paths globs by the linear automaton (tracker.base.fingerprint.Glob), at most one
     # step a character of each path, per glob and status run (test_fingerprint bounds one match). The regex had no
     # steps to count: a count of 0 fails here.
-    from tracker.fingerprint import tree_file_ids
+    from tracker.base.fingerprint import tree_file_ids
 
     glob = "*a" * 16 + "*b"
     text = plan_text(phases=phase("P1", 'test = "tests/test_a.py"', paths=f'"{glob}", "src/**"'))
@@ -165,7 +165,7 @@ def test_deep_toml_is_a_plan_problem_for_every_command(repo, cli, block: str, li
 
 
 def test_deep_toml_in_the_plan_block() -> None:
-    from tracker.parse import parse_plan
+    from tracker.plans.parse import parse_plan
 
     text = f'```plan\nid = "0001"\ntitle = "X"\nmilestone = {DEEP}\n```\n'
     _plan, problems = parse_plan("plans/0001-x.md", text)
@@ -173,7 +173,7 @@ def test_deep_toml_in_the_plan_block() -> None:
 
 
 def test_brackets_inside_strings_and_comments_are_not_nesting() -> None:
-    from tracker.parse import parse_plan
+    from tracker.plans.parse import parse_plan
 
     body = 'id = "P1"\ntitle = "' + "[" * 100 + '"  # ' + "{" * 100 + "\n"
     body += "x = '''\n" + "[" * 100 + "\n'''\n" + 'y = """\\"""' + "[" * 100 + '"""\n'
@@ -185,7 +185,7 @@ def test_brackets_inside_strings_and_comments_are_not_nesting() -> None:
 
 
 def _plan_files(root: Path) -> list[tuple[str, object]]:
-    from tracker.plans import load_files
+    from tracker.plans.load import load_files
 
     return [(f.path, f.plan) for f in load_files(root)]
 
@@ -206,8 +206,8 @@ def _plan_files(root: Path) -> list[tuple[str, object]]:
     ],
 )
 def test_a_broken_plan_cache_is_a_cold_cache(repo, cli, cache: bytes) -> None:
-    from tracker.hashing import sha256_hex
-    from tracker.plans import _cache_key, load_files, to_plain
+    from tracker.base.hashing import sha256_hex
+    from tracker.plans.load import cache_identity, load_files, to_plain
 
     root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "ok"'))})
     [good] = load_files(root)
@@ -215,7 +215,7 @@ def test_a_broken_plan_cache_is_a_cold_cache(repo, cli, cache: bytes) -> None:
     plain["phases"][0]["gates"][0]["line"] = "9"  # a string where an int belongs
     # The cases were written for the cache's own layout before its envelope: each in the envelope, of its key.
     data = cache.replace(b'{"version": "%s", "files": ', b'{"key": "%s", "data": ').replace(
-        b"%s", _cache_key().encode()
+        b"%s", cache_identity().encode()
     )
     data = data.replace(b"SHA", sha256_hex(good.text.encode()).encode())
     (root / PLAN_CACHE).parent.mkdir(parents=True, exist_ok=True)
@@ -228,8 +228,8 @@ def test_a_broken_plan_cache_is_a_cold_cache(repo, cli, cache: bytes) -> None:
 def test_a_fifo_as_the_plan_cache_does_not_hang(repo) -> None:
     import os
 
-    from tracker.cache import Cache
-    from tracker.plans import load_files
+    from tracker.base.cache import Cache
+    from tracker.plans.load import load_files
 
     root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "ok"'))})
     (root / PLAN_CACHE).parent.mkdir(parents=True, exist_ok=True)
@@ -290,7 +290,7 @@ def test_a_fifo_named_as_a_plan_does_not_hang(repo, cli) -> None:
 
 
 def test_a_huge_plan_is_refused_unread(repo, cli) -> None:
-    from tracker.plans import MAX_PLAN_BYTES
+    from tracker.plans.load import MAX_PLAN_BYTES
 
     root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "ok"'))})
     with open(root / "plans/0002-big.md", "wb") as fh:
@@ -420,7 +420,7 @@ def test_toml_string_round_trips_every_string(text: str) -> None:
 
 def _new_round_trip(title: str) -> None:
     from tracker.commands.new import run
-    from tracker.parse import fenced_blocks, parse_plan
+    from tracker.plans.parse import fenced_blocks, parse_plan
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

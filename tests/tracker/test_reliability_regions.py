@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from tracker_testutil import phase, plan_text
 
-from tracker import fileio
+from tracker.base import fileio
 from tracker.errors import RegionEditedError
-from tracker.parse import parse_plan
-from tracker.regions import Region, checksum, rewrite
+from tracker.plans.parse import parse_plan
+from tracker.plans.regions import Region, checksum, rewrite
 
 PLAN = "plans/0001-x.md"
 
@@ -218,7 +218,7 @@ HOLD_A_WRITE = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from tracker.fileio import atomic_write
+    from tracker.base.fileio import atomic_write
 
     def wait():
         print("renaming", flush=True)

@@ -1,4 +1,4 @@
-"""What the generated regions of a plan file carry (tracker/render.py), through the real CLI."""
+"""What the generated regions of a plan file carry (tracker/report/render.py), through the real CLI."""
 
 from __future__ import annotations
 

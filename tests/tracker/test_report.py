@@ -204,7 +204,7 @@ def test_out_writes_the_whole_file_atomically_and_refuses_a_directory(own_repo: 
 
 
 def test_out_writes_through_a_symlink_and_refuses_a_fifo(own_repo: Path, tmp_path: Path) -> None:
-    """``report --out`` and ``summary --write`` share one rule (tracker.fileio.write_file): a symlink is written
+    """``report --out`` and ``summary --write`` share one rule (tracker.base.fileio.write_file): a symlink is written
     through (the link kept), a destination that is not a regular file is refused, nothing written."""
     real = tmp_path / "real.md"
     real.write_text("old\n", encoding="utf-8")
@@ -342,7 +342,7 @@ LIVE_MARKDOWN = "![p](http://e.x/pixel.png) [click](http://e.x) <http://e.x/a> *
 
 def test_links_and_images_in_plan_text_are_inert_in_markdown(own_repo: Path) -> None:
     """A Markdown link or image in a title, a phase title, a manual gate's text (a tracking pixel in any viewer)
-    is text in the Markdown report, as in the doc tables (tracker.doc_tables.escape_markup, one definition)."""
+    is text in the Markdown report, as in the doc tables (tracker.report.doc_tables.escape_markup, one definition)."""
     from markdown_it import MarkdownIt
 
     hostile_repo(own_repo, LIVE_MARKDOWN)
@@ -447,7 +447,7 @@ def test_a_chart_with_the_same_data_as_another_gate_s_is_drawn_once(own_repo: Pa
     assert chart["gate"] == 1 and chart["also_gates"] == [2]
     p2 = next(ph for p in data["plans"] for ph in p["phases"] if ph["key"] == "0001/P2")
     assert [b["gate"] for b in p2["bench"]] == [1, 2]  # both gates keep their rows in the table
-    from tracker import charts
+    from tracker.report import charts
 
     if not charts.available():  # `.[test]` alone: the page draws no chart (issue 24: this failed there)
         pytest.skip("matplotlib (the `report` extra) not installed: the charts' data is checked, not their drawing")

@@ -25,7 +25,7 @@ pytest_plugins = ["browser"]
 
 
 def _charts_available() -> bool:
-    from tracker import charts
+    from tracker.report import charts
 
     in_ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")  # as tests/browser.py reads it
     if not charts.available() and in_ci:

@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from resultfiles import blob, case, result, write
 
-from tracker.contract import blob_id
+from tracker.base.contract import blob_id
+from tracker.core.stats import compute_stat
 from tracker.errors import ResultFileError
-from tracker.result_files import VALIDATOR, load_result, load_results, results_json_schema
-from tracker.result_schema import parse_result
-from tracker.stats import compute_stat
+from tracker.store.result_files import VALIDATOR, load_result, load_results, results_json_schema
+from tracker.store.result_schema import parse_result
 
 METRIC = "verify_attn.time_us"
 
@@ -203,9 +203,9 @@ def test_load_results_separates_good_from_bad(tmp_path: Path) -> None:
 def test_verdicts_are_cached_by_content_and_validator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import hashlib
 
-    from tracker import result_schema
-    from tracker.cache import VALIDATION_LIBRARIES, Cache, cache_key, library_key
-    from tracker.result_files import CHECKS
+    from tracker.base.cache import VALIDATION_LIBRARIES, Cache, cache_key, library_key
+    from tracker.store import result_schema
+    from tracker.store.result_files import CHECKS
 
     cache = Cache(tmp_path)
     ok = write(tmp_path / "ok.json", good())
@@ -235,7 +235,7 @@ def test_verdicts_are_cached_by_content_and_validator(tmp_path: Path, monkeypatc
 def test_warm_load_does_not_import_pydantic(tmp_path: Path) -> None:
     path = write(tmp_path / "r.json", good())
     code = (
-        "import sys; from pathlib import Path; from tracker.cache import Cache; from tracker.result_files import load_result; "
+        "import sys; from pathlib import Path; from tracker.base.cache import Cache; from tracker.store.result_files import load_result; "
         f"c = Cache(Path({str(tmp_path)!r})); load_result({str(path)!r}, c); c.write(); "
         "cold = 'pydantic' in sys.modules; print(cold)"
     )
@@ -297,8 +297,8 @@ def test_bench_results_in_the_repository_still_validate() -> None:
 def test_the_store_s_result_copies_are_the_ones_its_reader_finds(tmp_path: Path) -> None:
     """Was: the store was read a second time by byte-sniffing for ``"tracker-bench-result"``, which missed a copy
     whose schema is written with a JSON escape (the store's reader, and so status, counts it)."""
-    from tracker import evidence
-    from tracker.result_files import repo_result_files
+    from tracker.store import evidence
+    from tracker.store.result_files import repo_result_files
 
     root = tmp_path / "repo"
     text = json.dumps(good(), indent=1).replace('"tracker-bench-result"', '"tracker-bench-resul\\u0074"')
@@ -313,10 +313,10 @@ def test_the_store_s_result_copies_are_the_ones_its_reader_finds(tmp_path: Path)
 
 
 def test_written_result_files_are_named_by_the_contract(tmp_path: Path) -> None:
-    """Was: write_result had its own rule (dots kept, ``_`` for other characters); now tracker.contract's."""
+    """Was: write_result had its own rule (dots kept, ``_`` for other characters); now tracker.base.contract's."""
     import re
 
-    from tracker.result_files import write_result
+    from tracker.store.result_files import write_result
 
     doc = good()
     doc["provenance"]["host"] = "gpu.box:1"

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from tracker_testutil import git, make_files, phase, plan_text
 
 import tracker
-from tracker.ingest import parse_junit, parse_reportlog
+from tracker.store.ingest import parse_junit, parse_reportlog
 
 CHECKOUT = Path(tracker.__file__).resolve().parent
 
@@ -45,8 +45,8 @@ def gate_of(cli: Callable[..., Any], root: Path) -> tuple[str, dict[str, Any]]:
 
 
 def test_only_tracker_dirty_decides_whether_a_tree_is_dirty() -> None:
-    """tracker.git.head_commit was a second, unused definition of dirty (gitpython's is_dirty, which counts
-    evidence files): any writer that picked it up would disagree with tracker.dirty.commit_state."""
+    """tracker.base.repo_root.head_commit was a second, unused definition of dirty (gitpython's is_dirty, which counts
+    evidence files): any writer that picked it up would disagree with tracker.base.dirty.commit_state."""
     users = [
         p.relative_to(CHECKOUT).as_posix()
         for p in CHECKOUT.rglob("*.py")
@@ -140,8 +140,8 @@ def marker_repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-# Until tracker/commands/ingest.py stores tracker.ingest.evidence_records / running_record (no markers key) and
-# tracker/evidence.py's crashed_run keeps a running test without markers marker-blind, an ingested reportlog's
+# Until tracker/commands/ingest.py stores tracker.store.ingest.evidence_records / running_record (no markers key) and
+# tracker/store/evidence.py's crashed_run keeps a running test without markers marker-blind, an ingested reportlog's
 # records say "markers: []" (they used to hold its keywords). Strict: once both land, these pass and the mark goes.
 
 
@@ -206,7 +206,7 @@ def test_a_reportlog_crash_inside_a_marked_test_regresses_its_gate(marker_repos:
 def test_reportlog_and_junit_evidence_records_say_nothing_of_markers(tmp_path: Path) -> None:
     """What ingest stores for a reportlog: records without a ``markers`` key (marker-blind, as testgate reads
     them), whatever the keywords (here the marker ``slow``, the directory ``slow``, the parametrize id ``gpu``)."""
-    from tracker.ingest import evidence_records, running_record
+    from tracker.store.ingest import evidence_records, running_record
 
     make_files(tmp_path, {"pytest.ini": PYTEST_INI + "    gpu: gpu\n",
                           "tests/slow/test_k.py": "import pytest\n\n@pytest.mark.slow\n@pytest.mark.parametrize('x', [1], ids=['gpu'])\n"
@@ -291,7 +291,7 @@ def markdown(draw: st.DrawFn) -> str:
 def test_the_prefilter_never_skips_a_file_with_a_nested_block(text: str) -> None:
     """lint parses a plan file for nested blocks only when MAYBE_NESTED finds a line that may open one."""
     from tracker.commands.lint import MAYBE_NESTED
-    from tracker.parse import nested_blocks
+    from tracker.plans.parse import nested_blocks
 
     if nested_blocks(text):
         assert MAYBE_NESTED.search(text) is not None
@@ -352,8 +352,8 @@ def test_update_removes_a_stale_temp_file_beside_a_linked_plan(
 
 def test_a_write_through_a_link_out_of_the_repository_is_refused(tmp_path: Path) -> None:
     """A link retargeted out of the repository after the plan was read is not written through."""
+    from tracker.base.fileio import write_text_if_changed
     from tracker.errors import FileError
-    from tracker.fileio import write_text_if_changed
 
     outside = tmp_path / "outside.md"
     outside.write_text("old")
@@ -483,8 +483,8 @@ STAMPS = st.one_of(
 @given(stamp=STAMPS)
 def test_a_junit_timestamp_is_read_only_with_its_time_zone(stamp: str) -> None:
     """Whatever the timestamp: a UTC time when it has a zone, else IngestError (no zone, or not a time)."""
-    from tracker.contract import utc_time
-    from tracker.ingest import IngestError
+    from tracker.base.contract import utc_time
+    from tracker.store.ingest import IngestError
 
     try:
         run = parse_junit(Path("j.xml"), data=junit(stamp).encode())
@@ -505,7 +505,7 @@ GLOB_CHARS = st.one_of(
 def phase_with_paths(draw: st.DrawFn) -> tuple[str, list[str]]:
     """A plan text whose phase P1 has a ``paths`` array of valid globs (quotes and backslashes included), written
     on one line or spread over several, with prose and another phase around it."""
-    from tracker.fingerprint import glob_problem
+    from tracker.base.fingerprint import glob_problem
 
     globs = [g for g in draw(st.lists(GLOB_CHARS, min_size=1, max_size=5, unique=True)) if glob_problem(g) is None]
     sep = draw(st.sampled_from([", ", ",\n  ", " ,\n"]))
@@ -519,7 +519,7 @@ def phase_with_paths(draw: st.DrawFn) -> tuple[str, list[str]]:
 @given(case=phase_with_paths())
 def test_an_unmatched_glob_is_warned_about_inside_its_phase(case: tuple[str, list[str]]) -> None:
     from tracker.commands.lint import _glob_line
-    from tracker.parse import parse_plan
+    from tracker.plans.parse import parse_plan
 
     text, globs = case
     plan, problems = parse_plan("plans/0001-x.md", text)
@@ -555,7 +555,7 @@ def test_an_unmatched_glob_is_warned_about_inside_its_phase_deep(case: tuple[str
 def test_non_finite_bench_gate_values_are_plan_problems_at_their_line() -> None:
     """NaN equals nothing, itself included: a ``where = { id = nan }`` gate could never be met, and the parsed plan
     was not equal to itself (the parse cache round trip, found by test_props_parse's property)."""
-    from tracker.parse import parse_plan
+    from tracker.plans.parse import parse_plan
 
     gate = 'bench = "m.x"\nat_least = nan\nwhere = { id = nan, b = 1.5 }\nbaseline = { c = -inf }'
     text = plan_text("0001", phase("P1", gate) + phase("P2", 'bench = "m.x"\nat_most = inf'))

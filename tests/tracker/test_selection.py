@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tracker.selection import marker_matches, selects
+from tracker.base.selection import marker_matches, selects
 
 
 @pytest.mark.parametrize(
@@ -55,7 +55,7 @@ import sys  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tracker.selection import MAX_MARKER_DEPTH, compile_marker  # noqa: E402
+from tracker.base.selection import MAX_MARKER_DEPTH, compile_marker  # noqa: E402
 
 try:
     from _pytest.mark.expression import Expression
@@ -227,14 +227,14 @@ _NODEIDS = (
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_NODEIDS, max_size=12), _ARGS)
 def test_node_index_selects_what_selects_selects(nodeids: list[str], arg: str) -> None:
-    from tracker.selection import NodeIndex
+    from tracker.base.selection import NodeIndex
 
     index = NodeIndex(nodeids)
     assert sorted(index.selected(arg)) == [i for i, n in enumerate(nodeids) if selects(arg, n)]
 
 
 def test_node_index_looks_at_the_selected_node_ids_only() -> None:
-    from tracker.selection import NodeIndex
+    from tracker.base.selection import NodeIndex
 
     nodeids = [f"tests/t{i % 50}.py::test_{i}" for i in range(5000)] + ["tests/t7.py", "tests"]
     index = NodeIndex(nodeids)
@@ -246,7 +246,7 @@ def test_node_index_looks_at_the_selected_node_ids_only() -> None:
 def test_pytest_s_toml_configuration_files_are_inputs_of_a_test_gate() -> None:
     """adversarial review G3: pytest 9 reads pytest.toml and .pytest.toml first; a committed one that ignored a
     failing test, then removed, left the phase done (not stale): they are configuration files of every gate."""
-    from tracker.selection import config_paths
+    from tracker.base.selection import config_paths
 
     paths = config_paths("tests/test_a.py")
     for name in ("pytest.toml", ".pytest.toml", "tests/pytest.toml", "tests/.pytest.toml", "pytest.ini", "tox.ini"):

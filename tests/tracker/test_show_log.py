@@ -8,7 +8,7 @@ intended change of the output, rewrite them and read the diff before committing 
     TRACKER_REGEN_GOLDEN=1 python -m pytest tests/tracker/test_show_log.py
 
 They hold on every machine: the fixture's commits, times and evidence are fixed, and the commands are given a clock
-fixed after its last evidence (``tracker.contract.Clock``), so nothing of "now" or of this machine enters them.
+fixed after its last evidence (``tracker.base.contract.Clock``), so nothing of "now" or of this machine enters them.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import report_fixture
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tracker.base.contract import Clock
 from tracker.commands import common, log, show
-from tracker.contract import Clock
 
 GOLDEN = Path(__file__).parent / "golden"
 REGEN = os.environ.get("TRACKER_REGEN_GOLDEN") == "1"
@@ -163,7 +163,8 @@ def test_a_plan_shows_its_phases_one_after_another_whatever_names_it(fixture_rep
 def settled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files count as settled as soon as they are written (else no cache that trusts stat signatures keeps what it
     learned of files written less than 2 s ago: the fixture's were)."""
-    from tracker import fileio, statusindex
+    from tracker.base import fileio
+    from tracker.store import statusindex
 
     monkeypatch.setattr(fileio, "SETTLED_NS", -(10**12))
     monkeypatch.setattr(statusindex, "SETTLED_NS", -(10**12))
@@ -176,7 +177,7 @@ def refuse(*_: Any, **__: Any) -> Any:
 def test_a_second_command_answers_from_the_cache_without_replaying(
     own_repo: Path, settled_at_once: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tracker import repo_view
+    from tracker.report import repo_view
 
     runs = [(show, ["1", "2"], False), (show, ["1", "2"], True), (log, ["1", "2"], False)]
     cold = [output(command, own_repo, *targets, as_json=as_json) for command, targets, as_json in runs]
@@ -187,8 +188,8 @@ def test_a_second_command_answers_from_the_cache_without_replaying(
 
 
 def test_cache_entries_this_code_did_not_write_are_computed_again(own_repo: Path, settled_at_once: None) -> None:
-    from tracker.cache import Cache, command_cache
-    from tracker.repo_view import HISTORY, RepoView
+    from tracker.base.cache import Cache, command_cache
+    from tracker.report.repo_view import HISTORY, RepoView
 
     want = output(show, own_repo, "1", "2")
     view = RepoView(own_repo, Cache(own_repo), Clock(CLOCK_AT))
@@ -217,9 +218,9 @@ FIGURE_FIELDS = st.fixed_dictionaries({}, optional={name: JSON for name in ("met
 @settings(deadline=None, max_examples=500, suppress_health_check=list(HealthCheck))
 @given(row=JSON | st.lists(JSON, min_size=8, max_size=8), figures=JSON | FIGURE_FIELDS)
 def test_the_cache_s_readers_take_only_what_they_wrote(detail: Any, row: Any, figures: Any) -> None:
-    from tracker.detail import BenchFigures
-    from tracker.model import Status
-    from tracker.timeline import Transition
+    from tracker.core.model import Status
+    from tracker.core.timeline import Transition
+    from tracker.report.detail import BenchFigures
 
     t = Transition.from_row("0001/P1", row)
     if t is not None:
@@ -374,7 +375,7 @@ manual = {json.dumps(MANUAL)}
 
 def hostile_repo(tmp_path: Path) -> tuple[Path, str]:
     """A repository whose plan text and sign-off carry terminal escapes; (root, the manual gate's text)."""
-    from tracker.model import ManualGate, gate_hash
+    from tracker.core.model import ManualGate, gate_hash
 
     root = tmp_path / "hostile"
     (root / "plans").mkdir(parents=True)
@@ -415,8 +416,8 @@ def test_hostile_plan_and_evidence_text_never_reaches_the_terminal_raw(tmp_path:
 
 @pytest.fixture(scope="module")
 def detail(fixture_repo: Path) -> Any:
-    from tracker.cache import Cache
-    from tracker.repo_view import RepoView
+    from tracker.base.cache import Cache
+    from tracker.report.repo_view import RepoView
 
     return RepoView(fixture_repo, Cache(None), Clock(CLOCK_AT)).details(["0001/P2"])[0]
 

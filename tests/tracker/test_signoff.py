@@ -21,8 +21,8 @@ def test_the_template_s_placeholder_gate_cannot_be_signed_off(repo, cli) -> None
 
 
 def test_the_template_holds_the_placeholder_the_checks_know() -> None:
-    from tracker.checks import TEMPLATE_MANUAL
     from tracker.commands.new import template_path
+    from tracker.core.checks import TEMPLATE_MANUAL
 
     assert f'manual = "{TEMPLATE_MANUAL}"' in template_path().read_text()
 
@@ -42,7 +42,7 @@ PLACEHOLDER_TOUCHED = [
 
 def test_the_placeholder_gate_touched_but_not_edited_cannot_be_signed_off(repo, cli) -> None:  # type: ignore[no-untyped-def]
     """Adversarial review L1: a period added to the placeholder got past signoff (an exact-text match)."""
-    from tracker.checks import TEMPLATE_MANUAL
+    from tracker.core.checks import TEMPLATE_MANUAL
 
     root = repo({"a.py": "A = 1\n"})
     assert cli(root, "new", "Parser rewrite").code == 0

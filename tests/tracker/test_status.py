@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from tracker_testutil import git, phase, plan_text
 
+from tracker.base.fingerprint import FileIndex
 from tracker.commands.common import pytest_command, pytest_env
-from tracker.fingerprint import FileIndex
-from tracker.model import GateVerdict, ManualGate, Phase, Plan, Status, Store, TestGate, TestRun, gate_hash
-from tracker.status import compute
+from tracker.core.model import GateVerdict, ManualGate, Phase, Plan, Status, Store, TestGate, TestRun, gate_hash
+from tracker.core.status import compute
 
 FILES = {"src/a.py": "1" * 40, "src/b.py": "2" * 40, "docs/x.md": "3" * 40}
 
@@ -120,7 +120,7 @@ def test_a_run_of_part_of_a_directory_never_shrinks_its_gate(args: list[str] | N
 
 def on_one_machine(*runs: TestRun) -> list[TestRun]:
     """The runs as recorded on one machine (``run`` names each one's host after it): a run on another machine proves
-    a test gone only once its file changed (tracker.testgate; tests/tracker/test_testgate.py)."""
+    a test gone only once its file changed (tracker.core.testgate; tests/tracker/test_testgate.py)."""
     return [TestRun(r.file, {**r.provenance, "host": "box"}, r.gates, r.files, r.tests) for r in runs]
 
 
@@ -215,7 +215,7 @@ def test_blocked_shows_blocker_and_done_wins() -> None:
 
 
 def test_phase_without_gates_is_never_done_and_bench_gate_never_met_by_default() -> None:
-    from tracker.model import BenchGate
+    from tracker.core.model import BenchGate
 
     bare = Phase("P0", "t", (), (), ())
     bench = Phase("P9", "t", (), (), (BenchGate("m", at_least=1.0),))

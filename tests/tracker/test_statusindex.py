@@ -19,11 +19,12 @@ from hypothesis import strategies as st
 from resultfiles import case, result, write
 from tracker_testutil import phase, plan_text
 
-from tracker import evidence, fileio
-from tracker.cache import MAX_CACHE_BYTES, Cache
-from tracker.contract import Clock
-from tracker.model import BenchGate, ManualGate, Phase, Plan, Store, TestGate, TestRun, gate_hash
-from tracker.testgate import TestIndex
+from tracker.base import fileio
+from tracker.base.cache import MAX_CACHE_BYTES, Cache
+from tracker.base.contract import Clock
+from tracker.core.model import BenchGate, ManualGate, Phase, Plan, Store, TestGate, TestRun, gate_hash
+from tracker.core.testgate import TestIndex
+from tracker.store import evidence
 
 STORE = ".tracker/evidence"
 INDEX = ".tracker/cache/status-index.json"
@@ -90,8 +91,8 @@ class Reads:
 
 def _old_was_done(plan: Plan, phase_: Phase, store: Store) -> bool:
     """The replay as it was before one index served every prefix: a test index built for each (the oracle)."""
-    from tracker.model import gate_key
-    from tracker.testgate import manual_hashes, manual_verdict
+    from tracker.core.model import gate_key
+    from tracker.core.testgate import manual_hashes, manual_verdict
 
     events = []
     latest = ""
@@ -162,7 +163,7 @@ def _store(draw: Any) -> Store:
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_the_replay_with_one_index_answers_as_an_index_per_prefix(data: st.DataObject) -> None:
-    from tracker.history import was_done
+    from tracker.core.history import was_done
 
     store = _store(data.draw)
     gates = tuple(data.draw(st.lists(st.sampled_from([*GATES, MANUAL]), min_size=1, max_size=3)))
@@ -172,7 +173,7 @@ def test_the_replay_with_one_index_answers_as_an_index_per_prefix(data: st.DataO
 
 
 def test_the_replay_builds_one_test_index_however_long_the_history(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracker import history, testgate
+    from tracker.core import history, testgate
 
     built = []
 
@@ -214,13 +215,13 @@ def _regressed_repo(repo: Callable[..., Path]) -> Path:
 def test_a_regression_without_bench_gates_never_parses_the_results(
     repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tracker import result_files
-    from tracker.cache import Cache
-    from tracker.derive import repo_bench_evaluator
-    from tracker.fingerprint import FileIndex, tree_file_ids
-    from tracker.model import Status
-    from tracker.plans import load_plans
-    from tracker.status import compute
+    from tracker.base.cache import Cache
+    from tracker.base.fingerprint import FileIndex, tree_file_ids
+    from tracker.core.model import Status
+    from tracker.core.status import compute
+    from tracker.plans.load import load_plans
+    from tracker.store import result_files
+    from tracker.store.derive import repo_bench_evaluator
 
     root = _regressed_repo(repo)
     plans = load_plans(root)[1]
@@ -244,10 +245,10 @@ def test_a_regression_without_bench_gates_never_parses_the_results(
 
 
 def test_status_reads_each_store_file_once(repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracker import bench_evaluator, result_files
-    from tracker.derive import repo_bench_evaluator
-    from tracker.plans import load_plans
-    from tracker.status import compute
+    from tracker.core.status import compute
+    from tracker.plans.load import load_plans
+    from tracker.store import bench_evaluator, result_files
+    from tracker.store.derive import repo_bench_evaluator
 
     root = _regressed_repo(repo)
     write(root / STORE / "copy.json", result([case("m", {"k": 1}, [1.0, 2.0, 3.0])], time=utc(-50)))
@@ -287,7 +288,7 @@ def test_result_copies_found_valid_are_not_parsed_again(
 def test_the_tree_fingerprint_hashes_nothing_under_the_tracker_folder(
     repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tracker import fingerprint
+    from tracker.base import fingerprint
 
     root = repo({"src/a.py": "x = 1\n"})
     for i in range(5):
@@ -320,7 +321,7 @@ def test_file_id_maps(ids: object, ok: bool) -> None:
 
 
 def test_cached_bench_verdicts_are_not_used_once_the_clock_is_behind(repo: Callable[..., Path]) -> None:
-    from tracker.bench_evaluator import Evaluator, RepoResults
+    from tracker.store.bench_evaluator import Evaluator, RepoResults
 
     root = repo({"t.py": ""})
     write(root / "bench/results/r.json", result([case("m", {"k": 1}, [1.0, 2.0, 3.0])], time=utc(-5)))
@@ -366,10 +367,10 @@ def test_a_pid_no_process_can_have_is_a_crashed_run(repo: Callable[..., Path], p
 
 def scratch(root: Path, clock: Clock) -> dict[str, Any]:
     """Every phase's status computed from the store, parsing every file: no index, no memo of result copies."""
-    from tracker.derive import repo_bench_evaluator
-    from tracker.fingerprint import FileIndex, tree_file_ids
-    from tracker.plans import load_plans
-    from tracker.status import compute
+    from tracker.base.fingerprint import FileIndex, tree_file_ids
+    from tracker.core.status import compute
+    from tracker.plans.load import load_plans
+    from tracker.store.derive import repo_bench_evaluator
 
     store = evidence.load(root, strict=False, clock=clock)
     return compute(
@@ -382,9 +383,9 @@ def scratch(root: Path, clock: Clock) -> dict[str, Any]:
 
 def derived(root: Path, clock: Clock) -> dict[str, Any]:
     """Status as a command derives it: through one cache, written at its end."""
-    from tracker.cache import Cache
-    from tracker.derive import derive
-    from tracker.plans import load_plans
+    from tracker.base.cache import Cache
+    from tracker.plans.load import load_plans
+    from tracker.store.derive import derive
 
     cache = Cache(root)
     got = derive(root, load_plans(root, cache=cache)[1], clock, cache)
@@ -410,7 +411,7 @@ def settle_at_once(mp: pytest.MonkeyPatch) -> None:
     """Trust a stat signature as soon as it is taken. The rule that makes an equal signature mean equal bytes
     (ctime older than SETTLED_NS) is tested on its own below; the properties here keep it true by giving every
     write a later mtime (:class:`Repo`), as the passing of time gives every real write a later ctime."""
-    from tracker import statusindex
+    from tracker.store import statusindex
 
     mp.setattr(statusindex, "SETTLED_NS", 0)
     mp.setattr(fileio, "SETTLED_NS", 0)
@@ -491,14 +492,14 @@ class Repo:
 
 
 def _tree_ids(root: Path) -> dict[str, str]:
-    from tracker.fingerprint import walk_file_ids
+    from tracker.base.fingerprint import walk_file_ids
 
     return walk_file_ids(root)
 
 
 def _gate_hashes(repo: Repo, draw: Any) -> dict[str, str]:
     """Gate hashes a run records: of some current gates, some as they were (another definition)."""
-    from tracker.model import TestGate as T
+    from tracker.core.model import TestGate as T
 
     keys = {"0001/P1#1": T("t.py::a"), "0001/P1#2": T(repo.plan["t2"].strip('"')), "0001/P2#1": T("t.py")}
     chosen = draw(st.lists(st.sampled_from(sorted(keys)), unique=True, max_size=3))
@@ -693,7 +694,7 @@ def _passing(when: str, *nodes: str, files: dict[str, str] | None = None) -> dic
 
 
 def test_a_warm_status_reads_no_store_file(scene: Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracker import bench_evaluator, result_files
+    from tracker.store import bench_evaluator, result_files
 
     scene.put(_passing(utc(-60), "t.py::a", "t.py::b", "t.py"))
     scene.put(result([case("m", {"k": 1}, [1.0, 2.0])], time=utc(-50), files={"src/b.py": b"b = 1\n"}), "bench/results")
@@ -789,7 +790,7 @@ def test_a_bench_threshold_edited_is_judged_anew(scene: Scenario) -> None:
 
 
 def test_an_index_is_kept_only_once_every_file_has_settled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracker import statusindex
+    from tracker.store import statusindex
 
     repo = Repo(tmp_path)
     monkeypatch.setattr(statusindex, "SETTLED_NS", 300_000_000)  # 0.3 s instead of 2 s, the same rule

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from tracker_testutil import git
 
 from tracker.commands.summary import merge
-from tracker.commit_summary import PhaseChange, Summary, change_subject, clean, quiet_subject, trailers_of
-from tracker.model import Status
+from tracker.core.model import Status
+from tracker.report.commit_summary import PhaseChange, Summary, change_subject, clean, quiet_subject, trailers_of
 
 GOLDEN = Path(__file__).parent / "golden"
 REGEN = os.environ.get("TRACKER_REGEN_GOLDEN") == "1"
@@ -437,7 +437,7 @@ def test_the_first_commit_of_a_repository_is_compared_with_nothing(tmp_path: Pat
 
 
 def test_a_rerun_of_every_benchmark_lists_what_moved_most_and_counts_the_rest() -> None:
-    from tracker.commit_summary import MAX_DELTAS, BenchDelta, body_of, shown_deltas
+    from tracker.report.commit_summary import MAX_DELTAS, BenchDelta, body_of, shown_deltas
 
     def delta(gate: str, after: float) -> BenchDelta:
         return BenchDelta(gate, "m.time_us", "ctx=1", "", "median", "us", 100.0, after, "<=", 120.0, "a.json", "b.json")

@@ -1,4 +1,4 @@
-"""``tracker.templating``: a repository's report templates (``.tracker/templates/``) are code from a branch, run by
+"""``tracker.report.templating``: a repository's report templates (``.tracker/templates/``) are code from a branch, run by
 ``tracker check`` and ``tracker report``; they render in jinja2's sandbox, bounded in time, memory and output, and
 only from regular files inside the repository. A hostile one is exit 8 naming it (``path:line: what``), never a
 traceback, a hang, a file read from outside the repository or a command run."""
@@ -15,9 +15,9 @@ import report_fixture
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracker import templating
 from tracker.commands import report
 from tracker.errors import TrackerError, exit_code_for
+from tracker.report import templating
 
 TEMPLATE = ".tracker/templates/report.md.j2"
 

@@ -1,4 +1,4 @@
-"""tracker.testgate: which tests a test gate covers when runs come from machines that see different tests.
+"""tracker.core.testgate: which tests a test gate covers when runs come from machines that see different tests.
 
 A run proves a test gone only if it could have seen it: a file skipped at collection (``importorskip``,
 ``skip(allow_module_level=True)``) hides its tests from that run, and a test another machine generated
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from tracker_testutil import phase, plan_text
 
-from tracker.model import Store, TestGate, TestRun, gate_hash
-from tracker.testgate import TestIndex
+from tracker.core.model import Store, TestGate, TestRun, gate_hash
+from tracker.core.testgate import TestIndex
 
 GATE = TestGate("tests/")
 KEY = "0001/P1#1"

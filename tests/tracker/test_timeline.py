@@ -1,4 +1,4 @@
-"""The status timeline (:mod:`tracker.timeline`): the fixture repository's history, transition by transition; on
+"""The status timeline (:mod:`tracker.core.timeline`): the fixture repository's history, transition by transition; on
 random histories, the replay ends where ``tracker status`` is and equals a naive replay that evaluates every gate
 of every phase after every evidence file; ties within one second, invalid store files, a dependency chain."""
 
@@ -14,11 +14,10 @@ import report_fixture
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracker.bench_evaluator import Evaluator
-from tracker.cache import Cache
-from tracker.evidence_answers import LiveEvidence
-from tracker.fingerprint import FileIndex
-from tracker.model import (
+from tracker.base.cache import Cache
+from tracker.base.fingerprint import FileIndex
+from tracker.core.evidence_answers import LiveEvidence
+from tracker.core.model import (
     OUTCOMES,
     BenchGate,
     Gate,
@@ -34,10 +33,11 @@ from tracker.model import (
     gate_hash,
     gate_key,
 )
-from tracker.repo_view import RepoView
-from tracker.status import evaluate
-from tracker.testgate import manual_hashes
-from tracker.timeline import Transition, replay, status_at
+from tracker.core.status import evaluate
+from tracker.core.testgate import manual_hashes
+from tracker.core.timeline import Transition, replay, status_at
+from tracker.report.repo_view import RepoView
+from tracker.store.bench_evaluator import Evaluator
 
 S = Status
 FILES = {"src/a.py": "1" * 40}
@@ -143,7 +143,7 @@ def test_events_of_one_second_keep_the_store_s_order_runs_before_signoffs() -> N
         (T, "in-progress", "done", "s.json"),
     ]
     one = Plan("0001", "p", "plans/0001-p.md", phases=(Phase("P1", "t", gates=(TestGate("t.py::a"),)),))
-    # ok: a run of the gate alone (only such a run retires a failure on the same tree: tracker.testgate)
+    # ok: a run of the gate alone (only such a run retires a failure on the same tree: tracker.core.testgate)
     fail, ok = run("fail", T, {"t.py::a": "failed"}), run("ok", T, {"t.py::a": "passed"}, args=["t.py::a"])
     # a failing test that never passed is new work (planned); passed, then failed: a regression
     assert steps(replay([one], Store(runs=[fail, ok])), "0001/P1") == [(T, "planned", "done", "ok.json")]
@@ -209,7 +209,7 @@ def test_a_run_that_covers_a_gate_without_a_record_of_it_is_replayed() -> None:
         runs=[
             run("ok", "2026-11-01T10:00:00Z", {"t.py::a": "passed"}, args=["t.py"], host="box"),  # runs of all of t.py
             run("bad", "2026-11-02T10:00:00Z", {"t.py::a": "failed"}, args=["t.py"], host="box"),
-            # t.py changed, so the test is gone from the code (tracker.testgate).
+            # t.py changed, so the test is gone from the code (tracker.core.testgate).
             run("gone", "2026-11-03T10:00:00Z", {"u.py::x": "passed"}, args=["t.py", "u.py"], host="box"),
         ]
     )

@@ -14,9 +14,9 @@ from evidence_repo import make_repo, phase_block, plan_text, statuses
 
 from bench import tracker_speed as speed
 from bench import tracker_verify_overhead as overhead
-from tracker.evidence import load
-from tracker.model import Status
-from tracker.result_files import load_result
+from tracker.core.model import Status
+from tracker.store.evidence import load
+from tracker.store.result_files import load_result
 
 INFO = {"cpus": 2, "load1": 1.5}
 SPEED_GATES = [

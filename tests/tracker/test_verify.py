@@ -322,7 +322,7 @@ def test_verify_bench_stops_measuring_after_the_most_runs_it_pools(
 ) -> None:
     """A gate that 8 runs pooled cannot decide (here: one sample a run, ten needed) stops there, and verify says it
     stays undecided."""
-    from tracker.bench_verdict import MAX_POOLED
+    from tracker.core.bench_verdict import MAX_POOLED
 
     root = straddling_repo(repo, [1.0], "min_samples = 10\n")
     r = cli(root, "verify", "--bench")

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracker.contract import RUNNING_SLOT_LIMIT, evidence_name, running_file
-from tracker.evidence import crashed_test
+from tracker.base.contract import RUNNING_SLOT_LIMIT, evidence_name, running_file
+from tracker.store.evidence import crashed_test
 
 NAME = re.compile(r"(\d{8}T\d{6})(\d{6})Z-([\w-]{1,40})-(\w+)-([0-9a-f]{6})\.json")
 
@@ -38,7 +38,7 @@ def test_a_host_name_is_made_safe_and_short() -> None:
 def test_without_a_host_the_machine_names_it() -> None:
     import socket
 
-    from tracker.contract import hostname
+    from tracker.base.contract import hostname
 
     assert hostname() == socket.gethostname()  # the name evidence records as provenance.host
     safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in socket.gethostname())[:40] or "host"
@@ -66,12 +66,12 @@ def test_naming_imports_nothing_heavy() -> None:
     """verify names its run's file before pytest starts: the contract module imports neither the ingest command (its
     parsers, the evidence reader) nor datetime, secrets or socket, and naming a file imports nothing either."""
     code = (
-        "import sys\nbefore = set(sys.modules)\nimport tracker.contract\n"
-        "tracker.contract.evidence_name('verify')\n"
+        "import sys\nbefore = set(sys.modules)\nimport tracker.base.contract\n"
+        "tracker.base.contract.evidence_name('verify')\n"
         "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in ('tracker', 'datetime', 'secrets', 'json', 'socket')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['tracker', 'tracker.contract', 'tracker.hashing']"
+    assert out.strip() == "['tracker', 'tracker.base', 'tracker.base.contract', 'tracker.base.hashing']"
 
 
 # --- the running slot: which test a crashed run was running ---------------------------------------------------
@@ -219,8 +219,8 @@ NODES = [
 def test_filed_pairs_select_what_every_pair_tried_in_order_selects(
     pairs: list[tuple[str, str | None]], nodeid: str, markers: list[str]
 ) -> None:
+    from tracker.base.selection import marker_matches, selects
     from tracker.pytest_plugin import GatePairs
-    from tracker.selection import marker_matches, selects
 
     every = any(selects(arg, nodeid) and marker_matches(expr, markers) for arg, expr in pairs)
     assert GatePairs(pairs).select(nodeid, markers) == every
@@ -251,7 +251,7 @@ def test_the_commit_and_the_status_are_asked_side_by_side(
     a git on PATH that takes 0.4 s longer (then runs the real git) logs when each call began and ended."""
     import shutil
 
-    from tracker.dirty import commit_state
+    from tracker.base.dirty import commit_state
 
     root = repo({"a.py": "x = 1\n"})
     (root / "b.py").write_text("untracked\n")
@@ -311,8 +311,8 @@ test = "tests/test_c.py"
 
 
 def test_the_store_and_verify_name_the_test_that_crashed_among_others_of_its_file(repo) -> None:
-    from tracker import evidence
     from tracker.commands.common import pytest_env
+    from tracker.store import evidence
 
     root = repo(
         {
@@ -341,8 +341,8 @@ def test_the_evidence_file_names_the_crashed_file_after_its_running_part_was_rew
     last file's."""
     import json as _json
 
-    from tracker import evidence
-    from tracker.contract import running_file
+    from tracker.base.contract import running_file
+    from tracker.store import evidence
 
     name = last.rsplit("/", 1)[-1]
     files = {f"tests/test_{'m' * 60}_{i}.py": "def test_a(): pass\ndef test_b(): pass\n" for i in range(3)}
@@ -441,8 +441,8 @@ def test_a_forked_session_takes_the_tree_its_parent_read_just_before(
     session; the parent's was off from pytest's import to the fork: ~5 ms)."""
     import gc
 
+    from tracker.base.fingerprint import HANDED_OVER
     from tracker.commands.pytest_run import SPAWN_ENV
-    from tracker.fingerprint import HANDED_OVER
 
     plan = CRASH_PLAN.replace("tests/test_c.py", "tests/test_a.py")
     root = repo({"plans/0001-demo.md": plan, "tests/test_a.py": "def test_a():\n    pass\n"})

@@ -3,8 +3,8 @@ failing N of its own gates" and "N gates undecided" are said alike by the plan r
 
 from __future__ import annotations
 
-from tracker.model import GateVerdict, Phase, PhaseStatus, Plan, Status, TestGate
-from tracker.render import phase_body, status_data, status_phrase, summary_body
+from tracker.core.model import GateVerdict, Phase, PhaseStatus, Plan, Status, TestGate
+from tracker.report.render import phase_body, status_data, status_phrase, summary_body
 
 GATES = (TestGate("t.py::a"), TestGate("t.py::b"))
 P1, P2 = Phase("P1", "one", gates=GATES), Phase("P2", "two", gates=GATES, depends=("P1",))

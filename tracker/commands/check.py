@@ -15,14 +15,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
-from tracker.cache import Cache, command_cache
-from tracker.derive import derive
+from tracker.base.cache import Cache, command_cache
+from tracker.core.history import regressions
+from tracker.core.model import PhaseStatus, Status
 from tracker.errors import ExitCode, RegionEditedError
-from tracker.history import regressions
-from tracker.model import PhaseStatus, Status
-from tracker.plans import load_plans
-from tracker.regions import rewrite
-from tracker.render import plan_regions
+from tracker.plans.load import load_plans
+from tracker.plans.regions import rewrite
+from tracker.report.render import plan_regions
+from tracker.store.derive import derive
 
 
 class Problem(NamedTuple):
@@ -70,7 +70,7 @@ def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
         out.write(f"tracker check: {len(problems)} problem(s){counted}\n")
     else:
         from tracker.commands.report import REPORTS_DIR
-        from tracker.doc_files import declared_docs
+        from tracker.report.doc_files import declared_docs
 
         kinds = ["plan files"] + ["docs"] * bool(declared_docs(root))
         reports = root / REPORTS_DIR
@@ -96,8 +96,8 @@ def find_problems(root: Path, *, cache: Cache | None = None) -> list[Problem]:
         if st.status is Status.REGRESSED
         for line in regressions({key: st})
     ]
-    from tracker.evidence import load as load_store
-    from tracker.result_files import load_repo_results, repo_result_files
+    from tracker.store.evidence import load as load_store
+    from tracker.store.result_files import load_repo_results, repo_result_files
 
     store = load_store(root, strict=False)
     invalid = store.invalid  # unusable store files: every test and bench gate unmet
@@ -136,7 +136,7 @@ def untracked_evidence(root: Path, statuses: Mapping[str, PhaseStatus]) -> list[
     once left ``bench/results/`` out, and a clone showed a benchmark phase planned). A file git ignores can never
     reach a clone: a problem (``ignored-evidence``, ``git add -f``). One never added is what every fresh ``verify``
     leaves until it is committed: a warning (``untracked-evidence``, ``git add``)."""
-    from tracker.dirty import untracked
+    from tracker.base.dirty import untracked
 
     resting: dict[str, list[str]] = {}
     for key, st in statuses.items():
@@ -194,7 +194,7 @@ def report_problems(root: Path) -> list[Problem]:
 def doc_problems(root: Path, cache: Cache) -> list[Problem]:
     """One problem per declared doc whose results tables are out of date or were edited by hand. An invalid
     ``results`` block raises (exit 2), as an invalid plan file does; an unreadable doc too (exit 8)."""
-    from tracker.doc_files import Tables, declared_docs, may_change, read_doc
+    from tracker.report.doc_files import Tables, declared_docs, may_change, read_doc
 
     problems: list[Problem] = []
     tables: Tables | None = None

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 from typing import TextIO
 
+from tracker.core.model import Phase, Plan
 from tracker.errors import UsageError
-from tracker.model import Phase, Plan
 
 
 def plan_spec(root: Path, spec: str) -> str:
@@ -79,7 +79,7 @@ def _plan_file_id(root: Path, spec: str) -> str | None:
     """The number of the plan file ``spec`` names (``plans/NNNN-slug.md`` under ``root``), or None."""
     import fnmatch
 
-    from tracker.plans import PLAN_GLOB
+    from tracker.plans.load import PLAN_GLOB
 
     for candidate in (Path(spec), root / spec):
         try:
@@ -197,13 +197,13 @@ def pytest_command() -> list[str]:
 def pytest_env(root: Path, bytecode: bool = False) -> dict[str, str]:
     """Environment for the nested pytest: ``tracker`` importable there even when it is run from a
     source checkout rather than installed (the tests under ``root`` may live in another repository), and, with
-    ``bytecode``, Python's bytecode caches in the tracker's own prefix (:mod:`tracker.bytecode`): the run never
+    ``bytecode``, Python's bytecode caches in the tracker's own prefix (:mod:`tracker.base.bytecode`): the run never
     reads a ``__pycache__`` of the tree, whose entry Python trusts while the source keeps its size and modification
     second (an edit inside that second would run the old code and record its result for the new), and never
     writes one there."""
     env = dict(os.environ)
     if bytecode:
-        from tracker.bytecode import prefix
+        from tracker.base.bytecode import prefix
 
         env["PYTHONPYCACHEPREFIX"] = str(prefix(root))
     checkout = Path(__file__).resolve().parents[2]

@@ -32,15 +32,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, TextIO, cast
 
-from tracker import evidence
-from tracker.contract import EVIDENCE_DIR
+from tracker.base.contract import EVIDENCE_DIR
+from tracker.base.fileio import parse_json, read_regular, repo_lock
+from tracker.base.hashing import sha256_hex
+from tracker.core.model import BenchGate, PhaseStatus, ResultRun, Store
+from tracker.core.pruning import KeepSet, first_difference, needed, settle, superseded, without
+from tracker.core.timeline import Transition, replay
 from tracker.errors import ExitCode, FileError
-from tracker.fileio import parse_json, read_regular, repo_lock
-from tracker.hashing import sha256_hex
-from tracker.model import BenchGate, PhaseStatus, ResultRun, Store
-from tracker.plans import load_plans
-from tracker.pruning import KeepSet, first_difference, needed, settle, superseded, without
-from tracker.timeline import Transition, replay
+from tracker.plans.load import load_plans
+from tracker.store import evidence
 
 INCOMPLETE_GRACE_S = 3600  # an "incomplete" run may still be writing: leave young ones alone
 
@@ -122,9 +122,9 @@ def text_lines(report: Report) -> list[str]:
 
 def collect(root: Path, dry_run: bool) -> Report:
     """Judge the store under the lock and delete (unless ``dry_run``) what is superseded; what was done."""
-    from tracker.bench_evaluator import Evaluator
-    from tracker.fingerprint import FileIndex, tree_file_ids
-    from tracker.status import compute
+    from tracker.base.fingerprint import FileIndex, tree_file_ids
+    from tracker.core.status import compute
+    from tracker.store.bench_evaluator import Evaluator
 
     with repo_lock(root):
         put_back = restore_set_aside(root, dry_run)
@@ -136,7 +136,7 @@ def collect(root: Path, dry_run: bool) -> Report:
         )
         results: list[ResultRun] = []
         if has_bench:
-            from tracker.result_files import load_repo_results
+            from tracker.store.result_files import load_repo_results
 
             results = load_repo_results(root)
         index = FileIndex(tree_file_ids(root))

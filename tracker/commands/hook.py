@@ -2,7 +2,7 @@
 ``tracker summary --write``.
 
 Where: the folder git runs this repository's hooks from, ``core.hooksPath`` when it is set, else ``.git/hooks``
-(:func:`tracker.gitlog.hooks_dir`). A folder outside the repository (a global ``core.hooksPath``: every repository's
+(:func:`tracker.git.log.hooks_dir`). A folder outside the repository (a global ``core.hooksPath``: every repository's
 hooks) is refused (exit 8) unless ``--shared`` says to install there anyway; in a repository without plans the hook
 writes nothing (``tracker summary --write``).
 
@@ -81,7 +81,7 @@ def ours(text: str) -> bool | None:
 def run(root: Path, uninstall: bool = False, out: TextIO | None = None, shared: bool = False) -> int:
     """Install (or with ``uninstall`` remove) the hook; exit 0, or FileError (8) where it refuses: also an install
     into a folder outside the repository without ``shared`` (:func:`outside`)."""
-    from tracker.gitlog import hooks_dir, hooks_path_set
+    from tracker.git.log import hooks_dir, hooks_path_set
 
     out = out or sys.stdout
     folder = hooks_dir(root)
@@ -106,7 +106,7 @@ def run(root: Path, uninstall: bool = False, out: TextIO | None = None, shared: 
 def outside(root: Path, folder: Path) -> bool:
     """Is the hooks folder outside the repository: neither in its working tree nor in its git directory, links
     resolved (a ``core.hooksPath`` in the user's global configuration, or a link to such a folder)?"""
-    from tracker.gitlog import repository_dirs
+    from tracker.git.log import repository_dirs
 
     real = Path(os.path.realpath(folder))
     return not any(real.is_relative_to(os.path.realpath(d)) for d in repository_dirs(root))
@@ -114,7 +114,7 @@ def outside(root: Path, folder: Path) -> bool:
 
 def _inside(root: Path, folder: Path) -> bool:
     """Is the hooks folder's own path (links not resolved) in the repository's working tree or git directory?"""
-    from tracker.gitlog import repository_dirs
+    from tracker.git.log import repository_dirs
 
     place = Path(os.path.abspath(folder))
     return any(place.is_relative_to(os.path.abspath(d)) for d in repository_dirs(root))
@@ -184,7 +184,7 @@ def _uninstall(folder: Path) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    from tracker.contract import atomic_write
+    from tracker.base.contract import atomic_write
 
     try:
         atomic_write(path, text.encode("utf-8", "surrogateescape"), keep_mode=False)

@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from tracker.commands.common import require_utf8
-from tracker.contract import (
+from tracker.base.contract import (
     EVIDENCE_DIR,
     UTC_FORMAT,
     Clock,
@@ -26,10 +25,11 @@ from tracker.contract import (
     file_id,
     utc_time,
 )
+from tracker.base.fileio import atomic_write, parse_json, read_regular, repo_lock
+from tracker.commands.common import require_utf8
 from tracker.errors import ExitCode, FileError, UsageError
-from tracker.evidence import check_document, check_store_dir
-from tracker.fileio import atomic_write, parse_json, read_regular, repo_lock
-from tracker.ingest import (
+from tracker.store.evidence import check_document, check_store_dir
+from tracker.store.ingest import (
     ForeignRun,
     IngestError,
     check_test_run,
@@ -234,7 +234,7 @@ def _plan(
         note = f"{len(doc['tests'])} test(s) from {doc['provenance']['host']}, {doc['status']}"
         return None if digest in stored else (data, "pytest", doc["provenance"]["host"], note)
     if kind == "json":
-        from tracker.result_files import load_result
+        from tracker.store.result_files import load_result
 
         loaded = load_result(path, data=data, clock=clock)
         note = f"{len(loaded.cases)} case(s) from {loaded.host} ({loaded.gpu or 'no GPU'})"
@@ -274,10 +274,10 @@ def _ran_after_head(root: Path, path: Path, head: str, when: str) -> None:
 
 
 def outside_files(root: Path, run: ForeignRun) -> dict[str, str]:
-    """The run's ``provenance.outside`` as the plugin records it (:class:`tracker.gate_paths.TestFileCheck`), judged
-    on the tree it is ingested into: {test file: why} for its tests whose file, or a conftest.py above it, resolves
-    outside the repository (their passes meet no gate)."""
-    from tracker.gate_paths import TestFileCheck
+    """The run's ``provenance.outside`` as the plugin records it (:class:`tracker.base.gate_paths.TestFileCheck`),
+    judged on the tree it is ingested into: {test file: why} for its tests whose file, or a conftest.py above it,
+    resolves outside the repository (their passes meet no gate)."""
+    from tracker.base.gate_paths import TestFileCheck
 
     check = TestFileCheck(root)
     files = dict.fromkeys(str(r["nodeid"]).split("::", 1)[0] for r in evidence_records(run))
@@ -328,7 +328,7 @@ def run(
     """Validate every file, then write them all into ``.tracker/evidence/``; exit 8 on a bad file. ``when``
     (``--time``): when the runs of reportlog / JUnit files that record no time of their own ran.
 
-    Files are read once each, bounded and never from a FIFO or a device (:func:`tracker.fileio.read_regular`);
+    Files are read once each, bounded and never from a FIFO or a device (:func:`tracker.base.fileio.read_regular`);
     nothing is written unless every file is valid, and a failed write removes what this call wrote."""
     out = out or sys.stdout
     require_utf8(("--host", host), ("--time", when))  # bytes of another encoding: an evidence file is UTF-8

@@ -37,15 +37,15 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-from tracker.checks import cross_plan_problems, placeholder_problems
+from tracker.base.fileio import read_text
+from tracker.base.fingerprint import FileIndex
+from tracker.base.gate_paths import leaves_repository
+from tracker.base.selection import NodeIndex, gate_inputs, marker_matches
 from tracker.commands.common import escaped, pytest_command, pytest_env
+from tracker.core.checks import cross_plan_problems, placeholder_problems
+from tracker.core.model import Phase, Plan, TestGate
 from tracker.errors import ExitCode, FileError
-from tracker.fileio import read_text
-from tracker.fingerprint import FileIndex
-from tracker.gate_paths import leaves_repository
-from tracker.model import Phase, Plan, TestGate
-from tracker.plans import MAX_PLAN_BYTES, PLAN_GLOB, PlanFile, load_files
-from tracker.selection import NodeIndex, gate_inputs, marker_matches
+from tracker.plans.load import MAX_PLAN_BYTES, PLAN_GLOB, PlanFile, load_files
 
 
 def _collect(root: Path, paths: list[str], options: tuple[str, ...] = ()) -> tuple[dict[str, Any] | None, str]:
@@ -95,7 +95,7 @@ def gate_problems(
         for ph in plan.phases:
             numbers: dict[int, int] = {}
             if text is not None:
-                from tracker.parse import gate_numbers  # only for invalid plans: markdown-it-py + pydantic
+                from tracker.plans.parse import gate_numbers  # only for invalid plans: markdown-it-py + pydantic
 
                 numbers = gate_numbers(text, ph)
             for i, g in enumerate(ph.gates, 1):
@@ -229,7 +229,7 @@ def misnamed(root: Path) -> tuple[list[str], list[str]]:
             text = read_text(path, root=root, limit=MAX_PLAN_BYTES)
         except FileError:
             text = ""
-        from tracker.parse import fenced_blocks  # only when such a file exists: markdown-it-py
+        from tracker.plans.parse import fenced_blocks  # only when such a file exists: markdown-it-py
 
         if any(b.kind == "plan" for b in fenced_blocks(text.removeprefix("\ufeff"))):
             problems.append(f"{rel}: holds a plan block but is not named NNNN-slug.md, so tracker ignores it")
@@ -246,7 +246,7 @@ def gate_test_files(root: Path, path: str) -> list[str]:
     import fnmatch
     import os
 
-    from tracker.fingerprint import NORECURSE
+    from tracker.base.fingerprint import NORECURSE
 
     target = root / path
     if target.is_file():
@@ -261,7 +261,7 @@ def gate_test_files(root: Path, path: str) -> list[str]:
 
 def _outside_files(root: Path, path: str, paths: tuple[str, ...]) -> list[str]:
     """The test files of a gate's file or directory ``path`` that neither ``paths`` nor the gate's own inputs
-    (:func:`tracker.selection.gate_inputs`: its test file or directory, pytest's configuration) cover, so that an
+    (:func:`tracker.base.selection.gate_inputs`: its test file or directory, pytest's configuration) cover, so that an
     edit of one leaves a done phase done ([] when it is missing: a problem already). Only a gate of the whole tree
     (``.``) has such files: its tests are not inputs of its own."""
     try:
@@ -335,7 +335,7 @@ def unmatched_paths(root: Path, files: list[PlanFile]) -> list[str]:
     phases = [(f, ph) for f in files if f.plan is not None for ph in f.plan.phases if ph.paths]
     if not phases:
         return []
-    from tracker.fingerprint import tree_file_ids  # two git calls: only when some phase has paths
+    from tracker.base.fingerprint import tree_file_ids  # two git calls: only when some phase has paths
 
     index = FileIndex(tree_file_ids(root))
     out: list[str] = []
@@ -352,7 +352,7 @@ def unmatched_paths(root: Path, files: list[PlanFile]) -> list[str]:
 
 def _gate_headers(f: PlanFile, phase: Phase) -> dict[int, int]:
     """The phase's ``[[gate]]`` headers in the file's text, valid gates or not."""
-    from tracker.parse import gate_numbers  # only for invalid plans: markdown-it-py + pydantic
+    from tracker.plans.parse import gate_numbers  # only for invalid plans: markdown-it-py + pydantic
 
     return gate_numbers(f.text, phase)
 
@@ -370,7 +370,7 @@ def phase_warnings(root: Path, files: list[PlanFile]) -> list[str]:
             if ph.paths:
                 numbers: dict[int, int] = {}
                 if f.problems:
-                    from tracker.parse import gate_numbers  # only for invalid plans: markdown-it-py + pydantic
+                    from tracker.plans.parse import gate_numbers  # only for invalid plans: markdown-it-py + pydantic
 
                     numbers = gate_numbers(f.text, ph)
                 out += _outside_paths(root, f.plan, ph, numbers)
@@ -391,7 +391,7 @@ def nested_block_warnings(files: list[PlanFile]) -> list[str]:
         text = f.text.removeprefix("\ufeff")
         if MAYBE_NESTED.search(text) is None:
             continue
-        from tracker.parse import nested_blocks  # only for a file that may have one: markdown-it-py + pydantic
+        from tracker.plans.parse import nested_blocks  # only for a file that may have one: markdown-it-py + pydantic
 
         why = "inside a list or quote is prose, not read (move it to the top level)"
         out += [f"{f.path}:{line}: warning: a {kind} block {why}" for kind, line in nested_blocks(text)]

@@ -1,4 +1,4 @@
-"""``tracker log PLAN[/PHASE]...``: a phase's status timeline from the evidence history (:mod:`tracker.timeline`),
+"""``tracker log PLAN[/PHASE]...``: a phase's status timeline from the evidence history (:mod:`tracker.core.timeline`),
 one line per transition, oldest first, then the status now (every phase of a plan, one after another).
 
 A line says when (the evidence's recorded time, UTC), from which status to which, why (the gates whose verdict
@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from tracker.cache import command_cache
+from tracker.base.cache import command_cache
 from tracker.commands.common import inert, json_text
 from tracker.commands.show import (
     Paint,
@@ -37,8 +37,8 @@ from tracker.commands.show import (
 from tracker.commands.status import invalid_line, use_color
 
 if TYPE_CHECKING:
-    from tracker.contract import Clock
-    from tracker.detail import PhaseDetail
+    from tracker.base.contract import Clock
+    from tracker.report.detail import PhaseDetail
 
 
 def run(
@@ -51,7 +51,7 @@ def run(
 ) -> int:
     """Print the timeline of the phases ``targets`` name; exit 0, or 2/8 after the output when an invalid plan
     file bears on it (as ``tracker show``); ``clock``: the time evidence times are checked against (default: now)."""
-    from tracker.repo_view import RepoView
+    from tracker.report.repo_view import RepoView
 
     out = out or sys.stdout
     with command_cache(root) as cache:

@@ -8,9 +8,9 @@ import unicodedata
 from pathlib import Path
 from typing import TextIO
 
+from tracker.base.fileio import atomic_write
 from tracker.errors import FileError, UsageError
-from tracker.fileio import atomic_write
-from tracker.plans import plan_paths
+from tracker.plans.load import plan_paths
 
 
 def template_path(name: str = "plan.md") -> Path:

@@ -9,7 +9,7 @@
 ``plans_dir`` is where plan files were looked for (``NNNN-slug.md`` in it), ``plans``/``phases`` how many
 valid ones were found, ``done``/``blocked`` how many phases have that status, ``next`` the workable phases
 in plan order (``line``: the phase block's opening fence), ``invalid`` the plan files that are not valid
-(:class:`tracker.plans.InvalidPlan`; ``id`` null when none validated). Exit 0, no plans included; with an
+(:class:`tracker.plans.load.InvalidPlan`; ``id`` null when none validated). Exit 0, no plans included; with an
 invalid plan file, the valid plans' phases are listed (a dependency into the invalid plan blocks), then
 every problem goes to stderr and the exit code is 2 (8 when a plan file cannot be read).
 """
@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from tracker.checks import qualify
 from tracker.commands.common import json_text
-from tracker.model import PhaseStatus, Plan, Status
-from tracker.plans import load_plan_set
+from tracker.core.checks import qualify
+from tracker.core.model import PhaseStatus, Plan, Status
+from tracker.plans.load import load_plan_set
 
 
 def workable(plans: list[Plan], statuses: dict[str, PhaseStatus]) -> list[dict[str, Any]]:
@@ -67,7 +67,7 @@ def nothing_to_do(root: Path, plans: list[Plan], statuses: dict[str, PhaseStatus
 def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
     """List workable phases as ``PLAN/PHASE  status  title`` (or the JSON above); exit 0, or the plan set's
     error (exit 2 or 8) after listing what the valid plans allow."""
-    from tracker.derive import derive
+    from tracker.store.derive import derive
 
     out = out or sys.stdout
     plan_set = load_plan_set(root)

@@ -10,7 +10,7 @@ garbage collector is off from pytest's import to the fork and the parent's objec
 (``gc.disable``, ``gc.freeze``, ``gc.enable`` in the child, as Python's documentation advises around a fork: no
 collection walks, nor the child copies the pages of, what the interpreter and pytest loaded, alive all the same;
 the parent's collector is as it was after), and the tree the child's recorder reads first, before any conftest.py
-runs, is the reading the parent took just before the fork (``tracker.fingerprint.HANDED_OVER``): git is not asked
+runs, is the reading the parent took just before the fork (``tracker.base.fingerprint.HANDED_OVER``): git is not asked
 twice in a row.
 
 The child runs as ``python -m pytest ARGS`` would in ``root``: that working directory and environment,
@@ -113,8 +113,8 @@ def _repository_files(root: Path) -> list[str]:
 def _tree_now(root: Path) -> tuple[dict[str, str], dict[str, tuple[int, int]]] | None:
     """The tree's file ids and their (inode, ctime), read now (None where they cannot be: the child's recorder then
     says why): what the forked child's recorder would read first, before any conftest.py runs."""
+    from tracker.base.fingerprint import file_stats, tree_file_ids
     from tracker.errors import FileError
-    from tracker.fingerprint import file_stats, tree_file_ids
 
     try:
         ids = tree_file_ids(root)
@@ -140,7 +140,7 @@ def _forked(
     try:
         import pytest
 
-        from tracker.fingerprint import HANDED_OVER as handed
+        from tracker.base.fingerprint import HANDED_OVER as handed
 
         sys.stdout.flush()
         sys.stderr.flush()

@@ -1,8 +1,8 @@
 """``tracker report [PLAN | --milestone M] [--since REF] [--format md|html] [--out PATH] [--json]``: where plans
 stand and what changed, as one Markdown or one self-contained HTML file.
 
-The report is one object first (:mod:`tracker.report_data`; ``--json`` prints it), then a template over it
-(:mod:`tracker.templating`: ``templates/report.md.j2``, ``templates/report.html.j2``, or the repository's own in
+The report is one object first (:mod:`tracker.report.data`; ``--json`` prints it), then a template over it
+(:mod:`tracker.report.templating`: ``templates/report.md.j2``, ``templates/report.html.j2``, or the repository's own in
 ``.tracker/templates/``). Without ``--out`` it goes to stdout; with it, the file is written atomically (never a
 partial one). An unknown plan or milestone, a PLAN with ``--milestone``, or a REF that names no commit: exit 3.
 Invalid plan files: exit 2 (8 when one cannot be read), nothing written; a report of part of the plans could say
@@ -31,15 +31,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from tracker.core.model import Plan
 from tracker.errors import FileError, TrackerError, UsageError
-from tracker.model import Plan
-from tracker.report_data import Period, Report, ReportChart, Scope, build, newest_evidence
+from tracker.report.data import Period, Report, ReportChart, Scope, build, newest_evidence
 
 if TYPE_CHECKING:
     from markupsafe import Markup
 
-    from tracker.cache import Cache
-    from tracker.gitlog import Commit
+    from tracker.base.cache import Cache
+    from tracker.git.log import Commit
 
 REPORTS_DIR = Path("plans") / "reports"
 FORMATS = ("md", "html")
@@ -68,7 +68,7 @@ def run(
     out: TextIO | None = None,
 ) -> int:
     """Build the report and print it (or write it to ``out_path``); 0, or raise a TrackerError."""
-    from tracker.cache import command_cache
+    from tracker.base.cache import command_cache
 
     out = out or sys.stdout
     if fmt not in FORMATS:
@@ -86,7 +86,7 @@ def run(
         out.write(text)
         out.flush()
     else:
-        from tracker.fileio import write_file
+        from tracker.base.fileio import write_file
 
         target = out_path if out_path.is_absolute() else Path.cwd() / out_path
         if target.is_dir():
@@ -101,7 +101,7 @@ def collect(
     root: Path, cache: Cache, *, plan: str | None = None, milestone: str | None = None, since: str | None = None
 ) -> Report:
     """The report of the repository at ``root`` on the scope asked."""
-    from tracker.repo_view import RepoView
+    from tracker.report.repo_view import RepoView
 
     view = RepoView(root, cache)
     error = view.plan_set.error()
@@ -132,7 +132,7 @@ def collect(
 
     commits: list[Commit] = []
     if through is not None and any(ph.paths for p in plans for ph in p.phases):
-        from tracker import gitlog
+        from tracker.git import log as gitlog
 
         commits = gitlog.commits(root, ref_commit)
     results = view.results_for(view.phases(keys))
@@ -170,7 +170,7 @@ def _in_scope(scope: Scope, plan: Plan) -> bool:
 
 def _since_ref(root: Path, ref: str) -> tuple[Period, str, frozenset[str]]:
     """The period from REF: its commit, its commit time, the evidence files its tree holds."""
-    from tracker import gitlog
+    from tracker.git import log as gitlog
 
     sha = gitlog.resolve(root, ref)
     at = gitlog.commits(root, None, sha, limit=1)
@@ -179,8 +179,8 @@ def _since_ref(root: Path, ref: str) -> tuple[Period, str, frozenset[str]]:
 
 
 def _evidence_at(root: Path, sha: str) -> frozenset[str]:
-    from tracker import gitlog
-    from tracker.contract import RESULT_DIRS
+    from tracker.base.contract import RESULT_DIRS
+    from tracker.git import log as gitlog
 
     dirs = tuple(d.as_posix() + "/" for d in RESULT_DIRS)
     return frozenset(p for p in gitlog.changed_paths(root, None, sha) if p.startswith(dirs))
@@ -205,9 +205,9 @@ def render(root: Path, report: Report, fmt: str, *, charts: bool = True) -> str:
     (HTML, when matplotlib is importable); else one line stands where they would be."""
     from markupsafe import Markup
 
-    from tracker import charts as charting
-    from tracker import templating
-    from tracker.bench_verdict import fmt_num, fmt_params
+    from tracker.core.bench_verdict import fmt_num, fmt_params
+    from tracker.report import charts as charting
+    from tracker.report import templating
 
     draw = charts and fmt == "html" and charting.available()
 
@@ -257,7 +257,7 @@ def _code_spans(text: object) -> Markup:
     nothing (``````), stays as the backticks it is."""
     from markupsafe import Markup, escape
 
-    from tracker.templating import CODE_SPAN
+    from tracker.report.templating import CODE_SPAN
 
     source = str(text)
     out: list[Markup] = []
@@ -315,7 +315,7 @@ def report_path(milestone: str, fmt: str) -> Path:
 
 def read_point(root: Path, milestone: str) -> Period | None:
     """The period the milestone's report in ``plans/reports/`` records (its Markdown, else its HTML), or None."""
-    from tracker.fileio import read_text
+    from tracker.base.fileio import read_text
 
     for fmt in FORMATS:
         path = root / report_path(milestone, fmt)
@@ -346,8 +346,8 @@ def reports_out_of_date(root: Path) -> list[str]:
     """``path: out of date (run: tracker report ...)`` for each milestone report in ``plans/reports/`` that is not
     what ``tracker report`` renders now (charts aside: :func:`comparable`); a report whose milestone no plan
     declares any more says so. Empty when every report is current or there is none. For ``tracker check``."""
-    from tracker.cache import command_cache
-    from tracker.fileio import read_text
+    from tracker.base.cache import command_cache
+    from tracker.base.fileio import read_text
 
     folder = root / REPORTS_DIR
     if not folder.is_dir():
@@ -375,7 +375,7 @@ def reports_out_of_date(root: Path) -> list[str]:
         if unreadable:
             # A file named as a milestone's report whose first lines no longer say what it reports (edited by
             # hand): a problem. Other files in the folder (notes, images) are none of this rule's business.
-            from tracker.plans import load_plans
+            from tracker.plans.load import load_plans
 
             try:
                 _, plans = load_plans(root, cache=cache)

@@ -3,8 +3,8 @@
 For projects without a benchmark harness that writes result files itself (this repository's ``bench/`` does):
 the cases come from a JSON or CSV file (``--cases FILE``, ``-`` for standard input) or, for one case, from
 flags (``--metric``, ``--unit``, ``--direction``, ``--param K=V``..., ``--sample X``...). The provenance is filled
-in as :func:`tracker.result_files.new_result` says (commit, dirty, time, host, the fingerprint of the measured files);
-the file is checked by the validator that reads result files, then written atomically into ``bench/results/``
+in as :func:`tracker.store.result_files.new_result` says (commit, dirty, time, host, the fingerprint of the measured
+files); the file is checked by the validator that reads result files, then written atomically into ``bench/results/``
 (or ``--out DIR``), where ``tracker status`` and ``verify`` read it.
 
 Input formats:
@@ -38,9 +38,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from tracker.base.fileio import MAX_READ, parse_json, read_regular
 from tracker.commands.common import require_utf8
 from tracker.errors import FileError, UsageError
-from tracker.fileio import MAX_READ, parse_json, read_regular
 
 INT = re.compile(r"[+-]?[0-9]+")
 FLOAT = re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?")
@@ -67,7 +67,7 @@ def run_new(
 ) -> int:
     """Write one result file; exit 0. ``as_json``: print ``{"path", "cases", "measured", "commit", "dirty"}``. Warnings
     (:func:`never_stale_warnings`) go to ``err`` (standard error)."""
-    from tracker.result_files import new_result, write_result
+    from tracker.store.result_files import new_result, write_result
 
     out = out or sys.stdout
     require_utf8(
@@ -258,8 +258,8 @@ def check_measure_globs(root: Path, globs: list[str]) -> None:
     """UsageError (exit 3) for a ``--measure`` glob that is not a valid ``paths`` glob or matches no file of the
     working tree: a result that names no file of a phase's ``paths`` never goes stale, and ``src`` (a file named
     src) for ``src/`` is an easy slip. Every such glob is named."""
+    from tracker.base.fingerprint import FileIndex, glob_problem, tree_file_ids
     from tracker.commands.lint import no_match_hint
-    from tracker.fingerprint import FileIndex, glob_problem, tree_file_ids
 
     invalid = [f"--measure: {problem}" for problem in map(glob_problem, globs) if problem]
     if invalid:
@@ -279,10 +279,10 @@ def never_stale_warnings(root: Path, cases: list[dict[str, Any]], measured: dict
     none of the ``measured`` files: a bench phase goes stale only when a measured file under its paths changes, so
     editing its code would never make this result stale. Plans that cannot be read give no warning (status and
     lint report them)."""
+    from tracker.base.fingerprint import FileIndex
+    from tracker.core.model import BenchGate
     from tracker.errors import TrackerError
-    from tracker.fingerprint import FileIndex
-    from tracker.model import BenchGate
-    from tracker.plans import load_plan_set
+    from tracker.plans.load import load_plan_set
 
     metrics = {c.get("metric") for c in cases if isinstance(c, dict)}
     try:
@@ -305,8 +305,8 @@ def never_stale_warnings(root: Path, cases: list[dict[str, Any]], measured: dict
 def _measured_by_plans(root: Path, cases: list[dict[str, Any]]) -> list[str]:
     """Without ``--measure``: the ``paths`` of every phase with a bench gate on one of the cases' metrics (the code
     whose change should make that phase stale). UsageError when there are none."""
-    from tracker.model import BenchGate
-    from tracker.plans import load_plans
+    from tracker.core.model import BenchGate
+    from tracker.plans.load import load_plans
 
     metrics = {c.get("metric") for c in cases if isinstance(c, dict)}
     _, plans = load_plans(root)

@@ -11,11 +11,11 @@ def run(results: bool = False, out: TextIO | None = None) -> int:
     """Print the schema as JSON; exit 0."""
     out = out or sys.stdout
     if results:
-        from tracker.result_files import results_json_schema
+        from tracker.store.result_files import results_json_schema
 
         data = results_json_schema()
     else:
-        from tracker.schema import json_schema
+        from tracker.plans.schema import json_schema
 
         data = json_schema()
     out.write(json.dumps(data, indent=2) + "\n")

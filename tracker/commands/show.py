@@ -1,9 +1,9 @@
 """``tracker show PLAN[/PHASE]...``: one phase explained (or every phase of a plan, one after another): its
 status and what decides it, every gate's verdict with the evidence behind it, a bench gate's figures, and the
-phase's status history from the evidence (:mod:`tracker.timeline`), ending with the status now.
+phase's status history from the evidence (:mod:`tracker.core.timeline`), ending with the status now.
 
-The data is :class:`tracker.detail.PhaseDetail` (through :class:`tracker.repo_view.RepoView`); this module only
-lays it out. Selectors are ``status``'s (``0002``, ``2``, ``plans/0002-x.md``, ``0002/P1``); a name that is no
+The data is :class:`tracker.report.detail.PhaseDetail` (through :class:`tracker.report.repo_view.RepoView`); this module
+only lays it out. Selectors are ``status``'s (``0002``, ``2``, ``plans/0002-x.md``, ``0002/P1``); a name that is no
 plan or phase is exit 3 before anything is printed. A named plan file that is not valid gets ``status``'s line
 for it, and one holding a dependency of a phase shown leaves that dependency without a status; either way the
 exit code is 2 (8 when the file cannot be read), after everything that could be shown.
@@ -38,18 +38,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from tracker.cache import command_cache
+from tracker.base.cache import command_cache
 from tracker.commands.common import inert, json_text, plan_spec, resolve_spec, select
 from tracker.commands.status import COLOR, ON_OWN_GATES, invalid_line, use_color
+from tracker.core.model import Phase, Plan, Status
 from tracker.errors import FileError, PlanError, TrackerError
-from tracker.model import Phase, Plan, Status
 
 if TYPE_CHECKING:
-    from tracker.contract import Clock
-    from tracker.detail import BenchFigures, GateDetail, PhaseDetail
-    from tracker.plans import InvalidPlan, PlanSet
-    from tracker.repo_view import RepoView
-    from tracker.timeline import Transition
+    from tracker.base.contract import Clock
+    from tracker.core.timeline import Transition
+    from tracker.plans.load import InvalidPlan, PlanSet
+    from tracker.report.detail import BenchFigures, GateDetail, PhaseDetail
+    from tracker.report.repo_view import RepoView
 
 VERDICT_COLOR = {"met": "32", "failed": "31;1", "unmet": "33", "stale": "36"}
 
@@ -135,7 +135,7 @@ def run(
     """Show the phases ``targets`` name (module docstring); exit 0, or 2/8 after the output when an invalid plan
     file bears on it. ``color``: ``auto``, ``always`` or ``never`` (:func:`tracker.commands.status.use_color`);
     ``clock``: the time evidence times are checked against (default: now; the golden tests fix it)."""
-    from tracker.repo_view import RepoView
+    from tracker.report.repo_view import RepoView
 
     out = out or sys.stdout
     with command_cache(root) as cache:
@@ -233,10 +233,10 @@ def now_line(d: PhaseDetail, paint: Paint, indent: str = "    ") -> str:
 
 
 def _status_extra(d: PhaseDetail) -> str:
-    """What the status word alone hides, said as :func:`tracker.render.status_phrase` says it everywhere: ``*`` on
-    a done phase whose dependency is not done, ``, and also failing N of its own gates`` on a blocked one, ``, N
+    """What the status word alone hides, said as :func:`tracker.report.render.status_phrase` says it everywhere: ``*``
+    on a done phase whose dependency is not done, ``, and also failing N of its own gates`` on a blocked one, ``, N
     gates undecided``."""
-    from tracker.model import Status
+    from tracker.core.model import Status
 
     extra = "*" if d.status is Status.DONE and any(st != "done" for _, st in d.depends) else ""
     failing = sum(g.failed for g in d.gates)
@@ -299,7 +299,7 @@ def gate_lines(g: GateDetail, paint: Paint) -> list[str]:
 
 def figure_lines(b: BenchFigures, evidence: str | None) -> list[str]:
     """A bench gate's figures: the value compared with the threshold and the margin, the case, the samples."""
-    from tracker.bench_verdict import fmt_num, fmt_params, pct
+    from tracker.core.bench_verdict import fmt_num, fmt_params, pct
 
     def num(x: float) -> str:
         return fmt_num(x) + (b.unit if b.unit == "×" else f" {inert(b.unit)}")

@@ -9,20 +9,20 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from tracker.checks import is_placeholder
-from tracker.commands.common import escaped, resolve_spec, select
-from tracker.contract import (
+from tracker.base.contract import (
     EVIDENCE_DIR,
     evidence_name,  # the one naming rule for store files (the plugin's too)
 )
-from tracker.dirty import commit_state
+from tracker.base.dirty import commit_state
+from tracker.base.fileio import atomic_write
+from tracker.base.fingerprint import tree_file_ids
+from tracker.commands.common import escaped, resolve_spec, select
+from tracker.core.checks import is_placeholder
+from tracker.core.model import ManualGate, gate_hash, gate_key
+from tracker.core.testgate import manual_hashes
 from tracker.errors import FileError, UsageError
-from tracker.evidence import check_store_dir
-from tracker.fileio import atomic_write
-from tracker.fingerprint import tree_file_ids
-from tracker.model import ManualGate, gate_hash, gate_key
-from tracker.plans import load_plans
-from tracker.testgate import manual_hashes
+from tracker.plans.load import load_plans
+from tracker.store.evidence import check_store_dir
 
 
 def run(root: Path, spec: str, gate: int, by: str, why: str, out: TextIO | None = None) -> int:

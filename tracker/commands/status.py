@@ -14,13 +14,13 @@ from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
-from tracker.cache import Cache, command_cache
+from tracker.base.cache import Cache, command_cache
 from tracker.commands.common import inert, json_text, plan_spec, resolve_spec, select
-from tracker.derive import derive
+from tracker.core.model import PhaseStatus, Plan, Status
 from tracker.errors import FileError, PlanError, TrackerError
-from tracker.model import PhaseStatus, Plan, Status
-from tracker.plans import InvalidPlan, PlanSet, load_plan_set
-from tracker.render import dependencies_not_done, recorded_statuses
+from tracker.plans.load import InvalidPlan, PlanSet, load_plan_set
+from tracker.report.render import dependencies_not_done, recorded_statuses
+from tracker.store.derive import derive
 
 COLOR = {
     Status.DONE: "32",
@@ -232,7 +232,7 @@ def _status(root: Path, plan: str | None, as_json: bool, out: TextIO, color: str
         for k, v in recorded_statuses(f.plan, f.text).items()
     }
     if as_json:
-        from tracker.render import status_data
+        from tracker.report.render import status_data
 
         data = status_data(plans, statuses, recorded)
         data["invalid"] = [{"path": i.path, "id": i.id, "problems": i.problems} for i in invalid]

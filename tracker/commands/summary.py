@@ -2,10 +2,11 @@
 working tree; never commits.
 
 The change is the working tree as it is now (its evidence, plans and code: what ``tracker status`` judges) against
-the revision REF (default ``HEAD``) as :mod:`tracker.at_revision` reads it; in a commit hook (``--write`` with
+the revision REF (default ``HEAD``) as :mod:`tracker.git.at_revision` reads it; in a commit hook (``--write`` with
 ``GIT_INDEX_FILE`` set, as git sets it for hooks) it is the tree of git's index instead, what the commit will hold:
 evidence left unstaged or untracked is in no trailer. The message
-(:mod:`tracker.commit_summary`) says what the change proved: a subject under 72 characters, a body with each phase
+(:mod:`tracker.report.commit_summary`) says what the change proved: a subject under 72 characters, a body with each
+phase
 transition (REF's status -> now, and why), the benchmark figures that moved and git trailers (``Phase-Done:
 0002/P3``, ``Evidence: FILE``). ``HEAD`` of a repository without a commit yet is an empty revision: every phase is
 new. An unknown REF is exit 3.
@@ -16,7 +17,7 @@ message already in FILE (``git commit -m``, ``-F``, a template with text) is kep
 (:func:`merge`); a FILE with no message yet (blank, or only git's comment lines) gets the whole summary, its lines
 kept after it. A comment line counts as none of the message only where git will strip it: not when git opens no
 editor (``-m``, ``-F``: git runs the hook with ``GIT_EDITOR=:``) and ``commit.cleanup`` is not ``strip``, where ``-m
-"#123 fix"`` is a message (:func:`tracker.gitlog.message_comment_char`). Nothing is written where git would cut
+"#123 fix"`` is a message (:func:`tracker.git.log.message_comment_char`). Nothing is written where git would cut
 a drafted line (one starting with its comment character; ``-`` bullets become ``*``), where git opens no editor and
 the message is empty once stripped (git aborts it: so it must still, and the hook cannot see a ``--cleanup=strip``
 on git's command line), or in a repository without a plan file on either side. Without ``--write`` the message is
@@ -34,10 +35,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from tracker.cache import Cache
-from tracker.commit_summary import Side, Summary, bench_pairs, changed_files, kept_by_git, summarize
-from tracker.contract import EVIDENCE_DIR, RESULTS_DIR, TRACKER_DIR, Clock
+from tracker.base.cache import Cache
+from tracker.base.contract import EVIDENCE_DIR, RESULTS_DIR, TRACKER_DIR, Clock
 from tracker.errors import FileError
+from tracker.report.commit_summary import Side, Summary, bench_pairs, changed_files, kept_by_git, summarize
 
 
 def run(
@@ -65,15 +66,15 @@ def run(
 def build(root: Path, against: str, cache: Cache, clock: Clock | None = None, index: bool = False) -> Summary:
     """The summary of the working tree (``index``: of the tree git's index holds) against ``against`` (the readers
     here, the message pure)."""
-    from tracker.at_revision import Now, at_revision
-    from tracker.repo_view import RepoView
+    from tracker.git.at_revision import Now, at_revision
+    from tracker.report.repo_view import RepoView
 
     view = RepoView(root, cache, clock)
     known = Now(view.plan_set.files, lambda: view.store, lambda: view.tree)
     at = at_revision(root, against, known, cache, view.clock)
     plans, statuses, invalid_plans = view.plans, view.statuses, view.plan_set.invalid
     if index:
-        from tracker.gitlog import index_tree
+        from tracker.git.log import index_tree
 
         staged = at_revision(root, "the index", known, cache, view.clock, tree=index_tree(root))
         plans, statuses, invalid_plans = staged.plans, staged.statuses, staged.invalid
@@ -85,7 +86,7 @@ def build(root: Path, against: str, cache: Cache, clock: Clock | None = None, in
     figures = {}
     pairs = bench_pairs(before, after)
     if pairs:
-        from tracker.detail import bench_figures
+        from tracker.report.detail import bench_figures
 
         then, now = at.bench(), staged.bench() if index else view.bench
         for key, old, new in pairs:
@@ -116,7 +117,7 @@ def build(root: Path, against: str, cache: Cache, clock: Clock | None = None, in
 def _is_plan_file(path: str) -> bool:
     import fnmatch
 
-    from tracker.plans import PLAN_GLOB
+    from tracker.plans.load import PLAN_GLOB
 
     folder, _, name = path.rpartition("/")
     return folder == "plans" and fnmatch.fnmatchcase(name, PLAN_GLOB)
@@ -137,9 +138,9 @@ def _evidence_files(root: Path) -> set[str]:
 def _write(root: Path, path: Path, summary: Summary) -> None:
     """Merge the summary into the message file ``path`` (created when missing), atomically: through a symlink (the
     link stays, its file gets the text), a FIFO refused (a read would block forever), as ``report --out`` writes
-    (:func:`tracker.fileio.write_file`, one rule)."""
-    from tracker.fileio import destination, write_file
-    from tracker.gitlog import comment_char, message_comment_char
+    (:func:`tracker.base.fileio.write_file`, one rule)."""
+    from tracker.base.fileio import destination, write_file
+    from tracker.git.log import comment_char, message_comment_char
 
     given, (path, exists) = path, destination(path)
     try:
@@ -176,8 +177,9 @@ def merge(existing: str, summary: Summary, comment: str = "#", strip: str | None
     Nothing is added (``existing`` is returned) where git could cut it or where it would make a commit git aborts:
     ``strip`` is the comment string git strips lines by when it strips any (default ``comment``; in a hook it may
     strip where ``comment`` says it does not, ``--cleanup=strip``): no added line starts with it (the body's
-    bullets become ``*``, :func:`tracker.commit_summary.kept_by_git`), else nothing is added. Without an ``editor``
-    after the hook, a message of no line once stripped (empty, or comments alone) is left as it is: git aborts it.
+    bullets become ``*``, :func:`tracker.report.commit_summary.kept_by_git`), else nothing is added. Without an
+    ``editor`` after the hook, a message of no line once stripped (empty, or comments alone) is left as it is: git
+    aborts it.
     """
     strip = comment if strip is None else strip
     lines = existing.splitlines(keepends=True)

@@ -1,12 +1,12 @@
 """``tracker update [--check] [--diff] [--force]``: rewrite the generated regions of plan files, and (without plan
-arguments) the results tables of the docs ``pyproject.toml`` declares (:mod:`tracker.doc_files`).
+arguments) the results tables of the docs ``pyproject.toml`` declares (:mod:`tracker.report.doc_files`).
 
 Writing is guarded twice. Before a file is written, its new text is parsed again (the real parser):
 when its plan and phase blocks are not exactly the ones read, or a second update would not find the
 regions where they were written, nothing is written (:class:`UnsafeRewriteError`, exit 2). Right
 before the rename, the file must still be exactly what was read (an editor may have saved it
 meanwhile): when it is not, everything is read and done again, a bounded number of times, then
-refused (:class:`tracker.fileio.FileChangedError`, exit 7). Docs are written with the same care, after the plan
+refused (:class:`tracker.base.fileio.FileChangedError`, exit 7). Docs are written with the same care, after the plan
 files; every doc problem (an invalid block, a hand-edited region) is found before anything is written.
 """
 
@@ -17,13 +17,8 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from tracker.cache import Cache, command_cache
-from tracker.commands.common import resolve_spec, select
-from tracker.derive import derive
-from tracker.doc_files import DocFile, Tables, declared_docs, doc_changes, read_doc, refuse_unsafe_doc
-from tracker.doc_tables import DocTableError
-from tracker.errors import ExitCode, FileError, PlanError, RegionEditedError, TrackerError
-from tracker.fileio import (
+from tracker.base.cache import Cache, command_cache
+from tracker.base.fileio import (
     FileChangedError,
     FileStamp,
     file_stamp,
@@ -33,10 +28,15 @@ from tracker.fileio import (
     resolved_inside,
     write_text_if_changed,
 )
-from tracker.model import Phase, PhaseStatus, Plan
-from tracker.plans import PlanFile, load_plans, plan_paths
-from tracker.regions import rewrite
-from tracker.render import plan_regions
+from tracker.commands.common import resolve_spec, select
+from tracker.core.model import Phase, PhaseStatus, Plan
+from tracker.errors import ExitCode, FileError, PlanError, RegionEditedError, TrackerError
+from tracker.plans.load import PlanFile, load_plans, plan_paths
+from tracker.plans.regions import rewrite
+from tracker.report.doc_files import DocFile, Tables, declared_docs, doc_changes, read_doc, refuse_unsafe_doc
+from tracker.report.doc_tables import DocTableError
+from tracker.report.render import plan_regions
+from tracker.store.derive import derive
 
 ATTEMPTS = 8  # reads of the plans while an editor keeps changing one, before update gives up (exit 7)
 
@@ -88,7 +88,7 @@ def pending(
 
 def _blocks(text: str) -> list[tuple[str, str, bool, int]]:
     """(kind, content, closed, line) of every plan and phase block, as the parser reads them."""
-    from tracker.parse import fenced_blocks
+    from tracker.plans.parse import fenced_blocks
 
     return [(b.kind, b.content, b.closed, b.line) for b in fenced_blocks(text.removeprefix("\ufeff"))]
 
@@ -114,11 +114,11 @@ def refuse_unsafe(f: PlanFile, new: str, statuses: dict[str, PhaseStatus]) -> No
     """UnsafeRewriteError unless ``new`` (``f``'s text with its regions rewritten) parses to the same
     plan and phase blocks as ``f.text`` and a second update would leave it as it is.
 
-    Regions are placed so that the Markdown around them keeps its structure (see tracker.regions);
+    Regions are placed so that the Markdown around them keeps its structure (see tracker.plans.regions);
     this is the net under that rule, for what it cannot foresee (say, a list whose indented
     continuation sat right after a removed region). It parses, so it runs only before a write.
     """
-    from tracker.parse import parse_plan
+    from tracker.plans.parse import parse_plan
 
     change = _block_change(_blocks(f.text), _blocks(new))
     if change is not None:
@@ -152,7 +152,7 @@ def _definitions(plans: list[Plan]) -> list[Plan]:
 
 
 def _stamps(root: Path) -> dict[str, FileStamp | None]:
-    """Each plan file's stamp, by its path as :func:`tracker.plans.load_files` names it."""
+    """Each plan file's stamp, by its path as :func:`tracker.plans.load.load_files` names it."""
     return {path.relative_to(root).as_posix(): file_stamp(path) for path in plan_paths(root)}
 
 

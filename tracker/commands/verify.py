@@ -28,12 +28,11 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
-from tracker.cache import Cache, command_cache
+from tracker.base.cache import Cache, command_cache
+from tracker.base.contract import EVIDENCE_DIR
+from tracker.base.selection import marker_matches, selects
 from tracker.commands.common import PLUGIN_ARGS, inert, json_text, pytest_command, pytest_env, select
-from tracker.contract import EVIDENCE_DIR
-from tracker.errors import ExitCode, FileError, InterruptedRunError, NoTestsError, UsageError
-from tracker.evidence import check_store_dir
-from tracker.model import (
+from tracker.core.model import (
     BenchGate,
     Gate,
     GateVerdict,
@@ -47,8 +46,9 @@ from tracker.model import (
     gate_hash,
     gate_key,
 )
-from tracker.plans import load_plans
-from tracker.selection import marker_matches, selects
+from tracker.errors import ExitCode, FileError, InterruptedRunError, NoTestsError, UsageError
+from tracker.plans.load import load_plans
+from tracker.store.evidence import check_store_dir
 
 PYTEST_USAGE_ERROR = 4  # pytest.ExitCode.USAGE_ERROR (pytest is not imported here)
 
@@ -157,11 +157,11 @@ def _verify(
 def _to_run_alone(session: _Session, all_gates: dict[str, TestGate], judged: _Judgement) -> list[str]:
     """The test gates this verify ran beside other gates in one session that are failed though none of their tests
     failed there: a failure recorded before stands until a run of the gate alone passes it
-    (:meth:`tracker.testgate.TestIndex._alone`), so verify runs each alone, as ``pytest GATE`` would. A gate that
+    (:meth:`tracker.core.testgate.TestIndex._alone`), so verify runs each alone, as ``pytest GATE`` would. A gate that
     failed in the session stays failed (a failure only beside other gates' tests is still pytest's failure there)."""
     if session.evidence is None:
         return []
-    from tracker.testgate import FAILURES
+    from tracker.core.testgate import FAILURES
 
     together: dict[tuple[str, ...], set[tuple[str, str | None]]] = {}  # per session (of options): its distinct gates
     for key in session.ran:
@@ -216,7 +216,7 @@ def _run(
     cache: Cache,
     alone: bool = False,
 ) -> _Session:
-    from tracker.fingerprint import FileIndex, IgnoredInputs, id_now, tree_file_ids
+    from tracker.base.fingerprint import FileIndex, IgnoredInputs, id_now, tree_file_ids
 
     bench_code, bench_failed = 0, dict[str, str]()
     current = FileIndex(tree_file_ids(root)) if bench or (all_gates and not force) else None
@@ -233,7 +233,7 @@ def _run(
         log.write(f"tracker: {bench_gates} bench gate(s) judged on the stored results (--bench runs their commands)\n")
     before, fresh = None, set[str]()
     if all_gates and not force:
-        from tracker.history import fresh_test_gates
+        from tracker.core.history import fresh_test_gates
 
         # One store read and one tree scan serve both status and freshness. An unusable store file makes every
         # test gate unmet (as in status), so nothing counts as fresh and everything selected runs.
@@ -264,7 +264,7 @@ def _sessions(gates: dict[str, TestGate], *, alone: bool) -> list[tuple[tuple[st
     (``alone``: one per distinct gate, its path, marker and options, so that each runs as ``pytest GATE`` would, none
     beside another's tests). Those with the most options run first, so that a session of gates without any, which
     collects less, is the newest evidence (a gate is named its tests only by a run that had its options:
-    tracker.testgate)."""
+    tracker.core.testgate)."""
     groups: dict[tuple[Any, ...], dict[str, TestGate]] = {}
     for key, gate in gates.items():
         group = (gate.options, gate.test, gate.marker or "") if alone else (gate.options,)
@@ -290,7 +290,7 @@ def _run_gates(
     existing, missing = _test_paths(root, gates.values())
     for p in missing:
         log.write(f"tracker: no such test file or directory: {p}\n")
-    from tracker.contract import evidence_name  # the plugin's naming rule, light: no pytest, no ingest command
+    from tracker.base.contract import evidence_name  # the plugin's naming rule, light: no pytest, no ingest command
 
     name = evidence_name("verify")
     evidence = root / EVIDENCE_DIR / name
@@ -382,9 +382,9 @@ def check_pytest_args(root: Path, pytest_args: list[str], paths: list[str]) -> N
 
 def _refuse_outside(root: Path, chosen: list[tuple[Plan, Phase]]) -> None:
     """PlanError (exit 2, ``path:line`` each) for test gates whose path leaves the repository through a symlink
-    (:mod:`tracker.gate_paths`, lint's rule): their tests are not the repository's, so verify runs none of them."""
+    (:mod:`tracker.base.gate_paths`, lint's rule): their tests are not the repository's, so verify runs none of them."""
+    from tracker.base.gate_paths import OutsideCheck
     from tracker.errors import PlanError
-    from tracker.gate_paths import OutsideCheck
 
     outside = OutsideCheck(root)
     problems = [
@@ -401,7 +401,7 @@ def _refuse_own_options(pytest_args: list[str]) -> None:
     own = [a for a in pytest_args if a.startswith("--tracker-")]
     if own:
         raise UsageError(f"--pytest-arg {own[0]}: verify sets the tracker's own pytest options itself")
-    from tracker.selection import plugin_args, plugin_names
+    from tracker.base.selection import plugin_args, plugin_names
 
     for name in plugin_args(pytest_args):  # -p no:NAME anywhere, after `--` too: pytest's early scan reads it there
         from tracker.pytest_plugin import SAFE_NO_PLUGINS
@@ -470,22 +470,22 @@ class _Judgement:
     def __init__(
         self, root: Path, plans: list[Plan], cache: Cache, last: str | tuple[str, ...] | None = None, index: Any = None
     ) -> None:
-        from tracker import evidence as ev
-        from tracker.status import compute
+        from tracker.core.status import compute
+        from tracker.store import evidence as ev
 
         self.root = root
         self.cache = cache
         self.store = ev.load(root, strict=False, last=last)
         self._index = index
         self._bench: Any = None
-        from tracker.gate_paths import MissingCheck, OutsideCheck
+        from tracker.base.gate_paths import MissingCheck, OutsideCheck
 
         self.statuses = compute(plans, self.store, self.index, self.bench, OutsideCheck(root), MissingCheck(root))
 
     def index(self) -> Any:
         """The working tree's file ids (read once)."""
         if self._index is None:
-            from tracker.fingerprint import FileIndex, tree_file_ids
+            from tracker.base.fingerprint import FileIndex, tree_file_ids
 
             self._index = FileIndex(tree_file_ids(self.root))
         return self._index
@@ -493,7 +493,7 @@ class _Judgement:
     def bench(self) -> Any:
         """The bench evaluator (built once, when a phase has a bench gate)."""
         if self._bench is None:
-            from tracker.derive import repo_bench_evaluator
+            from tracker.store.derive import repo_bench_evaluator
 
             self._bench = repo_bench_evaluator(self.root, self.store, cache=self.cache)
         return self._bench
@@ -502,7 +502,7 @@ class _Judgement:
         """{gate key: what changed} for the met gates of the chosen stale phases whose evidence no longer matches."""
         if not any(self.statuses[f"{p.id}/{ph.id}"].status is Status.STALE for p, ph in chosen):
             return {}
-        from tracker.status import stale_gates
+        from tracker.core.status import stale_gates
 
         return stale_gates(chosen, self.statuses, self.store, self.index(), self._bench)
 
@@ -593,7 +593,7 @@ def _print_verdicts(
         by_phase.setdefault(g.key.partition("#")[0], []).append(g)
     for plan, phase in chosen:
         key = f"{plan.id}/{phase.id}"
-        from tracker.render import status_phrase  # the status as every view says it (done*, ...)
+        from tracker.report.render import status_phrase  # the status as every view says it (done*, ...)
 
         shown = status_phrase(plan, phase, statuses)
         out.write(f"tracker: {inert(phase_summary(key, statuses[key], by_phase.get(key, []), shown))}\n")
@@ -602,7 +602,7 @@ def _print_verdicts(
 def phase_summary(key: str, st: PhaseStatus, gates: list[GateLine], shown: str | None = None) -> str:
     """``0001/P1 is done``, or what keeps it from being done: ``0001/P1 is in-progress: its test gates passed,
     but gate 2 (manual) is not signed off``. ``shown``: the status as every view says it
-    (:func:`tracker.render.status_phrase`: ``done*``, ``blocked, and also failing 2 of its own gates``)."""
+    (:func:`tracker.report.render.status_phrase`: ``done*``, ``blocked, and also failing 2 of its own gates``)."""
     word = shown or st.status.value
     if not gates:
         return f"{key} is {word}: it has no gates, so it is never done"
@@ -641,7 +641,7 @@ def verdict_document(
     by_phase: dict[str, list[GateLine]] = {}
     for g in gates:
         by_phase.setdefault(g.key.partition("#")[0], []).append(g)
-    from tracker.render import status_phrase
+    from tracker.report.render import status_phrase
 
     phases = []
     for plan, phase in chosen:
@@ -686,7 +686,7 @@ def verdict_document(
 
 def _read_evidence(evidence: Path) -> dict[str, Any]:
     """The run's own evidence file as written by the plugin; {} when there is none (or it cannot be read)."""
-    from tracker.fileio import parse_json, read_regular
+    from tracker.base.fileio import parse_json, read_regular
 
     try:
         data = parse_json(read_regular(evidence))
@@ -699,7 +699,7 @@ def _crashed_in(evidence: Path, data: dict[str, Any]) -> dict[str, Any]:
     """The ``running`` record of the run's evidence ({} when none), made precise by the plugin's running slot:
     the evidence file names the crashed test's file when other tests of it ran, the slot the very test
     (:func:`tracker.names.crashed_test`). Read only once pytest has exited: nothing writes the slot any more."""
-    from tracker.evidence import crashed_test
+    from tracker.store.evidence import crashed_test
 
     running = data.get("running")
     if not isinstance(running, dict):
@@ -753,7 +753,7 @@ def _explain(store: Store, moved: str | None = None) -> list[str]:
 def _narrowed(store: Store, evidence: Path | None) -> list[str]:
     """What this run's own evidence says of options that narrowed its collection (``--pytest-arg=--ignore=...``):
     such a run never names its gates' tests (README "Status rules"), so say so."""
-    from tracker.testgate import narrowed
+    from tracker.core.testgate import narrowed
 
     own = next((r for r in reversed(store.runs) if evidence and r.file.endswith("/" + evidence.name)), None)
     why = narrowed(own) if own is not None else None
@@ -767,15 +767,15 @@ def _narrowed(store: Store, evidence: Path | None) -> list[str]:
 
 def _record_after(evidence: Path, store: Store) -> str | None:
     """Rewrite this run's evidence file (atomically) with a time one second after the newest file that
-    :func:`tracker.evidence.load` put behind it, keeping this machine's own clock reading in
+    :func:`tracker.store.evidence.load` put behind it, keeping this machine's own clock reading in
     ``provenance.clock_time``: the store orders files by time, so without this, status would judge on the file
     from a clock ahead, which verify just judged behind this run. Returns what was done, for the user."""
     import calendar
     import time
 
-    from tracker.contract import UTC_FORMAT
-    from tracker.evidence import check_document
-    from tracker.fileio import atomic_write
+    from tracker.base.contract import UTC_FORMAT
+    from tracker.base.fileio import atomic_write
+    from tracker.store.evidence import check_document
 
     times = _times_of(store, set(store.reordered))
     data = _read_evidence(evidence)
@@ -801,7 +801,7 @@ def _record_after(evidence: Path, store: Store) -> str | None:
 
 def _times_of(store: Store, files: set[str]) -> list[str]:
     """The recorded UTC times of the store's ``files`` (their paths relative to the repository root)."""
-    from tracker.contract import utc_time
+    from tracker.base.contract import utc_time
 
     times = [run.time for run in store.runs if run.file in files]
     times += [
@@ -821,8 +821,8 @@ def _from_older_evidence(
     """Say it on each test gate this run was to run but ran none of the tests of (deselected by ``-k`` or
     ``--deselect``, skipped, not collected): its verdict comes from older evidence, named (deselection never
     un-meets a gate, so a bare "met" would read as this run's pass)."""
-    from tracker.model import RAN
-    from tracker.selection import marker_matches, selects
+    from tracker.base.selection import marker_matches, selects
+    from tracker.core.model import RAN
 
     names = {"/" + f.name for f in session.files()}
     owns = [run for run in store.runs if any(run.file.endswith(n) for n in names)]  # this verify's runs

@@ -6,8 +6,8 @@ directories (``.tracker/evidence/``, ``bench/results/``) during the command is v
 invalid one stops verify with ``path: reason``. The gates of a command that fails or writes no result
 file are reported unmet (whatever other results say). Gates met by a result whose measured files are
 unchanged are not re-run unless ``force``. A gate still undecided after its command ran has the command run
-again, its runs pooled (the same code on the same machine: tracker.bench_verdict), until the gate decides, or
-:data:`~tracker.bench_verdict.MAX_POOLED` runs are pooled, or another run would take the command past
+again, its runs pooled (the same code on the same machine: tracker.core.bench_verdict), until the gate decides, or
+:data:`~tracker.core.bench_verdict.MAX_POOLED` runs are pooled, or another run would take the command past
 :data:`DECIDE_SECONDS`; verify then says which gates stayed undecided and why.
 
 Plans are code, like a Makefile: a bench gate's ``run`` is executed as written. A string that is only
@@ -26,15 +26,16 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from tracker.bench_evaluator import Evaluator, RepoResults
-from tracker.bench_verdict import MAX_POOLED
-from tracker.cache import Cache
+from tracker.base.cache import Cache
+from tracker.core.bench_verdict import MAX_POOLED
+from tracker.core.model import BenchGate, Phase, Plan
 from tracker.errors import ExitCode
-from tracker.model import BenchGate, Phase, Plan
-from tracker.result_files import load_repo_results, load_result, repo_result_files
+from tracker.store.bench_evaluator import Evaluator, RepoResults
+from tracker.store.result_files import load_repo_results, load_result, repo_result_files
 
-# An undecided gate's command runs again, its runs pooled (tracker.bench_verdict: the same code on the same machine),
-# until the gate decides, MAX_POOLED runs are pooled, or another run would take the command past this many seconds.
+# An undecided gate's command runs again, its runs pooled (tracker.core.bench_verdict: the same code on the same
+# machine), until the gate decides, MAX_POOLED runs are pooled, or another run would take the command past this many
+# seconds.
 DECIDE_SECONDS = 600.0
 
 # Characters after which /bin/sh does more than split a line into words at blanks: quoting and escapes

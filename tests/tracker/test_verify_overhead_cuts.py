@@ -601,3 +601,44 @@ def test_the_collector_answers_the_tests_as_a_fresh_interpreters_would(repo, cli
     r = cli(root, "verify")
     assert "unmet 0001/P1#1" in r.out.replace("UNMET", "unmet") or "UNMET 0001/P1#1" in r.out, r.out
     assert "met   0001/P1#2" in r.out, r.out
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
+@pytest.mark.parametrize("case", ["submodule the parent imported", "frozen garbage", "module in a pythonpath folder"])
+def test_the_forked_child_has_only_what_a_new_pytest_would(repo, cli, monkeypatch, case: str) -> None:
+    """Round 23 (second helper): the child kept what its parent had. F1: a submodule the parent imported
+    (``xml.dom.minidom``) was an attribute of its package for a test that forgot to import it; F3: a module the parent
+    loaded (``secrets``) hid the repository's, which a ``pythonpath`` folder git ignores provides; F2: objects the
+    parent held were frozen, so a class a test dropped (with a failing finalizer hung on it) was never collected, and
+    ``filterwarnings = error`` never saw it. ``python -m pytest`` fails each; so must verify."""
+    import secrets  # noqa: F401 - loaded in the process that forks
+    import shlex  # noqa: F401
+    import xml.dom.minidom  # noqa: F401
+
+    from tracker.commands.pytest_run import SPAWN_ENV
+
+    monkeypatch.setenv(SPAWN_ENV, "0")
+    plan = CRASH_PLAN.replace("tests/test_c.py", "tests/test_a.py")
+    files = {"plans/0001-demo.md": plan}
+    if case == "submodule the parent imported":
+        files["tests/test_a.py"] = "import xml.dom\n\n\ndef test_a():\n    assert xml.dom.minidom.parseString\n"
+    elif case == "frozen garbage":
+        files["pytest.ini"] = "[pytest]\nfilterwarnings = error\n"
+        files["tests/test_a.py"] = (
+            "import shlex\n\n\nclass Canary:\n    def __del__(self):\n        raise RuntimeError('finalizer raised')\n\n\n"
+            "def test_a():\n    shlex.shlex.canary = Canary()\n    del shlex.shlex\n"
+            "    keep = [[] for _ in range(400_000)]\n    assert len(keep) == 400_000\n"
+        )
+    else:
+        files.update({"pytest.ini": "[pytest]\npythonpath = local\n", ".gitignore": "local/\n"})
+        files["tests/test_a.py"] = "import secrets\n\n\ndef test_a():\n    assert len(secrets.token_hex(8)) == 16\n"
+    root = repo(files)
+    if case == "module in a pythonpath folder":
+        (root / "local").mkdir()
+        (root / "local" / "secrets.py").write_text("API_KEY = 'dev'\n")
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=root, capture_output=True, text=True
+    )
+    assert plain.returncode == 1, plain.stdout
+    r = cli(root, "verify")
+    assert r.code == 1 and "met   0001/P1#1" not in r.out, r.out

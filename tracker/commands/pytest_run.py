@@ -4,14 +4,18 @@ a new interpreter.
 A pytest session of do-nothing tests costs ~0.3 s, of which a fresh interpreter's start-up is ~25 ms: most of
 the 10% that verify may add to plain pytest (plan 0003, P5). A fork skips that start, and pytest is imported
 once, before the fork. The child still isolates the tests from the tracker: a test that crashes the process
-(``os._exit``, a segfault, a signal) ends the child, and verify reports it as before. Two more savings of the fork
-(bench/tracker_verify_overhead.py, 100 gates, this repository's VM: ~35 -> ~20 ms of CPU over plain pytest): the
-garbage collector is off from pytest's import to the fork and the parent's objects are frozen for the child's
-(``gc.disable``, ``gc.freeze``, ``gc.enable`` in the child, as Python's documentation advises around a fork: no
-collection walks, nor the child copies the pages of, what the interpreter and pytest loaded, alive all the same;
-the parent's collector is as it was after), and the tree the child's recorder reads first, before any conftest.py
-runs, is the reading the parent took just before the fork (``tracker.base.fingerprint.HANDED_OVER``): git is not asked
-twice in a row.
+(``os._exit``, a segfault, a signal) ends the child, and verify reports it as before. The tree the child's
+recorder reads first, before any conftest.py runs, is the reading the parent took just before the fork
+(``tracker.base.fingerprint.HANDED_OVER``): git is not asked twice in a row.
+
+The child holds only what a new ``python -m pytest`` would hold once pytest is imported (:func:`fresh_modules`,
+read once by starting one, then cached): every other module the parent imported (parsing plans: pydantic, secrets,
+...) leaves ``sys.modules`` and its package (round 23: a submodule the parent imported answered a test that forgot
+its import; a module it loaded hid the repository's from a ``pythonpath`` folder). Its garbage collector is a new
+interpreter's over every object: none stays frozen (the console entry freezes what lives until exit: frozen objects
+are never collected, so a finalizer a test relied on never ran). Faithful, not free: this VM measured verify at
+~1.15x plain pytest's CPU at 100 gates with these rules, against ~1.06x while the child kept the parent's modules
+and frozen objects; forking before the tracker imports or builds anything is the way back (issue 31's note).
 
 The child runs as ``python -m pytest ARGS`` would in ``root``: that working directory and environment,
 ``sys.path[0]`` the directory (``-m`` puts it there), ``sys.argv`` pytest's, the parent's exit handlers
@@ -46,7 +50,9 @@ def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Ca
     that signal). On Ctrl-C, waits for pytest to finish (it got the same SIGINT and records the interruption),
     then raises InterruptedRunError(``interrupted()``)."""
     if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0") and not shadowed(root):
-        return _forked(args, root, env, interrupted, _tree_now(root))
+        fresh = fresh_modules(root, env)
+        if fresh is not None:
+            return _forked(args, root, env, interrupted, fresh, _tree_now(root))
     from tracker.pytest_boot import command
 
     proc = subprocess.Popen([*command(), *args], cwd=root, env=env)
@@ -128,14 +134,15 @@ def _forked(
     root: Path,
     env: dict[str, str],
     interrupted: Callable[[], str],
+    fresh: frozenset[str],
     tree: tuple[dict[str, str], dict[str, tuple[int, int]]] | None = None,
 ) -> int:
     """Run pytest in a forked child, handing it ``tree`` (:func:`_tree_now`, read just before) as its recorder's
     first reading of the tree."""
     import gc
 
-    state = (gc.isenabled(), gc.get_freeze_count() > 0)  # (collecting, frozen by the caller)
-    gc.disable()  # until the fork: what pytest's import makes is walked by no collection (~5 ms), here or in the child
+    collecting = gc.isenabled()
+    gc.disable()  # until the fork: no collection walks what pytest's import makes while it is being made (~5 ms)
     handed: dict[str, Any] = {}
     try:
         import pytest
@@ -146,16 +153,17 @@ def _forked(
         sys.stderr.flush()
         if tree is not None:
             handed[os.path.realpath(root)] = tree
-        gc.freeze()  # the parent's objects: the child's collector neither walks them nor copies their pages
         pid = os.fork()
     except BaseException:
-        _after_fork(handed, state)
+        _after_fork(handed, collecting)
         raise
     if pid == 0:  # pragma: no cover - the child's coverage is the test run itself
-        gc.enable()  # as in any interpreter
-        thaw_on_demand()
-        _child(pytest, args, root, env)
-    _after_fork(handed, state)
+        # The collector of a fresh interpreter, over every object (round 23, F2: frozen ones, the parent's, were
+        # never collected, so a finalizer a test relied on never ran, and gc.get_referrers never found them).
+        gc.unfreeze()
+        gc.enable()
+        _child(pytest, args, root, env, fresh)
+    _after_fork(handed, collecting)
     try:
         return _wait(pid)
     except KeyboardInterrupt:
@@ -163,60 +171,11 @@ def _forked(
         raise InterruptedRunError(interrupted()) from None
 
 
-# What the tests may ask the collector that frozen objects would answer otherwise than a fresh interpreter does.
-_THAWING = ("get_objects", "get_referrers", "get_freeze_count", "freeze", "unfreeze", "collect")
-
-
-def thaw_on_demand() -> None:
-    """In the forked child: the objects it holds frozen (the parent's, ``gc.freeze``) stay so until anything asks
-    the collector what they would change (round 23, F2: frozen, ``sys.modules`` is no referrer ``gc.get_referrers``
-    finds, so a test that no module stays referenced passed where ``python -m pytest`` fails it): the first call of
-    ``gc.get_objects``, ``get_referrers``, ``get_freeze_count``, ``freeze`` or ``unfreeze``, or of ``gc.collect``
-    from anywhere but pytest itself (its own collections at the session's end, after the outcomes are known),
-    unfreezes them all and puts the collector's own functions back, then answers: from there on, the collector of a
-    fresh interpreter. Automatic collections leave frozen objects alone until then (so they do not walk, nor copy,
-    ~0.2 million of them: ~25 ms a session); garbage among them is what a fresh interpreter never held."""
-    import gc
-
-    if not gc.get_freeze_count():
-        return
-    real = {name: getattr(gc, name) for name in _THAWING}
-    thawed: list[bool] = []
-
-    def thaw() -> None:
-        if thawed:  # once: a wrapper kept by name (``from gc import collect``) must not unfreeze what a test froze
-            return
-        thawed.append(True)
-        for name, fn in real.items():
-            setattr(gc, name, fn)
-        real["unfreeze"]()
-
-    def thawing(name: str) -> Callable[..., Any]:
-        fn = real[name]
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            caller = sys._getframe(1).f_globals.get("__name__") or ""
-            if name != "collect" or not (caller == "_pytest" or caller.startswith("_pytest.")):
-                thaw()
-            return fn(*args, **kwargs)
-
-        call.__name__ = call.__qualname__ = name
-        call.__doc__ = fn.__doc__
-        return call
-
-    for name in _THAWING:
-        setattr(gc, name, thawing(name))
-
-
-def _after_fork(handed: dict[str, Any], state: tuple[bool, bool]) -> None:
-    """The parent after its fork, as it was before: nothing handed over left, its collector as it was (``state``:
-    collecting, and holding objects frozen already, which then stay so, with the ones frozen here)."""
+def _after_fork(handed: dict[str, Any], collecting: bool) -> None:
+    """The parent after its fork, as it was before: nothing handed over left, its collector as it was."""
     import gc
 
     handed.clear()
-    collecting, frozen = state
-    if not frozen:
-        gc.unfreeze()
     if collecting:
         gc.enable()
 
@@ -238,7 +197,7 @@ def _stream(fd: int, like: object) -> TextIO:
     return open(fd, "w", encoding=encoding, errors=errors, closefd=False, buffering=1 if tty or fd == 2 else -1)
 
 
-def _child(pytest: object, args: list[str], root: Path, env: dict[str, str]) -> None:
+def _child(pytest: object, args: list[str], root: Path, env: dict[str, str], fresh: frozenset[str]) -> None:
     """Become ``python -m pytest ARGS``; never returns."""
     import atexit
     import signal
@@ -258,6 +217,7 @@ def _child(pytest: object, args: list[str], root: Path, env: dict[str, str]) -> 
         sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
         sys.path[0] = str(root)
         _forget_foreign_modules()
+        _forget_modules_pytest_lacks(fresh)
         sys.stdout, sys.stderr = _stream(1, sys.stdout), _stream(2, sys.stderr)
         sys.argv = [str(Path(pytest.__file__).with_name("__main__.py")), *args]  # type: ignore[attr-defined]
         code = int(pytest.main(args))  # type: ignore[attr-defined]
@@ -278,6 +238,84 @@ def _child(pytest: object, args: list[str], root: Path, env: dict[str, str]) -> 
             sys.stderr.flush()
         finally:
             os._exit(code & 0xFF if code >= 0 else 1)
+
+
+FRESH = "pytest-fresh-modules"  # the cache's name (tracker.base.cache)
+_FRESH_CODE = "import sys, pytest; sys.stdout.write(chr(10).join(sorted(sys.modules)))"
+
+
+def fresh_modules(root: Path, env: dict[str, str]) -> frozenset[str] | None:
+    """The modules a new ``python -m pytest`` in ``root`` with ``env`` has loaded once pytest is imported (the
+    interpreter's start-up's, a ``.pth`` file's, pytest's own): what the forked child may keep of its parent's
+    (:func:`_forget_modules_pytest_lacks`). Read by starting one such interpreter (~0.1 s), then kept in the
+    repository's cache under everything that decides it: this interpreter, the environment's Python variables, the
+    ``.pth`` files and ``sitecustomize`` of its library folders, pytest's code. None where it cannot be read: then
+    no fork."""
+    from tracker.base.cache import Cache, cache_key, library_key
+
+    key = cache_key(FRESH, _startup_identity(env), library_key("pytest", "_pytest", "pluggy"), os.path.realpath(root))
+    cache = Cache(root)
+    known = cache.read(FRESH, key)
+    if isinstance(known, list) and all(isinstance(n, str) for n in known):
+        return frozenset(known)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _FRESH_CODE], cwd=root, env=env, capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    names = sorted(n for n in proc.stdout.split("\n") if n)
+    cache.put(FRESH, key, names)
+    cache.write()
+    return frozenset(names)
+
+
+def _startup_identity(env: dict[str, str]) -> str:
+    """What decides a new interpreter's modules before it runs a line: the interpreter, the ``PYTHON*`` variables
+    of ``env``, and each ``.pth``, ``sitecustomize`` and ``usercustomize`` file of its library folders (name, size,
+    modification and change time)."""
+    import site
+
+    rows = [sys.executable, sys.version, *sorted(f"{k}={v}" for k, v in env.items() if k.startswith("PYTHON"))]
+    folders = list(dict.fromkeys([*site.getsitepackages(), site.getusersitepackages(), *sys.path]))
+    for folder in folders:
+        try:
+            names = sorted(os.listdir(folder or "."))
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".pth") or name in ("sitecustomize.py", "usercustomize.py"):
+                try:
+                    st = os.stat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                rows.append(f"{folder}/{name} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}")
+    return "\n".join(rows)
+
+
+def _forget_modules_pytest_lacks(fresh: frozenset[str]) -> None:
+    """Drop from ``sys.modules`` every module a new ``python -m pytest`` would not have loaded yet (``fresh``), but
+    the tracker's own (its plugin runs here) and ``__main__``; and the attribute each left on a package kept. Round 23,
+    F1: the tracker had imported ``pydantic.json_schema`` parsing plans, so ``pydantic.json_schema`` was there for a
+    test that forgot to import it, and passed where pytest fails it; and a module the tracker loaded (``secrets``)
+    hid the repository's, which a ``pythonpath`` folder git ignores, or a zip, or a folder outside it, provided.
+    Imported again here, each is the one a new interpreter would import."""
+    doomed = [
+        name
+        for name in sys.modules
+        if name not in fresh and name != "__main__" and name != "tracker" and not name.startswith("tracker.")
+    ]
+    gone = {name: sys.modules.pop(name) for name in doomed}
+    for name, module in gone.items():
+        parent, _, leaf = name.rpartition(".")
+        holder = sys.modules.get(parent) if parent else None
+        if holder is not None and getattr(holder, leaf, None) is module:
+            try:
+                delattr(holder, leaf)
+            except (AttributeError, TypeError):
+                continue
 
 
 def _library_roots() -> tuple[str, ...]:

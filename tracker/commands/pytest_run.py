@@ -13,9 +13,12 @@ read once by starting one, then cached): every other module the parent imported 
 ...) leaves ``sys.modules`` and its package (round 23: a submodule the parent imported answered a test that forgot
 its import; a module it loaded hid the repository's from a ``pythonpath`` folder). Its garbage collector is a new
 interpreter's over every object: none stays frozen (the console entry freezes what lives until exit: frozen objects
-are never collected, so a finalizer a test relied on never ran). Faithful, not free: this VM measured verify at
-~1.15x plain pytest's CPU at 100 gates with these rules, against ~1.06x while the child kept the parent's modules
-and frozen objects; forking before the tracker imports or builds anything is the way back (issue 31's note).
+are never collected, so a finalizer a test relied on never ran). To keep that cheap, verify forks its first
+session's child at its start (:func:`stand_by`, :class:`Standby`), before it reads the store or judges anything: the
+child drops what a new pytest lacks, imports pytest as ``python -m pytest`` in the repository would, and waits on a
+socket for the session's arguments, environment and standard streams. This VM, 100 gates: ~1.11x plain pytest's
+CPU so, ~1.15x forking when the session starts, ~1.06x while the child kept the parent's modules and frozen objects
+(unfaithfully).
 
 The child runs as ``python -m pytest ARGS`` would in ``root``: that working directory and environment,
 ``sys.path[0]`` the directory (``-m`` puts it there), ``sys.argv`` pytest's, the parent's exit handlers
@@ -49,6 +52,9 @@ def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Ca
     """pytest's exit status for ``python -m pytest ARGS`` run in ``root`` with ``env`` (negative: killed by
     that signal). On Ctrl-C, waits for pytest to finish (it got the same SIGINT and records the interruption),
     then raises InterruptedRunError(``interrupted()``)."""
+    standby = _STANDBY.pop(os.path.realpath(root), None)
+    if standby is not None:
+        return standby.run(args, env, _tree_now(root), interrupted)
     if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0") and not shadowed(root):
         fresh = fresh_modules(root, env)
         if fresh is not None:
@@ -114,6 +120,136 @@ def _repository_files(root: Path) -> list[str]:
         rel = os.path.relpath(dirpath, root)
         out += [n if rel == "." else f"{rel}/{n}" for n in filenames]
     return out
+
+
+class Standby:
+    """A child forked at verify's start (:func:`stand_by`), before the tracker builds anything: it holds a new
+    interpreter's modules and pytest, imported as ``python -m pytest`` in the repository imports it, and waits for one
+    session's arguments. The session then costs no interpreter start and no pytest import, and the child walks and
+    copies none of what the tracker built after the fork (its plans, store, statuses)."""
+
+    def __init__(self, pid: int, channel: object) -> None:
+        self.pid, self.channel = pid, channel  # the socket to the child
+
+    def run(
+        self,
+        args: list[str],
+        env: dict[str, str],
+        tree: tuple[dict[str, str], dict[str, tuple[int, int]]] | None,
+        interrupted: Callable[[], str],
+    ) -> int:
+        """Hand the child its session (``tree``: the tree read just now, for its recorder) and this process's standard
+        streams as they are now (verify's ``--json`` sends pytest's output to stderr; a caller may have replaced
+        them since the fork), and wait for it."""
+        import json
+        import socket
+
+        payload = json.dumps({"args": args, "env": env, "tree": tree}).encode()
+        channel: socket.socket = self.channel  # type: ignore[assignment]
+        try:
+            with channel:
+                socket.send_fds(channel, [len(payload).to_bytes(8, "big")], [0, 1, 2])
+                channel.sendall(payload)
+        except OSError:  # the child is gone (killed meanwhile): its exit status says so
+            pass
+        try:
+            return _wait(self.pid)
+        except KeyboardInterrupt:
+            _wait(self.pid)
+            raise InterruptedRunError(interrupted()) from None
+
+    def release(self) -> None:
+        """The child is not needed: it has run nothing and written nothing, so it is ended at once."""
+        import signal
+
+        self.channel.close()  # type: ignore[attr-defined]
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        _wait(self.pid)
+
+
+_STANDBY: dict[str, Standby] = {}  # by the repository's realpath: the child waiting for its session
+
+
+def stand_by(root: Path, env: dict[str, str]) -> None:
+    """Fork the child that will run verify's first pytest session in ``root`` (:class:`Standby`), where it can
+    fork: the system can, ``TRACKER_PYTEST_SPAWN`` does not say otherwise, the repository shadows no module loaded
+    here (:func:`shadowed`), and a new pytest's modules are known (:func:`fresh_modules`). ``env``: the session's
+    environment as far as known now (its bytecode prefix)."""
+    if not hasattr(os, "fork") or os.environ.get(SPAWN_ENV, "") not in ("", "0") or shadowed(root):
+        return
+    fresh = fresh_modules(root, env)
+    if fresh is None:
+        return
+    import socket
+
+    release_standbys()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    mine, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's coverage is the test run itself
+        mine.close()
+        _standing_by(theirs, root, env, fresh)
+    theirs.close()
+    _STANDBY[os.path.realpath(root)] = Standby(pid, mine)
+
+
+def release_standbys() -> None:
+    """End every child still waiting (verify ran no session, or fewer than it prepared for)."""
+    while _STANDBY:
+        _STANDBY.popitem()[1].release()
+
+
+def _standing_by(channel: object, root: Path, env: dict[str, str], fresh: frozenset[str]) -> None:
+    """The standby child: become what a new ``python -m pytest`` in ``root`` is once pytest is imported, wait for
+    the session (its arguments, environment and standard streams; nothing: end), run it; never returns."""
+    import gc
+    import json
+    import socket
+
+    sock: socket.socket = channel  # type: ignore[assignment]
+
+    try:
+        gc.unfreeze()  # a new interpreter's collector, over every object (the entry froze what it had)
+        gc.enable()
+        os.chdir(root)
+        sys.path[0] = str(root)
+        sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
+        sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
+        _forget_foreign_modules()
+        _forget_modules_pytest_lacks(fresh)
+        import pytest
+
+        head, fds, _, _ = socket.recv_fds(sock, 8, 3)
+        while head and len(head) < 8:
+            more = sock.recv(8 - len(head))
+            if not more:
+                break
+            head += more
+        if len(head) < 8 or len(fds) != 3:
+            os._exit(0)  # released: no session
+        size, message = int.from_bytes(head, "big"), bytearray()
+        while len(message) < size:
+            chunk = sock.recv(min(1 << 20, size - len(message)))
+            if not chunk:
+                os._exit(1)
+            message += chunk
+        sock.close()
+        for target, fd in zip((0, 1, 2), fds, strict=True):
+            os.dup2(fd, target)
+            os.close(fd)
+        data = json.loads(message)
+        if data.get("tree"):
+            from tracker.base.fingerprint import HANDED_OVER
+
+            ids, stats = data["tree"]
+            HANDED_OVER[os.path.realpath(root)] = (ids, {k: (v[0], v[1]) for k, v in stats.items()})
+    except BaseException:
+        os._exit(1)
+    _child(pytest, data["args"], root, data["env"], fresh)
 
 
 def _tree_now(root: Path) -> tuple[dict[str, str], dict[str, tuple[int, int]]] | None:

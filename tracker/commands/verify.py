@@ -72,8 +72,13 @@ def run(
     ``alone`` runs each test gate in a pytest session of its own, as ``pytest GATE`` would, rather than all in one
     (every selected gate: evidence up to date may come from a shared session).
     """
-    with command_cache(root) as cache:  # what reading learned is written when verify ends
-        return _verify(root, specs, pytest_args, out or sys.stdout, bench, force, as_json, cache, alone)
+    from tracker.commands.pytest_run import release_standbys
+
+    try:
+        with command_cache(root) as cache:  # what reading learned is written when verify ends
+            return _verify(root, specs, pytest_args, out or sys.stdout, bench, force, as_json, cache, alone)
+    finally:
+        release_standbys()
 
 
 def _verify(
@@ -98,6 +103,10 @@ def _verify(
         gate_key(p.id, ph.id, i): g for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, TestGate)
     }
     _refuse_outside(root, chosen)
+    if all_gates:  # a session is likely: its child is forked now, before anything more is built here
+        from tracker.commands.pytest_run import stand_by
+
+        stand_by(root, pytest_env(root, bytecode=True))
     if pytest_args and bench:  # the bench commands run first and can take minutes: a bad argument stops verify before
         check_pytest_args(root, pytest_args, _test_paths(root, all_gates.values())[0])
     with _stdout_to_stderr() if as_json else nullcontext():

@@ -18,7 +18,11 @@ from tracker.base.cache import NAMES, Cache, cache_key
 
 # The caches a status writes and reads; the others belong to update and check (doc-tables), to summary's
 # evaluation at a revision (revision-*) and to show, log and report (phase-history), each tested with its command.
-STATUS_CACHES = [n for n in NAMES if n not in ("doc-tables", "phase-history") and not n.startswith("revision-")]
+STATUS_CACHES = [
+    n
+    for n in NAMES
+    if n not in ("doc-tables", "phase-history", "code-same", "pytest-fresh-modules") and not n.startswith("revision-")
+]
 
 GATE = """bench = "op.time_us"
 where = { impl = "new" }
@@ -346,3 +350,38 @@ def test_every_cache_of_an_answer_a_library_computed_is_keyed_by_that_library(tm
     init.write_bytes(init.read_bytes())  # the same bytes, written again: a new mtime and ctime
     after = keys()
     assert [name for name in before if before[name] == after[name]] == ["result-ids"]
+
+
+def test_the_code_identity_changes_with_any_module_and_only_then(tmp_path: Path) -> None:
+    """Every cache is keyed by the tracker's code identity (``code_identity``): another version of any module, in any
+    folder of the package, a module added or removed, makes another key; reading it again without a change does not.
+    No list of sources, no version to bump."""
+    import shutil
+    import time
+
+    code = tmp_path / "tracker"
+    shutil.copytree(cache_module.PACKAGE, code, ignore=shutil.ignore_patterns("__pycache__"))
+    assert {p.parent.name for p in code.rglob("*.py")} >= {"base", "core", "plans", "store", "git", "report"}
+    seen = [cache_module.code_identity(code)]
+    cache_module.forget_code_identity()
+    assert cache_module.code_identity(code) == seen[0]  # read again: the same
+    for change in ("edit", "add", "remove", "touch"):
+        time.sleep(0.01)
+        if change == "edit":
+            rule = code / "core" / "bench_verdict.py"
+            rule.write_bytes(rule.read_bytes() + b"\n# a rule changed\n")
+        elif change == "add":
+            (code / "report" / "extra.py").write_text("X = 1\n")
+        elif change == "remove":
+            (code / "report" / "extra.py").unlink()
+        else:  # same bytes, written again: its change time moved
+            models = code / "core" / "model.py"
+            models.write_bytes(models.read_bytes())
+        cache_module.forget_code_identity()
+        now = cache_module.code_identity(code)
+        if change == "remove":  # the same files as before the one added: the same identity
+            assert now == seen[-2], change
+        else:
+            assert now not in seen, change
+        seen.append(now)
+    assert cache_module.code_identity() == cache_module.code_identity(cache_module.PACKAGE)

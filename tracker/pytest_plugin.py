@@ -838,6 +838,27 @@ def shadowed_modules(
     return f"the repository's modules imported from copies that differ from the tree ({', '.join(found[:3])}{more})"
 
 
+def hidden_tracker() -> str | None:
+    """Why the tests could not import a ``tracker`` their path holds, or None: this plugin's own package is loaded
+    under that name, and ``sys.path`` as the session left it (the ini's ``pythonpath``, a conftest's edits) finds
+    another, which a ``python -m pytest`` without the tracker imports (round 23, third helper, F4: a broken
+    ``tracker`` package of the tests' own passed, forked or not)."""
+    import importlib.machinery
+
+    loaded = sys.modules.get("tracker")
+    try:
+        found = importlib.machinery.PathFinder.find_spec("tracker", sys.path)
+    except (ImportError, ValueError):
+        return None
+    if found is None or loaded is None:
+        return None
+    where = {os.path.realpath(p) for p in (found.submodule_search_locations or [found.origin or ""])}
+    have = {os.path.realpath(p) for p in (getattr(loaded, "__path__", None) or [getattr(loaded, "__file__", "")])}
+    if where == have:
+        return None
+    return f"the tests' own tracker package ({', '.join(sorted(where))}) hidden by the tracker's"
+
+
 MAX_IGNORED = 1000  # modules git ignores a run records at most (more makes its passes count for nothing)
 
 
@@ -1389,6 +1410,7 @@ class Recorder:
             changed,
             shadowed_modules(self.root, files, modules, real_path=real_path),
             linked_out_modules(self.root, modules, self.data["provenance"].get("outside"), real_path),
+            hidden_tracker(),
         ):
             if why:  # what ran was not the code the file ids name
                 self._alter(why)

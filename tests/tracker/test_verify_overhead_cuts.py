@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -667,3 +668,82 @@ def test_the_standby_child_runs_the_session_or_is_ended(repo, cli, monkeypatch) 
     again = cli(root, "verify")  # fresh: no session runs, the waiting child is ended
     assert again.code == 0 and "not re-run" in again.out, again.out
     assert children() == before and pytest_run._STANDBY == {}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
+@pytest.mark.parametrize("case", ["digit limit lifted", "stdout's errors", "shadow written by a bench command"])
+def test_the_session_gets_a_new_interpreters_settings_and_the_repository_as_it_is(
+    repo, cli, monkeypatch, case: str
+) -> None:
+    """Round 23, third helper. F2: a process that lifted the int-to-str digit limit (``-X int_max_str_digits=0``,
+    or in-process) forked it into the tests; F3: the child's stdout kept the console entry's error handler, so a test
+    printing a lone surrogate under ``-s`` passed; F1: a ``--bench`` command wrote a ``textwrap/`` package after the
+    standby child had imported pytest, and textwrap with it. ``python -m pytest`` fails each; so must verify."""
+    from tracker.commands.pytest_run import SPAWN_ENV
+
+    monkeypatch.setenv(SPAWN_ENV, "0")
+    plan = CRASH_PLAN.replace("tests/test_c.py", "tests/test_a.py")
+    files = {"plans/0001-demo.md": plan}
+    args = ["verify"]
+    if case == "digit limit lifted":
+        files["tests/test_a.py"] = "def test_a():\n    assert len(str(10**5000)) == 5001\n"
+    elif case == "stdout's errors":
+        files["pytest.ini"] = "[pytest]\naddopts = -s\n"
+        files["tests/test_a.py"] = "def test_a():\n    print('lone \\ud800 surrogate')\n"
+    else:
+        files["tests/test_a.py"] = _TEXTWRAP_TEST
+        files["tools/mk.sh"] = "mkdir -p textwrap\ncp tools/broken.py textwrap/__init__.py\n"
+        files["tools/broken.py"] = _TEXTWRAP_BROKEN
+        files["plans/0001-demo.md"] = plan + (
+            '\n```phase\nid = "P2"\ntitle = "Bench"\n\n[[gate]]\nbench = "m.time_us"\nwhere = { impl = "x" }\n'
+            'at_most = 5\nrun = "sh tools/mk.sh"\n```\n'
+        )
+        args = ["verify", "--bench"]
+    root = repo(files)
+    if case == "shadow written by a bench command":
+        subprocess.run(["sh", "tools/mk.sh"], cwd=root, check=True)
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=root, capture_output=True
+    )
+    assert plain.returncode == 1, plain.stdout
+    if case == "shadow written by a bench command":
+        shutil.rmtree(root / "textwrap")
+    before = sys.get_int_max_str_digits()
+    try:
+        if case == "digit limit lifted":
+            sys.set_int_max_str_digits(0)
+        r = cli(root, *args)
+    finally:
+        sys.set_int_max_str_digits(before)
+    assert "met   0001/P1#1" not in r.out and "0001/P1 is done" not in r.out, r.out + r.err
+
+
+@pytest.mark.parametrize("mode", ["0", "1"], ids=["forked", "spawned"])
+def test_a_tracker_package_of_the_tests_own_path_meets_no_gate(
+    repo, cli, monkeypatch, tmp_path: Path, mode: str
+) -> None:
+    """Round 23, third helper, F4: the ini's ``pythonpath`` names a folder with a ``tracker`` package of the tests'
+    own; ``python -m pytest`` imports it, verify's session held the tracker's under that name, forked or not, and a
+    test of the other passed. The run now says so, and meets no gate."""
+    from tracker.commands.pytest_run import SPAWN_ENV
+
+    monkeypatch.setenv(SPAWN_ENV, mode)
+    lib = tmp_path / "lib" / "tracker"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text("raise ImportError('this lib tracker is broken')\n")
+    plan = CRASH_PLAN.replace("tests/test_c.py", "tests/test_a.py")
+    root = repo(
+        {
+            "plans/0001-demo.md": plan,
+            "pytest.ini": f"[pytest]\npythonpath = {tmp_path / 'lib'}\n",
+            "tests/test_a.py": "def test_a():\n    import tracker  # noqa: F401\n",
+        }
+    )
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=root,
+        capture_output=True,
+    )
+    assert plain.returncode != 0, plain.stdout
+    r = cli(root, "verify")
+    assert "met   0001/P1#1" not in r.out and "hidden by the tracker's" in r.out, r.out + r.err

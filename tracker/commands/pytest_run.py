@@ -36,12 +36,13 @@ interpreter (also used where ``os.fork`` is missing, as on Windows).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 from tracker.errors import InterruptedRunError
 
@@ -54,10 +55,14 @@ def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Ca
     then raises InterruptedRunError(``interrupted()``)."""
     standby = _STANDBY.pop(os.path.realpath(root), None)
     if standby is not None:
-        return standby.run(args, env, _tree_now(root), interrupted)
+        # What the repository holds now, not when the child was forked (round 23, third helper, F1: a --bench command
+        # that wrote a textwrap/ package before the session; the child had imported pytest, and textwrap, before).
+        if not shadowed(root, {name.split(".", 1)[0] for name in standby.fresh.modules}):
+            return standby.run(args, env, _tree_now(root), interrupted)
+        standby.release()
     if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0") and not shadowed(root):
         fresh = fresh_modules(root, env)
-        if fresh is not None:
+        if fresh is not None and fresh.state == interpreter_state():
             return _forked(args, root, env, interrupted, fresh, _tree_now(root))
     from tracker.pytest_boot import command
 
@@ -69,7 +74,7 @@ def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Ca
         raise InterruptedRunError(interrupted()) from None
 
 
-def shadowed(root: Path) -> list[str]:
+def shadowed(root: Path, names: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """Modules this process has loaded from outside ``root`` that the repository may provide itself: a file or folder
     of that name anywhere in it (git's tracked and untracked files; the folder listing without git). A fresh
     ``python -m pytest`` may import the repository's (``sys.path[0]`` is the root; pytest puts test folders,
@@ -90,6 +95,8 @@ def shadowed(root: Path) -> list[str]:
         places = [spec.origin] if isinstance(spec.origin, str) else list(spec.submodule_search_locations or ())
         if not all(os.path.realpath(p).startswith(inside) for p in places if isinstance(p, str)):
             loaded[name] = module
+    skip = {"__main__", *sys.builtin_module_names}
+    loaded.update((name, None) for name in names if name not in loaded and name not in skip)
     if not loaded:
         return []
     found: set[str] = set()
@@ -128,8 +135,8 @@ class Standby:
     session's arguments. The session then costs no interpreter start and no pytest import, and the child walks and
     copies none of what the tracker built after the fork (its plans, store, statuses)."""
 
-    def __init__(self, pid: int, channel: object) -> None:
-        self.pid, self.channel = pid, channel  # the socket to the child
+    def __init__(self, pid: int, channel: object, fresh: Fresh) -> None:
+        self.pid, self.channel, self.fresh = pid, channel, fresh  # the socket to the child; what it holds
 
     def run(
         self,
@@ -181,7 +188,7 @@ def stand_by(root: Path, env: dict[str, str]) -> None:
     if not hasattr(os, "fork") or os.environ.get(SPAWN_ENV, "") not in ("", "0") or shadowed(root):
         return
     fresh = fresh_modules(root, env)
-    if fresh is None:
+    if fresh is None or fresh.state != interpreter_state():  # -X int_max_str_digits=0, -W error, ...: a new one
         return
     import socket
 
@@ -194,7 +201,7 @@ def stand_by(root: Path, env: dict[str, str]) -> None:
         mine.close()
         _standing_by(theirs, root, env, fresh)
     theirs.close()
-    _STANDBY[os.path.realpath(root)] = Standby(pid, mine)
+    _STANDBY[os.path.realpath(root)] = Standby(pid, mine, fresh)
 
 
 def release_standbys() -> None:
@@ -203,7 +210,7 @@ def release_standbys() -> None:
         _STANDBY.popitem()[1].release()
 
 
-def _standing_by(channel: object, root: Path, env: dict[str, str], fresh: frozenset[str]) -> None:
+def _standing_by(channel: object, root: Path, env: dict[str, str], fresh: Fresh) -> None:
     """The standby child: become what a new ``python -m pytest`` in ``root`` is once pytest is imported, wait for
     the session (its arguments, environment and standard streams; nothing: end), run it; never returns."""
     import gc
@@ -220,7 +227,7 @@ def _standing_by(channel: object, root: Path, env: dict[str, str], fresh: frozen
         sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
         sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
         _forget_foreign_modules()
-        _forget_modules_pytest_lacks(fresh)
+        _forget_modules_pytest_lacks(fresh.modules)
         import pytest
 
         head, fds, _, _ = socket.recv_fds(sock, 8, 3)
@@ -270,7 +277,7 @@ def _forked(
     root: Path,
     env: dict[str, str],
     interrupted: Callable[[], str],
-    fresh: frozenset[str],
+    fresh: Fresh,
     tree: tuple[dict[str, str], dict[str, tuple[int, int]]] | None = None,
 ) -> int:
     """Run pytest in a forked child, handing it ``tree`` (:func:`_tree_now`, read just before) as its recorder's
@@ -324,16 +331,16 @@ def _wait(pid: int) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def _stream(fd: int, like: object) -> TextIO:
-    """A text stream on file descriptor ``fd``, as a new interpreter would have: the parent's may be something
-    else (an embedding program's or a test's capture object)."""
+def _stream(fd: int, like: list[str]) -> TextIO:
+    """A text stream on file descriptor ``fd`` with a new interpreter's (encoding, errors) (``like``, read by
+    :func:`fresh_modules`): the parent's may be something else (an embedding program's or a test's capture object;
+    the console entry's ``errors``, round 23, F3: a test printing a lone surrogate passed)."""
     tty = os.isatty(fd)
-    errors = "backslashreplace" if fd == 2 else getattr(like, "errors", None) or "strict"
-    encoding = getattr(like, "encoding", None) or "utf-8"
+    encoding, errors = like
     return open(fd, "w", encoding=encoding, errors=errors, closefd=False, buffering=1 if tty or fd == 2 else -1)
 
 
-def _child(pytest: object, args: list[str], root: Path, env: dict[str, str], fresh: frozenset[str]) -> None:
+def _child(pytest: object, args: list[str], root: Path, env: dict[str, str], fresh: Fresh) -> None:
     """Become ``python -m pytest ARGS``; never returns."""
     import atexit
     import signal
@@ -353,8 +360,8 @@ def _child(pytest: object, args: list[str], root: Path, env: dict[str, str], fre
         sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
         sys.path[0] = str(root)
         _forget_foreign_modules()
-        _forget_modules_pytest_lacks(fresh)
-        sys.stdout, sys.stderr = _stream(1, sys.stdout), _stream(2, sys.stderr)
+        _forget_modules_pytest_lacks(fresh.modules)
+        sys.stdout, sys.stderr = _stream(1, fresh.streams[0]), _stream(2, fresh.streams[1])
         sys.argv = [str(Path(pytest.__file__).with_name("__main__.py")), *args]  # type: ignore[attr-defined]
         code = int(pytest.main(args))  # type: ignore[attr-defined]
         atexit._run_exitfuncs()
@@ -377,10 +384,35 @@ def _child(pytest: object, args: list[str], root: Path, env: dict[str, str], fre
 
 
 FRESH = "pytest-fresh-modules"  # the cache's name (tracker.base.cache)
-_FRESH_CODE = "import sys, pytest; sys.stdout.write(chr(10).join(sorted(sys.modules)))"
+_FRESH_CODE = (
+    "import json, sys, pytest; json.dump({'modules': sorted(sys.modules), 'state': ["
+    "list(sys.flags), sorted((k, str(v)) for k, v in sys._xoptions.items()), list(sys.warnoptions), "
+    "sys.get_int_max_str_digits()], 'streams': [[s.encoding, s.errors] for s in (sys.stdout, sys.stderr)]}, "
+    "sys.stdout)"
+)
 
 
-def fresh_modules(root: Path, env: dict[str, str]) -> frozenset[str] | None:
+class Fresh(NamedTuple):
+    """A new ``python -m pytest``'s interpreter once pytest is imported (:func:`fresh_modules`): its modules, its
+    settings (flags, ``-X`` options, ``-W`` options, the int-to-str digit limit: :func:`interpreter_state`) and its
+    standard streams' (encoding, errors)."""
+
+    modules: frozenset[str]
+    state: list[Any]
+    streams: list[list[str]]
+
+
+def interpreter_state() -> list[Any]:
+    """This interpreter's settings a test can see and a fork inherits, as :data:`_FRESH_CODE` reads a new one's."""
+    return [
+        list(sys.flags),
+        sorted((k, str(v)) for k, v in sys._xoptions.items()),
+        list(sys.warnoptions),
+        sys.get_int_max_str_digits(),
+    ]
+
+
+def fresh_modules(root: Path, env: dict[str, str]) -> Fresh | None:
     """The modules a new ``python -m pytest`` in ``root`` with ``env`` has loaded once pytest is imported (the
     interpreter's start-up's, a ``.pth`` file's, pytest's own): what the forked child may keep of its parent's
     (:func:`_forget_modules_pytest_lacks`). Read by starting one such interpreter (~0.1 s), then kept in the
@@ -391,9 +423,9 @@ def fresh_modules(root: Path, env: dict[str, str]) -> frozenset[str] | None:
 
     key = cache_key(FRESH, _startup_identity(env), library_key("pytest", "_pytest", "pluggy"), os.path.realpath(root))
     cache = Cache(root)
-    known = cache.read(FRESH, key)
-    if isinstance(known, list) and all(isinstance(n, str) for n in known):
-        return frozenset(known)
+    known = _fresh(cache.read(FRESH, key))
+    if known is not None:
+        return known
     try:
         proc = subprocess.run(
             [sys.executable, "-c", _FRESH_CODE], cwd=root, env=env, capture_output=True, text=True, timeout=60
@@ -402,10 +434,29 @@ def fresh_modules(root: Path, env: dict[str, str]) -> frozenset[str] | None:
         return None
     if proc.returncode != 0:
         return None
-    names = sorted(n for n in proc.stdout.split("\n") if n)
-    cache.put(FRESH, key, names)
-    cache.write()
-    return frozenset(names)
+    try:
+        data = json.loads(proc.stdout)
+    except ValueError:
+        return None
+    fresh = _fresh(data)
+    if fresh is not None:
+        cache.put(FRESH, key, data)
+        cache.write()
+    return fresh
+
+
+def _fresh(data: Any) -> Fresh | None:
+    """A :class:`Fresh` from what the probe printed (or the cache kept), None where it is not that shape."""
+    if not isinstance(data, dict):
+        return None
+    modules, state, streams = data.get("modules"), data.get("state"), data.get("streams")
+    if not (isinstance(modules, list) and all(isinstance(n, str) for n in modules) and isinstance(state, list)):
+        return None
+    if not (isinstance(streams, list) and len(streams) == 2):
+        return None
+    if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in streams):
+        return None
+    return Fresh(frozenset(modules), state, streams)
 
 
 def _startup_identity(env: dict[str, str]) -> str:

@@ -706,7 +706,7 @@ def report(
     cases = [ms_case("python.pass_ms", {}, all_python, info)]
 
     def row(label: str, name: str, params: dict[str, Any], python: str | None) -> None:
-        metric = "tracker.core.status" if name.startswith("status") else "tracker.update_check"
+        metric = "tracker.status" if name.startswith("status") else "tracker.update_check"
         cases.append(ms_case(f"{metric}_ms", params, times[name], info_of(name)))
         ratio = ""
         if python is not None and name.startswith("status"):

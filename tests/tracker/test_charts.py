@@ -145,7 +145,7 @@ def test_without_matplotlib_available_is_false_and_render_says_install_the_extra
 
 
 def test_importing_charts_and_asking_available_does_not_import_matplotlib() -> None:
-    code = "import sys; from tracker import charts; charts.available(); print('matplotlib' in sys.modules)"
+    code = "import sys; from tracker.report import charts; charts.available(); print('matplotlib' in sys.modules)"
     run = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "False"
 

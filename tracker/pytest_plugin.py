@@ -854,8 +854,8 @@ def hidden_tracker() -> str | None:
         return None
     where = {os.path.realpath(p) for p in (found.submodule_search_locations or [found.origin or ""])}
     have = {os.path.realpath(p) for p in (getattr(loaded, "__path__", None) or [getattr(loaded, "__file__", "")])}
-    if where == have:
-        return None
+    if where == have or all((p + os.sep).startswith(library_dirs()) for p in where):
+        return None  # the same, or an installed library (the tracker installed, run from a checkout): not the tests'
     return f"the tests' own tracker package ({', '.join(sorted(where))}) hidden by the tracker's"
 
 

@@ -62,9 +62,10 @@ import pytest
 from tracker.base.bytecode import PYCACHE, prefix
 from tracker.base.contract import atomic_write, check_inside, evidence_name, process_identity, running_file, utc_now
 from tracker.base.dirty import commit_state
-from tracker.base.fingerprint import HANDED_OVER, file_stats, id_now, tree_file_ids
+from tracker.base.fingerprint import HANDED_OVER, file_stats, id_now, read_tree, tree_file_ids
 from tracker.base.gate_paths import TestFileCheck
 from tracker.base.installed import by_tail, installed_copies, project_files, recorded_files
+from tracker.base.realpaths import RealPaths
 from tracker.base.selection import (
     gate_options_problem,
     marker_matches,
@@ -158,8 +159,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     # has it from the process that forked it, read just before (tracker.base.fingerprint.HANDED_OVER).
     handed = HANDED_OVER.pop(os.path.realpath(root), None)
     if handed is None:
-        ids = tree_file_ids(root)
-        handed = (ids, file_stats(root, ids))
+        tree = read_tree(root)
+        handed = (tree.ids, file_stats(root, tree.ids), None if tree.changed is None else (tree.head, tree.changed))
     _BEFORE_CONFTESTS[str(root)] = handed
     if sys.pycache_prefix and Path(sys.pycache_prefix) == root / PYCACHE:
         return
@@ -170,8 +171,11 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         raise pytest.UsageError(f"--tracker-record: {err}") from None
 
 
-# By rootdir: the tree's file ids and their (inode, ctime) read before any conftest.py ran (Recorder's start).
-_BEFORE_CONFTESTS: dict[str, tuple[dict[str, str], dict[str, tuple[int, int]]]] = {}
+# By rootdir: the tree's file ids and their (inode, ctime) read before any conftest.py ran (Recorder's start), and
+# the commit checked out and what git status reported then (the recorder's commit and dirty flag).
+_BEFORE_CONFTESTS: dict[
+    str, tuple[dict[str, str], dict[str, tuple[int, int]], tuple[str | None, tuple[str, ...]] | None]
+] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -763,33 +767,6 @@ def imported_modules() -> dict[str, str]:
     return out
 
 
-class RealPaths:
-    """``os.path.realpath`` of many files, each folder resolved once: a folder's realpath joined with the file's name,
-    unless the name is itself a link (then resolved whole). The recorder resolves every imported module's file three
-    times at a session's end (hundreds of them, each one ``lstat`` per path component): ~20 ms of the ~50 that
-    recording adds to a session of 100 tests (bench/tracker_verify_overhead.py --breakdown)."""
-
-    def __init__(self) -> None:
-        self._folders: dict[str, str] = {}
-        self._files: dict[str, str] = {}
-
-    def __call__(self, file: str) -> str:
-        real = self._files.get(file)
-        if real is None:
-            real = self._files[file] = self._resolve(file)
-        return real
-
-    def _resolve(self, file: str) -> str:
-        head, name = os.path.split(file)
-        if name in ("", ".", ".."):
-            return os.path.realpath(file)
-        folder = self._folders.get(head)
-        if folder is None:
-            folder = self._folders[head] = os.path.realpath(head)
-        path = os.path.join(folder, name)
-        return os.path.realpath(path) if os.path.islink(path) else path
-
-
 def shadowed_modules(
     root: Path,
     files: dict[str, str],
@@ -1132,7 +1109,8 @@ class Recorder:
         if refused:
             raise pytest.UsageError(f"--tracker-record: {refused}")
         try:  # asked here, at configure time, so that a bad TRACKER_COMMIT/TRACKER_DIRTY stops pytest before any test
-            self.commit_state = commit_state(self.root)
+            early = _BEFORE_CONFTESTS.get(str(self.root))  # the reading taken before any conftest.py ran
+            self.commit_state = commit_state(self.root, early[2] if early is not None else None)
         except ValueError as err:
             raise pytest.UsageError(f"--tracker-record: {err}") from None
 

@@ -61,12 +61,16 @@ EXPECTED = {
 
 
 def run_pytest(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Plain pytest in ``root``, writing no bytecode cache: ``_failing_reportlog`` edits and restores a module within
+    one second and one size, which a cached ``.pyc`` of the edit would outlive (Python trusts it), failing the next
+    run's test (seen flaky where PYTHONDONTWRITEBYTECODE was unset)."""
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
         cwd=root,
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
     )
 
 

@@ -392,7 +392,7 @@ def test_real_paths_resolve_every_path_as_realpath_does(paths: list[list[str]]) 
     looping) and in whatever order one instance is asked, it answers what ``os.path.realpath`` answers."""
     import tempfile
 
-    from tracker.pytest_plugin import RealPaths
+    from tracker.base.realpaths import RealPaths
 
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
@@ -435,8 +435,10 @@ def test_a_forked_session_takes_the_tree_its_parent_read_just_before(
     repo, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """verify reads the tree once before it forks, and its child's recorder takes that reading as its first (what it
-    would read itself before any conftest.py): git lists the tree three times a verify (before, the recorder's end,
-    status after), not four. The reading stays the child's: none is left
+    would read itself before any conftest.py): git reads the tree three times a verify (before, the recorder's end,
+    status after), not four, and lists the index once (it did not change: tracker.base.fingerprint._INDEX_LISTING);
+    the recorder's commit and dirty flag come from that first reading (no rev-parse, no status of its own). The
+    reading stays the child's: none is left
     behind in the process that forked, and its garbage collector is left as it was, neither frozen nor off (the
     child's collector is on, over the parent's objects frozen, so that it neither walks nor copies them: ~12 ms a
     session; the parent's was off from pytest's import to the fork: ~5 ms)."""
@@ -454,10 +456,16 @@ def test_a_forked_session_takes_the_tree_its_parent_read_just_before(
     assert r.code == 0, r.out + r.err
     assert gc.isenabled() == collecting
     calls = log.read_text().splitlines()
-    assert sum(" ls-files -s " in f" {c} " for c in calls) == 3, calls
+    assert sum(" ls-files -s " in f" {c} " for c in calls) == 1, calls
+    assert sum(" status " in f" {c} " for c in calls) == 3, calls
+    assert not any(" rev-parse " in f" {c} " for c in calls), calls
     assert HANDED_OVER == {} and gc.get_freeze_count() == frozen
     data = json.loads(max((root / ".tracker" / "evidence").glob("*.json")).read_text())
     assert data["status"] == "complete" and "tests/test_a.py" in data["files"], data
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    clean = not subprocess.run(["git", "status", "--porcelain", "--", ".", ":(exclude).tracker"], cwd=root,
+                               capture_output=True, text=True).stdout.strip()  # fmt: skip
+    assert data["provenance"]["commit"] == head and data["provenance"]["dirty"] is (not clean), data["provenance"]
 
 
 def test_a_forked_session_whose_tree_changed_after_the_parent_read_it_is_altered(

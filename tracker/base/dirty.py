@@ -30,13 +30,21 @@ EVIDENCE_PATHS = (".tracker", "bench/results")
 BYTECODE_EXCLUDE = ":(exclude,glob)**/__pycache__/**"
 
 
-def commit_state(root: Path) -> tuple[str | None, bool | None]:
-    """(commit, dirty) of the tree at ``root`` by the rules above.
+def commit_state(root: Path, known: tuple[str | None, tuple[str, ...]] | None = None) -> tuple[str | None, bool | None]:
+    """(commit, dirty) of the tree at ``root`` by the rules above. ``known``: (the commit checked out, every path git
+    status reported) from a reading of the tree just taken (tracker.base.fingerprint.read_tree, which asks git status
+    about everything but ``.tracker/`` and ``__pycache__/``, submodules' changes included): the answer comes from it,
+    without a git call of its own.
 
     Raises ValueError for a ``TRACKER_COMMIT`` that is not 40 lowercase hex digits, or a ``TRACKER_DIRTY``
     other than ``0``/``1`` where it is used: evidence recording it would be refused by every reader.
     """
     env_commit = _env_commit()
+    if env_commit is None and known is not None:
+        head, changed = known
+        if head:
+            return head, any(not _evidence(path) for path in changed)
+        return env_commit, _env_dirty()
     if env_commit is None and (root / ".git").exists():
         # Both questions at once (the status is wasted only in a repository without a commit): one git call's
         # wait less at the start of every recording pytest session.
@@ -57,6 +65,12 @@ _STATUS = [
     *(f":(exclude){path}" for path in EVIDENCE_PATHS),
     BYTECODE_EXCLUDE,
 ]
+
+
+def _evidence(path: str) -> bool:
+    """Is ``path`` (relative, as git status names it) under one of :data:`EVIDENCE_PATHS`?"""
+    path = path.rstrip("/")
+    return any(path == top or path.startswith(top + "/") for top in EVIDENCE_PATHS)
 
 
 def tree_dirty(root: Path) -> bool | None:

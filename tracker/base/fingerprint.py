@@ -12,6 +12,7 @@ only, and subprocess rather than gitpython because gitpython's import alone woul
 from __future__ import annotations
 
 import bisect
+import hashlib
 import os
 import re
 import stat
@@ -19,6 +20,7 @@ import subprocess
 from collections.abc import Callable, Container, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from tracker.base.contract import GITLINK_MODE, blob_id, file_id, link_id, mode_of, set_fingerprint
 from tracker.base.dirty import BYTECODE_EXCLUDE
@@ -267,7 +269,11 @@ def walk_file_ids(root: Path) -> dict[str, str]:
 # take as its first reading (tracker.pytest_plugin): git is not asked twice in a row (plan 0003, P5). Set only around
 # the fork, so only the child finds it. Here, not in the plugin: the forking process must not import the plugin,
 # which pytest, told ``-p tracker.pytest_plugin``, would find imported already and warn it cannot rewrite (issue 24).
-HANDED_OVER: dict[str, tuple[dict[str, str], dict[str, tuple[int, int]]]] = {}
+# The third item: (commit checked out, paths git status reported) of the same reading, for the recorder's commit and
+# dirty flag (tracker.base.dirty.commit_state's ``known``); None where the reading had no git.
+HANDED_OVER: dict[
+    str, tuple[dict[str, str], dict[str, tuple[int, int]], tuple[str | None, tuple[str, ...]] | None]
+] = {}
 
 
 def file_stats(root: Path, files: dict[str, str]) -> dict[str, tuple[int, int]]:
@@ -293,10 +299,29 @@ def tree_file_ids(root: Path) -> dict[str, str]:
     evidence file would be read and hashed only to be dropped (a thousand uncommitted runs cost half a
     second of every status). Without a git repository, walks the tree.
     """
-    if not (root / ".git").exists():
-        return walk_file_ids(root)
+    return read_tree(root).ids
 
-    # Both git calls run at once: together they are most of this function's wall time.
+
+class TreeReading(NamedTuple):
+    """One reading of the working tree (:func:`read_tree`): the file ids (:func:`tree_file_ids`); every path git
+    named doing so (tracked, deleted ones too, changed and untracked, a nested repository as ``NAME/``; empty without
+    git); and, when asked for, the paths git ignores (a folder of them as ``FOLDER/``; None when not asked or git
+    failed)."""
+
+    ids: dict[str, str]
+    named: list[str]
+    ignored: list[str] | None
+    head: str | None = None  # the commit checked out (None: none yet, or no git)
+    changed: tuple[str, ...] | None = None  # what git status reported: changed, deleted, untracked (None: no git)
+
+
+def read_tree(root: Path, ignored: bool = False) -> TreeReading:
+    """The tree's ids (:func:`tree_file_ids`) and the paths git named reading them; ``ignored``: also what git
+    ignores, asked at the same time (a third git call, side by side with the other two)."""
+    if not (root / ".git").exists():
+        return TreeReading(walk_file_ids(root), [], None)
+
+    # The git calls run at once: together they are most of this function's wall time.
     base = ["git", "-c", "core.quotepath=off"]
     outside = [
         "--",
@@ -304,22 +329,55 @@ def tree_file_ids(root: Path) -> dict[str, str]:
         f":(exclude){TRACKER_DIR}/",
         BYTECODE_EXCLUDE,  # as walk_file_ids skips __pycache__: running the tests changes no phase's files
     ]  # committed evidence is listed by neither: its count does not matter
-    listing = subprocess.Popen(  # -v: the tag says which entries git was told not to look at (see below)
-        [*base, "ls-files", "-s", "-v", "-z", *outside], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    where = os.path.realpath(root)
+    index = _index_digest(root)
+    known = _INDEX_LISTING.get(where)
+    listing = (
+        None
+        if index is not None and known is not None and known[0] == index
+        else subprocess.Popen(  # -v: the tag says which entries git was told not to look at (see below)
+            [*base, "ls-files", "-s", "-v", "-z", *outside], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
     )
     # core.fileMode=true: a chmod is a change even where the repository says to ignore modes (WSL, network file
     # systems): an executable's mode is part of its id (adversarial round 10)
     # --ignore-submodules=none: a submodule's changes count whatever .gitmodules or the configuration says
-    status = [*_CHANGES, *outside]
+    status = [*_CHANGES_AND_HEAD, *outside]
     changes = subprocess.Popen(
         [*base, "-c", "core.fileMode=true", *status], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
+    hidden = (
+        subprocess.Popen(
+            [*base, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        if ignored
+        else None
+    )
     outputs: list[bytes] = []
-    for proc, what in ((listing, "git ls-files"), (changes, "git status")):
-        out, err = proc.communicate()
-        if proc.returncode:
-            raise FileError(f"{root}: `{what}` failed: {err.decode(errors='replace').strip()}")
-        outputs.append(out)
+    try:
+        for proc, what in ((listing, "git ls-files"), (changes, "git status")):
+            if proc is None:  # the index is byte for byte the one listed before: so is its listing
+                assert known is not None
+                outputs.append(known[1])
+                continue
+            out, err = proc.communicate()
+            if proc.returncode:
+                raise FileError(f"{root}: `{what}` failed: {err.decode(errors='replace').strip()}")
+            outputs.append(out)
+        if listing is not None and index is not None and _index_digest(root) == index:
+            _INDEX_LISTING[where] = (index, outputs[0])  # the index did not change while git listed it
+        ignored_paths = None
+        if hidden is not None:
+            out = hidden.communicate()[0]
+            ignored_paths = [os.fsdecode(p) for p in out.split(b"\0") if p] if hidden.returncode == 0 else None
+    finally:  # an error or a Ctrl-C above: no git process left behind unwaited
+        for left in (listing, changes, hidden):
+            if left is not None and left.returncode is None:
+                left.kill()
+                left.wait()
     ids: dict[str, str] = {}
     unwatched: list[str] = []
     gitlinks: set[str] = set()
@@ -334,18 +392,91 @@ def tree_file_ids(root: Path) -> dict[str, str]:
                 gitlinks.add(path)
             if tag.islower() or tag == b"S":  # assume-unchanged, skip-worktree: git status never reports an edit
                 unwatched.append(path)
-    changed = [field[3:].decode("utf-8", "surrogateescape") for field in outputs[1].split(b"\0") if len(field) > 3]
+    head, changed = _status_v2(root, outputs[1])
+    named = [*ids, *changed]
     for path in (*unwatched, *changed):  # unwatched: their bytes are read here, as any changed file's (absent: gone)
         blob = _submodule_id(root / path) if path in gitlinks else _hash_file(root / path)
         if blob is None:
             ids.pop(path, None)
         else:
             ids[path] = blob
-    return {p: b for p, b in ids.items() if not p.startswith(f"{TRACKER_DIR}/")}
+    kept = {p: b for p, b in ids.items() if not p.startswith(f"{TRACKER_DIR}/")}
+    return TreeReading(kept, named, ignored_paths, head, tuple(changed))
+
+
+# By a repository's realpath: a digest of its index file and what ``git ls-files -s -v -z`` (read_tree's pathspec)
+# printed for it. That listing is a function of the index's bytes alone (the stage, mode, id, flags and path of each
+# entry; no tag says anything about the working tree without -m, -d, -o or -f), so an index unchanged since lists
+# the same: a verify reads the tree before its session, its session's recorder at the end (a forked child inherits
+# this) and verify again to judge, and git lists the index once. Kept for this process (and its forked children)
+# only, never on disk.
+_INDEX_LISTING: dict[str, tuple[bytes, bytes]] = {}
+
+
+def _index_digest(root: Path) -> bytes | None:
+    """A digest of the bytes of ``root``'s git index, or None where it is not simply ``.git/index`` (a worktree's
+    or a submodule's ``.git`` file, a link, ``GIT_DIR`` or ``GIT_INDEX_FILE`` and the like set) or cannot be read."""
+    if any(name in os.environ for name in _GIT_PLACES):
+        return None
+    try:
+        if not stat.S_ISDIR(os.lstat(root / ".git").st_mode):
+            return None
+        fd = os.open(root / ".git" / "index", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return hashlib.blake2b(handle.read(), digest_size=32).digest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+# Where git may be told to find a repository or its index other than ``.git/index`` under the working tree.
+_GIT_PLACES = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+
+
+def _status_v2(root: Path, out: bytes) -> tuple[str | None, list[str]]:
+    """(the commit checked out, the paths reported) from ``git status --porcelain=v2 --branch -z`` output: headers
+    ``# branch.oid OID`` (``(initial)`` before the first commit); ``1``, ``u``, ``?`` (and ``2``, whose original path
+    follows in a field of its own) entries, each with its path after a fixed number of fields."""
+    head: str | None = None
+    paths: list[str] = []
+    fields = iter(out.split(b"\0"))
+    for field in fields:
+        if not field:
+            continue
+        kind = field[:2]
+        if kind == b"# ":
+            if field.startswith(b"# branch.oid ") and re.fullmatch(rb"[0-9a-f]{40}|[0-9a-f]{64}", field[13:]):
+                head = field[13:].decode()
+            continue
+        cut = {b"1 ": 8, b"2 ": 9, b"u ": 10, b"? ": 1, b"! ": 1}.get(kind)
+        parts = field.split(b" ", cut) if cut is not None else []
+        if cut is None or len(parts) != cut + 1 or not parts[cut]:
+            raise FileError(f"{root}: `git status` printed a line this tracker cannot read: {field[:80]!r}")
+        paths.append(parts[cut].decode("utf-8", "surrogateescape"))
+        if kind == b"2 ":
+            next(fields, None)  # the path it was renamed from
+    return head, paths
 
 
 # What changed in a working tree, as tree_file_ids and _submodule_id read it (paths after it).
 _CHANGES = ("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=none")
+# The same in porcelain v2 with the branch headers: the commit checked out comes with it (tracker.base.dirty's state
+# of a recorded run, from the reading handed to it: no rev-parse, no second status).
+_CHANGES_AND_HEAD = (
+    "status",
+    "--porcelain=v2",
+    "--branch",
+    "-z",
+    "--untracked-files=all",
+    "--no-renames",
+    "--ignore-submodules=none",
+)
 
 
 def _submodule_id(path: Path, depth: int = 0) -> str | None:

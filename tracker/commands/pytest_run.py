@@ -42,22 +42,30 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from tracker.errors import InterruptedRunError
+
+if TYPE_CHECKING:
+    from tracker.base.fingerprint import TreeReading
 
 SPAWN_ENV = "TRACKER_PYTEST_SPAWN"
 
 
-def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Callable[[], str]) -> int:
+def run_pytest(
+    args: list[str], root: Path, env: dict[str, str], interrupted: Callable[[], str], as_read: bool = False
+) -> int:
     """pytest's exit status for ``python -m pytest ARGS`` run in ``root`` with ``env`` (negative: killed by
     that signal). On Ctrl-C, waits for pytest to finish (it got the same SIGINT and records the interruption),
-    then raises InterruptedRunError(``interrupted()``)."""
+    then raises InterruptedRunError(``interrupted()``). ``as_read``: nothing but the tracker itself ran since
+    :func:`stand_by` read the tree (no bench command, no pytest), so that reading and its shadow check stand."""
     standby = _STANDBY.pop(os.path.realpath(root), None)
     if standby is not None:
+        if as_read and standby.reading is not None:
+            return standby.run(args, env, standby.reading, interrupted)
         # What the repository holds now, not when the child was forked (round 23, third helper, F1: a --bench command
         # that wrote a textwrap/ package before the session; the child had imported pytest, and textwrap, before).
-        if not shadowed(root, {name.split(".", 1)[0] for name in standby.fresh.modules}):
+        if not shadowed(root, _top_names(standby.fresh.modules)):
             return standby.run(args, env, _tree_now(root), interrupted)
         standby.release()
     if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0") and not shadowed(root):
@@ -74,7 +82,11 @@ def run_pytest(args: list[str], root: Path, env: dict[str, str], interrupted: Ca
         raise InterruptedRunError(interrupted()) from None
 
 
-def shadowed(root: Path, names: set[str] | frozenset[str] = frozenset()) -> list[str]:
+def _top_names(modules: frozenset[str]) -> set[str]:
+    return {name.split(".", 1)[0] for name in modules}
+
+
+def shadowed(root: Path, names: set[str] | frozenset[str] = frozenset(), listing: list[str] | None = None) -> list[str]:
     """Modules this process has loaded from outside ``root`` that the repository may provide itself: a file or folder
     of that name anywhere in it (git's tracked and untracked files; the folder listing without git). A fresh
     ``python -m pytest`` may import the repository's (``sys.path[0]`` is the root; pytest puts test folders,
@@ -83,9 +95,13 @@ def shadowed(root: Path, names: set[str] | frozenset[str] = frozenset()) -> list
     ``src/markdown_it/``). A name counts as a folder on the way to a file, as a module file (``NAME.py``, ``.pyc``,
     ``.so``, ``.pyd``, ``NAME.cpython-311-x86_64-linux-gnu.so``), or as a whole name without a suffix: a link to a
     folder, a submodule, a nested repository (round 23, F1 and F4). Over-cautious by design: a name deep in a package
-    only costs the fork's saving. Built-in and frozen modules come first in any interpreter: never shadowed."""
+    only costs the fork's saving. Built-in and frozen modules come first in any interpreter: never shadowed.
+    ``listing``: the repository's paths as :func:`_listing` made them from a tree reading (else git is asked here)."""
+    from tracker.base.realpaths import RealPaths
+
     loaded: dict[str, object] = {}
     inside = os.path.join(os.path.realpath(root), "")
+    real = RealPaths()
     for name, module in list(sys.modules.items()):
         if "." in name or name in sys.builtin_module_names or name == "__main__":
             continue
@@ -93,14 +109,14 @@ def shadowed(root: Path, names: set[str] | frozenset[str] = frozenset()) -> list
         if spec is None or spec.origin in ("built-in", "frozen"):
             continue
         places = [spec.origin] if isinstance(spec.origin, str) else list(spec.submodule_search_locations or ())
-        if not all(os.path.realpath(p).startswith(inside) for p in places if isinstance(p, str)):
+        if not all(real(p).startswith(inside) for p in places if isinstance(p, str)):
             loaded[name] = module
     skip = {"__main__", *sys.builtin_module_names}
     loaded.update((name, None) for name in names if name not in loaded and name not in skip)
     if not loaded:
         return []
     found: set[str] = set()
-    for path in _repository_files(root):
+    for path in _repository_files(root) if listing is None else listing:
         parts = path.rstrip("/").split("/")
         for i, part in enumerate(parts):
             last = i == len(parts) - 1
@@ -135,14 +151,15 @@ class Standby:
     session's arguments. The session then costs no interpreter start and no pytest import, and the child walks and
     copies none of what the tracker built after the fork (its plans, store, statuses)."""
 
-    def __init__(self, pid: int, channel: object, fresh: Fresh) -> None:
+    def __init__(self, pid: int, channel: object, fresh: Fresh, reading: Handed | None) -> None:
         self.pid, self.channel, self.fresh = pid, channel, fresh  # the socket to the child; what it holds
+        self.reading = reading  # the tree as read just before the fork (its shadow check passed on it)
 
     def run(
         self,
         args: list[str],
         env: dict[str, str],
-        tree: tuple[dict[str, str], dict[str, tuple[int, int]]] | None,
+        tree: Handed | None,
         interrupted: Callable[[], str],
     ) -> int:
         """Hand the child its session (``tree``: the tree read just now, for its recorder) and this process's standard
@@ -185,11 +202,23 @@ def stand_by(root: Path, env: dict[str, str]) -> None:
     fork: the system can, ``TRACKER_PYTEST_SPAWN`` does not say otherwise, the repository shadows no module loaded
     here (:func:`shadowed`), and a new pytest's modules are known (:func:`fresh_modules`). ``env``: the session's
     environment as far as known now (its bytecode prefix)."""
-    if not hasattr(os, "fork") or os.environ.get(SPAWN_ENV, "") not in ("", "0") or shadowed(root):
+    if not hasattr(os, "fork") or os.environ.get(SPAWN_ENV, "") not in ("", "0"):
         return
     fresh = fresh_modules(root, env)
     if fresh is None or fresh.state != interpreter_state():  # -X int_max_str_digits=0, -W error, ...: a new one
         return
+    # One reading of the tree serves the shadow check (the names git gave, what it ignores: one more git call, side by
+    # side) and the session's recorder, when verify runs nothing else before the session (run_pytest's as_read).
+    from tracker.base.fingerprint import read_tree
+    from tracker.errors import FileError
+
+    try:
+        tree = read_tree(root, ignored=True)
+    except (FileError, OSError):
+        tree = None
+    if shadowed(root, _top_names(fresh.modules), None if tree is None else _listing(root, tree)):
+        return
+    reading = None if tree is None else _handed(root, tree)
     import socket
 
     release_standbys()
@@ -201,7 +230,7 @@ def stand_by(root: Path, env: dict[str, str]) -> None:
         mine.close()
         _standing_by(theirs, root, env, fresh)
     theirs.close()
-    _STANDBY[os.path.realpath(root)] = Standby(pid, mine, fresh)
+    _STANDBY[os.path.realpath(root)] = Standby(pid, mine, fresh, reading)
 
 
 def release_standbys() -> None:
@@ -252,24 +281,53 @@ def _standing_by(channel: object, root: Path, env: dict[str, str], fresh: Fresh)
         if data.get("tree"):
             from tracker.base.fingerprint import HANDED_OVER
 
-            ids, stats = data["tree"]
-            HANDED_OVER[os.path.realpath(root)] = (ids, {k: (v[0], v[1]) for k, v in stats.items()})
+            ids, stats, state = data["tree"]
+            known = None if state is None else (state[0], tuple(state[1]))
+            HANDED_OVER[os.path.realpath(root)] = (ids, {k: (v[0], v[1]) for k, v in stats.items()}, known)
     except BaseException:
         os._exit(1)
     _child(pytest, data["args"], root, data["env"], fresh)
 
 
-def _tree_now(root: Path) -> tuple[dict[str, str], dict[str, tuple[int, int]]] | None:
-    """The tree's file ids and their (inode, ctime), read now (None where they cannot be: the child's recorder then
-    says why): what the forked child's recorder would read first, before any conftest.py runs."""
-    from tracker.base.fingerprint import file_stats, tree_file_ids
+def _listing(root: Path, tree: TreeReading) -> list[str] | None:
+    """The repository's paths for :func:`shadowed` from one tree reading: what git named reading it, what it
+    ignores, and what lies under ``.tracker/`` (which the reading leaves out) but in a folder git ignores whole;
+    None where the reading has no list of what git ignores (then :func:`shadowed` asks git itself)."""
+    from tracker.base.contract import TRACKER_DIR
+
+    if tree.ignored is None:
+        return None
+    whole = {p.rstrip("/") for p in tree.ignored if p.endswith("/")}
+    out = [*tree.named, *tree.ignored]
+    for dirpath, dirnames, filenames in os.walk(root / TRACKER_DIR):  # links are listed, never followed
+        rel = Path(dirpath).relative_to(root).as_posix()
+        dirnames[:] = [d for d in dirnames if f"{rel}/{d}" not in whole]
+        out += [f"{rel}/{name}" for name in (*dirnames, *filenames)]
+    return out
+
+
+# A tree's file ids, their (inode, ctime), and (commit checked out, what git status reported) where git answered.
+Handed = tuple[dict[str, str], dict[str, tuple[int, int]], tuple[str | None, tuple[str, ...]] | None]
+
+
+def _handed(root: Path, tree: TreeReading) -> Handed:
+    """What the child's recorder takes from ``tree``: its ids, their stats read now, its commit and changes."""
+    from tracker.base.fingerprint import file_stats
+
+    known = None if tree.changed is None else (tree.head, tree.changed)
+    return tree.ids, file_stats(root, tree.ids), known
+
+
+def _tree_now(root: Path) -> Handed | None:
+    """The tree read now (None where it cannot be: the child's recorder then says why): what the forked child's
+    recorder would read first, before any conftest.py runs (:data:`tracker.base.fingerprint.HANDED_OVER`)."""
+    from tracker.base.fingerprint import read_tree
     from tracker.errors import FileError
 
     try:
-        ids = tree_file_ids(root)
+        return _handed(root, read_tree(root))
     except (FileError, OSError):
         return None
-    return ids, file_stats(root, ids)
 
 
 def _forked(
@@ -278,7 +336,7 @@ def _forked(
     env: dict[str, str],
     interrupted: Callable[[], str],
     fresh: Fresh,
-    tree: tuple[dict[str, str], dict[str, tuple[int, int]]] | None = None,
+    tree: Handed | None = None,
 ) -> int:
     """Run pytest in a forked child, handing it ``tree`` (:func:`_tree_now`, read just before) as its recorder's
     first reading of the tree."""

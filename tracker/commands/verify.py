@@ -103,14 +103,16 @@ def _verify(
         gate_key(p.id, ph.id, i): g for p, ph in chosen for i, g in enumerate(ph.gates) if isinstance(g, TestGate)
     }
     _refuse_outside(root, chosen)
+    env = None
     if all_gates:  # a session is likely: its child is forked now, before anything more is built here
         from tracker.commands.pytest_run import stand_by
 
-        stand_by(root, pytest_env(root, bytecode=True))
+        env = pytest_env(root, bytecode=True)
+        stand_by(root, env)
     if pytest_args and bench:  # the bench commands run first and can take minutes: a bad argument stops verify before
         check_pytest_args(root, pytest_args, _test_paths(root, all_gates.values())[0])
     with _stdout_to_stderr() if as_json else nullcontext():
-        session = _run(root, plans, chosen, all_gates, pytest_args, log, bench, force, cache, alone)
+        session = _run(root, plans, chosen, all_gates, pytest_args, log, bench, force, cache, alone, env)
     judged = (
         session.before
         if session.before is not None and session.evidence is None
@@ -224,7 +226,11 @@ def _run(
     force: bool,
     cache: Cache,
     alone: bool = False,
+    env: dict[str, str] | None = None,
 ) -> _Session:
+    """``env``: the sessions' environment as :func:`_verify` made it before forking the first session's child (its
+    bytecode caches pruned then): the first session runs on it, and on the tree read then, when no bench command ran
+    since (``bench``: they may write anywhere)."""
     from tracker.base.fingerprint import FileIndex, IgnoredInputs, id_now, tree_file_ids
 
     bench_code, bench_failed = 0, dict[str, str]()
@@ -257,8 +263,11 @@ def _run(
     evidence, earlier = None, list[Path]()
     if not all_gates:
         log.write("no test gates selected: nothing to run\n")
+    as_read = env if not bench else None
     for options, group in _sessions(gates, alone=alone):
-        ran = _run_gates(root, group, pytest_args, log, options)  # the run checks its pytest arguments itself
+        # the run checks its pytest arguments itself
+        ran = _run_gates(root, group, pytest_args, log, options, as_read)
+        as_read = None  # the tests ran since: the next session reads the tree and prunes the caches again
         if ran is not None:
             earlier += [evidence] if evidence is not None else []
             evidence = ran
@@ -290,12 +299,19 @@ def _test_paths(root: Path, gates: Any) -> tuple[list[str], list[str]]:
 
 
 def _run_gates(
-    root: Path, gates: dict[str, TestGate], pytest_args: list[str], log: TextIO, options: tuple[str, ...] = ()
+    root: Path,
+    gates: dict[str, TestGate],
+    pytest_args: list[str],
+    log: TextIO,
+    options: tuple[str, ...] = (),
+    as_read: dict[str, str] | None = None,
 ) -> Path | None:
     """Run ``gates`` in one pytest session with the gates' ``options``; this run's evidence file, or None when none
     of their paths exists.
     Raises UsageError when pytest refuses its command line (``pytest_args`` are checked in the run itself, by
-    :mod:`tracker.pytest_argcheck`: no second pytest start), InterruptedRunError when the run did not complete."""
+    :mod:`tracker.pytest_argcheck`: no second pytest start), InterruptedRunError when the run did not complete.
+    ``as_read``: the environment :func:`_verify` made before forking the session's child, when nothing but the
+    tracker ran since (the tree as read then, the bytecode caches as pruned then)."""
     existing, missing = _test_paths(root, gates.values())
     for p in missing:
         log.write(f"tracker: no such test file or directory: {p}\n")
@@ -325,7 +341,7 @@ def _run_gates(
         own = dict(tracker_record=str(root / EVIDENCE_DIR), tracker_file=name, tracker_gates=str(hashes))
         check = {"TRACKER_ARGCHECK": str(answer), "TRACKER_ARGCHECK_THEN": "run"}
         check["TRACKER_ARGCHECK_OWN"] = json.dumps(own | {"tracker_select": str(sel)})
-        env = pytest_env(root, bytecode=True) | (check if pytest_args else {})
+        env = (as_read if as_read is not None else pytest_env(root, bytecode=True)) | (check if pytest_args else {})
         # The gates' own options (the plan's): the recorder counts every other option that may alter outcomes.
         env["TRACKER_GATE_OPTIONS"] = json.dumps(list(options))
         with_options = f" with {' '.join(options)}" if options else ""
@@ -336,7 +352,7 @@ def _run_gates(
         from tracker.commands.pytest_run import run_pytest
 
         # pytest got the same SIGINT: run_pytest lets it write its "interrupted" file, then says what it recorded
-        code = run_pytest(args, root, env, lambda: f"interrupted: {_recorded(root, evidence)}")
+        code = run_pytest(args, root, env, lambda: f"interrupted: {_recorded(root, evidence)}", as_read is not None)
         if pytest_args:
             _refuse_arguments(_answer(answer), code)
     _check_run(evidence, code, pytest_args)

@@ -36,7 +36,7 @@ Usage::
 
     python bench/tracker_verify_overhead.py                      # gates 10,100,500; writes bench/results/
     python bench/tracker_verify_overhead.py --quick --breakdown  # gates 10,100, 3 rounds; writes nothing
-    python bench/tracker_verify_overhead.py [--gates 10,100,500] [--repeat 5] [--work-ms 0] [--files 200] [--out DIR]
+    python bench/tracker_verify_overhead.py [--gates 10,100,500] [--repeat 12] [--work-ms 0] [--files 200] [--out DIR]
 
 ``--work-ms`` makes each test sleep, to see the ratio on tests that do work. The result file
 (``tracker_verify_overhead-<UTC time>-<host>.json``, schema ``tracker-bench-result``, fingerprint over
@@ -66,6 +66,10 @@ if str(REPO) not in sys.path:
 from bench.tracker_speed import ms_case, ratio_case, write_result  # noqa: E402 - needs the root on sys.path
 
 MEASURED = ("tracker/**/*.py", "bench/tracker_verify_overhead.py", "bench/tracker_speed.py")
+# Rounds by default: at 100 gates one round's ratio spreads ~1.04-1.10 on this 2-core VM (best of 3 each side), so 5
+# rounds left a median near 1.06 undecided against 1.1 at 95% (plan 0003, P5); 12 decide it, in ~2 minutes for
+# 10, 100 and 500 gates.
+REPEAT = 12
 # Runs the tracker's entry point and reports, at exit, the CPU seconds of this process and of its children
 # (the nested pytest and the git calls), apart: what the tracker itself costs.
 SELF_CPU = (
@@ -205,7 +209,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--gates", default=None, help="comma-separated gate counts (default 10,100,500; --quick 10,100)"
     )
-    parser.add_argument("--repeat", type=int, default=None, help="timed rounds (default 5; --quick 3)")
+    parser.add_argument("--repeat", type=int, default=None, help="timed rounds (default 12; --quick 3)")
     parser.add_argument(
         "--best-of",
         type=int,
@@ -228,7 +232,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     args.gates = [int(x) for x in (args.gates or ("10,100" if args.quick else "10,100,500")).split(",")]
-    args.repeat = args.repeat if args.repeat is not None else (3 if args.quick else 5)
+    args.repeat = args.repeat if args.repeat is not None else (3 if args.quick else REPEAT)
     args.best_of = args.best_of if args.best_of is not None else (1 if args.quick else 3)
     if args.repeat < 1 or args.best_of < 1:
         parser.error("--repeat and --best-of need positive numbers")

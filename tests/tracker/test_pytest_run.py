@@ -135,3 +135,57 @@ def test_a_module_whose_path_cannot_be_read_is_left_alone(
     root = one_gate(repo, "tests/test_a.py", {"tests/test_a.py": "def test_a():\n    pass\n"})
     r = cli(root, "verify")
     assert r.code == 0, (r.out, r.err)
+
+
+def test_the_tests_see_the_sys_path_a_new_pytest_would_give_them(
+    repo, cli, mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session's sys.path is a new ``python -m pytest``'s in the session's environment, not the forking process's:
+    verify's environment puts the tracker's checkout on ``PYTHONPATH`` (run from a source tree) and the user's own
+    ``PYTHONPATH`` entries stand in their order, so a module name found in two of them is the one pytest would import."""
+    import subprocess
+    import sys
+
+    from tracker.commands.common import pytest_env
+
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "only_here.py").write_text("VALUE = 3\n")
+    out = tmp_path / "path.json"
+    test = (
+        "import json, os, sys\nimport only_here\n\n"
+        "def test_a():\n"
+        f"    open({str(out)!r}, 'w').write(json.dumps(sys.path))\n"
+        "    assert only_here.VALUE == 3\n"
+    )
+    root = one_gate(repo, "tests/test_a.py", {"tests/test_a.py": test})
+    # set here, after this process started: its own sys.path lacks it, as the forking process's may
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(x for x in (str(extra), os.environ.get("PYTHONPATH", "")) if x))
+    r = cli(root, "verify", "--force")
+    assert r.code == 0, (r.out, r.err)
+    seen = json.loads(out.read_text())
+    plain = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_a.py"],
+                           cwd=root, env=pytest_env(root), capture_output=True, text=True)  # fmt: skip
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    assert seen == json.loads(out.read_text())
+
+
+def test_the_probe_of_a_new_pytest_is_kept_for_the_last_few_environments(repo) -> None:
+    """``tracker`` and ``python -m tracker`` (another ``sys.path[0]``) or two environments in turn each find their
+    probe kept, not each other's replaced; a cache file of another shape is read as nothing kept (probed again)."""
+    from tracker.base.cache import Cache
+    from tracker.commands.pytest_run import FRESH, FRESH_KEPT, FRESH_SLOTS, fresh_modules
+
+    root = one_gate(repo, "tests/test_a.py", {"tests/test_a.py": "def test_a():\n    pass\n"})
+    envs = [{**os.environ, "PYTHONTRACKERPROBE": str(i)} for i in range(FRESH_KEPT + 1)]
+    for env in envs:
+        assert fresh_modules(root, env) is not None
+    kept = Cache(root).read(FRESH, FRESH_SLOTS)
+    assert isinstance(kept, dict) and len(kept) == FRESH_KEPT  # the oldest went
+    first = fresh_modules(root, envs[1])
+    assert first is not None and Cache(root).read(FRESH, FRESH_SLOTS) == kept  # a kept one: no probe, nothing written
+    for bad in ([1, 2], {"k": "v"}, {"k": {"modules": "x"}}, "text"):
+        cache = Cache(root)
+        cache.put(FRESH, FRESH_SLOTS, bad)
+        cache.write()
+        assert fresh_modules(root, envs[0]) == fresh_modules(root, envs[0]) is not None

@@ -21,7 +21,8 @@ CPU so, ~1.15x forking when the session starts, ~1.06x while the child kept the 
 (unfaithfully).
 
 The child runs as ``python -m pytest ARGS`` would in ``root``: that working directory and environment,
-``sys.path[0]`` the directory (``-m`` puts it there), ``sys.argv`` pytest's, the parent's exit handlers
+``sys.path`` a new interpreter's (the directory first, as ``-m`` puts it; the session's ``PYTHONPATH`` then, which
+verify's environment may extend: :meth:`Fresh.sys_path`), ``sys.argv`` pytest's, the parent's exit handlers
 dropped (they belong to verify: its temporary directory must outlive the child), the tests' own exit handlers
 run, output flushed, and the exit status pytest returned. Modules the parent imported from anywhere but the
 interpreter's own libraries and the tracker are forgotten first (:func:`_forget_foreign_modules`): a process that
@@ -252,7 +253,7 @@ def _standing_by(channel: object, root: Path, env: dict[str, str], fresh: Fresh)
         gc.unfreeze()  # a new interpreter's collector, over every object (the entry froze what it had)
         gc.enable()
         os.chdir(root)
-        sys.path[0] = str(root)
+        sys.path[:] = fresh.sys_path(root)
         sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
         sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
         _forget_foreign_modules()
@@ -416,7 +417,7 @@ def _child(pytest: object, args: list[str], root: Path, env: dict[str, str], fre
         # to write them (pytest_env puts them in a scratch directory, so that no stale one of the tree is read).
         sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
         sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
-        sys.path[0] = str(root)
+        sys.path[:] = fresh.sys_path(root)
         _forget_foreign_modules()
         _forget_modules_pytest_lacks(fresh.modules)
         sys.stdout, sys.stderr = _stream(1, fresh.streams[0]), _stream(2, fresh.streams[1])
@@ -442,22 +443,33 @@ def _child(pytest: object, args: list[str], root: Path, env: dict[str, str], fre
 
 
 FRESH = "pytest-fresh-modules"  # the cache's name (tracker.base.cache)
+# The cache holds the probes of the last FRESH_KEPT interpreters and environments, by their key: ``tracker`` and
+# ``python -m tracker`` start with other ``sys.path[0]``, so alternating them would probe (~0.1 s) every time.
+FRESH_SLOTS, FRESH_KEPT = "recent", 4
 _FRESH_CODE = (
     "import json, sys, pytest; json.dump({'modules': sorted(sys.modules), 'state': ["
     "list(sys.flags), sorted((k, str(v)) for k, v in sys._xoptions.items()), list(sys.warnoptions), "
-    "sys.get_int_max_str_digits()], 'streams': [[s.encoding, s.errors] for s in (sys.stdout, sys.stderr)]}, "
-    "sys.stdout)"
+    "sys.get_int_max_str_digits()], 'streams': [[s.encoding, s.errors] for s in (sys.stdout, sys.stderr)], "
+    "'path': sys.path}, sys.stdout)"
 )
 
 
 class Fresh(NamedTuple):
     """A new ``python -m pytest``'s interpreter once pytest is imported (:func:`fresh_modules`): its modules, its
     settings (flags, ``-X`` options, ``-W`` options, the int-to-str digit limit: :func:`interpreter_state`) and its
-    standard streams' (encoding, errors)."""
+    standard streams' (encoding, errors), and its ``sys.path`` (its first entry ``''``: the working directory, which
+    ``-m`` puts there as an absolute path)."""
 
     modules: frozenset[str]
     state: list[Any]
     streams: list[list[str]]
+    path: list[str]
+
+    def sys_path(self, root: Path) -> list[str]:
+        """``sys.path`` of ``python -m pytest`` in ``root``: the session's own ``PYTHONPATH`` entries (verify's
+        environment adds the tracker's checkout when it is not installed), ``.pth`` folders, in their order; the
+        parent's ``sys.path`` may differ in any of them."""
+        return [str(root), *self.path[1:]]
 
 
 def interpreter_state() -> list[Any]:
@@ -481,7 +493,9 @@ def fresh_modules(root: Path, env: dict[str, str]) -> Fresh | None:
 
     key = cache_key(FRESH, _startup_identity(env), library_key("pytest", "_pytest", "pluggy"), os.path.realpath(root))
     cache = Cache(root)
-    known = _fresh(cache.read(FRESH, key))
+    kept = cache.read(FRESH, FRESH_SLOTS)
+    kept = {k: v for k, v in kept.items() if isinstance(k, str)} if isinstance(kept, dict) else {}
+    known = _fresh(kept.get(key))
     if known is not None:
         return known
     try:
@@ -498,7 +512,9 @@ def fresh_modules(root: Path, env: dict[str, str]) -> Fresh | None:
         return None
     fresh = _fresh(data)
     if fresh is not None:
-        cache.put(FRESH, key, data)
+        kept.pop(key, None)
+        kept[key] = data  # the newest last; the oldest go past FRESH_KEPT
+        cache.put(FRESH, FRESH_SLOTS, dict(list(kept.items())[-FRESH_KEPT:]))
         cache.write()
     return fresh
 
@@ -514,7 +530,10 @@ def _fresh(data: Any) -> Fresh | None:
         return None
     if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in streams):
         return None
-    return Fresh(frozenset(modules), state, streams)
+    path = data.get("path")
+    if not (isinstance(path, list) and path and path[0] == "" and all(isinstance(p, str) for p in path)):
+        return None
+    return Fresh(frozenset(modules), state, streams, path)
 
 
 def _startup_identity(env: dict[str, str]) -> str:

@@ -12,7 +12,6 @@ only, and subprocess rather than gitpython because gitpython's import alone woul
 from __future__ import annotations
 
 import bisect
-import hashlib
 import os
 import re
 import stat
@@ -330,7 +329,7 @@ def read_tree(root: Path, ignored: bool = False) -> TreeReading:
         BYTECODE_EXCLUDE,  # as walk_file_ids skips __pycache__: running the tests changes no phase's files
     ]  # committed evidence is listed by neither: its count does not matter
     where = os.path.realpath(root)
-    index = _index_digest(root)
+    index = _index_bytes(root)
     known = _INDEX_LISTING.get(where)
     listing = (
         None
@@ -367,7 +366,7 @@ def read_tree(root: Path, ignored: bool = False) -> TreeReading:
             if proc.returncode:
                 raise FileError(f"{root}: `{what}` failed: {err.decode(errors='replace').strip()}")
             outputs.append(out)
-        if listing is not None and index is not None and _index_digest(root) == index:
+        if listing is not None and index is not None and _index_bytes(root) == index:
             _INDEX_LISTING[where] = (index, outputs[0])  # the index did not change while git listed it
         ignored_paths = None
         if hidden is not None:
@@ -404,7 +403,7 @@ def read_tree(root: Path, ignored: bool = False) -> TreeReading:
     return TreeReading(kept, named, ignored_paths, head, tuple(changed))
 
 
-# By a repository's realpath: a digest of its index file and what ``git ls-files -s -v -z`` (read_tree's pathspec)
+# By a repository's realpath: its index file's bytes and what ``git ls-files -s -v -z`` (read_tree's pathspec)
 # printed for it. That listing is a function of the index's bytes alone (the stage, mode, id, flags and path of each
 # entry; no tag says anything about the working tree without -m, -d, -o or -f), so an index unchanged since lists
 # the same: a verify reads the tree before its session, its session's recorder at the end (a forked child inherits
@@ -413,9 +412,10 @@ def read_tree(root: Path, ignored: bool = False) -> TreeReading:
 _INDEX_LISTING: dict[str, tuple[bytes, bytes]] = {}
 
 
-def _index_digest(root: Path) -> bytes | None:
-    """A digest of the bytes of ``root``'s git index, or None where it is not simply ``.git/index`` (a worktree's
-    or a submodule's ``.git`` file, a link, ``GIT_DIR`` or ``GIT_INDEX_FILE`` and the like set) or cannot be read."""
+def _index_bytes(root: Path) -> bytes | None:
+    """The bytes of ``root``'s git index (compared whole: no digest, whose hashlib import alone costs more than the
+    comparison), or None where it is not simply ``.git/index`` (a worktree's or a submodule's ``.git`` file, a link,
+    ``GIT_DIR`` or ``GIT_INDEX_FILE`` and the like set) or cannot be read."""
     if any(name in os.environ for name in _GIT_PLACES):
         return None
     try:
@@ -428,7 +428,7 @@ def _index_digest(root: Path) -> bytes | None:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            return hashlib.blake2b(handle.read(), digest_size=32).digest()
+            return handle.read()
     except OSError:
         return None
     finally:

@@ -159,8 +159,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     # has it from the process that forked it, read just before (tracker.base.fingerprint.HANDED_OVER).
     handed = HANDED_OVER.pop(os.path.realpath(root), None)
     if handed is None:
-        tree = read_tree(root)
-        handed = (tree.ids, file_stats(root, tree.ids), None if tree.changed is None else (tree.head, tree.changed))
+        tree = read_tree(root, commit=True)
+        handed = (tree.ids, file_stats(root, tree.ids), tree.state)
     _BEFORE_CONFTESTS[str(root)] = handed
     if sys.pycache_prefix and Path(sys.pycache_prefix) == root / PYCACHE:
         return

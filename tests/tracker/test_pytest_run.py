@@ -189,3 +189,60 @@ def test_the_probe_of_a_new_pytest_is_kept_for_the_last_few_environments(repo) -
         cache.put(FRESH, FRESH_SLOTS, bad)
         cache.write()
         assert fresh_modules(root, envs[0]) == fresh_modules(root, envs[0]) is not None
+
+
+STD_COPY = (  # a repository module standing in for a standard one: the standard module's names, and one change
+    "import importlib.util as _u, os as _os, sysconfig as _sc\n"
+    "_s = _u.spec_from_file_location('_std_{name}', _os.path.join(_sc.get_paths()['stdlib'], '{name}.py'))\n"
+    "_m = _u.module_from_spec(_s); _s.loader.exec_module(_m)\n"
+    "globals().update({{k: v for k, v in vars(_m).items() if not k.startswith('__')}})\n"
+)
+
+
+def _tracker(root: Path, *args: str) -> tuple[int, str]:
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in (SPAWN_ENV, "COLUMNS")}
+    proc = subprocess.run([sys.executable, "-m", "tracker", *args], cwd=root, env=env, capture_output=True, text=True)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_a_probe_a_repository_module_answered_is_never_kept(repo) -> None:
+    """adversarial, F1: the probe of a new pytest ran in the repository, where its own ``textwrap.py`` (importing
+    pydantic.json_schema) answered for the standard one; the list it gave was kept, and every later verify's child
+    kept the tracker's pydantic.json_schema for a test that forgot to import it: met, where pytest fails it. A probe
+    that loaded anything from the repository now counts for nothing: no fork, nothing kept."""
+    import subprocess
+    import sys
+
+    test = "import pydantic\n\ndef test_b():  # forgot: import pydantic.json_schema\n    assert pydantic.json_schema\n"
+    root = one_gate(repo, "tests/test_b.py", {"tests/test_b.py": test})
+    (root / "textwrap.py").write_text(STD_COPY.format(name="textwrap") + "import pydantic.json_schema\n")
+    _tracker(root, "verify")
+    (root / "textwrap.py").unlink()
+    plan = root / "plans/0001-demo.md"
+    plan.write_text(plan.read_text().replace("Phase P1", "Phase P1 renamed"))  # verify parses the plans again
+    subprocess.run(["git", "commit", "-qam", "retitle"], cwd=root, check=True, capture_output=True)
+    plain = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_b.py"],
+                           cwd=root, capture_output=True, text=True)  # fmt: skip
+    assert plain.returncode == 1, plain.stdout
+    code, out = _tracker(root, "verify", "--force")
+    assert code != 0 and "met   0001/P1#1" not in out, out
+    assert "0/1" in _tracker(root, "status")[1]
+
+
+def test_a_module_a_new_pytest_imports_is_shadow_checked_for_every_session(repo) -> None:
+    """adversarial, F3: with a root module pytest imports and the tracker process had not (``shlex.py``, ``bdb.py``),
+    the first session's fork was refused, but the fork for a session without a standby child checked only this
+    process's modules (the recorder caught a child running the standard one at the end: a wasted run, no false
+    pass). Every fork now checks a new pytest's names too: with the probe kept from before the module came, the
+    session runs in a new interpreter and the test fails as under pytest."""
+    test = "import bdb\n\ndef test_q():\n    assert bdb.Breakpoint.next == 1\n"
+    broken = STD_COPY.format(name="bdb") + "Breakpoint.next = 2\n"
+    root = one_gate(repo, "tests/test_q.py", {"tests/test_q.py": test})
+    assert _tracker(root, "verify")[0] == 0  # the probe of a new pytest made here and kept, before bdb.py came
+    repo({"bdb.py": broken})
+    code, out = _tracker(root, "verify", "--force")
+    assert code == 1 and "tests/test_q.py" in out and "1 failed" in out, out
+    assert "imported from copies that differ" not in out, out  # a new interpreter ran it: nothing to catch at the end

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from tracker.base import fingerprint
 from tracker.base.dirty import commit_state
-from tracker.base.fingerprint import _status_v2, read_tree, tree_file_ids
+from tracker.base.fingerprint import _status_paths, read_tree, tree_file_ids
 from tracker.commands.pytest_run import _listing, shadowed
 from tracker.errors import FileError
 
@@ -28,7 +28,7 @@ PLACES = ["", "src/", "tests/", "bench/results/", ".tracker/", "lib/__pycache__/
 
 def _fresh_read(root: Path) -> fingerprint.TreeReading:
     fingerprint._INDEX_LISTING.clear()
-    return read_tree(root, ignored=True)
+    return read_tree(root, ignored=True, commit=True)
 
 
 @st.composite
@@ -89,12 +89,12 @@ def test_one_reading_answers_as_the_separate_git_calls_did(tree: Path, edits: li
     try:
         for n, (op, rel) in enumerate(edits):
             _apply(root, op, rel, n)
-            reading = read_tree(root, ignored=True)  # the index may be listed from memory here
-            assert commit_state(root, (reading.head, reading.changed or ())) == commit_state(root), (op, rel)
+            reading = read_tree(root, ignored=True, commit=True)  # the index may be listed from memory here
+            assert commit_state(root, reading.state) == commit_state(root), (op, rel)
             again = _fresh_read(root)
             assert reading.ids == again.ids and reading.ids == tree_file_ids(root)
             assert sorted(reading.named) == sorted(again.named)
-            assert reading.head == again.head and reading.changed == again.changed
+            assert reading.state == again.state
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -160,7 +160,7 @@ def test_no_listing_is_kept_where_the_index_is_not_simply_dot_git_index(
                               max_size=12), max_size=6))  # fmt: skip
 def test_status_v2_lines_give_back_their_paths(paths: list[str]) -> None:
     """Every entry kind of ``git status --porcelain=v2 -z`` (changed, renamed with its origin, unmerged, untracked)
-    gives back its path whatever it holds (spaces, newlines, non-ASCII), the branch header its commit."""
+    gives back its path whatever it holds (spaces, newlines, non-ASCII); headers are skipped."""
     oid = "a" * 40
     fields = [f"# branch.oid {oid}", "# branch.head main"]
     want = []
@@ -176,8 +176,8 @@ def test_status_v2_lines_give_back_their_paths(paths: list[str]) -> None:
             fields.append(f"? {path}")
         want.append(path)
     out = "\0".join(fields).encode("utf-8", "surrogateescape") + b"\0"
-    assert _status_v2(Path("r"), out) == (oid, want)
-    assert _status_v2(Path("r"), b"# branch.oid (initial)\0? x\0") == (None, ["x"])
+    assert _status_paths(Path("r"), out) == want
+    assert _status_paths(Path("r"), b"# branch.oid (initial)\0? x\0") == ["x"]
 
 
 @pytest.mark.parametrize("line", [b"1 .M N... 100644", b"X what", b"? ", b"1"])
@@ -185,12 +185,38 @@ def test_a_status_line_it_cannot_read_is_refused(line: bytes) -> None:
     """A line of another shape (a git that prints more fields, or fewer) is an error naming it, never a path read
     from the wrong field."""
     with pytest.raises(FileError, match="cannot read"):
-        _status_v2(Path("r"), line + b"\0")
+        _status_paths(Path("r"), line + b"\0")
 
 
 def test_without_git_the_reading_walks_and_knows_no_commit(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("X = 1\n")
     reading = read_tree(tmp_path, ignored=True)
-    assert set(reading.ids) == {"a.py"} and reading.head is None and reading.changed is None
+    assert set(reading.ids) == {"a.py"} and reading.state is None
     assert reading.ignored is None and _listing(tmp_path, reading) is None
     assert subprocess.run(["git", "--version"], capture_output=True).returncode == 0
+
+
+def test_an_edit_git_status_is_told_not_to_see_makes_the_recorded_run_dirty(tree: Path) -> None:
+    """adversarial, F2: an assume-unchanged (or skip-worktree) file edited ran code that is not the commit's; the
+    reading hashes it (its id is the edit's), and the recorded run says dirty, where git status says nothing."""
+    for flag in ("--assume-unchanged", "--skip-worktree"):
+        git(tree, "update-index", flag, "src/calc.py")
+        (tree / "src/calc.py").write_text("X = 2\n")
+        reading = _fresh_read(tree)
+        assert reading.state is not None and "src/calc.py" in reading.state[1]
+        assert commit_state(tree, reading.state)[1] is True
+        (tree / "src/calc.py").write_text("X = 1\n")  # the committed bytes again: clean
+        assert commit_state(tree, _fresh_read(tree).state)[1] is False
+        git(tree, "update-index", flag.replace("--", "--no-"), "src/calc.py")
+
+
+def test_a_head_naming_a_tag_object_records_the_commit_it_tags(tree: Path) -> None:
+    """adversarial, F4: a hand-written ``.git/HEAD`` holding an annotated tag's id; the recorded commit is the commit
+    (``HEAD^{commit}``), never the tag object that git status's branch header would name."""
+    git(tree, "tag", "-a", "-m", "t", "v1")
+    commit = git(tree, "rev-parse", "HEAD").strip()
+    tag = git(tree, "rev-parse", "v1").strip()
+    assert tag != commit
+    (tree / ".git" / "HEAD").write_text(tag + "\n")
+    state = _fresh_read(tree).state
+    assert state is not None and state[0] == commit and commit_state(tree, state)[0] == commit

@@ -31,10 +31,11 @@ BYTECODE_EXCLUDE = ":(exclude,glob)**/__pycache__/**"
 
 
 def commit_state(root: Path, known: tuple[str | None, tuple[str, ...]] | None = None) -> tuple[str | None, bool | None]:
-    """(commit, dirty) of the tree at ``root`` by the rules above. ``known``: (the commit checked out, every path git
-    status reported) from a reading of the tree just taken (tracker.base.fingerprint.read_tree, which asks git status
-    about everything but ``.tracker/`` and ``__pycache__/``, submodules' changes included): the answer comes from it,
-    without a git call of its own.
+    """(commit, dirty) of the tree at ``root`` by the rules above. ``known``: (the commit checked out, every path that
+    differs from it) from a reading of the tree just taken (tracker.base.fingerprint.read_tree's ``state``: git status
+    about everything but ``.tracker/`` and ``__pycache__/``, submodules' changes included, and the edits of files git
+    was told not to look at): the answer comes from it, without a git call of its own. An assume-unchanged file
+    edited is dirty here, where git status, and so the answer without ``known``, does not see it.
 
     Raises ValueError for a ``TRACKER_COMMIT`` that is not 40 lowercase hex digits, or a ``TRACKER_DIRTY``
     other than ``0``/``1`` where it is used: evidence recording it would be refused by every reader.

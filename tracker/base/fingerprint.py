@@ -310,13 +310,17 @@ class TreeReading(NamedTuple):
     ids: dict[str, str]
     named: list[str]
     ignored: list[str] | None
-    head: str | None = None  # the commit checked out (None: none yet, or no git)
-    changed: tuple[str, ...] | None = None  # what git status reported: changed, deleted, untracked (None: no git)
+    # With ``commit`` asked for: (the commit checked out, as ``git rev-parse HEAD^{commit}`` peels it; None before the
+    # first), and every path that differs from it: what git status reported (changed, staged, deleted, untracked) and
+    # the files git was told not to look at (assume-unchanged, skip-worktree) whose bytes differ from the index's.
+    # None when not asked for, or without git.
+    state: tuple[str | None, tuple[str, ...]] | None = None
 
 
-def read_tree(root: Path, ignored: bool = False) -> TreeReading:
+def read_tree(root: Path, ignored: bool = False, commit: bool = False) -> TreeReading:
     """The tree's ids (:func:`tree_file_ids`) and the paths git named reading them; ``ignored``: also what git
-    ignores, asked at the same time (a third git call, side by side with the other two)."""
+    ignores; ``commit``: also the commit checked out and what differs from it (:attr:`TreeReading.state`, what
+    tracker.base.dirty answers a recorded run's commit and dirty flag from); each one more git call, side by side."""
     if not (root / ".git").exists():
         return TreeReading(walk_file_ids(root), [], None)
 
@@ -341,7 +345,7 @@ def read_tree(root: Path, ignored: bool = False) -> TreeReading:
     # core.fileMode=true: a chmod is a change even where the repository says to ignore modes (WSL, network file
     # systems): an executable's mode is part of its id (adversarial round 10)
     # --ignore-submodules=none: a submodule's changes count whatever .gitmodules or the configuration says
-    status = [*_CHANGES_AND_HEAD, *outside]
+    status = [*_CHANGES_V2, *outside]
     changes = subprocess.Popen(
         [*base, "-c", "core.fileMode=true", *status], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -353,6 +357,16 @@ def read_tree(root: Path, ignored: bool = False) -> TreeReading:
             stderr=subprocess.DEVNULL,
         )
         if ignored
+        else None
+    )
+    peeled = (  # not the status header's branch.oid: a hand-written HEAD may name a tag object (adversarial, F4)
+        subprocess.Popen(
+            ["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        if commit
         else None
     )
     outputs: list[bytes] = []
@@ -372,8 +386,12 @@ def read_tree(root: Path, ignored: bool = False) -> TreeReading:
         if hidden is not None:
             out = hidden.communicate()[0]
             ignored_paths = [os.fsdecode(p) for p in out.split(b"\0") if p] if hidden.returncode == 0 else None
+        head = None
+        if peeled is not None:
+            out = peeled.communicate()[0]
+            head = out.decode(errors="replace").strip() or None if peeled.returncode == 0 else None
     finally:  # an error or a Ctrl-C above: no git process left behind unwaited
-        for left in (listing, changes, hidden):
+        for left in (listing, changes, hidden, peeled):
             if left is not None and left.returncode is None:
                 left.kill()
                 left.wait()
@@ -391,16 +409,21 @@ def read_tree(root: Path, ignored: bool = False) -> TreeReading:
                 gitlinks.add(path)
             if tag.islower() or tag == b"S":  # assume-unchanged, skip-worktree: git status never reports an edit
                 unwatched.append(path)
-    head, changed = _status_v2(root, outputs[1])
+    changed = _status_paths(root, outputs[1])
     named = [*ids, *changed]
+    differ = list(changed)
     for path in (*unwatched, *changed):  # unwatched: their bytes are read here, as any changed file's (absent: gone)
+        indexed = ids.get(path)
         blob = _submodule_id(root / path) if path in gitlinks else _hash_file(root / path)
         if blob is None:
             ids.pop(path, None)
         else:
             ids[path] = blob
+        if path in unwatched and blob != indexed:  # an edit git status was told not to see (adversarial, F2)
+            differ.append(path)
     kept = {p: b for p, b in ids.items() if not p.startswith(f"{TRACKER_DIR}/")}
-    return TreeReading(kept, named, ignored_paths, head, tuple(changed))
+    state = (head, tuple(differ)) if commit else None
+    return TreeReading(kept, named, ignored_paths, state)
 
 
 # By a repository's realpath: its index file's bytes and what ``git ls-files -s -v -z`` (read_tree's pathspec)
@@ -439,11 +462,9 @@ def _index_bytes(root: Path) -> bytes | None:
 _GIT_PLACES = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
 
 
-def _status_v2(root: Path, out: bytes) -> tuple[str | None, list[str]]:
-    """(the commit checked out, the paths reported) from ``git status --porcelain=v2 --branch -z`` output: headers
-    ``# branch.oid OID`` (``(initial)`` before the first commit); ``1``, ``u``, ``?`` (and ``2``, whose original path
-    follows in a field of its own) entries, each with its path after a fixed number of fields."""
-    head: str | None = None
+def _status_paths(root: Path, out: bytes) -> list[str]:
+    """The paths ``git status --porcelain=v2 -z`` reported: ``1``, ``u``, ``?`` (and ``2``, whose original path
+    follows in a field of its own) entries, each with its path after a fixed number of fields; ``#`` headers skipped."""
     paths: list[str] = []
     fields = iter(out.split(b"\0"))
     for field in fields:
@@ -451,8 +472,6 @@ def _status_v2(root: Path, out: bytes) -> tuple[str | None, list[str]]:
             continue
         kind = field[:2]
         if kind == b"# ":
-            if field.startswith(b"# branch.oid ") and re.fullmatch(rb"[0-9a-f]{40}|[0-9a-f]{64}", field[13:]):
-                head = field[13:].decode()
             continue
         cut = {b"1 ": 8, b"2 ": 9, b"u ": 10, b"? ": 1, b"! ": 1}.get(kind)
         parts = field.split(b" ", cut) if cut is not None else []
@@ -461,17 +480,15 @@ def _status_v2(root: Path, out: bytes) -> tuple[str | None, list[str]]:
         paths.append(parts[cut].decode("utf-8", "surrogateescape"))
         if kind == b"2 ":
             next(fields, None)  # the path it was renamed from
-    return head, paths
+    return paths
 
 
 # What changed in a working tree, as tree_file_ids and _submodule_id read it (paths after it).
 _CHANGES = ("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=none")
-# The same in porcelain v2 with the branch headers: the commit checked out comes with it (tracker.base.dirty's state
-# of a recorded run, from the reading handed to it: no rev-parse, no second status).
-_CHANGES_AND_HEAD = (
+# The same in porcelain v2 (one shape of line per kind of entry, each path after a fixed number of fields).
+_CHANGES_V2 = (
     "status",
     "--porcelain=v2",
-    "--branch",
     "-z",
     "--untracked-files=all",
     "--no-renames",

@@ -69,9 +69,11 @@ def run_pytest(
         if not shadowed(root, _top_names(standby.fresh.modules)):
             return standby.run(args, env, _tree_now(root), interrupted)
         standby.release()
-    if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0") and not shadowed(root):
+    if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0"):
         fresh = fresh_modules(root, env)
-        if fresh is not None and fresh.state == interpreter_state():
+        # the names a new pytest imports too (adversarial, F3: a root shlex.py, which pytest imports and this process
+        # had not: the child forked with the standard one, caught only by the recorder at the session's end)
+        if fresh is not None and fresh.state == interpreter_state() and not shadowed(root, _top_names(fresh.modules)):
             return _forked(args, root, env, interrupted, fresh, _tree_now(root))
     from tracker.pytest_boot import command
 
@@ -214,7 +216,7 @@ def stand_by(root: Path, env: dict[str, str]) -> None:
     from tracker.errors import FileError
 
     try:
-        tree = read_tree(root, ignored=True)
+        tree = read_tree(root, ignored=True, commit=True)
     except (FileError, OSError):
         tree = None
     if shadowed(root, _top_names(fresh.modules), None if tree is None else _listing(root, tree)):
@@ -315,8 +317,7 @@ def _handed(root: Path, tree: TreeReading) -> Handed:
     """What the child's recorder takes from ``tree``: its ids, their stats read now, its commit and changes."""
     from tracker.base.fingerprint import file_stats
 
-    known = None if tree.changed is None else (tree.head, tree.changed)
-    return tree.ids, file_stats(root, tree.ids), known
+    return tree.ids, file_stats(root, tree.ids), tree.state
 
 
 def _tree_now(root: Path) -> Handed | None:
@@ -326,7 +327,7 @@ def _tree_now(root: Path) -> Handed | None:
     from tracker.errors import FileError
 
     try:
-        return _handed(root, read_tree(root))
+        return _handed(root, read_tree(root, commit=True))
     except (FileError, OSError):
         return None
 
@@ -450,7 +451,8 @@ _FRESH_CODE = (
     "import json, sys, pytest; json.dump({'modules': sorted(sys.modules), 'state': ["
     "list(sys.flags), sorted((k, str(v)) for k, v in sys._xoptions.items()), list(sys.warnoptions), "
     "sys.get_int_max_str_digits()], 'streams': [[s.encoding, s.errors] for s in (sys.stdout, sys.stderr)], "
-    "'path': sys.path}, sys.stdout)"
+    "'path': sys.path, 'files': sorted({p for m in list(sys.modules.values()) for p in [getattr(m, '__file__', None), "
+    "*(getattr(m, '__path__', None) or ())] if isinstance(p, str)})}, sys.stdout)"
 )
 
 
@@ -511,12 +513,27 @@ def fresh_modules(root: Path, env: dict[str, str]) -> Fresh | None:
     except ValueError:
         return None
     fresh = _fresh(data)
+    if fresh is not None and _from_the_tree(root, data.get("files")):
+        # The probe ran in the repository: a module of it (a root textwrap.py, a PYTHONPATH folder in it) answered in
+        # a standard one's place, and what it imported would stand as what every new pytest holds (adversarial, F1:
+        # pydantic.json_schema kept for a test that forgot its import). No fork this time, nothing kept.
+        return None
     if fresh is not None:
         kept.pop(key, None)
         kept[key] = data  # the newest last; the oldest go past FRESH_KEPT
         cache.put(FRESH, FRESH_SLOTS, dict(list(kept.items())[-FRESH_KEPT:]))
         cache.write()
     return fresh
+
+
+def _from_the_tree(root: Path, files: Any) -> bool:
+    """Did the probe load any module from a file or folder inside ``root`` (or send something else than paths)?"""
+    from tracker.base.realpaths import RealPaths
+
+    if not (isinstance(files, list) and all(isinstance(f, str) for f in files)):
+        return True
+    inside, real = os.path.join(os.path.realpath(root), ""), RealPaths()
+    return any(real(os.path.join(root, f)).startswith(inside) for f in files)
 
 
 def _fresh(data: Any) -> Fresh | None:

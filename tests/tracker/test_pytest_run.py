@@ -246,3 +246,139 @@ def test_a_module_a_new_pytest_imports_is_shadow_checked_for_every_session(repo)
     code, out = _tracker(root, "verify", "--force")
     assert code == 1 and "tests/test_q.py" in out and "1 failed" in out, out
     assert "imported from copies that differ" not in out, out  # a new interpreter ran it: nothing to catch at the end
+
+
+def _git(root: Path, *args: str) -> str:
+    import subprocess
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
+    return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def _plain(root: Path, test: str) -> int:
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", test], cwd=root,
+                          capture_output=True).returncode  # fmt: skip
+
+
+def test_a_folder_missing_when_verify_started_is_looked_in_by_every_session(
+    repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """round 25, F1: a PYTHONPATH folder missing when verify started was "no such folder" in its import system's
+    cache; a session forked after an earlier session (or a bench command) made it never looked there, and imported
+    the next folder's module, where pytest imports the new one."""
+    fallback = tmp_path / "fallback"
+    fallback.mkdir()
+    (fallback / "mod.py").write_text("VALUE = 1\n")
+    gen = "import os\n\ndef test_gen():\n    os.makedirs('gen', exist_ok=True)\n    open('gen/mod.py', 'w').write('VALUE = 2\\n')\n"
+    test = "import mod\n\ndef test_v():\n    assert mod.VALUE == 1, mod.__file__\n"
+    gates = phase("P1", 'test = "tests/test_gen.py"\noptions = ["--import-mode=prepend"]', 'test = "tests/test_v.py"')
+    root = repo({"plans/0001-demo.md": plan_text(phases=gates), "tests/test_gen.py": gen, "tests/test_v.py": test,
+                 ".gitignore": "gen/\n"})  # fmt: skip
+    monkeypatch.setenv("PYTHONPATH", f"{root / 'gen'}{os.pathsep}{fallback}")
+    code, out = _tracker(root, "verify")
+    assert _plain(root, "tests/test_v.py") == 1
+    assert code == 1 and "UNMET 0001/P1#2" in out, out
+
+
+def test_a_bench_command_that_changes_what_a_new_interpreter_starts_with_ends_the_standby_child(
+    repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """round 25, F2: the standby child was forked before verify --bench ran its commands; one wrote a sitecustomize.py
+    (as ``pip install -e .`` writes a .pth) that a new pytest runs first; the child, started before, never did."""
+    site, old = tmp_path / "site", tmp_path / "old"
+    site.mkdir()
+    old.mkdir()
+    (old / "mod.py").write_text("VALUE = 1\n")
+    custom = tmp_path / "custom.py"
+    custom.write_text(f"import sys\nsys.path.insert(1, {str(tmp_path / 'new')!r})\n")
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "mod.py").write_text("VALUE = 2\n")
+    bench = f'bench = "m.x"\nat_most = 1.0\nrun = "cp {custom} {site / "sitecustomize.py"}"'
+    plans = plan_text(phases=phase("P1", 'test = "tests/test_v.py"') + phase("P2", bench))
+    test = "import mod\n\ndef test_v():\n    assert mod.VALUE == 1, mod.__file__\n"
+    root = repo({"plans/0001-demo.md": plans, "tests/test_v.py": test})
+    monkeypatch.setenv("PYTHONPATH", f"{site}{os.pathsep}{old}")
+    _, out = _tracker(root, "verify", "--bench")
+    assert (site / "sitecustomize.py").is_file(), out
+    assert _plain(root, "tests/test_v.py") == 1
+    assert "UNMET 0001/P1#1" in out and "met   0001/P1#1" not in out, out
+
+
+def test_start_up_code_reading_any_variable_gets_its_own_probe(
+    repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """round 25, F3: a sitecustomize that imports pydantic.json_schema only with WITH_SCHEMA set; the probe made with
+    it was kept under a key of the PYTHON* variables alone, and a later verify without it kept the parent's
+    pydantic.json_schema for a test that forgot to import it."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import os\nif os.environ.get('WITH_SCHEMA'):\n    import pydantic.json_schema\n"
+    )
+    test = "import pydantic\n\ndef test_b():  # forgot: import pydantic.json_schema\n    assert pydantic.json_schema\n"
+    root = one_gate(repo, "tests/test_b.py", {"tests/test_b.py": test})
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    monkeypatch.setenv("WITH_SCHEMA", "1")
+    assert _tracker(root, "verify")[0] == 0
+    monkeypatch.delenv("WITH_SCHEMA")
+    plan = root / "plans/0001-demo.md"
+    plan.write_text(plan.read_text().replace("Phase P1", "Phase P1 renamed"))  # verify parses the plans again
+    _git(root, "commit", "-qam", "retitle")
+    assert _plain(root, "tests/test_b.py") == 1
+    code, out = _tracker(root, "verify", "--force")
+    assert code == 1 and "UNMET 0001/P1#1" in out, out
+
+
+def test_a_repository_module_that_fakes_its_file_cannot_poison_the_probe(repo) -> None:
+    """round 25, F4: the root textwrap.py of round 24's F1 also set ``__file__`` to the standard library's: the
+    probe's check of where modules came from passed it. The probe now runs outside the repository (no folder of it
+    first on sys.path), so it never loads that module at all."""
+    import subprocess
+
+    test = "import pydantic\n\ndef test_b():  # forgot: import pydantic.json_schema\n    assert pydantic.json_schema\n"
+    root = one_gate(repo, "tests/test_b.py", {"tests/test_b.py": test})
+    (root / "textwrap.py").write_text(
+        STD_COPY.format(name="textwrap") + "import pydantic.json_schema\n__file__ = _m.__file__\n"
+    )
+    _tracker(root, "verify")
+    (root / "textwrap.py").unlink()
+    plan = root / "plans/0001-demo.md"
+    plan.write_text(plan.read_text().replace("Phase P1", "Phase P1 renamed"))
+    subprocess.run(["git", "commit", "-qam", "retitle"], cwd=root, check=True, capture_output=True)
+    assert _plain(root, "tests/test_b.py") == 1
+    code, out = _tracker(root, "verify", "--force")
+    assert code == 1 and "UNMET 0001/P1#1" in out, out
+
+
+def test_no_child_is_forked_for_a_repository_that_holds_the_tracker_itself() -> None:
+    """round 25, F5: verifying a checkout of the tracker, the child kept every tracker module verify had imported, for
+    a test of the tracker that forgot to import one (and the in-memory code, not the tree's). Such a repository's
+    sessions run in a new interpreter."""
+    import tracker
+    from tracker.commands.common import pytest_env
+    from tracker.commands.pytest_run import _forkable
+
+    checkout = Path(tracker.__file__).resolve().parents[1]
+    assert _forkable(checkout, pytest_env(checkout)) is None
+
+
+def test_the_tracker_checkout_goes_on_the_sessions_path_only_when_it_is_how_the_tracker_was_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """round 25, F9: the checkout went on every session's PYTHONPATH when it holds a pyproject.toml, an editable
+    install too, so tests under verify imported its ``bench`` and ``kernel`` packages, which pytest cannot."""
+    import sys
+
+    import tracker
+    from tracker.commands.common import pytest_env
+
+    checkout = Path(tracker.__file__).resolve().parents[1]
+    kept = [p for p in sys.path if Path(p or ".").resolve() != checkout]
+    monkeypatch.setattr(sys, "path", kept)
+    assert str(checkout) not in pytest_env(Path("/")).get("PYTHONPATH", "").split(os.pathsep)
+    monkeypatch.setattr(sys, "path", [str(checkout), *kept])
+    assert pytest_env(Path("/"))["PYTHONPATH"].split(os.pathsep)[0] == str(checkout)

@@ -220,3 +220,37 @@ def test_a_head_naming_a_tag_object_records_the_commit_it_tags(tree: Path) -> No
     (tree / ".git" / "HEAD").write_text(tag + "\n")
     state = _fresh_read(tree).state
     assert state is not None and state[0] == commit and commit_state(tree, state)[0] == commit
+
+
+def test_a_file_system_monitor_hook_cannot_hide_an_edit(tree: Path) -> None:
+    """round 25, F6: ``core.fsmonitor`` set to a hook that answers "nothing changed": git status saw no edit, and the
+    recorded ids and dirty flag were the commit's, not the bytes that ran. The reading asks git without the hook."""
+    hook = tree / ".git" / "hooks" / "fsm"
+    hook.write_text('#!/bin/sh\nprintf "tok\\0"\n')
+    hook.chmod(0o755)
+    git(tree, "config", "core.fsmonitor", str(hook))
+    git(tree, "config", "core.fsmonitorHookVersion", "2")
+    git(tree, "status", "--porcelain")
+    git(tree, "status", "--porcelain")
+    (tree / "src/calc.py").write_text("X = 9\n")
+    assert git(tree, "status", "--porcelain") == ""  # the hook's word: nothing changed
+    reading = _fresh_read(tree)
+    assert reading.ids["src/calc.py"] == fingerprint._hash_file(tree / "src/calc.py")
+    assert reading.state is not None and commit_state(tree, reading.state)[1] is True
+
+
+def test_a_same_size_edit_with_its_modification_time_put_back_is_seen(tree: Path) -> None:
+    """round 25, F7: with ``core.trustctime=false`` a same-size edit whose modification time is set back passed git
+    status; the inode change time counts for the reading whatever the configuration says."""
+    import time
+
+    git(tree, "config", "core.trustctime", "false")
+    time.sleep(1.1)
+    git(tree, "status", "--porcelain")  # the index entry is no longer racy
+    path = tree / "src/calc.py"
+    st = path.stat()
+    path.write_text("X = 2\n")  # the same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    reading = _fresh_read(tree)
+    assert reading.ids["src/calc.py"] == fingerprint._hash_file(path)
+    assert reading.state is not None and commit_state(tree, reading.state)[1] is True

@@ -55,9 +55,25 @@ def commit_state(root: Path, known: tuple[str | None, tuple[str, ...]] | None = 
     return env_commit, _env_dirty()
 
 
-_STATUS = [
+# git status as the tree is, whatever the repository's configuration says to skip: a chmod is a change even where
+# modes are ignored (core.fileMode); no file system monitor's word (core.fsmonitor: a hook may answer "nothing
+# changed", round 25, F6); the inode change time counts and every stat field (core.trustctime, core.checkStat: a
+# same-size edit with its modification time put back, F7); no cached list of untracked files.
+STATUS_AS_IS = (
     "-c",
-    "core.fileMode=true",  # a chmod makes the tree dirty even where the repository ignores modes
+    "core.fileMode=true",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.trustctime=true",
+    "-c",
+    "core.checkStat=default",
+    "-c",
+    "core.untrackedCache=false",
+)
+
+_STATUS = [
+    *STATUS_AS_IS,
     "status",
     "--porcelain",
     "--untracked-files=normal",

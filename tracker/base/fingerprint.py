@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from tracker.base.contract import GITLINK_MODE, blob_id, file_id, link_id, mode_of, set_fingerprint
-from tracker.base.dirty import BYTECODE_EXCLUDE
+from tracker.base.dirty import BYTECODE_EXCLUDE, STATUS_AS_IS
 from tracker.base.selection import INI_NAMES, config_paths, normalize_arg
 from tracker.errors import FileError
 
@@ -347,7 +347,7 @@ def read_tree(root: Path, ignored: bool = False, commit: bool = False) -> TreeRe
     # --ignore-submodules=none: a submodule's changes count whatever .gitmodules or the configuration says
     status = [*_CHANGES_V2, *outside]
     changes = subprocess.Popen(
-        [*base, "-c", "core.fileMode=true", *status], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [*base, *STATUS_AS_IS, *status], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     hidden = (
         subprocess.Popen(
@@ -503,7 +503,7 @@ def _submodule_id(path: Path, depth: int = 0) -> str | None:
     fingerprint, so a further change to it staled nothing (adversarial round 10)."""
     if not path.is_dir():
         return _hash_file(path)
-    git = ["git", "-C", str(path), "-c", "core.quotepath=off", "-c", "core.fileMode=true"]
+    git = ["git", "-C", str(path), "-c", "core.quotepath=off", *STATUS_AS_IS]
     head = subprocess.run([*git, "rev-parse", "--verify", "-q", "HEAD"], capture_output=True, check=False)
     if head.returncode or not (path / ".git").exists():
         return None if not any(path.iterdir()) else blob_id(NOT_REGULAR + b"submodule without a commit")

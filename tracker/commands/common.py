@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import TextIO
 
@@ -207,6 +208,20 @@ def pytest_env(root: Path, bytecode: bool = False) -> dict[str, str]:
 
         env["PYTHONPYCACHEPREFIX"] = str(prefix(root))
     checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "pyproject.toml").is_file():
+    if (checkout / "pyproject.toml").is_file() and _on_sys_path(checkout):
         env["PYTHONPATH"] = os.pathsep.join(x for x in (str(checkout), env.get("PYTHONPATH", "")) if x)
     return env
+
+
+def _on_sys_path(folder: Path) -> bool:
+    """Was the tracker found through ``folder`` being on ``sys.path`` (a source checkout run as it is, e.g. from its
+    folder or with ``PYTHONPATH``)? Installed, editable too, it is importable in the session without it; putting the
+    checkout there anyway made its other packages (``bench``, ``kernel``) importable to the tests under verify, not
+    under pytest (round 25, F9)."""
+    for entry in sys.path:
+        try:
+            if Path(entry or ".").resolve() == folder:
+                return True
+        except OSError:
+            continue
+    return False

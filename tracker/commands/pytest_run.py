@@ -65,16 +65,14 @@ def run_pytest(
         if as_read and standby.reading is not None:
             return standby.run(args, env, standby.reading, interrupted)
         # What the repository holds now, not when the child was forked (round 23, third helper, F1: a --bench command
-        # that wrote a textwrap/ package before the session; the child had imported pytest, and textwrap, before).
-        if not shadowed(root, _top_names(standby.fresh.modules)):
+        # that wrote a textwrap/ package before the session; the child had imported pytest, and textwrap, before),
+        # and what a new interpreter starts with now (round 25, F2: one that wrote a sitecustomize.py or a .pth).
+        if _forkable(root, env) == standby.fresh:
             return standby.run(args, env, _tree_now(root), interrupted)
         standby.release()
-    if hasattr(os, "fork") and os.environ.get(SPAWN_ENV, "") in ("", "0"):
-        fresh = fresh_modules(root, env)
-        # the names a new pytest imports too (adversarial, F3: a root shlex.py, which pytest imports and this process
-        # had not: the child forked with the standard one, caught only by the recorder at the session's end)
-        if fresh is not None and fresh.state == interpreter_state() and not shadowed(root, _top_names(fresh.modules)):
-            return _forked(args, root, env, interrupted, fresh, _tree_now(root))
+    fresh = _forkable(root, env)
+    if fresh is not None:
+        return _forked(args, root, env, interrupted, fresh, _tree_now(root))
     from tracker.pytest_boot import command
 
     proc = subprocess.Popen([*command(), *args], cwd=root, env=env)
@@ -87,6 +85,26 @@ def run_pytest(
 
 def _top_names(modules: frozenset[str]) -> set[str]:
     return {name.split(".", 1)[0] for name in modules}
+
+
+def _forkable(root: Path, env: dict[str, str], listing: list[str] | None = None) -> Fresh | None:
+    """What a new ``python -m pytest`` in ``root`` holds (:func:`fresh_modules`), where a forked child may stand in
+    for it: the system can fork, ``TRACKER_PYTEST_SPAWN`` does not say otherwise, the tracker's own package is not
+    the repository's (round 25, F5: the child keeps the tracker's modules, imported before the session, for a test
+    of the tracker that forgot to import one), the interpreter's settings are a new one's, and the repository shadows
+    none of the modules loaded here or that a new pytest imports (:func:`shadowed`; round 24, F3). Else None: a new
+    interpreter runs the session."""
+    if not hasattr(os, "fork") or os.environ.get(SPAWN_ENV, "") not in ("", "0"):
+        return None
+    import tracker
+
+    inside = os.path.join(os.path.realpath(root), "")
+    if any(os.path.join(os.path.realpath(p), "").startswith(inside) for p in getattr(tracker, "__path__", ())):
+        return None
+    fresh = fresh_modules(root, env)
+    if fresh is None or fresh.state != interpreter_state():  # -X int_max_str_digits=0, -W error, ...: a new one
+        return None
+    return None if shadowed(root, _top_names(fresh.modules), listing) else fresh
 
 
 def shadowed(root: Path, names: set[str] | frozenset[str] = frozenset(), listing: list[str] | None = None) -> list[str]:
@@ -207,9 +225,6 @@ def stand_by(root: Path, env: dict[str, str]) -> None:
     environment as far as known now (its bytecode prefix)."""
     if not hasattr(os, "fork") or os.environ.get(SPAWN_ENV, "") not in ("", "0"):
         return
-    fresh = fresh_modules(root, env)
-    if fresh is None or fresh.state != interpreter_state():  # -X int_max_str_digits=0, -W error, ...: a new one
-        return
     # One reading of the tree serves the shadow check (the names git gave, what it ignores: one more git call, side by
     # side) and the session's recorder, when verify runs nothing else before the session (run_pytest's as_read).
     from tracker.base.fingerprint import read_tree
@@ -219,7 +234,8 @@ def stand_by(root: Path, env: dict[str, str]) -> None:
         tree = read_tree(root, ignored=True, commit=True)
     except (FileError, OSError):
         tree = None
-    if shadowed(root, _top_names(fresh.modules), None if tree is None else _listing(root, tree)):
+    fresh = _forkable(root, env, None if tree is None else _listing(root, tree))
+    if fresh is None:
         return
     reading = None if tree is None else _handed(root, tree)
     import socket
@@ -256,6 +272,7 @@ def _standing_by(channel: object, root: Path, env: dict[str, str], fresh: Fresh)
         gc.enable()
         os.chdir(root)
         sys.path[:] = fresh.sys_path(root)
+        _forget_finders()
         sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
         sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
         _forget_foreign_modules()
@@ -419,6 +436,7 @@ def _child(pytest: object, args: list[str], root: Path, env: dict[str, str], fre
         sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
         sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
         sys.path[:] = fresh.sys_path(root)
+        _forget_finders()
         _forget_foreign_modules()
         _forget_modules_pytest_lacks(fresh.modules)
         sys.stdout, sys.stderr = _stream(1, fresh.streams[0]), _stream(2, fresh.streams[1])
@@ -444,6 +462,9 @@ def _child(pytest: object, args: list[str], root: Path, env: dict[str, str], fre
 
 
 FRESH = "pytest-fresh-modules"  # the cache's name (tracker.base.cache)
+# What verify sets in one session's environment alone (its gates' options, the argument check's files): read by the
+# tracker's plugin, not by start-up code; in the key, they would make every session's probe another.
+SESSION_VARS = ("TRACKER_GATE_OPTIONS", "TRACKER_ARGCHECK")
 # The cache holds the probes of the last FRESH_KEPT interpreters and environments, by their key: ``tracker`` and
 # ``python -m tracker`` start with other ``sys.path[0]``, so alternating them would probe (~0.1 s) every time.
 FRESH_SLOTS, FRESH_KEPT = "recent", 4
@@ -487,23 +508,31 @@ def interpreter_state() -> list[Any]:
 def fresh_modules(root: Path, env: dict[str, str]) -> Fresh | None:
     """The modules a new ``python -m pytest`` in ``root`` with ``env`` has loaded once pytest is imported (the
     interpreter's start-up's, a ``.pth`` file's, pytest's own): what the forked child may keep of its parent's
-    (:func:`_forget_modules_pytest_lacks`). Read by starting one such interpreter (~0.1 s), then kept in the
-    repository's cache under everything that decides it: this interpreter, the environment's Python variables, the
-    ``.pth`` files and ``sitecustomize`` of its library folders, pytest's code. None where it cannot be read: then
-    no fork."""
+    (:func:`_forget_modules_pytest_lacks`). Read by starting one such interpreter (~0.1 s) outside the repository,
+    then kept in the repository's cache under everything that decides it: this interpreter, the whole environment
+    (start-up code may read any variable: round 25, F3), the ``.pth`` files and ``sitecustomize`` of its library
+    folders and ``PYTHONPATH``, pytest's code; a kept answer stands while every module file it loaded is as it was
+    (size, modification and change time). None where it cannot be read, or where the repository had a part in it (a
+    folder of it on that interpreter's ``sys.path``, a module loaded from it: round 24, F1, a root ``textwrap.py``
+    whose imports stood for every new pytest's; round 25, F4, one that also faked its ``__file__``): then no fork,
+    and nothing kept."""
+    import tempfile
+
     from tracker.base.cache import Cache, cache_key, library_key
 
     key = cache_key(FRESH, _startup_identity(env), library_key("pytest", "_pytest", "pluggy"), os.path.realpath(root))
     cache = Cache(root)
     kept = cache.read(FRESH, FRESH_SLOTS)
     kept = {k: v for k, v in kept.items() if isinstance(k, str)} if isinstance(kept, dict) else {}
-    known = _fresh(kept.get(key))
-    if known is not None:
+    entry = kept.get(key)
+    known = _fresh(entry)
+    if known is not None and isinstance(entry, dict) and entry.get("stats") == _file_stats(entry.get("files")):
         return known
     try:
-        proc = subprocess.run(
-            [sys.executable, "-c", _FRESH_CODE], cwd=root, env=env, capture_output=True, text=True, timeout=60
-        )
+        with tempfile.TemporaryDirectory(prefix="tracker-probe-") as away:  # sys.path[0] is no folder of the repository
+            proc = subprocess.run(
+                [sys.executable, "-c", _FRESH_CODE], cwd=away, env=env, capture_output=True, text=True, timeout=60
+            )
     except (OSError, subprocess.SubprocessError):
         return None
     if proc.returncode != 0:
@@ -513,21 +542,40 @@ def fresh_modules(root: Path, env: dict[str, str]) -> Fresh | None:
     except ValueError:
         return None
     fresh = _fresh(data)
-    if fresh is not None and _from_the_tree(root, data.get("files")):
-        # The probe ran in the repository: a module of it (a root textwrap.py, a PYTHONPATH folder in it) answered in
-        # a standard one's place, and what it imported would stand as what every new pytest holds (adversarial, F1:
-        # pydantic.json_schema kept for a test that forgot its import). No fork this time, nothing kept.
+    if fresh is None:
         return None
-    if fresh is not None:
-        kept.pop(key, None)
-        kept[key] = data  # the newest last; the oldest go past FRESH_KEPT
-        cache.put(FRESH, FRESH_SLOTS, dict(list(kept.items())[-FRESH_KEPT:]))
-        cache.write()
+    # A relative entry names a folder of the repository for pytest there (the probe's was its own folder); one naming
+    # nothing there is a marker (setuptools' editable finder puts its path hook's name on sys.path).
+    entries = fresh.path[1:]
+    if any(not os.path.isabs(p) and os.path.lexists(os.path.join(root, p)) for p in entries):
+        return None
+    if _from_the_tree(root, [p for p in entries if os.path.isabs(p)]) or _from_the_tree(root, data.get("files")):
+        return None
+    data["stats"] = _file_stats(data.get("files"))
+    kept.pop(key, None)
+    kept[key] = data  # the newest last; the oldest go past FRESH_KEPT
+    cache.put(FRESH, FRESH_SLOTS, dict(list(kept.items())[-FRESH_KEPT:]))
+    cache.write()
     return fresh
 
 
+def _file_stats(files: Any) -> list[list[int]] | None:
+    """(size, modification and change time) of each of ``files`` (-1s where one is gone); None for another shape."""
+    if not (isinstance(files, list) and all(isinstance(f, str) for f in files)):
+        return None
+    out = []
+    for file in files:
+        try:
+            st = os.stat(file)
+        except OSError:
+            out.append([-1, -1, -1])
+            continue
+        out.append([st.st_size, st.st_mtime_ns, st.st_ctime_ns])
+    return out
+
+
 def _from_the_tree(root: Path, files: Any) -> bool:
-    """Did the probe load any module from a file or folder inside ``root`` (or send something else than paths)?"""
+    """Is any of ``files`` (the probe's module files, or its ``sys.path``) inside ``root`` (or not a list of paths)?"""
     from tracker.base.realpaths import RealPaths
 
     if not (isinstance(files, list) and all(isinstance(f, str) for f in files)):
@@ -554,13 +602,15 @@ def _fresh(data: Any) -> Fresh | None:
 
 
 def _startup_identity(env: dict[str, str]) -> str:
-    """What decides a new interpreter's modules before it runs a line: the interpreter, the ``PYTHON*`` variables
-    of ``env``, and each ``.pth``, ``sitecustomize`` and ``usercustomize`` file of its library folders (name, size,
-    modification and change time)."""
+    """What decides a new interpreter's modules before it runs a line: the interpreter, every variable of ``env``
+    (start-up code may read any: round 25, F3) but those verify sets for one session alone (:data:`SESSION_VARS`),
+    and each ``.pth``, ``sitecustomize`` and ``usercustomize`` file of its library folders and ``PYTHONPATH`` (name,
+    size, modification and change time)."""
     import site
 
-    rows = [sys.executable, sys.version, *sorted(f"{k}={v}" for k, v in env.items() if k.startswith("PYTHON"))]
-    folders = list(dict.fromkeys([*site.getsitepackages(), site.getusersitepackages(), *sys.path]))
+    rows = [sys.executable, sys.version, *sorted(f"{k}={v}" for k, v in env.items() if not k.startswith(SESSION_VARS))]
+    extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    folders = list(dict.fromkeys([*site.getsitepackages(), site.getusersitepackages(), *sys.path, *extra]))
     for folder in folders:
         try:
             names = sorted(os.listdir(folder or "."))
@@ -574,6 +624,16 @@ def _startup_identity(env: dict[str, str]) -> str:
                     continue
                 rows.append(f"{folder}/{name} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}")
     return "\n".join(rows)
+
+
+def _forget_finders() -> None:
+    """A new interpreter's import system has looked in no folder yet: drop what this one's finders learned (round 25,
+    F1: a ``PYTHONPATH`` folder missing when verify started stayed "no such folder" for the child after a bench
+    command or an earlier session made it, so the child imported another module of that name than pytest would)."""
+    import importlib
+
+    sys.path_importer_cache.clear()
+    importlib.invalidate_caches()
 
 
 def _forget_modules_pytest_lacks(fresh: frozenset[str]) -> None:

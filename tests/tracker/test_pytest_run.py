@@ -273,12 +273,12 @@ def test_a_folder_missing_when_verify_started_is_looked_in_by_every_session(
     fallback = tmp_path / "fallback"
     fallback.mkdir()
     (fallback / "mod.py").write_text("VALUE = 1\n")
-    gen = "import os\n\ndef test_gen():\n    os.makedirs('gen', exist_ok=True)\n    open('gen/mod.py', 'w').write('VALUE = 2\\n')\n"
+    made = tmp_path / "gen"  # outside the repository (a folder of it on PYTHONPATH gets no fork at all)
+    gen = f"import os\n\ndef test_gen():\n    os.makedirs({str(made)!r})\n    open({str(made / 'mod.py')!r}, 'w').write('VALUE = 2')\n"
     test = "import mod\n\ndef test_v():\n    assert mod.VALUE == 1, mod.__file__\n"
     gates = phase("P1", 'test = "tests/test_gen.py"\noptions = ["--import-mode=prepend"]', 'test = "tests/test_v.py"')
-    root = repo({"plans/0001-demo.md": plan_text(phases=gates), "tests/test_gen.py": gen, "tests/test_v.py": test,
-                 ".gitignore": "gen/\n"})  # fmt: skip
-    monkeypatch.setenv("PYTHONPATH", f"{root / 'gen'}{os.pathsep}{fallback}")
+    root = repo({"plans/0001-demo.md": plan_text(phases=gates), "tests/test_gen.py": gen, "tests/test_v.py": test})
+    monkeypatch.setenv("PYTHONPATH", f"{made}{os.pathsep}{fallback}")
     code, out = _tracker(root, "verify")
     assert _plain(root, "tests/test_v.py") == 1
     assert code == 1 and "UNMET 0001/P1#2" in out, out

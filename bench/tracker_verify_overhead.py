@@ -66,9 +66,9 @@ if str(REPO) not in sys.path:
 from bench.tracker_speed import ms_case, ratio_case, write_result  # noqa: E402 - needs the root on sys.path
 
 MEASURED = ("tracker/**/*.py", "bench/tracker_verify_overhead.py", "bench/tracker_speed.py")
-# Rounds by default: at 100 gates one round's ratio spreads ~1.04-1.10 on this 2-core VM (best of 3 each side), so 5
-# rounds left a median near 1.06 undecided against 1.1 at 95% (plan 0003, P5); 12 decide it, in ~2 minutes for
-# 10, 100 and 500 gates.
+# Rounds by default: at 100 gates one round's ratio spreads ~1.04-1.12 on the 2-core VM (best of 3 each side), so 5
+# rounds bound a median of 1.11x only within 1.07-1.13 (undecided against plan 0003 P5's 1.1); 12 rounds bound a
+# median of 1.08x within 1.07-1.08, in ~3 minutes for 10, 100 and 500 gates.
 REPEAT = 12
 # Runs the tracker's entry point and reports, at exit, the CPU seconds of this process and of its children
 # (the nested pytest and the git calls), apart: what the tracker itself costs.

@@ -16,9 +16,11 @@ interpreter's over every object: none stays frozen (the console entry freezes wh
 are never collected, so a finalizer a test relied on never ran). To keep that cheap, verify forks its first
 session's child at its start (:func:`stand_by`, :class:`Standby`), before it reads the store or judges anything: the
 child drops what a new pytest lacks, imports pytest as ``python -m pytest`` in the repository would, and waits on a
-socket for the session's arguments, environment and standard streams. This VM, 100 gates: ~1.11x plain pytest's
-CPU so, ~1.15x forking when the session starts, ~1.06x while the child kept the parent's modules and frozen objects
-(unfaithfully).
+socket for the session's arguments, environment and standard streams. One reading of the tree, taken just before
+that fork (:func:`tracker.base.fingerprint.read_tree`), serves the shadow check, the child's recorder and the run's
+commit and dirty flag: six git calls a ``verify --force``, twelve before. bench/tracker_verify_overhead.py on the
+2-core VM, 100 gates: ~1.08x plain pytest's CPU so (95% bounds ~1.07-1.08 over 12 rounds), ~1.11x with twelve git
+calls, ~1.15x forking when the session starts.
 
 The child runs as ``python -m pytest ARGS`` would in ``root``: that working directory and environment,
 ``sys.path`` a new interpreter's (the directory first, as ``-m`` puts it; the session's ``PYTHONPATH`` then, which

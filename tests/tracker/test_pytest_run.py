@@ -382,3 +382,25 @@ def test_the_tracker_checkout_goes_on_the_sessions_path_only_when_it_is_how_the_
     assert str(checkout) not in pytest_env(Path("/")).get("PYTHONPATH", "").split(os.pathsep)
     monkeypatch.setattr(sys, "path", [str(checkout), *kept])
     assert pytest_env(Path("/"))["PYTHONPATH"].split(os.pathsep)[0] == str(checkout)
+
+
+def test_the_tracker_plugin_imported_before_the_fork_is_imported_again_by_the_session(repo) -> None:
+    """A process embedding verify that had imported the tracker's plugin itself (the tracker's own suite run from
+    pytest_boot, a test): the child kept that module, and its pytest, told ``-p tracker.pytest_plugin``, warned it
+    cannot rewrite it, an error under ``filterwarnings = error``: the session crashed (exit 6) instead of failing
+    the test that warns."""
+    import subprocess
+    import sys
+
+    files = {
+        "pyproject.toml": '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n',
+        "tests/test_w.py": "import warnings\n\ndef test_w():\n    warnings.warn('old', DeprecationWarning)\n",
+    }
+    root = one_gate(repo, "tests/test_w.py", files)
+    code = (
+        "import sys, tracker.pytest_plugin\nfrom tracker.cli import main\n"
+        "try:\n    main(['verify'])\nexcept SystemExit as exc:\n    sys.exit(exc.code)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != SPAWN_ENV}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
+    assert proc.returncode == 1 and "DeprecationWarning: old" in proc.stdout, proc.stdout + proc.stderr

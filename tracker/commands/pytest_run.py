@@ -638,6 +638,12 @@ def _forget_finders() -> None:
     importlib.invalidate_caches()
 
 
+# The tracker's pytest plugins: the session imports them itself (``-p``), through pytest's assertion rewriting, as a
+# new pytest would. One a process embedding verify had imported otherwise (pytest_boot, a test) made pytest warn it
+# cannot rewrite it: an error in a repository with ``filterwarnings = error``.
+_PLUGINS = frozenset({"tracker.pytest_plugin", "tracker.pytest_argcheck"})
+
+
 def _forget_modules_pytest_lacks(fresh: frozenset[str]) -> None:
     """Drop from ``sys.modules`` every module a new ``python -m pytest`` would not have loaded yet (``fresh``), but
     the tracker's own (its plugin runs here) and ``__main__``; and the attribute each left on a package kept. Round 23,
@@ -648,7 +654,9 @@ def _forget_modules_pytest_lacks(fresh: frozenset[str]) -> None:
     doomed = [
         name
         for name in sys.modules
-        if name not in fresh and name != "__main__" and name != "tracker" and not name.startswith("tracker.")
+        if name not in fresh
+        and name != "__main__"
+        and (name in _PLUGINS or (name != "tracker" and not name.startswith("tracker.")))
     ]
     gone = {name: sys.modules.pop(name) for name in doomed}
     for name, module in gone.items():

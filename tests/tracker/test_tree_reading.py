@@ -139,6 +139,25 @@ def test_an_index_changed_since_is_listed_again(tree: Path) -> None:
     assert read_tree(tree).ids == _fresh_read(tree).ids
 
 
+def test_reading_a_stat_stale_tree_never_writes_the_index(tree: Path) -> None:
+    """Every tracked file's modification time moved, its bytes kept (a fresh clone, a checkout, a build that touches
+    files): a plain ``git status`` would refresh the index in place, taking ``.git/index.lock``. The tracker's readings
+    and its dirty check leave the index's bytes as they were, so the listing kept of it still serves (CI, stop 40)."""
+    from tracker.base.dirty import tree_dirty
+
+    fingerprint._INDEX_LISTING.clear()
+    read_tree(tree, ignored=True, commit=True)
+    before = (tree / ".git" / "index").read_bytes()
+    for path in git(tree, "ls-files", "-z").split("\0"):
+        if path:
+            os.utime(tree / path, (1_000_000_000, 1_000_000_000))
+    read_tree(tree, ignored=True, commit=True)
+    assert tree_dirty(tree) is False
+    commit_state(tree)
+    assert (tree / ".git" / "index").read_bytes() == before
+    assert fingerprint._INDEX_LISTING[os.path.realpath(tree)][0] == before
+
+
 def test_no_listing_is_kept_where_the_index_is_not_simply_dot_git_index(
     tree: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

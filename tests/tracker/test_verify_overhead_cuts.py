@@ -451,6 +451,7 @@ def test_a_forked_session_takes_the_tree_its_parent_read_just_before(
     plan = CRASH_PLAN.replace("tests/test_c.py", "tests/test_a.py")
     root = repo({"plans/0001-demo.md": plan, "tests/test_a.py": "def test_a():\n    pass\n"})
     monkeypatch.setenv(SPAWN_ENV, "0")
+    os.utime(root / "tests" / "test_a.py", (1_000_000_000, 1_000_000_000))  # stat-stale: no status rewrites the index
     log = _git_log_shim(tmp_path, monkeypatch)
     frozen, collecting = gc.get_freeze_count(), gc.isenabled()
     r = cli(root, "verify", "--force")

@@ -58,8 +58,12 @@ def commit_state(root: Path, known: tuple[str | None, tuple[str, ...]] | None = 
 # git status as the tree is, whatever the repository's configuration says to skip: a chmod is a change even where
 # modes are ignored (core.fileMode); no file system monitor's word (core.fsmonitor: a hook may answer "nothing
 # changed", round 25, F6); the inode change time counts and every stat field (core.trustctime, core.checkStat: a
-# same-size edit with its modification time put back, F7); no cached list of untracked files.
+# same-size edit with its modification time put back, F7); no cached list of untracked files. And git reads, never
+# writes: without --no-optional-locks a status refreshes a stat-stale index in place, which takes .git/index.lock (a
+# user's `git commit` at that moment fails) and changes the index's bytes under tracker.base.fingerprint's memo of its
+# listing (CI, stop 40: a fresh clone's racily clean index was rewritten between two readings).
 STATUS_AS_IS = (
+    "--no-optional-locks",
     "-c",
     "core.fileMode=true",
     "-c",

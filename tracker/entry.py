@@ -1,7 +1,7 @@
 """The ``tracker`` console script and ``python -m tracker``: the process around one command line.
 
-The command line itself is :mod:`tracker.cli`'s (its one parser, which runs the plain ``status`` and ``verify``
-lines without importing typer); this module owns what a process needs around it: signals, output streams, the
+The command line itself is :mod:`tracker.cli`'s (every command declared once; a plain line runs without importing
+typer); this module owns what a process needs around it: signals, output streams, the
 exit status, a missing dependency.
 
 Ctrl-C (SIGINT) ends every command the same way, wherever it lands: ``tracker: interrupted`` on stderr,

@@ -443,7 +443,8 @@ def test_update_preserves_crlf_bom_tabs_and_missing_final_newline(repo, cli) -> 
 
 
 @pytest.mark.parametrize(
-    ("blocked", "args"), [("typer", ["lint"]), ("markdown_it", ["status"]), ("pydantic_core", ["check"])]
+    ("blocked", "args"),
+    [("typer", ["lint", "--help"]), ("markdown_it", ["status"]), ("pydantic_core", ["check"])],  # help: typer's
 )
 def test_a_missing_dependency_exits_9_naming_it(good, blocked: str, args: list[str]) -> None:
     """A Python without the tracker's dependencies (the system one, say) gets one line, not a traceback."""

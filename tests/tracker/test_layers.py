@@ -16,10 +16,10 @@ import tracker
 
 PACKAGE = Path(tracker.__file__).parent
 FOLDERS = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file() and p.name != "commands")
-# Above the folders: the commands (one module each), then the command line and the entry; the pytest plugins stand
+# Above the folders: the commands (one module each), then the command line (tracker/cli/, floor 8) and the entry; the pytest plugins stand
 # on the ground floor alone.
 COMMANDS_LAYER = 7
-TOP = {"tracker.cli": 8, "tracker.entry": 9, "tracker.__main__": 10}
+TOP = {"tracker.entry": 9, "tracker.__main__": 10}
 PLUGINS = {"tracker.pytest_plugin", "tracker.pytest_boot", "tracker.pytest_argcheck"}
 ANYWHERE = {"tracker", "tracker.errors"}  # the package's face (its version) and the errors every layer raises
 READERS = {"tracker.base.fileio", "tracker.base.cache"}  # what the evaluating core never imports
@@ -98,9 +98,9 @@ def find_circle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_the_house_has_its_layer_folders() -> None:
-    assert FOLDERS == ["base", "core", "git", "plans", "report", "store"], FOLDERS
+    assert FOLDERS == ["base", "cli", "core", "git", "plans", "report", "store"], FOLDERS
     layers = [importlib.import_module(f"tracker.{f}").LAYER for f in FOLDERS]
-    assert sorted(layers) == list(range(1, len(FOLDERS) + 1)), layers  # one floor each
+    assert sorted([*layers, COMMANDS_LAYER]) == list(range(1, len(FOLDERS) + 2)), layers  # one floor each
     top = sorted(module_name(p) for p in PACKAGE.glob("*.py"))
     assert top == sorted({"tracker", "tracker.errors", *TOP, *PLUGINS}), top  # nothing else lives at the top
 
@@ -147,10 +147,12 @@ def test_the_pytest_plugins_stand_on_the_ground_floor_alone() -> None:
 
 def test_a_planted_circle_and_a_climb_are_found() -> None:
     graph = imports()
-    graph["tracker.core.model"] = graph["tracker.core.model"] | {"tracker.cli"}  # the model importing the command line
+    graph["tracker.core.model"] = graph["tracker.core.model"] | {
+        "tracker.cli.main"
+    }  # the model importing the command line
     circle = find_circle(graph)
-    assert circle is not None and "tracker.core.model" in circle and "tracker.cli" in circle
+    assert circle is not None and "tracker.core.model" in circle and "tracker.cli.main" in circle
     assert find_circle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_circle({"a": {"b"}, "b": set()}) is None
-    assert layer_of("tracker.cli") > layer_of("tracker.core.model")  # type: ignore[operator]
+    assert layer_of("tracker.cli.main") > layer_of("tracker.core.model")  # type: ignore[operator]
     assert layer_of("tracker.report.detail") > layer_of("tracker.store.derive")  # type: ignore[operator]

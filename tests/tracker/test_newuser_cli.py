@@ -243,7 +243,7 @@ def test_dash_h_is_help_like_dash_dash_help(two, cli, command: list[str]) -> Non
 def _every_parameter() -> list[tuple[str, object]]:
     import typer.main
 
-    from tracker.cli import restore_argument_help, typer_app
+    from tracker.cli.app import restore_argument_help, typer_app
 
     app = typer_app()
     group = typer.main.get_command(app)

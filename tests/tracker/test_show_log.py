@@ -445,17 +445,19 @@ def test_any_text_in_a_phase_renders_inert(detail: Any, text: str, color: bool) 
 
 def status_through(path: str, root: Path, args: list[str], capfd: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """``tracker status`` on the plain line (:func:`tracker.cli.main`, which reads it without typer) or through typer
-    (:func:`tracker.cli.run_typer`, as every other command line)."""
+    (:func:`tracker.cli.app.run_typer`, as every other command line)."""
     from tracker import cli
+    from tracker.cli import plain
+    from tracker.cli.app import run_typer
 
     argv = ["--root", str(root), "status", *args]
-    assert (cli.status_args(argv[:]) is not None) is True  # a plain line: main() takes the fast path with it
+    assert (plain.read(argv[:]) is not None) is True  # a plain line: main() takes the fast path with it
     capfd.readouterr()
     try:
         if path == "plain":
             cli.main(argv)
         else:
-            sys.exit(cli.run_typer(argv))
+            sys.exit(run_typer(argv))
         code = 0
     except SystemExit as exc:
         code = int(exc.code or 0)

@@ -424,7 +424,7 @@ def provenance(root: Path, state: tuple[str | None, bool | None] | None = None) 
 def invocation_dir(config: pytest.Config, root: Path) -> str:
     """The directory pytest was started in, relative to the rootdir (``.`` there), or ``outside`` when not under it:
     ``python -m pytest`` puts it first on ``sys.path`` and tests may open files relative to it, so a run from
-    another one is not ``pytest GATE`` as the repository runs it (tracker.core.testgate.TestIndex._alone)."""
+    another one is not ``pytest GATE`` as the repository runs it (tracker.core.run_index.RunIndex.alone)."""
     here = Path(config.invocation_params.dir)
     for base in (root.absolute(), root.resolve()):
         for given in (here, here.resolve()):

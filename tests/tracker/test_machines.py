@@ -7,7 +7,7 @@ from typing import Any
 
 from tracker_testutil import phase, plan_text
 
-from tracker.core.testgate import machine_of
+from tracker.core.run_facts import machine_of
 from tracker.pytest_plugin import cpu_model
 
 

@@ -17,8 +17,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from tracker_testutil import git, make_files, phase, plan_text
 
+from tracker.core import gate_tests
 from tracker.core.model import RAN, Store, TestGate, TestRun
-from tracker.core.testgate import TestIndex, xfail_known
+from tracker.core.run_facts import xfail_known
+from tracker.core.testgate import TestIndex
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -265,10 +267,10 @@ def test_a_blind_passing_run_never_unmeets_shrinks_or_grows_a_marker_gate(
     def blind_pass(n: str) -> bool:
         return n in blind_tests and (missing_key or not xfail_known(before.history.get(n, [])))
 
-    # Met only once some run collected all of the gate (adv F3: TestIndex._named); histories() record no arguments.
-    named = after._named("0001/P1#1", GATE)
+    # Met only once some run collected all of the gate (adv F3: gate_tests.named); histories() record no arguments.
+    named = gate_tests.named(after, "0001/P1#1", GATE)
 
-    def standing(n: str) -> bool:  # a failure only a run of the gate alone retires (TestIndex._alone)
+    def standing(n: str) -> bool:  # a failure only a run of the gate alone retires (RunIndex.alone)
         return after._standing_failure(GATE, n, after.tests_of(n)) is not None
 
     def together() -> bool:  # the newest run of all of the gate (rounds 13-15: its arguments cover it, not JUnit)

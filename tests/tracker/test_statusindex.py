@@ -91,8 +91,8 @@ class Reads:
 
 def _old_was_done(plan: Plan, phase_: Phase, store: Store) -> bool:
     """The replay as it was before one index served every prefix: a test index built for each (the oracle)."""
+    from tracker.core.manual_gate import manual_hashes, manual_verdict
     from tracker.core.model import gate_key
-    from tracker.core.testgate import manual_hashes, manual_verdict
 
     events = []
     latest = ""

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from tracker.base.cache import Cache
 from tracker.base.fingerprint import FileIndex
 from tracker.core.evidence_answers import LiveEvidence
+from tracker.core.manual_gate import manual_hashes
 from tracker.core.model import (
     OUTCOMES,
     BenchGate,
@@ -34,7 +35,6 @@ from tracker.core.model import (
     gate_key,
 )
 from tracker.core.status import evaluate
-from tracker.core.testgate import manual_hashes
 from tracker.core.timeline import Transition, replay, status_at
 from tracker.report.repo_view import RepoView
 from tracker.store.bench_evaluator import Evaluator

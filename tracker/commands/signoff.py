@@ -18,8 +18,8 @@ from tracker.base.fileio import atomic_write
 from tracker.base.fingerprint import tree_file_ids
 from tracker.commands.common import escaped, resolve_spec, select
 from tracker.core.checks import is_placeholder
+from tracker.core.manual_gate import manual_hashes
 from tracker.core.model import ManualGate, gate_hash, gate_key
-from tracker.core.testgate import manual_hashes
 from tracker.errors import FileError, UsageError
 from tracker.plans.load import load_plans
 from tracker.store.evidence import check_store_dir

@@ -168,11 +168,11 @@ def _verify(
 def _to_run_alone(session: _Session, all_gates: dict[str, TestGate], judged: _Judgement) -> list[str]:
     """The test gates this verify ran beside other gates in one session that are failed though none of their tests
     failed there: a failure recorded before stands until a run of the gate alone passes it
-    (:meth:`tracker.core.testgate.TestIndex._alone`), so verify runs each alone, as ``pytest GATE`` would. A gate that
+    (:meth:`tracker.core.run_index.RunIndex.alone`), so verify runs each alone, as ``pytest GATE`` would. A gate that
     failed in the session stays failed (a failure only beside other gates' tests is still pytest's failure there)."""
     if session.evidence is None:
         return []
-    from tracker.core.testgate import FAILURES
+    from tracker.core.run_facts import FAILURES
 
     together: dict[tuple[str, ...], set[tuple[str, str | None]]] = {}  # per session (of options): its distinct gates
     for key in session.ran:
@@ -778,7 +778,7 @@ def _explain(store: Store, moved: str | None = None) -> list[str]:
 def _narrowed(store: Store, evidence: Path | None) -> list[str]:
     """What this run's own evidence says of options that narrowed its collection (``--pytest-arg=--ignore=...``):
     such a run never names its gates' tests (README "Status rules"), so say so."""
-    from tracker.core.testgate import narrowed
+    from tracker.core.run_facts import narrowed
 
     own = next((r for r in reversed(store.runs) if evidence and r.file.endswith("/" + evidence.name)), None)
     why = narrowed(own) if own is not None else None

@@ -12,8 +12,9 @@ from collections.abc import Callable
 
 from tracker.base.fingerprint import FileIndex
 from tracker.core.history import was_done
+from tracker.core.manual_gate import gate_changed
 from tracker.core.model import BenchEvaluator, BenchGate, Gate, GateVerdict, ManualGate, Phase, Plan, Store
-from tracker.core.testgate import TestIndex, gate_changed, gate_verdict
+from tracker.core.testgate import TestIndex, gate_verdict
 
 
 class Evidence:

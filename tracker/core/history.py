@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from tracker.base.contract import utc_time
 from tracker.base.fingerprint import FileIndex
 from tracker.base.selection import gate_inputs
+from tracker.core.manual_gate import manual_hashes
 from tracker.core.model import (
     BenchGate,
     GateVerdict,
@@ -29,7 +30,7 @@ from tracker.core.model import (
     gate_hash,
     gate_key,
 )
-from tracker.core.testgate import TestIndex, gate_verdict, manual_hashes
+from tracker.core.testgate import TestIndex, gate_verdict
 
 if TYPE_CHECKING:  # datetime is imported only when result times are replayed
     from datetime import datetime

@@ -21,6 +21,7 @@ from tracker.base.fingerprint import FileIndex, changed_files
 from tracker.base.selection import gate_inputs
 from tracker.core.checks import qualify
 from tracker.core.evidence_answers import Evidence, LiveEvidence
+from tracker.core.manual_gate import manual_hashes
 from tracker.core.model import (
     BenchEvaluator,
     BenchGate,
@@ -34,7 +35,6 @@ from tracker.core.model import (
     TestGate,
     gate_key,
 )
-from tracker.core.testgate import manual_hashes
 
 
 def compute(

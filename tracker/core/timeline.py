@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tracker.base.contract import utc_time
 from tracker.core.checks import qualify
+from tracker.core.manual_gate import manual_hashes
 from tracker.core.model import (
     BenchGate,
     GateVerdict,
@@ -37,7 +38,8 @@ from tracker.core.model import (
     TestRun,
     gate_key,
 )
-from tracker.core.testgate import TestIndex, covers, gate_verdict, manual_hashes
+from tracker.core.run_facts import covers
+from tracker.core.testgate import TestIndex, gate_verdict
 
 if TYPE_CHECKING:
     from datetime import datetime

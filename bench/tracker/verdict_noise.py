@@ -15,8 +15,8 @@ can judge them with an interval like any other measurement.
 
 Usage::
 
-    python bench/verdict_noise.py                      # writes bench/results/
-    python bench/verdict_noise.py --quick --out /tmp   # fewer decisions
+    python bench/tracker/verdict_noise.py                      # writes bench/results/
+    python bench/tracker/verdict_noise.py --quick --out /tmp   # fewer decisions
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tracker.core.bench_verdict import MAX_POOLED, evaluate  # noqa: E402
@@ -69,7 +69,7 @@ def judge_sequence(rng: random.Random, median: float, n: int, cv: float) -> str:
 
 def _run(samples: list[float], i: int) -> ResultRun:
     case = ResultCase("t", {}, "s", "lower", tuple(samples))
-    files = {"bench/verdict_noise.py": "0" * 40}  # the same code every run: runs of one series pool
+    files = {"bench/tracker/verdict_noise.py": "0" * 40}  # the same code every run: runs of one series pool
     return ResultRun(
         f"r{i}.json", "0" * 64, "noise", _WHEN + datetime.timedelta(minutes=i), "vm", None, None, False, files, (case,)
     )
@@ -135,9 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from tracker.store.result_files import new_result, write_result
 
-    command = "python bench/verdict_noise.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python bench/tracker/verdict_noise.py " + " ".join(argv if argv is not None else sys.argv[1:])
     doc = new_result(ROOT, "verdict_noise", cases, ["tracker/core/bench_verdict.py", "tracker/core/stats.py",
-                     "bench/verdict_noise.py"], command=command.strip(), gpu=None)  # fmt: skip
+                     "bench/tracker/verdict_noise.py"], command=command.strip(), gpu=None)  # fmt: skip
     print(write_result(doc, args.out or ROOT / "bench/results", ROOT))
     return 0
 

@@ -51,13 +51,13 @@ and the load average at the end of the run, which say how noisy the machine was)
 
 Usage::
 
-    python bench/tracker_speed.py                 # full run (~7 min on a busy 2-core VM while status at 1,000
+    python bench/tracker/speed.py                 # full run (~7 min on a busy 2-core VM while status at 1,000
                                                   # evidence files takes 2.4 s; ~5 min once it does not); writes
                                                   # bench/results/
-    python bench/tracker_speed.py --quick         # ~1-2 min: 3 rounds, history 10 and 1,000, 100 plans; writes nothing
-    python bench/tracker_speed.py --quick --out DIR   # the same, result file into DIR
-    python bench/tracker_speed.py --runs 11 --history 10,100,1000 --plans 1000 --phases 10 --out bench/results
-    python bench/tracker_speed.py --cases report  # the report's cases (and the status runs they are compared with)
+    python bench/tracker/speed.py --quick         # ~1-2 min: 3 rounds, history 10 and 1,000, 100 plans; writes nothing
+    python bench/tracker/speed.py --quick --out DIR   # the same, result file into DIR
+    python bench/tracker/speed.py --runs 11 --history 10,100,1000 --plans 1000 --phases 10 --out bench/results
+    python bench/tracker/speed.py --cases report  # the report's cases (and the status runs they are compared with)
 
 The result file (``tracker_speed-<UTC time>-<host>.json``, schema ``tracker-bench-result``, written
 by :mod:`bench.results`) records the commit, whether the measured files (``tracker/**/*.py`` and this
@@ -86,14 +86,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))  # `python bench/tracker_speed.py` puts bench/, not the root, on the path
+    sys.path.insert(0, str(REPO))  # `python bench/tracker/speed.py` puts bench/tracker/, not the root, on the path
 
 from bench import results as bench_results  # noqa: E402 - needs the root on sys.path
 from tracker.base.contract import file_id  # noqa: E402
 
-MEASURED = ("tracker/**/*.py", "bench/tracker_speed.py")
+MEASURED = ("tracker/**/*.py", "bench/tracker/speed.py")
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "b",
     "GIT_AUTHOR_EMAIL": "b@example.com",
@@ -678,7 +678,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     if args.out is not None:
-        command = " ".join(["python", "bench/tracker_speed.py", *(sys.argv[1:] if argv is None else argv)])
+        command = " ".join(["python", "bench/tracker/speed.py", *(sys.argv[1:] if argv is None else argv)])
         print(f"result file: {write_result(cases, args.out, command)}")
     return 0
 

@@ -1,4 +1,4 @@
-"""bench/tracker_speed.py and bench/tracker_verify_overhead.py: their result files pass the tracker's own
+"""bench/tracker/speed.py and bench/tracker/verify_overhead.py: their result files pass the tracker's own
 validation and drive bench gates (the speed gate of 0001/P6 and the overhead gate of 0003/P5 as bench
 gates: met, then regressed by a slower run); the generated history stays older than the real evidence and
 has the store's shapes; ratios are taken round by round."""
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from evidence_repo import make_repo, phase_block, plan_text, statuses
 
-from bench import tracker_speed as speed
-from bench import tracker_verify_overhead as overhead
+from bench.tracker import speed
+from bench.tracker import verify_overhead as overhead
 from tracker.core.model import Status
 from tracker.store.evidence import load
 from tracker.store.result_files import load_result
@@ -54,13 +54,13 @@ def backdate(path: Path, when: str) -> Path:
 def test_speed_result_file_validates_and_meets_then_regresses_the_speed_gates(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo", {"plans/0001-speed.md": plan_text("0001", [phase_block("P6", ["src/**"], SPEED_GATES)]),
                                          "src/a.py": "A = 1\n", ".gitignore": ".tracker/cache/\n"})  # fmt: skip
-    first = speed.write_result(speed_cases(4.5, 1.05), root / "bench/results", "python bench/tracker_speed.py --quick")
+    first = speed.write_result(speed_cases(4.5, 1.05), root / "bench/results", "python bench/tracker/speed.py --quick")
     assert "-tracker_speed-" in first.name and load_result(first).cases  # pydantic validation, digest included
     first = backdate(first, "2026-11-01T00:00:00Z")
     st = statuses(root)["0001/P6"]
     assert st.status is Status.DONE, st
     assert [v.reason.split(" (")[0] for v in st.verdicts] == ["4.50 x ≤ 8.00 x", "1.05 x ≤ 1.20 x"]
-    slower = speed.write_result(speed_cases(20.0, 1.05), root / "bench/results", "python bench/tracker_speed.py")
+    slower = speed.write_result(speed_cases(20.0, 1.05), root / "bench/results", "python bench/tracker/speed.py")
     assert slower != first
     st = statuses(root)["0001/P6"]
     assert st.status is Status.REGRESSED and st.verdicts[0].failed and st.verdicts[1].met
@@ -75,10 +75,10 @@ def test_overhead_result_file_validates_and_gates_the_ratio(tmp_path: Path) -> N
     params = {"gates": 100, "work_ms": 0, "files": 200, "pytest_args": ""}
     cases = [speed.ratio_case("tracker.verify_vs_pytest_cpu", params, [1.25, 1.30, 1.28], [1.0, 1.0, 1.0], INFO),
              speed.ms_case("tracker.verify_ms", params, [1.25, 1.30, 1.28], INFO)]  # fmt: skip
-    path = speed.write_result(cases, root / "bench/results", "python bench/tracker_verify_overhead.py",
+    path = speed.write_result(cases, root / "bench/results", "python bench/tracker/verify_overhead.py",
                               "tracker_verify_overhead", overhead.MEASURED)  # fmt: skip
     run = load_result(path)
-    assert "-tracker_verify_overhead-" in path.name and "bench/tracker_verify_overhead.py" in run.files
+    assert "-tracker_verify_overhead-" in path.name and "bench/tracker/verify_overhead.py" in run.files
     st = statuses(root)["0003/P5"]
     assert (
         st.status is Status.PLANNED

@@ -16,7 +16,7 @@ time is the steadier measure of work, wall time the one a user feels):
   no test runs; goal < 1 s.
 
 The store is kept at one evidence file (the newest) between rounds, so history does not grow with the
-rounds (``bench/tracker_speed.py`` measures history).
+rounds (``bench/tracker/speed.py`` measures history).
 
 ``--breakdown`` adds, per gate count, the parts of the difference (CPU): the tracker process itself (its
 own CPU, apart from its children: start-up, CLI, plans, status derived after the run), the nested
@@ -34,9 +34,9 @@ CPU that both sides pay, which makes the tracker's fixed cost look smaller).
 
 Usage::
 
-    python bench/tracker_verify_overhead.py                      # gates 10,100,500; writes bench/results/
-    python bench/tracker_verify_overhead.py --quick --breakdown  # gates 10,100, 3 rounds; writes nothing
-    python bench/tracker_verify_overhead.py [--gates 10,100,500] [--repeat 12] [--work-ms 0] [--files 200] [--out DIR]
+    python bench/tracker/verify_overhead.py                      # gates 10,100,500; writes bench/results/
+    python bench/tracker/verify_overhead.py --quick --breakdown  # gates 10,100, 3 rounds; writes nothing
+    python bench/tracker/verify_overhead.py [--gates 10,100,500] [--repeat 12] [--work-ms 0] [--files 200] [--out DIR]
 
 ``--work-ms`` makes each test sleep, to see the ratio on tests that do work. The result file
 (``tracker_verify_overhead-<UTC time>-<host>.json``, schema ``tracker-bench-result``, fingerprint over
@@ -59,13 +59,13 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.tracker_speed import ms_case, ratio_case, write_result  # noqa: E402 - needs the root on sys.path
+from bench.tracker.speed import ms_case, ratio_case, write_result  # noqa: E402 - needs the root on sys.path
 
-MEASURED = ("tracker/**/*.py", "bench/tracker_verify_overhead.py", "bench/tracker_speed.py")
+MEASURED = ("tracker/**/*.py", "bench/tracker/verify_overhead.py", "bench/tracker/speed.py")
 # Rounds by default: at 100 gates one round's ratio spreads ~1.04-1.12 on the 2-core VM (best of 3 each side), so 5
 # rounds bound a median of 1.11x only within 1.07-1.13 (undecided against plan 0003 P5's 1.1); 12 rounds bound a
 # median of 1.08x within 1.07-1.08, in ~3 minutes for 10, 100 and 500 gates.
@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.breakdown:
                 print_breakdown(t)
     if args.out is not None:
-        command = " ".join(["python", "bench/tracker_verify_overhead.py", *(sys.argv[1:] if argv is None else argv)])
+        command = " ".join(["python", "bench/tracker/verify_overhead.py", *(sys.argv[1:] if argv is None else argv)])
         print(f"result file: {write_result(cases, args.out, command, 'tracker_verify_overhead', MEASURED)}")
     return 0
 

@@ -30,11 +30,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+if not __package__:  # `python bench/tracker/verdict_noise.py`: bench/tracker/, not the root, is on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tracker.core.bench_verdict import MAX_POOLED, evaluate  # noqa: E402
-from tracker.core.model import BenchGate, ResultCase, ResultRun  # noqa: E402
+from bench.tracker.record import REPO, case, command_line, write_result
+from tracker.core.bench_verdict import MAX_POOLED, evaluate
+from tracker.core.model import BenchGate, ResultCase, ResultRun
+
+# What a result file's fingerprint covers: the verdict's code and this benchmark's.
+MEASURED = (
+    "tracker/core/bench_verdict.py",
+    "tracker/core/stats.py",
+    "bench/tracker/verdict_noise.py",
+    "bench/tracker/record.py",
+)
 
 THRESHOLD = 1.0
 OFFSETS = (-0.10, -0.03, -0.01, 0.01, 0.03, 0.10)  # true median relative to the threshold
@@ -68,10 +77,10 @@ def judge_sequence(rng: random.Random, median: float, n: int, cv: float) -> str:
 
 
 def _run(samples: list[float], i: int) -> ResultRun:
-    case = ResultCase("t", {}, "s", "lower", tuple(samples))
+    timed = ResultCase("t", {}, "s", "lower", tuple(samples))
     files = {"bench/tracker/verdict_noise.py": "0" * 40}  # the same code every run: runs of one series pool
     return ResultRun(
-        f"r{i}.json", "0" * 64, "noise", _WHEN + datetime.timedelta(minutes=i), "vm", None, None, False, files, (case,)
+        f"r{i}.json", "0" * 64, "noise", _WHEN + datetime.timedelta(minutes=i), "vm", None, None, False, files, (timed,)
     )
 
 
@@ -100,15 +109,11 @@ def measure(args: argparse.Namespace) -> list[dict[str, Any]]:
                     decided.append(1000.0 * sure / args.decisions)
                 kind = "false_pass" if offset > 0 else "false_regression"
                 params = {"rule": rule, "n": n, "offset": offset, "cv": args.cv}
-                cases.append(_case(f"verdict_noise.{kind}_per_1000", params, wrong))
-                cases.append(_case("verdict_noise.decided_per_1000", params, decided, direction="higher"))
+                cases.append(case(f"verdict_noise.{kind}_per_1000", params, "per 1000", "lower", wrong))
+                cases.append(case("verdict_noise.decided_per_1000", params, "per 1000", "higher", decided))
                 print(f"{rule:>8} n={n:<2} offset={offset:+.2f}: {kind} {sum(wrong) / len(wrong):6.1f}/1000, "
                       f"decided {sum(decided) / len(decided):6.1f}/1000", flush=True)  # fmt: skip
     return cases
-
-
-def _case(metric: str, params: dict[str, Any], samples: list[float], direction: str = "lower") -> dict[str, Any]:
-    return {"metric": metric, "params": params, "unit": "per 1000", "direction": direction, "samples": samples}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,12 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{time.monotonic() - started:.0f} s")
     if args.quick and args.out is None:
         return 0
-    from tracker.store.result_files import new_result, write_result
-
-    command = "python bench/tracker/verdict_noise.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    doc = new_result(ROOT, "verdict_noise", cases, ["tracker/core/bench_verdict.py", "tracker/core/stats.py",
-                     "bench/tracker/verdict_noise.py"], command=command.strip(), gpu=None)  # fmt: skip
-    print(write_result(doc, args.out or ROOT / "bench/results", ROOT))
+    command = command_line("bench/tracker/verdict_noise.py", argv)
+    # The whole tree's cleanliness, as the tracker's own result writer reports it (not only the measured files').
+    print(write_result(cases, args.out or REPO / "bench/results", command, "verdict_noise", MEASURED, dirty_of="tree"))
     return 0
 
 

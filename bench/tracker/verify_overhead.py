@@ -39,33 +39,38 @@ Usage::
     python bench/tracker/verify_overhead.py [--gates 10,100,500] [--repeat 12] [--work-ms 0] [--files 200] [--out DIR]
 
 ``--work-ms`` makes each test sleep, to see the ratio on tests that do work. The result file
-(``tracker_verify_overhead-<UTC time>-<host>.json``, schema ``tracker-bench-result``, fingerprint over
-``tracker/**/*.py`` and this script) holds ``tracker.verify_vs_pytest`` and ``tracker.verify_vs_pytest_cpu``
-(each round's verify over that round's pytest, unit ``x``), ``tracker.verify_ms``, ``pytest.nodeids_ms`` and
-``tracker.verify_unchanged_ms``, with params ``{gates, work_ms, files, pytest_args}``.
+(``<UTC time>-<host>-tracker_verify_overhead-<6 hex>.json``, schema ``tracker-bench-result``, written by
+:mod:`bench.tracker.record`, fingerprint over ``tracker/**/*.py`` and this benchmark's modules, :data:`MEASURED`)
+holds ``tracker.verify_vs_pytest`` and ``tracker.verify_vs_pytest_cpu`` (each round's verify over that round's
+pytest, unit ``x``), ``tracker.verify_ms``, ``pytest.nodeids_ms`` and ``tracker.verify_unchanged_ms``, with params
+``{gates, work_ms, files, pytest_args}``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+if not __package__:  # `python bench/tracker/verify_overhead.py`: bench/tracker/, not the root, is on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.tracker.speed import ms_case, ratio_case, write_result  # noqa: E402 - needs the root on sys.path
+from bench.tracker.record import REPO, command_line, ms_case, ratio_case, tracker_cmd, write_result
+from bench.tracker.repos import build_verify
+from bench.tracker.timing import Job, Timing, rounds
 
-MEASURED = ("tracker/**/*.py", "bench/tracker/verify_overhead.py", "bench/tracker/speed.py")
+# What a result file's fingerprint covers: the tracker's code and this benchmark's.
+MEASURED = (
+    "tracker/**/*.py",
+    "bench/tracker/verify_overhead.py",
+    "bench/tracker/repos.py",
+    "bench/tracker/timing.py",
+    "bench/tracker/record.py",
+)
 # Rounds by default: at 100 gates one round's ratio spreads ~1.04-1.12 on the 2-core VM (best of 3 each side), so 5
 # rounds bound a median of 1.11x only within 1.07-1.13 (undecided against plan 0003 P5's 1.1); 12 rounds bound a
 # median of 1.08x within 1.07-1.08, in ~3 minutes for 10, 100 and 500 gates.
@@ -83,83 +88,14 @@ SELF_CPU = (
 )
 
 
-def tracker_cmd() -> list[str]:
-    """The installed console script if there is one, else the same entry point through Python."""
-    script = shutil.which("tracker", path=str(Path(sys.executable).parent)) or shutil.which("tracker")
-    return [script] if script else [sys.executable, "-c", "from tracker.cli import main; main()"]
-
-
-def build(root: Path, gates: int, work_ms: int, files: int = 0) -> list[str]:
-    """A git repo with ``gates`` tests (10 per file), plans gating on each and ``files`` more source
-    files; returns the node ids."""
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "b",
-        "GIT_AUTHOR_EMAIL": "b@b",
-        "GIT_COMMITTER_NAME": "b",
-        "GIT_COMMITTER_EMAIL": "b@b",
-    }
-    (root / "tests").mkdir(parents=True)
-    (root / "plans").mkdir()
-    (root / "src").mkdir()
-    (root / "src/lib.py").write_text("VALUE = 1\n")
-    for i in range(files):
-        (root / f"src/mod_{i:04d}.py").write_text(f"VALUE_{i} = {i}\n")
-    (root / "conftest.py").write_text("")
-    (root / ".gitignore").write_text(".tracker/cache/\n.tracker/lock\n__pycache__/\n")
-    body = "import time\nfrom src.lib import VALUE\n\n"
-    nodeids: list[str] = []
-    for f in range((gates + 9) // 10):
-        lines = [body]
-        for t in range(min(10, gates - 10 * f)):
-            lines.append(f"def test_{t}():\n    time.sleep({work_ms / 1000})\n    assert VALUE == 1\n\n")
-            nodeids.append(f"tests/test_gen_{f}.py::test_{t}")
-        (root / f"tests/test_gen_{f}.py").write_text("".join(lines))
-    phases = []
-    for p in range((gates + 9) // 10):
-        gate_lines = "".join(f'\n[[gate]]\ntest = "{n}"\n' for n in nodeids[10 * p : 10 * p + 10])
-        phases.append(f'```phase\nid = "P{p}"\ntitle = "Phase {p}"\npaths = ["src/**"]\n{gate_lines}```\n')
-    plan = '# Bench\n\n```plan\nid = "0001"\ntitle = "Verify overhead"\n```\n\n' + "\n".join(phases)
-    (root / "plans/0001-bench.md").write_text(plan)
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "synthetic"]):
-        subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
-    return nodeids
-
-
-class Timing(NamedTuple):
-    """One run: wall seconds, CPU seconds of the process tree, and (``SELF_CPU`` runs) the tracker
-    process's own CPU seconds (else None)."""
-
-    wall: float
-    cpu: float
-    own: float | None
-
-
 def measured_env(bytecode_cache: bool) -> dict[str, str]:
     """The measured processes' environment: this one, less ``PYTHONDONTWRITEBYTECODE`` unless told otherwise."""
     return {k: v for k, v in os.environ.items() if not (bytecode_cache and k == "PYTHONDONTWRITEBYTECODE")}
 
 
-def run_once(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Timing:
-    """One run of ``cmd`` (which must exit 0), in ``env`` (None: this process's environment)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise SystemExit(
-            f"{' '.join(cmd[:4])}... exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
-        )
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    own = None
-    if "@@cpu " in proc.stderr:
-        own = float(proc.stderr.rsplit("@@cpu ", 1)[1].split()[0])
-    return Timing(elapsed, cpu, own)
-
-
 def keep_newest_evidence(root: Path) -> None:
-    """Leave the store with its newest file only (what the no-change verify needs)."""
+    """Leave the store with its newest file only (what the no-change verify needs; history does not grow with the
+    rounds)."""
     files = sorted((root / ".tracker" / "evidence").glob("*.json"))
     for path in files[:-1]:
         path.unlink()
@@ -168,21 +104,12 @@ def keep_newest_evidence(root: Path) -> None:
 def interleaved(
     cmds: dict[str, list[str]], cwd: Path, repeat: int, env: dict[str, str] | None = None, best_of: int = 1
 ) -> dict[str, list[Timing]]:
-    """Run the commands in turn ``repeat`` times after one warm-up round (which also writes the ``.pyc`` files);
-    interleaving makes a load change on this shared machine hit every command alike. In each round a command runs
-    ``best_of`` times back to back and counts its fastest wall and its least CPU (the own CPU of that run): single
-    runs' ratios spread 0.90-1.30 within one run of this script on a shared 2-core VM, more than the 10% gated."""
-    times: dict[str, list[Timing]] = {name: [] for name in cmds}
-    for i in range(repeat + 1):
-        for name, cmd in cmds.items():
-            runs = []
-            for _ in range(best_of if i else 1):
-                runs.append(run_once(cmd, cwd, env))
-                keep_newest_evidence(cwd)
-            if i:
-                least = min(runs, key=lambda t: t.cpu)
-                times[name].append(Timing(min(t.wall for t in runs), least.cpu, least.own))
-    return times
+    """The commands timed in turn (:func:`bench.tracker.timing.rounds`), ``repeat`` rounds after a warm-up, each
+    ``best_of`` times a round (its fastest wall and its least CPU counting: single runs' ratios spread 0.90-1.30
+    within one run of this script on a shared 2-core VM, more than the 10% gated), the evidence store kept at its
+    newest file after every run."""
+    jobs = [Job(name, cmd, cwd, env=env) for name, cmd in cmds.items()]
+    return rounds(jobs, repeat, best_of, after=lambda job: keep_newest_evidence(job.cwd))[0]
 
 
 def nested_commands(root: Path, nodeids: list[str], pytest_args: list[str], tmp: Path) -> tuple[list[str], list[str]]:
@@ -242,7 +169,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def med(timings: list[Timing], field: str) -> float:
-    return statistics.median(getattr(t, field) for t in timings)
+    return float(statistics.median(getattr(t, field) for t in timings))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.gates:
         with tempfile.TemporaryDirectory(prefix="tracker-overhead-") as tmp:
             root = Path(tmp) / "repo"
-            nodeids = build(root, n, args.work_ms, args.files)
+            nodeids = build_verify(root, n, args.work_ms, args.files)
             cmds = {
                 "pytest": pytest + nodeids,
                 "verify": [*tracker, "verify", "--force", *verify_args],
@@ -325,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.breakdown:
                 print_breakdown(t)
     if args.out is not None:
-        command = " ".join(["python", "bench/tracker/verify_overhead.py", *(sys.argv[1:] if argv is None else argv)])
+        command = command_line("bench/tracker/verify_overhead.py", argv)
         print(f"result file: {write_result(cases, args.out, command, 'tracker_verify_overhead', MEASURED)}")
     return 0
 

@@ -400,7 +400,7 @@ def test_a_run_of_another_setup_is_never_pooled(tmp_path: Path, key: str) -> Non
 
 def test_a_clear_miss_of_the_same_setup_is_pooled_not_judged_alone(tmp_path: Path) -> None:
     """Round 17, B1's second half, withdrawn: judging the newest run alone at the pool's confidence raised false
-    regressions from 36 to 119 per 1000 (bench/verdict_noise.py, 5 samples a run). A slow run of the same code and
+    regressions from 36 to 119 per 1000 (bench/plan_tracker/verdict_noise.py, 5 samples a run). A slow run of the same code and
     setup joins its series: the pool decides."""
     gate = BenchGate(bench=T, where=WHERE, at_most=1.05)
     slow = [1.22, 1.20, 1.21, 1.23, 1.19, 1.22, 1.21]

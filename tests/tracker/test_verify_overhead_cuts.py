@@ -280,7 +280,7 @@ def test_the_commit_and_the_status_are_asked_side_by_side(
 def test_the_overhead_bench_measures_with_bytecode_caches(monkeypatch: pytest.MonkeyPatch) -> None:
     """A sandbox's PYTHONDONTWRITEBYTECODE made every measured verify compile the tracker from source (and pytest
     its rewritten tests): the bench removes it from the measured processes unless --no-bytecode-cache."""
-    from bench.tracker import verify_overhead as overhead
+    from bench.plan_tracker import verify_overhead as overhead
 
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     assert "PYTHONDONTWRITEBYTECODE" not in overhead.measured_env(overhead.parse_args(["--quick"]).bytecode_cache)

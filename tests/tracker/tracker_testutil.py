@@ -82,7 +82,7 @@ class Calls:
     """Counts the function calls made while it is entered (``with Calls() as calls: ...; calls.count``), Python
     and built-in ones, through ``sys.setprofile``: a deterministic measure of work for a complexity claim. A test
     compares the count at n and 4n, where comparing CPU seconds failed on a loaded machine (speed figures live in
-    bench/tracker/speed.py, not in tests). ``of`` narrows it to calls of those Python functions (however they were
+    bench/plan_tracker/speed.py, not in tests). ``of`` narrows it to calls of those Python functions (however they were
     imported); calls made under ``skip`` functions are not counted (a subprocess's pipe reads vary run to run)."""
 
     def __init__(self, *of: Callable[..., Any], skip: tuple[Callable[..., Any], ...] = ()) -> None:

@@ -388,10 +388,10 @@ def _pooled(
     ``1 - (1 - c) / L²`` (docs/evidence.md, "Pooled runs"); None when no older run continues the series. A run that
     decided on its own ends the pool: it stands for itself. ``run`` is never judged alone, not even at the pool's
     level: a percentile bound of a few samples is no stricter at 99.9% than at 95% (it cannot pass the samples'
-    range), so each look would be one more test (bench/verdict_noise.py measured 119 false regressions per 1000
-    where pooling alone gives 36). New code or a new setup starts a series of its own (:func:`_series`). But a pool
-    whose verdict ``run`` contradicts on its own samples, at the gate's confidence, is undecided: older samples never
-    rescue a newer clear miss. ``alone``: {id(run): undecided on its own}, the memo of one evaluation."""
+    range), so each look would be one more test (bench/plan_tracker/verdict_noise.py measured 119 false regressions
+    per 1000 where pooling alone gives 36). New code or a new setup starts a series of its own (:func:`_series`). But a
+    pool whose verdict ``run`` contradicts on its own samples, at the gate's confidence, is undecided: older samples
+    never rescue a newer clear miss. ``alone``: {id(run): undecided on its own}, the memo of one evaluation."""
     confidence = gate.confidence if gate.confidence is not None else DEFAULT_CONFIDENCE
     whole: Pool | None = None
     for pool in _series(gate, run, cases, older):

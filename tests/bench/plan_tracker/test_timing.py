@@ -1,4 +1,4 @@
-"""bench/tracker/timing.py, the tracker benchmarks' one timing: a job runs ``repeat`` times a round (its fastest
+"""bench/plan_tracker/timing.py, the tracker benchmarks' one timing: a job runs ``repeat`` times a round (its fastest
 counting) or once, a cold job without the tracker's caches every time, a wrong exit code stops the benchmark."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.tracker.timing import Job, rounds, run_once, walls
+from bench.plan_tracker.timing import Job, rounds, run_once, walls
 
 
 def test_a_job_runs_repeat_times_a_round_and_its_fastest_counts(tmp_path: Path) -> None:

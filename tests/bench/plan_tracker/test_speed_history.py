@@ -1,11 +1,11 @@
-"""bench/tracker/history.py: speed.py's generated evidence history stays older than the real files and has the
+"""bench/plan_tracker/history.py: speed.py's generated evidence history stays older than the real files and has the
 store's shapes (test runs, sign-offs, ~580 KB benchmark result copies), deterministically."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bench.tracker import history
+from bench.plan_tracker import history
 from tracker.store.evidence import load
 from tracker.store.result_files import load_result
 

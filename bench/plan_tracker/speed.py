@@ -51,20 +51,21 @@ and the load average at the end of the run, which say how noisy the machine was)
 
 Usage::
 
-    python bench/tracker/speed.py                 # full run (~7 min on a busy 2-core VM while status at 1,000
+    python bench/plan_tracker/speed.py                 # full run (~7 min on a busy 2-core VM while status at 1,000
                                                   # evidence files takes 2.4 s; ~5 min once it does not); writes
                                                   # bench/results/
-    python bench/tracker/speed.py --quick         # ~1-2 min: 3 rounds, history 10 and 1,000, 100 plans; writes nothing
-    python bench/tracker/speed.py --quick --out DIR   # the same, result file into DIR
-    python bench/tracker/speed.py --runs 11 --history 10,100,1000 --plans 1000 --phases 10 --out bench/results
-    python bench/tracker/speed.py --cases report  # the report's cases (and the status runs they are compared with)
+    python bench/plan_tracker/speed.py --quick     # ~1-2 min: 3 rounds, history 10 and 1,000, 100 plans; writes nothing
+    python bench/plan_tracker/speed.py --quick --out DIR   # the same, result file into DIR
+    python bench/plan_tracker/speed.py --runs 11 --history 10,100,1000 --plans 1000 --phases 10 --out bench/results
+    python bench/plan_tracker/speed.py --cases report  # the report's cases (and the status runs they are compared with)
 
 The result file (``<UTC time>-<host>-tracker_speed-<6 hex>.json``, schema ``tracker-bench-result``, written by
-:mod:`bench.tracker.record`) records the commit, whether the measured files (``tracker/**/*.py`` and this benchmark's
-modules, :data:`MEASURED`) differ from it, and their fingerprint, so a bench gate on it goes stale when the tracker's
-code changes. The repositories are built by :mod:`bench.tracker.repos` and :mod:`bench.tracker.history`, and timed by
-:mod:`bench.tracker.timing`. The tracker measured is the ``tracker`` console script next to this interpreter (else
-``python -m tracker``), with this process's environment (a ``PYTHONPATH`` reaches it).
+:mod:`bench.plan_tracker.record`) records the commit, whether the measured files (``tracker/**/*.py`` and this
+benchmark's modules, :data:`MEASURED`) differ from it, and their fingerprint, so a bench gate on it goes stale when the
+tracker's code changes. The repositories are built by :mod:`bench.plan_tracker.repos` and
+:mod:`bench.plan_tracker.history`, and timed by :mod:`bench.plan_tracker.timing`. The tracker measured is the
+``tracker`` console script next to this interpreter (else ``python -m tracker``), with this process's environment (a
+``PYTHONPATH`` reaches it).
 """
 
 from __future__ import annotations
@@ -80,22 +81,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-if not __package__:  # `python bench/tracker/speed.py`: bench/tracker/, not the root, is on the path
+if not __package__:  # `python bench/plan_tracker/speed.py`: bench/plan_tracker/, not the root, is on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.tracker.history import build_history, build_history_base
-from bench.tracker.record import REPO, command_line, ms_case, ratio_case, tracker_cmd, write_result
-from bench.tracker.repos import build_gates, build_synthetic
-from bench.tracker.timing import Job, rounds, walls
+from bench.plan_tracker.history import build_history, build_history_base
+from bench.plan_tracker.record import REPO, command_line, ms_case, ratio_case, tracker_cmd, write_result
+from bench.plan_tracker.repos import build_gates, build_synthetic
+from bench.plan_tracker.timing import Job, rounds, walls
 
 # What a result file's fingerprint covers: the tracker's code and this benchmark's.
 MEASURED = (
     "tracker/**/*.py",
-    "bench/tracker/speed.py",
-    "bench/tracker/history.py",
-    "bench/tracker/repos.py",
-    "bench/tracker/timing.py",
-    "bench/tracker/record.py",
+    "bench/plan_tracker/speed.py",
+    "bench/plan_tracker/history.py",
+    "bench/plan_tracker/repos.py",
+    "bench/plan_tracker/timing.py",
+    "bench/plan_tracker/record.py",
 )
 
 
@@ -222,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     if args.out is not None:
-        command = command_line("bench/tracker/speed.py", argv)
+        command = command_line("bench/plan_tracker/speed.py", argv)
         print(f"result file: {write_result(cases, args.out, command, 'tracker_speed', MEASURED)}")
     return 0
 

@@ -16,7 +16,7 @@ time is the steadier measure of work, wall time the one a user feels):
   no test runs; goal < 1 s.
 
 The store is kept at one evidence file (the newest) between rounds, so history does not grow with the
-rounds (``bench/tracker/speed.py`` measures history).
+rounds (``bench/plan_tracker/speed.py`` measures history).
 
 ``--breakdown`` adds, per gate count, the parts of the difference (CPU): the tracker process itself (its
 own CPU, apart from its children: start-up, CLI, plans, status derived after the run), the nested
@@ -34,13 +34,14 @@ CPU that both sides pay, which makes the tracker's fixed cost look smaller).
 
 Usage::
 
-    python bench/tracker/verify_overhead.py                      # gates 10,100,500; writes bench/results/
-    python bench/tracker/verify_overhead.py --quick --breakdown  # gates 10,100, 3 rounds; writes nothing
-    python bench/tracker/verify_overhead.py [--gates 10,100,500] [--repeat 12] [--work-ms 0] [--files 200] [--out DIR]
+    python bench/plan_tracker/verify_overhead.py                      # gates 10,100,500; writes bench/results/
+    python bench/plan_tracker/verify_overhead.py --quick --breakdown  # gates 10,100, 3 rounds; writes nothing
+    python bench/plan_tracker/verify_overhead.py [--gates 10,100,500] [--repeat 12] [--work-ms 0] [--files 200] \
+        [--out DIR]
 
 ``--work-ms`` makes each test sleep, to see the ratio on tests that do work. The result file
 (``<UTC time>-<host>-tracker_verify_overhead-<6 hex>.json``, schema ``tracker-bench-result``, written by
-:mod:`bench.tracker.record`, fingerprint over ``tracker/**/*.py`` and this benchmark's modules, :data:`MEASURED`)
+:mod:`bench.plan_tracker.record`, fingerprint over ``tracker/**/*.py`` and this benchmark's modules, :data:`MEASURED`)
 holds ``tracker.verify_vs_pytest`` and ``tracker.verify_vs_pytest_cpu`` (each round's verify over that round's
 pytest, unit ``x``), ``tracker.verify_ms``, ``pytest.nodeids_ms`` and ``tracker.verify_unchanged_ms``, with params
 ``{gates, work_ms, files, pytest_args}``.
@@ -56,20 +57,20 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-if not __package__:  # `python bench/tracker/verify_overhead.py`: bench/tracker/, not the root, is on the path
+if not __package__:  # `python bench/plan_tracker/verify_overhead.py`: bench/plan_tracker/, not the root, is on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.tracker.record import REPO, command_line, ms_case, ratio_case, tracker_cmd, write_result
-from bench.tracker.repos import build_verify
-from bench.tracker.timing import Job, Timing, rounds
+from bench.plan_tracker.record import REPO, command_line, ms_case, ratio_case, tracker_cmd, write_result
+from bench.plan_tracker.repos import build_verify
+from bench.plan_tracker.timing import Job, Timing, rounds
 
 # What a result file's fingerprint covers: the tracker's code and this benchmark's.
 MEASURED = (
     "tracker/**/*.py",
-    "bench/tracker/verify_overhead.py",
-    "bench/tracker/repos.py",
-    "bench/tracker/timing.py",
-    "bench/tracker/record.py",
+    "bench/plan_tracker/verify_overhead.py",
+    "bench/plan_tracker/repos.py",
+    "bench/plan_tracker/timing.py",
+    "bench/plan_tracker/record.py",
 )
 # Rounds by default: at 100 gates one round's ratio spreads ~1.04-1.12 on the 2-core VM (best of 3 each side), so 5
 # rounds bound a median of 1.11x only within 1.07-1.13 (undecided against plan 0003 P5's 1.1); 12 rounds bound a
@@ -104,7 +105,7 @@ def keep_newest_evidence(root: Path) -> None:
 def interleaved(
     cmds: dict[str, list[str]], cwd: Path, repeat: int, env: dict[str, str] | None = None, best_of: int = 1
 ) -> dict[str, list[Timing]]:
-    """The commands timed in turn (:func:`bench.tracker.timing.rounds`), ``repeat`` rounds after a warm-up, each
+    """The commands timed in turn (:func:`bench.plan_tracker.timing.rounds`), ``repeat`` rounds after a warm-up, each
     ``best_of`` times a round (its fastest wall and its least CPU counting: single runs' ratios spread 0.90-1.30
     within one run of this script on a shared 2-core VM, more than the 10% gated), the evidence store kept at its
     newest file after every run."""
@@ -252,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.breakdown:
                 print_breakdown(t)
     if args.out is not None:
-        command = command_line("bench/tracker/verify_overhead.py", argv)
+        command = command_line("bench/plan_tracker/verify_overhead.py", argv)
         print(f"result file: {write_result(cases, args.out, command, 'tracker_verify_overhead', MEASURED)}")
     return 0
 

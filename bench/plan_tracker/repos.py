@@ -4,7 +4,7 @@
 - :func:`build_gates`: speed.py's ``gates`` repositories, one phase of thousands of test gates;
 - :func:`build_verify`: verify_overhead.py's repository, N test gates, one test each, in phases of 10.
 
-(speed.py's ``history`` repository, real evidence and a generated history, is :mod:`bench.tracker.history`.)
+(speed.py's ``history`` repository, real evidence and a generated history, is :mod:`bench.plan_tracker.history`.)
 """
 
 from __future__ import annotations

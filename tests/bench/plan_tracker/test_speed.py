@@ -1,4 +1,4 @@
-"""bench/tracker/speed.py: its result files pass the tracker's own validation and drive bench gates (the speed gate
+"""bench/plan_tracker/speed.py: its result files pass the tracker's own validation and drive bench gates (the speed gate
 of 0001/P6: met, then regressed by a slower run; the report and cold-status gates), its cases are the metrics the plans
 gate on, and its ratios are taken round by round."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from evidence_repo import make_repo, phase_block, plan_text, statuses
 
-from bench.tracker import speed
-from bench.tracker.record import REPO, ms_case, ratio_case, write_result
+from bench.plan_tracker import speed
+from bench.plan_tracker.record import REPO, ms_case, ratio_case, write_result
 from tracker.core.model import Status
 from tracker.store.result_files import load_result
 
@@ -28,7 +28,7 @@ def write(cases: list[dict[str, object]], out: Path, command: str) -> Path:
 
 
 def speed_cases(vs_python: float, history_ratio: float) -> list[dict[str, object]]:
-    """The cases tracker_speed.py writes for the gated metrics, from seconds measured in 5 rounds."""
+    """The cases speed.py writes for the gated metrics, from seconds measured in 5 rounds."""
     python = [0.020, 0.021, 0.019, 0.020, 0.022]
     status = [p * vs_python for p in python]
     at_10 = [0.100, 0.101, 0.099, 0.100, 0.102]
@@ -56,13 +56,13 @@ def backdate(path: Path, when: str) -> Path:
 def test_speed_result_file_validates_and_meets_then_regresses_the_speed_gates(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo", {"plans/0001-speed.md": plan_text("0001", [phase_block("P6", ["src/**"], SPEED_GATES)]),
                                          "src/a.py": "A = 1\n", ".gitignore": ".tracker/cache/\n"})  # fmt: skip
-    first = write(speed_cases(4.5, 1.05), root / "bench/results", "python bench/tracker/speed.py --quick")
+    first = write(speed_cases(4.5, 1.05), root / "bench/results", "python bench/plan_tracker/speed.py --quick")
     assert "-tracker_speed-" in first.name and load_result(first).cases  # pydantic validation, digest included
     first = backdate(first, "2026-11-01T00:00:00Z")
     st = statuses(root)["0001/P6"]
     assert st.status is Status.DONE, st
     assert [v.reason.split(" (")[0] for v in st.verdicts] == ["4.50 x ≤ 8.00 x", "1.05 x ≤ 1.20 x"]
-    slower = write(speed_cases(20.0, 1.05), root / "bench/results", "python bench/tracker/speed.py")
+    slower = write(speed_cases(20.0, 1.05), root / "bench/results", "python bench/plan_tracker/speed.py")
     assert slower != first
     st = statuses(root)["0001/P6"]
     assert st.status is Status.REGRESSED and st.verdicts[0].failed and st.verdicts[1].met

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import results as bench_results
-from bench.tracker.repos import blob, commit_files, git
+from bench.plan_tracker.repos import blob, commit_files, git
 from tracker.core.stats import case_stats
 
 LIB, KERN, TOOLS = 6, 15, 5  # phases of plans 0001, 0002 and 0003 (this repository's plans: 6, 15, 5)

@@ -15,8 +15,8 @@ can judge them with an interval like any other measurement.
 
 Usage::
 
-    python bench/tracker/verdict_noise.py                      # writes bench/results/
-    python bench/tracker/verdict_noise.py --quick --out /tmp   # fewer decisions
+    python bench/plan_tracker/verdict_noise.py                      # writes bench/results/
+    python bench/plan_tracker/verdict_noise.py --quick --out /tmp   # fewer decisions
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-if not __package__:  # `python bench/tracker/verdict_noise.py`: bench/tracker/, not the root, is on the path
+if not __package__:  # `python bench/plan_tracker/verdict_noise.py`: bench/plan_tracker/, not the root, is on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.tracker.record import REPO, case, command_line, write_result
+from bench.plan_tracker.record import REPO, case, command_line, write_result
 from tracker.core.bench_verdict import MAX_POOLED, evaluate
 from tracker.core.model import BenchGate, ResultCase, ResultRun
 
@@ -41,8 +41,8 @@ from tracker.core.model import BenchGate, ResultCase, ResultRun
 MEASURED = (
     "tracker/core/bench_verdict.py",
     "tracker/core/stats.py",
-    "bench/tracker/verdict_noise.py",
-    "bench/tracker/record.py",
+    "bench/plan_tracker/verdict_noise.py",
+    "bench/plan_tracker/record.py",
 )
 
 THRESHOLD = 1.0
@@ -78,7 +78,7 @@ def judge_sequence(rng: random.Random, median: float, n: int, cv: float) -> str:
 
 def _run(samples: list[float], i: int) -> ResultRun:
     timed = ResultCase("t", {}, "s", "lower", tuple(samples))
-    files = {"bench/tracker/verdict_noise.py": "0" * 40}  # the same code every run: runs of one series pool
+    files = {"bench/plan_tracker/verdict_noise.py": "0" * 40}  # the same code every run: runs of one series pool
     return ResultRun(
         f"r{i}.json", "0" * 64, "noise", _WHEN + datetime.timedelta(minutes=i), "vm", None, None, False, files, (timed,)
     )
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{time.monotonic() - started:.0f} s")
     if args.quick and args.out is None:
         return 0
-    command = command_line("bench/tracker/verdict_noise.py", argv)
+    command = command_line("bench/plan_tracker/verdict_noise.py", argv)
     # The whole tree's cleanliness, as the tracker's own result writer reports it (not only the measured files').
     print(write_result(cases, args.out or REPO / "bench/results", command, "verdict_noise", MEASURED, dirty_of="tree"))
     return 0

@@ -1,4 +1,4 @@
-"""bench/tracker/verify_overhead.py: its result file passes the tracker's own validation and drives the overhead gate of
+"""bench/plan_tracker/verify_overhead.py: its result file passes the tracker's own validation and drives the overhead gate of
 0003/P5; every round keeps a command's fastest run and the evidence store at one file; the SELF_CPU wrapper tells the
 tracker process's own CPU from its children's."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from evidence_repo import make_repo, phase_block, plan_text, statuses
 
-from bench.tracker import verify_overhead as overhead
-from bench.tracker.record import REPO, ms_case, ratio_case, write_result
-from bench.tracker.timing import Job, run_once
+from bench.plan_tracker import verify_overhead as overhead
+from bench.plan_tracker.record import REPO, ms_case, ratio_case, write_result
+from bench.plan_tracker.timing import Job, run_once
 from tracker.core.model import Status
 from tracker.store.result_files import load_result
 
@@ -28,10 +28,10 @@ def test_overhead_result_file_validates_and_gates_the_ratio(tmp_path: Path) -> N
     params = {"gates": 100, "work_ms": 0, "files": 200, "pytest_args": ""}
     cases = [ratio_case("tracker.verify_vs_pytest_cpu", params, [1.25, 1.30, 1.28], [1.0, 1.0, 1.0], INFO),
              ms_case("tracker.verify_ms", params, [1.25, 1.30, 1.28], INFO)]  # fmt: skip
-    path = write_result(cases, root / "bench/results", "python bench/tracker/verify_overhead.py",
+    path = write_result(cases, root / "bench/results", "python bench/plan_tracker/verify_overhead.py",
                         "tracker_verify_overhead", overhead.MEASURED)  # fmt: skip
     run = load_result(path)
-    assert "-tracker_verify_overhead-" in path.name and "bench/tracker/verify_overhead.py" in run.files
+    assert "-tracker_verify_overhead-" in path.name and "bench/plan_tracker/verify_overhead.py" in run.files
     st = statuses(root)["0003/P5"]
     assert (
         st.status is Status.PLANNED

@@ -1,4 +1,4 @@
-"""bench/tracker/record.py: the cases and the one writer of the tracker's benchmarks. Ratios are taken round by round;
+"""bench/plan_tracker/record.py: the cases and the one writer of the tracker's benchmarks. Ratios are taken round by round;
 the stats are the tracker's own (tracker.core.stats: p90 interpolated as numpy does); the dirty flag is the measured
 files' (speed, verify overhead) or the whole tree's (verdict noise), and the environment's word wins over git's."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from evidence_repo import commit_all, make_repo
 
-from bench.tracker.record import command_line, ms_case, ratio_case, write_result
+from bench.plan_tracker.record import command_line, ms_case, ratio_case, write_result
 from tracker.store.result_files import load_result
 
 INFO = {"cpus": 2, "load1": 1.5}
@@ -65,7 +65,7 @@ def test_dirty_is_the_measured_files_or_the_whole_trees(tmp_path: Path, monkeypa
 
 def test_the_command_recorded_is_the_scripts_and_its_arguments() -> None:
     assert (
-        command_line("bench/tracker/speed.py", ["--quick", "--out", "x"])
-        == "python bench/tracker/speed.py --quick --out x"
+        command_line("bench/plan_tracker/speed.py", ["--quick", "--out", "x"])
+        == "python bench/plan_tracker/speed.py --quick --out x"
     )
-    assert command_line("bench/tracker/verdict_noise.py", []) == "python bench/tracker/verdict_noise.py"
+    assert command_line("bench/plan_tracker/verdict_noise.py", []) == "python bench/plan_tracker/verdict_noise.py"

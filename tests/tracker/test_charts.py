@@ -435,7 +435,7 @@ def test_no_message_installs_plan_tracker_from_the_package_index() -> None:
     tracker prints (and its docs) name what works: matplotlib itself, or a path to a checkout with the extra."""
     import re
 
-    from tracker.commands.report import CHARTS_NOTE
+    from tracker.report.report_text import CHARTS_NOTE
 
     wrong = re.compile(r"pip install\s+['\"]?plan-tracker\b")
     files = [*REPO.glob("tracker/**/*.py"), *REPO.glob("templates/*"), REPO / "README.md", *REPO.glob("docs/*.md")]

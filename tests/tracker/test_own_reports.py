@@ -17,17 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracker.commands import check, report
-from tracker.commands.report import (
-    POINT,
-    REPORTS_DIR,
-    command_line,
-    parse_point,
-    point_comment,
-    report_path,
-    reports_out_of_date,
-    slug,
-)
 from tracker.report.data import Period, Report, Scope
+from tracker.report.milestones import REPORTS_DIR, command_line, report_path, reports_out_of_date, slug
+from tracker.report.period import POINT, parse_point, point_comment
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from tracker.commands import report
 from tracker.errors import FileError, TrackerError, UsageError, exit_code_for
+from tracker.report import report_text
 
 GOLDEN = Path(__file__).parent / "golden"
 REGEN = os.environ.get("TRACKER_REGEN_GOLDEN") == "1"
@@ -150,7 +151,7 @@ def test_html_without_matplotlib_renders_with_a_note(fixture_repo: Path, tmp_pat
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     page = out.read_text(encoding="utf-8")
-    assert report.CHARTS_NOTE in html.unescape(page) and "<svg" not in page and "<table" in page
+    assert report_text.CHARTS_NOTE in html.unescape(page) and "<svg" not in page and "<table" in page
 
 
 # --- exit codes -------------------------------------------------------------------------------------------------------

@@ -69,8 +69,8 @@ def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
     if problems:
         out.write(f"tracker check: {len(problems)} problem(s){counted}\n")
     else:
-        from tracker.commands.report import REPORTS_DIR
         from tracker.report.doc_files import declared_docs
+        from tracker.report.milestones import REPORTS_DIR
 
         kinds = ["plan files"] + ["docs"] * bool(declared_docs(root))
         reports = root / REPORTS_DIR
@@ -183,8 +183,8 @@ def add_line(found: Iterable[Problem]) -> str:
 
 def report_problems(root: Path) -> list[Problem]:
     """One problem per milestone report in ``plans/reports/`` that is not what ``tracker report`` renders now
-    (:func:`tracker.commands.report.reports_out_of_date`): regenerate it with the command the message names."""
-    from tracker.commands.report import REPORTS_DIR, reports_out_of_date
+    (:func:`tracker.report.milestones.reports_out_of_date`): regenerate it with the command the message names."""
+    from tracker.report.milestones import REPORTS_DIR, reports_out_of_date
 
     if not (root / REPORTS_DIR).is_dir():
         return []

@@ -1,0 +1,94 @@
+"""A report rendered: the report's data (:mod:`tracker.report.data`) through the repository's (or the packaged)
+``report.<fmt>.j2`` template, with the filters the templates use and its charts drawn where matplotlib is installed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tracker.report.data import Report, ReportChart
+from tracker.report.period import point_comment
+
+if TYPE_CHECKING:
+    from markupsafe import Markup
+
+FORMATS = ("md", "html")
+# Control characters other than tab, line feed, form feed and carriage return: dropped from a rendered report wherever
+# they came from (plan text, a commit subject, a machine name), as |md drops them from Markdown cells; in HTML
+# they are parse errors, in a terminal escape sequences.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+# plan-tracker is not on the package index: name what installs (matplotlib itself, or the checkout's extra).
+CHARTS_NOTE = (
+    "Charts need matplotlib, which is not installed here: pip install 'matplotlib>=3.8' "
+    "(or pip install '/path/to/the/tracker/checkout[report]')."
+)
+
+
+def render(root: Path, report: Report, fmt: str, *, charts: bool = True) -> str:
+    """``report`` through the repository's (or the packaged) ``report.<fmt>.j2``. ``charts``: draw the charts
+    (HTML, when matplotlib is importable); else one line stands where they would be."""
+    from markupsafe import Markup
+
+    from tracker.core.bench_verdict import fmt_num, fmt_params
+    from tracker.report import charts as charting
+    from tracker.report import templating
+
+    draw = charts and fmt == "html" and charting.available()
+
+    def svg(chart: ReportChart) -> Markup:
+        return Markup(charting.render_svg(chart.chart, id_prefix=chart.id))
+
+    def num(x: float | None) -> str:
+        return "—" if x is None else fmt_num(x)
+
+    def pct(x: float | None) -> str:
+        return "—" if x is None else f"{x:+.1%}".replace("-", "−")
+
+    def params(p: dict[str, Any] | None) -> str:
+        return fmt_params(p) if p else "—"
+
+    def short(commit: str | None) -> str:
+        return (commit or "—")[:7]
+
+    def counts(by_status: dict[str, int]) -> str:
+        return ", ".join(f"{n} {s}" for s, n in by_status.items()) or "no phase"
+
+    filters: dict[str, Callable[..., Any]] = {
+        "num": num,
+        "pct": pct,
+        "params": params,
+        "short": short,
+        "counts": counts,
+        "svg": svg,
+        "code_spans": _code_spans,
+    }
+    env = templating.environment(root, filters)
+    text = templating.render(
+        env,
+        f"report.{fmt}.j2",
+        root,
+        report=report,
+        point=Markup(point_comment(report)),
+        charts_drawn=draw,
+        charts_note=CHARTS_NOTE if charts and not charting.available() else "Charts not drawn.",
+    )
+    return _CONTROL.sub("", text)
+
+
+def _code_spans(text: object) -> Markup:
+    """Text with its backtick code spans as ``<code>`` (HTML), every piece escaped. A span is a run of backticks, some
+    text, and a run of exactly as many (CommonMark's rule); a run that closes nothing, or one that would enclose
+    nothing (``````), stays as the backticks it is."""
+    from markupsafe import Markup, escape
+
+    from tracker.report.templating import CODE_SPAN
+
+    source = str(text)
+    out: list[Markup] = []
+    done = 0
+    for m in CODE_SPAN.finditer(source):
+        out += [escape(source[done : m.start()]), Markup("<code>%s</code>") % m.group(2)]
+        done = m.end()
+    return Markup("").join([*out, escape(source[done:])])

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tracker_testutil import phase, plan_text
 
-from tracker.commands.pytest_run import SPAWN_ENV
+from tracker.commands.forkable import SPAWN_ENV
 
 MODES = ["fork", "spawn"]
 
@@ -174,7 +174,7 @@ def test_the_probe_of_a_new_pytest_is_kept_for_the_last_few_environments(repo) -
     """``tracker`` and ``python -m tracker`` (another ``sys.path[0]``) or two environments in turn each find their
     probe kept, not each other's replaced; a cache file of another shape is read as nothing kept (probed again)."""
     from tracker.base.cache import Cache
-    from tracker.commands.pytest_run import FRESH, FRESH_KEPT, FRESH_SLOTS, fresh_modules
+    from tracker.commands.fresh_modules import FRESH, FRESH_KEPT, FRESH_SLOTS, fresh_modules
 
     root = one_gate(repo, "tests/test_a.py", {"tests/test_a.py": "def test_a():\n    pass\n"})
     envs = [{**os.environ, "PYTHONTRACKERPROBE": str(i)} for i in range(FRESH_KEPT + 1)]
@@ -360,7 +360,7 @@ def test_no_child_is_forked_for_a_repository_that_holds_the_tracker_itself() -> 
     sessions run in a new interpreter."""
     import tracker
     from tracker.commands.common import pytest_env
-    from tracker.commands.pytest_run import _forkable
+    from tracker.commands.forkable import _forkable
 
     checkout = Path(tracker.__file__).resolve().parents[1]
     assert _forkable(checkout, pytest_env(checkout)) is None

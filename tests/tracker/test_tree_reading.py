@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from tracker.base import fingerprint
 from tracker.base.dirty import commit_state
 from tracker.base.fingerprint import _status_paths, read_tree, tree_file_ids
-from tracker.commands.pytest_run import _listing, shadowed
+from tracker.commands.forkable import _listing, shadowed
 from tracker.errors import FileError
 
 NAMES = ["secrets", "textwrap", "json", "a b", "é", "pkg", "x-y"]

@@ -446,7 +446,7 @@ def test_a_forked_session_takes_the_tree_its_parent_read_just_before(
     import gc
 
     from tracker.base.fingerprint import HANDED_OVER
-    from tracker.commands.pytest_run import SPAWN_ENV
+    from tracker.commands.forkable import SPAWN_ENV
 
     plan = CRASH_PLAN.replace("tests/test_c.py", "tests/test_a.py")
     root = repo({"plans/0001-demo.md": plan, "tests/test_a.py": "def test_a():\n    pass\n"})
@@ -476,7 +476,7 @@ def test_a_forked_session_whose_tree_changed_after_the_parent_read_it_is_altered
     """The child's first reading is its parent's, taken a moment earlier: a tracked file written in between (here by
     the conftest.py, the first code of the repository to run) still differs at the session's end, so the run is
     altered and meets no gate."""
-    from tracker.commands.pytest_run import SPAWN_ENV
+    from tracker.commands.forkable import SPAWN_ENV
 
     monkeypatch.setenv(SPAWN_ENV, "0")
     plan = CRASH_PLAN.replace("tests/test_c.py", "tests/test_a.py")
@@ -503,7 +503,7 @@ def test_the_tests_of_a_forked_session_have_the_collector_of_a_fresh_interpreter
     tests find it on, as ``python -m pytest`` gives it, and collecting what they make; the caller gets its own back."""
     import gc
 
-    from tracker.commands.pytest_run import SPAWN_ENV
+    from tracker.commands.forkable import SPAWN_ENV
 
     test = (
         "import gc\n\n\ndef test_a():\n"
@@ -551,7 +551,7 @@ def test_a_module_the_repository_shadows_in_any_form_gets_a_new_interpreter(
     ``python -m pytest`` imports the repository's. Held as an untracked nested repository (``textwrap/``), a tracked
     link to a folder, or a ``textwrap.py`` git ignores, it was no name the fork looked for: the child kept the loaded
     one and the gate was met. Now each is seen, the run gets a new interpreter and the gate fails, as pytest does."""
-    from tracker.commands.pytest_run import SPAWN_ENV
+    from tracker.commands.forkable import SPAWN_ENV
 
     monkeypatch.setenv(SPAWN_ENV, "0")
     plan = CRASH_PLAN.replace("tests/test_c.py", "tests/test_a.py")
@@ -586,7 +586,7 @@ def test_the_collector_answers_the_tests_as_a_fresh_interpreters_would(repo, cli
     referrer: a test that an unloaded module is no longer referenced (``sys.modules`` still holds it) passed under
     verify and failed under pytest. The first question to the collector now unfreezes them: the test fails under
     both. A frozen-count, ``gc.get_objects`` and a collection of a cycle the tests make answer as in a new process."""
-    from tracker.commands.pytest_run import SPAWN_ENV
+    from tracker.commands.forkable import SPAWN_ENV
 
     monkeypatch.setenv(SPAWN_ENV, "0")
     tests = {
@@ -626,7 +626,7 @@ def test_the_forked_child_has_only_what_a_new_pytest_would(repo, cli, monkeypatc
     import shlex  # noqa: F401
     import xml.dom.minidom  # noqa: F401
 
-    from tracker.commands.pytest_run import SPAWN_ENV
+    from tracker.commands.forkable import SPAWN_ENV
 
     monkeypatch.setenv(SPAWN_ENV, "0")
     plan = CRASH_PLAN.replace("tests/test_c.py", "tests/test_a.py")
@@ -661,7 +661,7 @@ def test_the_standby_child_runs_the_session_or_is_ended(repo, cli, monkeypatch) 
     the child runs the first session; a verify that runs none (every gate fresh) ends it. Either way no child is left
     behind, running or unreaped, and none waits for a later verify."""
     from tracker.commands import pytest_run
-    from tracker.commands.pytest_run import SPAWN_ENV
+    from tracker.commands.forkable import SPAWN_ENV
 
     monkeypatch.setenv(SPAWN_ENV, "0")
     me = os.getpid()
@@ -689,7 +689,7 @@ def test_the_session_gets_a_new_interpreters_settings_and_the_repository_as_it_i
     or in-process) forked it into the tests; F3: the child's stdout kept the console entry's error handler, so a test
     printing a lone surrogate under ``-s`` passed; F1: a ``--bench`` command wrote a ``textwrap/`` package after the
     standby child had imported pytest, and textwrap with it. ``python -m pytest`` fails each; so must verify."""
-    from tracker.commands.pytest_run import SPAWN_ENV
+    from tracker.commands.forkable import SPAWN_ENV
 
     monkeypatch.setenv(SPAWN_ENV, "0")
     plan = CRASH_PLAN.replace("tests/test_c.py", "tests/test_a.py")
@@ -735,7 +735,7 @@ def test_a_tracker_package_of_the_tests_own_path_meets_no_gate(
     """Round 23, third helper, F4: the ini's ``pythonpath`` names a folder with a ``tracker`` package of the tests'
     own; ``python -m pytest`` imports it, verify's session held the tracker's under that name, forked or not, and a
     test of the other passed. The run now says so, and meets no gate."""
-    from tracker.commands.pytest_run import SPAWN_ENV
+    from tracker.commands.forkable import SPAWN_ENV
 
     monkeypatch.setenv(SPAWN_ENV, mode)
     lib = tmp_path / "lib" / "tracker"

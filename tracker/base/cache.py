@@ -45,7 +45,7 @@ NAMES = (
     "revision-bench-verdicts",  # bench verdicts of a revision's result set (tracker.git.at_revision)
     "phase-history",  # each phase's transitions and each bench gate's figures (tracker.report.repo_view)
     "code-same",  # whether two versions of a file differ only in comments, by their blob ids (tracker.store.same_code)
-    "pytest-fresh-modules",  # what a new pytest has loaded once imported (tracker.commands.pytest_run.fresh_modules)
+    "pytest-fresh-modules",  # what a new pytest has loaded once imported (tracker.commands.fresh_modules)
 )
 MAX_CACHE_BYTES = 1 << 28  # a larger file is not one the tracker wrote: rebuilt
 

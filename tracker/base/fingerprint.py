@@ -264,10 +264,11 @@ def walk_file_ids(root: Path) -> dict[str, str]:
 
 
 # By a tree's realpath: its file ids and their (inode, ctime) (:func:`tree_file_ids`, :func:`file_stats`), read by a
-# process just before it forks a pytest session there (tracker.commands.pytest_run), for the session's recorder to
-# take as its first reading (tracker.pytest_plugin): git is not asked twice in a row (plan 0003, P5). Set only around
-# the fork, so only the child finds it. Here, not in the plugin: the forking process must not import the plugin,
-# which pytest, told ``-p tracker.pytest_plugin``, would find imported already and warn it cannot rewrite (issue 24).
+# process just before it forks a pytest session there (tracker.commands.pytest_run, tracker.commands.standby), for the
+# session's recorder to take as its first reading (tracker.pytest_plugin): git is not asked twice in a row (plan 0003,
+# P5). Set only around the fork, so only the child finds it. Here, not in the plugin: the forking process must not
+# import the plugin, which pytest, told ``-p tracker.pytest_plugin``, would find imported already and warn it cannot
+# rewrite (issue 24).
 # The third item: (commit checked out, paths git status reported) of the same reading, for the recorder's commit and
 # dirty flag (tracker.base.dirty.commit_state's ``known``); None where the reading had no git.
 HANDED_OVER: dict[

@@ -13,7 +13,7 @@ class RealPaths:
     unless the name is itself a link (then resolved whole). The recorder resolves every imported module's file three
     times at a session's end (hundreds of them, each one ``lstat`` per path component): ~20 ms of the ~50 that
     recording added to a session of 100 tests (bench/plan_tracker/verify_overhead.py --breakdown); verify's shadow check
-    (tracker.commands.pytest_run.shadowed) resolves every loaded module's before it forks."""
+    (tracker.commands.forkable.shadowed) resolves every loaded module's before it forks."""
 
     def __init__(self) -> None:
         self._folders: dict[str, str] = {}

@@ -72,7 +72,7 @@ def run(
     ``alone`` runs each test gate in a pytest session of its own, as ``pytest GATE`` would, rather than all in one
     (every selected gate: evidence up to date may come from a shared session).
     """
-    from tracker.commands.pytest_run import release_standbys
+    from tracker.commands.standby import release_standbys
 
     try:
         with command_cache(root) as cache:  # what reading learned is written when verify ends
@@ -105,7 +105,7 @@ def _verify(
     _refuse_outside(root, chosen)
     env = None
     if all_gates:  # a session is likely: its child is forked now, before anything more is built here
-        from tracker.commands.pytest_run import stand_by
+        from tracker.commands.standby import stand_by
 
         env = pytest_env(root, bytecode=True)
         stand_by(root, env)

@@ -330,7 +330,7 @@ def test_the_argument_check_costs_one_short_pytest_start(verified: Path) -> None
     # Counted, not timed: the pytest processes started (each imports the initial conftest once: x), and how far
     # each got: configured (its pytest_configure: c), collecting (the test module imported: m). One x and
     # nothing else: one start, ended before configuration and collection (~0.3 s; a --collect-only check is xcm).
-    from tracker.commands.verify import check_pytest_args
+    from tracker.commands.verify_args import check_pytest_args
 
     log = verified / "starts.log"
     mark = f"open({str(log)!r}, 'a').write"

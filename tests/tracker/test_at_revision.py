@@ -17,7 +17,8 @@ from tracker_testutil import git
 
 from tracker.base.cache import Cache
 from tracker.base.contract import file_id
-from tracker.base.fingerprint import FileIndex, tree_file_ids
+from tracker.base.file_index import FileIndex
+from tracker.base.fingerprint import tree_file_ids
 from tracker.core.model import PhaseStatus, Store
 from tracker.errors import FileError
 from tracker.git.at_revision import Now, RevisionCache, at_revision, pick, plan_set, resolve_link, statuses_at, store_at

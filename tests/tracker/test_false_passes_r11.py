@@ -210,7 +210,7 @@ LATER = st.lists(
 @settings(max_examples=300, deadline=None)
 @given(later=LATER)
 def test_a_failure_is_retired_exactly_by_a_run_of_the_gate_alone(later: list[Later]) -> None:
-    from tracker.base.fingerprint import FileIndex
+    from tracker.base.file_index import FileIndex
     from tracker.core.model import GateVerdict, Phase, Plan, Store, TestGate
     from tracker.core.status import compute
 

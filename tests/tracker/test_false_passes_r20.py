@@ -106,7 +106,7 @@ def test_what_git_ignores_and_a_run_recorded_or_never_reads_leaves_the_gate_done
 def test_norecursedirs_is_read_from_the_file_pytest_reads(tmp_path: Path) -> None:
     """Round 22: pytest 9's native `[tool.pytest]` table was not read, and a `pytest.ini` without a section (which
     pytest takes as its configuration all the same) was passed over for pyproject.toml's list."""
-    from tracker.base.fingerprint import NORECURSE, norecursedirs
+    from tracker.base.ignored_inputs import NORECURSE, norecursedirs
 
     assert norecursedirs(tmp_path) == (*NORECURSE, "__pycache__")
     (tmp_path / "pyproject.toml").write_text('[tool.pytest]\nnorecursedirs = [".git"]\n')

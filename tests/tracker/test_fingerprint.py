@@ -10,14 +10,9 @@ import pytest
 from tracker_testutil import git, glob_steps
 
 from tracker.base.contract import blob_id, file_id, set_fingerprint
-from tracker.base.fingerprint import (
-    FileIndex,
-    changed_files,
-    compile_glob,
-    glob_problem,
-    tree_file_ids,
-    walk_file_ids,
-)
+from tracker.base.file_index import FileIndex, changed_files
+from tracker.base.fingerprint import tree_file_ids, walk_file_ids
+from tracker.base.globs import compile_glob, glob_problem
 
 
 def test_blob_id_is_gits(tmp_path: Path) -> None:

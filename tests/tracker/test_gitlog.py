@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tracker_testutil import GIT_ENV, git
 
-from tracker.base.fingerprint import compile_glob
+from tracker.base.globs import compile_glob
 from tracker.errors import ExitCode, FileError, UsageError
 from tracker.git.log import Commit, UnknownRef, changed_paths, commits, resolve
 

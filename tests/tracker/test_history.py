@@ -14,7 +14,7 @@ from evidence_repo import CHECKOUT, call, commit_all, make_repo, phase_block, pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracker.base.fingerprint import FileIndex
+from tracker.base.file_index import FileIndex
 from tracker.core.model import GateVerdict, Phase, Plan, Status, Store, TestGate, TestRun
 from tracker.core.pruning import needed, settle, superseded
 from tracker.core.status import compute

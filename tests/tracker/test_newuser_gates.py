@@ -610,7 +610,7 @@ def test_lint_warns_about_exactly_the_test_files_whose_edit_status_would_not_see
     arg: str,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    from tracker.base.fingerprint import FileIndex
+    from tracker.base.file_index import FileIndex
     from tracker.commands.lint import phase_warnings
     from tracker.core.model import ManualGate, Phase, Plan, gate_hash
     from tracker.core.status import compute

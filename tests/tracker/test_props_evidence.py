@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from resultfiles import case, result
 
 from tracker.base.contract import EVIDENCE_DIR, utc_time
-from tracker.base.fingerprint import FileIndex
+from tracker.base.file_index import FileIndex
 from tracker.core.model import BenchGate, GateVerdict, ManualGate, Phase, Plan, Store, TestGate
 from tracker.core.status import compute
 from tracker.store.evidence import load

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracker.base.fingerprint import FileIndex, glob_problem
+from tracker.base.file_index import FileIndex
+from tracker.base.globs import glob_problem
 from tracker.base.selection import compile_marker
 from tracker.commands import lint
 from tracker.commands.new import toml_string

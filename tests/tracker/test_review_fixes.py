@@ -505,7 +505,7 @@ GLOB_CHARS = st.one_of(
 def phase_with_paths(draw: st.DrawFn) -> tuple[str, list[str]]:
     """A plan text whose phase P1 has a ``paths`` array of valid globs (quotes and backslashes included), written
     on one line or spread over several, with prose and another phase around it."""
-    from tracker.base.fingerprint import glob_problem
+    from tracker.base.globs import glob_problem
 
     globs = [g for g in draw(st.lists(GLOB_CHARS, min_size=1, max_size=5, unique=True)) if glob_problem(g) is None]
     sep = draw(st.sampled_from([", ", ",\n  ", " ,\n"]))

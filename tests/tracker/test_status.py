@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from tracker_testutil import git, phase, plan_text
 
-from tracker.base.fingerprint import FileIndex
+from tracker.base.file_index import FileIndex
 from tracker.commands.common import pytest_command, pytest_env
 from tracker.core.model import GateVerdict, ManualGate, Phase, Plan, Status, Store, TestGate, TestRun, gate_hash
 from tracker.core.status import compute

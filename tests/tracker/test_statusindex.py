@@ -216,7 +216,8 @@ def test_a_regression_without_bench_gates_never_parses_the_results(
     repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tracker.base.cache import Cache
-    from tracker.base.fingerprint import FileIndex, tree_file_ids
+    from tracker.base.file_index import FileIndex
+    from tracker.base.fingerprint import tree_file_ids
     from tracker.core.model import Status
     from tracker.core.status import compute
     from tracker.plans.load import load_plans
@@ -367,7 +368,8 @@ def test_a_pid_no_process_can_have_is_a_crashed_run(repo: Callable[..., Path], p
 
 def scratch(root: Path, clock: Clock) -> dict[str, Any]:
     """Every phase's status computed from the store, parsing every file: no index, no memo of result copies."""
-    from tracker.base.fingerprint import FileIndex, tree_file_ids
+    from tracker.base.file_index import FileIndex
+    from tracker.base.fingerprint import tree_file_ids
     from tracker.core.status import compute
     from tracker.plans.load import load_plans
     from tracker.store.derive import repo_bench_evaluator

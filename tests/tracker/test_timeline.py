@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tracker.base.cache import Cache
-from tracker.base.fingerprint import FileIndex
+from tracker.base.file_index import FileIndex
 from tracker.core.evidence_answers import LiveEvidence
 from tracker.core.manual_gate import manual_hashes
 from tracker.core.model import (

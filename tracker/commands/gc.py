@@ -122,7 +122,8 @@ def text_lines(report: Report) -> list[str]:
 
 def collect(root: Path, dry_run: bool) -> Report:
     """Judge the store under the lock and delete (unless ``dry_run``) what is superseded; what was done."""
-    from tracker.base.fingerprint import FileIndex, tree_file_ids
+    from tracker.base.file_index import FileIndex
+    from tracker.base.fingerprint import tree_file_ids
     from tracker.core.status import compute
     from tracker.store.bench_evaluator import Evaluator
 

@@ -37,8 +37,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
+from tracker.base.file_index import FileIndex
 from tracker.base.fileio import read_text
-from tracker.base.fingerprint import FileIndex
 from tracker.base.gate_paths import leaves_repository
 from tracker.base.selection import NodeIndex, gate_inputs, marker_matches
 from tracker.commands.common import escaped, pytest_command, pytest_env
@@ -246,7 +246,7 @@ def gate_test_files(root: Path, path: str) -> list[str]:
     import fnmatch
     import os
 
-    from tracker.base.fingerprint import NORECURSE
+    from tracker.base.ignored_inputs import NORECURSE
 
     target = root / path
     if target.is_file():

@@ -258,7 +258,9 @@ def check_measure_globs(root: Path, globs: list[str]) -> None:
     """UsageError (exit 3) for a ``--measure`` glob that is not a valid ``paths`` glob or matches no file of the
     working tree: a result that names no file of a phase's ``paths`` never goes stale, and ``src`` (a file named
     src) for ``src/`` is an easy slip. Every such glob is named."""
-    from tracker.base.fingerprint import FileIndex, glob_problem, tree_file_ids
+    from tracker.base.file_index import FileIndex
+    from tracker.base.fingerprint import tree_file_ids
+    from tracker.base.globs import glob_problem
     from tracker.commands.lint import no_match_hint
 
     invalid = [f"--measure: {problem}" for problem in map(glob_problem, globs) if problem]
@@ -279,7 +281,7 @@ def never_stale_warnings(root: Path, cases: list[dict[str, Any]], measured: dict
     none of the ``measured`` files: a bench phase goes stale only when a measured file under its paths changes, so
     editing its code would never make this result stale. Plans that cannot be read give no warning (status and
     lint report them)."""
-    from tracker.base.fingerprint import FileIndex
+    from tracker.base.file_index import FileIndex
     from tracker.core.model import BenchGate
     from tracker.errors import TrackerError
     from tracker.plans.load import load_plan_set

@@ -48,7 +48,8 @@ class _Judgement:
     def index(self) -> Any:
         """The working tree's file ids (read once)."""
         if self._index is None:
-            from tracker.base.fingerprint import FileIndex, tree_file_ids
+            from tracker.base.file_index import FileIndex
+            from tracker.base.fingerprint import tree_file_ids
 
             self._index = FileIndex(tree_file_ids(self.root))
         return self._index

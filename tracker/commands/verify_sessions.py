@@ -58,7 +58,9 @@ def _run(
     """``env``: the sessions' environment as :func:`tracker.commands.verify._verify` made it before forking the first
     session's child (its bytecode caches pruned then): the first session runs on it, and on the tree read then, when no
     bench command ran since (``bench``: they may write anywhere)."""
-    from tracker.base.fingerprint import FileIndex, IgnoredInputs, id_now, tree_file_ids
+    from tracker.base.file_index import FileIndex
+    from tracker.base.fingerprint import id_now, tree_file_ids
+    from tracker.base.ignored_inputs import IgnoredInputs
 
     bench_code, bench_failed = 0, dict[str, str]()
     current = FileIndex(tree_file_ids(root)) if bench or (all_gates and not force) else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tracker.base.fingerprint import FileIndex
+from tracker.base.file_index import FileIndex
 from tracker.core.history import was_done
 from tracker.core.manual_gate import gate_changed
 from tracker.core.model import BenchEvaluator, BenchGate, Gate, GateVerdict, ManualGate, Phase, Plan, Store

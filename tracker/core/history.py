@@ -13,7 +13,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
 from tracker.base.contract import utc_time
-from tracker.base.fingerprint import FileIndex
+from tracker.base.file_index import FileIndex
 from tracker.base.selection import gate_inputs
 from tracker.core.manual_gate import manual_hashes
 from tracker.core.model import (

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from tracker.base.fingerprint import FileIndex, changed_files
+from tracker.base.file_index import FileIndex, changed_files
 from tracker.base.selection import gate_inputs
 from tracker.core.checks import qualify
 from tracker.core.evidence_answers import Evidence, LiveEvidence

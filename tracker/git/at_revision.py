@@ -38,7 +38,8 @@ from typing import Any, ClassVar, NamedTuple
 
 from tracker.base.cache import PARSE_LIBRARIES, Cache, cache_key, code_identity, library_key
 from tracker.base.contract import EVIDENCE_DIR, LINK_MODE, RESULTS_DIR, Clock, file_id, utc_time
-from tracker.base.fingerprint import TRACKER_DIR, FileIndex
+from tracker.base.file_index import FileIndex
+from tracker.base.fingerprint import TRACKER_DIR
 from tracker.base.gate_paths import gate_path
 from tracker.core.checks import cross_plan_findings
 from tracker.core.evidence_answers import Evidence, LiveEvidence

@@ -22,7 +22,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from tracker.base.fingerprint import glob_problem
+from tracker.base.globs import glob_problem
 from tracker.base.selection import compile_marker, gate_options_problem
 from tracker.core.model import BenchGate, Gate, ManualGate, TestGate
 

@@ -19,7 +19,7 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from tracker.base.fingerprint import FileIndex
+from tracker.base.file_index import FileIndex
 from tracker.core.model import BenchGate, PhaseStatus, Plan, Status, gate_key
 
 if TYPE_CHECKING:

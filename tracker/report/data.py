@@ -372,7 +372,7 @@ def build(
 def _commits_by_phase(commits: Sequence[Commit], plans: Sequence[Plan], keys: set[str]) -> dict[str, list[CommitRow]]:
     """{PLAN/PHASE: the commits that changed a file its ``paths`` match, newest first}. One glob query per
     distinct ``paths`` over the files the commits changed (not one per commit and phase)."""
-    from tracker.base.fingerprint import FileIndex
+    from tracker.base.file_index import FileIndex
 
     if not commits:
         return {}

@@ -26,7 +26,8 @@ from typing import Any
 
 from tracker.base.cache import PARSE_LIBRARIES, Cache, cache_key, code_identity, library_key
 from tracker.base.contract import Clock
-from tracker.base.fingerprint import FileIndex, tree_file_ids
+from tracker.base.file_index import FileIndex
+from tracker.base.fingerprint import tree_file_ids
 from tracker.core.checks import qualify
 from tracker.core.model import BenchEvaluator, BenchGate, Phase, PhaseStatus, Plan, ResultRun, Store, gate_key
 from tracker.core.timeline import Transition, replay

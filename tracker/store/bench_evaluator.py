@@ -18,8 +18,8 @@ from typing import Any
 
 from tracker.base.cache import VALIDATION_LIBRARIES, Cache, cache_key, code_identity, library_key
 from tracker.base.contract import Clock
+from tracker.base.file_index import FileIndex
 from tracker.base.fileio import read_regular, settled, signature
-from tracker.base.fingerprint import FileIndex
 from tracker.core.model import BenchGate, EvidenceSource, GateVerdict, ResultRun, gate_hash
 from tracker.errors import FileError, ResultFileError
 from tracker.store.result_files import load_repo_results, repo_result_files

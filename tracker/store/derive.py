@@ -18,8 +18,10 @@ from typing import Any
 
 from tracker.base.cache import Cache
 from tracker.base.contract import Clock
-from tracker.base.fingerprint import FileIndex, IgnoredInputs, id_now, tree_file_ids
+from tracker.base.file_index import FileIndex
+from tracker.base.fingerprint import id_now, tree_file_ids
 from tracker.base.gate_paths import MissingCheck, OutsideCheck
+from tracker.base.ignored_inputs import IgnoredInputs
 from tracker.core.evidence_answers import LiveEvidence
 from tracker.core.model import BenchEvaluator, PhaseStatus, Plan, Store
 from tracker.core.status import evaluate

@@ -231,7 +231,8 @@ def new_result(
 
     from tracker.base.contract import set_fingerprint
     from tracker.base.dirty import commit_state
-    from tracker.base.fingerprint import FileIndex, tree_file_ids
+    from tracker.base.file_index import FileIndex
+    from tracker.base.fingerprint import tree_file_ids
 
     files = FileIndex(tree_file_ids(root)).match(measured) if measured else {}
     if not files:

@@ -55,7 +55,7 @@ class _Strict(BaseModel):
 
 
 def _glob(pattern: str) -> str:
-    from tracker.base.fingerprint import glob_problem
+    from tracker.base.globs import glob_problem
 
     problem = glob_problem(pattern)
     if problem is not None:

@@ -142,6 +142,6 @@ def _working_bytes(path: Path, blob: str) -> bytes | None:
 
 
 def attach(index: Any, root: Path, cache: Cache | None) -> Any:
-    """``index`` (a :class:`tracker.base.fingerprint.FileIndex` of the working tree) answering :meth:`same_code`."""
+    """``index`` (a :class:`tracker.base.file_index.FileIndex` of the working tree) answering :meth:`same_code`."""
     index.same_code = SameCode(root, cache)
     return index

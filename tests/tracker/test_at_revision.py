@@ -25,7 +25,8 @@ from tracker.git.at_revision import Now, RevisionCache, at_revision, pick, plan_
 from tracker.git.log import TreeEntry, UnknownRef
 from tracker.plans.load import load_files, load_plans
 from tracker.store.derive import derive
-from tracker.store.evidence import load, parse_document
+from tracker.store.evidence import load
+from tracker.store.evidence_schema import parse_document
 
 # The statuses the fixture's docstring documents at each tag (tracker log replays the same walk).
 DOCUMENTED = {

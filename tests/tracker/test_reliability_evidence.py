@@ -337,7 +337,7 @@ def test_a_bad_shape_is_invalid_in_the_store_and_refused_by_ingest(
 
 
 def test_a_run_that_counts_for_nothing_needs_only_its_time() -> None:
-    from tracker.store.evidence import check_document
+    from tracker.store.evidence_schema import check_document
 
     interrupted = {
         "schema": "tracker-test-run",

@@ -168,7 +168,7 @@ def test_status_agrees_with_verify_after_a_file_from_a_clock_ahead(
     """The review's reproduction: a pass recorded by a machine whose clock runs 4 minutes ahead; verify's own run
     of the broken test is put behind it and judged UNMET, but status ordered by time and said done. verify now
     records its run as later than that file (keeping its own clock's reading), so status judges as verify did."""
-    from tracker.store.evidence import check_document
+    from tracker.store.evidence_schema import check_document
 
     root = repo(SIMPLE_LAYOUT)
     assert cli(root, "verify", "0001/P1").code == 0

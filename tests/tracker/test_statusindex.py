@@ -24,7 +24,7 @@ from tracker.base.cache import MAX_CACHE_BYTES, Cache
 from tracker.base.contract import Clock
 from tracker.core.model import BenchGate, ManualGate, Phase, Plan, Store, TestGate, TestRun, gate_hash
 from tracker.core.testgate import TestIndex
-from tracker.store import evidence
+from tracker.store import evidence, evidence_schema
 
 STORE = ".tracker/evidence"
 INDEX = ".tracker/cache/status-index.json"
@@ -315,7 +315,7 @@ def test_the_tree_fingerprint_hashes_nothing_under_the_tracker_folder(
      ({"a": None}, False), ([], False)],
 )  # fmt: skip
 def test_file_id_maps(ids: object, ok: bool) -> None:
-    assert evidence._file_ids(ids) is ok
+    assert evidence_schema._file_ids(ids) is ok
 
 
 # --- Bench verdicts cached across runs ------------------------------------------------------------------------

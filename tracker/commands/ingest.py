@@ -28,7 +28,8 @@ from tracker.base.contract import (
 from tracker.base.fileio import atomic_write, parse_json, read_regular, repo_lock
 from tracker.commands.common import require_utf8
 from tracker.errors import ExitCode, FileError, UsageError
-from tracker.store.evidence import check_document, check_store_dir
+from tracker.store.evidence import check_store_dir
+from tracker.store.evidence_schema import check_document
 from tracker.store.ingest import (
     ForeignRun,
     IngestError,

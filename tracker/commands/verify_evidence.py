@@ -74,7 +74,7 @@ def _record_after(evidence: Path, store: Store) -> str | None:
 
     from tracker.base.contract import UTC_FORMAT
     from tracker.base.fileio import atomic_write
-    from tracker.store.evidence import check_document
+    from tracker.store.evidence_schema import check_document
 
     times = _times_of(store, set(store.reordered))
     data = _read_evidence(evidence)

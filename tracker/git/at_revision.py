@@ -464,7 +464,7 @@ def _store(
     root: Path, picked: Picked, now: Now, entries: Mapping[str, TreeEntry], clock: Clock, edited: set[str]
 ) -> Store:
     """REF's store: the working tree's store files by name, the ones gone or ``edited`` since from REF's blobs."""
-    from tracker.store.evidence import parse_document
+    from tracker.store.evidence_schema import parse_document
 
     current = now.store()
     present = {f.removeprefix(_STORE) for f in _store_files(current)} - edited

@@ -21,7 +21,7 @@ from tracker.base.contract import UTC_FORMAT, utc_time
 from tracker.base.fileio import parse_json, read_regular
 from tracker.base.subtests import FAILING, Subtests, subtest_name
 from tracker.errors import FileError
-from tracker.store.evidence import parse_document, show, wrong
+from tracker.store.evidence_schema import parse_document, show, wrong
 
 INTERRUPTED_EXIT = 2  # pytest.ExitCode.INTERRUPTED
 INTERNAL_ERROR_EXIT = 3  # pytest.ExitCode.INTERNAL_ERROR
@@ -476,8 +476,8 @@ def sniff(path: Path, data: bytes | None = None) -> str:
 
 def check_test_run(path: Path, data: bytes, clock: Any = None) -> dict[str, Any]:
     """Validate a ``tracker-test-run`` file written by ``pytest --tracker-record`` elsewhere, by the very
-    rules the store reads it with (:func:`tracker.store.evidence.check_document`: kind, version, the type of every
-    value the tracker reads, a valid time that is not in the future); raises :class:`IngestError` with
+    rules the store reads it with (:func:`tracker.store.evidence_schema.check_document`: kind, version, the type of
+    every value the tracker reads, a valid time that is not in the future); raises :class:`IngestError` with
     ``path: reason``."""
     try:
         doc = parse_json(data)

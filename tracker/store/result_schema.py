@@ -30,7 +30,7 @@ from tracker.base.contract import RESULT_SCHEMA, RESULT_VERSION, set_fingerprint
 from tracker.core.model import TIME_UNITS
 from tracker.core.stats import agrees, compute_stat, p90_bounds
 from tracker.errors import ResultFileError
-from tracker.store.evidence import key_name, lone_surrogate, show
+from tracker.store.evidence_schema import key_name, lone_surrogate, show
 
 Hex40 = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]
 Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]

@@ -337,7 +337,7 @@ def _visible(text: str, limit: int) -> str:
 def escape_markup(text: str) -> str:
     """``text`` with every character that has a meaning inline in Markdown escaped: it can neither end a table cell,
     nor become HTML, an entity, a link, an image, code or emphasis. The one definition: the doc tables' cells and
-    the Markdown report's ``|md`` (:func:`tracker.report.templating.md`) both escape by it."""
+    the Markdown report's ``|md`` (:func:`tracker.report.md_filters.md`) both escape by it."""
     return _MARKUP.sub(lambda m: "&#92;" if m.group(0) == "\\" else "\\" + m.group(0), text)
 
 

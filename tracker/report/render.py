@@ -45,7 +45,7 @@ def _cell(text: str) -> str:
     """Plan or evidence text (a title, a gate, a failing test's message) as inert Markdown on one line: the one
     escaper of the Markdown report's ``|md`` (no HTML, comment, image, link or emphasis; a ``\\|`` cannot end the
     cell), its code spans kept."""
-    from tracker.report.templating import md
+    from tracker.report.md_filters import md
 
     return md(text)
 

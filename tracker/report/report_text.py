@@ -83,7 +83,7 @@ def _code_spans(text: object) -> Markup:
     nothing (``````), stays as the backticks it is."""
     from markupsafe import Markup, escape
 
-    from tracker.report.templating import CODE_SPAN
+    from tracker.report.md_filters import CODE_SPAN
 
     source = str(text)
     out: list[Markup] = []

@@ -1,13 +1,16 @@
-"""The one module that imports jinja2: the environment every report template renders in.
+"""The environment every report template renders in (:func:`environment`) and the render (:func:`render`), bounded
+in time and memory. jinja2 is imported here, in :mod:`tracker.report.sandbox` and in
+:mod:`tracker.report.template_sources` only, each time on first use.
 
 Plan text is data, never a template. Templates are the files this module loads (the packaged ones, or a
 repository's overrides); titles, prose, parameters and reasons reach them only as values, so ``{{ 7*7 }}`` or
 ``{% for %}`` in a title comes out as written. HTML templates (``*.html.j2``) are autoescaped: ``<script>`` and
 ``</table>`` in a title come out as text. Markdown has no escaping of its own, so the Markdown templates pass
-every piece of text through :func:`md` (``|md``), which keeps a table row one row and leaves no raw HTML.
-``StrictUndefined``: a template that names something the data does not have fails instead of printing nothing.
+every piece of text through :func:`tracker.report.md_filters.md` (``|md``), which keeps a table row one row and
+leaves no raw HTML. ``StrictUndefined``: a template that names something the data does not have fails instead of
+printing nothing.
 
-Where templates come from, first match wins:
+Where templates come from, first match wins (:mod:`tracker.report.template_sources`):
 
 1. ``.tracker/templates/<name>`` of the repository: a per-repository override (committed with the plans);
 2. the packaged templates (``templates/`` of the checkout, installed as ``tracker/templates/``), also reachable
@@ -20,68 +23,44 @@ template stays a traceback.
 A repository's template is code from whichever branch is checked out, run by ``tracker check`` (in CI) and
 ``tracker report``, so it is treated as hostile. Every template renders in jinja2's immutable sandbox (no attribute
 starting with ``_``, no method that changes the data: ``cycler.__init__.__globals__`` is refused), and an override
-is read only as a regular file (of at most :data:`MAX_TEMPLATE_BYTES`) that resolves inside the repository, as plan
-files are. Rendering with overrides is bounded (:class:`_Sandbox`): no ``range`` of more than 100,000 items
-(jinja2's), no operation, call or filter that would make a string, sequence or format width of more than
-:data:`MAX_OUTPUT` characters or items or an integer of more than :data:`MAX_INT_BITS` bits, at most
-:data:`MAX_OUTPUT` characters of output, :data:`RENDER_SECONDS` seconds and :data:`RENDER_MEMORY` bytes of memory
-grown (the last two watched every 20 ms where the render runs in the main thread of a POSIX process). Past a
-bound: :class:`TemplateError` naming the template's line. One C call (``d == d2`` or ``d|tojson`` of a list nested
-in itself: 10**12 items from 4,000) is out of a signal's reach, so on a POSIX system a render with overrides runs in
-a forked child process whose address space may grow by :data:`RENDER_MEMORY` (``RLIMIT_AS``), with a CPU-time limit,
-killed by the parent a second past :data:`RENDER_SECONDS`; such a render is named by its template, without a line.
+is read only as a regular file (of at most :data:`~tracker.report.template_sources.MAX_TEMPLATE_BYTES`) that
+resolves inside the repository, as plan files are. Rendering with overrides is bounded (:mod:`tracker.report.sandbox`):
+no ``range`` of more than 100,000 items (jinja2's), no operation, call or filter that would make a string, sequence
+or format width of more than :data:`MAX_OUTPUT` characters or items or an integer of more than
+:data:`~tracker.report.sandbox.MAX_INT_BITS` bits, at most :data:`MAX_OUTPUT` characters of output,
+:data:`RENDER_SECONDS` seconds and :data:`RENDER_MEMORY` bytes of memory grown (the last two watched every 20 ms
+where the render runs in the main thread of a POSIX process). Past a bound: :class:`TemplateError` naming the
+template's line. One C call (``d == d2`` or ``d|tojson`` of a list nested in itself: 10**12 items from 4,000) is out
+of a signal's reach, so on a POSIX system a render with overrides runs in a forked child process whose address space
+may grow by :data:`RENDER_MEMORY` (``RLIMIT_AS``), with a CPU-time limit, killed by the parent a second past
+:data:`RENDER_SECONDS`; such a render is named by its template, without a line.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
-import re
 import sys
 import time
-import types
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 
-from tracker.errors import FileError
+from tracker.report.md_filters import _CONTROL, md, md_code
+from tracker.report.sandbox import MAX_OUTPUT, TemplateLimit, _bounded_filter, _sandbox_class
+from tracker.report.template_sources import OVERRIDES, PACKAGED, TemplateError, _repository_loader, _shown, packaged_dir
 
 if TYPE_CHECKING:
     import jinja2
-    import jinja2.sandbox
-
-OVERRIDES = Path(".tracker") / "templates"
-PACKAGED = "tracker/"  # the prefix that names a packaged template from an override
 
 # The bounds of a render that runs a repository's templates (module docstring). A real report is well under 1 MB.
 RENDER_SECONDS = 30.0
 RENDER_MEMORY = 1 << 30  # bytes the process may grow by while rendering
-MAX_OUTPUT = 16 * 1024 * 1024  # characters of output; also the largest string, sequence or width one step may make
-MAX_INT_BITS = 1 << 16  # the largest integer a template may compute (~19,700 digits)
-MAX_TEMPLATE_BYTES = 1024 * 1024
 _WATCH_INTERVAL = 0.02
 _KILL_GRACE = 1.0  # seconds past RENDER_SECONDS before the render's child process is killed (its watchdog goes first)
 _TIME_LIMIT = "still rendering after {:g} seconds (the limit)"
 _MEMORY_LIMIT = "the render grew the process by more than {} MiB (the limit)"
-
-# Characters that end a Markdown table row or a line: each becomes a space in a cell.
-_LINE_BREAKS = re.compile("\r\n|[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
-# Control characters (C0, DEL, C1) and the bidirectional controls that reorder the text around them where it is shown
-# (a title that makes "regressed" read as "done"): dropped from every text a template writes.
-_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-# A code span: a backtick run, then text (not empty), then a run of exactly as many backticks (CommonMark's rule);
-# :func:`md` keeps one, the HTML report draws one as ``<code>``.
-CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
-
-
-class TemplateError(FileError):
-    """A repository template that does not parse or fails while rendering: ``path:line: message`` (exit 8)."""
-
-
-class TemplateLimit(Exception):
-    """A bound of :class:`_Sandbox` reached: the message says which (shown after ``path:line:``)."""
 
 
 class _Watchdog(Exception):
@@ -90,63 +69,12 @@ class _Watchdog(Exception):
     tick, should something catch it."""
 
 
-def packaged_dir() -> Path:
-    """The packaged templates: ``tracker/templates/`` where the tracker is installed, else the checkout's
-    ``templates/``."""
-    package = Path(__file__).resolve().parents[1]  # tracker/
-    places = (package / "templates", package.parent / "templates")
-    for candidate in places:
-        if (candidate / "report.md.j2").is_file():
-            return candidate
-    raise FileError(f"the report templates are missing (looked in {places[0]} and {places[1]})")
-
-
 def _finalized(value: object) -> object:
     """Every value a template writes (jinja2's ``finalize``): text without control or bidirectional characters
     (:data:`_CONTROL`), HTML-safe text kept safe; anything else as it is."""
     if not isinstance(value, str) or not _CONTROL.search(value):
         return value
     return type(value)(_CONTROL.sub("", value))  # a markupsafe.Markup stays one: dropping characters adds no markup
-
-
-def md(value: object) -> str:
-    """``value`` as inert text for a Markdown table cell or line: one line (line breaks become spaces, control
-    characters dropped), every character with an inline meaning escaped as the doc tables escape theirs
-    (:func:`tracker.report.doc_tables.escape_markup`): no raw HTML, entity, link, image (a tracking pixel in any
-    viewer), code span, emphasis or early end of a table cell; a leading ``>`` is no quote. A viewer shows the text as
-    given."""
-    return _md(value) if type(value) is str else _md(str(value))
-
-
-@functools.lru_cache(maxsize=1 << 14)  # a report repeats its machines, times, files and reasons thousands of times
-def _md(value: str) -> str:
-    from tracker.report.doc_tables import escape_markup
-
-    text = _CONTROL.sub("", _LINE_BREAKS.sub(" ", value))
-    out: list[str] = []
-    done = 0
-    for m in CODE_SPAN.finditer(text):  # a code span stays one (its text is literal): ``bench `attn.time_us` ...``
-        span = m.group(0)
-        out += [
-            escape_markup(text[done : m.start()]),
-            escape_markup(span) if "\\|" in span else span.replace("|", "\\|"),
-        ]
-        done = m.end()
-    return "".join([*out, escape_markup(text[done:])])
-
-
-def md_code(value: object) -> str:
-    """``value`` as a Markdown code span for a table cell or line: one line, ``|`` escaped (a code span is literal
-    text, so ``<`` and ``&`` stay as they are), a fence longer than any run of backticks the text holds. A
-    backslash before a ``|`` cannot be kept literal in a table's code span: such text is :func:`md` text instead."""
-    text = _CONTROL.sub("", _LINE_BREAKS.sub(" ", str(value)))
-    if "\\|" in text:
-        return md(text)
-    text = text.replace("|", "\\|")
-    longest = max((len(run) for run in re.findall("`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def environment(root: Path | None, filters: dict[str, Callable[..., Any]] | None = None) -> jinja2.Environment:
@@ -176,38 +104,6 @@ def environment(root: Path | None, filters: dict[str, Callable[..., Any]] | None
         env.filters = {name: _bounded_filter(name, f) for name, f in env.filters.items()}
     env.bounded = overridden  # type: ignore[attr-defined]
     return env
-
-
-def _repository_loader(root: Path) -> jinja2.BaseLoader:
-    """The loader of ``root``'s overrides: each a regular file of at most :data:`MAX_TEMPLATE_BYTES` that resolves
-    inside the repository (:func:`tracker.base.fileio.read_regular`); one that is not, cannot be read or is not UTF-8 is
-    a
-    :class:`TemplateError` naming it (``path:line`` of the first byte that is not UTF-8), not a traceback."""
-    import jinja2
-    from jinja2.loaders import split_template_path
-
-    from tracker.base.fileio import read_regular
-
-    folder = root.resolve() / OVERRIDES  # the folder itself not resolved: a link out of the repository is refused
-
-    class RepositoryLoader(jinja2.BaseLoader):
-        def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
-            path = folder.joinpath(*split_template_path(template))  # TemplateNotFound for a name holding ``..``
-            if not os.path.lexists(path):
-                raise jinja2.TemplateNotFound(template)  # the packaged templates are looked at next
-            try:
-                data = read_regular(path, root=root, limit=MAX_TEMPLATE_BYTES)
-            except FileError as err:
-                reason = str(err).removeprefix(f"{path}: ")
-                raise TemplateError(f"{_shown(path, root)}: {reason}") from None
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError as err:
-                line = data[: err.start].count(b"\n") + 1
-                raise TemplateError(f"{_shown(path, root)}:{line}: not UTF-8 text (byte {err.start})") from None
-            return text, str(path), lambda: True
-
-    return RepositoryLoader()
 
 
 def render(env: jinja2.Environment, name: str, root: Path | None = None, **context: Any) -> str:
@@ -264,227 +160,6 @@ def _render(env: jinja2.Environment, name: str, root: Path | None = None, **cont
             raise TemplateError(f"{_shown(top, root)}: {what}") from None  # reached between two of its steps
         path, line = found
         raise TemplateError(f"{_shown(path, root)}:{line}: {what}") from None
-
-
-# --- the sandbox's bounds ---------------------------------------------------------------------------------------
-
-
-_METHODS = (types.MethodType, types.BuiltinMethodType)
-
-
-@functools.cache
-def _sandbox_class() -> type[jinja2.sandbox.ImmutableSandboxedEnvironment]:
-    """:class:`_Sandbox`, made on first use (jinja2 is imported only by a command that renders)."""
-    from jinja2 import nodes
-    from jinja2.compiler import CodeGenerator, Frame
-    from jinja2.runtime import Context
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    class BoundedCodeGenerator(CodeGenerator):
-        def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
-            """``a ~ b``, through :func:`_bounded_join` (jinja2 joins in place, out of the sandbox's reach)."""
-            self.write("environment.bounded_join((")
-            for arg in node.nodes:
-                self.visit(arg, frame)
-                self.write(", ")
-            self.write("), ")
-            if frame.eval_ctx.volatile:
-                self.write("(markup_join if context.eval_ctx.volatile else str_join))")
-            else:
-                self.write("markup_join)" if frame.eval_ctx.autoescape else "str_join)")
-
-    class Sandbox(ImmutableSandboxedEnvironment):
-        """jinja2's immutable sandbox, where no operator, call, filter or join makes a value over the bounds."""
-
-        code_generator_class = BoundedCodeGenerator
-        intercepted_binops = frozenset({"*", "**", "+", "%"})
-        concat = staticmethod(lambda parts: _bounded_join(parts, "".join))
-        bounded_join = staticmethod(_bounded_join)
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self.safe_attributes: dict[tuple[type, str], bool] = {}
-
-        def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
-            """jinja2's answer, remembered per (type, attribute), on which alone it depends: a report of 10,000
-            phases asks it half a million times about ~50 attributes of ~10 types (an object whose
-            ``__class__`` is not its type is asked afresh every time)."""
-            kind = type(obj)
-            key = (kind, attr)
-            known = self.safe_attributes.get(key)
-            if known is None:
-                known = super().is_safe_attribute(obj, attr, value)
-                if obj.__class__ is kind and len(self.safe_attributes) < 4096:
-                    self.safe_attributes[key] = known
-            return known
-
-        def getattr(self, obj: Any, attribute: str) -> Any:
-            """jinja2's, without its ``str.format`` check for a value that is no method (the check's own first test)."""
-            try:
-                value = getattr(obj, attribute)
-            except AttributeError:
-                return super().getattr(obj, attribute)  # an item of that name, or undefined
-            if isinstance(value, _METHODS):
-                return super().getattr(obj, attribute)
-            if self.is_safe_attribute(obj, attribute, value):
-                return value
-            return self.unsafe_undefined(obj, attribute)
-
-        def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
-            _check_binop(operator, left, right)
-            return _checked(self.binop_table[operator](left, right))
-
-        def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-            args = _check_call(__obj, args, kwargs)
-            return _checked(super().call(__context, __obj, *args, **kwargs))
-
-        def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
-            wrapper = super().wrap_str_format(value)
-            if wrapper is None:
-                return None
-            text = str(value.__self__)
-            checked = wrapper
-
-            def bounded(*args: Any, **kwargs: Any) -> str:
-                _check_format(text, (*args, *kwargs.values()), braces=True)
-                return str(_checked(checked(*args, **kwargs)))
-
-            return bounded
-
-    return Sandbox
-
-
-def _too_large(what: str) -> TemplateLimit:
-    limit = f"the limit is {MAX_OUTPUT} characters or items, {MAX_INT_BITS}-bit numbers"
-    return TemplateLimit(f"too large: {what} ({limit})")
-
-
-def _checked(value: Any) -> Any:
-    """``value``, once it is within the bounds."""
-    if isinstance(value, (str, bytes, list, tuple, dict, set)) and len(value) > MAX_OUTPUT:
-        raise _too_large(f"a value of {len(value)} characters or items")
-    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
-        raise _too_large(f"a {value.bit_length()}-bit number")
-    return value
-
-
-def _bounded_join(parts: tuple[Any, ...] | list[Any], join: Callable[[Any], str]) -> str:
-    """``join(parts)`` (``~``, a block's text), refused when the strings among ``parts`` already make too much."""
-    total = sum(len(p) for p in parts if isinstance(p, str))
-    if total > MAX_OUTPUT:
-        raise _too_large(f"joining {total} characters")
-    return str(_checked(join(parts)))
-
-
-_SEQUENCE = (str, bytes, list, tuple)
-
-
-def _check_binop(operator: str, left: Any, right: Any) -> None:
-    """Refuse ``left operator right`` before it is computed when its result would be over the bounds."""
-    ints = isinstance(left, int) and isinstance(right, int)
-    if operator == "**" and ints and right > 0 and abs(left) > 1:
-        if abs(left).bit_length() * right > MAX_INT_BITS:
-            raise _too_large(f"{left} ** {right}")
-    elif operator == "*" and ints:
-        if left.bit_length() + right.bit_length() > MAX_INT_BITS:
-            raise _too_large(f"a product of {left.bit_length()}- and {right.bit_length()}-bit numbers")
-    elif operator == "*" and isinstance(left, _SEQUENCE) != isinstance(right, _SEQUENCE):
-        seq, times = (left, right) if isinstance(left, _SEQUENCE) else (right, left)
-        if isinstance(times, int) and len(seq) * times > MAX_OUTPUT:
-            raise _too_large(f"{len(seq)} characters or items * {times}")
-    elif operator == "+" and isinstance(left, _SEQUENCE) and isinstance(right, _SEQUENCE):
-        if len(left) + len(right) > MAX_OUTPUT:
-            raise _too_large(f"{len(left)} + {len(right)} characters or items")
-    elif operator == "%" and isinstance(left, str):
-        _check_format(left, right if isinstance(right, tuple) else (right,), braces=False)
-
-
-# A ``%`` conversion's flags, width and precision; a ``{}`` field's format spec (after the ``:``).
-_PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
-_BRACE_FIELD = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
-
-
-def _check_format(text: str, args: tuple[Any, ...], *, braces: bool) -> None:
-    """Refuse a format string whose widths or precisions (written, or ``*``/nested fields taken from ``args``)
-    would make more than :data:`MAX_OUTPUT` characters."""
-    fields = _BRACE_FIELD.findall(text) if braces else [m.group(0) for m in _PERCENT_SPEC.finditer(text)]
-    for field in fields:
-        spec = field.partition(":")[2] if braces else field
-        if any(int(n) > MAX_OUTPUT for n in re.findall(r"\d+", spec)):
-            raise _too_large(f"the format {field!r}")
-        if "*" in spec if not braces else "{" in spec:
-            _check_ints(args, {})
-
-
-def _check_ints(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    for value in (*args, *kwargs.values()):
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_OUTPUT:
-            raise _too_large(f"an argument of {value}")
-
-
-_STR_WIDTHS = frozenset({"ljust", "rjust", "center", "zfill", "expandtabs"})
-
-
-def _check_call(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    """Refuse a call of a template that would make a value over the bounds; its arguments (a join's items listed)."""
-    owner = getattr(obj, "__self__", None)
-    name = getattr(obj, "__name__", "")
-    if isinstance(owner, str):
-        if name in _STR_WIDTHS:
-            _check_ints(args, kwargs)
-            size = kwargs.get("tabsize", args[0] if args else 8) if name == "expandtabs" else 0
-            if isinstance(size, int) and len(owner) + owner.count("\t") * size > MAX_OUTPUT:  # N per tab
-                raise _too_large(f"expanding {owner.count(chr(9))} tabs to {size} columns")
-        elif name == "replace" and len(args) >= 2:
-            _check_replace(owner, *args[:3])
-        elif name == "join" and args:
-            items = list(args[0])
-            _check_join(owner, items)
-            return (items, *args[1:])
-    elif name == "generate_lorem_ipsum":
-        n, big = kwargs.get("n", args[0] if args else 5), kwargs.get("max", args[3] if len(args) > 3 else 100)
-        if isinstance(n, int) and isinstance(big, int) and n * big * 8 > MAX_OUTPUT:
-            raise _too_large(f"lipsum of {n} paragraphs of up to {big} words")
-    return args
-
-
-def _check_replace(text: Any, old: Any, new: Any, count: Any = None) -> None:
-    if not (isinstance(text, str) and isinstance(old, str) and isinstance(new, str)):
-        return
-    hits = len(text) + 1 if old == "" else text.count(old)
-    if isinstance(count, int) and count >= 0:
-        hits = min(hits, count)
-    if len(text) + hits * (len(new) - len(old)) > MAX_OUTPUT:
-        raise _too_large(f"replacing {hits} times with {len(new)} characters")
-
-
-def _check_join(sep: str, items: list[Any]) -> None:
-    total = len(sep) * max(len(items) - 1, 0) + sum(len(x) for x in items if isinstance(x, str))
-    if total > MAX_OUTPUT:
-        raise _too_large(f"joining {total} characters")
-
-
-def _bounded_filter(name: str, f: Callable[..., Any]) -> Callable[..., Any]:
-    """Filter ``f`` refusing what would make a value over the bounds: an integer argument over
-    :data:`MAX_OUTPUT` (a width, a count; the filtered value itself may be any number)."""
-    skip = 1 if getattr(f, "jinja_pass_arg", None) is not None else 0  # the context ahead of the value
-
-    @functools.wraps(f)
-    def bounded(*args: Any, **kwargs: Any) -> Any:
-        value, rest = (args[skip], args[skip + 1 :]) if len(args) > skip else (None, ())
-        if name == "format" and isinstance(value, str):
-            _check_format(value, (*rest, *kwargs.values()), braces=False)
-        else:
-            _check_ints(rest, kwargs)
-        if name == "replace" and len(rest) >= 2:
-            _check_replace(str(value), *rest[:3])
-        elif name == "join" and value is not None:
-            items = list(value)
-            _check_join(str(rest[0]) if rest else str(kwargs.get("d", "")), items)
-            args = (*args[:skip], items, *rest)
-        return _checked(f(*args, **kwargs))
-
-    return bounded
 
 
 def _in_child(run: Callable[[], str], name: str, root: Path) -> str:
@@ -665,12 +340,3 @@ def _template_frame(tb: TracebackType | None, overrides: Path | None) -> tuple[P
             found = (path, tb.tb_lineno)
         tb = tb.tb_next
     return found
-
-
-def _shown(path: Path, root: Path | None) -> str:
-    if root is not None:
-        try:
-            return path.relative_to(root.resolve()).as_posix()
-        except ValueError:
-            pass
-    return str(path)

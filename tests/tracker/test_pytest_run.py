@@ -74,7 +74,7 @@ def test_a_conftest_that_exits_is_refused_not_passed(repo, cli, mode: str) -> No
     root = one_gate(repo, "tests/test_a.py", files)
     r = cli(root, "verify")
     assert r.code in (3, 6), (r.out, r.err)
-    assert "Traceback" not in r.err or "pytest_run" not in r.err
+    assert "Traceback" not in r.err or not any(m in r.err for m in ("pytest_run", "pytest_child", "standby"))
     assert "0/1" in cli(root, "status").out
 
 

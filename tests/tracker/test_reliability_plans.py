@@ -93,7 +93,7 @@ def test_an_invalid_marker_reaching_evaluation_is_an_unmet_gate() -> None:
 
 def test_a_pathological_glob_costs_status_no_time(repo, cli) -> None:
     # `*a*a*...*b` against a 40-character name took over a minute (regex backtracking) in status/update/check.
-    # Counted, not timed: status matches paths globs by the linear automaton (tracker.base.fingerprint.Glob), at most one
+    # Counted, not timed: status matches paths globs by the linear automaton (tracker.base.globs.Glob), at most one
     # step a character of each path, per glob and status run (test_fingerprint bounds one match). The regex had no
     # steps to count: a count of 0 fails here.
     from tracker.base.fingerprint import tree_file_ids

@@ -657,10 +657,10 @@ def test_the_forked_child_has_only_what_a_new_pytest_would(repo, cli, monkeypatc
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir() or not hasattr(os, "fork"), reason="Linux's /proc")
 def test_the_standby_child_runs_the_session_or_is_ended(repo, cli, monkeypatch) -> None:
-    """verify forks its session's child at its start, before it builds anything (tracker.commands.pytest_run.Standby):
+    """verify forks its session's child at its start, before it builds anything (tracker.commands.standby.Standby):
     the child runs the first session; a verify that runs none (every gate fresh) ends it. Either way no child is left
     behind, running or unreaped, and none waits for a later verify."""
-    from tracker.commands import pytest_run
+    from tracker.commands import standby
     from tracker.commands.forkable import SPAWN_ENV
 
     monkeypatch.setenv(SPAWN_ENV, "0")
@@ -674,10 +674,10 @@ def test_the_standby_child_runs_the_session_or_is_ended(repo, cli, monkeypatch) 
     before = children()
     first = cli(root, "verify")
     assert first.code == 0 and "met   0001/P1#1" in first.out, first.out + first.err
-    assert children() == before and pytest_run._STANDBY == {}
+    assert children() == before and standby._STANDBY == {}
     again = cli(root, "verify")  # fresh: no session runs, the waiting child is ended
     assert again.code == 0 and "not re-run" in again.out, again.out
-    assert children() == before and pytest_run._STANDBY == {}
+    assert children() == before and standby._STANDBY == {}
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")

@@ -19,8 +19,8 @@ never ran). To keep that cheap, verify forks its first session's child at its st
 lacks, imports pytest as ``python -m pytest`` in the repository would, and waits on a socket for the session's
 arguments, environment and standard streams. One reading of the tree, taken just before that fork
 (:func:`tracker.base.fingerprint.read_tree`), serves the shadow check, the child's recorder and the run's commit and
-dirty flag: six git calls a ``verify --force``, twelve before. bench/plan_tracker/verify_overhead.py on the 2-core VM, 100
-gates: ~1.08x plain pytest's CPU so (95% bounds ~1.07-1.08 over 12 rounds), ~1.11x with twelve git calls, ~1.15x
+dirty flag: six git calls a ``verify --force``, twelve before. bench/plan_tracker/verify_overhead.py on the 2-core VM,
+100 gates: ~1.08x plain pytest's CPU so (95% bounds ~1.07-1.08 over 12 rounds), ~1.11x with twelve git calls, ~1.15x
 forking when the session starts.
 
 The child runs as ``python -m pytest ARGS`` would in ``root``: that working directory and environment, ``sys.path`` a

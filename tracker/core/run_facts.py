@@ -230,7 +230,7 @@ def xfail_known(hist: list[tuple[TestRun, dict[str, Any]]]) -> bool:
 def printable(text: str) -> str:
     """``text`` (recorded by a run, so any text) as a reason names it on one line: each unprintable character (a line
     break, a terminal escape, a bidirectional override) as its Python escape. Half a surrogate pair never gets here:
-    the store refuses a file holding one (:func:`tracker.store.evidence.lone_surrogate`)."""
+    the store refuses a file holding one (:func:`tracker.store.evidence_schema.lone_surrogate`)."""
     return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 

@@ -19,7 +19,6 @@ from collections.abc import Callable, MutableSequence, Sequence
 
 import torch
 
-from kernel.defrag.allocator import owned_mask, reassign
 from kernel.defrag.plan import DefragError, MovePlan
 from kernel.defrag.schedule import Schedule
 from kernel.engine.kv_pool import SlotAllocator
@@ -81,7 +80,7 @@ def apply(
             slots[:] = new.tolist()
     for table, new in zip(tables, plan.after, strict=False):
         table[: new.numel()].copy_(new.to(table.device, table.dtype), non_blocking=True)
-    reassign(allocator, plan.occupied.tolist(), plan.vacated.tolist())
+    allocator.reassign(plan.occupied.tolist(), plan.vacated.tolist())
 
 
 def check(
@@ -96,7 +95,7 @@ def check(
         raise DefragError(f"kv: expected [layers, {plan.capacity}, row] (the planned pool), got {tuple(kv.shape)}")
     if allocator.capacity != plan.capacity:
         raise DefragError(f"allocator: {allocator.capacity} slots, the plan was made for {plan.capacity}")
-    if not torch.equal(owned_mask(allocator), plan.owned.cpu()):
+    if not torch.equal(allocator.owned_mask(), plan.owned.cpu()):
         raise DefragError("stale plan: slots were allocated or freed since it was made")
     if len(slot_lists) != len(plan.before):
         raise DefragError(f"slot_lists: the plan has {len(plan.before)} requests, got {len(slot_lists)}")

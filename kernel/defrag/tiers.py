@@ -1,7 +1,7 @@
 """The two tiers end to end: plan on the pool's device, check, move, rewrite the bookkeeping in place.
 
 For a pool and its requests (`compact_request`, `compact_pool`) or for a running engine between two steps
-(`compact_engine`, e.g. from `DefragEngine.between_steps`): the engine's requests, their req_to_token rows and its
+(`compact_engine`, e.g. from `Engine.between_steps`): the engine's requests, their req_to_token rows and its
 allocator are rewritten in place, so its captured graphs replay on the compacted pool unchanged.
 """
 
@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from kernel.defrag.allocator import owned_mask
 from kernel.defrag.execute import apply
 from kernel.defrag.plan import DefragError, MovePlan, plan_tier0, plan_tier1
 from kernel.defrag.schedule import MIN_WAVE
@@ -31,7 +30,7 @@ def compact_request(
     min_wave: int = MIN_WAVE,
 ) -> MovePlan:
     """Tier 0 on request `index`; returns the executed plan. DefragError, changing nothing, when it cannot."""
-    plan = plan_tier0(owned_mask(allocator, kv.device), _on(slot_lists, kv.device), index, min_wave)
+    plan = plan_tier0(allocator.owned_mask(kv.device), _on(slot_lists, kv.device), index, min_wave)
     apply(plan, kv, allocator, slot_lists, tables)
     return plan
 
@@ -44,14 +43,14 @@ def compact_pool(
     min_wave: int = MIN_WAVE,
 ) -> MovePlan:
     """Tier 1 over every request (they must own every owned slot); returns the executed plan."""
-    plan = plan_tier1(owned_mask(allocator, kv.device), _on(slot_lists, kv.device), min_wave)
+    plan = plan_tier1(allocator.owned_mask(kv.device), _on(slot_lists, kv.device), min_wave)
     apply(plan, kv, allocator, slot_lists, tables)
     return plan
 
 
 def compact_engine(engine: Engine, requests: Sequence[Any], tier: int, index: int = 0) -> MovePlan:
     """Tier `tier` (0: request `index` of the batch; 1: the whole pool) on a running engine between two steps:
-    `requests` are the batch's requests as `DefragEngine.between_steps` receives them."""
+    `requests` are the batch's requests as `Engine.between_steps` receives them."""
     if tier not in (0, 1):
         raise DefragError(f"tier: expected 0 or 1, got {tier!r}")
     busy = [i for i, r in enumerate(requests) if r.pending]

@@ -8,7 +8,8 @@ A batch of requests runs as follows:
    under its root, run the target on every node (eager, or one CUDA graph replay), read the B x T argmaxes
    back (the step's one synchronisation), accept the longest matching path, keep its KV rows, free the rest.
    Each step decides the path's drafted tokens plus one bonus token. A request that is done still fills its
-   row of the fixed batch; its tree is freed and nothing of it is kept.
+   row of the fixed batch; its tree is freed and nothing of it is kept. Before each step, `between_steps`
+   (when set) runs with the batch's requests: where kernel/defrag compacts the pool (`compact_engine`).
 
 With speculative=False the tree is the root alone (T = 1): plain greedy decoding through the same code.
 Inside a step (plan + every layer) nothing reads the device back, allocates outside the plan's buffers or
@@ -18,6 +19,7 @@ choices out, and with graphs=True the step is one graph replay (captured once pe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -85,6 +87,9 @@ class Engine:
         self._drafters: dict[TreeShape, Drafter] = {}
         self._graphs: dict[tuple[int, int], GraphRunner] = {}
         self.steps: list[StepRecord] = []  # the last generate()'s verify steps
+        # Called with the batch's requests before every verify step, when none has a step in flight: where a
+        # defragmentation of the pool runs (kernel/defrag: compact_engine). None: nothing runs between steps.
+        self.between_steps: Callable[[Engine, list[_Request]], None] | None = None
         # Per prompt of the last generate(): the smallest gap between the best and the second-best logit over
         # its decisions. Backends round differently; a decision closer to a tie than that may go either way.
         self.margins: list[float] = []
@@ -132,6 +137,8 @@ class Engine:
         req.margin = min(req.margin, gaps[0][-1])
 
     def _step(self, requests: list[_Request], shape: TreeShape, max_new: int) -> None:
+        if self.between_steps is not None:
+            self.between_steps(self, requests)
         drafter = self._drafter(shape)
         trees = [drafter.propose(r.decided[-1]) for r in requests]
         for req in requests:

@@ -64,6 +64,35 @@ class SlotAllocator:
             self._owned[s] = 0
         self._free.extend(slots)
 
+    def owned_bytes(self) -> bytes:
+        """A copy of the ownership bitmap: byte s is 1 while slot s is owned."""
+        return bytes(self._owned)
+
+    def owned_mask(self, device: torch.device | str = "cpu") -> torch.Tensor:
+        """The ownership bitmap as a [S] bool tensor on `device` (True = owned): what a defrag plan is made from."""
+        return torch.frombuffer(bytearray(self._owned), dtype=torch.uint8).to(torch.bool).to(device)
+
+    def reassign(self, occupied: Sequence[int], vacated: Sequence[int]) -> None:
+        """After rows moved (kernel/defrag): the free slots `occupied` now hold rows and become owned, the owned slots
+        `vacated` gave theirs up and become free. The free list is then rebuilt to hand out the lowest ids first, so
+        a request that grows after a compaction grows into one run. ValueError, changing nothing, unless every
+        occupied slot is free, every vacated one owned, and none is named twice."""
+        occupied, vacated = list(occupied), list(vacated)
+        if len(set(occupied)) != len(occupied) or len(set(vacated)) != len(vacated):
+            raise ValueError("reassign: a slot is named twice")
+        for s in occupied:
+            if not 0 <= s < self.capacity or self._owned[s]:
+                raise ValueError(f"reassign: slot {s} is not free, it cannot become occupied")
+        for s in vacated:
+            if not 0 <= s < self.capacity or not self._owned[s]:
+                raise ValueError(f"reassign: slot {s} is not owned, it cannot be vacated")
+        for s in occupied:
+            self._owned[s] = 1
+        for s in vacated:
+            self._owned[s] = 0
+        self._free = [s for s in range(self.capacity - 1, -1, -1) if not self._owned[s]]
+        self.check()
+
     def check(self) -> None:
         """AssertionError unless the free list and the ownership bitmap describe one partition of the ids."""
         assert len(set(self._free)) == len(self._free), "a slot is on the free list twice"

@@ -32,12 +32,10 @@ from kernel.defrag import (
     compact_pool,
     compact_request,
     fragmentation,
-    owned_mask,
     plan_tier0,
     plan_tier1,
     runs,
 )
-from kernel.defrag.allocator import owned_bytes, reassign
 from kernel.defrag.execute import move
 from kernel.defrag.report import free_runs
 from kernel.defrag.schedule import schedule
@@ -58,13 +56,13 @@ def random_pool(capacity: int, seed: int) -> KVPool:
 
 
 def snapshot(pool: KVPool, lists: list[list[int]]) -> tuple[torch.Tensor, bytes, list[list[int]]]:
-    return pool.kv.clone(), owned_bytes(pool.allocator), [list(s) for s in lists]
+    return pool.kv.clone(), pool.allocator.owned_bytes(), [list(s) for s in lists]
 
 
 def assert_untouched(pool: KVPool, lists: list[list[int]], snap: tuple) -> None:
     kv, owned, saved = snap
     assert torch.equal(pool.kv, kv), "a row changed"
-    assert owned_bytes(pool.allocator) == owned, "the allocator changed"
+    assert pool.allocator.owned_bytes() == owned, "the allocator changed"
     assert lists == saved, "a slot list changed"
 
 
@@ -77,7 +75,7 @@ def assert_consistent(pool: KVPool, lists: list[list[int]], rows: list[torch.Ten
     every = [s for slots in lists for s in slots]
     assert len(every) == len(set(every)), "a slot owned by two requests (or twice by one)"
     assert all(0 <= s < pool.allocator.capacity for s in every)
-    owned = owned_bytes(pool.allocator)
+    owned = pool.allocator.owned_bytes()
     assert all(owned[s] for s in every), "a request holds a free slot"
     assert len(every) == pool.allocator.used_count, "owned slots and the requests disagree (leak)"
     for i, (slots, want) in enumerate(zip(lists, rows, strict=True)):
@@ -134,12 +132,12 @@ def test_both_tiers_keep_every_request_s_rows_after_random_histories(
         assert_consistent(pool, lists, rows)
     compact_pool(pool.kv, pool.allocator, lists, min_wave=min_wave)
     assert_consistent(pool, lists, rows)
-    report = fragmentation(owned_mask(pool.allocator), lists)
+    report = fragmentation(pool.allocator.owned_mask(), lists)
     assert report.request_runs == tuple(1 if s else 0 for s in lists)
     live = sum(len(s) for s in lists)
     assert report.free_runs == (1 if live < capacity else 0)
     assert report.largest_free_run == capacity - live
-    assert owned_bytes(pool.allocator) == bytes([1] * live + [0] * (capacity - live)), "free space not at the end"
+    assert pool.allocator.owned_bytes() == bytes([1] * live + [0] * (capacity - live)), "free space not at the end"
     if live < capacity:
         assert pool.allocator.alloc(1) == [live]  # a request that grows next grows at the end of the live rows
 
@@ -150,7 +148,7 @@ def test_a_failed_or_dropped_plan_changes_nothing(capacity: int, data: st.DataOb
     pool = random_pool(capacity, 7)
     lists = history(data, pool)
     snap = snapshot(pool, lists)
-    owned = owned_mask(pool.allocator)
+    owned = pool.allocator.owned_mask()
     if lists:
         try:
             plan_tier0(owned, lists, data.draw(st.integers(0, len(lists) - 1)))
@@ -254,7 +252,7 @@ def test_a_shifted_request_overlapping_itself_moves_correctly() -> None:
 def test_bad_requests_are_refused_before_anything_moves(lists: list, index: int, message: str) -> None:
     pool = pool_with(8, [[0, 1]])
     snap = snapshot(pool, [[0, 1]])
-    owned = owned_mask(pool.allocator)
+    owned = pool.allocator.owned_mask()
     with pytest.raises(DefragError, match=message):
         plan_tier0(owned, lists, index)
     if index == 0 and "index" not in message:
@@ -266,7 +264,7 @@ def test_bad_requests_are_refused_before_anything_moves(lists: list, index: int,
 def test_tier1_refuses_an_owned_slot_no_request_holds() -> None:
     pool = pool_with(8, [[0, 5], [3]])
     with pytest.raises(DefragError, match="slot 3 is owned but in no request given"):
-        plan_tier1(owned_mask(pool.allocator), [[0, 5]])
+        plan_tier1(pool.allocator.owned_mask(), [[0, 5]])
 
 
 def test_slot_lists_and_tables_are_rewritten_in_place() -> None:
@@ -295,7 +293,7 @@ def test_a_table_that_cannot_take_the_slots_is_refused_before_anything_moves(tab
     lists = [[7, 1, 4]]
     pool = pool_with(9, lists)
     snap = snapshot(pool, lists)
-    plan = plan_tier1(owned_mask(pool.allocator), lists)
+    plan = plan_tier1(pool.allocator.owned_mask(), lists)
     with pytest.raises(DefragError, match=message):
         apply(plan, pool.kv, pool.allocator, lists, [table])
     assert_untouched(pool, lists, snap)
@@ -306,7 +304,7 @@ def test_a_table_that_cannot_take_the_slots_is_refused_before_anything_moves(tab
 
 def test_reassign_refuses_what_it_cannot_do_and_changes_nothing() -> None:
     pool = pool_with(6, [[0, 1]])
-    before = (owned_bytes(pool.allocator), pool.allocator.free_count)
+    before = (pool.allocator.owned_bytes(), pool.allocator.free_count)
     for occupied, vacated, message in (
         ([1], [], "slot 1 is not free"),
         ([], [4], "slot 4 is not owned"),
@@ -314,8 +312,8 @@ def test_reassign_refuses_what_it_cannot_do_and_changes_nothing() -> None:
         ([6], [], "slot 6 is not free"),
     ):
         with pytest.raises(ValueError, match=message):
-            reassign(pool.allocator, occupied, vacated)
-        assert (owned_bytes(pool.allocator), pool.allocator.free_count) == before
+            pool.allocator.reassign(occupied, vacated)
+        assert (pool.allocator.owned_bytes(), pool.allocator.free_count) == before
 
 
 # ----- the report -----
@@ -391,7 +389,6 @@ def test_a_cycle_is_staged_and_chains_run_as_waves() -> None:
 
 
 def test_an_engine_emits_the_same_tokens_across_defrags_on_the_cpu() -> None:
-    from kernel.defrag import DefragEngine
     from kernel.engine import Engine, EngineConfig
 
     config = EngineConfig(layers=2, heads=2, vocab=64, seed=3, max_context=160, tree_nodes=8, max_batch=3)
@@ -399,7 +396,7 @@ def test_an_engine_emits_the_same_tokens_across_defrags_on_the_cpu() -> None:
     plain = Engine(config, backend="reference", device="cpu")
     want = plain.generate(prompts, 24)
 
-    engine = DefragEngine(config, backend="reference", device="cpu")
+    engine = Engine(config, backend="reference", device="cpu")
     scramble = engine.pool.allocator.alloc(engine.pool.allocator.capacity)
     random.Random(0).shuffle(scramble)
     engine.pool.allocator.free(scramble)

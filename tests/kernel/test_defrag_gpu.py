@@ -18,13 +18,11 @@ import torch
 
 import kernel
 from kernel.defrag import (
-    DefragEngine,
     DefragError,
     compact_engine,
     compact_pool,
     compact_request,
     fragmentation,
-    owned_mask,
 )
 from kernel.defrag.execute import move
 from kernel.defrag.schedule import schedule
@@ -106,13 +104,13 @@ def test_verify_outputs_are_bit_identical_across_tier0_and_tier1(backend: str, s
         tree_slots.copy_(torch.tensor(lists[batch:], dtype=torch.int32))
 
     plan = compact_request(pool.kv, pool.allocator, lists, 0)
-    assert plan.rows_moved > 0 and fragmentation(owned_mask(pool.allocator), lists).request_runs[0] == 1
+    assert plan.rows_moved > 0 and fragmentation(pool.allocator.owned_mask(), lists).request_runs[0] == 1
     rewrite_slot_buffers()
     for name, got in (("eager", outputs()), ("replayed", graph.replay())):
         for layer in range(LAYERS):
             assert torch.equal(got[layer], want[layer]), f"tier 0: layer {layer}'s {name} output changed"
     plan = compact_pool(pool.kv, pool.allocator, lists)
-    assert plan.rows_moved > 0 and fragmentation(owned_mask(pool.allocator), lists).compact
+    assert plan.rows_moved > 0 and fragmentation(pool.allocator.owned_mask(), lists).compact
     rewrite_slot_buffers()
     for name, got in (("eager", outputs()), ("replayed", graph.replay())):
         for layer in range(LAYERS):
@@ -133,7 +131,7 @@ def test_an_engine_emits_the_same_tokens_across_defrags(backend: str, graphs: bo
     plain = Engine(EngineConfig(**CONFIG), backend=backend, device="cuda", graphs=graphs)
     want = plain.generate(prompts, NEW_TOKENS)
 
-    engine = DefragEngine(EngineConfig(**CONFIG), backend=backend, device="cuda", graphs=graphs)
+    engine = Engine(EngineConfig(**CONFIG), backend=backend, device="cuda", graphs=graphs)
     scramble = engine.pool.allocator.alloc(engine.pool.allocator.capacity)
     random.Random(1).shuffle(scramble)
     engine.pool.allocator.free(scramble)

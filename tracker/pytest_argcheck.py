@@ -11,7 +11,7 @@ writes the problems to the answer file and returns before pytest configures or c
 ``TRACKER_ARGCHECK_THEN=run`` (verify's own run: no second pytest start) it lets a session whose arguments are
 fine go on, and stops one whose arguments are not with pytest's usage error (exit 4) before any test runs.
 
-Standard library, pytest and :mod:`tracker.pytest_plugin` only. Without ``TRACKER_ARGCHECK`` it does nothing.
+Standard library, pytest and :mod:`tracker.plugin.options` only. Without ``TRACKER_ARGCHECK`` it does nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tracker.pytest_plugin import altering, xdist_refusal
+from tracker.plugin.options import altering, xdist_refusal
 
 # Options after which pytest does something other than run the tests: verify would record no run.
 NOT_A_RUN = (
@@ -87,7 +87,7 @@ def _own_options(config: pytest.Config, own: str | None) -> list[str]:
 def _changing_options(config: pytest.Config) -> list[str]:
     """Options that may turn a failing test into a pass (``-p no:warnings``, ``-W``, ``-o filterwarnings``,
     ``--runxfail``, ...) or name the tests relative to another folder (``--rootdir``): a run with them meets no gate
-    (:func:`tracker.pytest_plugin.altering`)."""
+    (:func:`tracker.plugin.options.altering`)."""
     return [
         f"{flag}: may turn a failing test into a pass or name tests after another folder (a run with it meets no gate)"
         for flag in altering(config)
@@ -95,7 +95,7 @@ def _changing_options(config: pytest.Config) -> list[str]:
 
 
 def _xdist_problems(config: pytest.Config) -> list[str]:
-    """pytest-xdist options a recorded run refuses (:func:`tracker.pytest_plugin.xdist_refusal`)."""
+    """pytest-xdist options a recorded run refuses (:func:`tracker.plugin.options.xdist_refusal`)."""
     refused = xdist_refusal(config)
     return [refused] if refused else []
 

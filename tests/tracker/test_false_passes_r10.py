@@ -123,7 +123,7 @@ def test_the_repository_s_own_module_is_the_one_its_tests_import(repo: Any, cli:
 def test_verify_collects_each_test_file_once(repo: Any, cli: Any, tmp_path: Path) -> None:
     """pytest collects a file given on the command line by collecting its folder again for each such file: verify's
     run of gates on 4 files of one folder made 16 file nodes (quadratic: ~190 ms of CPU at 1,000 gates). Each
-    folder's first report now serves the files after it (tracker.pytest_plugin.DirectoryReports)."""
+    folder's first report now serves the files after it (tracker.plugin.collection.DirectoryReports)."""
     log = tmp_path / "collected.txt"
     conftest = (
         f"def pytest_collect_file(file_path, parent):\n    open({str(log)!r}, 'a').write(file_path.name + '\\n')\n"

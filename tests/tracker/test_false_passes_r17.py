@@ -152,7 +152,7 @@ def test_installed_libraries_inside_the_repository_are_not_ignored_modules(
     """F2's rule withdrawn in 047808a voided runs for libraries inside the repository: a virtual environment or
     conda prefix (Python's prefixes), ``pip install --target lib`` (a RECORD lists it). None of them is recorded;
     the repository's own ignored module is."""
-    from tracker.pytest_plugin import ignored_modules
+    from tracker.plugin.modules import ignored_modules
 
     root = tmp_path / "repo"
     (root / "lib/dep").mkdir(parents=True)
@@ -287,7 +287,7 @@ def test_a_virtual_environment_at_the_root_exempts_no_module_of_the_tree(
 ) -> None:
     """Round 18, F2b: `python -m venv .` makes the repository Python's prefix, and every module git ignores was taken
     for a library. Its libraries are in site-packages; the tree's own ignored module is recorded."""
-    from tracker.pytest_plugin import ignored_modules
+    from tracker.plugin.modules import ignored_modules
 
     root = tmp_path / "repo"
     site_dir = Path(__import__("site").getsitepackages([str(root)])[0])
@@ -304,7 +304,7 @@ def test_a_folder_named_site_packages_is_no_library_by_its_name(tmp_path: Path) 
     """Round 19, W3: any folder named `site-packages` (or `dist-packages`) was exempt, so a settings module git
     ignores put in `calc/site-packages/` was never hashed and its edits never staled the gate. Only the running
     Python's site folders are libraries."""
-    from tracker.pytest_plugin import ignored_modules, library_dirs, linked_out_modules
+    from tracker.plugin.modules import ignored_modules, library_dirs, linked_out_modules
 
     root = tmp_path / "repo"
     for folder in ("calc/site-packages", "calc/dist-packages"):
@@ -377,7 +377,7 @@ def test_the_user_site_is_no_library_where_python_turns_it_off(monkeypatch: pyte
     import os
     import site
 
-    from tracker.pytest_plugin import library_dirs
+    from tracker.plugin.modules import library_dirs
 
     user = os.path.realpath(site.getusersitepackages()) + os.sep
     monkeypatch.setattr(site, "ENABLE_USER_SITE", False)

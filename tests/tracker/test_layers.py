@@ -15,12 +15,15 @@ import pytest
 import tracker
 
 PACKAGE = Path(tracker.__file__).parent
-FOLDERS = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file() and p.name != "commands")
+FOLDERS = sorted(
+    p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file() and p.name not in ("commands", "plugin")
+)
 # Above the folders: the commands (one module each), then the command line (tracker/cli/, floor 8) and the entry; the pytest plugins stand
 # on the ground floor alone.
 COMMANDS_LAYER = 7
 TOP = {"tracker.entry": 9, "tracker.__main__": 10}
 PLUGINS = {"tracker.pytest_plugin", "tracker.pytest_boot", "tracker.pytest_argcheck"}
+PLUGIN_PARTS = "tracker.plugin"  # the plugin's parts (tracker/plugin/): held to the plugins' rule
 ANYWHERE = {"tracker", "tracker.errors"}  # the package's face (its version) and the errors every layer raises
 READERS = {"tracker.base.fileio", "tracker.base.cache"}  # what the evaluating core never imports
 # Modules a library ships beside its own name: importing one is using that library.
@@ -65,10 +68,15 @@ def imports() -> dict[str, set[str]]:
     return {name: {m for m in imports_of(path)[0] if m in modules and m != name} for name, path in modules.items()}
 
 
+def is_plugin(module: str) -> bool:
+    """Is ``module`` one of the pytest plugins or of their parts (``tracker.plugin``)?"""
+    return module in PLUGINS or module == PLUGIN_PARTS or module.startswith(PLUGIN_PARTS + ".")
+
+
 def layer_of(module: str) -> int | None:
     """The layer a tracker module stands on (None: the package face, the errors, the plugins: held apart)."""
     parts = module.split(".")
-    if module in ANYWHERE or module in PLUGINS:
+    if module in ANYWHERE or is_plugin(module):
         return None
     if module in TOP:
         return TOP[module]
@@ -123,7 +131,7 @@ def test_every_module_keeps_its_folders_rule(folder: str) -> None:
         assert mine is not None
         up = sorted(m for m in ours if (layer := layer_of(m)) is not None and layer > mine)
         assert not up, f"{name} (layer {mine}) imports {up} from above it"
-        plugins = sorted(m for m in ours if m in PLUGINS and folder != "commands")
+        plugins = sorted(m for m in ours if is_plugin(m) and folder != "commands")
         assert not plugins, f"{name} imports the pytest plugins {plugins}"
         foreign = sorted(o for o in others - STDLIB if PARTS.get(o, o) not in allowed)
         assert not foreign, f"{name} imports {foreign}: its folder's LIBRARIES are {sorted(allowed)}"
@@ -137,11 +145,18 @@ def test_the_evaluating_core_reads_no_file() -> None:
 
 def test_the_pytest_plugins_stand_on_the_ground_floor_alone() -> None:
     """Where only pytest is installed, the plugin still loads: it imports the standard library, pytest, the errors
-    and ``tracker.base``."""
-    for name in sorted(PLUGINS):
-        ours, others = imports_of(PACKAGE / f"{name.split('.')[1]}.py")
-        above = sorted(m for m in ours if m not in ANYWHERE | PLUGINS and not m.startswith("tracker.base"))
+    and ``tracker.base``; so do its parts (``tracker/plugin/``), which import no top-level plugin module (the
+    ``tracker.pytest_plugin`` a session imports afresh)."""
+    parts = sorted(PACKAGE.joinpath("plugin").glob("*.py"))
+    assert {p.name for p in parts} >= {"__init__.py", "recorder.py"}, parts
+    files = {name: PACKAGE / f"{name.split('.')[1]}.py" for name in PLUGINS}
+    files |= {module_name(path): path for path in parts}
+    for name, path in sorted(files.items()):
+        ours, others = imports_of(path)
+        above = sorted(m for m in ours if m not in ANYWHERE and not is_plugin(m) and not m.startswith("tracker.base"))
         assert not above, f"{name} imports {above}"
+        if name not in PLUGINS:
+            assert not ours & PLUGINS, f"{name} imports {sorted(ours & PLUGINS)}"
         assert {PARTS.get(o, o) for o in others - STDLIB} <= {"pytest"}, others
 
 

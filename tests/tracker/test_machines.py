@@ -8,7 +8,7 @@ from typing import Any
 from tracker_testutil import phase, plan_text
 
 from tracker.core.run_facts import machine_of
-from tracker.pytest_plugin import cpu_model
+from tracker.plugin.machine import cpu_model
 
 
 def test_the_machine_is_the_host_with_its_gpu_else_its_cpu() -> None:

@@ -380,7 +380,7 @@ def test_stopped_early_records_collected_but_not_run(repo) -> None:
 
 def test_environment_commit_wins_over_a_stale_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A copy of the tree on another machine may carry an old .git: TRACKER_COMMIT/TRACKER_DIRTY, when set, win."""
-    from tracker.pytest_plugin import provenance
+    from tracker.plugin.machine import provenance
 
     root = tmp_path / "copy"
     root.mkdir()
@@ -997,7 +997,7 @@ def test_a_recorded_xdist_run_refuses_workers_other_than_this_interpreter_here(r
 def test_only_popen_gateways_of_this_interpreter_count_as_here(parts: list[str], count: str, noise: str) -> None:
     """Any ``--tx`` text is read without an exception, and counts as this interpreter here only as ``[N*]popen``
     with nothing but ``//id=...`` after it: never a spec naming a host, socket, interpreter or directory."""
-    from tracker.pytest_plugin import _here
+    from tracker.plugin.options import _here
 
     for spec in (count + "//".join(parts), noise, count + noise):
         here = _here(spec)

@@ -57,7 +57,7 @@ def test_every_host_name_gives_a_plain_file_name(host: str, kind: str) -> None:
 
 def test_the_old_names_stay_importable_with_the_same_rule() -> None:
     from tracker.commands.ingest import evidence_name as ingest_name
-    from tracker.pytest_plugin import evidence_name as plugin_name
+    from tracker.plugin.evidence_file import evidence_name as plugin_name
 
     for name in (ingest_name("verify", "h"), plugin_name("pytest"), evidence_name("signoff", "h")):
         assert NAME.fullmatch(name), name
@@ -221,7 +221,7 @@ def test_filed_pairs_select_what_every_pair_tried_in_order_selects(
     pairs: list[tuple[str, str | None]], nodeid: str, markers: list[str]
 ) -> None:
     from tracker.base.selection import marker_matches, selects
-    from tracker.pytest_plugin import GatePairs
+    from tracker.plugin.collection import GatePairs
 
     every = any(selects(arg, nodeid) and marker_matches(expr, markers) for arg, expr in pairs)
     assert GatePairs(pairs).select(nodeid, markers) == every
@@ -232,7 +232,7 @@ def test_filed_pairs_select_what_every_pair_tried_in_order_selects(
 
 
 def test_a_test_is_matched_against_the_pairs_of_its_places_only() -> None:
-    from tracker.pytest_plugin import GatePairs
+    from tracker.plugin.collection import GatePairs
 
     pairs = [(f"tests/test_gen_{i // 10}.py::test_{i % 10}", None) for i in range(500)] + [("tests/sub", "gpu")]
     assert GatePairs(pairs).candidates("tests/test_gen_7.py::test_3") == [pairs[73]]
@@ -412,7 +412,7 @@ def test_real_paths_resolve_every_path_as_realpath_does(paths: list[list[str]]) 
 def test_under_compares_folders_not_prefixes(file: list[str], root: list[str]) -> None:
     """``_under`` compares strings now (pathlib's ``is_relative_to`` cost ~10 ms a session): the same answer as
     pathlib's on the normalized paths, so ``/r/rs`` is not under ``/r/r``."""
-    from tracker.pytest_plugin import _under
+    from tracker.plugin.modules import _under
 
     path, top = "/" + "/".join(file), Path("/" + "/".join(root))
     assert _under(path, top) == Path(os.path.abspath(path)).is_relative_to(Path(os.path.abspath(top)))

@@ -47,7 +47,7 @@ def _refuse_own_options(pytest_args: list[str]) -> None:
     from tracker.base.selection import plugin_args, plugin_names
 
     for name in plugin_args(pytest_args):  # -p no:NAME anywhere, after `--` too: pytest's early scan reads it there
-        from tracker.pytest_plugin import SAFE_NO_PLUGINS
+        from tracker.plugin.options import SAFE_NO_PLUGINS
 
         if name.startswith("no:") and name[3:].removeprefix("pytest_") not in SAFE_NO_PLUGINS:
             raise UsageError(
@@ -55,7 +55,7 @@ def _refuse_own_options(pytest_args: list[str]) -> None:
                 "gate): nothing ran"
             )
     for name in plugin_names(pytest_args):  # -p NAME, -pNAME: a plugin's hooks may drop or change tests unseen
-        from tracker.pytest_plugin import HARMLESS_LOADS  # what a -p may load without narrowing a run (imports pytest)
+        from tracker.plugin.options import HARMLESS_LOADS  # what a -p may load without narrowing a run (imports pytest)
 
         if name not in HARMLESS_LOADS:
             raise UsageError(

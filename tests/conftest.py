@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+# tests/ and tests/tracker are packages (tests/tracker/<folder>/test_<module>.py mirror tracker/<folder>/<module>.py,
+# and two folders may hold a test file of the same name), so pytest puts only the repository root on sys.path: the
+# helpers imported by bare name (browser, tracker_testutil, evidence_repo, report_fixture, resultfiles) are found
+# through these two folders, put last: first, tests/tracker/git/ would stand for GitPython's `git` and tests/tracker/
+# for the `tracker` package itself.
+for _folder in (Path(__file__).resolve().parent, Path(__file__).resolve().parent / "tracker"):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 LONG_ID = 100  # pytest 9.2 names a longer str/bytes parameter "argnameN" where 9.1 writes it out
 

@@ -243,7 +243,7 @@ def test_many_inlined_charts_show_in_a_browser_without_errors_or_requests(
 
     if not charts.available():
         pytest.skip("matplotlib (the `report` extra) not installed")
-    from test_charts import bench_chart, runs_chart
+    from tests.tracker.report.test_charts import bench_chart, runs_chart
 
     svgs = [
         charts.render_svg(bench_chart(), id_prefix="gate-1"),

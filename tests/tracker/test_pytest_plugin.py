@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tracker_testutil import make_files, phase, plan_text
 
-from tracker.base.contract import blob_id
+from tracker.base.contract import blob_id, running_file
 from tracker.commands.common import pytest_command, pytest_env
+from tracker.store.evidence import crashed_test
 
 OUTCOMES = """
 import pytest
@@ -155,7 +156,6 @@ def test_keyboard_interrupt_never_records_a_pass(repo) -> None:
 
 def crash_record(root: Path, data: dict[str, Any]) -> dict[str, Any]:
     """The test a crashed run was running, as the store reads it (:func:`tracker.names.crashed_test`)."""
-    from tracker.store.evidence import crashed_test
 
     [path] = (root / ".tracker" / "evidence").glob("*.json")
     return crashed_test(path, data["running"])
@@ -212,7 +212,6 @@ def test_a_test_alone_in_its_file_is_named_in_the_evidence_file_itself(repo) -> 
 def test_the_crash_counts_as_an_error_of_the_test_with_the_evidence_file_alone(repo) -> None:
     """Without the slot (a copy that did not carry it, an older tracker) the store reads the crash as an error of
     every test in that file: the test that crashed among them, never a pass."""
-    from tracker.base.contract import running_file
     from tracker.base.selection import selects
     from tracker.store import evidence
 
@@ -232,7 +231,7 @@ def test_a_crashed_runs_pid_taken_by_another_process_still_counts_the_crash(repo
     """The kernel gives a dead run's pid to the next process; that process being alive must not make the crashed
     run "still running" (and let the older pass decide again). The running record names the process by its pid
     and its start (boot id and start time), so a process of that pid that started otherwise is another one."""
-    from tracker.base.contract import process_identity, running_file
+    from tracker.base.contract import process_identity
     from tracker.store import evidence
 
     root = repo({"tests/test_c.py": "import os\ndef test_a(): pass\ndef test_b(): os._exit(3)\n"})
@@ -1005,3 +1004,217 @@ def test_only_popen_gateways_of_this_interpreter_count_as_here(parts: list[str],
         if here:
             assert "popen" in spec and not any(w in spec for w in ("ssh=", "socket=", "python=", "chdir=", "x"))
     assert _here("popen") and _here("2*popen") and _here("popen//id=gw1")
+
+
+def test_installed_libraries_inside_the_repository_are_not_ignored_modules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """F2's rule withdrawn in 047808a voided runs for libraries inside the repository: a virtual environment or
+    conda prefix (Python's prefixes), ``pip install --target lib`` (a RECORD lists it). None of them is recorded;
+    the repository's own ignored module is."""
+    from tracker.plugin.modules import ignored_modules
+
+    root = tmp_path / "repo"
+    (root / "lib/dep").mkdir(parents=True)
+    (root / "lib/dep/__init__.py").write_text("X = 1\n")
+    (root / "lib/dep-1.0.dist-info").mkdir()
+    (root / "lib/dep-1.0.dist-info/RECORD").write_text("dep/__init__.py,sha256=x,6\ndep-1.0.dist-info/RECORD,,\n")
+    (root / "env/lib/python3/site-packages/other").mkdir(parents=True)
+    (root / "env/lib/python3/site-packages/other/__init__.py").write_text("")
+    (root / "conda/lib").mkdir(parents=True)
+    (root / "conda/lib/os.py").write_text("")
+    (root / "calc").mkdir()
+    (root / "calc/_version.py").write_text("version = '1.0'\n")
+    (root / "calc/__init__.py").write_text("")
+    monkeypatch.setattr("sys.path", [str(root / "lib"), *__import__("sys").path])
+    monkeypatch.setattr("sys.prefix", str(root / "conda"))
+    modules = {
+        "dep": str(root / "lib/dep/__init__.py"),
+        "other": str(root / "env/lib/python3/site-packages/other/__init__.py"),
+        "os": str(root / "conda/lib/os.py"),
+        "calc": str(root / "calc/__init__.py"),
+        "calc._version": str(root / "calc/_version.py"),
+        "json": __import__("json").__file__,
+    }
+    found = ignored_modules(root, {"calc/__init__.py": "0" * 40}, modules)
+    # env/ is no prefix of the running Python and no RECORD lists `other`: a folder named site-packages is no library
+    # by its name alone (round 19, W3)
+    assert list(found) == ["calc/_version.py", "env/lib/python3/site-packages/other/__init__.py"]
+
+
+def test_a_virtual_environment_at_the_root_exempts_no_module_of_the_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 18, F2b: `python -m venv .` makes the repository Python's prefix, and every module git ignores was taken
+    for a library. Its libraries are in site-packages; the tree's own ignored module is recorded."""
+    from tracker.plugin.modules import ignored_modules
+
+    root = tmp_path / "repo"
+    site_dir = Path(__import__("site").getsitepackages([str(root)])[0])
+    (site_dir / "dep").mkdir(parents=True)
+    (site_dir / "dep/__init__.py").write_text("")
+    (root / "calc").mkdir()
+    (root / "calc/settings.py").write_text("LIMIT = 10\n")
+    monkeypatch.setattr("sys.prefix", str(root))
+    modules = {"dep": str(site_dir / "dep/__init__.py"), "calc.settings": str(root / "calc/settings.py")}
+    assert list(ignored_modules(root, {}, modules)) == ["calc/settings.py"]
+
+
+def test_a_folder_named_site_packages_is_no_library_by_its_name(tmp_path: Path) -> None:
+    """Round 19, W3: any folder named `site-packages` (or `dist-packages`) was exempt, so a settings module git
+    ignores put in `calc/site-packages/` was never hashed and its edits never staled the gate. Only the running
+    Python's site folders are libraries."""
+    from tracker.plugin.modules import ignored_modules, library_dirs, linked_out_modules
+
+    root = tmp_path / "repo"
+    for folder in ("calc/site-packages", "calc/dist-packages"):
+        (root / folder).mkdir(parents=True)
+        (root / folder / "settings.py").write_text("LIMIT = 10\n")
+    modules = {
+        "settings": str(root / "calc/site-packages/settings.py"),
+        "other": str(root / "calc/dist-packages/settings.py"),
+    }
+    assert list(ignored_modules(root, {}, modules)) == [
+        "calc/dist-packages/settings.py",
+        "calc/site-packages/settings.py",
+    ]
+    assert not any(d.startswith(str(root)) for d in library_dirs())
+    (tmp_path / "elsewhere.py").write_text("LIMIT = 10\n")
+    (root / "calc/site-packages/linked.py").symlink_to(tmp_path / "elsewhere.py")
+    said = linked_out_modules(root, {"linked": str(root / "calc/site-packages/linked.py")})
+    assert said == f"modules imported through links out of the repository (linked -> {tmp_path / 'elsewhere.py'})"
+
+
+def test_the_user_site_is_no_library_where_python_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 21, 10: inside a virtual environment Python leaves the user site off, yet it was exempt, so a
+    PYTHONUSERBASE pointing into the repository hid a module git ignores from being hashed."""
+    import os
+    import site
+
+    from tracker.plugin.modules import library_dirs
+
+    user = os.path.realpath(site.getusersitepackages()) + os.sep
+    monkeypatch.setattr(site, "ENABLE_USER_SITE", False)
+    assert user not in library_dirs()
+    monkeypatch.setattr(site, "ENABLE_USER_SITE", True)
+    assert user in library_dirs()
+
+
+def _record(root: Path, **env: str) -> tuple[int, str, list[dict[str, object]]]:
+    """A real ``pytest --tracker-record`` run in ``root``: exit code, output, the provenance of every evidence file."""
+    import os
+    import subprocess
+
+    from tracker.commands.common import pytest_command, pytest_env
+
+    environ = {k: v for k, v in pytest_env(root).items() if k not in ("TRACKER_COMMIT", "TRACKER_DIRTY")} | env
+    proc = subprocess.run([*pytest_command(), "-q", "-p", "no:cacheprovider", "tests", "--tracker-record"], cwd=root,
+                          env=environ, capture_output=True, text=True, timeout=120)  # fmt: skip
+    files = sorted((root / ".tracker/evidence").glob("*.json"), key=os.path.getmtime)
+    return proc.returncode, proc.stdout + proc.stderr, [json.loads(f.read_text())["provenance"] for f in files]
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"TRACKER_COMMIT": "HEAD"}, "TRACKER_COMMIT: expected 40 lowercase hex digits, got 'HEAD'"),
+    ({"TRACKER_COMMIT": "a" * 40, "TRACKER_DIRTY": "yes"}, "TRACKER_DIRTY: expected '0' or '1' (or unset: unknown), got 'yes'"),
+])  # fmt: skip
+def test_a_tracker_commit_readers_would_refuse_stops_the_recording_before_any_test(
+    repo, env: dict[str, str], message: str
+) -> None:
+    root = repo({"tests/test_a.py": "from pathlib import Path\n\ndef test_a():\n    Path('ran').touch()\n"})
+    code, out, runs = _record(root, **env)
+    assert (code, runs) == (4, []) and f"--tracker-record: {message}" in out, out
+    assert not (root / "ran").exists()
+
+
+PATHS = [
+    "tests",
+    "tests/",
+    "./tests",
+    "tests/sub",
+    "tests/sub/",
+    "tests/a.py",
+    "./tests/a.py",
+    "tests/sub/b.py",
+    "tests/../tests/a.py",
+    "x.py",
+    "",
+    ".",
+    "./",
+    "tests/a.pyx",
+    "test",
+    "../up/t.py",
+    "../up",
+    "/abs/tests",
+    "tests//a.py",
+]
+
+
+SUFFIXES = ["", "::t", "::t[1]", "::C", "::C::t", "::t[a/b]", "::"]
+
+
+EXPRS = [None, "gpu", "not gpu", "slow or gpu", "", "gpu and not slow"]
+
+
+NODES = [
+    "tests/a.py::t",
+    "tests/a.py::t[1]",
+    "tests/a.py::C::t",
+    "tests/sub/b.py::t",
+    "tests/sub/b.py::t[a/b]",
+    "x.py::t",
+    "tests/a.pyx::t",
+    "test/a.py::t",
+    "../up/t.py::t",
+    "tests/a.py",
+    "tests",
+    "y.py::t",
+]
+
+
+@given(
+    st.lists(
+        st.tuples(st.builds(str.__add__, st.sampled_from(PATHS), st.sampled_from(SUFFIXES)), st.sampled_from(EXPRS)),
+        max_size=12,
+    ),
+    st.sampled_from(NODES),
+    st.lists(st.sampled_from(["gpu", "slow", "x"]), max_size=2, unique=True),
+)
+@settings(max_examples=1500, deadline=None)
+def test_filed_pairs_select_what_every_pair_tried_in_order_selects(
+    pairs: list[tuple[str, str | None]], nodeid: str, markers: list[str]
+) -> None:
+    from tracker.base.selection import marker_matches, selects
+    from tracker.plugin.collection import GatePairs
+
+    every = any(selects(arg, nodeid) and marker_matches(expr, markers) for arg, expr in pairs)
+    assert GatePairs(pairs).select(nodeid, markers) == every
+    candidates = GatePairs(pairs).candidates(nodeid)
+    assert [p for p in pairs if selects(p[0], nodeid)] == [
+        p for p in candidates if selects(p[0], nodeid)
+    ]  # in their order
+
+
+def test_a_test_is_matched_against_the_pairs_of_its_places_only() -> None:
+    from tracker.plugin.collection import GatePairs
+
+    pairs = [(f"tests/test_gen_{i // 10}.py::test_{i % 10}", None) for i in range(500)] + [("tests/sub", "gpu")]
+    assert GatePairs(pairs).candidates("tests/test_gen_7.py::test_3") == [pairs[73]]
+    assert GatePairs(pairs).candidates("tests/sub/test_x.py::t") == [("tests/sub", "gpu")]
+    # issue 24: 5,000 gates on the tests of one file matched each test against all 5,000 (verify: 25M matches)
+    one_file = [(f"tests/test_many.py::test_{i}", None) for i in range(5000)] + [("tests/test_many.py", "gpu")]
+    assert GatePairs(one_file).candidates("tests/test_many.py::test_12[x]") == [one_file[12], one_file[-1]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    file=st.lists(st.sampled_from(["r", "s", "..", ".", "x.py", "rs"]), min_size=1, max_size=5),
+    root=st.lists(st.sampled_from(["r", "s", "rs"]), min_size=1, max_size=3),
+)
+def test_under_compares_folders_not_prefixes(file: list[str], root: list[str]) -> None:
+    """``_under`` compares strings now (pathlib's ``is_relative_to`` cost ~10 ms a session): the same answer as
+    pathlib's on the normalized paths, so ``/r/rs`` is not under ``/r/r``."""
+    from tracker.plugin.modules import _under
+
+    path, top = "/" + "/".join(file), Path("/" + "/".join(root))
+    assert _under(path, top) == Path(os.path.abspath(path)).is_relative_to(Path(os.path.abspath(top)))

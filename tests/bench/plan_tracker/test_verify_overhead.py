@@ -79,3 +79,16 @@ def test_overhead_bench_end_to_end(tmp_path: Path) -> None:
     assert overhead.main(args) == 0
     [path] = tmp_path.glob("*-tracker_verify_overhead-*.json")
     assert {c.metric for c in load_result(path).cases} >= {"tracker.verify_vs_pytest", "tracker.verify_vs_pytest_cpu"}
+
+
+def test_the_overhead_bench_measures_with_bytecode_caches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sandbox's PYTHONDONTWRITEBYTECODE made every measured verify compile the tracker from source (and pytest
+    its rewritten tests): the bench removes it from the measured processes unless --no-bytecode-cache."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    assert "PYTHONDONTWRITEBYTECODE" not in overhead.measured_env(overhead.parse_args(["--quick"]).bytecode_cache)
+    assert (
+        overhead.measured_env(overhead.parse_args(["--quick", "--no-bytecode-cache"]).bytecode_cache)[
+            "PYTHONDONTWRITEBYTECODE"
+        ]
+        == "1"
+    )

@@ -55,7 +55,7 @@ from pathlib import Path
 import pytest
 
 from tracker.base.bytecode import PYCACHE, prefix
-from tracker.base.fingerprint import HANDED_OVER, file_stats, read_tree
+from tracker.base.fingerprint import HANDED_OVER, HandedReading, file_stats, read_tree
 from tracker.base.realpaths import RealPaths
 from tracker.errors import FileError
 from tracker.plugin.collection import Collector, DirectoryReports, Selector, WorkerNotes
@@ -153,9 +153,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 # By rootdir: the tree's file ids and their (inode, ctime) read before any conftest.py ran (Recorder's start), and
 # the commit checked out and what git status reported then (the recorder's commit and dirty flag).
-_BEFORE_CONFTESTS: dict[
-    str, tuple[dict[str, str], dict[str, tuple[int, int]], tuple[str | None, tuple[str, ...]] | None]
-] = {}
+_BEFORE_CONFTESTS: dict[str, HandedReading] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -38,7 +38,12 @@ def test_wheel_ships_templates_and_entry_points(tmp_path: Path) -> None:
         names = set(zf.namelist())
         assert "tracker/templates/plan.md" in names
         assert zf.read("tracker/templates/plan.md") == (REPO / "templates/plan.md").read_bytes()
-        assert {"tracker/cli/declared.py", "tracker/pytest_plugin.py", "tracker/commands/status.py"} <= names
+        assert {
+            "tracker/cli/declared.py",
+            "tracker/plugin/recorder.py",
+            "tracker/pytest_plugin.py",
+            "tracker/commands/status.py",
+        } <= names
         entry_points = zf.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     assert "tracker = tracker.entry:main" in entry_points
     assert "[pytest11]\ntracker.pytest_plugin = tracker.pytest_plugin" in entry_points

@@ -117,9 +117,9 @@ def walk_file_ids(root: Path) -> dict[str, str]:
 # rewrite (issue 24).
 # The third item: (commit checked out, paths git status reported) of the same reading, for the recorder's commit and
 # dirty flag (tracker.base.dirty.commit_state's ``known``); None where the reading had no git.
-HANDED_OVER: dict[
-    str, tuple[dict[str, str], dict[str, tuple[int, int]], tuple[str | None, tuple[str, ...]] | None]
-] = {}
+# A reading as it is handed over: (file ids, their (inode, ctime), the third item above).
+HandedReading = tuple[dict[str, str], dict[str, tuple[int, int]], tuple[str | None, tuple[str, ...]] | None]
+HANDED_OVER: dict[str, HandedReading] = {}
 
 
 def file_stats(root: Path, files: dict[str, str]) -> dict[str, tuple[int, int]]:

@@ -45,13 +45,16 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracker.commands.forkable import _forkable
 from tracker.commands.fresh_modules import Fresh
 from tracker.commands.pytest_child import _child, _wait
-from tracker.commands.standby import _STANDBY, Handed, _handed
+from tracker.commands.standby import _STANDBY, _handed
 from tracker.errors import InterruptedRunError
+
+if TYPE_CHECKING:
+    from tracker.base.fingerprint import HandedReading
 
 
 def run_pytest(
@@ -85,7 +88,7 @@ def run_pytest(
         raise InterruptedRunError(interrupted()) from None
 
 
-def _tree_now(root: Path) -> Handed | None:
+def _tree_now(root: Path) -> HandedReading | None:
     """The tree read now (None where it cannot be: the child's recorder then says why): what the forked child's
     recorder would read first, before any conftest.py runs (:data:`tracker.base.fingerprint.HANDED_OVER`)."""
     from tracker.base.fingerprint import read_tree
@@ -103,7 +106,7 @@ def _forked(
     env: dict[str, str],
     interrupted: Callable[[], str],
     fresh: Fresh,
-    tree: Handed | None = None,
+    tree: HandedReading | None = None,
 ) -> int:
     """Run pytest in a forked child, handing it ``tree`` (:func:`_tree_now`, read just before) as its recorder's
     first reading of the tree."""

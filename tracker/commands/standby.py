@@ -24,7 +24,7 @@ from tracker.commands.pytest_child import (
 from tracker.errors import InterruptedRunError
 
 if TYPE_CHECKING:
-    from tracker.base.fingerprint import TreeReading
+    from tracker.base.fingerprint import HandedReading, TreeReading
 
 
 class Standby:
@@ -33,7 +33,7 @@ class Standby:
     session's arguments. The session then costs no interpreter start and no pytest import, and the child walks and
     copies none of what the tracker built after the fork (its plans, store, statuses)."""
 
-    def __init__(self, pid: int, channel: object, fresh: Fresh, reading: Handed | None) -> None:
+    def __init__(self, pid: int, channel: object, fresh: Fresh, reading: HandedReading | None) -> None:
         self.pid, self.channel, self.fresh = pid, channel, fresh  # the socket to the child; what it holds
         self.reading = reading  # the tree as read just before the fork (its shadow check passed on it)
 
@@ -41,7 +41,7 @@ class Standby:
         self,
         args: list[str],
         env: dict[str, str],
-        tree: Handed | None,
+        tree: HandedReading | None,
         interrupted: Callable[[], str],
     ) -> int:
         """Hand the child its session (``tree``: the tree read just now, for its recorder) and this process's standard
@@ -172,10 +172,9 @@ def _standing_by(channel: object, root: Path, env: dict[str, str], fresh: Fresh)
 
 
 # A tree's file ids, their (inode, ctime), and (commit checked out, what git status reported) where git answered.
-Handed = tuple[dict[str, str], dict[str, tuple[int, int]], tuple[str | None, tuple[str, ...]] | None]
 
 
-def _handed(root: Path, tree: TreeReading) -> Handed:
+def _handed(root: Path, tree: TreeReading) -> HandedReading:
     """What the child's recorder takes from ``tree``: its ids, their stats read now, its commit and changes."""
     from tracker.base.fingerprint import file_stats
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tracker.base.dirty import commit_state
-from tracker.base.fingerprint import file_stats, tree_file_ids
+from tracker.base.fingerprint import HandedReading, file_stats, tree_file_ids
 from tracker.plugin.collection import WorkersNotes, hidden_test_files, outside_files
 from tracker.plugin.evidence_file import EvidenceFile, evidence_path
 from tracker.plugin.machine import invocation_dir, note_cuda, provenance
@@ -38,7 +38,6 @@ _BROKEN = {pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.E
 
 # What tracker.pytest_plugin read before any conftest.py ran (its ``_BEFORE_CONFTESTS``, for this rootdir): the
 # tree's file ids, their (inode, ctime), and the commit checked out and what git status reported then.
-Before = tuple[dict[str, str], dict[str, tuple[int, int]], tuple[str | None, tuple[str, ...]] | None]
 # The pytest configuration a run read that its file ids cannot hold (config, rootdir, file ids -> what altered it):
 # tracker.pytest_plugin.unrecorded_configuration, which knows what that session imported before the caches moved.
 Unrecorded = Callable[[pytest.Config, Path, dict[str, str]], list[str]]
@@ -52,7 +51,7 @@ class Recorder:
     ``before``: the reading :mod:`tracker.pytest_plugin` took before any conftest.py ran (None where it took none);
     ``unrecorded``: its :func:`tracker.pytest_plugin.unrecorded_configuration`."""
 
-    def __init__(self, config: pytest.Config, before: Before | None, unrecorded: Unrecorded) -> None:
+    def __init__(self, config: pytest.Config, before: HandedReading | None, unrecorded: Unrecorded) -> None:
         self.pid = os.getpid()
         self.config = config
         self.root = Path(str(config.rootpath))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile_evidence import FAST, TIMES, dumps, mutated, utc_at
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from resultfiles import case, result, write
@@ -1334,49 +1335,6 @@ def test_ingest_in_a_repository_without_commits(
 NODEID = "tests/test_a.py::test_x"
 
 
-FAST = settings(deadline=None, suppress_health_check=list(HealthCheck))
-
-
-def utc_props_evidence(offset_s: float = 0.0) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + offset_s))
-
-
-SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.integers(min_value=10**300, max_value=10**400),
-    st.floats(allow_nan=False), st.sampled_from([1.7e308, -1.7e308, 5e-324, float("inf"), float("-inf")]),
-    st.text(max_size=12), st.sampled_from(["", "passed", "failed", "complete", "0" * 40, "2099-01-01T00:00:00Z"]),
-    st.text(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), min_size=1, max_size=2),  # lone surrogates
-)  # fmt: skip
-
-
-TIMES = st.one_of(
-    st.sampled_from(["2099-01-01T00:00:00Z", "2026-02-30T00:00:00Z", "0000-01-01T00:00:00Z", "2026-11-29T11:02:03",
-                     "2026-11-29T11:02:03+02:00", "9999-12-31T23:59:59-01:00", "yesterday", "2024-02-29T23:59:59Z"]),
-    st.integers(-3600, 7200).map(utc_props_evidence),
-    st.datetimes().map(lambda d: d.isoformat() + "Z"),
-    st.text(alphabet="0123456789-T:Z+.", max_size=26),
-)  # fmt: skip
-
-
-def nested(depth: int, leaf: object = "x") -> object:
-    value: object = leaf
-    for i in range(depth):
-        value = [value] if i % 2 else {"k": value}
-    return value
-
-
-HOSTILE = st.one_of(
-    SCALARS,
-    TIMES,
-    st.recursive(
-        SCALARS,
-        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-        max_leaves=8,
-    ),
-    st.integers(50, 600).map(nested),
-)
-
-
 def run_doc(outcome: str, when: str = "2026-11-29T11:02:03Z") -> dict[str, Any]:
     return {
         "schema": "tracker-test-run", "version": 1, "status": "complete",
@@ -1385,45 +1343,6 @@ def run_doc(outcome: str, when: str = "2026-11-29T11:02:03Z") -> dict[str, Any]:
         "tests": [{"nodeid": NODEID, "outcome": outcome, "reason": "", "duration": 0.1, "markers": []}],
         "rootdir": "r", "exitstatus": 0, "duration": 1.0, "losses": [],
     }  # fmt: skip
-
-
-def paths(doc: object, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every key/index path inside ``doc`` (the root excluded)."""
-    out: list[tuple[Any, ...]] = []
-    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
-    for key, value in items:
-        out.append((*prefix, key))
-        out.extend(paths(value, (*prefix, key)))
-    return out
-
-
-@st.composite
-def mutated(draw: st.DrawFn, base: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """``base()`` with 1-3 mutations: a value replaced by a hostile one, a key deleted, or an unknown key added."""
-    doc = base()
-    for _ in range(draw(st.integers(1, 3))):
-        where = draw(st.sampled_from(paths(doc)))
-        parent: Any = doc
-        for key in where[:-1]:
-            parent = parent[key]
-        action = draw(st.sampled_from(["replace", "replace", "replace", "delete", "add"]))
-        if action == "delete" and isinstance(parent, dict):
-            del parent[where[-1]]
-        elif action == "add" and isinstance(parent, dict):
-            parent[draw(st.text(min_size=1, max_size=6))] = draw(HOSTILE)
-        else:
-            parent[where[-1]] = draw(HOSTILE)
-        if not paths(doc):
-            break
-    return doc
-
-
-def dumps(doc: object) -> bytes:
-    """JSON as a hostile writer would emit it (Infinity, huge integers); deep values may not serialize at all."""
-    try:
-        return json.dumps(doc).encode()
-    except (RecursionError, ValueError):
-        return b"[" * 100_000
 
 
 def _result_base() -> dict[str, Any]:
@@ -1503,9 +1422,7 @@ def junits(draw: st.DrawFn) -> bytes:
 
 @settings(FAST, max_examples=250)
 @given(
-    doc=st.one_of(
-        mutated(lambda: run_doc("passed")), mutated(_result_base), st.just(run_doc("passed", utc_props_evidence(3600)))
-    )
+    doc=st.one_of(mutated(lambda: run_doc("passed")), mutated(_result_base), st.just(run_doc("passed", utc_at(3600))))
 )
 def test_ingest_of_mutated_evidence(
     ingest_repo: Path, cli: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory, doc: dict[str, Any]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -203,6 +203,44 @@ class Cache:
             except (OSError, ValueError, RecursionError):
                 continue
             self._loaded[name] = {"key": key, "data": data}
+
+
+class Overlay(Cache):
+    """A cache seen through another's eyes: it reads what ``base`` holds and shares its memos. Caches in ``shared``
+    (what is true of content wherever it lies) are put into ``base``; a cache in ``apart`` is read from ``base``
+    under its own name, then under the name ``apart`` gives it, and is put under that name only, so that what the
+    overlay learns never replaces ``base``'s own answer. Everything else lives in the overlay while the command
+    runs. :meth:`write` writes nothing: ``base``'s owner writes ``base``."""
+
+    def __init__(self, base: Cache, shared: frozenset[str], apart: Mapping[str, str]) -> None:
+        super().__init__(None)
+        self.base = base
+        self.shared = shared
+        self.apart = dict(apart)
+        self.own: dict[str, tuple[str, Any]] = {}
+
+    def read(self, name: str, key: str) -> Any:
+        mine = self.own.get(name)
+        if mine is not None and mine[0] == key:
+            return mine[1]
+        found = self.base.read(name, key)
+        if found is None and name in self.apart:
+            found = self.base.read(self.apart[name], key)
+        return found
+
+    def put(self, name: str, key: str, data: Any) -> None:
+        if name in self.shared:
+            self.base.put(name, key, data)
+            return
+        self.own[name] = (key, data)
+        if name in self.apart:
+            self.base.put(self.apart[name], key, data)
+
+    def memo(self, name: str) -> dict[str, Any]:
+        return self.base.memo(name)
+
+    def write(self) -> None:
+        """Nothing: the base's owner writes it."""
 
 
 @contextmanager

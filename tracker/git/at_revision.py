@@ -24,7 +24,7 @@ depend only on the evidence and on the gates asked), and no store file is opened
 
 Pure parts: REF's files picked from its tree (:func:`pick`), its plan set (:func:`plan_set`) and its store
 (:func:`store_at`); git is read by :mod:`tracker.git.log`, files on disk by the readers. What the evaluation at REF
-learns stays out of the files ``status`` reads (:class:`RevisionCache`).
+learns stays out of the files ``status`` reads (:func:`revision_cache`).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ import os
 import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, NamedTuple
 
-from tracker.base.cache import PARSE_LIBRARIES, Cache, cache_key, code_identity, library_key
+from tracker.base.cache import PARSE_LIBRARIES, Cache, Overlay, cache_key, code_identity, library_key
 from tracker.base.contract import EVIDENCE_DIR, LINK_MODE, RESULTS_DIR, Clock, file_id, utc_time
 from tracker.base.file_index import FileIndex
 from tracker.base.fingerprint import TRACKER_DIR
@@ -232,7 +232,11 @@ def store_at(current: Store, names: Iterable[str], gone: Mapping[str, tuple[str,
 # --- the cache the evaluation at REF reads through ---------------------------------------------------------------
 
 
-class RevisionCache(Cache):
+REVISION_SHARED = frozenset({"result-checks", "bootstrap"})
+REVISION_APART = {"bench-verdicts": "revision-bench-verdicts"}
+
+
+def revision_cache(base: Cache) -> Overlay:
     """The command's cache as the evaluation at REF sees it: it reads what the command's cache holds and shares its
     memos (a result file parsed for now is not parsed again for REF). What it learns about content alone (result
     files' validation, bootstrap bounds: true of the bytes wherever they are) goes to the command's cache. The bench
@@ -241,37 +245,7 @@ class RevisionCache(Cache):
     replace the working tree's in the files ``status`` reads, and a second summary against the same REF evaluates
     nothing again (ratio gates that fail ask every earlier run: ~0.5 s on our plans). The rest (content ids of
     REF's files) only lives while the command runs."""
-
-    SHARED = frozenset({"result-checks", "bootstrap"})
-    APART: ClassVar[dict[str, str]] = {"bench-verdicts": "revision-bench-verdicts"}
-
-    def __init__(self, base: Cache) -> None:
-        super().__init__(None)
-        self.base = base
-        self.own: dict[str, tuple[str, Any]] = {}
-
-    def read(self, name: str, key: str) -> Any:
-        mine = self.own.get(name)
-        if mine is not None and mine[0] == key:
-            return mine[1]
-        found = self.base.read(name, key)
-        if found is None and name in self.APART:
-            found = self.base.read(self.APART[name], key)
-        return found
-
-    def put(self, name: str, key: str, data: Any) -> None:
-        if name in self.SHARED:
-            self.base.put(name, key, data)
-            return
-        self.own[name] = (key, data)
-        if name in self.APART:
-            self.base.put(self.APART[name], key, data)
-
-    def memo(self, name: str) -> dict[str, Any]:
-        return self.base.memo(name)
-
-    def write(self) -> None:
-        """Nothing: the command writes its own cache."""
+    return Overlay(base, REVISION_SHARED, REVISION_APART)
 
 
 # --- reading REF ---------------------------------------------------------------------------------------------------
@@ -290,7 +264,7 @@ def at_revision(
     root: Path, ref: str, now: Now, cache: Cache, clock: Clock | None = None, tree: str | None = None
 ) -> AtRevision:
     """The plans and statuses at ``ref`` (module docstring). ``now``: the working tree as the command read it;
-    ``cache``: the command's (what REF's evaluation learns goes through :class:`RevisionCache`); ``tree``: a tree's
+    ``cache``: the command's (what REF's evaluation learns goes through :func:`revision_cache`); ``tree``: a tree's
     id to judge instead of ``ref``'s commit (the index's: what a commit hook's commit holds; ``commit`` is that id
     then). Raises :class:`tracker.git.log.UnknownRef` (exit 3) for a ref that names no commit."""
     from tracker.git.log import tree_entries
@@ -314,7 +288,7 @@ def at_revision(
     )
     plans, invalid = plan_set(_plan_files(root, picked, entries, now.files, now.tree, cache))
     evidence_files = tuple(_STORE + n for n in sorted(picked.evidence)) + tuple(sorted(picked.results))
-    rev_cache = RevisionCache(cache)
+    rev_cache = revision_cache(cache)
     code = picked.code
     built: list[BenchEvaluator] = []
     stores: list[Store] = []
@@ -450,7 +424,7 @@ def _indexed(
     if not _same_evidence(root, picked, now):
         return None
     key, _ = statusindex.listing(root)
-    kept = statusindex.read(cache, key, clock)
+    kept = statusindex.read_tables(cache, key, clock)
     if kept is None:
         return None
     evidence: Evidence = statusindex.Indexed(kept)
@@ -497,7 +471,7 @@ def _bench(
     now: Now,
     entries: Mapping[str, TreeEntry],
     clock: Clock,
-    cache: RevisionCache,
+    cache: Overlay,
     edited: set[str],
 ) -> BenchEvaluator:
     """REF's result files (its store's copies and its ``bench/results/``), evaluated: read from disk, with every

@@ -68,7 +68,7 @@ def derive(
     outside = OutsideCheck(root)  # a test path that leaves the repository meets no gate (judged on the tree now)
     missing = MissingCheck(root)  # nor one that does not exist on the tree now (deleted after it passed)
     key, settled = statusindex.listing(root)  # before the store is read: a file changed meanwhile changes the key
-    kept = statusindex.read(cache, key, clock)
+    kept = statusindex.read_tables(cache, key, clock)
     try:
         return _derive(root, plans, clock, cache, tree, outside, missing, key, settled, kept)
     finally:
@@ -103,5 +103,5 @@ def _derive(
     if settled and clock.soonest is None:
         if kept is not None:
             recording.tables.keep(kept)
-        statusindex.put(cache, key, recording.tables.document(clock, store))
+        statusindex.put_tables(cache, key, recording.tables.document(clock, store))
     return out

@@ -14,7 +14,7 @@ Its size depends on the plans and the repository, not on how many evidence files
 the two evidence folders (one ``stat`` per file), reads this file and never opens the store.
 
 The index is used only while all of these hold, else status computes from the store and hands a new one to the
-command's cache (:func:`put`), which the command writes at its end:
+command's cache (:func:`put_tables`), which the command writes at its end:
 
 - its key is the current one: the hash of the tracker's code (:func:`tracker.base.cache.code_identity`: each
   module's stat signature, as Python's own bytecode cache trusts them) and of the listing of every ``*.json`` in
@@ -103,7 +103,7 @@ def listing(root: Path) -> tuple[str, bool]:
     return sha256_hex("\n".join(rows).encode("utf-8", "surrogateescape")), settled
 
 
-def read(cache: Cache, key: str, clock: Clock) -> Tables | None:
+def read_tables(cache: Cache, key: str, clock: Clock) -> Tables | None:
     """The index's tables when ``cache`` holds one for ``key`` (of this format: :func:`listing` puts it in the
     key) that is still true at ``clock`` (module docstring); None otherwise."""
     data = cache.read(INDEX, key)
@@ -261,7 +261,7 @@ def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def put(cache: Cache, key: str, document: dict[str, Any]) -> None:
+def put_tables(cache: Cache, key: str, document: dict[str, Any]) -> None:
     """Hand a new index (:meth:`Tables.document`) for the evidence of ``key`` to ``cache``: written when the command
     ends (best effort: a read-only checkout, a full disk, and the next status computes again)."""
     cache.put(INDEX, key, document)

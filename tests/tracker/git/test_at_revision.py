@@ -21,7 +21,16 @@ from tracker.base.file_index import FileIndex
 from tracker.base.fingerprint import tree_file_ids
 from tracker.core.model import PhaseStatus, Store
 from tracker.errors import FileError
-from tracker.git.at_revision import Now, RevisionCache, at_revision, pick, plan_set, resolve_link, statuses_at, store_at
+from tracker.git.at_revision import (
+    Now,
+    at_revision,
+    pick,
+    plan_set,
+    resolve_link,
+    revision_cache,
+    statuses_at,
+    store_at,
+)
 from tracker.git.log import TreeEntry, UnknownRef
 from tracker.plans.load import load_files, load_plans
 from tracker.store.derive import derive
@@ -165,7 +174,7 @@ def test_what_the_revision_learns_stays_out_of_the_files_status_reads(copy: Path
     assert written <= {"result-checks.json", "bootstrap.json", "revision-plans.json", "revision-bench-verdicts.json"}
     if change == "a result added since":
         kept = json.loads((copy / ".tracker/cache/revision-bench-verdicts.json").read_text())
-        assert RevisionCache(Cache(copy)).read("bench-verdicts", kept["key"]) == kept["data"]  # read back next time
+        assert revision_cache(Cache(copy)).read("bench-verdicts", kept["key"]) == kept["data"]  # read back next time
 
 
 def test_plans_parsed_from_the_revision_are_kept_by_blob_and_a_broken_cache_is_rebuilt(copy: Path) -> None:
@@ -394,7 +403,7 @@ def test_a_gone_file_that_cannot_be_used_is_listed_as_invalid(fixture: Path) -> 
 def test_the_revision_cache_reads_through_and_keeps_only_content_facts() -> None:
     base = Cache(None)
     base.folder = Path("/nonexistent")  # put() keeps entries only for a cache with a folder
-    rev = RevisionCache(base)
+    rev = revision_cache(base)
     base.put("plans", "k", {"a": 1})
     assert rev.read("plans", "k") == {"a": 1}
     rev.put("bench-verdicts", "k2", {"b": 2})

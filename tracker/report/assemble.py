@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from tracker.core.model import Plan
 from tracker.errors import UsageError
 from tracker.report.data import Period, Report, Scope, build, newest_evidence
+from tracker.report.digest import build_digest
 from tracker.report.period import evidence_at, period_after, since_ref
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ def assemble(
     results = view.results_for(view.phases(keys))
     bounds = view.bench.bounds if results else None
     report = build(scope, period, plans, details, results, commits, at_ref=at_ref, bounds=bounds)
+    report = report._replace(digest=build_digest(report, plans, results, bounds))
     if results:
         view.bench.keep_bounds()
     return report

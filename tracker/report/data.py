@@ -33,6 +33,7 @@ from tracker.report.detail import BenchFigures, GateDetail, PhaseDetail
 
 if TYPE_CHECKING:
     from tracker.git.log import Commit
+    from tracker.report.digest import Digest
 
 # Statuses in the order a summary lists them: what needs attention first.
 STATUS_ORDER = (Status.REGRESSED, Status.STALE, Status.BLOCKED, Status.IN_PROGRESS, Status.PLANNED, Status.DONE)
@@ -207,6 +208,7 @@ class Report(NamedTuple):
     scope: Scope
     period: Period
     plans: tuple[PlanReport, ...]
+    digest: Digest | None = None  # where the phases stand (tracker.report.digest), filled in by the assembler
 
     @property
     def phases(self) -> list[PhaseReport]:
@@ -259,6 +261,7 @@ class Report(NamedTuple):
             "counts": self.counts,
             "gates": {"met": met, "total": total},
             "changes": [t.as_json() for t in self.changes],
+            "digest": None if self.digest is None else self.digest.as_json(),
             "plans": [p.as_json() for p in self.plans],
             "charts": [c.as_json() for c in self.charts],
         }

@@ -301,16 +301,22 @@ def hostile_repo(root: Path, title: str, prose: str = HOSTILE) -> Path:
     return root
 
 
+# The template's own collapsible sections (GitHub-flavoured Markdown's <details>): a summary of the template's words
+# and a count, nothing of the plans' text.
+TEMPLATE_HTML = re.compile(r"(<details>\n(<summary>[A-Za-z ,:'()0-9]+</summary>\n)?|</details>\n)")
+
+
 def raw_html(markdown: str) -> list[str]:
     """The raw HTML a CommonMark renderer would pass through from ``markdown`` (markdown-it-py's tokens): a
-    ``<script>`` in a code span is text, not markup."""
+    ``<script>`` in a code span is text, not markup. The template's own ``<details>`` blocks are not counted."""
     from markdown_it import MarkdownIt
 
     found: list[str] = []
     stack = MarkdownIt("commonmark").enable("table").parse(markdown)
     while stack:
         token = stack.pop()
-        if token.type in ("html_inline", "html_block") and not token.content.lstrip().startswith("<!--"):
+        html = token.type in ("html_inline", "html_block") and not token.content.lstrip().startswith("<!--")
+        if html and not TEMPLATE_HTML.fullmatch(token.content):
             found.append(token.content)
         stack.extend(token.children or [])
     return found

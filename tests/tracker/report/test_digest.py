@@ -1,0 +1,216 @@
+"""The digest a report opens with (tracker.report.digest): what decides each phase, the order nearest to done first,
+the figure's phrase for any numbers, and the move since the previous report from the result runs before the period."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tracker.core.model import BenchGate, Phase, Plan, ResultCase, ResultRun, Status
+from tracker.core.timeline import Transition
+from tracker.report.data import Period, PhaseReport, PlanReport, Report, Scope
+from tracker.report.detail import BenchFigures, GateDetail, PhaseDetail
+from tracker.report.digest import build_digest, figure
+
+
+def figures(value: float, threshold: float, *, op: str = "≥", unit: str = "fraction", **kw: Any) -> BenchFigures:
+    margin = (value - threshold) / abs(threshold) if threshold else None
+    if op == "≤" and margin is not None:
+        margin = -margin
+    base: dict[str, Any] = dict(
+        metric="verify_attn.floor_fraction",
+        params={"ctx": 23000, "impl": "cuda"},
+        baseline=None,
+        stat="median",
+        value=value,
+        unit=unit,
+        op=op,
+        threshold=threshold,
+        bound=None,
+        confidence=None,
+        margin=margin,
+        samples=200,
+        baseline_samples=None,
+        direction="higher" if op == "≥" else "lower",
+        run="bench/results/new.json",
+        benchmark="verify",
+    )
+    base.update(kw)
+    return BenchFigures(**base)
+
+
+def gate(number: int, met: bool, bench: BenchFigures | None = None, reason: str = "") -> GateDetail:
+    where = dict(bench.params) if bench is not None else {}
+    return GateDetail(
+        number=number,
+        key=f"0001/P1#{number}",
+        kind="bench" if bench is not None else "test",
+        label=f"gate {number}",
+        definition={"where": where} if bench is not None else {},
+        line=1,
+        met=met,
+        failed=not met,
+        reason=reason or ("met" if met else "2 failed"),
+        source=None,
+        stale="",
+        bench=bench,
+    )
+
+
+def phase(pid: str, status: Status, gates: list[GateDetail], *, blocked_by: tuple[str, ...] = ()) -> PhaseReport:
+    d = PhaseDetail(
+        key=f"0001/{pid}",
+        plan_id="0001",
+        plan_title="Plan",
+        plan_path="plans/0001.md",
+        milestone="m",
+        id=pid,
+        title=f"Phase {pid}",
+        line=1,
+        status=status,
+        note="",
+        depends=tuple((b, "in-progress") for b in blocked_by),
+        blocked_by=blocked_by,
+        changed=(),
+        paths=(),
+        gates=tuple(gates),
+        history=(),
+    )
+    return PhaseReport(d, (), (), (), 0, (), ())
+
+
+def report(*phases: PhaseReport, period: Period | None = None) -> Report:
+    plan = PlanReport("0001", "Plan", "plans/0001.md", "m", tuple(phases))
+    return Report(Scope("milestone", "m"), period or Period("everything"), (plan,))
+
+
+def test_the_worst_unmet_gate_decides_and_the_nearest_is_named() -> None:
+    p = phase(
+        "P7",
+        Status.IN_PROGRESS,
+        [gate(1, True), gate(2, False, figures(0.276, 0.5)), gate(3, False, figures(0.465, 0.5))],
+    )
+    line = build_digest(report(p), []).pending[0]
+    assert line.met == 1 and line.total == 3
+    assert line.deciding.startswith("2 of 3 gates unmet; worst, gate 2: floor_fraction 27.6% at ctx=23000 impl=cuda")
+    assert "needs ≥ 50.0%: 22.4 points short" in line.deciding
+    assert "nearest, gate 3: floor_fraction 46.5%" in line.deciding and "3.50 points short" in line.deciding
+
+
+def test_phases_are_ordered_nearest_to_done_first_and_done_ones_listed_apart() -> None:
+    near = phase("P2", Status.IN_PROGRESS, [gate(1, True), gate(2, False, figures(0.49, 0.5))])
+    far = phase("P3", Status.IN_PROGRESS, [gate(1, False, figures(0.1, 0.5)), gate(2, False, figures(0.2, 0.5))])
+    blocked = phase("P4", Status.BLOCKED, [gate(1, True), gate(2, False, figures(0.499, 0.5))], blocked_by=("0001/P3",))
+    done = phase("P1", Status.DONE, [gate(1, True)])
+    dg = build_digest(report(done, blocked, far, near), [])
+    assert [x.key for x in dg.pending] == ["0001/P2", "0001/P3", "0001/P4"]  # blocked last, however close
+    assert [x.key for x in dg.finished] == ["0001/P1"] and dg.done == 1 and dg.phases == 4
+    assert dg.pending[2].deciding.startswith("blocked by 0001/P3; gate 2 unmet")
+    assert (dg.met, dg.gates) == (3, 7)
+
+
+def test_a_test_gate_is_decided_by_its_reason_and_counts_as_far() -> None:
+    tests = phase("P2", Status.IN_PROGRESS, [gate(1, False, reason="3 failed, 9 passed")])
+    bench = phase("P3", Status.IN_PROGRESS, [gate(1, False, figures(0.2, 0.5))])
+    dg = build_digest(report(tests, bench), [])
+    assert [x.key for x in dg.pending] == ["0001/P3", "0001/P2"]
+    assert dg.pending[1].deciding == "gate 1 unmet; gate 1: 3 failed, 9 passed"
+
+
+def test_lower_is_better_ratios_and_undecided_gates_read_right() -> None:
+    slow = figures(120.0, 100.0, op="≤", unit="us", metric="verify_attn.time_us")
+    assert figure(slow, {}).endswith("needs ≤ 100 us: 20.0 us short (20.0%)")
+    ratio = figures(1.23, 1.3, unit="×", metric="verify_attn.time_us", baseline={"impl": "flashinfer"})
+    assert "time_us 1.23× vs impl=flashinfer at" in figure(ratio, {}) and "needs ≥ 1.30×" in figure(ratio, {})
+    noisy = figures(0.301, 0.3, undecided=True)
+    assert figure(noisy, {}).endswith("undecided (inside its noise)")
+    by_bound = figures(0.51, 0.5, bound=0.49, confidence=0.95)
+    assert figure(by_bound, {}).endswith("met by its value, not yet by its 95% bound")
+
+
+def _run(path: str, when: str, value: float) -> ResultRun:
+    case = ResultCase(
+        metric="verify_attn.floor_fraction",
+        params={"ctx": 23000, "impl": "cuda"},
+        unit="fraction",
+        direction="higher",
+        samples=(value,) * 5,
+    )
+    t = datetime.fromisoformat(when).replace(tzinfo=UTC)
+    return ResultRun(path, "0" * 64, "verify", t, "vm", None, "a" * 40, False, {}, (case,))
+
+
+def test_the_move_since_the_previous_report_comes_from_the_newest_run_before_it() -> None:
+    bench_gate = BenchGate(bench="verify_attn.floor_fraction", where={"ctx": 23000, "impl": "cuda"}, at_least=0.5)
+    plan = Plan(
+        id="0001", title="Plan", path="plans/0001.md", phases=(Phase(id="P1", title="Phase P1", gates=(bench_gate,)),)
+    )
+    p = phase("P1", Status.IN_PROGRESS, [gate(1, False, figures(0.276, 0.5))])
+    period = Period("since-report", start="2026-12-04T00:00:00Z")
+    runs = [_run("a.json", "2026-12-01T00:00:00", 0.20), _run("b.json", "2026-12-02T00:00:00", 0.25)]
+    runs.append(_run("bench/results/new.json", "2026-12-05T00:00:00", 0.276))
+    line = build_digest(report(p, period=period), [plan], runs).pending[0]
+    assert line.since == "+2.60 points (was 25.0%)"
+    everything = build_digest(report(p), [plan], runs).pending[0]
+    assert everything.since == ""  # no previous report: no move to tell
+
+
+def test_a_status_change_in_the_period_is_told_before_any_figure() -> None:
+    t1 = Transition(
+        "0001/P1", "2026-12-05T01:00:00Z", Status.DONE, Status.REGRESSED, "f.json", "result", "vm", None, (1,)
+    )
+    t2 = Transition(
+        "0001/P1", "2026-12-05T02:00:00Z", Status.REGRESSED, Status.DONE, "g.json", "result", "vm", None, (1,)
+    )
+    p = phase("P1", Status.IN_PROGRESS, [gate(1, False, figures(0.2, 0.5))])
+    assert build_digest(report(p._replace(changes=(t1,))), []).pending[0].since.startswith("done → regressed at 2026")
+    assert build_digest(report(p._replace(changes=(t1, t2))), []).pending[0].since == "2 changes, back to done"
+
+
+numbers = st.floats(allow_nan=True, allow_infinity=True) | st.floats(-1e300, 1e300) | st.integers(-(10**30), 10**30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=numbers,
+    threshold=numbers,
+    op=st.sampled_from(["≥", "≤"]),
+    unit=st.sampled_from(["fraction", "us", "×", "", "TB/s", "<b>x</b>"]),
+    params=st.dictionaries(
+        st.text(max_size=8), st.one_of(st.text(max_size=8), st.integers(), st.booleans()), max_size=4
+    ),
+)
+def test_any_numbers_give_one_phrase_that_names_the_threshold(
+    value: float, threshold: float, op: str, unit: str, params: dict[str, Any]
+) -> None:
+    f = figures(float(value), float(threshold), op=op, unit=unit, params=params)
+    text = figure(f, {"where": params})
+    assert "\n" not in text and "\r" not in text
+    assert f"needs {op} " in text
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(list(Status)),
+            st.lists(st.tuples(st.booleans(), st.none() | st.floats(0, 2)), min_size=1, max_size=5),
+        ),
+        max_size=8,
+    )
+)
+def test_the_digest_accounts_for_every_phase_once_and_orders_what_is_left(spec: list[Any]) -> None:
+    phases = []
+    for i, (status, gates) in enumerate(spec):
+        gs = [gate(n + 1, met, None if v is None else figures(v, 1.0)) for n, (met, v) in enumerate(gates)]
+        phases.append(phase(f"P{i + 1}", status, gs, blocked_by=("0001/P0",) if status is Status.BLOCKED else ()))
+    dg = build_digest(report(*phases), [])
+    keys = [x.key for x in (*dg.pending, *dg.finished)]
+    assert sorted(keys) == sorted(p.detail.key for p in phases) and len(set(keys)) == len(keys)
+    assert all(x.status is Status.DONE for x in dg.finished) and all(x.status is not Status.DONE for x in dg.pending)
+    orders = [x.order for x in dg.pending]
+    assert orders == sorted(orders) and all(not math.isnan(o[2]) for o in orders)

@@ -1,0 +1,240 @@
+"""Where a report's phases stand, one line a phase (pure): the digest a report opens with, so that a person answers
+"how far from done, and what is nearest?" from the first screen.
+
+A line says a phase's status, its gates met, and the figure that decides when it is done: for a phase not done, the
+unmet gate furthest from its threshold (every gate must be met, so the worst one decides), as its value against the
+threshold with the gap (``0.276 at ctx=23000 heads=8, needs ≥ 0.500: 0.224 short (44.8%)``); a test or sign-off gate
+by its reason; a blocked phase by what blocks it. Since the previous report: a status change of the period, else how
+the deciding figure moved since the newest run before the period began (a milestone report's period starts where the
+previous report ended).
+
+Phases are ordered by how near they are to done: not blocked before blocked, then by the share of gates unmet, then by
+the worst gap; done phases last, in plan order. Nothing here reads a file: the report's data and the result runs in,
+lines out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from tracker.base.contract import utc_time
+from tracker.core.bench_verdict import evaluate, fmt_num, fmt_params
+from tracker.core.model import BenchGate, Plan, ResultRun, Status
+from tracker.report.data import PhaseReport, Report
+from tracker.report.detail import BenchFigures, GateDetail
+
+# A gate whose distance to its threshold the figures cannot tell (a test, a sign-off, a bench gate without a value):
+# as far as a bench gate twice its threshold away.
+UNKNOWN_GAP = 1.0
+
+
+class DigestLine(NamedTuple):
+    """One phase of the digest."""
+
+    key: str  # PLAN/PHASE
+    title: str
+    status: Status
+    met: int
+    total: int
+    deciding: str  # the figure that decides when the phase is done, with its gap; "" for a done phase
+    since: str  # what moved since the previous report; "" when nothing is known to have
+    order: tuple[int, float, float]  # (blocked, share of gates unmet, worst relative gap): smaller is nearer done
+
+    def as_json(self) -> dict[str, Any]:
+        """The line as ``--json`` prints it."""
+        out = self._asdict()
+        out["status"] = self.status.value
+        out["order"] = [x if math.isfinite(x) else None for x in self.order]
+        return out
+
+
+class Digest(NamedTuple):
+    """The report's opening: how many phases and gates are done, and a line a phase (not done first, nearest
+    first; then the done ones)."""
+
+    done: int
+    phases: int
+    met: int
+    gates: int
+    changes: int
+    pending: tuple[DigestLine, ...]
+    finished: tuple[DigestLine, ...]
+
+    @property
+    def share_done(self) -> float:
+        """Phases done over phases (0 for no phase)."""
+        return self.done / self.phases if self.phases else 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        """The digest as ``--json`` prints it."""
+        return {
+            "done": self.done,
+            "phases": self.phases,
+            "met": self.met,
+            "gates": self.gates,
+            "changes": self.changes,
+            "pending": [x.as_json() for x in self.pending],
+            "finished": [x.as_json() for x in self.finished],
+        }
+
+
+def build_digest(
+    report: Report,
+    plans: Sequence[Plan],
+    results: Sequence[ResultRun] = (),
+    bounds: MutableMapping[str, float] | None = None,
+) -> Digest:
+    """The digest of ``report`` (built from ``plans``; ``results``: the result runs it read, for the deciding
+    figures' values before the period; ``bounds``: bootstrap bounds known already)."""
+    gates = {f"{p.id}/{ph.id}": ph.gates for p in plans for ph in p.phases}
+    start = _start(report)
+    earlier = [r for r in results if start is not None and r.time <= start]
+    earlier.sort(key=lambda r: (r.time, r.path))
+    lines = [_line(ph, gates.get(ph.detail.key, ()), earlier, bounds) for ph in report.phases]
+    pending = sorted((x for x in lines if x.status is not Status.DONE), key=lambda x: x.order)
+    met, total = report.gates
+    return Digest(
+        done=len(lines) - len(pending),
+        phases=len(lines),
+        met=met,
+        gates=total,
+        changes=len(report.changes),
+        pending=tuple(pending),
+        finished=tuple(x for x in lines if x.status is Status.DONE),
+    )
+
+
+def _start(report: Report) -> datetime | None:
+    text = utc_time(report.period.start) if report.period.start else None
+    if text is None:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _line(
+    ph: PhaseReport, defined: Sequence[Any], earlier: Sequence[ResultRun], bounds: MutableMapping[str, float] | None
+) -> DigestLine:
+    d = ph.detail
+    met = sum(g.met for g in d.gates)
+    total = len(d.gates)
+    unmet = [g for g in d.gates if not g.met]
+    worst = max(unmet, key=_gap, default=None)
+    blocked = d.status is Status.BLOCKED
+    if d.status is Status.DONE:
+        deciding = ""
+    elif d.status is Status.STALE and not unmet:
+        deciding = "stale: " + (
+            "changed since its evidence: " + _few(d.changed)
+            if d.changed
+            else next((g.stale for g in d.gates if g.stale), "evidence out of date")
+        )
+    elif worst is not None:
+        nearest = min((x for x in unmet if x.bench is not None), key=_gap, default=None)
+        deciding = _deciding(worst, len(unmet), total, nearest)
+    else:
+        deciding = d.note or d.status.value
+    if blocked:
+        deciding = f"blocked by {_few(d.blocked_by)}" + (f"; {deciding}" if deciding else "")
+    share = len(unmet) / total if total else 0.0
+    gap = _gap(worst) if worst is not None else (0.01 if d.status is Status.STALE else 0.0)
+    since = _since(ph, worst, defined, earlier, bounds)
+    return DigestLine(d.key, d.title, d.status, met, total, deciding, since, (int(blocked), share, gap))
+
+
+def _few(items: Sequence[str], most: int = 3) -> str:
+    shown = ", ".join(items[:most])
+    return shown + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
+def _gap(g: GateDetail) -> float:
+    """How far gate ``g`` is from its threshold, relative to it (0: at it or undecided; UNKNOWN_GAP when unknown)."""
+    f = g.bench
+    if f is None or f.margin is None or not math.isfinite(f.margin):
+        return UNKNOWN_GAP
+    return max(0.0, -f.margin)
+
+
+def _deciding(g: GateDetail, unmet: int, total: int, nearest: GateDetail | None = None) -> str:
+    count = f"{unmet} of {total} gates unmet" if unmet > 1 else f"gate {g.number} unmet"
+    f = g.bench
+    if f is None:
+        return f"{count}; gate {g.number}: {g.reason}"
+    out = f"{count}; worst, gate {g.number}: {figure(f, g.definition)}"
+    if nearest is not None and nearest is not g and nearest.bench is not None:
+        out += f"; nearest, gate {nearest.number}: {figure(nearest.bench, nearest.definition)}"
+    return out
+
+
+def figure(f: BenchFigures, definition: Mapping[str, Any]) -> str:
+    """A bench gate's deciding figure in one phrase: its value where it was measured, the threshold and the gap."""
+    where = definition.get("where")
+    shown = " ".join((fmt_params(where) if isinstance(where, dict) and where else fmt_params(f.params)).split())
+    show = _percent if f.unit == "fraction" else _with_unit(f.unit)
+    value = f"{f.metric.rsplit('.', 1)[-1]} {show(f.value)}"
+    if f.baseline:
+        value += " vs " + " ".join(fmt_params(f.baseline).split())
+    at = f" at {shown}" if shown else ""
+    need = f"needs {f.op} {show(f.threshold)}"
+    if f.undecided:
+        return f"{value}{at}, {need}: undecided (inside its noise)"
+    gap = f.threshold - f.value if f.op == "≥" else f.value - f.threshold
+    if not gap > 0:
+        return f"{value}{at}, {need}: met by its value, not yet by its {_pct(f.confidence)} bound"
+    if f.unit == "fraction":
+        return f"{value}{at}, {need}: {fmt_num(round(gap * 100, 9))} points short"
+    rel = f" ({gap / abs(f.threshold):.1%})" if f.threshold else ""
+    return f"{value}{at}, {need}: {show(gap)} short{rel}"
+
+
+def _percent(x: float) -> str:
+    return f"{fmt_num(x * 100)}%"
+
+
+def _with_unit(unit: str) -> Callable[[float], str]:
+    def show(x: float) -> str:
+        return f"{fmt_num(x)}{unit}" if unit == "×" else f"{fmt_num(x)} {unit}" if unit else fmt_num(x)
+
+    return show
+
+
+def _pct(confidence: float | None) -> str:
+    return f"{confidence:.0%}" if confidence is not None else "confidence"
+
+
+def _since(
+    ph: PhaseReport,
+    worst: GateDetail | None,
+    defined: Sequence[Any],
+    earlier: Sequence[ResultRun],
+    bounds: MutableMapping[str, float] | None,
+) -> str:
+    if ph.changes:
+        first, last = ph.changes[0], ph.changes[-1]
+        n = len(ph.changes)
+        if first.previous is last.status:
+            return f"{n} changes, back to {last.status.value}"
+        more = f" ({n} changes)" if n > 1 else ""
+        return f"{first.previous.value} → {last.status.value} at {last.time}{more}"
+    if worst is None or worst.bench is None or not earlier or worst.number > len(defined):
+        return ""
+    gate = defined[worst.number - 1]
+    if not isinstance(gate, BenchGate):
+        return ""
+    for run in reversed(earlier):
+        if not any(c.metric == gate.bench for c in run.cases):
+            continue
+        before = evaluate(gate, [run], bounds, by_value=True).value
+        if before is None or not math.isfinite(before):
+            continue
+        now = worst.bench.value
+        if run.path == worst.bench.run or now == before:
+            return "unchanged"
+        f = worst.bench
+        if f.unit == "fraction":
+            return f"{'+' if now > before else '−'}{fmt_num(abs(now - before) * 100)} points (was {_percent(before)})"
+        show = _with_unit(f.unit)
+        return f"{'+' if now > before else '−'}{show(abs(now - before))} (was {show(before)})"
+    return ""

@@ -54,15 +54,15 @@ def run(
 
             previous = read_point(root, scope.name)
         report = assemble(root, view, scope, since, previous)
-    if as_json:
-        from tracker.commands.common import json_text
+        if as_json:
+            from tracker.commands.common import json_text
 
-        data = report.as_json()
-        text = (json_text(out, data) if out_path is None else json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
-    else:
-        from tracker.report.report_text import render
+            data = report.as_json()
+            text = (json_text(out, data) if out_path is None else json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
+        else:
+            from tracker.report.report_text import render
 
-        text = render(root, report, fmt)
+            text = render(root, report, fmt, cache=cache)
     if out_path is None:
         out.write(text)
         out.flush()

@@ -14,6 +14,8 @@ from tracker.report.period import point_comment
 if TYPE_CHECKING:
     from markupsafe import Markup
 
+    from tracker.base.cache import Cache
+
 FORMATS = ("md", "html")
 # Control characters other than tab, line feed, form feed and carriage return: dropped from a rendered report wherever
 # they came from (plan text, a commit subject, a machine name), as |md drops them from Markdown cells; in HTML
@@ -26,19 +28,23 @@ CHARTS_NOTE = (
 )
 
 
-def render(root: Path, report: Report, fmt: str, *, charts: bool = True) -> str:
+def render(root: Path, report: Report, fmt: str, *, charts: bool = True, cache: Cache | None = None) -> str:
     """``report`` through the repository's (or the packaged) ``report.<fmt>.j2``. ``charts``: draw the charts
-    (HTML, when matplotlib is importable); else one line stands where they would be."""
+    (HTML, when matplotlib is importable); else one line stands where they would be. ``cache``: the command's, where
+    the charts' SVG is kept (:mod:`tracker.report.chart_cache`; None: every chart drawn)."""
     from markupsafe import Markup
 
     from tracker.core.bench_verdict import fmt_num, fmt_params
     from tracker.report import charts as charting
     from tracker.report import templating
+    from tracker.report.chart_cache import ChartCache
 
     draw = charts and fmt == "html" and charting.available()
+    drawn = ChartCache(cache if draw else None)
 
     def svg(chart: ReportChart) -> Markup:
-        return Markup(charting.render_svg(chart.chart, id_prefix=chart.id))
+        text = drawn.svg(chart.chart, chart.id, lambda: charting.render_svg(chart.chart, id_prefix=chart.id))
+        return Markup(text)
 
     def num(x: float | None) -> str:
         return "—" if x is None else fmt_num(x)
@@ -74,6 +80,7 @@ def render(root: Path, report: Report, fmt: str, *, charts: bool = True) -> str:
         charts_drawn=draw,
         charts_note=CHARTS_NOTE if charts and not charting.available() else "Charts not drawn.",
     )
+    drawn.keep()
     return _CONTROL.sub("", text)
 
 

@@ -1,0 +1,35 @@
+"""bench/plan_tracker/report_budget.py: the digest's lines are counted up to the first <details>, and the page's
+height and charts come from a real Chromium (skipped without one, except under CI)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench.plan_tracker.report_budget import digest_lines, page_height
+
+
+def test_the_digest_ends_at_the_first_details_line() -> None:
+    text = "# R\n\n## Where it stands\n\nrow\n\n<details>\n<summary>x</summary>\n\nmore\n</details>\n"
+    assert digest_lines(text) == 6
+    assert digest_lines("  <details>  \n") == 0
+    assert digest_lines("a\nb\nc") == 3  # no details: every line counts
+    assert digest_lines("inline <details> is prose\n<details>\n") == 1
+
+
+def test_height_and_charts_are_what_chromium_lays_out(tmp_path: Path) -> None:
+    if shutil.which("chromium") is None and shutil.which("chromium-browser") is None:
+        if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+            pytest.fail("CI installs chromium", pytrace=False)
+        pytest.skip("no Chromium here")
+    pytest.importorskip("playwright")
+    page = tmp_path / "p.html"
+    svg = '<svg width="10" height="10" xmlns="http://www.w3.org/2000/svg"></svg>'
+    page.write_text(
+        f"<!DOCTYPE html><html><body style='margin:0'><div style='height:3000px'></div>{svg}{svg}</body></html>"
+    )
+    height, charts = page_height(page, width=800)
+    assert charts == 2 and 3000 <= height <= 3100

@@ -1,0 +1,132 @@
+"""Charts drawn once (tracker.report.chart_cache): a cached SVG is the drawn one byte for byte, a cache entry that is
+not an inert SVG of its chart is drawn again, and the cache stays bounded."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+import report_fixture
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tracker.base.cache import Cache
+from tracker.commands import report
+from tracker.report import chart_cache
+from tracker.report.chart_cache import NAME, ChartCache
+
+
+def svg_of(prefix: str, body: str = "") -> str:
+    return f'<svg width="1pt" xmlns="http://www.w3.org/2000/svg" id="{prefix}" role="img"><g>{body}</g></svg>'
+
+
+def cache_in(tmp_path: Path) -> Cache:
+    (tmp_path / ".tracker" / "cache").mkdir(parents=True, exist_ok=True)
+    return Cache(tmp_path)
+
+
+def test_a_chart_is_drawn_once_across_commands(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def draw(prefix: str) -> str:
+        calls.append(prefix)
+        return svg_of(prefix)
+
+    first = cache_in(tmp_path)
+    charts = ChartCache(first)
+    assert charts.svg(("a", 1.0), "chart1", lambda: draw("chart1")) == svg_of("chart1")
+    assert charts.svg(("a", 1.0), "chart1", lambda: draw("chart1")) == svg_of("chart1")  # same command: once
+    charts.keep()
+    first.write()
+    again = ChartCache(Cache(tmp_path))
+    assert again.svg(("a", 1.0), "chart1", lambda: draw("chart1")) == svg_of("chart1")
+    assert again.svg(("a", 2.0), "chart1", lambda: draw("chart1")) == svg_of("chart1")  # other data: drawn
+    assert again.svg(("a", 1.0), "chart2", lambda: draw("chart2")) == svg_of("chart2")  # other prefix: drawn
+    assert calls == ["chart1", "chart1", "chart2"] and again.drawn == 2
+
+
+def test_without_a_cache_every_chart_is_drawn() -> None:
+    charts = ChartCache(None)
+    for i in range(3):
+        charts.svg(i, "c", lambda: svg_of("c"))
+    charts.svg(0, "c", lambda: svg_of("c"))  # the same chart again in one command: drawn once
+    assert charts.drawn == 3
+    charts.keep()  # nothing to keep, nothing raised
+
+
+def test_the_cache_keeps_the_charts_used_first_and_stays_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chart_cache, "MAX_CHARTS", 5)
+    cache = cache_in(tmp_path)
+    charts = ChartCache(cache)
+    for i in range(8):
+        charts.svg(i, f"c{i}", lambda i=i: svg_of(f"c{i}"))  # type: ignore[misc]
+    charts.keep()
+    cache.write()
+    kept = json.loads((tmp_path / ".tracker" / "cache" / f"{NAME}.json").read_text())["data"]
+    assert len(kept) == 8  # the charts this command used are all kept, whatever the bound
+    later = ChartCache(Cache(tmp_path))
+    later.svg("new", "n", lambda: svg_of("n"))
+    later.keep()
+    assert len(later.cache.read(NAME, later.key)) == 5  # type: ignore[union-attr]
+
+
+hostile = st.one_of(
+    st.none(),
+    st.integers(),
+    st.lists(st.text(max_size=5), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=3),
+    st.text(max_size=60),
+    st.sampled_from(
+        [
+            svg_of("chart1", "<script>alert(1)</script>"),
+            svg_of("chart1", '<a href="javascript:alert(1)">x</a>'),
+            svg_of("chart1", "<foreignObject><div>x</div></foreignObject>"),
+            svg_of("chart1").replace("<g>", '<g onload="alert(1)">'),
+            svg_of("chart1").replace("<g>", "<g ONMOUSEOVER = 'x'>"),
+            svg_of("other"),
+            svg_of("chart1")[:-6],
+            "<div>" + svg_of("chart1"),
+        ]
+    ),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(entry=hostile)
+def test_a_tampered_entry_is_drawn_again_never_inlined(entry: object, tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("cache")
+    cache = cache_in(root)
+    charts = ChartCache(cache)
+    charts.svg("x", "chart1", lambda: svg_of("chart1"))
+    entry_key = next(iter(charts.used))
+    path = root / ".tracker" / "cache" / f"{NAME}.json"
+    path.write_text(json.dumps({"key": charts.key, "data": {entry_key: entry}}))
+    again = ChartCache(Cache(root))
+    assert again.svg("x", "chart1", lambda: svg_of("chart1")) == svg_of("chart1")
+    assert again.drawn == 1
+
+
+def test_a_report_from_cached_charts_is_the_drawn_report(tmp_path: Path) -> None:
+    from tracker.report import charts
+
+    if not charts.available():
+        pytest.skip("the charts need the [report] extra (matplotlib)")
+    root = report_fixture.build(tmp_path / "repo")
+
+    def html() -> bytes:
+        out = tmp_path / "r.html"
+        assert report.run(root, fmt="html", out_path=out, out=io.StringIO()) == 0
+        return out.read_bytes()
+
+    drawn = html()
+    stored = root / ".tracker" / "cache" / f"{NAME}.json"
+    assert stored.is_file() and json.loads(stored.read_text())["data"]
+    assert html() == drawn  # from the cache
+    doc = json.loads(stored.read_text())
+    doc["data"] = {k: svg_of("chart1", "<script>x</script>") for k in doc["data"]}
+    stored.write_text(json.dumps(doc))
+    assert html() == drawn  # tampered: drawn again, the same bytes

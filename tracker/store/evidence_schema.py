@@ -6,6 +6,7 @@ both read by it; :func:`show`, :func:`key_name` and :func:`wrong` word every mes
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tracker.base.contract import VERSIONS, Clock, utc_time
@@ -352,6 +353,13 @@ def lone_surrogate(data: bytes, doc: object) -> str | None:
     hold such an escape are walked (iteratively: the document may be deeply nested)."""
     if b"\\ud" not in data and b"\\uD" not in data:
         return None
+    try:  # the C encoder over the whole document: ~20x faster than the walk below, which then says where
+        json.dumps(doc, ensure_ascii=False, check_circular=False).encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        pass
+    except (RecursionError, ValueError, TypeError):
+        pass  # too deep for the encoder, or not JSON data: the walk decides
     stack = [doc]
     while stack:
         item = stack.pop()

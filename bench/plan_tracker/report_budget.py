@@ -19,6 +19,7 @@ depend on the milestone's plans and evidence, which change with every run of rec
 fingerprint (the gates would be stale after each kernel run) and the file names the commit they were read at.
 
     python bench/plan_tracker/report_budget.py --out bench/results
+    python bench/plan_tracker/report_budget.py --screenshots plans/reports   # the reports' first screens, as PNG
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ MEASURED = (
     "bench/plan_tracker/record.py",
 )
 WIDTH = 1400
+SCREEN = 900  # the first screen's height: what a person sees before scrolling
 DETAILS = "<details>"
 
 
@@ -55,8 +57,9 @@ def digest_lines(markdown: str) -> int:
     return next((i for i, line in enumerate(lines) if line.strip() == DETAILS), len(lines))
 
 
-def page_height(html: Path, width: int = WIDTH) -> tuple[int, int]:
-    """(the page's height in px at ``width``, its ``<svg>`` elements) in the system Chromium (Playwright)."""
+def page_height(html: Path, width: int = WIDTH, screenshot: Path | None = None) -> tuple[int, int]:
+    """(the page's height in px at ``width``, its ``<svg>`` elements) in the system Chromium (Playwright);
+    ``screenshot``: where to save a PNG of the first screen (``width`` x :data:`SCREEN` px)."""
     from playwright.sync_api import sync_playwright
 
     browser_path = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -65,13 +68,25 @@ def page_height(html: Path, width: int = WIDTH) -> tuple[int, int]:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=browser_path, args=["--no-sandbox", "--disable-dev-shm-usage"])
         try:
-            page = browser.new_page(viewport={"width": width, "height": 900})
+            page = browser.new_page(viewport={"width": width, "height": SCREEN})
             page.goto(html.resolve().as_uri())
             height = int(page.evaluate("document.documentElement.scrollHeight"))
             charts = int(page.evaluate("document.querySelectorAll('svg').length"))
+            if screenshot is not None:
+                page.screenshot(path=str(screenshot), full_page=False)
         finally:
             browser.close()
     return height, charts
+
+
+def screenshots(folder: Path) -> list[Path]:
+    """A PNG of the first screen of every HTML report in ``folder`` (``plans/reports``), written beside it."""
+    written = []
+    for html in sorted(folder.glob("*.html")):
+        png = html.with_suffix(".png")
+        page_height(html, screenshot=png)
+        written.append(png)
+    return written
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -79,11 +94,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--milestone", default="verify-kernel")
     ap.add_argument("--runs", type=int, default=5, help="timed rounds after the warm-up (default 5)")
     ap.add_argument("--out", type=Path, default=None, help="write a result file into this folder")
+    ap.add_argument(
+        "--screenshots",
+        type=Path,
+        default=None,
+        metavar="FOLDER",
+        help="only write a PNG of the first screen of each HTML report in FOLDER (plans/reports) beside it",
+    )
     return ap.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.screenshots is not None:
+        for png in screenshots(args.screenshots):
+            print(f"wrote {png}")
+        return 0
     tracker = tracker_cmd()
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}, tracker via {' '.join(tracker)}")
     report = [*tracker, "report", "--milestone", args.milestone]

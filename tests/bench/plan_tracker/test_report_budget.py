@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.plan_tracker.report_budget import digest_lines, page_height
+from bench.plan_tracker.report_budget import SCREEN, WIDTH, digest_lines, page_height, screenshots
 
 
 def test_the_digest_ends_at_the_first_details_line() -> None:
@@ -33,3 +33,8 @@ def test_height_and_charts_are_what_chromium_lays_out(tmp_path: Path) -> None:
     )
     height, charts = page_height(page, width=800)
     assert charts == 2 and 3000 <= height <= 3100
+    written = screenshots(tmp_path)
+    assert written == [tmp_path / "p.png"]
+    head = written[0].read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")) == (WIDTH, SCREEN)

@@ -34,12 +34,20 @@ def attention(
     tree_mask: torch.Tensor,
     sm_scale: float,
     dtype: torch.dtype = torch.float32,
+    kv_scale: float | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Tree-verify attention computed in `dtype`; returns (out [B,T,H,512] in dtype, lse [B,T,H] fp32).
 
     Inputs as for `kernel.verify_attention` (assumed valid). With dtype=bfloat16 every matmul and the
-    softmax run in bf16, as a naive torch implementation would.
+    softmax run in bf16, as a naive torch implementation would. An fp8 (e4m3) cache is read as its
+    dequantized values, `kv_cache * kv_scale` (kernel/fp8.py): the reference of an fp8 kernel.
     """
+    if kv_cache.dtype == torch.float8_e4m3fn:
+        if kv_scale is None:
+            raise ValueError("kv_scale: an fp8 kv_cache needs its scale")
+        kv_cache = kv_cache.float() * kv_scale
+    elif kv_scale is not None:
+        raise ValueError(f"kv_scale: given for a {kv_cache.dtype} kv_cache (only an fp8 cache has a scale)")
     batch, nodes, _, _ = q.shape
     visible_tree = ancestor_matrix(tree_mask)
     bounds = prefix_indptr.tolist()  # a host sync: fine for an oracle

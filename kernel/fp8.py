@@ -11,7 +11,10 @@ What else is quantized is the design question of kernel/FP8.md, measured by :mod
 - ``kv``: the cache only (the bf16 kernel's math on the dequantized cache; the flash-attention rule applies to it
   as it stands);
 - ``qkp``: also Q (per row and head, a power-of-two scale each) and P (the softmax weights, ``P * 2**P_SHIFT``
-  rounded to e4m3, as FlashAttention-3's fp8 path re-quantizes P for P.V), so both MMAs could run in e4m3.
+  rounded to e4m3, as FlashAttention-3's fp8 path re-quantizes P for P.V), so both MMAs could run in e4m3;
+- ``qkp2``: Q and P each as the sum of two e4m3 terms (the value rounded, then its remainder rounded with its own
+  scale), two e4m3 MMAs where ``qkp`` has one: close to bf16's precision at 2 / 2.5 of a bf16 MMA's issue time on
+  the H200 (e4m3 mma.sync at 2.5x bf16's rate), 2 / 2 on sm_120.
 
 :func:`emulate` computes either design's output in fp32 from the quantized operands on any device (the CPU here),
 so the error of each is known before a kernel exists.
@@ -27,7 +30,7 @@ from kernel.reference import V_DIM, ancestor_matrix
 
 FP8 = torch.float8_e4m3fn
 E4M3_MAX = 448.0
-DESIGNS = ("kv", "qkp")
+DESIGNS = ("kv", "qkp", "qkp2")
 MIN_EXPONENT, MAX_EXPONENT = -126, 127  # the scale is an fp32 kernel argument: a normal fp32 power of two
 P_SHIFT = 8  # P in [0, 1] is scaled by 2**8 before rounding to e4m3: weights down to 2**-17 stay non-zero
 
@@ -69,6 +72,18 @@ def _row_scales(x: torch.Tensor) -> torch.Tensor:
     return torch.exp2(torch.ceil(torch.log2(amax / E4M3_MAX)))
 
 
+def _e4m3_rows(x: torch.Tensor) -> torch.Tensor:
+    """``x`` as e4m3 with a power-of-two scale per row, back in fp32."""
+    scales = _row_scales(x)
+    return (x / scales).to(FP8).float() * scales
+
+
+def _e4m3_split(x: torch.Tensor) -> torch.Tensor:
+    """``x`` as the sum of two e4m3 terms per row (the rounded value and its rounded remainder), in fp32."""
+    hi = _e4m3_rows(x)
+    return hi + _e4m3_rows(x - hi)
+
+
 def emulate(
     design: str,
     q: torch.Tensor,
@@ -87,11 +102,8 @@ def emulate(
     batch, nodes, _, _ = q.shape
     visible_tree = ancestor_matrix(tree_mask)
     bounds = prefix_indptr.tolist()
-    if design == "qkp":
-        scales = _row_scales(q.float())
-        q_seen = (q.float() / scales).to(FP8).float() * scales
-    else:
-        q_seen = q.to(torch.bfloat16).float()
+    seen_as = {"kv": lambda t: t.to(torch.bfloat16).float(), "qkp": _e4m3_rows, "qkp2": _e4m3_split}[design]
+    q_seen = seen_as(q.float())
     outs, lses = [], []
     for b in range(batch):
         slots = torch.cat([prefix_slots[bounds[b] : bounds[b + 1]], tree_slots[b]]).long()
@@ -105,7 +117,12 @@ def emulate(
         safe = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
         p = torch.exp(scores - safe)  # in [0, 1], the weights the P.V MMA multiplies
         total = p.sum(dim=-1, keepdim=True)
-        p = (p * 2.0**P_SHIFT).to(FP8).float() / 2.0**P_SHIFT if design == "qkp" else p.to(torch.bfloat16).float()
+        if design == "qkp":
+            p = (p * 2.0**P_SHIFT).to(FP8).float() / 2.0**P_SHIFT
+        elif design == "qkp2":
+            p = _e4m3_split(p.flatten(0, 1)).view_as(p)
+        else:
+            p = p.to(torch.bfloat16).float()
         out = torch.einsum("thn,nd->thd", p, keys[:, :V_DIM]) / total.clamp(min=torch.finfo(torch.float32).tiny)
         seen = visible.any(dim=1)[:, None, None]
         outs.append(out.masked_fill(~seen, 0.0))

@@ -204,15 +204,26 @@ def doc_problems(root: Path, cache: Cache) -> list[Problem]:
             continue
         tables = tables or Tables(root, cache)
         try:
-            stale = tables.rewrite(doc, force=False) != doc.text
+            new = tables.rewrite(doc, force=False)
         except RegionEditedError as err:
             problems.append(Problem("region-edited", rel, str(err)))
             continue
-        if stale:
+        if new != doc.text:
+            line = first_changed_line(doc.text, new)
             problems.append(
-                Problem("out-of-date", rel, f"{rel}: generated results tables out of date (run `tracker update`)")
+                Problem(
+                    "out-of-date",
+                    rel,
+                    f"{rel}:{line}: generated results tables or figures out of date (run `tracker update`)",
+                )
             )
     return problems
+
+
+def first_changed_line(old: str, new: str) -> int:
+    """The 1-based line of ``old`` where ``new`` first differs from it (where a stale table or figure starts)."""
+    at = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
+    return old.count("\n", 0, at) + 1
 
 
 def unknown_commits(root: Path, claimed: Iterable[tuple[str, object]]) -> list[Problem]:

@@ -81,6 +81,7 @@ def declared_docs(root: Path) -> list[str]:
     if not isinstance(docs, list) or not all(isinstance(d, str) for d in docs):
         raise UsageError(f"{at}: expected a list of paths (strings) relative to the repository root")
     from tracker.plans.load import PLAN_GLOB
+    from tracker.report.doc_tables import doc_path_problem
 
     seen: set[str] = set()
     for doc in docs:
@@ -93,18 +94,6 @@ def declared_docs(root: Path) -> list[str]:
             raise UsageError(f"{at}: {doc!r} {problem}")
         seen.add(doc)
     return list(docs)
-
-
-def doc_path_problem(doc: str) -> str | None:
-    """Why ``doc`` cannot name a doc of the repository, or None: it must be a relative POSIX path that stays inside
-    it, without empty, ``.`` or ``..`` segments or control characters."""
-    if not doc or any(ord(c) < 32 or ord(c) == 127 for c in doc):
-        return "is empty or holds a control character"
-    if doc.startswith(("/", "~")) or "\\" in doc or re.match(r"^[A-Za-z]:", doc):
-        return "is not a relative POSIX path"
-    if any(part in ("", ".", "..") for part in doc.split("/")):
-        return "has an empty, '.' or '..' segment (write the path from the repository root)"
-    return None
 
 
 class DocFile(NamedTuple):
@@ -173,6 +162,7 @@ class Tables:
         """``doc``'s text with its regions written (the text itself when up to date). DocTableError (exit 2) for
         an invalid block, RegionEditedError (exit 4) for a region edited by hand unless ``force``."""
         from tracker.plans.regions import rewrite
+        from tracker.report.doc_figures import may_hold_figures, rewrite_figures
         from tracker.report.doc_tables import DocTableError, doc_regions, parse_tables
 
         sha = sha256_hex(doc.text.encode("utf-8", "surrogatepass"))
@@ -181,9 +171,13 @@ class Tables:
         specs, problems = parse_tables(doc.path, doc.text, self.blocks)
         if problems:
             raise DocTableError(problems)
-        errors = self.repo.errors() if specs else []
-        runs = self.repo.runs() if specs else []
-        new = rewrite(doc.text, doc_regions(specs, runs, [str(e) for e in errors]), doc.path, force=force)
+        figures = may_hold_figures(doc.text)
+        errors = self.repo.errors() if specs or figures else []
+        runs = self.repo.runs() if specs or figures else []
+        invalid = [str(e) for e in errors]
+        new = rewrite(doc.text, doc_regions(specs, runs, invalid), doc.path, force=force)
+        if figures:
+            new = rewrite_figures(doc.path, new, runs, invalid, force=force)
         if all(e.lasting for e in errors):  # a file refused for a time still to come is usable later: not kept
             if new == doc.text and self.listing is not None:
                 self.current.add(sha)
@@ -193,10 +187,12 @@ class Tables:
 
 
 def may_change(doc: DocFile) -> bool:
-    """Could ``update`` change this doc? Not without a ``results`` block or a region marker (no parse needed)."""
+    """Could ``update`` change this doc? Not without a ``results`` block, a region marker or a figure marker (no
+    parse needed)."""
+    from tracker.report.doc_figures import may_hold_figures
     from tracker.report.doc_tables import may_hold_blocks
 
-    return may_hold_blocks(doc.text) or _MARKER in doc.text
+    return may_hold_blocks(doc.text) or _MARKER in doc.text or may_hold_figures(doc.text)
 
 
 def doc_changes(

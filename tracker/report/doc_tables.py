@@ -77,6 +77,18 @@ class Block(NamedTuple):
     closed: bool
 
 
+def doc_path_problem(doc: str) -> str | None:
+    """Why ``doc`` cannot name a doc of the repository, or None: it must be a relative POSIX path that stays inside
+    it, without empty, ``.`` or ``..`` segments or control characters."""
+    if not doc or any(ord(c) < 32 or ord(c) == 127 for c in doc):
+        return "is empty or holds a control character"
+    if doc.startswith(("/", "~")) or "\\" in doc or re.match(r"^[A-Za-z]:", doc):
+        return "is not a relative POSIX path"
+    if any(part in ("", ".", "..") for part in doc.split("/")):
+        return "has an empty, '.' or '..' segment (write the path from the repository root)"
+    return None
+
+
 # --- finding and validating blocks ---------------------------------------------------------------------------------
 
 
@@ -230,7 +242,9 @@ def value_text(value: Any) -> str:
     return fmt_params({"v": value}).removeprefix("v=")
 
 
-def _number(x: float, digits: int | None) -> str:
+def number_text(x: float, digits: int | None) -> str:
+    """A figure as the tables and inline figures write it: ``digits`` decimals, else three significant digits
+    (:func:`fmt_num`); a magnitude from 1e15 up in exponent form, so that no value gives a 300-digit cell."""
     if digits is not None:
         return f"{x:.{digits}f}" if abs(x) < 1e15 or x != x else f"{x:.{digits}e}"
     return fmt_num(x) if not abs(x) >= 1e15 else f"{x:.3g}"  # `not >=`: NaN goes to fmt_num
@@ -307,11 +321,11 @@ def build(spec: TableSpec, runs: Sequence[ResultRun], invalid: Sequence[str] = (
                 line.append("-")
                 continue
             shown.append(case)
-            text = _number(compute_stat(spec.stat, case.samples), spec.digits)
+            text = number_text(compute_stat(spec.stat, case.samples), spec.digits)
             extra = seconds.get(row, {}).get(col)
             if extra is not None:
                 value = compute_stat(spec.stat, extra.samples)
-                figure = _number(100 * value if spec.percent else value, spec.digits)
+                figure = number_text(100 * value if spec.percent else value, spec.digits)
                 text += f" ({figure}%)" if spec.percent else f" ({figure})"
             line.append(text)
         body.append(line)

@@ -17,7 +17,8 @@ string), double-quoted (a string, JSON escapes) or a list ``[5700,23000]``. The 
   default), as in a ``results`` block (:mod:`tracker.report.doc_tables`' :func:`number_text`, ``compute_stat``).
 - ``over.PARAM=value``: a ratio, the figure's case over the same case with ``PARAM`` changed, written ``1.13x``
   (``triton`` over ``cuda``: how many times slower Triton is).
-- ``percent``: the value times 100, written ``45.9%``; ``unit="..."``: the unit written after the number (the
+- ``percent``: the value times 100, written ``45.9%``; ``change`` (with ``over.``): how much larger than the case it
+  is divided by, in percent (``1.032x`` is ``3.2%``); ``unit="..."``: the unit written after the number (the
   result file's by default; ``unit=""``: none).
 - ``range``: the figure may cover several cases: written ``lowest-highest`` (``25.3-104.6x``), or one number when
   both read alike. Without it, a declaration that matches two cases of the run is refused, naming what differs.
@@ -46,7 +47,7 @@ from tracker.report.doc_tables import DocTableError, cell_text, doc_path_problem
 Scalar = str | int | float | bool
 MAX_DECLARATION = 8000  # characters of one opening comment
 MAX_DIGITS = 9
-FLAGS = ("percent", "range")
+FLAGS = ("percent", "change", "range")
 OPTIONS = ("metric", "benchmark", "file", "commit", "machine", "stat", "digits", "unit")
 NO_RESULT = "(no result file holds this figure yet)"
 
@@ -78,6 +79,7 @@ class Figure(NamedTuple):
     unit: str | None
     percent: bool
     range: bool
+    change: bool = False
 
 
 def checksum(body: str) -> str:
@@ -201,6 +203,9 @@ def _figure(found: tuple[int, int, int, int, int, str | None], text: str, line: 
     if "file" in sources and (why := doc_path_problem(sources["file"])) is not None:
         return f"file {sources['file'][:80]!r} {why}"
     percent, ranged = bool(fields.pop("percent", False)), bool(fields.pop("range", False))
+    change = bool(fields.pop("change", False))
+    if change and (percent or not any(k.startswith("over.") for k in fields)):
+        return "change needs over.PARAM=value (the case it is compared with), and is a percentage already"
     over = {k.removeprefix("over."): v for k, v in fields.items() if k.startswith("over.")}
     if "" in over:
         return "over. needs a parameter name (over.impl=cuda)"
@@ -223,6 +228,7 @@ def _figure(found: tuple[int, int, int, int, int, str | None], text: str, line: 
         None if unit is None else str(unit),
         percent,
         ranged,
+        change,
     )
 
 
@@ -359,11 +365,11 @@ def render(fig: Figure, runs: Sequence[ResultRun], invalid: Sequence[str] = ()) 
             base = compute_stat(fig.stat, under.samples)
             if base == 0 or not math.isfinite(value / base):
                 return NO_RESULT, f"the {fig.stat} of the case it is divided by in {run.path} is 0 or too small"
-            value /= base
+            value = 100 * (value / base - 1) if fig.change else value / base
         values.append(100 * value if fig.percent else value)
     low, high = number_text(min(values), fig.digits), number_text(max(values), fig.digits)
     text = low if low == high else (f"{low} to {high}" if min(values) < 0 else f"{low}-{high}")
-    if fig.percent:
+    if fig.percent or fig.change:
         return text + "%", None
     if fig.over:
         return text + "x", None

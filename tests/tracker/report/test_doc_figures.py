@@ -70,6 +70,8 @@ def test_one_figure_a_ratio_a_range_and_a_percentage() -> None:
     assert one("metric=t impl=cuda ctx=[100,200] range") == "11.0-30.0 us"
     assert one("metric=f impl=cuda percent digits=1") == "25.0%"
     assert one("metric=t impl=cuda ctx=100 over.impl=triton percent digits=0") == "10%"
+    assert one("metric=t impl=triton ctx=100 over.impl=cuda change digits=0") == "900%"
+    assert one("metric=t impl=cuda over.impl=triton change range digits=1") == "-95.0 to -90.0%"
 
 
 def test_the_newest_run_that_holds_the_cases_and_may_speak_speaks() -> None:
@@ -144,6 +146,7 @@ def test_markers_in_code_are_text() -> None:
         ("<!-- figure metric=t file=/etc/passwd --><!-- /figure -->", "file '/etc/passwd' is not a relative POSIX"),
         ("<!-- figure metric=t commit=xyz --><!-- /figure -->", "figure: commit must be 4 to 40 hex digits"),
         ("<!-- figure metric=t over.=1 --><!-- /figure -->", "figure: over. needs a parameter name"),
+        ("<!-- figure metric=t impl=cuda change --><!-- /figure -->", "figure: change needs over.PARAM=value"),
         ('<!-- figure metric=t x="y --><!-- /figure -->', "figure: cannot read 'x=\"y'"),
         (
             "<!-- figure metric=t impl=cuda --><!-- /figure -->",

@@ -26,7 +26,9 @@ string), double-quoted (a string, JSON escapes) or a list ``[5700,23000]``. The 
 The closing comment holds the first 8 hex digits of the sha256 of the figure, whitespace collapsed (an editor that
 re-wraps the line is not an edit): a figure edited by hand is refused (exit 4) unless ``--force``; a new declaration
 is written with a bare ``<!-- /figure -->`` and gets its sum from ``tracker update``. Markers inside code (fenced,
-indented, or a backtick span) are text, never figures. Only the figure between the markers is ever rewritten.
+indented, or a backtick span) are text, never figures. Only the figure between the markers is ever rewritten. So
+that GitHub reads both markers as inline comments, neither may start a line (that would start an HTML block) and the
+opening one may not hold ``--``.
 """
 
 from __future__ import annotations
@@ -232,6 +234,27 @@ def _figure(found: tuple[int, int, int, int, int, str | None], text: str, line: 
     )
 
 
+def _starts_line(text: str, pos: int) -> bool:
+    start = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
+    return not text[start:pos].strip(" \t")
+
+
+def _markup_problem(text: str, start: int, decl_end: int, closer: int) -> str | None:
+    """Why the markers would not read as inline HTML comments on GitHub (cmark-gfm), or None. A comment that starts
+    a line starts an HTML block, which ends the paragraph and shows the rest of the line as HTML; a comment whose
+    text holds ``--`` or ends with ``-`` is no comment and shows as text."""
+    inner = text[start + 4 : decl_end - 3]
+    if "--" in inner or inner.endswith("-") or inner.startswith((">", "->")):
+        return "the opening comment may not hold '--' or end with '-' (GitHub would show it as text)"
+    if _starts_line(text, start) or _starts_line(text, closer):
+        which = "opening comment" if _starts_line(text, start) else "end marker"
+        return (
+            f"the {which} starts a line, where Markdown reads an HTML block that ends the paragraph: put a word "
+            "before it on its line"
+        )
+    return None
+
+
 def find_figures(path: str, text: str) -> tuple[list[Figure], list[str]]:
     """Every figure declared in ``text`` outside code, and every problem (``path:line: figure: ...``): a marker
     that is not closed, a figure without its end marker, a nested or stray marker, a declaration that cannot be
@@ -283,7 +306,7 @@ def find_figures(path: str, text: str) -> tuple[list[Figure], list[str]]:
             pos = decl_end
             continue
         found = (m.start(), decl_end, nxt, closer.end(), decl_end, closer.group(1))
-        fig = _figure(found, text, line)
+        fig = _markup_problem(text, m.start(), decl_end, nxt) or _figure(found, text, line)
         if isinstance(fig, str):
             problems.append(f"{where}: {fig}")
         else:

@@ -159,3 +159,22 @@ def test_the_scan_finds_what_it_should() -> None:
     assert log_cited("took 3 us (`runs/h200_20261201_74001ee_v30_xch.log`, H200)")
     listed = "Intro (`runs/v26_h200_ab.log`, c6e94bd, H200):\n\n- a 3 us\n- b 4 us\n\n# H\n\n- c 5 us\n"
     assert [(n, intro != "") for n, _, intro in paragraphs(listed)][2:5] == [(3, True), (4, True), (5, False)]
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_every_figure_marker_reads_as_an_inline_comment(doc: str) -> None:
+    """On GitHub the markers must vanish inside their sentence: each is inline HTML of a paragraph or a table cell,
+    never an HTML block (which would end the paragraph and show the rest of its line as HTML)."""
+    from markdown_it import MarkdownIt
+
+    from tracker.report.doc_figures import find_figures
+
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    figures, problems = find_figures(doc, text)
+    assert problems == []
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    blocks = [t.content for t in tokens if t.type == "html_block" and "figure" in t.content]
+    assert blocks == [], f"{doc}: figure markers read as an HTML block: {blocks[:1]}"
+    inline = [c.content for t in tokens if t.type == "inline" for c in t.children or [] if c.type == "html_inline"]
+    assert sum(c.lstrip("<!-").lstrip().startswith("figure") for c in inline) == len(figures)
+    assert sum(c.lstrip("<!-").lstrip().startswith("/figure") for c in inline) == len(figures)

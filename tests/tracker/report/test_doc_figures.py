@@ -47,7 +47,7 @@ KERNEL = [
 ]
 
 
-def fig(decl: str, body: str = "") -> str:
+def fig(decl: str, body: str = "") -> str:  # a word before the marker: one that starts a line is refused
     return f"It takes <!-- figure {decl} -->{body}<!-- /figure --> here."
 
 
@@ -147,6 +147,10 @@ def test_markers_in_code_are_text() -> None:
         ("<!-- figure metric=t commit=xyz --><!-- /figure -->", "figure: commit must be 4 to 40 hex digits"),
         ("<!-- figure metric=t over.=1 --><!-- /figure -->", "figure: over. needs a parameter name"),
         ("<!-- figure metric=t impl=cuda change --><!-- /figure -->", "figure: change needs over.PARAM=value"),
+        ("x <!-- figure metric=a--b --><!-- /figure -->", "figure: the opening comment may not hold '--'"),
+        ("x <!-- figure metric=t over.impl=a---><!-- /figure -->", "may not hold '--' or end with '-'"),
+        ("x\n  <!-- figure metric=t --><!-- /figure -->", "doc.md:2: figure: the opening comment starts a line"),
+        ("x <!-- figure metric=t -->1\n<!-- /figure -->", "doc.md:1: figure: the end marker starts a line"),
         ('<!-- figure metric=t x="y --><!-- /figure -->', "figure: cannot read 'x=\"y'"),
         (
             "<!-- figure metric=t impl=cuda --><!-- /figure -->",
@@ -158,7 +162,9 @@ def test_markers_in_code_are_text() -> None:
 def test_a_bad_declaration_is_a_problem_at_its_line_and_nothing_is_rewritten(text: str, message: str) -> None:
     with pytest.raises(DocTableError) as err:
         rewrite_figures(
-            "doc.md", text + "\n\nand <!-- figure metric=t impl=cuda ctx=100 --><!-- /figure -->\n", [run(KERNEL)]
+            "doc.md",
+            "x " + text + "\n\nand <!-- figure metric=t impl=cuda ctx=100 --><!-- /figure -->\n",
+            [run(KERNEL)],
         )
     assert any(message in p for p in err.value.problems), err.value.problems
 

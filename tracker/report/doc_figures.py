@@ -54,6 +54,7 @@ OPTIONS = ("metric", "benchmark", "file", "commit", "machine", "stat", "digits",
 NO_RESULT = "(no result file holds this figure yet)"
 
 _TOKEN = re.compile(r"`+|<!--[ \t\r\n]*/?figure(?![\w-])")
+_MARKER = re.compile(r"<!--[ \t\r\n]*/?figure(?![\w-])")
 _CLOSER = re.compile(r"<!--[ \t]*/figure(?:[ \t]+([0-9a-f]{8}))?[ \t]*-->")
 _WORD = re.compile(r"""([A-Za-z_][\w.-]*)(?:=("(?:[^"\\]|\\.)*"|\[[^\]]*\]|[^\s"\[\]]+))?""")
 _ITEM = re.compile(r"""\s*("(?:[^"\\]|\\.)*"|[^,"\s\[\]]+)\s*(,|$)""")
@@ -259,7 +260,7 @@ def find_figures(path: str, text: str) -> tuple[list[Figure], list[str]]:
     """Every figure declared in ``text`` outside code, and every problem (``path:line: figure: ...``): a marker
     that is not closed, a figure without its end marker, a nested or stray marker, a declaration that cannot be
     read."""
-    if not may_hold_figures(text):
+    if not may_hold_figures(text) or _MARKER.search(text) is None:
         return [], []
     code = _code_spans(text)
     lines = _Lines(text)

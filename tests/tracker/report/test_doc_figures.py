@@ -208,6 +208,35 @@ def test_hostile_text_gives_figures_or_located_problems_never_a_traceback(parts:
         assert len(body) < 200 and "<" not in body.replace("\\<", "") and "\n" not in body
 
 
+KEYS = st.one_of(
+    st.sampled_from(["metric", "stat", "digits", "unit", "file", "commit", "machine", "benchmark", "impl", "ctx",
+                     "b", "over.impl", "over.ctx", "range", "percent", "change", "over."]),
+    st.from_regex(r"[A-Za-z_][\w.-]{0,12}", fullmatch=True),
+)  # fmt: skip
+VALUES = st.one_of(
+    st.integers(-(10**300), 10**300).map(str),
+    st.integers(1, 6000).map(lambda n: "9" * n),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.sampled_from(["t", "cuda", "triton", "100", "[100,200]", "[]", "[1,", '"a b"', '"\\u202e"', "true", "../../x.json",
+                     "bench/results/a.json", "median", "p90", "-1", "99", '"-->"', '"<b>"']),
+    st.text(max_size=10).map(json.dumps),
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(words=st.lists(st.tuples(KEYS, st.one_of(st.none(), VALUES)), max_size=8))
+def test_hostile_declarations_give_a_figure_or_a_located_problem(words: list[tuple[str, str | None]]) -> None:
+    decl = " ".join(k if v is None else f"{k}={v}" for k, v in words)
+    text = f"# D\n\nIt is {fig(decl)}\n"
+    try:
+        out = rewrite_figures("doc.md", text, [run(KERNEL)])
+    except DocTableError as err:
+        assert err.problems and all(p.startswith("doc.md:3: figure") for p in err.problems), err.problems
+        return
+    assert out.startswith("# D\n\nIt is It takes <!-- figure ") and out.endswith(" here.\n")
+    assert rewrite_figures("doc.md", out, [run(KERNEL)]) == out
+
+
 # --- real repositories -----------------------------------------------------------------------------------------------
 
 PYPROJECT = '[project]\nname = "x"\n\n[tool.tracker]\ndocs = ["README.md"]\n'

@@ -303,7 +303,9 @@ def test_a_result_file_outside_the_repository_is_never_read(fig_repo: Path, cli:
     (fig_repo / "README.md").write_text(doc)
     res = cli(fig_repo, "update")
     assert "99.0" not in (fig_repo / "README.md").read_text() and "Traceback" not in res.err
-    assert res.code != 0 or "(not rendered" in (fig_repo / "README.md").read_text()
+    # the link is refused as a result file (as for tables and gates): every figure says so, none shows its value
+    assert res.code == 0 and "-->(not rendered: an invalid result file" in (fig_repo / "README.md").read_text()
+    assert "bench/results/link.json" in cli(fig_repo, "check").out
     (fig_repo / "bench/results/link.json").unlink()
     (fig_repo / "README.md").write_text(README.replace("impl=cuda ctx=1000", f"impl=cuda file=../{outside.name}"))
     res = cli(fig_repo, "update")

@@ -21,7 +21,6 @@ provenance says which machine computed it.
 from __future__ import annotations
 
 import argparse
-import platform
 import shlex
 import sys
 from pathlib import Path
@@ -102,7 +101,6 @@ def main(argv: list[str] | None = None) -> int:
             "cuda": None,
             "torch": torch.__version__,
             "triton": None,
-            "cpu": platform.processor() or platform.machine(),
         }
         command = shlex.join(["python", "-m", "bench.fp8_error", *argv])
         doc = results.document("fp8_error", results.provenance(ROOT, command, environment, now), cases)

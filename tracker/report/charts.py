@@ -8,10 +8,11 @@ when a chart is drawn. Without it the report renders its tables and a one-line n
 The data comes first (:class:`Series`, :class:`Chart`, frozen, checked when built); the report builds them from
 the evidence. Two kinds of chart cover what the report shows, both one :class:`Chart`:
 
-- a bench gate's metric against context (or its main parameter): numeric x, one series per backend or
-  machine, the gate's threshold as a dashed line;
-- a gate's value across runs: ``x_categorical=True``, the x values are labels (short commits) placed in order
-  of first appearance, the threshold drawn, the runs that regressed listed in ``Series.marked``.
+- a metric against a parameter (context): numeric x, one series per shape or backend, each gate's threshold a
+  :class:`Band` drawn only over the x values the gate covers (a short dash where it covers one value);
+- a metric's value across runs: ``x_categorical=True``, the x values are labels (short commits) placed in the
+  order of ``categories`` (else of first appearance), the thresholds drawn, the runs that regressed listed in
+  ``Series.marked``.
 
 What :func:`render_svg` promises, so that a page can inline many charts and stay self-contained:
 
@@ -23,6 +24,10 @@ What :func:`render_svg` promises, so that a page can inline many charts and stay
   only inside it: charts with different prefixes never collide on a page;
 - text is data: titles and labels are drawn literally (no mathtext, no TeX), escaped for XML, and may hold
   anything (``$x$``, ``<script>``, ``{{ 7*7 }}``, control characters);
+- every piece of text lies inside the ``<svg>`` box: the title wraps to two lines (cut with an ellipsis; the
+  whole title is the ``<title>``), labels are cut, the legend sits below the plot, outside the data, and the
+  figure is laid out by matplotlib's constrained layout and saved with a tight bounding box (its size follows
+  from its text, measured by matplotlib with the font it names);
 - numbers that cannot be drawn (NaN, infinities, magnitudes above 1e300, non-positive x on a log axis) are left
   out and counted in a note under the chart; a chart with nothing left to draw says "no data".
 
@@ -52,9 +57,16 @@ MAX_MAGNITUDE = 1e300
 # Longer titles and labels are cut (with an ellipsis): a chart is not the place for a paragraph.
 MAX_TEXT = 120
 MAX_TICK_TEXT = 24
+MAX_LABEL_TEXT = 64  # axis labels and legend entries
+TITLE_WIDTH = 64  # characters a title line holds, at most TITLE_LINES lines
+TITLE_LINES = 2
+MAX_TITLE_TEXT = 2000  # the <title> (a tooltip) holds the whole title, up to this
 # At most this many category labels on the x axis; with more runs every k-th is labelled.
 MAX_TICK_LABELS = 20
-SIZE_INCHES = (6.4, 3.6)
+SIZE_INCHES = (6.4, 3.2)  # the plot, its title and axes' text; the legend adds rows
+LEGEND_ROW_INCHES = 0.19  # a legend row at 8 pt, with its spacing: the figure grows by as many as the legend has
+# Threshold bands: a dark grey first, then colours no default series takes first; the dash tells them apart too.
+_BAND_STYLES = (("0.2", "--"), ("#cf222e", ":"), ("#8250df", "-."), ("#9a6700", (0, (6, 2, 1, 2))), ("#0a6d8a", "--"))
 
 _SVG_NS = "http://www.w3.org/2000/svg"
 _XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
@@ -76,6 +88,22 @@ _RC = {
     # One family, not matplotlib's list of ten: every <text> repeats it (about 200 bytes each, 16% of a report).
     "font.family": "sans-serif",
     "font.sans-serif": ["DejaVu Sans"],
+    # Sizes set once here, not per call: the title, the axes' labels, ticks, legend.
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "legend.frameon": False,
+    "axes.grid": True,
+    "grid.linewidth": 0.4,
+    "grid.color": "0.85",
+    "lines.linewidth": 1.5,
+    "lines.markersize": 4,
+    # Sixteen colours, red left for the regressed marks and the bands (a string: matplotlib parses it, and cycler,
+    # its own dependency, is not imported here).
+    "axes.prop_cycle": "cycler('color', ['#1f77b4', '#ff7f0e', '#2ca02c', '#17becf', '#e377c2', '#8c564b', "
+    "'#bcbd22', '#7f7f7f', '#aec7e8', '#ffbb78', '#98df8a', '#9edae5', '#f7b6d2', '#c49c94', '#dbdb8d', '#c7c7c7'])",
 }
 _NO_METADATA = {"Date": None, "Creator": None, "Format": None, "Type": None}
 
@@ -115,13 +143,36 @@ class Series:
 
 
 @dataclass(frozen=True)
-class Chart:
-    """One chart: what it shows and the gate's threshold, if any, drawn as a dashed horizontal line.
+class Band:
+    """A threshold drawn over the x values a gate covers: ``xs`` empty is the whole x range; on a numeric axis a
+    run of neighbouring x values of the chart (its series' points, in order) is one segment, a lone value a short
+    dash, so no threshold is drawn where no gate applies. ``label`` is its legend entry, as given."""
 
-    ``lower_is_better`` says which side of the threshold passes (written into the threshold's legend entry);
-    ``x_categorical`` makes the x values labels placed left to right in order of first appearance (commits);
-    ``x_log`` draws a numeric x on a log scale (contexts that double). ``marked_label`` names the marked points
-    in the legend.
+    value: float
+    label: str
+    xs: tuple[float | str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label", _text_field("band label", self.label))
+        object.__setattr__(self, "value", _number(f"band {self.label!r}: value", self.value))
+        xs = tuple(self.xs)
+        object.__setattr__(
+            self,
+            "xs",
+            tuple(x if isinstance(x, str) else _number(f"band {self.label!r}: x[{i}]", x) for i, x in enumerate(xs)),
+        )
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart: what it shows and its thresholds: ``threshold`` (one dashed line across the chart, named
+    ``threshold_label``) and ``bands`` (:class:`Band`, each over the cases its gates cover).
+
+    ``lower_is_better`` says which side of ``threshold`` passes (written into its legend entry);
+    ``x_categorical`` makes the x values labels placed left to right in the order of ``categories`` (labels no
+    series holds are left out), then of first appearance (commits); ``x_log`` draws a numeric x on a log scale
+    (contexts that double), ``y_log`` the y axis (ratios far apart). ``marked_label`` names the marked points in
+    the legend; ``note`` is one more line under the chart (what the data left out).
     """
 
     title: str
@@ -133,11 +184,23 @@ class Chart:
     lower_is_better: bool = False
     x_categorical: bool = False
     x_log: bool = False
+    y_log: bool = False
     marked_label: str = "regressed"
+    bands: tuple[Band, ...] = ()
+    categories: tuple[str, ...] = ()
+    note: str = ""
 
     def __post_init__(self) -> None:
-        for name in ("title", "x_label", "y_label", "threshold_label", "marked_label"):
+        for name in ("title", "x_label", "y_label", "threshold_label", "marked_label", "note"):
             object.__setattr__(self, name, _text_field(name, getattr(self, name)))
+        bands = tuple(self.bands)
+        if any(not isinstance(b, Band) for b in bands):
+            raise ValueError(f"chart {self.title!r}: bands must be Band")
+        object.__setattr__(self, "bands", bands)
+        categories = tuple(self.categories)
+        if any(not isinstance(c, str) for c in categories):
+            raise ValueError(f"chart {self.title!r}: categories must be labels (str)")
+        object.__setattr__(self, "categories", categories)
         series = tuple(self.series)
         for s in series:
             if not isinstance(s, Series):
@@ -185,7 +248,8 @@ def render_svg(chart: Chart, *, id_prefix: str) -> str:
 
         FigureCanvasSVG(figure)
         out = io.StringIO()
-        figure.savefig(out, format="svg", metadata=_NO_METADATA)
+        # A tight box: the canvas grows to take in every piece of text (a long label, the note under the legend).
+        figure.savefig(out, format="svg", metadata=_NO_METADATA, bbox_inches="tight", pad_inches=0.08)
     return _inline(out.getvalue(), id_prefix, chart.title)
 
 
@@ -194,6 +258,20 @@ def display_text(text: str, limit: int = MAX_TEXT) -> str:
     too) one space, stripped, cut to ``limit`` characters with an ellipsis."""
     text = _WHITESPACE.sub(" ", _NOT_XML.sub("\ufffd", text)).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def title_lines(title: str) -> list[str]:
+    """The title as the chart draws it: :func:`display_text`, wrapped at spaces (a longer word broken) into lines
+    of at most ``TITLE_WIDTH`` characters, at most ``TITLE_LINES`` of them, the last cut with an ellipsis."""
+    import textwrap
+
+    text = display_text(title, limit=MAX_TITLE_TEXT)
+    lines = textwrap.wrap(text, TITLE_WIDTH, break_on_hyphens=False) if text else []
+    if len(lines) > TITLE_LINES:
+        lines = lines[:TITLE_LINES]
+        last = lines[-1]
+        lines[-1] = (last[: TITLE_WIDTH - 1] if len(last) >= TITLE_WIDTH else last) + "…"
+    return lines
 
 
 def _import_matplotlib() -> Any:
@@ -251,8 +329,10 @@ def _sort_key(x: float | str) -> float:
 
 
 def _categories(chart: Chart) -> list[str]:
-    """The categorical x labels, in order of first appearance across the series."""
-    return list(dict.fromkeys(x for s in chart.series for x in s.xs if isinstance(x, str)))
+    """The categorical x labels: those of ``categories`` some series holds, in that order, then the others in order
+    of first appearance across the series."""
+    held = dict.fromkeys(x for s in chart.series for x in s.xs if isinstance(x, str))
+    return [c for c in dict.fromkeys(chart.categories) if c in held] + [c for c in held if c not in chart.categories]
 
 
 def _points(series: Series, chart: Chart, positions: dict[str, int]) -> _Points:
@@ -264,7 +344,7 @@ def _points(series: Series, chart: Chart, positions: dict[str, int]) -> _Points:
     for i in order:
         raw_x, y = series.xs[i], series.ys[i]
         x = float(positions[raw_x]) if isinstance(raw_x, str) else raw_x
-        if not (_drawable(x) and _drawable(y)) or (chart.x_log and x <= 0):
+        if not (_drawable(x) and _drawable(y)) or (chart.x_log and x <= 0) or (chart.y_log and y <= 0):
             pts.skipped += 1
             continue
         pts.xs.append(x)
@@ -278,50 +358,117 @@ def _points(series: Series, chart: Chart, positions: dict[str, int]) -> _Points:
 def _figure(chart: Chart) -> Figure:
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=SIZE_INCHES)
+    figure = Figure(figsize=SIZE_INCHES, layout="constrained")  # taller once the legend's rows are known
     ax = figure.add_subplot()
     categories = _categories(chart) if chart.x_categorical else []
     positions = {label: i for i, label in enumerate(categories)}
     points = [_points(s, chart, positions) for s in chart.series]
     legend: list[tuple[Any, str]] = []
     drawn = _draw_series(ax, chart, points, legend)
-    threshold_drawn = _draw_threshold(ax, chart, legend)
+    x_values = sorted({x for p in points for x in p.xs})
+    undrawn = _draw_bands(ax, chart, x_values, legend)
     _axes_text(ax, chart, categories)
     if not drawn:
         ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", va="center", fontsize=14, color="0.4")
         ax.set_xticks([])
-        if not threshold_drawn:  # a drawn threshold keeps its scale
+        if len(undrawn) == len(_all_bands(chart)):  # a drawn threshold keeps its scale
             ax.set_yticks([])
+    box = None
     if legend:
-        # explicit handles and labels: matplotlib leaves out artists whose own label starts with "_"
-        box = ax.legend([h for h, _ in legend], [label for _, label in legend], fontsize=8, loc="best")
+        # Below the plot, never on the data; explicit handles and labels (matplotlib leaves out a label starting "_").
+        labels = [label for _, label in legend]
+        columns = _columns(labels)
+        rows = math.ceil(len(labels) / columns)
+        figure.set_size_inches(SIZE_INCHES[0], SIZE_INCHES[1] + LEGEND_ROW_INCHES * rows)  # the plot keeps its height
+        box = figure.legend([h for h, _ in legend], labels, loc="outside lower center", ncols=columns)
         for text in box.get_texts():
             text.set_parse_math(False)
-    note = _note(chart, points, threshold_drawn)
+    note = _note(chart, points, undrawn)
     if note:
-        figure.text(0.01, 0.01, note, fontsize=7, color="0.3", parse_math=False)
-    figure.subplots_adjust(bottom=0.28 if chart.x_categorical else 0.18)
+        # Under everything: placed once the layout is known; the tight bounding box saved takes it in.
+        figure.draw_without_rendering()
+        bottom = 0.0
+        if box is not None:
+            bottom = box.get_window_extent().transformed(figure.transFigure.inverted()).y0
+        figure.text(0.01, bottom - 0.01, note, fontsize=7, color="0.3", va="top", parse_math=False, wrap=False)
     return figure
 
 
-def _draw_threshold(ax: Axes, chart: Chart, legend: list[tuple[Any, str]]) -> bool:
-    """The threshold as a dashed line across the chart; False when there is none or it cannot be drawn."""
-    if chart.threshold is None or not _drawable(chart.threshold):
-        return False
-    line = ax.axhline(chart.threshold, linestyle="--", linewidth=1.2, color="0.35")
-    side = "lower is better" if chart.lower_is_better else "higher is better"
-    legend.append((line, display_text(f"{chart.threshold_label} {chart.threshold:g} ({side})")))
-    return True
+def _columns(labels: Sequence[str]) -> int:
+    """Legend columns that fit the figure's width: a column is its handle and its longest label (DejaVu Sans at
+    8 pt is under 0.07 inch a character on average)."""
+    width = 0.5 + 0.07 * max(len(label) for label in labels)
+    return max(1, min(len(labels), int((SIZE_INCHES[0] - 0.2) // width)))
 
 
-def _note(chart: Chart, points: Sequence[_Points], threshold_drawn: bool) -> str:
+def _all_bands(chart: Chart) -> list[tuple[str, Band]]:
+    """The chart's bands, each with how a note names it; its ``threshold`` first (one across the chart, its legend
+    entry naming the passing side)."""
+    bands = [(display_text(b.label, 40), b) for b in chart.bands]
+    if chart.threshold is not None:
+        side = "lower is better" if chart.lower_is_better else "higher is better"
+        label = display_text(f"{chart.threshold_label} {chart.threshold:g} ({side})", MAX_LABEL_TEXT)
+        bands.insert(0, (f"threshold {chart.threshold:g}", Band(chart.threshold, label)))
+    return bands
+
+
+def _draw_bands(ax: Axes, chart: Chart, x_values: list[float], legend: list[tuple[Any, str]]) -> list[tuple[str, Band]]:
+    """Each band over the x values it covers (module docstring); the bands that could not be drawn (a value not
+    finite or beyond ±1e300, or no x value of the chart among those it covers)."""
+    undrawn: list[tuple[str, Band]] = []
+    for i, (name, band) in enumerate(_all_bands(chart)):
+        color, dash = _BAND_STYLES[i % len(_BAND_STYLES)]
+        style: dict[str, Any] = {"color": color, "linestyle": dash, "linewidth": 1.4}
+        if not _drawable(band.value) or (chart.y_log and band.value <= 0):
+            undrawn.append((name, band))
+            continue
+        if not band.xs or chart.x_categorical:
+            handle = ax.axhline(band.value, **style)
+        else:
+            segments = _segments(band, x_values, chart.x_log)
+            if not segments:
+                undrawn.append((name, band))
+                continue
+            for lo, hi in segments:
+                if lo == hi:  # one value: a dash across the point, not a line across the chart
+                    (handle,) = ax.plot([lo], [band.value], marker="_", markersize=18, markeredgewidth=2.2, color=color)
+                else:
+                    (handle,) = ax.plot([lo, hi], [band.value, band.value], **style)
+        legend.append((handle, display_text(band.label, MAX_LABEL_TEXT)))
+    return undrawn
+
+
+def _segments(band: Band, x_values: list[float], x_log: bool) -> list[tuple[float, float]]:
+    """The runs of neighbouring chart x values that ``band`` covers, as (first, last)."""
+    covered = {x for x in band.xs if isinstance(x, float) and _drawable(x) and (x > 0 or not x_log)}
+    out: list[tuple[float, float]] = []
+    previous_in = False
+    for x in x_values:
+        if x in covered:
+            if previous_in:
+                out[-1] = (out[-1][0], x)
+            else:
+                out.append((x, x))
+        previous_in = x in covered
+    return out
+
+
+def _note(chart: Chart, points: Sequence[_Points], undrawn: Sequence[tuple[str, Band]]) -> str:
     """The line under the chart that says what was left out, or ""."""
-    notes = []
-    if chart.threshold is not None and not threshold_drawn:
-        notes.append(f"threshold {chart.threshold:g} not drawn (not finite or beyond ±1e300)")
+    notes = [chart.note] if chart.note else []
+    for name, band in undrawn:
+        why = (
+            "not finite or beyond ±1e300"
+            if not _drawable(band.value)
+            else "≤ 0 on the log axis"
+            if band.value <= 0 and chart.y_log
+            else "none of its cases has a point"
+        )
+        notes.append(f"{name} not drawn ({why})")
     skipped = sum(p.skipped for p in points)
     if skipped:
         why = "not finite or beyond ±1e300" + (", or x ≤ 0 on the log axis" if chart.x_log else "")
+        why += ", or y ≤ 0 on the log axis" if chart.y_log else ""
         notes.append(f"{skipped} point{'s' if skipped != 1 else ''} not drawn ({why})")
     return display_text("; ".join(notes), limit=200)
 
@@ -334,40 +481,34 @@ def _draw_series(ax: Axes, chart: Chart, points: Sequence[_Points], legend: list
         if not pts.xs:
             continue
         drawn = True
-        (line,) = ax.plot(pts.xs, pts.ys, marker="o", markersize=4, linewidth=1.5)
-        legend.append((line, display_text(s.label) or "(unnamed)"))
+        (line,) = ax.plot(pts.xs, pts.ys, marker="o")
+        legend.append((line, display_text(s.label, MAX_LABEL_TEXT) or "(unnamed)"))
         if pts.marked_xs:
             (marks,) = ax.plot(
                 pts.marked_xs, pts.marked_ys, linestyle="none", marker="X", markersize=9, color="tab:red", zorder=3
             )
             if not marked_shown:
-                legend.append((marks, display_text(chart.marked_label)))
+                legend.append((marks, display_text(chart.marked_label, MAX_LABEL_TEXT)))
                 marked_shown = True
     return drawn
 
 
 def _axes_text(ax: Axes, chart: Chart, categories: list[str]) -> None:
-    ax.set_title(display_text(chart.title), parse_math=False, fontsize=11)
-    ax.set_xlabel(display_text(chart.x_label), parse_math=False)
-    ax.set_ylabel(display_text(chart.y_label), parse_math=False)
-    ax.grid(True, linewidth=0.4, color="0.85")
-    if chart.x_log:
-        from matplotlib.ticker import FuncFormatter, NullFormatter
+    ax.set_title("\n".join(title_lines(chart.title)), parse_math=False)
+    ax.set_xlabel(display_text(chart.x_label, MAX_LABEL_TEXT), parse_math=False)
+    ax.set_ylabel(display_text(chart.y_label, MAX_LABEL_TEXT), parse_math=False)
+    for on, axis, scale in ((chart.x_log, ax.xaxis, ax.set_xscale), (chart.y_log, ax.yaxis, ax.set_yscale)):
+        if on:
+            from matplotlib.ticker import FuncFormatter, NullFormatter
 
-        ax.set_xscale("log")
-        # matplotlib's log labels are mathtext ("$10^{3}$"), which is off: plain numbers instead
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
-        ax.xaxis.set_minor_formatter(NullFormatter())
+            scale("log")
+            # matplotlib's log labels are mathtext ("$10^{3}$"), which is off: plain numbers instead
+            axis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
+            axis.set_minor_formatter(NullFormatter())
     if chart.x_categorical and categories:
         step = max(1, math.ceil(len(categories) / MAX_TICK_LABELS))
         shown = range(0, len(categories), step)
-        ax.set_xticks(
-            list(shown),
-            [display_text(categories[i], MAX_TICK_TEXT) for i in shown],
-            rotation=45,
-            ha="right",
-            fontsize=8,
-        )
+        ax.set_xticks(list(shown), [display_text(categories[i], MAX_TICK_TEXT) for i in shown], rotation=45, ha="right")
         ax.set_xlim(-0.5, len(categories) - 0.5)
 
 
@@ -395,7 +536,7 @@ def _inline(svg: str, prefix: str, title: str) -> str:
     root.set("role", "img")
     root.set("style", "max-width: 100%; height: auto")
     label = ET.Element("title")
-    label.text = display_text(title)
+    label.text = display_text(title, MAX_TITLE_TEXT)
     root.insert(0, label)
     return ET.tostring(root, encoding="unicode")
 

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tracker.report import charts
-from tracker.report.charts import Chart, ChartsUnavailable, Series, display_text, render_svg
+from tracker.report.charts import Band, Chart, ChartsUnavailable, Series, display_text, render_svg, title_lines
 
 REPO = Path(__file__).resolve().parents[3]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -335,8 +335,10 @@ def test_hostile_text_is_drawn_literally(text: str) -> None:
     svg = render_svg(chart, id_prefix="h")
     root = check_self_contained(svg, "h")
     shown = texts(root)
-    assert display_text(text) in shown or not display_text(text)  # as given, cleaned; empty text draws nothing
-    assert (root.findtext(f"{SVG}title") or "") == display_text(text)
+    # as given, cleaned, cut to a label's length; empty text draws nothing
+    assert display_text(text, charts.MAX_LABEL_TEXT) in shown or not display_text(text)
+    assert all(line in shown for line in title_lines(text))  # the title wrapped (two lines at most), its lines drawn
+    assert (root.findtext(f"{SVG}title") or "") == display_text(text, charts.MAX_TITLE_TEXT)  # the whole of it
     assert "<script" not in svg and "49" not in "".join(shown)  # nothing evaluated, nothing executable
 
 
@@ -345,9 +347,12 @@ def hostile_text_check(title: str, x_label: str, y_label: str, label: str) -> No
                   threshold_label=label)  # fmt: skip
     root = check_self_contained(render_svg(chart, id_prefix="p"), "p")
     shown = texts(root)
-    for expected in (title, x_label, y_label):
+    assert all(line in shown for line in title_lines(title))
+    assert len(title_lines(title)) <= charts.TITLE_LINES
+    assert all(len(line) <= charts.TITLE_WIDTH for line in title_lines(title))
+    for expected in (x_label, y_label):
         if display_text(expected):
-            assert display_text(expected) in shown
+            assert display_text(expected, charts.MAX_LABEL_TEXT) in shown
 
 
 text_ = st.text(st.characters(codec=None), max_size=300)
@@ -443,3 +448,82 @@ def test_no_message_installs_plan_tracker_from_the_package_index() -> None:
             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if wrong.search(line)]  # fmt: skip
     assert hits == []
     assert "pip install 'matplotlib>=3.8'" in CHARTS_NOTE and "[report]" in CHARTS_NOTE
+
+
+# --- threshold bands, titles, order (issue 26) ---------------------------------------------------------------
+
+
+def test_a_band_covers_runs_of_neighbouring_chart_values_and_a_lone_value_is_a_dash() -> None:
+    values = [1024.0, 4096.0, 16384.0, 91000.0]
+    band = Band(2.0, "P7 gate 1: ≥ 2", (4096.0, 16384.0, 91000.0))
+    assert charts._segments(band, values, x_log=True) == [(4096.0, 91000.0)]
+    gap = Band(2.0, "gates at two ends", (1024.0, 91000.0))  # the value between is not covered: two dashes
+    assert charts._segments(gap, values, x_log=True) == [(1024.0, 1024.0), (91000.0, 91000.0)]
+    assert charts._segments(Band(2.0, "elsewhere", (5.0,)), values, x_log=True) == []
+    assert charts._segments(Band(2.0, "neg", (-1.0, 1024.0)), [-1.0, *values], x_log=True) == [(1024.0, 1024.0)]
+
+
+def test_bad_band_data_is_a_clear_value_error() -> None:
+    with pytest.raises(ValueError, match="band 'b': value is not a number"):
+        Band("1", "b")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="band 'b': x\\[0\\] is not a number"):
+        Band(1.0, "b", (None,))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="bands must be Band"):
+        Chart("t", "x", "y", (), bands=(1.0,))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="categories must be labels"):
+        Chart("t", "x", "y", (), categories=(1,))  # type: ignore[arg-type]
+
+
+@needs_matplotlib
+def test_bands_are_named_in_the_legend_and_one_that_covers_no_point_is_noted() -> None:
+    chart = bench_chart(
+        threshold=None,
+        bands=(Band(8.0, "0002/P6 gates 1-4: ≤ 8", (91000.0,)), Band(2.0, "0002/P7 gate 2: ≤ 2", (77.0,))),
+    )
+    shown = texts(parse(render_svg(chart, id_prefix="c")))
+    assert "0002/P6 gates 1-4: ≤ 8" in shown and "0002/P7 gate 2: ≤ 2" not in shown  # not drawn: not in the legend
+    assert [t for t in shown if "not drawn" in t] == ["0002/P7 gate 2: ≤ 2 not drawn (none of its cases has a point)"]
+
+
+@pytest.mark.parametrize(
+    ("title", "lines"),
+    [
+        ("short", ["short"]),
+        ("", []),
+        ("word " * 40, ["word " * 12 + "word", "word " * 12 + "wor…"]),
+        ("word " * 20 + "end", ["word " * 12 + "word", "word " * 7 + "end"]),
+        ("x" * 500, ["x" * 64, "x" * 63 + "…"]),
+        ("a\nb\x00c", ["a b\ufffdc"]),
+    ],
+    ids=["short", "empty", "words", "two-lines", "one-long-word", "controls"],
+)
+def test_a_title_wraps_into_two_lines_at_most_cut_with_an_ellipsis(title: str, lines: list[str]) -> None:
+    got = title_lines(title)
+    assert got == lines
+    assert all(len(line) <= charts.TITLE_WIDTH for line in got)
+
+
+@needs_matplotlib
+def test_categories_give_the_order_of_the_runs_whatever_series_comes_first() -> None:
+    late = Series("late case", ("c", "d"), (1.0, 2.0))
+    early = Series("early case", ("a", "b", "c"), (1.0, 2.0, 3.0))
+    chart = Chart("t", "run", "v", (late, early), x_categorical=True, categories=("a", "b", "c", "d", "unused"))
+    assert charts._categories(chart) == ["a", "b", "c", "d"]
+    shown = texts(parse(render_svg(chart, id_prefix="c")))
+    assert [t for t in shown if t in "abcd" and len(t) == 1] == ["a", "b", "c", "d"]
+
+
+@needs_matplotlib
+def test_a_log_y_axis_has_plain_numbers_and_counts_values_it_cannot_draw() -> None:
+    chart = Chart("ratios", "ctx", "×", (Series("s", (1, 2, 3), (1.1, 30.0, -1.0)),), y_log=True)
+    shown = texts(parse(render_svg(chart, id_prefix="c")))
+    assert "10" in shown and not any("$" in t for t in shown)
+    assert any("1 point not drawn" in t and "y ≤ 0 on the log axis" in t for t in shown)
+
+
+@needs_matplotlib
+def test_a_long_legend_makes_the_figure_taller_and_never_sits_on_the_data() -> None:
+    many = tuple(Series(f"heads={i} nodes=16 batch=1 vs flashinfer", (1, 2), (1.0, 2.0 + i)) for i in range(16))
+    few = parse(render_svg(Chart("t", "x", "y", many[:1]), id_prefix="c"))
+    tall = parse(render_svg(Chart("t", "x", "y", many), id_prefix="c"))
+    assert float(tall.attrib["height"].removesuffix("pt")) > float(few.attrib["height"].removesuffix("pt")) + 100

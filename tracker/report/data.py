@@ -13,14 +13,14 @@ must not make that report out of date. So the report holds nothing that changes 
 repository state: no "now", no HEAD id.
 
 Charts are data here too (:class:`tracker.report.charts.Chart`, frozen); drawing them is the HTML template's business.
-For every bench gate: its value against the main parameter its newest run varies (``ctx`` in a context sweep) with
-the threshold, and its value across runs (each run evaluated alone, as the gate's rules judge it, in time order,
-the runs that missed a threshold the gate had met marked).
+They are per metric family, not per gate (:mod:`tracker.report.families`, which says how ratio gates map into
+families: one family per metric and statistic for every ratio against a baseline, apart from the metric's own
+value): per family, its value against each parameter axis (``ctx``), one line per shape, each gate's threshold
+drawn only over the cases it covers, and its value across runs when two runs or more measured it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from tracker.base.contract import set_fingerprint, utc_time
 from tracker.core.model import BenchGate, Plan, ResultRun, Status
 from tracker.core.timeline import Transition
-from tracker.report.charts import Chart, Series
 from tracker.report.detail import BenchFigures, GateDetail, PhaseDetail
+from tracker.report.families import GateRef, ReportChart, family_charts
 
 if TYPE_CHECKING:
     from tracker.git.log import Commit
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 # Statuses in the order a summary lists them: what needs attention first.
 STATUS_ORDER = (Status.REGRESSED, Status.STALE, Status.BLOCKED, Status.IN_PROGRESS, Status.PLANNED, Status.DONE)
 MAX_COMMITS = 10  # per phase: the newest ones, and how many more there were
-MAX_RUNS_CHARTED = 60  # a chart across more runs than this shows the newest ones
 
 
 class Scope(NamedTuple):
@@ -110,47 +109,6 @@ class BenchRow(NamedTuple):
         return out
 
 
-class ReportChart(NamedTuple):
-    """A chart of one bench gate: ``kind`` ``parameter`` (value against a parameter of its newest run) or
-    ``runs`` (value across runs). ``id`` is unique in the report: the SVG's id prefix. ``also``: the other gates of
-    the phase whose chart holds the same data (a sweep of ``ctx`` is the same curve for gates at two values of
-    ``ctx``): drawn once, for the first."""
-
-    id: str
-    phase: str
-    gate: int
-    kind: str
-    chart: Chart
-    also: tuple[int, ...] = ()
-
-    def as_json(self) -> dict[str, Any]:
-        """The chart's data as ``--json`` prints it (non-finite numbers as null)."""
-        c = self.chart
-        return {
-            "id": self.id,
-            "phase": self.phase,
-            "gate": self.gate,
-            "also_gates": list(self.also),
-            "kind": self.kind,
-            "title": c.title,
-            "x_label": c.x_label,
-            "y_label": c.y_label,
-            "threshold": _finite(c.threshold),
-            "lower_is_better": c.lower_is_better,
-            "x_categorical": c.x_categorical,
-            "x_log": c.x_log,
-            "series": [
-                {
-                    "label": s.label,
-                    "x": [x if isinstance(x, str) else _finite(x) for x in s.xs],
-                    "y": [_finite(y) for y in s.ys],
-                    "marked": list(s.marked),
-                }
-                for s in c.series
-            ],
-        }
-
-
 class PhaseReport(NamedTuple):
     """One phase as the report shows it: its detail, what changed in the period, why it is not done, the commits
     that touched its paths, its bench gates' figures and charts."""
@@ -161,7 +119,7 @@ class PhaseReport(NamedTuple):
     commits: tuple[CommitRow, ...]  # newest first, at most MAX_COMMITS
     more_commits: int
     bench: tuple[BenchRow, ...]
-    charts: tuple[ReportChart, ...]
+    charts: tuple[str, ...]  # the ids of the report's charts that draw one of its gates
 
     def as_json(self) -> dict[str, Any]:
         """The phase as ``--json`` prints it: its detail's fields, then the report's."""
@@ -172,7 +130,7 @@ class PhaseReport(NamedTuple):
             "commits": [c.as_json() for c in self.commits],
             "more_commits": self.more_commits,
             "bench": [b.as_json() for b in self.bench],
-            "charts": [c.id for c in self.charts],
+            "charts": list(self.charts),
         }
 
 
@@ -208,6 +166,7 @@ class Report(NamedTuple):
     scope: Scope
     period: Period
     plans: tuple[PlanReport, ...]
+    charts: tuple[ReportChart, ...] = ()  # per metric family (tracker.report.families), in the plans' order
     digest: Digest | None = None  # where the phases stand (tracker.report.digest), filled in by the assembler
 
     @property
@@ -241,11 +200,6 @@ class Report(NamedTuple):
     def bench(self) -> list[BenchRow]:
         """Every bench gate's row."""
         return [row for ph in self.phases for row in ph.bench]
-
-    @property
-    def charts(self) -> list[ReportChart]:
-        """Every chart."""
-        return [c for ph in self.phases for c in ph.charts]
 
     @property
     def title(self) -> str:
@@ -333,7 +287,7 @@ def build(
     touched = _commits_by_phase(commits_in_period(commits, period), plans, set(by_key))
     runs = {r.path: r for r in results}
     ordered = sorted(results, key=lambda r: (r.time, r.path))
-    counter = iter(range(1, 1 << 30))
+    refs: list[GateRef] = []
     out = []
     for plan in plans:
         phases = []
@@ -342,19 +296,10 @@ def build(
             if d is None:
                 continue
             bench = tuple(_bench_row(d, g, runs) for g in d.gates if g.kind == "bench")
-            charts: list[ReportChart] = []
-            drawn: dict[tuple[str, Chart], int] = {}  # (kind, the chart but its title): its index in charts
             for g in d.gates:
                 gate = phase.gates[g.number - 1]
                 if isinstance(gate, BenchGate):
-                    for kind, chart in _charts(gate, g, runs, ordered, bounds):
-                        key = (kind, dataclasses.replace(chart, title=""))
-                        if key in drawn:  # the same data as a chart of this phase already: named there
-                            first = charts[drawn[key]]
-                            charts[drawn[key]] = first._replace(also=(*first.also, g.number))
-                            continue
-                        drawn[key] = len(charts)
-                        charts.append(ReportChart(f"chart{next(counter)}", d.key, g.number, kind, chart))
+                    refs.append(GateRef(d.key, g.number, gate, runs.get(g.bench.run) if g.bench is not None else None))
             listed = touched.get(d.key, [])
             phases.append(
                 PhaseReport(
@@ -364,12 +309,20 @@ def build(
                     commits=tuple(listed[:MAX_COMMITS]),
                     more_commits=max(0, len(listed) - MAX_COMMITS),
                     bench=bench,
-                    charts=tuple(charts),
+                    charts=(),
                 )
             )
         if phases:
             out.append(PlanReport(plan.id, plan.title, plan.path, plan.milestone, tuple(phases)))
-    return Report(scope, period, tuple(out))
+    charts = tuple(family_charts(refs, ordered, bounds))
+    out = [
+        p._replace(phases=tuple(ph._replace(charts=_chart_ids(charts, ph.detail.key)) for ph in p.phases)) for p in out
+    ]
+    return Report(scope, period, tuple(out), charts)
+
+
+def _chart_ids(charts: Sequence[ReportChart], key: str) -> tuple[str, ...]:
+    return tuple(c.id for c in charts if key in c.phases)
 
 
 def _commits_by_phase(commits: Sequence[Commit], plans: Sequence[Plan], keys: set[str]) -> dict[str, list[CommitRow]]:
@@ -444,149 +397,3 @@ def _bench_row(d: PhaseDetail, g: GateDetail, runs: Mapping[str, ResultRun]) -> 
         code=set_fingerprint(run.files)[:12] if run is not None and run.files else None,
         time=src.time if src else None,
     )
-
-
-# --- charts --------------------------------------------------------------------------------------------------
-
-
-def _charts(
-    gate: BenchGate,
-    g: GateDetail,
-    runs: Mapping[str, ResultRun],
-    ordered: Sequence[ResultRun],
-    bounds: MutableMapping[str, float] | None,
-) -> list[tuple[str, Chart]]:
-    out: list[tuple[str, Chart]] = []
-    newest = runs.get(g.bench.run) if g.bench is not None else None
-    if newest is not None:
-        sweep = parameter_chart(gate, newest, g.label)
-        if sweep is not None:
-            out.append(("parameter", sweep))
-    across = runs_chart(gate, ordered, g.label, bounds)
-    if across is not None:
-        out.append(("runs", across))
-    return out
-
-
-def _y_label(gate: BenchGate, unit: str) -> str:
-    return f"{gate.stat}, × vs baseline" if gate.baseline else f"{gate.stat} ({unit})" if unit else gate.stat
-
-
-def main_parameter(gate: BenchGate, run: ResultRun) -> tuple[str, list[float]] | None:
-    """The numeric parameter the run varies most among the cases the gate would select with that parameter free
-    (``ctx`` in a context sweep), with its values in order; None when no parameter takes two values. Ties go to
-    the parameter the gate names first."""
-    from tracker.core.bench_verdict import matches
-
-    cases = [c for c in run.cases if c.metric == gate.bench]
-    names = list(gate.where) + sorted({k for c in cases for k in c.params} - set(gate.where))
-    best: tuple[str, list[float]] | None = None
-    for name in names:
-        if name in (gate.baseline or {}):
-            continue
-        rest = {k: v for k, v in gate.where.items() if k != name}
-        values = {
-            v
-            for c in cases
-            if matches(c.params, rest)
-            for v in (c.params.get(name),)
-            if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-        }
-        if len(values) > 1 and (best is None or len(values) > len(best[1])):
-            best = (name, sorted(values))
-    return best
-
-
-def parameter_chart(gate: BenchGate, run: ResultRun, label: str) -> Chart | None:
-    """The gate's value against its main parameter in ``run`` (each point evaluated as the gate would be with
-    that parameter's value; the value, not a bootstrap bound), the threshold drawn; None without such a parameter."""
-    from tracker.core.bench_verdict import evaluate
-
-    found = main_parameter(gate, run)
-    if found is None:
-        return None
-    name, values = found
-    xs: list[float] = []
-    ys: list[float] = []
-    unit = ""
-    for value in values:
-        where = {**gate.where, name: value}
-        point = gate._replace(where=where, confidence=None, hardware=None)
-        outcome = evaluate(point, [run], by_value=True)
-        if outcome.value is None:
-            continue
-        xs.append(float(value))
-        ys.append(outcome.value)
-        unit = outcome.unit or unit
-    if len(xs) < 2:
-        return None
-    threshold = gate.at_least if gate.at_least is not None else gate.at_most
-    positive = min(xs) > 0
-    return Chart(
-        title=f"{label}: against {name} ({run.path.rsplit('/', 1)[-1]})",
-        x_label=name,
-        y_label=_y_label(gate, unit),
-        series=(Series(_series_label(gate, name), tuple(xs), tuple(ys)),),
-        threshold=threshold,
-        lower_is_better=gate.at_most is not None,
-        x_log=positive and max(xs) / min(xs) >= 10,
-    )
-
-
-def _series_label(gate: BenchGate, free: str | None = None) -> str:
-    shown = " ".join(f"{k}={v}" for k, v in gate.where.items() if k != free)
-    return f"{gate.bench} {shown}".strip()
-
-
-def runs_chart(
-    gate: BenchGate, ordered: Sequence[ResultRun], label: str, bounds: MutableMapping[str, float] | None = None
-) -> Chart | None:
-    """The gate's value on each run that measured it, oldest first (each run evaluated alone, by the gate's
-    rules: its verdict is what it would have been had that run been the newest), the threshold drawn, the runs
-    that confidently missed a threshold the gate had met before marked; None when no run gave a value."""
-    from tracker.core.bench_verdict import evaluate
-
-    points: list[tuple[str, float, bool, bool]] = []  # label, value, met, failed (an undecided run is neither)
-    unit = ""
-    for run in ordered:
-        if not any(c.metric == gate.bench for c in run.cases):
-            continue
-        outcome = evaluate(gate, [run], bounds)
-        if outcome.value is None:
-            continue
-        points.append((_run_label(run), outcome.value, outcome.met, outcome.failed))
-        unit = outcome.unit or unit
-    if not points:
-        return None
-    points = points[-MAX_RUNS_CHARTED:]
-    marked, met_before = [], False
-    for i, (_, _, met, failed) in enumerate(points):
-        if failed and met_before:
-            marked.append(i)
-        met_before = met_before or met
-    labels = _unique([p[0] for p in points])
-    threshold = gate.at_least if gate.at_least is not None else gate.at_most
-    return Chart(
-        title=f"{label}: across runs",
-        x_label="run (commit, oldest first)",
-        y_label=_y_label(gate, unit),
-        series=(Series(_series_label(gate), tuple(labels), tuple(p[1] for p in points), tuple(marked)),),
-        threshold=threshold,
-        lower_is_better=gate.at_most is not None,
-        x_categorical=True,
-    )
-
-
-def _run_label(run: ResultRun) -> str:
-    commit = run.commit[:7] if run.commit else "no commit"
-    return commit + ("+dirty" if run.dirty else "")
-
-
-def _unique(labels: list[str]) -> list[str]:
-    """The labels, a repeated one numbered (``abc1234 (2)``): a categorical axis merges equal labels."""
-    seen: dict[str, int] = {}
-    out = []
-    for label in labels:
-        seen[label] = seen.get(label, 0) + 1
-        out.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
-    return out

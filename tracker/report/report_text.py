@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracker.report.data import Report, ReportChart
+from tracker.report.data import Report
+from tracker.report.families import ReportChart
 from tracker.report.period import point_comment
 
 if TYPE_CHECKING:

@@ -440,8 +440,8 @@ def plain_page(fixture_repo: Path) -> _Page:
 
 
 def test_a_chart_with_the_same_data_as_another_gate_s_is_drawn_once(own_repo: Path) -> None:
-    """Two gates of a phase whose charts hold the same points (a sweep of ctx is one curve for gates at two ctx
-    values; here the same gate twice) give one chart naming both gates, not the same SVG twice."""
+    """Two gates whose charts hold the same points (here the same gate twice) are one family: one chart naming
+    both gates, one line, one threshold band labelled with both, not the same SVG twice."""
     before = json.loads(text_of(own_repo, as_json=True))["charts"]
     plan = own_repo / "plans/0001-verify-kernel.md"
     text = plan.read_text(encoding="utf-8")
@@ -450,16 +450,18 @@ def test_a_chart_with_the_same_data_as_another_gate_s_is_drawn_once(own_repo: Pa
     plan.write_text(text.replace(gate, gate + "\n" + gate), encoding="utf-8")
     data = json.loads(text_of(own_repo, as_json=True))
     assert len(data["charts"]) == len(before)
-    (chart,) = [c for c in data["charts"] if c["phase"] == "0001/P2"]
-    assert chart["gate"] == 1 and chart["also_gates"] == [2]
+    (chart,) = [c for c in data["charts"] if any(g["phase"] == "0001/P2" for g in c["gates"])]
+    assert chart["gates"] == [{"phase": "0001/P2", "gate": 1}, {"phase": "0001/P2", "gate": 2}]
+    assert len(chart["series"]) == 1 and [b["label"] for b in chart["bands"]] == ["0001/P2 gates 1-2: ≥ 1.1"]
     p2 = next(ph for p in data["plans"] for ph in p["phases"] if ph["key"] == "0001/P2")
     assert [b["gate"] for b in p2["bench"]] == [1, 2]  # both gates keep their rows in the table
+    assert p2["charts"] == [chart["id"]]
     from tracker.report import charts
 
     if not charts.available():  # `.[test]` alone: the page draws no chart (issue 24: this failed there)
         pytest.skip("matplotlib (the `report` extra) not installed: the charts' data is checked, not their drawing")
     page = text_of(own_repo, fmt="html")
-    assert page.count("<figure") == len(before) and "0001/P2 gates 1, 2: value across runs" in page
+    assert page.count("<figure") == len(before) and "regressions marked · 0001/P2 gates 1-2" in page
 
 
 @pytest.mark.parametrize("bad", ["\u202e", "\u2066", "\u200f", "\x9b", "\x84"])

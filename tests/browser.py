@@ -62,6 +62,50 @@ _DESCRIBE = """
 """
 
 
+# One pass over the page's layout, as a reader at this width sees it: its height, each chart's <text> whose box runs
+# outside its <svg>'s (a clipped title, a legend off the edge), each table wider than its card (the <section> it is
+# in; a table in a scrolling box is as wide as the box), each commit hash (code.hash) set on more than one line.
+_LAYOUT = """
+() => {
+  const near = (a, b) => a <= b + 0.5;
+  const inside = (r, s) => near(s.left, r.left) && near(r.right, s.right) && near(s.top, r.top) && near(r.bottom, s.bottom);
+  const out = {height: document.documentElement.scrollHeight, width: document.documentElement.scrollWidth,
+               charts: 0, text_outside: [], wide_tables: [], tall_hashes: []};
+  for (const svg of document.querySelectorAll("figure svg")) {
+    out.charts++;
+    const s = svg.getBoundingClientRect();
+    for (const t of svg.querySelectorAll("text")) {
+      const r = t.getBoundingClientRect();
+      if (r.width > 0 && !inside(r, s)) out.text_outside.push(`${svg.id}: ${t.textContent.slice(0, 80)}`);
+    }
+  }
+  for (const t of document.querySelectorAll("table")) {
+    const card = t.closest("section");
+    const box = (t.closest(".scroll") || t).getBoundingClientRect();
+    if (card && !near(box.right, card.getBoundingClientRect().right)) out.wide_tables.push(t.id || t.className || "table");
+  }
+  for (const c of document.querySelectorAll("code.hash")) {
+    if (c.getClientRects().length > 1) out.tall_hashes.push(c.textContent);
+  }
+  return out;
+}
+"""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What :meth:`PageResult.layout` measured: the page's height and width (px), the charts (``figure svg``), and
+    what breaks the layout: chart texts outside their SVG (``id: text``), tables wider than their card, hashes
+    (``code.hash``) wrapped onto a second line."""
+
+    height: int
+    width: int
+    charts: int
+    text_outside: list[str]
+    wide_tables: list[str]
+    tall_hashes: list[str]
+
+
 class BrowserUnavailable(Exception):
     """No usable Chromium or Playwright here; the message says what is missing and how to install it."""
 
@@ -132,6 +176,10 @@ class PageResult:
             for i, d in enumerate(described)
         ]
 
+    def layout(self) -> Layout:
+        """The page's layout at its viewport's width (see :class:`Layout`)."""
+        return Layout(**self.page.evaluate(_LAYOUT))
+
     def screenshot(self, path: Path, *, full_page: bool = True) -> Path:
         """A PNG of the page (the whole page, not only the viewport, unless ``full_page=False``) at ``path``."""
         path = Path(path)
@@ -168,14 +216,16 @@ class Browser:
         self.version = self._browser.version
         self._pages: list[PageResult] = []
 
-    def open_page(self, html_path: Path, *, settle_ms: int = 50) -> PageResult:
+    def open_page(self, html_path: Path, *, settle_ms: int = 50, width: int | None = None) -> PageResult:
         """Open ``html_path`` (a local file) and wait for its load event, its fonts and two animation frames
-        (plus ``settle_ms``): errors thrown later than that are not waited for."""
+        (plus ``settle_ms``): errors thrown later than that are not waited for. ``width``: the viewport's width in
+        px (default :data:`VIEWPORT`'s)."""
         path = Path(html_path).resolve()
         if not path.is_file():
             raise ValueError(f"{html_path}: not a file")
         url = path.as_uri()
-        context = self._browser.new_context(viewport=VIEWPORT, service_workers="block", java_script_enabled=True)
+        viewport = VIEWPORT if width is None else {**VIEWPORT, "width": width}
+        context = self._browser.new_context(viewport=viewport, service_workers="block", java_script_enabled=True)
         context.set_default_timeout(TIMEOUT_MS)
         result = PageResult(path, url, context.new_page())
         self._pages.append(result)

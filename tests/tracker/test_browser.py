@@ -267,3 +267,26 @@ def test_many_inlined_charts_show_in_a_browser_without_errors_or_requests(
     )  # not matplotlib's round
     assert shown.elements("#gate-1 text")[0].visible
     check_png(shown.screenshot(tmp_path / "charts.png"))
+
+
+# --- layout: what a reader at a given width sees (issue 26) ----------------------------------------------------------
+
+
+def test_layout_finds_chart_text_outside_its_svg_wide_tables_and_wrapped_hashes(
+    real_browser: Browser, tmp_path: Path
+) -> None:
+    """Each fault the report's browser test asserts away, on a page that has it, and the same page without it."""
+    clipped = CHART.replace('x="160" y="150"', 'x="-30" y="150"').replace('id="c1"', 'id="c2"')
+    wide = "<table id='wide'>" + "<tr>" + "<td>aaaaaaaaaaaaaaaaaaaaaaaa</td>" * 40 + "</tr></table>"
+    hashes = "<table><tr><td style='width: 10px'><code class='hash'>3f2a91c 3f2a91c</code></td></tr></table>"
+    style = "<style>section { width: 600px; } code.hash.ok { white-space: nowrap; }</style>"
+    bad = page(tmp_path, f"<section><figure>{CHART}</figure><figure>{clipped}</figure>{wide}{hashes}</section>",
+               style, "bad.html")  # fmt: skip
+    found = real_browser.open_page(bad, width=1400).layout()
+    assert found.charts == 2 and found.text_outside == ["c2: context (tokens)"]
+    assert found.wide_tables == ["wide"] and found.tall_hashes == ["3f2a91c 3f2a91c"]
+    good = page(tmp_path, f"<section><figure>{CHART}</figure><div class='scroll' style='overflow-x: auto'>{wide}</div>"
+                f"{hashes.replace('hash', 'hash ok')}</section>", style, "good.html")  # fmt: skip
+    fine = real_browser.open_page(good, width=1400).layout()
+    assert (fine.charts, fine.text_outside, fine.wide_tables, fine.tall_hashes) == (1, [], [], [])
+    assert fine.width == 1400 and fine.height > 0

@@ -1,6 +1,9 @@
 """The HTML report in a real browser (Debian's Chromium through Playwright, tests/browser.py): no console error, no
 request beyond the file itself, every table and every chart the report's data holds present and visible, a PNG of
-the page saved. Skips with its reason without Chromium or Playwright, except under CI, where it fails."""
+the page saved; at 1400 px, every chart's text inside its SVG, no table wider than its card, no commit hash on two
+lines, on our own `verify-kernel` report (at most 24 charts: one per metric family and axis, issue 26) and on a
+fixture whose metric name is hostile. Skips with its reason without Chromium or Playwright, except under CI, where
+it fails."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import report_fixture
@@ -22,6 +25,10 @@ if TYPE_CHECKING:
     from browser import Browser
 
 pytest_plugins = ["browser"]
+
+ROOT = Path(__file__).resolve().parents[3]
+WIDTH = 1400  # the width the issue measured at (a laptop's browser window)
+MAX_CHARTS = 24  # issue 26's budget for the verify-kernel report
 
 
 def _charts_available() -> bool:
@@ -118,3 +125,53 @@ def test_without_matplotlib_the_page_has_its_tables_and_the_note(
     (note,) = shown.elements(".charts-note")
     assert note.visible and "pip install 'matplotlib>=3.8'" in note.text and "plan-tracker[" not in note.text
     shown.screenshot(tmp_path / "plain.png")
+
+
+def check_layout(shown: Any, data: dict) -> Any:
+    """Every chart's text inside its SVG, no table wider than its card, no hash on two lines; the layout."""
+    layout = shown.layout()
+    assert layout.charts == len(data["charts"])
+    assert layout.text_outside == [], layout.text_outside[:10]
+    assert layout.wide_tables == [] and layout.tall_hashes == []
+    assert layout.width <= WIDTH  # nothing scrolls the page sideways
+    return layout
+
+
+@needs_charts
+def test_our_verify_kernel_report_has_a_chart_per_metric_family_every_text_inside(
+    real_browser: Browser, tmp_path: Path
+) -> None:
+    """Our own milestone report, as `tracker report --milestone verify-kernel --format html` writes it now: at most
+    24 charts (it had 105, one per gate and one per gate's history), each with its text inside."""
+    out = tmp_path / "verify-kernel.html"
+    data = write_html(ROOT, out, milestone="verify-kernel")
+    assert 0 < len(data["charts"]) <= MAX_CHARTS
+    shown = real_browser.open_page(out, width=WIDTH)
+    shown.assert_clean()
+    layout = check_layout(shown, data)
+    print(
+        f"verify-kernel.html: {out.stat().st_size} bytes, {layout.height} px tall at {WIDTH} px, {layout.charts} charts"
+    )
+
+
+@needs_charts
+def test_a_hostile_metric_name_stays_inside_its_chart(
+    real_browser: Browser, fixture_repo: Path, tmp_path: Path
+) -> None:
+    """A metric named with markup, template syntax, dollars and a 150-character word (in the plan and in its result
+    files): the chart's title wraps and is cut, the whole name is the SVG's <title>, nothing runs, every text stays
+    inside its SVG."""
+    root = tmp_path / "repo"
+    shutil.copytree(fixture_repo, root, symlinks=True, ignore=shutil.ignore_patterns("cache"))
+    hostile = "attn.<script>console.error('ran')</script> $x$ {{ 7*7 }} " + "W" * 150
+    for path in [root / "plans/0001-verify-kernel.md", *sorted((root / "bench/results").glob("*.json"))]:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace("attn.floor_fraction", json.dumps(hostile)[1:-1]), encoding="utf-8")
+    data = write_html(root, tmp_path / "hostile.html")
+    (chart,) = [c for c in data["charts"] if hostile in c["title"]]
+    shown = real_browser.open_page(tmp_path / "hostile.html", width=WIDTH)
+    shown.assert_clean()
+    check_layout(shown, data)
+    (title,) = shown.elements(f"#{chart['id']} > title")
+    assert title.text.startswith("attn.<script>") and "W" * 100 in title.text
+    assert shown.elements("script") == []

@@ -1,0 +1,252 @@
+"""tracker.report.families: a report's charts per metric family and parameter axis, not per gate (issue 26). Pure
+data: the gates and runs are built in memory, the charts checked as data (their drawing: test_charts.py; in a
+browser: tests/tracker/e2e/test_report_browser.py)."""
+
+from __future__ import annotations
+
+import datetime
+import math
+from typing import Any
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from tracker.core.model import BenchGate, ResultCase, ResultRun
+from tracker.report.charts import Chart
+from tracker.report.families import MAX_SERIES, Family, GateRef, families, family_charts
+
+FF = "verify_attn.floor_fraction"
+T = "verify_attn.time_us"
+EMU = "verify_attn.emulated_sm120_time_us"
+START = datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC)
+SHAPES = ({"heads": 8, "nodes": 16, "batch": 1}, {"heads": 8, "nodes": 64, "batch": 1})
+CTX = (5700, 23000, 91000)
+
+
+def run(i: int, cases: list[ResultCase], commit: str | None = None) -> ResultRun:
+    """The i-th run (an hour apart), at commit ``commit`` (default: one per run)."""
+    when = START + datetime.timedelta(hours=i)
+    commit = commit or f"{i + 1:07x}" + "0" * 33
+    return ResultRun(f"bench/results/r{i:03d}.json", "0" * 64, "b", when, "vm", "H200", commit, False, {}, tuple(cases))
+
+
+def case(metric: str, params: dict[str, Any], value: float, unit: str = "", direction: str = "higher") -> ResultCase:
+    return ResultCase(metric, params, unit, direction, (value,) * 5)
+
+
+def sweep(fraction: float = 0.0) -> list[ResultCase]:
+    """floor_fraction and time_us for cuda and triton at every ctx and shape: the fraction grows with ctx."""
+    out = []
+    for shape in SHAPES:
+        for ctx in CTX:
+            params = {"impl": "cuda", "ctx": ctx, **shape}
+            out.append(case(FF, params, round(0.1 + ctx / 200000 + fraction + shape["nodes"] / 1000, 4)))
+            out.append(case(T, params, 100.0 + ctx / 1000, "us", "lower"))
+            out.append(case(T, {**params, "impl": "triton"}, 3000.0 + ctx / 10, "us", "lower"))
+            out.append(case(T, {**params, "impl": "flashinfer"}, 110.0 + ctx / 1000, "us", "lower"))
+    return out
+
+
+def gate(bench: str = FF, at_least: float | None = 0.5, **where: Any) -> BenchGate:
+    baseline = where.pop("baseline", None)
+    at_most = where.pop("at_most", None)
+    return BenchGate(
+        bench=bench, where={"impl": "cuda", **where}, baseline=baseline, at_least=at_least, at_most=at_most
+    )
+
+
+def ref(phase: str, number: int, g: BenchGate, newest: ResultRun | None) -> GateRef:
+    return GateRef(phase, number, g, newest)
+
+
+def by_kind(charts: list[Any], kind: str) -> list[Chart]:
+    return [c.chart for c in charts if c.kind == kind]
+
+
+# --- families -------------------------------------------------------------------------------------------------
+
+
+def test_a_metric_s_value_is_one_family_and_a_benchmark_s_ratios_another_whatever_their_baseline() -> None:
+    r = run(0, sweep())
+    refs = [
+        ref("0002/P7", 1, gate(ctx=91000, **SHAPES[0]), r),
+        ref("0002/P8", 1, gate(at_least=0.75, ctx=91000, **SHAPES[0]), r),
+        ref("0002/P6", 1, gate(T, None, at_most=135.0, ctx=91000, **SHAPES[0]), r),
+        ref("0002/P6", 5, gate(T, 10.0, baseline={"impl": "triton"}, ctx=91000, **SHAPES[1]), r),
+        ref("0002/P6", 6, gate(T, 1.0, baseline={"impl": "flashinfer"}, ctx=23000, **SHAPES[0]), r),
+        ref("0002/P17", 7, gate(EMU, 1.0, baseline={"impl": "cuda_v30bulk"}, ctx=91000), r),
+    ]
+    got = families(refs)
+    assert [(f.name, [(g.phase, g.number) for g in f.gates]) for f in got] == [
+        ("verify_attn.floor_fraction: median", [("0002/P7", 1), ("0002/P8", 1)]),
+        ("verify_attn.time_us: median", [("0002/P6", 1)]),
+        ("verify_attn: median × vs baseline", [("0002/P6", 5), ("0002/P6", 6), ("0002/P17", 7)]),
+    ]
+    assert got[2].metrics == (T, EMU) and got[2].ratio
+    one_metric = families(refs[3:5])
+    assert [f.name for f in one_metric] == ["verify_attn.time_us: median × vs baseline"]  # one metric: named by it
+
+
+def test_against_ctx_one_line_per_shape_and_each_phase_s_threshold_only_over_its_gates_cases() -> None:
+    r = run(0, sweep())
+    refs = [
+        ref("0002/P7", 1, gate(ctx=91000, **SHAPES[0]), r),
+        ref("0002/P7", 2, gate(ctx=91000, **SHAPES[1]), r),
+        ref("0002/P8", 1, gate(at_least=0.3, ctx=5700, **SHAPES[0]), r),
+        ref("0002/P8", 2, gate(at_least=0.75, ctx=91000, **SHAPES[0]), r),
+        ref("0002/P8", 3, gate(at_least=0.75, ctx=23000, **SHAPES[0]), r),
+    ]
+    charts = family_charts(refs, [r])
+    assert [(c.id, c.kind) for c in charts] == [("chart1", "parameter")]  # one run: no chart across runs
+    (chart,) = by_kind(charts, "parameter")
+    assert chart.title == "verify_attn.floor_fraction: median against ctx" and chart.x_label == "ctx" and chart.x_log
+    assert [s.label for s in chart.series] == ["nodes=16", "nodes=64"]  # heads, batch, impl: the same for all
+    assert chart.series[0].xs == (5700.0, 23000.0, 91000.0)
+    assert chart.series[0].ys == tuple(round(0.1 + c / 200000 + 0.016, 4) for c in CTX)
+    assert [(b.label, b.value, b.xs) for b in chart.bands] == [
+        ("0002/P7 gates 1-2: ≥ 0.5", 0.5, (91000.0,)),  # a dash at 91k, never across the chart
+        ("0002/P8 gate 1: ≥ 0.3", 0.3, (5700.0,)),
+        ("0002/P8 gates 2-3: ≥ 0.75", 0.75, (91000.0, 23000.0)),
+    ]
+    assert charts[0].gates_text == "0002/P7 gates 1-2, 0002/P8 gates 1-3"
+    assert charts[0].phases == ["0002/P7", "0002/P8"]
+
+
+def test_a_gate_that_leaves_the_axis_free_covers_every_value_of_it() -> None:
+    r = run(0, sweep())
+    (c,) = family_charts([ref("0001/P1", 1, gate(**SHAPES[0]), r)], [r])
+    assert [(b.label, b.xs) for b in c.chart.bands] == [("0001/P1 gate 1: ≥ 0.5", (5700.0, 23000.0, 91000.0))]
+
+
+def test_across_runs_only_with_two_runs_one_line_per_case_in_time_order_regressions_marked() -> None:
+    runs = [run(0, sweep(0.5)), run(1, sweep(-0.3)), run(2, sweep(0.5), commit="0000001" + "0" * 33)]
+    refs = [
+        ref("0002/P7", 1, gate(ctx=91000, **SHAPES[0]), runs[-1]),
+        ref("0002/P7", 2, gate(ctx=5700, **SHAPES[0]), runs[-1]),
+    ]
+    assert by_kind(family_charts(refs, runs[:1]), "runs") == []
+    (chart,) = by_kind(family_charts(refs, runs), "runs")
+    assert chart.x_categorical and chart.categories == (
+        "0000001",
+        "0000002",
+        "0000001 (2)",
+    )  # a repeated commit numbered
+    assert [s.label for s in chart.series] == ["ctx=91000", "ctx=5700"]
+    first = chart.series[0]
+    assert first.xs == chart.categories and first.marked == (1,)  # met, then confidently missed: regressed
+    assert [(b.label, b.xs) for b in chart.bands] == [("0002/P7 gates 1-2: ≥ 0.5", ())]  # across: x is time
+
+
+def test_ratio_series_are_named_by_metric_and_baseline_and_far_apart_ratios_get_a_log_axis() -> None:
+    r = run(0, sweep() + [case(EMU, {"impl": i, "ctx": c}, v, "us", "lower") for c in CTX
+                          for i, v in (("cuda", 100.0), ("cuda_v30bulk", 101.0))])  # fmt: skip
+    refs = [
+        ref("0002/P6", 5, gate(T, 10.0, baseline={"impl": "triton"}, ctx=91000, **SHAPES[1]), r),
+        ref("0002/P6", 6, gate(T, 1.0, baseline={"impl": "flashinfer"}, ctx=23000, **SHAPES[1]), r),
+        ref("0002/P17", 7, gate(EMU, 1.0, baseline={"impl": "cuda_v30bulk"}, ctx=91000), r),
+    ]
+    (c,) = family_charts(refs, [r])
+    assert c.family == "verify_attn: median × vs baseline" and c.chart.y_log
+    assert [s.label for s in c.chart.series] == [
+        "time_us heads=8 nodes=64 batch=1 vs triton",
+        "time_us heads=8 nodes=64 batch=1 vs flashinfer",
+        "emulated_sm120_time_us vs cuda_v30bulk",
+    ]
+    assert c.chart.y_label == "median, × vs baseline"
+
+
+def test_more_series_than_a_chart_draws_are_counted_in_its_note() -> None:
+    shapes = [f"shape{h}" for h in range(MAX_SERIES + 3)]  # text: ctx stays the one numeric axis
+    r = run(0, [case(FF, {"impl": "cuda", "ctx": c, "shape": s}, 0.5) for c in CTX for s in shapes])
+    refs = [ref("0001/P1", h + 1, gate(ctx=91000, shape=s), r) for h, s in enumerate(shapes)]
+    (c,) = family_charts(refs, [r])
+    assert len(c.chart.series) == MAX_SERIES and c.chart.note.startswith("3 more series not drawn")
+
+
+def test_a_gate_without_a_deciding_run_or_a_second_value_draws_no_chart() -> None:
+    r = run(0, [case(FF, {"impl": "cuda", "ctx": 91000}, 0.4)])
+    assert family_charts([ref("0001/P1", 1, gate(ctx=91000), None)], [r]) == []
+    assert family_charts([ref("0001/P1", 1, gate(ctx=91000), r)], [r]) == []  # one point, one run: nothing to chart
+
+
+# --- hostile input --------------------------------------------------------------------------------------------
+
+KEYS = st.sampled_from(["ctx", "heads", "nodes", "impl", "x" * 80, "$k$", "<b>"])
+VALUES = st.one_of(
+    st.sampled_from([1, 8, 64, 5700, 91000]),
+    st.integers(-(10**30), 10**30),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["cuda", "triton", "<script>", "{{ 7*7 }}", "91000", ""]),
+    st.booleans(),
+)
+METRICS = st.one_of(st.sampled_from([FF, T, EMU, "a.b", "nodot"]), st.text(max_size=30))
+SAMPLE = st.one_of(st.floats(min_value=-1e300, max_value=1e300), st.sampled_from([0.0, 1e-300, 1e300, -1.0]))
+
+
+@st.composite
+def reports(draw: st.DrawFn) -> tuple[list[GateRef], list[ResultRun]]:
+    """Runs of hostile cases (many parameters, odd names, huge and zero values) and gates over them."""
+    metrics = draw(st.lists(METRICS, min_size=1, max_size=3))
+    runs = []
+    for i in range(draw(st.integers(1, 4))):
+        cases = []
+        base = draw(st.dictionaries(KEYS, VALUES, max_size=4))
+        for _ in range(draw(st.integers(0, 12))):
+            # a sweep: the run's parameters with ctx (and now and then another key) varied, or anything at all
+            swept = {**base, "ctx": draw(st.one_of(st.sampled_from(CTX), VALUES))}
+            swept.update(draw(st.dictionaries(KEYS, VALUES, max_size=1)))
+            params = draw(st.one_of(st.just(swept), st.dictionaries(KEYS, VALUES, max_size=6)))
+            samples = tuple(draw(st.lists(SAMPLE, min_size=1, max_size=6)))
+            direction = draw(st.sampled_from(["lower", "higher"]))
+            cases.append(ResultCase(draw(st.sampled_from(metrics)), params, "us", direction, samples))
+        runs.append(run(i, cases, commit=draw(st.sampled_from([None, "abcdef0" + "0" * 33]))))
+    every = [c for r in runs for c in r.cases]
+    refs = []
+    for n in range(draw(st.integers(1, 8))):
+        metric = draw(st.sampled_from(metrics))
+        where = draw(st.dictionaries(KEYS, VALUES, max_size=4))
+        baseline = draw(st.one_of(st.none(), st.dictionaries(KEYS, VALUES, min_size=1, max_size=2)))
+        if every and draw(st.booleans()):  # most often a gate that selects a case the runs hold
+            picked = draw(st.sampled_from(every))
+            metric = picked.metric
+            where = {k: v for k, v in picked.params.items() if draw(st.booleans())}
+            others = [c.params for c in every if c.metric == metric and c.params.keys() == picked.params.keys()]
+            changed = {k: v for k, v in draw(st.sampled_from(others)).items() if k not in where}
+            baseline = changed if changed and draw(st.booleans()) else None
+        threshold = draw(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-(10**30), 10**30)))
+        lower = draw(st.booleans())
+        g = BenchGate(metric, where, baseline, None if lower else threshold, threshold if lower else None,
+                      min_samples=draw(st.sampled_from([None, 1, 50])))  # fmt: skip
+        refs.append(GateRef(draw(st.sampled_from(["0001/P1", "0002/P7", "<i>/P{{1}}"])), n + 1, g,
+                            draw(st.one_of(st.none(), st.sampled_from(runs)))))  # fmt: skip
+    return refs, runs
+
+
+def check_charts(refs: list[GateRef], runs: list[ResultRun]) -> None:
+    fams = families(refs)
+    assert sorted((g.phase, g.number) for f in fams for g in f.gates) == sorted((r.phase, r.number) for r in refs)
+    assert all(
+        isinstance(f, Family) and len({(g.gate.stat, bool(g.gate.baseline)) for g in f.gates}) == 1 for f in fams
+    )
+    charts = family_charts(refs, runs)
+    assert len({c.id for c in charts}) == len(charts)
+    names = {f.name for f in fams}
+    for c in charts:
+        assert c.family in names and c.gates and set(c.gates) <= {(r.phase, r.number) for r in refs}
+        assert len(c.chart.series) <= MAX_SERIES
+        assert all(b.label.split(" ")[0] in c.phases for b in c.chart.bands)
+        if c.kind == "runs":
+            assert len(c.chart.categories) >= 2 and c.chart.x_categorical
+            assert all(set(s.xs) <= set(c.chart.categories) for s in c.chart.series)
+        else:
+            assert any(len(s.xs) >= 2 for s in c.chart.series)
+            assert all(math.isfinite(x) for s in c.chart.series for x in s.xs)  # type: ignore[arg-type]
+        c.as_json()  # JSON-safe numbers
+    assert sum(c.kind == "runs" for c in charts) <= len(fams)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(reports())
+@example(([GateRef("0001/P1", 1, gate(ctx=91000), None)], [run(0, [])]))
+def test_any_gates_and_runs_give_charts_that_hold_together(drawn: tuple[list[GateRef], list[ResultRun]]) -> None:
+    check_charts(*drawn)

@@ -13,10 +13,16 @@ must not make that report out of date. So the report holds nothing that changes 
 repository state: no "now", no HEAD id.
 
 Charts are data here too (:class:`tracker.report.charts.Chart`, frozen); drawing them is the HTML template's business.
-They are per metric family, not per gate (:mod:`tracker.report.families`, which says how ratio gates map into
-families: one family per metric and statistic for every ratio against a baseline, apart from the metric's own
-value): per family, its value against each parameter axis (``ctx``), one line per shape, each gate's threshold
-drawn only over the cases it covers, and its value across runs when two runs or more measured it.
+They are per metric family, not per gate (:mod:`tracker.report.families`): a family is a metric's value under one
+statistic (``verify_attn.floor_fraction``, median), or a benchmark's ratios under one statistic. Ratio gates (a
+value against a baseline implementation) map into families by benchmark, not by metric or baseline: a ratio is
+"times better than its baseline", unitless, so ``verify_attn.time_us`` against ``impl=triton``, ``impl=flashinfer``
+and ``impl=cuda_v26`` and ``verify_attn.emulated_sm120_time_us`` against ``impl=cuda_v30bulk`` share one chart
+(``verify_attn: median × vs baseline``, the series named by metric and baseline, a log axis when the ratios lie ten
+times apart), never the chart of a metric's own value. Per family: its value against each parameter axis (``ctx``),
+one line per shape, each phase's threshold drawn only over the cases its gates cover, and its value across runs
+when two runs or more measured it. The report holds them (``charts``); each phase names the ones that draw its
+gates.
 """
 
 from __future__ import annotations

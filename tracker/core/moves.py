@@ -1,0 +1,81 @@
+"""A phase's net move over a period (pure): what a report lists as a status change (issue 26, part 4).
+
+The timeline (:mod:`tracker.core.timeline`) records every status change evidence brought, one transition per evidence
+file. A report of a period lists only the moves that stayed: the phase's status at the end of the period against its
+status at the start. A phase that left its start status and came back inside the period (a run on another machine or
+another pytest that named the tests otherwise, a dependency that regressed and was fixed, a re-run) made no change:
+it is summarised ("flapped 2 times, ends done"), never listed. A phase done at the start and regressed at the end is
+always listed, whatever happened between.
+
+The start is the status before the period's first transition and the end the status after its last: a phase's
+transitions form a chain (each one's ``previous`` is the status the one before it left), so for a period that is a
+stretch of time these are the phase's statuses at its start and at its end. Ties (transitions of one second) keep
+the replay's order, which is the store's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from tracker.core.model import Status
+from tracker.core.timeline import Transition
+
+
+class Move(NamedTuple):
+    """A phase's transitions in a period, and what they add up to: ``previous`` (its status at the start) to
+    ``status`` (at the end)."""
+
+    key: str  # PLAN/PHASE
+    previous: Status
+    status: Status
+    moved: tuple[Transition, ...]  # the period's transitions, oldest first (never empty)
+
+    @property
+    def changed(self) -> bool:
+        """Did the status move and stay moved?"""
+        return self.previous is not self.status
+
+    @property
+    def last(self) -> Transition:
+        """The transition that brought the end status."""
+        return self.moved[-1]
+
+    @property
+    def via(self) -> tuple[Status, ...]:
+        """The statuses the phase passed through between the start and the end (none for a single move)."""
+        return tuple(t.status for t in self.moved[:-1])
+
+    @property
+    def gates(self) -> tuple[int, ...]:
+        """The gates (1-based) whose verdict changed with some transition of the period, in order."""
+        return tuple(sorted({n for t in self.moved for n in t.gates}))
+
+    @property
+    def summary(self) -> str:
+        """One line on the moves that are not a change: ``flapped 2 times via regressed, ends done``; for a change
+        that passed through other statuses, which (``via blocked, regressed``); empty for a single move. A flap's count
+        is how often the phase left its start status."""
+        if not self.changed:
+            between = " and ".join(dict.fromkeys(t.status.value for t in self.moved if t.status is not self.status))
+            times = sum(t.previous is self.previous for t in self.moved)  # how often it left its start status
+            return f"flapped {times} time{'s' if times > 1 else ''} via {between}, ends {self.status.value}"
+        return "via " + ", ".join(s.value for s in self.via) if self.via else ""
+
+    def as_json(self) -> dict[str, Any]:
+        """The move as ``--json`` prints it."""
+        return {
+            "phase": self.key,
+            "from": self.previous.value,
+            "to": self.status.value,
+            "changed": self.changed,
+            "moves": [t.as_json() for t in self.moved],
+        }
+
+
+def net_move(key: str, transitions: Sequence[Transition]) -> Move | None:
+    """The move of phase ``key`` made of ``transitions`` (its transitions in a period, oldest first), or None when
+    there are none."""
+    if not transitions:
+        return None
+    return Move(key, transitions[0].previous, transitions[-1].status, tuple(transitions))

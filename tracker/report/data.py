@@ -33,7 +33,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tracker.base.contract import set_fingerprint, utc_time
 from tracker.core.model import BenchGate, Plan, ResultRun, Status
+from tracker.core.moves import Move
 from tracker.core.timeline import Transition
+<<<<<<< HEAD
+=======
+from tracker.report.changes import Change, phase_change
+from tracker.report.charts import Chart, Series
+>>>>>>> f8c15fa (Report changes are the net moves, each saying what moved the phase (issue 26, part 4))
 from tracker.report.detail import BenchFigures, GateDetail, PhaseDetail
 from tracker.report.families import GateRef, ReportChart, family_charts
 
@@ -116,11 +122,12 @@ class BenchRow(NamedTuple):
 
 
 class PhaseReport(NamedTuple):
-    """One phase as the report shows it: its detail, what changed in the period, why it is not done, the commits
-    that touched its paths, its bench gates' figures and charts."""
+    """One phase as the report shows it: its detail, its status change in the period (``move``: all its moves), why
+    it is not done, the commits that touched its paths, its bench gates' figures and charts."""
 
     detail: PhaseDetail
-    changes: tuple[Transition, ...]
+    changes: tuple[Change, ...]  # at most one: the net move (tracker.report.changes)
+    move: Move | None  # the period's transitions of the phase, None when there were none
     pending: tuple[str, ...]  # why it is not done, one reason a line (empty when done)
     commits: tuple[CommitRow, ...]  # newest first, at most MAX_COMMITS
     more_commits: int
@@ -132,6 +139,7 @@ class PhaseReport(NamedTuple):
         return {
             **self.detail.as_json(),
             "changes": [t.as_json() for t in self.changes],
+            "moves": None if self.move is None else self.move.as_json(),
             "pending": list(self.pending),
             "commits": [c.as_json() for c in self.commits],
             "more_commits": self.more_commits,
@@ -192,9 +200,14 @@ class Report(NamedTuple):
         return sum(g.met for g in gates), len(gates)
 
     @property
-    def changes(self) -> list[Transition]:
-        """Every transition of the period, oldest first."""
+    def changes(self) -> list[Change]:
+        """Every status change of the period (moves that stayed), oldest first."""
         return sorted((t for ph in self.phases for t in ph.changes), key=lambda t: (t.time, t.key))
+
+    @property
+    def flaps(self) -> list[Move]:
+        """The moves of the period that came back to where they started (no change)."""
+        return [ph.move for ph in self.phases if ph.move is not None and not ph.move.changed]
 
     @property
     def pending(self) -> list[PhaseReport]:
@@ -307,10 +320,12 @@ def build(
                 if isinstance(gate, BenchGate):
                     refs.append(GateRef(d.key, g.number, gate, runs.get(g.bench.run) if g.bench is not None else None))
             listed = touched.get(d.key, [])
+            move, change = phase_change(d, [t for t in d.history if in_period(t, period, at_ref)])
             phases.append(
                 PhaseReport(
                     detail=d,
-                    changes=tuple(t for t in d.history if in_period(t, period, at_ref)),
+                    changes=change,
+                    move=move,
                     pending=tuple(pending_reasons(d, by_key)),
                     commits=tuple(listed[:MAX_COMMITS]),
                     more_commits=max(0, len(listed) - MAX_COMMITS),

@@ -175,3 +175,19 @@ def test_a_hostile_metric_name_stays_inside_its_chart(
     (title,) = shown.elements(f"#{chart['id']} > title")
     assert title.text.startswith("attn.<script>") and "W" * 100 in title.text
     assert shown.elements("script") == []
+
+
+def test_the_changes_of_a_period_show_what_moved_each_phase_and_the_flaps_apart(
+    real_browser: Browser, fixture_repo: Path, tmp_path: Path
+) -> None:
+    data = write_html(fixture_repo, tmp_path / "since.html", since="c3")
+    shown = real_browser.open_page(tmp_path / "since.html")
+    shown.assert_clean()
+    rows = shown.elements("#changes-table tbody tr")
+    assert len(rows) == len(data["changes"]) == 2 and all(r.visible for r in rows)
+    cells = [c.text for c in shown.elements("#changes-table tbody td")]  # 7 a row
+    assert cells[1] == "0001/P2" and cells[2] == "done → regressed at a benchmark run", cells[:3]
+    assert "needs ≥ 1.10× (missed)" in cells[3] and cells[4] == "bench/results/20261108T100000Z-gpu-box-attn-b2.json"
+    assert cells[8:10] == ["0001/P3", "in-progress → blocked by a dependency"] and cells[10] == "0001/P2 regressed"
+    (flaps,) = shown.elements("#flaps")
+    assert flaps.visible and "0001/P1 flapped 1 time via regressed, ends done" in flaps.text

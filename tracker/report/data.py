@@ -35,11 +35,7 @@ from tracker.base.contract import set_fingerprint, utc_time
 from tracker.core.model import BenchGate, Plan, ResultRun, Status
 from tracker.core.moves import Move
 from tracker.core.timeline import Transition
-<<<<<<< HEAD
-=======
 from tracker.report.changes import Change, phase_change
-from tracker.report.charts import Chart, Series
->>>>>>> f8c15fa (Report changes are the net moves, each saying what moved the phase (issue 26, part 4))
 from tracker.report.detail import BenchFigures, GateDetail, PhaseDetail
 from tracker.report.families import GateRef, ReportChart, family_charts
 

@@ -42,13 +42,20 @@ class DigestLine(NamedTuple):
     deciding: str  # the figure that decides when the phase is done, with its gap; "" for a done phase
     since: str  # what moved since the previous report; "" when nothing is known to have
     order: tuple[int, float, float]  # (blocked, share of gates unmet, worst relative gap): smaller is nearer done
+    others: tuple[str, ...] = ()  # phases in the same state, told once (stale for the same changed files)
 
     def as_json(self) -> dict[str, Any]:
         """The line as ``--json`` prints it."""
         out = self._asdict()
         out["status"] = self.status.value
         out["order"] = [x if math.isfinite(x) else None for x in self.order]
+        out["others"] = list(self.others)
         return out
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The phases of the line: its own, then the others."""
+        return (self.key, *self.others)
 
 
 class Digest(NamedTuple):
@@ -94,16 +101,40 @@ def build_digest(
     earlier = [r for r in results if start is not None and r.time <= start]
     earlier.sort(key=lambda r: (r.time, r.path))
     lines = [_line(ph, gates.get(ph.detail.key, ()), earlier, bounds) for ph in report.phases]
-    pending = sorted((x for x in lines if x.status is not Status.DONE), key=lambda x: x.order)
+    pending = _together(sorted((x for x in lines if x.status is not Status.DONE), key=lambda x: x.order))
     met, total = report.gates
     return Digest(
-        done=len(lines) - len(pending),
+        done=sum(x.status is Status.DONE for x in lines),
         phases=len(lines),
         met=met,
         gates=total,
         changes=len(report.changes),
         pending=tuple(pending),
         finished=tuple(x for x in lines if x.status is Status.DONE),
+    )
+
+
+def _together(lines: list[DigestLine]) -> list[DigestLine]:
+    """Stale phases with the same reason and nothing else to tell as one line (a changed shared file stales many)."""
+    out: list[DigestLine] = []
+    for x in lines:
+        first = next((o for o in out if _same(o, x)), None)
+        if first is None:
+            out.append(x)
+        else:
+            out[out.index(first)] = first._replace(others=(*first.others, x.key))
+    return out
+
+
+def _same(a: DigestLine, b: DigestLine) -> bool:
+    return (
+        a.status is Status.STALE
+        and b.status is Status.STALE
+        and a.deciding == b.deciding
+        and not a.since
+        and not b.since
+        and a.met == a.total
+        and b.met == b.total
     )
 
 
@@ -211,13 +242,12 @@ def _since(
     earlier: Sequence[ResultRun],
     bounds: MutableMapping[str, float] | None,
 ) -> str:
-    if ph.changes:
-        first, last = ph.changes[0], ph.changes[-1]
-        n = len(ph.changes)
-        if first.previous is last.status:
-            return f"{n} changes, back to {last.status.value}"
-        more = f" ({n} changes)" if n > 1 else ""
-        return f"{first.previous.value} → {last.status.value} at {last.time}{more}"
+    move = ph.move
+    if move is not None:
+        if not move.changed:
+            return move.summary  # flapped, and came back
+        via = f" ({move.summary})" if move.summary else ""
+        return f"{move.previous.value} → {move.status.value} at {move.last.time}{via}"
     if worst is None or worst.bench is None or not earlier or worst.number > len(defined):
         return ""
     gate = defined[worst.number - 1]

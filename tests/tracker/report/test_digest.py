@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracker.core.model import BenchGate, Phase, Plan, ResultCase, ResultRun, Status
+from tracker.core.moves import Move
 from tracker.core.timeline import Transition
 from tracker.report.data import Period, PhaseReport, PlanReport, Report, Scope
 from tracker.report.detail import BenchFigures, GateDetail, PhaseDetail
@@ -80,7 +81,7 @@ def phase(pid: str, status: Status, gates: list[GateDetail], *, blocked_by: tupl
         gates=tuple(gates),
         history=(),
     )
-    return PhaseReport(d, (), (), (), 0, (), ())
+    return PhaseReport(d, (), None, (), (), 0, (), ())
 
 
 def report(*phases: PhaseReport, period: Period | None = None) -> Report:
@@ -167,8 +168,12 @@ def test_a_status_change_in_the_period_is_told_before_any_figure() -> None:
         "0001/P1", "2026-12-05T02:00:00Z", Status.REGRESSED, Status.DONE, "g.json", "result", "vm", None, (1,)
     )
     p = phase("P1", Status.IN_PROGRESS, [gate(1, False, figures(0.2, 0.5))])
-    assert build_digest(report(p._replace(changes=(t1,))), []).pending[0].since.startswith("done → regressed at 2026")
-    assert build_digest(report(p._replace(changes=(t1, t2))), []).pending[0].since == "2 changes, back to done"
+    moved = Move("0001/P1", Status.DONE, Status.REGRESSED, (t1,))
+    assert (
+        build_digest(report(p._replace(move=moved)), []).pending[0].since == "done → regressed at 2026-12-05T01:00:00Z"
+    )
+    back = Move("0001/P1", Status.DONE, Status.DONE, (t1, t2))
+    assert build_digest(report(p._replace(move=back)), []).pending[0].since == "flapped 1 time via regressed, ends done"
 
 
 numbers = st.floats(allow_nan=True, allow_infinity=True) | st.floats(-1e300, 1e300) | st.integers(-(10**30), 10**30)
@@ -209,8 +214,21 @@ def test_the_digest_accounts_for_every_phase_once_and_orders_what_is_left(spec: 
         gs = [gate(n + 1, met, None if v is None else figures(v, 1.0)) for n, (met, v) in enumerate(gates)]
         phases.append(phase(f"P{i + 1}", status, gs, blocked_by=("0001/P0",) if status is Status.BLOCKED else ()))
     dg = build_digest(report(*phases), [])
-    keys = [x.key for x in (*dg.pending, *dg.finished)]
+    keys = [k for x in (*dg.pending, *dg.finished) for k in x.keys]
     assert sorted(keys) == sorted(p.detail.key for p in phases) and len(set(keys)) == len(keys)
     assert all(x.status is Status.DONE for x in dg.finished) and all(x.status is not Status.DONE for x in dg.pending)
     orders = [x.order for x in dg.pending]
     assert orders == sorted(orders) and all(not math.isnan(o[2]) for o in orders)
+
+
+def test_stale_phases_for_the_same_files_are_told_once_and_others_alone() -> None:
+    def stale(pid: str, changed: tuple[str, ...], met: bool = True) -> PhaseReport:
+        p = phase(pid, Status.STALE, [gate(1, met)])
+        return p._replace(detail=p.detail._replace(changed=changed))
+
+    a, b, c = stale("P1", ("pyproject.toml",)), stale("P2", ("pyproject.toml",)), stale("P3", ("kernel/x.py",))
+    unmet = stale("P4", ("pyproject.toml",), met=False)
+    dg = build_digest(report(a, b, c, unmet), [])
+    keys = [x.keys for x in dg.pending]
+    assert ("0001/P1", "0001/P2") in keys and ("0001/P3",) in keys and ("0001/P4",) in keys
+    assert dg.done == 0 and dg.phases == 4  # every phase still counted once

@@ -4,13 +4,17 @@ chart's data, so that the next report with the same chart inlines the same bytes
 
 The cache's key is the tracker's code identity and matplotlib's (a new drawing code or matplotlib draws again); an
 entry's key is the sha256 of the chart's data and its id prefix (:class:`tracker.report.charts.Chart` is frozen data:
-its ``repr`` is the data). An entry that is not an SVG of that prefix is drawn again. The entries used by this
+its ``repr`` is the data). An entry that is not an inert SVG of that prefix is drawn again: one well-formed element,
+of the SVG elements matplotlib draws only, with no comment, CDATA, event handler, reference outside itself (``href``
+other than ``#...``, ``url()`` other than ``url(#...)``) or CSS escape or at-rule (what a tampered entry would need
+to run a script or load anything into the page). The entries used by this
 command come first, then earlier ones, at most :data:`MAX_CHARTS` (the reports of several milestones share it).
 """
 
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +25,15 @@ if TYPE_CHECKING:
     from tracker.base.cache import Cache
 
 NAME = "report-charts"
-_HANDLER = re.compile(r"\son[a-z]+\s*=", re.IGNORECASE)  # an event handler attribute (onload=...)
+_SVG = "{http://www.w3.org/2000/svg}"
+# The elements an inline chart may hold: what render_svg writes, and their inert kin (no a, image, foreignObject,
+# script, set, animate...: anything that links, loads or runs).
+_DRAWN = ("svg", "title", "desc", "defs", "style", "g", "path", "use", "clipPath", "rect", "text", "tspan")
+_SHAPES = ("circle", "ellipse", "line", "polyline", "polygon", "linearGradient", "radialGradient", "stop", "pattern")
+_ELEMENTS = frozenset((*_DRAWN, *_SHAPES, "mask", "marker", "symbol"))
+_ATTRIBUTE = re.compile(r"[A-Za-z][A-Za-z0-9-]*")  # no namespace (xlink:, xml:base), no odd name
+_CALL = re.compile(r"([A-Za-z0-9_-]*)\s*\(\s*(.?)")  # a CSS or transform function and what its argument starts with
+_CALLS = frozenset({"url", "rotate", "translate", "scale", "matrix", "skewx", "skewy", "rgb", "rgba"})
 MAX_CHARTS = 400
 
 
@@ -59,15 +71,39 @@ class ChartCache:
 
 
 def _drawn_with(text: str, id_prefix: str) -> bool:
-    """Is ``text`` one SVG element drawn with ``id_prefix`` and nothing active in it (what render_svg promises)?"""
-    head = text[:400]
-    lowered = text.lower()
-    return (
-        text.startswith("<svg ")
-        and f'id="{id_prefix}"' in head
-        and text.rstrip().endswith("</svg>")
-        and "<script" not in lowered
-        and "javascript:" not in lowered
-        and "<foreignobject" not in lowered
-        and _HANDLER.search(text) is None
-    )
+    """Is ``text`` one SVG element drawn with ``id_prefix`` and nothing active or external in it (what render_svg
+    promises)? Judged on the parsed element (entities decoded as a browser decodes them), by what may be there."""
+    if not (text.startswith("<svg ") and text.rstrip().endswith("</svg>")):
+        return False
+    if "<!" in text or "<?" in text or "xmlns:" in text:  # comments, CDATA (parsed apart in HTML), DTDs, prefixes
+        return False
+    try:
+        root = ET.fromstring(text)
+    except (ET.ParseError, ValueError):
+        return False
+    if root.tag != f"{_SVG}svg" or root.get("id") != id_prefix:
+        return False
+    for el in root.iter():
+        if not (isinstance(el.tag, str) and el.tag.startswith(_SVG) and el.tag[len(_SVG) :] in _ELEMENTS):
+            return False
+        for name, value in el.attrib.items():
+            if not _ATTRIBUTE.fullmatch(name) or name.lower().startswith("on"):
+                return False
+            if name == "href" and not value.startswith("#"):
+                return False
+            if not _inert_css(value):
+                return False
+        if el.tag == f"{_SVG}style" and not _inert_css("".join(el.itertext())):
+            return False
+    return True
+
+
+def _inert_css(value: str) -> bool:
+    """No CSS escape, at-rule or function that could load or run anything: ``url(#...)`` and transforms only."""
+    if "\\" in value or "@" in value or "javascript" in value.lower():
+        return False
+    for m in _CALL.finditer(value):
+        name = m.group(1).lower()
+        if name not in _CALLS or (name == "url" and m.group(2) != "#"):
+            return False
+    return True

@@ -130,3 +130,56 @@ def test_a_report_from_cached_charts_is_the_drawn_report(tmp_path: Path) -> None
     doc["data"] = {k: svg_of("chart1", "<script>x</script>") for k in doc["data"]}
     stored.write_text(json.dumps(doc))
     assert html() == drawn  # tampered: drawn again, the same bytes
+
+
+# What the HTML parser makes of an entry, not what a substring search sees: each of these would run a script or load
+# something from elsewhere once inlined (an event handler after ``/`` or a quote, an entity inside ``javascript:``,
+# an external href, CSS that imports, an element after the SVG's end, CDATA that HTML reads as a bogus comment).
+escapes = [
+    svg_of("chart1", '<image href="https://example.com/pixel.png" width="1" height="1"/>'),
+    svg_of("chart1", '<use href="https://example.com/s.svg#x"/>'),
+    svg_of("chart1", '<animate/onbegin="alert(1)" attributeName="x" dur="1s"/>'),
+    svg_of("chart1", '<g id="x"onmouseover="alert(1)"></g>'),
+    svg_of("chart1", '<a href="javascript&#58;alert(1)"><text>x</text></a>'),
+    svg_of("chart1", '<a><set attributeName="href" to="javascr&#105;pt:alert(1)"/><text>x</text></a>'),
+    svg_of("chart1", "<style>@import url(https://example.com/x.css);</style>"),
+    svg_of("chart1", '<rect style="fill: url(https://example.com/x.svg#p)"/>'),
+    svg_of("chart1", '<rect style="fill: u\\72l(https://example.com/x.svg#p)"/>'),
+    svg_of("chart1") + '<iframe src="https://example.com/"></iframe><svg></svg>',
+    svg_of("chart1") + '<meta http-equiv="refresh" content="0;url=https://example.com/"><svg></svg>',
+    svg_of("chart1", '<title><![CDATA[><img src="https://example.com/p.png">]]></title>'),
+]
+
+
+@pytest.mark.parametrize("entry", escapes)
+def test_an_entry_that_would_run_or_load_anything_is_drawn_again(entry: str, tmp_path: Path) -> None:
+    cache = cache_in(tmp_path)
+    charts = ChartCache(cache)
+    charts.svg("x", "chart1", lambda: svg_of("chart1"))
+    entry_key = next(iter(charts.used))
+    path = tmp_path / ".tracker" / "cache" / f"{NAME}.json"
+    path.write_text(json.dumps({"key": charts.key, "data": {entry_key: entry}}))
+    again = ChartCache(Cache(tmp_path))
+    assert again.svg("x", "chart1", lambda: svg_of("chart1")) == svg_of("chart1")
+    assert again.drawn == 1
+
+
+def test_a_drawn_chart_with_hostile_text_is_kept_not_drawn_every_time() -> None:
+    from tracker.report import charts
+
+    if not charts.available():
+        pytest.skip("the charts need the [report] extra (matplotlib)")
+    text = "@import url(https://x) \\ javascript: <script> onload=1 $x$ {{ 7*7 }} & ]]> <!-- ?>"
+    chart = charts.Chart(
+        title=text,
+        x_label=text,
+        y_label=text,
+        series=(charts.Series(text, (1.0, 2.0), (3.0, 4.0)), charts.Series("b", (1.0, 2.0), (2.0, 5.0), (1,))),
+        threshold=3.5,
+        threshold_label=text,
+        marked_label=text,
+    )
+    svg = charts.render_svg(chart, id_prefix="chart7")
+    assert chart_cache._drawn_with(svg, "chart7")
+    categorical = charts.Chart(text, "run", "v", (charts.Series(text, ("abc", text), (1.0, 2.0)),), x_categorical=True)
+    assert chart_cache._drawn_with(charts.render_svg(categorical, id_prefix="c-2"), "c-2")

@@ -209,6 +209,8 @@ def figure(f: BenchFigures, definition: Mapping[str, Any]) -> str:
         value += " vs " + " ".join(fmt_params(f.baseline).split())
     at = f" at {shown}" if shown else ""
     need = f"needs {f.op} {show(f.threshold)}"
+    if not math.isfinite(f.value):  # a ratio past float range, a NaN: never meets a gate, whatever the threshold
+        return f"{value}{at}, {need}: not a finite number, which meets no gate"
     if f.undecided:
         return f"{value}{at}, {need}: undecided (inside its noise)"
     gap = f.threshold - f.value if f.op == "≥" else f.value - f.threshold

@@ -232,3 +232,28 @@ def test_stale_phases_for_the_same_files_are_told_once_and_others_alone() -> Non
     keys = [x.keys for x in dg.pending]
     assert ("0001/P1", "0001/P2") in keys and ("0001/P3",) in keys and ("0001/P4",) in keys
     assert dg.done == 0 and dg.phases == 4  # every phase still counted once
+
+
+def test_a_value_that_is_not_a_finite_number_is_never_called_met_by_its_value() -> None:
+    # A ratio past float range (candidate 1e-300 us against a 1e300 us baseline) is inf: the verdict never meets a
+    # gate with it (value_clears), so the digest must not say the value meets the threshold.
+    from tracker.report.detail import bench_figures
+
+    def run(cand: list[float], base: list[float]) -> ResultRun:
+        cases = tuple(
+            ResultCase("attn.time_us", {"impl": impl}, "us", "lower", tuple(xs))
+            for impl, xs in (("cuda", cand), ("ref", base))
+        )
+        return ResultRun(
+            "r.json", "0" * 64, "verify", datetime(2026, 12, 1, tzinfo=UTC), "vm", None, "a" * 40, False, {}, cases
+        )
+
+    g = BenchGate(bench="attn.time_us", where={"impl": "cuda"}, baseline={"impl": "ref"}, at_least=1.3)
+    for samples in (([1e-300], [1e300]), ([1e-300, 2e-300, 1e-300], [1e300] * 3)):
+        f = bench_figures(g, [run(*samples)])
+        assert f is not None and f.value == math.inf
+        text = figure(f, g.definition)
+        assert "met by its value" not in text and "not a finite number" in text
+    for value in (math.nan, -math.inf):
+        text = figure(figures(value, 0.5), {})
+        assert "met by its value" not in text and "not a finite number" in text

@@ -246,10 +246,14 @@ def _since(
 ) -> str:
     move = ph.move
     if move is not None:
+        # The evidence's transitions end where the evidence left the phase; a status it has since without new
+        # evidence (stale: its files changed; blocked again: a dependency went stale) is said, or the move reads
+        # as the phase's status now.
+        still = f"; {ph.detail.status.value} now" if ph.detail.status is not move.status else ""
         if not move.changed:
-            return move.summary  # flapped, and came back
+            return move.summary + still  # flapped, and came back
         via = f" ({move.summary})" if move.summary else ""
-        return f"{move.previous.value} → {move.status.value} at {move.last.time}{via}"
+        return f"{move.previous.value} → {move.status.value} at {move.last.time}{via}{still}"
     if worst is None or worst.bench is None or not earlier or worst.number > len(defined):
         return ""
     gate = defined[worst.number - 1]

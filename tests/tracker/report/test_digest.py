@@ -169,11 +169,13 @@ def test_a_status_change_in_the_period_is_told_before_any_figure() -> None:
     )
     p = phase("P1", Status.IN_PROGRESS, [gate(1, False, figures(0.2, 0.5))])
     moved = Move("0001/P1", Status.DONE, Status.REGRESSED, (t1,))
+    since = build_digest(report(p._replace(move=moved)), []).pending[0].since
     assert (
-        build_digest(report(p._replace(move=moved)), []).pending[0].since == "done → regressed at 2026-12-05T01:00:00Z"
-    )
+        since == "done → regressed at 2026-12-05T01:00:00Z; in-progress now"
+    )  # the status now, which no evidence moved
     back = Move("0001/P1", Status.DONE, Status.DONE, (t1, t2))
-    assert build_digest(report(p._replace(move=back)), []).pending[0].since == "flapped 1 time via regressed, ends done"
+    since = build_digest(report(p._replace(move=back)), []).pending[0].since
+    assert since == "flapped 1 time via regressed, ends done; in-progress now"
 
 
 numbers = st.floats(allow_nan=True, allow_infinity=True) | st.floats(-1e300, 1e300) | st.integers(-(10**30), 10**30)
@@ -257,3 +259,25 @@ def test_a_value_that_is_not_a_finite_number_is_never_called_met_by_its_value() 
     for value in (math.nan, -math.inf):
         text = figure(figures(value, 0.5), {})
         assert "met by its value" not in text and "not a finite number" in text
+
+
+def test_a_move_in_the_period_never_reads_as_a_status_the_phase_no_longer_has() -> None:
+    # The fixture's 0002/P2: its evidence moved it blocked -> planned, then its dependency went stale (files changed,
+    # no evidence, no transition) and it is blocked again. "blocked → planned" beside "blocked" read as planned now.
+    t = Transition("0001/P2", "2026-11-05T10:00:00Z", Status.BLOCKED, Status.PLANNED, "r2.json", "test", "ci", None, ())
+    p = phase("P2", Status.BLOCKED, [gate(1, False, reason="no evidence: never run")], blocked_by=("0001/P1",))
+    moved = Move("0001/P2", Status.BLOCKED, Status.PLANNED, (t,))
+    since = build_digest(report(p._replace(move=moved)), []).pending[0].since
+    assert since == "blocked → planned at 2026-11-05T10:00:00Z; blocked now"
+    done = Transition("0001/P2", "2026-11-05T11:00:00Z", Status.PLANNED, Status.DONE, "r3.json", "test", "ci", None, ())
+    stale = phase("P2", Status.STALE, [gate(1, True)])
+    two = Move("0001/P2", Status.BLOCKED, Status.DONE, (t, done))
+    since = build_digest(report(stale._replace(move=two)), []).pending[0].since
+    assert since == "blocked → done at 2026-11-05T11:00:00Z (via planned); stale now"
+    back = Transition(
+        "0001/P2", "2026-11-05T12:00:00Z", Status.PLANNED, Status.BLOCKED, "r4.json", "test", "ci", None, ()
+    )
+    regressed = phase("P2", Status.REGRESSED, [gate(1, False, figures(0.2, 0.5))])
+    assert build_digest(report(regressed._replace(changes=(t, back))), []).pending[0].since == (
+        "2 changes, back to blocked; regressed now"
+    )

@@ -29,6 +29,7 @@ from tracker.report.detail import BenchFigures, GateDetail
 # A gate whose distance to its threshold the figures cannot tell (a test, a sign-off, a bench gate without a value):
 # as far as a bench gate twice its threshold away.
 UNKNOWN_GAP = 1.0
+NO_GATES = "no gates: a phase without gates is never done"
 
 
 class DigestLine(NamedTuple):
@@ -165,12 +166,15 @@ def _line(
     elif worst is not None:
         nearest = min((x for x in unmet if x.bench is not None), key=_gap, default=None)
         deciding = _deciding(worst, len(unmet), total, nearest)
+    elif not total:
+        deciding = NO_GATES
     else:
         deciding = d.note or d.status.value
     if blocked:
         deciding = f"blocked by {_few(d.blocked_by)}" + (f"; {deciding}" if deciding else "")
-    share = len(unmet) / total if total else 0.0
-    gap = _gap(worst) if worst is not None else (0.01 if d.status is Status.STALE else 0.0)
+    # A phase without gates is never done (tracker.core.status): after every phase with a gate to meet.
+    share = len(unmet) / total if total else 1.0
+    gap = _gap(worst) if worst is not None else (0.01 if d.status is Status.STALE else math.inf if not total else 0.0)
     since = _since(ph, worst, defined, earlier, bounds)
     return DigestLine(d.key, d.title, d.status, met, total, deciding, since, (int(blocked), share, gap))
 

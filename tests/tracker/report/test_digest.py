@@ -281,3 +281,17 @@ def test_a_move_in_the_period_never_reads_as_a_status_the_phase_no_longer_has() 
     assert build_digest(report(regressed._replace(changes=(t, back))), []).pending[0].since == (
         "2 changes, back to blocked; regressed now"
     )
+
+
+def test_a_phase_without_gates_is_never_the_nearest_to_done() -> None:
+    # A phase without gates is never done (tracker.core.status); it sorted first, "nearest to done", deciding
+    # "planned", ahead of a phase one gate from done.
+    empty = phase("P1", Status.PLANNED, [])
+    near = phase("P2", Status.IN_PROGRESS, [gate(1, True), gate(2, False, figures(0.49, 0.5))])
+    far = phase("P3", Status.PLANNED, [gate(1, False, reason="no evidence: never run")])
+    dg = build_digest(report(empty, near, far), [])
+    assert [x.key for x in dg.pending] == ["0001/P2", "0001/P3", "0001/P1"]
+    assert dg.pending[2].deciding == "no gates: a phase without gates is never done"
+    blocked = phase("P4", Status.BLOCKED, [], blocked_by=("0001/P2",))
+    line = build_digest(report(blocked._replace(detail=blocked.detail._replace(note="blocked by 0001/P2"))), [])
+    assert line.pending[0].deciding == "blocked by 0001/P2; no gates: a phase without gates is never done"

@@ -197,14 +197,15 @@ def _deciding(g: GateDetail, unmet: int, total: int, nearest: GateDetail | None 
     f = g.bench
     if f is None:
         return f"{count}; gate {g.number}: {g.reason}"
-    out = f"{count}; worst, gate {g.number}: {figure(f, g.definition)}"
+    out = f"{count}; worst, gate {g.number}: {figure(f, g.definition, failed=g.failed)}"
     if nearest is not None and nearest is not g and nearest.bench is not None:
-        out += f"; nearest, gate {nearest.number}: {figure(nearest.bench, nearest.definition)}"
+        out += f"; nearest, gate {nearest.number}: {figure(nearest.bench, nearest.definition, failed=nearest.failed)}"
     return out
 
 
-def figure(f: BenchFigures, definition: Mapping[str, Any]) -> str:
-    """A bench gate's deciding figure in one phrase: its value where it was measured, the threshold and the gap."""
+def figure(f: BenchFigures, definition: Mapping[str, Any], *, failed: bool = False) -> str:
+    """A bench gate's deciding figure in one phrase: its value where it was measured, the threshold and the gap.
+    ``failed``: the gate's verdict is a miss (an undecided newest run leaves the last decided run's miss standing)."""
     where = definition.get("where")
     shown = " ".join((fmt_params(where) if isinstance(where, dict) and where else fmt_params(f.params)).split())
     show = _percent if f.unit == "fraction" else _with_unit(f.unit)
@@ -216,7 +217,8 @@ def figure(f: BenchFigures, definition: Mapping[str, Any]) -> str:
     if not math.isfinite(f.value):  # a ratio past float range, a NaN: never meets a gate, whatever the threshold
         return f"{value}{at}, {need}: not a finite number, which meets no gate"
     if f.undecided:
-        return f"{value}{at}, {need}: undecided (inside its noise)"
+        stands = "; the last run that decided missed it, and that verdict stands" if failed else ""
+        return f"{value}{at}, {need}: undecided (inside its noise){stands}"
     gap = f.threshold - f.value if f.op == "≥" else f.value - f.threshold
     if not gap > 0:
         return f"{value}{at}, {need}: met by its value, not yet by its {_pct(f.confidence)} bound"

@@ -295,3 +295,34 @@ def test_a_phase_without_gates_is_never_the_nearest_to_done() -> None:
     blocked = phase("P4", Status.BLOCKED, [], blocked_by=("0001/P2",))
     line = build_digest(report(blocked._replace(detail=blocked.detail._replace(note="blocked by 0001/P2"))), [])
     assert line.pending[0].deciding == "blocked by 0001/P2; no gates: a phase without gates is never done"
+
+
+def test_an_undecided_newest_run_does_not_hide_the_miss_that_stands() -> None:
+    # The newest run (median 52.5%) straddles 50%; the run before it missed confidently (30%, upper bound 31%): that
+    # miss stands (the gate is failed). The digest said only "52.5%, needs ≥ 50.0%: undecided (inside its noise)".
+    from tracker.core.bench_verdict import evaluate_bench_gate
+    from tracker.report.detail import bench_figures
+
+    def run(path: str, day: int, xs: list[float]) -> ResultRun:
+        case = ResultCase("k.frac", {"ctx": 1}, "fraction", "higher", tuple(xs))
+        return ResultRun(
+            path, "0" * 64, "verify", datetime(2026, 12, day, tzinfo=UTC), "vm", None, "a" * 40, False, {}, (case,)
+        )
+
+    g = BenchGate(bench="k.frac", where={"ctx": 1}, at_least=0.5)
+    runs = [
+        run("old.json", 1, [0.30, 0.31, 0.29, 0.30, 0.32, 0.28, 0.30, 0.31]),
+        run("new.json", 2, [0.2, 0.8, 0.45, 0.6, 0.3, 0.7]),
+    ]
+    verdict = evaluate_bench_gate(g, runs)
+    f = bench_figures(g, runs)
+    assert f is not None and f.undecided and verdict.failed and not verdict.met
+    detail = gate(1, False, f)._replace(failed=verdict.failed, definition=g.definition)
+    line = build_digest(report(phase("P1", Status.REGRESSED, [detail])), []).pending[0]
+    assert "undecided (inside its noise); the last run that decided missed it" in line.deciding
+    undecided_only = gate(1, False, f)._replace(failed=False)
+    assert (
+        build_digest(report(phase("P1", Status.PLANNED, [undecided_only])), [])
+        .pending[0]
+        .deciding.endswith("undecided (inside its noise)")
+    )

@@ -349,9 +349,12 @@ def check_document(doc: object, clock: Clock | None = None) -> str:
 
 def lone_surrogate(data: bytes, doc: object) -> str | None:
     """Why ``doc`` (parsed from ``data``) holds text no UTF-8 output can print, or None. JSON can escape half
-    of a surrogate pair (``"\\udc80"``); such a string would crash whatever prints it. Only files whose bytes
-    hold such an escape are walked (iteratively: the document may be deeply nested)."""
-    if b"\\ud" not in data and b"\\uD" not in data:
+    of a surrogate pair (``"\\udc80"``); such a string would crash whatever prints it. ``json.loads`` decodes bytes
+    with "surrogatepass", so a surrogate written raw (``ED A0 80`` in UTF-8, an unpaired half in UTF-16) parses
+    to the same text. Only files whose bytes may hold one (such an escape, a UTF-8 ``ED`` lead byte, or an
+    encoding other than UTF-8) are checked (the walk is iterative: the document may be deeply nested)."""
+    utf8 = b"\x00" not in data[:4] and data[:2] not in (b"\xff\xfe", b"\xfe\xff")  # json.detect_encoding's cues
+    if utf8 and b"\\ud" not in data and b"\\uD" not in data and b"\xed" not in data:
         return None
     try:  # the C encoder over the whole document: ~20x faster than the walk below, which then says where
         json.dumps(doc, ensure_ascii=False, check_circular=False).encode("utf-8")

@@ -59,3 +59,17 @@ def test_a_document_too_deep_for_the_encoder_is_walked() -> None:
     for _ in range(5000):
         deep = [deep]
     assert lone_surrogate(b"\\udc80", deep) is not None
+
+
+def test_a_surrogate_written_raw_is_found_as_one_escaped() -> None:
+    # json.loads decodes bytes with "surrogatepass": a surrogate encoded raw (ED A0 80 in UTF-8, or an unpaired
+    # half in a UTF-16 file) parses to the same lone half as the escape, with no "\\ud" in the bytes to look at.
+    raw_utf8 = b'{"test": "a\xed\xa0\x80b"}'
+    utf16 = b"\xff\xfe" + '{"test": "a'.encode("utf-16-le") + b"\x00\xd8" + '"}'.encode("utf-16-le")
+    for data in (raw_utf8, utf16):
+        doc = json.loads(data)
+        assert "\ud800" in doc["test"]
+        found = lone_surrogate(data, doc)
+        assert found is not None and "'\\ud800'" in found
+    hangul = '{"test": "힣 퀀"}'.encode()  # ED 9E A3: a real character, no surrogate
+    assert lone_surrogate(hangul, json.loads(hangul)) is None

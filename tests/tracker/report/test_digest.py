@@ -278,8 +278,9 @@ def test_a_move_in_the_period_never_reads_as_a_status_the_phase_no_longer_has() 
         "0001/P2", "2026-11-05T12:00:00Z", Status.PLANNED, Status.BLOCKED, "r4.json", "test", "ci", None, ()
     )
     regressed = phase("P2", Status.REGRESSED, [gate(1, False, figures(0.2, 0.5))])
-    assert build_digest(report(regressed._replace(changes=(t, back))), []).pending[0].since == (
-        "2 changes, back to blocked; regressed now"
+    flap = Move("0001/P2", Status.BLOCKED, Status.BLOCKED, (t, back))
+    assert build_digest(report(regressed._replace(move=flap)), []).pending[0].since == (
+        "flapped 1 time via planned, ends blocked; regressed now"
     )
 
 

@@ -48,12 +48,12 @@ def run(
 
         view = open_view(root, cache)
         scope = _scope(root, view.plans, plan, milestone)
-        previous = None
+        previous, prior = None, None
         if scope.kind == "milestone" and scope.name is not None and since is None:
-            from tracker.report.milestones import read_point
+            from tracker.report.milestones import read_point, read_recorded
 
-            previous = read_point(root, scope.name)
-        report = assemble(root, view, scope, since, previous)
+            previous, prior = read_point(root, scope.name), read_recorded(root, scope.name)
+        report = assemble(root, view, scope, since, previous, prior)
         if as_json:
             from tracker.commands.common import json_text
 

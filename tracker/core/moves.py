@@ -43,8 +43,10 @@ class Move(NamedTuple):
 
     @property
     def via(self) -> tuple[Status, ...]:
-        """The statuses the phase passed through between the start and the end (none for a single move)."""
-        return tuple(t.status for t in self.moved[:-1])
+        """The statuses the phase passed through between the start and the end (none for a single move); the first
+        transition's ``previous`` among them when the start came from elsewhere (:func:`net_move`) and differs."""
+        first = self.moved[0].previous
+        return (() if first is self.previous else (first,)) + tuple(t.status for t in self.moved[:-1])
 
     @property
     def gates(self) -> tuple[int, ...]:
@@ -53,14 +55,19 @@ class Move(NamedTuple):
 
     @property
     def summary(self) -> str:
-        """One line on the moves that are not a change: ``flapped 2 times via regressed, ends done``; for a change
-        that passed through other statuses, which (``via blocked, regressed``); empty for a single move. A flap's count
-        is how often the phase left its start status."""
-        if not self.changed:
-            between = " and ".join(dict.fromkeys(t.status.value for t in self.moved if t.status is not self.status))
-            times = sum(t.previous is self.previous for t in self.moved)  # how often it left its start status
-            return f"flapped {times} time{'s' if times > 1 else ''} via {between}, ends {self.status.value}"
-        return "via " + ", ".join(s.value for s in self.via) if self.via else ""
+        """One line on the moves that are not a change: ``flapped 2 times via regressed, ends done``, how often the
+        phase left its start status and for what; ``re-read as planned on today's gates, ends done`` where the start
+        came from the previous report and the timeline on today's gates had the phase elsewhere then (a test file
+        moved, its gate rewritten). For a change that passed through other statuses, which (``via blocked,
+        regressed``); empty for a single move."""
+        if self.changed:
+            return "via " + ", ".join(s.value for s in self.via) if self.via else ""
+        first = self.moved[0].previous
+        reread = "" if first is self.previous else f"re-read as {first.value} on today's gates, "
+        between = " and ".join(dict.fromkeys(t.status.value for t in self.moved[:-1] if t.status is not self.status))
+        times = sum(t.previous is self.previous for t in self.moved)
+        flapped = f"flapped {times} time{'s' if times > 1 else ''} via {between}, " if times else ""
+        return f"{reread}{flapped}ends {self.status.value}"
 
     def as_json(self) -> dict[str, Any]:
         """The move as ``--json`` prints it."""
@@ -73,9 +80,10 @@ class Move(NamedTuple):
         }
 
 
-def net_move(key: str, transitions: Sequence[Transition]) -> Move | None:
+def net_move(key: str, transitions: Sequence[Transition], start: Status | None = None) -> Move | None:
     """The move of phase ``key`` made of ``transitions`` (its transitions in a period, oldest first), or None when
-    there are none."""
+    there are none. ``start``: the status the period starts from when known otherwise than from the timeline (the
+    previous report's, when the gates were written otherwise then); default: the first transition's ``previous``."""
     if not transitions:
         return None
-    return Move(key, transitions[0].previous, transitions[-1].status, tuple(transitions))
+    return Move(key, start or transitions[0].previous, transitions[-1].status, tuple(transitions))

@@ -7,11 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tracker.core.model import Plan
+from tracker.core.model import Plan, Status
 from tracker.errors import UsageError
 from tracker.report.data import Period, Report, Scope, build, newest_evidence
+<<<<<<< HEAD
 from tracker.report.digest import build_digest
 from tracker.report.period import evidence_at, period_after, since_ref
+=======
+from tracker.report.period import NOTHING, Recorded, evidence_at, period_after, since_ref, start_statuses
+>>>>>>> e346731 (A milestone report's changes start where the previous report ended: the statuses it records (issue 26, part 4))
 
 if TYPE_CHECKING:
     from tracker.base.cache import Cache
@@ -39,11 +43,18 @@ def open_view(root: Path, cache: Cache) -> RepoView:
 
 
 def assemble(
-    root: Path, view: RepoView, scope: Scope, since: str | None = None, previous: Period | None = None
+    root: Path,
+    view: RepoView,
+    scope: Scope,
+    since: str | None = None,
+    previous: Period | None = None,
+    prior: Recorded | None = None,
 ) -> Report:
     """The report of the repository at ``root`` (read as ``view``) on ``scope``: from the commit ``since`` when one
     is given, else for a milestone after ``previous``, the period its report in plans/reports/ records
-    (:func:`tracker.report.milestones.read_point`; None: there is none). A milestone no plan declares: UsageError."""
+    (:func:`tracker.report.milestones.read_point`; None: there is none), its changes starting from the statuses that
+    report records (``prior``: :func:`tracker.report.milestones.read_recorded`). A milestone no plan declares:
+    UsageError."""
     plans = [p for p in view.plans if in_scope(scope, p)]
     if scope.kind == "milestone" and not plans:
         raise UsageError(f"unknown milestone {scope.name!r}")
@@ -56,10 +67,12 @@ def assemble(
 
     at_ref: frozenset[str] | None = None
     ref_commit: str | None = None
+    start: dict[str, Status] = {}
     if since is not None:
         period, ref_commit, at_ref = since_ref(root, since)
     elif scope.kind == "milestone" and scope.name is not None:
         period = period_after(previous, through)
+        start = start_statuses(previous, period, prior or NOTHING)
         if period.kind == "since-ref" and period.ref_commit is not None:
             ref_commit = period.ref_commit
             at_ref = evidence_at(root, ref_commit)
@@ -74,8 +87,12 @@ def assemble(
         commits = gitlog.commits(root, ref_commit)
     results = view.results_for(view.phases(keys))
     bounds = view.bench.bounds if results else None
+<<<<<<< HEAD
     report = build(scope, period, plans, details, results, commits, at_ref=at_ref, bounds=bounds)
     report = report._replace(digest=build_digest(report, plans, results, bounds))
+=======
+    report = build(scope, period, plans, details, results, commits, at_ref=at_ref, bounds=bounds, start=start)
+>>>>>>> e346731 (A milestone report's changes start where the previous report ended: the statuses it records (issue 26, part 4))
     if results:
         view.bench.keep_bounds()
     return report

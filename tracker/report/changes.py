@@ -95,10 +95,13 @@ class Change(NamedTuple):
         }
 
 
-def phase_change(detail: PhaseDetail, transitions: Sequence[Transition]) -> tuple[Move | None, tuple[Change, ...]]:
+def phase_change(
+    detail: PhaseDetail, transitions: Sequence[Transition], start: Mapping[str, Status] | None = None
+) -> tuple[Move | None, tuple[Change, ...]]:
     """The phase's move made of ``transitions`` (its transitions in the period, oldest first) and the change it makes:
-    (None, ()) without transitions, (the move, ()) when it came back to its start status."""
-    move = net_move(detail.key, transitions)
+    (None, ()) without transitions, (the move, ()) when it came back to its start status. ``start``: {PLAN/PHASE: its
+    status at the start} as the previous report recorded it (default: the timeline's)."""
+    move = net_move(detail.key, transitions, (start or {}).get(detail.key))
     change = None if move is None else change_of(move, detail)
     return move, () if change is None else (change,)
 

@@ -201,11 +201,6 @@ class Report(NamedTuple):
         return sorted((t for ph in self.phases for t in ph.changes), key=lambda t: (t.time, t.key))
 
     @property
-    def flaps(self) -> list[Move]:
-        """The moves of the period that came back to where they started (no change)."""
-        return [ph.move for ph in self.phases if ph.move is not None and not ph.move.changed]
-
-    @property
     def pending(self) -> list[PhaseReport]:
         """The phases not done, regressed first (:data:`STATUS_ORDER`), then in plan file order."""
         rank = {s: i for i, s in enumerate(STATUS_ORDER)}
@@ -290,13 +285,14 @@ def build(
     *,
     at_ref: frozenset[str] | None = None,
     bounds: MutableMapping[str, float] | None = None,
+    start: Mapping[str, Status] | None = None,
 ) -> Report:
     """The report on ``details`` (the scope's phases, with their histories) of ``plans``.
 
-    ``period``'s ``through`` is filled in here (:func:`newest_evidence`); ``results``: every valid result run
-    (bench rows and charts); ``commits``: the commits the period may hold, newest first (``REF..HEAD``, or the
-    whole history); ``at_ref``: the evidence files of REF's tree; ``bounds``: bootstrap bounds known already.
-    """
+    ``period``'s ``through`` is filled in here (:func:`newest_evidence`); ``results``: every valid result run (bench
+    rows and charts); ``commits``: the commits the period may hold, newest first (``REF..HEAD``, or the whole history);
+    ``at_ref``: the evidence files of REF's tree; ``bounds``: bootstrap bounds known already; ``start``: the statuses
+    the period starts from where the previous report recorded them."""
     period = period._replace(through=newest_evidence(details))
     by_key = {d.key: d for d in details}
     touched = _commits_by_phase(commits_in_period(commits, period), plans, set(by_key))
@@ -316,7 +312,7 @@ def build(
                 if isinstance(gate, BenchGate):
                     refs.append(GateRef(d.key, g.number, gate, runs.get(g.bench.run) if g.bench is not None else None))
             listed = touched.get(d.key, [])
-            move, change = phase_change(d, [t for t in d.history if in_period(t, period, at_ref)])
+            move, change = phase_change(d, [t for t in d.history if in_period(t, period, at_ref)], start)
             phases.append(
                 PhaseReport(
                     detail=d,

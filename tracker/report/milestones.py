@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tracker.errors import FileError, TrackerError, UsageError
 from tracker.report.data import Period, Report, Scope
-from tracker.report.period import parse_point
+from tracker.report.period import NOTHING, Recorded, parse_point, parse_recorded
 from tracker.report.report_text import FORMATS
 
 REPORTS_DIR = Path("plans") / "reports"
@@ -56,6 +56,25 @@ def read_point(root: Path, milestone: str) -> Period | None:
         if found is not None and found[0].kind == "milestone" and found[0].name == milestone:
             return found[1]
     return None
+
+
+def read_recorded(root: Path, milestone: str) -> Recorded:
+    """The statuses the milestone's report in ``plans/reports/`` records beside its period (:func:`read_point`'s
+    file), or none."""
+    from tracker.base.fileio import read_text
+
+    for fmt in FORMATS:
+        path = root / report_path(milestone, fmt)
+        if not path.is_file():
+            continue
+        try:
+            text = read_text(path, root=root)
+        except FileError:
+            continue
+        found = parse_point(text)
+        if found is not None and found[0].kind == "milestone" and found[0].name == milestone:
+            return parse_recorded(text)
+    return NOTHING
 
 
 def command_line(milestone: str, fmt: str) -> str:
@@ -126,7 +145,8 @@ def reports_out_of_date(root: Path) -> list[str]:
             try:
                 if milestone not in reports:
                     scope, previous = Scope("milestone", milestone), read_point(root, milestone)
-                    reports[milestone] = assemble(root, open_view(root, cache), scope, previous=previous)
+                    prior = read_recorded(root, milestone)
+                    reports[milestone] = assemble(root, open_view(root, cache), scope, previous=previous, prior=prior)
                 now = render(root, reports[milestone], fmt, charts=False)
             except UsageError:
                 out.append(f"{rel}: milestone {milestone!r} is declared by no plan (delete the report)")

@@ -6,10 +6,50 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
+from tracker.core.model import Status
 from tracker.report.data import Period, Report, Scope
 
 POINT = "<!-- tracker:report "
+_STATUSES = {s.value: s for s in Status}
+
+
+class Recorded(NamedTuple):
+    """The statuses a report records beside its period (issue 26, part 4), so that the next report's changes start
+    where this one's ended, as a reader saw them: ``ends``, each phase's status at the end of the period as the
+    timeline had it (the gates as they were written then); ``starts``, the statuses the period started from that came
+    from the report before it (where they differ from what the timeline on today's gates says). A gate renamed in
+    between (a test file moved: the same tests under other node ids, whose old evidence today's gate does not select)
+    then reads as no change, not as every phase going from planned to done."""
+
+    ends: dict[str, Status]
+    starts: dict[str, Status]
+
+
+NOTHING = Recorded({}, {})
+
+
+def recorded(report: Report) -> Recorded:
+    """What ``report`` records: each phase's last status in its timeline, and the starts its changes took from the
+    report before it."""
+    ends = {ph.detail.key: ph.detail.history[-1].status for ph in report.phases if ph.detail.history}
+    starts = {
+        ph.detail.key: ph.move.previous
+        for ph in report.phases
+        if ph.move is not None and ph.move.previous is not ph.move.moved[0].previous
+    }
+    return Recorded(ends, starts)
+
+
+def start_statuses(previous: Period | None, period: Period, prior: Recorded) -> dict[str, Status]:
+    """The statuses a milestone report's period starts from, by phase, where the report before it (``previous``, which
+    recorded ``prior``) says: its ends for the stretch after it, its own starts for the same stretch again."""
+    if previous is None:
+        return {}
+    if period == previous:
+        return dict(prior.starts)
+    return dict(prior.ends) if period.kind == "since-report" else {}
 
 
 def since_ref(root: Path, ref: str) -> tuple[Period, str, frozenset[str]]:
@@ -44,9 +84,43 @@ def period_after(previous: Period | None, through: str | None) -> Period:
 def point_comment(report: Report) -> str:
     """The line a report records its scope and period in (JSON; ``<`` and ``>`` escaped, so no text ends the
     comment early)."""
-    data = {"scope": report.scope._asdict(), "period": report.period.as_json()}
+    ends, starts = recorded(report)
+    data = {
+        "scope": report.scope._asdict(),
+        "period": report.period.as_json(),
+        "statuses": {"end": {k: v.value for k, v in ends.items()}, "start": {k: v.value for k, v in starts.items()}},
+    }
     text = json.dumps(data, ensure_ascii=True, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e")
     return f"{POINT}{text} -->"
+
+
+def _point_data(text: str) -> object:
+    """The JSON of the first line of ``text``'s first five that is a report's record line, or None."""
+    for line in text.splitlines()[:5]:
+        if line.startswith(POINT) and line.endswith(" -->"):
+            try:
+                return json.loads(line[len(POINT) : -4])
+            except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
+                return None
+    return None
+
+
+def parse_recorded(text: str) -> Recorded:
+    """The statuses a report's text records (:class:`Recorded`); none when it records none that reads (a report
+    written before they were, or a record line of another shape: then the timeline alone says where a phase was)."""
+    data = _point_data(text)
+    statuses = data.get("statuses") if isinstance(data, dict) else None
+    if not isinstance(statuses, dict):
+        return NOTHING
+    out: list[dict[str, Status]] = []
+    for part in ("end", "start"):
+        found = statuses.get(part)
+        if not isinstance(found, dict):
+            return NOTHING
+        if not all(isinstance(k, str) and isinstance(v, str) and v in _STATUSES for k, v in found.items()):
+            return NOTHING
+        out.append({k: _STATUSES[v] for k, v in found.items()})
+    return Recorded(*out)
 
 
 def parse_point(text: str) -> tuple[Scope, Period] | None:
@@ -58,7 +132,7 @@ def parse_point(text: str) -> tuple[Scope, Period] | None:
         try:
             data = json.loads(line[len(POINT) : -4])
             scope, period = Scope(**data["scope"]), Period(**data["period"])
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):
             return None
         fields = [scope.kind, scope.name, *period]
         if not all(x is None or isinstance(x, str) for x in fields):

@@ -44,6 +44,21 @@ def test_a_move_that_stayed_is_a_change_from_the_start_to_the_end() -> None:
     assert move.last.time == "2" and move.via == (S.BLOCKED,) and move.summary == "via blocked"
     assert move.gates == (3,)
     assert move.as_json()["from"] == "done" and move.as_json()["to"] == "regressed" and move.as_json()["changed"]
+    # the start the previous report recorded: done; the timeline on today's gates had it planned until a run
+    moved = net_move("0001/P1", [t("1", S.PLANNED, S.DONE)], start=S.DONE)
+    assert moved is not None and not moved.changed and moved.via == (S.PLANNED,)
+    assert moved.summary == "re-read as planned on today's gates, ends done"
+    again = net_move(
+        "0001/P1", [t("1", S.PLANNED, S.DONE), t("2", S.DONE, S.REGRESSED), t("3", S.REGRESSED, S.DONE)], S.DONE
+    )
+    assert again.summary == "re-read as planned on today's gates, flapped 1 time via regressed, ends done"  # type: ignore[union-attr]
+    regressed = net_move("0001/P1", [t("1", S.PLANNED, S.REGRESSED)], start=S.DONE)
+    assert (
+        regressed is not None
+        and regressed.changed
+        and regressed.previous is S.DONE
+        and regressed.summary == "via planned"
+    )
     single = net_move("0001/P1", [t("1", S.PLANNED, S.DONE)])
     assert single is not None and single.summary == "" and single.via == ()
     assert net_move("0001/P1", []) is None

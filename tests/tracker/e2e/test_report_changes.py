@@ -1,0 +1,90 @@
+"""Milestone reports one after the other, through the real CLI on a real git repository with real pytest runs: the
+changes of a report start where the previous report ended (the statuses it records), so a test file moved to another
+folder (the same tests under other node ids, the gate rewritten to follow them) is no change, a re-run with the same
+outcome is none, and a real regression is listed in the report after it; a report regenerated without new evidence
+is the same bytes (``tracker check`` keeps it current)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from evidence_repo import commit_all, git, make_repo, phase_block
+
+from tracker.report.period import parse_recorded
+
+MD = "plans/reports/m.md"
+TEST = "def test_one():\n    assert 1 == 1\n\n\ndef test_two():\n    assert True\n"
+
+
+def plan(test: str) -> str:
+    phases = [
+        phase_block("P1", ["src/**"], [f'test = "{test}"']),
+        phase_block("P2", ["src/**"], ['test = "tests/test_b.py"'], depends=["P1"]),
+    ]
+    head = '# Plan 0001\n\n```plan\nid = "0001"\ntitle = "Plan 0001"\nmilestone = "m"\n```\n\n'
+    return head + "\n".join(phases)
+
+
+def verify(root: Path, cli: Any) -> int:
+    """``tracker verify``, a second after the evidence before it: a report's period starts after the second its
+    previous one ended (evidence times are whole seconds)."""
+    time.sleep(1.05)
+    return int(cli(root, "verify").code)
+
+
+def changes(root: Path, cli: Any) -> list[tuple[str, str, str]]:
+    """The changes the next report of milestone ``m`` lists (written to plans/reports/m.md and committed)."""
+    data = json.loads(cli(root, "report", "--milestone", "m", "--json").out)
+    assert cli(root, "report", "--milestone", "m", "--out", str(root / MD)).code == 0
+    commit_all(root, "report")
+    return [(c["phase"], c["from"], c["to"]) for c in data["changes"]]
+
+
+def test_a_moved_test_file_is_no_change_and_a_regression_after_it_is_one(tmp_path: Path, cli: Any) -> None:
+    files = {
+        "plans/0001-p.md": plan("tests/test_a.py"),
+        "src/a.py": "X = 1\n",
+        "tests/test_a.py": TEST,
+        "tests/test_b.py": "def test_b():\n    assert True\n",
+    }
+    root = make_repo(tmp_path / "repo", files)
+    assert verify(root, cli) == 0
+    assert changes(root, cli) == [("0001/P1", "planned", "done"), ("0001/P2", "blocked", "done")]
+    first = (root / MD).read_text(encoding="utf-8")
+    assert parse_recorded(first).ends == {"0001/P1": "done", "0001/P2": "done"}
+
+    # the same tests in another folder: today's gate selects none of the ids the old runs recorded, so the timeline
+    # reads 0001/P1 as planned until the next run, and 0001/P2 as blocked
+    (root / "tests/unit").mkdir()
+    git(root, "mv", "tests/test_a.py", "tests/unit/test_a.py")
+    (root / "plans/0001-p.md").write_text(plan("tests/unit/test_a.py"), encoding="utf-8")
+    commit_all(root, "tests mirror the modules")
+    assert verify(root, cli) == 0
+    log = cli(root, "log", "0001/P1").out
+    assert "planned -> done" in log and log.count(" -> ") == 1, log  # the timeline on today's gate
+    assert changes(root, cli) == []  # done in the previous report, done now
+    moved = (root / MD).read_text(encoding="utf-8")
+    assert "No phase changed status in the period." in moved
+    assert "0001/P1 re-read as planned on today's gates, ends done" in moved
+
+    assert verify(root, cli) == 0  # a re-run with the same outcome
+    assert changes(root, cli) == []
+
+    (root / "tests/unit/test_a.py").write_text(TEST.replace("1 == 1", "1 == 2"), encoding="utf-8")
+    commit_all(root, "a real regression")
+    assert verify(root, cli) == 1
+    assert changes(root, cli) == [("0001/P1", "done", "regressed")]  # never hidden
+    regressed = (root / MD).read_text(encoding="utf-8")
+    assert "done → **regressed** at a test run" in regressed
+    assert r"tests/unit/test\_a.py::test\_one: failed: assert 1 == 2 (1 of 2 not passing)" in regressed
+
+    # regenerated without new evidence: the same stretch, the same bytes, and check says it is current
+    assert cli(root, "report", "--milestone", "m", "--out", str(root / MD)).code == 0
+    assert (root / MD).read_text(encoding="utf-8") == regressed
+    assert cli(root, "check").out.count("plans/reports/m.md") == 0
+    status = subprocess.run(["git", "status", "--porcelain", MD], cwd=root, capture_output=True, text=True, check=True)
+    assert status.stdout == ""

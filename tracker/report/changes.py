@@ -100,8 +100,13 @@ def phase_change(
 ) -> tuple[Move | None, tuple[Change, ...]]:
     """The phase's move made of ``transitions`` (its transitions in the period, oldest first) and the change it makes:
     (None, ()) without transitions, (the move, ()) when it came back to its start status. ``start``: {PLAN/PHASE: its
-    status at the start} as the previous report recorded it (default: the timeline's)."""
-    move = net_move(detail.key, transitions, (start or {}).get(detail.key))
+    status at the start} as the previous report recorded it (default: the timeline's). A phase the previous report
+    had otherwise than the timeline on today's gates has at the end, with no transition in the period (its gates were
+    rewritten since), moved with the transition that brought its status: a regression is never left out."""
+    known = (start or {}).get(detail.key)
+    if not transitions and known is not None and detail.history and detail.history[-1].status is not known:
+        transitions = detail.history[-1:]
+    move = net_move(detail.key, transitions, known)
     change = None if move is None else change_of(move, detail)
     return move, () if change is None else (change,)
 

@@ -146,6 +146,30 @@ def detail_of(
     return phase_detail(plan, phase, statuses, history=history, results=results, bounds={})
 
 
+def test_a_phase_the_previous_report_had_done_and_today_s_gates_read_as_regressed_is_listed_without_new_evidence() -> (
+    None
+):
+    """Its gate rewritten since the previous report (a test file moved): no evidence of the period moved it, but it
+    was done there and is regressed now, and a regression is never left out."""
+    phase = Phase("P1", "a", gates=(TestGate("t.py::a"),))
+    plans = [Plan("0001", "p", "plans/0001-p.md", phases=(phase,))]
+    prov = {"host": "box", "commit": "c" * 40, "args": ["t.py::a"]}
+    runs = [
+        TestRun(f".tracker/evidence/{n}.json", {**prov, "time": f"2026-11-01T10:00:0{n}Z"}, {}, FILES,
+                [{"nodeid": "t.py::a", "outcome": o, "reason": "", "markers": []}])
+        for n, o in ((1, "passed"), (2, "failed"))
+    ]  # fmt: skip
+    store = Store(runs=runs)
+    history = replay(plans, store)["0001/P1"]
+    assert history[-1].status is S.REGRESSED
+    detail = detail_of(plans, store, (), "0001/P1", history)
+    move, (change,) = phase_change(detail, [], {"0001/P1": S.DONE})
+    assert move is not None and (change.previous, change.status, change.time) == (S.DONE, S.REGRESSED, history[-1].time)
+    assert change.causes[0].outcome.startswith("failed")
+    assert phase_change(detail, [], {"0001/P1": S.REGRESSED}) == (None, ())  # as the previous report had it
+    assert phase_change(detail, [], None) == (None, ())
+
+
 # --- a real pytest run ----------------------------------------------------------------------------------------------
 
 

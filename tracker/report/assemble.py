@@ -10,12 +10,8 @@ from typing import TYPE_CHECKING
 from tracker.core.model import Plan, Status
 from tracker.errors import UsageError
 from tracker.report.data import Period, Report, Scope, build, newest_evidence
-<<<<<<< HEAD
 from tracker.report.digest import build_digest
-from tracker.report.period import evidence_at, period_after, since_ref
-=======
 from tracker.report.period import NOTHING, Recorded, evidence_at, period_after, since_ref, start_statuses
->>>>>>> e346731 (A milestone report's changes start where the previous report ended: the statuses it records (issue 26, part 4))
 
 if TYPE_CHECKING:
     from tracker.base.cache import Cache
@@ -87,12 +83,8 @@ def assemble(
         commits = gitlog.commits(root, ref_commit)
     results = view.results_for(view.phases(keys))
     bounds = view.bench.bounds if results else None
-<<<<<<< HEAD
-    report = build(scope, period, plans, details, results, commits, at_ref=at_ref, bounds=bounds)
-    report = report._replace(digest=build_digest(report, plans, results, bounds))
-=======
     report = build(scope, period, plans, details, results, commits, at_ref=at_ref, bounds=bounds, start=start)
->>>>>>> e346731 (A milestone report's changes start where the previous report ended: the statuses it records (issue 26, part 4))
+    report = report._replace(digest=build_digest(report, plans, results, bounds))
     if results:
         view.bench.keep_bounds()
     return report

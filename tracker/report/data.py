@@ -41,7 +41,7 @@ from tracker.report.families import GateRef, ReportChart, family_charts
 
 if TYPE_CHECKING:
     from tracker.git.log import Commit
-    from tracker.report.digest import Digest
+    from tracker.report.digest_lines import Digest
 
 # Statuses in the order a summary lists them: what needs attention first.
 STATUS_ORDER = (Status.REGRESSED, Status.STALE, Status.BLOCKED, Status.IN_PROGRESS, Status.PLANNED, Status.DONE)
@@ -177,7 +177,7 @@ class Report(NamedTuple):
     period: Period
     plans: tuple[PlanReport, ...]
     charts: tuple[ReportChart, ...] = ()  # per metric family (tracker.report.families), in the plans' order
-    digest: Digest | None = None  # where the phases stand (tracker.report.digest), filled in by the assembler
+    digest: Digest | None = None  # where the phases stand (tracker.report.digest_lines), filled in by the assembler
 
     @property
     def phases(self) -> list[PhaseReport]:

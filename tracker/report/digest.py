@@ -18,75 +18,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from tracker.base.contract import utc_time
 from tracker.core.bench_verdict import evaluate, fmt_num, fmt_params
 from tracker.core.model import BenchGate, Plan, ResultRun, Status
 from tracker.report.data import PhaseReport, Report
 from tracker.report.detail import BenchFigures, GateDetail
+from tracker.report.digest_lines import Digest, DigestLine
 
 # A gate whose distance to its threshold the figures cannot tell (a test, a sign-off, a bench gate without a value):
 # as far as a bench gate twice its threshold away.
 UNKNOWN_GAP = 1.0
 NO_GATES = "no gates: a phase without gates is never done"
-
-
-class DigestLine(NamedTuple):
-    """One phase of the digest."""
-
-    key: str  # PLAN/PHASE
-    title: str
-    status: Status
-    met: int
-    total: int
-    deciding: str  # the figure that decides when the phase is done, with its gap; "" for a done phase
-    since: str  # what moved since the previous report; "" when nothing is known to have
-    order: tuple[int, float, float]  # (blocked, share of gates unmet, worst relative gap): smaller is nearer done
-    others: tuple[str, ...] = ()  # phases in the same state, told once (stale for the same changed files)
-
-    def as_json(self) -> dict[str, Any]:
-        """The line as ``--json`` prints it."""
-        out = self._asdict()
-        out["status"] = self.status.value
-        out["order"] = [x if math.isfinite(x) else None for x in self.order]
-        out["others"] = list(self.others)
-        return out
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        """The phases of the line: its own, then the others."""
-        return (self.key, *self.others)
-
-
-class Digest(NamedTuple):
-    """The report's opening: how many phases and gates are done, and a line a phase (not done first, nearest
-    first; then the done ones)."""
-
-    done: int
-    phases: int
-    met: int
-    gates: int
-    changes: int
-    pending: tuple[DigestLine, ...]
-    finished: tuple[DigestLine, ...]
-
-    @property
-    def share_done(self) -> float:
-        """Phases done over phases (0 for no phase)."""
-        return self.done / self.phases if self.phases else 0.0
-
-    def as_json(self) -> dict[str, Any]:
-        """The digest as ``--json`` prints it."""
-        return {
-            "done": self.done,
-            "phases": self.phases,
-            "met": self.met,
-            "gates": self.gates,
-            "changes": self.changes,
-            "pending": [x.as_json() for x in self.pending],
-            "finished": [x.as_json() for x in self.finished],
-        }
 
 
 def build_digest(

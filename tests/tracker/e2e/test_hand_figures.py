@@ -28,6 +28,7 @@ MACHINE = re.compile(r"H200|h200|RTX|`vm`|host vm")
 
 # (doc, a piece of the line (every figure on it is allowed), why its figures are no measurement to generate)
 SAMPLE = "sample output of the command quoted to show its format (a code block holds no figure marker); the run it shows is named in it"
+GOLDEN = "the fixture repository's report, quoted from its golden (tests/tracker/golden/report_since_c3.md): made-up data"
 SETTING = "a setting of the tracker (a bound, a timeout), not a measurement"
 ALLOWED: list[tuple[str, str, str]] = [
     ("README.md", "up to 8 runs or 600 s", SETTING + ": verify's re-run budget for an undecided bench gate"),
@@ -39,6 +40,9 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("README.md", "TB/s -> 4.28 TB/s (1.00x)", SAMPLE + " (tracker summary at c858033 against HEAD~6)"),
     ("README.md", "graph=True vs impl=flashinfer), median: 1.16x", SAMPLE + " (tracker summary at c858033)"),
     ("README.md", "1.15x (0.99x); needs >= 1.00x", SAMPLE + " (tracker summary at c858033)"),
+    ("README.md", "| **0001/P2** Beats the baseline at 91k |", GOLDEN),
+    ("README.md", "| **0001/P3** Half of the floor |", GOLDEN),
+    ("README.md", "| 2026-11-08T10:00:00Z | 0001/P2 | done → **regressed**", GOLDEN),
     ("kernel/README.md", "about 5% of greedy decisions", "a property of the test prompts on a random model (why the tests "
      "use clear prompts), not a performance figure of the kernel"),
     ("kernel/NOTES.md", "slot ids, q and out < 1%", "cost-model arithmetic: the share of a request's bytes that are not "

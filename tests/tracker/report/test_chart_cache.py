@@ -125,7 +125,9 @@ def test_a_report_from_cached_charts_is_the_drawn_report(tmp_path: Path) -> None
     drawn = html()
     stored = root / ".tracker" / "cache" / f"{NAME}.json"
     assert stored.is_file() and json.loads(stored.read_text())["data"]
+    before = stored.stat().st_mtime_ns, stored.read_bytes()
     assert html() == drawn  # from the cache
+    assert (stored.stat().st_mtime_ns, stored.read_bytes()) == before  # nothing drawn: every entry passed the check
     doc = json.loads(stored.read_text())
     doc["data"] = {k: svg_of("chart1", "<script>x</script>") for k in doc["data"]}
     stored.write_text(json.dumps(doc))

@@ -84,7 +84,7 @@ def assemble(
     results = view.results_for(view.phases(keys))
     bounds = view.bench.bounds if results else None
     report = build(scope, period, plans, details, results, commits, at_ref=at_ref, bounds=bounds, start=start)
-    report = report._replace(digest=build_digest(report, plans, results, bounds))
+    report = report._replace(digest=build_digest(report, plans, results, bounds, at_ref))
     if results:
         view.bench.keep_bounds()
     return report

@@ -6,7 +6,7 @@ unmet gate furthest from its threshold (every gate must be met, so the worst one
 threshold with the gap (``0.276 at ctx=23000 heads=8, needs ≥ 0.500: 0.224 short (44.8%)``); a test or sign-off gate
 by its reason; a blocked phase by what blocks it. Since the previous report: a status change of the period, else how
 the deciding figure moved since the newest run before the period began (a milestone report's period starts where the
-previous report ended).
+previous report ended; since a REF, the result files REF's tree holds).
 
 Phases are ordered by how near they are to done: not blocked before blocked, then by the share of gates unmet, then by
 the worst gap; done phases last, in plan order. Nothing here reads a file: the report's data and the result runs in,
@@ -38,12 +38,18 @@ def build_digest(
     plans: Sequence[Plan],
     results: Sequence[ResultRun] = (),
     bounds: MutableMapping[str, float] | None = None,
+    at_ref: frozenset[str] | None = None,
 ) -> Digest:
     """The digest of ``report`` (built from ``plans``; ``results``: the result runs it read, for the deciding
-    figures' values before the period; ``bounds``: bootstrap bounds known already)."""
+    figures' values before the period; ``bounds``: bootstrap bounds known already; ``at_ref``: for a ``since-ref``
+    period, the result files REF's tree holds, which are the ones before it: there evidence files decide, not
+    times, as for the period's changes)."""
     gates = {f"{p.id}/{ph.id}": ph.gates for p in plans for ph in p.phases}
-    start = _start(report)
-    earlier = [r for r in results if start is not None and r.time <= start]
+    if report.period.kind == "since-ref" and at_ref is not None:
+        earlier = [r for r in results if r.path in at_ref]
+    else:
+        start = _start(report)
+        earlier = [r for r in results if start is not None and r.time <= start]
     earlier.sort(key=lambda r: (r.time, r.path))
     lines = [_line(ph, gates.get(ph.detail.key, ()), earlier, bounds) for ph in report.phases]
     pending = _together(sorted((x for x in lines if x.status is not Status.DONE), key=lambda x: x.order))

@@ -327,3 +327,22 @@ def test_an_undecided_newest_run_does_not_hide_the_miss_that_stands() -> None:
         .pending[0]
         .deciding.endswith("undecided (inside its noise)")
     )
+
+
+def test_since_a_ref_the_runs_before_it_are_those_its_tree_holds_not_those_older_than_its_commit() -> None:
+    # Since REF, evidence files decide what is in the period (the period's changes: tracker.report.data.in_period);
+    # REF's commit time is shown only. A result run measured before REF's commit but committed after it (a GPU box's
+    # run committed later) is in the period: the figure moved from the 20% REF held to its 27.6%. Taken by time, it
+    # was "before", and the digest said "unchanged".
+    bench_gate = BenchGate(bench="verify_attn.floor_fraction", where={"ctx": 23000, "impl": "cuda"}, at_least=0.5)
+    plan = Plan(
+        id="0001", title="Plan", path="plans/0001.md", phases=(Phase(id="P1", title="Phase P1", gates=(bench_gate,)),)
+    )
+    p = phase("P1", Status.IN_PROGRESS, [gate(1, False, figures(0.276, 0.5))])
+    period = Period("since-ref", ref="c3", ref_commit="c" * 40, start="2026-12-04T00:00:00Z")
+    runs = [_run("a.json", "2026-12-01T00:00:00", 0.20), _run("bench/results/new.json", "2026-12-03T00:00:00", 0.276)]
+    line = build_digest(report(p, period=period), [plan], runs, at_ref=frozenset({"a.json"})).pending[0]
+    assert line.since == "+7.60 points (was 20.0%)"
+    late = [_run("a.json", "2026-12-05T00:00:00", 0.20), _run("bench/results/new.json", "2026-12-06T00:00:00", 0.276)]
+    line = build_digest(report(p, period=period), [plan], late, at_ref=frozenset({"a.json"})).pending[0]
+    assert line.since == "+7.60 points (was 20.0%)"  # REF's run dated after REF's commit (a clock ahead): still REF's

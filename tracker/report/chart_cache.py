@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracker.base.cache import cache_key, code_identity, library_key
 from tracker.base.hashing import sha256_hex
+from tracker.report.charts import ROOT_STYLE
 
 if TYPE_CHECKING:
     from tracker.base.cache import Cache
@@ -81,8 +82,8 @@ def _drawn_with(text: str, id_prefix: str) -> bool:
         root = ET.fromstring(text)
     except (ET.ParseError, ValueError):
         return False
-    if root.tag != f"{_SVG}svg" or root.get("id") != id_prefix:
-        return False
+    if root.tag != f"{_SVG}svg" or root.get("id") != id_prefix or root.get("style") != ROOT_STYLE:
+        return False  # (a root styled otherwise could leave its box: position: fixed over the digest)
     for el in root.iter():
         if not (isinstance(el.tag, str) and el.tag.startswith(_SVG) and el.tag[len(_SVG) :] in _ELEMENTS):
             return False
@@ -93,9 +94,22 @@ def _drawn_with(text: str, id_prefix: str) -> bool:
                 return False
             if not _inert_css(value):
                 return False
-        if el.tag == f"{_SVG}style" and not _inert_css("".join(el.itertext())):
+        if el.tag == f"{_SVG}style" and not _scoped_css("".join(el.itertext()), id_prefix):
             return False
     return True
+
+
+def _scoped_css(css: str, id_prefix: str) -> bool:
+    """Is ``css`` inert rules whose every selector stays inside the chart (``#PREFIX`` and its descendants, as
+    charts._scope_css writes them)? Inline, an SVG <style> applies to the whole page: ``body``, a sibling (``~``,
+    ``+``) or the digest's badges restyled would make the page say what its data does not."""
+    if not _inert_css(css):
+        return False
+    inside = re.compile(rf"#{re.escape(id_prefix)}(\s+(\*|[A-Za-z][\w-]*|[.#][A-Za-z_][\w-]*))*")
+    rules = re.findall(r"([^{}]*)\{[^{}]*\}", css)
+    if re.sub(r"[^{}]*\{[^{}]*\}", "", css).strip():
+        return False  # text outside a rule, or a nested block
+    return all(inside.fullmatch(sel.strip()) for rule in rules for sel in rule.split(","))
 
 
 def _inert_css(value: str) -> bool:

@@ -69,6 +69,7 @@ LEGEND_ROW_INCHES = 0.19  # a legend row at 8 pt, with its spacing: the figure g
 _BAND_STYLES = (("0.2", "--"), ("#cf222e", ":"), ("#8250df", "-."), ("#9a6700", (0, (6, 2, 1, 2))), ("#0a6d8a", "--"))
 
 _SVG_NS = "http://www.w3.org/2000/svg"
+ROOT_STYLE = "max-width: 100%; height: auto"  # the root <svg>'s style: the chart stays in its box on the page
 _XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 _PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 # Characters XML 1.0 cannot hold (C0 controls but tab/newline/return, surrogates, U+FFFE/U+FFFF).
@@ -534,7 +535,7 @@ def _inline(svg: str, prefix: str, title: str) -> str:
     root.set("xmlns", _SVG_NS)
     root.set("id", prefix)
     root.set("role", "img")
-    root.set("style", "max-width: 100%; height: auto")
+    root.set("style", ROOT_STYLE)
     label = ET.Element("title")
     label.text = display_text(title, MAX_TITLE_TEXT)
     root.insert(0, label)

@@ -16,10 +16,14 @@ from tracker.base.cache import Cache
 from tracker.commands import report
 from tracker.report import chart_cache
 from tracker.report.chart_cache import NAME, ChartCache
+from tracker.report.charts import ROOT_STYLE
 
 
 def svg_of(prefix: str, body: str = "") -> str:
-    return f'<svg width="1pt" xmlns="http://www.w3.org/2000/svg" id="{prefix}" role="img"><g>{body}</g></svg>'
+    return (
+        f'<svg width="1pt" xmlns="http://www.w3.org/2000/svg" id="{prefix}" role="img" style="{ROOT_STYLE}">'
+        f"<g>{body}</g></svg>"
+    )
 
 
 def cache_in(tmp_path: Path) -> Cache:
@@ -150,6 +154,12 @@ escapes = [
     svg_of("chart1") + '<iframe src="https://example.com/"></iframe><svg></svg>',
     svg_of("chart1") + '<meta http-equiv="refresh" content="0;url=https://example.com/"><svg></svg>',
     svg_of("chart1", '<title><![CDATA[><img src="https://example.com/p.png">]]></title>'),
+    # No script, nothing loaded, but the page made to say what its data does not: an inline SVG's <style> applies
+    # to the whole page, and a root that leaves its box lies over the digest.
+    svg_of("chart1", "<style>#chart1 * {stroke: red} .badge.regressed {display: none}</style>"),
+    svg_of("chart1", "<style>#chart1 ~ figcaption, body {color: white}</style>"),
+    svg_of("chart1", "<style>#chart1 * {fill: red}} #digest-table td {font-size: 0}</style>"),
+    svg_of("chart1").replace(ROOT_STYLE, "position: fixed; top: 0; left: 0; width: 100%; z-index: 9"),
 ]
 
 

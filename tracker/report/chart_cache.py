@@ -33,7 +33,7 @@ _DRAWN = ("svg", "title", "desc", "defs", "style", "g", "path", "use", "clipPath
 _SHAPES = ("circle", "ellipse", "line", "polyline", "polygon", "linearGradient", "radialGradient", "stop", "pattern")
 _ELEMENTS = frozenset((*_DRAWN, *_SHAPES, "mask", "marker", "symbol"))
 _ATTRIBUTE = re.compile(r"[A-Za-z][A-Za-z0-9-]*")  # no namespace (xlink:, xml:base), no odd name
-_CALL = re.compile(r"([A-Za-z0-9_-]*)\s*\(\s*(.?)")  # a CSS or transform function and what its argument starts with
+_CALL = re.compile(r"([A-Za-z0-9_-]*)\s*\(\s*")  # a CSS or transform function, up to its argument
 _CALLS = frozenset({"url", "rotate", "translate", "scale", "matrix", "skewx", "skewy", "rgb", "rgba"})
 MAX_CHARTS = 400
 
@@ -90,9 +90,9 @@ def _drawn_with(text: str, id_prefix: str) -> bool:
         for name, value in el.attrib.items():
             if not _ATTRIBUTE.fullmatch(name) or name.lower().startswith("on"):
                 return False
-            if name == "href" and not value.startswith("#"):
-                return False
-            if not _inert_css(value):
+            if name == "href" and not value.startswith(f"#{id_prefix}-"):
+                return False  # (another chart's element, or anything outside the page)
+            if not _inert_css(value, id_prefix):
                 return False
         if el.tag == f"{_SVG}style" and not _scoped_css("".join(el.itertext()), id_prefix):
             return False
@@ -103,7 +103,7 @@ def _scoped_css(css: str, id_prefix: str) -> bool:
     """Is ``css`` inert rules whose every selector stays inside the chart (``#PREFIX`` and its descendants, as
     charts._scope_css writes them)? Inline, an SVG <style> applies to the whole page: ``body``, a sibling (``~``,
     ``+``) or the digest's badges restyled would make the page say what its data does not."""
-    if not _inert_css(css):
+    if not _inert_css(css, id_prefix):
         return False
     inside = re.compile(rf"#{re.escape(id_prefix)}(\s+(\*|[A-Za-z][\w-]*|[.#][A-Za-z_][\w-]*))*")
     rules = re.findall(r"([^{}]*)\{[^{}]*\}", css)
@@ -112,12 +112,13 @@ def _scoped_css(css: str, id_prefix: str) -> bool:
     return all(inside.fullmatch(sel.strip()) for rule in rules for sel in rule.split(","))
 
 
-def _inert_css(value: str) -> bool:
-    """No CSS escape, at-rule or function that could load or run anything: ``url(#...)`` and transforms only."""
+def _inert_css(value: str, id_prefix: str) -> bool:
+    """No CSS escape, at-rule or function that could load or run anything: ``url(#PREFIX-...)`` (this chart's own
+    clip paths) and transforms only."""
     if "\\" in value or "@" in value or "javascript" in value.lower():
         return False
     for m in _CALL.finditer(value):
         name = m.group(1).lower()
-        if name not in _CALLS or (name == "url" and m.group(2) != "#"):
+        if name not in _CALLS or (name == "url" and not value.startswith(f"#{id_prefix}-", m.end())):
             return False
     return True

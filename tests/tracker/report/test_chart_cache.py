@@ -144,6 +144,7 @@ def test_a_report_from_cached_charts_is_the_drawn_report(tmp_path: Path) -> None
 escapes = [
     svg_of("chart1", '<image href="https://example.com/pixel.png" width="1" height="1"/>'),
     svg_of("chart1", '<use href="https://example.com/s.svg#x"/>'),
+    svg_of("chart1", '<use href="#chart2-m1"/><rect clip-path="url(#chart2-p1)"/>'),  # another chart's elements
     svg_of("chart1", '<animate/onbegin="alert(1)" attributeName="x" dur="1s"/>'),
     svg_of("chart1", '<g id="x"onmouseover="alert(1)"></g>'),
     svg_of("chart1", '<a href="javascript&#58;alert(1)"><text>x</text></a>'),

@@ -96,6 +96,8 @@ def _drawn_with(text: str, id_prefix: str) -> bool:
                 return False
         if el.tag == f"{_SVG}style" and not _scoped_css("".join(el.itertext()), id_prefix):
             return False
+        if el.tag in (f"{_SVG}title", f"{_SVG}desc") and len(el):
+            return False  # HTML parses their content as HTML (integration points): text only
     return True
 
 

@@ -155,6 +155,7 @@ escapes = [
     svg_of("chart1") + '<iframe src="https://example.com/"></iframe><svg></svg>',
     svg_of("chart1") + '<meta http-equiv="refresh" content="0;url=https://example.com/"><svg></svg>',
     svg_of("chart1", '<title><![CDATA[><img src="https://example.com/p.png">]]></title>'),
+    svg_of("chart1", "<desc><svg><style>#chart1 * {fill: red}</style></svg></desc>"),  # HTML content in <desc>
     # No script, nothing loaded, but the page made to say what its data does not: an inline SVG's <style> applies
     # to the whole page, and a root that leaves its box lies over the digest.
     svg_of("chart1", "<style>#chart1 * {stroke: red} .badge.regressed {display: none}</style>"),

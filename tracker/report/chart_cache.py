@@ -6,9 +6,10 @@ The cache's key is the tracker's code identity and matplotlib's (a new drawing c
 entry's key is the sha256 of the chart's data and its id prefix (:class:`tracker.report.charts.Chart` is frozen data:
 its ``repr`` is the data). An entry that is not an inert SVG of that prefix is drawn again: one well-formed element,
 of the SVG elements matplotlib draws only, with no comment, CDATA, event handler, reference outside itself (``href``
-other than ``#...``, ``url()`` other than ``url(#...)``) or CSS escape or at-rule (what a tampered entry would need
-to run a script or load anything into the page). The entries used by this
-command come first, then earlier ones, at most :data:`MAX_CHARTS` (the reports of several milestones share it).
+or ``url()`` other than ``#PREFIX-...``), CSS escape or at-rule, stylesheet selector outside ``#PREFIX``, or root
+style other than render_svg's (what a tampered entry would need to run a script, load anything into the page or
+restyle the page around it). The entries used by this command come first, then earlier ones, at most
+:data:`MAX_CHARTS` (the reports of several milestones share it).
 """
 
 from __future__ import annotations

@@ -135,11 +135,14 @@ def _few(items: Sequence[str], most: int = 3) -> str:
 
 
 def _gap(g: GateDetail) -> float:
-    """How far gate ``g`` is from its threshold, relative to it (0: at it or undecided; UNKNOWN_GAP when unknown)."""
+    """How far gate ``g``'s value is from its threshold, relative to it (0: at it or past it; UNKNOWN_GAP when
+    unknown): the figure the line shows. Not the margin, which a gate with a confidence measures from a bound: a
+    missed gate's bound is the far side of its interval, so the noisier its samples, the nearer it would look."""
     f = g.bench
-    if f is None or f.margin is None or not math.isfinite(f.margin):
+    if f is None or not math.isfinite(f.value) or not f.threshold:
         return UNKNOWN_GAP
-    return max(0.0, -f.margin)
+    gap = (f.threshold - f.value if f.op == "≥" else f.value - f.threshold) / abs(f.threshold)
+    return max(0.0, gap) if math.isfinite(gap) else UNKNOWN_GAP
 
 
 def _deciding(g: GateDetail, unmet: int, total: int, nearest: GateDetail | None = None) -> str:

@@ -346,3 +346,31 @@ def test_since_a_ref_the_runs_before_it_are_those_its_tree_holds_not_those_older
     late = [_run("a.json", "2026-12-05T00:00:00", 0.20), _run("bench/results/new.json", "2026-12-06T00:00:00", 0.276)]
     line = build_digest(report(p, period=period), [plan], late, at_ref=frozenset({"a.json"})).pending[0]
     assert line.since == "+7.60 points (was 20.0%)"  # REF's run dated after REF's commit (a clock ahead): still REF's
+
+
+def test_the_order_follows_the_figures_shown_not_a_noisy_bound() -> None:
+    # Two phases, one gate each, both missed confidently: P1's median is 20% (samples spread 10%-45%: its upper
+    # bound 45%), P2's 40% (tight). Sorted by the margin, which a missed gate measures from its far bound, P1 (30
+    # points short) came first as the nearer to done, P2 (10 points short) after: the noisier, the nearer.
+    from tracker.core.bench_verdict import evaluate_bench_gate
+    from tracker.report.detail import bench_figures
+
+    def run(path: str, xs: list[float]) -> ResultRun:
+        case = ResultCase("k.frac", {"ctx": 1}, "fraction", "higher", tuple(xs))
+        return ResultRun(
+            path, "0" * 64, "verify", datetime(2026, 12, 1, tzinfo=UTC), "vm", None, "a" * 40, False, {}, (case,)
+        )
+
+    g = BenchGate(bench="k.frac", where={"ctx": 1}, at_least=0.5)
+    phases = []
+    for pid, xs in (
+        ("P1", [0.1] * 6 + [0.2] + [0.45] * 6),
+        ("P2", [0.40, 0.401, 0.399, 0.40, 0.402, 0.398, 0.40, 0.40]),
+    ):
+        runs = [run(f"{pid}.json", xs)]
+        verdict, f = evaluate_bench_gate(g, runs), bench_figures(g, runs)
+        assert f is not None and verdict.failed
+        phases.append(phase(pid, Status.IN_PROGRESS, [gate(1, False, f)._replace(definition=g.definition)]))
+    dg = build_digest(report(*phases), [])
+    assert [x.key for x in dg.pending] == ["0001/P2", "0001/P1"]
+    assert "10.0 points short" in dg.pending[0].deciding and "30.0 points short" in dg.pending[1].deciding

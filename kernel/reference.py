@@ -78,8 +78,9 @@ def verify_attention_reference(
     tree_mask: torch.Tensor,
     sm_scale: float,
     return_lse: bool,
+    kv_scale: float | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-    """The `reference` backend: fp32 math, bf16 output like the other backends."""
-    out, lse = attention(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, sm_scale)
+    """The `reference` backend: fp32 math, bf16 output like the other backends (an fp8 cache read dequantized)."""
+    out, lse = attention(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, sm_scale, kv_scale=kv_scale)
     out = out.to(torch.bfloat16)
     return (out, lse) if return_lse else out

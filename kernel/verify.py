@@ -22,6 +22,8 @@ FLT_MAX = 3.4028234663852886e38  # sm_scale * log2(e) becomes an fp32 kernel arg
 BACKENDS = ("cuda", "triton", "reference")
 DEBUG_ENV = "VERIFY_ATTN_DEBUG"
 _TENSOR_ARGS = ("q", "kv_cache", "prefix_indptr", "prefix_slots", "tree_slots", "tree_mask")
+FP8 = torch.float8_e4m3fn  # an fp8 KV cache (kernel/fp8.py): e4m3 rows and their scale, `kv_scale`
+FP8_BACKENDS = ("reference",)  # the backends that read an fp8 cache so far; the others refuse it before launch
 _DTYPES = {
     "q": torch.bfloat16,
     "kv_cache": torch.bfloat16,
@@ -98,6 +100,24 @@ def _check_values(t: dict[str, torch.Tensor]) -> None:
                 raise ValueError(f"tree_mask: expected only bits < T = {nodes} in tree_mask[{b}, {i}], got {bits:#x}")
 
 
+def _check_kv_scale(fp8: bool, kv_scale: float | None, backend: str) -> None:
+    """An fp8 cache comes with its scale (a finite fp32 value > 0), a bf16 one with none; only FP8_BACKENDS read fp8."""
+    if not fp8:
+        if kv_scale is not None:
+            raise ValueError(f"kv_scale: only an fp8 kv_cache has a scale, got {kv_scale!r} for a bf16 kv_cache")
+        return
+    if kv_scale is None:
+        raise ValueError(f"kv_scale: an fp8 ({FP8}) kv_cache needs its scale (stored value x kv_scale = the value)")
+    if isinstance(kv_scale, bool) or not isinstance(kv_scale, (int, float)):
+        raise TypeError(f"kv_scale: expected a float, got {type(kv_scale).__name__}")
+    if not (math.isfinite(kv_scale) and 0 < kv_scale < FLT_MAX):
+        raise ValueError(f"kv_scale: expected a finite fp32 value > 0, got {kv_scale}")
+    if backend not in FP8_BACKENDS:
+        raise ValueError(
+            f"kv_cache: an fp8 cache runs on backend {', '.join(map(repr, FP8_BACKENDS))} so far, not {backend!r}"
+        )
+
+
 def validate(
     q: torch.Tensor,
     kv_cache: torch.Tensor,
@@ -108,6 +128,7 @@ def validate(
     sm_scale: float,
     backend: str,
     debug: bool = False,
+    kv_scale: float | None = None,
 ) -> None:
     """Raise TypeError/ValueError naming the first bad argument; see `verify_attention` for the contract."""
     if backend not in BACKENDS:
@@ -126,8 +147,10 @@ def validate(
             f"sm_scale: expected a value < {FLT_MAX / math.log2(math.e):.4g} (fp32 in the kernels), got {sm_scale}"
         )
     for name, dtype in _DTYPES.items():
-        if t[name].dtype != dtype:
-            raise TypeError(f"{name}: expected dtype {dtype}, got {t[name].dtype}")
+        if t[name].dtype != dtype and not (name == "kv_cache" and t[name].dtype == FP8):
+            allowed = f"{dtype} or {FP8} (with kv_scale)" if name == "kv_cache" else str(dtype)
+            raise TypeError(f"{name}: expected dtype {allowed}, got {t[name].dtype}")
+    _check_kv_scale(kv_cache.dtype == FP8, kv_scale, backend)
     device = q.device
     for name, value in t.items():
         if value.device != device:
@@ -163,12 +186,14 @@ def verify_attention(
     backend: str = "cuda",
     return_lse: bool = False,
     debug: bool = False,
+    kv_scale: float | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """MLA attention of a batch of draft trees over a page_size=1 latent KV pool.
 
     Args:
         q: [B, T, H, 576] bf16, contiguous; T <= 64 tree nodes, H >= 1 heads.
-        kv_cache: [S, 576] bf16 latent pool; K is a whole row, V its first 512 columns.
+        kv_cache: [S, 576] bf16 latent pool; K is a whole row, V its first 512 columns. Or an fp8 pool
+            (float8_e4m3fn, kernel/fp8.py) with `kv_scale`: row values are stored value x kv_scale.
         prefix_indptr: [B+1] int32; request b's prefix is prefix_slots[indptr[b]:indptr[b+1]] (may be empty).
         prefix_slots: [N] int32 slot ids into kv_cache, in token order.
         tree_slots: [B, T] int32 slots of the tree nodes' own K/V rows.
@@ -177,6 +202,8 @@ def verify_attention(
         backend: "cuda" (the split-KV kernel), "triton" (the serving-stack baseline) or "reference" (fp32).
         return_lse: also return the natural-log log-sum-exp of the scaled scores.
         debug: also check values (indptr, slot bounds, mask bits); env VERIFY_ATTN_DEBUG=1 does the same.
+        kv_scale: an fp8 kv_cache's scale (finite > 0; a power of two keeps the dequantized rows exact in bf16);
+            None for a bf16 one. The reference backend reads fp8 so far (FP8_BACKENDS); the others refuse it.
 
     Returns:
         out [B, T, H, 512] bf16, and lse [B, T, H] fp32 when return_lse. A node that sees no token (an
@@ -186,12 +213,12 @@ def verify_attention(
     Raises:
         TypeError / ValueError naming the argument, with expected vs actual, before anything launches.
     """
-    validate(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, sm_scale, backend, debug)
+    validate(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, sm_scale, backend, debug, kv_scale)
     args = (q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, float(sm_scale), return_lse)
     if backend == "reference":
         from kernel.reference import verify_attention_reference
 
-        return verify_attention_reference(*args)
+        return verify_attention_reference(*args, kv_scale=None if kv_scale is None else float(kv_scale))
     if backend == "triton":
         from kernel.triton_backend import verify_attention_triton
 

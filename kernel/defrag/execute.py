@@ -27,6 +27,8 @@ CopyRows = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], No
 
 
 def _copy_rows(src: torch.Tensor, src_index: torch.Tensor, dst: torch.Tensor, dst_index: torch.Tensor) -> None:
+    if src.element_size() == 1:  # an fp8 pool: its bytes move (torch has no fp8 index_copy; a byte is a byte)
+        src, dst = src.view(torch.uint8), dst.view(torch.uint8)
     if src.is_cuda:
         from kernel.defrag.move_kernel import move_rows  # Triton: imported where it runs
 

@@ -93,15 +93,15 @@ class TreeVerifyAttention:
         """q [B, T, H, 576] bf16, kv_row [B*T, 576] (the nodes' new KV rows) -> out [B, T, H, 512] bf16."""
         plan = self.plan
         assert plan is not None, "forward before init_forward_metadata"
-        kv = self.pool.layer(layer)
-        kv.index_copy_(0, plan.write_index, kv_row.to(kv.dtype))
+        self.pool.store(layer, plan.write_index, kv_row)
         return verify_attention(
             q,
-            kv,
+            self.pool.layer(layer),
             plan.prefix_indptr,
             plan.prefix_slots,
             plan.tree_slots,
             plan.tree_mask,
             self.sm_scale,
             backend=self.backend,
+            kv_scale=self.pool.scale,
         )

@@ -6,11 +6,13 @@ per layer: `kernel.verify_attention`'s contract); everything else (hidden width,
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 
 from kernel.trees import yarn_sm_scale
 
+KV_SCALE = 2.0**-4  # the fp8 pool's default scale (EngineConfig.kv_scale)
 BACKEND_ENV = "VERIFY_ATTN_BACKEND"  # the engine's OFF/ON switch: reference | triton | cuda
 MAX_NODES = 64  # one 64-bit ancestor mask per tree node
 
@@ -26,6 +28,8 @@ class EngineConfig:
     tree_nodes: draft-tree nodes verified per speculative step (1..64; 1 is plain greedy decoding).
     tree_branching: children per node, filled breadth-first (1: a chain; >= tree_nodes - 1: a star).
     max_batch: most requests decoded together; pool_tokens: KV pool rows (default max_batch * max_context).
+    kv_dtype: the pool's rows, "bf16" or "fp8" (e4m3, half the bytes, kernel/fp8.py); kv_scale: an fp8 pool's scale,
+        a power of two (the model's KV rows are ~N(0, 1): 2**-4 stores up to 28 before e4m3 saturates).
     attn_gain, mlp_gain, logit_scale: how strongly attention and the MLP move the residual stream away from
         the token's embedding (the draft head sees the embedding alone): the defaults accept ~2.4 tokens per
         step with 8-node binary trees while every continuation still depends on the whole context.
@@ -46,6 +50,8 @@ class EngineConfig:
     attn_gain: float = 0.5
     mlp_gain: float = 0.25
     logit_scale: float = 4.0
+    kv_dtype: str = "bf16"
+    kv_scale: float = KV_SCALE
 
     def __post_init__(self) -> None:
         positive = ("layers", "heads", "vocab", "max_context", "hidden", "mlp_hidden", "max_batch", "tree_branching")
@@ -68,6 +74,13 @@ class EngineConfig:
             )
         if not self.sm_scale > 0:
             raise ValueError(f"EngineConfig.sm_scale: expected > 0, got {self.sm_scale}")
+        if self.kv_dtype not in ("bf16", "fp8"):
+            raise ValueError(f"EngineConfig.kv_dtype: expected 'bf16' or 'fp8', got {self.kv_dtype!r}")
+        scale = self.kv_scale
+        if isinstance(scale, bool) or not isinstance(scale, float) or not (0 < scale < 2.0**127):
+            raise ValueError(f"EngineConfig.kv_scale: expected a float in (0, 2**127), got {scale!r}")
+        if math.frexp(scale)[0] != 0.5:
+            raise ValueError(f"EngineConfig.kv_scale: expected a power of two (rows exact in bf16), got {scale!r}")
 
     @property
     def pool_rows(self) -> int:

@@ -78,7 +78,8 @@ class Engine:
             raise ValueError(f"graphs: CUDA graphs need a CUDA device, got {self.device}")
         self.graphs = graphs
         self.model = MLAModel(config, self.device)
-        self.pool = KVPool(config.layers, config.pool_rows, self.device)
+        scale = config.kv_scale if config.kv_dtype == "fp8" else None
+        self.pool = KVPool(config.layers, config.pool_rows, self.device, config.kv_dtype, scale)
         self.req_to_token = torch.zeros(config.max_batch, config.max_context, dtype=torch.int32, device=self.device)
         self.attention = TreeVerifyAttention(
             self.pool, self.req_to_token, self.backend, config.sm_scale, rope_table(config.max_context, self.device)

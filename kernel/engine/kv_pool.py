@@ -1,6 +1,8 @@
 """The latent KV pool (page_size = 1) and its slot allocator.
 
-The pool is one bf16 tensor [layers, S, 576]: row s of layer l is the KV row of whichever token owns slot s.
+The pool is one tensor [layers, S, 576]: row s of layer l is the KV row of whichever token owns slot s. It holds
+bf16 rows (1,152 bytes), or e4m3 rows (576 bytes) with one scale for the pool (`kv_dtype="fp8"`, kernel/fp8.py): a
+row is stored as e4m3(value / scale), clamped to e4m3's +-448 (what serving stacks do with a calibrated k_scale).
 Slots are handed out by a free list kept on the host. Why the host: the engine reads the accepted path back
 once per step anyway (the tokens it emits), so the allocator's decisions cost no extra synchronisation, and a
 Python list of free ids with an ownership bitmap makes "no slot owned twice, none leaked" checkable at every
@@ -14,8 +16,10 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
-ROW = 576  # one latent row: 512 latent + 64 rope columns, bf16
-ROW_BYTES = ROW * 2
+ROW = 576  # one latent row: 512 latent + 64 rope columns
+ROW_BYTES = ROW * 2  # a bf16 row
+KV_DTYPES = {"bf16": torch.bfloat16, "fp8": torch.float8_e4m3fn}
+E4M3_MAX = 448.0
 
 
 class PoolExhausted(RuntimeError):
@@ -115,16 +119,32 @@ def commit_tree(
 
 
 class KVPool:
-    """[layers, rows, 576] bf16 latent rows and the allocator of their slot ids."""
+    """[layers, rows, 576] latent rows (bf16, or e4m3 with `scale`) and the allocator of their slot ids."""
 
-    def __init__(self, layers: int, rows: int, device: torch.device) -> None:
-        self.kv = torch.zeros(layers, rows, ROW, dtype=torch.bfloat16, device=device)
+    def __init__(
+        self, layers: int, rows: int, device: torch.device, kv_dtype: str = "bf16", scale: float | None = None
+    ) -> None:
+        if kv_dtype not in KV_DTYPES:
+            raise ValueError(f"kv_dtype: expected one of {', '.join(map(repr, KV_DTYPES))}, got {kv_dtype!r}")
+        if (kv_dtype == "fp8") != (scale is not None):
+            raise ValueError(f"scale: an fp8 pool needs one and a bf16 pool has none, got {scale!r} for {kv_dtype}")
+        self.kv = torch.zeros(layers, rows, ROW, dtype=KV_DTYPES[kv_dtype], device=device)
+        self.scale = scale
         self.allocator = SlotAllocator(rows)
 
     @property
     def bytes_per_token(self) -> int:
-        """Pool bytes one token holds: one 1152-byte row per layer."""
-        return self.kv.shape[0] * ROW_BYTES
+        """Pool bytes one token holds: one row per layer (1,152 bytes in bf16, 576 in fp8)."""
+        return self.kv.shape[0] * ROW * self.kv.element_size()
+
+    def store(self, layer: int, index: torch.Tensor, rows: torch.Tensor) -> None:
+        """Write `rows` [N, 576] (any float dtype) into layer `layer`'s slots `index` [N], in the pool's format."""
+        kv = self.kv[layer]
+        if self.scale is None:
+            kv.index_copy_(0, index, rows.to(kv.dtype))
+        else:
+            stored = (rows.float() / self.scale).clamp(-E4M3_MAX, E4M3_MAX).to(kv.dtype)
+            kv.view(torch.uint8).index_copy_(0, index, stored.view(torch.uint8))  # no fp8 index_copy: its bytes
 
     def layer(self, index: int) -> torch.Tensor:
         """Layer `index`'s pool, a contiguous [rows, 576] view (16-byte aligned: rows are 1152 bytes)."""

@@ -68,7 +68,8 @@ def test_sm_scale(value: Any, exc: type[Exception], message: str) -> None:
     "name,dtype,expected",
     [
         ("q", torch.float16, "torch.bfloat16"),
-        ("kv_cache", torch.float32, "torch.bfloat16"),
+        ("kv_cache", torch.float32, "torch.bfloat16 or torch.float8_e4m3fn (with kv_scale)"),
+        ("kv_cache", torch.float8_e5m2, "torch.bfloat16 or torch.float8_e4m3fn (with kv_scale)"),
         ("prefix_indptr", torch.int64, "torch.int32"),
         ("prefix_slots", torch.int64, "torch.int32"),
         ("tree_slots", torch.int64, "torch.int32"),
@@ -79,6 +80,55 @@ def test_dtypes(name: str, dtype: torch.dtype, expected: str) -> None:
     args = valid()
     args[name] = args[name].to(dtype)
     expect(TypeError, f"{name}: expected dtype {expected}, got {dtype}", args)
+
+
+def fp8_args() -> dict[str, Any]:
+    from kernel.fp8 import quantize_kv
+
+    args = valid()
+    args["kv_cache"], scale = quantize_kv(args["kv_cache"])
+    return {**args, "scale": scale}
+
+
+def test_an_fp8_cache_with_its_scale_is_the_reference_on_the_dequantized_cache() -> None:
+    from kernel.fp8 import dequantize
+
+    args = fp8_args()
+    scale = args.pop("scale")
+    out, lse = call(args, kv_scale=scale, debug=True, return_lse=True)
+    want, want_lse = call({**args, "kv_cache": dequantize(args["kv_cache"], scale, torch.bfloat16)}, return_lse=True)
+    assert torch.equal(out, want) and torch.equal(lse, want_lse)
+
+
+@pytest.mark.parametrize(
+    "scale,exc,message",
+    [
+        (
+            None,
+            ValueError,
+            "kv_scale: an fp8 (torch.float8_e4m3fn) kv_cache needs its scale (stored value x kv_scale = the value)",
+        ),
+        (True, TypeError, "kv_scale: expected a float, got bool"),
+        ("1", TypeError, "kv_scale: expected a float, got str"),
+        (0.0, ValueError, "kv_scale: expected a finite fp32 value > 0, got 0.0"),
+        (-0.5, ValueError, "kv_scale: expected a finite fp32 value > 0, got -0.5"),
+        (float("nan"), ValueError, "kv_scale: expected a finite fp32 value > 0, got nan"),
+        (1e39, ValueError, "kv_scale: expected a finite fp32 value > 0, got 1e+39"),
+    ],
+)
+def test_an_fp8_cache_needs_a_usable_scale(scale: Any, exc: type[Exception], message: str) -> None:
+    args = fp8_args()
+    args.pop("scale")
+    expect(exc, message, args, kv_scale=scale)
+
+
+def test_a_bf16_cache_has_no_scale_and_other_backends_refuse_fp8_before_launch() -> None:
+    expect(ValueError, "kv_scale: only an fp8 kv_cache has a scale, got 0.5 for a bf16 kv_cache", valid(), kv_scale=0.5)
+    args = fp8_args()
+    scale = args.pop("scale")
+    for backend in ("cuda", "triton"):
+        message = f"kv_cache: an fp8 cache runs on backend 'reference' so far, not '{backend}'"
+        expect(ValueError, message, args, kv_scale=scale, backend=backend)
 
 
 def test_device_mismatch() -> None:

@@ -374,25 +374,29 @@ def _figure(chart: Chart) -> Figure:
         ax.set_xticks([])
         if len(undrawn) == len(_all_bands(chart)):  # a drawn threshold keeps its scale
             ax.set_yticks([])
-    box = None
-    if legend:
+    note = _note_lines(_note(chart, points, undrawn))
+    if legend or note:
         # Below the plot, never on the data; explicit handles and labels (matplotlib leaves out a label starting "_").
+        # What was left out heads it, as its title: laid out with it, so inside the figure and on nothing else.
         labels = [label for _, label in legend]
-        columns = _columns(labels)
-        rows = math.ceil(len(labels) / columns)
+        columns = _columns(labels) if labels else 1
+        rows = math.ceil(len(labels) / columns) + len(note)
         figure.set_size_inches(SIZE_INCHES[0], SIZE_INCHES[1] + LEGEND_ROW_INCHES * rows)  # the plot keeps its height
-        box = figure.legend([h for h, _ in legend], labels, loc="outside lower center", ncols=columns)
-        for text in box.get_texts():
+        box = figure.legend(
+            [h for h, _ in legend], labels, loc="outside lower center", ncols=columns, title="\n".join(note) or None
+        )
+        for text in [*box.get_texts(), box.get_title()]:
             text.set_parse_math(False)
-    note = _note(chart, points, undrawn)
-    if note:
-        # Under everything: placed once the layout is known; the tight bounding box saved takes it in.
-        figure.draw_without_rendering()
-        bottom = 0.0
-        if box is not None:
-            bottom = box.get_window_extent().transformed(figure.transFigure.inverted()).y0
-        figure.text(0.01, bottom - 0.01, note, fontsize=7, color="0.3", va="top", parse_math=False, wrap=False)
+        box.get_title().set_fontsize(7)
+        box.get_title().set_color("0.3")
     return figure
+
+
+def _note_lines(note: str) -> list[str]:
+    """The note, wrapped to lines the figure's width holds (DejaVu Sans at 7 pt: some 95 characters)."""
+    import textwrap
+
+    return textwrap.wrap(note, 95, break_on_hyphens=False) if note else []
 
 
 def _columns(labels: Sequence[str]) -> int:

@@ -210,7 +210,7 @@ class _Line(NamedTuple):
     metric: str
     params: dict[str, Any]  # the gate's ``where`` but the axis
     baseline: dict[str, Any]
-    run: ResultRun
+    run: ResultRun | None
     xs: tuple[float, ...]
     ys: tuple[float, ...]
 
@@ -246,39 +246,51 @@ def parameter_charts(fam: Family) -> list[tuple[tuple[tuple[str, int], ...], Cha
             by_axis.setdefault(found[0], []).append((ref, found[1]))
     out = []
     for axis, items in by_axis.items():
-        lines: dict[tuple[str, str, str, str], _Line] = {}
-        covers: list[tuple[GateRef, list[float]]] = []
-        unit = ""
+        groups: dict[tuple[str, str, str], list[tuple[GateRef, list[float]]]] = {}
         for ref, values in items:
-            assert ref.newest is not None
             params = {k: v for k, v in ref.gate.where.items() if k != axis}
-            key = (ref.gate.bench, _key(params), _key(ref.gate.baseline), ref.newest.path)
-            if key not in lines:
-                xs, ys, got = _sweep(ref.gate, ref.newest, axis, values)
+            groups.setdefault((ref.gate.bench, _key(params), _key(ref.gate.baseline)), []).append((ref, values))
+        lines: list[_Line] = []
+        covers: list[tuple[GateRef, list[float]]] = []
+        used: dict[str, ResultRun] = {}
+        unit = ""
+        for members in groups.values():
+            # One line per case but the axis: each x from the newest of its gates' deciding runs that holds it.
+            points: dict[float, float] = {}
+            runs = {ref.newest.path: (ref.newest, ref, values) for ref, values in reversed(members) if ref.newest}
+            for run, ref, values in sorted(runs.values(), key=lambda c: (c[0].time, c[0].path), reverse=True):
+                xs, ys, got = _sweep(ref.gate, run, axis, [v for v in values if float(v) not in points])
                 unit = unit or got
-                lines[key] = _Line(
-                    ref.gate.bench, params, dict(ref.gate.baseline or {}), ref.newest, tuple(xs), tuple(ys)
-                )
-            line = lines[key]
-            fixed = ref.gate.where.get(axis)
-            covers.append((ref, [float(fixed)] if _is_number(fixed) else list(line.xs)))  # type: ignore[arg-type]
-        drawn = [line for line in lines.values() if line.xs]
+                points.update(zip(xs, ys, strict=True))
+                if xs:
+                    used[run.path] = run
+            first = members[0][0].gate
+            xs = sorted(points)
+            params = {k: v for k, v in first.where.items() if k != axis}
+            lines.append(
+                _Line(first.bench, params, dict(first.baseline or {}), None, tuple(xs), tuple(points[x] for x in xs))
+            )
+            for ref, _ in members:
+                fixed = ref.gate.where.get(axis)
+                covers.append((ref, [float(fixed)] if _is_number(fixed) else xs))  # type: ignore[arg-type]
+        drawn = [line for line in lines if line.xs]
         if not any(len(line.xs) >= 2 for line in drawn):
             continue  # one point per line: nothing to read against the axis (the chart across runs shows it)
-        labels = _labels([(line.metric, line.params, line.baseline, line.run) for line in drawn])
+        labels = _labels([(line.metric, line.params, line.baseline, None) for line in drawn])
         series = tuple(Series(label, line.xs, line.ys) for label, line in zip(labels, drawn, strict=True))
         xs_all = [x for line in drawn for x in line.xs]
         positive = bool(xs_all) and min(xs_all) > 0
-        first = fam.gates[0].gate
+        newest = sorted(used.values(), key=lambda r: (r.time, r.path), reverse=True)
+        sources = f"points from the newest run holding each: {', '.join(_run_label(r) for r in newest)}"
         chart = Chart(
             title=f"{fam.name} against {axis}",
             x_label=axis,
-            y_label=_y_label(first, unit),
+            y_label=_y_label(fam.gates[0].gate, unit),
             series=series[:MAX_SERIES],
             bands=_bands(covers),
             x_log=positive and max(xs_all) / min(xs_all) >= 10,
             y_log=_spread([y for line in drawn for y in line.ys]),
-            note=_more(len(series), "series"),
+            note="; ".join(n for n in (_more(len(series), "series"), sources if len(newest) > 1 else "") if n),
         )
         out.append((tuple((r.phase, r.number) for r, _ in items), chart))
     return out
@@ -345,7 +357,9 @@ def _plain(value: object) -> str:
 
 
 def _more(n: int, what: str) -> str:
+    """``3 more cases not drawn …`` past :data:`MAX_SERIES`, else ""."""
     extra = n - MAX_SERIES
+    what = what if extra != 1 else what.removesuffix("s") if what != "series" else what
     return f"{extra} more {what} not drawn (the benchmark table lists every gate)" if extra > 0 else ""
 
 

@@ -250,3 +250,19 @@ def check_charts(refs: list[GateRef], runs: list[ResultRun]) -> None:
 @example(([GateRef("0001/P1", 1, gate(ctx=91000), None)], [run(0, [])]))
 def test_any_gates_and_runs_give_charts_that_hold_together(drawn: tuple[list[GateRef], list[ResultRun]]) -> None:
     check_charts(*drawn)
+
+
+def test_one_line_per_shape_even_when_its_gates_were_decided_by_different_runs() -> None:
+    """The newest run measured ctx 23000 and 91000 only; the gate at 5700 was decided by an older run: one line, each
+    point from the newest run that holds it, the note naming both runs."""
+    old = run(0, sweep(0.2))
+    new = run(1, [c for c in sweep() if c.params["ctx"] != 5700])
+    refs = [ref("0002/P7", 1, gate(ctx=91000, **SHAPES[0]), new), ref("0002/P8", 11, gate(ctx=5700, **SHAPES[0]), old)]
+    (chart,) = by_kind(family_charts(refs, [old, new]), "parameter")
+    (line,) = chart.series
+    assert line.xs == (5700.0, 23000.0, 91000.0)
+    assert line.ys == (
+        round(0.1 + 5700 / 200000 + 0.2 + 0.016, 4),
+        *(round(0.1 + c / 200000 + 0.016, 4) for c in CTX[1:]),
+    )
+    assert chart.note == "points from the newest run holding each: 0000002, 0000001"

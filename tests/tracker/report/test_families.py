@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.tracker.report.test_charts import check_self_contained
 from tracker.core.model import BenchGate, ResultCase, ResultRun
 from tracker.report.charts import Chart
 from tracker.report.families import MAX_SERIES, Family, GateRef, families, family_charts
@@ -266,3 +267,14 @@ def test_one_line_per_shape_even_when_its_gates_were_decided_by_different_runs()
         *(round(0.1 + c / 200000 + 0.016, 4) for c in CTX[1:]),
     )
     assert chart.note == "points from the newest run holding each: 0000002, 0000001"
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(reports())
+def test_any_family_chart_draws_as_one_self_contained_svg(drawn: tuple[list[GateRef], list[ResultRun]]) -> None:
+    from tracker.report import charts
+
+    if not charts.available():
+        return  # the data is checked above; drawing needs the [report] extra
+    for c in family_charts(*drawn):
+        check_self_contained(charts.render_svg(c.chart, id_prefix=c.id), c.id)

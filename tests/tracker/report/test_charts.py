@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -106,8 +107,17 @@ def check_self_contained(svg: str, prefix: str) -> ET.Element:
                 refs = value.split("url(")[1:]
                 assert all(r.startswith(f"#{prefix}-") for r in refs), value
     style = [el.text or "" for el in root.iter(f"{SVG}style")]
-    assert all(css.strip().startswith(f"#{prefix} ") for css in style), style  # scoped to this chart
+    rules = [line for css in style for line in css.strip().splitlines()]
+    assert rules and all(rule.startswith(f"#{prefix} ") for rule in rules), style  # every rule scoped to this chart
     assert "@font-face" not in svg and "@import" not in svg
+    # Compact (issue 26): an id only where something refers to it, styles as classes of the sheet, 0.01 pt.
+    referred = {v[1:] for el in root.iter() for k, v in el.attrib.items() if k.endswith("href")}
+    referred |= {r.split(")")[0][1:] for el in root.iter() for v in el.attrib.values() for r in v.split("url(")[1:]}
+    assert set(all_ids) - referred == {prefix}
+    assert [el for el in root.iter() if "style" in el.attrib] == [root]
+    classes = {c for el in root.iter() for c in el.get("class", "").split()}
+    assert all(any(rule.startswith(f"#{prefix} .{c} {{") for rule in rules) for c in classes), classes
+    assert not any(re.search(r"\.\d{3}", el.get("d", "")) for el in root.iter())
     return root
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracker.base.cache import cache_key, code_identity, library_key
 from tracker.base.hashing import sha256_hex
-from tracker.report.charts import ROOT_STYLE
+from tracker.report.svg_inline import ROOT_STYLE
 
 if TYPE_CHECKING:
     from tracker.base.cache import Cache

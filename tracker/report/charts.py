@@ -73,16 +73,10 @@ LEGEND_ROW_INCHES = 0.19  # a legend row at 8 pt, with its spacing: the figure g
 # Threshold bands: a dark grey first, then colours no default series takes first; the dash tells them apart too.
 _BAND_STYLES = (("0.2", "--"), ("#cf222e", ":"), ("#8250df", "-."), ("#9a6700", (0, (6, 2, 1, 2))), ("#0a6d8a", "--"))
 
-_SVG_NS = "http://www.w3.org/2000/svg"
-ROOT_STYLE = "max-width: 100%; height: auto"  # the root <svg>'s style: the chart stays in its box on the page
-_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 _PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 # Characters XML 1.0 cannot hold (C0 controls but tab/newline/return, surrogates, U+FFFE/U+FFFF).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _WHITESPACE = re.compile(r"\s+")
-_URL_REF = re.compile(r"url\(#([^)]*)\)")
-_GEOMETRY = ("d", "x", "y", "transform", "width", "height", "viewBox")
-_DECIMALS = re.compile(r"(\d\.\d\d)\d+")
 
 _RC = {
     "svg.fonttype": "none",  # text stays <text>: no glyph paths, no font loaded from anywhere
@@ -258,7 +252,9 @@ def render_svg(chart: Chart, *, id_prefix: str) -> str:
         out = io.StringIO()
         # A tight box: the canvas grows to take in every piece of text (a long label, the note under the legend).
         figure.savefig(out, format="svg", metadata=_NO_METADATA, bbox_inches="tight", pad_inches=0.08)
-    return _inline(out.getvalue(), id_prefix, chart.title)
+    from tracker.report.svg_inline import inline
+
+    return inline(out.getvalue(), id_prefix, display_text(chart.title, MAX_TITLE_TEXT))
 
 
 def display_text(text: str, limit: int = MAX_TEXT) -> str:
@@ -522,110 +518,3 @@ def _axes_text(ax: Axes, chart: Chart, categories: list[str]) -> None:
         shown = range(0, len(categories), step)
         ax.set_xticks(list(shown), [display_text(categories[i], MAX_TICK_TEXT) for i in shown], rotation=45, ha="right")
         ax.set_xlim(-0.5, len(categories) - 0.5)
-
-
-# --- inlining ----------------------------------------------------------------------------------------------
-
-
-def _inline(svg: str, prefix: str, title: str) -> str:
-    """matplotlib's SVG document as one self-contained element for an HTML page: ids prefixed, references
-    rewritten, the stylesheet scoped to this chart, metadata dropped, a <title> for screen readers."""
-    import xml.etree.ElementTree as ET
-
-    root = ET.fromstring(svg)
-    ids = {el.get("id") for el in root.iter() if el.get("id")}
-    # The ids something refers to (a clip path, a marker's shape): matplotlib names every group, and the others
-    # only weigh (a third of a report's bytes were ids and indentation).
-    used = {m for el in root.iter() for v in el.attrib.values() for m in _URL_REF.findall(v)}
-    used |= {v[1:] for el in root.iter() for k, v in el.attrib.items() if k in (_XLINK_HREF, "href") and v[:1] == "#"}
-    in_text = {id(t) for el in root.iter() if el.tag == f"{{{_SVG_NS}}}text" for t in el.iter() if t is not el}
-    for parent in list(root.iter()):
-        for child in list(parent):
-            if child.tag == f"{{{_SVG_NS}}}metadata":
-                parent.remove(child)
-    for el in root.iter():
-        el.tag = el.tag.removeprefix(f"{{{_SVG_NS}}}")  # serialized with a plain xmlns, not ns0: prefixes
-        if el.get("id") and el.get("id") not in used:
-            del el.attrib["id"]
-        for name in _GEOMETRY:
-            if name in el.attrib:  # a hundredth of a point is finer than any screen; six decimals only weigh
-                el.set(name, _DECIMALS.sub(r"\1", _WHITESPACE.sub(" ", el.attrib[name])))
-        _rewrite_refs(el, prefix, ids)
-        if el.tag == "style" and el.text:
-            el.text = _scope_css(el.text, prefix)
-        if id(el) not in in_text:  # whitespace between elements means nothing outside a <text>
-            el.text = None if el.text is not None and not el.text.strip() else el.text
-            el.tail = None if el.tail is not None and not el.tail.strip() else el.tail
-    _flatten(root)
-    _classes(root, prefix)
-    root.set("xmlns", _SVG_NS)
-    root.set("id", prefix)
-    root.set("role", "img")
-    root.set("style", ROOT_STYLE)
-    label = ET.Element("title")
-    label.text = display_text(title, MAX_TITLE_TEXT)
-    root.insert(0, label)
-    return ET.tostring(root, encoding="unicode")
-
-
-def _classes(root: Any, prefix: str) -> None:
-    """Each distinct inline style (matplotlib writes one on every element, the same few hundreds of times) a class
-    of the chart's stylesheet, scoped to it: ``#prefix .s3`` outranks the sheet's ``#prefix *`` as the inline
-    style did."""
-    import xml.etree.ElementTree as ET
-
-    names: dict[str, str] = {}
-    for el in root.iter():
-        style = el.attrib.pop("style", None)
-        if style is not None:
-            el.set("class", " ".join(filter(None, (el.get("class"), names.setdefault(style, f"s{len(names)}")))))
-    if not names:
-        return
-    sheet = next((el for el in root.iter() if el.tag == "style"), None)
-    if sheet is None:  # matplotlib writes one; should a version not, the chart brings its own
-        defs = ET.Element("defs")
-        sheet = ET.SubElement(defs, "style")
-        root.insert(0, defs)
-    sheet.text = (sheet.text or "") + "".join(f"\n#{prefix} .{name} {{{style}}}" for style, name in names.items())
-
-
-def _flatten(parent: Any) -> None:
-    """A ``<g>`` without attributes (an id no one refers to, dropped) does nothing: its children take its place."""
-    children = []
-    for child in list(parent):
-        _flatten(child)
-        if child.tag == "g" and not child.attrib and not (child.text or "").strip():
-            children.extend(child)
-        else:
-            children.append(child)
-    parent[:] = children
-
-
-def _rewrite_refs(el: Any, prefix: str, ids: set[str | None]) -> None:
-    old_id = el.get("id")
-    if old_id:
-        el.set("id", f"{prefix}-{old_id}")
-    href = el.attrib.pop(_XLINK_HREF, None) or el.get("href")
-    if href is not None:  # SVG 2's plain href: no xlink namespace to declare on the page
-        target = href[1:] if href.startswith("#") else None
-        if target not in ids:
-            raise AssertionError(f"matplotlib wrote a reference outside the chart: {href!r}")
-        el.set("href", f"#{prefix}-{target}")
-
-    def prefixed(match: re.Match[str]) -> str:
-        return f"url(#{prefix}-{match.group(1)})" if match.group(1) in ids else match.group(0)
-
-    for name, value in list(el.attrib.items()):
-        if "url(#" in value:  # clip-path="url(#p...)", hatch fills
-            el.set(name, _URL_REF.sub(prefixed, value))
-
-
-def _scope_css(css: str, prefix: str) -> str:
-    """Each selector of matplotlib's stylesheet (``*{stroke-linejoin: round; ...}``) confined to this chart:
-    inline in HTML, an SVG <style> applies to the whole page."""
-
-    def scoped(match: re.Match[str]) -> str:
-        selectors = ", ".join(f"#{prefix} {sel.strip()}" for sel in match.group(2).split(","))
-        return f"{match.group(1)}{selectors} {{"
-
-    return re.sub(r"(^|\})\s*([^{}]+?)\s*\{", scoped, css)

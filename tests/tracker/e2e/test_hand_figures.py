@@ -28,7 +28,9 @@ MACHINE = re.compile(r"H200|h200|RTX|`vm`|host vm")
 
 # (doc, a piece of the line (every figure on it is allowed), why its figures are no measurement to generate)
 SAMPLE = "sample output of the command quoted to show its format (a code block holds no figure marker); the run it shows is named in it"
-GOLDEN = "the fixture repository's report, quoted from its golden (tests/tracker/golden/report_since_c3.md): made-up data"
+GOLDEN = (
+    "the fixture repository's report, quoted from its golden (tests/tracker/golden/report_since_c3.md): made-up data"
+)
 SETTING = "a setting of the tracker (a bound, a timeout), not a measurement"
 ALLOWED: list[tuple[str, str, str]] = [
     ("README.md", "up to 8 runs or 600 s", SETTING + ": verify's re-run budget for an undecided bench gate"),

@@ -16,7 +16,7 @@ from tracker.base.cache import Cache
 from tracker.commands import report
 from tracker.report import chart_cache
 from tracker.report.chart_cache import NAME, ChartCache
-from tracker.report.charts import ROOT_STYLE
+from tracker.report.svg_inline import ROOT_STYLE
 
 
 def svg_of(prefix: str, body: str = "") -> str:

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from bench.plan_tracker.report_budget import SCREEN, WIDTH, digest_lines, page_height, screenshots
+from bench.plan_tracker.report_budget import SCREEN, WIDTH, digest_lines
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_digest_ends_at_the_first_details_line() -> None:
@@ -31,9 +35,16 @@ def test_height_and_charts_are_what_chromium_lays_out(tmp_path: Path) -> None:
     page.write_text(
         f"<!DOCTYPE html><html><body style='margin:0'><div style='height:3000px'></div>{svg}{svg}</body></html>"
     )
-    height, charts = page_height(page, width=800)
+    # In a child: Playwright's sync API refuses to start inside a process whose browser tests already run a loop.
+    code = (
+        "import sys; from pathlib import Path; from bench.plan_tracker.report_budget import page_height, screenshots; "
+        "print(*page_height(Path(sys.argv[1]), width=800)); print(*screenshots(Path(sys.argv[1]).parent))"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(page)], capture_output=True, text=True, cwd=ROOT, check=True)
+    sizes, shots = done.stdout.splitlines()
+    height, charts = map(int, sizes.split())
     assert charts == 2 and 3000 <= height <= 3100
-    written = screenshots(tmp_path)
+    written = [Path(p) for p in shots.split()]
     assert written == [tmp_path / "p.png"]
     head = written[0].read_bytes()[:24]
     assert head[:8] == b"\x89PNG\r\n\x1a\n"

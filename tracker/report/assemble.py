@@ -83,8 +83,44 @@ def assemble(
         commits = gitlog.commits(root, ref_commit)
     results = view.results_for(view.phases(keys))
     bounds = view.bench.bounds if results else None
-    report = build(scope, period, plans, details, results, commits, at_ref=at_ref, bounds=bounds, start=start)
+    outcomes = RunOutcomes(view.cache) if results else None
+    memo = outcomes.memo if outcomes is not None else None
+    report = build(
+        scope, period, plans, details, results, commits, at_ref=at_ref, bounds=bounds, start=start, outcomes=memo
+    )
     report = report._replace(digest=build_digest(report, plans, results, bounds, at_ref))
     if results:
         view.bench.keep_bounds()
+    if outcomes is not None:
+        outcomes.keep()
     return report
+
+
+class RunOutcomes:
+    """Each bench gate's outcome on each result run alone (the charts across runs), kept in the command's cache
+    (``report-run-outcomes``) under the tracker's code identity: an entry is keyed by the run's bytes and the gate's
+    definition, so an edit of either asks again. At most :data:`MAX_OUTCOMES` entries, this command's first."""
+
+    NAME = "report-run-outcomes"
+    MAX_OUTCOMES = 50_000
+
+    def __init__(self, cache: Cache) -> None:
+        from tracker.base.cache import cache_key, code_identity
+
+        self.cache = cache
+        self.key = cache_key(self.NAME, code_identity())
+        found = cache.read(self.NAME, self.key)
+        self.before: dict[str, object] = found if isinstance(found, dict) else {}
+        self.memo: dict[str, object] = dict(self.before)
+
+    def keep(self) -> None:
+        """Put the memo back when this command added to it (written when the command ends)."""
+        if self.memo.keys() == self.before.keys():
+            return
+        fresh = [k for k in self.memo if k not in self.before]
+        kept = {k: self.memo[k] for k in fresh}
+        for k, v in self.before.items():
+            if len(kept) >= self.MAX_OUTCOMES:
+                break
+            kept[k] = v
+        self.cache.put(self.NAME, self.key, kept)

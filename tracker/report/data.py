@@ -286,13 +286,15 @@ def build(
     at_ref: frozenset[str] | None = None,
     bounds: MutableMapping[str, float] | None = None,
     start: Mapping[str, Status] | None = None,
+    outcomes: MutableMapping[str, Any] | None = None,
 ) -> Report:
     """The report on ``details`` (the scope's phases, with their histories) of ``plans``.
 
     ``period``'s ``through`` is filled in here (:func:`newest_evidence`); ``results``: every valid result run (bench
     rows and charts); ``commits``: the commits the period may hold, newest first (``REF..HEAD``, or the whole history);
     ``at_ref``: the evidence files of REF's tree; ``bounds``: bootstrap bounds known already; ``start``: the statuses
-    the period starts from where the previous report recorded them."""
+    the period starts from where the previous report recorded them; ``outcomes``: each gate's outcome on each run
+    alone, known already (the charts across runs; filled in)."""
     period = period._replace(through=newest_evidence(details))
     by_key = {d.key: d for d in details}
     touched = _commits_by_phase(commits_in_period(commits, period), plans, set(by_key))
@@ -327,7 +329,7 @@ def build(
             )
         if phases:
             out.append(PlanReport(plan.id, plan.title, plan.path, plan.milestone, tuple(phases)))
-    charts = tuple(family_charts(refs, ordered, bounds))
+    charts = tuple(family_charts(refs, ordered, bounds, outcomes))
     out = [
         p._replace(phases=tuple(ph._replace(charts=_chart_ids(charts, ph.detail.key)) for ph in p.phases)) for p in out
     ]

@@ -33,6 +33,7 @@ import math
 from collections.abc import Iterable, MutableMapping, Sequence
 from typing import Any, NamedTuple
 
+from tracker.base.hashing import sha256_hex
 from tracker.core.model import BenchGate, ResultRun
 from tracker.report.charts import Band, Chart, Series
 
@@ -162,14 +163,16 @@ def family_charts(
     refs: Iterable[GateRef],
     ordered: Sequence[ResultRun],
     bounds: MutableMapping[str, float] | None = None,
+    outcomes: MutableMapping[str, Any] | None = None,
 ) -> list[ReportChart]:
     """Every chart of ``refs``' families: per family its parameter charts, then its chart across runs. ``ordered``:
-    every valid result run, oldest first; ``bounds``: bootstrap bounds known already (filled in)."""
+    every valid result run, oldest first; ``bounds``: bootstrap bounds known already (filled in); ``outcomes``: each
+    gate's outcome on each run alone, known already (filled in: :func:`_alone`)."""
     out: list[ReportChart] = []
     for fam in families(refs):
         for gates, chart in parameter_charts(fam):
             out.append(ReportChart(f"chart{len(out) + 1}", fam.name, "parameter", gates, chart))
-        across = runs_chart(fam, ordered, bounds)
+        across = runs_chart(fam, ordered, bounds, outcomes)
         if across is not None:
             gates, chart = across
             out.append(ReportChart(f"chart{len(out) + 1}", fam.name, "runs", gates, chart))
@@ -370,12 +373,42 @@ def _y_label(gate: BenchGate, unit: str) -> str:
 # --- across runs ---------------------------------------------------------------------------------------------
 
 
+Outcome = tuple[float | None, str | None, bool, bool]  # a gate on one run alone: value, unit, met, failed
+
+
+def _alone(
+    gate: BenchGate,
+    run: ResultRun,
+    bounds: MutableMapping[str, float] | None,
+    outcomes: MutableMapping[str, Any] | None,
+) -> Outcome:
+    """``gate`` evaluated on ``run`` alone, from ``outcomes`` (a memo by the run's bytes and the gate's definition,
+    kept across commands in the command's cache; the run's path beside its bytes' sha256) when it holds a
+    well-formed answer."""
+    from tracker.core.bench_verdict import evaluate
+
+    key = f"{run.path} {run.sha256} {sha256_hex(repr(gate._replace(line=0)).encode('utf-8', 'surrogateescape'))}"
+    hit = outcomes.get(key) if outcomes is not None else None
+    if isinstance(hit, list) and len(hit) == 4:
+        value, unit, met, failed = hit
+        number = value is None or (type(value) in (int, float))
+        if number and (unit is None or isinstance(unit, str)) and type(met) is bool and type(failed) is bool:
+            return (None if value is None else float(value)), unit, met, failed
+    outcome = evaluate(gate, [run], bounds)
+    found: Outcome = (outcome.value, outcome.unit, outcome.met, outcome.failed)
+    if outcomes is not None:
+        outcomes[key] = list(found)
+    return found
+
+
 def runs_chart(
-    fam: Family, ordered: Sequence[ResultRun], bounds: MutableMapping[str, float] | None = None
+    fam: Family,
+    ordered: Sequence[ResultRun],
+    bounds: MutableMapping[str, float] | None = None,
+    outcomes: MutableMapping[str, Any] | None = None,
 ) -> tuple[tuple[tuple[str, int], ...], Chart] | None:
     """The family's value on each run that measured it, oldest first, one series per gated case (module
-    docstring); None when fewer than two runs gave a value."""
-    from tracker.core.bench_verdict import evaluate
+    docstring); None when fewer than two runs gave a value. ``outcomes``: the memo of each gate on each run alone."""
 
     cases: dict[tuple[str, str, str], list[GateRef]] = {}
     for ref in fam.gates:
@@ -392,15 +425,15 @@ def runs_chart(
         for n, ref in enumerate(refs):
             met_before = False
             for i, run in enumerate(runs):
-                outcome = evaluate(ref.gate, [run], bounds)
-                if outcome.value is None:
+                value, run_unit, met, failed = _alone(ref.gate, run, bounds, outcomes)
+                if value is None:
                     continue
                 if n == 0:
-                    got[i] = outcome.value
-                    unit = outcome.unit or unit
-                if outcome.failed and met_before:
+                    got[i] = value
+                    unit = run_unit or unit
+                if failed and met_before:
                     marks.add(i)
-                met_before = met_before or outcome.met
+                met_before = met_before or met
         values.append(got)
         marked.append(marks)
     used = sorted({i for got in values for i in got})[-MAX_RUNS_CHARTED:]

@@ -278,3 +278,36 @@ def test_any_family_chart_draws_as_one_self_contained_svg(drawn: tuple[list[Gate
         return  # the data is checked above; drawing needs the [report] extra
     for c in family_charts(*drawn):
         check_self_contained(charts.render_svg(c.chart, id_prefix=c.id), c.id)
+
+
+def test_the_charts_across_runs_are_the_same_from_a_memo_of_each_gate_on_each_run() -> None:
+    runs = [run(0, sweep(0.5)), run(1, sweep(-0.3)), run(2, sweep(0.5))]
+    refs = [ref("0002/P7", 1, gate(ctx=91000, **SHAPES[0]), runs[-1]), ref("0002/P8", 1, gate(at_least=0.75), runs[-1])]
+    memo: dict[str, Any] = {}
+    fresh = family_charts(refs, runs, {}, memo)
+    assert memo and all(isinstance(v, list) and len(v) == 4 for v in memo.values())
+    assert family_charts(refs, runs, {}, memo) == fresh == family_charts(refs, runs)
+
+
+hostile_entries = st.one_of(
+    st.none(),
+    st.integers(),
+    st.text(max_size=5),
+    st.lists(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=3)), max_size=5),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bad=hostile_entries)
+def test_a_memo_entry_that_is_no_outcome_is_evaluated_again(bad: object) -> None:
+    runs = [run(0, sweep(0.5)), run(1, sweep(-0.3))]
+    refs = [ref("0002/P7", 1, gate(ctx=91000, **SHAPES[0]), runs[-1])]
+    memo: dict[str, Any] = {}
+    fresh = family_charts(refs, runs, {}, memo)
+    well_formed = isinstance(bad, list) and len(bad) == 4 and type(bad[2]) is bool and type(bad[3]) is bool
+    well_formed = well_formed and (bad[0] is None or type(bad[0]) in (int, float))  # type: ignore[index]
+    well_formed = well_formed and (bad[1] is None or isinstance(bad[1], str))  # type: ignore[index]
+    spoiled = {k: bad for k in memo}
+    if not well_formed:
+        assert family_charts(refs, runs, {}, spoiled) == fresh

@@ -11,7 +11,11 @@ against) and ``low`` plain bf16 torch on the same dequantized cache (the flash-a
 - ``fp8.out_err_rel`` {design}: max |design - ref| / max |ref|, the error in the output's own scale;
 - ``fp8.lse_err`` {design}: max |lse - ref lse|;
 - ``fp8.storage_err_rel``: max |ref - ref on the bf16 cache| / max |ref on the bf16 cache|, what storing the cache
-  in e4m3 costs at all (the model's drift, not a kernel's error).
+  in e4m3 costs at all (the model's drift, not a kernel's error);
+- ``fp8.engine_tokens_same`` and ``fp8.engine_first_divergence``: the engine (kernel/engine, the reference backend)
+  with an fp8 pool against the same engine with a bf16 pool, greedy on the same prompts (clear ones: every decision
+  of the bf16 engine by a margin above 0.01): the share of generated tokens that agree, and where the streams first
+  part (the number of tokens generated when they never do). Reported, not gated: the model's weights are random.
 
 Each design's output is :func:`kernel.fp8.emulate`'s: the operands its MMAs would see, every product and sum in
 fp32 (a GPU kernel adds fp32 rounding of its own, the same in both designs). No GPU is needed; the result file's
@@ -62,12 +66,41 @@ def measure(ctx: int, heads: int, nodes: int, seed: int) -> dict[str, float]:
     return out
 
 
+ENGINE_NEW_TOKENS = 32
+ENGINE_LENGTHS = [8, 40, 120]
+
+
+def engine_drift(prompts: int) -> list[dict[str, Any]]:
+    """The fp8 engine's tokens against the bf16 engine's on the same clear prompts (module docstring)."""
+    from kernel.engine import Engine, EngineConfig
+    from kernel.engine.prompts import clear_prompts
+
+    shape = dict(layers=4, heads=4, vocab=128, seed=1, max_context=256, tree_nodes=8, tree_branching=2)
+    bf16 = Engine(EngineConfig(**shape), backend="reference", device="cpu")  # type: ignore[arg-type]
+    fp8 = Engine(EngineConfig(kv_dtype="fp8", **shape), backend="reference", device="cpu")  # type: ignore[arg-type]
+    chosen = clear_prompts(bf16, prompts, ENGINE_LENGTHS, ENGINE_NEW_TOKENS, 0.01, seed=28)
+    same, first = [], []
+    for prompt in chosen:
+        (a,) = bf16.generate([prompt], ENGINE_NEW_TOKENS, speculative=False)
+        (b,) = fp8.generate([prompt], ENGINE_NEW_TOKENS, speculative=False)
+        same.append(sum(x == y for x, y in zip(a, b, strict=True)) / len(a))
+        first.append(float(next((i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y), len(a))))
+    params: dict[str, str | int | float | bool] = {"layers": 4, "heads": 4, "new_tokens": ENGINE_NEW_TOKENS}
+    info: dict[str, str | int | float | bool] = {"prompts": prompts, "lengths": "8, 40, 120", "kv_scale": 2.0**-4}
+    print(f"engine: {sum(same) / len(same):.1%} of tokens agree; streams part after {min(first):.0f}-{max(first):.0f}")
+    return [
+        results.case("fp8.engine_tokens_same", params, "fraction", "higher", same, summarize(same), info),
+        results.case("fp8.engine_first_divergence", params, "tokens", "higher", first, summarize(first), info),
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--cases", default="all", choices=("all", "short"), help="short: the contexts up to 5.7k")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--engine-prompts", type=int, default=12, help="prompts of the engine drift (0: none)")
     args = ap.parse_args(argv)
     torch.set_num_threads(max(1, torch.get_num_threads()))
     now = results.utc_now()
@@ -94,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{ctx:>6} {heads:>3} {nodes:>3}  {worst['storage']:.2e} "
             + "  ".join(f"{worst[d + '/ratio']:9.2f} {worst[d + '/rel']:.2e} {worst[d + '/lse']:.2e}" for d in DESIGNS)
         )
+    if args.engine_prompts:
+        cases += engine_drift(args.engine_prompts)
     if args.out is not None:
         environment: dict[str, str | None] = {
             "gpu": None,

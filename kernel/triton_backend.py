@@ -33,6 +33,14 @@ def _dot(a, b, DOT_F32: tl.constexpr):
 
 
 @triton.jit
+def _row(x, FP8: tl.constexpr):
+    # An fp8 cache's e4m3 values are bf16 values exactly; its scale is folded into sm_scale (scores) and the output.
+    if FP8:
+        return x.to(tl.bfloat16)
+    return x
+
+
+@triton.jit
 def _verify_fwd_kernel(
     Q,
     KV,
@@ -43,6 +51,7 @@ def _verify_fwd_kernel(
     Out,
     Lse,
     sm_scale,
+    kv_scale,
     T,
     H,
     D_NOPE: tl.constexpr,
@@ -51,6 +60,7 @@ def _verify_fwd_kernel(
     BLOCK_N: tl.constexpr,
     BLOCK_T: tl.constexpr,
     DOT_F32: tl.constexpr,
+    FP8: tl.constexpr,
 ):
     b = tl.program_id(0)
     h = tl.program_id(1)
@@ -81,16 +91,16 @@ def _verify_fwd_kernel(
     while start_n < end:
         mask_n = (start_n + offs_n) < end
         slots = tl.load(PrefixSlots + start_n + offs_n, mask=mask_n, other=0).to(tl.int64)
-        k = tl.load(KV + slots[None, :] * stride_kv + offs_d[:, None], mask=mask_n[None, :], other=0.0)
+        k = _row(tl.load(KV + slots[None, :] * stride_kv + offs_d[:, None], mask=mask_n[None, :], other=0.0), FP8)
         qk = _dot(q, k, DOT_F32)
-        k_pe = tl.load(KV + slots[None, :] * stride_kv + offs_r[:, None], mask=mask_n[None, :], other=0.0)
+        k_pe = _row(tl.load(KV + slots[None, :] * stride_kv + offs_r[:, None], mask=mask_n[None, :], other=0.0), FP8)
         qk += _dot(q_pe, k_pe, DOT_F32)
         qk = tl.where(mask_n[None, :], qk * sm_scale, float("-inf"))
         new_max = tl.maximum(tl.max(qk, 1), row_max)
         rescale = tl.exp(row_max - new_max)
         p = tl.exp(qk - new_max[:, None])
         denom = denom * rescale + tl.sum(p, 1)
-        v = tl.load(KV + slots[:, None] * stride_kv + offs_d[None, :], mask=mask_n[:, None], other=0.0)
+        v = _row(tl.load(KV + slots[:, None] * stride_kv + offs_d[None, :], mask=mask_n[:, None], other=0.0), FP8)
         acc = acc * rescale[:, None] + _dot(p.to(v.dtype), v, DOT_F32)
         row_max = new_max
         start_n += BLOCK_N
@@ -102,9 +112,9 @@ def _verify_fwd_kernel(
     bits = tl.load(TreeMask + b * T + offs_m, mask=mask_m, other=0)
     visible = ((bits[:, None] >> offs_t[None, :].to(tl.int64)) & 1) != 0
     visible = visible & mask_t[None, :] & mask_m[:, None]
-    k = tl.load(KV + slots[None, :] * stride_kv + offs_d[:, None], mask=mask_t[None, :], other=0.0)
+    k = _row(tl.load(KV + slots[None, :] * stride_kv + offs_d[:, None], mask=mask_t[None, :], other=0.0), FP8)
     qk = _dot(q, k, DOT_F32)
-    k_pe = tl.load(KV + slots[None, :] * stride_kv + offs_r[:, None], mask=mask_t[None, :], other=0.0)
+    k_pe = _row(tl.load(KV + slots[None, :] * stride_kv + offs_r[:, None], mask=mask_t[None, :], other=0.0), FP8)
     qk += _dot(q_pe, k_pe, DOT_F32)
     qk = tl.where(visible, qk * sm_scale, float("-inf"))
     new_max = tl.maximum(tl.max(qk, 1), row_max)
@@ -115,14 +125,16 @@ def _verify_fwd_kernel(
     rescale = tl.exp(row_max - new_max)
     p = tl.exp(qk - new_max[:, None])
     denom = denom * rescale + tl.sum(p, 1)
-    v = tl.load(KV + slots[:, None] * stride_kv + offs_d[None, :], mask=mask_t[:, None], other=0.0)
+    v = _row(tl.load(KV + slots[:, None] * stride_kv + offs_d[None, :], mask=mask_t[:, None], other=0.0), FP8)
     acc = acc * rescale[:, None] + _dot(p.to(v.dtype), v, DOT_F32)
 
     empty = denom == 0.0  # a visible token contributes exp(0) = 1 to its row: denom >= 1 otherwise
     denom = tl.where(empty, 1.0, denom)
     out_row = ((b * T + offs_m) * H + h).to(tl.int64) * D_NOPE
     tl.store(
-        Out + out_row[:, None] + offs_d[None, :], (acc / denom[:, None]).to(Out.dtype.element_ty), mask=mask_m[:, None]
+        Out + out_row[:, None] + offs_d[None, :],
+        (acc * (kv_scale / denom[:, None])).to(Out.dtype.element_ty),
+        mask=mask_m[:, None],
     )
     tl.store(Lse + (b * T + offs_m) * H + h, tl.where(empty, float("-inf"), new_max + tl.log(denom)), mask=mask_m)
 
@@ -145,8 +157,13 @@ def verify_attention_triton(
     return_lse: bool,
     out: torch.Tensor | None = None,
     lse: torch.Tensor | None = None,
+    kv_scale: float | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-    """The `triton` backend (inputs already validated). `out`/`lse` may be preallocated (tests poison them)."""
+    """The `triton` backend (inputs already validated). `out`/`lse` may be preallocated (tests poison them). An fp8
+    (e4m3) `kv_cache` comes with `kv_scale`: rows are turned into bf16 exactly, the scale folded into the scores'
+    scale and the output, so the math is the bf16 path's on the dequantized cache (kernel/NOTES.md, fp8)."""
+    fp8 = kv_cache.dtype == torch.float8_e4m3fn
+    scale = float(kv_scale) if fp8 and kv_scale is not None else 1.0
     batch, nodes, heads, _ = q.shape
     if out is None:
         out = torch.empty(batch, nodes, heads, V_DIM, dtype=torch.bfloat16, device=q.device)
@@ -163,7 +180,8 @@ def verify_attention_triton(
         tree_mask,
         out,
         lse,
-        float(sm_scale),
+        float(sm_scale) * scale,
+        scale,
         nodes,
         heads,
         D_NOPE=V_DIM,
@@ -172,6 +190,7 @@ def verify_attention_triton(
         BLOCK_N=block_n,
         BLOCK_T=block_t,
         DOT_F32=q.device.type == "cpu",
+        FP8=fp8,
         num_warps=8,
         num_stages=1,
     )

@@ -126,9 +126,11 @@ def test_a_bf16_cache_has_no_scale_and_other_backends_refuse_fp8_before_launch()
     expect(ValueError, "kv_scale: only an fp8 kv_cache has a scale, got 0.5 for a bf16 kv_cache", valid(), kv_scale=0.5)
     args = fp8_args()
     scale = args.pop("scale")
-    for backend in ("cuda", "triton"):
-        message = f"kv_cache: an fp8 cache runs on backend 'reference' so far, not '{backend}'"
-        expect(ValueError, message, args, kv_scale=scale, backend=backend)
+    message = "kv_cache: an fp8 cache runs on backend 'triton', 'reference' so far, not 'cuda'"
+    expect(ValueError, message, args, kv_scale=scale, backend="cuda")
+    expect(
+        ValueError, "q: expected a CUDA device for backend 'triton', got cpu", args, kv_scale=scale, backend="triton"
+    )
 
 
 def test_device_mismatch() -> None:

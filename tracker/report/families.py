@@ -462,13 +462,14 @@ def runs_chart(
         x_label="run (commit, oldest first)",
         y_label=_y_label(fam.gates[0].gate, unit),
         series=tuple(series[:MAX_SERIES]),
-        bands=_bands([(ref, ()) for ref in fam.gates]),
+        bands=_bands([(ref, ()) for refs, got in zip(refs_of, values, strict=True) if got for ref in refs]),
         x_categorical=True,
         y_log=_spread([y for s in series for y in s.ys]),
         categories=tuple(names[i] for i in used),
         note=_more(len(series), "cases"),
     )
-    return tuple((r.phase, r.number) for r in fam.gates), chart
+    drawn = [ref for refs, got in zip(refs_of, values, strict=True) if got for ref in refs]
+    return tuple((r.phase, r.number) for r in drawn), chart
 
 
 def _run_label(run: ResultRun) -> str:

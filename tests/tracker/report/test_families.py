@@ -311,3 +311,14 @@ def test_a_memo_entry_that_is_no_outcome_is_evaluated_again(bad: object) -> None
     spoiled = {k: bad for k in memo}
     if not well_formed:
         assert family_charts(refs, runs, {}, spoiled) == fresh
+
+
+def test_a_gate_no_run_measured_draws_no_band_and_is_not_named_across_runs() -> None:
+    runs = [run(0, sweep(0.5)), run(1, sweep(-0.3))]
+    unmeasured = gate(T, at_least=None, at_most=200.0, ctx=91000, kv="fp8", **SHAPES[1])  # no case has kv=fp8
+    refs = [ref("0002/P6", 1, gate(T, at_least=None, at_most=135.0, ctx=91000, **SHAPES[0]), runs[-1])]
+    refs.append(ref("0002/P18", 7, unmeasured, None))
+    charts = family_charts(refs, runs)
+    (across,) = [c for c in charts if c.kind == "runs" and c.chart.title.startswith(T)]
+    assert [b.label for b in across.chart.bands] == ["0002/P6 gate 1: ≤ 135"]
+    assert across.gates == (("0002/P6", 1),)

@@ -83,7 +83,14 @@ class Move(NamedTuple):
 def net_move(key: str, transitions: Sequence[Transition], start: Status | None = None) -> Move | None:
     """The move of phase ``key`` made of ``transitions`` (its transitions in a period, oldest first), or None when
     there are none. ``start``: the status the period starts from when known otherwise than from the timeline (the
-    previous report's, when the gates were written otherwise then); default: the first transition's ``previous``."""
+    previous report's, when the gates were written otherwise then); default: the first transition's ``previous``. A
+    phase done at the start by either and regressed at the end moves from done: a regression is never hidden."""
     if not transitions:
         return None
-    return Move(key, start or transitions[0].previous, transitions[-1].status, tuple(transitions))
+    first, end = transitions[0].previous, transitions[-1].status
+    begin = first if start is None else start
+    if end is Status.REGRESSED and Status.DONE in (start, first):
+        # done at the start by the timeline or by the previous report's record (a line a hand or a merge can
+        # edit): the regression is listed whatever the other says
+        begin = Status.DONE
+    return Move(key, begin, end, tuple(transitions))

@@ -234,3 +234,14 @@ def test_a_rerun_with_the_same_outcome_or_under_another_pytest_moves_nothing() -
     assert [(tr.previous, tr.status) for tr in out] == [(S.PLANNED, S.DONE)]
     assert net_move("0001/P1", [tr for tr in out if tr.time > "2026-11-01T10:00:00Z"]) is None
     assert isinstance(net_move("0001/P1", out), Move)
+
+
+def test_a_recorded_start_never_hides_a_regression_the_timeline_shows() -> None:
+    # the previous report's record line (a hand or a merge can edit it) says regressed; the timeline says done
+    move = net_move("0001/P1", [t("1", S.DONE, S.REGRESSED)], start=S.REGRESSED)
+    assert move is not None and move.changed and (move.previous, move.status) == (S.DONE, S.REGRESSED)
+    # the record says done where today's gates read planned: listed from done, as the record says
+    move = net_move("0001/P1", [t("1", S.PLANNED, S.REGRESSED)], start=S.DONE)
+    assert move is not None and (move.previous, move.status) == (S.DONE, S.REGRESSED)
+    # a renamed gate's re-read is still no change
+    assert not net_move("0001/P1", [t("1", S.PLANNED, S.DONE)], start=S.DONE).changed  # type: ignore[union-attr]

@@ -88,3 +88,37 @@ def test_a_moved_test_file_is_no_change_and_a_regression_after_it_is_one(tmp_pat
     assert cli(root, "check").out.count("plans/reports/m.md") == 0
     status = subprocess.run(["git", "status", "--porcelain", MD], cwd=root, capture_output=True, text=True, check=True)
     assert status.stdout == ""
+
+
+def _forge(root: Path, edit: Any) -> None:
+    """Rewrite the record line of plans/reports/m.md as a hand or a merge might (its JSON, through ``edit``)."""
+    from tracker.report.period import POINT
+
+    text = (root / MD).read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if x.startswith(POINT))
+    data = json.loads(line[len(POINT) : -4])
+    edit(data)
+    forged = POINT + json.dumps(data, sort_keys=True) + " -->"
+    (root / MD).write_text(text.replace(line, forged), encoding="utf-8")
+    commit_all(root, "merge")
+
+
+def test_a_forged_record_line_never_hides_a_regression(tmp_path: Path, cli: Any) -> None:
+    files = {
+        "plans/0001-p.md": plan("tests/test_a.py"),
+        "src/a.py": "X = 1\n",
+        "tests/test_a.py": TEST,
+        "tests/test_b.py": "def test_b():\n    assert True\n",
+    }
+    root = make_repo(tmp_path / "repo", files)
+    assert verify(root, cli) == 0
+    assert changes(root, cli) == [("0001/P1", "planned", "done"), ("0001/P2", "blocked", "done")]
+    (root / "tests/test_a.py").write_text(TEST.replace("1 == 1", "1 == 2"), encoding="utf-8")
+    commit_all(root, "a real regression")
+    assert verify(root, cli) == 1
+    # a hand (or a merge) says the phase was regressed already at the previous report: the timeline says done
+    _forge(root, lambda d: d["statuses"]["end"].update({"0001/P1": "regressed"}))
+    assert ("0001/P1", "done", "regressed") in changes(root, cli)
+    # and the same stretch again, with its start forged: still listed, and check does not call it current
+    _forge(root, lambda d: d["statuses"]["start"].update({"0001/P1": "regressed"}))
+    assert ("0001/P1", "done", "regressed") in changes(root, cli)

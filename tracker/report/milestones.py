@@ -116,6 +116,7 @@ def reports_out_of_date(root: Path) -> list[str]:
             found.append((rel, fmt, point[0].name, text))
         else:
             unreadable.append((rel, fmt, path.stem))
+    from tracker.git.log import UnknownRef
     from tracker.report.assemble import assemble, open_view
     from tracker.report.report_text import render
 
@@ -148,6 +149,9 @@ def reports_out_of_date(root: Path) -> list[str]:
                     prior = read_recorded(root, milestone)
                     reports[milestone] = assemble(root, open_view(root, cache), scope, previous=previous, prior=prior)
                 now = render(root, reports[milestone], fmt, charts=False)
+            except UnknownRef as err:  # a UsageError too: its record line names a commit this repository lacks
+                out.append(f"{rel}: cannot be rendered: its record line's period starts at {err}")
+                continue
             except UsageError:
                 out.append(f"{rel}: milestone {milestone!r} is declared by no plan (delete the report)")
                 continue

@@ -122,3 +122,19 @@ def test_a_forged_record_line_never_hides_a_regression(tmp_path: Path, cli: Any)
     # and the same stretch again, with its start forged: still listed, and check does not call it current
     _forge(root, lambda d: d["statuses"]["start"].update({"0001/P1": "regressed"}))
     assert ("0001/P1", "done", "regressed") in changes(root, cli)
+
+
+def test_a_record_line_naming_a_lost_commit_is_not_a_milestone_no_plan_declares(tmp_path: Path, cli: Any) -> None:
+    files = {"plans/0001-p.md": plan("tests/test_a.py"), "src/a.py": "X = 1\n", "tests/test_a.py": TEST}
+    files["tests/test_b.py"] = "def test_b():\n    assert True\n"
+    root = make_repo(tmp_path / "repo", files)
+    assert verify(root, cli) == 0
+    changes(root, cli)
+    # a report made --since a commit that a rebase or a squash has since dropped (or a record line edited)
+    period = {"kind": "since-ref", "ref": "c1", "ref_commit": "d" * 40}
+    _forge(root, lambda d: d["period"].update(period))
+    out = cli(root, "check").out
+    assert "plans/reports/m.md: cannot be rendered: its record line's period starts at dddd" in out, out
+    assert "declared by no plan" not in out, out
+    res = cli(root, "report", "--milestone", "m", "--json")
+    assert res.code == 3 and "not a commit in this repository" in res.err and "Traceback" not in res.err, res.err

@@ -54,6 +54,15 @@ OPTIONS = ("metric", "benchmark", "file", "commit", "machine", "stat", "digits",
 NO_RESULT = "(no result file holds this figure yet)"
 
 _TOKEN = re.compile(r"`+|<!--[ \t\r\n]*/?figure(?![\w-])")
+# What Markdown reads before a backtick could open a code span: a backslash escape, an inline HTML comment, an
+# autolink, an HTML tag (a backtick in them opens nothing). A figure marker is tried first.
+_SKIP = re.compile(
+    r"""\\[!-/:-@\[-`{-~]"""
+    r"|<!--(?![ \t\r\n]*/?figure(?![\w-]))"
+    r"|<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>"
+    r"""|</?[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s"'=<>`]+|'[^']*'|"[^"]*"))?)*\s*/?>"""
+)
+_SCAN = re.compile(rf"{_TOKEN.pattern}|{_SKIP.pattern}")
 _MARKER = re.compile(r"<!--[ \t\r\n]*/?figure(?![\w-])")
 _CLOSER = re.compile(r"<!--[ \t]*/figure(?:[ \t]+([0-9a-f]{8}))?[ \t]*-->")
 _WORD = re.compile(r"""([A-Za-z_][\w.-]*)(?:=("(?:[^"\\]|\\.)*"|\[[^\]]*\]|[^\s"\[\]]+))?""")
@@ -267,12 +276,20 @@ def find_figures(path: str, text: str) -> tuple[list[Figure], list[str]]:
     figures: list[Figure] = []
     problems: list[str] = []
     pos = 0
-    while (m := _TOKEN.search(text, pos)) is not None:
+    while (m := _SCAN.search(text, pos)) is not None:
         inside = next((b for a, b in code if a <= m.start() < b), None)
         if inside is not None:
             pos = inside
             continue
         token = m.group(0)
+        if token.startswith("<!--") and not _MARKER.match(token):  # an inline comment: to its end, in its paragraph
+            ends = text.find("-->", m.end())
+            stop = _BLANK_LINE.search(text, m.end())
+            pos = ends + 3 if ends >= 0 and (stop is None or ends < stop.start()) else m.end()
+            continue
+        if token.startswith(("\\", "<")) and not token.startswith("<!--"):  # an escape, an autolink, a tag
+            pos = m.end()
+            continue
         if token.startswith("`"):  # a code span runs to the next run of as many backticks, within its paragraph
             close = re.compile(rf"(?<!`){token}(?!`)").search(text, m.end())
             stop = _BLANK_LINE.search(text, m.end())

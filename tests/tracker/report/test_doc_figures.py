@@ -121,6 +121,20 @@ def test_markers_in_code_are_text() -> None:
 
 
 @pytest.mark.parametrize(
+    "before",
+    ["Escape it as \\` in prose;", "Note <!-- a ` here --> then", "See <https://x.org/`> and", 'A <a title="`"> tag'],
+)
+def test_a_backtick_markdown_reads_as_no_code_span_hides_no_figure(before: str) -> None:
+    # GitHub shows the figure (its markers are HTML comments, not code): a figure the scan skipped would never be
+    # rendered again, and check would call it current however stale
+    from markdown_it import MarkdownIt
+
+    text = f"{before} {fig('metric=t impl=cuda ctx=100')} and `x`.\n"
+    assert "<!-- /figure -->" in MarkdownIt("commonmark").render(text)  # HTML, not code
+    assert f"-->11.0 us<!-- /figure {checksum('11.0 us')} -->" in rewrite_figures("doc.md", text, [run(KERNEL)])
+
+
+@pytest.mark.parametrize(
     ("text", "message"),
     [
         ("a\n\n<!-- figure metric=t", "doc.md:3: figure: the opening comment is not closed by --> in its paragraph"),

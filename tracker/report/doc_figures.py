@@ -224,6 +224,9 @@ def _figure(found: tuple[int, int, int, int, int, str | None], text: str, line: 
     params = {k: v for k, v in fields.items() if not k.startswith("over.")}
     where = {k: v for k, v in params.items() if not isinstance(v, tuple)}
     among = {k: v for k, v in params.items() if isinstance(v, tuple)}
+    itself = next((k for k, v in over.items() if k in where and same_value(where[k], v)), None)
+    if itself is not None:
+        return f"over.{itself} names the figure's own {itself}: a case over itself is 1x"
     return Figure(
         line,
         start,
@@ -337,20 +340,24 @@ def find_figures(path: str, text: str) -> tuple[list[Figure], list[str]]:
 
 
 def _selected(fig: Figure, run: ResultRun) -> list[ResultCase]:
+    """The run's cases of the figure; for a ratio, not those the ratio would divide by themselves."""
     return [
         c
         for c in run.cases
         if c.metric == fig.metric
         and matches(c.params, fig.where)
         and all(k in c.params and any(same_value(c.params[k], v) for v in vs) for k, vs in fig.among.items())
+        and not (fig.over and matches(c.params, fig.over))
     ]
 
 
 def _denominator(fig: Figure, run: ResultRun, case: ResultCase) -> ResultCase | None:
     want = {**case.params, **fig.over}
     found = [
-        c for c in run.cases if c.metric == fig.metric and c.params.keys() == want.keys() and matches(c.params, want)
-    ]
+        c
+        for c in run.cases
+        if c.metric == fig.metric and c.unit == case.unit and c.params.keys() == want.keys() and matches(c.params, want)
+    ]  # a case in other units is no denominator: ms over us is not 1x
     return found[0] if len(found) == 1 else None
 
 
@@ -407,7 +414,10 @@ def render(fig: Figure, runs: Sequence[ResultRun], invalid: Sequence[str] = ()) 
             if base == 0 or not math.isfinite(value / base):
                 return NO_RESULT, f"the {fig.stat} of the case it is divided by in {run.path} is 0 or too small"
             value = 100 * (value / base - 1) if fig.change else value / base
-        values.append(100 * value if fig.percent else value)
+        value = 100 * value if fig.percent else value
+        if not math.isfinite(value):
+            return NO_RESULT, f"the figure of {run.path} is too large to write ({fmt_params(case.params)})"
+        values.append(value)
     low, high = number_text(min(values), fig.digits), number_text(max(values), fig.digits)
     text = low if low == high else (f"{low} to {high}" if min(values) < 0 else f"{low}-{high}")
     if fig.percent or fig.change:

@@ -189,6 +189,22 @@ def test_a_ratio_over_zero_is_a_problem_not_inf() -> None:
         rewrite_figures("doc.md", fig("metric=t impl=a over.impl=b"), [zero])
 
 
+def test_a_ratio_never_divides_a_case_by_itself_or_by_a_case_in_other_units() -> None:
+    # without impl=triton, the cuda cases over impl=cuda were 1.00x: "Triton is 1.00-20.0x slower"
+    assert one("metric=t over.impl=cuda range digits=1") == "10.0-20.0x"
+    with pytest.raises(DocTableError, match=r"figure: over.impl names the figure's own impl"):
+        rewrite_figures("doc.md", fig("metric=t ctx=100 impl=cuda over.impl=cuda"), [run(KERNEL)])
+    mixed = run([rc("t", [1.0], unit="ms", impl="a"), rc("t", [1.0], unit="us", impl="b")])
+    assert one("metric=t impl=a over.impl=b", [mixed]) == NO_RESULT  # 1 ms over 1 us is not 1.00x
+
+
+def test_a_figure_too_large_to_write_is_a_problem_not_inf() -> None:
+    big = run([rc("t", [1e307], impl="a"), rc("t", [1.0], impl="b")])
+    for decl in ("metric=t impl=a over.impl=b change", "metric=t impl=a percent"):
+        with pytest.raises(DocTableError, match=r"doc.md:1: figure: the figure of bench/results/a.json is too large"):
+            rewrite_figures("doc.md", fig(decl), [big])
+
+
 # --- hostile input ---------------------------------------------------------------------------------------------------
 
 PIECES = st.sampled_from(

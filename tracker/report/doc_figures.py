@@ -33,6 +33,7 @@ opening one may not hold ``--``.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -70,6 +71,8 @@ _ITEM = re.compile(r"""\s*("(?:[^"\\]|\\.)*"|[^,"\s\[\]]+)\s*(,|$)""")
 _INT = re.compile(r"[+-]?\d+")
 _FLOAT = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?")
 _BLANK_LINE = re.compile(r"\n[ \t]*\r?\n|\r[ \t]*\r")
+_BLANK_STARTS = re.compile(rf"(?={_BLANK_LINE.pattern})")  # every place one starts, overlapping ones too
+_SPACES = re.compile(r"[ \t]*")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
@@ -114,13 +117,39 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
 
 
 class _Lines:
-    def __init__(self, text: str) -> None:
+    """Where lines, paragraphs (blank lines) and code blocks are, found once: the scan asks for each marker and
+    backtick, and a search per question would take quadratic time on a long paragraph."""
+
+    def __init__(self, text: str, code: list[tuple[int, int]] | None = None) -> None:
+        self.size = len(text)
         self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+        self.blanks = [m.start() for m in _BLANK_STARTS.finditer(text)]
+        merged: list[tuple[int, int]] = []
+        for a, b in sorted(code or ()):
+            if merged and a <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+            else:
+                merged.append((a, b))
+        self.code = merged
+        self.code_starts = [a for a, _ in merged]
 
     def of(self, pos: int) -> int:
-        import bisect
-
+        """The line (1-based) of ``pos``."""
         return bisect.bisect_right(self.starts, pos)
+
+    def start_of(self, pos: int) -> int:
+        """Where the line of ``pos`` starts."""
+        return self.starts[self.of(pos) - 1]
+
+    def blank_after(self, pos: int) -> int:
+        """Where the first blank line at or after ``pos`` starts (the end of the paragraph), or the text's end."""
+        i = bisect.bisect_left(self.blanks, pos)
+        return self.blanks[i] if i < len(self.blanks) else self.size
+
+    def code_end(self, pos: int) -> int | None:
+        """The end of the code block ``pos`` is in, or None."""
+        i = bisect.bisect_right(self.code_starts, pos) - 1
+        return self.code[i][1] if i >= 0 and pos < self.code[i][1] else None
 
 
 def _value(text: str) -> Scalar:
@@ -247,20 +276,21 @@ def _figure(found: tuple[int, int, int, int, int, str | None], text: str, line: 
     )
 
 
-def _starts_line(text: str, pos: int) -> bool:
-    start = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
-    return not text[start:pos].strip(" \t")
+def _starts_line(text: str, pos: int, lines: _Lines | None = None) -> bool:
+    start = (lines or _Lines(text)).start_of(pos)
+    found = _SPACES.match(text, start, pos)
+    return found is not None and found.end() == pos
 
 
-def _markup_problem(text: str, start: int, decl_end: int, closer: int) -> str | None:
+def _markup_problem(text: str, start: int, decl_end: int, closer: int, lines: _Lines | None = None) -> str | None:
     """Why the markers would not read as inline HTML comments on GitHub (cmark-gfm), or None. A comment that starts
     a line starts an HTML block, which ends the paragraph and shows the rest of the line as HTML; a comment whose
     text holds ``--`` or ends with ``-`` is no comment and shows as text."""
     inner = text[start + 4 : decl_end - 3]
     if "--" in inner or inner.endswith("-") or inner.startswith((">", "->")):
         return "the opening comment may not hold '--' or end with '-' (GitHub would show it as text)"
-    if _starts_line(text, start) or _starts_line(text, closer):
-        which = "opening comment" if _starts_line(text, start) else "end marker"
+    if _starts_line(text, start, lines) or _starts_line(text, closer, lines):
+        which = "opening comment" if _starts_line(text, start, lines) else "end marker"
         return (
             f"the {which} starts a line, where Markdown reads an HTML block that ends the paragraph: put a word "
             "before it on its line"
@@ -274,29 +304,26 @@ def find_figures(path: str, text: str) -> tuple[list[Figure], list[str]]:
     read."""
     if not may_hold_figures(text) or _MARKER.search(text) is None:
         return [], []
-    code = _code_spans(text)
-    lines = _Lines(text)
+    lines = _Lines(text, _code_spans(text))
     figures: list[Figure] = []
     problems: list[str] = []
     pos = 0
     while (m := _SCAN.search(text, pos)) is not None:
-        inside = next((b for a, b in code if a <= m.start() < b), None)
+        inside = lines.code_end(m.start())
         if inside is not None:
             pos = inside
             continue
         token = m.group(0)
         if token.startswith("<!--") and not _MARKER.match(token):  # an inline comment: to its end, in its paragraph
-            ends = text.find("-->", m.end())
-            stop = _BLANK_LINE.search(text, m.end())
-            pos = ends + 3 if ends >= 0 and (stop is None or ends < stop.start()) else m.end()
+            ends = text.find("-->", m.end(), lines.blank_after(m.end()))
+            pos = ends + 3 if ends >= 0 else m.end()
             continue
         if token.startswith(("\\", "<")) and not token.startswith("<!--"):  # an escape, an autolink, a tag
             pos = m.end()
             continue
         if token.startswith("`"):  # a code span runs to the next run of as many backticks, within its paragraph
-            close = re.compile(rf"(?<!`){token}(?!`)").search(text, m.end())
-            stop = _BLANK_LINE.search(text, m.end())
-            pos = close.end() if close and (stop is None or close.start() < stop.start()) else m.end()
+            close = re.compile(rf"(?<!`){token}(?!`)").search(text, m.end(), lines.blank_after(m.end()))
+            pos = close.end() if close else m.end()
             continue
         line = lines.of(m.start())
         where = f"{path}:{line}: figure"
@@ -304,8 +331,7 @@ def find_figures(path: str, text: str) -> tuple[list[Figure], list[str]]:
             problems.append(f"{where}: an end marker without its figure (<!-- figure ... --> before it)")
             pos = m.end()
             continue
-        para = _BLANK_LINE.search(text, m.end())
-        decl_end = text.find("-->", m.end(), min(m.end() + MAX_DECLARATION, para.start() if para else len(text)))
+        decl_end = text.find("-->", m.end(), min(m.end() + MAX_DECLARATION, lines.blank_after(m.end())))
         if decl_end < 0:
             problems.append(
                 f"{where}: the opening comment is not closed by --> in its paragraph (within {MAX_DECLARATION} "
@@ -314,9 +340,7 @@ def find_figures(path: str, text: str) -> tuple[list[Figure], list[str]]:
             pos = m.end()
             continue
         decl_end += 3
-        stop = _BLANK_LINE.search(text, decl_end)
-        limit = stop.start() if stop else len(text)
-        nxt = text.find("<!--", decl_end, limit)
+        nxt = text.find("<!--", decl_end, lines.blank_after(decl_end))
         closer = _CLOSER.match(text, nxt) if nxt >= 0 else None
         if closer is None:
             nested = nxt >= 0 and _TOKEN.match(text, nxt) is not None
@@ -327,7 +351,7 @@ def find_figures(path: str, text: str) -> tuple[list[Figure], list[str]]:
             pos = decl_end
             continue
         found = (m.start(), decl_end, nxt, closer.end(), decl_end, closer.group(1))
-        fig = _markup_problem(text, m.start(), decl_end, nxt) or _figure(found, text, line)
+        fig = _markup_problem(text, m.start(), decl_end, nxt, lines) or _figure(found, text, line)
         if isinstance(fig, str):
             problems.append(f"{where}: {fig}")
         else:

@@ -205,6 +205,17 @@ def test_a_figure_too_large_to_write_is_a_problem_not_inf() -> None:
             rewrite_figures("doc.md", fig(decl), [big])
 
 
+@pytest.mark.parametrize("filler", ["`a` ", "<!-- c --> ", "<!-- figure ", "x\n"])
+def test_a_long_paragraph_is_scanned_in_linear_time(filler: str) -> None:
+    # one search to the paragraph's end per backtick or marker was quadratic: 320 KB of code spans took 36 s
+    import time
+
+    text = "x " + fig("metric=t impl=cuda ctx=100") + " " + filler * 100_000
+    began = time.perf_counter()
+    figures, _ = find_figures("doc.md", text)
+    assert len(figures) == 1 and time.perf_counter() - began < 5
+
+
 # --- hostile input ---------------------------------------------------------------------------------------------------
 
 PIECES = st.sampled_from(

@@ -72,9 +72,14 @@ def evidence_at(root: Path, sha: str) -> frozenset[str]:
 
 def period_after(previous: Period | None, through: str | None) -> Period:
     """The period of a milestone report given the previous one's (None: there is none): the stretch after it when
-    newer evidence exists, else the same stretch again."""
+    newer evidence exists, else the same stretch again. A previous period that cannot be (it starts after it ends,
+    or it ends after the newest evidence now: a record line edited by hand or by a merge) is none: this report
+    covers everything, so that no change falls between them."""
 
     if previous is None:
+        return Period("everything")
+    ends = previous.through
+    if ends is not None and (through is None or ends > through or (previous.start or "") > ends):
         return Period("everything")
     if through is not None and previous.through is not None and through > previous.through:
         return Period("since-report", start=previous.through)

@@ -138,3 +138,18 @@ def test_a_record_line_naming_a_lost_commit_is_not_a_milestone_no_plan_declares(
     assert "declared by no plan" not in out, out
     res = cli(root, "report", "--milestone", "m", "--json")
     assert res.code == 3 and "not a commit in this repository" in res.err and "Traceback" not in res.err, res.err
+
+
+def test_a_record_line_whose_period_ends_after_the_evidence_hides_no_regression(tmp_path: Path, cli: Any) -> None:
+    files = {"plans/0001-p.md": plan("tests/test_a.py"), "src/a.py": "X = 1\n", "tests/test_a.py": TEST}
+    files["tests/test_b.py"] = "def test_b():\n    assert True\n"
+    root = make_repo(tmp_path / "repo", files)
+    assert verify(root, cli) == 0
+    changes(root, cli)
+    (root / "tests/test_a.py").write_text(TEST.replace("1 == 1", "1 == 2"), encoding="utf-8")
+    commit_all(root, "a real regression")
+    assert verify(root, cli) == 1
+    # a record line (edited, or merged from a clock gone wrong) whose period starts and ends after every evidence
+    far = "9999-12-31T23:59:59Z"
+    _forge(root, lambda d: d["period"].update({"kind": "since-report", "start": far, "through": far}))
+    assert ("0001/P1", "planned", "regressed") in changes(root, cli)  # a report of everything: nothing falls between

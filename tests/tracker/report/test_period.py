@@ -74,3 +74,16 @@ def test_the_start_of_a_period_is_the_previous_report_s_end_or_its_own_start_aga
     assert start_statuses(before, before, prior) == {"0001/P2": Status.REGRESSED}  # the same stretch again
     assert start_statuses(None, Period("everything"), prior) == {}
     assert start_statuses(before, Period("since-ref", "c1"), prior) == {}
+
+
+def test_a_recorded_period_that_cannot_be_is_none() -> None:
+    from tracker.report.period import period_after
+
+    far, now = "9999-12-31T23:59:59Z", "2026-11-02T10:00:00Z"
+    before = Period("since-report", start="2026-11-01T10:00:00Z", through="2026-11-01T12:00:00Z")
+    assert period_after(before, now) == Period("since-report", start="2026-11-01T12:00:00Z")
+    assert period_after(before._replace(through=now), now) == before._replace(through=now)  # the same stretch
+    # ends after the newest evidence (a record line edited): everything, not a stretch that holds no evidence
+    assert period_after(Period("since-report", start=far, through=far), now) == Period("everything")
+    assert period_after(Period("since-ref", "c1", "d" * 40, through=far), now) == Period("everything")
+    assert period_after(Period("since-report", start=far, through=now), now) == Period("everything")

@@ -64,11 +64,13 @@ def assemble(
     at_ref: frozenset[str] | None = None
     ref_commit: str | None = None
     start: dict[str, Status] = {}
+    ended: dict[str, Status] = {}
     if since is not None:
         period, ref_commit, at_ref = since_ref(root, since)
     elif scope.kind == "milestone" and scope.name is not None:
         period = period_after(previous, through)
         start = start_statuses(previous, period, prior or NOTHING)
+        ended = dict((prior or NOTHING).ends) if period == previous else {}
         if period.kind == "since-ref" and period.ref_commit is not None:
             ref_commit = period.ref_commit
             at_ref = evidence_at(root, ref_commit)
@@ -86,7 +88,17 @@ def assemble(
     outcomes = RunOutcomes(view.cache) if results else None
     memo = outcomes.memo if outcomes is not None else None
     report = build(
-        scope, period, plans, details, results, commits, at_ref=at_ref, bounds=bounds, start=start, outcomes=memo
+        scope,
+        period,
+        plans,
+        details,
+        results,
+        commits,
+        at_ref=at_ref,
+        bounds=bounds,
+        start=start,
+        ended=ended,
+        outcomes=memo,
     )
     report = report._replace(digest=build_digest(report, plans, results, bounds, at_ref))
     if results:

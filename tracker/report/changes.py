@@ -96,14 +96,22 @@ class Change(NamedTuple):
 
 
 def phase_change(
-    detail: PhaseDetail, transitions: Sequence[Transition], start: Mapping[str, Status] | None = None
+    detail: PhaseDetail,
+    transitions: Sequence[Transition],
+    start: Mapping[str, Status] | None = None,
+    ended: Mapping[str, Status] | None = None,
 ) -> tuple[Move | None, tuple[Change, ...]]:
     """The phase's move made of ``transitions`` (its transitions in the period, oldest first) and the change it makes:
     (None, ()) without transitions, (the move, ()) when it came back to its start status. ``start``: {PLAN/PHASE: its
     status at the start} as the previous report recorded it (default: the timeline's). A phase the previous report
     had otherwise than the timeline on today's gates has at the end, with no transition in the period (its gates were
-    rewritten since), moved with the transition that brought its status: a regression is never left out."""
+    rewritten since), moved with the transition that brought its status: a regression is never left out. ``ended``:
+    for the same stretch again, the statuses the report of it recorded at its end: a phase without a transition in
+    the period that is elsewhere now moved by evidence older than the period that arrived since (a pull of another
+    machine's runs), and is listed from there."""
     known = (start or {}).get(detail.key)
+    if not transitions and known is None:
+        known = (ended or {}).get(detail.key)
     if not transitions and known is not None and detail.history and detail.history[-1].status is not known:
         transitions = detail.history[-1:]
     move = net_move(detail.key, transitions, known)

@@ -286,6 +286,7 @@ def build(
     at_ref: frozenset[str] | None = None,
     bounds: MutableMapping[str, float] | None = None,
     start: Mapping[str, Status] | None = None,
+    ended: Mapping[str, Status] | None = None,
     outcomes: MutableMapping[str, Any] | None = None,
 ) -> Report:
     """The report on ``details`` (the scope's phases, with their histories) of ``plans``.
@@ -314,7 +315,7 @@ def build(
                 if isinstance(gate, BenchGate):
                     refs.append(GateRef(d.key, g.number, gate, runs.get(g.bench.run) if g.bench is not None else None))
             listed = touched.get(d.key, [])
-            move, change = phase_change(d, [t for t in d.history if in_period(t, period, at_ref)], start)
+            move, change = phase_change(d, [t for t in d.history if in_period(t, period, at_ref)], start, ended)
             phases.append(
                 PhaseReport(
                     detail=d,

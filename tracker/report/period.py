@@ -34,10 +34,15 @@ def recorded(report: Report) -> Recorded:
     """What ``report`` records: each phase's last status in its timeline, and the starts its changes took from the
     report before it."""
     ends = {ph.detail.key: ph.detail.history[-1].status for ph in report.phases if ph.detail.history}
+    since = report.period.start if report.period.kind == "since-report" else None
     starts = {
         ph.detail.key: ph.move.previous
         for ph in report.phases
-        if ph.move is not None and ph.move.previous is not ph.move.moved[0].previous
+        if ph.move is not None
+        and (
+            ph.move.previous is not ph.move.moved[0].previous
+            or (since is not None and ph.move.changed and ph.move.last.time <= since)  # moved by evidence from before
+        )
     }
     return Recorded(ends, starts)
 

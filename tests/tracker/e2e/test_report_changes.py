@@ -153,3 +153,36 @@ def test_a_record_line_whose_period_ends_after_the_evidence_hides_no_regression(
     far = "9999-12-31T23:59:59Z"
     _forge(root, lambda d: d["period"].update({"kind": "since-report", "start": far, "through": far}))
     assert ("0001/P1", "planned", "regressed") in changes(root, cli)  # a report of everything: nothing falls between
+
+
+def test_a_regression_that_arrives_late_from_another_machine_is_listed(tmp_path: Path, cli: Any) -> None:
+    files = {"plans/0001-p.md": plan("tests/test_a.py"), "src/a.py": "X = 1\n", "tests/test_a.py": TEST}
+    files["tests/test_b.py"] = "def test_b():\n    assert True\n"
+    root = make_repo(tmp_path / "repo", files)
+    store = root / ".tracker/evidence"
+    assert verify(root, cli) == 0  # 0001/P1 done
+    # another machine runs the tests of 0001/P1 and they fail; its evidence reaches this clone only later (a pull)
+    (root / "tests/test_a.py").write_text(TEST.replace("1 == 1", "1 == 2"), encoding="utf-8")
+    before = set(store.iterdir())
+    time.sleep(1.05)
+    assert cli(root, "verify", "0001/P1").code == 1
+    (late,) = set(store.iterdir()) - before
+    late.rename(tmp_path / late.name)
+    (root / "tests/test_a.py").write_text(TEST, encoding="utf-8")
+    time.sleep(1.05)
+    assert cli(root, "verify", "0001/P2", "--force").code == 0
+    assert ("0001/P1", "planned", "done") in changes(root, cli)  # the first report: 0001/P1 done
+    time.sleep(1.05)
+    assert cli(root, "verify", "0001/P2", "--force").code == 0
+    assert changes(root, cli) == []  # the second: nothing moved
+    (tmp_path / late.name).rename(late)  # the pull: older than both reports' evidence, 0001/P1 regressed by it
+    commit_all(root, "merge the other machine's evidence")
+    assert "0001/P1" in cli(root, "status").out and "regressed" in cli(root, "status").out
+    assert ("0001/P1", "done", "regressed") in changes(root, cli)  # done at the first report, regressed now
+    listed = (root / MD).read_text(encoding="utf-8")
+    assert ("0001/P1", "done", "regressed") in changes(root, cli)  # regenerated: still listed, the same bytes
+    assert (root / MD).read_text(encoding="utf-8") == listed
+    assert cli(root, "check").out.count("plans/reports/m.md") == 0
+    time.sleep(1.05)
+    assert cli(root, "verify", "0001/P2", "--force").code == 0
+    assert changes(root, cli) == []  # the report after it starts from regressed

@@ -253,7 +253,8 @@ def _figure(found: tuple[int, int, int, int, int, str | None], text: str, line: 
     params = {k: v for k, v in fields.items() if not k.startswith("over.")}
     where = {k: v for k, v in params.items() if not isinstance(v, tuple)}
     among = {k: v for k, v in params.items() if isinstance(v, tuple)}
-    itself = next((k for k, v in over.items() if k in where and same_value(where[k], v)), None)
+    own = {k: (where[k],) if k in where else among.get(k, ()) for k in over}
+    itself = next((k for k, v in over.items() if any(same_value(x, v) for x in own[k])), None)
     if itself is not None:
         return f"over.{itself} names the figure's own {itself}: a case over itself is 1x"
     return Figure(

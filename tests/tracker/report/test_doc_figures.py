@@ -194,6 +194,8 @@ def test_a_ratio_never_divides_a_case_by_itself_or_by_a_case_in_other_units() ->
     assert one("metric=t over.impl=cuda range digits=1") == "10.0-20.0x"
     with pytest.raises(DocTableError, match=r"figure: over.impl names the figure's own impl"):
         rewrite_figures("doc.md", fig("metric=t ctx=100 impl=cuda over.impl=cuda"), [run(KERNEL)])
+    with pytest.raises(DocTableError, match=r"figure: over.impl names the figure's own impl"):
+        rewrite_figures("doc.md", fig("metric=t impl=[cuda,triton] over.impl=cuda range"), [run(KERNEL)])
     mixed = run([rc("t", [1.0], unit="ms", impl="a"), rc("t", [1.0], unit="us", impl="b")])
     assert one("metric=t impl=a over.impl=b", [mixed]) == NO_RESULT  # 1 ms over 1 us is not 1.00x
 
@@ -363,3 +365,14 @@ def test_a_doc_that_is_not_utf8_is_refused_unread(fig_repo: Path, cli: Any) -> N
 def test_errors_are_tracker_errors() -> None:
     assert issubclass(DocTableError, TrackerError) and issubclass(RegionEditedError, TrackerError)
     assert os.sep == "/"
+
+
+def test_a_crlf_doc_keeps_every_byte_outside_its_figures(fig_repo: Path, cli: Any) -> None:
+    path = fig_repo / "README.md"
+    path.write_bytes(README.replace("\n", "\r\n").encode() + b"Tail \xc2\xb5s\r\n")
+    before = path.read_bytes()
+    assert cli(fig_repo, "update").code == 0
+    after = path.read_bytes()
+    assert after.count(b"\r\n") == before.count(b"\r\n") and b"\n" not in after.replace(b"\r\n", b"")
+    assert after.startswith(before[: before.index(b"-->") + 3]) and after.endswith(b"slower.\r\nTail \xc2\xb5s\r\n")
+    assert cli(fig_repo, "check").code == 0

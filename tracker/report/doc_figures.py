@@ -16,7 +16,8 @@ string), double-quoted (a string, JSON escapes) or a list ``[5700,23000]``. The 
 - ``stat`` (median, min, mean, p90; median by default) and ``digits`` (decimals; three significant digits by
   default), as in a ``results`` block (:mod:`tracker.report.doc_tables`' :func:`number_text`, ``compute_stat``).
 - ``over.PARAM=value``: a ratio, the figure's case over the same case with ``PARAM`` changed, written ``1.13x``
-  (``triton`` over ``cuda``: how many times slower Triton is).
+  (``triton`` over ``cuda``: how many times slower Triton is). A case already at that value is not one of the
+  figure's (it would be 1x), a declaration that names that value is refused, and a case in other units divides none.
 - ``percent``: the value times 100, written ``45.9%``; ``change`` (with ``over.``): how much larger than the case it
   is divided by, in percent (``1.032x`` is ``3.2%``); ``unit="..."``: the unit written after the number (the
   result file's by default; ``unit=""``: none).

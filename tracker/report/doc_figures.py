@@ -416,6 +416,14 @@ def render(fig: Figure, runs: Sequence[ResultRun], invalid: Sequence[str] = ()) 
         return "(not rendered: an invalid result file, see tracker check)", None
     if "file" in fig.sources and not any(r.path == fig.sources["file"] for r in runs):
         return NO_RESULT, f"file {fig.sources['file'][:80]!r} is not a result file of this repository"
+    if "commit" in fig.sources:  # a prefix as short as 4 digits: two commits' runs may share it, as git refuses
+        named = sorted({r.commit for r in runs if r.commit and r.commit.startswith(fig.sources["commit"])})
+        if len(named) > 1:
+            shown = ", ".join(c[:12] for c in named[:3])
+            return (
+                NO_RESULT,
+                f"commit {fig.sources['commit']} is a prefix of {len(named)} runs' commits ({shown}): give more digits",
+            )
     run = max((r for r in runs if holds(fig, r)), key=lambda r: (r.time, r.path), default=None)
     if run is None:
         return NO_RESULT, None

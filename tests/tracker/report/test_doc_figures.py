@@ -88,6 +88,16 @@ def test_the_newest_run_that_holds_the_cases_and_may_speak_speaks() -> None:
     assert one("metric=t ctx=100 graph=true", [old, new]) == NO_RESULT  # type-exact: no case has graph
 
 
+def test_a_commit_prefix_two_runs_share_is_a_problem_not_the_newer_run() -> None:
+    old = run(KERNEL, path="bench/results/old.json", time="2026-11-01T00:00:00")._replace(commit="3f2a" + "1" * 36)
+    new = run([rc("t", [50.0], impl="cuda", ctx=100, b=1)], path="bench/results/new.json")._replace(
+        commit="3f2a" + "2" * 36
+    )
+    with pytest.raises(DocTableError, match=r"figure: commit 3f2a is a prefix of 2 runs' commits"):
+        rewrite_figures("doc.md", fig("metric=t impl=cuda ctx=100 commit=3f2a"), [old, new])
+    assert one("metric=t impl=cuda ctx=100 commit=3f2a1", [old, new]) == "11.0 us"
+
+
 def test_an_invalid_result_file_leaves_every_figure_unrendered() -> None:
     out = rewrite_figures("doc.md", fig("metric=t impl=cuda ctx=100"), [run(KERNEL)], ["bench/results/x.json: bad"])
     assert "(not rendered: an invalid result file, see tracker check)<!-- /figure" in out

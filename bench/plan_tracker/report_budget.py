@@ -18,7 +18,7 @@ the result file. The measured files are the tracker's code, the report templates
 depend on the milestone's plans and evidence, which change with every run of record, so those are left out of the
 fingerprint (the gates would be stale after each kernel run) and the file names the commit they were read at.
 
-    python bench/plan_tracker/report_budget.py --out bench/results
+    python bench/plan_tracker/report_budget.py                 # the result file into bench/results/
     python bench/plan_tracker/report_budget.py --screenshots plans/reports   # the reports' first screens, as PNG
 """
 
@@ -93,7 +93,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--milestone", default="verify-kernel")
     ap.add_argument("--runs", type=int, default=5, help="timed rounds after the warm-up (default 5)")
-    ap.add_argument("--out", type=Path, default=None, help="write a result file into this folder")
+    ap.add_argument(
+        "--out", type=Path, default=REPO / "bench" / "results", help="result folder (default bench/results)"
+    )
     ap.add_argument(
         "--screenshots",
         type=Path,

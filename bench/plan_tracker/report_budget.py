@@ -93,9 +93,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--milestone", default="verify-kernel")
     ap.add_argument("--runs", type=int, default=5, help="timed rounds after the warm-up (default 5)")
-    ap.add_argument(
-        "--out", type=Path, default=REPO / "bench" / "results", help="result folder (default bench/results)"
-    )
+    ap.add_argument("--out", type=Path, default=REPO / "bench" / "results", help="result folder (bench/results)")
     ap.add_argument(
         "--screenshots",
         type=Path,

@@ -52,7 +52,8 @@ def inline(svg: str, prefix: str, title: str) -> str:
         if el.tag == "style" and el.text:
             el.text = _scope_css(el.text, prefix)
         if id(el) not in in_text:  # whitespace between elements means nothing outside a <text>
-            el.text = None if el.text is not None and not el.text.strip() else el.text
+            if el.tag != "text":  # a <text>'s own content is text, whitespace too
+                el.text = None if el.text is not None and not el.text.strip() else el.text
             el.tail = None if el.tail is not None and not el.tail.strip() else el.tail
     _flatten(root)
     _classes(root, prefix)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,8 @@ NAMES = (
     "phase-history",  # each phase's transitions and each bench gate's figures (tracker.report.repo_view)
     "code-same",  # whether two versions of a file differ only in comments, by their blob ids (tracker.store.same_code)
     "pytest-fresh-modules",  # what a new pytest has loaded once imported (tracker.commands.fresh_modules)
+    "report-charts",  # each chart's SVG by its data (tracker.report.chart_cache)
+    "report-run-outcomes",  # each bench gate's outcome on each result run alone (tracker.report.families)
 )
 MAX_CACHE_BYTES = 1 << 28  # a larger file is not one the tracker wrote: rebuilt
 
@@ -241,6 +243,55 @@ class Overlay(Cache):
 
     def write(self) -> None:
         """Nothing: the base's owner writes it."""
+
+
+class BoundedMemo(MutableMapping[str, Any]):
+    """A dict of answers kept in ``cache`` as cache ``name`` under ``key`` (None: no cache, a dict for this command
+    alone): :meth:`keep` puts back the entries this command read or set, then earlier ones up to ``limit`` entries
+    in all, and only when this command set something new (a read-only command leaves the file as it was).
+    Readers check each entry's shape before they use it, as with every cache."""
+
+    def __init__(self, cache: Cache | None, name: str, key: str, limit: int) -> None:
+        self.cache, self.name, self.key, self.limit = cache, name, key, limit
+        found = cache.read(name, key) if cache is not None else None
+        self.earlier: dict[str, Any] = found if isinstance(found, dict) else {}
+        self.used: dict[str, Any] = {}
+        self.changed = False
+
+    def __getitem__(self, entry: str) -> Any:
+        if entry in self.used:
+            return self.used[entry]
+        value = self.earlier[entry]
+        self.used[entry] = value
+        return value
+
+    def __setitem__(self, entry: str, value: Any) -> None:
+        if self.earlier.get(entry, self) != value:
+            self.changed = True
+        self.used[entry] = value
+
+    def __delitem__(self, entry: str) -> None:
+        self.used.pop(entry, None)
+        if self.earlier.pop(entry, None) is not None:
+            self.changed = True
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.used
+        yield from (entry for entry in self.earlier if entry not in self.used)
+
+    def __len__(self) -> int:
+        return len(self.used) + sum(1 for entry in self.earlier if entry not in self.used)
+
+    def keep(self) -> None:
+        """Put the entries back into the cache when this command changed them (written when the command ends)."""
+        if self.cache is None or not self.changed:
+            return
+        kept = dict(self.used)  # all of them, whatever the limit: this command needed each
+        for entry, value in self.earlier.items():
+            if len(kept) >= self.limit:
+                break
+            kept.setdefault(entry, value)
+        self.cache.put(self.name, self.key, kept)
 
 
 @contextmanager

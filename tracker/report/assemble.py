@@ -11,6 +11,7 @@ from tracker.core.model import Plan, Status
 from tracker.errors import UsageError
 from tracker.report.data import Period, Report, Scope, build, newest_evidence
 from tracker.report.digest import build_digest
+from tracker.report.families import run_outcomes
 from tracker.report.period import NOTHING, Recorded, evidence_at, period_after, since_ref, start_statuses
 
 if TYPE_CHECKING:
@@ -85,8 +86,7 @@ def assemble(
         commits = gitlog.commits(root, ref_commit)
     results = view.results_for(view.phases(keys))
     bounds = view.bench.bounds if results else None
-    outcomes = RunOutcomes(view.cache) if results else None
-    memo = outcomes.memo if outcomes is not None else None
+    outcomes = run_outcomes(view.cache) if results else None
     report = build(
         scope,
         period,
@@ -98,7 +98,7 @@ def assemble(
         bounds=bounds,
         start=start,
         ended=ended,
-        outcomes=memo,
+        outcomes=outcomes,
     )
     report = report._replace(digest=build_digest(report, plans, results, bounds, at_ref))
     if results:
@@ -106,33 +106,3 @@ def assemble(
     if outcomes is not None:
         outcomes.keep()
     return report
-
-
-class RunOutcomes:
-    """Each bench gate's outcome on each result run alone (the charts across runs), kept in the command's cache
-    (``report-run-outcomes``) under the tracker's code identity: an entry is keyed by the run's bytes and the gate's
-    definition, so an edit of either asks again. At most :data:`MAX_OUTCOMES` entries, this command's first."""
-
-    NAME = "report-run-outcomes"
-    MAX_OUTCOMES = 50_000
-
-    def __init__(self, cache: Cache) -> None:
-        from tracker.base.cache import cache_key, code_identity
-
-        self.cache = cache
-        self.key = cache_key(self.NAME, code_identity())
-        found = cache.read(self.NAME, self.key)
-        self.before: dict[str, object] = found if isinstance(found, dict) else {}
-        self.memo: dict[str, object] = dict(self.before)
-
-    def keep(self) -> None:
-        """Put the memo back when this command added to it (written when the command ends)."""
-        if self.memo.keys() == self.before.keys():
-            return
-        fresh = [k for k in self.memo if k not in self.before]
-        kept = {k: self.memo[k] for k in fresh}
-        for k, v in self.before.items():
-            if len(kept) >= self.MAX_OUTCOMES:
-                break
-            kept[k] = v
-        self.cache.put(self.NAME, self.key, kept)

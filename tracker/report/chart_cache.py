@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tracker.base.cache import cache_key, code_identity, library_key
+from tracker.base.cache import BoundedMemo, cache_key, code_identity, library_key
 from tracker.base.hashing import sha256_hex
 from tracker.report.svg_inline import ROOT_STYLE
 
@@ -43,33 +43,23 @@ class ChartCache:
     """SVG text by chart, read from ``cache`` (None: no cache, every chart drawn) and put back by :meth:`keep`."""
 
     def __init__(self, cache: Cache | None) -> None:
-        self.cache = cache
-        self.key = cache_key(NAME, code_identity(), library_key("matplotlib")) if cache is not None else ""
-        found: Any = cache.read(NAME, self.key) if cache is not None else None
-        self.old: dict[str, Any] = found if isinstance(found, dict) else {}
-        self.used: dict[str, str] = {}
+        key = cache_key(NAME, code_identity(), library_key("matplotlib")) if cache is not None else ""
+        self.memo = BoundedMemo(cache, NAME, key, MAX_CHARTS)
         self.drawn = 0
 
     def svg(self, chart: object, id_prefix: str, draw: Callable[[], str]) -> str:
         """The SVG of ``chart`` with ``id_prefix``: the cached one, else ``draw()``'s."""
         entry = sha256_hex(repr((chart, id_prefix)).encode("utf-8", "surrogateescape"))
-        hit = self.used.get(entry) or self.old.get(entry)
+        hit: Any = self.memo.get(entry)
         if not (isinstance(hit, str) and _drawn_with(hit, id_prefix)):
             hit = draw()
             self.drawn += 1
-        self.used[entry] = hit
-        return hit
+            self.memo[entry] = hit
+        return str(hit)
 
     def keep(self) -> None:
         """Put the charts used, then earlier ones, into the command's cache (written when the command ends)."""
-        if self.cache is None or not self.used or (self.drawn == 0 and self.used.keys() <= self.old.keys()):
-            return
-        kept = dict(self.used)
-        for entry, text in self.old.items():
-            if len(kept) >= MAX_CHARTS:
-                break
-            kept.setdefault(entry, text)
-        self.cache.put(NAME, self.key, kept)
+        self.memo.keep()
 
 
 def _drawn_with(text: str, id_prefix: str) -> bool:

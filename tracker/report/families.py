@@ -33,6 +33,7 @@ import math
 from collections.abc import Iterable, MutableMapping, Sequence
 from typing import Any, NamedTuple
 
+from tracker.base.cache import BoundedMemo, Cache, cache_key, code_identity
 from tracker.base.hashing import sha256_hex
 from tracker.core.model import BenchGate, ResultRun
 from tracker.report.charts import Band, Chart, Series
@@ -374,6 +375,15 @@ def _y_label(gate: BenchGate, unit: str) -> str:
 
 
 Outcome = tuple[float | None, str | None, bool, bool]  # a gate on one run alone: value, unit, met, failed
+OUTCOMES = "report-run-outcomes"  # the command cache's name (tracker.base.cache)
+MAX_OUTCOMES = 50_000
+
+
+def run_outcomes(cache: Cache) -> BoundedMemo:
+    """Each bench gate's outcome on each result run alone (the charts across runs, :func:`_alone`), kept in the
+    command's cache under the tracker's code identity: an entry is keyed by the run's bytes and the gate's
+    definition, so an edit of either asks again. At most :data:`MAX_OUTCOMES` entries, this command's first."""
+    return BoundedMemo(cache, OUTCOMES, cache_key(OUTCOMES, code_identity()), MAX_OUTCOMES)
 
 
 def _alone(

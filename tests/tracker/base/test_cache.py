@@ -14,14 +14,16 @@ from hypothesis import strategies as st
 from resultfiles import case, result, write
 
 from tracker.base import cache as cache_module
-from tracker.base.cache import NAMES, Cache, cache_key
+from tracker.base.cache import NAMES, BoundedMemo, Cache, cache_key
 
 # The caches a status writes and reads; the others belong to update and check (doc-tables), to summary's
-# evaluation at a revision (revision-*) and to show, log and report (phase-history), each tested with its command.
+# evaluation at a revision (revision-*) and to show, log and report (phase-history, report-*), each tested with
+# its command.
 STATUS_CACHES = [
     n
     for n in NAMES
-    if n not in ("doc-tables", "phase-history", "code-same", "pytest-fresh-modules") and not n.startswith("revision-")
+    if n not in ("doc-tables", "phase-history", "code-same", "pytest-fresh-modules")
+    and not n.startswith(("revision-", "report-"))
 ]
 
 GATE = """bench = "op.time_us"
@@ -385,3 +387,70 @@ def test_the_code_identity_changes_with_any_module_and_only_then(tmp_path: Path)
             assert now not in seen, change
         seen.append(now)
     assert cache_module.code_identity() == cache_module.code_identity(cache_module.PACKAGE)
+
+
+def test_a_bounded_memo_keeps_this_commands_entries_first_and_at_most_its_limit(tmp_path: Path) -> None:
+    """BoundedMemo (the report's charts and run outcomes): what a command read or set goes back first, earlier
+    entries after it up to the limit; a command that only read leaves the file as it was."""
+    first = Cache(tmp_path)
+    memo = BoundedMemo(first, "report-charts", "k", 3)
+    for n in range(3):
+        memo[f"e{n}"] = n
+    memo.keep()
+    first.write()
+    assert Cache(tmp_path).read("report-charts", "k") == {"e0": 0, "e1": 1, "e2": 2}
+
+    reader = Cache(tmp_path)
+    seen = BoundedMemo(reader, "report-charts", "k", 3)
+    assert seen["e2"] == 2 and seen.get("nope") is None and len(seen) == 3
+    seen.keep()
+    assert reader._pending == {}  # nothing new: nothing put
+
+    later = Cache(tmp_path)
+    again = BoundedMemo(later, "report-charts", "k", 3)
+    assert again["e1"] == 1
+    again["fresh"] = 9
+    again.keep()
+    later.write()
+    kept = Cache(tmp_path).read("report-charts", "k")
+    assert list(kept) == ["e1", "fresh", "e0"]  # used first (in the order used), then the earliest, to the limit
+
+    other_key = BoundedMemo(Cache(tmp_path), "report-charts", "another code", 3)
+    assert len(other_key) == 0 and "e1" not in other_key  # another key is no cache
+
+
+@given(st.lists(st.tuples(st.text(max_size=3), st.integers()), max_size=30), st.integers(1, 8))
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_bounded_memo_never_exceeds_its_limit_and_answers_what_was_set(
+    tmp_path: Path, writes: list[tuple[str, int]], limit: int
+) -> None:
+    cache = Cache(tmp_path)
+    memo = BoundedMemo(cache, "report-run-outcomes", "k", limit)
+    for entry, value in writes:
+        memo[entry] = value
+    assert dict(memo) == dict(writes)
+    memo.keep()
+    put = cache._pending.get("report-run-outcomes")
+    if writes:
+        assert put is not None and len(put[1]) == len(dict(writes))  # all this command set, whatever the limit
+        assert all(dict(writes)[k] == v for k, v in put[1].items())
+
+
+def test_a_hand_edited_run_outcomes_cache_of_the_right_key_is_checked_entry_by_entry(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """report-run-outcomes (the report's charts across runs): entries of the wrong shape are asked again, and the
+    report reads as it did without a cache."""
+    root = bench_repo(tmp_path)
+    doc = result(
+        [case("op.time_us", {"impl": "new"}, [120.0 + i % 5 for i in range(20)])],
+        time="2026-11-30T10:00:00Z",
+        files={"src/op.py": b"x = 1\n"},
+    )
+    write(root / "bench/results/s.json", doc)  # two runs: a chart across runs
+    expected = cli(root, "report", "0001").out
+    path = root / ".tracker/cache/report-run-outcomes.json"
+    envelope = json.loads(path.read_text())
+    assert envelope["data"], "the report kept each gate's outcome on each run"
+    odd: list[object] = [[1, None, "yes", False], ["1", None, True, False], [1.0, 7, True, False], [], None, {"a": 1}]
+    envelope["data"] = {k: odd[n % len(odd)] for n, k in enumerate(envelope["data"])}
+    path.write_text(json.dumps(envelope))
+    assert cli(root, "report", "0001").out == expected

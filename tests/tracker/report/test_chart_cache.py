@@ -75,7 +75,7 @@ def test_the_cache_keeps_the_charts_used_first_and_stays_bounded(
     later = ChartCache(Cache(tmp_path))
     later.svg("new", "n", lambda: svg_of("n"))
     later.keep()
-    assert len(later.cache.read(NAME, later.key)) == 5  # type: ignore[union-attr]
+    assert len(later.memo.cache.read(NAME, later.memo.key)) == 5  # type: ignore[union-attr]
 
 
 hostile = st.one_of(
@@ -106,9 +106,9 @@ def test_a_tampered_entry_is_drawn_again_never_inlined(entry: object, tmp_path_f
     cache = cache_in(root)
     charts = ChartCache(cache)
     charts.svg("x", "chart1", lambda: svg_of("chart1"))
-    entry_key = next(iter(charts.used))
+    entry_key = next(iter(charts.memo.used))
     path = root / ".tracker" / "cache" / f"{NAME}.json"
-    path.write_text(json.dumps({"key": charts.key, "data": {entry_key: entry}}))
+    path.write_text(json.dumps({"key": charts.memo.key, "data": {entry_key: entry}}))
     again = ChartCache(Cache(root))
     assert again.svg("x", "chart1", lambda: svg_of("chart1")) == svg_of("chart1")
     assert again.drawn == 1
@@ -170,9 +170,9 @@ def test_an_entry_that_would_run_or_load_anything_is_drawn_again(entry: str, tmp
     cache = cache_in(tmp_path)
     charts = ChartCache(cache)
     charts.svg("x", "chart1", lambda: svg_of("chart1"))
-    entry_key = next(iter(charts.used))
+    entry_key = next(iter(charts.memo.used))
     path = tmp_path / ".tracker" / "cache" / f"{NAME}.json"
-    path.write_text(json.dumps({"key": charts.key, "data": {entry_key: entry}}))
+    path.write_text(json.dumps({"key": charts.memo.key, "data": {entry_key: entry}}))
     again = ChartCache(Cache(tmp_path))
     assert again.svg("x", "chart1", lambda: svg_of("chart1")) == svg_of("chart1")
     assert again.drawn == 1

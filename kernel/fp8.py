@@ -14,7 +14,9 @@ What else is quantized is the design question of kernel/FP8.md, measured by :mod
   rounded to e4m3, as FlashAttention-3's fp8 path re-quantizes P for P.V), so both MMAs could run in e4m3;
 - ``qkp2``: Q and P each as the sum of two e4m3 terms (the value rounded, then its remainder rounded with its own
   scale), two e4m3 MMAs where ``qkp`` has one: close to bf16's precision at 2 / 2.5 of a bf16 MMA's issue time on
-  the H200 (e4m3 mma.sync at 2.5x bf16's rate), 2 / 2 on sm_120.
+  the H200 (e4m3 mma.sync at 2.5x bf16's rate), 2 / 2 on sm_120;
+- ``q2p``: Q as two e4m3 terms (exact: a bf16 number is the sum of two e4m3 numbers) and P as one (FA3's way):
+  three e4m3 MMAs where ``qkp2`` has four.
 
 :func:`emulate` computes either design's output in fp32 from the quantized operands on any device (the CPU here),
 so the error of each is known before a kernel exists.
@@ -30,7 +32,7 @@ from kernel.reference import V_DIM, ancestor_matrix
 
 FP8 = torch.float8_e4m3fn
 E4M3_MAX = 448.0
-DESIGNS = ("kv", "qkp", "qkp2")
+DESIGNS = ("kv", "qkp", "qkp2", "q2p")
 MIN_EXPONENT, MAX_EXPONENT = -126, 127  # the scale is an fp32 kernel argument: a normal fp32 power of two
 P_SHIFT = 8  # P in [0, 1] is scaled by 2**8 before rounding to e4m3: weights down to 2**-17 stay non-zero
 
@@ -96,13 +98,13 @@ def emulate(
     sm_scale: float,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The output (fp32 ``[B,T,H,512]``) and lse of ``design`` on the quantized cache, every product and sum in
-    fp32 from the operands the design's MMAs would see (bf16 Q and P for ``kv``; e4m3 Q and P for ``qkp``)."""
+    fp32 from the operands the design's MMAs would see (bf16 Q and P for ``kv``; e4m3 Q and P for the others)."""
     if design not in DESIGNS:
         raise ValueError(f"design: expected one of {DESIGNS}, got {design!r}")
     batch, nodes, _, _ = q.shape
     visible_tree = ancestor_matrix(tree_mask)
     bounds = prefix_indptr.tolist()
-    seen_as = {"kv": lambda t: t.to(torch.bfloat16).float(), "qkp": _e4m3_rows, "qkp2": _e4m3_split}[design]
+    seen_as = {"kv": lambda t: t.to(torch.bfloat16).float(), "qkp": _e4m3_rows, "qkp2": _e4m3_split, "q2p": _e4m3_split}[design]
     q_seen = seen_as(q.float())
     outs, lses = [], []
     for b in range(batch):
@@ -117,7 +119,7 @@ def emulate(
         safe = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
         p = torch.exp(scores - safe)  # in [0, 1], the weights the P.V MMA multiplies
         total = p.sum(dim=-1, keepdim=True)
-        if design == "qkp":
+        if design in ("qkp", "q2p"):
             p = (p * 2.0**P_SHIFT).to(FP8).float() / 2.0**P_SHIFT
         elif design == "qkp2":
             p = _e4m3_split(p.flatten(0, 1)).view_as(p)

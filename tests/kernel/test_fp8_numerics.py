@@ -71,8 +71,9 @@ def test_the_cache_only_and_split_designs_keep_the_flash_attention_rule_and_qkp_
     kv_out, kv_lse = emulate("kv", x.q, stored, scale, *rest)
     assert (kv_out - ref).abs().max().item() <= 2 * yardstick + 1e-3 * max(1.0, ref.abs().max().item())
     assert (kv_lse - ref_lse).abs().max().item() <= 1e-4  # fp32 scores of the same exact operands
-    split_out, _ = emulate("qkp2", x.q, stored, scale, *rest)
-    assert (split_out - ref).abs().max().item() <= 2 * yardstick + 1e-3 * max(1.0, ref.abs().max().item())
+    for design in ("qkp2", "q2p"):  # Q exact in two e4m3 terms; P in two terms or one
+        split_out, _ = emulate(design, x.q, stored, scale, *rest)
+        assert (split_out - ref).abs().max().item() <= 2 * yardstick + 1e-3 * max(1.0, ref.abs().max().item())
     qkp_out, _ = emulate("qkp", x.q, stored, scale, *rest)
     assert (qkp_out - ref).abs().max().item() > 2 * yardstick  # why FP8.md keeps the cache-only design
 
@@ -81,7 +82,7 @@ def test_a_node_that_sees_nothing_gets_zero_and_minus_infinity_in_both_designs()
     x = make_inputs(1, 2, 3, [0], tree="chain", seed=5)
     x.tree_mask[0, 1] = 0
     stored, scale = quantize_kv(x.kv_cache)
-    for design in ("kv", "qkp", "qkp2"):
+    for design in ("kv", "qkp", "qkp2", "q2p"):
         out, lse = emulate(design, x.q, stored, scale, x.prefix_indptr, x.prefix_slots, x.tree_slots, x.tree_mask, 0.1)
         assert out[0, 1].abs().max().item() == 0 and lse[0, 1].eq(float("-inf")).all()
         assert torch.isfinite(lse[0, [0, 2]]).all()

@@ -177,7 +177,7 @@ def figure(f: BenchFigures, definition: Mapping[str, Any], *, failed: bool = Fal
         return f"{value}{at}, {need}: met by its value, not yet by its {_pct(f.confidence)} bound"
     if f.unit == "fraction":
         return f"{value}{at}, {need}: {fmt_num(round(gap * 100, 9))} points short"
-    rel = f" ({gap / abs(f.threshold):.1%})" if f.threshold else ""
+    rel = f" ({_percent(gap / abs(f.threshold))})" if f.threshold else ""  # 3 significant digits: never "(0.0%)"
     return f"{value}{at}, {need}: {show(gap)} short{rel}"
 
 

@@ -125,6 +125,8 @@ def test_a_test_gate_is_decided_by_its_reason_and_counts_as_far() -> None:
 def test_lower_is_better_ratios_and_undecided_gates_read_right() -> None:
     slow = figures(120.0, 100.0, op="≤", unit="us", metric="verify_attn.time_us")
     assert figure(slow, {}).endswith("needs ≤ 100 us: 20.0 us short (20.0%)")
+    hair = figures(100.004, 100.0, op="≤", unit="us", metric="verify_attn.time_us")
+    assert figure(hair, {}).endswith("needs ≤ 100 us: 0.00400 us short (0.00400%)")  # a miss never reads 0.0%
     ratio = figures(1.23, 1.3, unit="×", metric="verify_attn.time_us", baseline={"impl": "flashinfer"})
     assert "time_us 1.23× vs impl=flashinfer at" in figure(ratio, {}) and "needs ≥ 1.30×" in figure(ratio, {})
     noisy = figures(0.301, 0.3, undecided=True)

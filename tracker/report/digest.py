@@ -24,7 +24,7 @@ from tracker.base.contract import utc_time
 from tracker.core.bench_verdict import evaluate, fmt_num, fmt_params
 from tracker.core.model import BenchGate, Plan, ResultRun, Status
 from tracker.report.data import PhaseReport, Report
-from tracker.report.detail import BenchFigures, GateDetail
+from tracker.report.detail import BenchFigures, GateDetail, PhaseDetail
 from tracker.report.digest_lines import Digest, DigestLine
 
 # A gate whose distance to its threshold the figures cannot tell (a test, a sign-off, a bench gate without a value):
@@ -105,6 +105,19 @@ def _line(
     unmet = [g for g in d.gates if not g.met]
     worst = max(unmet, key=_gap, default=None)
     blocked = d.status is Status.BLOCKED
+    deciding = deciding_of(d)
+    # A phase without gates is never done (tracker.core.status): after every phase with a gate to meet.
+    share = len(unmet) / total if total else 1.0
+    gap = _gap(worst) if worst is not None else (0.01 if d.status is Status.STALE else math.inf if not total else 0.0)
+    since = _since(ph, worst, defined, earlier, bounds)
+    return DigestLine(d.key, d.title, d.status, met, total, deciding, since, (int(blocked), share, gap))
+
+
+def deciding_of(d: PhaseDetail) -> str:
+    """The figure that decides when phase ``d`` is done, with its gap ("" for a done phase): its worst unmet gate
+    against the threshold (and the nearest one), why it is stale, what blocks it (module docstring)."""
+    unmet = [g for g in d.gates if not g.met]
+    worst = max(unmet, key=_gap, default=None)
     if d.status is Status.DONE:
         deciding = ""
     elif d.status is Status.STALE and not unmet:
@@ -115,18 +128,14 @@ def _line(
         )
     elif worst is not None:
         nearest = min((x for x in unmet if x.bench is not None), key=_gap, default=None)
-        deciding = _deciding(worst, len(unmet), total, nearest)
-    elif not total:
+        deciding = _deciding(worst, len(unmet), len(d.gates), nearest)
+    elif not d.gates:
         deciding = NO_GATES
     else:
         deciding = d.note or d.status.value
-    if blocked:
+    if d.status is Status.BLOCKED:
         deciding = f"blocked by {_few(d.blocked_by)}" + (f"; {deciding}" if deciding else "")
-    # A phase without gates is never done (tracker.core.status): after every phase with a gate to meet.
-    share = len(unmet) / total if total else 1.0
-    gap = _gap(worst) if worst is not None else (0.01 if d.status is Status.STALE else math.inf if not total else 0.0)
-    since = _since(ph, worst, defined, earlier, bounds)
-    return DigestLine(d.key, d.title, d.status, met, total, deciding, since, (int(blocked), share, gap))
+    return deciding
 
 
 def _few(items: Sequence[str], most: int = 3) -> str:

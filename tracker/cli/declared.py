@@ -26,6 +26,30 @@ from tracker.cli.spec import (
     root_option,
 )
 
+
+class OutputFormat(str, enum.Enum):
+    """``--format`` of ``check``, ``lint`` and ``verify``."""
+
+    text = "text"
+    github = "github"
+    json = "json"
+
+
+FORMAT_HELP = (
+    "text (default); github: GitHub Actions annotations (::error/::warning) at each plan line; json: same as --json."
+)
+
+
+def output_format(fmt: OutputFormat | None, json: bool) -> tuple[str, bool]:
+    """(the format, whether it is JSON) from ``--format`` and ``--json``: UsageError when they disagree."""
+    from tracker.errors import UsageError
+
+    if json and fmt not in (None, OutputFormat.json):
+        raise UsageError(f"--json and --format {fmt.value}: give one of them")
+    chosen = "json" if json else (fmt or OutputFormat.text).value
+    return chosen, chosen == "json"
+
+
 _ONE = "Only this plan (0002, 2 or plans/0002-x.md) or this phase (0002/P1)."
 _PHASES = "A phase (0002/P1) or a plan (0002, 2 or plans/0002-x.md: each of its phases)."
 
@@ -59,12 +83,16 @@ def verify(
         False,
     ),
     json: bool = json_opt(),
+    fmt: OutputFormat | None = opt("--format", FORMAT_HELP, show_default=False),
     root: str | None = ROOT,
 ) -> int:
     """Run the selected test gates in one pytest session and record the evidence."""
     from tracker.commands import verify as cmd
 
-    return cmd.run(root_of(root), targets, pytest_arg, bench=bench, force=force, as_json=json, alone=alone)
+    chosen, as_json = output_format(fmt, json)
+    return cmd.run(
+        root_of(root), targets, pytest_arg, bench=bench, force=force, as_json=as_json, alone=alone, fmt=chosen
+    )
 
 
 @command()
@@ -85,12 +113,14 @@ def update(
 def lint(
     no_collect: bool = opt("--no-collect", "Skip asking pytest whether test gates collect.", False),
     json: bool = json_opt(),
+    fmt: OutputFormat | None = opt("--format", FORMAT_HELP, show_default=False),
     root: str | None = ROOT,
 ) -> int:
     """Report every problem in every plan file as path:line: message."""
     from tracker.commands import lint as cmd
 
-    return cmd.run(root_of(root), not no_collect, as_json=json)
+    chosen, as_json = output_format(fmt, json)
+    return cmd.run(root_of(root), not no_collect, as_json=as_json, fmt=chosen)
 
 
 @command("next")
@@ -150,11 +180,20 @@ def ingest(
 
 
 @command()
-def check(json: bool = json_opt(), root: str | None = ROOT) -> int:
+def check(
+    json: bool = json_opt(),
+    fmt: OutputFormat | None = opt(
+        "--format",
+        FORMAT_HELP + " github also appends a Markdown summary to $GITHUB_STEP_SUMMARY when it is set.",
+        show_default=False,
+    ),
+    root: str | None = ROOT,
+) -> int:
     """For CI: exit 1 when a phase regressed or plan files are out of date, saying which."""
     from tracker.commands import check as cmd
 
-    return cmd.run(root_of(root), as_json=json)
+    chosen, as_json = output_format(fmt, json)
+    return cmd.run(root_of(root), as_json=as_json, fmt=chosen)
 
 
 @command()

@@ -34,18 +34,30 @@ class Problem(NamedTuple):
     path: str | None
     message: str
     phase: str | None = None
+    gate: int | None = None  # 1-based, where one gate is the problem (regressed, undecided): its line is annotated
+
+    def as_json(self) -> dict[str, str | None]:
+        """The problem as ``--json`` prints it (README)."""
+        return {"kind": self.kind, "path": self.path, "phase": self.phase, "message": self.message}
 
 
 WARNING_KINDS = frozenset({"untracked-evidence", "undecided"})  # named by check, never its exit: --json's "warnings"
 
 
-def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
+def run(root: Path, out: TextIO | None = None, as_json: bool = False, fmt: str = "text") -> int:
     """Print one line per problem, then one per warning; exit 1 (CHECK_FAILED) when there is a problem, else 0.
     ``as_json``: print one object instead, ``{"ok", "exit", "problems": [{"kind", "path", "phase", "message"}],
-    "warnings": [same]}`` (README)."""
+    "warnings": [same]}`` (README). ``fmt="github"``: one GitHub Actions annotation per problem (``::error``) and
+    per warning (``::warning``), and a Markdown summary appended to ``$GITHUB_STEP_SUMMARY``
+    (:mod:`tracker.commands.github_output`); the exit code is the same in every format."""
     out = out or sys.stdout
     with command_cache(root) as cache:
         found = find_problems(root, cache=cache)
+        if fmt == "github":
+            from tracker.commands.github_output import check_output
+            from tracker.plans.load import load_plans as plans_of
+
+            return check_output(plans_of(root, cache=cache)[1], found, WARNING_KINDS, add_line(found), out)
     problems = [p for p in found if p.kind not in WARNING_KINDS]
     warnings = [p for p in found if p.kind in WARNING_KINDS]
     code = int(ExitCode.CHECK_FAILED) if problems else 0
@@ -55,8 +67,8 @@ def run(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
         doc = {
             "ok": not problems,
             "exit": code,
-            "problems": [p._asdict() for p in problems],
-            "warnings": [p._asdict() for p in warnings],
+            "problems": [p.as_json() for p in problems],
+            "warnings": [p.as_json() for p in warnings],
         }
         out.write(json_text(out, doc) + "\n")
         return code
@@ -91,10 +103,13 @@ def find_problems(root: Path, *, cache: Cache | None = None) -> list[Problem]:
     statuses = derive(root, plans, cache=cache)
     paths = {p.id: p.path for p in plans}
     problems = [
-        Problem("regressed", paths.get(st.plan_id), line, key)
+        Problem("regressed", paths.get(st.plan_id), line, key, number)
         for key, st in statuses.items()
         if st.status is Status.REGRESSED
-        for line in regressions({key: st})
+        # regressions() says each failed gate, in order
+        for line, number in zip(
+            regressions({key: st}), [n for n, v in enumerate(st.verdicts, 1) if v.failed], strict=True
+        )
     ]
     from tracker.store.evidence import load as load_store
     from tracker.store.result_files import load_repo_results, repo_result_files
@@ -165,7 +180,7 @@ def undecided_gates(statuses: Mapping[str, PhaseStatus], paths: Mapping[str, str
     must not fail CI either way. Where no decided verdict stands (a newer run alone contradicts the last decided
     one), a phase that was done is done no longer, and says why here rather than in silence (round 19, W1)."""
     return [
-        Problem("undecided", paths.get(st.plan_id), f"warning: {key}: gate {number}: {v.reason}", key)
+        Problem("undecided", paths.get(st.plan_id), f"warning: {key}: gate {number}: {v.reason}", key, number)
         for key, st in statuses.items()
         for number, v in enumerate(st.verdicts, 1)
         if v.undecided and not (v.failed and st.status is Status.REGRESSED)  # a regression is a problem already

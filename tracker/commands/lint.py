@@ -413,8 +413,10 @@ def _located(lines: list[str], paths: list[str]) -> list[dict[str, Any]]:
     return out
 
 
-def run(root: Path, collect: bool = True, out: TextIO | None = None, as_json: bool = False) -> int:
+def run(root: Path, collect: bool = True, out: TextIO | None = None, as_json: bool = False, fmt: str = "text") -> int:
     """Print every problem (and warning), or the JSON object above; exit 2 when there is any problem, else 0.
+    ``fmt="github"``: each problem as a GitHub Actions ``::error`` and each warning as a ``::warning`` at its plan
+    file and line (:mod:`tracker.commands.github_output`), then the last line; the same exit code.
 
     A plan file with problems is still checked for dependencies, cycles and gates (as far as it
     validated); a file that is not UTF-8 is listed as ``path: reason`` and the others are checked.
@@ -429,10 +431,24 @@ def run(root: Path, collect: bool = True, out: TextIO | None = None, as_json: bo
     problems = [*unreadable, *(p for f in files for p in f.problems), *bad_names]
     problems += cross_plan_problems(plans) + placeholder_problems(plans)
     problems += gate_problems(root, plans, collect, texts, warnings)
+    paths = [f.path for f in files] + [p.relative_to(root).as_posix() for p in (root / "plans").glob("*.md")]
+    tail = f", {len(warnings)} warning(s)" if warnings else ""
+    if fmt == "github":
+        from tracker.commands.github_output import lint_annotations, write_lines
+
+        bad_files = len({p.split(":", 1)[0] for p in problems})
+        last = (
+            f"{len(problems)} problem(s) in {bad_files} file(s){tail}"
+            if problems
+            else f"{len(files)} plan file(s) OK{tail}"
+        )
+        write_lines(
+            out, lint_annotations(_located(problems, paths), _located(warnings, paths)), [f"tracker lint: {last}"]
+        )
+        return int(ExitCode.INVALID_PLANS) if problems else 0
     if as_json:
         from tracker.commands.common import json_text
 
-        paths = [f.path for f in files] + [p.relative_to(root).as_posix() for p in (root / "plans").glob("*.md")]
         doc = {
             "ok": not problems,
             "files": len(files) + len(unreadable),
@@ -443,7 +459,6 @@ def run(root: Path, collect: bool = True, out: TextIO | None = None, as_json: bo
         return int(ExitCode.INVALID_PLANS) if problems else 0
     for p in warnings + problems:
         out.write(p + "\n")
-    tail = f", {len(warnings)} warning(s)" if warnings else ""
     if problems:
         bad_files = len({p.split(":", 1)[0] for p in problems})
         out.write(f"{len(problems)} problem(s) in {bad_files} file(s){tail}\n")

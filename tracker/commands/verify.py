@@ -21,13 +21,15 @@ prints (:mod:`tracker.commands.verify_output`).
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from tracker.base.annotations import plain
 from tracker.base.cache import Cache, command_cache
 from tracker.commands.common import json_text, pytest_env, select
 from tracker.commands.verify_args import _refuse_outside, _refuse_own_options, check_pytest_args
@@ -50,10 +52,14 @@ def run(
     force: bool = False,
     as_json: bool = False,
     alone: bool = False,
+    fmt: str = "text",
 ) -> int:
     """Run the gates, record evidence, print every selected gate's verdict; exit 0 when every gate of the
     selected phases is met on fresh evidence, else 1 (5: a test gate collected no tests; 6: the run was
     interrupted). ``as_json``: stdout carries one object (:func:`verdict_document`), progress goes to stderr.
+    ``fmt="github"``: every gate not met is a GitHub Actions ``::error`` at its line in the plan
+    (:mod:`tracker.commands.github_output`); the progress (pytest's output, stderr's too) goes to stdout between a
+    ``::stop-commands::`` line and its resume line, so that nothing a test prints is read as a workflow command.
 
     Test gates whose passing evidence still matches the code are not re-run unless ``force``;
     ``bench`` also runs the selected bench gates' ``run`` commands (:mod:`tracker.commands.verify_bench`);
@@ -64,7 +70,7 @@ def run(
 
     try:
         with command_cache(root) as cache:  # what reading learned is written when verify ends
-            return _verify(root, specs, pytest_args, out or sys.stdout, bench, force, as_json, cache, alone)
+            return _verify(root, specs, pytest_args, out or sys.stdout, bench, force, as_json, cache, alone, fmt)
     finally:
         release_standbys()
 
@@ -79,8 +85,10 @@ def _verify(
     as_json: bool,
     cache: Cache,
     alone: bool = False,
+    fmt: str = "text",
 ) -> int:
     log = sys.stderr if as_json else out  # progress: with --json, stdout carries the one object
+    github = fmt == "github" and not as_json
     pytest_args = list(pytest_args or [])
     force = force or alone  # evidence up to date may come from a session beside other gates (round 14, F8)
     _refuse_own_options(pytest_args)
@@ -99,7 +107,7 @@ def _verify(
         stand_by(root, env)
     if pytest_args and bench:  # the bench commands run first and can take minutes: a bad argument stops verify before
         check_pytest_args(root, pytest_args, _test_paths(root, all_gates.values())[0])
-    with _stdout_to_stderr() if as_json else nullcontext():
+    with _progress(as_json, github, out):
         session = _run(root, plans, chosen, all_gates, pytest_args, log, bench, force, cache, alone, env)
     judged = (
         session.before
@@ -112,7 +120,7 @@ def _verify(
             f"tracker: running {len(again)} unmet gate(s) alone, as `pytest GATE` would (a test may pass or fail "
             "beside other gates' tests; a failure stands until a run of its gate alone passes it)\n"
         )
-        with _stdout_to_stderr() if as_json else nullcontext():
+        with _progress(as_json, github, out):
             runs = [_run_gates(root, {key: all_gates[key]}, pytest_args, log, all_gates[key].options) for key in again]
         files = [*session.files(), *(r for r in runs if r is not None)]
         session = session._replace(evidence=files[-1], earlier=tuple(files[:-1]))
@@ -125,7 +133,7 @@ def _verify(
     for file in session.files():
         warnings += [w for w in _narrowed(judged.store, file) if w not in warnings]
     for line in warnings:
-        log.write(f"tracker: {line}\n")
+        log.write(plain(f"tracker: {line}") + "\n" if github else f"tracker: {line}\n")
     gates = gate_verdicts(chosen, judged.statuses, judged.stale(chosen), session.bench_failed)
     if session.evidence is not None:
         gates = _from_older_evidence(gates, all_gates, session, judged.store)
@@ -146,6 +154,12 @@ def _verify(
     if as_json:
         doc = verdict_document(root, chosen, judged.statuses, gates, session, warnings, code)
         out.write(json_text(out, doc) + "\n")
+    elif github:
+        from tracker.commands.github_output import verify_annotations, write_lines
+
+        text = io.StringIO()
+        _print_verdicts(root, chosen, judged.statuses, gates, session, text)
+        write_lines(out, verify_annotations(plans, gates), text.getvalue().splitlines())
     else:
         _print_verdicts(root, chosen, judged.statuses, gates, session, out)
     if empty:
@@ -190,6 +204,43 @@ def _from_older_evidence(
         )
         out.append(g._replace(reason=g.reason + note))
     return out
+
+
+@contextmanager
+def _progress(as_json: bool, github: bool, out: TextIO) -> Iterator[None]:
+    """Where the progress of a run goes: with ``--json`` to stderr (:func:`_stdout_to_stderr`); with ``--format
+    github`` to stdout, stderr's too, between the lines that stop and resume the runner's reading of workflow commands
+    (a test that prints ``::error::`` or ``##[error]`` annotates nothing)."""
+    if as_json:
+        with _stdout_to_stderr():
+            yield
+        return
+    if not github:
+        yield
+        return
+    from tracker.base.annotations import stop_commands
+
+    stop, resume = stop_commands()
+    out.write(stop + "\n")
+    out.flush()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all
+        saved = None
+    try:
+        if saved is not None:
+            os.dup2(1, 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if saved is not None:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.write(resume + "\n")
+        out.flush()
 
 
 @contextmanager

@@ -1,0 +1,171 @@
+"""``--format github`` of ``check``, ``verify`` and ``lint`` (issue 29, part 2): a real git repository whose one plan
+has one of each problem (a failing test gate, a regressed bench gate, a stale phase, an undecided bench gate, a lint
+problem), every output line held to GitHub's workflow command syntax by a strict parser."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gh_annotations import commands_in
+from resultfiles import case, result, write
+from tracker_testutil import git, make_files
+
+# --- the repository -----------------------------------------------------------------------------------------------
+
+GATE_FAIL = 'test = "tests/test_fail.py"'
+GATE_REGRESS = 'bench = "m.time_us"\nwhere = { impl = "cuda" }\nat_most = 200.0'
+GATE_STALE = 'bench = "s.time_us"\nwhere = { impl = "cuda" }\nat_most = 200.0'
+GATE_UNDECIDED = 'bench = "u.time_us"\nwhere = { impl = "cuda" }\nat_most = 1.05\nmin_samples = 5'
+GATE_LINT = 'manual = "Describe what a reviewer must confirm before this phase counts as done"'  # the template's
+
+
+def block(pid: str, title: str, gate: str, paths: str = "") -> str:
+    head = f'```phase\nid = "{pid}"\ntitle = "{title}"\n' + (f"paths = [{paths}]\n" if paths else "")
+    return head + f"\n[[gate]]\n{gate}\n```\n\n"
+
+
+# A plan path and titles holding what the annotation syntax must escape: a comma, colons, a percent sign.
+PLAN_PATH = "plans/0001-ci,a:b%.md"
+PLAN = (
+    '# CI\n\n```plan\nid = "0001"\ntitle = "CI: 100% of it, or not"\n```\n\n'
+    + block("P1", "Fails, always: 50%", GATE_FAIL)
+    + block("P2", "Regressed", GATE_REGRESS)
+    + block("P3", "Stale", GATE_STALE, paths='"kernel/**"')
+    + block("P4", "Undecided", GATE_UNDECIDED)
+    + block("P5", "Lint", GATE_LINT)
+)
+FAIL = (
+    "import sys\n\n\ndef test_fails():\n"
+    "    print('::error file=x.py,line=1::injected by a test')\n"
+    "    print('##[error]old style, injected by a test', file=sys.stderr)\n"
+    "    assert False\n"
+)
+IGNORE = ".tracker/cache/\n.tracker/lock\n__pycache__/\n"
+
+
+def put(root: Path, name: str, metric: str, samples: list[float], time: str) -> None:
+    doc = result([case(metric, {"impl": "cuda"}, samples)], time=time, files={"kernel/k.cu": b"// k\n"})
+    write(root / "bench/results" / name, {**doc, "provenance": {**doc["provenance"], "commit": None}})
+
+
+def commit(root: Path, message: str) -> str:
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", message)
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def line_of(root: Path, phase: str, nth_gate: bool = True) -> int:
+    """The 1-based line of ``phase``'s ``[[gate]]`` (its only gate) in the plan file."""
+    lines = (root / PLAN_PATH).read_text(encoding="utf-8").splitlines()
+    start = lines.index(f'id = "{phase}"')
+    return next(i for i in range(start, len(lines)) if lines[i] == "[[gate]]") + 1
+
+
+@pytest.fixture
+def problems(tmp_path: Path, cli: Callable[..., Any]) -> Path:
+    """The repository with one of each problem, committed, its plan regions up to date."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    files = {PLAN_PATH: PLAN, "tests/test_fail.py": FAIL, "tests/test_ok.py": "def test_ok():\n    pass\n"}
+    make_files(root, {**files, "kernel/k.cu": "// k\n", ".gitignore": IGNORE})
+    put(root, "r1.json", "m.time_us", [100.0] * 5, "2026-11-29T10:00:00Z")  # P2 met, then
+    put(root, "r2.json", "m.time_us", [400.0] * 5, "2026-11-29T11:00:00Z")  # missed: regressed
+    put(root, "r3.json", "s.time_us", [100.0] * 5, "2026-11-29T10:00:00Z")  # P3 met on kernel/k.cu as it was
+    straddle = [0.95, 1.02, 1.10, 0.97, 1.04, 0.99, 1.06]
+    put(root, "r4.json", "u.time_us", straddle, "2026-11-29T10:00:00Z")  # P4: inside its noise
+    commit(root, "plans, tests, results")
+    (root / "kernel/k.cu").write_text("// k, changed\n")  # P3 stale
+    commit(root, "the kernel changes")
+    assert cli(root, "update").code == 0
+    commit(root, "regions")
+    return root
+
+
+def test_check_annotates_the_regression_as_an_error_and_the_undecided_gate_as_a_warning(
+    problems: Path, cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = tmp_path / "step-summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    r = cli(problems, "check", "--format", "github")
+    assert r.code == 1, r.out + r.err
+    annotations, others = commands_in(r.out)
+    assert [(a.level, a.props["file"], a.props["line"], a.props["title"]) for a in annotations] == [
+        ("error", PLAN_PATH, str(line_of(problems, "P2")), "tracker check: regressed 0001/P2 gate 1"),
+        ("warning", PLAN_PATH, str(line_of(problems, "P4")), "tracker check: undecided 0001/P4 gate 1"),
+    ]
+    assert annotations[0].message.startswith("0001/P2: regressed: gate 1: ")
+    assert annotations[1].message.startswith("0001/P4: gate 1: undecided: ")
+    assert others == ["tracker check: 1 problem(s), 1 warning(s)", ""]
+    # the same exit, the same problems as the text and --json forms
+    assert cli(problems, "check").code == 1
+    doc = json.loads(cli(problems, "check", "--format", "json").out)
+    assert [p["message"] for p in doc["problems"] + doc["warnings"]] == [
+        "0001/P2: " + annotations[0].message.removeprefix("0001/P2: "),
+        "warning: " + annotations[1].message,
+    ]
+    assert set(doc["problems"][0]) == {"kind", "path", "phase", "message"}  # --json's shape as it was
+    # the step summary: appended after what an earlier step wrote, never truncated
+    text = summary.read_text()
+    assert text.startswith("earlier step\n### ❌ tracker check: 1 problem(s), 1 warning(s)\n")
+    assert "| error | `plans/0001-ci,a:b%.md:" in text and "| warning |" in text
+    cli(problems, "check", "--format", "github")
+    assert summary.read_text().count("### ❌ tracker check") == 2
+
+
+def test_a_step_summary_that_cannot_be_written_is_said_and_changes_no_exit(
+    problems: Path, cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))  # a directory
+    r = cli(problems, "check", "--format", "github")
+    assert r.code == 1 and "cannot append the summary to $GITHUB_STEP_SUMMARY" in r.err
+    assert "Traceback" not in r.err
+
+
+def test_verify_annotates_each_gate_not_met_at_its_line_and_stops_commands_around_pytest(
+    problems: Path, cli: Callable[..., Any]
+) -> None:
+    r = cli(problems, "verify", "--format", "github", "0001/P1", "0001/P2", "0001/P3", "0001/P4")
+    assert r.code == 1, r.out + r.err
+    annotations, others = commands_in(r.out)
+    got = [(a.level, a.props["file"], int(a.props["line"]), a.props["title"]) for a in annotations]
+    assert got == [
+        ("error", PLAN_PATH, line_of(problems, "P1"), "tracker verify: 0001/P1 gate 1 (test) failed"),
+        ("error", PLAN_PATH, line_of(problems, "P2"), "tracker verify: 0001/P2 gate 1 (bench) failed"),
+        ("error", PLAN_PATH, line_of(problems, "P3"), "tracker verify: 0001/P3 gate 1 (bench) stale"),
+        ("error", PLAN_PATH, line_of(problems, "P4"), "tracker verify: 0001/P4 gate 1 (bench) undecided"),
+    ]
+    assert "stale" in annotations[2].message and "kernel/k.cu" in annotations[2].message
+    # what the failing test printed (pytest shows it on stdout, and stderr now too) came through, inside the stretch
+    # the runner reads no command in: it annotates nothing
+    assert any("::error file=x.py,line=1::injected by a test" in x for x in others)
+    assert any("##[error]old style" in x for x in others)
+    assert r.out.splitlines()[0].startswith("::stop-commands::")
+    assert any(x.startswith("tracker: 0001/P1 is ") for x in others)
+    assert cli(problems, "verify", "0001/P1").code == 1  # the same exit in text
+
+
+def test_lint_annotates_problems_as_errors_and_warnings_as_warnings(problems: Path, cli: Callable[..., Any]) -> None:
+    r = cli(problems, "lint", "--format", "github")
+    assert r.code == 2, r.out + r.err
+    annotations, others = commands_in(r.out)
+    doc = json.loads(cli(problems, "lint", "--json").out)
+    assert [(a.level, a.props["file"], int(a.props["line"]), a.message) for a in annotations] == [
+        ("error", p["path"], p["line"], p["message"]) for p in doc["problems"]
+    ] + [("warning", p["path"], p["line"], p["message"].removeprefix("warning: ")) for p in doc["warnings"]]
+    [problem] = doc["problems"]
+    assert problem["line"] == line_of(problems, "P5") and "the template's placeholder gate" in problem["message"]
+    assert others[-2].startswith("tracker lint: 1 problem(s) in 1 file(s)")
+
+
+def test_json_and_another_format_are_refused(problems: Path, cli: Callable[..., Any]) -> None:
+    for command in ("check", "lint"):
+        r = cli(problems, command, "--json", "--format", "github")
+        assert r.code == 3 and "--json and --format github" in r.err, r.err
+    r = cli(problems, "check", "--format", "yaml")
+    assert r.code == 3

@@ -280,6 +280,7 @@ def log(
 class ReportFormat(str, enum.Enum):
     md = "md"
     html = "html"
+    github = "github"
 
 
 @command()
@@ -292,7 +293,12 @@ def report(
         "in plans/reports/, else the beginning).",
         show_default=False,
     ),
-    fmt: ReportFormat = opt("--format", "Markdown, or one self-contained HTML file.", ReportFormat.md),
+    fmt: ReportFormat = opt(
+        "--format",
+        "Markdown, or one self-contained HTML file; github: a pull request's summary in Markdown for "
+        "$GITHUB_STEP_SUMMARY, the phases that changed status between --since REV (required) and now.",
+        ReportFormat.md,
+    ),
     out: Path | None = opt(
         "--out", "Write the report to this file (atomically) instead of stdout.", show_default=False
     ),

@@ -19,12 +19,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from tracker.core.model import Plan
 from tracker.errors import UsageError
 from tracker.report.data import Scope
 from tracker.report.report_text import FORMATS
+
+if TYPE_CHECKING:
+    from tracker.base.cache import Cache
+    from tracker.report.repo_view import RepoView
 
 
 def run(
@@ -41,13 +45,19 @@ def run(
     from tracker.base.cache import command_cache
 
     out = out or sys.stdout
-    if fmt not in FORMATS:
-        raise UsageError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if fmt not in (*FORMATS, "github"):
+        raise UsageError(f"--format {fmt!r}: expected one of {', '.join((*FORMATS, 'github'))}")
+    if fmt == "github" and since is None:
+        raise UsageError("--format github needs --since REV: the revision the pull request is compared with")
     with command_cache(root) as cache:
         from tracker.report.assemble import assemble, open_view
 
         view = open_view(root, cache)
         scope = _scope(root, view.plans, plan, milestone)
+        if fmt == "github":
+            assert since is not None
+            text = _pr_summary(root, view, scope, since, cache, as_json, out, out_path)
+            return _write(text, out, out_path, root)
         previous, prior = None, None
         if scope.kind == "milestone" and scope.name is not None and since is None:
             from tracker.report.milestones import read_point, read_recorded
@@ -63,6 +73,43 @@ def run(
             from tracker.report.report_text import render
 
             text = render(root, report, fmt, cache=cache)
+    return _write(text, out, out_path, root)
+
+
+def _pr_summary(
+    root: Path,
+    view: RepoView,
+    scope: Scope,
+    since: str,
+    cache: Cache,
+    as_json: bool,
+    out: TextIO,
+    out_path: Path | None,
+) -> str:
+    """``--format github``: the pull request's summary since ``since`` (:mod:`tracker.report.pr_summary`), as
+    Markdown or (``as_json``) its data."""
+    from tracker.commands.summary import build
+    from tracker.report.assemble import in_scope
+    from tracker.report.pr_summary import markdown, pr_summary
+
+    summary = build(root, since, cache, view=view)
+    changed = [c.key for c in summary.changes if c.after is not None]
+    details = {d.key: d for d in view.details(changed, history=False)} if changed else {}
+    keys = (
+        None
+        if scope.kind == "all"
+        else {f"{p.id}/{ph.id}" for p in view.plans if in_scope(scope, p) for ph in p.phases}
+    )
+    pr = pr_summary(summary, details, keys)
+    if not as_json:
+        return markdown(pr)
+    from tracker.commands.common import json_text
+
+    data = pr.as_json()
+    return (json_text(out, data) if out_path is None else json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
+
+
+def _write(text: str, out: TextIO, out_path: Path | None, root: Path) -> int:
     if out_path is None:
         out.write(text)
         out.flush()

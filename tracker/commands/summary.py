@@ -33,12 +33,15 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from tracker.base.cache import Cache
 from tracker.base.contract import EVIDENCE_DIR, RESULTS_DIR, TRACKER_DIR, Clock
 from tracker.errors import FileError
 from tracker.report.commit_summary import Side, Summary, bench_pairs, changed_files, kept_by_git, summarize
+
+if TYPE_CHECKING:
+    from tracker.report.repo_view import RepoView
 
 
 def run(
@@ -63,13 +66,20 @@ def run(
     return 0
 
 
-def build(root: Path, against: str, cache: Cache, clock: Clock | None = None, index: bool = False) -> Summary:
+def build(
+    root: Path,
+    against: str,
+    cache: Cache,
+    clock: Clock | None = None,
+    index: bool = False,
+    view: RepoView | None = None,
+) -> Summary:
     """The summary of the working tree (``index``: of the tree git's index holds) against ``against`` (the readers
-    here, the message pure)."""
+    here, the message pure); ``view``: the working tree as the command read it already."""
     from tracker.git.at_revision import Now, at_revision
     from tracker.report.repo_view import RepoView
 
-    view = RepoView(root, cache, clock)
+    view = view or RepoView(root, cache, clock)
     known = Now(view.plan_set.files, lambda: view.store, lambda: view.tree)
     at = at_revision(root, against, known, cache, view.clock)
     plans, statuses, invalid_plans = view.plans, view.statuses, view.plan_set.invalid

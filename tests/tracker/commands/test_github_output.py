@@ -1,6 +1,7 @@
 """``--format github`` of ``check``, ``verify`` and ``lint`` (issue 29, part 2): a real git repository whose one plan
 has one of each problem (a failing test gate, a regressed bench gate, a stale phase, an undecided bench gate, a lint
-problem), every output line held to GitHub's workflow command syntax by a strict parser."""
+problem), every output line held to GitHub's workflow command syntax by a strict parser; and ``report --format github
+--since REV``, the pull request's summary, across two commits."""
 
 from __future__ import annotations
 
@@ -169,3 +170,40 @@ def test_json_and_another_format_are_refused(problems: Path, cli: Callable[..., 
         assert r.code == 3 and "--json and --format github" in r.err, r.err
     r = cli(problems, "check", "--format", "yaml")
     assert r.code == 3
+
+
+# --- report --format github --since REV ----------------------------------------------------------------------------
+
+
+def test_the_pull_request_summary_says_what_changed_status_since_rev(tmp_path: Path, cli: Callable[..., Any]) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    plan = '# CI\n\n```plan\nid = "0001"\ntitle = "CI"\n```\n\n' + block("P2", "Fast | enough <b>", GATE_REGRESS)
+    make_files(root, {"plans/0001-ci.md": plan, "kernel/k.cu": "// k\n", ".gitignore": IGNORE})
+    put(root, "r1.json", "m.time_us", [100.0] * 5, "2026-11-29T10:00:00Z")
+    base = commit(root, "met")
+    r = cli(root, "report", "--format", "github", "--since", "HEAD")
+    assert r.code == 0, r.err
+    assert r.out == f"### tracker: no phase changed status since `HEAD` (`{base[:7]}`)\n\n"
+    put(root, "r2.json", "m.time_us", [400.0] * 5, "2026-11-29T11:00:00Z")
+    commit(root, "missed")
+    r = cli(root, "report", "--format", "github", "--since", base)
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[0] == f"### ❌ tracker: 1 phase(s) changed status since `{base}` (`{base[:7]}`)"
+    [row] = [x for x in lines if x.startswith("| **0001/P2**")]
+    assert "Fast \\| enough \\<b\\>" in row  # the title is text, in one cell
+    assert "done → **regressed**" in row
+    assert "gate 1 unmet; worst, gate 1: time\\_us 400 us at impl=cuda, needs ≤ 200 us: 200 us short (100.0%)" in row
+    assert "`bench/results/r2.json`" in row
+    [bench] = [x for x in lines if x.startswith("| 0001/P2#1 m.time\\_us")]
+    assert "100 us → 400 us" in bench and "`bench/results/r2.json`" in bench
+    assert len(r.out.encode()) < 4096
+    doc = json.loads(cli(root, "report", "--format", "github", "--since", base, "--json").out)
+    assert [(c["key"], c["before"], c["after"]) for c in doc["changes"]] == [("0001/P2", "done", "regressed")]
+    # an unknown REV, and no REV at all: usage (exit 3), no traceback
+    r = cli(root, "report", "--format", "github", "--since", "no-such-rev")
+    assert r.code == 3 and "no-such-rev" in r.err and "Traceback" not in r.err
+    r = cli(root, "report", "--format", "github")
+    assert r.code == 3 and "--format github needs --since REV" in r.err

@@ -1,0 +1,132 @@
+"""A pull request's status summary (pure; ``tracker report --format github --since REV``): which phases changed
+status between REV and now, each with the figure that decides it, in Markdown short enough for a job's summary page
+(``$GITHUB_STEP_SUMMARY``, capped by GitHub at 1 MiB: this aims for a page).
+
+The comparison is ``tracker summary --against REV``'s (:mod:`tracker.report.commit_summary`, statuses at REV read by
+:mod:`tracker.git.at_revision`: REV's plans, evidence and code against the working tree's), not a report's period: a
+pull request's question is "what does this branch change?", and a phase made stale by the branch's code, with no new
+evidence at all, is one answer. The deciding figure is the digest's (:func:`tracker.report.digest.deciding_of`: the
+worst unmet gate against its threshold with the gap, a benchmark's value against its threshold), with the evidence and
+result files the phase's verdicts now rest on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from tracker.report.commit_summary import BenchDelta, Summary, number
+from tracker.report.detail import PhaseDetail
+from tracker.report.digest import deciding_of
+from tracker.report.md_filters import md, md_code
+
+MAX_CHANGES = 40  # rows of the changes table; the rest are counted
+MAX_DELTAS = 8  # rows of the benchmark table
+MAX_FILES = 3  # evidence files named per phase
+
+
+class PrChange(NamedTuple):
+    """A phase whose status differs between REV and now."""
+
+    key: str  # PLAN/PHASE
+    title: str
+    before: str | None  # its status at REV; None: not a phase there
+    after: str | None  # now; None: not a phase now
+    deciding: str  # what decides it now (the digest's figure), or why it is what it is
+    files: tuple[str, ...]  # the evidence and result files its verdicts rest on now
+
+    def as_json(self) -> dict[str, Any]:
+        return {**self._asdict(), "files": list(self.files)}
+
+
+class PrSummary(NamedTuple):
+    """The summary's data: REV, its commit, the changes, the benchmark figures that moved, notes."""
+
+    since: str
+    commit: str | None
+    changes: tuple[PrChange, ...]
+    bench: tuple[BenchDelta, ...]
+    notes: tuple[str, ...]  # plan files not compared (not valid on one side)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "since": self.since,
+            "commit": self.commit,
+            "changes": [c.as_json() for c in self.changes],
+            "bench": [b.as_json() for b in self.bench],
+            "notes": list(self.notes),
+        }
+
+
+def pr_summary(summary: Summary, details: Mapping[str, PhaseDetail], keys: set[str] | None = None) -> PrSummary:
+    """The pull request summary of ``summary`` (REV against now), each change read off the phase's ``details`` now;
+    ``keys``: only these phases (a PLAN or milestone scope; None: all)."""
+    changes: list[PrChange] = []
+    for c in summary.changes:
+        if keys is not None and c.key not in keys:
+            continue
+        d = details.get(c.key)
+        deciding = c.reason
+        files: tuple[str, ...] = ()
+        if d is not None:
+            met = sum(g.met for g in d.gates)
+            deciding = deciding_of(d) or f"{met}/{len(d.gates)} gates met"
+            files = tuple(
+                dict.fromkeys(
+                    f for g in d.gates if (f := g.bench.run if g.bench else g.source.file if g.source else None)
+                )
+            )
+        before = None if c.before is None else c.before.value
+        after = None if c.after is None else c.after.value
+        changes.append(PrChange(c.key, c.title, before, after, deciding, files))
+    shown = {c.key for c in changes}
+    bench = tuple(b for b in summary.bench if b.gate.partition("#")[0] in shown or keys is None)
+    return PrSummary(summary.against, summary.commit, tuple(changes), bench, summary.invalid)
+
+
+def markdown(pr: PrSummary) -> str:
+    """The summary as GitHub-flavoured Markdown: a heading, a table of the changes (at most :data:`MAX_CHANGES`),
+    the benchmark figures that moved (at most :data:`MAX_DELTAS`); one line when no phase changed status."""
+    rev = md_code(pr.since) + (f" ({md_code(pr.commit[:7])})" if pr.commit else "")
+    if not pr.changes:
+        lines = [f"### tracker: no phase changed status since {rev}", ""]
+        return "\n".join([*lines, *_notes(pr.notes)]) + "\n"
+    worse = sum(c.after in ("regressed", "stale") or c.after is None for c in pr.changes)
+    mark = "❌" if any(c.after == "regressed" for c in pr.changes) else "⚠️" if worse else "✅"
+    lines = [f"### {mark} tracker: {len(pr.changes)} phase(s) changed status since {rev}", ""]
+    lines += ["| Phase | Change | What decides it | Evidence |", "| --- | --- | --- | --- |"]
+    for c in pr.changes[:MAX_CHANGES]:
+        change = f"{c.before or 'new'} → **{c.after or 'removed'}**"
+        files = ", ".join(md_code(f) for f in c.files[:MAX_FILES]) + (
+            f" and {len(c.files) - MAX_FILES} more" if len(c.files) > MAX_FILES else ""
+        )
+        lines.append(f"| **{md(c.key)}** {md(c.title)} | {change} | {md(c.deciding) or '—'} | {files or '—'} |")
+    if len(pr.changes) > MAX_CHANGES:
+        lines += ["", f"… and {len(pr.changes) - MAX_CHANGES} more: `tracker summary --against {md(pr.since)}`."]
+    if pr.bench:
+        lines += [
+            "",
+            "| Benchmark | Case | Before → now | Threshold | Result file |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        lines += [_delta_row(b) for b in pr.bench[:MAX_DELTAS]]
+        if len(pr.bench) > MAX_DELTAS:
+            lines += ["", f"… and {len(pr.bench) - MAX_DELTAS} more benchmark figures."]
+    return "\n".join([*lines, "", *_notes(pr.notes)]).rstrip("\n") + "\n"
+
+
+def _delta_row(b: BenchDelta) -> str:
+    def shown(x: float | None) -> str:
+        if x is None:
+            return "—"
+        return f"{number(x)}x" if b.unit == "x" else f"{number(x)} {b.unit}".rstrip()
+
+    case = b.case + (f" vs {b.baseline}" if b.baseline else "")
+    need = f"{b.op} {shown(b.threshold)}"
+    run = md_code(b.after_run) if b.after_run else "—"
+    moved = md(f"{shown(b.before)} → {shown(b.after)}")
+    return f"| {md(b.gate)} {md(b.metric)} {md(b.stat)} | {md(case) or '—'} | {moved} | {md(need)} | {run} |"
+
+
+def _notes(notes: Sequence[str]) -> list[str]:
+    return [f"- {md(n)}" for n in notes]

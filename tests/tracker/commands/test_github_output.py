@@ -207,3 +207,59 @@ def test_the_pull_request_summary_says_what_changed_status_since_rev(tmp_path: P
     assert r.code == 3 and "no-such-rev" in r.err and "Traceback" not in r.err
     r = cli(root, "report", "--format", "github")
     assert r.code == 3 and "--format github needs --since REV" in r.err
+
+
+# --- docs/examples/tracker.yml ---------------------------------------------------------------------------------------
+
+CHECKOUT = Path(__file__).resolve().parents[3]
+
+
+def test_the_example_workflow_runs_on_a_pull_request(tmp_path: Path) -> None:
+    """The workflow the docs give, step by step as the runner would run it, on a clone whose branch regresses a
+    phase: lint passes, check fails with its annotation, the pull request summary lands in the step summary after
+    check's. The docs show the same workflow as the file."""
+    import os
+    import subprocess
+    import sys
+
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((CHECKOUT / "docs/examples/tracker.yml").read_text(encoding="utf-8"))
+    doc = (CHECKOUT / "docs/github-actions.md").read_text(encoding="utf-8")
+    shown = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    assert yaml.safe_load(shown) == workflow
+    steps = {s.get("name"): s for s in workflow["jobs"]["tracker"]["steps"]}
+    assert steps["Check"]["run"] == "tracker check --format github"
+
+    upstream = tmp_path / "upstream"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    plan = '# CI\n\n```plan\nid = "0001"\ntitle = "CI"\n```\n\n' + block("P2", "Fast enough", GATE_REGRESS)
+    make_files(upstream, {"plans/0001-ci.md": plan, "kernel/k.cu": "// k\n", ".gitignore": IGNORE})
+    put(upstream, "r1.json", "m.time_us", [100.0] * 5, "2026-11-29T10:00:00Z")
+    commit(upstream, "met")
+    root = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(upstream), str(root))
+    put(root, "r2.json", "m.time_us", [400.0] * 5, "2026-11-29T11:00:00Z")
+    commit(root, "the pull request: missed")
+
+    summary = tmp_path / "step_summary.md"
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary), "BASE_REF": "main"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    codes = {}
+    for name in ("Lint the plans", "Check", "Pull request summary"):
+        proc = subprocess.run(
+            ["bash", "-e", "-c", steps[name]["run"]], cwd=root, env=env, capture_output=True, text=True
+        )
+        codes[name] = proc.returncode
+        assert "Traceback" not in proc.stderr, proc.stderr
+        if name == "Check":
+            annotations, _ = commands_in(proc.stdout)
+            titles = [(a.level, a.props["title"]) for a in annotations]
+            assert ("error", "tracker check: regressed 0001/P2 gate 1") in titles, proc.stdout
+    assert codes == {"Lint the plans": 0, "Check": 1, "Pull request summary": 0}
+    assert "always()" in steps["Pull request summary"]["if"]  # it runs after check failed
+    text = summary.read_text(encoding="utf-8")
+    assert text.index("### ❌ tracker check: ") < text.index(
+        "### ❌ tracker: 1 phase(s) changed status since `origin/main`"
+    )
+    assert "done → **regressed**" in text

@@ -64,6 +64,15 @@ class Places:
         return path, line or 1
 
 
+def _line_in(message: str, path: str | None) -> int | None:
+    """The line a message names after its file (``docs/x.md:12: ...``, ``plans/0001-a.md:30: ...``), or None."""
+    text = _unwarned(message)
+    if not path or not text.startswith(path + ":"):
+        return None
+    number = text[len(path) + 1 :].partition(":")[0]
+    return int(number) if number.isascii() and number.isdigit() and int(number) > 0 else None
+
+
 def _unwarned(message: str) -> str:
     return message.removeprefix("warning: ")
 
@@ -77,7 +86,7 @@ def check_annotations(
     for p in found:
         level = "warning" if p.kind in warning_kinds else "error"
         at = places.of(p.phase, p.gate)
-        file, line = at if at is not None and at[0] == p.path else (p.path, None)
+        file, line = at if at is not None and at[0] == p.path else (p.path, _line_in(p.message, p.path))
         title = f"tracker check: {p.kind}" + (f" {p.phase}" if p.phase else "") + (f" gate {p.gate}" if p.gate else "")
         out.append(Annotation(level, _unwarned(p.message), file, line, title))
     return out

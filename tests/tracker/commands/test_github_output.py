@@ -263,3 +263,17 @@ def test_the_example_workflow_runs_on_a_pull_request(tmp_path: Path) -> None:
         "### ❌ tracker: 1 phase(s) changed status since `origin/main`"
     )
     assert "done → **regressed**" in text
+
+
+def test_a_hand_edited_region_is_an_error_at_its_line(problems: Path, cli: Callable[..., Any]) -> None:
+    path = problems / PLAN_PATH
+    lines = path.read_text(encoding="utf-8").split("\n")
+    begin = next(i for i, x in enumerate(lines) if x.startswith("<!-- tracker:begin summary"))
+    lines[begin + 2] += " edited"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    r = cli(problems, "check", "--format", "github")
+    assert r.code == 1
+    annotations, _ = commands_in(r.out)
+    [edited] = [a for a in annotations if a.props["title"] == "tracker check: region-edited"]
+    assert (edited.level, edited.props["file"], edited.props["line"]) == ("error", PLAN_PATH, str(begin + 1))
+    assert edited.message.startswith(f"{PLAN_PATH}:{begin + 1}: generated region 'summary' was edited by hand")

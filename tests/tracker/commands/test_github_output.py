@@ -80,7 +80,7 @@ def problems(tmp_path: Path, cli: Callable[..., Any]) -> Path:
     straddle = [0.95, 1.02, 1.10, 0.97, 1.04, 0.99, 1.06]
     put(root, "r4.json", "u.time_us", straddle, "2026-11-29T10:00:00Z")  # P4: inside its noise
     commit(root, "plans, tests, results")
-    (root / "kernel/k.cu").write_text("// k, changed\n")  # P3 stale
+    (root / "kernel/k.cu").write_text("int k = 1;\n")  # P3 stale (code, not a comment: that would be no change)
     commit(root, "the kernel changes")
     assert cli(root, "update").code == 0
     commit(root, "regions")
@@ -103,6 +103,9 @@ def test_check_annotates_the_regression_as_an_error_and_the_undecided_gate_as_a_
     assert annotations[0].message.startswith("0001/P2: regressed: gate 1: ")
     assert annotations[1].message.startswith("0001/P4: gate 1: undecided: ")
     assert others == ["tracker check: 1 problem(s), 1 warning(s)", ""]
+    # a stale phase, a failing one, are no failure of check's: it names neither (verify does, below)
+    phases = json.loads(cli(problems, "status", "--json").out)["plans"][0]["phases"]
+    assert [p["status"] for p in phases][:3] == ["planned", "regressed", "stale"]
     # the same exit, the same problems as the text and --json forms
     assert cli(problems, "check").code == 1
     doc = json.loads(cli(problems, "check", "--format", "json").out)
@@ -207,6 +210,16 @@ def test_the_pull_request_summary_says_what_changed_status_since_rev(tmp_path: P
     assert r.code == 3 and "no-such-rev" in r.err and "Traceback" not in r.err
     r = cli(root, "report", "--format", "github")
     assert r.code == 3 and "--format github needs --since REV" in r.err
+
+
+def test_the_pull_request_summary_says_a_phase_the_branch_made_stale(problems: Path, cli: Callable[..., Any]) -> None:
+    """The branch changed the code under 0001/P3's paths and brought no evidence: done at REV, stale now."""
+    r = cli(problems, "report", "--format", "github", "--since", "HEAD~2")
+    assert r.code == 0, r.err
+    [row] = [x for x in r.out.splitlines() if x.startswith("| **0001/P3**")]
+    assert "done → **stale**" in row and "stale: changed since its evidence: kernel/k.cu" in row, row
+    assert "`bench/results/r3.json`" in row
+    assert r.out.startswith("### ⚠️ tracker: 1 phase(s) changed status since `HEAD~2`")
 
 
 # --- docs/examples/tracker.yml ---------------------------------------------------------------------------------------

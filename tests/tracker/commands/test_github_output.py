@@ -198,7 +198,7 @@ def test_the_pull_request_summary_says_what_changed_status_since_rev(tmp_path: P
     [row] = [x for x in lines if x.startswith("| **0001/P2**")]
     assert "Fast \\| enough \\<b\\>" in row  # the title is text, in one cell
     assert "done → **regressed**" in row
-    assert "gate 1 unmet; worst, gate 1: time\\_us 400 us at impl=cuda, needs ≤ 200 us: 200 us short (100.0%)" in row
+    assert "gate 1 unmet; worst, gate 1: time\\_us 400 us at impl=cuda, needs ≤ 200 us: 200 us short (100%)" in row
     assert "`bench/results/r2.json`" in row
     [bench] = [x for x in lines if x.startswith("| 0001/P2#1 m.time\\_us")]
     assert "100 us → 400 us" in bench and "`bench/results/r2.json`" in bench

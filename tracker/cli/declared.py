@@ -167,16 +167,22 @@ def signoff(
 
 @command()
 def ingest(
-    files: list[Path] = arg("pytest reportlog (.jsonl), JUnit XML or benchmark result files."),
+    files: list[Path] = arg("pytest reportlog (.jsonl), JUnit XML, benchmark result, pytest-benchmark or asv files."),
     host: str | None = opt("--host", "Machine the tests ran on (reportlog/JUnit carry none)."),
     commit: str | None = opt("--commit", "Commit the tests ran on (default: HEAD, marked assumed)."),
     when: str | None = opt("--time", "When the tests ran (ISO 8601 with a time zone), for files that record no time."),
+    measure: list[str] = opt(
+        "--measure",
+        "pytest-benchmark/asv files: the files the benchmark measured, as globs like a phase's paths (repeatable; "
+        "default: its test files and the paths of the phases whose bench gates name its metrics).",
+        show_default=False,
+    ),
     root: str | None = ROOT,
 ) -> int:
     """Validate evidence produced elsewhere and copy it into the evidence store (docs/evidence.md)."""
     from tracker.commands import ingest as cmd
 
-    return cmd.run(root_of(root), files, host, commit, when=when)
+    return cmd.run(root_of(root), files, host, commit, when=when, measure=measure)
 
 
 @command()

@@ -1,7 +1,8 @@
-"""``tracker ingest FILE... [--host H] [--commit C]``: validate evidence made elsewhere, copy it into the store.
+"""``tracker ingest FILE... [--host H] [--commit C] [--measure GLOB]``: validate evidence made elsewhere, store it.
 
 Every file is read and validated before anything is written (all or nothing). Benchmark result
-files are copied byte for byte; pytest reportlog / JUnit XML files become ``tracker-test-run``
+files are copied byte for byte; pytest-benchmark JSON and asv result files become result files in ``bench/results/``
+(:mod:`tracker.commands.ingest_bench`); pytest reportlog / JUnit XML files become ``tracker-test-run``
 evidence files, with the file ids of the commit they ran on so staleness works as for local runs;
 evidence files written by ``pytest --tracker-record`` on another machine are checked and copied as is.
 """
@@ -15,17 +16,18 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from tracker.base.contract import (
     EVIDENCE_DIR,
+    RESULTS_DIR,
     UTC_FORMAT,
     Clock,
     evidence_name,  # the one naming rule for store files (the plugin's too)
     file_id,
     utc_time,
 )
-from tracker.base.fileio import atomic_write, parse_json, read_regular, repo_lock
+from tracker.base.fileio import atomic_write, check_inside, parse_json, read_regular, repo_lock
 from tracker.commands.common import require_utf8
 from tracker.errors import ExitCode, FileError, UsageError
 from tracker.store.evidence import check_store_dir
@@ -218,12 +220,18 @@ def _plan(
     tree: list[tuple[str, dict[str, str]]],
     stored: set[str],
     given: str | None = None,
+    measure: list[str] | None = None,
 ) -> tuple[bytes, str, str, str] | None:
     """(bytes to store, kind, host for the name, note) of one validated file, None when the store holds it
     already (``stored``: digests, :func:`_stored_digests`); IngestError (exit 8) when it cannot be used. A file
-    is validated before it is called a duplicate: an invalid copy in the store does not make it valid."""
+    is validated before it is called a duplicate: an invalid copy in the store does not make it valid. A file of
+    another benchmark tool becomes a result file (kind ``bench:<benchmark>``, written into ``bench/results/``)."""
     kind = sniff(path, data)
     digest = hashlib.sha256(data).hexdigest()  # a result or plugin file is stored as is; an ingested run records it
+    if kind == "json":
+        foreign = _foreign(root, path, data, commit, clock, measure or [], stored)
+        if foreign is not False:
+            return foreign
     if kind == "json" and _schema_of(data) == "tracker-test-run":
         doc = check_test_run(path, data, clock)
         if doc["provenance"].get("commit") is None:  # run in a tree that is not a checkout: which one is unknown
@@ -250,6 +258,48 @@ def _plan(
         _ran_after_head(root, path, tree[0][0], when[0])
     outside = outside_files(root, parsed)
     return _stored_run(parsed, path, host or "unknown", commit, tree[0], digest, when, clock, outside)
+
+
+def _foreign(
+    root: Path, path: Path, data: bytes, commit: str | None, clock: Clock, measure: list[str], stored: set[str]
+) -> tuple[bytes, str, str, str] | Literal[False] | None:
+    """A pytest-benchmark or asv file as (result file bytes, ``bench:<benchmark>``, host, note), None when
+    ``bench/results/`` holds that result already; False when ``data`` is no such file."""
+    from tracker.store.bench_formats import kind_of, load_json
+
+    try:
+        loose = parse_json(data)
+    except ValueError:
+        return False  # the result-file loader reports why
+    foreign = kind_of(loose)
+    if foreign is None:
+        return False
+    from tracker.commands.ingest_bench import encode, result_document
+
+    doc = load_json(path, data)  # strictly this time: a key given twice is refused
+    assert isinstance(doc, dict)
+    result, notes = result_document(root, path, doc, foreign, measure, commit, clock, lambda c: commit_files(root, c))
+    encoded = encode(result)
+    if hashlib.sha256(encoded).hexdigest() in stored:
+        return None
+    stored.add(hashlib.sha256(encoded).hexdigest())
+    cases = len(result["cases"])
+    said = "".join(f"; {note}" for note in notes)
+    prov = result["provenance"]
+    note = f"{cases} case(s) of {foreign} from {prov['host']}, commit {prov['commit'][:7]}{said}"
+    return encoded, f"bench:{result['benchmark']}", result["provenance"]["host"], note
+
+
+def _results_digests(root: Path) -> set[str]:
+    """sha256 of every result file in ``bench/results/`` (an ingested foreign file gives the same bytes again)."""
+    out: set[str] = set()
+    folder = root / RESULTS_DIR
+    for result in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            out.add(hashlib.sha256(read_regular(result, root=root)).hexdigest())
+        except FileError:
+            continue
+    return out
 
 
 def _ran_after_head(root: Path, path: Path, head: str, when: str) -> None:
@@ -325,6 +375,7 @@ def run(
     commit: str | None = None,
     out: TextIO | None = None,
     when: str | None = None,
+    measure: list[str] | None = None,
 ) -> int:
     """Validate every file, then write them all into ``.tracker/evidence/``; exit 8 on a bad file. ``when``
     (``--time``): when the runs of reportlog / JUnit files that record no time of their own ran.
@@ -339,25 +390,35 @@ def run(
         if given is None:
             raise UsageError(f"--time {when!r} is not an ISO 8601 time with a time zone (2026-12-02T10:00:00Z)")
     check_store_dir(root)
-    existing = _stored_digests(root)
+    existing = _stored_digests(root) | _results_digests(root)
     clock = Clock()
     planned: list[tuple[Path, bytes, str, str, str]] = []  # (source, bytes to write, kind, host, note)
     tree: list[tuple[str, dict[str, str]]] = []  # the commit's (id, file ids), looked up once if needed
     for path in paths:
         data = read_regular(path)
-        plan = _plan(root, path, data, host, commit, clock, tree, existing, given)
+        plan = _plan(root, path, data, host, commit, clock, tree, existing, given, measure)
         if plan is None:
             out.write(f"{path}: already in the store, skipped\n")
             continue
         existing.add(hashlib.sha256(data).hexdigest())
         planned.append((path, *plan))
     store = root / EVIDENCE_DIR
+    if any(kind.startswith("bench:") for _, _, kind, _, _ in planned):
+        try:  # a bench/results that links out of the repository: refused before anything is written
+            check_inside(root, root / RESULTS_DIR)
+        except OSError as err:
+            raise FileError(f"{root / RESULTS_DIR}: cannot write: {err.strerror or err}") from None
     with repo_lock(root):
         written: list[Path] = []
         try:
             for source, data, kind, name_host, note in planned:
-                target = store / evidence_name(kind, name_host)
-                atomic_write(target, data)
+                if kind.startswith("bench:"):  # another tool's benchmark, now a result file: where results live
+                    (root / RESULTS_DIR).mkdir(parents=True, exist_ok=True)
+                    target = root / RESULTS_DIR / evidence_name(kind.removeprefix("bench:"), name_host)
+                    atomic_write(target, data, root=root)
+                else:
+                    target = store / evidence_name(kind, name_host)
+                    atomic_write(target, data)
                 written.append(target)
                 out.write(f"{source} -> {target.relative_to(root).as_posix()}: {note}\n")
         except OSError as err:

@@ -1,0 +1,132 @@
+"""``tracker ingest`` of other tools' benchmark files: pytest-benchmark JSON and asv results become result files.
+
+The file is read by :mod:`tracker.store.bench_formats`; here it gets what a result file needs and the tool does not
+record the way we do: the commit it measured (the file's own, refused when the tool says the tree was dirty or names
+no commit and ``--commit`` does not either) and the fingerprint of the files it measured, taken from that commit's
+tree (``--measure`` globs, by default the benchmark's test files and the ``paths`` of every phase whose bench gate
+names one of its metrics). The document is checked by the validator every reader uses before anything is written
+(docs/benchmarks-from-other-tools.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tracker.base.contract import RESULT_SCHEMA, RESULT_VERSION, Clock, set_fingerprint
+from tracker.errors import TrackerError, UsageError
+from tracker.store.bench_formats import Foreign, read
+from tracker.store.ingest import IngestError
+
+
+def _gated_paths(root: Path, metrics: set[str]) -> list[str]:
+    """The ``paths`` of every phase with a bench gate on one of ``metrics`` (plans that cannot be read give none:
+    status and lint report them)."""
+    from tracker.core.model import BenchGate
+    from tracker.plans.load import load_plan_set
+
+    try:
+        plans = load_plan_set(root).plans
+    except TrackerError:
+        return []
+    return sorted(
+        {
+            p
+            for plan in plans
+            for ph in plan.phases
+            if any(isinstance(g, BenchGate) and g.bench in metrics for g in ph.gates)
+            for p in ph.paths
+        }
+    )
+
+
+def commit_of(path: Path, run: Foreign, given: str | None) -> str:
+    """The commit the run measured: the file's own, else ``--commit``; IngestError when the tool says the tree was
+    dirty (what it measured is no commit's code), when neither names one, or when they differ."""
+    if run.dirty:
+        raise IngestError(
+            f"{path}: measured a working tree with uncommitted changes (commit_info.dirty is true): what it measured "
+            "is no commit's code; commit, run the benchmark again, then ingest"
+        )
+    if run.commit is None and given is None:
+        raise IngestError(
+            f"{path}: names no commit (run outside a git checkout?): nothing ties it to this repository's code; name "
+            "the commit it measured with --commit"
+        )
+    if run.commit is not None and given is not None and not run.commit.startswith(given.lower()):
+        raise IngestError(f"{path}: measured commit {run.commit}, but --commit says {given}")
+    return run.commit or str(given)
+
+
+def result_document(
+    root: Path,
+    path: Path,
+    doc: dict[str, Any],
+    kind: str,
+    measure: list[str],
+    commit: str | None,
+    clock: Clock,
+    tree_of: Callable[[str], tuple[str, dict[str, str]]],
+) -> tuple[dict[str, Any], list[str]]:
+    """(the result document, notes) of one foreign benchmark file; IngestError (exit 8) when it cannot be used,
+    UsageError (exit 3) when no file it measured can be named. ``tree_of``: (full id, {path: file id}) of a commit,
+    UsageError when it is none of this repository's."""
+    from tracker.base.file_index import FileIndex
+    from tracker.base.globs import glob_problem
+    from tracker.core.stats import case_stats
+    from tracker.store.result_files import check_result
+
+    run = read(path, doc, kind)
+    future = clock.future(run.time, "the time it records")
+    if future:
+        raise IngestError(f"{path}: {future}")
+    wanted = commit_of(path, run, commit)
+    try:
+        full, files = tree_of(wanted)
+    except UsageError:
+        raise IngestError(f"{path}: measured commit {wanted}, which is not a commit of this repository") from None
+    metrics = {str(c["metric"]) for c in run.cases}
+    globs = list(measure) or sorted({*run.files, *_gated_paths(root, metrics)})
+    bad = [f"--measure: {p}" for p in map(glob_problem, globs) if p]
+    if bad:
+        raise UsageError("; ".join(bad))
+    measured = FileIndex(files).match(globs) if globs else {}
+    if not measured:
+        raise UsageError(
+            f"{path}: no file of commit {full[:12]} matches what it measured "
+            f"({', '.join(globs) or 'no test file, no phase with a bench gate on its metrics'}): name the files the "
+            "benchmark measured with --measure (globs like a phase's paths)"
+        )
+    result = {
+        "schema": RESULT_SCHEMA,
+        "version": RESULT_VERSION,
+        "benchmark": run.benchmark,
+        "provenance": {
+            "commit": full,
+            "dirty": None if run.dirty is None else False,
+            "time": run.time,
+            "host": run.host,
+            "gpu": None,
+            "python": run.python,
+            "command": run.command,
+            "fingerprint": {
+                "algorithm": "git-blob-sha1",
+                "digest": set_fingerprint(measured),
+                "files": dict(sorted(measured.items())),
+                "patterns": globs,
+            },
+        },
+        "cases": [{**case, "stats": case_stats(case["samples"])} for case in run.cases],
+    }
+    try:
+        check_result(result)
+    except ValueError as err:
+        raise IngestError(f"{path}: {err}") from None
+    return result, run.notes
+
+
+def encode(result: dict[str, Any]) -> bytes:
+    """The bytes of a result document as written (checked by :func:`result_document`)."""
+    return (json.dumps(result, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")

@@ -287,10 +287,6 @@ def asv(path: Path, doc: dict[str, Any]) -> Foreign:
     if not HEX40.fullmatch(commit):
         raise IngestError(f"{path}: commit_hash {show(commit)} is not a full git commit id")
     env = _text(path, "env_name", doc["env_name"])
-    date = doc.get("date")
-    if isinstance(date, bool) or not isinstance(date, int) or not 0 <= date <= LATEST_TIME_S * 1000:
-        raise IngestError(f"{path}: date is {show(date)}, expected milliseconds since 1970")
-    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(date // 1000))
     python = _text(path, "python", doc.get("python"))
     columns = _need(path, "result_columns", doc["result_columns"], list, "a list of column names")
     if not all(isinstance(c, str) for c in columns) or len(set(columns)) != len(columns):
@@ -308,6 +304,7 @@ def asv(path: Path, doc: dict[str, Any]) -> Foreign:
     meta = _sibling_json(path, "benchmarks.json", False) or {}
     cases: list[dict[str, Any]] = []
     notes: list[str] = []
+    starts: list[int] = []  # when each benchmark started (asv's ``date`` is the commit's date, not the run's)
     for name, row in results.items():
         where = f"results.{name}"
         _text(path, f"{where} (its name)", name)
@@ -315,6 +312,11 @@ def asv(path: Path, doc: dict[str, Any]) -> Foreign:
         if len(row) > len(columns):
             raise IngestError(f"{path}: {where} has {len(row)} columns, result_columns names {len(columns)}")
         values = dict(zip(columns, row, strict=False))
+        start = values.get("started_at")
+        if start is not None:
+            if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= LATEST_TIME_S * 1000:
+                raise IngestError(f"{path}: {where} started_at is {show(start)}, expected milliseconds since 1970")
+            starts.append(start)
         kind, unit = _asv_kind(path, name, meta.get(name))
         if unit is None:
             notes.append(f"{name}: skipped ({kind} benchmark: asv records no direction for it)")
@@ -341,10 +343,13 @@ def asv(path: Path, doc: dict[str, Any]) -> Foreign:
             _need(path, f"{where} samples", samples_col, list, "a list (one per parameter combination)")
             if len(samples_col) != len(points):
                 raise IngestError(f"{path}: {where} has {len(samples_col)} sample lists for {len(points)} results")
-        failed = 0
+        failed = skipped = 0
         for k, combo in enumerate(itertools.product(*grid)):
             if points[k] is None:
                 failed += 1
+                continue
+            if isinstance(points[k], float) and math.isnan(points[k]):  # asv's mark of a skipped combination
+                skipped += 1
                 continue
             point = samples_col[k] if samples_col is not None else None
             if point is None:
@@ -362,9 +367,16 @@ def asv(path: Path, doc: dict[str, Any]) -> Foreign:
             }
             cases.append(case)
         if failed:
-            notes.append(f"{name}: {failed} of {len(points)} parameter combination(s) skipped (failed: null result)")
+            notes.append(
+                f"{name}: {failed} of {len(points)} parameter combination(s) skipped (null result: failed or skipped)"
+            )
+        if skipped:
+            notes.append(f"{name}: {skipped} of {len(points)} parameter combination(s) skipped (asv skipped them: NaN)")
     if not cases:
         raise IngestError(f"{path}: no benchmark with a result to ingest ({'; '.join(notes) or 'results is empty'})")
+    if not starts:
+        raise IngestError(f"{path}: records no started_at: nothing says when it ran (asv's date is the commit's)")
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(min(starts) // 1000))
     return Foreign(ASV, commit, None, when, host, python, f"asv run ({env})", cases, [], notes)
 
 

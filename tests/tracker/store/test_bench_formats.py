@@ -130,6 +130,7 @@ def test_the_seeds_are_read(repo: Path, tmp_path: Path) -> None:
     result = accepted_or_refused(repo, asv_path, json.dumps(asv_doc(head(repo))).encode())
     assert result is not None
     assert [c["params"] for c in result["cases"]] == [{"param1": 1}, {"param1": 2}]  # the null point is skipped
+    assert result["provenance"]["time"] == "2026-12-05T07:50:38Z"  # started_at (asv's date is the commit's)
 
 
 def asv_tree(tmp_path: Path, machine: object = None) -> Path:
@@ -268,7 +269,9 @@ def test_what_a_pytest_benchmark_file_may_not_say(repo: Path, tmp_path: Path, ch
         (lambda d: d["results"]["bench_parse.time_parse"][0].append(0.1), "4 results for 3"),
         (lambda d: d.update(version=True), "asv result version"),
         (lambda d: d.update(commit_hash="abc"), "not a full git commit id"),
-        (lambda d: d.update(date=-1), "milliseconds"),
+        (lambda d: d["results"]["bench_parse.time_parse"].__setitem__(3, -1), "milliseconds"),
+        (lambda d: d["results"]["bench_parse.time_parse"].__setitem__(3, None), "records no started_at"),
+        (lambda d: d["results"]["bench_parse.time_parse"].__setitem__(3, 32503680000000), "in the future"),
         (lambda d: d["results"]["bench_parse.time_parse"][7][0].append(math.inf), "finite number"),
         (lambda d: d["results"]["bench_parse.time_parse"][0].__setitem__(2, 0.1), "no raw samples"),
         (lambda d: d["results"].update({"bench_parse.time_parse": None}), "expected a list of columns"),
@@ -282,6 +285,22 @@ def test_what_an_asv_file_may_not_say(repo: Path, tmp_path: Path, change: Any, w
     with pytest.raises(IngestError) as err:
         build(repo, path, json.dumps(doc, allow_nan=True).encode())
     assert str(err.value).startswith(str(path)) and why in str(err.value), err.value
+
+
+def test_asv_points_without_a_result_are_skipped_and_said(repo: Path, tmp_path: Path) -> None:
+    doc = asv_doc(head(repo))
+    row = doc["results"]["bench_parse.time_parse"]
+    row[0], row[7] = [0.001, math.nan, None], [[0.001, 0.0011], None, None]
+    path = asv_tree(tmp_path)
+    assert load_json(path, json.dumps(doc, allow_nan=True).encode())  # NaN and -Infinity read (used values checked)
+    from tracker.store.bench_formats import asv
+
+    run = asv(path, doc)
+    assert [c["params"] for c in run.cases] == [{"param1": 1}]
+    assert run.notes == [
+        "bench_parse.time_parse: 1 of 3 parameter combination(s) skipped (null result: failed or skipped)",
+        "bench_parse.time_parse: 1 of 3 parameter combination(s) skipped (asv skipped them: NaN)",
+    ]
 
 
 def test_asv_machine_json_must_be_there_and_regular(repo: Path, tmp_path: Path) -> None:

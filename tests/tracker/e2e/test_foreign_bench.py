@@ -255,3 +255,36 @@ def test_asv_results_meet_then_regress_a_gate(tmp_path: Path, cli: Callable[...,
     assert got.code == 0, got.err
     (written,) = (repo / "bench/results").glob("*.json")
     assert json.loads(written.read_text())["cases"][0]["params"] == {"param1": 1, "param2": "a"}
+
+
+def test_all_or_nothing_and_where_it_writes(pb_repo: Path, tmp_path: Path, cli: Callable[..., Any]) -> None:
+    good = tmp_path / "good.json"
+    pytest_benchmark_json(pb_repo, good)
+    bad = tmp_path / "bad.json"
+    bad.write_text(good.read_text()[:-40])  # truncated
+    got = cli(pb_repo, "ingest", str(good), str(bad))
+    assert got.code == 8 and got.err.startswith(f"tracker: error: {bad}:") and "JSON" in got.err, got.err
+    assert not (pb_repo / "bench/results").exists()
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)  # never waited on
+    got = cli(pb_repo, "ingest", str(good), str(fifo))
+    assert got.code == 8 and "not a regular file" in got.err and "Traceback" not in got.err
+    assert not (pb_repo / "bench/results").exists()
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (pb_repo / "bench").mkdir()
+    (pb_repo / "bench/results").symlink_to(outside)  # results that link out of the repository: nothing written there
+    got = cli(pb_repo, "ingest", str(good))
+    assert got.code == 8 and "outside the repository" in got.err
+    assert list(outside.iterdir()) == []
+    (pb_repo / "bench/results").unlink()
+
+    got = cli(pb_repo, "ingest", "--measure", "nothing/**", str(good))
+    assert got.code == 3 and "name the files the benchmark measured with --measure" in got.err
+    got = cli(pb_repo, "ingest", "--measure", "src/parse.py", str(good))
+    assert got.code == 0, got.err
+    (written,) = (pb_repo / "bench/results").glob("*.json")
+    fingerprint = json.loads(written.read_text())["provenance"]["fingerprint"]
+    assert list(fingerprint["files"]) == ["src/parse.py"] and fingerprint["patterns"] == ["src/parse.py"]

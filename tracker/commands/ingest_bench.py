@@ -17,7 +17,7 @@ from typing import Any
 
 from tracker.base.contract import RESULT_SCHEMA, RESULT_VERSION, Clock, set_fingerprint
 from tracker.errors import TrackerError, UsageError
-from tracker.store.bench_formats import Foreign, read
+from tracker.store.bench_formats import PYTEST_BENCHMARK, Foreign, read
 from tracker.store.ingest import IngestError
 
 
@@ -49,6 +49,11 @@ def commit_of(path: Path, run: Foreign, given: str | None) -> str:
         raise IngestError(
             f"{path}: measured a working tree with uncommitted changes (commit_info.dirty is true): what it measured "
             "is no commit's code; commit, run the benchmark again, then ingest"
+        )
+    if run.benchmark == PYTEST_BENCHMARK and run.commit is not None and run.dirty is None:
+        raise IngestError(
+            f"{path}: commit_info has no dirty flag: nothing says whether it measured commit {run.commit} or a "
+            "tree with changes to it"
         )
     if run.commit is None and given is None:
         raise IngestError(
@@ -105,7 +110,9 @@ def result_document(
         "benchmark": run.benchmark,
         "provenance": {
             "commit": full,
-            "dirty": None if run.dirty is None else False,
+            # False only where the tool checked the tree of the commit it names; a commit from --commit is the
+            # user's word about a tree nobody checked (pytest-benchmark says dirty: false outside git too).
+            "dirty": False if run.dirty is False and run.commit is not None else None,
             "time": run.time,
             "host": run.host,
             "gpu": None,

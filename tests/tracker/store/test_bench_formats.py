@@ -241,6 +241,7 @@ def test_a_number_too_large_for_a_float_is_refused(repo: Path, tmp_path: Path) -
         (lambda d: d["benchmarks"][0]["stats"].update(data=[1.0, 0.0]), "finite number > 0"),
         (lambda d: d["commit_info"].update(dirty=True), "uncommitted changes"),
         (lambda d: d["commit_info"].update(dirty="no"), "commit_info.dirty"),
+        (lambda d: d["commit_info"].pop("dirty"), "no dirty flag"),
         (lambda d: d["commit_info"].update(id="unknown"), "names no commit"),
         (lambda d: d["commit_info"].update(id="a" * 40), "not a commit of this repository"),
         (lambda d: d.update(datetime="2026-12-01T10:00:00"), "not an ISO-8601 time"),
@@ -334,6 +335,19 @@ def test_asv_parameters_are_typed_from_their_repr(repo: Path, tmp_path: Path) ->
     result = build(repo, path, json.dumps(doc).encode())
     assert [c["params"]["n"] for c in result["cases"]] == [1, 1.5, True, "x", "None", "<function f at 0x1>"]
     assert [type(c["params"]["n"]) for c in result["cases"]] == [int, float, bool, str, str, str]
+
+
+def test_a_commit_given_by_hand_is_never_called_clean(repo: Path, tmp_path: Path) -> None:
+    doc = pb_doc("unversioned")  # what pytest-benchmark writes outside a git checkout, with dirty: false
+    path = tmp_path / "pb.json"
+    loaded = load_json(path, json.dumps(doc).encode())
+    assert isinstance(loaded, dict)
+    result, _ = result_document(
+        repo, path, loaded, PYTEST_BENCHMARK, ["src/**"], head(repo)[:10], Clock(), lambda c: commit_files(repo, c)
+    )
+    assert result["provenance"]["commit"] == head(repo) and result["provenance"]["dirty"] is None
+    assert pb_doc(head(repo))["commit_info"]["dirty"] is False
+    assert build(repo, path, json.dumps(pb_doc(head(repo))).encode())["provenance"]["dirty"] is False
 
 
 def test_measured_files_come_from_the_commit_and_must_exist(repo: Path, tmp_path: Path) -> None:

@@ -288,3 +288,17 @@ def test_all_or_nothing_and_where_it_writes(pb_repo: Path, tmp_path: Path, cli: 
     (written,) = (pb_repo / "bench/results").glob("*.json")
     fingerprint = json.loads(written.read_text())["provenance"]["fingerprint"]
     assert list(fingerprint["files"]) == ["src/parse.py"] and fingerprint["patterns"] == ["src/parse.py"]
+
+
+def test_a_threshold_inside_the_noise_is_undecided_never_done(
+    pb_repo: Path, tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    pytest_benchmark_json(pb_repo, tmp_path / "fast.json")
+    assert cli(pb_repo, "ingest", str(tmp_path / "fast.json")).code == 0
+    (written,) = (pb_repo / "bench/results").glob("*.json")
+    median = json.loads(written.read_text())["cases"][0]["stats"]["median"]
+    plan = pb_repo / "plans/0001-parse.md"
+    plan.write_text(plan.read_text().replace("at_most = 0.005", f"at_most = {median!r}"))  # right on its median
+    assert statuses(pb_repo)["0001/P1"].status is not Status.DONE
+    shown = cli(pb_repo, "show", "0001/P1")
+    assert "undecided" in shown.out, shown.out

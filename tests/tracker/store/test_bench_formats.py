@@ -105,13 +105,13 @@ def build(repo: Path, path: Path, data: bytes, measure: list[str] | None = None)
     return result
 
 
-def accepted_or_refused(repo: Path, path: Path, data: bytes) -> dict[str, Any] | None:
+def accepted_or_refused(repo: Path, path: Path, data: bytes, *siblings: Path) -> dict[str, Any] | None:
     """The property: a result document the validator accepts, with finite raw samples only, or a refusal naming the
-    file. Any other exception fails the test."""
+    file (or the sibling file that is wrong). Any other exception fails the test."""
     try:
         result = build(repo, path, data)
     except (IngestError, UsageError) as err:
-        assert str(err).startswith(str(path)) or str(err).startswith("--measure"), err
+        assert str(err).startswith((str(path), *map(str, siblings), "--measure")), err
         return None
     encoded = json.dumps(result, allow_nan=False, ensure_ascii=False).encode("utf-8")
     parse_result(encoded, path)  # what is written reads back
@@ -189,6 +189,7 @@ def test_a_value_of_any_shape_anywhere_is_read_or_refused(
     doc = mutate(seed, where, value)
     path = tmp_path / "pb.json" if which == PYTEST_BENCHMARK else asv_tree(tmp_path)
     accepted_or_refused(repo, path, json.dumps(doc, allow_nan=True).encode("utf-8", "surrogatepass"))
+    (tmp_path / "results" / "benchmarks.json").unlink(missing_ok=True)
 
 
 @HOSTILE_SETTINGS
@@ -356,3 +357,24 @@ def test_measured_files_come_from_the_commit_and_must_exist(repo: Path, tmp_path
     assert list(result["provenance"]["fingerprint"]["files"]) == ["src/parse.py"]
     with pytest.raises(UsageError, match="no file of commit"):
         build(repo, tmp_path / "pb.json", data, measure=["nothing/**"])
+
+
+@HOSTILE_SETTINGS
+@given(
+    machine=VALUES, meta=VALUES, raw=st.sampled_from(["", "{", '{"machine": "testbox", "machine": "x"}', "[" * 50_000])
+)
+def test_hostile_sibling_files_of_asv_are_read_or_refused(
+    repo: Path, tmp_path: Path, machine: Any, meta: Any, raw: str
+) -> None:
+    path = asv_tree(tmp_path, {"machine": "testbox", "cpu": machine})
+    benchmarks = path.parent.parent / "benchmarks.json"
+    benchmarks.write_text(json.dumps({"bench_parse.time_parse": meta}, allow_nan=True))
+    data = json.dumps(asv_doc(head(repo)), allow_nan=True).encode()
+    accepted_or_refused(repo, path, data, benchmarks)
+    benchmarks.write_text(json.dumps(meta, allow_nan=True))
+    accepted_or_refused(repo, path, data, benchmarks)
+    benchmarks.unlink()
+    (path.parent / "machine.json").write_text(raw)
+    with pytest.raises(IngestError) as err:
+        build(repo, path, data)
+    assert str(err.value).startswith(str(path.parent / "machine.json")), err.value

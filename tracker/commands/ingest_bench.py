@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tracker.base.contract import RESULT_SCHEMA, RESULT_VERSION, Clock, set_fingerprint
+from tracker.base.fileio import MAX_READ
 from tracker.errors import TrackerError, UsageError
 from tracker.store.bench_formats import PYTEST_BENCHMARK, Foreign, read
 from tracker.store.ingest import IngestError
@@ -127,6 +128,15 @@ def result_document(
         },
         "cases": [{**case, "stats": case_stats(case["samples"])} for case in run.cases],
     }
+    try:
+        size = len(encode(result))
+    except (ValueError, UnicodeEncodeError):
+        size = 0  # the validator says what is wrong
+    if size > MAX_READ:  # every reader would refuse it, and an invalid result file leaves every bench gate unmet
+        raise IngestError(
+            f"{path}: its result file would be {size >> 20} MiB, over the {MAX_READ >> 20} MiB a result file may "
+            "have: record fewer rounds (--benchmark-max-time, asv's repeat)"
+        )
     try:
         check_result(result)
     except ValueError as err:

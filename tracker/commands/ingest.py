@@ -285,6 +285,10 @@ def _foreign(
     if hashlib.sha256(encoded).hexdigest() in stored:
         return None
     stored.add(hashlib.sha256(encoded).hexdigest())
+    from tracker.commands.result import never_stale_warnings
+
+    for warning in never_stale_warnings(root, result["cases"], result["provenance"]["fingerprint"]["files"]):
+        sys.stderr.write(f"{warning} ({path})\n")
     cases = len(result["cases"])
     said = "".join(f"; {note}" for note in notes)
     prov = result["provenance"]

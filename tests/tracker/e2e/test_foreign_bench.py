@@ -283,8 +283,13 @@ def test_all_or_nothing_and_where_it_writes(pb_repo: Path, tmp_path: Path, cli: 
 
     got = cli(pb_repo, "ingest", "--measure", "nothing/**", str(good))
     assert got.code == 3 and "name the files the benchmark measured with --measure" in got.err
+    got = cli(pb_repo, "ingest", "--measure", "tests/test_parse.py", str(good))
+    assert got.code == 0, got.err  # written, but the phase's own code is not what it names as measured: said so
+    assert "phase 0001/P1 gates tests/test_parse.py::test_parse, but no measured file is under its paths" in got.err
+    for written in (pb_repo / "bench/results").glob("*.json"):
+        written.unlink()
     got = cli(pb_repo, "ingest", "--measure", "src/parse.py", str(good))
-    assert got.code == 0, got.err
+    assert got.code == 0 and got.err == "", got.err
     (written,) = (pb_repo / "bench/results").glob("*.json")
     fingerprint = json.loads(written.read_text())["provenance"]["fingerprint"]
     assert list(fingerprint["files"]) == ["src/parse.py"] and fingerprint["patterns"] == ["src/parse.py"]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tracker.base.contract import RESULT_SCHEMA, RESULT_VERSION, Clock, set_fingerprint
+from tracker.base.contract import MAX_FUTURE_S, RESULT_SCHEMA, RESULT_VERSION, Clock, set_fingerprint
 from tracker.base.fileio import MAX_READ
 from tracker.errors import TrackerError, UsageError
 from tracker.store.bench_formats import PYTEST_BENCHMARK, Foreign, read
@@ -66,6 +66,21 @@ def commit_of(path: Path, run: Foreign, given: str | None) -> str:
     return run.commit or str(given)
 
 
+def committed_at(root: Path, commit: str) -> str | None:
+    """When ``commit`` was made (its committer time, UTC), less :data:`MAX_FUTURE_S` for clocks that differ; None
+    when git does not say. A run dated before it cannot have measured it (an older result relabelled with a newer
+    commit)."""
+    import subprocess
+    import time
+
+    proc = subprocess.run(["git", "show", "-s", "--format=%ct", commit], cwd=root, capture_output=True, check=False)
+    try:
+        seconds = int(proc.stdout.decode(errors="replace").strip())
+    except ValueError:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds - MAX_FUTURE_S))
+
+
 def result_document(
     root: Path,
     path: Path,
@@ -93,6 +108,12 @@ def result_document(
         full, files = tree_of(wanted)
     except UsageError:
         raise IngestError(f"{path}: measured commit {wanted}, which is not a commit of this repository") from None
+    made = committed_at(root, full)
+    if made is not None and run.time < made:
+        raise IngestError(
+            f"{path}: ran at {run.time}, before commit {full[:12]} was made ({made}, less {MAX_FUTURE_S // 60} minutes "
+            "for clocks that differ): it cannot have measured that commit's code"
+        )
     metrics = {str(c["metric"]) for c in run.cases}
     globs = list(measure) or sorted({*run.files, *_gated_paths(root, metrics)})
     bad = [f"--measure: {p}" for p in map(glob_problem, globs) if p]

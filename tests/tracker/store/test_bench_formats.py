@@ -8,6 +8,7 @@ import copy
 import json
 import math
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from tracker.store.bench_formats import ASV, PYTEST_BENCHMARK, kind_of, load_jso
 from tracker.store.ingest import IngestError
 from tracker.store.result_schema import parse_result
 
+NOW = int(time.time()) + 1  # the seeds' run time: after the fixture repository's commit, not in the future
 HOSTILE_SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -56,9 +58,9 @@ def pb_doc(commit: str) -> dict[str, Any]:
     }
     return {
         "machine_info": {"node": "box", "python_version": "3.11.7", "cpu": {"brand_raw": "Some CPU"}},
-        "commit_info": {"id": commit, "dirty": False, "time": "2026-12-01T10:00:00+00:00"},
+        "commit_info": {"id": commit, "dirty": False, "time": None},
         "benchmarks": [bench],
-        "datetime": "2026-12-01T10:00:00.123456+00:00",
+        "datetime": time.strftime("%Y-%m-%dT%H:%M:%S.123456+00:00", time.gmtime(NOW)),
         "version": "5.3.1",
     }
 
@@ -70,7 +72,7 @@ def asv_doc(commit: str) -> dict[str, Any]:
         [0.001, 0.002, None],
         [["1", "2", "3"]],
         "abc",
-        1796457038694,
+        NOW * 1000,
         1.3,
         [-math.inf, -math.inf, -math.inf],
         [math.inf, math.inf, math.inf],
@@ -79,7 +81,7 @@ def asv_doc(commit: str) -> dict[str, Any]:
     return {
         "commit_hash": commit,
         "env_name": "existing-py",
-        "date": 1796457036000,
+        "date": 1000,  # the commit's date, in asv: never read as the run's
         "params": {"machine": "testbox"},
         "python": "3.11",
         "requirements": {},
@@ -130,7 +132,8 @@ def test_the_seeds_are_read(repo: Path, tmp_path: Path) -> None:
     result = accepted_or_refused(repo, asv_path, json.dumps(asv_doc(head(repo))).encode())
     assert result is not None
     assert [c["params"] for c in result["cases"]] == [{"param1": 1}, {"param1": 2}]  # the null point is skipped
-    assert result["provenance"]["time"] == "2026-12-05T07:50:38Z"  # started_at (asv's date is the commit's)
+    # started_at (asv's date is the commit's)
+    assert result["provenance"]["time"] == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(NOW))
 
 
 def asv_tree(tmp_path: Path, machine: object = None) -> Path:
@@ -247,6 +250,7 @@ def test_a_number_too_large_for_a_float_is_refused(repo: Path, tmp_path: Path) -
         (lambda d: d["commit_info"].update(id="a" * 40), "not a commit of this repository"),
         (lambda d: d.update(datetime="2026-12-01T10:00:00"), "not an ISO-8601 time"),
         (lambda d: d.update(datetime="2999-01-01T00:00:00Z"), "in the future"),
+        (lambda d: d.update(datetime="2020-01-01T00:00:00Z"), "before commit"),
         (lambda d: d["benchmarks"][0].update(param="9"), "does not end with its param"),
         (lambda d: d["benchmarks"][0]["params"].update(size=float("inf")), "not a finite number"),
         (lambda d: d["benchmarks"][0]["params"].update(size=10**40), "too large"),
@@ -274,6 +278,7 @@ def test_what_a_pytest_benchmark_file_may_not_say(repo: Path, tmp_path: Path, ch
         (lambda d: d["results"]["bench_parse.time_parse"].__setitem__(3, -1), "milliseconds"),
         (lambda d: d["results"]["bench_parse.time_parse"].__setitem__(3, None), "records no started_at"),
         (lambda d: d["results"]["bench_parse.time_parse"].__setitem__(3, 32503680000000), "in the future"),
+        (lambda d: d["results"]["bench_parse.time_parse"].__setitem__(3, 1577836800000), "before commit"),
         (lambda d: d["results"]["bench_parse.time_parse"][7][0].append(math.inf), "finite number"),
         (lambda d: d["results"]["bench_parse.time_parse"][0].__setitem__(2, 0.1), "no raw samples"),
         (lambda d: d["results"].update({"bench_parse.time_parse": None}), "expected a list of columns"),

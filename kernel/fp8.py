@@ -104,7 +104,12 @@ def emulate(
     batch, nodes, _, _ = q.shape
     visible_tree = ancestor_matrix(tree_mask)
     bounds = prefix_indptr.tolist()
-    seen_as = {"kv": lambda t: t.to(torch.bfloat16).float(), "qkp": _e4m3_rows, "qkp2": _e4m3_split, "q2p": _e4m3_split}[design]
+    seen_as = {
+        "kv": lambda t: t.to(torch.bfloat16).float(),
+        "qkp": _e4m3_rows,
+        "qkp2": _e4m3_split,
+        "q2p": _e4m3_split,
+    }[design]
     q_seen = seen_as(q.float())
     outs, lses = [], []
     for b in range(batch):

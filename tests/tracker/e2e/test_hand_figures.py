@@ -1,8 +1,8 @@
-"""No hand-written performance figure in our docs (issue 26): every measured figure in README.md, kernel/README.md,
-kernel/NOTES.md and bench/README.md is generated (a ``results`` table, an inline ``<!-- figure -->``) or comes from
-a log its paragraph names with the commit and the machine it ran on (a list item or table row may name them in the
-paragraph that introduces its list or table). What is left is listed in :data:`ALLOWED`, each entry with why it is
-no measurement. CPU only: it reads the docs, nothing runs."""
+"""No hand-written performance figure in our docs (issue 26): every measured figure in README.md, docs/reference.md,
+kernel/README.md, kernel/NOTES.md and bench/README.md is generated (a ``results`` table, an inline ``<!-- figure -->``)
+or comes from a log its paragraph names with the commit and the machine it ran on (a list item or table row may name
+them in the paragraph that introduces its list or table). What is left is listed in :data:`ALLOWED`, each entry with
+why it is no measurement. CPU only: it reads the docs, nothing runs."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tracker.plans.regions import region_spans, split_lines
 from tracker.report.doc_figures import figure_spans
 
 ROOT = Path(__file__).resolve().parents[3]
-DOCS = ["README.md", "kernel/README.md", "kernel/NOTES.md", "bench/README.md"]
+DOCS = ["README.md", "docs/reference.md", "kernel/README.md", "kernel/NOTES.md", "bench/README.md"]
 LOGS = "docs/lab/runs"
 
 # A number and a unit of time, bandwidth, throughput, clock, a percentage or a ratio ("1.13x"; "2 x H" is a product).
@@ -33,18 +33,18 @@ GOLDEN = (
 )
 SETTING = "a setting of the tracker (a bound, a timeout), not a measurement"
 ALLOWED: list[tuple[str, str, str]] = [
-    ("README.md", "up to 8 runs or 600 s", SETTING + ": verify's re-run budget for an undecided bench gate"),
-    ("README.md", "file modified in the last 0.1 s", SETTING + ": how recent a write counts as a save in progress"),
-    ("README.md", "and is bounded: 30 s, 1 GiB", SETTING + ": the report sandbox's limits"),
-    ("README.md", "`TRACKER_LOCK_TIMEOUT`, default 10 s", SETTING + ": the lock's default wait"),
-    ("README.md", "verdict   met: 3.75 TB/s", SAMPLE + " (tracker show at c858033, kernel@14016e5)"),
-    ("README.md", "figures   median 3.75 TB/s", SAMPLE + " (tracker show at c858033, kernel@14016e5)"),
-    ("README.md", "TB/s -> 4.28 TB/s (1.00x)", SAMPLE + " (tracker summary at c858033 against HEAD~6)"),
-    ("README.md", "graph=True vs impl=flashinfer), median: 1.16x", SAMPLE + " (tracker summary at c858033)"),
-    ("README.md", "1.15x (0.99x); needs >= 1.00x", SAMPLE + " (tracker summary at c858033)"),
-    ("README.md", "| **0001/P2** Beats the baseline at 91k |", GOLDEN),
-    ("README.md", "| **0001/P3** Half of the floor |", GOLDEN),
-    ("README.md", "| 2026-11-08T10:00:00Z | 0001/P2 | done → **regressed**", GOLDEN),
+    ("docs/reference.md", "up to 8 runs or 600 s", SETTING + ": verify's re-run budget for an undecided bench gate"),
+    ("docs/reference.md", "file modified in the last 0.1 s", SETTING + ": how recent a write counts as a save in progress"),
+    ("docs/reference.md", "and is bounded: 30 s, 1 GiB", SETTING + ": the report sandbox's limits"),
+    ("docs/reference.md", "`TRACKER_LOCK_TIMEOUT`, default 10 s", SETTING + ": the lock's default wait"),
+    ("docs/reference.md", "verdict   met: 3.75 TB/s", SAMPLE + " (tracker show at c858033, kernel@14016e5)"),
+    ("docs/reference.md", "figures   median 3.75 TB/s", SAMPLE + " (tracker show at c858033, kernel@14016e5)"),
+    ("docs/reference.md", "TB/s -> 4.28 TB/s (1.00x)", SAMPLE + " (tracker summary at c858033 against HEAD~6)"),
+    ("docs/reference.md", "graph=True vs impl=flashinfer), median: 1.16x", SAMPLE + " (tracker summary at c858033)"),
+    ("docs/reference.md", "1.15x (0.99x); needs >= 1.00x", SAMPLE + " (tracker summary at c858033)"),
+    ("docs/reference.md", "| **0001/P2** Beats the baseline at 91k |", GOLDEN),
+    ("docs/reference.md", "| **0001/P3** Half of the floor |", GOLDEN),
+    ("docs/reference.md", "| 2026-11-08T10:00:00Z | 0001/P2 | done → **regressed**", GOLDEN),
     ("kernel/README.md", "about 5% of greedy decisions", "a property of the test prompts on a random model (why the tests "
      "use clear prompts), not a performance figure of the kernel"),
     ("kernel/NOTES.md", "slot ids, q and out < 1%", "cost-model arithmetic: the share of a request's bytes that are not "

@@ -10,7 +10,7 @@ import enum
 
 
 class ExitCode(enum.IntEnum):
-    """The documented exit codes of every ``tracker`` command (README "Exit codes")."""
+    """The documented exit codes of every ``tracker`` command (docs/reference.md, "Exit codes")."""
 
     OK = 0
     CHECK_FAILED = 1  # --check found out-of-date files, or tests/gates failed in verify

@@ -1,4 +1,4 @@
-"""Every error path of the CLI, with its exact message and exit code (README "Exit codes")."""
+"""Every error path of the CLI, with its exact message and exit code (docs/reference.md, "Exit codes")."""
 
 from __future__ import annotations
 

@@ -574,7 +574,7 @@ def test_only_the_last_write_of_the_evidence_file_is_fsynced(repo, tmp_path: Pat
 )
 def test_records_the_options_that_may_have_narrowed_collection(repo, args: list[str], narrowed: str | None) -> None:
     """A run's collected tests can name a gate's test set only when no option narrowed its collection
-    (README "Status rules"): ``provenance.narrowed`` names them, and ``args`` is null with it."""
+    (docs/reference.md, "Status rules"): ``provenance.narrowed`` names them, and ``args`` is null with it."""
     root = repo(
         {
             "tests/sub/test_s.py": "def test_ok(): pass\ndef test_other(): pass\n",

@@ -1,7 +1,7 @@
 """Every command of ``tracker``, declared once (:mod:`tracker.cli.spec`): its arguments and options, its help and
 the ``commands.*.run`` it calls. The command modules are imported inside each command, so a command line loads only
-what its command uses. Errors are mapped to exit codes by :func:`tracker.errors.exit_code_for` (README "Exit
-codes").
+what its command uses. Errors are mapped to exit codes by :func:`tracker.errors.exit_code_for` (docs/reference.md,
+"Exit codes").
 
 No ``from __future__ import annotations`` (:mod:`tracker.cli.spec` says why).
 """
@@ -57,7 +57,7 @@ _PHASES = "A phase (0002/P1) or a plan (0002, 2 or plans/0002-x.md: each of its 
 @command()
 def status(
     plan: str | None = arg(_ONE, None, show_default=False, complete=True),
-    json: bool = json_opt("Print the status document as JSON (shape in README)."),
+    json: bool = json_opt("Print the status document as JSON (shape in docs/reference.md)."),
     root: str | None = ROOT,
     color: ColorWhen | None = COLOR,
     no_color: bool = NO_COLOR,

@@ -136,7 +136,7 @@ APP_HELP = (
 )
 
 
-def json_opt(help: str = "Print one JSON object instead of text (shape in README).") -> Any:
+def json_opt(help: str = "Print one JSON object instead of text (shape in docs/reference.md).") -> Any:
     return opt("--json", help, False)
 
 

@@ -47,8 +47,8 @@ WARNING_KINDS = frozenset({"untracked-evidence", "undecided"})  # named by check
 def run(root: Path, out: TextIO | None = None, as_json: bool = False, fmt: str = "text") -> int:
     """Print one line per problem, then one per warning; exit 1 (CHECK_FAILED) when there is a problem, else 0.
     ``as_json``: print one object instead, ``{"ok", "exit", "problems": [{"kind", "path", "phase", "message"}],
-    "warnings": [same]}`` (README). ``fmt="github"``: one GitHub Actions annotation per problem (``::error``) and
-    per warning (``::warning``), and a Markdown summary appended to ``$GITHUB_STEP_SUMMARY``
+    "warnings": [same]}`` (docs/reference.md). ``fmt="github"``: one GitHub Actions annotation per problem
+    (``::error``) and per warning (``::warning``), and a Markdown summary appended to ``$GITHUB_STEP_SUMMARY``
     (:mod:`tracker.commands.github_output`); the exit code is the same in every format."""
     out = out or sys.stdout
     with command_cache(root) as cache:

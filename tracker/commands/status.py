@@ -52,7 +52,7 @@ ON_OWN_GATES = (
     Status.DONE,
     Status.STALE,
     Status.REGRESSED,
-)  # statuses its dependencies do not change (README precedence)
+)  # statuses its dependencies do not change (docs/reference.md, precedence)
 
 
 def _depends_note(shaky: list[tuple[str, str | None]]) -> str:

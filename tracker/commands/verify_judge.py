@@ -156,7 +156,7 @@ def _explain(store: Store, moved: str | None = None) -> list[str]:
 
 def _narrowed(store: Store, evidence: Path | None) -> list[str]:
     """What this run's own evidence says of options that narrowed its collection (``--pytest-arg=--ignore=...``):
-    such a run never names its gates' tests (README "Status rules"), so say so."""
+    such a run never names its gates' tests (docs/reference.md, "Status rules"), so say so."""
     from tracker.core.run_facts import narrowed
 
     own = next((r for r in reversed(store.runs) if evidence and r.file.endswith("/" + evidence.name)), None)

@@ -69,8 +69,8 @@ def verdict_document(
     warnings: list[str],
     code: int,
 ) -> dict[str, Any]:
-    """The ``tracker verify --json`` object (README): the exit code, this run's evidence file, the test gates it
-    ran and those it did not re-run, and per selected phase its status, a one-line summary and every gate's
+    """The ``tracker verify --json`` object (docs/reference.md): the exit code, this run's evidence file, the test
+    gates it ran and those it did not re-run, and per selected phase its status, a one-line summary and every gate's
     verdict (``met``/``unmet``/``stale``) with its reason, what made it stale and its evidence's source."""
 
     def src(v: GateVerdict) -> dict[str, Any] | None:

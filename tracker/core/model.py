@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # datetime's import is only paid when result files are actual
 
 
 class Status(str, enum.Enum):
-    """A phase's status; precedence is documented in README ("Status rules")."""
+    """A phase's status; precedence is documented in docs/reference.md ("Status rules")."""
 
     PLANNED = "planned"
     IN_PROGRESS = "in-progress"

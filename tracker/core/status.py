@@ -1,7 +1,7 @@
 """Status derivation (pure): plans + evidence + current file ids -> one PhaseStatus per phase. What reads the
 repository's evidence for it is :mod:`tracker.store.derive`.
 
-Precedence, first match wins (README "Status rules"):
+Precedence, first match wins (docs/reference.md, "Status rules"):
 
 1. ``regressed``: a gate failed on its newest evidence, and the phase was done before: all its
    gates met together on the evidence as it stood at some earlier time (``tracker.core.history.was_done``).

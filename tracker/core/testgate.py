@@ -118,7 +118,7 @@ class TestIndex(RunIndex):
         if run is None:
             return GateVerdict(False, "no evidence: never run"), False
         if not recs:
-            # Missing evidence, not a failure: nothing ran that could fail (README: "failed").
+            # Missing evidence, not a failure: nothing ran that could fail (docs/reference.md: "failed").
             what = f"-m {gate.marker!r} selects 0 tests" if gate.marker else "0 tests collected"
             return GateVerdict(False, f"{what} (an empty gate is unmet)", source_of(run)), False
         passed, first_bad, sources, ever, hidden = 0, None, [], True, None

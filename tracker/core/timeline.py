@@ -154,9 +154,9 @@ class _Phase:
         self.own = Status.PLANNED  # the status on its own gates
 
     def own_status(self) -> Status:
-        """The status on the phase's own gates (README precedence, without ``stale``, which needs the tree of then):
-        regressed when a gate fails, each gate was met at some time (a failing test that never passed is new work)
-        and all of them were met together once."""
+        """The status on the phase's own gates (docs/reference.md precedence, without ``stale``, which needs the tree
+        of then): regressed when a gate fails, each gate was met at some time (a failing test that never passed is new
+        work) and all of them were met together once."""
         verdicts = self.verdicts
         if self.done_once and any(v.failed for v in verdicts) and all(self.ever):
             return Status.REGRESSED

@@ -304,7 +304,7 @@ class PlanSet(NamedTuple):
 
     ``plans``: the valid plans (no problem of their own), safe to derive statuses from. A dependency on a
     phase of an invalid plan is not one of their problems: it stays unresolved, so the depending phase is
-    ``blocked`` by it unless its own gates make it done (README precedence), which is true whatever the
+    ``blocked`` by it unless its own gates make it done (docs/reference.md, precedence), which is true whatever the
     invalid plan will say once fixed. ``invalid``: the files that are not, each with its problems.
     ``problems``: every problem, as :func:`load_plans` raises them; ``unreadable``: the files that could
     not be read (FileError, exit 8), also listed in ``invalid``.

@@ -31,7 +31,8 @@ class SecondModel(_Block):
 
 
 class ResultsBlockModel(_Block):
-    """A ``results`` block: which cases of which benchmark, laid out how (README, "Generated results tables")."""
+    """A ``results`` block: which cases of which benchmark, laid out how (docs/reference.md, "Generated results
+    tables")."""
 
     benchmark: Name
     metric: Name

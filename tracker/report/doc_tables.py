@@ -43,7 +43,7 @@ class DocTableError(TrackerError):
 
 
 class TableSpec(NamedTuple):
-    """One validated ``results`` block (README, "Generated results tables"); lines are 1-based."""
+    """One validated ``results`` block (docs/reference.md, "Generated results tables"); lines are 1-based."""
 
     path: str  # the doc, as messages name it
     number: int  # 1-based among the doc's results blocks: the region's key is ``results:<number>``

@@ -145,7 +145,7 @@ def plan_regions(plan: Plan, statuses: dict[str, PhaseStatus]) -> list[Region]:
 def status_data(
     plans: list[Plan], statuses: dict[str, PhaseStatus], recorded: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    """The ``tracker status --json`` document (shape documented in README)."""
+    """The ``tracker status --json`` document (shape documented in docs/reference.md)."""
     recorded = recorded or {}
 
     def src(s: EvidenceSource | None) -> dict[str, Any] | None:

@@ -276,8 +276,8 @@ def test_verify_prints_a_failure_messages_control_characters_escaped(
 @pytest.mark.parametrize("args", [["-n", "2", "--dist=each"], ["--tx=ssh=nohost.invalid", "--dist=load"]])
 def test_verify_refuses_xdist_modes_that_cannot_record_even_when_no_test_runs(repo, cli, args: list[str]) -> None:
     """pytest-xdist's ``--dist each`` and a ``--tx`` other than popen are refused by the recording run (exit 3); with
-    every gate up to date verify runs no test, and its argument check let them through (exit 0) where README says
-    --pytest-arg values are checked whether or not a test runs."""
+    every gate up to date verify runs no test, and its argument check let them through (exit 0) where docs/reference.md
+    says --pytest-arg values are checked whether or not a test runs."""
     plan = plan_text(phases=phase("P1", 'test = "tests/test_a.py"'))
     root = repo({"plans/0001-demo.md": plan, "tests/test_a.py": "def test_a():\n    pass\n", ".gitignore": IGNORE})
     assert cli(root, "verify").code == 0
@@ -538,7 +538,7 @@ def gate_json(cli: Callable[..., Any], root: Path, plan: int = 0, ph: int = 0) -
 
 
 def test_a_gate_that_selects_no_tests_is_unmet_not_failed(cli: Callable[..., Any], repo: Callable[..., Path]) -> None:
-    """README: ``failed`` marks a real failure; a gate that selects nothing is missing evidence."""
+    """docs/reference.md: ``failed`` marks a real failure; a gate that selects nothing is missing evidence."""
     root = repo({
         "plans/0001-x.md": plan_text("0001", phase("P1", 'test = "tests/slow"\nmarker = "nosuch"')),
         "tests/slow/test_s.py": SLOW_TESTS.format(value=1), ".gitignore": ".tracker/cache/\n.tracker/lock\n__pycache__/\n",

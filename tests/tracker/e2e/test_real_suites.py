@@ -5,7 +5,7 @@ says: the phase is done exactly when plain pytest passes, serially and under ``-
 test that broke.
 
 A skip or an xfail the gate does not allow (``skips_allowed``, ``xfails_allowed``) is the one place the two differ by
-design (pytest passes, the gate stays unmet: README, Status rules); it is not among these mutations.
+design (pytest passes, the gate stays unmet: docs/reference.md, Status rules); it is not among these mutations.
 """
 
 from __future__ import annotations

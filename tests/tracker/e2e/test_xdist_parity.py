@@ -9,7 +9,7 @@ passes do not show that ``pytest FILE`` passes in one process), which is no disa
 
 The selection covers seven test files: file gates with a ``-m`` marker, gates naming single tests, a gate whose file
 fails to collect without torch (an error both ways), and phases done, done over a dependency not done and in
-progress. Serial and xdist together, it takes about three minutes on two busy cores."""
+progress. Serial and xdist together, it takes under three minutes on two shared cores."""
 
 from __future__ import annotations
 
@@ -52,8 +52,13 @@ def tracker(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, cwd=root, env=clean_env(), capture_output=True, text=True, timeout=900, check=False)
 
 
+def reason(text: str, root: Path) -> str:
+    return EVIDENCE_NAME.sub("RUN.json", text.replace(str(root), "CLONE"))
+
+
 def statuses(root: Path) -> dict[str, Any]:
-    """Phase id -> (status, as shown, [(gate, met, failed, undecided, reason)]) of every phase of every plan."""
+    """Phase id -> (status, as shown, [(gate, met, failed, undecided, reason)]) of every phase of every plan; in a
+    reason, the names of evidence files and the clone's path (a failure's message may quote it) are left out."""
     r = tracker(root, "status", "--json")
     assert r.returncode in (0, 1), r.stdout + r.stderr
     doc = json.loads(r.stdout)
@@ -62,7 +67,7 @@ def statuses(root: Path) -> dict[str, Any]:
     for plan in doc["plans"]:
         for phase in plan["phases"]:
             gates = [
-                (g["index"], g["met"], g["failed"], g["undecided"], EVIDENCE_NAME.sub("RUN.json", g["reason"] or ""))
+                (g["index"], g["met"], g["failed"], g["undecided"], reason(g["reason"] or "", root))
                 for g in phase["gates"]
             ]
             out[f"{plan['id']}/{phase['id']}"] = (phase["status"], phase["shown"], gates)

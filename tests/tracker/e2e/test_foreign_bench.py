@@ -307,3 +307,27 @@ def test_a_threshold_inside_the_noise_is_undecided_never_done(
     assert statuses(pb_repo)["0001/P1"].status is not Status.DONE
     shown = cli(pb_repo, "show", "0001/P1")
     assert "undecided" in shown.out, shown.out
+
+
+def test_an_untracked_file_under_the_measured_paths_is_no_clean_commit(
+    pb_repo: Path, tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    """pytest-benchmark's dirty flag is ``git describe --dirty``: it ignores untracked files. A benchmark that ran
+    code from a file not yet added (here the fast implementation HEAD's parse.py imports when present) says
+    ``dirty: false`` for HEAD, and the result must not claim a clean commit it did not measure: in a clean checkout
+    of HEAD (CI) parse sleeps 20 ms, yet the gate at_most 5 ms would read met on a "clean" HEAD result. The
+    tracker's own runs count untracked files as dirty (tracker/base/dirty.py)."""
+    (pb_repo / "src/parse.py").write_text(
+        "try:\n    from src.fast_impl import parse\nexcept ImportError:\n"
+        "    import time\n\n    def parse(size):\n        time.sleep(0.02)\n        return sum(range(size))\n"
+    )
+    commit_all(pb_repo, "parse: the fast path when src/fast_impl.py is there")
+    (pb_repo / "src/fast_impl.py").write_text(FAST)  # never added
+    doc = pytest_benchmark_json(pb_repo, tmp_path / "untracked.json")
+    assert doc["commit_info"]["dirty"] is False  # pytest-benchmark's word: clean
+    got = cli(pb_repo, "ingest", str(tmp_path / "untracked.json"))
+    if got.code == 0:
+        (written,) = (pb_repo / "bench/results").glob("*.json")
+        prov = json.loads(written.read_text())["provenance"]
+        assert prov["commit"] == git(pb_repo, "rev-parse", "HEAD").strip()
+        assert prov["dirty"] is not False, "an untracked file was measured, yet the result claims a clean HEAD"

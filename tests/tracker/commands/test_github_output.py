@@ -290,3 +290,24 @@ def test_a_hand_edited_region_is_an_error_at_its_line(problems: Path, cli: Calla
     [edited] = [a for a in annotations if a.props["title"] == "tracker check: region-edited"]
     assert (edited.level, edited.props["file"], edited.props["line"]) == ("error", PLAN_PATH, str(begin + 1))
     assert edited.message.startswith(f"{PLAN_PATH}:{begin + 1}: generated region 'summary' was edited by hand")
+
+
+def test_the_pull_request_summary_never_marks_a_phase_undone_with_a_check_mark(
+    tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    """A branch that deletes the result a done phase rests on takes it back to planned: the summary's heading must not
+    be the ✅ of a branch that only made things better (it counts regressed, stale and removed as worse, not a done
+    phase that is done no longer)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    plan = '# CI\n\n```plan\nid = "0001"\ntitle = "CI"\n```\n\n' + block("P2", "Fast", GATE_REGRESS)
+    make_files(root, {"plans/0001-ci.md": plan, "kernel/k.cu": "// k\n", ".gitignore": IGNORE})
+    put(root, "r1.json", "m.time_us", [100.0] * 5, "2026-11-29T10:00:00Z")
+    base = commit(root, "met")
+    (root / "bench/results/r1.json").unlink()
+    commit(root, "the result goes")
+    r = cli(root, "report", "--format", "github", "--since", base)
+    assert r.code == 0, r.err
+    assert "done → **planned**" in r.out
+    assert not r.out.startswith("### ✅"), r.out.splitlines()[0]

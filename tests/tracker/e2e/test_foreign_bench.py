@@ -331,3 +331,26 @@ def test_an_untracked_file_under_the_measured_paths_is_no_clean_commit(
         prov = json.loads(written.read_text())["provenance"]
         assert prov["commit"] == git(pb_repo, "rev-parse", "HEAD").strip()
         assert prov["dirty"] is not False, "an untracked file was measured, yet the result claims a clean HEAD"
+
+
+def test_a_run_ingested_before_its_gate_was_written_still_goes_stale(
+    pb_repo: Path, tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    """Without --measure the fingerprint is the benchmark's test file plus the paths of the phases that gate its
+    metric *at ingest time*. Benchmark first, gate after (the usual order) and no phase gates it yet: only
+    tests/test_parse.py is fingerprinted, no never-stale warning is said, and once the gate names the metric the
+    phase reads done on that result for ever, through any change of src/parse.py, the code it measured (here 20 ms a
+    call against at_most 5 ms)."""
+    plan = pb_repo / "plans/0001-parse.md"
+    gated = plan.read_text()
+    plan.write_text(gated.replace("tests/test_parse.py::test_parse", "tests/test_parse.py::test_later"))
+    commit_all(pb_repo, "the phase gates another benchmark for now")
+    pytest_benchmark_json(pb_repo, tmp_path / "fast.json")
+    got = cli(pb_repo, "ingest", str(tmp_path / "fast.json"))
+    assert got.code == 0, got.err
+    plan.write_text(gated)
+    commit_all(pb_repo, "the gate names the benchmark")
+    assert statuses(pb_repo)["0001/P1"].status is Status.DONE
+    (pb_repo / "src/parse.py").write_text(SLOW)
+    commit_all(pb_repo, "slower")
+    assert statuses(pb_repo)["0001/P1"].status is not Status.DONE, "done on a result of code that changed since"

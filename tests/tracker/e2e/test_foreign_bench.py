@@ -354,3 +354,61 @@ def test_a_run_ingested_before_its_gate_was_written_still_goes_stale(
     (pb_repo / "src/parse.py").write_text(SLOW)
     commit_all(pb_repo, "slower")
     assert statuses(pb_repo)["0001/P1"].status is not Status.DONE, "done on a result of code that changed since"
+
+
+def _asv_file(folder: Path, env: str, commit: str, rows: dict[str, tuple[list[float] | None, int]]) -> Path:
+    """An asv 0.6 result file of ``rows`` ({name: (samples or None for a failed benchmark, started_at ms)})."""
+    columns = ["result", "params", "version", "started_at", "duration", "samples"]
+    results = {
+        name: [None if s is None else [sorted(s)[len(s) // 2]], [], "v1", start, 1.0, None if s is None else [s]]
+        for name, (s, start) in rows.items()
+    }
+    doc = {
+        "commit_hash": commit,
+        "env_name": env,
+        "date": 1000,
+        "params": {"machine": "box"},
+        "python": "3.11",
+        "requirements": {},
+        "env_vars": {},
+        "result_columns": columns,
+        "results": results,
+        "durations": {},
+        "version": 2,
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "machine.json").write_text(json.dumps({"machine": "box", "version": 1}))
+    path = folder / f"{commit[:8]}-{env}.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_an_asv_file_dated_by_an_older_benchmark_does_not_hide_its_newer_regression(
+    tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    """asv keeps, in one result file per commit and environment, benchmarks run at different times (a failed one, or
+    one of an earlier ``asv run --bench``): ingest dates the whole result by the earliest ``started_at``. Here the
+    newest measurement of the gated benchmark (started last, 20 ms a call against at_most 5 ms, same code) is
+    ordered before the older fast run because a failed benchmark in its file started first: the phase reads done."""
+    import time
+
+    gate = 'bench = "bench_parse.time_parse"\nat_most = 0.005\nmin_samples = 5'
+    plan = plan_text("0001", [phase_block("P1", ["src/**"], [gate])])
+    files = {"plans/0001-parse.md": plan, "src/parse.py": FAST, ".gitignore": "__pycache__/\n"}
+    repo = make_repo(tmp_path / "repo", files)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    now = int(time.time() * 1000)
+    folder = tmp_path / "results" / "box"
+    fast = [0.0001 + i * 1e-6 for i in range(10)]
+    slow = [0.02 + i * 1e-4 for i in range(10)]
+    first = _asv_file(folder, "env1", head, {"bench_parse.time_parse": (fast, now - 120_000)})
+    got = cli(repo, "ingest", str(first))
+    assert got.code == 0, got.err
+    assert statuses(repo)["0001/P1"].status is Status.DONE
+    second = _asv_file(
+        folder, "env2", head, {"bench_parse.time_broken": (None, now - 240_000), "bench_parse.time_parse": (slow, now)}
+    )
+    got = cli(repo, "ingest", str(second))
+    assert got.code == 0, got.err
+    st = statuses(repo)["0001/P1"]
+    assert st.status is not Status.DONE, f"the newest measurement misses at_most 5 ms by 4x, yet: {st}"

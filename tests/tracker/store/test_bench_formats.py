@@ -383,3 +383,40 @@ def test_hostile_sibling_files_of_asv_are_read_or_refused(
     with pytest.raises(IngestError) as err:
         build(repo, path, data)
     assert str(err.value).startswith(str(path.parent / "machine.json")), err.value
+
+
+def test_asv_parameter_names_of_another_version_of_the_benchmark_are_not_used(repo: Path, tmp_path: Path) -> None:
+    """asv rewrites results/benchmarks.json for the benchmark suite of its latest run; a result file of an older run
+    keeps, in its ``version`` column, the version of the benchmark that measured it (asv publish and compare drop a
+    result whose version is not the benchmark's). Here the benchmark's axes were swapped since (size, threads) ->
+    (threads, size), both taking 1 and 2: read with today's names, the point measured at size=1, threads=2 is
+    labelled size=2, threads=1, and a gate on size=2, threads=1 reads the smaller problem's time."""
+    doc = asv_doc(head(repo))
+    row = doc["results"]["bench_parse.time_parse"]
+    row[0] = [0.001, 0.002, 0.003, 0.004]
+    row[1] = [["1", "2"], ["1", "2"]]  # measured as (size, threads)
+    row[2] = "version-of-size-threads"
+    row[7] = [[0.001, 0.0011], [0.002, 0.0021], [0.003, 0.0031], [0.004, 0.0041]]
+    path = asv_tree(tmp_path)
+    (path.parent.parent / "benchmarks.json").write_text(
+        json.dumps(
+            {
+                "bench_parse.time_parse": {
+                    "param_names": ["threads", "size"],  # today's benchmark
+                    "params": [["1", "2"], ["1", "2"]],
+                    "type": "time",
+                    "unit": "seconds",
+                    "version": "version-of-threads-size",
+                }
+            }
+        )
+    )
+    try:
+        result = build(repo, path, json.dumps(doc).encode())
+    except IngestError:
+        return  # refused: fine
+    measured = {(1, 2): 0.002}  # (size, threads) -> its samples' first value, as measured
+    for c in result["cases"]:
+        p = c["params"]
+        if {"size", "threads"} <= p.keys() and c["samples"][0] == 0.002:
+            assert (p["size"], p["threads"]) in measured, f"size=1, threads=2 measured, labelled {p}"

@@ -311,3 +311,25 @@ def test_the_pull_request_summary_never_marks_a_phase_undone_with_a_check_mark(
     assert r.code == 0, r.err
     assert "done → **planned**" in r.out
     assert not r.out.startswith("### ✅"), r.out.splitlines()[0]
+
+
+def test_the_pull_request_summary_shows_benchmark_figures_that_moved_when_no_status_changed(
+    tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    """A branch that loosens a gate 5x (at_most 200 -> 1000 us) and brings a result 9x slower (100 -> 900 us): the phase
+    stays done, so the summary is its one line, "no phase changed status", and the benchmark figure that moved (which
+    `tracker summary --against` prints) is dropped: the pull request's page hides the slowdown."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    plan = '# CI\n\n```plan\nid = "0001"\ntitle = "CI"\n```\n\n' + block("P2", "Fast", GATE_REGRESS)
+    make_files(root, {"plans/0001-ci.md": plan, "kernel/k.cu": "// k\n", ".gitignore": IGNORE})
+    put(root, "r1.json", "m.time_us", [100.0] * 5, "2026-11-29T10:00:00Z")
+    base = commit(root, "met")
+    (root / "plans/0001-ci.md").write_text(plan.replace("at_most = 200.0", "at_most = 1000.0"))
+    put(root, "r2.json", "m.time_us", [900.0] * 5, "2026-11-29T11:00:00Z")
+    commit(root, "a looser gate, a slower result")
+    assert "100 us -> 900 us" in cli(root, "summary", "--against", base).out  # the commit summary says it
+    r = cli(root, "report", "--format", "github", "--since", base)
+    assert r.code == 0, r.err
+    assert "900 us" in r.out, r.out

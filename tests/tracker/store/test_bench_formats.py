@@ -420,3 +420,16 @@ def test_asv_parameter_names_of_another_version_of_the_benchmark_are_not_used(re
         p = c["params"]
         if {"size", "threads"} <= p.keys() and c["samples"][0] == 0.002:
             assert (p["size"], p["threads"]) in measured, f"size=1, threads=2 measured, labelled {p}"
+
+
+def test_a_measured_file_whose_name_is_not_utf8_is_no_traceback(tmp_path: Path) -> None:
+    """The commit's tree may hold a file whose name is not UTF-8 (git allows any bytes): matched by the measured globs
+    it reaches set_fingerprint as a lone surrogate, and ingest dies with a UnicodeEncodeError traceback."""
+    root = make_repo(tmp_path / "repo", {"tests/test_parse.py": "def test_parse(): pass\n", "src/parse.py": "X = 1\n"})
+    with open(os.path.join(os.fsencode(root / "src"), b"caf\xe9.py"), "w") as f:  # Latin-1, as an old tool wrote it
+        f.write("Y = 2\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a file name in Latin-1")
+    doc = pb_doc(head(root))
+    doc["datetime"] = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() + 1))
+    accepted_or_refused(root, tmp_path / "pb.json", json.dumps(doc).encode())

@@ -333,3 +333,29 @@ def test_the_pull_request_summary_shows_benchmark_figures_that_moved_when_no_sta
     r = cli(root, "report", "--format", "github", "--since", base)
     assert r.code == 0, r.err
     assert "900 us" in r.out, r.out
+
+
+def test_check_says_a_phase_made_stale_by_a_file_whose_name_is_not_utf8(
+    tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    """A file whose name is not UTF-8 (git takes any bytes) added under a stale phase's paths: ``status`` says
+    ``kernel/caf?.cu``, but ``check`` (every format, the workflow's ``check --format github`` too) dies rendering the
+    plan's status region (its checksum encodes the name's lone surrogate): a traceback in CI, no annotation."""
+    import os
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    plan = '# CI\n\n```plan\nid = "0001"\ntitle = "CI"\n```\n\n' + block("P3", "Stale", GATE_STALE, paths='"kernel/**"')
+    make_files(root, {"plans/0001-ci.md": plan, "kernel/k.cu": "// k\n", ".gitignore": IGNORE})
+    doc = result([case("s.time_us", {"impl": "cuda"}, [100.0] * 5)], files={"kernel/k.cu": b"// k\n"})
+    doc["provenance"]["fingerprint"]["patterns"] = ["kernel/**"]
+    write(root / "bench/results/r.json", {**doc, "provenance": {**doc["provenance"], "commit": None}})
+    commit(root, "met")
+    with open(os.path.join(os.fsencode(root / "kernel"), b"caf\xe9.cu"), "w") as f:  # Latin-1
+        f.write("int y;\n")
+    commit(root, "a file named in Latin-1")
+    assert "stale" in cli(root, "status").out
+    r = cli(root, "check", "--format", "github")
+    assert "Traceback" not in r.err, r.err[-600:]
+    commands_in(r.out)

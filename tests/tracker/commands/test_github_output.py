@@ -359,3 +359,25 @@ def test_check_says_a_phase_made_stale_by_a_file_whose_name_is_not_utf8(
     r = cli(root, "check", "--format", "github")
     assert "Traceback" not in r.err, r.err[-600:]
     commands_in(r.out)
+
+
+def test_the_pull_request_summary_shows_a_regression_before_the_rows_it_cuts(
+    tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    """A branch adding 45 phases (each new → planned) to plan 0001 and regressing 0002/P2: the table keeps its first
+    40 rows in key order, all of them new planned phases, and the regression is one of "… and 6 more"."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    plan2 = '# B\n\n```plan\nid = "0002"\ntitle = "B"\n```\n\n' + block("P2", "Fast", GATE_REGRESS)
+    make_files(root, {"plans/0002-b.md": plan2, "kernel/k.cu": "// k\n", ".gitignore": IGNORE})
+    put(root, "r1.json", "m.time_us", [100.0] * 5, "2026-11-29T10:00:00Z")
+    base = commit(root, "met")
+    new = "".join(block(f"N{i:02d}", f"New {i}", f'manual = "Check the thing number {i} by hand"') for i in range(45))
+    make_files(root, {"plans/0001-a.md": '# A\n\n```plan\nid = "0001"\ntitle = "A"\n```\n\n' + new})
+    put(root, "r2.json", "m.time_us", [400.0] * 5, "2026-11-29T11:00:00Z")
+    commit(root, "45 new phases, and a regression")
+    r = cli(root, "report", "--format", "github", "--since", base)
+    assert r.code == 0, r.err
+    assert r.out.startswith("### ❌")
+    assert any(x.startswith("| **0002/P2**") and "done → **regressed**" in x for x in r.out.splitlines()), r.out

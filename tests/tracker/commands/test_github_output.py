@@ -6,6 +6,7 @@ problem), every output line held to GitHub's workflow command syntax by a strict
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -381,3 +382,39 @@ def test_the_pull_request_summary_shows_a_regression_before_the_rows_it_cuts(
     assert r.code == 0, r.err
     assert r.out.startswith("### ❌")
     assert any(x.startswith("| **0002/P2**") and "done → **regressed**" in x for x in r.out.splitlines()), r.out
+
+
+def test_a_process_a_test_leaves_behind_cannot_stop_the_annotations_of_verify(problems: Path, tmp_path: Path) -> None:
+    """The stop-commands stretch ends when pytest exits, but a process a test started (capture disabled, as
+    ``capfd.disabled()`` lets any test) keeps verify's stdout: what it prints after the resume line is read as
+    commands again. Here it prints ``::stop-commands::`` with its own token
+    for a few seconds: the runner then reads none of verify's ``::error`` lines, and the failing gate is annotated
+    nowhere (CI shows no error but the exit code)."""
+    import subprocess
+    import sys
+
+    leftover = (
+        "import subprocess, sys\n\n\ndef test_fails(capfd):\n"
+        "    with capfd.disabled():  # pytest's own way to reach the terminal\n"
+        "        subprocess.Popen([sys.executable, '-c', 'import time\\nend = time.time() + 4\\nwhile time.time() < end:\\n"
+        '    print("::stop-commands::quiet", flush=True)\\n    time.sleep(0.002)\'], start_new_session=True)\n'
+        "    assert False\n"
+    )
+    (problems / "tests/test_fail.py").write_text(leftover)
+    commit(problems, "a test that leaves a process behind")
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
+    ran = subprocess.run(
+        [sys.executable, "-m", "tracker", "verify", "--format", "github", "0001/P1"],
+        cwd=problems,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    lines = ran.stdout.splitlines()
+    resume = next(i for i, x in enumerate(lines) if x.startswith("::tracker-"))
+    after = lines[resume + 1 :]
+    first_error = next(i for i, x in enumerate(after) if x.startswith("::error "))
+    stops = [x for x in after[:first_error] if x.lstrip().startswith("::stop-commands::")]
+    assert not stops, f"{len(stops)} stop-commands line(s) between the resume line and verify's first ::error"

@@ -209,8 +209,9 @@ def _from_older_evidence(
 @contextmanager
 def _progress(as_json: bool, github: bool, out: TextIO) -> Iterator[None]:
     """Where the progress of a run goes: with ``--json`` to stderr (:func:`_stdout_to_stderr`); with ``--format
-    github`` to stdout, stderr's too, between the lines that stop and resume the runner's reading of workflow commands
-    (a test that prints ``::error::`` or ``##[error]`` annotates nothing)."""
+    github`` to stdout, stderr's too, each line made plain (:mod:`tracker.commands.relay`), between the lines that stop
+    and resume the runner's reading of workflow commands (a test that prints ``::error::`` or ``##[error]`` annotates
+    nothing, and a process it leaves behind cannot write past them)."""
     if as_json:
         with _stdout_to_stderr():
             yield
@@ -219,26 +220,15 @@ def _progress(as_json: bool, github: bool, out: TextIO) -> Iterator[None]:
         yield
         return
     from tracker.base.annotations import stop_commands
+    from tracker.commands.relay import relayed
 
     stop, resume = stop_commands()
     out.write(stop + "\n")
     out.flush()
-    sys.stdout.flush()
-    sys.stderr.flush()
     try:
-        saved = os.dup(2)
-    except OSError:  # no stderr at all
-        saved = None
-    try:
-        if saved is not None:
-            os.dup2(1, 2)
-        yield
+        with relayed():  # each line made plain; a process a test left behind cannot write past the block
+            yield
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        if saved is not None:
-            os.dup2(saved, 2)
-            os.close(saved)
         out.write(resume + "\n")
         out.flush()
 

@@ -134,8 +134,15 @@ def _staleness(
     return tuple(sorted(changed)), "; ".join(notes)
 
 
+def _printable(path: str) -> str:
+    """A file name as text every writer can encode: a name that is not UTF-8 (its bytes held as lone surrogates)
+    with those bytes escaped (``caf\\xe9.cu``), so a status region, a report or an annotation can say it."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _changed_note(changed: set[str] | list[str]) -> str:
-    shown = ", ".join(sorted(changed)[:5]) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
+    names = [_printable(p) for p in sorted(changed)[:5]]
+    shown = ", ".join(names) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
     return f"changed since evidence: {shown}"
 
 

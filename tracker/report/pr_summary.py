@@ -23,6 +23,8 @@ from tracker.report.md_filters import md, md_code
 MAX_CHANGES = 40  # rows of the changes table; the rest are counted
 MAX_DELTAS = 8  # rows of the benchmark table
 MAX_FILES = 3  # evidence files named per phase
+# How far a status is from done: a change to a lower rank (or a phase removed) takes the branch further from done.
+_RANK = {"done": 5, "in-progress": 3, "planned": 2, "blocked": 2, "stale": 1, "regressed": 0}
 
 
 class PrChange(NamedTuple):
@@ -79,22 +81,33 @@ def pr_summary(summary: Summary, details: Mapping[str, PhaseDetail], keys: set[s
         before = None if c.before is None else c.before.value
         after = None if c.after is None else c.after.value
         changes.append(PrChange(c.key, c.title, before, after, deciding, files))
-    shown = {c.key for c in changes}
-    bench = tuple(b for b in summary.bench if b.gate.partition("#")[0] in shown or keys is None)
+    # Worst first (a regression, then what the branch took further from done), so that the table's cut never hides
+    # one; the benchmark figures that moved in the scope, whether or not a status changed (a gate loosened beside a
+    # slower result changes none).
+    changes.sort(key=lambda c: (c.after != "regressed", not worse(c), c.key))
+    bench = tuple(b for b in summary.bench if keys is None or b.gate.partition("#")[0] in keys)
     return PrSummary(summary.against, summary.commit, tuple(changes), bench, summary.invalid)
+
+
+def worse(c: PrChange) -> bool:
+    """Did the branch take this phase further from done (regressed, stale, removed, or a status lower than REV's)?
+    A phase new in the branch is no step back."""
+    if c.after is None or c.after in ("regressed", "stale"):
+        return True
+    return c.before is not None and _RANK.get(c.after, 0) < _RANK.get(c.before, 0)
 
 
 def markdown(pr: PrSummary) -> str:
     """The summary as GitHub-flavoured Markdown: a heading, a table of the changes (at most :data:`MAX_CHANGES`),
     the benchmark figures that moved (at most :data:`MAX_DELTAS`); one line when no phase changed status."""
     rev = md_code(pr.since) + (f" ({md_code(pr.commit[:7])})" if pr.commit else "")
+    lines: list[str] = []
     if not pr.changes:
-        lines = [f"### tracker: no phase changed status since {rev}", ""]
-        return "\n".join([*lines, *_notes(pr.notes)]) + "\n"
-    worse = sum(c.after in ("regressed", "stale") or c.after is None for c in pr.changes)
-    mark = "❌" if any(c.after == "regressed" for c in pr.changes) else "⚠️" if worse else "✅"
-    lines = [f"### {mark} tracker: {len(pr.changes)} phase(s) changed status since {rev}", ""]
-    lines += ["| Phase | Change | What decides it | Evidence |", "| --- | --- | --- | --- |"]
+        lines = [f"### tracker: no phase changed status since {rev}"]
+    else:
+        mark = "❌" if any(c.after == "regressed" for c in pr.changes) else "⚠️" if any(map(worse, pr.changes)) else "✅"
+        lines = [f"### {mark} tracker: {len(pr.changes)} phase(s) changed status since {rev}", ""]
+        lines += ["| Phase | Change | What decides it | Evidence |", "| --- | --- | --- | --- |"]
     for c in pr.changes[:MAX_CHANGES]:
         change = f"{c.before or 'new'} → **{c.after or 'removed'}**"
         files = ", ".join(md_code(f) for f in c.files[:MAX_FILES]) + (

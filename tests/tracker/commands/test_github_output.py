@@ -148,8 +148,10 @@ def test_verify_annotates_each_gate_not_met_at_its_line_and_stops_commands_aroun
     assert "stale" in annotations[2].message and "kernel/k.cu" in annotations[2].message
     # what the failing test printed (pytest shows it on stdout, and stderr now too) came through, inside the stretch
     # the runner reads no command in: it annotates nothing
-    assert any("::error file=x.py,line=1::injected by a test" in x for x in others)
-    assert any("##[error]old style" in x for x in others)
+    # ... made plain (tracker.commands.relay): no line of it is a command, even were the stop line ignored
+    assert any(": :error file=x.py,line=1::injected by a test" in x for x in others)
+    assert any("## [error]old style" in x for x in others) and not any("##[error]" in x for x in others)
+    assert not any(x.lstrip().startswith("::") for x in others)
     assert r.out.splitlines()[0].startswith("::stop-commands::")
     assert any(x.startswith("tracker: 0001/P1 is ") for x in others)
     assert cli(problems, "verify", "0001/P1").code == 1  # the same exit in text
@@ -189,7 +191,7 @@ def test_the_pull_request_summary_says_what_changed_status_since_rev(tmp_path: P
     base = commit(root, "met")
     r = cli(root, "report", "--format", "github", "--since", "HEAD")
     assert r.code == 0, r.err
-    assert r.out == f"### tracker: no phase changed status since `HEAD` (`{base[:7]}`)\n\n"
+    assert r.out == f"### tracker: no phase changed status since `HEAD` (`{base[:7]}`)\n"
     put(root, "r2.json", "m.time_us", [400.0] * 5, "2026-11-29T11:00:00Z")
     commit(root, "missed")
     r = cli(root, "report", "--format", "github", "--since", base)

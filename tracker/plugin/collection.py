@@ -170,11 +170,14 @@ class GatePairs:
         """The pairs that may select ``nodeid``, in their order: those whose argument is the node id or a prefix
         of it cut before a ``::``, ``[`` or ``/`` (filing by file alone matched each of 5,000 tests of one file
         against 5,000 gates on it)."""
+        return [self.pairs[i] for i in self.indexes(nodeid)]
+
+    def indexes(self, nodeid: str) -> list[int]:
+        """Where in ``pairs`` the candidates of :meth:`candidates` stand, in order."""
         if "::" not in nodeid:  # a node id that is a path: an argument under it selects it too
-            return self.pairs
+            return list(range(len(self.pairs)))
         places = {nodeid, "", ".", *(nodeid[: m.start()] for m in _CUTS.finditer(nodeid))}
-        found = sorted(i for place in places for i in self.filed.get(place, ()))
-        return [self.pairs[i] for i in found]
+        return sorted(i for place in places for i in self.filed.get(place, ()))
 
     def select(self, nodeid: str, markers: list[str]) -> bool:
         """Does some pair select test ``nodeid`` with these markers?"""

@@ -43,7 +43,8 @@ Under pytest-xdist the controller, which collects nothing, records: each worker 
 sends the markers of what it collected and what it deselected (:class:`tracker.plugin.collection.WorkerNotes`), and
 the controller takes the collected node ids from xdist and the outcomes from the workers' reports: the same record as
 a serial run. A test that kills its worker is an error (``crashed: ...``); ``--dist each`` and a ``--tx`` other than
-``popen`` (workers elsewhere than the machine, interpreter and tree the record names) are usage errors.
+``popen`` (workers elsewhere than the machine, interpreter and tree the record names) are usage errors. Workers
+without a ``--dist`` run each gate's tests in one worker (:mod:`tracker.plugin.xdist_schedule`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from tracker.plugin.collection import Collector, DirectoryReports, Selector, Wor
 from tracker.plugin.modules import _under, library_dirs
 from tracker.plugin.options import ini_file
 from tracker.plugin.recorder import Recorder
+from tracker.plugin.xdist_schedule import GateSchedule, by_gate
 
 DISTRIBUTION = "plan-tracker"  # pyproject's project name: the installation whose entry point loads this module
 
@@ -154,6 +156,16 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 # By rootdir: the tree's file ids and their (inode, ctime) read before any conftest.py ran (Recorder's start), and
 # the commit checked out and what git status reported then (the recorder's commit and dirty flag).
 _BEFORE_CONFTESTS: dict[str, HandedReading] = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> object:
+    """Under pytest-xdist, a recorded run given workers but no ``--dist`` is scheduled by gate
+    (:mod:`tracker.plugin.xdist_schedule`): seen here, around xdist's own ``pytest_cmdline_main``, which makes a
+    missing ``--dist`` into ``load``."""
+    if config.getoption("tracker_record") is not None and by_gate(config):
+        config.pluginmanager.register(GateSchedule(config), "tracker-gate-schedule")
+    return (yield)
 
 
 def pytest_configure(config: pytest.Config) -> None:

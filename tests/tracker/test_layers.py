@@ -144,8 +144,8 @@ def test_the_evaluating_core_reads_no_file() -> None:
 
 
 def test_the_pytest_plugins_stand_on_the_ground_floor_alone() -> None:
-    """Where only pytest is installed, the plugin still loads: it imports the standard library, pytest, the errors
-    and ``tracker.base``; so do its parts (``tracker/plugin/``), which import no top-level plugin module (the
+    """Where only pytest is installed, the plugin still loads: it imports the standard library, pytest (pytest-xdist
+    only inside a function), the errors and ``tracker.base``; so do its parts (``tracker/plugin/``), which import no top-level plugin module (the
     ``tracker.pytest_plugin`` a session imports afresh)."""
     parts = sorted(PACKAGE.joinpath("plugin").glob("*.py"))
     assert {p.name for p in parts} >= {"__init__.py", "recorder.py"}, parts
@@ -157,7 +157,24 @@ def test_the_pytest_plugins_stand_on_the_ground_floor_alone() -> None:
         assert not above, f"{name} imports {above}"
         if name not in PLUGINS:
             assert not ours & PLUGINS, f"{name} imports {sorted(ours & PLUGINS)}"
-        assert {PARTS.get(o, o) for o in others - STDLIB} <= {"pytest"}, others
+        assert {PARTS.get(o, o) for o in others - STDLIB} <= {"pytest", *OPTIONAL}, others
+        assert not top_level_imports(path) & OPTIONAL, f"{name} imports {sorted(OPTIONAL)} at its top"
+
+
+# What the plugin may use where it is installed, imported inside the function that needs it (never at a module's
+# top): the plugin loads without it. pytest-xdist's scheduler (tracker.plugin.xdist_schedule).
+OPTIONAL = {"xdist"}
+
+
+def top_level_imports(path: Path) -> set[str]:
+    """The top-level modules a file imports in its module body (not inside a function or class)."""
+    out: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module.split(".")[0])
+    return out
 
 
 def test_a_planted_circle_and_a_climb_are_found() -> None:

@@ -22,4 +22,5 @@ its constructor.
 - :mod:`~tracker.plugin.options`: what a run's options narrow or alter; its arguments.
 - :mod:`~tracker.plugin.machine`: the machine and the run's provenance.
 - :mod:`~tracker.plugin.modules`: where the modules the tests imported came from.
+- :mod:`~tracker.plugin.xdist_schedule`: under pytest-xdist without ``--dist``, each gate's tests in one worker.
 """

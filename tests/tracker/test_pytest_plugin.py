@@ -805,12 +805,13 @@ def _verdicts(doc: dict[str, Any]) -> list[Any]:
     ]
 
 
-@pytest.mark.parametrize("dist", [[], ["--dist", "loadfile"]], ids=["load", "loadfile"])
+@pytest.mark.parametrize("dist", [[], ["--dist", "load"], ["--dist", "loadfile"]], ids=["by-gate", "load", "loadfile"])
 def test_verify_under_xdist_judges_and_records_as_a_serial_run(repo, cli, dist: list[str]) -> None:
     """Issue 30: under pytest-xdist (``--pytest-arg=-n --pytest-arg=2``) the controller recorded every marker empty
     and the workers never applied the tracker's deselection: every marker gate 'selected 0 tests' (exit 5) and a
     done phase dropped to planned. The same suite verified serially and with ``-n 2`` now gives the same verdicts
-    and the same evidence, timing and the command line aside: markers, deselected tests, a failure, a skip."""
+    and the same evidence, timing and the command line aside: markers, deselected tests, a failure, a skip. Without
+    a ``--dist`` the tracker schedules by gate; an explicit ``--dist load`` is xdist's, and may split a gate."""
     root = repo({**XDIST_SUITE, "plans/0001-demo.md": XDIST_PLAN})
     serial = cli(root, "verify", "--json")
     assert serial.code == 1, serial.out + serial.err
@@ -818,7 +819,7 @@ def test_verify_under_xdist_judges_and_records_as_a_serial_run(repo, cli, dist: 
     parallel = cli(root, "verify", "--force", "--json", *xdist_args)
     assert "2 workers" in parallel.err, parallel.err  # xdist ran it
     one, two = json.loads(serial.out), json.loads(parallel.out)
-    if dist:
+    if dist != ["--dist", "load"]:
         assert (two["exit"], _verdicts(two)) == (one["exit"], _verdicts(one))
     else:  # --dist load splits a file's tests over the workers: they did not pass together (round 14, F1)
         for serial_phase, parallel_phase in zip(_verdicts(one), _verdicts(two), strict=True):
@@ -829,7 +830,7 @@ def test_verify_under_xdist_judges_and_records_as_a_serial_run(repo, cli, dist: 
     # xdist's load split is its own: said where it happened, on the gate met serially whose tests it split (P4's two
     # gpu tests; P3's one test cannot split, and a split among tests of unmet gates is said nowhere: they stay unmet)
     p4 = {t.get("worker") for t in second["tests"] if t["nodeid"].startswith("tests/test_b.py::test_b_gpu")}
-    if not dist and len(p4) > 1:
+    if dist == ["--dist", "load"] and len(p4) > 1:
         assert any("split over 2 xdist workers" in g[3] for p in _verdicts(two) for g in p[3]), parallel.err
     assert _same_run(second) == _same_run(first)
     ran = [t for t in second["tests"] if t["outcome"] != "deselected"]
@@ -839,6 +840,91 @@ def test_verify_under_xdist_judges_and_records_as_a_serial_run(repo, cli, dist: 
     assert outcomes["test_unselected"] == ("deselected", [])
     assert outcomes["test_b_gpu[1]"] == ("passed", ["gpu", "parametrize"])
     assert outcomes["test_gpu_skip"] == ("skipped", ["gpu", "skipif"])
+
+
+# For scheduling by gate: a directory gate over two files, two gates on one file sharing its slow test, and a file
+# gate sharing no test with them. Each test sleeps a little, so that both workers get some of the work.
+SLEEPY = "import time\nimport pytest\n\n"
+BY_GATE_SUITE = {
+    "pytest.ini": "[pytest]\nmarkers =\n    slow: slow\n",
+    "tests/dir/test_d1.py": SLEEPY + "".join(f"def test_d1_{i}(): time.sleep(0.2)\n" for i in range(3)),
+    "tests/dir/test_d2.py": SLEEPY + "".join(f"def test_d2_{i}(): time.sleep(0.2)\n" for i in range(3)),
+    "tests/test_f.py": SLEEPY
+    + "@pytest.mark.slow\ndef test_f_slow(): time.sleep(0.2)\n"
+    + "".join(f"def test_f_{i}(): time.sleep(0.2)\n" for i in range(3)),
+    "tests/test_solo.py": SLEEPY + "".join(f"def test_solo_{i}(): time.sleep(0.2)\n" for i in range(4)),
+    "tests/test_other.py": "def test_no_gate(): pass\n",
+    ".gitignore": ".tracker/cache/\n.tracker/lock\n__pycache__/\n",
+}
+BY_GATE_GATES = {
+    "P1": ('test = "tests/dir"', None),
+    "P2": ('test = "tests/test_f.py"', None),
+    "P3": ('test = "tests/test_f.py"\nmarker = "slow"', "slow"),
+    "P4": ('test = "tests/test_solo.py"', None),
+}
+BY_GATE_PLAN = plan_text(phases="".join(phase(pid, body) for pid, (body, _) in BY_GATE_GATES.items()))
+
+
+def test_plain_n_keeps_each_gate_in_one_worker(repo, cli) -> None:
+    """Under plain ``-n 2`` (no ``--dist``) the tracker schedules by gate: each gate's tests run in one worker (a
+    folder's too, which ``--dist loadfile`` would split), gates that share a test run together, independent gates in
+    parallel. Every gate is met, as serially, with the serial run's outcomes."""
+    from tracker.base.selection import marker_matches, selects
+
+    root = repo({**BY_GATE_SUITE, "plans/0001-demo.md": BY_GATE_PLAN})
+    serial = cli(root, "verify", "--json")
+    assert serial.code == 0, serial.out + serial.err
+    parallel = cli(root, "verify", "--force", "--json", "--pytest-arg=-n", "--pytest-arg=2")
+    assert parallel.code == 0, parallel.out + parallel.err
+    assert "2 workers" in parallel.err, parallel.err
+    one, two = json.loads(serial.out), json.loads(parallel.out)
+    assert _verdicts(two) == _verdicts(one)
+    assert [p["status"] for p in two["phases"]] == ["done"] * 4
+    first, second = (json.loads((root / d["evidence"]).read_text()) for d in (one, two))
+    assert _same_run(second) == _same_run(first)
+    ran = [t for t in second["tests"] if t["outcome"] != "deselected"]
+    for body, marker in BY_GATE_GATES.values():
+        arg = body.split('"')[1]
+        mine = [t for t in ran if selects(arg, t["nodeid"]) and marker_matches(marker, t["markers"])]
+        assert mine and len({t.get("worker") for t in mine}) == 1, (arg, marker, mine)
+    assert {t.get("worker") for t in ran} == {"gw0", "gw1"}, ran  # both workers did some of the work
+
+
+def test_gate_scopes_join_the_gates_that_share_a_test() -> None:
+    """The scope of a test is the group of the gates selecting it (by argument: the controller knows no markers);
+    a test no gate selects has none (its file, in the scheduler)."""
+    from tracker.plugin.collection import GatePairs
+    from tracker.plugin.xdist_schedule import gate_scopes
+
+    args = ["tests/a", "tests/b.py::test_1", "tests/a/test_x.py", "tests/b.py", "tests/c.py"]
+    args += ["tests/d.py::test_1", "tests/d.py::test_2"]
+    pairs = GatePairs([(a, "slow" if a == "tests/a/test_x.py" else None) for a in args])
+    ids = ["tests/a/test_x.py::t", "tests/a/test_y.py::t", "tests/b.py::test_1", "tests/b.py::test_2"]
+    ids += ["tests/c.py::t", "tests/d.py::test_1", "tests/d.py::test_2", "tests/e.py::t"]
+    scopes = gate_scopes(pairs, ids)
+    assert "tests/e.py::t" not in scopes
+    groups = {}
+    for nodeid, scope in scopes.items():
+        groups.setdefault(scope, []).append(nodeid)
+    assert sorted(groups.values()) == [
+        ["tests/a/test_x.py::t", "tests/a/test_y.py::t"],
+        ["tests/b.py::test_1", "tests/b.py::test_2"],
+        ["tests/c.py::t"],
+        ["tests/d.py::test_1"],
+        ["tests/d.py::test_2"],
+    ]
+
+
+def test_the_plugin_loads_without_xdist(repo) -> None:
+    """pytest-xdist stays optional: with it hidden, the plugin loads and a recorded run records."""
+    root = repo({"tests/test_a.py": "def test_a(): pass\n"})
+    out = root / ".tracker" / "evidence"
+    hide = "import sys; sys.modules['xdist'] = None; import pytest; sys.exit(pytest.main(sys.argv[1:]))"
+    args = ["-q", "-p", "no:cacheprovider", "-p", "tracker.pytest_plugin", f"--tracker-record={out}", "tests"]
+    env = {**pytest_env(root), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    r = subprocess.run([sys.executable, "-c", hide, *args], cwd=root, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "-n" not in r.stdout and len(list(out.glob("*.json"))) == 1
 
 
 def test_a_failing_subtest_fails_its_test(repo, cli) -> None:

@@ -2,7 +2,7 @@
 doctests through ``--doctest-modules``) and markdown-it-py (pytest-regressions data files, ``xfail_strict``,
 platform skips, pytest-xdist). For each way of breaking it, ``tracker verify`` says what pytest's own exit status
 says: the phase is done exactly when plain pytest passes, serially and under ``-n 2``, and an unmet gate names the
-test that broke.
+test that broke (under an explicit ``--dist load`` a passing folder gate split over the workers is unmet, saying so).
 
 A skip or an xfail the gate does not allow (``skips_allowed``, ``xfails_allowed``) is the one place the two differ by
 design (pytest passes, the gate stays unmet: docs/reference.md, Status rules); it is not among these mutations.
@@ -128,18 +128,23 @@ def plain_pytest(root: Path, *args: str) -> int:
     return max(codes)
 
 
-@pytest.mark.parametrize("xdist", [False, True], ids=["serial", "xdist"])
+XDIST_RUNS = {"serial": (), "xdist": ("-n", "2"), "xdist-load": ("-n", "2", "--dist", "load")}
+
+
+@pytest.mark.parametrize("run", sorted(XDIST_RUNS))
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
 def test_verify_agrees_with_pytest_on_a_real_style_suite(
-    repo: Callable[..., Path], cli: Callable[..., Any], mutation: str, xdist: bool
+    repo: Callable[..., Path], cli: Callable[..., Any], mutation: str, run: str
 ) -> None:
+    """Serially and under plain ``-n 2`` (the tracker schedules by gate: the folder gate's tests in one worker) the
+    phase is done exactly when pytest passes. An explicit ``--dist load`` is xdist's own distribution."""
     changes, named = MUTATIONS[mutation]
     root = repo({**SUITE, **changes})
-    extra = ("-n", "2") if xdist else ()
+    extra = XDIST_RUNS[run]
     expected = plain_pytest(root, *extra)
     assert expected in (0, 1), expected  # the fixture itself collects and runs
     r = cli(root, "verify", *(f"--pytest-arg={a}" for a in extra))
-    if xdist and expected == 0:
+    if run == "xdist-load" and expected == 0:
         # The folder's tests ran in two processes: not as `pytest tests/` runs them (round 14, F1). Unmet, saying so.
         assert r.code == 1 and "split over 2 xdist workers" in r.out, (mutation, r.out, r.err)
         return

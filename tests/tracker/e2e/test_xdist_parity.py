@@ -1,11 +1,11 @@
 """Issue 29 (item 3): ``tracker verify`` of our own plans under pytest-xdist gives what a serial verify gives.
 
 The repository at HEAD is cloned twice (its ``.tracker/evidence`` removed, so no evidence pre-exists); one clone is
-verified serially, the other with ``--pytest-arg=-n --pytest-arg=2 --pytest-arg=--dist --pytest-arg=loadfile``.
-Every phase's status and every gate's verdict (``tracker status --json``) and every test's outcome in the evidence
-files must be the same. ``--dist loadfile`` keeps a file's tests in one worker: under xdist's default ``load`` a
-file gate whose tests were split over two workers is unmet by design (docs/reference.md, "Status rules": their
-passes do not show that ``pytest FILE`` passes in one process), which is no disagreement of the two runs.
+verified serially, the other with plain ``--pytest-arg=-n --pytest-arg=2`` (no ``--dist``). Every phase's status and
+every gate's verdict (``tracker status --json``) and every test's outcome in the evidence files must be the same.
+Without a ``--dist`` the tracker schedules by gate (tracker/plugin/xdist_schedule.py): each gate's tests run in one
+worker. Under an explicit ``--dist load`` a gate whose tests were split over two workers is unmet by design
+(docs/reference.md, "Status rules": their passes do not show that ``pytest FILE`` passes in one process).
 
 The selection covers seven test files: file gates with a ``-m`` marker, gates naming single tests, a gate whose file
 fails to collect without torch (an error both ways), and phases done, done over a dependency not done and in
@@ -28,7 +28,7 @@ if not os.environ.get("CI"):  # in CI it is installed (the test extra): a missin
 
 ROOT = Path(__file__).resolve().parents[3]
 SELECTION = ["0001/P2", "0003/P1", "0003/P4", "0004/P9"]
-XDIST = ["-n", "2", "--dist", "loadfile"]
+XDIST = ["-n", "2"]
 EVIDENCE_NAME = re.compile(r"\d{8}T\d{12}Z-[\w.-]+?-(?:verify|pytest)-[0-9a-f]{6}\.json")
 
 

@@ -126,6 +126,16 @@ def result_document(
             f"({', '.join(globs) or 'no test file, no phase with a bench gate on its metrics'}): name the files the "
             "benchmark measured with --measure (globs like a phase's paths)"
         )
+    unnamed = sorted(name for name in measured if not _utf8(name))
+    if unnamed:
+        from tracker.commands.ingest import _shown
+
+        shown = _shown(unnamed[0])
+        raise IngestError(
+            f"{path}: commit {full[:12]} holds {len(unnamed)} measured file(s) whose name is not UTF-8 ({shown}"
+            f"{', ...' if len(unnamed) > 1 else ''}): a result file (UTF-8 JSON) cannot name it, and leaving it out "
+            "of the fingerprint would let it change unseen; rename it, or leave it out with --measure"
+        )
     result = {
         "schema": RESULT_SCHEMA,
         "version": RESULT_VERSION,
@@ -163,6 +173,15 @@ def result_document(
     except ValueError as err:
         raise IngestError(f"{path}: {err}") from None
     return result, run.notes
+
+
+def _utf8(name: str) -> bool:
+    """Can ``name`` (git's bytes decoded with surrogateescape) be written in a UTF-8 file as itself?"""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def encode(result: dict[str, Any]) -> bytes:

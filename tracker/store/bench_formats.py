@@ -317,7 +317,16 @@ def asv(path: Path, doc: dict[str, Any]) -> Foreign:
             if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= LATEST_TIME_S * 1000:
                 raise IngestError(f"{path}: {where} started_at is {show(start)}, expected milliseconds since 1970")
             starts.append(start)
-        kind, unit = _asv_kind(path, name, meta.get(name))
+        entry = meta.get(name)
+        if isinstance(entry, dict) and "version" in entry and entry["version"] != values.get("version"):
+            # benchmarks.json describes the suite of asv's latest run: another version of this benchmark may have
+            # other parameters, in another order (asv publish and compare drop such a result).
+            notes.append(
+                f"{name}: benchmarks.json describes another version of it ({show(entry['version'])}, measured "
+                f"{show(values.get('version'))}): its parameter names, type and unit not used"
+            )
+            entry = None
+        kind, unit = _asv_kind(path, name, entry)
         if unit is None:
             notes.append(f"{name}: skipped ({kind} benchmark: asv records no direction for it)")
             continue
@@ -337,7 +346,7 @@ def asv(path: Path, doc: dict[str, Any]) -> Foreign:
         size = math.prod(len(axis) for axis in grid)
         if size != len(points):
             raise IngestError(f"{path}: {where} has {len(points)} results for {size} parameter combinations")
-        names = _param_names(path, name, meta.get(name), len(grid))
+        names = _param_names(path, name, entry, len(grid))
         samples_col = values.get("samples")
         if samples_col is not None:
             _need(path, f"{where} samples", samples_col, list, "a list (one per parameter combination)")

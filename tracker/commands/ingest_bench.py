@@ -4,8 +4,8 @@ The file is read by :mod:`tracker.store.bench_formats`; here it gets what a resu
 record the way we do: the commit it measured (the file's own, refused when the tool says the tree was dirty or names
 no commit and ``--commit`` does not either) and the fingerprint of the files it measured, taken from that commit's
 tree (``--measure`` globs, by default the benchmark's test files and the ``paths`` of every phase whose bench gate
-names one of its metrics). The document is checked by the validator every reader uses before anything is written
-(docs/benchmarks-from-other-tools.md).
+names one of its metrics; every file of the commit when no phase gates them yet). The document is checked by the
+validator every reader uses before anything is written (docs/benchmarks-from-other-tools.md).
 """
 
 from __future__ import annotations
@@ -115,7 +115,20 @@ def result_document(
             "for clocks that differ): it cannot have measured that commit's code"
         )
     metrics = {str(c["metric"]) for c in run.cases}
-    globs = list(measure) or sorted({*run.files, *_gated_paths(root, metrics)})
+    gated = _gated_paths(root, metrics)
+    notes = list(run.notes)
+    if measure:
+        globs = list(measure)
+    elif gated:
+        globs = sorted({*run.files, *gated})
+    else:
+        # No phase gates its metrics yet (benchmark first, gate after): the gate's paths are unknown, so every file
+        # of the commit is what it may have measured; a gate written later then goes stale on any change of its code.
+        globs = ["**"]
+        notes.append(
+            "no phase gates its metrics yet: every file of the commit fingerprinted (name what it measured with "
+            "--measure)"
+        )
     bad = [f"--measure: {p}" for p in map(glob_problem, globs) if p]
     if bad:
         raise UsageError("; ".join(bad))
@@ -172,7 +185,7 @@ def result_document(
         check_result(result)
     except ValueError as err:
         raise IngestError(f"{path}: {err}") from None
-    return result, run.notes
+    return result, notes
 
 
 def _utf8(name: str) -> bool:

@@ -66,6 +66,38 @@ def commit_of(path: Path, run: Foreign, given: str | None) -> str:
     return run.commit or str(given)
 
 
+def clean_here(root: Path, commit: str, globs: list[str], measured: dict[str, str]) -> tuple[bool | None, str]:
+    """(dirty flag, note) of a run its tool calls clean (pytest-benchmark's ``git describe --dirty``, blind to untracked
+    files): False when this working tree is at ``commit`` and its files matching ``globs`` are the ``measured`` ones,
+    untracked and changed files included (:func:`tracker.base.fingerprint.tree_file_ids`, as our own runs read the
+    tree; the evidence paths left out as :mod:`tracker.base.dirty` does); None (unknown) when they differ, or when this
+    tree is at another commit (ingested on another machine or checkout: nothing here says what the run's tree held)."""
+    import subprocess
+
+    from tracker.base.dirty import EVIDENCE_PATHS
+    from tracker.base.file_index import FileIndex
+    from tracker.base.fingerprint import tree_file_ids
+
+    proc = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=root, capture_output=True)
+    if proc.returncode != 0 or proc.stdout.decode(errors="replace").strip() != commit:
+        return None, "dirty unknown: this working tree is not at that commit, so no untracked file can be ruled out"
+
+    def kept(files: dict[str, str]) -> dict[str, str]:
+        return {p: i for p, i in files.items() if not any(p == e or p.startswith(e + "/") for e in EVIDENCE_PATHS)}
+
+    here = kept(FileIndex(tree_file_ids(root)).match(globs))
+    differ = sorted(p for p in {*here, *kept(measured)} if here.get(p) != measured.get(p))
+    if not differ:
+        return False, ""
+    from tracker.commands.ingest import _shown
+
+    shown = ", ".join(_shown(p) for p in differ[:3]) + (", ..." if len(differ) > 3 else "")
+    return None, (
+        f"dirty unknown: this working tree's measured files differ from the commit ({shown}; untracked ones too, which "
+        "the tool's dirty flag does not see)"
+    )
+
+
 def committed_at(root: Path, commit: str) -> str | None:
     """When ``commit`` was made (its committer time, UTC), less :data:`MAX_FUTURE_S` for clocks that differ; None
     when git does not say. A run dated before it cannot have measured it (an older result relabelled with a newer
@@ -149,15 +181,21 @@ def result_document(
             f"{', ...' if len(unnamed) > 1 else ''}): a result file (UTF-8 JSON) cannot name it, and leaving it out "
             "of the fingerprint would let it change unseen; rename it, or leave it out with --measure"
         )
+    # False only where the tool checked the tree of the commit it names (a commit from --commit is the user's word
+    # about a tree nobody checked: pytest-benchmark says dirty: false outside git too), and this working tree, at that
+    # commit, holds the measured files as the commit has them (the tool's flag does not see untracked files).
+    dirty = None
+    if run.dirty is False and run.commit is not None:
+        dirty, why = clean_here(root, full, globs, measured)
+        if why:
+            notes.append(why)
     result = {
         "schema": RESULT_SCHEMA,
         "version": RESULT_VERSION,
         "benchmark": run.benchmark,
         "provenance": {
             "commit": full,
-            # False only where the tool checked the tree of the commit it names; a commit from --commit is the
-            # user's word about a tree nobody checked (pytest-benchmark says dirty: false outside git too).
-            "dirty": False if run.dirty is False and run.commit is not None else None,
+            "dirty": dirty,
             "time": run.time,
             "host": run.host,
             "gpu": None,

@@ -221,17 +221,36 @@ def _plan(
     stored: set[str],
     given: str | None = None,
     measure: list[str] | None = None,
-) -> tuple[bytes, str, str, str] | None:
-    """(bytes to store, kind, host for the name, note) of one validated file, None when the store holds it
+) -> list[tuple[bytes, str, str, str]]:
+    """[(bytes to store, kind, host for the name, note)] of one validated file, empty when the store holds it
     already (``stored``: digests, :func:`_stored_digests`); IngestError (exit 8) when it cannot be used. A file
     is validated before it is called a duplicate: an invalid copy in the store does not make it valid. A file of
-    another benchmark tool becomes a result file (kind ``bench:<benchmark>``, written into ``bench/results/``)."""
+    another benchmark tool becomes result files (kind ``bench:<benchmark>``, written into ``bench/results/``): one,
+    or one per time its benchmarks started (asv)."""
     kind = sniff(path, data)
     digest = hashlib.sha256(data).hexdigest()  # a result or plugin file is stored as is; an ingested run records it
     if kind == "json":
         foreign = _foreign(root, path, data, commit, clock, measure or [], stored)
         if foreign is not False:
             return foreign
+    one = _plan_one(root, path, data, kind, digest, host, commit, clock, tree, stored, given)
+    return [] if one is None else [one]
+
+
+def _plan_one(
+    root: Path,
+    path: Path,
+    data: bytes,
+    kind: str,
+    digest: str,
+    host: str | None,
+    commit: str | None,
+    clock: Clock,
+    tree: list[tuple[str, dict[str, str]]],
+    stored: set[str],
+    given: str | None,
+) -> tuple[bytes, str, str, str] | None:
+    """:func:`_plan` of a file of the tracker's own or a reportlog / JUnit run: None when the store holds it."""
     if kind == "json" and _schema_of(data) == "tracker-test-run":
         doc = check_test_run(path, data, clock)
         if doc["provenance"].get("commit") is None:  # run in a tree that is not a checkout: which one is unknown
@@ -262,9 +281,9 @@ def _plan(
 
 def _foreign(
     root: Path, path: Path, data: bytes, commit: str | None, clock: Clock, measure: list[str], stored: set[str]
-) -> tuple[bytes, str, str, str] | Literal[False] | None:
-    """A pytest-benchmark or asv file as (result file bytes, ``bench:<benchmark>``, host, note), None when
-    ``bench/results/`` holds that result already; False when ``data`` is no such file."""
+) -> list[tuple[bytes, str, str, str]] | Literal[False]:
+    """A pytest-benchmark or asv file as [(result file bytes, ``bench:<benchmark>``, host, note)], without those
+    ``bench/results/`` holds already; False when ``data`` is no such file."""
     from tracker.store.bench_formats import kind_of, load_json
 
     try:
@@ -274,26 +293,29 @@ def _foreign(
     foreign = kind_of(loose)
     if foreign is None:
         return False
-    from tracker.commands.ingest_bench import encode, result_document
+    from tracker.commands.ingest_bench import encode, result_documents
 
     doc = load_json(path, data)  # strictly this time: a key given twice is refused
     assert isinstance(doc, dict)
-    result, notes = result_document(root, path, doc, foreign, measure, commit, clock, lambda c: commit_files(root, c))
-    encoded = encode(result)
+    results, notes = result_documents(root, path, doc, foreign, measure, commit, clock, lambda c: commit_files(root, c))
     if RESULTS_READ not in stored:  # bench/results/ is read once, and only when a foreign file is ingested
         stored |= _results_digests(root) | {RESULTS_READ}
-    if hashlib.sha256(encoded).hexdigest() in stored:
-        return None
-    stored.add(hashlib.sha256(encoded).hexdigest())
     from tracker.commands.result import never_stale_warnings
 
-    for warning in never_stale_warnings(root, result["cases"], result["provenance"]["fingerprint"]["files"]):
-        sys.stderr.write(f"{warning} ({path})\n")
-    cases = len(result["cases"])
-    said = "".join(f"; {note}" for note in notes)
-    prov = result["provenance"]
-    note = f"{cases} case(s) of {foreign} from {prov['host']}, commit {prov['commit'][:7]}{said}"
-    return encoded, f"bench:{result['benchmark']}", result["provenance"]["host"], note
+    out: list[tuple[bytes, str, str, str]] = []
+    for result in results:
+        encoded = encode(result)
+        if hashlib.sha256(encoded).hexdigest() in stored:
+            continue
+        stored.add(hashlib.sha256(encoded).hexdigest())
+        for warning in never_stale_warnings(root, result["cases"], result["provenance"]["fingerprint"]["files"]):
+            sys.stderr.write(f"{warning} ({path})\n")
+        cases = len(result["cases"])
+        said = "".join(f"; {note}" for note in notes)
+        prov = result["provenance"]
+        note = f"{cases} case(s) of {foreign} from {prov['host']}, commit {prov['commit'][:7]}, {prov['time']}{said}"
+        out.append((encoded, f"bench:{result['benchmark']}", prov["host"], note))
+    return out
 
 
 RESULTS_READ = "bench/results read"  # in the digests: those of bench/results/ are in it (no sha256 looks like it)
@@ -405,12 +427,12 @@ def run(
     tree: list[tuple[str, dict[str, str]]] = []  # the commit's (id, file ids), looked up once if needed
     for path in paths:
         data = read_regular(path)
-        plan = _plan(root, path, data, host, commit, clock, tree, existing, given, measure)
-        if plan is None:
+        plans = _plan(root, path, data, host, commit, clock, tree, existing, given, measure)
+        if not plans:
             out.write(f"{path}: already in the store, skipped\n")
             continue
         existing.add(hashlib.sha256(data).hexdigest())
-        planned.append((path, *plan))
+        planned.extend((path, *plan) for plan in plans)
     store = root / EVIDENCE_DIR
     if any(kind.startswith("bench:") for _, _, kind, _, _ in planned):
         try:  # a bench/results that links out of the repository: refused before anything is written

@@ -123,16 +123,34 @@ def result_document(
     clock: Clock,
     tree_of: Callable[[str], tuple[str, dict[str, str]]],
 ) -> tuple[dict[str, Any], list[str]]:
-    """(the result document, notes) of one foreign benchmark file; IngestError (exit 8) when it cannot be used,
-    UsageError (exit 3) when no file it measured can be named. ``tree_of``: (full id, {path: file id}) of a commit,
-    UsageError when it is none of this repository's."""
+    """(the result document, notes) of a foreign benchmark file that makes one (:func:`result_documents`); IngestError
+    for a file whose benchmarks ran at different times (one result file each)."""
+    results, notes = result_documents(root, path, doc, kind, measure, commit, clock, tree_of)
+    if len(results) != 1:
+        raise IngestError(f"{path}: its benchmarks ran at {len(results)} different times: one result file each")
+    return results[0], notes
+
+
+def result_documents(
+    root: Path,
+    path: Path,
+    doc: dict[str, Any],
+    kind: str,
+    measure: list[str],
+    commit: str | None,
+    clock: Clock,
+    tree_of: Callable[[str], tuple[str, dict[str, str]]],
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """(the result documents, notes) of one foreign benchmark file: one document, or for a file that dates each
+    benchmark by itself (asv) one per time its benchmarks started, each dated by it (a file dated by one of its
+    benchmarks would sort another's measurement before or after runs it did not precede or follow). IngestError (exit
+    8) when it cannot be used, UsageError (exit 3) when no file it measured can be named. ``tree_of``: (full id, {path:
+    file id}) of a commit, UsageError when it is none of this repository's."""
     from tracker.base.file_index import FileIndex
     from tracker.base.globs import glob_problem
-    from tracker.core.stats import case_stats
-    from tracker.store.result_files import check_result
 
     run = read(path, doc, kind)
-    future = clock.future(run.time, "the time it records")
+    future = clock.future(max([run.time, *run.times.values()]), "the time it records")
     if future:
         raise IngestError(f"{path}: {future}")
     wanted = commit_of(path, run, commit)
@@ -189,6 +207,32 @@ def result_document(
         dirty, why = clean_here(root, full, globs, measured)
         if why:
             notes.append(why)
+    by_time: dict[str, list[dict[str, Any]]] = {}
+    for case in run.cases:
+        by_time.setdefault(run.times.get(str(case["metric"]), run.time), []).append(case)
+    if len(by_time) > 1:
+        notes.append(f"{len(by_time)} result files, each dated by its benchmarks' own started_at")
+    results = [
+        _document(path, run, full, dirty, when, cases, measured, globs) for when, cases in sorted(by_time.items())
+    ]
+    return results, notes
+
+
+def _document(
+    path: Path,
+    run: Foreign,
+    full: str,
+    dirty: bool | None,
+    when: str,
+    cases: list[dict[str, Any]],
+    measured: dict[str, str],
+    globs: list[str],
+) -> dict[str, Any]:
+    """The result document of ``cases`` of ``run``, dated ``when``, checked by the validator; IngestError when it would
+    be refused."""
+    from tracker.core.stats import case_stats
+    from tracker.store.result_files import check_result
+
     result = {
         "schema": RESULT_SCHEMA,
         "version": RESULT_VERSION,
@@ -196,7 +240,7 @@ def result_document(
         "provenance": {
             "commit": full,
             "dirty": dirty,
-            "time": run.time,
+            "time": when,
             "host": run.host,
             "gpu": None,
             "python": run.python,
@@ -208,7 +252,7 @@ def result_document(
                 "patterns": globs,
             },
         },
-        "cases": [{**case, "stats": case_stats(case["samples"])} for case in run.cases],
+        "cases": [{**case, "stats": case_stats(case["samples"])} for case in cases],
     }
     try:
         size = len(encode(result))
@@ -223,7 +267,7 @@ def result_document(
         check_result(result)
     except ValueError as err:
         raise IngestError(f"{path}: {err}") from None
-    return result, notes
+    return result
 
 
 def _utf8(name: str) -> bool:

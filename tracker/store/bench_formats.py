@@ -42,8 +42,9 @@ class Foreign(NamedTuple):
 
     ``cases``: ``{"metric", "params", "info", "unit", "direction", "samples"}`` each (stats are computed when the
     result is written); ``commit``: 40 hex digits or None when the file names none; ``dirty``: the tool's word (None:
-    it records none); ``time``: UTC; ``files``: the test files the file names (pytest-benchmark's node ids), repository
-    relative; ``notes``: what was skipped, said once each."""
+    it records none); ``time``: UTC, when the run started; ``files``: the test files the file names (pytest-benchmark's
+    node ids), repository relative; ``notes``: what was skipped, said once each; ``times``: {metric: UTC} where the
+    file dates each benchmark by itself (asv's ``started_at``), each of them a result file of its own."""
 
     benchmark: str
     commit: str | None
@@ -55,6 +56,7 @@ class Foreign(NamedTuple):
     cases: list[dict[str, Any]]
     files: list[str]
     notes: list[str]
+    times: dict[str, str] = {}  # noqa: RUF012 (never mutated)
 
 
 def _constant(name: str) -> float:
@@ -304,7 +306,7 @@ def asv(path: Path, doc: dict[str, Any]) -> Foreign:
     meta = _sibling_json(path, "benchmarks.json", False) or {}
     cases: list[dict[str, Any]] = []
     notes: list[str] = []
-    starts: list[int] = []  # when each benchmark started (asv's ``date`` is the commit's date, not the run's)
+    starts: dict[str, int] = {}  # when each benchmark started (asv's ``date`` is the commit's date, not the run's)
     for name, row in results.items():
         where = f"results.{name}"
         _text(path, f"{where} (its name)", name)
@@ -316,7 +318,7 @@ def asv(path: Path, doc: dict[str, Any]) -> Foreign:
         if start is not None:
             if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= LATEST_TIME_S * 1000:
                 raise IngestError(f"{path}: {where} started_at is {show(start)}, expected milliseconds since 1970")
-            starts.append(start)
+            starts[name] = start
         entry = meta.get(name)
         if isinstance(entry, dict) and "version" in entry and entry["version"] != values.get("version"):
             # benchmarks.json describes the suite of asv's latest run: another version of this benchmark may have
@@ -375,6 +377,10 @@ def asv(path: Path, doc: dict[str, Any]) -> Foreign:
                 "samples": _samples(path, f"{where} samples[{k}]", point),
             }
             cases.append(case)
+            if start is None:
+                raise IngestError(
+                    f"{path}: {where} records no started_at: nothing says when it ran (asv's date is the commit's)"
+                )
         if failed:
             notes.append(
                 f"{name}: {failed} of {len(points)} parameter combination(s) skipped (null result: failed or skipped)"
@@ -383,10 +389,14 @@ def asv(path: Path, doc: dict[str, Any]) -> Foreign:
             notes.append(f"{name}: {skipped} of {len(points)} parameter combination(s) skipped (asv skipped them: NaN)")
     if not cases:
         raise IngestError(f"{path}: no benchmark with a result to ingest ({'; '.join(notes) or 'results is empty'})")
-    if not starts:
-        raise IngestError(f"{path}: records no started_at: nothing says when it ran (asv's date is the commit's)")
-    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(min(starts) // 1000))
-    return Foreign(ASV, commit, None, when, host, python, f"asv run ({env})", cases, [], notes)
+    # One asv file keeps, per commit and environment, benchmarks run at different times (a failed one, those of an
+    # earlier `asv run --bench`): each benchmark is dated by its own start, never by another's.
+    times = {
+        name: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(starts[name] // 1000))
+        for name in dict.fromkeys(str(c["metric"]) for c in cases)
+    }
+    when = min(times.values())
+    return Foreign(ASV, commit, None, when, host, python, f"asv run ({env})", cases, [], notes, times)
 
 
 def _asv_kind(path: Path, name: str, meta: object) -> tuple[str, str | None]:

@@ -242,10 +242,31 @@ def pytest_benchmark(path: Path | str, doc: dict[str, Any]) -> Foreign:
 # --- asv ----------------------------------------------------------------------------------------------------------
 
 
-def _sibling_json(path: Path, name: str, required: bool) -> dict[str, Any] | None:
-    """asv's ``machine.json`` (beside the result) or ``benchmarks.json`` (one folder up), parsed; None when absent
-    and not ``required``."""
-    other = (path.parent if name == "machine.json" else path.parent.parent) / name
+def _folder(path: Path) -> Path:
+    """The folder a result file really lies in, its machine's (``results/<machine>/``): the one its symlinks lead to,
+    so a link in another machine's folder is judged by the real folder's machine.json, and a relative ``x.json`` read
+    from inside that folder has one (its ``Path.parent`` is ``.``, named ''). Written as given where it is the same
+    folder, and its parent the same parent, by another name for neither."""
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError) as err:  # RuntimeError: a symlink loop (Python < 3.13)
+        raise IngestError(f"{path}: cannot resolve its folder: {getattr(err, 'strerror', None) or err}") from None
+    given = path.absolute().parent
+    try:
+        same = (
+            given.name == real.parent.name
+            and given.resolve() == real.parent
+            and given.parent.resolve() == real.parent.parent
+        )
+    except (OSError, RuntimeError):
+        same = False
+    return given if same else real.parent
+
+
+def _sibling_json(folder: Path, path: Path, name: str, required: bool) -> dict[str, Any] | None:
+    """asv's ``machine.json`` (beside the result, in ``folder``) or ``benchmarks.json`` (one folder up), parsed; None
+    when absent and not ``required``."""
+    other = (folder if name == "machine.json" else folder.parent) / name
     if not other.exists() and not other.is_symlink():
         if required:
             raise IngestError(f"{path}: no {name} beside it ({other}): asv writes one per machine, copy it along")
@@ -297,13 +318,14 @@ def asv(path: Path, doc: dict[str, Any]) -> Foreign:
         if needed not in columns:
             raise IngestError(f"{path}: result_columns has no {needed!r} column")
     results = _need(path, "results", doc["results"], dict, "an object")
-    machine_doc = _sibling_json(path, "machine.json", True)
+    folder = _folder(path)
+    machine_doc = _sibling_json(folder, path, "machine.json", True)
     assert machine_doc is not None
-    host = _text(path.parent / "machine.json", "machine", machine_doc.get("machine"))
-    if host != path.parent.name:
-        raise IngestError(f"{path}: machine.json names machine {show(host)}, but the folder is {path.parent.name!r}")
+    host = _text(folder / "machine.json", "machine", machine_doc.get("machine"))
+    if host != folder.name:
+        raise IngestError(f"{path}: machine.json names machine {show(host)}, but the folder is {str(folder)!r}")
     cpu = machine_doc.get("cpu")
-    meta = _sibling_json(path, "benchmarks.json", False) or {}
+    meta = _sibling_json(folder, path, "benchmarks.json", False) or {}
     cases: list[dict[str, Any]] = []
     notes: list[str] = []
     starts: dict[str, int] = {}  # when each benchmark started (asv's ``date`` is the commit's date, not the run's)

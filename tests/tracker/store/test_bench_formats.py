@@ -433,3 +433,36 @@ def test_a_measured_file_whose_name_is_not_utf8_is_no_traceback(tmp_path: Path) 
     doc = pb_doc(head(root))
     doc["datetime"] = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() + 1))
     accepted_or_refused(root, tmp_path / "pb.json", json.dumps(doc).encode())
+
+
+def test_an_asv_result_reached_through_a_symlink_is_judged_by_its_real_folder(repo: Path, tmp_path: Path) -> None:
+    """machine.json must name the folder a result file lies in: a link to it from another machine's folder (whose
+    machine.json names that machine) would be stored as measured on a machine it never ran on."""
+    real = asv_tree(tmp_path)
+    real.write_text(json.dumps(asv_doc(head(repo))))
+    other = tmp_path / "results" / "otherbox"
+    other.mkdir()
+    (other / "machine.json").write_text(json.dumps({"machine": "otherbox", "version": 1}))
+    link = other / real.name
+    link.symlink_to(real)
+    result = build(repo, link, real.read_bytes())
+    assert result["provenance"]["host"] == "testbox"
+
+
+def test_a_relative_asv_path_from_inside_its_folder_is_read(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tracker ingest x.json`` run inside results/<machine>/: the path's parent is ``.``, whose name is ''; the
+    folder (and benchmarks.json one up) come from where the file really lies."""
+    path = asv_tree(tmp_path)
+    doc = asv_doc(head(repo))
+    path.write_text(json.dumps(doc))
+    (path.parent.parent / "benchmarks.json").write_text(
+        json.dumps(
+            {"bench_parse.time_parse": {"param_names": ["n"], "type": "time", "unit": "seconds", "version": "abc"}}
+        )
+    )
+    monkeypatch.chdir(path.parent)
+    result = build(repo, Path(path.name), path.read_bytes())
+    assert result["provenance"]["host"] == "testbox"
+    assert [c["params"] for c in result["cases"]] == [{"n": 1}, {"n": 2}]

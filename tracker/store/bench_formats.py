@@ -248,7 +248,7 @@ def _folder(path: Path) -> Path:
     from inside that folder has one (its ``Path.parent`` is ``.``, named ''). Written as given where it is the same
     folder, and its parent the same parent, by another name for neither."""
     try:
-        real = path.resolve(strict=True)
+        real = path.resolve()
     except (OSError, RuntimeError) as err:  # RuntimeError: a symlink loop (Python < 3.13)
         raise IngestError(f"{path}: cannot resolve its folder: {getattr(err, 'strerror', None) or err}") from None
     given = path.absolute().parent

@@ -29,6 +29,7 @@ from tracker.base.contract import (
 )
 from tracker.base.fileio import atomic_write, check_inside, parse_json, read_regular, repo_lock
 from tracker.commands.common import require_utf8
+from tracker.commands.ingest_bench import shown_name as _shown
 from tracker.errors import ExitCode, FileError, UsageError
 from tracker.store.evidence import check_store_dir
 from tracker.store.evidence_schema import check_document
@@ -118,16 +119,6 @@ def _dated(source: str) -> str:
     if source == GIVEN:
         return "dated by --time (it records no time of its own)"
     return f"dated by its {source}"
-
-
-def _shown(name: str) -> str:
-    """A file name as text a UTF-8 file holds: a name that is not UTF-8 (its bytes as lone surrogates) with
-    those bytes as ``\\xNN`` escapes."""
-    try:
-        raw = name.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a lone surrogate no file name's byte decodes to
-        raw = name.encode("utf-8", "backslashreplace")
-    return raw.decode("utf-8", "backslashreplace")
 
 
 def test_run_document(

@@ -89,9 +89,7 @@ def clean_here(root: Path, commit: str, globs: list[str], measured: dict[str, st
     differ = sorted(p for p in {*here, *kept(measured)} if here.get(p) != measured.get(p))
     if not differ:
         return False, ""
-    from tracker.commands.ingest import _shown
-
-    shown = ", ".join(_shown(p) for p in differ[:3]) + (", ..." if len(differ) > 3 else "")
+    shown = ", ".join(shown_name(p) for p in differ[:3]) + (", ..." if len(differ) > 3 else "")
     return None, (
         f"dirty unknown: this working tree's measured files differ from the commit ({shown}; untracked ones too, which "
         "the tool's dirty flag does not see)"
@@ -191,9 +189,7 @@ def result_documents(
         )
     unnamed = sorted(name for name in measured if not _utf8(name))
     if unnamed:
-        from tracker.commands.ingest import _shown
-
-        shown = _shown(unnamed[0])
+        shown = shown_name(unnamed[0])
         raise IngestError(
             f"{path}: commit {full[:12]} holds {len(unnamed)} measured file(s) whose name is not UTF-8 ({shown}"
             f"{', ...' if len(unnamed) > 1 else ''}): a result file (UTF-8 JSON) cannot name it, and leaving it out "
@@ -268,6 +264,16 @@ def _document(
     except ValueError as err:
         raise IngestError(f"{path}: {err}") from None
     return result
+
+
+def shown_name(name: str) -> str:
+    """A file name as text a UTF-8 file holds: a name that is not UTF-8 (its bytes as lone surrogates) with
+    those bytes as ``\\xNN`` escapes."""
+    try:
+        raw = name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate no file name's byte decodes to
+        raw = name.encode("utf-8", "backslashreplace")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def _utf8(name: str) -> bool:

@@ -51,6 +51,8 @@ def pytest_benchmark_json(repo: Path, out: Path) -> dict[str, Any]:
             "--benchmark-max-time=0.2",
         ],
         cwd=repo,
+        # not an xdist worker's child: pytest-benchmark writes no --benchmark-json from a worker
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST_")},
         check=True,
         capture_output=True,
     )

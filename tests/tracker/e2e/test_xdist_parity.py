@@ -34,7 +34,7 @@ EVIDENCE_NAME = re.compile(r"\d{8}T\d{12}Z-[\w.-]+?-(?:verify|pytest)-[0-9a-f]{6
 
 def clean_env() -> dict[str, str]:
     """The environment of a user's shell: nothing of the pytest (or xdist worker) this test runs in, nor the
-    tracker's settings (``TRACKER_SLOW``, which runs this test, would run the clones' slow tests too)."""
+    tracker's settings (``TRACKER_SLOW`` would run the clones' slow tests too)."""
     drop = ("PYTEST_", "COV_CORE_", "TRACKER_", "COLUMNS")
     return {k: v for k, v in os.environ.items() if not k.startswith(drop)}
 
@@ -91,7 +91,6 @@ def outcomes(root: Path) -> tuple[dict[str, str], set[str | None]]:
     return tests, workers
 
 
-@pytest.mark.slow
 def test_verify_of_our_plans_under_xdist_gives_the_serial_statuses(tmp_path: Path) -> None:
     serial_root, xdist_root = clone(tmp_path / "serial"), clone(tmp_path / "xdist")
     serial = tracker(serial_root, "verify", *SELECTION)

@@ -9,7 +9,7 @@ documents each rule).
 - Places: the evidence store :data:`EVIDENCE_DIR`, benchmark output :data:`RESULTS_DIR`, the per-machine
   :data:`CACHE_DIR` (gitignored: :func:`ensure_tracker_dir`).
 - Kinds: the ``schema`` names and versions of test runs, sign-offs and benchmark results.
-- Names: :func:`evidence_name`, one rule for every file of the store.
+- Names: :func:`evidence_name`, one rule for every file of the store; :func:`shown_name`, a file name as text.
 - Times: :data:`UTC_FORMAT` and :func:`utc_time`, the one parser of recorded times.
 - Code ids: :func:`blob_id` (git's id of a file's bytes) and :func:`set_fingerprint` (a set of them).
 - Writes: :func:`atomic_write`, a whole file or none.
@@ -57,6 +57,16 @@ def evidence_name(kind: str, host: str | None = None) -> str:
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(seconds)) + f"{micros:06d}Z"
     name = hostname() if host is None else host
     return f"{stamp}-{_name_part(name, 'host')}-{_name_part(kind, 'run')}-{os.urandom(3).hex()}.json"
+
+
+def shown_name(name: str) -> str:
+    """A file name as text a UTF-8 file holds: a name that is not UTF-8 (git's or the file system's bytes as lone
+    surrogates) with those bytes as ``\\xNN`` escapes."""
+    try:
+        raw = name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate no file name's byte decodes to
+        raw = name.encode("utf-8", "backslashreplace")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def _name_part(text: str, empty: str) -> str:

@@ -98,14 +98,11 @@ def check_output(
     """Print ``tracker check``'s annotations and its last lines (``add``: the git commands that add the evidence
     not committed yet, or ""), append the step summary; the exit code."""
     annotations = check_annotations(plans, found, warning_kinds)
-    for a in annotations:
-        out.write(a.command() + "\n")
     problems = sum(a.level == "error" for a in annotations)
     warnings = len(annotations) - problems
-    if add:
-        out.write(plain(f"tracker check: commit the evidence the statuses rest on: {add}") + "\n")
     head = f"{problems} problem(s), {warnings} warning(s)" if problems else f"no problems, {warnings} warning(s)"
-    out.write(plain(f"tracker check: {head}") + "\n")
+    last = [f"tracker check: commit the evidence the statuses rest on: {add}"] if add else []
+    write_lines(out, annotations, [*last, f"tracker check: {head}"])
     append_step_summary(check_summary(annotations, head))
     return int(ExitCode.CHECK_FAILED) if problems else 0
 

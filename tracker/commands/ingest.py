@@ -25,11 +25,11 @@ from tracker.base.contract import (
     Clock,
     evidence_name,  # the one naming rule for store files (the plugin's too)
     file_id,
+    shown_name,
     utc_time,
 )
 from tracker.base.fileio import atomic_write, check_inside, parse_json, read_regular, repo_lock
 from tracker.commands.common import require_utf8
-from tracker.commands.ingest_bench import shown_name as _shown
 from tracker.errors import ExitCode, FileError, UsageError
 from tracker.store.evidence import check_store_dir
 from tracker.store.evidence_schema import check_document
@@ -150,7 +150,7 @@ def test_run_document(
             "pytest": run.pytest_version,
             "platform": None,
             "cuda": None,
-            "command": f"tracker ingest {_shown(path.name)}",
+            "command": f"tracker ingest {shown_name(path.name)}",
             "ingested_from": run.kind,
             "commit_assumed": assumed,
             "source_sha256": source_sha256,

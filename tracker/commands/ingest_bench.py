@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tracker.base.contract import MAX_FUTURE_S, RESULT_SCHEMA, RESULT_VERSION, Clock, set_fingerprint
+from tracker.base.contract import MAX_FUTURE_S, RESULT_SCHEMA, RESULT_VERSION, Clock, set_fingerprint, shown_name
 from tracker.base.fileio import MAX_READ
 from tracker.errors import TrackerError, UsageError
 from tracker.store.bench_formats import PYTEST_BENCHMARK, Foreign, read
@@ -69,23 +69,21 @@ def commit_of(path: Path, run: Foreign, given: str | None) -> str:
 def clean_here(root: Path, commit: str, globs: list[str], measured: dict[str, str]) -> tuple[bool | None, str]:
     """(dirty flag, note) of a run its tool calls clean (pytest-benchmark's ``git describe --dirty``, blind to untracked
     files): False when this working tree is at ``commit`` and its files matching ``globs`` are the ``measured`` ones,
-    untracked and changed files included (:func:`tracker.base.fingerprint.tree_file_ids`, as our own runs read the
+    untracked and changed files included (:func:`tracker.base.fingerprint.read_tree`, as our own runs read the
     tree; the evidence paths left out as :mod:`tracker.base.dirty` does); None (unknown) when they differ, or when this
     tree is at another commit (ingested on another machine or checkout: nothing here says what the run's tree held)."""
-    import subprocess
-
     from tracker.base.dirty import EVIDENCE_PATHS
     from tracker.base.file_index import FileIndex
-    from tracker.base.fingerprint import tree_file_ids
+    from tracker.base.fingerprint import read_tree
 
-    proc = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=root, capture_output=True)
-    if proc.returncode != 0 or proc.stdout.decode(errors="replace").strip() != commit:
+    tree = read_tree(root, commit=True)  # the commit checked out and the file ids, in one reading
+    if tree.state is None or tree.state[0] != commit:
         return None, "dirty unknown: this working tree is not at that commit, so no untracked file can be ruled out"
 
     def kept(files: dict[str, str]) -> dict[str, str]:
         return {p: i for p, i in files.items() if not any(p == e or p.startswith(e + "/") for e in EVIDENCE_PATHS)}
 
-    here = kept(FileIndex(tree_file_ids(root)).match(globs))
+    here = kept(FileIndex(tree.ids).match(globs))
     differ = sorted(p for p in {*here, *kept(measured)} if here.get(p) != measured.get(p))
     if not differ:
         return False, ""
@@ -264,16 +262,6 @@ def _document(
     except ValueError as err:
         raise IngestError(f"{path}: {err}") from None
     return result
-
-
-def shown_name(name: str) -> str:
-    """A file name as text a UTF-8 file holds: a name that is not UTF-8 (its bytes as lone surrogates) with
-    those bytes as ``\\xNN`` escapes."""
-    try:
-        raw = name.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a lone surrogate no file name's byte decodes to
-        raw = name.encode("utf-8", "backslashreplace")
-    return raw.decode("utf-8", "backslashreplace")
 
 
 def _utf8(name: str) -> bool:

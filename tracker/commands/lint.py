@@ -433,15 +433,14 @@ def run(root: Path, collect: bool = True, out: TextIO | None = None, as_json: bo
     problems += gate_problems(root, plans, collect, texts, warnings)
     paths = [f.path for f in files] + [p.relative_to(root).as_posix() for p in (root / "plans").glob("*.md")]
     tail = f", {len(warnings)} warning(s)" if warnings else ""
+    bad_files = len({p.split(":", 1)[0] for p in problems})
+    if problems:
+        last = f"{len(problems)} problem(s) in {bad_files} file(s){tail}"
+    else:
+        last = f"{len(files)} plan file(s) OK{tail}"
     if fmt == "github":
         from tracker.commands.github_output import lint_annotations, write_lines
 
-        bad_files = len({p.split(":", 1)[0] for p in problems})
-        last = (
-            f"{len(problems)} problem(s) in {bad_files} file(s){tail}"
-            if problems
-            else f"{len(files)} plan file(s) OK{tail}"
-        )
         write_lines(
             out, lint_annotations(_located(problems, paths), _located(warnings, paths)), [f"tracker lint: {last}"]
         )
@@ -459,9 +458,5 @@ def run(root: Path, collect: bool = True, out: TextIO | None = None, as_json: bo
         return int(ExitCode.INVALID_PLANS) if problems else 0
     for p in warnings + problems:
         out.write(p + "\n")
-    if problems:
-        bad_files = len({p.split(":", 1)[0] for p in problems})
-        out.write(f"{len(problems)} problem(s) in {bad_files} file(s){tail}\n")
-        return int(ExitCode.INVALID_PLANS)
-    out.write(f"{len(files)} plan file(s) OK{tail}\n")
-    return 0
+    out.write(last + "\n")
+    return int(ExitCode.INVALID_PLANS) if problems else 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from tracker.base.contract import shown_name
 from tracker.base.file_index import FileIndex, changed_files
 from tracker.base.selection import gate_inputs
 from tracker.core.checks import qualify
@@ -134,14 +135,8 @@ def _staleness(
     return tuple(sorted(changed)), "; ".join(notes)
 
 
-def _printable(path: str) -> str:
-    """A file name as text every writer can encode: a name that is not UTF-8 (its bytes held as lone surrogates)
-    with those bytes escaped (``caf\\xe9.cu``), so a status region, a report or an annotation can say it."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
 def _changed_note(changed: set[str] | list[str]) -> str:
-    names = [_printable(p) for p in sorted(changed)[:5]]
+    names = [shown_name(p) for p in sorted(changed)[:5]]  # a name that is not UTF-8: escaped, as a region is
     shown = ", ".join(names) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
     return f"changed since evidence: {shown}"
 

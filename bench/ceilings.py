@@ -220,6 +220,83 @@ def _load_mma_module() -> object:
     )
 
 
+_E4M3_SOURCE = r"""
+#include <cuda_runtime.h>
+
+// mma_peak_kernel's loop on mma.sync m16n8k32 e4m3 -> fp32 (sm_89+): the instruction the fp8 kernel issues.
+// On sm_90 ptxas lowers it to f16 unpacks and two HMMA.16816 (tests/kernel/test_compile_fp8.py): what is measured is
+// what the fp8 kernel gets there.
+template <int ACC>
+__global__ void __launch_bounds__(256) mma_e4m3_kernel(float* out, int iters, unsigned seed) {
+  // e4m3 bytes that depend on the thread and a runtime seed; 0x38 = 1.0, small exponents, never zero or NaN.
+  const unsigned t = (threadIdx.x & 31) + seed;
+  const unsigned a = 0x38303428u ^ ((t & 7u) * 0x01010101u), b = 0x30343830u ^ (((t >> 3) & 3u) * 0x01010101u);
+  float c[ACC][4];
+#pragma unroll
+  for (int k = 0; k < ACC; ++k) c[k][0] = c[k][1] = c[k][2] = c[k][3] = 0.f;
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int k = 0; k < ACC; ++k) {
+      asm volatile(
+          "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+          "{%0,%1,%2,%3};\n"
+          : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
+          : "r"(a), "r"(b), "r"(b), "r"(a), "r"(a), "r"(b));
+    }
+  }
+  float s = 0.f;
+#pragma unroll
+  for (int k = 0; k < ACC; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+void mma_e4m3_peak(torch::Tensor out, int64_t acc, int64_t iters, int64_t seed) {
+  int blocks = static_cast<int>(out.numel() / 256);
+  float* ptr = out.data_ptr<float>();
+  const unsigned s = static_cast<unsigned>(seed);
+  switch (acc) {
+    case 4: mma_e4m3_kernel<4><<<blocks, 256>>>(ptr, static_cast<int>(iters), s); break;
+    case 8: mma_e4m3_kernel<8><<<blocks, 256>>>(ptr, static_cast<int>(iters), s); break;
+    case 16: mma_e4m3_kernel<16><<<blocks, 256>>>(ptr, static_cast<int>(iters), s); break;
+    default: TORCH_CHECK(false, "acc: expected 4, 8 or 16, got ", acc);
+  }
+  cudaError_t err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "mma_e4m3_peak launch failed: ", cudaGetErrorString(err));
+}
+"""
+E4M3_MMA_FLOPS = 2 * 16 * 8 * 32  # one m16n8k32
+E4M3_MIN_CC = (8, 9)
+
+
+def mma_e4m3_rate(iters: int = 1024, budget_s: float = 0.3) -> tuple[int, list[float]]:
+    """(best accumulator count, samples in TFLOP/s) of the mma.sync m16n8k32 e4m3 -> fp32 microkernel (sm_89+)."""
+    from torch.utils.cpp_extension import load_inline
+
+    major, minor = torch.cuda.get_device_capability()
+    if (major, minor) < E4M3_MIN_CC:
+        raise RuntimeError(f"mma.sync e4m3 needs sm_89 or newer, not sm_{major}{minor}")
+    peak = load_inline(
+        name=f"bench_mma_e4m3_ceiling_sm{major}{minor}_v1",
+        cpp_sources="void mma_e4m3_peak(torch::Tensor out, int64_t acc, int64_t iters, int64_t seed);",
+        cuda_sources=_E4M3_SOURCE,
+        functions=["mma_e4m3_peak"],
+        extra_cuda_cflags=["-O3", f"-gencode=arch=compute_{major}{minor},code=sm_{major}{minor}"],
+    ).mma_e4m3_peak
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    blocks = sms * 8
+    out = torch.empty(blocks * 256, device="cuda")
+    best: tuple[int, list[float]] = (0, [0.0])
+    for acc in ACCUMULATORS:
+        flops = blocks * WARPS * iters * acc * E4M3_MMA_FLOPS
+        samples = time_device(lambda _i, acc=acc: peak(out, acc, iters, 1), 1, budget_s=budget_s, min_reps=10)
+        if not torch.isfinite(out).all() or not out.abs().max() > 0:
+            raise RuntimeError(f"e4m3 mma microkernel (ACC={acc}) wrote non-finite or zero results")
+        rates = [flops / (us * 1e-6) / 1e12 for us in samples]
+        if sorted(rates)[len(rates) // 2] > sorted(best[1])[len(best[1]) // 2]:
+            best = (acc, rates)
+    return best
+
+
 def _load_mma() -> Callable[..., None]:
     return _load_mma_module().mma_peak  # type: ignore[attr-defined,no-any-return]
 

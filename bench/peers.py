@@ -7,6 +7,7 @@ over the prefix without the tree part, which is all FlashInfer's MLA wrapper can
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
@@ -28,6 +29,7 @@ class Impl:
     label: str
     prepare: Callable[[VerifyInputs], Run]
     prefix_only: bool = False
+    kv: str = "bf16"  # "fp8": it reads the inputs' cache quantized (fp8_inputs), checked on the dequantized cache
 
 
 def _prepare_backend(backend: str) -> Callable[[VerifyInputs], Run]:
@@ -131,6 +133,33 @@ def _prepare_flashinfer(x: VerifyInputs) -> Run:
     return run
 
 
+def fp8_inputs(x: VerifyInputs) -> tuple[torch.Tensor, float, VerifyInputs]:
+    """(the cache as e4m3, its scale, the inputs with the dequantized cache): what an fp8 implementation reads and
+    what its output is checked against (kernel/fp8.py; the dequantized rows are exact in bf16)."""
+    from kernel.fp8 import dequantize, quantize_kv
+
+    kv8, scale = quantize_kv(x.kv_cache)
+    return kv8, scale, dataclasses.replace(x, kv_cache=dequantize(kv8, scale, torch.bfloat16))
+
+
+def _prepare_fp8(backend: str) -> Callable[[VerifyInputs], Run]:
+    """An fp8 cache through `kernel.verify_attention` (validated once), then the backend's function directly."""
+
+    def prepare(x: VerifyInputs) -> Run:
+        import kernel
+
+        kv8, scale, _ = fp8_inputs(x)
+        args = (x.q, kv8, *x.args()[2:])
+        kernel.verify_attention(*args, backend=backend, debug=True, kv_scale=scale)
+        if backend == "cuda":
+            from kernel.cuda_backend import verify_attention_cuda as fn
+        else:
+            from kernel.triton_backend import verify_attention_triton as fn
+        return lambda: cast(torch.Tensor, fn(*args, False, kv_scale=scale))
+
+    return prepare
+
+
 IMPLS: dict[str, Impl] = {
     "cuda": Impl("cuda", "CUDA split-KV mma.sync kernel (kernel/csrc), this device's build", _prepare_backend("cuda")),
     "cuda_v26": Impl(
@@ -140,6 +169,15 @@ IMPLS: dict[str, Impl] = {
     # by name, or a lab step between them.
     **{f"cuda_{name}": Impl(f"cuda_{name}", _variant_label(name), _prepare_cuda_variant(name)) for name in VARIANTS},
     "triton": Impl("triton", "Triton, SGLang extend-kernel design", _prepare_backend("triton")),
+    # The fp8 KV cache (issue 28): e4m3 rows and one scale, timed against the fp8 floor (half the bytes, the e4m3
+    # mma.sync ceiling measured in the same run).
+    "cuda_fp8": Impl(
+        "cuda_fp8",
+        "CUDA fp8 cache (q2p: e4m3 mma.sync, kernel/csrc/verify_attention_fp8.cuh)",
+        _prepare_fp8("cuda"),
+        kv="fp8",
+    ),
+    "triton_fp8": Impl("triton_fp8", "Triton on the fp8 cache (bf16 math)", _prepare_fp8("triton"), kv="fp8"),
     "torch": Impl("torch", "plain torch gather + matmul, tree mask applied", _prepare_torch),
     "flashinfer": Impl(
         "flashinfer", "FlashInfer MLA FA2, prefix only, no tree mask", _prepare_flashinfer, prefix_only=True

@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHAPES = ((1, 8, 16), (1, 8, 64), (1, 16, 32), (4, 8, 16), (1, 64, 8))  # (batch, heads, nodes)
 CONTEXTS = {"short": (5700,), "long": (23000, 91000), "all": (5700, 23000, 91000)}
 ROW_BYTES = 576 * 2 + 4  # one latent row + its slot id
+FP8_ROW_BYTES = 576 + 4  # an e4m3 row + its slot id: the fp8 floor's bytes (its MMAs at the e4m3 ceiling)
 EXIT_OK, EXIT_IMPL_FAILED, EXIT_USAGE, EXIT_NO_CUDA = 0, 1, 2, 3
 MEASURED = ("verify_attn.time_us", "verify_attn.floor_fraction")
 SM120 = (12, 0)  # the compute capability the emulation stands in for
@@ -61,8 +62,9 @@ class Case:
     def flops(self) -> int:
         return 2 * self.heads * self.nodes * self.batch * (self.ctx + self.nodes) * (576 + 512)
 
-    def floor_us(self, copy_tbps: float, mma_tflops: float) -> float:
-        return max(self.bytes / (copy_tbps * 1e12), self.flops / (mma_tflops * 1e12)) * 1e6
+    def floor_us(self, copy_tbps: float, mma_tflops: float, row_bytes: int = ROW_BYTES) -> float:
+        nbytes = self.bytes * row_bytes // ROW_BYTES
+        return max(nbytes / (copy_tbps * 1e12), self.flops / (mma_tflops * 1e12)) * 1e6
 
     def params(self, impl: str) -> dict[str, str | int | float | bool]:
         return {"impl": impl, "ctx": self.ctx, "heads": self.heads, "nodes": self.nodes, "batch": self.batch}
@@ -132,6 +134,34 @@ def _measure_ceilings(doc_cases: list[dict[str, object]]) -> tuple[float, float]
     return float(summarize(copy)["median"]), float(summarize(mma)["median"])
 
 
+def _measure_e4m3_ceiling(
+    doc_cases: list[dict[str, object]], fp8_impls: list[str], failed: dict[str, ImplFailure]
+) -> float:
+    """The mma.sync e4m3 ceiling (TFLOP/s) when an fp8 implementation runs, recorded as a case; 0 when none does.
+    Where it cannot be measured (before sm_89) every fp8 implementation fails with the reason."""
+    if not fp8_impls:
+        return 0.0
+    try:
+        acc, rates = ceilings.mma_e4m3_rate()
+    except Exception as err:
+        for name in fp8_impls:
+            failed[name] = ImplFailure(f"unavailable: e4m3 ceiling: {type(err).__name__}: {err}", "n/a", True)
+        return 0.0
+    doc_cases.append(
+        results.case(
+            "ceiling.mma_e4m3_tflops",
+            {"kind": "mma.sync m16n8k32 e4m3->fp32", "acc": acc},
+            "TFLOP/s",
+            "higher",
+            rates,
+            summarize(rates),
+        )
+    )
+    median = float(summarize(rates)["median"])
+    print(f"ceiling: mma.sync e4m3 {median:.0f} TFLOP/s", flush=True)
+    return median
+
+
 class ImplFailure(Exception):
     """An implementation could not be measured; `unavailable` marks an optional peer that is not installed."""
 
@@ -171,7 +201,9 @@ def measure_impl(
     graphs = [g for g in (capture_graph(fn) for fn in fns) if g is not None] if device == "cuda" else []
     graphed = len(graphs) == len(fns)
     runs = graphs if graphed else fns
-    problem = check_output(runs[0]().clone(), sets[0], impl.prefix_only)  # what is timed is what is checked
+    # What is timed is what is checked; an fp8 implementation against the reference on the dequantized cache.
+    checked = peers.fp8_inputs(sets[0])[2] if impl.kv == "fp8" else sets[0]
+    problem = check_output(runs[0]().clone(), checked, impl.prefix_only)
     if problem is not None:
         raise ImplFailure(f"WRONG at {case}: {problem}", "WRONG")
     samples = time_device(lambda i: runs[i](), len(sets), device=device, budget_s=budget_s)
@@ -387,6 +419,7 @@ def run(
     copy_tbps, mma_tflops = _measure_ceilings(doc_cases)
     print(f"ceilings: copy {copy_tbps:.2f} TB/s, mma.sync bf16 {mma_tflops:.0f} TFLOP/s", flush=True)
     failed: dict[str, ImplFailure] = {}
+    e4m3_tflops = _measure_e4m3_ceiling(doc_cases, [n for n in impl_names if peers.IMPLS[n].kv == "fp8"], failed)
     emu: Emulation | None = None
     builds = emulated_builds(emulate_also) if emulate_sm120 and "cuda" in impl_names else {}
     unbuildable = emulation_unbuildable(emulate_also, torch.cuda.get_device_capability()) if builds else None
@@ -421,6 +454,7 @@ def run(
     for case in cases_for(selection):
         sets, seeds = input_sets(case, l2)
         floor = case.floor_us(copy_tbps, mma_tflops)
+        floor_fp8 = case.floor_us(copy_tbps, e4m3_tflops, FP8_ROW_BYTES) if e4m3_tflops else 0.0
         splits = cuda_splits(case) if "cuda" in impl_names else None
         cells: dict[str, str] = {}
         for name in impl_names:
@@ -432,7 +466,12 @@ def run(
                 if name == "cuda" and splits is not None:
                     info["cuda_splits"] = splits
                     info["cuda_build"] = cuda_build()  # which kernel this device runs (kernel/build.py)
-                cells[name], entries = measure_impl(peers.IMPLS[name], case, sets, floor, budget_s, info=info)
+                impl = peers.IMPLS[name]
+                if impl.kv == "fp8":
+                    info["floor"] = "fp8: 580 B a token, mma.sync e4m3 ceiling"
+                cells[name], entries = measure_impl(
+                    impl, case, sets, floor_fp8 if impl.kv == "fp8" else floor, budget_s, info=info
+                )
                 doc_cases.extend(entries)
             except ImplFailure as failure:
                 failed[name], cells[name] = failure, failure.cell

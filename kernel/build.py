@@ -40,6 +40,7 @@ HEADERS = (
     "verify_attention_combine.cuh",
     "verify_attention_probe.cuh",
     "verify_attention_ptx.cuh",
+    "verify_attention_fp8.h",  # binding.cpp includes it under -DVERIFY_ATTN_FP8
 )
 CUDA_FLAGS = ("-O3", "--use_fast_math", "-std=c++17")
 CACHE_ENV = "VERIFY_KERNEL_CACHE"
@@ -48,6 +49,13 @@ PORTABLE_VARIANT = "v26"  # sm_80-level instructions only: every device without 
 V30_SOURCES = ("binding.cpp", "verify_attention_v30_sm.cu")
 V30_HEADERS = (*HEADERS, "verify_attention_v30.cuh")
 V30_ARCHS = ((9, 0), (12, 0))  # setmaxnreg: sm_90a and sm_120a
+# The fp8 KV cache kernel (issue 28, verify_attention_fp8.cuh): its own module, binding.cpp built with
+# -DVERIFY_ATTN_FP8 (it exports forward_fp8), for sm_89+ (e4m3 mma.sync) at the device's plain architecture.
+FP8_VARIANT = "fp8"
+FP8_SOURCES = ("binding.cpp", "verify_attention_fp8_sm.cu")
+FP8_HEADERS = (*HEADERS, "verify_attention_fp8.cuh")
+FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)
+FP8_MIN_CC = (8, 9)
 
 
 def _v30(
@@ -153,8 +161,10 @@ def variant_build(variant: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple
     """(sources, files hashed, extra nvcc flags, module-name suffix) of a variant; ValueError for an unknown one."""
     if variant == PORTABLE_VARIANT:
         return SOURCES, SOURCES + HEADERS, (), ""
+    if variant == FP8_VARIANT:
+        return FP8_SOURCES, FP8_SOURCES + FP8_HEADERS, FP8_FLAGS, f"_{FP8_VARIANT}"
     if variant not in VARIANTS:
-        known = ", ".join([PORTABLE_VARIANT, *VARIANTS])
+        known = ", ".join([PORTABLE_VARIANT, *VARIANTS, FP8_VARIANT])
         raise ValueError(f"variant: expected one of {known}, got {variant!r}")
     sources, headers, flags, _ = VARIANTS[variant]
     return sources, tuple(dict.fromkeys(sources + headers)), flags, f"_{variant}"
@@ -195,7 +205,12 @@ def _load(variant: str, mma_repeat_x32: int, cc: tuple[int, int], verbose: bool)
     major, minor = cc
     sources, hashed, variant_flags, variant_tag = variant_build(variant)
     arch = f"{major}.{minor}"
-    if variant != PORTABLE_VARIANT:
+    if variant == FP8_VARIANT:
+        if (major, minor) < FP8_MIN_CC:
+            raise RuntimeError(
+                f"kernel.build.load: the fp8 kernel needs sm_89 or newer (e4m3 mma.sync), not sm_{major}{minor}"
+            )
+    elif variant != PORTABLE_VARIANT:
         if (major, minor) not in VARIANTS[variant][3]:
             targets = ", ".join(f"sm_{a}{b}" for a, b in VARIANTS[variant][3])
             raise RuntimeError(f"kernel.build.load: variant {variant} builds for {targets}, not sm_{major}{minor}")
@@ -211,7 +226,7 @@ def _load(variant: str, mma_repeat_x32: int, cc: tuple[int, int], verbose: bool)
         module = _LOADED[key] = torch_load(
             name=f"verify_attn_{source_hash(hashed)}{suffix}",
             sources=[str(CSRC / name) for name in sources],
-            extra_cflags=["-O3"],  # torch picks the C++ standard its own headers need
+            extra_cflags=["-O3", *(FP8_FLAGS if variant == FP8_VARIANT else ())],  # torch picks the C++ standard
             extra_cuda_cflags=[*flags, *variant_flags],
             extra_include_paths=[str(CSRC)],
             build_directory=str(directory),

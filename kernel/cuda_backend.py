@@ -20,6 +20,7 @@ def verify_attention_cuda(
     tree_mask: torch.Tensor,
     sm_scale: float,
     return_lse: bool,
+    kv_scale: float | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Tree-verify MLA attention on the GPU.
 
@@ -27,7 +28,24 @@ def verify_attention_cuda(
     tree_slots [B,T] int32, tree_mask [B,T] int64 (bit j of row i: node i sees node j).
     Returns out [B,T,H,512] bf16, and lse [B,T,H] fp32 (natural log of the scaled scores' sum of exps) when
     return_lse. A node that sees nothing (empty prefix, no mask bit) gets zeros and lse -inf.
+    An fp8 kv_cache (float8_e4m3fn, with kv_scale) runs the fp8 kernel (sm_89+, kernel/csrc/verify_attention_fp8.cuh).
     """
+    if kv_cache.dtype == torch.float8_e4m3fn:
+        assert kv_scale is not None  # validated by kernel/verify.py
+        ext8 = build.load(variant=build.FP8_VARIANT)
+        out, lse = ext8.forward_fp8(
+            q,
+            kv_cache,
+            float(kv_scale),
+            prefix_indptr,
+            prefix_slots,
+            tree_slots,
+            tree_mask,
+            float(sm_scale),
+            bool(return_lse),
+            0,
+        )
+        return (out, lse) if return_lse else out
     ext = build.load()
     out, lse = ext.forward(
         q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, float(sm_scale), bool(return_lse), 0

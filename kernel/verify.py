@@ -23,7 +23,7 @@ BACKENDS = ("cuda", "triton", "reference")
 DEBUG_ENV = "VERIFY_ATTN_DEBUG"
 _TENSOR_ARGS = ("q", "kv_cache", "prefix_indptr", "prefix_slots", "tree_slots", "tree_mask")
 FP8 = torch.float8_e4m3fn  # an fp8 KV cache (kernel/fp8.py): e4m3 rows and their scale, `kv_scale`
-FP8_BACKENDS = ("triton", "reference")  # the backends that read an fp8 cache so far; cuda refuses it before launch
+FP8_BACKENDS = BACKENDS  # every backend reads an fp8 cache (cuda: kernel/csrc/verify_attention_fp8.cuh, sm_89+)
 _DTYPES = {
     "q": torch.bfloat16,
     "kv_cache": torch.bfloat16,
@@ -203,7 +203,7 @@ def verify_attention(
         return_lse: also return the natural-log log-sum-exp of the scaled scores.
         debug: also check values (indptr, slot bounds, mask bits); env VERIFY_ATTN_DEBUG=1 does the same.
         kv_scale: an fp8 kv_cache's scale (finite > 0; a power of two keeps the dequantized rows exact in bf16);
-            None for a bf16 one. The triton and reference backends read fp8 so far (FP8_BACKENDS); cuda refuses it.
+            None for a bf16 one. cuda reads fp8 on sm_89 and newer (e4m3 mma.sync; kernel/fp8.py's design q2p).
 
     Returns:
         out [B, T, H, 512] bf16, and lse [B, T, H] fp32 when return_lse. A node that sees no token (an
@@ -225,4 +225,4 @@ def verify_attention(
         return verify_attention_triton(*args, kv_scale=kv_scale)
     from kernel.cuda_backend import verify_attention_cuda  # built on first use (kernel/build.py)
 
-    return verify_attention_cuda(*args)
+    return verify_attention_cuda(*args, kv_scale=kv_scale)

@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "verify_attention.h"
+#ifdef VERIFY_ATTN_FP8
+#include "verify_attention_fp8.h"
+#endif
 
 namespace {
 
@@ -51,17 +54,19 @@ void check_tensor(const at::Tensor& t, const char* name, at::ScalarType dtype, i
               shape(t.sizes()));
 }
 
-// Returns {out [B,T,H,512] bf16, lse [B,T,H] fp32 (empty unless return_lse)}. splits = 0 chooses the split
-// count; a positive value forces it (tuning and tests).
-std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache, const at::Tensor& prefix_indptr,
-                                const at::Tensor& prefix_slots, const at::Tensor& tree_slots,
-                                const at::Tensor& tree_mask, double sm_scale, bool return_lse, int64_t splits) {
+// Every input checked (the kv_cache's dtype is kv_dtype), then the launch's Params with its outputs and partials
+// allocated: {out, lse (or an empty tensor), part_o, part_lse} in `keep`. splits = 0 chooses the split count; a
+// positive value forces it (tuning and tests).
+verify_attn::Params prepare(const at::Tensor& q, const at::Tensor& kv_cache, at::ScalarType kv_dtype,
+                            const at::Tensor& prefix_indptr, const at::Tensor& prefix_slots,
+                            const at::Tensor& tree_slots, const at::Tensor& tree_mask, double sm_scale,
+                            bool return_lse, int64_t splits, std::vector<at::Tensor>& keep) {
   using namespace verify_attn;
   TORCH_CHECK(q.defined() && q.is_cuda(), "q: expected a CUDA tensor, got ",
               q.defined() ? q.device().str() : std::string("None"));
   const at::Device device = q.device();
   check_tensor(q, "q", at::kBFloat16, 4, device);
-  check_tensor(kv_cache, "kv_cache", at::kBFloat16, 2, device);
+  check_tensor(kv_cache, "kv_cache", kv_dtype, 2, device);
   check_tensor(prefix_indptr, "prefix_indptr", at::kInt, 1, device);
   check_tensor(prefix_slots, "prefix_slots", at::kInt, 1, device);
   check_tensor(tree_slots, "tree_slots", at::kInt, 2, device);
@@ -98,7 +103,6 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
   }
   TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, "splits: expected 0 (auto) .. ", num(int64_t{kMaxSplits}), ", got ", num(splits));
 
-  const c10::cuda::CUDAGuard guard(device);
   const int num_sms = sm_count(device.index());
   const int num_splits = splits > 0 ? static_cast<int>(splits)
                                     : choose_num_splits(static_cast<int>(batch), static_cast<int>(nodes),
@@ -126,10 +130,58 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
   p.heads = h;
   p.num_splits = num_splits;
   p.scale_log2 = static_cast<float>(sm_scale * 1.4426950408889634);
-  const cudaError_t err = launch_verify_attention(p, c10::cuda::getCurrentCUDAStream(device.index()).stream());
-  TORCH_CHECK(err == cudaSuccess, "verify_attention launch failed: ", cudaGetErrorString(err));
-  return {out, return_lse ? lse : at::empty({0}, f32)};
+  keep = {out, return_lse ? lse : at::empty({0}, f32), part_o, part_lse};
+  return p;
 }
+
+#ifndef VERIFY_ATTN_FP8
+// Returns {out [B,T,H,512] bf16, lse [B,T,H] fp32 (empty unless return_lse)}.
+std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache, const at::Tensor& prefix_indptr,
+                                const at::Tensor& prefix_slots, const at::Tensor& tree_slots,
+                                const at::Tensor& tree_mask, double sm_scale, bool return_lse, int64_t splits) {
+  TORCH_CHECK(q.defined() && q.is_cuda(), "q: expected a CUDA tensor, got ",
+              q.defined() ? q.device().str() : std::string("None"));
+  const c10::cuda::CUDAGuard guard(q.device());
+  std::vector<at::Tensor> keep;
+  const verify_attn::Params p = prepare(q, kv_cache, at::kBFloat16, prefix_indptr, prefix_slots, tree_slots, tree_mask,
+                                        sm_scale, return_lse, splits, keep);
+  const cudaError_t err =
+      verify_attn::launch_verify_attention(p, c10::cuda::getCurrentCUDAStream(q.device().index()).stream());
+  TORCH_CHECK(err == cudaSuccess, "verify_attention launch failed: ", cudaGetErrorString(err));
+  return {keep[0], keep[1]};
+}
+#else
+// The fp8 cache (kernel/csrc/verify_attention_fp8.cuh): kv_cache float8_e4m3fn with its scale kv_scale (a finite
+// fp32 value > 0; stored value x kv_scale = the value). Q is quantized per call into a workspace of this call.
+std::vector<at::Tensor> forward_fp8(const at::Tensor& q, const at::Tensor& kv_cache, double kv_scale,
+                                    const at::Tensor& prefix_indptr, const at::Tensor& prefix_slots,
+                                    const at::Tensor& tree_slots, const at::Tensor& tree_mask, double sm_scale,
+                                    bool return_lse, int64_t splits) {
+  using namespace verify_attn;
+  TORCH_CHECK(q.defined() && q.is_cuda(), "q: expected a CUDA tensor, got ",
+              q.defined() ? q.device().str() : std::string("None"));
+  const c10::cuda::CUDAGuard guard(q.device());
+  TORCH_CHECK(std::isfinite(kv_scale) && kv_scale > 0 && kv_scale < 3.4028234663852886e38,
+              "kv_scale: expected a finite fp32 value > 0, got ", num(kv_scale));
+  TORCH_CHECK(sm_scale * 1.4426950408889634 * kv_scale < 3.4028234663852886e38,
+              "kv_scale: expected sm_scale x kv_scale in the exp2 domain to fit fp32, got ", num(kv_scale));
+  std::vector<at::Tensor> keep;
+  Fp8Params f{};
+  f.p = prepare(q, kv_cache, at::kFloat8_e4m3fn, prefix_indptr, prefix_slots, tree_slots, tree_mask, sm_scale,
+                return_lse, splits, keep);
+  const int64_t rows = q.size(0) * q.size(1) * q.size(2);
+  at::Tensor q8 = at::empty({rows * kF8QRowBytes}, q.options().dtype(at::kByte));
+  at::Tensor scales = at::empty({rows * 2}, q.options().dtype(at::kFloat));
+  f.q_bf16 = q.data_ptr();
+  f.p.q = q8.data_ptr();
+  f.q_scales = scales.data_ptr<float>();
+  f.p.scale_log2 = static_cast<float>(sm_scale * 1.4426950408889634 * kv_scale);
+  f.out_scale = static_cast<float>(kv_scale / kF8PScale);
+  const cudaError_t err = launch_verify_attention_fp8(f, c10::cuda::getCurrentCUDAStream(q.device().index()).stream());
+  TORCH_CHECK(err == cudaSuccess, "verify_attention (fp8) launch failed: ", cudaGetErrorString(err));
+  return {keep[0], keep[1]};
+}
+#endif
 
 int64_t num_splits(int64_t batch, int64_t nodes, int64_t heads, int64_t prefix_tokens, int64_t num_sms) {
   return verify_attn::choose_num_splits(static_cast<int>(batch), static_cast<int>(nodes), static_cast<int>(heads),
@@ -140,11 +192,20 @@ int64_t num_splits(int64_t batch, int64_t nodes, int64_t heads, int64_t prefix_t
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "Tree-verify MLA attention (split-KV, mma.sync) over a page_size=1 latent pool";
+#ifndef VERIFY_ATTN_FP8
   m.def("forward", &forward, "out, lse = forward(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, "
                              "sm_scale, return_lse, splits=0)",
         pybind11::arg("q"), pybind11::arg("kv_cache"), pybind11::arg("prefix_indptr"), pybind11::arg("prefix_slots"),
         pybind11::arg("tree_slots"), pybind11::arg("tree_mask"), pybind11::arg("sm_scale"),
         pybind11::arg("return_lse"), pybind11::arg("splits") = 0);
+#else
+  m.def("forward_fp8", &forward_fp8, "out, lse = forward_fp8(q, kv_cache, kv_scale, prefix_indptr, prefix_slots, "
+                                     "tree_slots, tree_mask, sm_scale, return_lse, splits=0)",
+        pybind11::arg("q"), pybind11::arg("kv_cache"), pybind11::arg("kv_scale"), pybind11::arg("prefix_indptr"),
+        pybind11::arg("prefix_slots"), pybind11::arg("tree_slots"), pybind11::arg("tree_mask"),
+        pybind11::arg("sm_scale"), pybind11::arg("return_lse"), pybind11::arg("splits") = 0);
+  m.attr("FP8_SMEM_BYTES") = verify_attn::kF8SmemBytes;
+#endif
   m.def("num_splits", &num_splits, "split count the launcher would choose");
   m.attr("SMEM_BYTES") = verify_attn::kSmemBytes;
   m.attr("MAX_SPLITS") = verify_attn::kMaxSplits;

@@ -134,7 +134,9 @@ __device__ __forceinline__ void qk_rope(float (&s)[4][4], float (&o)[32][4], uin
 // rows' ancestor bits (s_mask). Online softmax with a lazy shift (FA4's trick): the running shift m moves only when
 // a row's max exceeds it by more than kLazyShift (log2 units), so P <= 2^8 stays exact enough in bf16 and the
 // 128-register O rescale is skipped, warp-uniformly, on almost every tile. A row that has seen only masked scores
-// keeps m = -inf and uses 0 as its shift (its P is 0).
+// keeps m = -inf and uses 0 as its shift (its P is 0). The fp8 kernel moves the shift sooner (kLazy = 2: its P is
+// rounded to e4m3 after a fixed pre-scale, verify_attention_fp8.h).
+template <int kLazy = static_cast<int>(kLazyShift)>
 __device__ __forceinline__ void softmax_tile(float (&s)[4][4], float (&o)[32][4], float& m_lo, float& m_hi,
                                              float& l_lo, float& l_hi, float scale, int pos0, int seq_end,
                                              int prefix_len, const uint64_t* s_mask, int wrow, int gq, int cq) {
@@ -165,7 +167,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[4][4], float (&o)[32][4]
   mx_lo = quad_max(fmaxf(mx_lo, fmaxf(fmaxf(s[2][0], s[2][1]), fmaxf(s[3][0], s[3][1]))));
   float mx_hi = fmaxf(fmaxf(s[0][2], s[0][3]), fmaxf(s[1][2], s[1][3]));
   mx_hi = quad_max(fmaxf(mx_hi, fmaxf(fmaxf(s[2][2], s[2][3]), fmaxf(s[3][2], s[3][3]))));
-  const bool move_lo = mx_lo > m_lo + kLazyShift, move_hi = mx_hi > m_hi + kLazyShift;
+  const bool move_lo = mx_lo > m_lo + static_cast<float>(kLazy), move_hi = mx_hi > m_hi + static_cast<float>(kLazy);
   if (__any_sync(0xffffffffu, move_lo || move_hi)) {
     const float mn_lo = move_lo ? mx_lo : m_lo, mn_hi = move_hi ? mx_hi : m_hi;
     const float a_lo = move_lo ? exp2f(m_lo - mn_lo) : 1.f, a_hi = move_hi ? exp2f(m_hi - mn_hi) : 1.f;
@@ -193,14 +195,35 @@ __device__ __forceinline__ void softmax_tile(float (&s)[4][4], float (&o)[32][4]
   }
 }
 
+// The fp8 kernel's O layout (verify_attention_fp8.cuh): its P.V n-tiles 2m and 2m+1 hold the even and odd columns of
+// the 16-column group m, so lane (gq, cq) holds 4 contiguous columns 16m + 4cq.. of rows gq and gq + 8 and stores
+// them as one 8-B vector (a quad: 32 contiguous bytes) with no shuffle.
+__device__ __forceinline__ void store_rows_bf16_quads(__nv_bfloat16* row_lo, __nv_bfloat16* row_hi, bool ok_lo,
+                                                      bool ok_hi, const float (&o)[32][4], float inv_lo, float inv_hi,
+                                                      int cq) {
+#pragma unroll
+  for (int m = 0; m < 16; ++m) {
+    if (ok_lo)
+      *reinterpret_cast<uint2*>(row_lo + 16 * m + 4 * cq) =
+          make_uint2(pack_bf16(o[2 * m][0] * inv_lo, o[2 * m + 1][0] * inv_lo),
+                     pack_bf16(o[2 * m][1] * inv_lo, o[2 * m + 1][1] * inv_lo));
+    if (ok_hi)
+      *reinterpret_cast<uint2*>(row_hi + 16 * m + 4 * cq) =
+          make_uint2(pack_bf16(o[2 * m][2] * inv_hi, o[2 * m + 1][2] * inv_hi),
+                     pack_bf16(o[2 * m][3] * inv_hi, o[2 * m + 1][3] * inv_hi));
+  }
+}
+
 // Normalise the warp's O and write it: directly as bf16 (+ natural-log lse) with one split, else this split's bf16
-// partials + log2 lse. One lse a row, by the K-half-0 warp's quad leaders.
+// partials + log2 lse. One lse a row, by the K-half-0 warp's quad leaders. kQuads: the fp8 kernel's O layout
+// (store_rows_bf16_quads); out_scale multiplies O (the fp8 kernel's V scale and P pre-scale; 1 for bf16).
+template <bool kQuads = false>
 __device__ __forceinline__ void write_rows(const Params& p, int b, int split, int rows, int row0, int wrow, int grp,
                                            int gq, int cq, const float (&o)[32][4], float m_lo, float m_hi,
-                                           float l_lo, float l_hi) {
+                                           float l_lo, float l_hi, float out_scale = 1.f) {
   l_lo = quad_sum(l_lo);
   l_hi = quad_sum(l_hi);
-  const float inv_lo = l_lo > 0.f ? 1.f / l_lo : 0.f, inv_hi = l_hi > 0.f ? 1.f / l_hi : 0.f;
+  const float inv_lo = l_lo > 0.f ? out_scale / l_lo : 0.f, inv_hi = l_hi > 0.f ? out_scale / l_hi : 0.f;
   const float lse_lo = l_lo > 0.f ? m_lo + __log2f(l_lo) : -INFINITY;
   const float lse_hi = l_hi > 0.f ? m_hi + __log2f(l_hi) : -INFINITY;
   const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
@@ -208,8 +231,12 @@ __device__ __forceinline__ void write_rows(const Params& p, int b, int split, in
   {
     __nv_bfloat16* ob = p.num_splits == 1 ? static_cast<__nv_bfloat16*>(p.out) + static_cast<int64_t>(b) * rows * kVDim
                                           : static_cast<__nv_bfloat16*>(p.part_o) + base_row * kVDim;
-    store_rows_bf16(ob + static_cast<int64_t>(r_lo) * kVDim + grp * 256, ob + static_cast<int64_t>(r_hi) * kVDim + grp * 256,
-                    r_lo < rows, r_hi < rows, o, inv_lo, inv_hi, cq);
+    __nv_bfloat16* row_lo = ob + static_cast<int64_t>(r_lo) * kVDim + grp * 256;
+    __nv_bfloat16* row_hi = ob + static_cast<int64_t>(r_hi) * kVDim + grp * 256;
+    if constexpr (kQuads)
+      store_rows_bf16_quads(row_lo, row_hi, r_lo < rows, r_hi < rows, o, inv_lo, inv_hi, cq);
+    else
+      store_rows_bf16(row_lo, row_hi, r_lo < rows, r_hi < rows, o, inv_lo, inv_hi, cq);
   }
   if (grp == 0 && cq == 0) {
     if (p.num_splits > 1) {

@@ -331,4 +331,5 @@ def test_cuda_backend_signature() -> None:
         "tree_mask",
         "sm_scale",
         "return_lse",
+        "kv_scale",
     ]

@@ -212,7 +212,7 @@ def test_variant_names_and_files() -> None:
     assert build.variant_build("v30bulk")[2] == ("-DVERIFY_V30_BULK=1",)
     assert build.source_hash(hashed) != build.source_hash()
     # Every file a build compiles is in its name's hash, so an edited header never loads a stale build.
-    for name in (build.PORTABLE_VARIANT, *build.VARIANTS):
+    for name in (build.PORTABLE_VARIANT, *build.VARIANTS, build.FP8_VARIANT):
         sources, hashed, _, _ = build.variant_build(name)
         assert set(included(sources)) <= set(hashed), name
     with pytest.raises(ValueError, match=r"variant: expected one of v26, v30, v30bulk, .*, got 'v31'"):

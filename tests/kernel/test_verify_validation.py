@@ -122,12 +122,11 @@ def test_an_fp8_cache_needs_a_usable_scale(scale: Any, exc: type[Exception], mes
     expect(exc, message, args, kv_scale=scale)
 
 
-def test_a_bf16_cache_has_no_scale_and_other_backends_refuse_fp8_before_launch() -> None:
+def test_a_bf16_cache_has_no_scale_and_the_gpu_backends_refuse_cpu_tensors_before_launch() -> None:
     expect(ValueError, "kv_scale: only an fp8 kv_cache has a scale, got 0.5 for a bf16 kv_cache", valid(), kv_scale=0.5)
     args = fp8_args()
     scale = args.pop("scale")
-    message = "kv_cache: an fp8 cache runs on backend 'triton', 'reference' so far, not 'cuda'"
-    expect(ValueError, message, args, kv_scale=scale, backend="cuda")
+    expect(ValueError, "q: expected a CUDA device for backend 'cuda', got cpu", args, kv_scale=scale, backend="cuda")
     expect(
         ValueError, "q: expected a CUDA device for backend 'triton', got cpu", args, kv_scale=scale, backend="triton"
     )

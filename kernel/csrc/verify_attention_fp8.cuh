@@ -1,0 +1,377 @@
+// The fp8 KV cache kernel (issue 28): kernel/fp8.py's design q2p on mma.sync m16n8k32 e4m3 -> fp32.
+//
+// The pool rows are e4m3 (576 B) with one power-of-two scale; Q is quantized per call by a small kernel into two
+// e4m3 terms a row, hi = e4m3(q / s_hi) and lo = e4m3((q - hi s_hi) / s_lo), each with a power-of-two scale per
+// (node, head) row (kernel/fp8.py's _e4m3_split); P = exp2(S - shift) is rounded to e4m3 after a pre-scale
+// (kF8PScale) for P.V. Every MMA runs in e4m3 with fp32 accumulators; every sum outside them is fp32.
+//
+// The block is v26's (verify_attention.cuh): 64 rows, 8 warps, partner warps w and w^1 with one half of K each, a
+// 2-stage cp.async ring of 32-token tiles, one block barrier a tile, the S swap, the online softmax, bf16 partials
+// and the same combine kernel. What changes is the tile's operands:
+// - QK: a warp's half is 288 columns = 9 k-steps of 32 (8 latent from registers, 1 rope by ldmatrix from shared
+//   memory). K's B fragments (k = 4 consecutive columns of one token) are what ldmatrix (b16) gives on token rows:
+//   4 bytes = 4 e4m3 columns. The lo term's 9
+//   k-steps run first into S, S is rescaled per row by s_lo / s_hi (exact: powers of two), then the hi term's 9;
+//   S * s_hi is the partial score. One accumulator (16 registers) rather than two: O (128) and Q (72) leave no room.
+// - P.V: the A fragment wants 4 consecutive k (tokens) where S's accumulator layout gives 2; P's A position
+//   4cq + {0,1,2,3} is taken to be tokens {2cq, 2cq+1, 8+2cq, 9+2cq} (and +16), so the packing needs no shuffle.
+//   V's B fragment wants 4 tokens of one column in a register, which ldmatrix.trans (16-bit elements) does not give:
+//   it gives 2 tokens x 2 columns. An x4.trans over tokens 0-7, 8-15, 16-23, 24-31 of 16 columns, then __byte_perm,
+//   yields the fragments of two n-tiles: the group's even columns and its odd columns. Lane (gq, cq) thus holds O
+//   columns 16m + 4cq .. +3 (write_rows<true>: one 8-B store each, no shuffle).
+// - Scales: S * s_hi(row) * sm_scale * log2(e) * kv_scale is the exp2-domain score; O * kv_scale / kF8PScale / l the
+//   output. The shift moves when a row's max exceeds it by more than kF8LazyShift = 2, so P <= 4 and P * 64 <= 256.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "verify_attention.cuh"
+#include "verify_attention_fp8.h"
+
+namespace verify_attn {
+
+// D += A * B for one m16n8k32 e4m3 tile with fp32 accumulators (sm_89+).
+__device__ __forceinline__ void mma_e4m3(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Four floats rounded to e4m3 (nearest even, saturating at +-448), x0 in the lowest byte.
+__device__ __forceinline__ uint32_t pack_e4m3x4(float x0, float x1, float x2, float x3) {
+  uint16_t lo, hi;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(lo) : "f"(x1), "f"(x0));
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(hi) : "f"(x3), "f"(x2));
+  return static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16);
+}
+
+// The power-of-two scale that maps amax at or under e4m3's 448 (kernel/fp8.py: 2^ceil(log2(amax / 448)), exponent
+// in [-126, 127]); 1 for an all-zero row.
+__device__ __forceinline__ float pow2_scale(float amax) {
+  if (!(amax > 0.f)) return 1.f;
+  int e = 0;
+  const float f = frexpf(__fdiv_rn(amax, 448.f), &e);  // amax / 448 = f 2^e, f in [0.5, 1)
+  if (f == 0.5f) --e;                                   // an exact power of two: its own exponent
+  return ldexpf(1.f, max(-126, min(127, e)));
+}
+
+// One warp a Q row: 576 bf16 -> hi and lo e4m3 terms (kF8QRowBytes a row) and their two scales.
+__global__ void __launch_bounds__(256) verify_attn_quantize_q_kernel(const __nv_bfloat16* __restrict__ q,
+                                                                     unsigned char* __restrict__ q8,
+                                                                     float* __restrict__ scales, int rows) {
+  const int row = static_cast<int>((blockIdx.x * 256u + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+  if (row >= rows) return;
+  const uint32_t* src = reinterpret_cast<const uint32_t*>(q + static_cast<int64_t>(row) * kHeadDim);
+  float v[18];
+  float amax = 0.f;
+#pragma unroll
+  for (int j = 0; j < 9; ++j) {  // word j * 32 + lane: columns 2w, 2w + 1 (coalesced)
+    const uint32_t w = __ldg(src + j * 32 + lane);
+    const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w));
+    v[2 * j] = f.x;
+    v[2 * j + 1] = f.y;
+    amax = fmaxf(amax, fmaxf(fabsf(f.x), fabsf(f.y)));
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  const float s_hi = pow2_scale(amax), inv_hi = 1.f / s_hi;  // exact: a power of two
+  uint16_t* hi_out = reinterpret_cast<uint16_t*>(q8 + static_cast<int64_t>(row) * kF8QRowBytes);
+  uint16_t* lo_out = reinterpret_cast<uint16_t*>(q8 + static_cast<int64_t>(row) * kF8QRowBytes + kHeadDim);
+  float rem_max = 0.f;
+#pragma unroll
+  for (int j = 0; j < 9; ++j) {
+    const __nv_fp8x2_storage_t h =
+        __nv_cvt_float2_to_fp8x2(make_float2(v[2 * j] * inv_hi, v[2 * j + 1] * inv_hi), __NV_SATFINITE, __NV_E4M3);
+    hi_out[j * 32 + lane] = h;
+    const __half2_raw back = __nv_cvt_fp8x2_to_halfraw2(h, __NV_E4M3);
+    v[2 * j] -= __half2float(__half(__half_raw{back.x})) * s_hi;
+    v[2 * j + 1] -= __half2float(__half(__half_raw{back.y})) * s_hi;
+    rem_max = fmaxf(rem_max, fmaxf(fabsf(v[2 * j]), fabsf(v[2 * j + 1])));
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) rem_max = fmaxf(rem_max, __shfl_xor_sync(0xffffffffu, rem_max, o));
+  const float s_lo = pow2_scale(rem_max), inv_lo = 1.f / s_lo;
+#pragma unroll
+  for (int j = 0; j < 9; ++j)
+    lo_out[j * 32 + lane] =
+        __nv_cvt_float2_to_fp8x2(make_float2(v[2 * j] * inv_lo, v[2 * j + 1] * inv_lo), __NV_SATFINITE, __NV_E4M3);
+  if (lane == 0) {
+    scales[2 * row] = s_hi;
+    scales[2 * row + 1] = s_lo;
+  }
+}
+
+// One e4m3 row of the warp's 4 tokens of a tile: 36 chunks of 16 B, lanes take chunk lane and, for lanes 0-3, +32.
+__device__ __forceinline__ void issue_row_fp8(const Params& p, uint32_t dst, int slot, int token, int lane) {
+  const char* src =
+      static_cast<const char*>(p.kv) + lane * 16 + static_cast<int64_t>(slot < 0 ? 0 : slot) * kF8RowBytes;
+  const int bytes = slot < 0 ? 0 : 16;
+  const uint32_t d = dst + token * kF8SmemRowBytes + lane * 16;
+  cp_async_16(d, src, bytes);
+  if (lane < 4) cp_async_16(d + 512, src + 512, bytes);
+}
+
+// Column of k-step ks (0-7 latent, 8 rope) in group grp's half of the 576.
+__device__ __forceinline__ constexpr int f8_col(int grp, int ks) { return ks < 8 ? grp * 256 + ks * 32 : kVDim + grp * 32; }
+
+template <class Probe>
+__global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(const Fp8Params f) {
+  const Params& p = f.p;
+  Probe::split(kBlockEntry, 0);
+  extern __shared__ __align__(128) unsigned char smem[];
+  float* xch = reinterpret_cast<float*>(smem + kF8Stages * kF8TileBytes);
+  int* s_slot = reinterpret_cast<int*>(smem + kF8Stages * kF8TileBytes + kXchBytes);  // [2][32]
+  uint64_t* s_mask = reinterpret_cast<uint64_t*>(smem + kF8Stages * kF8TileBytes + kXchBytes + kSlotBytes);
+  unsigned char* q_rope = smem + kF8Stages * kF8TileBytes + kXchBytes + kSlotBytes + kMaskBytes;  // [64][128]
+  float2* s_scale = reinterpret_cast<float2*>(q_rope + kF8QRopeBytes);  // [64]: (s_lo / s_hi, s_hi * scale)
+  const uint32_t kv_base = smem_addr(smem);
+
+  const int b = blockIdx.z, split = blockIdx.y;
+  const int rows = p.nodes * p.heads;
+  const int row0 = blockIdx.x * kRowsPerBlock;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int grp = warp & 1, wrow = (warp >> 1) * 16;
+  const int partner = warp ^ 1, pair_id = warp >> 1;
+  const int gq = lane >> 2, cq = lane & 3;
+
+  const int prefix_start = p.prefix_indptr[b];
+  const int prefix_len = p.prefix_indptr[b + 1] - prefix_start;
+  const int total = prefix_len + p.nodes;
+  const int total_tiles = (total + kTileTokens - 1) / kTileTokens;
+  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
+  const int tile0 = split * per_split;
+  const int ntiles = max(0, min(total_tiles, tile0 + per_split) - tile0);
+  const int seq_end = min(total, (tile0 + ntiles) * kTileTokens);
+
+  if (tid < kRowsPerBlock) {
+    const int r = row0 + tid;
+    s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
+    const float2 sc = r < rows ? *reinterpret_cast<const float2*>(f.q_scales + 2 * (static_cast<int64_t>(b) * rows + r))
+                               : make_float2(1.f, 1.f);
+    s_scale[tid] = make_float2(sc.y / sc.x, sc.x * p.scale_log2);
+  }
+  {
+    const int my_slot =
+        lane < 4 ? slot_at(p, b, prefix_start, prefix_len, seq_end, tile0 * kTileTokens + warp * 4 + lane) : -1;
+    if (ntiles > 0) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) issue_row_fp8(p, kv_base, __shfl_sync(0xffffffffu, my_slot, j), warp * 4 + j, lane);
+    }
+    cp_async_commit();
+  }
+  if (tid < kTileTokens)
+    s_slot[kTileTokens + tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 1) * kTileTokens + tid);
+
+  // Q's A fragments, both terms: qf[term][ks] for the 8 latent k-steps of the group's half (term 0 hi, 1 lo); the
+  // rope columns of all 64 rows into q_rope (chunk c = term * 4 + column / 16 of row r at c ^ (r & 7)).
+  const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
+  uint32_t qf[2][8][4];
+  {
+    const unsigned char* qb = static_cast<const unsigned char*>(p.q) + static_cast<int64_t>(b) * rows * kF8QRowBytes;
+    const unsigned char* q_lo = qb + static_cast<int64_t>(r_lo) * kF8QRowBytes;
+    const unsigned char* q_hi = qb + static_cast<int64_t>(r_hi) * kF8QRowBytes;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int idx = tid + i * kThreads, r = idx >> 3, ch = idx & 7;
+      uint4 v = make_uint4(0u, 0u, 0u, 0u);
+      if (row0 + r < rows)
+        v = __ldg(reinterpret_cast<const uint4*>(qb + static_cast<int64_t>(row0 + r) * kF8QRowBytes +
+                                                 (ch >> 2) * kHeadDim + kVDim + (ch & 3) * 16));
+      *reinterpret_cast<uint4*>(q_rope + r * 128 + ((ch ^ (r & 7)) << 4)) = v;
+    }
+#pragma unroll
+    for (int term = 0; term < 2; ++term) {
+#pragma unroll
+      for (int ks = 0; ks < 8; ++ks) {
+        const int c = term * kHeadDim + f8_col(grp, ks) + 4 * cq;
+        qf[term][ks][0] = r_lo < rows ? __ldg(reinterpret_cast<const uint32_t*>(q_lo + c)) : 0u;
+        qf[term][ks][1] = r_hi < rows ? __ldg(reinterpret_cast<const uint32_t*>(q_hi + c)) : 0u;
+        qf[term][ks][2] = r_lo < rows ? __ldg(reinterpret_cast<const uint32_t*>(q_lo + c + 16)) : 0u;
+        qf[term][ks][3] = r_hi < rows ? __ldg(reinterpret_cast<const uint32_t*>(q_hi + c + 16)) : 0u;
+      }
+    }
+  }
+  __syncthreads();
+
+  float o[32][4];
+#pragma unroll
+  for (int n = 0; n < 32; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+  float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.f, l_hi = 0.f;
+
+  for (int t = 0; t < ntiles; ++t) {
+    int next_slot = -1;
+    if (warp == 0) next_slot = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + t + 2) * kTileTokens + lane);
+    cp_async_wait<0>();
+    __syncthreads();
+    if (t == 0) Probe::split(kFirstTileLanded, ntiles);
+    const int* next_slots = s_slot + ((t + 1) & 1) * kTileTokens + warp * 4;
+    const uint32_t tile = kv_base + (t & 1) * kF8TileBytes;
+
+    float s[4][4];
+#pragma unroll
+    for (int n = 0; n < 4; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+    {
+      // ldmatrix.x4 lane address: token (lane/16)*8 + lane%8, 16 columns further for lanes 8-15 and 24-31.
+      const uint32_t k_row = tile + (((lane >> 4) << 3) + (lane & 7)) * kF8SmemRowBytes + ((lane >> 3) & 1) * 16;
+#pragma unroll
+      for (int pass = 0; pass < 2; ++pass) {
+        const int term = 1 - pass;  // lo first, then hi
+#pragma unroll
+        for (int ks = 0; ks < 8; ++ks) {
+          const int step = pass * 9 + ks;
+          if ((step & 3) == 0 && step < 16 && t + 1 < ntiles) {
+            const int j = step >> 2;
+            issue_row_fp8(p, kv_base + ((t + 1) & 1) * kF8TileBytes, next_slots[j], warp * 4 + j, lane);
+          }
+#pragma unroll
+          for (int nn = 0; nn < 2; ++nn) {
+            uint32_t bf[4];
+            ldmatrix_x4(bf, k_row + nn * 16 * kF8SmemRowBytes + f8_col(grp, ks));
+            mma_e4m3(s[2 * nn], qf[term][ks], bf[0], bf[1]);
+            mma_e4m3(s[2 * nn + 1], qf[term][ks], bf[2], bf[3]);
+          }
+        }
+        {
+          // The rope k-step, A fragments from q_rope: x4 lane address row wrow + lane%8 (+8 for lanes 8-15, 24-31),
+          // chunk term * 4 + grp * 2 (+1 for lanes 16-31).
+          uint32_t qa[4];
+          const int qr = wrow + (lane & 7) + (((lane >> 3) & 1) << 3), ch = term * 4 + grp * 2 + (lane >> 4);
+          ldmatrix_x4(qa, smem_addr(q_rope + qr * 128 + ((ch ^ (qr & 7)) << 4)));
+#pragma unroll
+          for (int nn = 0; nn < 2; ++nn) {
+            uint32_t bf[4];
+            ldmatrix_x4(bf, k_row + nn * 16 * kF8SmemRowBytes + f8_col(grp, 8));
+            mma_e4m3(s[2 * nn], qa, bf[0], bf[1]);
+            mma_e4m3(s[2 * nn + 1], qa, bf[2], bf[3]);
+          }
+        }
+        if (pass == 0) {
+          const float ratio_lo = s_scale[wrow + gq].x, ratio_hi = s_scale[wrow + gq + 8].x;
+#pragma unroll
+          for (int n = 0; n < 4; ++n) {
+            s[n][0] *= ratio_lo;
+            s[n][1] *= ratio_lo;
+            s[n][2] *= ratio_hi;
+            s[n][3] *= ratio_hi;
+          }
+        }
+      }
+    }
+    cp_async_commit();
+    {
+      float4* mine = reinterpret_cast<float4*>(xch) + warp * 128;
+      const float4* other = reinterpret_cast<const float4*>(xch) + partner * 128;
+#pragma unroll
+      for (int n = 0; n < 4; ++n) mine[n * 32 + lane] = make_float4(s[n][0], s[n][1], s[n][2], s[n][3]);
+      asm volatile("bar.sync %0, 64;\n" ::"r"(1 + pair_id) : "memory");
+      const float score_lo = s_scale[wrow + gq].y, score_hi = s_scale[wrow + gq + 8].y;
+#pragma unroll
+      for (int n = 0; n < 4; ++n) {
+        const float4 v = other[n * 32 + lane];
+        s[n][0] = (s[n][0] + v.x) * score_lo;
+        s[n][1] = (s[n][1] + v.y) * score_lo;
+        s[n][2] = (s[n][2] + v.z) * score_hi;
+        s[n][3] = (s[n][3] + v.w) * score_hi;
+      }
+    }
+    softmax_tile<kF8LazyShift>(s, o, m_lo, m_hi, l_lo, l_hi, 1.f, (tile0 + t) * kTileTokens, seq_end, prefix_len,
+                               s_mask, wrow, gq, cq);
+    // O[:, grp's 256 cols] += P . V, one k = 32 step: P's A position 4cq + {0..3} is tokens 2cq, 2cq+1, 8+2cq, 9+2cq.
+    {
+      uint32_t pa[4];
+      pa[0] = pack_e4m3x4(s[0][0] * kF8PScale, s[0][1] * kF8PScale, s[1][0] * kF8PScale, s[1][1] * kF8PScale);
+      pa[1] = pack_e4m3x4(s[0][2] * kF8PScale, s[0][3] * kF8PScale, s[1][2] * kF8PScale, s[1][3] * kF8PScale);
+      pa[2] = pack_e4m3x4(s[2][0] * kF8PScale, s[2][1] * kF8PScale, s[3][0] * kF8PScale, s[3][1] * kF8PScale);
+      pa[3] = pack_e4m3x4(s[2][2] * kF8PScale, s[2][3] * kF8PScale, s[3][2] * kF8PScale, s[3][3] * kF8PScale);
+      // x4.trans lane address: token lane (matrices: tokens 0-7, 8-15, 16-23, 24-31), the group's 16 columns.
+      const uint32_t v_addr = tile + lane * kF8SmemRowBytes + grp * 256;
+#pragma unroll
+      for (int m = 0; m < 16; ++m) {
+        uint32_t r[4];
+        ldmatrix_x4_trans(r, v_addr + m * 16);
+        // r[i]: tokens 8i + 2cq, +1 (16-bit halves) x columns 2gq, 2gq+1 (bytes). Even columns, then odd.
+        mma_e4m3(o[2 * m], pa, __byte_perm(r[0], r[1], 0x6420), __byte_perm(r[2], r[3], 0x6420));
+        mma_e4m3(o[2 * m + 1], pa, __byte_perm(r[0], r[1], 0x7531), __byte_perm(r[2], r[3], 0x7531));
+      }
+    }
+    if (warp == 0) s_slot[(t & 1) * kTileTokens + lane] = next_slot;
+  }
+  Probe::split(kLoopEnd, ntiles);
+  pdl_launch_dependents();
+  cp_async_wait<0>();
+
+  write_rows<true>(p, b, split, rows, row0, wrow, grp, gq, cq, o, m_lo, m_hi, l_lo, l_hi, f.out_scale);
+  Probe::split(kBlockExit, ntiles);
+}
+
+// Quantize Q, then the split kernel and (several splits) the combine as its programmatic dependent (sm_90+).
+template <class Probe>
+inline cudaError_t launch_split_and_combine_fp8(const Fp8Params& f, cudaStream_t stream) {
+  const Params& p = f.p;
+  const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
+  if (!launchable(p) || f.q_bf16 == nullptr || f.q_scales == nullptr || !aligned(f.q_bf16) || !aligned(f.q_scales))
+    return cudaErrorInvalidValue;
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
+  static LaunchInfo info[64];
+  if (device >= 64) return cudaErrorInvalidDevice;
+  LaunchInfo& in = info[device];
+  if (!in.configured) {
+    err = cudaFuncSetAttribute(verify_attn_split_kernel_fp8<Probe>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               kF8SmemBytes);
+    if (err != cudaSuccess) return err;
+    const std::pair<cudaDeviceAttr, int*> attrs[] = {
+        {cudaDevAttrComputeCapabilityMajor, &in.cc_major},
+        {cudaDevAttrMultiProcessorCount, &in.sms},
+        {cudaDevAttrMaxThreadsPerMultiProcessor, &in.threads_per_sm},
+        {cudaDevAttrMaxSharedMemoryPerMultiprocessor, &in.smem_per_sm},
+        {cudaDevAttrMaxSharedMemoryPerBlockOptin, &in.smem_per_block_max},
+        {cudaDevAttrReservedSharedMemoryPerBlock, &in.reserved_per_block}};
+    for (const auto& [attr, value] : attrs) {
+      err = cudaDeviceGetAttribute(value, attr, device);
+      if (err != cudaSuccess) return err;
+    }
+    cudaFuncAttributes fa{};
+    err = cudaFuncGetAttributes(&fa, verify_attn_combine_kernel<Probe>);
+    if (err != cudaSuccess) return err;
+    in.combine_static = static_cast<int>(fa.sharedSizeBytes);
+    err = cudaFuncSetAttribute(verify_attn_combine_kernel<Probe>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               in.smem_per_block_max - in.combine_static);
+    if (err != cudaSuccess) return err;
+    in.configured = true;
+  }
+  const int q_rows = p.batch * p.nodes * p.heads;
+  verify_attn_quantize_q_kernel<<<(q_rows + 7) / 8, 256, 0, stream>>>(
+      static_cast<const __nv_bfloat16*>(f.q_bf16), static_cast<unsigned char*>(const_cast<void*>(p.q)), f.q_scales,
+      q_rows);
+  err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
+  const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
+  verify_attn_split_kernel_fp8<Probe><<<grid, kThreads, kF8SmemBytes, stream>>>(f);
+  err = cudaGetLastError();
+  if (err != cudaSuccess || p.num_splits == 1) return err;
+  const dim3 combine_grid(p.nodes * p.heads, 2, p.batch);
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = combine_grid;
+  config.blockDim = dim3(kCombineThreads);
+  config.dynamicSmemBytes = combine_spread_smem(static_cast<int>(combine_grid.x * combine_grid.y * combine_grid.z),
+                                                in.sms, in.threads_per_sm, in.smem_per_sm, in.smem_per_block_max,
+                                                in.combine_static, in.reserved_per_block);
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = in.cc_major >= 9 ? 1 : 0;
+  return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<Probe>, p);
+}
+
+}  // namespace verify_attn

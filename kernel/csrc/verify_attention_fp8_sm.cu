@@ -1,0 +1,16 @@
+// The fp8 kernel's translation unit (issue 28): instantiates verify_attention_fp8.cuh and defines its launcher. Built
+// with binding_fp8.cpp by kernel/build.py load_fp8() for sm_89+ (e4m3 mma.sync), and on its own with plain
+// `nvcc -cubin` for sm_90 and sm_120 by tests/kernel/test_compile.py.
+#include "verify_attention_fp8.cuh"
+
+namespace verify_attn {
+
+// A probe type of its own: the launcher's static per-device LaunchInfo and the combine kernel's instantiation stay
+// apart from the bf16 product's when both modules live in one process.
+struct Fp8Probe : NoProbe {};
+
+cudaError_t launch_verify_attention_fp8(const Fp8Params& f, cudaStream_t stream) {
+  return launch_split_and_combine_fp8<Fp8Probe>(f, stream);
+}
+
+}  // namespace verify_attn

@@ -1,0 +1,105 @@
+"""Compile checks of the fp8 KV cache kernel (issue 28, kernel/csrc/verify_attention_fp8.cuh) without a GPU.
+
+The bar is sm_120 (and sm_89, the other device with native e4m3 mma.sync): plain `nvcc -cubin`, no spills, shared
+memory within 99 KB, the split kernel's MMAs all QMMA.16832 e4m3 (no HMMA, no wgmma/tcgen05). On sm_90 ptxas has no
+native e4m3 mma.sync: it unpacks each operand to f16 (F2FP.F16.E4M3.UNPACK_B) and issues two HMMA.16816 per MMA.
+That build is correct (the GPU suite runs it on the H200) but no faster than bf16; the test pins the lowering, so a
+toolkit that changes it is noticed (kernel/NOTES.md, "An fp8 KV cache: the kernel").
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.kernel.test_compile import FLAGS, FORBIDDEN_SASS, NVCC, SMEM_LIMIT, find_cuobjdump, parse_ptxas
+
+CSRC = Path(__file__).resolve().parents[2] / "kernel" / "csrc"
+TU = CSRC / "verify_attention_fp8_sm.cu"
+NATIVE = ("89", "120")
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not found (PATH, $CUDA_HOME, /usr/local/cuda)")
+
+
+def compile_fp8(arch: str, out: Path) -> tuple[Path, str]:
+    assert NVCC is not None
+    cubin = out / f"fp8_sm{arch}.cubin"
+    cmd = [NVCC, "-cubin", f"-arch=sm_{arch}", *FLAGS, "-Xptxas", "-v", "-o", str(cubin), str(TU)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return cubin, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
+    if NVCC is None:
+        pytest.skip("nvcc not found")
+    out = tmp_path_factory.mktemp("fp8_cubins")
+    return {arch: compile_fp8(arch, out) for arch in (*NATIVE, "90")}
+
+
+@pytest.fixture(scope="module")
+def fp8_smem(tmp_path_factory: pytest.TempPathFactory) -> int:
+    """kF8SmemBytes, the dynamic shared memory the fp8 launcher requests, printed by a tiny host program."""
+    if NVCC is None:
+        pytest.skip("nvcc not found")
+    out = tmp_path_factory.mktemp("fp8_smem")
+    src = out / "print_smem.cu"
+    src.write_text(
+        '#include <cstdio>\n#include "verify_attention_fp8.h"\n'
+        'int main() { std::printf("%d\\n", verify_attn::kF8SmemBytes); return 0; }\n'
+    )
+    exe = out / "print_smem"
+    proc = subprocess.run(
+        [NVCC, "-std=c++17", f"-I{CSRC}", "-o", str(exe), str(src)], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    return int(subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
+
+
+def split_sass(cubin: Path) -> str:
+    tool = find_cuobjdump()
+    if tool is None:
+        pytest.skip("cuobjdump not found (neither in the triton wheel's backends/nvidia/bin nor on PATH)")
+    proc = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    functions = re.split(r"\n\s*Function : ", proc.stdout)
+    found = [f for f in functions if f.startswith("_ZN11verify_attn28verify_attn_split_kernel_fp8")]
+    assert len(found) == 1, f"expected one fp8 split kernel in {cubin.name}, got {len(found)}"
+    return found[0]
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", NATIVE)
+def test_fp8_kernel_builds_without_spills_within_99kb(
+    builds: dict[str, tuple[Path, str]], fp8_smem: int, arch: str
+) -> None:
+    _, report = builds[arch]
+    reports = parse_ptxas(report)
+    names = sorted(reports)
+    assert any("split_kernel_fp8" in n for n in names) and any("quantize_q" in n for n in names), names
+    for rep in reports.values():
+        assert rep.spill_stores == 0 and rep.spill_loads == 0, f"{rep.name} spills on sm_{arch}:\n{report}"
+        dynamic = fp8_smem if "split_kernel_fp8" in rep.name else 0
+        assert rep.static_smem + dynamic <= SMEM_LIMIT, f"{rep.name}: {rep.static_smem} + {dynamic} B"
+    assert 0 < fp8_smem <= SMEM_LIMIT
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", NATIVE)
+def test_fp8_split_kernel_issues_native_e4m3_mma_sync_only(builds: dict[str, tuple[Path, str]], arch: str) -> None:
+    sass = split_sass(builds[arch][0])
+    # Per tile and warp: QK 2 terms x 9 k-steps x 4 n-tiles = 72, P.V 16 groups x 2 n-tiles = 32.
+    assert len(re.findall(r"\bQMMA\.16832\.F32\.E4M3\.E4M3\b", sass)) == 104
+    assert re.findall(r"\bHMMA\.", sass) == [], f"a bf16/f16 MMA in the sm_{arch} fp8 split kernel"
+    assert FORBIDDEN_SASS.findall(sass) == []
+
+
+@needs_nvcc
+def test_sm90_lowers_e4m3_mma_sync_to_unpacks_and_f16_hmma(builds: dict[str, tuple[Path, str]]) -> None:
+    sass = split_sass(builds["90"][0])
+    assert re.findall(r"\bQMMA\.", sass) == []
+    assert len(re.findall(r"\bHMMA\.16816\.F32\b", sass)) == 2 * 104
+    assert len(re.findall(r"\bF2FP\.F16\.E4M3\.UNPACK_B\b", sass)) > 104

@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(256) verify_attn_quantize_q_kernel(const __nv_
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-  const float s_hi = pow2_scale(amax), inv_hi = 1.f / s_hi;  // exact: a power of two
+  const float s_hi = pow2_scale(amax), inv_hi = __frcp_rn(s_hi);  // exact: a power of two (no fast-math rcp)
   uint16_t* hi_out = reinterpret_cast<uint16_t*>(q8 + static_cast<int64_t>(row) * kF8QRowBytes);
   uint16_t* lo_out = reinterpret_cast<uint16_t*>(q8 + static_cast<int64_t>(row) * kF8QRowBytes + kHeadDim);
   float rem_max = 0.f;
@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(256) verify_attn_quantize_q_kernel(const __nv_
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) rem_max = fmaxf(rem_max, __shfl_xor_sync(0xffffffffu, rem_max, o));
-  const float s_lo = pow2_scale(rem_max), inv_lo = 1.f / s_lo;
+  const float s_lo = pow2_scale(rem_max), inv_lo = __frcp_rn(s_lo);
 #pragma unroll
   for (int j = 0; j < 9; ++j)
     lo_out[j * 32 + lane] =
@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(cons
     s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
     const float2 sc = r < rows ? *reinterpret_cast<const float2*>(f.q_scales + 2 * (static_cast<int64_t>(b) * rows + r))
                                : make_float2(1.f, 1.f);
-    s_scale[tid] = make_float2(sc.y / sc.x, sc.x * p.scale_log2);
+    s_scale[tid] = make_float2(__fdiv_rn(sc.y, sc.x), sc.x * p.scale_log2);  // exact: powers of two
   }
   {
     const int my_slot =
@@ -225,9 +225,9 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(cons
         const int term = 1 - pass;  // lo first, then hi
 #pragma unroll
         for (int ks = 0; ks < 8; ++ks) {
-          const int step = pass * 9 + ks;
-          if ((step & 3) == 0 && step < 16 && t + 1 < ntiles) {
-            const int j = step >> 2;
+          // Row j = 0..3 of the warp's 4 tokens of tile t+1, one every 4 latent k-steps (8 a pass).
+          if ((ks & 3) == 0 && t + 1 < ntiles) {
+            const int j = pass * 2 + (ks >> 2);
             issue_row_fp8(p, kv_base + ((t + 1) & 1) * kF8TileBytes, next_slots[j], warp * 4 + j, lane);
           }
 #pragma unroll

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -153,6 +153,12 @@ class Cache:
         self._pending: dict[str, tuple[str, Any]] = {}
         self._loaded: dict[str, Any] = {}  # name -> the envelope read (None: none usable), read once per command
         self._memos: dict[str, dict[str, Any]] = {}
+        self._before_write: list[Callable[[], None]] = []
+
+    def on_write(self, keep: Callable[[], None]) -> None:
+        """Call ``keep`` at the start of every :meth:`write` (a reader that puts its answers only when it is done,
+        and stops what it started: :class:`tracker.store.same_code.SameCode`)."""
+        self._before_write.append(keep)
 
     def path(self, name: str) -> Path | None:
         """Where cache ``name`` lives (None without a repository)."""
@@ -193,6 +199,8 @@ class Cache:
 
     def write(self) -> None:
         """Write every cache put since the last write; best effort (a failed write only costs speed)."""
+        for keep in self._before_write:
+            keep()
         pending, self._pending = self._pending, {}
         for name, (key, data) in pending.items():
             path = self.path(name)

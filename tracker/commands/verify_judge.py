@@ -48,10 +48,9 @@ class _Judgement:
     def index(self) -> Any:
         """The working tree's file ids (read once)."""
         if self._index is None:
-            from tracker.base.file_index import FileIndex
-            from tracker.base.fingerprint import tree_file_ids
+            from tracker.store.derive import working_tree_index
 
-            self._index = FileIndex(tree_file_ids(self.root))
+            self._index = working_tree_index(self.root, self.cache)
         return self._index
 
     def bench(self) -> Any:

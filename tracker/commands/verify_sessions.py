@@ -6,7 +6,6 @@ evidence file checked (:func:`_run_gates`, :func:`_check_run`), and which gates 
 
 from __future__ import annotations
 
-import functools
 import json
 import tempfile
 from pathlib import Path
@@ -58,15 +57,10 @@ def _run(
     """``env``: the sessions' environment as :func:`tracker.commands.verify._verify` made it before forking the first
     session's child (its bytecode caches pruned then): the first session runs on it, and on the tree read then, when no
     bench command ran since (``bench``: they may write anywhere)."""
-    from tracker.base.file_index import FileIndex
-    from tracker.base.fingerprint import id_now, tree_file_ids
-    from tracker.base.ignored_inputs import IgnoredInputs
+    from tracker.store.derive import working_tree_index
 
     bench_code, bench_failed = 0, dict[str, str]()
-    current = FileIndex(tree_file_ids(root)) if bench or (all_gates and not force) else None
-    if current is not None:
-        current.id_now = functools.partial(id_now, root)
-        current.ignored_inputs = IgnoredInputs(root)
+    current = working_tree_index(root, cache) if bench or (all_gates and not force) else None
     bench_gates = sum(isinstance(g, BenchGate) for _, ph in chosen for g in ph.gates)
     if bench:
         from tracker.commands.verify_bench import run_bench_gates

@@ -9,7 +9,7 @@ met together once (``tracker.core.status`` asks it only when a gate failed). Wha
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
 from tracker.base.contract import utc_time
@@ -80,16 +80,24 @@ def fresh_test_gates(
         # Every run a pass of the gate comes from (a partial run leaves the other tests' passes in older runs).
         met_by = [runs.get(file) for file in (verdict.source.file, *verdict.also)]
         patterns = [*phase.paths, *gate_inputs(gate.test)]
-        if all(run is not None and _fresh_run(run, key, gate, patterns, index, then) for run in met_by):
+        same = None if phase.exact else index.same_code  # as status judges it: a comment edit is no change
+        if all(run is not None and _fresh_run(run, key, gate, patterns, index, then, same) for run in met_by):
             fresh.add(key)
     return fresh
 
 
 def _fresh_run(
-    run: TestRun, key: str, gate: TestGate, patterns: list[str], index: FileIndex, then: dict[str, FileIndex]
+    run: TestRun,
+    key: str,
+    gate: TestGate,
+    patterns: list[str],
+    index: FileIndex,
+    then: dict[str, FileIndex],
+    same: Callable[[str, str | None, str | None], bool] | None = None,
 ) -> bool:
     """Did ``run`` record the gate's definition as it is now (when it recorded one) and the blob ids the working tree
-    (``index``) has now under ``patterns``? ``then``: the runs' file indexes built so far, by file."""
+    (``index``) has now under ``patterns``, or versions of them that ``same`` says are the same code (a comment
+    edit, as status judges it)? ``then``: the runs' file indexes built so far, by file."""
     if key in run.gates and run.gates[key] != gate_hash(gate):
         return False
     ignored = run.provenance.get("ignored_modules") or {}  # what its tests imported that git ignores (round 18, F2a)
@@ -99,7 +107,12 @@ def _fresh_run(
         return False  # pytest reads what git ignores, and the run did not (round 20, N4)
     if run.file not in then:
         then[run.file] = FileIndex(run.files)
-    return then[run.file].match(patterns) == index.match(patterns)
+    old, new = then[run.file].match(patterns), index.match(patterns)
+    if old == new:
+        return True
+    if same is None or old.keys() != new.keys():
+        return False
+    return all(old[p] == new[p] or same(p, old[p], new[p]) for p in old)
 
 
 def _utc(when: datetime) -> str:

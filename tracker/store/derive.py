@@ -43,6 +43,19 @@ def repo_bench_evaluator(
     return Evaluator(RepoResults(root, files, clock, Cache(root) if cache is None else cache))
 
 
+def working_tree_index(root: Path, cache: Cache | None) -> FileIndex:
+    """The working tree's file ids as status judges them, for every command that judges staleness: a comment edit
+    answered by :mod:`tracker.store.same_code`, the ids of files git ignores read on demand, and the files git ignores
+    that a test gate would read. (``tracker verify`` judged on bare ids and re-ran a gate status called done.)"""
+    from tracker.store.same_code import attach
+
+    index = FileIndex(tree_file_ids(root))
+    attach(index, root, cache)
+    index.id_now = functools.partial(id_now, root)
+    index.ignored_inputs = IgnoredInputs(root)
+    return index
+
+
 def derive(
     root: Path, plans: list[Plan], clock: Clock | None = None, cache: Cache | None = None
 ) -> dict[str, PhaseStatus]:
@@ -57,12 +70,7 @@ def derive(
     def tree() -> FileIndex:
         """The working tree's file ids, read once (staleness is judged on the tree as it is now, never cached)."""
         if not scanned:
-            from tracker.store.same_code import attach
-
-            index = attach(FileIndex(tree_file_ids(root)), root, cache)
-            index.id_now = functools.partial(id_now, root)
-            index.ignored_inputs = IgnoredInputs(root)
-            scanned.append(index)
+            scanned.append(working_tree_index(root, cache))
         return scanned[0]
 
     outside = OutsideCheck(root)  # a test path that leaves the repository meets no gate (judged on the tree now)

@@ -143,5 +143,8 @@ def _working_bytes(path: Path, blob: str) -> bytes | None:
 
 def attach(index: Any, root: Path, cache: Cache | None) -> Any:
     """``index`` (a :class:`tracker.base.file_index.FileIndex` of the working tree) answering :meth:`same_code`."""
-    index.same_code = SameCode(root, cache)
+    same = SameCode(root, cache)
+    if cache is not None:
+        cache.on_write(same.keep)  # its answers kept and its git stopped when the command's cache is written
+    index.same_code = same
     return index

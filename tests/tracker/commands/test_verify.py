@@ -656,7 +656,7 @@ def test_verify_says_a_manual_gate_is_unsigned_and_exits_1_though_the_tests_pass
 def test_verify_calls_the_bench_gate_of_a_stale_phase_stale_not_met(mixed: Path, cli: Callable[..., Any]) -> None:
     put_result(mixed, [100.0] * 5)
     assert cli(mixed, "verify", "0001/P2").code == 0
-    (mixed / "kernel/k.cu").write_text("// k, faster now?\n")
+    (mixed / "kernel/k.cu").write_text("int k = 1;  // faster now?\n")
     res = cli(mixed, "verify", "0001/P2")
     assert res.code == 1, res.out + res.err
     assert "met   0001/P2#1" not in res.out
@@ -816,7 +816,7 @@ def test_verify_json_is_the_only_thing_on_stdout_and_says_every_verdict(
     # Nothing re-runs the second time; a stale bench gate says so.
     put_result(mixed, [100.0] * 5, name="s.json", time="2026-11-29T12:00:00Z")
     assert verify.run(mixed, ["0001/P2"], out=sys.stdout, as_json=True) == 0
-    (mixed / "kernel/k.cu").write_text("// changed\n")
+    (mixed / "kernel/k.cu").write_text("int k = 2;  // changed\n")
     capfd.readouterr()
     assert verify.run(mixed, [], out=sys.stdout, as_json=True) == 1
     doc = json.loads(capfd.readouterr().out)

@@ -801,3 +801,23 @@ def test_a_partial_run_on_new_code_does_not_make_the_tests_it_skipped_fresh(
         # test_a's only pass saw X = 1: the phase's evidence does not support "done" on X = 2.
         assert status["status"] == "stale", status
         assert status["changed"] == ["src/lib.py"]
+
+
+def test_verify_and_status_agree_on_a_comment_only_edit(repo: Any, cli: Any) -> None:
+    """A comment edit is no change (issue 31): status says done, and verify judged freshness on the tree's bare ids,
+    so it re-ran the gate status called done (the two disagreed on what is up to date)."""
+    root = _ignored_settings_repo(repo)
+    (root / "calc/__init__.py").write_text("X = 1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "code")
+    assert cli(root, "verify", "0001/P1").code == 0
+    (root / "calc/__init__.py").write_text("X = 1  # a comment a reviewer asked for\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a comment")
+    assert status_of(cli, root) == "done"
+    again = cli(root, "verify", "0001/P1")
+    assert again.code == 0 and "up to date with their evidence, not re-run" in again.out + again.err
+    (root / "calc/__init__.py").write_text("X = 2  # a comment a reviewer asked for\n")  # code: re-run
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "code again")
+    assert "not re-run" not in (run := cli(root, "verify", "0001/P1")).out + run.err

@@ -420,3 +420,62 @@ def test_a_process_a_test_leaves_behind_cannot_stop_the_annotations_of_verify(pr
     first_error = next(i for i, x in enumerate(after) if x.startswith("::error "))
     stops = [x for x in after[:first_error] if x.lstrip().startswith("::stop-commands::")]
     assert not stops, f"{len(stops)} stop-commands line(s) between the resume line and verify's first ::error"
+
+
+def test_a_test_cannot_write_a_workflow_command_past_the_relay_through_an_inherited_descriptor(problems: Path) -> None:
+    """The relay (tracker.commands.relay) makes plain what reaches descriptors 1 and 2 and keeps the real stdout as
+    another descriptor (``os.dup``: close-on-exec). But a session after the first runs in a child *forked* inside the
+    relayed block (pytest_run._forked), and a fork keeps every descriptor, close-on-exec or not, and a copy of the
+    parent's memory: a test finds the resume token (a local of verify's ``_progress`` generator), writes the resume
+    line and an ``::error`` straight to the real stdout, and the runner reads that command (round: relay, A1)."""
+    import subprocess
+    import sys
+
+    sneaky = (
+        "import gc, os, stat\n\n\ndef test_fails():\n"
+        "    frames = [o.gi_frame for o in gc.get_objects() if type(o).__name__ == 'generator' and o.gi_frame]\n"
+        "    tokens = {v for f in frames for v in f.f_locals.values() if isinstance(v, str) and v.startswith('::tracker-')}\n"
+        "    payload = ''.join(t + '\\n' for t in tokens) + '::error file=x.py,line=1::forged past the relay\\n'\n"
+        "    for fd in range(3, 256):\n"
+        "        try:\n"
+        "            if stat.S_ISFIFO(os.fstat(fd).st_mode):\n"
+        "                os.write(fd, payload.encode())\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    assert False\n"
+    )
+    (problems / "tests/test_fail.py").write_text(sneaky)
+    plan = problems / PLAN_PATH
+    # a second gate, with options: a session of its own, run first (in the child forked at verify's start,
+    # tracker.commands.standby); the gate of the test above runs second, in a child forked inside the relay
+    plan.write_text(
+        plan.read_text()
+        + block("P6", "Other options", 'test = "tests/test_ok.py"\noptions = ["--import-mode=importlib"]')
+    )
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
+    up = subprocess.run(
+        [sys.executable, "-m", "tracker", "update"], cwd=problems, env=env, capture_output=True, text=True
+    )
+    assert up.returncode == 0, up.stdout + up.stderr
+    commit(problems, "a test that writes to descriptors it inherited")
+    ran = subprocess.run(
+        [sys.executable, "-m", "tracker", "verify", "--format", "github", "0001/P1", "0001/P6"],
+        cwd=problems,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    # what the runner runs: each command outside a ::stop-commands::TOKEN ... ::TOKEN:: stretch
+    stopped: str | None = None
+    commands: list[str] = []
+    for line in ran.stdout.splitlines():
+        if stopped is not None:
+            stopped = None if line == f"::{stopped}::" else stopped
+        elif line.lstrip().startswith("::stop-commands::"):
+            stopped = line.lstrip().removeprefix("::stop-commands::")
+        elif line.lstrip().startswith("::"):
+            commands.append(line)
+    forged = [x for x in commands if "forged past the relay" in x]
+    assert not forged, ran.stdout

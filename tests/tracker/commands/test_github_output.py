@@ -479,3 +479,39 @@ def test_a_test_cannot_write_a_workflow_command_past_the_relay_through_an_inheri
             commands.append(line)
     forged = [x for x in commands if "forged past the relay" in x]
     assert not forged, ran.stdout
+
+
+RELAY_WRITER = """
+import os, sys, time
+from tracker.commands.relay import relayed
+size, newlines = int(sys.argv[1]), sys.argv[2] == "1"
+block = b"x" * ((1 << 16) - 1) + (b"\\n" if newlines else b"\\r")
+start = time.monotonic()
+with relayed():
+    for _ in range(size // len(block)):
+        os.write(1, block)
+    os.write(1, b"\\n")
+print(time.monotonic() - start, file=sys.stderr)
+"""
+
+
+def test_a_long_line_without_a_newline_costs_the_relay_no_more_than_the_same_bytes_in_lines(tmp_path: Path) -> None:
+    """The relay keeps the part of a line not ended yet as ``pending`` and, for each 64 KiB read, copies and splits
+    ``pending + chunk`` whole: a line of N bytes costs O(N**2/64 KiB). A test (or a progress bar that redraws with
+    ``\\r`` and never ends its line, as tqdm does) that writes 32 MiB without ``\\n`` holds the relay (and pytest,
+    blocked on the full pipe) for seconds; 256 MiB, minutes: verify seems to hang (round: relay, A2)."""
+    import subprocess
+    import sys
+
+    def cost(newlines: bool) -> float:
+        ran = subprocess.run(
+            [sys.executable, "-c", RELAY_WRITER, str(32 << 20), "1" if newlines else "0"],
+            capture_output=True,
+            timeout=300,
+        )
+        assert ran.returncode == 0, ran.stderr
+        assert len(ran.stdout) >= (32 << 20) - (1 << 16)  # every byte came through
+        return float(ran.stderr.decode().split()[-1])
+
+    in_lines, one_line = cost(True), cost(False)
+    assert one_line < 10 * in_lines + 1.0, f"32 MiB in one line: {one_line:.2f} s; in 64 KiB lines: {in_lines:.2f} s"

@@ -30,7 +30,8 @@ struct Fp8Params {
 };
 
 // P = exp2(S - shift) <= 2^kF8LazyShift is multiplied by kF8PScale before its rounding to e4m3, so P <= 256 (under
-// e4m3's 448) and weights down to 2^-17 of the row's maximum stay non-zero (kernel/fp8.py's P_SHIFT = 8 on P <= 1).
+// e4m3's 448) and weights down to 2^-15..2^-17 of the row's maximum stay non-zero (kernel/fp8.py's P_SHIFT = 8 on
+// P <= 1 keeps 2^-17).
 constexpr int kF8LazyShift = 2;
 constexpr float kF8PScale = 64.f;  // 2^(8 - kF8LazyShift)
 

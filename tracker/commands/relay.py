@@ -22,6 +22,23 @@ from tracker.base.annotations import plain
 
 DRAIN_S = 0.2  # how long the pipe is read after the block ends (what the block's own processes wrote last)
 _POLL_S = 0.05
+MAX_LINE = 1 << 20  # a line longer than this (a progress bar redrawn with CR) is relayed in lines of this many bytes
+_REAL: set[int] = set()  # the descriptors of a relay running now: a child forked meanwhile closes them (_forked)
+
+
+def _forked() -> None:
+    """In a child forked while a relay runs (verify's later pytest sessions): close the real stdout and stderr and
+    the pipe's read end. A fork keeps every descriptor, close-on-exec or not, and with the real stdout a test could
+    write a workflow command around the relay."""
+    for fd in sorted(_REAL):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _REAL.clear()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 @contextmanager
@@ -35,6 +52,7 @@ def relayed() -> Iterator[None]:
         real_err: int | None = os.dup(2)
     except OSError:  # no stderr at all
         real_err = None
+    _REAL.update(fd for fd in (read_end, real_out, real_err) if fd is not None)
     os.dup2(write_end, 1)
     os.dup2(write_end, 2)
     os.close(write_end)
@@ -52,13 +70,17 @@ def relayed() -> Iterator[None]:
             os.close(real_err)
         ended.set()
         pump.join()
+        _REAL.clear()
         os.close(read_end)  # a writer left behind now gets EPIPE
         os.close(real_out)
 
 
 def _pump(read_end: int, real_out: int, ended: threading.Event) -> None:
-    """Copy the pipe to ``real_out`` line by line, each made plain; after ``ended``, for at most :data:`DRAIN_S`."""
-    pending = b""
+    """Copy the pipe to ``real_out`` line by line, each made plain; after ``ended``, for at most :data:`DRAIN_S`. Only
+    each new chunk is split: the part of a line not ended yet is kept as pieces (joined once, when it ends or reaches
+    :data:`MAX_LINE`), so a long line costs its length, not its length squared."""
+    pending: list[bytes] = []
+    size = 0
     deadline: float | None = None
     while True:
         if ended.is_set() and deadline is None:
@@ -73,10 +95,23 @@ def _pump(read_end: int, real_out: int, ended: threading.Event) -> None:
         chunk = os.read(read_end, 1 << 16)
         if not chunk:
             break  # every writer closed
-        *lines, pending = (pending + chunk).split(b"\n")
-        _write(real_out, lines)
+        *ended_lines, rest = chunk.split(b"\n")
+        out: list[bytes] = []
+        if ended_lines:
+            out = [b"".join([*pending, ended_lines[0]]), *ended_lines[1:]]
+            pending, size = [], 0
+        if rest:
+            pending.append(rest)
+            size += len(rest)
+        if size >= MAX_LINE:
+            whole = b"".join(pending)
+            cut = len(whole) - len(whole) % MAX_LINE
+            out += [whole[i : i + MAX_LINE] for i in range(0, cut, MAX_LINE)]
+            pending, size = ([whole[cut:]], len(whole) - cut) if cut < len(whole) else ([], 0)
+        if out:
+            _write(real_out, out)
     if pending:
-        _write(real_out, [pending])
+        _write(real_out, [b"".join(pending)])
 
 
 def _write(fd: int, lines: list[bytes]) -> None:

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The kernel's evidence of record in one device call (an H200), from a snapshot's root, each step under its own
 # timeout and in order of what the plans need most:
-#   1. every extension the GPU tests load, built in parallel (the device's product, v26 and each v30 variant);
+#   1. every extension the GPU tests load, built in parallel (the device's product, v26, each v30 variant, fp8);
 #   2. the GPU suite (pytest -m gpu tests/kernel: every GPU test lives there, and the tracker's own tests need
 #      pydantic, which the device image lacks) recorded by the tracker's plugin into $OUT/ev (plan 0002 P4, P9-P15);
-#   3. python -m bench verify --cases all --impl cuda,cuda_v26,flashinfer: the product against the portable path and
-#      FlashInfer FA2 on the same inputs (P6, P7, P8), then --cases long --impl cuda,triton (P6's Triton gate);
+#   3. python -m bench verify --cases all --impl cuda,cuda_v26,flashinfer,cuda_fp8: the product against the portable
+#      path, FlashInfer FA2 and the fp8 cache's kernel on the same inputs (P6, P7, P8, P18), then --cases long --impl
+#      cuda,triton (P6's Triton gate);
 #   4. python -m bench.verify --emulate-sm120=v30bulk --cases all --impl cuda: sm_120's build (v26) under sm_120's
 #      balance (P16), and v30's sm_120a build under it on the same inputs (the A/B behind PRODUCT_BY_CC, P17);
 #   5. kernel/tools/sanitize.sh: memcheck, racecheck and synccheck of the device's product on the small cases, then
@@ -29,7 +30,7 @@ variants=$(python3 -c "
 import torch
 from kernel import build
 cc = torch.cuda.get_device_capability()
-print(' '.join(['v26', *(n for n, spec in build.VARIANTS.items() if cc in spec[3])]))")
+print(' '.join(['v26', *(n for n, spec in build.VARIANTS.items() if cc in spec[3]), *(['fp8'] if cc >= build.FP8_MIN_CC else [])]))")
 for v in $variants; do
   timeout 240 python3 -c "from kernel import build; build.load(variant='$v'); print('built $v')" >>"$OUT/build.log" 2>&1 &
 done
@@ -45,7 +46,7 @@ timeout 240 python3 -m pytest -q -m gpu -p no:cacheprovider -p tracker.pytest_pl
 stamp "gpu tests exit ${PIPESTATUS[0]}"
 
 if enough "bench verify all"; then
-  timeout "$(left)" python3 -m bench verify --cases all --impl cuda,cuda_v26,flashinfer --out "$OUT" 2>&1 |
+  timeout "$(left)" python3 -m bench verify --cases all --impl cuda,cuda_v26,flashinfer,cuda_fp8 --out "$OUT" 2>&1 |
     tee "$OUT/bench_verify.log" | tail -22
   stamp "bench verify all exit ${PIPESTATUS[0]}"
 fi

@@ -380,6 +380,8 @@ def test_the_tracker_checkout_goes_on_the_sessions_path_only_when_it_is_how_the_
     from tracker.commands.common import pytest_env
 
     checkout = Path(tracker.__file__).resolve().parents[1]
+    # A session verify started from the checkout (`python -m tracker verify` there) inherits it on PYTHONPATH.
+    monkeypatch.delenv("PYTHONPATH", raising=False)
     kept = [p for p in sys.path if Path(p or ".").resolve() != checkout]
     monkeypatch.setattr(sys, "path", kept)
     assert str(checkout) not in pytest_env(Path("/")).get("PYTHONPATH", "").split(os.pathsep)

@@ -32,13 +32,20 @@ class SameCode:
     def __init__(self, root: Path, cache: Cache | None = None) -> None:
         self.root = root
         self.cache = cache
-        self._key = cache_key(CACHE, code_identity())
-        known = cache.read(CACHE, self._key) if cache is not None else None
-        self._answers: dict[str, bool] = (
-            {k: v for k, v in known.items() if isinstance(v, bool)} if isinstance(known, dict) else {}
-        )
+        self._key = ""
+        self._known: dict[str, bool] | None = None  # the cache's answers, read at the first question (_answers)
         self._proc: subprocess.Popen[bytes] | None = None
         self._dirty = False
+
+    @property
+    def _answers(self) -> dict[str, bool]:
+        """The answers so far: the cache's, read once, at the first question (a command that asks none, such as
+        ``verify --force`` on an unchanged tree, pays nothing for them)."""
+        if self._known is None:
+            self._key = cache_key(CACHE, code_identity())
+            known = self.cache.read(CACHE, self._key) if self.cache is not None else None
+            self._known = {k: v for k, v in known.items() if isinstance(v, bool)} if isinstance(known, dict) else {}
+        return self._known
 
     def __call__(self, path: str, old: str | None, new: str | None) -> bool:
         if old is None or new is None:

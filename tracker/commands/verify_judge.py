@@ -50,7 +50,9 @@ class _Judgement:
         if self._index is None:
             from tracker.store.derive import working_tree_index
 
-            self._index = working_tree_index(self.root, self.cache)
+            # Without the ignored inputs' listing: the gates this verify ran read them (a run records what it
+            # imported) and the gates it did not run were judged fresh with it (verify_sessions); status checks them.
+            self._index = working_tree_index(self.root, self.cache, ignored_inputs=False)
         return self._index
 
     def bench(self) -> Any:

@@ -43,16 +43,18 @@ def repo_bench_evaluator(
     return Evaluator(RepoResults(root, files, clock, Cache(root) if cache is None else cache))
 
 
-def working_tree_index(root: Path, cache: Cache | None) -> FileIndex:
+def working_tree_index(root: Path, cache: Cache | None, ignored_inputs: bool = True) -> FileIndex:
     """The working tree's file ids as status judges them, for every command that judges staleness: a comment edit
-    answered by :mod:`tracker.store.same_code`, the ids of files git ignores read on demand, and the files git ignores
-    that a test gate would read. (``tracker verify`` judged on bare ids and re-ran a gate status called done.)"""
+    answered by :mod:`tracker.store.same_code`, the ids of files git ignores read on demand, and (``ignored_inputs``)
+    the files git ignores that a test gate would read, one ``git ls-files`` on first use. (``tracker verify`` judged
+    on bare ids and re-ran a gate status called done.)"""
     from tracker.store.same_code import attach
 
     index = FileIndex(tree_file_ids(root))
     attach(index, root, cache)
     index.id_now = functools.partial(id_now, root)
-    index.ignored_inputs = IgnoredInputs(root)
+    if ignored_inputs:
+        index.ignored_inputs = IgnoredInputs(root)
     return index
 
 

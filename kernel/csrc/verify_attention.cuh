@@ -423,6 +423,55 @@ struct LaunchInfo {
   int combine_static = 0;
 };
 
+// Per device and instantiation, once: allow `split_kernel` its `smem` bytes of dynamic shared memory, read the device
+// facts the launches need, and give the combine kernel of Probe what it may reserve. Every launcher's own.
+template <class Probe, class Kernel>
+inline cudaError_t configure_launch(LaunchInfo& in, Kernel split_kernel, int smem, int device) {
+  if (in.configured) return cudaSuccess;
+  cudaError_t err = cudaFuncSetAttribute(split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (err != cudaSuccess) return err;
+  const std::pair<cudaDeviceAttr, int*> attrs[] = {
+      {cudaDevAttrComputeCapabilityMajor, &in.cc_major},
+      {cudaDevAttrMultiProcessorCount, &in.sms},
+      {cudaDevAttrMaxThreadsPerMultiProcessor, &in.threads_per_sm},
+      {cudaDevAttrMaxSharedMemoryPerMultiprocessor, &in.smem_per_sm},
+      {cudaDevAttrMaxSharedMemoryPerBlockOptin, &in.smem_per_block_max},
+      {cudaDevAttrReservedSharedMemoryPerBlock, &in.reserved_per_block}};
+  for (const auto& [attr, value] : attrs) {
+    err = cudaDeviceGetAttribute(value, attr, device);
+    if (err != cudaSuccess) return err;
+  }
+  cudaFuncAttributes fa{};
+  err = cudaFuncGetAttributes(&fa, verify_attn_combine_kernel<Probe>);
+  if (err != cudaSuccess) return err;
+  in.combine_static = static_cast<int>(fa.sharedSizeBytes);
+  err = cudaFuncSetAttribute(verify_attn_combine_kernel<Probe>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             in.smem_per_block_max - in.combine_static);
+  if (err != cudaSuccess) return err;
+  in.configured = true;
+  return cudaSuccess;
+}
+
+// The combine kernel of Probe after a multi-split launch: the split kernel's programmatic dependent (sm_90+), its
+// shared memory reserved so that its blocks spread over the SMs (combine_spread_smem).
+template <class Probe>
+inline cudaError_t launch_combine(const Params& p, const LaunchInfo& in, cudaStream_t stream) {
+  const dim3 combine_grid(p.nodes * p.heads, 2, p.batch);
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = combine_grid;
+  config.blockDim = dim3(kCombineThreads);
+  config.dynamicSmemBytes = combine_spread_smem(static_cast<int>(combine_grid.x * combine_grid.y * combine_grid.z), in.sms,
+                                                in.threads_per_sm, in.smem_per_sm, in.smem_per_block_max,
+                                                in.combine_static, in.reserved_per_block);
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = in.cc_major >= 9 ? 1 : 0;  // griddepcontrol is sm_90+
+  return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<Probe>, p);
+}
+
 // What the launcher refuses by itself (cudaErrorInvalidValue), for callers other than the torch binding (the
 // timeline tool, the engine): sizes out of range, a missing buffer, and q / kv not 16-byte aligned (the kernel reads
 // both with 16-byte vectors; a misaligned pointer would fault inside it). prefix_slots may be null: an all-empty
@@ -449,48 +498,13 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
   static LaunchInfo info[64];
   if (device >= 64) return cudaErrorInvalidDevice;
   LaunchInfo& in = info[device];
-  if (!in.configured) {
-    err = cudaFuncSetAttribute(verify_attn_split_kernel<Probe>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               kSmemBytes);
-    if (err != cudaSuccess) return err;
-    const std::pair<cudaDeviceAttr, int*> attrs[] = {
-        {cudaDevAttrComputeCapabilityMajor, &in.cc_major},
-        {cudaDevAttrMultiProcessorCount, &in.sms},
-        {cudaDevAttrMaxThreadsPerMultiProcessor, &in.threads_per_sm},
-        {cudaDevAttrMaxSharedMemoryPerMultiprocessor, &in.smem_per_sm},
-        {cudaDevAttrMaxSharedMemoryPerBlockOptin, &in.smem_per_block_max},
-        {cudaDevAttrReservedSharedMemoryPerBlock, &in.reserved_per_block}};
-    for (const auto& [attr, value] : attrs) {
-      err = cudaDeviceGetAttribute(value, attr, device);
-      if (err != cudaSuccess) return err;
-    }
-    cudaFuncAttributes fa{};
-    err = cudaFuncGetAttributes(&fa, verify_attn_combine_kernel<Probe>);
-    if (err != cudaSuccess) return err;
-    in.combine_static = static_cast<int>(fa.sharedSizeBytes);
-    err = cudaFuncSetAttribute(verify_attn_combine_kernel<Probe>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               in.smem_per_block_max - in.combine_static);
-    if (err != cudaSuccess) return err;
-    in.configured = true;
-  }
+  err = configure_launch<Probe>(in, verify_attn_split_kernel<Probe>, kSmemBytes, device);
+  if (err != cudaSuccess) return err;
   const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
   verify_attn_split_kernel<Probe><<<grid, kThreads, kSmemBytes, stream>>>(p);
   err = cudaGetLastError();
   if (err != cudaSuccess || p.num_splits == 1) return err;
-  const dim3 combine_grid(p.nodes * p.heads, 2, p.batch);
-  cudaLaunchAttribute attr[1] = {};
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = combine_grid;
-  config.blockDim = dim3(kCombineThreads);
-  config.dynamicSmemBytes = combine_spread_smem(static_cast<int>(combine_grid.x * combine_grid.y * combine_grid.z), in.sms,
-                                                in.threads_per_sm, in.smem_per_sm, in.smem_per_block_max,
-                                                in.combine_static, in.reserved_per_block);
-  config.stream = stream;
-  config.attrs = attr;
-  config.numAttrs = in.cc_major >= 9 ? 1 : 0;  // griddepcontrol is sm_90+
-  return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<Probe>, p);
+  return launch_combine<Probe>(p, in, stream);
 }
 
 }  // namespace verify_attn

@@ -336,48 +336,13 @@ inline cudaError_t launch(const Params& p, cudaStream_t stream) {
   static LaunchInfo info[64];
   if (device >= 64) return cudaErrorInvalidDevice;
   LaunchInfo& in = info[device];
-  if (!in.configured) {
-    err = cudaFuncSetAttribute(verify_attn_v30_split_kernel<Probe>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               kSmemBytes);
-    if (err != cudaSuccess) return err;
-    const std::pair<cudaDeviceAttr, int*> attrs[] = {
-        {cudaDevAttrComputeCapabilityMajor, &in.cc_major},
-        {cudaDevAttrMultiProcessorCount, &in.sms},
-        {cudaDevAttrMaxThreadsPerMultiProcessor, &in.threads_per_sm},
-        {cudaDevAttrMaxSharedMemoryPerMultiprocessor, &in.smem_per_sm},
-        {cudaDevAttrMaxSharedMemoryPerBlockOptin, &in.smem_per_block_max},
-        {cudaDevAttrReservedSharedMemoryPerBlock, &in.reserved_per_block}};
-    for (const auto& [attr, value] : attrs) {
-      err = cudaDeviceGetAttribute(value, attr, device);
-      if (err != cudaSuccess) return err;
-    }
-    cudaFuncAttributes fa{};
-    err = cudaFuncGetAttributes(&fa, verify_attn_combine_kernel<Probe>);
-    if (err != cudaSuccess) return err;
-    in.combine_static = static_cast<int>(fa.sharedSizeBytes);
-    err = cudaFuncSetAttribute(verify_attn_combine_kernel<Probe>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               in.smem_per_block_max - in.combine_static);
-    if (err != cudaSuccess) return err;
-    in.configured = true;
-  }
+  err = configure_launch<Probe>(in, verify_attn_v30_split_kernel<Probe>, kSmemBytes, device);
+  if (err != cudaSuccess) return err;
   const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
   verify_attn_v30_split_kernel<Probe><<<grid, kThreads, kSmemBytes, stream>>>(p);
   err = cudaGetLastError();
   if (err != cudaSuccess || p.num_splits == 1) return err;
-  const dim3 combine_grid(p.nodes * p.heads, 2, p.batch);
-  cudaLaunchAttribute attr[1] = {};
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = combine_grid;
-  config.blockDim = dim3(kCombineThreads);
-  config.dynamicSmemBytes = combine_spread_smem(static_cast<int>(combine_grid.x * combine_grid.y * combine_grid.z),
-                                                in.sms, in.threads_per_sm, in.smem_per_sm, in.smem_per_block_max,
-                                                in.combine_static, in.reserved_per_block);
-  config.stream = stream;
-  config.attrs = attr;
-  config.numAttrs = in.cc_major >= 9 ? 1 : 0;
-  return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<Probe>, p);
+  return launch_combine<Probe>(p, in, stream);
 }
 
 }  // namespace v30

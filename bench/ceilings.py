@@ -282,19 +282,7 @@ def mma_e4m3_rate(iters: int = 1024, budget_s: float = 0.3) -> tuple[int, list[f
         functions=["mma_e4m3_peak"],
         extra_cuda_cflags=["-O3", f"-gencode=arch=compute_{major}{minor},code=sm_{major}{minor}"],
     ).mma_e4m3_peak
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    blocks = sms * 8
-    out = torch.empty(blocks * 256, device="cuda")
-    best: tuple[int, list[float]] = (0, [0.0])
-    for acc in ACCUMULATORS:
-        flops = blocks * WARPS * iters * acc * E4M3_MMA_FLOPS
-        samples = time_device(lambda _i, acc=acc: peak(out, acc, iters, 1), 1, budget_s=budget_s, min_reps=10)
-        if not torch.isfinite(out).all() or not out.abs().max() > 0:
-            raise RuntimeError(f"e4m3 mma microkernel (ACC={acc}) wrote non-finite or zero results")
-        rates = [flops / (us * 1e-6) / 1e12 for us in samples]
-        if sorted(rates)[len(rates) // 2] > sorted(best[1])[len(best[1]) // 2]:
-            best = (acc, rates)
-    return best
+    return _best_rate(lambda out, acc: peak(out, acc, iters, 1), iters * E4M3_MMA_FLOPS, budget_s, "e4m3 mma")
 
 
 def _load_mma() -> Callable[..., None]:
@@ -304,15 +292,23 @@ def _load_mma() -> Callable[..., None]:
 def mma_rate(iters: int = 2048, budget_s: float = 0.3) -> tuple[int, list[float]]:
     """(best accumulator count, samples in TFLOP/s) of the mma.sync bf16 -> fp32 microkernel."""
     mma_peak = _load_mma()
+    return _best_rate(lambda out, acc: mma_peak(out, acc, iters, 0.01), iters * MMA_FLOPS, budget_s, "mma")
+
+
+def _best_rate(
+    launch: Callable[[torch.Tensor, int], None], flops_per_acc: int, budget_s: float, what: str
+) -> tuple[int, list[float]]:
+    """(best accumulator count, samples in TFLOP/s) of a microkernel launched as ``launch(out, acc)`` on 8 blocks
+    an SM, each warp issuing ``flops_per_acc`` FLOPs per accumulator."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     blocks = sms * 8
     out = torch.empty(blocks * 256, device="cuda")
     best: tuple[int, list[float]] = (0, [0.0])
     for acc in ACCUMULATORS:
-        flops = blocks * WARPS * iters * acc * MMA_FLOPS
-        samples = time_device(lambda _i, acc=acc: mma_peak(out, acc, iters, 0.01), 1, budget_s=budget_s, min_reps=10)
+        flops = blocks * WARPS * acc * flops_per_acc
+        samples = time_device(lambda _i, acc=acc: launch(out, acc), 1, budget_s=budget_s, min_reps=10)
         if not torch.isfinite(out).all() or not out.abs().max() > 0:
-            raise RuntimeError(f"mma microkernel (ACC={acc}) wrote non-finite or zero results")
+            raise RuntimeError(f"{what} microkernel (ACC={acc}) wrote non-finite or zero results")
         rates = [flops / (us * 1e-6) / 1e12 for us in samples]
         if sorted(rates)[len(rates) // 2] > sorted(best[1])[len(best[1]) // 2]:
             best = (acc, rates)

@@ -117,13 +117,18 @@ def dynamic_smem(tmp_path_factory: pytest.TempPathFactory) -> int:
     """The dynamic shared memory the launcher requests (kSmemBytes), printed by a tiny host program."""
     if NVCC is None:
         pytest.skip("nvcc not found")
-    out = tmp_path_factory.mktemp("smem")
-    src = out / "print_smem.cu"
+    return print_constant(tmp_path_factory.mktemp("smem"), "verify_attention.h", "kSmemBytes")
+
+
+def print_constant(out: Path, header: str, name: str) -> int:
+    """The int constant verify_attn::``name`` of kernel/csrc/``header``, printed by a tiny host program."""
+    assert NVCC is not None
+    src = out / "print_constant.cu"
     src.write_text(
-        '#include <cstdio>\n#include "verify_attention.h"\n'
-        'int main() { std::printf("%d\\n", verify_attn::kSmemBytes); return 0; }\n'
+        f'#include <cstdio>\n#include "{header}"\n'
+        f'int main() {{ std::printf("%d\\n", verify_attn::{name}); return 0; }}\n'
     )
-    exe = out / "print_smem"
+    exe = out / "print_constant"
     proc = subprocess.run(
         [NVCC, "-std=c++17", f"-I{CSRC}", "-o", str(exe), str(src)], capture_output=True, text=True, timeout=300
     )

@@ -15,7 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.kernel.test_compile import FLAGS, FORBIDDEN_SASS, NVCC, SMEM_LIMIT, find_cuobjdump, parse_ptxas
+from tests.kernel.test_compile import (
+    FLAGS,
+    FORBIDDEN_SASS,
+    NVCC,
+    SMEM_LIMIT,
+    find_cuobjdump,
+    parse_ptxas,
+    print_constant,
+)
 
 CSRC = Path(__file__).resolve().parents[2] / "kernel" / "csrc"
 TU = CSRC / "verify_attention_fp8_sm.cu"
@@ -45,18 +53,7 @@ def fp8_smem(tmp_path_factory: pytest.TempPathFactory) -> int:
     """kF8SmemBytes, the dynamic shared memory the fp8 launcher requests, printed by a tiny host program."""
     if NVCC is None:
         pytest.skip("nvcc not found")
-    out = tmp_path_factory.mktemp("fp8_smem")
-    src = out / "print_smem.cu"
-    src.write_text(
-        '#include <cstdio>\n#include "verify_attention_fp8.h"\n'
-        'int main() { std::printf("%d\\n", verify_attn::kF8SmemBytes); return 0; }\n'
-    )
-    exe = out / "print_smem"
-    proc = subprocess.run(
-        [NVCC, "-std=c++17", f"-I{CSRC}", "-o", str(exe), str(src)], capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr
-    return int(subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
+    return print_constant(tmp_path_factory.mktemp("fp8_smem"), "verify_attention_fp8.h", "kF8SmemBytes")
 
 
 def split_sass(cubin: Path) -> str:

@@ -23,7 +23,7 @@ What :func:`render_svg` promises, so that a page can inline many charts and stay
 - every element id starts with ``ID_PREFIX-`` (the root's id is ``ID_PREFIX``), and its one stylesheet applies
   only inside it: charts with different prefixes never collide on a page;
 - compact: an id only where something refers to it, each inline style a class of that stylesheet, coordinates to
-  a hundredth of a point, no indentation, a series of more than ``MAX_MARKERS`` points a line without dots (a
+  a tenth of a point, no indentation, a series of more than ``MAX_MARKERS`` points a line without dots (a
   report's 22 charts weigh some 240 kB, not the 1.9 MB its 105 did);
 - text is data: titles and labels are drawn literally (no mathtext, no TeX), escaped for XML, and may hold
   anything (``$x$``, ``<script>``, ``{{ 7*7 }}``, control characters);

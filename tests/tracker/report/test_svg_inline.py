@@ -53,9 +53,9 @@ def test_one_compact_element_ids_only_where_referred_to_styles_as_scoped_classes
     ids = sorted(el.get("id") for el in root.iter() if el.get("id"))
     assert ids == ["chart3", "chart3-m1a2b", "chart3-p9f"]  # figure_1, axes_1, line2d_1, text_1: nothing refers to them
     (use,) = root.iter(f"{NS}use")
-    assert use.attrib["href"] == "#chart3-m1a2b" and (use.get("x"), use.get("y")) == ("41.83", "200.72")
+    assert use.attrib["href"] == "#chart3-m1a2b" and (use.get("x"), use.get("y")) == ("41.8", "200.7")
     (line,) = [p for p in root.iter(f"{NS}path") if p.get("clip-path")]
-    assert line.attrib["clip-path"] == "url(#chart3-p9f)" and line.attrib["d"] == "M 35.94 200.72 L 460.55 19.35"
+    assert line.attrib["clip-path"] == "url(#chart3-p9f)" and line.attrib["d"] == "M 35.9 200.7 L 460.6 19.4"
     assert [el for el in root.iter() if "style" in el.attrib] == [root]  # the root's own, set for the page
     sheet = root.find(f"{NS}defs/{NS}style")
     assert sheet is not None and sheet.text is not None
@@ -67,9 +67,19 @@ def test_one_compact_element_ids_only_where_referred_to_styles_as_scoped_classes
     ]
     assert use.attrib["class"] == "s0" and line.attrib["class"] == "s1"
     (text,) = root.iter(f"{NS}text")
-    assert text.text == "  two  spaces  kept " and (text.get("x"), text.get("y")) == ("3.14", "2.71")
+    assert text.text == "  two  spaces  kept " and (text.get("x"), text.get("y")) == ("3.1", "2.7")
     assert not any(el.tag == f"{NS}g" and not el.attrib for el in root.iter())  # empty groups gone
     assert "\n" not in out.replace(sheet.text, "")  # no indentation between elements
+
+
+@given(st.lists(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), min_size=1, max_size=8))
+def test_coordinates_land_within_a_twentieth_of_a_point_and_no_longer_than_a_tenth(xs: list[float]) -> None:
+    d = "M " + " L ".join(f"{x:.6f} 0" for x in xs)
+    out = inline(DOC.replace('d="M 0 0  L 0 3.5  "', f'd="{d}"'), "c", "t")
+    (marker,) = [p for p in parse(out).iter(f"{NS}path") if p.get("id") == "c-m1a2b"]
+    got = [float(t) for t in marker.attrib["d"].split() if t not in ("M", "L")][::2]
+    assert all(abs(g - x) <= 0.05 + 1e-6 for g, x in zip(got, xs, strict=True)), (xs, marker.attrib["d"])
+    assert all(len(t.partition(".")[2]) <= 1 and not t.endswith(".0") for t in marker.attrib["d"].split())
 
 
 def test_a_reference_outside_the_document_is_a_bug_of_the_drawing() -> None:

@@ -125,7 +125,10 @@ def test_bad_inputs_on_gpu_raise_before_launch(backend: str) -> None:
     args = list(x.args())
     with pytest.raises(ValueError, match=r"^tree_mask: expected device cuda:0 \(the device of q\), got cpu$"):
         kernel.verify_attention(*args[:5], x.tree_mask.cpu(), x.sm_scale, backend=backend)
-    with pytest.raises(TypeError, match=r"^kv_cache: expected dtype torch.bfloat16 or torch.float8_e4m3fn \(with kv_scale\), got torch.float16$"):
+    with pytest.raises(
+        TypeError,
+        match=r"^kv_cache: expected dtype torch.bfloat16 or torch.float8_e4m3fn \(with kv_scale\), got torch.float16$",
+    ):
         kernel.verify_attention(args[0], x.kv_cache.half(), *args[2:], backend=backend)
     with pytest.raises(ValueError, match=r"^q: expected a contiguous tensor"):
         kernel.verify_attention(x.q.transpose(0, 1).contiguous().transpose(0, 1), *args[1:], backend=backend)

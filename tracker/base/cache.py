@@ -43,6 +43,7 @@ NAMES = (
     "doc-tables",  # the docs' results blocks validated, and doc texts known current (tracker.report.doc_files)
     "revision-plans",  # plan files parsed at a git revision, by path and blob id (tracker.git.at_revision)
     "revision-bench-verdicts",  # bench verdicts of a revision's result set (tracker.git.at_revision)
+    "revision-index",  # the status index of a revision's evidence, by its files' blob ids (tracker.git.at_revision)
     "phase-history",  # each phase's transitions and each bench gate's figures (tracker.report.repo_view)
     "code-same",  # whether two versions of a file differ only in comments, by their blob ids (tracker.store.same_code)
     "pytest-fresh-modules",  # what a new pytest has loaded once imported (tracker.commands.fresh_modules)

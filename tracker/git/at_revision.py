@@ -20,7 +20,11 @@ Exactly what REF's tree holds, read as the working tree's is:
 
 When REF's evidence is the working tree's (the same store files and result files: a change that touched only code
 or plans), REF's answers come from the status index as ``status``'s do (:mod:`tracker.store.statusindex`; its answers
-depend only on the evidence and on the gates asked), and no store file is opened.
+depend only on the evidence and on the gates asked), and no store file is opened. When it is not (evidence added and
+not yet committed: after every device run), they come from an index of REF's own evidence, the cache
+``revision-index``, keyed by the blob ids of REF's store and result files (what they hold, wherever they are read
+from) with the tracker's code and libraries: REF's store is read and judged once, not at every summary. Not when a
+store or result file of REF is a symlink (its target, not its blob, says what it holds) or one was edited since.
 
 Pure parts: REF's files picked from its tree (:func:`pick`), its plan set (:func:`plan_set`) and its store
 (:func:`store_at`); git is read by :mod:`tracker.git.log`, files on disk by the readers. What the evaluation at REF
@@ -232,6 +236,7 @@ def store_at(current: Store, names: Iterable[str], gone: Mapping[str, tuple[str,
 # --- the cache the evaluation at REF reads through ---------------------------------------------------------------
 
 
+REVISION_INDEX = "revision-index"  # the cache of REF's status index (module docstring)
 REVISION_SHARED = frozenset({"result-checks", "bootstrap"})
 REVISION_APART = {"bench-verdicts": "revision-bench-verdicts"}
 
@@ -308,6 +313,8 @@ def at_revision(
 
     outside = outside_at(entries, link)  # a test gate whose path leaves REF's tree meets nothing there
     statuses = _indexed(root, picked, plans, now, cache, clock, files, outside) if plans and not edited else None
+    if statuses is None and plans and not edited and not _linked(picked, entries):
+        statuses = _revision_indexed(root, picked, plans, store, bench, cache, clock, files, outside)
     if statuses is None:
         statuses = evaluate(plans, LiveEvidence(store(), bench), files, outside) if plans else {}
     return AtRevision(ref, commit, plans, invalid, statuses, code, evidence_files, bench)
@@ -432,6 +439,51 @@ def _indexed(
         return evaluate(plans, evidence, files, outside)
     except statusindex.Miss:
         return None
+
+
+def _linked(picked: Picked, entries: Mapping[str, TreeEntry]) -> bool:
+    """Is any of REF's store or result files a symlink in REF's tree?"""
+    paths = [_STORE + n for n in picked.evidence] + list(picked.results)
+    return any(entries[p].mode == LINK_MODE for p in paths if p in entries)
+
+
+def _revision_indexed(
+    root: Path,
+    picked: Picked,
+    plans: list[Plan],
+    store: Callable[[], Store],
+    bench: Callable[[], BenchEvaluator],
+    cache: Cache,
+    clock: Clock,
+    files: Callable[[], FileIndex],
+    outside: Callable[[str], str | None],
+) -> dict[str, PhaseStatus]:
+    """REF's statuses through the index of REF's own evidence (module docstring): from the cache when it answers
+    every question, else judged on REF's store and handed to the cache (unless a file was refused for a time in
+    the future, as ``status`` keeps none then, or REF's store holds a file that cannot be used now)."""
+    from tracker.store import statusindex
+
+    key = cache_key(
+        REVISION_INDEX,
+        code_identity(),
+        library_key(*PARSE_LIBRARIES),
+        os.path.realpath(root),
+        *sorted(f"{_STORE}{n}\0{oid}" for n, oid in picked.evidence.items()),
+        *sorted(f"{rel}\0{oid}" for rel, oid in picked.results.items()),
+    )
+    kept = statusindex.read_tables(cache, key, clock, REVISION_INDEX)
+    if kept is not None:
+        try:
+            return evaluate(plans, statusindex.Indexed(kept), files, outside)
+        except statusindex.Miss:
+            pass
+    recording = statusindex.Recording(LiveEvidence(store(), bench))
+    out = evaluate(plans, recording, files, outside)
+    if clock.soonest is None and not store().invalid:
+        if kept is not None:
+            recording.tables.keep(kept)
+        statusindex.put_tables(cache, key, recording.tables.document(clock, store()), REVISION_INDEX)
+    return out
 
 
 def _store(

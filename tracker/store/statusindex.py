@@ -103,10 +103,11 @@ def listing(root: Path) -> tuple[str, bool]:
     return sha256_hex("\n".join(rows).encode("utf-8", "surrogateescape")), settled
 
 
-def read_tables(cache: Cache, key: str, clock: Clock) -> Tables | None:
+def read_tables(cache: Cache, key: str, clock: Clock, name: str = INDEX) -> Tables | None:
     """The index's tables when ``cache`` holds one for ``key`` (of this format: :func:`listing` puts it in the
-    key) that is still true at ``clock`` (module docstring); None otherwise."""
-    data = cache.read(INDEX, key)
+    key) that is still true at ``clock`` (module docstring); None otherwise. ``name``: the cache that holds it (a
+    revision's evidence has its own, :mod:`tracker.git.at_revision`)."""
+    data = cache.read(name, key)
     if not isinstance(data, dict):
         return None
     built, processes = data.get("built"), data.get("processes")
@@ -261,10 +262,11 @@ def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def put_tables(cache: Cache, key: str, document: dict[str, Any]) -> None:
-    """Hand a new index (:meth:`Tables.document`) for the evidence of ``key`` to ``cache``: written when the command
-    ends (best effort: a read-only checkout, a full disk, and the next status computes again)."""
-    cache.put(INDEX, key, document)
+def put_tables(cache: Cache, key: str, document: dict[str, Any], name: str = INDEX) -> None:
+    """Hand a new index (:meth:`Tables.document`) for the evidence of ``key`` to ``cache`` (its cache ``name``):
+    written when the command ends (best effort: a read-only checkout, a full disk, and the next status computes
+    again)."""
+    cache.put(name, key, document)
 
 
 def gate_id(gate: Gate) -> str:

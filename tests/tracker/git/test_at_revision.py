@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -171,10 +172,86 @@ def test_what_the_revision_learns_stays_out_of_the_files_status_reads(copy: Path
     assert {k: v.status.value for k, v in at_revision(copy, "c4", now, cache).statuses.items()} == DOCUMENTED["c4"]
     cache.write()
     written = {p.name for p in (copy / ".tracker/cache").iterdir()} if (copy / ".tracker/cache").exists() else set()
-    assert written <= {"result-checks.json", "bootstrap.json", "revision-plans.json", "revision-bench-verdicts.json"}
+    assert written <= {
+        "result-checks.json",
+        "bootstrap.json",
+        "revision-plans.json",
+        "revision-bench-verdicts.json",
+        "revision-index.json",
+    }
     if change == "a result added since":
         kept = json.loads((copy / ".tracker/cache/revision-bench-verdicts.json").read_text())
         assert revision_cache(Cache(copy)).read("bench-verdicts", kept["key"]) == kept["data"]  # read back next time
+
+
+def add_failing_run(root: Path) -> None:
+    """A newer failing run of the kernel tests, not committed (what a device run leaves)."""
+    run = json.loads((root / ".tracker/evidence/20261106T100000Z-ci-box-r3.json").read_text())
+    run["provenance"]["time"] = "2026-11-10T10:00:00Z"
+    (root / ".tracker/evidence/20261110T100000Z-ci-box-r9.json").write_text(json.dumps(run))
+
+
+def now_of(root: Path, store: Callable[[], Store] | None = None) -> Now:
+    files = load_files(root, cache=Cache(None))
+    return Now(files, store or (lambda: load(root, strict=False)), lambda: FileIndex(tree_file_ids(root)))
+
+
+def no_store() -> Store:
+    raise AssertionError("the store was opened although the revision's index holds every answer")
+
+
+@pytest.mark.parametrize("ref", ["HEAD", "c4", "c2"])
+def test_the_revisions_own_index_answers_once_new_evidence_is_not_committed(
+    copy: Path, tmp_path: Path, ref: str
+) -> None:
+    """Evidence added since REF (every device run leaves some): REF's store is read and judged once, then REF's
+    index (by its files' blob ids) answers, without opening a store, what the store and a checkout answer."""
+    add_failing_run(copy)
+    cache = Cache(copy)
+    cold = at_revision(copy, ref, now_of(copy), cache).statuses
+    cache.write()
+    assert (copy / ".tracker/cache/revision-index.json").is_file()
+    warm = at_revision(copy, ref, now_of(copy, no_store), Cache(copy)).statuses
+    assert warm == cold == on_checkout(copy, ref, tmp_path / "checkout")
+    want = DOCUMENTED["c5" if ref == "HEAD" else ref]
+    assert {k: v.status.value for k, v in warm.items()} == want
+
+
+def test_the_revisions_index_is_keyed_by_what_its_files_hold(copy: Path) -> None:
+    """An index of c4's evidence answers for c5 (c5 changed code alone: the same blobs; staleness is judged on
+    c5's files, never cached), never for c3 (other blobs), nor for c4 once a store file of c4's is edited in the
+    working tree (read from its blob then, and judged live)."""
+    add_failing_run(copy)
+    cache = Cache(copy)
+    at_revision(copy, "c4", now_of(copy), cache)
+    cache.write()
+    c5 = at_revision(copy, "c5", now_of(copy, no_store), Cache(copy)).statuses
+    assert {k: v.status.value for k, v in c5.items()} == DOCUMENTED["c5"]
+    with pytest.raises(AssertionError, match="store was opened"):
+        at_revision(copy, "c3", now_of(copy, no_store), Cache(copy))
+    r4 = copy / ".tracker/evidence/20261107T100000Z-ci-box-r4.json"
+    doc = json.loads(r4.read_text())
+    doc["tests"][1]["outcome"], doc["exitstatus"] = "failed", 1
+    r4.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    with pytest.raises(AssertionError, match="store was opened"):
+        at_revision(copy, "HEAD", now_of(copy, no_store), Cache(copy))
+
+
+def test_a_revision_whose_store_holds_a_symlink_keeps_no_index(copy: Path) -> None:
+    """A symlink's blob is the name of what it points to, not what it holds: no index by blob ids then."""
+    store = copy / ".tracker/evidence"
+    r4 = store / "20261107T100000Z-ci-box-r4.json"
+    (copy / "kept").mkdir()
+    shutil.move(r4, copy / "kept" / r4.name)
+    r4.symlink_to(Path("../..") / "kept" / r4.name)
+    git(copy, "add", "-A")
+    git(copy, "commit", "-qm", "r4 through a link")
+    add_failing_run(copy)
+    cache = Cache(copy)
+    at = at_revision(copy, "HEAD", now_of(copy), cache)
+    cache.write()
+    assert {k: v.status.value for k, v in at.statuses.items()} == DOCUMENTED["c5"]
+    assert not (copy / ".tracker/cache/revision-index.json").exists()
 
 
 def test_plans_parsed_from_the_revision_are_kept_by_blob_and_a_broken_cache_is_rebuilt(copy: Path) -> None:

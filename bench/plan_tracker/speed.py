@@ -44,7 +44,9 @@ and the load average at the end of the run, which say how noisy the machine was)
   ``{repo: own, format: md|html}``: ``tracker report`` of every plan, Markdown (HTML: with its charts);
 - ``tracker.show_ms``, ``tracker.log_ms``, ``tracker.summary_ms`` ``{repo: own}`` (``show`` and ``log`` of one phase
   with a long history, ``summary`` against HEAD) and ``tracker.show_vs_status`` / ``tracker.summary_vs_status``:
-  each round's time over the status run of the same round (issue 14: "as fast as status").
+  each round's time over the status run of the same round (issue 14: "as fast as status"); the summary also
+  ``{repo: own-uncommitted}``: in a clone of this repository's HEAD holding one result file more, not
+  committed (what every device run leaves: HEAD's evidence is then not the working tree's), over the clone's status.
 
 ``--cases`` picks the groups timed (default all): ``status`` (status and update --check, every repository),
 ``report``, ``detail`` (show, log, summary), ``gates`` (cold status of the ``gates`` repositories).
@@ -71,6 +73,7 @@ tracker's code changes. The repositories are built by :mod:`bench.plan_tracker.r
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -78,6 +81,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -201,10 +205,13 @@ def main(argv: list[str] | None = None) -> int:
                 Job("report/own/html", [*tracker, "report", "--format", "html"], REPO, (0, 2), best_of=False),
             ]
         if "detail" in args.cases:
+            uncommitted = clone_with_new_result(REPO, tmp / "uncommitted")
             jobs += [
                 Job("show/own", [*tracker, "show", DETAIL_PHASE], REPO, (0, 2)),
                 Job("log/own", [*tracker, "log", DETAIL_PHASE], REPO, (0, 2)),
                 Job("summary/own", [*tracker, "summary"], REPO),
+                Job("status/uncommitted", [*tracker, "status"], uncommitted),
+                Job("summary/uncommitted", [*tracker, "summary"], uncommitted),
             ]
         for count, root in gated.items():
             jobs.append(Job(f"status-cold/gates/{count}", [*tracker, "status"], root, cold=True))
@@ -326,7 +333,29 @@ def report(
         timed(f"show {DETAIL_PHASE}, own plans", "tracker.show_ms", "show/own", {"repo": "own"}, "status/own")
         timed(f"log {DETAIL_PHASE}, own plans", "tracker.log_ms", "log/own", {"repo": "own"}, "status/own")
         timed("summary, own plans", "tracker.summary_ms", "summary/own", {"repo": "own"}, "status/own")
+        timed(
+            "summary, own plans, evidence uncommitted",
+            "tracker.summary_ms",
+            "summary/uncommitted",
+            {"repo": "own-uncommitted"},
+            "status/uncommitted",
+        )
     return cases
+
+
+def clone_with_new_result(repo: Path, where: Path) -> Path:
+    """A clone of ``repo``'s HEAD whose bench/results/ holds one result file more, not committed: a copy of its
+    newest, named and timed a second later (its provenance time too, so that it is a run of its own)."""
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(repo), str(where)], check=True)
+    results = where / "bench" / "results"
+    newest = max(results.glob("2*.json"), key=lambda p: p.name)
+    doc = json.loads(newest.read_text(encoding="utf-8"))
+    when = datetime.strptime(doc["provenance"]["time"], "%Y-%m-%dT%H:%M:%SZ") + timedelta(seconds=1)
+    doc["provenance"]["time"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    (results / f"{when.strftime('%Y%m%dT%H%M%S')}000000Z-speed-uncommitted.json").write_text(
+        json.dumps(doc), encoding="utf-8"
+    )
+    return where
 
 
 if __name__ == "__main__":

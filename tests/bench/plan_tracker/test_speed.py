@@ -86,17 +86,20 @@ def test_case_groups_are_chosen_and_checked(capsys: pytest.CaptureFixture[str]) 
 
 def test_report_and_detail_cases_carry_the_gates_metrics_and_ratios_round_by_round() -> None:
     """The cases plan 0004's gates read: tracker.report_ms on the synthetic repository with its size, and show and
-    summary over the status run of the same round."""
+    summary over the status run of the same round (and in the clone with evidence not committed, over its status)."""
     args = speed.parse_args(["--cases", "report,detail", "--plans", "7", "--phases", "3", "--runs", "2"])
     s = [0.010, 0.020]
     times = {"python/own": s, "status/own": [0.040, 0.050], "status/synthetic": s, "report/synthetic": [1.0, 3.0],
              "report/own/md": s, "report/own/html": s, "show/own": [0.044, 0.060], "log/own": s,
-             "summary/own": [0.080, 0.075]}  # fmt: skip
+             "summary/own": [0.080, 0.075], "status/uncommitted": [0.040, 0.050],
+             "summary/uncommitted": [0.060, 0.100]}  # fmt: skip
     cases = {(c["metric"], tuple(sorted(c["params"].items()))): c for c in speed.report(times, {}, 0.5, args)}
     gate = cases[("tracker.report_ms", (("phases", 3), ("plans", 7), ("repo", "synthetic")))]
     assert gate["samples"] == [1000.0, 3000.0] and gate["unit"] == "ms"
     assert cases[("tracker.show_vs_status", (("repo", "own"),))]["samples"] == pytest.approx([1.1, 1.2])
     assert cases[("tracker.summary_vs_status", (("repo", "own"),))]["samples"] == pytest.approx([2.0, 1.5])
+    uncommitted = cases[("tracker.summary_vs_status", (("repo", "own-uncommitted"),))]
+    assert uncommitted["samples"] == pytest.approx([1.5, 2.0])  # over the clone's own status, round by round
     assert ("tracker.report_ms", (("format", "html"), ("repo", "own"))) in cases
     assert not any(m.startswith("tracker.update_check") for m, _ in cases)  # the status group was not timed
 
@@ -175,3 +178,14 @@ def test_gates_case_end_to_end(tmp_path: Path) -> None:
     [path] = tmp_path.glob("*-tracker_speed-*.json")
     metrics = {(c.metric, tuple(sorted(c.params.items()))) for c in load_result(path).cases}
     assert ("tracker.status_cold_gates_ratio", (("gates_from", 20), ("gates_to", 80), ("repo", "gates"))) in metrics
+
+
+def test_the_uncommitted_clone_holds_head_and_one_result_file_more(tmp_path: Path) -> None:
+    """What summary/uncommitted times: a clone of HEAD (committed files only) plus one result file, not committed,
+    that the tracker reads as a run of its own."""
+    import subprocess
+
+    where = speed.clone_with_new_result(speed.REPO, tmp_path / "clone")
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=where, capture_output=True, text=True, check=True)
+    (line,) = status.stdout.splitlines()
+    assert line.startswith("?? bench/results/") and line.endswith("-speed-uncommitted.json")

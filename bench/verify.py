@@ -150,7 +150,7 @@ def _measure_e4m3_ceiling(
     doc_cases.append(
         results.case(
             "ceiling.mma_e4m3_tflops",
-            {"kind": "mma.sync m16n8k32 e4m3->fp32", "acc": acc},
+            {"kind": "mma.sync m16n8k32 e4m3->fp32, fresh operands", "acc": acc},
             "TFLOP/s",
             "higher",
             rates,

@@ -100,3 +100,45 @@ def test_sm90_lowers_e4m3_mma_sync_to_unpacks_and_f16_hmma(builds: dict[str, tup
     assert re.findall(r"\bQMMA\.", sass) == []
     assert len(re.findall(r"\bHMMA\.16816\.F32\b", sass)) == 2 * 104
     assert len(re.findall(r"\bF2FP\.F16\.E4M3\.UNPACK_B\b", sass)) > 104
+
+
+# The ceilings' microkernels (bench/ceilings.py) must issue every MMA they count. v1 of the e4m3 one gave all its
+# accumulators the same operands: on sm_90, where ptxas lowers e4m3 mma.sync to f16 unpacks and HMMAs, it computed
+# A.B once and added it to each accumulator with FADDs (4 HMMA in the whole kernel), and the bench reported 1,807
+# TFLOP/s on an H100 beside 652 for bf16. Per loop iteration of the 16-accumulator build: at least 16 MMAs (two
+# HMMA each on sm_90), counted in the SASS of the kernel source alone (its torch launcher left out).
+CEILING_KERNELS = {  # name: (the source's attribute, the kernel, its instantiation)
+    "bf16": ("_MMA_SOURCE", "mma_peak_kernel", "template __global__ void mma_peak_kernel<16>(float*, int, float);"),
+    "e4m3": ("_E4M3_SOURCE", "mma_e4m3_kernel", "template __global__ void mma_e4m3_kernel<16>(float*, int, unsigned);"),
+}
+MMAS_PER_INSTRUCTION = {  # (kernel, arch): SASS MMA instructions a source mma.sync issues as
+    ("bf16", "90a"): (r"\bHMMA\.16816\.F32\.BF16\b", 1),
+    ("bf16", "120a"): (r"\bHMMA\.16816\.F32\.BF16\b", 1),
+    ("e4m3", "90a"): (r"\bHMMA\.16816\.F32\b", 2),
+    ("e4m3", "89"): (r"\bQMMA\.16832\.F32\.E4M3\.E4M3\b", 1),
+    ("e4m3", "120a"): (r"\bQMMA\.16832\.F32\.E4M3\.E4M3\b", 1),
+}
+
+
+@needs_nvcc
+@pytest.mark.parametrize(("kernel", "arch"), sorted(MMAS_PER_INSTRUCTION), ids=lambda v: str(v))
+def test_the_ceilings_microkernels_issue_every_mma_they_count(kernel: str, arch: str, tmp_path: Path) -> None:
+    from bench import ceilings
+
+    assert NVCC is not None
+    attribute, name, instantiation = CEILING_KERNELS[kernel]
+    source: str = getattr(ceilings, attribute)
+    cut = source.index("\nvoid ")  # the first host function: the torch launcher
+    cu = tmp_path / f"{kernel}.cu"
+    cu.write_text(source[:cut] + "\n" + instantiation + "\n")
+    cubin = tmp_path / f"{kernel}_sm{arch}.cubin"
+    cmd = [NVCC, "-cubin", f"-arch=sm_{arch}", "-O3", "-o", str(cubin), str(cu)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
+    tool = find_cuobjdump()
+    if tool is None:
+        pytest.skip("cuobjdump not found (neither in the triton wheel's backends/nvidia/bin nor on PATH)")
+    sass = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, timeout=300).stdout
+    (function,) = [f for f in re.split(r"\n\s*Function : ", sass) if f.startswith(f"_Z{len(name)}{name}")]
+    pattern, per = MMAS_PER_INSTRUCTION[(kernel, arch)]
+    assert len(re.findall(pattern, function)) >= 16 * per, f"{name}<16> on sm_{arch} lost MMAs:\n{function[:4000]}"

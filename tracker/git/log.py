@@ -28,6 +28,7 @@ The readers of a revision's tree (:func:`revision`, :func:`tree_entries`, :func:
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -62,6 +63,11 @@ _SHA = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 
 class UnknownRef(UsageError, ValueError):
     """A ref that names no commit of the repository: a ValueError to callers, exit 3 if it reaches the CLI."""
+
+
+class AmbiguousRef(UnknownRef):
+    """A ref whose name git reads more than one way (a tag and a branch of one name): git would take the first of
+    its rules (the tag) with a warning on stderr that a report or a summary would hide, so it is refused, exit 3."""
 
 
 @dataclass(frozen=True)
@@ -181,16 +187,40 @@ def _git_message(err: Exception) -> str:
 
 
 def _resolve(repo: git.Repo, ref: str) -> str:
-    import git
-
     # A ref starting with "-" would be an option to git, and NUL or newline cannot be in a ref name.
     if not isinstance(ref, str) or not ref or ref.startswith("-") or "\0" in ref or "\n" in ref:
         raise UnknownRef(_not_a_commit(ref))
+    sha = _rev_parse(Path(repo.working_tree_dir or repo.git_dir), ref)
+    if sha is None:
+        raise UnknownRef(_not_a_commit(ref))
+    return sha
+
+
+def _rev_parse(root: Path, ref: str) -> str | None:
+    """The full sha of the commit ``ref`` names (``git rev-parse --verify REF^{commit}``), None when it names none;
+    :class:`AmbiguousRef` when git warns that its name is ambiguous (read in the C locale: the warning's words)."""
     try:
-        sha = repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
-    except git.GitCommandError:
-        raise UnknownRef(_not_a_commit(ref)) from None
-    return str(sha).strip()
+        proc = subprocess.run(
+            ["git", "rev-parse", "--verify", f"{ref}^{{commit}}"],
+            cwd=root,
+            capture_output=True,
+            check=False,
+            env={**os.environ, "LC_ALL": "C"},
+        )
+    except OSError as err:  # git itself missing
+        raise FileError(f"{root}: cannot run git: {err.strerror or err}") from None
+    if proc.returncode:
+        return None
+    if re.search(rb"^warning: refname .* is ambiguous", proc.stderr, re.M):
+        raise AmbiguousRef(_ambiguous(ref))
+    return proc.stdout.decode("ascii").strip()
+
+
+def _ambiguous(ref: str) -> str:
+    return (
+        f"{ref}: ambiguous: git reads this name more than one way (a tag and a branch of that name, say); "
+        f"name one: tags/{ref} or heads/{ref}"
+    )
 
 
 def _range(repo: git.Repo, since: str | None, until: str) -> tuple[str | None, str] | None:
@@ -293,9 +323,9 @@ def revision(root: Path, ref: str) -> str | None:
         raise UnknownRef(_not_a_commit(ref))
     if not (root / ".git").exists():
         raise FileError(f"{root}: not a git repository")
-    proc = _plain(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
-    if proc.returncode == 0:
-        return proc.stdout.decode("ascii").strip()
+    sha = _rev_parse(root, ref)
+    if sha is not None:
+        return sha
     if ref == "HEAD" and _unborn(root):
         return None
     raise UnknownRef(_not_a_commit(ref))

@@ -16,7 +16,7 @@ from tracker_testutil import GIT_ENV, git
 
 from tracker.base.globs import compile_glob
 from tracker.errors import ExitCode, FileError, UsageError
-from tracker.git.log import Commit, UnknownRef, changed_paths, commits, resolve
+from tracker.git.log import AmbiguousRef, Commit, UnknownRef, changed_paths, commits, resolve, revision, revision_tree
 
 REPO = Path(__file__).resolve().parents[3]
 T0 = 1_750_000_000  # 2025-06-15T15:06:40Z
@@ -101,6 +101,23 @@ def test_an_unknown_ref_is_a_clear_value_error(history: tuple[Path, list[str]], 
     if ref and ref.isprintable():
         assert str(err.value) == f"{ref}: not a commit in this repository"
     assert not out.exists()  # "--output=..." was never an option to git
+
+
+@pytest.mark.parametrize("ref", ["rel", "rel~1", "rel^"])
+def test_a_name_git_reads_two_ways_is_refused_naming_both(history: tuple[Path, list[str]], ref: str) -> None:
+    """A tag and a branch of one name on different commits: git takes the tag with a warning on stderr, which a
+    report's --since or a summary's --against would hide; every resolver refuses it, exit 3, and the full names pass."""
+    root, shas = history
+    git(root, "tag", "rel", shas[1])
+    git(root, "branch", "rel", shas[3])
+    for call in (lambda: resolve(root, ref), lambda: revision(root, ref), lambda: revision_tree(root, ref),
+                 lambda: commits(root, ref)):  # fmt: skip
+        with pytest.raises(AmbiguousRef, match=r"^rel.*: ambiguous: .* name one: tags/rel.* or heads/rel") as err:
+            call()
+        assert err.value.exit_code == ExitCode.USAGE and isinstance(err.value, UnknownRef)
+    assert resolve(root, "tags/rel") == shas[1] and resolve(root, "heads/rel") == shas[3]
+    git(root, "branch", "-f", "solo", shas[2])
+    assert resolve(root, "solo") == shas[2]  # one reading: no warning, no refusal
 
 
 def test_unknown_since_or_until_in_commits_and_changed_paths(history: tuple[Path, list[str]]) -> None:

@@ -69,6 +69,17 @@ def shown_name(name: str) -> str:
     return raw.decode("utf-8", "backslashreplace")
 
 
+def utf8_name(name: str) -> bool:
+    """Can ``name`` (git's or the file system's bytes decoded with surrogateescape) be written in a UTF-8 file as
+    itself? A measured file whose name cannot is refused by the writers of result files: left out of a fingerprint it
+    could change unseen."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _name_part(text: str, empty: str) -> str:
     """``text`` as one part of a file name (:func:`evidence_name`); ``empty`` when nothing of it is left."""
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)[:40] or empty

@@ -15,7 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tracker.base.contract import MAX_FUTURE_S, RESULT_SCHEMA, RESULT_VERSION, Clock, set_fingerprint, shown_name
+from tracker.base.contract import (
+    MAX_FUTURE_S,
+    RESULT_SCHEMA,
+    RESULT_VERSION,
+    Clock,
+    set_fingerprint,
+    shown_name,
+    utf8_name,
+)
 from tracker.base.fileio import MAX_READ
 from tracker.errors import TrackerError, UsageError
 from tracker.store.bench_formats import PYTEST_BENCHMARK, Foreign, read
@@ -185,7 +193,7 @@ def result_documents(
             f"({', '.join(globs) or 'no test file, no phase with a bench gate on its metrics'}): name the files the "
             "benchmark measured with --measure (globs like a phase's paths)"
         )
-    unnamed = sorted(name for name in measured if not _utf8(name))
+    unnamed = sorted(name for name in measured if not utf8_name(name))
     if unnamed:
         shown = shown_name(unnamed[0])
         raise IngestError(
@@ -262,15 +270,6 @@ def _document(
     except ValueError as err:
         raise IngestError(f"{path}: {err}") from None
     return result
-
-
-def _utf8(name: str) -> bool:
-    """Can ``name`` (git's bytes decoded with surrogateescape) be written in a UTF-8 file as itself?"""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def encode(result: dict[str, Any]) -> bytes:

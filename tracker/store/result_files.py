@@ -229,7 +229,7 @@ def new_result(
     import sys
     import time
 
-    from tracker.base.contract import set_fingerprint
+    from tracker.base.contract import set_fingerprint, shown_name, utf8_name
     from tracker.base.dirty import commit_state
     from tracker.base.file_index import FileIndex
     from tracker.base.fingerprint import tree_file_ids
@@ -239,6 +239,13 @@ def new_result(
         raise ValueError(
             f"measured: no file of the working tree matches {', '.join(measured) or 'nothing given'} "
             "(name the files the benchmark measured, as globs like a phase's paths)"
+        )
+    unnamed = sorted(name for name in files if not utf8_name(name))
+    if unnamed:
+        raise ValueError(
+            f"measured: {len(unnamed)} matched file(s) whose name is not UTF-8 ({shown_name(unnamed[0])}"
+            f"{', ...' if len(unnamed) > 1 else ''}): a result file (UTF-8 JSON) cannot name it, and leaving it out of "
+            "the fingerprint would let it change unseen; rename it, or narrow the globs"
         )
     commit, dirty = commit_state(root)
     extra = {k: v for k, v in (environment or {}).items() if k in ("driver", "cuda", "torch", "triton")}

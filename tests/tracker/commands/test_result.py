@@ -73,6 +73,26 @@ def test_result_new_refuses_a_measure_glob_that_matches_no_file(
     assert not (root / "bench" / "results").exists()
 
 
+def test_result_new_refuses_a_measured_file_whose_name_is_not_utf8(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
+    """A result file is UTF-8 JSON: a measured file named in other bytes cannot be in its fingerprint, and left out it
+    would change unseen. It was a codec error ("surrogates not allowed"); now the file is named, exit 3, nothing
+    written (as ``tracker ingest`` of a benchmark result says it)."""
+    root = bench_repo(repo)
+    (root / os.fsdecode(b"src/caf\xe9.py")).write_text("y = 2\n")
+    res = cli(root, "result", "new", "latency", *ONE_CASE, "--measure", "src/**")
+    assert res.code == 3, res.out + res.err
+    assert res.err == (
+        "tracker: error: --measure: 1 matched file(s) whose name is not UTF-8 (src/caf\\xe9.py): a result file "
+        "(UTF-8 JSON) cannot name it, and leaving it out of the fingerprint would let it change unseen; rename it, "
+        "or narrow the globs\n"
+    )
+    assert not (root / "bench" / "results").exists()
+    res = cli(root, "result", "new", "latency", *ONE_CASE, "--measure", "src/app.py")
+    assert res.code == 0, res.out + res.err
+
+
 def test_result_new_warns_when_no_measured_file_is_under_the_gated_phases_paths(repo: Callable[..., Path],
                                                                                  cli: Callable[..., Any]) -> None:  # fmt: skip
     """A result measuring only the harness meets P1's gate, and editing src/ (P1's paths) never makes it stale."""

@@ -1,5 +1,7 @@
-"""The per-machine cache, ``.tracker/cache/`` (gitignored): everything in it can be rebuilt, so it only ever
-costs or saves time, never decides a status.
+"""The per-machine cache, ``.tracker/cache/`` (gitignored): everything in it can be rebuilt, and it holds only what
+the tracker computed itself, so it only ever costs or saves time. It is as trusted as the checkout it lives in: an
+entry forged with the right key and shape (anyone who can write here can write the evidence and the code too) is
+read as the tracker's own; deleting the folder is always safe.
 
 One directory, one key scheme, one writer. Each cache is one file, ``.tracker/cache/<name>.json`` (:data:`NAMES`),
 holding ``{"key": KEY, "data": DATA}``: KEY is the sha256 (hex, :func:`cache_key`) of everything DATA depends on

@@ -27,7 +27,13 @@ MAX_BYTES = 4 << 20  # a larger file is compared byte for byte: tokenizing it wo
 
 # Comments tools read: linters, type checkers, formatters, coverage, import sorters; the encoding line.
 _PY_DIRECTIVE = re.compile(rb"#\s*(noqa|type:|pragma|fmt:|ruff:|mypy:|pylint:|isort:|pyright:)|coding[:=]", re.I)
-_C_DIRECTIVE = re.compile(rb"NOLINT|clang-format|clang-tidy|IWYU|cppcheck-suppress|nvcc|pragma", re.I)
+# and the comments compilers and lint read: GCC's -Wimplicit-fallthrough markers ("falls through", "FALLTHRU") and
+# lint's (NOTREACHED, ARGSUSED, VARARGS, PRINTFLIKE, LINTED).
+_C_DIRECTIVE = re.compile(
+    rb"NOLINT|clang-format|clang-tidy|IWYU|cppcheck-suppress|nvcc|pragma|fall|thr(ough|u)|NOTREACHED|ARGSUSED"
+    rb"|VARARGS|PRINTFLIKE|SCANFLIKE|LINT",
+    re.I,
+)
 
 
 def language(path: str) -> str | None:
@@ -50,9 +56,19 @@ def code_key(path: str, data: bytes) -> str | None:
 
 def _python(data: bytes) -> list[bytes] | None:
     import tokenize
+    import warnings
 
+    # A file this Python does not compile has no key: its tokens are the tracker's Python's reading, and another
+    # Python may read it otherwise (3.12's f-strings: ``f"{d["#"]}"`` is a comment from ``#`` on to 3.11).
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an invalid escape's SyntaxWarning: no output of ours
+            compile(data, "<code_key>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, UnicodeDecodeError, MemoryError, RecursionError):
+        return None
     out: list[bytes] = []
     lines = data.splitlines(keepends=True)
+    encoding = "utf-8"
     fstring_start = getattr(tokenize, "FSTRING_START", None)  # Python 3.12+
     fstring_end = getattr(tokenize, "FSTRING_END", None)
     opened: list[tuple[int, int]] = []  # where each open f-string began (row, col)
@@ -66,7 +82,7 @@ def _python(data: bytes) -> list[bytes] | None:
                 if tok.type == fstring_end:
                     begin = opened.pop()
                     if not opened:  # the whole f-string as written: its spaces may be printed ({x = })
-                        out.append(b"%d:%d:" % begin + _span(lines, begin, tok.end))
+                        out.append(b"%d:%d:" % begin + _span(lines, begin, tok.end, encoding))
                 continue
             if tok.type == tokenize.COMMENT:
                 text = tok.string.encode("utf-8", "surrogateescape")
@@ -74,6 +90,7 @@ def _python(data: bytes) -> list[bytes] | None:
                     out.append(b"%d:%d:" % tok.start + text)  # a shebang, an encoding line, a comment a tool obeys
                 continue
             if tok.type == tokenize.ENCODING:  # with a BOM, which hides a shebang from the kernel, or without
+                encoding = tok.string
                 out.append(b"<encoding>" + tok.string.encode() + (b"+bom" if data.startswith(b"\xef\xbb\xbf") else b""))
                 continue
             if tok.type == tokenize.NL:
@@ -94,10 +111,11 @@ def _python(data: bytes) -> list[bytes] | None:
     return out
 
 
-def _span(lines: list[bytes], begin: tuple[int, int], end: tuple[int, int]) -> bytes:
-    """The source between two tokenize positions ((1-based row, column); columns count characters: decoded)."""
-    text = b"".join(lines[begin[0] - 1 : end[0]]).decode("utf-8", "surrogateescape")
-    last = len(lines[end[0] - 1].decode("utf-8", "surrogateescape")) if end[0] - 1 < len(lines) else 0
+def _span(lines: list[bytes], begin: tuple[int, int], end: tuple[int, int], encoding: str) -> bytes:
+    """The source between two tokenize positions ((1-based row, column); columns count characters of the file's
+    ``encoding``, the one tokenize found: a latin-1 file's columns are not its UTF-8 reading's)."""
+    text = b"".join(lines[begin[0] - 1 : end[0]]).decode(encoding, "surrogateescape")
+    last = len(lines[end[0] - 1].decode(encoding, "surrogateescape")) if end[0] - 1 < len(lines) else 0
     tail = last - end[1]
     return text[begin[1] : len(text) - tail].encode("utf-8", "surrogateescape")
 
@@ -106,11 +124,16 @@ def _c_like(data: bytes) -> list[bytes] | None:
     """Tokens of C, C++ or CUDA source, each with its place, as the compiler's translation phases 2 and 3 see them:
     backslash-newline splices joined first (GCC's rule: spaces or tabs may sit between the two), then comments
     dropped (a directive comment kept), string and character literals whole, numbers as preprocessing numbers (digit
-    separators ``1'000`` included), each preprocessor line whole. A trigraph (``??/`` is a splice under ``-std=c11``),
-    a raw string literal, or an unterminated literal or comment: None, every byte counts."""
-    if _TRIGRAPH.search(data) or _RAW_STRING.search(data):
+    separators ``1'000`` included), each preprocessor line whole. None, every byte counts, for: a trigraph (``??/``
+    is a splice under ``-std=c11``); a raw string literal (``R"``, before or after splices are joined); an
+    unterminated literal or comment, or one in a preprocessor line; what a compiler warns about in a comment, which
+    ``-Werror`` makes an error: ``/*`` inside a block comment, a ``//`` comment continued by a splice, a bidirectional
+    control character; and ``//*``, a line comment to C99 but ``/`` and a block comment to C89."""
+    if _TRIGRAPH.search(data) or _RAW_STRING.search(data) or _BIDI.search(data) or b"//*" in data:
         return None
     text, origin = _spliced(data)
+    if _RAW_STRING.search(text) or b"//*" in text:  # ``R\<newline>"`` is a raw string once the splice is joined
+        return None
     starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
     out: list[bytes] = []
     i, n = 0, len(text)
@@ -132,13 +155,15 @@ def _c_like(data: bytes) -> list[bytes] | None:
         if text.startswith(b"//", i):
             end = text.find(b"\n", i)
             end = n if end == -1 else end
+            if origin[end] - origin[i] != end - i:  # a splice inside: the comment swallows the next line (-Wcomment)
+                return None
             if _C_DIRECTIVE.search(text[i:end]):
                 put(i, end)
             i = end
             continue
         if text.startswith(b"/*", i):
             end = text.find(b"*/", i + 2)
-            if end == -1:
+            if end == -1 or b"/*" in text[i + 2 : end]:  # unterminated; "/*" within a comment (-Wcomment)
                 return None
             if _C_DIRECTIVE.search(text[i : end + 2]):
                 put(i, end + 2)
@@ -146,6 +171,8 @@ def _c_like(data: bytes) -> list[bytes] | None:
             continue
         if c == 0x23 or text.startswith(b"%:", i):  # '#' or its digraph: the rest of the line whole, raw
             end = _directive_end(text, i)
+            if end < 0:
+                return None
             # Whether it is a directive (the first token of its line) is part of the key: elsewhere it is an error.
             begin = len(out)
             put(i, end)
@@ -187,19 +214,27 @@ _QUOTES = frozenset(b"\"'")
 _PREFIXES = frozenset((b"L", b"u", b"U", b"u8"))
 _TRIGRAPH = re.compile(rb"\?\?[=/'()!<>\-]")
 _RAW_STRING = re.compile(rb'R"')  # any, conservatively: a raw string's delimiters and splices are not parsed here
+# Bidirectional controls (U+200E/F, U+202A-E, U+2066-9): GCC warns about them (-Wbidi-chars, on by default).
+_BIDI = re.compile(b"\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
 _SPLICE = re.compile(rb"\\[ \t\f\v]*\r?\n")  # GCC's: blanks may sit between the backslash and the line end
 
 
 def _directive_end(text: bytes, i: int) -> int:
     """Where the preprocessor line starting at ``i`` ends: the first newline outside a block comment (a comment that
-    spans lines continues the directive). Literals are not skipped: a ``/*`` inside one only makes the raw span, all
-    of whose bytes count, longer."""
+    spans lines continues the directive) and outside a string or character literal (``"a//b" /*`` opens a comment
+    after the literal, not inside it). -1 when a literal of the line is not closed on it (``#error don't``): the
+    compiler's reading of the rest is not this module's to guess."""
     n = len(text)
     j = i
     while j < n:
         if text[j] == 0x0A:
             return j
-        if text.startswith(b"/*", j):
+        if text[j] in _QUOTES:
+            k = _literal_end(text, j)
+            if k is None:
+                return -1
+            j = k
+        elif text.startswith(b"/*", j):
             close = text.find(b"*/", j + 2)
             j = n if close == -1 else close + 2
         elif text.startswith(b"//", j):

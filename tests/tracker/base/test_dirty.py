@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -69,11 +68,22 @@ CHECKOUT = Path(tracker.__file__).resolve().parent
 
 def test_only_tracker_dirty_decides_whether_a_tree_is_dirty() -> None:
     """tracker.base.repo_root.head_commit was a second, unused definition of dirty (gitpython's is_dirty, which counts
-    evidence files): any writer that picked it up would disagree with tracker.base.dirty.commit_state."""
+    evidence files): any writer that picked it up would disagree with tracker.base.dirty.commit_state. Read as code
+    (names in the syntax tree), not as text: a comment that names them changes no behaviour, and the comment rule
+    (issue 31) lets such an edit leave this gate's phases done (adversarial round 10 made one fail the grep this was)."""
+    import ast
+
+    def names(tree: ast.AST) -> set[str]:
+        found = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        found |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        found |= {a.name.rsplit(".", 1)[-1] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        found |= {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+        return found
+
     users = [
         p.relative_to(CHECKOUT).as_posix()
         for p in CHECKOUT.rglob("*.py")
-        if re.search(r"\bis_dirty\(|\bhead_commit\b", p.read_text())
+        if names(ast.parse(p.read_text(encoding="utf-8"))) & {"is_dirty", "head_commit"}
     ]
     assert users == []
 

@@ -21,7 +21,7 @@ import contextlib
 import functools
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from tracker.base.hashing import sha1_hex, sha256_hex
@@ -78,6 +78,23 @@ def utf8_name(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def recordable_ids(files: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """(the {path: id} entries a UTF-8 evidence file can hold, the paths it cannot: names that are not UTF-8). A path
+    left out is absent from the record, so a phase whose ``paths`` cover it finds it added since: stale, never done
+    on that record (written with it, the whole file was refused as not valid Unicode)."""
+    kept = {p: i for p, i in files.items() if utf8_name(p)}
+    return kept, sorted(p for p in files if p not in kept)
+
+
+def unrecordable_warning(names: Sequence[str]) -> str:
+    """The warning for :func:`recordable_ids`'s left-out names."""
+    shown = ", ".join(shown_name(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
+    return (
+        f"tracker: warning: {len(names)} file(s) whose name is not UTF-8 left out of the record ({shown}): a phase "
+        "whose paths cover one stays stale; rename them"
+    )
 
 
 def _name_part(text: str, empty: str) -> str:

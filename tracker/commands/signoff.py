@@ -12,6 +12,8 @@ from typing import TextIO
 from tracker.base.contract import (
     EVIDENCE_DIR,
     evidence_name,  # the one naming rule for store files (the plugin's too)
+    recordable_ids,
+    unrecordable_warning,
 )
 from tracker.base.dirty import commit_state
 from tracker.base.fileio import atomic_write
@@ -56,6 +58,9 @@ def run(root: Path, spec: str, gate: int, by: str, why: str, out: TextIO | None 
     except ValueError as err:
         raise UsageError(str(err)) from None
     key = gate_key(plan.id, phase.id, gate - 1)
+    recorded, unrecordable = recordable_ids(tree_file_ids(root))
+    if unrecordable:
+        sys.stderr.write(unrecordable_warning(unrecordable) + "\n")
     data = {
         "schema": "tracker-signoff",
         "version": 1,
@@ -69,7 +74,7 @@ def run(root: Path, spec: str, gate: int, by: str, why: str, out: TextIO | None 
         "host": socket.gethostname(),
         "commit": commit,
         "dirty": dirty,
-        "files": tree_file_ids(root),
+        "files": recorded,
     }
     path = root / EVIDENCE_DIR / evidence_name("signoff", socket.gethostname())
     try:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tracker.base.contract import recordable_ids, unrecordable_warning
 from tracker.base.dirty import commit_state
 from tracker.base.fingerprint import HandedReading, file_stats, tree_file_ids
 from tracker.plugin.collection import WorkersNotes, hidden_test_files, outside_files
@@ -67,6 +68,7 @@ class Recorder:
         self.collection_stop = False  # pytest stopped after collection errors, before any test
         self.data: dict[str, Any] = {}
         self.stats: dict[str, tuple[int, int]] = {}  # (inode, ctime) of the tree's files at the session's start
+        self.unrecordable: list[str] = []  # tree files whose names are not UTF-8: left out of the record
         self.xdist = False  # set when an xdist worker reports its collection: this process is xdist's controller
         self.workers = WorkersNotes()  # what the xdist workers sent
         self._before = before
@@ -91,7 +93,8 @@ class Recorder:
         files = early[0] if early is not None else tree_file_ids(self.root)
         self.stats = early[1] if early is not None else file_stats(self.root, files)
         altered = altering(self.config) + self._unrecorded(self.config, self.root, files)
-        self.data = first_data(self.config, self.root, self.commit_state, narrowed, altered, self.gates, files)
+        recorded, self.unrecordable = recordable_ids(files)
+        self.data = first_data(self.config, self.root, self.commit_state, narrowed, altered, self.gates, recorded)
         self.file.start(self.data)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -240,6 +243,8 @@ class Recorder:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         # --tracker-file is verify's: verify names the file itself after its verdicts (saying it here too doubled it)
+        if self.unrecordable:
+            terminalreporter.write_line(unrecordable_warning(self.unrecordable))
         if self.data and not self.config.getoption("tracker_file"):
             terminalreporter.write_line(f"tracker: evidence {self.data['status']}: {self.path}")
 

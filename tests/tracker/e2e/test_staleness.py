@@ -821,3 +821,25 @@ def test_verify_and_status_agree_on_a_comment_only_edit(repo: Any, cli: Any) -> 
     git(root, "add", "-A")
     git(root, "commit", "-qm", "code again")
     assert "not re-run" not in (run := cli(root, "verify", "0001/P1")).out + run.err
+
+
+def test_a_file_whose_name_is_not_utf8_is_left_out_of_the_record_and_its_phase_stays_stale(
+    repo: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
+    """Every recorded run lists the tree's file ids; a name that is not UTF-8 made the whole evidence file invalid
+    ("holds text that is not valid Unicode"), so no run in such a repository counted, and sign-off failed to encode.
+    Now the name is left out with a warning: the phase whose paths cover it finds it added since (stale, never
+    done), and a phase that does not is done."""
+    import os
+
+    test = 'test = "tests/test_a.py"'
+    plan = plan_text("0001", phase("P1", test, paths='"src/**"') + phase("P2", test, paths='"lib/**"'))
+    root = repo({"plans/0001-a.md": plan, "tests/test_a.py": "def test_a():\n    pass\n", "lib/x.py": "x = 1\n"})
+    (root / "src").mkdir()
+    (root / os.fsdecode(b"src/caf\xe9.py")).write_text("y = 2\n")
+    res = cli(root, "verify")
+    assert res.code in (0, 1), res.out + res.err
+    assert "file(s) whose name is not UTF-8 left out of the record (src/caf\\xe9.py)" in res.out + res.err
+    status = {line.split()[0]: line.split()[1] for line in cli(root, "status").out.splitlines()[1:] if line.strip()}
+    assert status["P2"] == "done" and status["P1"] != "done", status
+    assert "invalid" not in cli(root, "check").out

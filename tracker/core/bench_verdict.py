@@ -496,7 +496,13 @@ def _judge(
     # subset of "met by value", which lets ever_met skip the bootstrap of every run whose value misses.)
     good, bad = (lo, hi) if at_least else (hi, lo)
     clears = value_clears(value, threshold, at_least)
-    met = clears and math.isfinite(good) and (good >= threshold if at_least else good <= threshold)
+    # A value exactly on the threshold, from samples that vary, is inside the noise: undecided, whatever the bound.
+    # (Timings quantized by a timer's tick tie at the median: the bootstrap interval of 40,000 such samples collapsed
+    # onto a threshold set right on the median, met at +0.0%, or fell below a median that averages the two middle
+    # samples.) Samples that never vary (a count, a size) decide there.
+    noisy = len(set(case.samples)) > 1 or (base is not None and len(set(base.samples)) > 1)
+    reaches = noisy and value == threshold
+    met = clears and math.isfinite(good) and (good >= threshold if at_least else good <= threshold) and not reaches
     misses = math.isfinite(value) and not clears
     failed = misses and math.isfinite(bad) and (bad < threshold if at_least else bad > threshold)
     level = pct(confidence)

@@ -632,3 +632,23 @@ def test_huge_finite_samples_are_valid_and_evaluate(tmp_path: Path, samples: lis
     for confidence in (None, 0.9):
         outcome = evaluate(BenchGate(bench="m", where={"k": 1}, at_most=1e308, stat=stat, confidence=confidence), [run])
         assert outcome.summary and outcome.value is not None and math.isfinite(outcome.value)
+
+
+@pytest.mark.parametrize("bound", ["at_most", "at_least"])
+def test_a_value_exactly_on_the_threshold_is_undecided_unless_the_samples_never_vary(
+    tmp_path: Path, bound: str
+) -> None:
+    """Timings quantized by a timer's tick tie at the median: the bootstrap interval of many such samples collapses
+    onto the median (or falls on the near side of a median that averages two ticks), and a threshold set right on
+    the median was met at +0.0% (tests/tracker/e2e/test_foreign_bench.py, flaky). A value on the threshold from
+    samples that vary is inside the noise; from samples that never vary (a count, a size) it decides."""
+    ticks = [1.0] * 30 + [2.0] * 40 + [3.0] * 30  # median 2.0, ties at it
+    noisy = load(tmp_path, "a.json", result([case(T, WHERE, ticks)]))
+    gate = BenchGate(bench=T, where=WHERE, **{bound: 2.0})
+    outcome = evaluate(gate, [noisy])
+    assert outcome.undecided and not outcome.met, outcome.summary
+    steady = load(tmp_path, "b.json", result([case(T, WHERE, [2.0] * 100)]))
+    assert evaluate(gate, [steady]).met
+    assert evaluate(
+        BenchGate(bench=T, where=WHERE, **{bound: 2.0 + (0.5 if bound == "at_most" else -0.5)}), [noisy]
+    ).met

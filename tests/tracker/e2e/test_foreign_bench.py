@@ -306,8 +306,8 @@ def test_a_threshold_inside_the_noise_is_undecided_never_done(
     median = json.loads(written.read_text())["cases"][0]["stats"]["median"]
     plan = pb_repo / "plans/0001-parse.md"
     plan.write_text(plan.read_text().replace("at_most = 0.005", f"at_most = {median!r}"))  # right on its median
-    assert statuses(pb_repo)["0001/P1"].status is not Status.DONE
     shown = cli(pb_repo, "show", "0001/P1")
+    assert statuses(pb_repo)["0001/P1"].status is not Status.DONE, shown.out
     assert "undecided" in shown.out, shown.out
 
 

@@ -80,12 +80,20 @@ def utf8_name(name: str) -> bool:
     return True
 
 
+UNREADABLE_ID = "0" * 40  # no file's id: what a record says of a file whose name it cannot hold
+
+
 def recordable_ids(files: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
-    """(the {path: id} entries a UTF-8 evidence file can hold, the paths it cannot: names that are not UTF-8). A path
-    left out is absent from the record, so a phase whose ``paths`` cover it finds it added since: stale, never done
-    on that record (written with it, the whole file was refused as not valid Unicode)."""
+    """(the {path: id} entries a UTF-8 evidence file can hold, the paths it cannot: names that are not UTF-8). Such a
+    name is recorded escaped (:func:`shown_name`) with :data:`UNREADABLE_ID`, an id no file has: a phase whose
+    ``paths`` cover it finds that entry changed or gone whatever happens to the file (present, edited, deleted:
+    adversarial round 11 deleted it after a run that left it out, and the phase was done), so it is never done on
+    that record. (Written as itself, the whole evidence file was refused as not valid Unicode.)"""
     kept = {p: i for p, i in files.items() if utf8_name(p)}
-    return kept, sorted(p for p in files if p not in kept)
+    left = sorted(p for p in files if p not in kept)
+    for p in left:
+        kept.setdefault(shown_name(p), UNREADABLE_ID)
+    return kept, left
 
 
 def unrecordable_warning(names: Sequence[str]) -> str:

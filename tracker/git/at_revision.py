@@ -463,8 +463,14 @@ def _revision_indexed(
     the future, as ``status`` keeps none then, or REF's store holds a file that cannot be used now)."""
     from tracker.store import statusindex
 
+    # REF's blob ids say what REF held; the working tree's listing (every store and result file and running slot,
+    # by stat signature, as the status index keys them) says what was read from disk for it: a store file edited
+    # where git diff cannot see it (skip-worktree) and put back, a running slot moved, a result file gone to REF's
+    # blob, each is another key (adversarial round 11).
+    listing, settled = statusindex.listing(root)
     key = cache_key(
         REVISION_INDEX,
+        listing,
         code_identity(),
         library_key(*PARSE_LIBRARIES),
         os.path.realpath(root),
@@ -479,7 +485,7 @@ def _revision_indexed(
             pass
     recording = statusindex.Recording(LiveEvidence(store(), bench))
     out = evaluate(plans, recording, files, outside)
-    if clock.soonest is None and not store().invalid:
+    if settled and clock.soonest is None and not store().invalid:
         if kept is not None:
             recording.tables.keep(kept)
         statusindex.put_tables(cache, key, recording.tables.document(clock, store()), REVISION_INDEX)

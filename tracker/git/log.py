@@ -201,7 +201,16 @@ def _rev_parse(root: Path, ref: str) -> str | None:
     :class:`AmbiguousRef` when git warns that its name is ambiguous (read in the C locale: the warning's words)."""
     try:
         proc = subprocess.run(
-            ["git", "rev-parse", "--verify", f"{ref}^{{commit}}"],
+            # the warning asked for even where the configuration silences it (core.warnAmbiguousRefs=false)
+            [
+                "git",
+                "--no-replace-objects",
+                "-c",
+                "core.warnAmbiguousRefs=true",
+                "rev-parse",
+                "--verify",
+                f"{ref}^{{commit}}",
+            ],
             cwd=root,
             capture_output=True,
             check=False,
@@ -219,7 +228,7 @@ def _rev_parse(root: Path, ref: str) -> str | None:
 def _ambiguous(ref: str) -> str:
     return (
         f"{ref}: ambiguous: git reads this name more than one way (a tag and a branch of that name, say); "
-        f"name one: tags/{ref} or heads/{ref}"
+        f"name the ref in full: refs/tags/{ref}, refs/heads/{ref} or refs/remotes/{ref}"
     )
 
 
@@ -357,7 +366,7 @@ def revision_tree(root: Path, ref: str) -> tuple[str | None, dict[str, TreeEntry
     if not (root / ".git").exists():
         raise FileError(f"{root}: not a git repository")
     listing = subprocess.Popen(
-        ["git", "ls-tree", "-r", "-z", "--full-tree", f"{ref}^{{commit}}"],
+        ["git", "--no-replace-objects", "ls-tree", "-r", "-z", "--full-tree", f"{ref}^{{commit}}"],
         cwd=root,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -385,11 +394,15 @@ def index_tree(root: Path) -> str:
 
 def changed_since(root: Path, commit: str, folder: str) -> set[str]:
     """The files under ``folder`` (a path relative to the root) that differ between ``commit``'s tree and the working
-    tree (``git diff --name-only``: edited, deleted, or no longer tracked), paths relative to the root."""
+    tree (``git diff --name-only``: edited, deleted, or no longer tracked), paths relative to the root; and, since git
+    diff never looks at them, every file under it git was told not to watch (``update-index --skip-worktree`` or
+    ``--assume-unchanged``: an edit to one is invisible to git, adversarial round 11)."""
     out = _plain(
         root, "diff", "--name-only", "-z", "--no-renames", "--no-relative", "--no-ext-diff", commit, "--", folder
     ).stdout
-    return {_path(raw) for raw in out.split(b"\0") if raw}
+    unwatched = _plain(root, "ls-files", "-v", "-z", "--full-name", "--", folder).stdout
+    hidden = {_path(raw[2:]) for raw in unwatched.split(b"\0") if raw[:1].islower() or raw[:1] == b"S"}
+    return {_path(raw) for raw in out.split(b"\0") if raw} | hidden
 
 
 def read_blobs(root: Path, ids: Iterable[str]) -> dict[str, bytes]:
@@ -438,7 +451,8 @@ def _plain(
     """``git COMMAND ARGS`` run in ``root`` without gitpython; FileError with git's message if it fails (``check``)."""
     try:
         proc = subprocess.run(
-            ["git", "-c", "core.quotepath=off", command, *args],
+            # --no-replace-objects: an object is what its id says, never what a `git replace` ref stands in for it
+            ["git", "--no-replace-objects", "-c", "core.quotepath=off", command, *args],
             cwd=root,
             input=stdin,
             capture_output=True,

@@ -68,7 +68,8 @@ class Recorder:
         self.collection_stop = False  # pytest stopped after collection errors, before any test
         self.data: dict[str, Any] = {}
         self.stats: dict[str, tuple[int, int]] = {}  # (inode, ctime) of the tree's files at the session's start
-        self.unrecordable: list[str] = []  # tree files whose names are not UTF-8: left out of the record
+        self.unrecordable: list[str] = []  # tree files whose names are not UTF-8: recorded escaped, as no file's id
+        self.tree_ids: dict[str, str] = {}  # the tree's file ids as read (the record holds recordable_ids of them)
         self.xdist = False  # set when an xdist worker reports its collection: this process is xdist's controller
         self.workers = WorkersNotes()  # what the xdist workers sent
         self._before = before
@@ -93,6 +94,7 @@ class Recorder:
         files = early[0] if early is not None else tree_file_ids(self.root)
         self.stats = early[1] if early is not None else file_stats(self.root, files)
         altered = altering(self.config) + self._unrecorded(self.config, self.root, files)
+        self.tree_ids = files
         recorded, self.unrecordable = recordable_ids(files)
         self.data = first_data(self.config, self.root, self.commit_state, narrowed, altered, self.gates, recorded)
         self.file.start(self.data)
@@ -133,7 +135,7 @@ class Recorder:
         outside = outside_files(self.root, nodeids)
         if outside and self.data:  # before any test runs: the rewrites that name the running test hold it too
             self.data["provenance"].setdefault("outside", {}).update(outside)
-        files = self.data.get("files") if self.data else None
+        files = self.tree_ids if self.data else None
         if files:  # a test file git ignores has no id: an edit to it would never make its gate stale (round 15, A7)
             hidden = hidden_test_files(self.root, nodeids, files, outside)
             if hidden:
@@ -226,7 +228,7 @@ class Recorder:
         """Mark the run altered where what ran was not the code the file ids name (files changed while it ran, the
         repository's modules imported from elsewhere, the tests' own ``tracker`` hidden), and record the modules
         imported from files git ignores."""
-        files = self.data.get("files") or {}
+        files = self.tree_ids
         changed = changed_while_running(self.root, files, self.stats)
         modules = {**imported_modules(), **self.workers.modules()}  # under xdist the tests ran in the workers
         whys, ignored = not_the_tree(self.root, files, modules, self.data["provenance"])

@@ -200,9 +200,19 @@ def no_store() -> Store:
     raise AssertionError("the store was opened although the revision's index holds every answer")
 
 
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files just written count as settled: an index is kept (the listing's rule, tracker.store.statusindex)."""
+    from tracker.base import fileio
+    from tracker.store import statusindex
+
+    monkeypatch.setattr(fileio, "SETTLED_NS", -(10**12))
+    monkeypatch.setattr(statusindex, "SETTLED_NS", -(10**12))
+
+
 @pytest.mark.parametrize("ref", ["HEAD", "c4", "c2"])
 def test_the_revisions_own_index_answers_once_new_evidence_is_not_committed(
-    copy: Path, tmp_path: Path, ref: str
+    copy: Path, tmp_path: Path, ref: str, settled: None
 ) -> None:
     """Evidence added since REF (every device run leaves some): REF's store is read and judged once, then REF's
     index (by its files' blob ids) answers, without opening a store, what the store and a checkout answer."""
@@ -217,7 +227,7 @@ def test_the_revisions_own_index_answers_once_new_evidence_is_not_committed(
     assert {k: v.status.value for k, v in warm.items()} == want
 
 
-def test_the_revisions_index_is_keyed_by_what_its_files_hold(copy: Path) -> None:
+def test_the_revisions_index_is_keyed_by_what_its_files_hold(copy: Path, settled: None) -> None:
     """An index of c4's evidence answers for c5 (c5 changed code alone: the same blobs; staleness is judged on
     c5's files, never cached), never for c3 (other blobs), nor for c4 once a store file of c4's is edited in the
     working tree (read from its blob then, and judged live)."""
@@ -235,6 +245,29 @@ def test_the_revisions_index_is_keyed_by_what_its_files_hold(copy: Path) -> None
     r4.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     with pytest.raises(AssertionError, match="store was opened"):
         at_revision(copy, "HEAD", now_of(copy, no_store), Cache(copy))
+
+
+@pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
+def test_a_store_file_edited_where_git_does_not_look_is_read_as_the_revision_had_it(
+    copy: Path, tmp_path: Path, flag: str, settled: None
+) -> None:
+    """Round 11: git diff never looks at a file git was told not to watch, so an edit to a store file under
+    skip-worktree was read as REF's, cold, and kept in REF's index after the file was put back, warm."""
+    add_failing_run(copy)
+    r4 = copy / ".tracker/evidence/20261107T100000Z-ci-box-r4.json"
+    before = r4.read_bytes()
+    git(copy, "update-index", flag, ".tracker/evidence/20261107T100000Z-ci-box-r4.json")
+    doc = json.loads(before)
+    doc["tests"][1]["outcome"], doc["exitstatus"] = "failed", 1
+    r4.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    cache = Cache(copy)
+    assert {k: v.status.value for k, v in at_revision(copy, "HEAD", now_of(copy), cache).statuses.items()} == (
+        DOCUMENTED["c5"]
+    )
+    cache.write()
+    r4.write_bytes(before)  # put back: REF's answers are what they were
+    again = at_revision(copy, "HEAD", now_of(copy), Cache(copy)).statuses
+    assert again == on_checkout(copy, "HEAD", tmp_path / "checkout")
 
 
 def test_a_revision_whose_store_holds_a_symlink_keeps_no_index(copy: Path) -> None:

@@ -112,9 +112,14 @@ def test_a_name_git_reads_two_ways_is_refused_naming_both(history: tuple[Path, l
     git(root, "branch", "rel", shas[3])
     for call in (lambda: resolve(root, ref), lambda: revision(root, ref), lambda: revision_tree(root, ref),
                  lambda: commits(root, ref)):  # fmt: skip
-        with pytest.raises(AmbiguousRef, match=r"^rel.*: ambiguous: .* name one: tags/rel.* or heads/rel") as err:
+        with pytest.raises(
+            AmbiguousRef, match=r"^rel.*: ambiguous: .* name the ref in full: refs/tags/rel.*, refs/heads/rel"
+        ) as err:
             call()
         assert err.value.exit_code == ExitCode.USAGE and isinstance(err.value, UnknownRef)
+    git(root, "config", "core.warnAmbiguousRefs", "false")  # git then takes the tag silently; refused all the same
+    with pytest.raises(AmbiguousRef):
+        resolve(root, ref)
     assert resolve(root, "tags/rel") == shas[1] and resolve(root, "heads/rel") == shas[3]
     git(root, "branch", "-f", "solo", shas[2])
     assert resolve(root, "solo") == shas[2]  # one reading: no warning, no refusal

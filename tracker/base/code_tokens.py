@@ -138,11 +138,23 @@ def _c_like(data: bytes) -> list[bytes] | None:
     out: list[bytes] = []
     i, n = 0, len(text)
     line_start = True
+    last_row = [-1]
 
     def put(begin: int, end: int) -> None:
         at = origin[begin]
         row = bisect.bisect_right(starts, at) - 1
+        if row != last_row[0]:  # each line's indentation as written: GCC's -Wmisleading-indentation tells tabs
+            last_row[0] = row  # from spaces (a tab where spaces were is an error under -Wall -Werror, round 11)
+            lead = data[starts[row] : at]
+            out.append(b"<indent>" + lead[: len(lead) - len(lead.lstrip(b" \t\f\v"))])
         out.append(b"%d:%d:" % (row, at - starts[row]) + text[begin:end])
+
+    def put_comment(begin: int) -> None:
+        """A plain comment: its place, not its text. Where a comment is, or is not, is code to GCC: any comment before
+        a ``case`` marks a fall-through under -Wimplicit-fallthrough=1 (round 11); its words are free to change."""
+        at = origin[begin]
+        row = bisect.bisect_right(starts, at) - 1
+        out.append(b"%d:%d:<comment>" % (row, at - starts[row]))
 
     while i < n:
         c = text[i]
@@ -159,6 +171,8 @@ def _c_like(data: bytes) -> list[bytes] | None:
                 return None
             if _C_DIRECTIVE.search(text[i:end]):
                 put(i, end)
+            else:
+                put_comment(i)
             i = end
             continue
         if text.startswith(b"/*", i):
@@ -167,6 +181,8 @@ def _c_like(data: bytes) -> list[bytes] | None:
                 return None
             if _C_DIRECTIVE.search(text[i : end + 2]):
                 put(i, end + 2)
+            else:
+                put_comment(i)
             i = end + 2
             continue
         if c == 0x23 or text.startswith(b"%:", i):  # '#' or its digraph: the rest of the line whole, raw

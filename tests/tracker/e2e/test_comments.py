@@ -49,11 +49,19 @@ def test_plain_comment_text_never_changes_the_code(where: list[int], texts: list
         after = with_comments(lines, where, edited, py)
         assert code_key(name, before.encode()) is not None
         assert code_key(name, after.encode()) == code_key(name, before.encode()), after
-        # (a preprocessor line is kept whole, its comments too: `#include <a//b.h>` names a file)
+        # (a preprocessor line is kept whole, its comments too: `#include <a//b.h>` names a file). A trailing comment
+        # added is no change in Python; in C where a comment is counts (round 11: -Wimplicit-fallthrough=1), its
+        # words do not.
         mark = "  # " if py else "  // "
-        trailing = [line + mark + edited[0] if line.strip() and not line.startswith("#") else line for line in lines]
-        assert code_key(name, ("\n".join(trailing) + "\n").encode()) == code_key(
-            name, ("\n".join(lines) + "\n").encode()
+
+        def trailing(said: str) -> str:
+            return "\n".join(
+                line + mark + said if line.strip() and not line.startswith("#") else line for line in lines
+            )
+
+        plain = "\n".join(lines) + "\n"
+        assert code_key(name, (trailing(edited[0]) + "\n").encode()) == code_key(
+            name, (plain if py else trailing(texts[0]) + "\n").encode()
         )
 
 
@@ -287,3 +295,19 @@ def test_an_f_string_span_counts_columns_in_the_files_own_encoding() -> None:
     begin = line.decode("latin-1").index("f'")
     end = line.decode("latin-1").index("'\n") + 1
     assert _span([line], (1, begin), (1, end), "latin-1") == b"f'x\\t{a}'"
+
+
+def test_what_adversarial_round_11_showed_is_code() -> None:
+    """A comment removed before a ``case`` (any comment marks a fall-through under -Wimplicit-fallthrough=1), and
+    a tab where spaces were (-Wmisleading-indentation, in -Wall): each an error under -Werror, each had one key. A
+    comment's words stay free."""
+    case = b"switch (x) {\ncase 0:\n  y++;\n  /* go on */\ncase 1:\n  y--;\n}\n"
+    tabs = b"void f(int x) {\n\tif (x)\n\t\ty=1;\n  y=2;\n}\n"
+    pairs = [
+        ("k.c", case, case.replace(b"/* go on */", b"           ")),
+        ("k.c", tabs, tabs.replace(b"  y=2", b"\t\ty=2")),
+    ]
+    for name, before, after in pairs:
+        a, b = code_key(name, before), code_key(name, after)
+        assert a is None or b is None or a != b, (name, after)
+    assert code_key("k.c", case) == code_key("k.c", case.replace(b"go on", b"next!"))

@@ -54,7 +54,7 @@ def test_plain_comment_text_never_changes_the_code(where: list[int], texts: list
         # words do not.
         mark = "  # " if py else "  // "
 
-        def trailing(said: str) -> str:
+        def trailing(said: str, lines: list[str] = lines, mark: str = mark) -> str:
             return "\n".join(
                 line + mark + said if line.strip() and not line.startswith("#") else line for line in lines
             )

@@ -66,27 +66,25 @@ def build_digest(
 
 
 def _together(lines: list[DigestLine]) -> list[DigestLine]:
-    """Stale phases with the same reason and nothing else to tell as one line (a changed shared file stales many)."""
+    """Stale phases with the same reason and nothing else to tell as one line (a changed shared file stales many),
+    at the first of them. One pass: every line was compared with every line kept (5,000 pending phases of the
+    synthetic repository: 12.5 million comparisons, a third of its report's time)."""
     out: list[DigestLine] = []
+    first: dict[str, int] = {}  # a joinable line's reason -> where its line is in out
     for x in lines:
-        first = next((o for o in out if _same(o, x)), None)
-        if first is None:
-            out.append(x)
-        else:
-            out[out.index(first)] = first._replace(others=(*first.others, x.key))
+        if _joinable(x):
+            at = first.get(x.deciding)
+            if at is not None:
+                out[at] = out[at]._replace(others=(*out[at].others, x.key))
+                continue
+            first[x.deciding] = len(out)
+        out.append(x)
     return out
 
 
-def _same(a: DigestLine, b: DigestLine) -> bool:
-    return (
-        a.status is Status.STALE
-        and b.status is Status.STALE
-        and a.deciding == b.deciding
-        and not a.since
-        and not b.since
-        and a.met == a.total
-        and b.met == b.total
-    )
+def _joinable(a: DigestLine) -> bool:
+    """A stale phase whose gates are all met, with no move in the period to tell: its reason says everything."""
+    return a.status is Status.STALE and not a.since and a.met == a.total
 
 
 def _start(report: Report) -> datetime | None:

@@ -199,25 +199,15 @@ def _resolve(repo: git.Repo, ref: str) -> str:
 def _rev_parse(root: Path, ref: str) -> str | None:
     """The full sha of the commit ``ref`` names (``git rev-parse --verify REF^{commit}``), None when it names none;
     :class:`AmbiguousRef` when git warns that its name is ambiguous (read in the C locale: the warning's words)."""
-    try:
-        proc = subprocess.run(
-            # the warning asked for even where the configuration silences it (core.warnAmbiguousRefs=false)
-            [
-                "git",
-                "--no-replace-objects",
-                "-c",
-                "core.warnAmbiguousRefs=true",
-                "rev-parse",
-                "--verify",
-                f"{ref}^{{commit}}",
-            ],
-            cwd=root,
-            capture_output=True,
-            check=False,
-            env={**os.environ, "LC_ALL": "C"},
-        )
-    except OSError as err:  # git itself missing
-        raise FileError(f"{root}: cannot run git: {err.strerror or err}") from None
+    proc = _plain(
+        root,
+        "rev-parse",
+        "--verify",
+        f"{ref}^{{commit}}",
+        check=False,
+        config=("core.warnAmbiguousRefs=true",),  # the warning asked for even where the configuration silences it
+        env={**os.environ, "LC_ALL": "C"},
+    )
     if proc.returncode:
         return None
     if re.search(rb"^warning: refname .* is ambiguous", proc.stderr, re.M):
@@ -446,17 +436,26 @@ def repository_dirs(root: Path) -> tuple[Path, Path]:
 
 
 def _plain(
-    root: Path, command: str, *args: str, stdin: bytes | None = None, check: bool = True
+    root: Path,
+    command: str,
+    *args: str,
+    stdin: bytes | None = None,
+    check: bool = True,
+    config: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """``git COMMAND ARGS`` run in ``root`` without gitpython; FileError with git's message if it fails (``check``)."""
+    """``git COMMAND ARGS`` run in ``root`` without gitpython; FileError with git's message if it fails (``check``).
+    ``config``: more ``-c NAME=VALUE`` settings; ``env``: the environment (default: this process's)."""
+    settings = [arg for setting in ("core.quotepath=off", *config) for arg in ("-c", setting)]
     try:
         proc = subprocess.run(
             # --no-replace-objects: an object is what its id says, never what a `git replace` ref stands in for it
-            ["git", "--no-replace-objects", "-c", "core.quotepath=off", command, *args],
+            ["git", "--no-replace-objects", *settings, command, *args],
             cwd=root,
             input=stdin,
             capture_output=True,
             check=False,
+            env=env,
         )
     except OSError as err:  # git itself missing
         raise FileError(f"{root}: cannot run git: {err.strerror or err}") from None

@@ -129,10 +129,11 @@ def _c_like(data: bytes) -> list[bytes] | None:
     unterminated literal or comment, or one in a preprocessor line; what a compiler warns about in a comment, which
     ``-Werror`` makes an error: ``/*`` inside a block comment, a ``//`` comment continued by a splice, a bidirectional
     control character; and ``//*``, a line comment to C99 but ``/`` and a block comment to C89."""
-    if _TRIGRAPH.search(data) or _RAW_STRING.search(data) or _BIDI.search(data) or b"//*" in data:
+    if _TRIGRAPH.search(data) or _BIDI.search(data):
         return None
     text, origin = _spliced(data)
-    if _RAW_STRING.search(text) or b"//*" in text:  # ``R\<newline>"`` is a raw string once the splice is joined
+    # After the splices are joined (``R\<newline>"`` is a raw string then), which keep every R" and //* there was.
+    if _RAW_STRING.search(text) or b"//*" in text:
         return None
     starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
     out: list[bytes] = []

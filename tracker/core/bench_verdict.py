@@ -500,8 +500,9 @@ def _judge(
     # (Timings quantized by a timer's tick tie at the median: the bootstrap interval of 40,000 such samples collapsed
     # onto a threshold set right on the median, met at +0.0%, or fell below a median that averages the two middle
     # samples.) Samples that never vary (a count, a size) decide there.
-    noisy = len(set(case.samples)) > 1 or (base is not None and len(set(base.samples)) > 1)
-    reaches = noisy and value == threshold
+    reaches = value == threshold and (  # the samples read only then: this runs for every run a gate is judged on
+        len(set(case.samples)) > 1 or (base is not None and len(set(base.samples)) > 1)
+    )
     met = clears and math.isfinite(good) and (good >= threshold if at_least else good <= threshold) and not reaches
     misses = math.isfinite(value) and not clears
     failed = misses and math.isfinite(bad) and (bad < threshold if at_least else bad > threshold)

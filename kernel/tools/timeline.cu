@@ -3,6 +3,8 @@
 // (B, H, T, L) shape and split count.
 //
 //   nvcc -O3 --use_fast_math -std=c++17 -arch=sm_90 -Ikernel/csrc kernel/tools/timeline.cu -o /tmp/timeline
+//   (v30, sm_90's product: -gencode=arch=compute_90a,code=sm_90a -DTIMELINE_V30 -DVERIFY_V30_BULK=1
+//    -DVERIFY_V30_XCH_BUFFERS=2 -DVERIFY_V30_STAGES=6, kernel/build.py's v30bulkx2s6)
 //   /tmp/timeline B H T L [splits] [reps]      (splits 0, the default: the launcher's own choice)
 //
 // Prints the medians over the timed calls of: call (CUDA events around the launch), marker -> first split block,

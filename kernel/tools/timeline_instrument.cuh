@@ -1,10 +1,14 @@
 // The product kernels of kernel/csrc/verify_attention.cuh instantiated with TimelineProbe: thread 0 of every block
 // records globaltimer and clock64 at the four ProbePoints of the split kernel, and the combine grid's first start
 // and last end. Only kernel/tools/timeline.cu includes this; the product build instantiates NoProbe and carries
-// none of it. Needs -I kernel/csrc.
+// none of it. Needs -I kernel/csrc. Built with -DTIMELINE_V30 (and v30's defines, an sm_90a or sm_120a target) it
+// observes v30's split kernel (verify_attention_v30.cuh) instead of v26's; the combine is the same.
 #pragma once
 
 #include "verify_attention.cuh"
+#ifdef TIMELINE_V30
+#include "verify_attention_v30.cuh"
+#endif
 
 namespace verify_attn::timeline {
 
@@ -42,7 +46,11 @@ struct TimelineProbe {
 // The product's launcher (same checks, grids, shared memory and programmatic dependent launch) on the observed
 // kernels.
 inline cudaError_t launch(const Params& p, cudaStream_t stream) {
+#ifdef TIMELINE_V30
+  return v30::launch<TimelineProbe>(p, stream);
+#else
   return launch_split_and_combine<TimelineProbe>(p, stream);
+#endif
 }
 
 }  // namespace verify_attn::timeline

@@ -150,8 +150,22 @@ def test_builds_without_spills_within_99kb(builds: dict[str, tuple[Path, str]], 
     assert problems(reports, dynamic_smem) == [], report
 
 
+# v26 as every device builds it; v30 as sm_90's product (kernel/build.py's v30bulkx2s6) under -DTIMELINE_V30.
+TIMELINE_BUILDS = {
+    "v26": ("-arch=sm_90",),
+    "v30": (
+        "-gencode=arch=compute_90a,code=sm_90a",
+        "-DTIMELINE_V30",
+        "-DVERIFY_V30_BULK=1",
+        "-DVERIFY_V30_XCH_BUFFERS=2",
+        "-DVERIFY_V30_STAGES=6",
+    ),
+}
+
+
 @needs_nvcc
-def test_timeline_tool_builds_on_the_product_kernels(tmp_path: Path) -> None:
+@pytest.mark.parametrize("build", sorted(TIMELINE_BUILDS))
+def test_timeline_tool_builds_on_the_product_kernels(tmp_path: Path, build: str) -> None:
     """kernel/tools/timeline.cu instruments the product kernels through their Probe parameter: it must keep building
     (a change to the kernels' template or launcher would otherwise break it unseen), without spills."""
     assert NVCC is not None
@@ -159,7 +173,7 @@ def test_timeline_tool_builds_on_the_product_kernels(tmp_path: Path) -> None:
     cmd = [
         NVCC,
         "-cubin",
-        "-arch=sm_90",
+        *TIMELINE_BUILDS[build],
         *FLAGS,
         "-Xptxas",
         "-v",
@@ -173,6 +187,8 @@ def test_timeline_tool_builds_on_the_product_kernels(tmp_path: Path) -> None:
     reports = parse_ptxas(proc.stdout + proc.stderr)
     observed = [name for name in reports if "TimelineProbe" in name]
     assert len(observed) == 2, f"expected the split and combine kernels with TimelineProbe, got {list(reports)}"
+    v30 = [name for name in observed if "v30" in name]
+    assert len(v30) == (1 if build == "v30" else 0), f"the {build} build observed {observed}"
     assert [item for item in problems(reports, 0) if "spill" in item] == []
 
 

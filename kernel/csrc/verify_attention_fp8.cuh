@@ -66,6 +66,7 @@ __device__ __forceinline__ float pow2_scale(float amax) {
 __global__ void __launch_bounds__(256) verify_attn_quantize_q_kernel(const __nv_bfloat16* __restrict__ q,
                                                                      unsigned char* __restrict__ q8,
                                                                      float* __restrict__ scales, int rows) {
+  pdl_launch_dependents();  // the split kernel's prologue needs none of this kernel's output (it waits before Q)
   const int row = static_cast<int>((blockIdx.x * 256u + threadIdx.x) >> 5), lane = threadIdx.x & 31;
   if (row >= rows) return;
   const uint32_t* src = reinterpret_cast<const uint32_t*>(q + static_cast<int64_t>(row) * kHeadDim);
@@ -153,9 +154,6 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(cons
   if (tid < kRowsPerBlock) {
     const int r = row0 + tid;
     s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
-    const float2 sc = r < rows ? *reinterpret_cast<const float2*>(f.q_scales + 2 * (static_cast<int64_t>(b) * rows + r))
-                               : make_float2(1.f, 1.f);
-    s_scale[tid] = make_float2(__fdiv_rn(sc.y, sc.x), sc.x * p.scale_log2);  // exact: powers of two
   }
   {
     const int my_slot =
@@ -169,6 +167,15 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(cons
   if (tid < kTileTokens)
     s_slot[kTileTokens + tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 1) * kTileTokens + tid);
 
+  // Q's two terms and their scales are what the quantize kernel, this grid's programmatic primary (sm_90+), writes:
+  // everything above reads only what was written before that kernel began, and so overlaps its run.
+  pdl_wait_primary();
+  if (tid < kRowsPerBlock) {
+    const int r = row0 + tid;
+    const float2 sc = r < rows ? *reinterpret_cast<const float2*>(f.q_scales + 2 * (static_cast<int64_t>(b) * rows + r))
+                               : make_float2(1.f, 1.f);
+    s_scale[tid] = make_float2(__fdiv_rn(sc.y, sc.x), sc.x * p.scale_log2);  // exact: powers of two
+  }
   // Q's A fragments, both terms: qf[term][ks] for the 8 latent k-steps of the group's half (term 0 hi, 1 lo); the
   // rope columns of all 64 rows into q_rope (chunk c = term * 4 + column / 16 of row r at c ^ (r & 7)).
   const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
@@ -311,7 +318,9 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(cons
   Probe::split(kBlockExit, ntiles);
 }
 
-// Quantize Q, then the split kernel and (several splits) the combine as its programmatic dependent (sm_90+).
+// Quantize Q, then the split kernel as its programmatic dependent (sm_90+: the split kernel's launch, indptr, slot ids
+// and first gather overlap the quantization; it waits for it before reading Q), and with several splits the combine
+// as the split kernel's.
 template <class Probe>
 inline cudaError_t launch_split_and_combine_fp8(const Fp8Params& f, cudaStream_t stream) {
   const Params& p = f.p;
@@ -332,9 +341,17 @@ inline cudaError_t launch_split_and_combine_fp8(const Fp8Params& f, cudaStream_t
       q_rows);
   err = cudaGetLastError();
   if (err != cudaSuccess) return err;
-  const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
-  verify_attn_split_kernel_fp8<Probe><<<grid, kThreads, kF8SmemBytes, stream>>>(f);
-  err = cudaGetLastError();
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = kF8SmemBytes;
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = in.cc_major >= 9 ? 1 : 0;  // griddepcontrol is sm_90+
+  err = cudaLaunchKernelEx(&config, verify_attn_split_kernel_fp8<Probe>, f);
   if (err != cudaSuccess || p.num_splits == 1) return err;
   return launch_combine<Probe>(p, in, stream);
 }

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tracker.base.file_index import FileIndex
 from tracker.core.model import BenchGate, PhaseStatus, Plan, Status, gate_key
+from tracker.report.gate_edits import WEAKER, GateEdit, gate_edits
 
 if TYPE_CHECKING:
     from tracker.report.detail import BenchFigures
@@ -119,6 +120,7 @@ class Summary(NamedTuple):
     body: str
     trailers: tuple[tuple[str, str], ...]
     planned: bool = True  # a plan file on either side, valid or not (``--write`` writes nothing without one)
+    gates: tuple[GateEdit, ...] = ()  # gates (and depends, paths) edited since the revision
 
     @property
     def message(self) -> str:
@@ -144,6 +146,7 @@ class Summary(NamedTuple):
             "code": list(self.code),
             "plan_files": list(self.plan_files),
             "invalid": list(self.invalid),
+            "gates": [g.as_json() for g in self.gates],
         }
 
 
@@ -341,11 +344,15 @@ def change_subject(changes: Sequence[PhaseChange]) -> str:
 
 def quiet_subject(
     against: str, reverified: Sequence[str], evidence: Sequence[str], touched: Sequence[str], plans: Sequence[str],
-    code: Sequence[str],
+    code: Sequence[str], weaker: Sequence[GateEdit] = (),
 ) -> str:  # fmt: skip
-    """The subject when no phase changed status: what the change touched."""
+    """The subject when no phase changed status: what the change touched; a gate loosened or removed first."""
     same = "; no status changed"
     reverified, touched = [clean(k) for k in reverified], [clean(k) for k in touched]
+    if weaker:
+        keys = [clean(e.key) for e in weaker]
+        return fit([*(f"loosens {_listed(keys, n)}{same}" for n in range(len(keys), 0, -1)),
+                    f"loosens {len(keys)} gates{same}"])  # fmt: skip
     if reverified:
         return fit([*(f"re-verifies {_listed(reverified, n)}{same}" for n in range(len(reverified), 0, -1)),
                     f"re-verifies {len(reverified)} phases{same}"])  # fmt: skip
@@ -417,6 +424,10 @@ def body_of(summary: Summary) -> str:
                 _item(f"and {len(rest)} more, each within {most:.1%} of its figure at {since} (--json lists them)")
             )
         paragraphs.append("\n".join(lines))
+    if summary.gates:
+        lines = ["Gates edited in the plans:"]
+        lines += [_item(f"{clean(e.key)} {e.kind}: {clean(e.what)}") for e in summary.gates]
+        paragraphs.append("\n".join(lines))
     quiet = [t for t in summary.touched if t not in {c.key for c in summary.changes}]
     if quiet:
         paragraphs.append(_wrap("Files changed under the paths of " + ", ".join(quiet)))
@@ -445,13 +456,18 @@ def kept_by_git(summary: Summary, comment: str) -> Summary | None:
     return None if _cut(stars.message, comment) else stars
 
 
-def trailers_of(changes: Sequence[PhaseChange], evidence: Sequence[str]) -> tuple[tuple[str, str], ...]:
+def trailers_of(
+    changes: Sequence[PhaseChange], evidence: Sequence[str], gates: Sequence[GateEdit] = ()
+) -> tuple[tuple[str, str], ...]:
     """``Phase-Done: 0002/P3`` for each change (by its new status, in the subject's order, then plan file order;
-    ``Phase-Removed`` for a phase gone), then ``Evidence: FILE`` for each new evidence or result file. Each value is
-    :func:`clean`: one line, whatever a plan or a file name holds, so no value forges a trailer of its own."""
+    ``Phase-Removed`` for a phase gone), ``Gate-Loosened: 0004/P4#2`` (or ``Gate-Removed``) for each gate edited
+    to ask less, then ``Evidence: FILE`` for each new evidence or result file. Each value is :func:`clean`: one line,
+    whatever a plan or a file name holds, so no value forges a trailer of its own."""
     ordered = sorted(changes, key=lambda c: ORDER.index(c.after.value if c.after is not None else "removed"))
     phases = [(TRAILER[c.after.value] if c.after is not None else "Phase-Removed", clean(c.key)) for c in ordered]
-    return (*phases, *(("Evidence", clean(f)) for f in evidence))
+    weaker = [(f"Gate-{e.kind.capitalize()}" if e.kind == "removed" else "Gate-Loosened", clean(e.key))
+              for e in gates if e.kind in WEAKER]  # fmt: skip
+    return (*phases, *weaker, *(("Evidence", clean(f)) for f in evidence))
 
 
 def summarize(
@@ -479,13 +495,26 @@ def summarize(
         if now is not None and st is not None and st.verdicts[int(n) - 1].failed:
             failing.setdefault(phase, miss(now))
     changes = [c._replace(detail=failing.get(c.key, "")) if c.after is Status.REGRESSED else c for c in changes]
+    edits = tuple(gate_edits(before.plans, after.plans))
+    weaker = [e for e in edits if e.kind in WEAKER]
+    # A phase done with a gate of its own loosened or removed says so in the subject: done on easier terms.
+    eased = {e.key.partition("#")[0]: e.kind for e in reversed(weaker)}
+    changes = [
+        c._replace(detail=f"gate {eased[c.key]}" if eased[c.key] == "removed" else "gate loosened")
+        if c.after is Status.DONE and c.key in eased else c
+        for c in changes
+    ]  # fmt: skip
     deltas = tuple(d for key, (b, a) in figures.items() if (d := delta(key, b, a)) is not None)
     again = reverified(before, after)
     phases = touched(after.plans, code)
     base = Summary(
         against, commit, tuple(changes), tuple(again), deltas, tuple(evidence), tuple(gone), tuple(phases),
-        tuple(code), tuple(plan_files), tuple(invalid), "", "", (),
+        tuple(code), tuple(plan_files), tuple(invalid), "", "", (), gates=edits,
     )  # fmt: skip
-    subject = change_subject(changes) if changes else quiet_subject(against, again, evidence, phases, plan_files, code)
-    summary = base._replace(subject=subject, trailers=trailers_of(changes, evidence))
+    subject = (
+        change_subject(changes)
+        if changes
+        else quiet_subject(against, again, evidence, phases, plan_files, code, weaker)
+    )
+    summary = base._replace(subject=subject, trailers=trailers_of(changes, evidence, edits))
     return summary._replace(body=body_of(summary))

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from tracker.report.commit_summary import BenchDelta, Summary, number
 from tracker.report.detail import PhaseDetail
 from tracker.report.digest import deciding_of
+from tracker.report.gate_edits import WEAKER, GateEdit
 from tracker.report.md_filters import md, md_code
 
 MAX_CHANGES = 40  # rows of the changes table; the rest are counted
@@ -49,6 +50,12 @@ class PrSummary(NamedTuple):
     changes: tuple[PrChange, ...]
     bench: tuple[BenchDelta, ...]
     notes: tuple[str, ...]  # plan files not compared (not valid on one side)
+    gates: tuple[GateEdit, ...] = ()  # gates edited in the plans since REV
+
+    @property
+    def weaker(self) -> tuple[GateEdit, ...]:
+        """The edits that ask less of the evidence (a gate loosened or removed, a dependency dropped)."""
+        return tuple(g for g in self.gates if g.kind in WEAKER)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +64,7 @@ class PrSummary(NamedTuple):
             "changes": [c.as_json() for c in self.changes],
             "bench": [b.as_json() for b in self.bench],
             "notes": list(self.notes),
+            "gates": [g.as_json() for g in self.gates],
         }
 
 
@@ -86,7 +94,8 @@ def pr_summary(summary: Summary, details: Mapping[str, PhaseDetail], keys: set[s
     # slower result changes none).
     changes.sort(key=lambda c: (c.after != "regressed", not worse(c), c.key))
     bench = tuple(b for b in summary.bench if keys is None or b.gate.partition("#")[0] in keys)
-    return PrSummary(summary.against, summary.commit, tuple(changes), bench, summary.invalid)
+    gates = tuple(g for g in summary.gates if keys is None or g.key.partition("#")[0] in keys)
+    return PrSummary(summary.against, summary.commit, tuple(changes), bench, summary.invalid, gates)
 
 
 def worse(c: PrChange) -> bool:
@@ -103,9 +112,10 @@ def markdown(pr: PrSummary) -> str:
     rev = md_code(pr.since) + (f" ({md_code(pr.commit[:7])})" if pr.commit else "")
     lines: list[str] = []
     if not pr.changes:
-        lines = [f"### tracker: no phase changed status since {rev}"]
+        lines = [f"### {'⚠️ ' if pr.weaker else ''}tracker: no phase changed status since {rev}"]
     else:
-        mark = "❌" if any(c.after == "regressed" for c in pr.changes) else "⚠️" if any(map(worse, pr.changes)) else "✅"
+        bad = any(map(worse, pr.changes)) or pr.weaker
+        mark = "❌" if any(c.after == "regressed" for c in pr.changes) else "⚠️" if bad else "✅"
         lines = [f"### {mark} tracker: {len(pr.changes)} phase(s) changed status since {rev}", ""]
         lines += ["| Phase | Change | What decides it | Evidence |", "| --- | --- | --- | --- |"]
     for c in pr.changes[:MAX_CHANGES]:
@@ -116,6 +126,13 @@ def markdown(pr: PrSummary) -> str:
         lines.append(f"| **{md(c.key)}** {md(c.title)} | {change} | {md(c.deciding) or '—'} | {files or '—'} |")
     if len(pr.changes) > MAX_CHANGES:
         lines += ["", f"… and {len(pr.changes) - MAX_CHANGES} more: `tracker summary --against {md(pr.since)}`."]
+    if pr.gates:
+        lines += ["", f"**Gates edited in the plans** ({len(pr.weaker)} ask less of the evidence):", ""]
+        for g in pr.gates[:MAX_CHANGES]:
+            what = md(g.what.replace(" -> ", " → "))
+            lines.append(f"- {'⚠️ ' if g.kind in WEAKER else ''}{md(g.key)} **{g.kind}**: {what}")
+        if len(pr.gates) > MAX_CHANGES:
+            lines.append(f"- … and {len(pr.gates) - MAX_CHANGES} more: `tracker summary --against {md(pr.since)}`.")
     if pr.bench:
         lines += [
             "",

@@ -1,0 +1,187 @@
+"""The gates a change edits (tracker.report.gate_edits): matched by what they check, judged looser, tighter or changed;
+and end to end, a gate loosened in the working tree is said in ``tracker summary``'s subject, body and trailers and in
+the pull request summary, even where the status it moved reads as done."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from resultfiles import case, result, write
+from tracker_testutil import git, make_files
+
+from tracker.core.model import BenchGate, ManualGate, Phase, Plan, TestGate
+from tracker.report.gate_edits import WEAKER, gate_edits
+
+
+def plan(*phases: Phase) -> Plan:
+    return Plan("0001", "t", "plans/0001-t.md", phases=tuple(phases))
+
+
+def kinds(old: Phase, new: Phase) -> list[tuple[str, str]]:
+    return [(e.key, e.kind) for e in gate_edits([plan(old)], [plan(new)])]
+
+
+BENCH = BenchGate("m.time_us", {"impl": "cuda"}, at_most=50.0)
+TEST = TestGate("tests/test_a.py")
+SIGN = ManualGate("a person looked")
+
+gates = st.one_of(
+    st.builds(TestGate, st.sampled_from(["tests/a.py", "tests/b.py", "tests/c.py::t"]), st.sampled_from([None, "gpu"])),
+    st.builds(ManualGate, st.sampled_from(["looked", "read it"])),
+    st.builds(
+        BenchGate,
+        st.sampled_from(["m", "n"]),
+        st.sampled_from([{}, {"impl": "cuda"}]),
+        st.none(),
+        st.none(),
+        st.floats(0.001, 1e6),
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(gates, max_size=8), st.randoms(use_true_random=False))
+def test_the_same_gates_in_any_order_are_no_edit(gs: list[Any], rnd: Any) -> None:
+    shuffled = list(gs)
+    rnd.shuffle(shuffled)
+    assert kinds(Phase("P1", "t", gates=tuple(gs)), Phase("P1", "t", gates=tuple(shuffled))) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(gates, max_size=6), gates, st.integers(0, 6))
+def test_a_gate_inserted_anywhere_is_one_edit_added_at_its_number(gs: list[Any], extra: Any, at: int) -> None:
+    at = min(at, len(gs))
+    new = [*gs[:at], extra, *gs[at:]]
+    got = kinds(Phase("P1", "t", gates=tuple(gs)), Phase("P1", "t", gates=tuple(new)))
+    # the inserted gate, or an equal one further down that the file-order match left over, is the one added
+    assert len(got) == 1 and got[0][1] == "added"
+    assert new[int(got[0][0].rpartition("#")[2]) - 1].definition == extra.definition
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(gates, min_size=1, max_size=6), st.integers(0, 5))
+def test_a_gate_dropped_is_removed_under_its_old_number(gs: list[Any], at: int) -> None:
+    at = min(at, len(gs) - 1)
+    got = kinds(Phase("P1", "t", gates=tuple(gs)), Phase("P1", "t", gates=(*gs[:at], *gs[at + 1 :])))
+    assert len(got) == 1 and got[0][1] == "removed"
+    assert gs[int(got[0][0].rpartition("#")[2]) - 1].definition == gs[at].definition
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["at_most", "at_least"]),
+    st.floats(1e-6, 1e9, allow_nan=False),
+    st.floats(1e-6, 1e9, allow_nan=False),
+)
+def test_a_threshold_moved_is_looser_exactly_when_it_asks_less(bound: str, a: float, b: float) -> None:
+    old = BenchGate("m", {}, **{bound: a})
+    new = BenchGate("m", {}, **{bound: b})
+    got = kinds(Phase("P1", "t", gates=(old,)), Phase("P1", "t", gates=(new,)))
+    if a == b:
+        assert got == []
+        return
+    asks_less = b > a if bound == "at_most" else b < a
+    assert got == [("0001/P1#1", "looser" if asks_less else "tighter")]
+
+
+def test_each_kind_of_edit_is_named() -> None:
+    def one(old: Any, new: Any) -> str:
+        got = kinds(Phase("P1", "t", gates=(old,)), Phase("P1", "t", gates=(new,)))
+        assert len(got) == 1, got
+        return got[0][1]
+
+    assert one(BENCH, BENCH._replace(hardware="H200")) == "tighter"
+    assert one(BENCH._replace(hardware="H200"), BENCH) == "looser"
+    assert one(BENCH._replace(hardware="H200"), BENCH._replace(hardware="H100")) == "changed"
+    assert one(BENCH, BENCH._replace(confidence=0.8)) == "looser"  # the default is 0.95
+    assert one(BENCH, BENCH._replace(confidence=0.99)) == "tighter"
+    assert one(BENCH, BENCH._replace(min_samples=10)) == "tighter"
+    assert one(BENCH._replace(min_samples=10), BENCH) == "looser"
+    assert one(BENCH, BENCH._replace(stat="min")) == "changed"
+    assert one(BENCH, BENCH._replace(at_most=None, at_least=50.0)) == "changed"  # turned around
+    assert one(BENCH, BENCH._replace(at_most=100.0, min_samples=20)) == "changed"  # looser and tighter at once
+    assert one(TEST, TEST._replace(skips_allowed=("no CUDA",))) == "looser"
+    assert one(TEST._replace(xfails_allowed=("bug 1",)), TEST) == "tighter"
+    assert one(TEST, TEST._replace(options=("--doctest-modules",))) == "changed"
+    # what a gate checks changed: not the same gate, so the old one is removed and a new one added
+    where = kinds(Phase("P1", "t", gates=(BENCH,)), Phase("P1", "t", gates=(BENCH._replace(where={"impl": "x"}),)))
+    assert sorted(k for _, k in where) == ["added", "removed"]
+    assert kinds(Phase("P1", "t", gates=(SIGN,)), Phase("P1", "t", gates=())) == [("0001/P1#1", "removed")]
+
+
+def test_dependencies_and_paths_dropped_are_looser() -> None:
+    old = Phase("P2", "t", depends=("0001/P1",), paths=("src/**",), gates=(TEST,))
+    assert kinds(old, old._replace(depends=())) == [("0001/P2", "looser")]
+    assert kinds(old, old._replace(paths=())) == [("0001/P2", "looser")]
+    assert kinds(old, old._replace(paths=("src/**", "lib/**"))) == [("0001/P2", "tighter")]
+
+
+def test_a_phase_new_or_gone_is_no_gate_edit() -> None:
+    p1, p2 = Phase("P1", "t", gates=(TEST,)), Phase("P2", "t", gates=(BENCH,))
+    assert gate_edits([plan(p1)], [plan(p1, p2)]) == []
+    assert gate_edits([plan(p1, p2)], [plan(p1)]) == []
+
+
+# --- end to end -----------------------------------------------------------------------------------------------------
+
+PLAN = """# Loose
+
+```plan
+id = "0001"
+title = "Loose"
+```
+
+```phase
+id = "P1"
+title = "Fast enough"
+
+[[gate]]
+bench = "m.time_us"
+where = { impl = "cuda" }
+at_most = THRESHOLD
+```
+"""
+
+
+def repo(root: Path) -> Path:
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    make_files(root, {"plans/0001-loose.md": PLAN.replace("THRESHOLD", "50.0"), ".gitignore": ".tracker/cache/\n"})
+    doc = result([case("m.time_us", {"impl": "cuda"}, [100.0] * 5)], time="2026-11-29T10:00:00Z")
+    write(root / "bench/results/r1.json", {**doc, "provenance": {**doc["provenance"], "commit": None}})
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a plan and a result that misses it")
+    return root
+
+
+def test_a_gate_loosened_to_done_says_so_in_the_summary(tmp_path: Path, cli: Callable[..., Any]) -> None:
+    root = repo(tmp_path / "repo")
+    assert "done" not in cli(root, "status").out.split("P1", 1)[1].split("\n", 1)[0]
+    (root / "plans/0001-loose.md").write_text(PLAN.replace("THRESHOLD", "200.0"), encoding="utf-8")
+    got = cli(root, "summary")
+    assert got.code == 0, got.err
+    lines = got.out.splitlines()
+    assert lines[0] == "0001/P1 done (gate loosened)"
+    assert "- 0001/P1#1 looser: bench m.time_us: at most 50 -> 200" in lines
+    assert "Gate-Loosened: 0001/P1#1" in lines
+    pr = cli(root, "report", "--format", "github", "--since", "HEAD")
+    assert pr.code == 0, pr.err
+    assert pr.out.startswith("### ⚠️ tracker: 1 phase(s) changed status since `HEAD`")
+    assert "- ⚠️ 0001/P1#1 **looser**: bench m.time\\_us: at most 50 → 200" in pr.out, pr.out
+
+
+def test_a_gate_tightened_with_no_status_change_is_listed_not_flagged(tmp_path: Path, cli: Callable[..., Any]) -> None:
+    root = repo(tmp_path / "repo")
+    (root / "plans/0001-loose.md").write_text(PLAN.replace("THRESHOLD", "20.0"), encoding="utf-8")
+    got = cli(root, "summary", "--json")
+    assert got.code == 0, got.err
+
+    doc = json.loads(got.out)
+    assert doc["gates"] == [{"key": "0001/P1#1", "kind": "tighter", "what": "bench m.time_us: at most 50 -> 20"}]
+    assert not any(k.startswith("Gate-") for k, _ in doc["trailers"])
+    assert not set(WEAKER) & {g["kind"] for g in doc["gates"]}

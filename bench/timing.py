@@ -5,7 +5,10 @@
   2. the repetition count follows from the warm-up's mean time: enough runs to fill `budget_s`, clamped
      to [min_reps, max_reps];
   3. each timed run is bracketed by its own pair of CUDA events (host clock on a CPU device), the events
-     all read after one final synchronize, so the host never stalls the queue between runs;
+     all read after one final synchronize, so the host never stalls the queue between runs; with `hold`, every
+     run is queued behind a GPU-side wait first, so that runs shorter than the host's own submission of them (a
+     graph replay costs the host about 10 us: `kernel/tools/fixed_cost_probe.py`) are timed on the GPU, back to
+     back, not at the host's pace;
   4. runs rotate through the sets, so with `rotation_sets` sizing the sets to exceed 2x the L2 no run
      finds its inputs still cached by the previous one.
 Returns every sample in microseconds; callers take the median (see `summarize`).
@@ -26,6 +29,7 @@ from typing import Any
 import torch
 
 L2_BYTES_DEFAULT = 60 * 2**20  # the H200's 60 MB L2, used when the device does not report its own
+HOLD_CLOCK_HZ = 2e9  # clock at which time_device(hold=True) counts its wait's cycles
 
 
 def l2_bytes(device: torch.device) -> int:
@@ -71,8 +75,11 @@ def time_device(
     budget_s: float = 0.5,
     min_reps: int = 20,
     max_reps: int = 200,
+    hold: bool = False,
 ) -> list[float]:
-    """Time `fn(i)` (i = input set index) after a warm-up; returns one sample per run, in microseconds."""
+    """Time `fn(i)` (i = input set index) after a warm-up; returns one sample per run, in microseconds. `hold`
+    (CUDA): queue every run behind a wait on the GPU, so that the samples are the GPU's time even where a run takes
+    the host longer to submit than the GPU to do (for runs with no host sync: graph replays)."""
     device = torch.device(device)
     if n_sets < 1:
         raise ValueError(f"n_sets: expected >= 1, got {n_sets}")
@@ -93,6 +100,10 @@ def time_device(
             samples.append((time.perf_counter() - t0) * 1e6)
         return samples
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+    if hold:
+        # Long enough for the host to queue every run (each takes the host at most per_run), counted at 2 GHz (an
+        # SM clock at or above the devices' own, so the wait only lasts longer), at most a second.
+        torch.cuda._sleep(int(min(1.0, 2 * reps * per_run + 1e-3) * HOLD_CLOCK_HZ))
     for r, (begin, end) in enumerate(events):
         begin.record()
         fn(r % n_sets)

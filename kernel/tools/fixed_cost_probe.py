@@ -3,7 +3,9 @@
 
     python3 kernel/tools/fixed_cost_probe.py [--reps 400]
 
-Prints the median (and p10-p90) of, each on the same device in one process:
+Prints the median (and p10-p90) of, each on the same device in one process, each twice: as the host submits the
+replays (the host's pace: a graph replay costs it about 10 us), and queued behind a wait on the GPU (what
+`bench verify` does, `bench.timing.time_device(hold=True)`), the GPU's own time:
   - one 1-element fill kernel, then two in one graph: the harness's own floor and what a second kernel node adds;
   - the product with almost nothing to do: (B, H, T, L) = (1, 8, 16, 0), one split of one 16-token tile, the split
     kernel alone; and (1, 8, 16, 48) forced to 2 splits of one tile each, the split kernel and the combine;
@@ -19,17 +21,19 @@ import statistics
 
 import torch
 
-from bench.timing import capture_graph, l2_bytes, rotation_sets
+from bench.timing import HOLD_CLOCK_HZ, capture_graph, l2_bytes, rotation_sets
 from kernel import build
 
 
-def timed(fn, n_sets: int, reps: int) -> list[float]:
-    """Median-ready samples (us) of graph replays of fn(i), i cycling over the input sets."""
+def timed(fn, n_sets: int, reps: int, hold: bool) -> list[float]:
+    """Samples (us) of graph replays of fn(i), i cycling over the input sets; hold: queued behind a GPU-side wait."""
     graphs = [capture_graph(lambda i=i: fn(i)) for i in range(n_sets)]
     assert all(g is not None for g in graphs), "a probe case did not capture"
     for g in graphs:
         g()
     torch.cuda.synchronize()
+    if hold:
+        torch.cuda._sleep(int(0.05 * HOLD_CLOCK_HZ))  # 50 ms: far longer than the host takes to queue them all
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
     for r, (begin, end) in enumerate(events):
         begin.record()
@@ -39,9 +43,13 @@ def timed(fn, n_sets: int, reps: int) -> list[float]:
     return [b.elapsed_time(e) * 1e3 for b, e in events]
 
 
-def line(name: str, samples: list[float]) -> None:
-    q = statistics.quantiles(samples, n=10)
-    print(f"  {name:<58} {statistics.median(samples):8.2f} us  (p10 {q[0]:.2f}, p90 {q[-1]:.2f}, n {len(samples)})")
+def line(name: str, fn, n_sets: int, reps: int) -> None:
+    """One case, at the host's pace and held."""
+    for hold in (False, True):
+        samples = timed(fn, n_sets, reps, hold)
+        q = statistics.quantiles(samples, n=10)
+        how = "held" if hold else "host"
+        print(f"  {name:<54} {how} {statistics.median(samples):8.2f} us  (p10 {q[0]:.2f}, p90 {q[-1]:.2f})")
 
 
 def inputs(b: int, h: int, t: int, length: int, n_sets: int, gen: torch.Generator) -> list[tuple]:
@@ -68,8 +76,8 @@ def main() -> None:
     dev = torch.cuda.current_device()
     print(f"{torch.cuda.get_device_name(dev)}, build {build.product_variant(torch.cuda.get_device_capability(dev))}")
     x = torch.zeros(1, device="cuda")
-    line("one fill kernel", timed(lambda i: x.fill_(1.0), 1, args.reps))
-    line("two fill kernels", timed(lambda i: (x.fill_(1.0), x.fill_(2.0)), 1, args.reps))
+    line("one fill kernel", lambda i: x.fill_(1.0), 1, args.reps)
+    line("two fill kernels", lambda i: (x.fill_(1.0), x.fill_(2.0)), 1, args.reps)
     gen = torch.Generator().manual_seed(0)
     scale = 576**-0.5
 
@@ -77,15 +85,15 @@ def main() -> None:
         return lambda i: ext.forward(*sets[i], scale, False, splits)
 
     tiny = inputs(1, 8, 16, 0, 1, gen)
-    line("product, (1,8,16) L=0: 1 split, 1 tile, no combine", timed(call(tiny, 0), 1, args.reps))
+    line("product, (1,8,16) L=0: 1 split, 1 tile, no combine", call(tiny, 0), 1, args.reps)
     two = inputs(1, 8, 16, 48, 1, gen)
-    line("product, (1,8,16) L=48: 2 splits of 1 tile + combine", timed(call(two, 2), 1, args.reps))
+    line("product, (1,8,16) L=48: 2 splits of 1 tile + combine", call(two, 2), 1, args.reps)
     warm = inputs(1, 8, 16, 5700, 1, gen)
     splits = ext.num_splits(1, 16, 8, 5700, torch.cuda.get_device_properties(dev).multi_processor_count)
-    line(f"product, (1,8,16) L=5700, {splits} splits, warm L2", timed(call(warm, 0), 1, args.reps))
+    line(f"product, (1,8,16) L=5700, {splits} splits, warm L2", call(warm, 0), 1, args.reps)
     n_sets = rotation_sets((5700 + 16) * 1152, l2_bytes(torch.device("cuda")))
     cold = inputs(1, 8, 16, 5700, n_sets, gen)
-    line(f"product, (1,8,16) L=5700, {splits} splits, {n_sets} sets rotated", timed(call(cold, 0), n_sets, args.reps))
+    line(f"product, (1,8,16) L=5700, {splits} splits, {n_sets} sets rotated", call(cold, 0), n_sets, args.reps)
 
 
 if __name__ == "__main__":

@@ -108,7 +108,7 @@ def _bench_verdict(old: BenchGate, new: BenchGate) -> tuple[str, list[str]]:
         if a != b:
             words.append("changed")
             notes.append(f"{name} {a} -> {b}")
-    return _overall(words), notes
+    return _overall(words), _marked(words, notes)
 
 
 def _test_verdict(old: TestGate, new: TestGate) -> tuple[str, list[str]]:
@@ -122,16 +122,25 @@ def _test_verdict(old: TestGate, new: TestGate) -> tuple[str, list[str]]:
     if old.options != new.options:
         words.append("changed")
         notes.append(f"options {list(old.options)} -> {list(new.options)}")
-    return _overall(words), notes
+    return _overall(words), _marked(words, notes)
 
 
 def _overall(words: Sequence[str]) -> str:
+    """One word for a gate's edits: looser when any of them asks less (a threshold relaxed stays looser beside a
+    ``min_samples`` raised: the reviewer must see it), else changed when one of them is neither, else tighter."""
     kinds = set(words)
-    if not kinds:
-        return "changed"  # the definitions differ in a way no rule above names
-    if kinds == {"looser"} or kinds == {"tighter"}:
-        return next(iter(kinds))
-    return "changed"
+    if "looser" in kinds:
+        return "looser"
+    if "changed" in kinds or not kinds:  # not kinds: the definitions differ in a way no rule above names
+        return "changed"
+    return "tighter"
+
+
+def _marked(words: Sequence[str], notes: Sequence[str]) -> list[str]:
+    """The notes, each with its own word where they are not all of one kind: ``at most 2 -> 10 (looser)``."""
+    if len(set(words)) < 2:
+        return list(notes)
+    return [f"{n} ({w})" for w, n in zip(words, notes, strict=True)]
 
 
 def _redefined(old: Gate, new: Gate) -> tuple[str, str]:

@@ -104,7 +104,7 @@ def test_each_kind_of_edit_is_named() -> None:
     assert one(BENCH._replace(min_samples=10), BENCH) == "looser"
     assert one(BENCH, BENCH._replace(stat="min")) == "changed"
     assert one(BENCH, BENCH._replace(at_most=None, at_least=50.0)) == "changed"  # turned around
-    assert one(BENCH, BENCH._replace(at_most=100.0, min_samples=20)) == "changed"  # looser and tighter at once
+    assert one(BENCH, BENCH._replace(at_most=100.0, min_samples=20)) == "looser"  # looser and tighter at once
     assert one(TEST, TEST._replace(skips_allowed=("no CUDA",))) == "looser"
     assert one(TEST._replace(xfails_allowed=("bug 1",)), TEST) == "tighter"
     assert one(TEST, TEST._replace(options=("--doctest-modules",))) == "changed"
@@ -112,6 +112,17 @@ def test_each_kind_of_edit_is_named() -> None:
     where = kinds(Phase("P1", "t", gates=(BENCH,)), Phase("P1", "t", gates=(BENCH._replace(where={"impl": "x"}),)))
     assert sorted(k for _, k in where) == ["added", "removed"]
     assert kinds(Phase("P1", "t", gates=(SIGN,)), Phase("P1", "t", gates=())) == [("0001/P1#1", "removed")]
+
+
+def test_a_threshold_relaxed_beside_a_term_tightened_is_still_looser() -> None:
+    """A relaxed threshold hidden behind a raised (or no-op) ``min_samples`` reads "looser", each term marked."""
+    for extra in ({"min_samples": 1}, {"min_samples": 20}, {"confidence": 0.99}, {"hardware": "NVIDIA"}):
+        new = BENCH._replace(at_most=200.0, **extra)
+        edits = gate_edits([plan(Phase("P1", "t", gates=(BENCH,)))], [plan(Phase("P1", "t", gates=(new,)))])
+        assert [(e.key, e.kind) for e in edits] == [("0001/P1#1", "looser")], (extra, edits)
+        assert "at most 50 -> 200 (looser)" in edits[0].what and "(tighter)" in edits[0].what, edits[0].what
+    loose = TEST._replace(skips_allowed=("no CUDA",), options=("--doctest-modules",))
+    assert kinds(Phase("P1", "t", gates=(TEST,)), Phase("P1", "t", gates=(loose,))) == [("0001/P1#1", "looser")]
 
 
 def test_dependencies_and_paths_dropped_are_looser() -> None:

@@ -460,12 +460,12 @@ def trailers_of(
     changes: Sequence[PhaseChange], evidence: Sequence[str], gates: Sequence[GateEdit] = ()
 ) -> tuple[tuple[str, str], ...]:
     """``Phase-Done: 0002/P3`` for each change (by its new status, in the subject's order, then plan file order;
-    ``Phase-Removed`` for a phase gone), ``Gate-Loosened: 0004/P4#2`` (or ``Gate-Removed``) for each gate edited
-    to ask less, then ``Evidence: FILE`` for each new evidence or result file. Each value is :func:`clean`: one line,
-    whatever a plan or a file name holds, so no value forges a trailer of its own."""
+    ``Phase-Removed`` for a phase gone), ``Gate-Loosened: 0004/P4#2`` (or ``Gate-Removed``, ``Gate-Changed``) for
+    each gate edited to ask less (or that may), then ``Evidence: FILE`` for each new evidence or result file. Each
+    value is :func:`clean`: one line, whatever a plan or a file name holds, so no value forges a trailer of its own."""
     ordered = sorted(changes, key=lambda c: ORDER.index(c.after.value if c.after is not None else "removed"))
     phases = [(TRAILER[c.after.value] if c.after is not None else "Phase-Removed", clean(c.key)) for c in ordered]
-    weaker = [(f"Gate-{e.kind.capitalize()}" if e.kind == "removed" else "Gate-Loosened", clean(e.key))
+    weaker = [(f"Gate-{'Loosened' if e.kind == 'looser' else e.kind.capitalize()}", clean(e.key))
               for e in gates if e.kind in WEAKER]  # fmt: skip
     return (*phases, *weaker, *(("Evidence", clean(f)) for f in evidence))
 
@@ -500,7 +500,7 @@ def summarize(
     # A phase done with a gate of its own loosened or removed says so in the subject: done on easier terms.
     eased = {e.key.partition("#")[0]: e.kind for e in reversed(weaker)}
     changes = [
-        c._replace(detail=f"gate {eased[c.key]}" if eased[c.key] == "removed" else "gate loosened")
+        c._replace(detail="gate loosened" if eased[c.key] == "looser" else f"gate {eased[c.key]}")
         if c.after is Status.DONE and c.key in eased else c
         for c in changes
     ]  # fmt: skip

@@ -14,14 +14,16 @@ removed and one added: what it measures is not the same, and "removed" is the co
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from tracker.core.bench_verdict import DEFAULT_CONFIDENCE
+from tracker.core.bench_verdict import DEFAULT_CONFIDENCE, SECONDS, on_hardware
 from tracker.core.model import BenchGate, Gate, ManualGate, Phase, Plan, TestGate, gate_key
 
-# The words a reviewer must see: an edit of these kinds can move a phase towards done with no new evidence.
-WEAKER = ("removed", "looser")
+# The words a reviewer must see: an edit of these kinds can move a phase towards done with no new evidence ("changed":
+# neither looser nor tighter by any rule here, a threshold turned around, another unit or hardware: it may ask less).
+WEAKER = ("removed", "looser", "changed")
 ORDER = ("removed", "looser", "changed", "added", "tighter")
 
 
@@ -61,12 +63,19 @@ def describe(gate: Gate) -> str:
     )
 
 
+def _num(x: float) -> str:
+    """``50``, ``0.5``, ``1e+06``; every digit where fewer would read as another number (100.0000001)."""
+    short = f"{x:g}"
+    return short if float(short) == x else repr(float(x))
+
+
 def _threshold(gate: BenchGate) -> str:
+    unit = f" {gate.unit}" if gate.unit and not gate.baseline else ""
     parts = []
     if gate.at_least is not None:
-        parts.append(f"at least {gate.at_least:g}")
+        parts.append(f"at least {_num(gate.at_least)}{unit}")
     if gate.at_most is not None:
-        parts.append(f"at most {gate.at_most:g}")
+        parts.append(f"at most {_num(gate.at_most)}{unit}")
     return " and ".join(parts)
 
 
@@ -81,48 +90,95 @@ def _direction(old: float | None, new: float | None, less_is_looser: bool) -> st
     return "looser" if (new < old) == less_is_looser else "tighter"
 
 
+# (a, b): over the same samples, statistic a is never above statistic b (p90 and the median interpolate alike).
+_NOT_ABOVE = frozenset({("min", "median"), ("min", "mean"), ("min", "p90"), ("median", "p90")})
+
+
+def _scale(old: BenchGate, new: BenchGate) -> float | None:
+    """The factor that takes a threshold in ``new``'s unit to ``old``'s: 1 for one unit (or a ratio, which has
+    none), None where the two are not both times (``unit`` unset reads its results' unit, whatever that is)."""
+    if old.unit == new.unit or old.baseline:
+        return 1.0
+    if old.unit in SECONDS and new.unit in SECONDS:
+        return SECONDS[new.unit] / SECONDS[old.unit]
+    return None
+
+
+def _stat_word(old: BenchGate, new: BenchGate) -> str:
+    """A statistic never above the old one is looser for ``at_most`` (``median`` -> ``min``), tighter for
+    ``at_least``; a ratio's statistic is taken of both sides, so its way is unknown."""
+    if old.baseline or (old.at_most is None) != (new.at_most is None):
+        return "changed"
+    lower = (new.stat, old.stat) in _NOT_ABOVE
+    if not lower and (old.stat, new.stat) not in _NOT_ABOVE:
+        return "changed"
+    return "looser" if lower == (new.at_most is not None) else "tighter"
+
+
+def _hardware_word(old: str | None, new: str | None) -> str | None:
+    """None: every GPU; a name within the old one (``NVIDIA H200 NVL`` -> ``H200``) matches more GPUs: looser."""
+    if new is None:
+        return "looser"
+    if old is None:
+        return "tighter"
+    wider, narrower = on_hardware(new, old), on_hardware(old, new)
+    return None if wider and narrower else "looser" if wider else "tighter" if narrower else "changed"
+
+
 def _bench_verdict(old: BenchGate, new: BenchGate) -> tuple[str, list[str]]:
-    words: list[str] = []
-    notes: list[str] = []
+    terms: list[tuple[str | None, str]] = []  # (looser / tighter / changed, or None for no way at all; the note)
+    scale = _scale(old, new)
     if (old.at_least is None) != (new.at_least is None) or (old.at_most is None) != (new.at_most is None):
-        words.append("changed")  # a bound added, dropped or turned around
-        notes.append(f"{_threshold(old) or 'no threshold'} -> {_threshold(new) or 'no threshold'}")
+        terms.append(("changed", f"{_threshold(old) or 'no threshold'} -> {_threshold(new) or 'no threshold'}"))
     else:
         for name, less_is_looser in (("at_least", True), ("at_most", False)):
             a, b = getattr(old, name), getattr(new, name)
-            if a != b:
-                words.append(_direction(a, b, less_is_looser) or "changed")
-                notes.append(f"{name.replace('_', ' ')} {a:g} -> {b:g}")
+            units = old.unit != new.unit and not old.baseline
+            if a is None or (a == b and not units):
+                continue
+            shown = f"{name.replace('_', ' ')} {_num(a)}" + (f" {old.unit}" if units else "")
+            shown += f" -> {_num(b)}" + (f" {new.unit}" if units else "")
+            if scale is None:  # another unit, not a time: no way to compare the numbers
+                terms.append(("changed", shown))
+            elif a == b * scale or (scale != 1 and math.isclose(a, b * scale, rel_tol=1e-15)):  # 0.05 ms is 50 us
+                terms.append((None, shown))
+            else:
+                terms.append((_direction(a, b * scale, less_is_looser), shown))
     confidence = (old.confidence or DEFAULT_CONFIDENCE, new.confidence or DEFAULT_CONFIDENCE)
     if confidence[0] != confidence[1]:  # a lower level: a narrower interval, a verdict on less evidence
-        words.append("looser" if confidence[1] < confidence[0] else "tighter")
-        notes.append(f"confidence {confidence[0]:g} -> {confidence[1]:g}")
-    if old.min_samples != new.min_samples:  # None: no minimum
-        words.append(_direction(old.min_samples, new.min_samples, True) or "changed")
-        notes.append(f"min_samples {old.min_samples} -> {new.min_samples}")
+        terms.append(("looser" if confidence[1] < confidence[0] else "tighter",
+                      f"confidence {_num(confidence[0])} -> {_num(confidence[1])}"))  # fmt: skip
+    if old.min_samples != new.min_samples:  # None: no minimum, as 1
+        terms.append((_direction(old.min_samples or 1, new.min_samples or 1, True),
+                      f"min_samples {old.min_samples} -> {new.min_samples}"))  # fmt: skip
     if old.hardware != new.hardware:
-        words.append("looser" if new.hardware is None else "tighter" if old.hardware is None else "changed")
-        notes.append(f"hardware {old.hardware} -> {new.hardware}")
-    for name in ("stat", "run", "unit"):
-        a, b = getattr(old, name), getattr(new, name)
-        if a != b:
-            words.append("changed")
-            notes.append(f"{name} {a} -> {b}")
-    return _overall(words), _marked(words, notes)
+        terms.append((_hardware_word(old.hardware, new.hardware), f"hardware {old.hardware} -> {new.hardware}"))
+    if old.stat != new.stat:
+        terms.append((_stat_word(old, new), f"stat {old.stat} -> {new.stat}"))
+    if old.run != new.run:
+        terms.append(("changed", f"run {old.run} -> {new.run}"))
+    return _overall([w for w, _ in terms if w]), _marked(terms)
+
+
+def _allowed_word(old: Sequence[str], new: Sequence[str]) -> str | None:
+    """``skips_allowed`` / ``xfails_allowed``: a reason is allowed when it holds one of the strings, so a new string
+    that holds none of the old ones allows reasons that were not (``needs CUDA 13`` -> ``CUDA``): looser."""
+    if any(not any(o in n for o in old) for n in new):
+        return "looser"
+    if any(not any(n in o for n in new) for o in old):
+        return "tighter"
+    return None
 
 
 def _test_verdict(old: TestGate, new: TestGate) -> tuple[str, list[str]]:
-    words: list[str] = []
-    notes: list[str] = []
+    terms: list[tuple[str | None, str]] = []
     for name in ("skips_allowed", "xfails_allowed"):  # more allowed: fewer outcomes count against the gate
-        a, b = set(getattr(old, name)), set(getattr(new, name))
-        if a != b:
-            words.append("looser" if b > a else "tighter" if b < a else "changed")
-            notes.append(f"{name} {sorted(a)} -> {sorted(b)}")
+        a, b = getattr(old, name), getattr(new, name)
+        if set(a) != set(b):
+            terms.append((_allowed_word(a, b), f"{name} {sorted(set(a))} -> {sorted(set(b))}"))
     if old.options != new.options:
-        words.append("changed")
-        notes.append(f"options {list(old.options)} -> {list(new.options)}")
-    return _overall(words), _marked(words, notes)
+        terms.append(("changed", f"options {list(old.options)} -> {list(new.options)}"))
+    return _overall([w for w, _ in terms if w]), _marked(terms)
 
 
 def _overall(words: Sequence[str]) -> str:
@@ -136,11 +192,11 @@ def _overall(words: Sequence[str]) -> str:
     return "tighter"
 
 
-def _marked(words: Sequence[str], notes: Sequence[str]) -> list[str]:
+def _marked(terms: Sequence[tuple[str | None, str]]) -> list[str]:
     """The notes, each with its own word where they are not all of one kind: ``at most 2 -> 10 (looser)``."""
-    if len(set(words)) < 2:
-        return list(notes)
-    return [f"{n} ({w})" for w, n in zip(words, notes, strict=True)]
+    if len({w for w, _ in terms}) < 2:
+        return [n for _, n in terms]
+    return [f"{n} ({w or 'the same'})" for w, n in terms]
 
 
 def _redefined(old: Gate, new: Gate) -> tuple[str, str]:

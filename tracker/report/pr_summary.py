@@ -54,7 +54,8 @@ class PrSummary(NamedTuple):
 
     @property
     def weaker(self) -> tuple[GateEdit, ...]:
-        """The edits that ask less of the evidence (a gate loosened or removed, a dependency dropped)."""
+        """The edits that ask (or may ask) less of the evidence (a gate loosened, removed or changed, a dependency
+        dropped)."""
         return tuple(g for g in self.gates if g.kind in WEAKER)
 
     def as_json(self) -> dict[str, Any]:
@@ -127,7 +128,7 @@ def markdown(pr: PrSummary) -> str:
     if len(pr.changes) > MAX_CHANGES:
         lines += ["", f"… and {len(pr.changes) - MAX_CHANGES} more: `tracker summary --against {md(pr.since)}`."]
     if pr.gates:
-        lines += ["", f"**Gates edited in the plans** ({len(pr.weaker)} ask less of the evidence):", ""]
+        lines += ["", f"**Gates edited in the plans** ({len(pr.weaker)} ask or may ask less of the evidence):", ""]
         for g in pr.gates[:MAX_CHANGES]:
             what = md(g.what.replace(" -> ", " → "))
             lines.append(f"- {'⚠️ ' if g.kind in WEAKER else ''}{md(g.key)} **{g.kind}**: {what}")

@@ -102,7 +102,7 @@ def test_each_kind_of_edit_is_named() -> None:
     assert one(BENCH, BENCH._replace(confidence=0.99)) == "tighter"
     assert one(BENCH, BENCH._replace(min_samples=10)) == "tighter"
     assert one(BENCH._replace(min_samples=10), BENCH) == "looser"
-    assert one(BENCH, BENCH._replace(stat="min")) == "changed"
+    assert one(BENCH, BENCH._replace(stat="min")) == "looser"  # min is never above the median: easier for at_most
     assert one(BENCH, BENCH._replace(at_most=None, at_least=50.0)) == "changed"  # turned around
     assert one(BENCH, BENCH._replace(at_most=100.0, min_samples=20)) == "looser"  # looser and tighter at once
     assert one(TEST, TEST._replace(skips_allowed=("no CUDA",))) == "looser"
@@ -120,9 +120,44 @@ def test_a_threshold_relaxed_beside_a_term_tightened_is_still_looser() -> None:
         new = BENCH._replace(at_most=200.0, **extra)
         edits = gate_edits([plan(Phase("P1", "t", gates=(BENCH,)))], [plan(Phase("P1", "t", gates=(new,)))])
         assert [(e.key, e.kind) for e in edits] == [("0001/P1#1", "looser")], (extra, edits)
-        assert "at most 50 -> 200 (looser)" in edits[0].what and "(tighter)" in edits[0].what, edits[0].what
+        assert "at most 50 -> 200 (looser); " in edits[0].what, edits[0].what
     loose = TEST._replace(skips_allowed=("no CUDA",), options=("--doctest-modules",))
     assert kinds(Phase("P1", "t", gates=(TEST,)), Phase("P1", "t", gates=(loose,))) == [("0001/P1#1", "looser")]
+
+
+def test_statistic_unit_hardware_and_allowed_skips_are_judged_by_what_they_let_pass() -> None:
+    def one(old: Any, new: Any) -> str:
+        got = kinds(Phase("P1", "t", gates=(old,)), Phase("P1", "t", gates=(new,)))
+        assert len(got) == 1, got
+        return got[0][1]
+
+    most, least = BENCH, BENCH._replace(at_most=None, at_least=50.0)
+    assert one(most._replace(stat="p90"), most) == "looser"  # the median is never above p90
+    assert one(most._replace(stat="min"), most) == "tighter"
+    assert one(least, least._replace(stat="min")) == "tighter"
+    assert one(least, least._replace(stat="p90")) == "looser"
+    assert one(most, most._replace(stat="mean")) == "changed"  # either may be the larger
+    ratio = most._replace(baseline={"impl": "ref"}, at_most=None, at_least=1.1)
+    assert one(ratio, ratio._replace(stat="min")) == "changed"  # taken of both sides of the ratio
+    # at_most 50 in us, then ms: a thousand times the time
+    assert one(most._replace(unit="us"), most._replace(unit="ms")) == "looser"
+    assert one(most._replace(unit="us"), most._replace(unit="ns")) == "tighter"
+    assert one(most._replace(unit="us"), most._replace(unit="ms", at_most=0.01)) == "tighter"
+    assert one(most._replace(unit="us"), most._replace(unit="GB/s")) == "changed"
+    assert one(most, most._replace(unit="ms")) == "changed"  # unset: its results' unit, whichever it is
+    assert one(most._replace(hardware="NVIDIA H200 NVL"), most._replace(hardware="H200")) == "looser"
+    assert one(most._replace(hardware="H200"), most._replace(hardware="NVIDIA H200 NVL")) == "tighter"
+    assert one(most._replace(hardware="H100"), most._replace(hardware="NVIDIA")) == "changed"
+    assert one(TEST._replace(skips_allowed=("needs CUDA 13",)), TEST._replace(skips_allowed=("CUDA",))) == "looser"
+    assert one(TEST._replace(xfails_allowed=("bug",)), TEST._replace(xfails_allowed=("bug 12",))) == "tighter"
+    # the changed ones are among those a reviewer must see
+    assert "changed" in WEAKER
+
+
+def test_a_threshold_edit_too_small_for_six_digits_still_shows() -> None:
+    old, new = BENCH._replace(at_most=100.0000001), BENCH._replace(at_most=100.0000002)
+    (edit,) = gate_edits([plan(Phase("P1", "t", gates=(old,)))], [plan(Phase("P1", "t", gates=(new,)))])
+    assert edit.kind == "looser" and edit.what == "bench m.time_us: at most 100.0000001 -> 100.0000002", edit
 
 
 def test_dependencies_and_paths_dropped_are_looser() -> None:
@@ -196,3 +231,18 @@ def test_a_gate_tightened_with_no_status_change_is_listed_not_flagged(tmp_path: 
     assert doc["gates"] == [{"key": "0001/P1#1", "kind": "tighter", "what": "bench m.time_us: at most 50 -> 20"}]
     assert not any(k.startswith("Gate-") for k, _ in doc["trailers"])
     assert not set(WEAKER) & {g["kind"] for g in doc["gates"]}
+
+
+def test_a_threshold_turned_around_to_done_is_flagged_as_changed(tmp_path: Path, cli: Callable[..., Any]) -> None:
+    """at_most 50 -> at_least 1 passes a 100 us result: neither looser nor tighter by rule, and still said."""
+    root = repo(tmp_path / "repo")
+    (root / "plans/0001-loose.md").write_text(PLAN.replace("at_most = THRESHOLD", "at_least = 1.0"), encoding="utf-8")
+    got = cli(root, "summary")
+    assert got.code == 0, got.err
+    lines = got.out.splitlines()
+    assert lines[0] == "0001/P1 done (gate changed)"
+    assert "- 0001/P1#1 changed: bench m.time_us: at most 50 -> at least 1" in lines
+    assert "Gate-Changed: 0001/P1#1" in lines
+    pr = cli(root, "report", "--format", "github", "--since", "HEAD")
+    assert pr.out.startswith("### ⚠️ tracker: 1 phase(s) changed status since `HEAD`"), pr.out
+    assert "- ⚠️ 0001/P1#1 **changed**: bench m.time\\_us: at most 50 → at least 1" in pr.out, pr.out

@@ -245,6 +245,9 @@ def phase_edits(plan_id: str, old: Phase, new: Phase) -> list[GateEdit]:
         out.append(GateEdit(key, "looser", "paths no longer cover " + ", ".join(gone)))
     if more := [p for p in new.paths if p not in old.paths]:
         out.append(GateEdit(key, "tighter", "paths now also cover " + ", ".join(more)))
+    if old.exact != new.exact:  # not exact: an edit of comments alone no longer makes its evidence stale
+        what = "no longer exact: a comment-only edit keeps its evidence" if old.exact else "now exact: every byte"
+        out.append(GateEdit(key, "looser" if old.exact else "tighter", what))
     return sorted(out, key=lambda e: ORDER.index(e.kind))
 
 

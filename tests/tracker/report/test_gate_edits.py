@@ -165,6 +165,9 @@ def test_dependencies_and_paths_dropped_are_looser() -> None:
     assert kinds(old, old._replace(depends=())) == [("0001/P2", "looser")]
     assert kinds(old, old._replace(paths=())) == [("0001/P2", "looser")]
     assert kinds(old, old._replace(paths=("src/**", "lib/**"))) == [("0001/P2", "tighter")]
+    # exact: comments count; dropping it lets a comment-only edit keep the evidence fresh
+    assert kinds(old._replace(exact=True), old) == [("0001/P2", "looser")]
+    assert kinds(old, old._replace(exact=True)) == [("0001/P2", "tighter")]
 
 
 def test_a_phase_new_or_gone_is_no_gate_edit() -> None:

@@ -129,7 +129,8 @@ def markdown(pr: PrSummary) -> str:
         lines += ["", f"… and {len(pr.changes) - MAX_CHANGES} more: `tracker summary --against {md(pr.since)}`."]
     if pr.gates:
         lines += ["", f"**Gates edited in the plans** ({len(pr.weaker)} ask or may ask less of the evidence):", ""]
-        for g in pr.gates[:MAX_CHANGES]:
+        # Those that ask less first: a long list of tightened gates never pushes one out of sight.
+        for g in sorted(pr.gates, key=lambda g: g.kind not in WEAKER)[:MAX_CHANGES]:
             what = md(g.what.replace(" -> ", " → "))
             lines.append(f"- {'⚠️ ' if g.kind in WEAKER else ''}{md(g.key)} **{g.kind}**: {what}")
         if len(pr.gates) > MAX_CHANGES:

@@ -249,3 +249,14 @@ def test_a_threshold_turned_around_to_done_is_flagged_as_changed(tmp_path: Path,
     pr = cli(root, "report", "--format", "github", "--since", "HEAD")
     assert pr.out.startswith("### ⚠️ tracker: 1 phase(s) changed status since `HEAD`"), pr.out
     assert "- ⚠️ 0001/P1#1 **changed**: bench m.time\\_us: at most 50 → at least 1" in pr.out, pr.out
+
+
+def test_the_pull_request_list_shows_a_loosened_gate_behind_many_tightened_ones() -> None:
+    from tracker.report.gate_edits import GateEdit
+    from tracker.report.pr_summary import MAX_CHANGES, PrSummary, markdown
+
+    tight = [GateEdit(f"0001/P{i}#1", "tighter", "bench m: at most 5000 -> 4000") for i in range(1, MAX_CHANGES + 2)]
+    loose = GateEdit("0002/P1#1", "looser", "bench m: at most 50 -> 60")
+    text = markdown(PrSummary("HEAD", None, (), (), (), (*tight, loose)))
+    assert "- ⚠️ 0002/P1#1 **looser**" in text, text
+    assert "… and 2 more" in text

@@ -317,6 +317,20 @@ def _listed(keys: Sequence[str], shown: int) -> str:
     return ", ".join(keys[:shown]) + (f" +{more}" if more > 0 else "")
 
 
+EASED = ("gate loosened", "gate removed", "gate changed")  # the details of a phase done on easier terms
+
+
+def _eased(members: Sequence[PhaseChange]) -> str:
+    """`` (gate loosened)`` for phases done on a gate of their own loosened, whatever else the subject drops: every
+    candidate of :func:`change_subject` keeps it, the shortest too (``2 phases done (1 on a gate loosened)``)."""
+    n = sum(m.detail in EASED for m in members)
+    if not n:
+        return ""
+    if len(members) == 1:
+        return f" ({members[0].detail})"
+    return " (gates loosened)" if n == len(members) else f" ({n} on a gate loosened)"
+
+
 def change_subject(changes: Sequence[PhaseChange]) -> str:
     """``0002/P1 done; 0001/P2 regressed (1.04x < 1.10x)``; with more phases grouped, then counted."""
     groups: dict[str, list[PhaseChange]] = {}
@@ -332,13 +346,15 @@ def change_subject(changes: Sequence[PhaseChange]) -> str:
                 text += f" ({members[0].after.value})"
             elif details and len(members) == 1 and members[0].detail:
                 text += f" ({clean(members[0].detail)})"
+            else:
+                text += _eased(members)
             parts.append(text)
         return "; ".join(parts)
 
     most = max(len(m) for m in groups.values())
-    counts = [f"{len(m)} {w}" for w, m in groups.items()]
-    first = len(next(iter(groups.values())))
-    counts[0] = f"{first} phase{'s' if first > 1 else ''} {next(iter(groups))}"  # "3 phases done, 1 regressed"
+    counts = [f"{len(m)} {w}{_eased(m)}" for w, m in groups.items()]
+    first = next(iter(groups.values()))
+    counts[0] = f"{len(first)} phase{'s' if len(first) > 1 else ''} {next(iter(groups))}{_eased(first)}"
     return fit([grouped(most, True), *(grouped(shown, False) for shown in range(most, 0, -1)), ", ".join(counts)])
 
 

@@ -260,3 +260,17 @@ def test_the_pull_request_list_shows_a_loosened_gate_behind_many_tightened_ones(
     text = markdown(PrSummary("HEAD", None, (), (), (), (*tight, loose)))
     assert "- ⚠️ 0002/P1#1 **looser**" in text, text
     assert "… and 2 more" in text
+
+
+def test_the_subject_says_gate_loosened_however_many_phases_it_lists() -> None:
+    from tracker.core.model import Status
+    from tracker.report.commit_summary import SUBJECT_MAX, PhaseChange, change_subject
+
+    def done(i: int, eased: bool) -> PhaseChange:
+        return PhaseChange(f"0001/P{i}", "t", Status.PLANNED, Status.DONE, "", "gate loosened" if eased else "")
+
+    assert change_subject([done(1, True), done(2, True)]) == "0001/P1, 0001/P2 done (gates loosened)"
+    assert change_subject([done(1, True), done(2, False)]) == "0001/P1, 0001/P2 done (1 on a gate loosened)"
+    many = change_subject([done(i, i == 7) for i in range(1, 30)])
+    assert many.endswith("(1 on a gate loosened)") and len(many) <= SUBJECT_MAX, many
+    assert change_subject([done(1, False), done(2, False)]) == "0001/P1, 0001/P2 done"

@@ -343,7 +343,8 @@ def change_subject(changes: Sequence[PhaseChange]) -> str:
             keys = [c.key for c in members]
             text = f"{_listed(keys, shown)} {word}"
             if word == "new" and len(members) == 1 and members[0].after is not None:
-                text += f" ({members[0].after.value})"
+                eased = f", {members[0].detail}" if members[0].detail in EASED else ""
+                text += f" ({members[0].after.value}{eased})"
             elif details and len(members) == 1 and members[0].detail:
                 text += f" ({clean(members[0].detail)})"
             else:

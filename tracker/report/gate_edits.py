@@ -251,14 +251,29 @@ def phase_edits(plan_id: str, old: Phase, new: Phase) -> list[GateEdit]:
     return sorted(out, key=lambda e: ORDER.index(e.kind))
 
 
+def _renamed(old: Phase, new: Phase) -> bool:
+    """Is ``new`` (a phase id not there before) ``old`` (an id gone) under another id or plan: the same title, or a
+    gate that checks the same thing?"""
+    return old.title == new.title or bool({identity(g) for g in old.gates} & {identity(g) for g in new.gates})
+
+
 def gate_edits(before: Sequence[Plan], after: Sequence[Plan]) -> list[GateEdit]:
-    """Every edit of the phases on both sides (a phase new or gone is a status change, not an edit), in now's plan
-    file order."""
+    """Every edit of the phases on both sides, in now's plan file order. A phase new or gone is a status change, not
+    an edit; but a phase whose id (or plan id) changed while one with its title or one of its gates went is compared
+    with that one, ``was 0001/P1`` before each edit: a rename must not hide the threshold it relaxed."""
     then = {(p.id, ph.id): ph for p in before for ph in p.phases}
+    ids = {(p.id, ph.id) for p in after for ph in p.phases}
+    gone = [(key, ph) for key, ph in then.items() if key not in ids]
     out: list[GateEdit] = []
     for plan in after:
         for phase in plan.phases:
             old = then.get((plan.id, phase.id))
             if old is not None:
                 out.extend(phase_edits(plan.id, old, phase))
+                continue
+            was = next((g for g in gone if _renamed(g[1], phase)), None)
+            if was is not None:
+                gone.remove(was)
+                note = f"was {was[0][0]}/{was[0][1]}: "
+                out.extend(e._replace(what=note + e.what) for e in phase_edits(plan.id, was[1], phase))
     return out

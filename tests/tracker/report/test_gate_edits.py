@@ -274,3 +274,27 @@ def test_the_subject_says_gate_loosened_however_many_phases_it_lists() -> None:
     many = change_subject([done(i, i == 7) for i in range(1, 30)])
     assert many.endswith("(1 on a gate loosened)") and len(many) <= SUBJECT_MAX, many
     assert change_subject([done(1, False), done(2, False)]) == "0001/P1, 0001/P2 done"
+
+
+def test_a_phase_or_plan_renamed_is_compared_with_the_one_it_was() -> None:
+    old = Phase("P1", "Fast", gates=(BENCH,))
+    new = Phase("P1b", "Fast", gates=(BENCH._replace(at_most=200.0),))
+    moved = Plan("0002", "t", "plans/0002-t.md", phases=(old._replace(gates=new.gates),))
+    assert [(e.key, e.kind, e.what) for e in gate_edits([plan(old)], [plan(new)])] == [
+        ("0001/P1b#1", "looser", "was 0001/P1: bench m.time_us: at most 50 -> 200")
+    ]
+    assert [(e.key, e.kind) for e in gate_edits([plan(old)], [moved])] == [("0002/P1#1", "looser")]
+    # another phase, not a rename: no title, no gate in common
+    other = Phase("P2", "Other", gates=(TEST,))
+    assert gate_edits([plan(old)], [plan(other)]) == []
+
+
+def test_a_phase_renamed_to_done_on_a_loosened_gate_says_so(tmp_path: Path, cli: Callable[..., Any]) -> None:
+    root = repo(tmp_path / "repo")
+    text = PLAN.replace("THRESHOLD", "200.0").replace('id = "P1"', 'id = "P1b"')
+    (root / "plans/0001-loose.md").write_text(text, encoding="utf-8")
+    got = cli(root, "summary")
+    assert got.code == 0, got.err
+    lines = got.out.splitlines()
+    assert lines[0] == "0001/P1b new (done, gate loosened); 0001/P1 removed"
+    assert "Gate-Loosened: 0001/P1b#1" in lines

@@ -40,6 +40,7 @@ NAMES = (
     "result-copies",  # the store's result copies found valid, by stat signature (tracker.store.evidence)
     "result-checks",  # result files' validation verdicts by content sha256 (tracker.store.result_files)
     "result-ids",  # result files' content sha256 by stat signature (tracker.store.bench_evaluator)
+    "result-metrics",  # the metrics each result file holds, by content sha256 (tracker.store.result_metrics)
     "bench-verdicts",  # bench gates' verdicts by the repository's result set (tracker.store.bench_evaluator)
     "bootstrap",  # bootstrap bounds by their samples and parameters (tracker.core.stats.bootstrap_key)
     "doc-tables",  # the docs' results blocks validated, and doc texts known current (tracker.report.doc_files)

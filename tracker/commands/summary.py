@@ -76,12 +76,17 @@ def build(
 ) -> Summary:
     """The summary of the working tree (``index``: of the tree git's index holds) against ``against`` (the readers
     here, the message pure); ``view``: the working tree as the command read it already."""
-    from tracker.git.at_revision import Now, at_revision
+    from tracker.git.at_revision import Now, at_revision, start
     from tracker.report.repo_view import RepoView
 
-    view = view or RepoView(root, cache, clock)
-    known = Now(view.plan_set.files, lambda: view.store, lambda: view.tree)
-    at = at_revision(root, against, known, cache, view.clock)
+    early = start(root, against)  # git compares REF's store with the working tree's while the tree is read
+    try:
+        view = view or RepoView(root, cache, clock)
+        known = Now(view.plan_set.files, lambda: view.store, lambda: view.tree, view.store_files)
+        at = at_revision(root, against, known, cache, view.clock, early=early)
+    finally:
+        if early is not None:
+            early.edited.close()
     plans, statuses, invalid_plans = view.plans, view.statuses, view.plan_set.invalid
     if index:
         from tracker.git.log import index_tree
@@ -99,8 +104,9 @@ def build(
         from tracker.report.detail import bench_figures
 
         then, now = at.bench(), staged.bench() if index else view.bench
-        for key, old, new in pairs:
-            figures[key] = (bench_figures(old, then.results, then.bounds), bench_figures(new, now.results, now.bounds))
+        for key, old, new in pairs:  # each on the runs of its metric: the result files of others are not read
+            was = bench_figures(old, then.results_for(old.bench), then.bounds)
+            figures[key] = (was, bench_figures(new, now.results_for(new.bench), now.bounds))
         if not index:
             view.bench.keep_bounds()
     evidence = set(staged.evidence) if index else _evidence_files(root)

@@ -338,6 +338,11 @@ class BenchEvaluator(Protocol):
         """Every valid result run, oldest first."""
         ...
 
+    def results_for(self, metric: str) -> Sequence[ResultRun]:
+        """The valid result runs with a case of ``metric``, oldest first: a gate of that metric has the same figures
+        on them as on :attr:`results` (evaluation selects a gate's runs by that metric's cases)."""
+        ...
+
     def __call__(self, gate: BenchGate) -> GateVerdict:
         """The gate's verdict on the newest qualifying run."""
         ...

@@ -14,7 +14,10 @@ Exactly what REF's tree holds, read as the working tree's is:
   hand, a bad merge): REF's statuses are never the working tree's evidence.
 - result files: REF's ``bench/results/*.json`` and the result copies of REF's store. One whose working-tree file
   has REF's blob id is read from disk, through the caches ``status`` fills; one changed or gone since, from REF's
-  blob.
+  blob. Where every store file of REF is in the working tree unedited, REF's copies are those of them the working
+  tree's store lists, which the status index names (:attr:`Now.listed`): no store file is opened to find them. A
+  bench gate's figures read only the result files that may hold its metric
+  (:meth:`tracker.store.bench_evaluator.Evaluator.results_for`).
 - staleness: REF's tree file ids (``git ls-tree -r``: blob ids, what fingerprints record), ``.tracker/`` left out
   as :func:`tracker.base.fingerprint.tree_file_ids` leaves it out. What was not committed at REF did not exist there.
 
@@ -50,9 +53,10 @@ from tracker.core.evidence_answers import Evidence, LiveEvidence
 from tracker.core.model import BenchEvaluator, PhaseStatus, Plan, ResultRun, Store, TestRun
 from tracker.core.status import evaluate
 from tracker.errors import ResultFileError
-from tracker.git.log import TreeEntry, changed_since, read_blobs, revision_tree
+from tracker.git.log import ChangedSince, TreeEntry, changed_since, read_blobs, revision_tree
 from tracker.plans.load import MAX_PLAN_BYTES, PLAN_GLOB, InvalidPlan, PlanFile, from_plain, to_plain
 from tracker.store.bench_evaluator import BOUNDS, Evaluator, RepoResults, logic_key
+from tracker.store.statusindex import StoreFiles, store_files
 
 PLANS_CACHE = "revision-plans"  # the cache of plan files parsed from a revision's blobs (tracker.base.cache)
 MAX_KEPT_PLANS = 512  # parses kept beyond the ones a command used (older ones go first)
@@ -237,7 +241,7 @@ def store_at(current: Store, names: Iterable[str], gone: Mapping[str, tuple[str,
 
 
 REVISION_INDEX = "revision-index"  # the cache of REF's status index (module docstring)
-REVISION_SHARED = frozenset({"result-checks", "bootstrap"})
+REVISION_SHARED = frozenset({"result-checks", "bootstrap", "result-metrics"})
 REVISION_APART = {"bench-verdicts": "revision-bench-verdicts"}
 
 
@@ -263,15 +267,46 @@ class Now(NamedTuple):
     files: Sequence[PlanFile]  # the working tree's plan files, parsed
     store: Callable[[], Store]  # the evidence store, loaded
     tree: Callable[[], FileIndex]  # the working tree's file ids
+    # The store's result copies and files when known without reading it (the status index has them); None: unknown.
+    listed: Callable[[], StoreFiles | None] | None = None
+
+
+class Early(NamedTuple):
+    """What git can read of REF before the working tree is read (:func:`start`): its commit, and the comparison of
+    its store files with the working tree's, running."""
+
+    commit: str
+    edited: ChangedSince
+
+
+def start(root: Path, ref: str) -> Early | None:
+    """Start git comparing ``ref``'s store files with the working tree's, so that it runs while the command reads the
+    working tree; None where ``ref`` names no commit, or git cannot be asked (:func:`at_revision` then says why, as
+    it always did). The caller closes it (``edited.close()``) once :func:`at_revision` is done."""
+    from tracker.errors import FileError
+    from tracker.git.log import UnknownRef, revision
+
+    try:
+        commit = revision(root, ref)
+        return None if commit is None else Early(commit, ChangedSince(root, commit, _STORE))
+    except (UnknownRef, FileError):
+        return None
 
 
 def at_revision(
-    root: Path, ref: str, now: Now, cache: Cache, clock: Clock | None = None, tree: str | None = None
+    root: Path,
+    ref: str,
+    now: Now,
+    cache: Cache,
+    clock: Clock | None = None,
+    tree: str | None = None,
+    early: Early | None = None,
 ) -> AtRevision:
     """The plans and statuses at ``ref`` (module docstring). ``now``: the working tree as the command read it;
     ``cache``: the command's (what REF's evaluation learns goes through :func:`revision_cache`); ``tree``: a tree's
     id to judge instead of ``ref``'s commit (the index's: what a commit hook's commit holds; ``commit`` is that id
-    then). Raises :class:`tracker.git.log.UnknownRef` (exit 3) for a ref that names no commit."""
+    then); ``early``: :func:`start`'s, used only where it compared the commit ``ref`` names now. Raises
+    :class:`tracker.git.log.UnknownRef` (exit 3) for a ref that names no commit."""
     from tracker.git.log import tree_entries
 
     clock = clock or Clock()
@@ -286,11 +321,12 @@ def at_revision(
 
     picked = pick(entries, link)
     # Store files REF holds whose working-tree file is not REF's any more (edited, though evidence never should be).
-    edited = (
-        {p.removeprefix(_STORE) for p in changed_since(root, commit, _STORE)} & picked.evidence.keys()
-        if commit is not None and picked.evidence
-        else set()
-    )
+    if commit is not None and picked.evidence:
+        started = early is not None and tree is None and early.commit == commit
+        changed = early.edited.result() if early is not None and started else changed_since(root, commit, _STORE)
+        edited = {p.removeprefix(_STORE) for p in changed} & picked.evidence.keys()
+    else:
+        edited = set()
     plans, invalid = plan_set(_plan_files(root, picked, entries, now.files, now.tree, cache))
     evidence_files = tuple(_STORE + n for n in sorted(picked.evidence)) + tuple(sorted(picked.results))
     rev_cache = revision_cache(cache)
@@ -305,7 +341,7 @@ def at_revision(
 
     def bench() -> BenchEvaluator:
         if not built:
-            built.append(_bench(root, picked, store(), now, entries, clock, rev_cache, edited))
+            built.append(_bench(root, picked, *_copies(picked, now, store, edited), now, entries, clock, rev_cache))
         return built[0]
 
     def files() -> FileIndex:
@@ -499,7 +535,7 @@ def _store(
     from tracker.store.evidence_schema import parse_document
 
     current = now.store()
-    present = {f.removeprefix(_STORE) for f in _store_files(current)} - edited
+    present = {f.removeprefix(_STORE) for f in store_files(current)} - edited
     missing = {n: oid for n, oid in picked.evidence.items() if n not in present}
     blobs = read_blobs(root, missing.values())
     gone: dict[str, tuple[str, dict[str, Any]] | str] = {}
@@ -511,31 +547,31 @@ def _store(
     return store_at(current, picked.evidence.keys() - edited, gone)
 
 
-def _store_files(store: Store) -> list[str]:
-    """Every file a loaded store listed (used or not)."""
-    return (
-        [r.file for r in store.runs]
-        + [f for f, _ in store.signoffs]
-        + [f for f, _ in store.bench]
-        + store.incomplete
-        + [x.split(": ", 1)[0] for x in store.invalid]
-    )
+def _copies(picked: Picked, now: Now, store: Callable[[], Store], edited: set[str]) -> tuple[list[str], set[str]]:
+    """(REF's store's result copies, the working tree's store files that are REF's as it held them). Without reading
+    a store when the command knows what the working tree's store lists (:attr:`Now.listed`) and REF's store files
+    are all there, none edited: REF's store is then those files (:func:`store_at`), its copies those of them that
+    are copies now. Otherwise from REF's store (``store``)."""
+    listed = now.listed() if now.listed is not None and not edited else None
+    if listed is not None and {_STORE + n for n in picked.evidence} <= set(listed.listed):
+        keep = {_STORE + n for n in picked.evidence}
+        return [rel for rel in listed.copies if rel in keep], set(listed.listed)
+    return [rel for rel, _ in store().bench], set(store_files(now.store())) - {_STORE + n for n in edited}
 
 
 def _bench(
     root: Path,
     picked: Picked,
-    store: Store,
+    copies: list[str],
+    on_disk: set[str],
     now: Now,
     entries: Mapping[str, TreeEntry],
     clock: Clock,
     cache: Overlay,
-    edited: set[str],
 ) -> BenchEvaluator:
-    """REF's result files (its store's copies and its ``bench/results/``), evaluated: read from disk, with every
-    cache, when the working tree has them unchanged; otherwise the changed or gone ones from REF's blobs."""
-    copies = [rel for rel, _ in store.bench]
-    on_disk = set(_store_files(now.store())) - {_STORE + n for n in edited}
+    """REF's result files (its store's ``copies`` and its ``bench/results/``), evaluated: read from disk, with every
+    cache, when the working tree has them unchanged (``on_disk``: the store files that are REF's); otherwise the
+    changed or gone ones from REF's blobs."""
     tree = now.tree().files
     disk = [rel for rel in copies if rel in on_disk] + [r for r, oid in picked.results.items() if tree.get(r) == oid]
     blob = {rel: entries[rel].id for rel in [*copies, *picked.results] if rel not in disk and rel in entries}

@@ -387,12 +387,54 @@ def changed_since(root: Path, commit: str, folder: str) -> set[str]:
     tree (``git diff --name-only``: edited, deleted, or no longer tracked), paths relative to the root; and, since git
     diff never looks at them, every file under it git was told not to watch (``update-index --skip-worktree`` or
     ``--assume-unchanged``: an edit to one is invisible to git, adversarial round 11)."""
-    out = _plain(
-        root, "diff", "--name-only", "-z", "--no-renames", "--no-relative", "--no-ext-diff", commit, "--", folder
-    ).stdout
-    unwatched = _plain(root, "ls-files", "-v", "-z", "--full-name", "--", folder).stdout
-    hidden = {_path(raw[2:]) for raw in unwatched.split(b"\0") if raw[:1].islower() or raw[:1] == b"S"}
-    return {_path(raw) for raw in out.split(b"\0") if raw} | hidden
+    return ChangedSince(root, commit, folder).result()
+
+
+class ChangedSince:
+    """:func:`changed_since`'s two git processes, started now and read by :meth:`result`, so that a caller does other
+    work while git compares (a store of large files: git hashes each whose index entry it cannot trust); :meth:`close`
+    stops them unread. Each is the ``git`` :func:`_plain` runs, with its settings and its error."""
+
+    def __init__(self, root: Path, commit: str, folder: str) -> None:
+        self.root, self.commit, self.folder = root, commit, folder
+        diff = ["diff", "--name-only", "-z", "--no-renames", "--no-relative", "--no-ext-diff", commit, "--", folder]
+        self._procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+        try:
+            for args in (diff, ["ls-files", "-v", "-z", "--full-name", "--", folder]):
+                cmd = ["git", "--no-replace-objects", "-c", "core.quotepath=off", *args]
+                proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                self._procs.append((args[0], proc))
+        except OSError as err:  # git itself missing
+            self.close()
+            raise FileError(f"{root}: cannot run git: {err.strerror or err}") from None
+
+    def result(self) -> set[str]:
+        """The files :func:`changed_since` names (waits for git); FileError with git's message if it failed."""
+        outs: list[bytes] = []
+        try:
+            for command, proc in self._procs:
+                out, err = proc.communicate()
+                if proc.returncode:
+                    lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
+                    raise FileError(
+                        f"{self.root}: git {command} failed: {lines[-1] if lines else f'exit {proc.returncode}'}"
+                    )
+                outs.append(out)
+        finally:
+            self.close()
+        out, unwatched = outs
+        hidden = {_path(raw[2:]) for raw in unwatched.split(b"\0") if raw[:1].islower() or raw[:1] == b"S"}
+        return {_path(raw) for raw in out.split(b"\0") if raw} | hidden
+
+    def close(self) -> None:
+        """Stop what git has not finished (nothing left unwaited)."""
+        for _, proc in self._procs:
+            if proc.returncode is None:
+                proc.kill()
+                proc.wait()
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
 
 
 def read_blobs(root: Path, ids: Iterable[str]) -> dict[str, bytes]:

@@ -50,8 +50,8 @@ class _Kept:
     ``figures`` {gate identity: figures or null}, both read once and handed back whole when an entry is added."""
 
     def __init__(self, root: Path, cache: Cache, clock: Clock) -> None:
-        listing, self.settled = statusindex.listing(root)  # before the store is read (derive's rule)
-        self.key = cache_key(HISTORY, listing, _code())
+        self.listing, self.settled = statusindex.listing(root)  # before the store is read (derive's rule)
+        self.key = cache_key(HISTORY, self.listing, _code())
         self.cache, self.clock = cache, clock
         data = cache.read(HISTORY, self.key)
         usable = isinstance(data, dict) and isinstance(data.get("built"), str) and clock.now >= data["built"]
@@ -84,7 +84,10 @@ class RepoView:
         self.kept = _Kept(root, cache, self.clock)
         self.plan_set: PlanSet = load_plan_set(root, cache=cache)
         self.plans: list[Plan] = self.plan_set.plans
-        self.statuses: dict[str, PhaseStatus] = derive(root, self.plans, self.clock, cache) if self.plans else {}
+        self._scanned: list[FileIndex] = []  # the working tree's index when derive read it
+        self.statuses: dict[str, PhaseStatus] = (
+            derive(root, self.plans, self.clock, cache, self._scanned) if self.plans else {}
+        )
         self._store: Store | None = None
         self._bench: BenchEvaluator | None = None
         self._tree: FileIndex | None = None
@@ -100,16 +103,31 @@ class RepoView:
 
     @property
     def bench(self) -> BenchEvaluator:
-        """The bench evaluator over every valid result run (parsed on first use)."""
+        """The bench evaluator over every valid result run (parsed on first use); the store is not read for its
+        result copies where the status index names them (:meth:`store_files`)."""
         if self._bench is None:
-            self._bench = repo_bench_evaluator(self.root, self.store, self.clock, self.cache)
+            listed = self.store_files()
+            copies = listed.copies if listed is not None else [rel for rel, _ in self.store.bench]
+            self._bench = repo_bench_evaluator(self.root, copies, self.clock, self.cache)
         return self._bench
+
+    def store_files(self) -> statusindex.StoreFiles | None:
+        """The store's result copies and files (:class:`tracker.store.statusindex.StoreFiles`): the store's when it
+        was read, else the status index's for the evidence as it was listed when this view began (what the statuses
+        were judged on), without reading the store; None when neither knows them."""
+        if self._store is not None:
+            return statusindex.StoreFiles.of(self._store)
+        tables = statusindex.read_tables(self.cache, self.kept.listing, self.clock)
+        try:
+            return None if tables is None else tables.store_files()
+        except statusindex.Miss:
+            return None
 
     @property
     def tree(self) -> FileIndex:
         """The working tree's file ids."""
-        if self._tree is None:
-            self._tree = FileIndex(tree_file_ids(self.root))
+        if self._tree is None:  # the ids the statuses were judged on, when derive read them (one reading)
+            self._tree = FileIndex(self._scanned[0].files if self._scanned else tree_file_ids(self.root))
         return self._tree
 
     def phases(self, keys: Iterable[str] | None = None) -> list[tuple[Plan, Phase]]:

@@ -22,7 +22,8 @@ from tracker.base.file_index import FileIndex
 from tracker.base.fileio import read_regular, settled, signature
 from tracker.core.model import BenchGate, EvidenceSource, GateVerdict, ResultRun, gate_hash
 from tracker.errors import FileError, ResultFileError
-from tracker.store.result_files import load_repo_results, repo_result_files
+from tracker.store.result_files import known_result, load_repo_results, load_results, repo_result_files, result_set
+from tracker.store.result_metrics import MetricIndex
 
 
 def logic_key() -> str:
@@ -82,17 +83,60 @@ class RepoResults:
         self.files = repo_result_files(root) if files is None else files
         self.clock = clock or Clock()
         self.logic = logic_key()
-        listing = [f"{rel}\0{digest}" for rel, digest in _content_ids(root, self.files, self.cache).items()]
-        self.key = cache_key(VERDICTS, self.logic, *sorted(listing))
+        self.ids = _content_ids(root, self.files, self.cache)  # {relative path: sha256 of its bytes}
+        self.key = cache_key(VERDICTS, self.logic, *sorted(f"{rel}\0{digest}" for rel, digest in self.ids.items()))
         self._runs: list[ResultRun] | None = None
         self._errors: list[ResultFileError] = []
+        self._read: dict[Path, ResultRun | ResultFileError] = {}  # the files runs_for read, by their path
+        self._by_path: list[tuple[Path, str | None]] | None = None  # each file with its content id
+        self._for: dict[str, list[ResultRun]] = {}  # runs_for's answers, by metric
 
     def runs(self) -> list[ResultRun]:
         """Every valid run (parsed now if not yet); invalid files end up in :meth:`errors`."""
         if self._runs is None:
             loaded = load_repo_results(self.root, strict=False, files=self.files, clock=self.clock, cache=self.cache)
             self._runs, self._errors = list(loaded), loaded.errors
+            MetricIndex.of(self.cache).note(self._runs)
         return self._runs
+
+    def runs_for(self, metric: str) -> list[ResultRun]:
+        """The valid runs with a case of ``metric``, oldest first: :meth:`runs` less the runs without one, reading
+        only the files whose content may hold it (:mod:`tracker.store.result_metrics`: a file whose content is not
+        known to hold other metrics only is read)."""
+        if self._runs is not None:
+            return [run for run in self._runs if any(c.metric == metric for c in run.cases)]
+        if metric not in self._for:
+            self._for[metric] = self._load_for(metric)
+        return list(self._for[metric])
+
+    def _load_for(self, metric: str) -> list[ResultRun]:
+        index = MetricIndex.of(self.cache)
+        if self._by_path is None:
+            self._by_path = [(path, self.ids.get(path.relative_to(self.root).as_posix())) for path in self.files]
+        wanted = []
+        for path, sha in self._by_path:
+            held = index.metrics(sha)
+            if held is None or metric in held:
+                wanted.append(path)
+        todo = [path for path in wanted if path not in self._read]
+        # A file whose content this command parsed already (the other side of a summary: REF's and the working
+        # tree's files are mostly the same) is that run again: its time is checked, its bytes are not read again.
+        ids = dict(self._by_path)
+        known = {path: known_result(path, ids.get(path), self.cache, self.clock) for path in todo}
+        again = {path: run for path, run in known.items() if run is not None}
+        good, bad = load_results([path for path in todo if path not in again], self.cache, self.root, self.clock)
+        good += [run for run in again.values() if isinstance(run, ResultRun)]
+        bad += [err for err in again.values() if isinstance(err, ResultFileError)]
+        index.note(good)
+        self._read.update({Path(run.path): run for run in good})
+        self._read.update({Path(err.path): err for err in bad})
+        read = [self._read[path] for path in wanted]
+        loaded = result_set(
+            self.root,
+            [r for r in read if not isinstance(r, ResultFileError)],
+            [r for r in read if isinstance(r, ResultFileError)],
+        )
+        return [run for run in loaded if any(c.metric == metric for c in run.cases)]
 
     def errors(self) -> list[ResultFileError]:
         """Files that were rejected (parses the results if needed)."""
@@ -210,6 +254,13 @@ class Evaluator:
     def errors(self) -> list[ResultFileError]:
         """Rejected result files."""
         return self._repo.errors() if self._repo is not None else []
+
+    def results_for(self, metric: str) -> Sequence[ResultRun]:
+        """The valid runs with a case of ``metric``, oldest first (what a gate of that metric is evaluated on: the
+        same figures as on every run), parsing only the result files that may hold it."""
+        if self._repo is not None:
+            return self._repo.runs_for(metric)
+        return [run for run in self._given or [] if any(c.metric == metric for c in run.cases)]
 
     def __call__(self, gate: BenchGate) -> GateVerdict:
         key = gate_hash(gate)

@@ -29,17 +29,19 @@ from tracker.store import evidence, statusindex
 
 
 def repo_bench_evaluator(
-    root: Path, store: Store, clock: Clock | None = None, cache: Cache | None = None
+    root: Path, store: Store | list[str], clock: Clock | None = None, cache: Cache | None = None
 ) -> BenchEvaluator:
     """Bench gates bound to the repository's results (``tracker.store.bench_evaluator.Evaluator``): verdicts
     cached by result-file content, plus ``ever_met`` (for regressed) and ``changed`` (for stale).
     Imported only when a plan has bench gates; a warm call parses no result file. The store's result
-    copies are the ones ``store`` lists (its files are not read again to find them); ``clock``: the time
-    result times are checked against (default: now); ``cache``: the command's (None: read, nothing kept)."""
+    copies are the ones ``store`` lists (its files are not read again to find them), or ``store`` is that list;
+    ``clock``: the time result times are checked against (default: now); ``cache``: the command's (None: read,
+    nothing kept)."""
     from tracker.store.bench_evaluator import Evaluator, RepoResults
     from tracker.store.result_files import repo_result_files
 
-    files = repo_result_files(root, [rel for rel, _ in store.bench])
+    copies = store if isinstance(store, list) else [rel for rel, _ in store.bench]
+    files = repo_result_files(root, copies)
     return Evaluator(RepoResults(root, files, clock, Cache(root) if cache is None else cache))
 
 
@@ -59,15 +61,20 @@ def working_tree_index(root: Path, cache: Cache | None, ignored_inputs: bool = T
 
 
 def derive(
-    root: Path, plans: list[Plan], clock: Clock | None = None, cache: Cache | None = None
+    root: Path,
+    plans: list[Plan],
+    clock: Clock | None = None,
+    cache: Cache | None = None,
+    scanned: list[FileIndex] | None = None,
 ) -> dict[str, PhaseStatus]:
     """Statuses of ``plans`` from the repository's evidence store and working tree: from the status index
     (:mod:`tracker.store.statusindex`) when it holds every answer, else from the store, handing ``cache`` the index
     anew. ``clock``: the time evidence times are checked against (default: now); ``cache``: the command's,
-    which it writes at its end (None: the repository's cache is read, nothing is kept)."""
+    which it writes at its end (None: the repository's cache is read, nothing is kept); ``scanned``: a list that
+    gets the working tree's index (:func:`working_tree_index`) when it was read, for a caller that needs its ids too."""
     clock = clock or Clock()
     cache = Cache(root) if cache is None else cache
-    scanned: list[FileIndex] = []
+    scanned = [] if scanned is None else scanned
 
     def tree() -> FileIndex:
         """The working tree's file ids, read once (staleness is judged on the tree as it is now, never cached)."""

@@ -96,6 +96,19 @@ def load_result(
     return run
 
 
+def known_result(path: Path, sha: str | None, cache: Cache, clock: Clock) -> ResultRun | ResultFileError | None:
+    """What :func:`load_result` gives for ``path`` whose bytes have the content id ``sha`` when this command parsed
+    those bytes already (the cache's memo, which holds only validated runs): that run, named ``path``, or the error
+    its time in the future is (checked now, as on every load); None when they were not parsed (then read them)."""
+    run = cache.memo(RUNS).get(sha) if sha else None
+    if not isinstance(run, ResultRun):
+        return None
+    future = clock.future(run.time.strftime("%Y-%m-%dT%H:%M:%SZ"), "provenance.time")
+    if future:
+        return ResultFileError(path, future, lasting=False)
+    return run._replace(path=str(path))
+
+
 def _validate(data: bytes, path: Path | str, sha: str, cache: Cache) -> None:
     """Validate ``data`` unless ``cache`` holds this content's verdict; hand it a new verdict."""
     key = cache_key(CHECKS, VALIDATOR, library_key(*VALIDATION_LIBRARIES))
@@ -179,6 +192,13 @@ def load_repo_results(
     good, bad = load_results(repo_result_files(root, cache=cache) if files is None else files, cache, root, clock)
     if bad and strict:
         raise bad[0]
+    return result_set(root, good, bad)
+
+
+def result_set(root: Path, good: list[ResultRun], bad: list[ResultFileError]) -> ResultSet:
+    """The :class:`ResultSet` of runs and rejected files as :func:`load_results` gave them, in the order of the
+    files: paths relative to ``root``, deduplicated by content (the first file of the same bytes names it), oldest
+    first."""
     unique: dict[str, ResultRun] = {}
     for run in good:
         rel = Path(run.path).relative_to(root).as_posix() if Path(run.path).is_absolute() else run.path

@@ -8,7 +8,9 @@ stands:
 - per phase asked (its key and its gates): whether all its gates were met together once (``regressed``);
 - per verdict source and ``paths`` of a phase: the file ids that evidence recorded (or measured) under those
   paths, for staleness, which is always judged against the working tree as it is now (never cached);
-- the processes that incomplete runs named as running a test, with whether they were alive.
+- the processes that incomplete runs named as running a test, with whether they were alive;
+- the store's files and which of them are result copies (:class:`StoreFiles`), so that a reader of the result files
+  (``tracker summary``'s figures) finds the copies without opening the store.
 
 Its size depends on the plans and the repository, not on how many evidence files there are. A warm status lists
 the two evidence folders (one ``stat`` per file), reads this file and never opens the store.
@@ -38,7 +40,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tracker.base.cache import PARSE_LIBRARIES, Cache, code_identity, library_key
 from tracker.base.contract import EVIDENCE_DIR, RUNNING_SUFFIX, Clock
@@ -132,14 +134,39 @@ def _same_processes(processes: list[Any]) -> bool:
     return True
 
 
+class StoreFiles(NamedTuple):
+    """What a loaded store listed, for a reader of result files that needs no more of it: ``copies``, its result
+    copies (``Store.bench``'s paths, in its order), and ``listed``, every file it listed (:func:`store_files`)."""
+
+    copies: list[str]
+    listed: list[str]
+
+    @classmethod
+    def of(cls, store: Store) -> StoreFiles:
+        return cls([rel for rel, _ in store.bench], store_files(store))
+
+
+def store_files(store: Store) -> list[str]:
+    """Every file a loaded store listed (used or not), paths relative to the root."""
+    return (
+        [r.file for r in store.runs]
+        + [f for f, _ in store.signoffs]
+        + [f for f, _ in store.bench]
+        + store.incomplete
+        + [x.split(": ", 1)[0] for x in store.invalid]
+    )
+
+
 class Tables:
     """The index's answers, each keyed by exactly what it depends on besides the evidence (whose identity is the
     index's key): ``gates`` (verdict and "ever met"), ``defs`` (definition changed since the deciding evidence),
     ``done`` ("was done") and ``then`` (recorded file ids under a phase's paths); ``sources`` and ``maps`` hold
-    the evidence sources and file maps the entries point to, each once."""
+    the evidence sources and file maps the entries point to, each once; ``store`` the store's files
+    (:class:`StoreFiles`), so that a reader of the result files needs not read the store to find its copies."""
 
     def __init__(self, data: dict[str, Any] | None = None) -> None:
         data = data or {}
+        self.store: Any = data.get("store")
         self.sources: list[Any] = _list(data.get("sources"))
         self.maps: list[Any] = _list(data.get("maps"))
         self.gates: dict[str, Any] = _dict(data.get("gates"))
@@ -177,7 +204,18 @@ class Tables:
             "defs": self.defs,
             "done": self.done,
             "then": self.then,
+            "store": [*StoreFiles.of(store)],
         }
+
+    def store_files(self) -> StoreFiles:
+        """The files of the store the index was built from (:class:`StoreFiles`); :class:`Miss` when it holds none
+        this code wrote."""
+        row = self.store
+        if not (isinstance(row, list) and len(row) == 2 and all(isinstance(x, list) for x in row)):
+            raise Miss
+        if not all(isinstance(f, str) for x in row for f in x):
+            raise Miss
+        return StoreFiles(list(row[0]), list(row[1]))
 
     @staticmethod
     def _add(rows: list[Any], ids: dict[Any, int], key: Any, row: Any) -> int:

@@ -24,7 +24,7 @@ FIGURE = re.compile(
 )
 LOG = re.compile(rf"`?(?:{LOGS}/|runs/)([\w.-]+\.log)`?|`?docs/lab/(kernel-log\.md)`?")
 COMMIT = re.compile(r"(?<![\w/.])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w/.])")
-MACHINE = re.compile(r"H200|h200|RTX|`vm`|host vm")
+MACHINE = re.compile(r"H200|h200|H100|h100|RTX|`vm`|host vm")
 
 # (doc, a piece of the line (every figure on it is allowed), why its figures are no measurement to generate)
 SAMPLE = "sample output of the command quoted to show its format (a code block holds no figure marker); the run it shows is named in it"

@@ -7,7 +7,7 @@
   3. each timed run is bracketed by its own pair of CUDA events (host clock on a CPU device), the events
      all read after one final synchronize, so the host never stalls the queue between runs; with `hold`, every
      run is queued behind a GPU-side wait first, so that runs shorter than the host's own submission of them (a
-     graph replay costs the host about 10 us: `kernel/tools/fixed_cost_probe.py`) are timed on the GPU, back to
+     graph replay costs the host about 10 us: `bench/fixed_cost_probe.py`) are timed on the GPU, back to
      back, not at the host's pace;
   4. runs rotate through the sets, so with `rotation_sets` sizing the sets to exceed 2x the L2 no run
      finds its inputs still cached by the previous one.

@@ -1,7 +1,7 @@
 """What a verify call costs before it does any work (issue 27): the floors under the fixed cost, timed as
 `python -m bench verify` times a call (one CUDA graph replayed, each replay between its own pair of events).
 
-    python3 kernel/tools/fixed_cost_probe.py [--reps 400]
+    python3 -m bench.fixed_cost_probe [--reps 400]
 
 Prints the median (and p10-p90) of, each on the same device in one process, each twice: as the host submits the
 replays (the host's pace: a graph replay costs it about 10 us), and queued behind a wait on the GPU (what
@@ -21,7 +21,7 @@ import statistics
 
 import torch
 
-from bench.timing import HOLD_CLOCK_HZ, capture_graph, l2_bytes, rotation_sets
+from bench.timing import capture_graph, l2_bytes, rotation_sets, time_device
 from kernel import build
 
 
@@ -29,18 +29,7 @@ def timed(fn, n_sets: int, reps: int, hold: bool) -> list[float]:
     """Samples (us) of graph replays of fn(i), i cycling over the input sets; hold: queued behind a GPU-side wait."""
     graphs = [capture_graph(lambda i=i: fn(i)) for i in range(n_sets)]
     assert all(g is not None for g in graphs), "a probe case did not capture"
-    for g in graphs:
-        g()
-    torch.cuda.synchronize()
-    if hold:
-        torch.cuda._sleep(int(0.05 * HOLD_CLOCK_HZ))  # 50 ms: far longer than the host takes to queue them all
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-    for r, (begin, end) in enumerate(events):
-        begin.record()
-        graphs[r % n_sets]()
-        end.record()
-    torch.cuda.synchronize()
-    return [b.elapsed_time(e) * 1e3 for b, e in events]
+    return time_device(lambda i: graphs[i](), n_sets, min_reps=reps, max_reps=reps, hold=hold)
 
 
 def line(name: str, fn, n_sets: int, reps: int) -> None:

@@ -13,13 +13,12 @@ removed and one added: what it measures is not the same, and "removed" is the co
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from tracker.core.bench_verdict import DEFAULT_CONFIDENCE, SECONDS, on_hardware
-from tracker.core.model import BenchGate, Gate, ManualGate, Phase, Plan, TestGate, gate_key
+from tracker.core.model import BenchGate, Gate, ManualGate, Phase, Plan, TestGate, canonical_hash, gate_key
 
 # The words a reviewer must see: an edit of these kinds can move a phase towards done with no new evidence ("changed":
 # neither looser nor tighter by any rule here, a threshold turned around, another unit or hardware: it may ask less).
@@ -38,17 +37,13 @@ class GateEdit(NamedTuple):
         return self._asdict()
 
 
-def _canon(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
 def identity(gate: Gate) -> tuple[str, ...]:
     """What a gate checks, without how strictly: its match key across the two sides."""
     if isinstance(gate, TestGate):
         return ("test", gate.test, gate.marker or "")
     if isinstance(gate, ManualGate):
         return ("manual", gate.manual)
-    return ("bench", gate.bench, _canon(gate.where), _canon(gate.baseline))
+    return ("bench", gate.bench, canonical_hash(gate.where), canonical_hash(gate.baseline))
 
 
 def describe(gate: Gate) -> str:
@@ -58,9 +53,8 @@ def describe(gate: Gate) -> str:
     if isinstance(gate, ManualGate):
         return f"sign-off {gate.manual!r}"
     where = ", ".join(f"{k}={v}" for k, v in sorted(gate.where.items()))
-    return (
-        f"bench {gate.bench}" + (f" ({where})" if where else "") + (f" {_threshold(gate)}" if _threshold(gate) else "")
-    )
+    threshold = _threshold(gate)
+    return f"bench {gate.bench}" + (f" ({where})" if where else "") + (f" {threshold}" if threshold else "")
 
 
 def _num(x: float) -> str:
@@ -236,15 +230,16 @@ def phase_edits(plan_id: str, old: Phase, new: Phase) -> list[GateEdit]:
         for i in queue:
             out.append(GateEdit(gate_key(plan_id, old.id, i), "removed", describe(old.gates[i])))
     key = f"{plan_id}/{new.id}"
-    dropped = [d for d in old.depends if d not in new.depends]
-    if dropped:  # a dependency no longer held: the phase can be done before it
-        out.append(GateEdit(key, "looser", "no longer depends on " + ", ".join(dropped)))
-    if added := [d for d in new.depends if d not in old.depends]:
-        out.append(GateEdit(key, "tighter", "now depends on " + ", ".join(added)))
-    if gone := [p for p in old.paths if p not in new.paths]:  # fewer changed files make its evidence stale
-        out.append(GateEdit(key, "looser", "paths no longer cover " + ", ".join(gone)))
-    if more := [p for p in new.paths if p not in old.paths]:
-        out.append(GateEdit(key, "tighter", "paths now also cover " + ", ".join(more)))
+    # A dependency dropped: the phase can be done before it. A path dropped: fewer changed files make its evidence
+    # stale. Either asks less; one added asks more.
+    for was, now, less, more in (
+        (old.depends, new.depends, "no longer depends on ", "now depends on "),
+        (old.paths, new.paths, "paths no longer cover ", "paths now also cover "),
+    ):
+        if gone := [x for x in was if x not in now]:
+            out.append(GateEdit(key, "looser", less + ", ".join(gone)))
+        if added := [x for x in now if x not in was]:
+            out.append(GateEdit(key, "tighter", more + ", ".join(added)))
     if old.exact != new.exact:  # not exact: an edit of comments alone no longer makes its evidence stale
         what = "no longer exact: a comment-only edit keeps its evidence" if old.exact else "now exact: every byte"
         out.append(GateEdit(key, "looser" if old.exact else "tighter", what))

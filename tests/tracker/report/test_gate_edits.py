@@ -208,20 +208,25 @@ def repo(root: Path) -> Path:
     return root
 
 
+def summaries(root: Path, cli: Callable[..., Any], plan: str) -> tuple[list[str], str]:
+    """The plan edited to ``plan`` in the working tree: ``tracker summary``'s lines and the PR summary since HEAD."""
+    (root / "plans/0001-loose.md").write_text(plan, encoding="utf-8")
+    got = cli(root, "summary")
+    assert got.code == 0, got.err
+    pr = cli(root, "report", "--format", "github", "--since", "HEAD")
+    assert pr.code == 0, pr.err
+    return got.out.splitlines(), pr.out
+
+
 def test_a_gate_loosened_to_done_says_so_in_the_summary(tmp_path: Path, cli: Callable[..., Any]) -> None:
     root = repo(tmp_path / "repo")
     assert "done" not in cli(root, "status").out.split("P1", 1)[1].split("\n", 1)[0]
-    (root / "plans/0001-loose.md").write_text(PLAN.replace("THRESHOLD", "200.0"), encoding="utf-8")
-    got = cli(root, "summary")
-    assert got.code == 0, got.err
-    lines = got.out.splitlines()
+    lines, pr = summaries(root, cli, PLAN.replace("THRESHOLD", "200.0"))
     assert lines[0] == "0001/P1 done (gate loosened)"
     assert "- 0001/P1#1 looser: bench m.time_us: at most 50 -> 200" in lines
     assert "Gate-Loosened: 0001/P1#1" in lines
-    pr = cli(root, "report", "--format", "github", "--since", "HEAD")
-    assert pr.code == 0, pr.err
-    assert pr.out.startswith("### ⚠️ tracker: 1 phase(s) changed status since `HEAD`")
-    assert "- ⚠️ 0001/P1#1 **looser**: bench m.time\\_us: at most 50 → 200" in pr.out, pr.out
+    assert pr.startswith("### ⚠️ tracker: 1 phase(s) changed status since `HEAD`")
+    assert "- ⚠️ 0001/P1#1 **looser**: bench m.time\\_us: at most 50 → 200" in pr, pr
 
 
 def test_a_gate_tightened_with_no_status_change_is_listed_not_flagged(tmp_path: Path, cli: Callable[..., Any]) -> None:
@@ -239,16 +244,12 @@ def test_a_gate_tightened_with_no_status_change_is_listed_not_flagged(tmp_path: 
 def test_a_threshold_turned_around_to_done_is_flagged_as_changed(tmp_path: Path, cli: Callable[..., Any]) -> None:
     """at_most 50 -> at_least 1 passes a 100 us result: neither looser nor tighter by rule, and still said."""
     root = repo(tmp_path / "repo")
-    (root / "plans/0001-loose.md").write_text(PLAN.replace("at_most = THRESHOLD", "at_least = 1.0"), encoding="utf-8")
-    got = cli(root, "summary")
-    assert got.code == 0, got.err
-    lines = got.out.splitlines()
+    lines, pr = summaries(root, cli, PLAN.replace("at_most = THRESHOLD", "at_least = 1.0"))
     assert lines[0] == "0001/P1 done (gate changed)"
     assert "- 0001/P1#1 changed: bench m.time_us: at most 50 -> at least 1" in lines
     assert "Gate-Changed: 0001/P1#1" in lines
-    pr = cli(root, "report", "--format", "github", "--since", "HEAD")
-    assert pr.out.startswith("### ⚠️ tracker: 1 phase(s) changed status since `HEAD`"), pr.out
-    assert "- ⚠️ 0001/P1#1 **changed**: bench m.time\\_us: at most 50 → at least 1" in pr.out, pr.out
+    assert pr.startswith("### ⚠️ tracker: 1 phase(s) changed status since `HEAD`"), pr
+    assert "- ⚠️ 0001/P1#1 **changed**: bench m.time\\_us: at most 50 → at least 1" in pr, pr
 
 
 def test_the_pull_request_list_shows_a_loosened_gate_behind_many_tightened_ones() -> None:

@@ -8,7 +8,16 @@ from pathlib import Path
 
 DEFAULT_IMPLS = "cuda,triton,torch,flashinfer"
 RESULTS = Path(__file__).resolve().parent / "results"
-KERNELS = ("cuda", "triton")  # what `step` and `defrag` time
+KERNELS = ("cuda", "triton")  # what `defrag` times
+# What `step` times, each (verify_attention's backend, its pdl): cuda is the engine's own (the plan and the prefix's
+# rows read before the wait on the layer's KV store, kernel/engine/attention.py); the other two cuda entries time the
+# same kernel with less overlap, the A/B behind that choice.
+STEP_IMPLS = {
+    "cuda": ("cuda", "prefix"),
+    "cuda_pdl_launch": ("cuda", "launch"),
+    "cuda_pdl_off": ("cuda", "off"),
+    "triton": ("triton", "off"),
+}
 
 
 def _shared_options(
@@ -43,7 +52,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
         budget="seconds of timed runs per implementation and case (default 0.5; 20-200 runs)",
     )
     step = sub.add_parser("step", help="one engine verify step of a 61-layer attention stack, eager and graphed")
-    step.add_argument("--impl", default="cuda,triton", help="comma-separated subset of cuda,triton (default both)")
+    step.add_argument(
+        "--impl", default="cuda,triton", help=f"comma-separated subset of {','.join(STEP_IMPLS)} (default cuda,triton)"
+    )
     _shared_options(
         step,
         cases=True,
@@ -67,8 +78,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
         from bench.peers import IMPLS
 
         args.impl = _impls(parser, args.impl, tuple(IMPLS))
+    elif args.benchmark == "step":
+        args.impl = _impls(parser, args.impl, tuple(STEP_IMPLS))
     else:
-        args.impl = _impls(parser, args.impl, KERNELS, none=args.benchmark == "defrag")
+        args.impl = _impls(parser, args.impl, KERNELS, none=True)
     if getattr(args, "layers", 1) < 1:
         parser.error(f"--layers: expected >= 1, got {args.layers}")
     if not args.budget > 0:

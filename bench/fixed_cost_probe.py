@@ -10,7 +10,12 @@ replays (the host's pace: a graph replay costs it about 10 us), and queued behin
   - the product with almost nothing to do: (B, H, T, L) = (1, 8, 16, 0), one split of one 16-token tile, the split
     kernel alone; and (1, 8, 16, 48) forced to 2 splits of one tile each, the split kernel and the combine;
   - the product at (1, 8, 16, 5700) with its own split count, warm (the inputs stay in L2) and cold (input sets
-    rotated past twice the L2, as bench verify does).
+    rotated past twice the L2, as bench verify does);
+  - a layer of the engine's step at that shape, cold: the store of the tree's 16 KV rows (index_copy_), then the
+    product, in each pdl mode (`verify_attention`'s pdl: the split kernel's programmatic dependent launch);
+  - the contract's negative control: pdl "prefix" right after a kernel that rewrites the prefix's rows (which that
+    mode promises not to happen), counting the calls whose output differs from a plain launch's. None differing
+    means the split kernel never ran ahead of the writer: the mode would then have nothing to overlap.
 A probe: its numbers go to kernel/NOTES.md with this file's log, never to a result file.
 """
 
@@ -83,6 +88,38 @@ def main() -> None:
     n_sets = rotation_sets((5700 + 16) * 1152, l2_bytes(torch.device("cuda")))
     cold = inputs(1, 8, 16, 5700, n_sets, gen)
     line(f"product, (1,8,16) L=5700, {splits} splits, {n_sets} sets rotated", call(cold, 0), n_sets, args.reps)
+    rows = torch.randn(16, 576, generator=gen).to("cuda", torch.bfloat16)
+    for mode, pdl in (("off", 0), ("launch", 1), ("prefix", 2)):
+
+        def layer(i: int, pdl: int = pdl):
+            q, pool, indptr, prefix, tree, mask = cold[i]
+            pool.index_copy_(0, tree.view(-1).long(), rows)
+            return ext.forward(q, pool, indptr, prefix, tree, mask, scale, False, 0, pdl)
+
+        line(f"store 16 rows + product, 5700, pdl={mode}", layer, n_sets, args.reps)
+    negative_control(ext, cold[0], scale)
+
+
+def negative_control(ext, inputs: tuple, scale: float, calls: int = 50) -> None:
+    """pdl "prefix" after a writer of the prefix's rows (a broken promise): how many calls read rows it had not yet
+    written. The writer copies 300 MB of scratch rows, then those rows, in one launch."""
+    q, pool, indptr, prefix, tree, mask = inputs
+    scratch = 256 * 1024
+    big = torch.empty(pool.shape[0] + scratch, 576, dtype=pool.dtype, device="cuda")
+    big[: pool.shape[0]] = pool
+    index = torch.cat([torch.arange(pool.shape[0], big.shape[0], device="cuda"), prefix.long()])
+    new = torch.randn(index.numel(), 576, device="cuda").to(pool.dtype)
+    old = big[prefix.long()].clone()
+    big.index_copy_(0, index, new)
+    want = ext.forward(q, big, indptr, prefix, tree, mask, scale, False, 0, 0)[0].clone()
+    stale = 0
+    for _ in range(calls):
+        big.index_copy_(0, prefix.long(), old)
+        big.index_copy_(0, index, new)
+        out = ext.forward(q, big, indptr, prefix, tree, mask, scale, False, 0, 2)[0]
+        stale += int(not torch.equal(out, want))
+    torch.cuda.synchronize()
+    print(f"  negative control: pdl=prefix after a writer of the prefix's rows: {stale} of {calls} calls were stale")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ from pathlib import Path
 import torch
 
 from bench import results
+from bench.cli import STEP_IMPLS
 from bench.timing import summarize, time_device
 from bench.verify import ROOT, check_output, command_line, environment
 from kernel.engine.attention import StepInputs, TreeVerifyAttention
@@ -100,7 +101,8 @@ class AttentionStack:
         order = torch.randperm(rows, generator=gen, device=device)[: b * (case.ctx + t)].to(torch.int32).view(b, -1)
         self.req_to_token = torch.zeros(b, max_context, dtype=torch.int32, device=device)
         self.req_to_token[:, : case.ctx] = order[:, : case.ctx]
-        self.attention = TreeVerifyAttention(self.pool, self.req_to_token, impl, yarn_sm_scale())
+        backend, pdl = STEP_IMPLS.get(impl, (impl, "launch"))  # or a backend by its name (tests: "reference")
+        self.attention = TreeVerifyAttention(self.pool, self.req_to_token, backend, yarn_sm_scale(), pdl=pdl)
         self.q = torch.randn(layers, b, t, h, 576, generator=gen, device=device).to(torch.bfloat16)
         self.kv_rows = torch.randn(layers, b * t, 576, generator=gen, device=device).to(torch.bfloat16)
         import random

@@ -21,6 +21,7 @@ def verify_attention_cuda(
     sm_scale: float,
     return_lse: bool,
     kv_scale: float | None = None,
+    pdl: int = 1,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Tree-verify MLA attention on the GPU.
 
@@ -28,6 +29,7 @@ def verify_attention_cuda(
     tree_slots [B,T] int32, tree_mask [B,T] int64 (bit j of row i: node i sees node j).
     Returns out [B,T,H,512] bf16, and lse [B,T,H] fp32 (natural log of the scaled scores' sum of exps) when
     return_lse. A node that sees nothing (empty prefix, no mask bit) gets zeros and lse -inf.
+    pdl: the bf16 kernel's Params::pdl (0 off, 1 launch, 2 prefix; `verify_attention`'s pdl, by index).
     An fp8 kv_cache (float8_e4m3fn, with kv_scale) runs the fp8 kernel (sm_89+, kernel/csrc/verify_attention_fp8.cuh).
     """
     if kv_cache.dtype == torch.float8_e4m3fn:
@@ -48,6 +50,15 @@ def verify_attention_cuda(
         return (out, lse) if return_lse else out
     ext = build.load()
     out, lse = ext.forward(
-        q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, float(sm_scale), bool(return_lse), 0
+        q,
+        kv_cache,
+        prefix_indptr,
+        prefix_slots,
+        tree_slots,
+        tree_mask,
+        float(sm_scale),
+        bool(return_lse),
+        0,
+        pdl,
     )
     return (out, lse) if return_lse else out

@@ -20,6 +20,7 @@ MAX_BATCH = 65535  # the cuda backend puts requests on grid z
 MAX_ROWS = 2**31 // V_DIM  # B*T*H: the cuda backend's 32-bit row arithmetic
 FLT_MAX = 3.4028234663852886e38  # sm_scale * log2(e) becomes an fp32 kernel argument
 BACKENDS = ("cuda", "triton", "reference")
+PDL_MODES = ("off", "launch", "prefix")  # verify_attention's pdl; by index, the kernel's Params::pdl (kPdl*)
 DEBUG_ENV = "VERIFY_ATTN_DEBUG"
 _TENSOR_ARGS = ("q", "kv_cache", "prefix_indptr", "prefix_slots", "tree_slots", "tree_mask")
 FP8 = torch.float8_e4m3fn  # an fp8 KV cache (kernel/fp8.py): e4m3 rows and their scale, `kv_scale`
@@ -129,10 +130,13 @@ def validate(
     backend: str,
     debug: bool = False,
     kv_scale: float | None = None,
+    pdl: str = "launch",
 ) -> None:
     """Raise TypeError/ValueError naming the first bad argument; see `verify_attention` for the contract."""
     if backend not in BACKENDS:
         raise ValueError(f"backend: expected one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
+    if not isinstance(pdl, str) or pdl not in PDL_MODES:
+        raise ValueError(f"pdl: expected one of {', '.join(map(repr, PDL_MODES))}, got {pdl!r}")
     values = (q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask)
     t = dict(zip(_TENSOR_ARGS, values, strict=True))
     for name, value in t.items():
@@ -187,6 +191,7 @@ def verify_attention(
     return_lse: bool = False,
     debug: bool = False,
     kv_scale: float | None = None,
+    pdl: str = "launch",
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """MLA attention of a batch of draft trees over a page_size=1 latent KV pool.
 
@@ -204,6 +209,14 @@ def verify_attention(
         debug: also check values (indptr, slot bounds, mask bits); env VERIFY_ATTN_DEBUG=1 does the same.
         kv_scale: an fp8 kv_cache's scale (finite > 0; a power of two keeps the dequantized rows exact in bf16);
             None for a bf16 one. cuda reads fp8 on sm_89 and newer (e4m3 mma.sync; kernel/fp8.py's design q2p).
+        pdl: how cuda's bf16 kernel overlaps the kernel before it on the stream (programmatic dependent launch,
+            sm_90 and newer; elsewhere, and on the other backends and the fp8 kernel, calls run in plain stream
+            order). "off": a plain launch. "launch" (the default, safe for any caller): the kernel launches while the
+            one before it finishes and waits for it before reading anything. "prefix": it also reads prefix_indptr,
+            the slot ids, tree_mask and the prefix's KV rows before that wait, so the caller promises that the
+            kernel right before the call writes none of those (only q and the rows at tree_slots) and was itself a
+            plain launch or waited for its predecessors; a serving engine's step, whose plan and prefix rows come
+            from earlier kernels, is that case (kernel/engine/attention.py).
 
     Returns:
         out [B, T, H, 512] bf16, and lse [B, T, H] fp32 when return_lse. A node that sees no token (an
@@ -213,7 +226,7 @@ def verify_attention(
     Raises:
         TypeError / ValueError naming the argument, with expected vs actual, before anything launches.
     """
-    validate(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, sm_scale, backend, debug, kv_scale)
+    validate(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, sm_scale, backend, debug, kv_scale, pdl)
     args = (q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, float(sm_scale), return_lse)
     if backend == "reference":
         from kernel.reference import verify_attention_reference
@@ -225,4 +238,4 @@ def verify_attention(
         return verify_attention_triton(*args, kv_scale=kv_scale)
     from kernel.cuda_backend import verify_attention_cuda  # built on first use (kernel/build.py)
 
-    return verify_attention_cuda(*args, kv_scale=kv_scale)
+    return verify_attention_cuda(*args, kv_scale=kv_scale, pdl=PDL_MODES.index(pdl))

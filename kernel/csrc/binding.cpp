@@ -135,16 +135,21 @@ verify_attn::Params prepare(const at::Tensor& q, const at::Tensor& kv_cache, at:
 }
 
 #ifndef VERIFY_ATTN_FP8
-// Returns {out [B,T,H,512] bf16, lse [B,T,H] fp32 (empty unless return_lse)}.
+// Returns {out [B,T,H,512] bf16, lse [B,T,H] fp32 (empty unless return_lse)}. pdl: Params::pdl (0 off, 1 launch,
+// 2 prefix).
 std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache, const at::Tensor& prefix_indptr,
                                 const at::Tensor& prefix_slots, const at::Tensor& tree_slots,
-                                const at::Tensor& tree_mask, double sm_scale, bool return_lse, int64_t splits) {
+                                const at::Tensor& tree_mask, double sm_scale, bool return_lse, int64_t splits,
+                                int64_t pdl) {
   TORCH_CHECK(q.defined() && q.is_cuda(), "q: expected a CUDA tensor, got ",
               q.defined() ? q.device().str() : std::string("None"));
   const c10::cuda::CUDAGuard guard(q.device());
+  TORCH_CHECK(pdl >= verify_attn::kPdlOff && pdl <= verify_attn::kPdlPrefix,
+              "pdl: expected 0 (off), 1 (launch) or 2 (prefix), got ", num(pdl));
   std::vector<at::Tensor> keep;
-  const verify_attn::Params p = prepare(q, kv_cache, at::kBFloat16, prefix_indptr, prefix_slots, tree_slots, tree_mask,
-                                        sm_scale, return_lse, splits, keep);
+  verify_attn::Params p = prepare(q, kv_cache, at::kBFloat16, prefix_indptr, prefix_slots, tree_slots, tree_mask,
+                                  sm_scale, return_lse, splits, keep);
+  p.pdl = static_cast<int>(pdl);
   const cudaError_t err =
       verify_attn::launch_verify_attention(p, c10::cuda::getCurrentCUDAStream(q.device().index()).stream());
   TORCH_CHECK(err == cudaSuccess, "verify_attention launch failed: ", cudaGetErrorString(err));
@@ -194,10 +199,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "Tree-verify MLA attention (split-KV, mma.sync) over a page_size=1 latent pool";
 #ifndef VERIFY_ATTN_FP8
   m.def("forward", &forward, "out, lse = forward(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, "
-                             "sm_scale, return_lse, splits=0)",
+                             "sm_scale, return_lse, splits=0, pdl=1)",
         pybind11::arg("q"), pybind11::arg("kv_cache"), pybind11::arg("prefix_indptr"), pybind11::arg("prefix_slots"),
         pybind11::arg("tree_slots"), pybind11::arg("tree_mask"), pybind11::arg("sm_scale"),
-        pybind11::arg("return_lse"), pybind11::arg("splits") = 0);
+        pybind11::arg("return_lse"), pybind11::arg("splits") = 0, pybind11::arg("pdl") = verify_attn::kPdlLaunch);
 #else
   m.def("forward_fp8", &forward_fp8, "out, lse = forward_fp8(q, kv_cache, kv_scale, prefix_indptr, prefix_slots, "
                                      "tree_slots, tree_mask, sm_scale, return_lse, splits=0)",

@@ -279,6 +279,8 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   const int partner = warp ^ 1, pair_id = warp >> 1;
   const int gq = lane >> 2, cq = lane & 3;  // mma fragment coordinates: row group, column pair
 
+  const bool early = p.pdl == kPdlPrefix;  // the plan and the prefix's rows before the wait (Params::pdl)
+  if (!early) pdl_wait_primary();
   const int prefix_start = p.prefix_indptr[b];
   const int prefix_len = p.prefix_indptr[b + 1] - prefix_start;
   const int total = prefix_len + p.nodes;
@@ -292,6 +294,8 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
     const int r = row0 + tid;
     s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
   }
+  // Tile 0's rows before the wait only if all of them are the prefix's (the tree's may be the last kernel's writes).
+  if (early && (tile0 + 1) * kTileTokens > prefix_len) pdl_wait_primary();
   {
     // Tile 0 now, before Q: lanes 0-3 fetch the slot ids of the warp's 4 tokens, broadcast by shuffle.
     const int my_slot =
@@ -305,6 +309,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   // Tile 1's slot ids (tile t's entry is written during tile t-2, from tile 2 on).
   if (tid < kTileTokens) s_slot[kTileTokens + tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 1) * kTileTokens + tid);
 
+  if (early) pdl_wait_primary();  // q, and every later tile's rows, may be the last kernel's writes
   // The group's 32 rope columns come from shared memory each tile (see kQRopeBytes).
   uint32_t qf[16][4];
   load_q<kThreads>(p, b, rows, row0, wrow, grp, gq, cq, tid, q_rope, qf);
@@ -452,6 +457,24 @@ inline cudaError_t configure_launch(LaunchInfo& in, Kernel split_kernel, int sme
   return cudaSuccess;
 }
 
+// A split kernel's launch: grid (row tiles, splits, batch), a programmatic dependent of the kernel before it on
+// `stream` when p.pdl asks for it and the device has griddepcontrol (sm_90+; Params::pdl).
+template <class Kernel>
+inline cudaError_t launch_split(Kernel split_kernel, const Params& p, const LaunchInfo& in, int threads, int smem,
+                                cudaStream_t stream) {
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = in.cc_major >= 9 && p.pdl != kPdlOff ? 1 : 0;
+  return cudaLaunchKernelEx(&config, split_kernel, p);
+}
+
 // The combine kernel of Probe after a multi-split launch: the split kernel's programmatic dependent (sm_90+), its
 // shared memory reserved so that its blocks spread over the SMs (combine_spread_smem).
 template <class Probe>
@@ -478,7 +501,7 @@ inline cudaError_t launch_combine(const Params& p, const LaunchInfo& in, cudaStr
 // batch has no prefix slot at all.
 inline bool launchable(const Params& p) {
   const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
-  const bool sizes = p.num_splits >= 1 && p.num_splits <= kMaxSplits && p.nodes >= 1 && p.nodes <= kMaxNodes &&
+  const bool sizes = p.pdl >= kPdlOff && p.pdl <= kPdlPrefix && p.num_splits >= 1 && p.num_splits <= kMaxSplits && p.nodes >= 1 && p.nodes <= kMaxNodes &&
                      p.heads >= 1 && p.batch >= 1 && p.batch <= kMaxBatch &&
                      static_cast<int64_t>(p.batch) * p.nodes * p.heads <= (int64_t{1} << 31) / kVDim;
   const bool buffers = p.q && p.kv && p.prefix_indptr && p.tree_slots && p.tree_mask && p.out &&
@@ -500,9 +523,7 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
   LaunchInfo& in = info[device];
   err = configure_launch<Probe>(in, verify_attn_split_kernel<Probe>, kSmemBytes, device);
   if (err != cudaSuccess) return err;
-  const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
-  verify_attn_split_kernel<Probe><<<grid, kThreads, kSmemBytes, stream>>>(p);
-  err = cudaGetLastError();
+  err = launch_split(verify_attn_split_kernel<Probe>, p, in, kThreads, kSmemBytes, stream);
   if (err != cudaSuccess || p.num_splits == 1) return err;
   return launch_combine<Probe>(p, in, stream);
 }

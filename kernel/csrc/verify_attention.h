@@ -37,6 +37,20 @@ constexpr int kMaxSplits = 128;        // bounds the partial buffers
 // 5.7k, 66 splits of 3 tiles beat 44 of 5 by 9-11% (kernel/NOTES.md, "Design, and why").
 constexpr int kMinTilesPerSplit = 2;
 
+// Programmatic dependent launch of the split kernel (sm_90+; on older devices every mode runs as kPdlOff):
+// - kPdlOff: a plain launch, after the kernel before it on the stream has finished;
+// - kPdlLaunch: the split kernel launches as that kernel's programmatic dependent and waits for it (griddepcontrol.wait)
+//   before its first read or write of global memory: its launch and block setup overlap that kernel's end;
+// - kPdlPrefix: as kPdlLaunch, but it reads prefix_indptr, the slot ids, tree_mask and the prefix's KV rows before the
+//   wait, and waits only before q and the tree nodes' own rows. The caller promises that the kernel right before the
+//   call writes none of those (a serving step: it is the layer's KV store or q projection; the plan and the prefix's
+//   rows come from earlier kernels). Older kernels have finished: the split kernel starts only once every block of
+//   the one before it has, and that one started after its own predecessors finished (a plain launch, or a dependent
+//   that lets its own dependents go only after its wait, as the combine kernel does).
+// Both overlap modes rely, as every programmatic dependent does, on the kernel before the call having waited for its
+// own predecessors before it finishes.
+constexpr int kPdlOff = 0, kPdlLaunch = 1, kPdlPrefix = 2;
+
 struct Params {
   const void* q;                    // [B, T, H, 576] bf16
   const void* kv;                   // [S, 576] bf16
@@ -51,6 +65,7 @@ struct Params {
   int batch, nodes, heads;
   int num_splits;
   float scale_log2;                 // sm_scale * log2(e): scores go straight to the exp2 domain
+  int pdl = kPdlOff;                // how the split kernel overlaps the kernel before it (kPdl*, below)
 };
 
 inline int row_tiles(int nodes, int heads) { return (nodes * heads + kRowsPerBlock - 1) / kRowsPerBlock; }

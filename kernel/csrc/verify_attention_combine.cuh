@@ -20,6 +20,9 @@ constexpr int kCombineThreads = 256;  // 4 split groups x 64 float4 columns: one
 template <class Probe>
 __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(const Params p) {
   pdl_wait_primary();
+  // A programmatic dependent of this kernel (the next call's split kernel) may launch now: past the wait, so every
+  // kernel before this one has finished (the promise kPdlPrefix relies on, Params::pdl).
+  pdl_launch_dependents();
   Probe::combine(false);
   __shared__ float w[kMaxSplits];
   __shared__ float stats[2];

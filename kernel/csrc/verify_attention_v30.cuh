@@ -118,7 +118,7 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 // The producer warp: stage c % kStages of chunk c (16 tokens), for every chunk of the block's tiles.
 __device__ __forceinline__ void produce(const Params& p, uint32_t ring, uint32_t full, uint32_t empty, int b,
                                         int prefix_start, int prefix_len, int seq_end, int first_pos, int nchunks,
-                                        int lane) {
+                                        int lane, bool early) {
   const auto slot_of = [&](int c) {
     return c < nchunks && lane < kStageTokens
                ? slot_at(p, b, prefix_start, prefix_len, seq_end, first_pos + c * kStageTokens + lane)
@@ -131,6 +131,11 @@ __device__ __forceinline__ void produce(const Params& p, uint32_t ring, uint32_t
     after = slot_of(c + 2);
     const int stage = static_cast<unsigned>(c) % kStages;
     if (c >= kStages) mbar_wait(empty + stage * 8, ((static_cast<unsigned>(c) / kStages) - 1) & 1);
+    // early (kPdlPrefix): the prefix's rows are gathered before the wait, a chunk holding a tree node's after it.
+    if (early && first_pos + (c + 1) * kStageTokens > prefix_len) {
+      pdl_wait_primary();
+      early = false;
+    }
     const uint32_t dst = ring + stage * kStageBytes;
     if constexpr (kBulk) {
       const unsigned valid = __ballot_sync(0xffffffffu, cur >= 0);
@@ -189,6 +194,8 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
   const int row0 = blockIdx.x * kRowsPerBlock;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
 
+  const bool early = p.pdl == kPdlPrefix;  // the plan and the prefix's rows before the wait (Params::pdl)
+  if (!early) pdl_wait_primary();
   const int prefix_start = p.prefix_indptr[b];
   const int prefix_len = p.prefix_indptr[b + 1] - prefix_start;
   const int total = prefix_len + p.nodes;
@@ -208,7 +215,8 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
   if (warp >= kMathWarps) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
     if (warp == kMathWarps)
-      produce(p, ring, full, empty, b, prefix_start, prefix_len, seq_end, tile0 * kTileTokens, 2 * ntiles, lane);
+      produce(p, ring, full, empty, b, prefix_start, prefix_len, seq_end, tile0 * kTileTokens, 2 * ntiles, lane,
+              early);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kMathRegs));
     const int grp = warp & 1, wrow = (warp >> 1) * 16;
@@ -220,6 +228,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
       s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
     }
     uint32_t qf[16][4];
+    if (early) pdl_wait_primary();  // q may be the last kernel's write
     load_q<kMathThreads>(p, b, rows, row0, wrow, grp, gq, cq, tid, q_rope, qf);
     asm volatile("bar.sync %0, %1;\n" ::"n"(kMathBarrier), "n"(kMathThreads) : "memory");
 
@@ -338,9 +347,7 @@ inline cudaError_t launch(const Params& p, cudaStream_t stream) {
   LaunchInfo& in = info[device];
   err = configure_launch<Probe>(in, verify_attn_v30_split_kernel<Probe>, kSmemBytes, device);
   if (err != cudaSuccess) return err;
-  const dim3 grid(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
-  verify_attn_v30_split_kernel<Probe><<<grid, kThreads, kSmemBytes, stream>>>(p);
-  err = cudaGetLastError();
+  err = launch_split(verify_attn_v30_split_kernel<Probe>, p, in, kThreads, kSmemBytes, stream);
   if (err != cudaSuccess || p.num_splits == 1) return err;
   return launch_combine<Probe>(p, in, stream);
 }

@@ -51,8 +51,12 @@ class TreeVerifyAttention:
         backend: str,
         sm_scale: float,
         rope_table: torch.Tensor | None = None,
+        pdl: str = "prefix",
     ) -> None:
         self.pool, self.req_to_token, self.backend, self.sm_scale = pool, req_to_token, backend, sm_scale
+        # "prefix" is safe here: the kernel right before each layer's attention is its KV store, which writes only the
+        # tree's rows, and the plan and the prefix's rows come from earlier kernels (`verify_attention`'s pdl).
+        self.pdl = pdl
         self.rope_table = rope_table
         self._eager: dict[tuple[int, int, int], StepPlan] = {}
         self._graph: dict[tuple[int, int], StepPlan] = {}
@@ -104,4 +108,5 @@ class TreeVerifyAttention:
             self.sm_scale,
             backend=self.backend,
             kv_scale=self.pool.scale,
+            pdl=self.pdl,
         )

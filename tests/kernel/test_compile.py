@@ -353,4 +353,5 @@ def test_cuda_backend_signature() -> None:
         "sm_scale",
         "return_lse",
         "kv_scale",
+        "pdl",
     ]

@@ -39,6 +39,16 @@ def test_backend_name() -> None:
     expect(ValueError, "backend: expected one of 'cuda', 'triton', 'reference', got 'flash'", valid(), backend="flash")
 
 
+@pytest.mark.parametrize("pdl", ["on", "", "PREFIX", 1, None])
+def test_pdl_mode(pdl: Any) -> None:
+    expect(ValueError, f"pdl: expected one of 'off', 'launch', 'prefix', got {pdl!r}", valid(), pdl=pdl)
+
+
+@pytest.mark.parametrize("pdl", ["off", "launch", "prefix"])
+def test_every_pdl_mode_gives_the_reference_the_same_result(pdl: str) -> None:
+    assert torch.equal(call(valid(), pdl=pdl), call(valid()))
+
+
 @pytest.mark.parametrize("backend", ["cuda", "triton"])
 def test_gpu_backends_refuse_cpu_tensors(backend: str) -> None:
     expect(ValueError, f"q: expected a CUDA device for backend '{backend}', got cpu", valid(), backend=backend)

@@ -501,8 +501,8 @@ inline cudaError_t launch_combine(const Params& p, const LaunchInfo& in, cudaStr
 // batch has no prefix slot at all.
 inline bool launchable(const Params& p) {
   const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
-  const bool sizes = p.pdl >= kPdlOff && p.pdl <= kPdlPrefix && p.num_splits >= 1 && p.num_splits <= kMaxSplits && p.nodes >= 1 && p.nodes <= kMaxNodes &&
-                     p.heads >= 1 && p.batch >= 1 && p.batch <= kMaxBatch &&
+  const bool sizes = p.pdl >= kPdlOff && p.pdl <= kPdlPrefix && p.num_splits >= 1 && p.num_splits <= kMaxSplits &&
+                     p.nodes >= 1 && p.nodes <= kMaxNodes && p.heads >= 1 && p.batch >= 1 && p.batch <= kMaxBatch &&
                      static_cast<int64_t>(p.batch) * p.nodes * p.heads <= (int64_t{1} << 31) / kVDim;
   const bool buffers = p.q && p.kv && p.prefix_indptr && p.tree_slots && p.tree_mask && p.out &&
                        (p.num_splits == 1 || (p.part_o && p.part_lse));

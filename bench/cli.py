@@ -9,14 +9,17 @@ from pathlib import Path
 DEFAULT_IMPLS = "cuda,triton,torch,flashinfer"
 RESULTS = Path(__file__).resolve().parent / "results"
 KERNELS = ("cuda", "triton")  # what `defrag` times
-# What `step` times, each (verify_attention's backend, its pdl): cuda is the engine's own (the plan and the prefix's
-# rows read before the wait on the layer's KV store, kernel/engine/attention.py); the other two cuda entries time the
-# same kernel with less overlap, the A/B behind that choice.
+# What `step` times, each (verify_attention's backend, its pdl, the engine's store as a programmatic dependent): cuda
+# is the engine's own (kernel/engine/attention.py: its store kernel lets the attention launch, which gathers the plan
+# and the prefix's rows before its wait); the other cuda entries time the same kernels with less overlap, the A/B
+# behind that choice: torch's index_copy_ as the store, then the attention waiting before any read, then neither
+# overlapping.
 STEP_IMPLS = {
-    "cuda": ("cuda", "prefix"),
-    "cuda_pdl_launch": ("cuda", "launch"),
-    "cuda_pdl_off": ("cuda", "off"),
-    "triton": ("triton", "off"),
+    "cuda": ("cuda", "prefix", True),
+    "cuda_torch_store": ("cuda", "prefix", False),
+    "cuda_pdl_launch": ("cuda", "launch", False),
+    "cuda_pdl_off": ("cuda", "off", False),
+    "triton": ("triton", "off", False),
 }
 
 

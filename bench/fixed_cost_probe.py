@@ -11,8 +11,9 @@ replays (the host's pace: a graph replay costs it about 10 us), and queued behin
     kernel alone; and (1, 8, 16, 48) forced to 2 splits of one tile each, the split kernel and the combine;
   - the product at (1, 8, 16, 5700) with its own split count, warm (the inputs stay in L2) and cold (input sets
     rotated past twice the L2, as bench verify does);
-  - a layer of the engine's step at that shape, cold: the store of the tree's 16 KV rows (index_copy_), then the
-    product, in each pdl mode (`verify_attention`'s pdl: the split kernel's programmatic dependent launch);
+  - a layer of the engine's step at that shape, cold: the store of the tree's 16 KV rows (torch's index_copy_), then
+    the product, in each pdl mode (`verify_attention`'s pdl: the split kernel's programmatic dependent launch); and
+    the engine's own store (`store_rows`, itself a programmatic dependent) before the product in mode "prefix";
   - the contract's negative control: pdl "prefix" right after a kernel that rewrites the prefix's rows (which that
     mode promises not to happen), counting the calls whose output differs from a plain launch's. None differing
     means the split kernel never ran ahead of the writer: the mode would then have nothing to overlap.
@@ -89,14 +90,18 @@ def main() -> None:
     cold = inputs(1, 8, 16, 5700, n_sets, gen)
     line(f"product, (1,8,16) L=5700, {splits} splits, {n_sets} sets rotated", call(cold, 0), n_sets, args.reps)
     rows = torch.randn(16, 576, generator=gen).to("cuda", torch.bfloat16)
-    for mode, pdl in (("off", 0), ("launch", 1), ("prefix", 2)):
+    for mode, pdl, ours in (("off", 0, False), ("launch", 1, False), ("prefix", 2, False), ("prefix", 2, True)):
 
-        def layer(i: int, pdl: int = pdl):
+        def layer(i: int, pdl: int = pdl, ours: bool = ours):
             q, pool, indptr, prefix, tree, mask = cold[i]
-            pool.index_copy_(0, tree.view(-1).long(), rows)
+            if ours:
+                ext.store_rows(pool, tree.view(-1).long(), rows, True)
+            else:
+                pool.index_copy_(0, tree.view(-1).long(), rows)
             return ext.forward(q, pool, indptr, prefix, tree, mask, scale, False, 0, pdl)
 
-        line(f"store 16 rows + product, 5700, pdl={mode}", layer, n_sets, args.reps)
+        store = "store_rows (pdl)" if ours else "index_copy_"
+        line(f"{store} of 16 rows + product, 5700, pdl={mode}", layer, n_sets, args.reps)
     negative_control(ext, cold[0], scale)
 
 

@@ -101,8 +101,11 @@ class AttentionStack:
         order = torch.randperm(rows, generator=gen, device=device)[: b * (case.ctx + t)].to(torch.int32).view(b, -1)
         self.req_to_token = torch.zeros(b, max_context, dtype=torch.int32, device=device)
         self.req_to_token[:, : case.ctx] = order[:, : case.ctx]
-        backend, pdl = STEP_IMPLS.get(impl, (impl, "launch"))  # or a backend by its name (tests: "reference")
-        self.attention = TreeVerifyAttention(self.pool, self.req_to_token, backend, yarn_sm_scale(), pdl=pdl)
+        # An impl of STEP_IMPLS, or a backend by its name (tests: "reference").
+        backend, pdl, pdl_store = STEP_IMPLS.get(impl, (impl, "launch", False))
+        self.attention = TreeVerifyAttention(
+            self.pool, self.req_to_token, backend, yarn_sm_scale(), pdl=pdl, pdl_store=pdl_store
+        )
         self.q = torch.randn(layers, b, t, h, 576, generator=gen, device=device).to(torch.bfloat16)
         self.kv_rows = torch.randn(layers, b * t, 576, generator=gen, device=device).to(torch.bfloat16)
         import random

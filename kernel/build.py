@@ -40,6 +40,7 @@ HEADERS = (
     "verify_attention_combine.cuh",
     "verify_attention_probe.cuh",
     "verify_attention_ptx.cuh",
+    "verify_attention_store.cuh",
     "verify_attention_fp8.h",  # binding.cpp includes it under -DVERIFY_ATTN_FP8
 )
 CUDA_FLAGS = ("-O3", "--use_fast_math", "-std=c++17")

@@ -62,3 +62,10 @@ def verify_attention_cuda(
         pdl,
     )
     return (out, lse) if return_lse else out
+
+
+def store_rows(pool: torch.Tensor, index: torch.Tensor, rows: torch.Tensor, pdl: bool) -> None:
+    """pool[index[i]] = rows[i]: bf16 pool [S, 576], int64 index [N], bf16 rows [N, 576] on one CUDA device; pdl: as
+    a programmatic dependent of the kernel before it (sm_90+; kernel/csrc/verify_attention_store.cuh), letting the
+    next kernel (the layer's attention under pdl "prefix") launch while it writes."""
+    build.load().store_rows(pool, index, rows, bool(pdl))

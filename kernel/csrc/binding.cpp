@@ -155,6 +155,36 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
   TORCH_CHECK(err == cudaSuccess, "verify_attention launch failed: ", cudaGetErrorString(err));
   return {keep[0], keep[1]};
 }
+
+// pool[index[i]] = rows[i] for a bf16 pool [S, 576], index [N] int64 and rows [N, 576] bf16 on one device; pdl: as a
+// programmatic dependent of the kernel before it, where the device has griddepcontrol (sm_90+; otherwise a plain
+// launch). An index outside the pool traps on the device, as torch's index_copy_ asserts.
+void store_rows(const at::Tensor& pool, const at::Tensor& index, const at::Tensor& rows, bool pdl) {
+  using namespace verify_attn;
+  TORCH_CHECK(pool.defined() && pool.is_cuda(), "pool: expected a CUDA tensor, got ",
+              pool.defined() ? pool.device().str() : std::string("None"));
+  const c10::cuda::CUDAGuard guard(pool.device());
+  check_tensor(pool, "pool", at::kBFloat16, 2, pool.device());
+  check_tensor(index, "index", at::kLong, 1, pool.device());
+  check_tensor(rows, "rows", at::kBFloat16, 2, pool.device());
+  TORCH_CHECK(pool.size(1) == kHeadDim, "pool: expected shape [S, ", num(int64_t{kHeadDim}), "], got ",
+              shape(pool.sizes()));
+  TORCH_CHECK(rows.size(1) == kHeadDim && rows.size(0) == index.size(0), "rows: expected shape [",
+              num(index.size(0)), ", ", num(int64_t{kHeadDim}), "] (one row per index), got ", shape(rows.sizes()));
+  TORCH_CHECK(index.size(0) < (int64_t{1} << 31) / (kRowBytes / 16), "index: expected fewer than ",
+              num((int64_t{1} << 31) / (kRowBytes / 16)), " rows, got ", num(index.size(0)));
+  for (const auto& [t, name] : {std::pair<const at::Tensor*, const char*>{&pool, "pool"}, {&rows, "rows"}}) {
+    const int64_t mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(t->data_ptr()) % 16);
+    TORCH_CHECK(mis == 0, name, ": expected a 16-byte aligned data pointer, got address % 16 = ", num(mis));
+  }
+  int major = 0;
+  cudaError_t err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, pool.device().index());
+  TORCH_CHECK(err == cudaSuccess, "cudaDeviceGetAttribute(ComputeCapabilityMajor) failed: ", cudaGetErrorString(err));
+  err = launch_store_rows(pool.data_ptr(), pool.size(0), index.data_ptr<int64_t>(), rows.data_ptr(),
+                          static_cast<int>(index.size(0)), pdl && major >= 9,
+                          c10::cuda::getCurrentCUDAStream(pool.device().index()).stream());
+  TORCH_CHECK(err == cudaSuccess, "store_rows launch failed: ", cudaGetErrorString(err));
+}
 #else
 // The fp8 cache (kernel/csrc/verify_attention_fp8.cuh): kv_cache float8_e4m3fn with its scale kv_scale (a finite
 // fp32 value > 0; stored value x kv_scale = the value). Q is quantized per call into a workspace of this call.
@@ -203,6 +233,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         pybind11::arg("q"), pybind11::arg("kv_cache"), pybind11::arg("prefix_indptr"), pybind11::arg("prefix_slots"),
         pybind11::arg("tree_slots"), pybind11::arg("tree_mask"), pybind11::arg("sm_scale"),
         pybind11::arg("return_lse"), pybind11::arg("splits") = 0, pybind11::arg("pdl") = verify_attn::kPdlLaunch);
+  m.def("store_rows", &store_rows, "store_rows(pool, index, rows, pdl): pool[index[i]] = rows[i] (bf16 rows of 576)",
+        pybind11::arg("pool"), pybind11::arg("index"), pybind11::arg("rows"), pybind11::arg("pdl"));
 #else
   m.def("forward_fp8", &forward_fp8, "out, lse = forward_fp8(q, kv_cache, kv_scale, prefix_indptr, prefix_slots, "
                                      "tree_slots, tree_mask, sm_scale, return_lse, splits=0)",

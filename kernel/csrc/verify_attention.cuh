@@ -26,6 +26,7 @@
 
 #include "verify_attention.h"
 #include "verify_attention_combine.cuh"
+#include "verify_attention_store.cuh"
 #include "verify_attention_probe.cuh"
 #include "verify_attention_ptx.cuh"
 

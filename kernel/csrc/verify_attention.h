@@ -99,6 +99,12 @@ inline size_t partial_lse_elems(int batch, int nodes, int heads, int splits) {
 // buffer or a misaligned q / kv). The caller allocates part_o in bf16 (partial_o_elems) and part_lse in fp32.
 cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream);
 
+// Writes n bf16 rows [n, 576] at index [n] (int64) of pool [pool_rows, 576], on `stream`: the engine's KV store,
+// as a programmatic dependent of the kernel before it when `pdl` (the caller asks only on sm_90+;
+// verify_attention_store.cuh). cudaErrorInvalidValue for a negative n or a null pointer.
+cudaError_t launch_store_rows(void* pool, int64_t pool_rows, const int64_t* index, const void* rows, int n, bool pdl,
+                              cudaStream_t stream);
+
 // The kernel's version in the lab log (docs/lab/kernel-log.md): bench/table.py labels each result file with it.
 constexpr int kKernelVersion = 26;
 

@@ -20,4 +20,10 @@ cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream) {
   return launch_split_and_combine<BuildProbe>(p, stream);
 }
 
+cudaError_t launch_store_rows(void* pool, int64_t pool_rows, const int64_t* index, const void* rows, int n, bool pdl,
+                              cudaStream_t stream) {
+  if (n < 0 || (n > 0 && (!pool || !index || !rows))) return cudaErrorInvalidValue;
+  return store_rows_launch(pool, pool_rows, index, rows, n, pdl, stream);
+}
+
 }  // namespace verify_attn

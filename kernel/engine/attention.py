@@ -52,11 +52,15 @@ class TreeVerifyAttention:
         sm_scale: float,
         rope_table: torch.Tensor | None = None,
         pdl: str = "prefix",
+        pdl_store: bool = True,
     ) -> None:
         self.pool, self.req_to_token, self.backend, self.sm_scale = pool, req_to_token, backend, sm_scale
         # "prefix" is safe here: the kernel right before each layer's attention is its KV store, which writes only the
         # tree's rows, and the plan and the prefix's rows come from earlier kernels (`verify_attention`'s pdl).
         self.pdl = pdl
+        # The store itself as a programmatic dependent (kernel.cuda_backend.store_rows), for cuda on a bf16 pool: it
+        # launches while the previous kernel finishes and lets the layer's attention launch while it writes.
+        self.pdl_store = pdl_store and backend == "cuda" and pool.scale is None and pool.kv.is_cuda
         self.rope_table = rope_table
         self._eager: dict[tuple[int, int, int], StepPlan] = {}
         self._graph: dict[tuple[int, int], StepPlan] = {}
@@ -97,7 +101,12 @@ class TreeVerifyAttention:
         """q [B, T, H, 576] bf16, kv_row [B*T, 576] (the nodes' new KV rows) -> out [B, T, H, 512] bf16."""
         plan = self.plan
         assert plan is not None, "forward before init_forward_metadata"
-        self.pool.store(layer, plan.write_index, kv_row)
+        if self.pdl_store:
+            from kernel.cuda_backend import store_rows  # built on first use, as verify_attention's cuda backend
+
+            store_rows(self.pool.layer(layer), plan.write_index, kv_row.to(torch.bfloat16).contiguous(), pdl=True)
+        else:
+            self.pool.store(layer, plan.write_index, kv_row)
         return verify_attention(
             q,
             self.pool.layer(layer),

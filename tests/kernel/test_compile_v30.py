@@ -23,7 +23,7 @@ import pytest
 
 from kernel import build
 from tests.kernel.test_compile import FLAGS, FORBIDDEN_SASS, NVCC, SMEM_LIMIT, find_cuobjdump, parse_ptxas
-from tests.kernel.test_emulation import N, emulated_mmas, loop_bodies, sass_functions
+from tests.kernel.test_emulation import N, emulated_mmas, loop_bodies, probe_functions, sass_functions
 
 CSRC = Path(__file__).resolve().parents[2] / "kernel" / "csrc"
 TU = CSRC / "verify_attention_v30_sm.cu"
@@ -167,7 +167,7 @@ def test_each_devices_product_build_is_clean(tmp_path: Path, cc: tuple[int, int]
     # No block barrier: the pair's swap, and with one swap buffer the read barriers (a sync and an arrive).
     assert loop["BAR"] == (1 if "-DVERIFY_V30_XCH_BUFFERS=2" in flags else 3), loop
     # Names of its own: loaded beside another build, a shared launcher static skipped its shared-memory attribute.
-    assert all("V30Probe_b1_" in n for n in sass_functions(sass)), list(sass_functions(sass))
+    assert all("V30Probe_b1_" in n for n in probe_functions(sass)), list(sass_functions(sass))
 
 
 def test_product_by_device() -> None:
@@ -189,7 +189,7 @@ def test_v30_under_the_sm120_balance_emulation(tmp_path: Path, v30_builds: dict[
     registers, stores, loads = split_entry(report)
     assert registers == ENTRY_REGS and stores <= 16 and loads <= 16, report  # 12 / 8 B with nvcc 13.0
     assert tile_loop(sass)["HMMA"] == emulated_mmas(N)
-    assert all(f"V30Probe_b0_s4_x1_rb1_r{N}" in name for name in sass_functions(sass))
+    assert all(f"V30Probe_b0_s4_x1_rb1_r{N}" in name for name in probe_functions(sass))
     # What the benchmark emulates beside sm_120's product (v26): v30's sm_120a build, built for the H200.
     sm120 = "v30bulk"
     assert build.VARIANTS[sm120][3] == build.V30_ARCHS
@@ -199,8 +199,8 @@ def test_v30_under_the_sm120_balance_emulation(tmp_path: Path, v30_builds: dict[
     registers, stores, loads = split_entry(report)
     assert registers == ENTRY_REGS and stores <= 16 and loads <= 16, report
     assert tile_loop(sass)["HMMA"] == emulated_mmas(N) and "UBLKCP" in sass
-    assert all(f"V30Probe_b1_s4_x1_rb1_r{N}" in name for name in sass_functions(sass))
-    names = {arch: list(sass_functions(sass)) for arch, (sass, _) in v30_builds.items()}
+    assert all(f"V30Probe_b1_s4_x1_rb1_r{N}" in name for name in probe_functions(sass))
+    names = {arch: list(probe_functions(sass)) for arch, (sass, _) in v30_builds.items()}
     assert all("V30Probe_b0_s4_x1_rb1_r32" in name for found in names.values() for name in found), names
 
 

@@ -43,7 +43,7 @@ def test_the_stack_computes_tree_verify_attention(batch: int) -> None:
     [
         (
             ["step", "--impl", "reference"],
-            "--impl: expected a comma-separated subset of cuda,cuda_pdl_launch,cuda_pdl_off,triton",
+            "--impl: expected a comma-separated subset of cuda,cuda_torch_store,cuda_pdl_launch,cuda_pdl_off,triton",
         ),
         (["step", "--layers", "0"], "--layers: expected >= 1"),
         (["step", "--budget", "0"], "--budget: expected seconds > 0"),

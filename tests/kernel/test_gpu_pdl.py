@@ -137,3 +137,38 @@ def test_an_unknown_mode_is_refused_before_launch() -> None:
 
     with pytest.raises(RuntimeError, match=r"pdl: expected 0 \(off\), 1 \(launch\) or 2 \(prefix\), got 3"):
         build.load().forward(*x.args(), False, 0, 3)
+
+
+@pytest.mark.parametrize("pdl", [False, True])
+@pytest.mark.parametrize("n", [1, 16, 257])
+def test_the_engines_store_writes_what_index_copy_writes(pdl: bool, n: int) -> None:
+    from kernel.cuda_backend import store_rows
+
+    gen = torch.Generator(device="cuda").manual_seed(RUN_SEED)
+    pool = torch.randn(4096, 576, generator=gen, device="cuda").to(torch.bfloat16)
+    index = torch.randperm(4096, generator=gen, device="cuda")[:n]
+    rows = torch.randn(n, 576, generator=gen, device="cuda").to(torch.bfloat16)
+    want = pool.clone().index_copy_(0, index, rows)
+    store_rows(pool, index, rows, pdl)
+    torch.cuda.synchronize()
+    assert torch.equal(pool, want), f"n {n}, pdl {pdl}, seed {RUN_SEED}"
+
+
+def test_the_engines_store_refuses_bad_inputs_before_launch() -> None:
+    from kernel.cuda_backend import store_rows
+
+    pool = torch.zeros(64, 576, dtype=torch.bfloat16, device="cuda")
+    index = torch.arange(4, device="cuda")
+    rows = torch.zeros(4, 576, dtype=torch.bfloat16, device="cuda")
+    bad = [
+        ((pool.float(), index, rows), "pool: expected dtype BFloat16, got Float"),
+        ((pool, index.int(), rows), "index: expected dtype Long, got Int"),
+        ((pool, index, rows[:3]), r"rows: expected shape \[4, 576\] \(one row per index\), got \[3, 576\]"),
+        ((pool[:, :512].contiguous(), index, rows), r"pool: expected shape \[S, 576\], got \[64, 512\]"),
+        ((pool, index.cpu(), rows), "index: expected a CUDA tensor"),
+    ]
+    before = pool.clone()
+    for args, message in bad:
+        with pytest.raises(RuntimeError, match=message):
+            store_rows(*args, True)
+    assert torch.equal(pool, before)

@@ -102,12 +102,14 @@ def main() -> None:
 
         store = "store_rows (pdl)" if ours else "index_copy_"
         line(f"{store} of 16 rows + product, 5700, pdl={mode}", layer, n_sets, args.reps)
-    negative_control(ext, cold[0], scale)
+    for ours in (False, True):
+        negative_control(ext, cold[0], scale, ours)
 
 
-def negative_control(ext, inputs: tuple, scale: float, calls: int = 50) -> None:
+def negative_control(ext, inputs: tuple, scale: float, ours: bool, calls: int = 50) -> None:
     """pdl "prefix" after a writer of the prefix's rows (a broken promise): how many calls read rows it had not yet
-    written. The writer copies 300 MB of scratch rows, then those rows, in one launch."""
+    written. The writer copies 300 MB of scratch rows and those rows in one launch: torch's index_copy_, or (ours)
+    the engine's store_rows, which lets its dependent launch before it writes."""
     q, pool, indptr, prefix, tree, mask = inputs
     scratch = 256 * 1024
     big = torch.empty(pool.shape[0] + scratch, 576, dtype=pool.dtype, device="cuda")
@@ -120,11 +122,15 @@ def negative_control(ext, inputs: tuple, scale: float, calls: int = 50) -> None:
     stale = 0
     for _ in range(calls):
         big.index_copy_(0, prefix.long(), old)
-        big.index_copy_(0, index, new)
+        if ours:
+            ext.store_rows(big, index, new, True)
+        else:
+            big.index_copy_(0, index, new)
         out = ext.forward(q, big, indptr, prefix, tree, mask, scale, False, 0, 2)[0]
         stale += int(not torch.equal(out, want))
     torch.cuda.synchronize()
-    print(f"  negative control: pdl=prefix after a writer of the prefix's rows: {stale} of {calls} calls were stale")
+    writer = "store_rows (pdl)" if ours else "index_copy_"
+    print(f"  negative control: pdl=prefix after {writer} of the prefix's rows: {stale} of {calls} calls were stale")
 
 
 if __name__ == "__main__":

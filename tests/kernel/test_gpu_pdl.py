@@ -2,10 +2,13 @@
 kernel/csrc/verify_attention.h): every mode computes the same bits, and each waits for what its contract says the
 kernel right before the call may write.
 
-The writer right before the call is slow on purpose: one `index_copy_` over ~300 MB of scratch rows and the rows the
-call reads, in one launch. A split kernel that read those rows before its wait would see the old ones, and its output
-would differ from the plain launch's on the new rows. Eager and captured in a CUDA graph (the engine's mode, where
-the dependency is a graph edge). Skipped cleanly without CUDA.
+The writer right before the call (`late_write`, a Triton kernel) lets its programmatic dependents launch at once
+(griddepcontrol.launch_dependents), then spins 50 us on the global timer before it writes. A split kernel that read
+those rows before its wait would read the old ones and differ from the plain launch on the new rows: the positive
+control shows it does, where the contract is broken on purpose (pdl "prefix" after a writer of the prefix's rows).
+Eager and captured in a CUDA graph (the engine's mode, where the dependency is a graph edge), for the device's
+product and for v26 (sm_120's build) where it loads. Skipped cleanly without CUDA, and the overlap tests below sm_90
+(no griddepcontrol: every mode is a plain launch there).
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ import secrets
 
 import pytest
 import torch
+import triton
+import triton.language as tl
+from triton.language.extra.cuda import gdc_launch_dependents
 
 import kernel
 from kernel.trees import VerifyInputs, make_inputs
@@ -26,88 +32,102 @@ MODES = ("off", "launch", "prefix")
 # (B, H, T, prefix lengths): many splits, a batch with an empty prefix, a tree that starts inside a split's first
 # tile (the prefix mode's wait must come before that tile), one split.
 CASES = [(1, 8, 16, [5700]), (3, 16, 16, [989, 0, 2500]), (1, 8, 64, [40]), (2, 8, 16, [0, 31])]
-SCRATCH_ROWS = 256 * 1024  # 302 MB of rows the writer copies besides the ones the call reads
+BUILDS = ("product", "v26")
+DELAY_NS = 50_000
 
 
 def case_id(case: tuple[int, int, int, list[int]]) -> str:
     return "b{}-h{}-t{}-L{}".format(*case[:3], "+".join(map(str, case[3])))
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cuda_backend() -> None:
+def has_pdl() -> bool:
+    return torch.cuda.get_device_capability() >= (9, 0)
+
+
+def extension(name: str):
+    """The product's extension (`build.load()`), or a named variant's; skips where it does not build."""
+    from kernel import build
+
     try:
-        import kernel.cuda_backend  # noqa: F401  (built on first use)
-    except ImportError as err:
-        pytest.skip(f"cuda backend not importable: {err}")
+        return build.load() if name == "product" else build.load(variant=name)
+    except (ImportError, RuntimeError, ValueError) as err:
+        pytest.skip(f"{name} does not load here: {err}")
 
 
-def call(x: VerifyInputs, pdl: str) -> tuple[torch.Tensor, torch.Tensor]:
-    out, lse = kernel.verify_attention(*x.args(), backend="cuda", return_lse=True, pdl=pdl)
+def forward(ext, x: VerifyInputs, pdl: str) -> tuple[torch.Tensor, torch.Tensor]:
+    out, lse = ext.forward(*x.args(), True, 0, MODES.index(pdl))
     return out, lse
 
 
+@triton.jit
+def _globaltimer():
+    return tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+
+
+@triton.jit
+def _late_write_kernel(dst_ptr, index_ptr, rows_ptr, delay_ns, BLOCK: tl.constexpr):
+    gdc_launch_dependents()
+    start = _globaltimer()
+    now = start
+    while now - start < delay_ns:
+        now = _globaltimer()
+    r = tl.program_id(0)
+    slot = tl.load(index_ptr + r)
+    cols = tl.arange(0, BLOCK)
+    keep = cols < 576
+    tl.store(dst_ptr + slot * 576 + cols, tl.load(rows_ptr + r * 576 + cols, mask=keep), mask=keep)
+
+
+def late_write(dst: torch.Tensor, index: torch.Tensor, rows: torch.Tensor) -> None:
+    """dst [S, 576][index[i]] = rows[i], 50 us after letting the next kernel on the stream launch."""
+    _late_write_kernel[(index.numel(),)](dst, index, rows, DELAY_NS, BLOCK=1024)
+
+
+@pytest.mark.parametrize("build", BUILDS)
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_every_mode_computes_the_same_bits(case: tuple[int, int, int, list[int]]) -> None:
+def test_every_mode_computes_the_same_bits(case: tuple[int, int, int, list[int]], build: str) -> None:
+    ext = extension(build)
     batch, heads, nodes, lens = case
     x = make_inputs(batch, heads, nodes, lens, tree="random", seed=RUN_SEED, device="cuda")
-    want_out, want_lse = call(x, "off")
+    want_out, want_lse = forward(ext, x, "off")
     for mode in MODES[1:]:
-        out, lse = call(x, mode)
-        assert torch.equal(out, want_out) and torch.equal(lse, want_lse), f"pdl={mode}, seed {RUN_SEED}"
+        out, lse = forward(ext, x, mode)
+        assert torch.equal(out, want_out) and torch.equal(lse, want_lse), f"{build}, pdl={mode}, seed {RUN_SEED}"
+    api_out, api_lse = kernel.verify_attention(*x.args(), backend="cuda", return_lse=True, pdl="prefix")
+    if build == "product":
+        assert torch.equal(api_out, want_out) and torch.equal(api_lse, want_lse)
 
 
-class SlowWriter:
-    """One index_copy_ that writes `rows` new values at `slots` of a pool grown by SCRATCH_ROWS scratch rows, and
-    the inputs whose kv_cache is that pool (the call reads only its first rows)."""
+class Rewrite:
+    """New values for some rows of one of the call's inputs ("prefix" or "tree": rows of the pool at those slots;
+    "q": every row of q), written by `late_write` right before the call; `want`: the plain launch's output on them."""
 
-    def __init__(self, x: VerifyInputs, slots: torch.Tensor, gen: torch.Generator) -> None:
-        pool_rows = x.kv_cache.shape[0]
-        self.pool = torch.empty(pool_rows + SCRATCH_ROWS, 576, dtype=torch.bfloat16, device="cuda")
-        self.pool[:pool_rows] = x.kv_cache
-        self.x = VerifyInputs(x.q, self.pool, x.prefix_indptr, x.prefix_slots, x.tree_slots, x.tree_mask, x.sm_scale)
-        scratch = torch.arange(pool_rows, pool_rows + SCRATCH_ROWS, device="cuda")
-        self.index = torch.cat([scratch, slots.long().view(-1)])
-        self.slots = slots.long().view(-1)
+    def __init__(self, ext, x: VerifyInputs, rows: str, gen: torch.Generator) -> None:
+        if rows == "q":
+            self.dst = x.q.view(-1, 576)
+            self.index = torch.arange(self.dst.shape[0], device="cuda")
+        else:
+            self.dst = x.kv_cache
+            self.index = (x.tree_slots if rows == "tree" else x.prefix_slots).long().reshape(-1)
         self.new = torch.randn(self.index.numel(), 576, generator=gen, device="cuda").to(torch.bfloat16)
-        self.old = self.pool[self.slots].clone()
-        self.pool.index_copy_(0, self.index, self.new)
-        self.want = call(self.x, "off")  # on the new rows, in plain stream order
+        self.old = self.dst[self.index].clone()
+        self.dst.index_copy_(0, self.index, self.new)
+        self.want = forward(ext, x, "off")
         self.reset()
 
     def reset(self) -> None:
-        self.pool.index_copy_(0, self.slots, self.old)
+        self.dst.index_copy_(0, self.index, self.old)
 
     def write(self) -> None:
-        self.pool.index_copy_(0, self.index, self.new)
+        late_write(self.dst, self.index, self.new)
 
 
-def writer_cases() -> list[tuple[tuple[int, int, int, list[int]], str, str]]:
-    """(case, mode, rows the writer writes): each mode against what it must wait for."""
-    return [
-        (case, mode, rows)
-        for case in CASES
-        for mode, rows in (("launch", "prefix"), ("launch", "tree"), ("prefix", "tree"))
-        if rows == "tree" or sum(case[3]) > 0
-    ]
-
-
-@pytest.mark.parametrize(
-    ("case", "mode", "rows"), writer_cases(), ids=lambda v: case_id(v) if isinstance(v, tuple) else str(v)
-)
-@pytest.mark.parametrize("graphed", [False, True], ids=["eager", "graph"])
-def test_a_mode_waits_for_the_rows_the_kernel_before_it_writes(
-    case: tuple[int, int, int, list[int]], mode: str, rows: str, graphed: bool
-) -> None:
-    batch, heads, nodes, lens = case
-    x = make_inputs(batch, heads, nodes, lens, tree="random", seed=RUN_SEED, device="cuda")
-    gen = torch.Generator(device="cuda").manual_seed(RUN_SEED)
-    slots = x.tree_slots if rows == "tree" else x.prefix_slots
-    w = SlowWriter(x, slots, gen)
-    want_out, want_lse = w.want
+def outputs_after_late_writes(ext, x: VerifyInputs, w: Rewrite, pdl: str, graphed: bool, calls: int = 3):
+    """Per call: was the output the plain launch's on the new rows? (a late write, then the call, in the stream)"""
 
     def step() -> tuple[torch.Tensor, torch.Tensor]:
         w.write()
-        return call(w.x, mode)
+        return forward(ext, x, pdl)
 
     if graphed:
         side = torch.cuda.Stream()
@@ -118,25 +138,60 @@ def test_a_mode_waits_for_the_rows_the_kernel_before_it_writes(
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             out, lse = step()
-    for i in range(3):
+    exact = []
+    for _ in range(calls):
         w.reset()
         if graphed:
             graph.replay()
         else:
             out, lse = step()
         torch.cuda.synchronize()
-        where = f"pdl={mode}, writer of the {rows} rows, {'replay' if graphed else 'call'} {i}, seed {RUN_SEED}"
-        assert torch.equal(out, want_out) and torch.equal(lse, want_lse), f"read before the wait: {where}"
+        exact.append(torch.equal(out, w.want[0]) and torch.equal(lse, w.want[1]))
+    return exact
+
+
+# (mode, rows the writer writes): each mode against what it must wait for.
+KEPT = [("launch", "prefix"), ("launch", "tree"), ("launch", "q"), ("prefix", "tree"), ("prefix", "q")]
+
+
+@pytest.mark.parametrize("graphed", [False, True], ids=["eager", "graph"])
+@pytest.mark.parametrize(("mode", "rows"), KEPT, ids=[f"{m}-{r}" for m, r in KEPT])
+@pytest.mark.parametrize("build", BUILDS)
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_a_mode_waits_for_what_the_kernel_before_it_may_write(
+    case: tuple[int, int, int, list[int]], build: str, mode: str, rows: str, graphed: bool
+) -> None:
+    ext = extension(build)
+    batch, heads, nodes, lens = case
+    if rows == "prefix" and sum(lens) == 0:
+        pytest.skip("no prefix rows to write")
+    x = make_inputs(batch, heads, nodes, lens, tree="random", seed=RUN_SEED, device="cuda")
+    w = Rewrite(ext, x, rows, torch.Generator(device="cuda").manual_seed(RUN_SEED))
+    exact = outputs_after_late_writes(ext, x, w, mode, graphed)
+    where = f"{build}, pdl={mode}, a late writer of the {rows} rows, {'graph' if graphed else 'eager'}"
+    assert all(exact), f"read before the wait: {where}, calls exact {exact}, seed {RUN_SEED}"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or not has_pdl(), reason="griddepcontrol needs sm_90+")
+@pytest.mark.parametrize("graphed", [False, True], ids=["eager", "graph"])
+@pytest.mark.parametrize("build", BUILDS)
+def test_the_late_writer_catches_a_kernel_that_reads_before_its_wait(build: str, graphed: bool) -> None:
+    """The positive control: pdl "prefix" after a writer of the prefix's rows breaks that mode's contract, and its
+    split kernel gathers those rows before its wait, so it reads the old ones. Were this exact, the tests above
+    could not fail either."""
+    ext = extension(build)
+    x = make_inputs(1, 8, 16, [5700], tree="random", seed=RUN_SEED, device="cuda")
+    w = Rewrite(ext, x, "prefix", torch.Generator(device="cuda").manual_seed(RUN_SEED))
+    exact = outputs_after_late_writes(ext, x, w, "prefix", graphed)
+    assert not any(exact), f"{build}: pdl=prefix read the late writer's new prefix rows: {exact}, seed {RUN_SEED}"
 
 
 def test_an_unknown_mode_is_refused_before_launch() -> None:
     x = make_inputs(1, 8, 16, [40], seed=RUN_SEED, device="cuda")
     with pytest.raises(ValueError, match="pdl: expected one of 'off', 'launch', 'prefix', got 'on'"):
         kernel.verify_attention(*x.args(), backend="cuda", pdl="on")
-    from kernel import build
-
     with pytest.raises(RuntimeError, match=r"pdl: expected 0 \(off\), 1 \(launch\) or 2 \(prefix\), got 3"):
-        build.load().forward(*x.args(), False, 0, 3)
+        extension("product").forward(*x.args(), False, 0, 3)
 
 
 @pytest.mark.parametrize("pdl", [False, True])

@@ -38,8 +38,8 @@ constexpr float kLazyShift = 8.f;  // log2 units: P <= 256 before the running sh
 __device__ __forceinline__ int slot_at(const Params& p, int b, int prefix_start, int prefix_len, int end,
                                        int pos) {
   if (pos >= end) return -1;
-  if (pos < prefix_len) return __ldg(p.prefix_slots + prefix_start + pos);
-  return __ldg(p.tree_slots + b * p.nodes + (pos - prefix_len));
+  if (pos < prefix_len) return ld_dep_s32(p.prefix_slots + prefix_start + pos);
+  return ld_dep_s32(p.tree_slots + b * p.nodes + (pos - prefix_len));
 }
 
 // One row of the warp's 4 tokens (4w..4w+3) of a tile, by the warp; `dst` is the stage base. The 1152-B row is 72
@@ -87,7 +87,9 @@ __device__ __forceinline__ void load_q(const Params& p, int b, int rows, int row
                                        int tid, unsigned char* q_rope, uint32_t (&qf)[16][4]) {
   static_assert(2 * kLoaders == kRowsPerBlock * 8, "two 16-B rope chunks a loader");
   const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
-  const __nv_bfloat16* qb = static_cast<const __nv_bfloat16*>(p.q) + static_cast<int64_t>(b) * rows * kHeadDim;
+  // Called after the split kernel's wait: q may be the last kernel's write (after_wait).
+  const __nv_bfloat16* qb =
+      after_wait(static_cast<const __nv_bfloat16*>(p.q)) + static_cast<int64_t>(b) * rows * kHeadDim;
   const uint32_t* q_lo = reinterpret_cast<const uint32_t*>(qb + static_cast<int64_t>(r_lo) * kHeadDim);
   const uint32_t* q_hi = reinterpret_cast<const uint32_t*>(qb + static_cast<int64_t>(r_hi) * kHeadDim);
 #pragma unroll

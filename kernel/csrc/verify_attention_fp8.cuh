@@ -181,7 +181,9 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(cons
   const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
   uint32_t qf[2][8][4];
   {
-    const unsigned char* qb = static_cast<const unsigned char*>(p.q) + static_cast<int64_t>(b) * rows * kF8QRowBytes;
+    // After the wait: q is the quantize kernel's output (after_wait keeps these loads after it).
+    const unsigned char* qb =
+        after_wait(static_cast<const unsigned char*>(p.q)) + static_cast<int64_t>(b) * rows * kF8QRowBytes;
     const unsigned char* q_lo = qb + static_cast<int64_t>(r_lo) * kF8QRowBytes;
     const unsigned char* q_hi = qb + static_cast<int64_t>(r_hi) * kF8QRowBytes;
 #pragma unroll

@@ -18,6 +18,21 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
 }
+// What a programmatic dependent reads after its griddepcontrol.wait may have been written by the kernel before it
+// while this one already ran. An __ldg (ld.global.nc) of it is an invariant load to the compiler, which may move it
+// above the wait (H100, 8c85a02: q written late by the kernel before, read stale under pdl "prefix"). So:
+// - after_wait(ptr): the pointer through an empty asm volatile, ordered after the wait's own asm; __ldg loads from it
+//   stay after the wait, and may still be re-issued later (which keeps Q's 64 registers free where it matters).
+//   Nothing on this SM read those lines before, so the read-only cache holds none of them;
+// - ld_dep_s32: an ordinary load through L2 (__ldcg), for the slot ids, read both before the wait (pdl "prefix": the
+//   plan) and after it.
+template <class T>
+__device__ __forceinline__ const T* after_wait(const T* p) {
+  asm volatile("" : "+l"(p));
+  return p;
+}
+__device__ __forceinline__ int ld_dep_s32(const int* p) { return __ldcg(p); }
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }

@@ -312,7 +312,9 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   // Tile 1's slot ids (tile t's entry is written during tile t-2, from tile 2 on).
   if (tid < kTileTokens) s_slot[kTileTokens + tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 1) * kTileTokens + tid);
 
-  if (early) pdl_wait_primary();  // q, and every later tile's rows, may be the last kernel's writes
+  // q, and every later tile's rows, may be the last kernel's writes. Unconditional (a second wait returns at once):
+  // behind `if (early)`, ptxas moved q's loads above the wait (nvcc 13.0; tests/kernel/test_compile.py).
+  pdl_wait_primary();
   // The group's 32 rope columns come from shared memory each tile (see kQRopeBytes).
   uint32_t qf[16][4];
   load_q<kThreads>(p, b, rows, row0, wrow, grp, gq, cq, tid, q_rope, qf);

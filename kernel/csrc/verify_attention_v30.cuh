@@ -228,7 +228,9 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
       s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
     }
     uint32_t qf[16][4];
-    if (early) pdl_wait_primary();  // q may be the last kernel's write
+    // q may be the last kernel's write. Unconditional (a second wait returns at once): behind `if (early)`, ptxas moved
+    // q's loads above the wait (nvcc 13.0, the late-writer tests at 8c85a02; tests/kernel/test_compile_v30.py).
+    pdl_wait_primary();
     load_q<kMathThreads>(p, b, rows, row0, wrow, grp, gq, cq, tid, q_rope, qf);
     asm volatile("bar.sync %0, %1;\n" ::"n"(kMathBarrier), "n"(kMathThreads) : "memory");
 

@@ -197,6 +197,60 @@ def test_dynamic_smem_fits_sm120(dynamic_smem: int) -> None:
     assert 0 < dynamic_smem <= SMEM_LIMIT
 
 
+def loads_before_the_wait(sass: str, kernel: str) -> list[str]:
+    """The read-only-path loads (LDG...CONSTANT, __ldg: q) of `kernel`'s SASS that a thread may issue before it has
+    passed a griddepcontrol.wait (ACQBULK): each such load must have an ACQBULK as the nearest wait-or-branch before
+    it, and no branch may land between that wait and the load. Under pdl "prefix", ptxas had moved q's loads above a
+    wait behind `if (early)` (nvcc 13.0, 8c85a02: the GPU's late-writer tests read q stale)."""
+    code: list[tuple[int, str]] = []
+    inside = False
+    for line in sass.splitlines():
+        if m := re.match(r"\s+Function : (\S+)", line):
+            inside = kernel in m.group(1)
+        elif inside and (m := re.match(r"\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line)):
+            code.append((int(m.group(1), 16), m.group(2)))
+    assert code, f"no SASS for {kernel}"
+    targets = {int(t, 16) for _, ins in code for t in re.findall(r"\bBRA(?:\.\S+)?\s+(?:`\()?0x([0-9a-f]+)", ins)}
+    bad = []
+    for i, (addr, ins) in enumerate(code):
+        if not re.search(r"\bLDG\S*\.CONSTANT\b", ins):
+            continue
+        before = next((j for j in range(i - 1, -1, -1) if re.search(r"\bACQBULK\b|\bBRA\b", code[j][1])), None)
+        if before is None or "ACQBULK" not in code[before][1]:
+            bad.append(f"{addr:#06x} {ins}: no wait right before it")
+        elif any(code[before][0] < t <= addr for t in targets):
+            bad.append(f"{addr:#06x} {ins}: a branch lands between the wait at {code[before][0]:#06x} and it")
+    return bad
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ["90", "120"])  # griddepcontrol (ACQBULK) exists from sm_90
+def test_q_is_read_after_the_wait(builds: dict[str, tuple[Path, str]], arch: str) -> None:
+    tool = find_cuobjdump()
+    if tool is None:
+        pytest.skip("cuobjdump not found (neither in the triton wheel's backends/nvidia/bin nor on PATH)")
+    sass = subprocess.run([tool, "-sass", str(builds[arch][0])], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"\bLDG\S*\.CONSTANT\b", sass) and "ACQBULK" in sass
+    assert loads_before_the_wait(sass, "verify_attn_split_kernel") == []
+
+
+def test_the_wait_check_catches_a_load_moved_above_a_conditional_wait() -> None:
+    fine = """
+        Function : _Z24verify_attn_split_kernel
+        /*0070*/                   @P0 BRA 0x00a0 ;
+        /*0080*/                   ACQBULK ;
+        /*0090*/                   @!P3 LDG.E.CONSTANT R76, desc[UR14][R12.64] ;
+        /*00a0*/                   EXIT ;
+    """
+    assert loads_before_the_wait(fine, "split_kernel") == []
+    hoisted = fine.replace("/*0080*/                   ACQBULK", "/*0080*/                   NOP").replace(
+        "/*00a0*/                   EXIT", "/*00a0*/                   ACQBULK"
+    )
+    assert len(loads_before_the_wait(hoisted, "split_kernel")) == 1
+    landing = fine.replace("@P0 BRA 0x00a0", "@P0 BRA 0x0090")
+    assert "a branch lands" in loads_before_the_wait(landing, "split_kernel")[0]
+
+
 @needs_nvcc
 def test_sm120_sass_uses_mma_sync_only(builds: dict[str, tuple[Path, str]]) -> None:
     tool = find_cuobjdump()

@@ -22,7 +22,15 @@ from pathlib import Path
 import pytest
 
 from kernel import build
-from tests.kernel.test_compile import FLAGS, FORBIDDEN_SASS, NVCC, SMEM_LIMIT, find_cuobjdump, parse_ptxas
+from tests.kernel.test_compile import (
+    FLAGS,
+    FORBIDDEN_SASS,
+    NVCC,
+    SMEM_LIMIT,
+    find_cuobjdump,
+    loads_before_the_wait,
+    parse_ptxas,
+)
 from tests.kernel.test_emulation import N, emulated_mmas, loop_bodies, probe_functions, sass_functions
 
 CSRC = Path(__file__).resolve().parents[2] / "kernel" / "csrc"
@@ -168,6 +176,8 @@ def test_each_devices_product_build_is_clean(tmp_path: Path, cc: tuple[int, int]
     assert loop["BAR"] == (1 if "-DVERIFY_V30_XCH_BUFFERS=2" in flags else 3), loop
     # Names of its own: loaded beside another build, a shared launcher static skipped its shared-memory attribute.
     assert all("V30Probe_b1_" in n for n in probe_functions(sass)), list(sass_functions(sass))
+    # q's loads (the read-only path) only past a griddepcontrol.wait (pdl "prefix").
+    assert "ACQBULK" in sass and loads_before_the_wait(sass, "v30_split_kernel") == []
 
 
 def test_product_by_device() -> None:

@@ -21,9 +21,11 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int s
 // What a programmatic dependent reads after its griddepcontrol.wait may have been written by the kernel before it
 // while this one already ran. An __ldg (ld.global.nc) of it is an invariant load to the compiler, which may move it
 // above the wait (H100, 8c85a02: q written late by the kernel before, read stale under pdl "prefix"). So:
-// - after_wait(ptr): the pointer through an empty asm volatile, ordered after the wait's own asm; __ldg loads from it
-//   stay after the wait, and may still be re-issued later (which keeps Q's 64 registers free where it matters).
-//   Nothing on this SM read those lines before, so the read-only cache holds none of them;
+// - after_wait(ptr): the pointer through an empty asm volatile, ordered after the wait's own asm, so that the
+//   compiler's front end keeps __ldg loads from it after the wait (they may still be re-issued later, which keeps Q's
+//   64 registers free where it matters). It binds nothing in ptxas, which moved such loads above a wait inside a
+//   branch: the waits before q are unconditional, and tests/kernel/test_compile.py checks the SASS. Nothing on this
+//   SM read those lines before, so the read-only cache holds none of them;
 // - ld_dep_s32: an ordinary load through L2 (__ldcg), for the slot ids, read both before the wait (pdl "prefix": the
 //   plan) and after it.
 template <class T>

@@ -7,12 +7,6 @@ and `kernel.verify_attention` over the request's prefix and tree. The model's de
 random inputs. Every layer has its own pool (one 1152-byte row per token), so no layer finds the previous
 one's rows in the L2, as in a real model. Slots are scattered through each pool (page_size = 1).
 
-Implementations (`--impl`, bench/cli.py STEP_IMPLS): `cuda`, the engine's own (its KV store and each layer's
-attention launched as programmatic dependents, the attention gathering the plan and the prefix's rows before it waits
-for the store: `verify_attention`'s pdl "prefix"); for the A/B behind that, `cuda_torch_store` (torch's index_copy_ as
-the store), `cuda_pdl_launch` (and the attention waiting before any read) and `cuda_pdl_off` (every launch plain);
-`triton`.
-
 Every case runs from buffers sized for MAX_CONTEXT tokens per request, as a serving engine's captured graphs
 are: one capture serves every context up to it. For each case (impl, ctx, heads 8, nodes, batch, layers):
 

@@ -242,10 +242,22 @@ def _sweep(gate: BenchGate, run: ResultRun, axis: str, values: Sequence[float]) 
 
 
 def parameter_charts(fam: Family) -> list[tuple[tuple[tuple[str, int], ...], Chart]]:
-    """The family's charts against a parameter, one per axis its gates' newest runs vary (module docstring)."""
+    """The family's charts against a parameter, one per axis its gates' newest runs vary (module docstring). A gate
+    whose newest run varies another parameter but which fixes the family's main axis (the one most of its gates'
+    runs vary) is a point on that axis: a short run of two shapes at 5.7k does not open a chart of its own."""
+    found_of = [(ref, main_parameter(ref.gate, ref.newest) if ref.newest is not None else None) for ref in fam.gates]
+    counts: dict[str, int] = {}
+    for _, found in found_of:
+        if found is not None:
+            counts[found[0]] = counts.get(found[0], 0) + 1
+    main = max(counts, key=lambda axis: counts[axis]) if counts else None  # ties: the first gate's axis
     by_axis: dict[str, list[tuple[GateRef, list[float]]]] = {}
-    for ref in fam.gates:
-        found = main_parameter(ref.gate, ref.newest) if ref.newest is not None else None
+    for ref, found in found_of:
+        fixed = ref.gate.where.get(main) if main is not None else None
+        moved = main is not None and found is not None and found[0] != main
+        if moved and main is not None and isinstance(fixed, int | float) and _is_number(fixed):
+            at: list[float] = [fixed]  # as the gate names it (an int ctx matches the runs' int ctx)
+            found = (main, at)
         if found is not None:
             by_axis.setdefault(found[0], []).append((ref, found[1]))
     out = []

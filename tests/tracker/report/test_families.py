@@ -269,6 +269,27 @@ def test_one_line_per_shape_even_when_its_gates_were_decided_by_different_runs()
     assert chart.note == "points from the newest run holding each: 0000002, 0000001"
 
 
+def test_a_gate_whose_newest_run_swept_shapes_at_one_ctx_is_a_point_on_its_family_s_ctx_axis() -> None:
+    """Two gates decided by a context sweep, one (at 5.7k) by a newer short run of two shapes: one chart against ctx,
+    its line through all three points, not a second chart against nodes (our own report had 25 charts, its budget 24,
+    when plan 0002's P19 gained such a run)."""
+    old = run(0, sweep(0.2))
+    short = run(1, [c for c in sweep() if c.params["ctx"] == 5700])
+    refs = [
+        ref("0002/P7", 1, gate(ctx=91000, **SHAPES[0]), old),
+        ref("0002/P7", 2, gate(ctx=23000, **SHAPES[0]), old),
+        ref("0002/P19", 3, gate(ctx=5700, **SHAPES[0]), short),
+    ]
+    charts = by_kind(family_charts(refs, [old, short]), "parameter")
+    assert [c.x_label for c in charts] == ["ctx"]
+    (line,) = charts[0].series
+    assert line.xs == (5700.0, 23000.0, 91000.0)
+    assert line.ys[0] == round(0.1 + 5700 / 200000 + 0.016, 4)  # from the short run, the newest holding it
+    # Alone, the short run's gate still charts against what its run varies.
+    (alone,) = by_kind(family_charts([refs[2]], [short]), "parameter")
+    assert alone.x_label == "nodes"
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(reports())
 def test_any_family_chart_draws_as_one_self_contained_svg(drawn: tuple[list[GateRef], list[ResultRun]]) -> None:

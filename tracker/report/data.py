@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 # Statuses in the order a summary lists them: what needs attention first.
 STATUS_ORDER = (Status.REGRESSED, Status.STALE, Status.BLOCKED, Status.IN_PROGRESS, Status.PLANNED, Status.DONE)
-MAX_COMMITS = 10  # per phase: the newest ones, and how many more there were
+MAX_COMMITS = 5  # per phase: the newest ones, and how many more there were (a report read in a minute)
 
 
 class Scope(NamedTuple):

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from tracker.base.cache import Cache
 
 FORMATS = ("md", "html")
+MAX_SUBJECT = 72  # characters (git's own convention for a subject) of a commit's subject under a phase (subject_line)
+MAX_PATHS_SHOWN = 3  # of the files a commit changed in a phase's paths, the rest counted
 # Control characters other than tab, line feed, form feed and carriage return: dropped from a rendered report wherever
 # they came from (plan text, a commit subject, a machine name), as |md drops them from Markdown cells; in HTML
 # they are parse errors, in a terminal escape sequences.
@@ -62,6 +64,10 @@ def render(root: Path, report: Report, fmt: str, *, charts: bool = True, cache: 
     def counts(by_status: dict[str, int]) -> str:
         return ", ".join(f"{n} {s}" for s, n in by_status.items()) or "no phase"
 
+    def some_paths(paths: Sequence[str]) -> str:
+        shown = ", ".join(paths[:MAX_PATHS_SHOWN])
+        return shown + (f" (+{len(paths) - MAX_PATHS_SHOWN} more)" if len(paths) > MAX_PATHS_SHOWN else "")
+
     filters: dict[str, Callable[..., Any]] = {
         "num": num,
         "pct": pct,
@@ -70,6 +76,8 @@ def render(root: Path, report: Report, fmt: str, *, charts: bool = True, cache: 
         "counts": counts,
         "svg": svg,
         "code_spans": _code_spans,
+        "subject_line": subject_line,
+        "some_paths": some_paths,
     }
     env = templating.environment(root, filters)
     text = templating.render(
@@ -83,6 +91,17 @@ def render(root: Path, report: Report, fmt: str, *, charts: bool = True, cache: 
     )
     drawn.keep()
     return _CONTROL.sub("", text)
+
+
+def subject_line(subject: str, limit: int = MAX_SUBJECT) -> str:
+    """A commit's subject as a report lists it under each phase: at most ``limit`` characters, cut at a word with
+    "…" (a long subject, repeated under every phase whose paths the commit touched, made most of a report's bytes;
+    ``--json`` keeps it whole)."""
+    if len(subject) <= limit:
+        return subject
+    cut = subject[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
 
 
 def _code_spans(text: object) -> Markup:

@@ -64,6 +64,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
         layers="attention layers per step (default 61, Kimi K2)",
         budget="seconds of timed runs per measurement (default 0.5; 20-200 runs)",
     )
+    step.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure each case this many times, the implementations in alternating order (A B, B A, ...), "
+        "and pool each one's samples (default 1)",
+    )
     defrag = sub.add_parser("defrag", help="KV pool defragmentation (Tier 0 and Tier 1) vs the copy bandwidth")
     defrag.add_argument(
         "--impl",
@@ -85,6 +92,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
         args.impl = _impls(parser, args.impl, tuple(STEP_IMPLS))
     else:
         args.impl = _impls(parser, args.impl, KERNELS, none=True)
+    if getattr(args, "rounds", 1) < 1:
+        parser.error(f"--rounds: expected >= 1, got {args.rounds}")
     if getattr(args, "layers", 1) < 1:
         parser.error(f"--layers: expected >= 1, got {args.layers}")
     if not args.budget > 0:

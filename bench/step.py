@@ -295,10 +295,37 @@ def measure(stack: AttentionStack, impl: str, budget_s: float) -> tuple[list[dic
     return entries, ", ".join(cell)
 
 
+def pooled(rounds: list[list[dict[str, object]]]) -> list[dict[str, object]]:
+    """One implementation's result cases of several rounds of one case as one set: the samples of each (metric,
+    params) joined in round order and summarized again, the first round's `info` with the round count added."""
+    merged: dict[str, dict[str, object]] = {}
+    for entries in rounds:
+        for entry in entries:
+            key = json.dumps([entry["metric"], entry["params"]], sort_keys=True)
+            if key not in merged:
+                merged[key] = {**entry, "samples": list(entry["samples"])}  # type: ignore[call-overload]
+            else:
+                merged[key]["samples"].extend(entry["samples"])  # type: ignore[attr-defined]
+    for entry in merged.values():
+        entry["stats"] = summarize(entry["samples"])  # type: ignore[arg-type]
+        if len(rounds) > 1:
+            entry["info"] = {**entry.get("info", {}), "rounds": len(rounds)}  # type: ignore[dict-item]
+    return list(merged.values())
+
+
 def run(
-    selection: str, impls: list[str], out_dir: Path, command: str, budget_s: float = 0.5, layers: int = LAYERS
+    selection: str,
+    impls: list[str],
+    out_dir: Path,
+    command: str,
+    budget_s: float = 0.5,
+    layers: int = LAYERS,
+    rounds: int = 1,
 ) -> int:
-    """Run the step benchmark; returns the exit code."""
+    """Run the step benchmark; returns the exit code. With rounds > 1 each case is measured that many times, the
+    implementations in order, then reversed, and so on (A B, B A, A B...), and each implementation's samples are
+    pooled: a drift of the GPU's clock over a case (a 91k step at batch 4 is 20 ms a replay) then weighs on every
+    implementation alike instead of on the one measured last."""
     if not torch.cuda.is_available():
         print("bench step: no CUDA device", file=sys.stderr)
         return EXIT_NO_CUDA
@@ -316,22 +343,30 @@ def run(
     )
     failed = False
     for index, case in enumerate(cases_for(selection, layers)):
-        for impl in impls:
-            stack = None
-            try:
-                stack = AttentionStack(case, impl, seed=1000 + index)
-                entries, cell = measure(stack, impl, budget_s)
-                doc_cases.extend(entries)
-                print(f"{impl:6} ctx {case.ctx:6} T {case.nodes:2} B {case.batch}: {cell} us", flush=True)
-            except Exception as err:
-                failed = True
-                print(
-                    f"{impl:6} ctx {case.ctx:6} T {case.nodes:2} B {case.batch}: FAILED {type(err).__name__}: {err}",
-                    file=sys.stderr,
-                    flush=True,
+        measured: dict[str, list[list[dict[str, object]]]] = {impl: [] for impl in impls}
+        broken: set[str] = set()
+        for round_ in range(rounds):
+            for impl in impls if round_ % 2 == 0 else impls[::-1]:
+                if impl in broken:
+                    continue
+                stack = None
+                where = f"{impl:6} ctx {case.ctx:6} T {case.nodes:2} B {case.batch}" + (
+                    f" round {round_ + 1}" if rounds > 1 else ""
                 )
-            del stack
-            torch.cuda.empty_cache()
+                try:
+                    stack = AttentionStack(case, impl, seed=1000 + index)
+                    entries, cell = measure(stack, impl, budget_s)
+                    measured[impl].append(entries)
+                    print(f"{where}: {cell} us", flush=True)
+                except Exception as err:
+                    failed = True
+                    broken.add(impl)
+                    print(f"{where}: FAILED {type(err).__name__}: {err}", file=sys.stderr, flush=True)
+                del stack
+                torch.cuda.empty_cache()
+        for impl in impls:
+            if impl not in broken:
+                doc_cases.extend(pooled(measured[impl]))
     doc = results.document("step", results.provenance(ROOT, command, environment(), now), doc_cases)
     print(f"wrote {results.write(doc, out_dir, now)}")
     return EXIT_IMPL_FAILED if failed else EXIT_OK

@@ -467,37 +467,20 @@ inline cudaError_t configure_launch(LaunchInfo& in, Kernel split_kernel, int sme
 template <class Kernel>
 inline cudaError_t launch_split(Kernel split_kernel, const Params& p, const LaunchInfo& in, int threads, int smem,
                                 cudaStream_t stream) {
-  cudaLaunchAttribute attr[1] = {};
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
-  config.blockDim = dim3(threads);
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  config.attrs = attr;
-  config.numAttrs = in.cc_major >= 9 && p.pdl != kPdlOff ? 1 : 0;
-  return cudaLaunchKernelEx(&config, split_kernel, p);
+  return launch_kernel(split_kernel, dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch), dim3(threads), smem,
+                       stream, in.cc_major >= 9 && p.pdl != kPdlOff, p);
 }
 
 // The combine kernel of Probe after a multi-split launch: the split kernel's programmatic dependent (sm_90+), its
 // shared memory reserved so that its blocks spread over the SMs (combine_spread_smem).
 template <class Probe>
 inline cudaError_t launch_combine(const Params& p, const LaunchInfo& in, cudaStream_t stream) {
-  const dim3 combine_grid(p.nodes * p.heads, 2, p.batch);
-  cudaLaunchAttribute attr[1] = {};
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = combine_grid;
-  config.blockDim = dim3(kCombineThreads);
-  config.dynamicSmemBytes = combine_spread_smem(static_cast<int>(combine_grid.x * combine_grid.y * combine_grid.z), in.sms,
-                                                in.threads_per_sm, in.smem_per_sm, in.smem_per_block_max,
-                                                in.combine_static, in.reserved_per_block);
-  config.stream = stream;
-  config.attrs = attr;
-  config.numAttrs = in.cc_major >= 9 ? 1 : 0;  // griddepcontrol is sm_90+
-  return cudaLaunchKernelEx(&config, verify_attn_combine_kernel<Probe>, p);
+  const dim3 grid(p.nodes * p.heads, 2, p.batch);
+  const int smem = combine_spread_smem(static_cast<int>(grid.x * grid.y * grid.z), in.sms, in.threads_per_sm,
+                                       in.smem_per_sm, in.smem_per_block_max, in.combine_static,
+                                       in.reserved_per_block);
+  return launch_kernel(verify_attn_combine_kernel<Probe>, grid, dim3(kCombineThreads), smem, stream,
+                       in.cc_major >= 9, p);  // griddepcontrol is sm_90+
 }
 
 // What the launcher refuses by itself (cudaErrorInvalidValue), for callers other than the torch binding (the

@@ -343,17 +343,9 @@ inline cudaError_t launch_split_and_combine_fp8(const Fp8Params& f, cudaStream_t
       q_rows);
   err = cudaGetLastError();
   if (err != cudaSuccess) return err;
-  cudaLaunchAttribute attr[1] = {};
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch);
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = kF8SmemBytes;
-  config.stream = stream;
-  config.attrs = attr;
-  config.numAttrs = in.cc_major >= 9 ? 1 : 0;  // griddepcontrol is sm_90+
-  err = cudaLaunchKernelEx(&config, verify_attn_split_kernel_fp8<Probe>, f);
+  // The quantization's programmatic dependent (griddepcontrol is sm_90+).
+  err = launch_kernel(verify_attn_split_kernel_fp8<Probe>, dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch),
+                      dim3(kThreads), kF8SmemBytes, stream, in.cc_major >= 9, f);
   if (err != cudaSuccess || p.num_splits == 1) return err;
   return launch_combine<Probe>(p, in, stream);
 }

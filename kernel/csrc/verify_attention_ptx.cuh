@@ -114,6 +114,25 @@ __device__ __forceinline__ void pdl_wait_primary() {
 #endif
 }
 
+// The host side: launches `kernel` on `stream`, as the programmatic dependent of the kernel before it there when
+// `dependent` (callers ask only on sm_90+, where griddepcontrol exists). Every launcher of these kernels goes through
+// it, so the attribute is spelled once.
+template <class... Expected, class... Actual>
+inline cudaError_t launch_kernel(void (*kernel)(Expected...), dim3 grid, dim3 block, int smem, cudaStream_t stream,
+                                 bool dependent, Actual&&... args) {
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = static_cast<size_t>(smem);
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = dependent ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, static_cast<Actual&&>(args)...);
+}
+
 __device__ __forceinline__ float quad_max(float v) {
   v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
   return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));

@@ -38,17 +38,9 @@ __global__ void __launch_bounds__(kStoreThreads) verify_attn_store_rows_kernel(u
 inline cudaError_t store_rows_launch(void* pool, int64_t pool_rows, const int64_t* index, const void* rows, int n,
                                      bool pdl, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
-  cudaLaunchAttribute attr[1] = {};
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>((static_cast<int64_t>(n) * kRowChunks + kStoreThreads - 1) / kStoreThreads));
-  config.blockDim = dim3(kStoreThreads);
-  config.stream = stream;
-  config.attrs = attr;
-  config.numAttrs = pdl ? 1 : 0;
-  return cudaLaunchKernelEx(&config, verify_attn_store_rows_kernel, static_cast<uint4*>(pool), pool_rows, index,
-                            static_cast<const uint4*>(rows), n);
+  const auto blocks = static_cast<unsigned>((static_cast<int64_t>(n) * kRowChunks + kStoreThreads - 1) / kStoreThreads);
+  return launch_kernel(verify_attn_store_rows_kernel, dim3(blocks), dim3(kStoreThreads), 0, stream, pdl,
+                       static_cast<uint4*>(pool), pool_rows, index, static_cast<const uint4*>(rows), n);
 }
 
 }  // namespace verify_attn

@@ -11,8 +11,9 @@
 #      balance (P16), and v30's sm_120a build under it on the same inputs (the A/B behind PRODUCT_BY_CC, P17);
 #   5. kernel/tools/sanitize.sh: memcheck, racecheck and synccheck of the device's product on the small cases, then
 #      of sm_120's build (v26) and of v30's sm_120a build where they build here;
-#   6. python -m bench step --cases all --impl cuda,cuda_pdl_off,triton (P11, P12, P13, and P19 the engine against no
-#      programmatic dependent launch), with what time is left.
+#   6. python -m bench step --cases all --impl cuda,cuda_pdl_off,triton --rounds 2 (P11, P12, P13, and P19 the engine
+#      against no programmatic dependent launch, each case measured twice in alternating order), if 300 s are left;
+#      else run it in a call of its own.
 # Writes under $OUT: one log a step, the result files, ev/ (evidence) and sanitize/ (the tools' logs), and at the end
 # all of it again as one all.tgz: a device call brings back only a few files (the rest are "left out (count)").
 #
@@ -82,8 +83,11 @@ for name in $others; do
   fi
 done
 
-if [ "$(left)" -gt 120 ]; then
-  timeout "$(left)" python3 -m bench step --cases all --impl cuda,cuda_pdl_off,triton --budget 0.3 --out "$OUT" 2>&1 | tee "$OUT/bench_step.log" | tail -8
+if [ "$(left)" -gt 300 ]; then
+  timeout "$(left)" python3 -m bench step --cases all --impl cuda,cuda_pdl_off,triton --rounds 2 --budget 0.3 \
+    --out "$OUT" 2>&1 | tee "$OUT/bench_step.log" | tail -8
   stamp "bench step exit ${PIPESTATUS[0]}"
+else
+  stamp "skipped bench step: $(left) s left"
 fi
 tar -C "$OUT" -czf /tmp/all.tgz . && mv /tmp/all.tgz "$OUT/all.tgz"

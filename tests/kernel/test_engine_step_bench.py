@@ -48,6 +48,7 @@ def test_the_stack_computes_tree_verify_attention(batch: int) -> None:
         (["step", "--layers", "0"], "--layers: expected >= 1"),
         (["step", "--budget", "0"], "--budget: expected seconds > 0"),
         (["step", "--cases", "huge"], "invalid choice"),
+        (["step", "--rounds", "0"], "--rounds: expected >= 1"),
     ],
 )
 def test_usage_errors_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -89,6 +90,30 @@ def test_step_results_are_accepted_by_the_tracker(tmp_path) -> None:
     doc = results.document("step", results.provenance(step.ROOT, "python -m bench step", env, now), cases)
     run = tracker_results.load_result(results.write(doc, tmp_path, now))
     assert run.benchmark == "step"  # type: ignore[attr-defined]
+
+
+def test_rounds_pool_each_implementations_samples() -> None:
+    from bench import results
+    from bench.timing import summarize
+
+    params = step.StepCase(91000, 16, 4).params("cuda")
+
+    def one(metric: str, samples: list[float], info: dict | None = None) -> dict:
+        return results.case(metric, params, "us", "lower", samples, summarize(samples), info)
+
+    first = [one("engine.graph_replay_step_us", [10.0, 11.0], {"max_context": 5}), one("engine.kernel_time_us", [9.0])]
+    second = [
+        one("engine.graph_replay_step_us", [30.0, 31.0, 32.0], {"max_context": 5}),
+        one("engine.kernel_time_us", [8.0]),
+    ]
+    replay, kernels = step.pooled([first, second])
+    assert replay["samples"] == [10.0, 11.0, 30.0, 31.0, 32.0]
+    assert replay["stats"] == summarize([10.0, 11.0, 30.0, 31.0, 32.0])
+    assert replay["info"] == {"max_context": 5, "rounds": 2}
+    assert kernels["samples"] == [9.0, 8.0] and kernels["info"] == {"rounds": 2}
+    assert first[0]["samples"] == [10.0, 11.0]  # the rounds' own cases are left as they were
+    (single,) = step.pooled([[one("engine.kernel_time_us", [9.0])]])
+    assert "info" not in single  # one round: the case as measured
 
 
 def test_device_intervals_split_into_calls_with_span_and_busy_time() -> None:

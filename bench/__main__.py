@@ -21,7 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.benchmark == "step":
         from bench import step
 
-        return step.run(args.cases, args.impl, args.out, step.command_line(argv), args.budget, args.layers, args.rounds)
+        return step.run(
+            args.cases, args.impl, args.out, step.command_line(argv), args.budget, args.layers, args.rounds, args.warmup
+        )
     if args.benchmark == "defrag":
         from bench import defrag
 

@@ -71,6 +71,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
         help="measure each case this many times, the implementations in alternating order (A B, B A, ...), "
         "and pool each one's samples (default 1)",
     )
+    step.add_argument(
+        "--warmup",
+        type=float,
+        default=2.0,
+        help="seconds of graph replays before each implementation's timings in a case, so that they are taken at "
+        "the GPU's sustained clock, past the dip when a long step first meets the power cap (default 2; 0: none)",
+    )
     defrag = sub.add_parser("defrag", help="KV pool defragmentation (Tier 0 and Tier 1) vs the copy bandwidth")
     defrag.add_argument(
         "--impl",
@@ -92,6 +99,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
         args.impl = _impls(parser, args.impl, tuple(STEP_IMPLS))
     else:
         args.impl = _impls(parser, args.impl, KERNELS, none=True)
+    if not getattr(args, "warmup", 0.0) >= 0:
+        parser.error(f"--warmup: expected seconds >= 0, got {args.warmup}")
     if getattr(args, "rounds", 1) < 1:
         parser.error(f"--rounds: expected >= 1, got {args.rounds}")
     if getattr(args, "layers", 1) < 1:

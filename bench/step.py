@@ -216,8 +216,24 @@ class StepFailure(Exception):
     """An implementation's step could not be measured (wrong output, or an error)."""
 
 
-def measure(stack: AttentionStack, impl: str, budget_s: float) -> tuple[list[dict[str, object]], str]:
-    """Check, then time one case's step for one implementation; returns its result cases and a table cell."""
+def warm_up(replay, seconds: float) -> int:
+    """Replay the step for `seconds` (at least once when seconds > 0); returns the count. A long step draws the GPU
+    to its power cap within about a second, and its clock then dips and settles (H100, a 91k step at batch 4:
+    1,960 MHz, then 1,480-1,510, then ~1,780 after ~1.2 s; `docs/lab/runs/h100_20261206_397baad_step_power.log`):
+    timings taken from a cool start fall partly into that dip, by how long the GPU idled before."""
+    count, start = 0, time.perf_counter()
+    while seconds > 0 and (count == 0 or time.perf_counter() - start < seconds):
+        replay()
+        torch.cuda.synchronize()
+        count += 1
+    return count
+
+
+def measure(
+    stack: AttentionStack, impl: str, budget_s: float, warmup_s: float = 0.0
+) -> tuple[list[dict[str, object]], str]:
+    """Check, then time one case's step for one implementation, after `warmup_s` seconds of replays; returns its
+    result cases and a table cell."""
     case = stack.case
     params = case.params(impl)
     eager_out = stack.eager_step().clone()
@@ -229,6 +245,7 @@ def measure(stack: AttentionStack, impl: str, budget_s: float) -> tuple[list[dic
     if problem is not None:
         raise StepFailure(f"{impl} {params}: WRONG: {problem}")
     entries: list[dict[str, object]] = []
+    warm = warm_up(graph.replay, warmup_s)
 
     def add(metric: str, unit: str, direction: str, samples: list[float], extra: dict | None = None) -> None:
         entries.append(
@@ -239,7 +256,7 @@ def measure(stack: AttentionStack, impl: str, budget_s: float) -> tuple[list[dic
                 direction,
                 samples,
                 summarize(samples),
-                {"max_context": MAX_CONTEXT},
+                {"max_context": MAX_CONTEXT, **({"warmup_replays": warm} if warm else {})},
             )
         )
 
@@ -321,11 +338,13 @@ def run(
     budget_s: float = 0.5,
     layers: int = LAYERS,
     rounds: int = 1,
+    warmup_s: float = 0.0,
 ) -> int:
     """Run the step benchmark; returns the exit code. With rounds > 1 each case is measured that many times, the
     implementations in order, then reversed, and so on (A B, B A, A B...), and each implementation's samples are
     pooled: a drift of the GPU's clock over a case (a 91k step at batch 4 is 20 ms a replay) then weighs on every
-    implementation alike instead of on the one measured last."""
+    implementation alike instead of on the one measured last. `warmup_s`: seconds of replays before each
+    implementation's timings in each round (`warm_up`), so that they are taken at the GPU's sustained clock."""
     if not torch.cuda.is_available():
         print("bench step: no CUDA device", file=sys.stderr)
         return EXIT_NO_CUDA
@@ -355,7 +374,7 @@ def run(
                 )
                 try:
                     stack = AttentionStack(case, impl, seed=1000 + index)
-                    entries, cell = measure(stack, impl, budget_s)
+                    entries, cell = measure(stack, impl, budget_s, warmup_s)
                     measured[impl].append(entries)
                     print(f"{where}: {cell} us", flush=True)
                 except Exception as err:

@@ -12,8 +12,8 @@
 #   5. kernel/tools/sanitize.sh: memcheck, racecheck and synccheck of the device's product on the small cases, then
 #      of sm_120's build (v26) and of v30's sm_120a build where they build here;
 #   6. python -m bench step --cases all --impl cuda,cuda_pdl_off,triton --rounds 2 (P11, P12, P13, and P19 the engine
-#      against no programmatic dependent launch, each case measured twice in alternating order), if 300 s are left;
-#      else run it in a call of its own.
+#      against no programmatic dependent launch, each case measured twice in alternating order, each measurement
+#      after 2 s of replays), if 480 s are left; else run it in a call of its own.
 # Writes under $OUT: one log a step, the result files, ev/ (evidence) and sanitize/ (the tools' logs), and at the end
 # all of it again as one all.tgz: a device call brings back only a few files (the rest are "left out (count)").
 #
@@ -83,7 +83,7 @@ for name in $others; do
   fi
 done
 
-if [ "$(left)" -gt 300 ]; then
+if [ "$(left)" -gt 480 ]; then
   timeout "$(left)" python3 -m bench step --cases all --impl cuda,cuda_pdl_off,triton --rounds 2 --budget 0.3 \
     --out "$OUT" 2>&1 | tee "$OUT/bench_step.log" | tail -8
   stamp "bench step exit ${PIPESTATUS[0]}"

@@ -49,6 +49,8 @@ def test_the_stack_computes_tree_verify_attention(batch: int) -> None:
         (["step", "--budget", "0"], "--budget: expected seconds > 0"),
         (["step", "--cases", "huge"], "invalid choice"),
         (["step", "--rounds", "0"], "--rounds: expected >= 1"),
+        (["step", "--warmup", "-1"], "--warmup: expected seconds >= 0"),
+        (["step", "--warmup", "nan"], "--warmup: expected seconds >= 0"),
     ],
 )
 def test_usage_errors_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -139,3 +141,18 @@ def test_committed_step_results_validate_and_cover_the_matrix(path) -> None:
         if c["metric"] == "engine.graph_replay_step_us" and len(c["samples"]) >= 20
     }
     assert graphed == {(impl, c.ctx, c.nodes, c.batch) for c in step.cases_for("all") for impl in ("cuda", "triton")}
+
+
+def test_warm_up_replays_for_the_time_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)  # no GPU here: the replay below is the host's sleep
+    calls: list[float] = []
+    assert step.warm_up(lambda: calls.append(time.perf_counter()), 0.0) == 0 and calls == []
+    start = time.perf_counter()
+    count = step.warm_up(lambda: (calls.append(time.perf_counter()), time.sleep(0.01)), 0.05)
+    assert count == len(calls) >= 4 and time.perf_counter() - start >= 0.05
+    calls.clear()
+    assert step.warm_up(lambda: (calls.append(0.0), time.sleep(0.02)), 1e-6) == 1  # at least one replay

@@ -261,14 +261,19 @@ def measure(
         )
 
     cell = []
-    if impl == "cuda" or (case.ctx, case.nodes, case.batch) in TRITON_EAGER:
-        eager = time_device(lambda i: stack.eager_step(), 1, budget_s=budget_s)
-        add("engine.step_time_us", "us", "lower", eager)
-        cell.append(f"eager {summarize(eager)['median']:.0f}")
+    # The replays first, right after the warm-up, for every implementation alike: under the power cap the clock
+    # oscillates, and timing cuda's eager step (only cuda's, at 23k and 91k) between its warm-up and its replays put
+    # them at another phase of it than cuda_pdl_off's (65ce753: cuda read 4-5% slower at 91k in the bench, while
+    # timed alike, 40 replays after a warm-up, the two stood within 0.6%; docs/lab/runs/
+    # h100_20261206_397baad_step_power.log).
     replays = time_device(lambda i: graph.replay(), 1, budget_s=budget_s)
     add("engine.graph_replay_step_us", "us", "lower", replays)
     median = float(summarize(replays)["median"])
     cell.append(f"graph {median:.0f}")
+    if impl == "cuda" or (case.ctx, case.nodes, case.batch) in TRITON_EAGER:
+        eager = time_device(lambda i: stack.eager_step(), 1, budget_s=budget_s)
+        add("engine.step_time_us", "us", "lower", eager)
+        cell.insert(0, f"eager {summarize(eager)['median']:.0f}")
     activity = device_activity(graph.replay, 3)
     if activity:
         busy = [b for _, b in activity]

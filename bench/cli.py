@@ -14,6 +14,8 @@ KERNELS = ("cuda", "triton")  # what `defrag` times
 # and the prefix's rows before its wait); the other cuda entries time the same kernels with less overlap, the A/B
 # behind that choice: torch's index_copy_ as the store, then the attention waiting before any read, then neither
 # overlapping.
+WARMUP_S = 2.0  # `step --warmup`'s default, and bench.step.run's
+MAX_WARMUP_S, MAX_ROUNDS = 60.0, 20
 STEP_IMPLS = {
     "cuda": ("cuda", "prefix", True),
     "cuda_torch_store": ("cuda", "prefix", False),
@@ -74,7 +76,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     step.add_argument(
         "--warmup",
         type=float,
-        default=2.0,
+        default=WARMUP_S,
         help="seconds of graph replays before each implementation's timings in a case, so that they are taken at "
         "the GPU's sustained clock, past the dip when a long step first meets the power cap (default 2; 0: none)",
     )
@@ -99,10 +101,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
         args.impl = _impls(parser, args.impl, tuple(STEP_IMPLS))
     else:
         args.impl = _impls(parser, args.impl, KERNELS, none=True)
-    if not getattr(args, "warmup", 0.0) >= 0:
-        parser.error(f"--warmup: expected seconds >= 0, got {args.warmup}")
-    if getattr(args, "rounds", 1) < 1:
-        parser.error(f"--rounds: expected >= 1, got {args.rounds}")
+    if not 0 <= getattr(args, "warmup", 0.0) <= MAX_WARMUP_S:
+        parser.error(f"--warmup: expected seconds in 0..{MAX_WARMUP_S:g}, got {args.warmup}")
+    if not 1 <= getattr(args, "rounds", 1) <= MAX_ROUNDS:
+        parser.error(f"--rounds: expected 1..{MAX_ROUNDS}, got {args.rounds}")
     if getattr(args, "layers", 1) < 1:
         parser.error(f"--layers: expected >= 1, got {args.layers}")
     if not args.budget > 0:
@@ -115,6 +117,8 @@ def _impls(parser: argparse.ArgumentParser, text: str, known: tuple[str, ...], n
     if none and text.strip() == "none":
         return []
     names = [n.strip() for n in text.split(",") if n.strip()]
+    if len(set(names)) != len(names):
+        parser.error(f"--impl: an implementation named twice in {text!r}")
     if not names or any(n not in known for n in names):
         what = f"a comma-separated subset of {','.join(known)}" + (" or none" if none else "")
         parser.error(f"--impl: expected {what}, got {text!r}")

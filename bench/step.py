@@ -44,7 +44,7 @@ from pathlib import Path
 import torch
 
 from bench import results
-from bench.cli import STEP_IMPLS
+from bench.cli import STEP_IMPLS, WARMUP_S
 from bench.timing import summarize, time_device
 from bench.verify import ROOT, check_output, command_line, environment
 from kernel.engine.attention import StepInputs, TreeVerifyAttention
@@ -270,10 +270,6 @@ def measure(
     add("engine.graph_replay_step_us", "us", "lower", replays)
     median = float(summarize(replays)["median"])
     cell.append(f"graph {median:.0f}")
-    if impl == "cuda" or (case.ctx, case.nodes, case.batch) in TRITON_EAGER:
-        eager = time_device(lambda i: stack.eager_step(), 1, budget_s=budget_s)
-        add("engine.step_time_us", "us", "lower", eager)
-        cell.insert(0, f"eager {summarize(eager)['median']:.0f}")
     activity = device_activity(graph.replay, 3)
     if activity:
         busy = [b for _, b in activity]
@@ -314,13 +310,23 @@ def measure(
         )
     )
     cell.append(f"workspace {(graph.workspace_bytes + plan_bytes) / 2**20:.1f} MiB")
+    # The eager step last: only some implementations time it, so anything timed after it would stand at another
+    # phase of the power cap's oscillation for those than for the others.
+    if impl == "cuda" or (case.ctx, case.nodes, case.batch) in TRITON_EAGER:
+        eager = time_device(lambda i: stack.eager_step(), 1, budget_s=budget_s)
+        add("engine.step_time_us", "us", "lower", eager)
+        cell.insert(0, f"eager {summarize(eager)['median']:.0f}")
     return entries, ", ".join(cell)
 
 
 def pooled(rounds: list[list[dict[str, object]]]) -> list[dict[str, object]]:
     """One implementation's result cases of several rounds of one case as one set: the samples of each (metric,
-    params) joined in round order and summarized again, the first round's `info` with the round count added."""
+    params) joined in round order and summarized again. `info` is the first round's, but where several rounds
+    pooled: `rounds` = how many gave that metric (the profiler's may give none), `warmup_replays` their sum, and
+    `outside_kernels_us` the pooled replays' median minus the pooled kernel time's."""
     merged: dict[str, dict[str, object]] = {}
+    counts: dict[str, int] = {}
+    warm: dict[str, int] = {}
     for entries in rounds:
         for entry in entries:
             key = json.dumps([entry["metric"], entry["params"]], sort_keys=True)
@@ -328,10 +334,28 @@ def pooled(rounds: list[list[dict[str, object]]]) -> list[dict[str, object]]:
                 merged[key] = {**entry, "samples": list(entry["samples"])}  # type: ignore[call-overload]
             else:
                 merged[key]["samples"].extend(entry["samples"])  # type: ignore[attr-defined]
-    for entry in merged.values():
+            counts[key] = counts.get(key, 0) + 1
+            warm[key] = warm.get(key, 0) + int(entry.get("info", {}).get("warmup_replays", 0))  # type: ignore[attr-defined]
+    medians = {
+        (entry["metric"], json.dumps(entry["params"], sort_keys=True)): summarize(entry["samples"])["median"]  # type: ignore[arg-type]
+        for entry in merged.values()
+    }
+    for key, entry in merged.items():
         entry["stats"] = summarize(entry["samples"])  # type: ignore[arg-type]
-        if len(rounds) > 1:
-            entry["info"] = {**entry.get("info", {}), "rounds": len(rounds)}  # type: ignore[dict-item]
+        if counts[key] < 2:
+            continue
+        info = {**entry.get("info", {}), "rounds": counts[key]}  # type: ignore[dict-item]
+        if "warmup_replays" in info:
+            info["warmup_replays"] = warm[key]
+        if "outside_kernels_us" in info:
+            same = json.dumps(entry["params"], sort_keys=True)
+            replay = medians.get(("engine.graph_replay_step_us", same))
+            busy = medians.get(("engine.kernel_time_us", same))
+            if replay is None or busy is None:
+                del info["outside_kernels_us"]
+            else:
+                info["outside_kernels_us"] = round(float(replay) - float(busy), 1)
+        entry["info"] = info
     return list(merged.values())
 
 
@@ -343,7 +367,7 @@ def run(
     budget_s: float = 0.5,
     layers: int = LAYERS,
     rounds: int = 1,
-    warmup_s: float = 0.0,
+    warmup_s: float = WARMUP_S,
 ) -> int:
     """Run the step benchmark; returns the exit code. With rounds > 1 each case is measured that many times, the
     implementations in order, then reversed, and so on (A B, B A, A B...), and each implementation's samples are

@@ -115,8 +115,8 @@ __device__ __forceinline__ void pdl_wait_primary() {
 }
 
 // The host side: launches `kernel` on `stream`, as the programmatic dependent of the kernel before it there when
-// `dependent` (callers ask only on sm_90+, where griddepcontrol exists). Every launcher of these kernels goes through
-// it, so the attribute is spelled once.
+// `dependent` (callers ask only on sm_90+, where griddepcontrol exists). Every launch that may be a programmatic
+// dependent goes through it (split, combine, the fp8 split, the store), so the attribute is spelled once.
 template <class... Expected, class... Actual>
 inline cudaError_t launch_kernel(void (*kernel)(Expected...), dim3 grid, dim3 block, int smem, cudaStream_t stream,
                                  bool dependent, Actual&&... args) {

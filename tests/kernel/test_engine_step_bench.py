@@ -48,9 +48,12 @@ def test_the_stack_computes_tree_verify_attention(batch: int) -> None:
         (["step", "--layers", "0"], "--layers: expected >= 1"),
         (["step", "--budget", "0"], "--budget: expected seconds > 0"),
         (["step", "--cases", "huge"], "invalid choice"),
-        (["step", "--rounds", "0"], "--rounds: expected >= 1"),
-        (["step", "--warmup", "-1"], "--warmup: expected seconds >= 0"),
-        (["step", "--warmup", "nan"], "--warmup: expected seconds >= 0"),
+        (["step", "--rounds", "0"], "--rounds: expected 1..20"),
+        (["step", "--rounds", "21"], "--rounds: expected 1..20"),
+        (["step", "--warmup", "-1"], "--warmup: expected seconds in 0..60"),
+        (["step", "--warmup", "nan"], "--warmup: expected seconds in 0..60"),
+        (["step", "--warmup", "inf"], "--warmup: expected seconds in 0..60"),
+        (["step", "--impl", "cuda,cuda"], "--impl: an implementation named twice"),
     ],
 )
 def test_usage_errors_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -116,6 +119,32 @@ def test_rounds_pool_each_implementations_samples() -> None:
     assert first[0]["samples"] == [10.0, 11.0]  # the rounds' own cases are left as they were
     (single,) = step.pooled([[one("engine.kernel_time_us", [9.0])]])
     assert "info" not in single  # one round: the case as measured
+
+
+def test_pooled_info_counts_only_the_rounds_that_gave_a_metric() -> None:
+    from bench import results
+    from bench.timing import summarize
+
+    params = step.StepCase(91000, 16, 4).params("cuda")
+
+    def one(metric: str, samples: list[float], info: dict) -> dict:
+        return results.case(metric, params, "us", "lower", samples, summarize(samples), info)
+
+    # round 1: the profiler gave nothing (no kernel time, no ratio); round 2: it did
+    first = [one("engine.graph_replay_step_us", [10.0, 12.0], {"warmup_replays": 90})]
+    second = [
+        one("engine.graph_replay_step_us", [20.0, 22.0], {"warmup_replays": 95}),
+        one("engine.kernel_time_us", [15.0], {"warmup_replays": 95}),
+        one("engine.graph_over_kernels", [1.3, 1.4], {"outside_kernels_us": 6.0}),
+    ]
+    replay, ratio_free_kernels, ratio = step.pooled([first, second])
+    assert replay["info"] == {"warmup_replays": 185, "rounds": 2}
+    assert ratio_free_kernels["info"] == {"warmup_replays": 95}  # one round gave it: as measured, no round count
+    assert ratio["info"] == {"outside_kernels_us": 6.0}
+    # both rounds give everything: the time outside kernels comes from the pooled medians
+    again = step.pooled([second, second])
+    assert again[2]["info"] == {"outside_kernels_us": round(21.0 - 15.0, 1), "rounds": 2}
+    assert again[0]["info"]["warmup_replays"] == 190
 
 
 def test_device_intervals_split_into_calls_with_span_and_busy_time() -> None:

@@ -14,7 +14,11 @@ they go under their own metrics (`verify_attn.emulated_sm120_*`, params `emulati
 `verify_attn.floor_fraction`. `--emulate-sm120=v30bulk,...` emulates the named builds too, in the same run and on
 the same inputs (impl `cuda_<name>`; sm_120's own build stays `cuda`): the A/B that picks sm_120's product
 (kernel/build.py PRODUCT_BY_CC: v26, ahead of v30's sm_120a build). The emulated builds must build on this GPU (v30's:
-sm_90 or sm_120).
+sm_90 or sm_120). With `cuda_fp8` in --impl the fp8 kernel's sm_120-balance build is timed too (`emulated_fp8_impl`,
+column "sm120-balance fp8"): a timing stand-in issuing one bf16 m16n8k16 in each e4m3 m16n8k32's place (on sm_120 they
+take one issue slot alike), N/32 times, its S zeroed; its output is wrong on purpose, so it is timed only where the
+product's fp8 kernel passed its check in the same case, against the emulated fp8 floor (580 B a token, its MMAs at
+twice the emulated bf16 rate: sm_120's fp8 mma.sync rate by its specification).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import torch
 
 from bench import ceilings, peers, results
 from bench.timing import capture_graph, l2_bytes, rotation_sets, summarize, time_device
+from kernel.build import FP8_VARIANT
 from kernel.reference import attention
 from kernel.trees import VerifyInputs, make_inputs
 
@@ -181,8 +186,11 @@ def measure_impl(
     info: dict[str, str | int | float | bool] | None = None,
     metrics: tuple[str, str] = MEASURED,
     labels: dict[str, str | int | float | bool] | None = None,
+    check: bool = True,
 ) -> tuple[str, list[dict[str, object]]]:
-    """Check one implementation on the first input set, then time it rotating through all sets.
+    """Check one implementation on the first input set, then time it rotating through all sets. check=False is for
+    a timing stand-in alone (the fp8 kernel's sm_120-balance build), timed only beside its product, checked in the
+    same run.
 
     On CUDA each set's call is captured into a CUDA graph when possible (params "graph": true) and the
     replays are timed; an implementation that cannot be captured is timed eagerly ("graph": false).
@@ -203,7 +211,7 @@ def measure_impl(
     runs = graphs if graphed else fns
     # What is timed is what is checked; an fp8 implementation against the reference on the dequantized cache.
     checked = peers.fp8_inputs(sets[0])[2] if impl.kv == "fp8" else sets[0]
-    problem = check_output(runs[0]().clone(), checked, impl.prefix_only)
+    problem = check_output(runs[0]().clone(), checked, impl.prefix_only) if check else None
     if problem is not None:
         raise ImplFailure(f"WRONG at {case}: {problem}", "WRONG")
     # A graph replay has no host sync: queued behind a wait, each is timed on the GPU even where it is shorter than
@@ -317,10 +325,36 @@ def emulated_impl(repeat_x32: int, variant: str, name: str) -> peers.Impl:
     return peers.Impl(name, label, prepare)
 
 
-def emulated_builds(also: tuple[str, ...]) -> dict[str, tuple[str, str]]:
+def emulated_fp8_impl(repeat_x32: int) -> peers.Impl:
+    """The fp8 kernel's sm_120-balance build (kernel/csrc/verify_attention_fp8.cuh, kF8TimingStandIn): a timing
+    stand-in issuing one bf16 m16n8k16 in each e4m3 m16n8k32's place, each repeat_x32/32 times, named "cuda_fp8". Its
+    output is wrong on purpose: it is timed unchecked, and only where the product's fp8 kernel passed its check in
+    the same run (`run`)."""
+
+    def prepare(x: VerifyInputs) -> peers.Run:
+        import kernel
+        from kernel import build
+
+        kv8, scale, _ = peers.fp8_inputs(x)
+        args = (x.q, kv8, *x.args()[2:])
+        kernel.verify_attention(*args, backend="cuda", debug=True, kv_scale=scale)  # validates the inputs once
+        ext = build.load(mma_repeat_x32=repeat_x32, variant=FP8_VARIANT)
+        rest = x.args()[2:]
+        return lambda: ext.forward_fp8(x.q, kv8, float(scale), *rest, False, 0)[0]  # type: ignore[no-any-return]
+
+    label = f"CUDA fp8 kernel, sm_120-balance timing stand-in (bf16 m16n8k16 for each e4m3 MMA, {repeat_x32}/32 times)"
+    return peers.Impl("cuda_fp8", label, prepare, kv="fp8")
+
+
+def emulated_builds(also: tuple[str, ...], fp8: bool = False) -> dict[str, tuple[str, str]]:
     """{table column and failure key: (implementation name, variant)} of the emulated builds: sm_120's own build
-    under EMULATION_LABEL as "cuda", then each of ``also`` under "EMULATION_LABEL <name>" as "cuda_<name>"."""
-    return {EMULATION_LABEL: ("cuda", build_of_sm120()), **{f"{EMULATION_LABEL} {v}": (f"cuda_{v}", v) for v in also}}
+    under EMULATION_LABEL as "cuda", then each of ``also`` under "EMULATION_LABEL <name>" as "cuda_<name>", then with
+    fp8 the fp8 kernel's stand-in under "EMULATION_LABEL fp8" as "cuda_fp8"."""
+    return {
+        EMULATION_LABEL: ("cuda", build_of_sm120()),
+        **{f"{EMULATION_LABEL} {v}": (f"cuda_{v}", v) for v in also},
+        **({f"{EMULATION_LABEL} {FP8_VARIANT}": ("cuda_fp8", FP8_VARIANT)} if fp8 else {}),
+    }
 
 
 def emulation_unbuildable(variants: tuple[str, ...], cc: tuple[int, int]) -> str | None:
@@ -329,7 +363,10 @@ def emulation_unbuildable(variants: tuple[str, ...], cc: tuple[int, int]) -> str
     from kernel import build
 
     for name in (build_of_sm120(), *variants):
-        if name != build.PORTABLE_VARIANT and cc not in build.VARIANTS[name][3]:
+        if name == build.FP8_VARIANT:
+            if cc < build.FP8_MIN_CC:
+                return f"the emulation builds the fp8 kernel, which needs sm_89 or newer, not sm_{cc[0]}{cc[1]}"
+        elif name != build.PORTABLE_VARIANT and cc not in build.VARIANTS[name][3]:
             where = ", ".join(f"sm_{a}{b}" for a, b in build.VARIANTS[name][3])
             return f"the emulation builds {name} for this GPU, which builds only for {where}, not sm_{cc[0]}{cc[1]}"
     return None
@@ -346,7 +383,21 @@ def _measure_emulated(
     seeds: list[int],
 ) -> tuple[str, list[dict[str, object]]]:
     """The emulated build at one case, against the emulated floor; info says whether its output equals the
-    product's bit for bit on the first input set (the extra issues add exact zeros: it should)."""
+    product's bit for bit on the first input set (the extra issues add exact zeros: it should). The fp8 kernel's
+    timing stand-in instead: its floor at sm_120's fp8 balance (580 B a token; its MMAs at twice the emulated bf16
+    rate, sm_120's fp8 mma.sync rate by its specification), timed unchecked (its caller times it only after the
+    product's fp8 kernel passed its check)."""
+    if variant == FP8_VARIANT:
+        info_fp8: dict[str, str | int | float | bool] = {
+            "seeds": ",".join(map(str, seeds)),
+            "emulated_build": variant,
+            "emulated_mma_tflops": round(2 * emu.tflops, 2),
+            "timing_stand_in": "bf16 m16n8k16 for each e4m3 m16n8k32; output not checked",
+        }
+        floor = case.floor_us(copy_tbps, 2 * emu.tflops, FP8_ROW_BYTES)
+        return measure_impl(
+            impl, case, sets, floor, budget_s, info=info_fp8, metrics=EMULATED, labels=emu.labels(), check=False
+        )
     try:
         same = bool(torch.equal(peers.IMPLS["cuda"].prepare(sets[0])(), impl.prepare(sets[0])()))
     except Exception as err:
@@ -411,8 +462,9 @@ def run(
 
     emulate_sm120 (needs "cuda" in impl_names) adds the sm_120-balance emulation: its ceilings and check, and the
     emulated build timed beside the product at every case; emulate_also names more builds to emulate beside it (v26,
-    VARIANTS). A failed check, an emulated build that does not build on this GPU or a wrong one counts as a failed
-    implementation (exit 1), and its cases are not timed."""
+    VARIANTS). With "cuda_fp8" in impl_names it also times the fp8 kernel's stand-in (`emulated_fp8_impl`) where
+    the product's fp8 kernel passed its check. A failed check, an emulated build that does not build on this GPU
+    or a wrong one counts as a failed implementation (exit 1), and its cases are not timed."""
     if not torch.cuda.is_available():
         print("bench verify: no CUDA device", file=sys.stderr)
         return EXIT_NO_CUDA
@@ -423,8 +475,15 @@ def run(
     failed: dict[str, ImplFailure] = {}
     e4m3_tflops = _measure_e4m3_ceiling(doc_cases, [n for n in impl_names if peers.IMPLS[n].kv == "fp8"], failed)
     emu: Emulation | None = None
-    builds = emulated_builds(emulate_also) if emulate_sm120 and "cuda" in impl_names else {}
-    unbuildable = emulation_unbuildable(emulate_also, torch.cuda.get_device_capability()) if builds else None
+    fp8_stand_in = "cuda_fp8" in impl_names
+    builds = emulated_builds(emulate_also, fp8_stand_in) if emulate_sm120 and "cuda" in impl_names else {}
+    unbuildable = (
+        emulation_unbuildable(
+            (*emulate_also, *((FP8_VARIANT,) if fp8_stand_in else ())), torch.cuda.get_device_capability()
+        )
+        if builds
+        else None
+    )
     if unbuildable is not None:
         failed[EMULATION_LABEL] = ImplFailure(f"emulation unavailable: {unbuildable}", "n/a")
     elif builds:
@@ -447,7 +506,12 @@ def run(
                 failed[EMULATION_LABEL] = ImplFailure(f"emulation check failed: {why}", "check failed")
     # Every emulated build needs the emulation itself (its ceilings and check); a wrong build stops only itself.
     emulated = (
-        {label: emulated_impl(emu.repeat_x32, variant, name) for label, (name, variant) in builds.items()}
+        {
+            label: emulated_fp8_impl(emu.repeat_x32)
+            if variant == FP8_VARIANT
+            else emulated_impl(emu.repeat_x32, variant, name)
+            for label, (name, variant) in builds.items()
+        }
         if emu is not None and EMULATION_LABEL not in failed
         else {}
     )
@@ -479,6 +543,11 @@ def run(
                 failed[name], cells[name] = failure, failure.cell
         for label, impl in emulated.items():
             if emu is None or label in failed:
+                continue
+            if builds[label][1] == FP8_VARIANT and (cells.get("cuda_fp8") in (None, "") or "cuda_fp8" in failed):
+                # the stand-in is timed unchecked: only beside a product fp8 kernel that passed its check here
+                failed[label] = ImplFailure("not timed: the product's fp8 kernel did not pass its check", "n/a")
+                cells[label] = failed[label].cell
                 continue
             try:
                 cells[label], entries = _measure_emulated(

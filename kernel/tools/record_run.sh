@@ -7,8 +7,9 @@
 #   3. python -m bench verify --cases all --impl cuda,cuda_v26,flashinfer,cuda_fp8: the product against the portable
 #      path, FlashInfer FA2 and the fp8 cache's kernel on the same inputs (P6, P7, P8, P18), then --cases long --impl
 #      cuda,triton (P6's Triton gate);
-#   4. python -m bench.verify --emulate-sm120=v30bulk --cases all --impl cuda: sm_120's build (v26) under sm_120's
-#      balance (P16), and v30's sm_120a build under it on the same inputs (the A/B behind PRODUCT_BY_CC, P17);
+#   4. python -m bench.verify --emulate-sm120=v30bulk --cases all --impl cuda,cuda_fp8: sm_120's build (v26) under
+#      sm_120's balance (P16), v30's sm_120a build under it on the same inputs (the A/B behind PRODUCT_BY_CC, P17),
+#      and the fp8 kernel's sm_120-balance stand-in beside the checked fp8 product (P18);
 #   5. kernel/tools/sanitize.sh: memcheck, racecheck and synccheck of the device's product on the small cases, then
 #      of sm_120's build (v26) and of v30's sm_120a build where they build here;
 #   The step runs in a call of its own (each measurement follows 2 s of replays; the second command below took 201 s
@@ -60,7 +61,8 @@ if enough "bench verify triton"; then
   stamp "bench verify triton exit ${PIPESTATUS[0]}"
 fi
 if enough "emulation"; then
-  timeout "$(left)" python3 -m bench.verify --emulate-sm120=v30bulk --cases all --impl cuda --budget 0.25 --out "$OUT" \
+  timeout "$(left)" python3 -m bench.verify --emulate-sm120=v30bulk --cases all --impl cuda,cuda_fp8 --budget 0.25 \
+    --out "$OUT" \
     2>&1 | tee "$OUT/bench_emulation.log" | tail -22
   stamp "emulation exit ${PIPESTATUS[0]}"
 fi

@@ -102,6 +102,56 @@ def test_sm90_lowers_e4m3_mma_sync_to_unpacks_and_f16_hmma(builds: dict[str, tup
     assert len(re.findall(r"\bF2FP\.F16\.E4M3\.UNPACK_B\b", sass)) > 104
 
 
+def compile_fp8_with(arch: str, out: Path, repeat_x32: int, spelled: bool = True) -> tuple[Path, str]:
+    """The fp8 TU for sm_<arch> with -DVERIFY_MMA_REPEAT_X32=repeat_x32 (spelled out even at its default)."""
+    assert NVCC is not None
+    cubin = out / f"fp8_sm{arch}_x{repeat_x32}.cubin"
+    define = [f"-DVERIFY_MMA_REPEAT_X32={repeat_x32}"] if spelled else []
+    cmd = [NVCC, "-cubin", f"-arch=sm_{arch}", *FLAGS, *define, "-Xptxas", "-v", "-o", str(cubin), str(TU)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return cubin, proc.stdout + proc.stderr
+
+
+def issues(repeat_x32: int, count: int) -> int:
+    """mma.sync issues of a sequence of `count` under VERIFY_MMA_REPEAT_X32 (verify_attention_ptx.cuh mma_issues)."""
+    return sum(((s + 1) * repeat_x32) // 32 - (s * repeat_x32) // 32 for s in range(count))
+
+
+@needs_nvcc
+@pytest.mark.parametrize("repeat_x32", [85, 64])
+def test_the_sm120_stand_in_issues_one_bf16_mma_per_e4m3_mma_k_times(repeat_x32: int, tmp_path: Path) -> None:
+    """The sm_120-balance build of the fp8 kernel (kF8TimingStandIn), built for sm_90 as on an H100 or H200: in each
+    e4m3 MMA's place a bf16 m16n8k16, issued as the bf16 emulation issues its own (QK's 72 a tile and warp in one
+    sequence, P.V's 32 in another), no QMMA, no unpack, no spill. An opaque "mov 0" as S's mask let ptxas delete
+    QK's 72 MMAs (204 HMMA at 85, not 276)."""
+    cubin, report = compile_fp8_with("90", tmp_path, repeat_x32)
+    sass = split_sass(cubin)
+    bf16 = len(re.findall(r"\bHMMA\.16816\.F32\.BF16\b", sass))
+    assert bf16 == issues(repeat_x32, 72) + issues(repeat_x32, 32) and len(re.findall(r"\bHMMA\.", sass)) == bf16
+    assert re.findall(r"\bQMMA\.", sass) == [] and re.findall(r"UNPACK", sass) == []
+    for rep in parse_ptxas(report).values():
+        if "split_kernel_fp8" in rep.name:
+            assert rep.spill_stores == 0 and rep.spill_loads == 0, report
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", NATIVE)
+def test_the_stand_in_switch_at_its_default_is_the_product(arch: str, tmp_path: Path) -> None:
+    """-DVERIFY_MMA_REPEAT_X32=32 spelled out compiles the fp8 kernel to the product's SASS, byte for byte."""
+    tool = find_cuobjdump()
+    if tool is None:
+        pytest.skip("cuobjdump not found (neither in the triton wheel's backends/nvidia/bin nor on PATH)")
+    sass = []
+    for spelled in (False, True):
+        (tmp_path / str(spelled)).mkdir()
+        cubin, _ = compile_fp8_with(arch, tmp_path / str(spelled), 32, spelled)
+        proc = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        sass.append(proc.stdout)
+    assert sass[0] == sass[1]
+
+
 # The ceilings' microkernels (bench/ceilings.py) must issue every MMA they count. v1 of the e4m3 one gave all its
 # accumulators the same operands: on sm_90, where ptxas lowers e4m3 mma.sync to f16 unpacks and HMMAs, it computed
 # A.B once and added it to each accumulator with FADDs (4 HMMA in the whole kernel), and the bench reported 1,807

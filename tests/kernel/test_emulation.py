@@ -307,6 +307,23 @@ def test_the_emulation_refuses_a_gpu_its_builds_do_not_build_for(monkeypatch: py
     assert why is not None and "sm_80" in why and "v30bulk" in why
     why = emulation_unbuildable(("v30bulkx2s6",), (12, 0))  # sm_90's 6-stage ring does not fit sm_120's 99 KB
     assert why is not None and "v30bulkx2s6" in why and "sm_90" in why
+    # the fp8 kernel's stand-in needs e4m3 mma.sync in the PTX it compiles: sm_89 or newer
+    assert emulation_unbuildable(("fp8",), (9, 0)) is None and emulation_unbuildable(("fp8",), (8, 9)) is None
+    why = emulation_unbuildable(("fp8",), (8, 0))
+    assert why is not None and "fp8" in why and "sm_80" in why
+
+
+def test_the_fp8_stand_in_is_an_emulated_build_of_its_own_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.verify import EMULATION_LABEL, emulated_builds, emulated_fp8_impl
+    from kernel import build
+
+    monkeypatch.setattr(build, "nvcc_version", lambda: (13, 0))
+    assert "cuda_fp8" not in [name for name, _ in emulated_builds(("v30bulk",)).values()]
+    with_fp8 = emulated_builds(("v30bulk",), fp8=True)
+    assert with_fp8[f"{EMULATION_LABEL} fp8"] == ("cuda_fp8", build.FP8_VARIANT)
+    assert list(with_fp8)[:2] == [EMULATION_LABEL, f"{EMULATION_LABEL} v30bulk"]
+    impl = emulated_fp8_impl(85)
+    assert impl.name == "cuda_fp8" and impl.kv == "fp8" and "stand-in" in impl.label and "85/32" in impl.label
 
 
 def test_the_printed_table_has_a_column_for_each_emulated_build() -> None:

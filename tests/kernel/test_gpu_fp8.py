@@ -86,6 +86,23 @@ def test_cuda_fp8_keeps_the_rule_at_forced_split_counts(splits: int) -> None:
 
 
 @needs_fp8_kernel
+def test_the_sm120_stand_in_runs_beside_the_product_and_leaves_it_right() -> None:
+    """The fp8 kernel's sm_120-balance build (a timing stand-in, output wrong on purpose) loads and runs in the
+    process of the product's fp8 build, and the product stays right after it (each keeps its own launch state)."""
+    x, kv8, scale = inputs((3, 16, 16, 2000, "random"))
+    args = (x.prefix_indptr, x.prefix_slots, x.tree_slots, x.tree_mask, x.sm_scale)
+    product = build.load(variant=build.FP8_VARIANT)
+    stand_in = build.load(variant=build.FP8_VARIANT, mma_repeat_x32=85)
+    assert stand_in is not product
+    for splits in (1, 7, 0):
+        out, _ = stand_in.forward_fp8(x.q, kv8, scale, *args, True, splits)
+        torch.cuda.synchronize()  # no launch error, no fault
+        assert out.shape == (3, 16, 16, 512) and out.dtype == torch.bfloat16
+        out, lse = product.forward_fp8(x.q, kv8, scale, *args, True, splits)
+        assert_flash_rule(x, kv8, scale, out, lse, f"the product after the stand-in, splits={splits}")
+
+
+@needs_fp8_kernel
 def test_cuda_fp8_replays_in_a_cuda_graph_with_new_queries() -> None:
     x, kv8, scale = inputs((2, 8, 16, 3000, "random"))
     rest = (x.prefix_indptr, x.prefix_slots, x.tree_slots, x.tree_mask, x.sm_scale)

@@ -546,7 +546,12 @@ def run(
                 continue
             if builds[label][1] == FP8_VARIANT and (cells.get("cuda_fp8") in (None, "") or "cuda_fp8" in failed):
                 # the stand-in is timed unchecked: only beside a product fp8 kernel that passed its check here
-                failed[label] = ImplFailure("not timed: the product's fp8 kernel did not pass its check", "n/a")
+                product = failed.get("cuda_fp8")
+                unavailable = product is None or product.unavailable
+                why = "was not measured" if unavailable else "did not pass its check"
+                failed[label] = ImplFailure(
+                    f"not timed: the product's fp8 kernel {why}", "n/a", unavailable=unavailable
+                )
                 cells[label] = failed[label].cell
                 continue
             try:
@@ -575,6 +580,13 @@ def run(
             f"{EMULATION_LABEL} column ({build_of_sm120()}, sm_120's build; columns '{EMULATION_LABEL} <name>' the "
             "named builds) is the emulated build's median us and, in brackets, its fraction of the emulated floor "
             f"(mma.sync at {emu.tflops:.0f} TFLOP/s, each issued k = {emu.k:.4f} times)"
+            + (
+                f"; the '{EMULATION_LABEL} fp8' column is the fp8 kernel's timing stand-in (output not checked, timed "
+                f"only where cuda_fp8 passed), against the emulated fp8 floor (580 B a token, MMAs at "
+                f"{2 * emu.tflops:.0f} TFLOP/s)"
+                if any(variant == FP8_VARIANT for _, variant in builds.values())
+                else ""
+            )
         )
     return EXIT_IMPL_FAILED if any(not f.unavailable for f in failed.values()) else EXIT_OK
 
@@ -628,6 +640,10 @@ def emulate_option(argv: list[str]) -> tuple[bool, tuple[str, ...], list[str]]:
                 if not all(listed):
                     raise ValueError(f"{EMULATE_FLAG}=NAME[,NAME...]: a build name, got {arg!r}")
                 for name in listed:
+                    if name == build.FP8_VARIANT:  # the fp8 stand-in comes with cuda_fp8 in --impl, checked beside it
+                        raise ValueError(
+                            f"{EMULATE_FLAG}=fp8: the fp8 kernel's stand-in is emulated with cuda_fp8 in --impl"
+                        )
                     build.variant_build(name)  # ValueError naming the known builds
                 names += listed
         else:

@@ -344,7 +344,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(cons
         uint32_t r[4];
         ldmatrix_x4_trans(r, v_addr + m * 16);
         // r[i]: tokens 8i + 2cq, +1 (16-bit halves) x columns 2gq, 2gq+1 (bytes). Even columns, then odd.
-        // A stand-in's extra issues go into the accumulators 8, 4 and 12 n-tile pairs away (as v26's P.V).
+        // A stand-in's extra issues go into the accumulators 16, 8 and 24 away (4 or more m-steps from their own MMAs).
         mma_f8_seq(o[2 * m], pa, __byte_perm(r[0], r[1], 0x6420), __byte_perm(r[2], r[3], 0x6420), 2 * m, o,
                    2 * m + 16, 2 * m + 8, 2 * m + 24);
         mma_f8_seq(o[2 * m + 1], pa, __byte_perm(r[0], r[1], 0x7531), __byte_perm(r[2], r[3], 0x7531), 2 * m + 1, o,

@@ -292,6 +292,8 @@ def test_the_flag_names_more_builds_to_emulate() -> None:
     for bad in ("--emulate-sm120=", "--emulate-sm120=v26,", "--emulate-sm120=v27"):
         with pytest.raises(ValueError, match=r"v26|build name"):
             emulate_option([bad])
+    with pytest.raises(ValueError, match=r"cuda_fp8 in --impl"):  # the fp8 stand-in comes only beside its product
+        emulate_option(["--emulate-sm120=v30bulk,fp8"])
 
 
 def test_the_emulation_refuses_a_gpu_its_builds_do_not_build_for(monkeypatch: pytest.MonkeyPatch) -> None:

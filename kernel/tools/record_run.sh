@@ -21,6 +21,10 @@
 # all of it again as one all.tgz: a device call brings back only a few files (the rest are "left out (count)").
 #
 #   OUT=/tmp/out TRACKER_COMMIT=<the 40-digit sha> TRACKER_DIRTY=0 kernel/tools/record_run.sh [seconds for the call]
+#
+# The sha is the committed HEAD the device's copy was made from, pasted from `git rev-parse HEAD` on this side (the
+# copy's own .git may be older), never typed: two hand-typed shas with wrong tails named commits outside the history
+# (tracker check refused those files; 2026-12-06).
 set -uo pipefail
 : "${OUT:?set OUT to the folder that receives the result files and the logs}"
 limit=${1:-580}

@@ -7,17 +7,11 @@ namespace verify_attn {
 
 // A probe type of its own: the launcher's static per-device LaunchInfo and the combine kernel's instantiation stay
 // apart from the bf16 product's when both modules live in one process; the sm_120-balance stand-in
-// (VERIFY_MMA_REPEAT_X32 != 32, verify_attention_fp8.cuh) has one of its own too, since it lives beside this build.
+// (VERIFY_MMA_REPEAT_X32 != 32, verify_attention_fp8.cuh) gets its own from BuildProbeOf, as the bf16 emulation does.
 struct Fp8Probe : NoProbe {};
-#if VERIFY_MMA_REPEAT_X32 == 32
-using Fp8BuildProbe = Fp8Probe;
-#else
-struct Fp8StandInProbe : NoProbe {};
-using Fp8BuildProbe = Fp8StandInProbe;
-#endif
 
 cudaError_t launch_verify_attention_fp8(const Fp8Params& f, cudaStream_t stream) {
-  return launch_split_and_combine_fp8<Fp8BuildProbe>(f, stream);
+  return launch_split_and_combine_fp8<BuildProbeOf<Fp8Probe>>(f, stream);
 }
 
 }  // namespace verify_attn

@@ -40,6 +40,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -324,37 +325,28 @@ def pooled(rounds: list[list[dict[str, object]]]) -> list[dict[str, object]]:
     params) joined in round order and summarized again. `info` is the first round's, but where several rounds
     pooled: `rounds` = how many gave that metric (the profiler's may give none), `warmup_replays` their sum, and
     `outside_kernels_us` the pooled replays' median minus the pooled kernel time's."""
-    merged: dict[str, dict[str, object]] = {}
-    counts: dict[str, int] = {}
-    warm: dict[str, int] = {}
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (metric, params) -> that case in each round
     for entries in rounds:
         for entry in entries:
-            key = json.dumps([entry["metric"], entry["params"]], sort_keys=True)
-            if key not in merged:
-                merged[key] = {**entry, "samples": list(entry["samples"])}  # type: ignore[call-overload]
-            else:
-                merged[key]["samples"].extend(entry["samples"])  # type: ignore[attr-defined]
-            counts[key] = counts.get(key, 0) + 1
-            warm[key] = warm.get(key, 0) + int(entry.get("info", {}).get("warmup_replays", 0))  # type: ignore[attr-defined]
-    medians = {
-        (entry["metric"], json.dumps(entry["params"], sort_keys=True)): summarize(entry["samples"])["median"]  # type: ignore[arg-type]
-        for entry in merged.values()
-    }
-    for key, entry in merged.items():
-        entry["stats"] = summarize(entry["samples"])  # type: ignore[arg-type]
-        if counts[key] < 2:
+            groups.setdefault((str(entry["metric"]), json.dumps(entry["params"], sort_keys=True)), []).append(entry)
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for key, group in groups.items():
+        samples = [s for entry in group for s in entry["samples"]]
+        merged[key] = {**group[0], "samples": samples, "stats": summarize(samples)}
+    for (_, params), entry in merged.items():
+        group = groups[entry["metric"], params]
+        if len(group) < 2:
             continue
-        info = {**entry.get("info", {}), "rounds": counts[key]}  # type: ignore[dict-item]
+        info = {**entry.get("info", {}), "rounds": len(group)}
         if "warmup_replays" in info:
-            info["warmup_replays"] = warm[key]
+            info["warmup_replays"] = sum(int(e.get("info", {}).get("warmup_replays", 0)) for e in group)
         if "outside_kernels_us" in info:
-            same = json.dumps(entry["params"], sort_keys=True)
-            replay = medians.get(("engine.graph_replay_step_us", same))
-            busy = medians.get(("engine.kernel_time_us", same))
+            replay = merged.get(("engine.graph_replay_step_us", params))
+            busy = merged.get(("engine.kernel_time_us", params))
             if replay is None or busy is None:
                 del info["outside_kernels_us"]
             else:
-                info["outside_kernels_us"] = round(float(replay) - float(busy), 1)
+                info["outside_kernels_us"] = round(float(replay["stats"]["median"]) - float(busy["stats"]["median"]), 1)
         entry["info"] = info
     return list(merged.values())
 

@@ -48,18 +48,17 @@ def _prepare_backend(backend: str) -> Callable[[VerifyInputs], Run]:
     return prepare
 
 
-def _prepare_cuda_variant(variant: str | None, fold: bool = False) -> Callable[[VerifyInputs], Run]:
-    """A named build of the CUDA kernel (kernel/build.py load(variant=...); None: this device's product), called like
-    the product: the binding's own checks, the launcher's split count, no lse; `fold`: Params::fold."""
+def _prepare_cuda_variant(variant: str) -> Callable[[VerifyInputs], Run]:
+    """A named build of the CUDA kernel (kernel/build.py load(variant=...)), called like the product: the binding's
+    own checks, the launcher's split count, no lse."""
 
     def prepare(x: VerifyInputs) -> Run:
         import kernel
         from kernel import build
-        from kernel.verify import PDL_MODES
 
         kernel.verify.validate(*x.args(), backend="cuda", debug=True)
         ext = build.load(variant=variant)
-        args = (*x.args(), False, 0, PDL_MODES.index("launch"), int(fold or (variant or "").endswith("fold")))
+        args = (*x.args(), False, 0)
         return lambda: cast(torch.Tensor, ext.forward(*args)[0])
 
     return prepare

@@ -82,11 +82,6 @@ VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tup
     "v30bulkx2": _v30(bulk=True, xch=2),
     "v30bulkx2s6": _v30(bulk=True, xch=2, stages=6),
 }
-# Issue 27's A/B: sm_90's product and v26 (sm_120's) with the combine folded into the split kernel (Params::fold,
-# VERIFY_ATTN_FOLD), named "<build>fold"; called with fold=1 (bench/peers.py).
-FOLD_FLAG = "-DVERIFY_ATTN_FOLD=1"
-VARIANTS["v30bulkx2s6fold"] = (*VARIANTS["v30bulkx2s6"][:2], (*VARIANTS["v30bulkx2s6"][2], FOLD_FLAG), ((9, 0),))
-VARIANTS["v26fold"] = (SOURCES, HEADERS, (FOLD_FLAG,), V30_ARCHS)
 # The product on each compute capability (product_variant); any other device runs PORTABLE_VARIANT, v26. Measured on
 # the H200 (kernel/NOTES.md, "Where it stands"). sm_120 runs v26: the sm_120-balance emulation (bench/verify.py
 # --emulate-sm120=v30bulk, the A/B in one run) has v26 ahead of v30's sm_120a build there.

@@ -136,22 +136,20 @@ verify_attn::Params prepare(const at::Tensor& q, const at::Tensor& kv_cache, at:
 
 #ifndef VERIFY_ATTN_FP8
 // Returns {out [B,T,H,512] bf16, lse [B,T,H] fp32 (empty unless return_lse)}. pdl: Params::pdl (0 off, 1 launch,
-// 2 prefix); fold: Params::fold (0 the combine kernel, 1 the split kernel merges its splits where it can).
+// 2 prefix).
 std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache, const at::Tensor& prefix_indptr,
                                 const at::Tensor& prefix_slots, const at::Tensor& tree_slots,
                                 const at::Tensor& tree_mask, double sm_scale, bool return_lse, int64_t splits,
-                                int64_t pdl, int64_t fold) {
+                                int64_t pdl) {
   TORCH_CHECK(q.defined() && q.is_cuda(), "q: expected a CUDA tensor, got ",
               q.defined() ? q.device().str() : std::string("None"));
   const c10::cuda::CUDAGuard guard(q.device());
   TORCH_CHECK(pdl >= verify_attn::kPdlOff && pdl <= verify_attn::kPdlPrefix,
               "pdl: expected 0 (off), 1 (launch) or 2 (prefix), got ", num(pdl));
-  TORCH_CHECK(fold == 0 || fold == 1, "fold: expected 0 (the combine kernel) or 1 (folded), got ", num(fold));
   std::vector<at::Tensor> keep;
   verify_attn::Params p = prepare(q, kv_cache, at::kBFloat16, prefix_indptr, prefix_slots, tree_slots, tree_mask,
                                   sm_scale, return_lse, splits, keep);
   p.pdl = static_cast<int>(pdl);
-  p.fold = static_cast<int>(fold);
   const cudaError_t err =
       verify_attn::launch_verify_attention(p, c10::cuda::getCurrentCUDAStream(q.device().index()).stream());
   TORCH_CHECK(err == cudaSuccess, "verify_attention launch failed: ", cudaGetErrorString(err));
@@ -231,11 +229,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "Tree-verify MLA attention (split-KV, mma.sync) over a page_size=1 latent pool";
 #ifndef VERIFY_ATTN_FP8
   m.def("forward", &forward, "out, lse = forward(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, "
-                             "sm_scale, return_lse, splits=0, pdl=1, fold=0)",
+                             "sm_scale, return_lse, splits=0, pdl=1)",
         pybind11::arg("q"), pybind11::arg("kv_cache"), pybind11::arg("prefix_indptr"), pybind11::arg("prefix_slots"),
         pybind11::arg("tree_slots"), pybind11::arg("tree_mask"), pybind11::arg("sm_scale"),
-        pybind11::arg("return_lse"), pybind11::arg("splits") = 0, pybind11::arg("pdl") = verify_attn::kPdlLaunch,
-        pybind11::arg("fold") = 0);
+        pybind11::arg("return_lse"), pybind11::arg("splits") = 0, pybind11::arg("pdl") = verify_attn::kPdlLaunch);
   m.def("store_rows", &store_rows, "store_rows(pool, index, rows, pdl): pool[index[i]] = rows[i] (bf16 rows of 576)",
         pybind11::arg("pool"), pybind11::arg("index"), pybind11::arg("rows"), pybind11::arg("pdl"));
 #else

@@ -413,9 +413,6 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
 
   write_rows(p, b, split, rows, row0, wrow, grp, gq, cq, o, m_lo, m_hi, l_lo, l_hi);
   Probe::split(kBlockExit, ntiles);
-#if VERIFY_ATTN_FOLD
-  if (p.fold) fold_combine<Probe>(p, smem);  // the ring is free: every tile was read
-#endif
 }
 
 // Shared memory a combine block reserves, unused, so that at most ceil(blocks / SMs) of them fit on one SM: a
@@ -434,8 +431,6 @@ struct LaunchInfo {
   bool configured = false;
   int cc_major = 0, sms = 0, threads_per_sm = 0, smem_per_sm = 0, smem_per_block_max = 0, reserved_per_block = 0;
   int combine_static = 0;
-  int split_blocks_per_sm = -1;  // split blocks one SM holds at once (-1: not read yet), for a folded launch
-  int cooperative = 0;           // cudaDevAttrCooperativeLaunch
 };
 
 // Per device and instantiation, once: allow `split_kernel` its `smem` bytes of dynamic shared memory, read the device
@@ -451,8 +446,7 @@ inline cudaError_t configure_launch(LaunchInfo& in, Kernel split_kernel, int sme
       {cudaDevAttrMaxThreadsPerMultiProcessor, &in.threads_per_sm},
       {cudaDevAttrMaxSharedMemoryPerMultiprocessor, &in.smem_per_sm},
       {cudaDevAttrMaxSharedMemoryPerBlockOptin, &in.smem_per_block_max},
-      {cudaDevAttrReservedSharedMemoryPerBlock, &in.reserved_per_block},
-      {cudaDevAttrCooperativeLaunch, &in.cooperative}};
+      {cudaDevAttrReservedSharedMemoryPerBlock, &in.reserved_per_block}};
   for (const auto& [attr, value] : attrs) {
     err = cudaDeviceGetAttribute(value, attr, device);
     if (err != cudaSuccess) return err;
@@ -473,8 +467,8 @@ inline cudaError_t configure_launch(LaunchInfo& in, Kernel split_kernel, int sme
 template <class Kernel>
 inline cudaError_t launch_split(Kernel split_kernel, const Params& p, const LaunchInfo& in, int threads, int smem,
                                 cudaStream_t stream) {
-  return launch_kernel_as(split_kernel, dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch), dim3(threads), smem,
-                          stream, in.cc_major >= 9 && p.pdl != kPdlOff, p.fold != 0, p);
+  return launch_kernel(split_kernel, dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch), dim3(threads), smem,
+                       stream, in.cc_major >= 9 && p.pdl != kPdlOff, p);
 }
 
 // The combine kernel of Probe after a multi-split launch: the split kernel's programmatic dependent (sm_90+), its
@@ -503,32 +497,9 @@ inline bool launchable(const Params& p) {
   return sizes && buffers && aligned(p.q) && aligned(p.kv);
 }
 
-// The split launch, then the combine kernel unless the split kernel merges its splits itself: Params::fold asked
-// for, more than one split, and the whole grid resident at once (a cooperative launch), else the combine kernel.
-template <class Probe, class Kernel>
-inline cudaError_t launch_split_then_combine(Kernel split_kernel, const Params& p, LaunchInfo& in, int threads, int smem,
-                                             cudaStream_t stream) {
-  if (p.fold && !VERIFY_ATTN_FOLD) return cudaErrorNotSupported;  // a build without the merge in its split kernel
-  Params q = p;
-  q.fold = 0;
-  if (p.fold && p.num_splits > 1 && in.cooperative) {
-    if (in.split_blocks_per_sm < 0) {
-      int per_sm = 0;
-      const cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, split_kernel, threads, smem);
-      if (err != cudaSuccess) return err;
-      in.split_blocks_per_sm = per_sm;
-    }
-    const int64_t blocks = static_cast<int64_t>(row_tiles(p.nodes, p.heads)) * p.num_splits * p.batch;
-    q.fold = blocks <= static_cast<int64_t>(in.split_blocks_per_sm) * in.sms ? 1 : 0;
-  }
-  const cudaError_t err = launch_split(split_kernel, q, in, threads, smem, stream);
-  if (err != cudaSuccess || q.num_splits == 1 || q.fold) return err;
-  return launch_combine<Probe>(q, in, stream);
-}
-
 // Launch the split (+ combine) kernels observed by Probe (NoProbe in the product, verify_attention_sm.cu). The
 // combine is the split kernel's programmatic dependent (sm_90+) and reserves shared memory so that it spreads over
-// the SMs (combine_spread_smem), or folded into the split kernel (Params::fold).
+// the SMs (combine_spread_smem).
 template <class Probe>
 inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
   if (!launchable(p)) return cudaErrorInvalidValue;
@@ -540,7 +511,9 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
   LaunchInfo& in = info[device];
   err = configure_launch<Probe>(in, verify_attn_split_kernel<Probe>, kSmemBytes, device);
   if (err != cudaSuccess) return err;
-  return launch_split_then_combine<Probe>(verify_attn_split_kernel<Probe>, p, in, kThreads, kSmemBytes, stream);
+  err = launch_split(verify_attn_split_kernel<Probe>, p, in, kThreads, kSmemBytes, stream);
+  if (err != cudaSuccess || p.num_splits == 1) return err;
+  return launch_combine<Probe>(p, in, stream);
 }
 
 }  // namespace verify_attn

@@ -66,12 +66,6 @@ struct Params {
   int num_splits;
   float scale_log2;                 // sm_scale * log2(e): scores go straight to the exp2 domain
   int pdl = kPdlOff;                // how the split kernel overlaps the kernel before it (kPdl*, below)
-  // 1: no combine kernel. The split kernel is launched cooperatively and merges the splits itself behind a grid
-  // barrier (fold_combine, verify_attention_combine.cuh), where num_splits > 1 and the whole grid fits the device at
-  // once; otherwise the launcher falls back to the combine kernel. 0: the combine kernel. Only builds with
-  // VERIFY_ATTN_FOLD=1 (kernel/build.py's fold variants, issue 27's A/B) have the merge; others refuse 1
-  // (cudaErrorNotSupported).
-  int fold = 0;
 };
 
 inline int row_tiles(int nodes, int heads) { return (nodes * heads + kRowsPerBlock - 1) / kRowsPerBlock; }

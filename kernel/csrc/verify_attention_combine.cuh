@@ -1,10 +1,7 @@
-// The combine of the verify attention: merges the bf16 partial outputs and log2-domain lse of the splits of each
-// (request, row). Either its own kernel, launched when num_splits > 1 as the split kernel's programmatic dependent
-// (sm_90+), so it first waits for the split grid; or folded into the split kernel behind a grid barrier
-// (Params::fold, fold_combine).
+// The combine kernel of the verify attention: merges the bf16 partial outputs and log2-domain lse of the splits of
+// each (request, row). Launched when num_splits > 1, as the split kernel's programmatic dependent (sm_90+), so it
+// first waits for the split grid.
 #pragma once
-
-#include <cooperative_groups.h>
 
 #include "verify_attention.h"
 #include "verify_attention_probe.cuh"
@@ -14,33 +11,23 @@ namespace verify_attn {
 
 constexpr int kCombineThreads = 256;  // 4 split groups x 64 float4 columns: one 256-column half per block
 
-// What one merge needs in shared memory: the combine kernel's static block, or a slice of a split block's ring when
-// the split kernel merges itself (fold_combine).
-struct CombineScratch {
-  float w[kMaxSplits];
-  float stats[2];
-  float4 part[3][64];
-};
-
-// Loads of the partials and lse: the combine kernel's streaming loads (ld.global.cs), or, inside the split kernel
-// past its grid barrier, loads that bypass L1 (ld.global.cg): its SM's L1 is not coherent with the other SMs' stores.
-template <bool kInSplitKernel, class T>
-__device__ __forceinline__ T load_partial(const T* ptr) {
-  if constexpr (kInSplitKernel) return __ldcg(ptr);
-  else return __ldcs(ptr);
-}
-
-// Merge the splits of one (request, row, column half) with the block's first 256 threads (tid < kCombineThreads):
-// max-shifted weights in the exp2 domain; empty splits (lse -inf) weigh 0; a row that saw nothing at all gets 0 and
-// lse -inf. Four groups of threads walk interleaved splits with eight independent 16-B loads each in flight (a
-// one-load-at-a-time walk is pure latency: 11-16 us at 44-66 splits in v3), then add their sums through shared
-// memory. Each lse is read once, and the first 8 partial loads of each thread are issued before the weights are
-// computed, so the block waits on one round trip to L2 before its math, not two (v20). Two block barriers; shared
-// memory is free again once it returns only after a third.
-template <bool kInSplitKernel>
-__device__ __forceinline__ void combine_one(const Params& p, int row, int half, int b, int tid, CombineScratch& sc) {
-  float* w = sc.w;
-  float* stats = sc.stats;
+// Merge the splits of one (request, row, column half): max-shifted weights in the exp2 domain; empty splits
+// (lse -inf) weigh 0; a row that saw nothing at all gets 0 and lse -inf. Four groups of threads walk
+// interleaved splits with eight independent 16-B loads each in flight (a one-load-at-a-time walk is pure
+// latency: 11-16 us at 44-66 splits in v3), then add their sums through shared memory. Each lse is read once,
+// and the first 8 partial loads of each thread are issued before the weights are computed, so the block waits on
+// one round trip to L2 before its math, not two (v20).
+template <class Probe>
+__global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(const Params p) {
+  pdl_wait_primary();
+  // A programmatic dependent of this kernel (the next call's split kernel) may launch now: past the wait, so every
+  // kernel before this one has finished (the promise kPdlPrefix relies on, Params::pdl).
+  pdl_launch_dependents();
+  Probe::combine(false);
+  __shared__ float w[kMaxSplits];
+  __shared__ float stats[2];
+  __shared__ float4 part[3][64];
+  const int row = blockIdx.x, half = blockIdx.y, b = blockIdx.z, tid = threadIdx.x;
   const int rows = p.nodes * p.heads, splits = p.num_splits;
   const int64_t lse_base = static_cast<int64_t>(b) * splits * rows + row;
   const int group = tid >> 6, c4 = tid & 63;
@@ -51,8 +38,7 @@ __device__ __forceinline__ void combine_one(const Params& p, int row, int half, 
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     const int s = group + 4 * j;
-    ahead[j] = s < splits ? load_partial<kInSplitKernel>(reinterpret_cast<const uint2*>(src + s * stride))
-                          : make_uint2(0u, 0u);
+    ahead[j] = s < splits ? __ldcs(reinterpret_cast<const uint2*>(src + s * stride)) : make_uint2(0u, 0u);
   }
   // The weights: each lse read once (warp 0: lane t holds splits t, t+32, t+64, t+96), max, exp2, sum.
   if (tid < 32) {
@@ -60,8 +46,7 @@ __device__ __forceinline__ void combine_one(const Params& p, int row, int half, 
 #pragma unroll
     for (int k = 0; k < kMaxSplits / 32; ++k) {
       const int s = tid + 32 * k;
-      const float* at = p.part_lse + lse_base + static_cast<int64_t>(s) * rows;
-      l[k] = s < splits ? (kInSplitKernel ? __ldcg(at) : *at) : -INFINITY;
+      l[k] = s < splits ? p.part_lse[lse_base + static_cast<int64_t>(s) * rows] : -INFINITY;
     }
     float mx = l[0];
 #pragma unroll
@@ -93,9 +78,7 @@ __device__ __forceinline__ void combine_one(const Params& p, int row, int half, 
     for (int j = 0; j < 8; ++j) {
       const int s = s0 + 4 * j;
       if (s0 == group) raw[j] = ahead[j];
-      else
-        raw[j] = s < splits ? load_partial<kInSplitKernel>(reinterpret_cast<const uint2*>(src + s * stride))
-                            : make_uint2(0u, 0u);
+      else raw[j] = s < splits ? __ldcs(reinterpret_cast<const uint2*>(src + s * stride)) : make_uint2(0u, 0u);
     }
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
@@ -113,15 +96,15 @@ __device__ __forceinline__ void combine_one(const Params& p, int row, int half, 
       acc.w += ws * v[j].w;
     }
   }
-  if (group > 0) sc.part[group - 1][c4] = acc;
+  if (group > 0) part[group - 1][c4] = acc;
   __syncthreads();
   if (group != 0) return;
 #pragma unroll
   for (int g = 0; g < 3; ++g) {
-    acc.x += sc.part[g][c4].x;
-    acc.y += sc.part[g][c4].y;
-    acc.z += sc.part[g][c4].z;
-    acc.w += sc.part[g][c4].w;
+    acc.x += part[g][c4].x;
+    acc.y += part[g][c4].y;
+    acc.z += part[g][c4].z;
+    acc.w += part[g][c4].w;
   }
   const float sum = stats[0];
   const float inv = sum > 0.f ? 1.f / sum : 0.f;
@@ -129,37 +112,6 @@ __device__ __forceinline__ void combine_one(const Params& p, int row, int half, 
       static_cast<__nv_bfloat16*>(p.out) + (static_cast<int64_t>(b) * rows + row) * kVDim + half * 256 + c4 * 4;
   *reinterpret_cast<uint2*>(ob) = make_uint2(pack_bf16(acc.x * inv, acc.y * inv), pack_bf16(acc.z * inv, acc.w * inv));
   if (p.lse != nullptr && half == 0 && c4 == 0) p.lse[static_cast<int64_t>(b) * rows + row] = stats[1];
-}
-
-template <class Probe>
-__global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(const Params p) {
-  pdl_wait_primary();
-  // A programmatic dependent of this kernel (the next call's split kernel) may launch now: past the wait, so every
-  // kernel before this one has finished (the promise kPdlPrefix relies on, Params::pdl).
-  pdl_launch_dependents();
-  Probe::combine(false);
-  __shared__ CombineScratch sc;
-  combine_one<false>(p, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, sc);
-  Probe::combine(true);
-}
-
-// The combine folded into the split kernel (Params::fold; a cooperative launch, so every block of the grid is
-// resident): past a grid barrier every split's partials are written, and the grid's blocks share out the (request,
-// row, column half) merges the combine kernel's blocks would do, with the first kCombineThreads threads of each (the
-// rest, v30's producer warps, have exited: a block barrier waits only for threads that have not). `scratch`: shared
-// memory the split kernel is done with.
-template <class Probe>
-__device__ __forceinline__ void fold_combine(const Params& p, unsigned char* scratch) {
-  cooperative_groups::this_grid().sync();
-  Probe::combine(false);
-  CombineScratch& sc = *reinterpret_cast<CombineScratch*>(scratch);
-  const int rows = p.nodes * p.heads, items = rows * 2 * p.batch;
-  const int blocks = static_cast<int>(gridDim.x * gridDim.y * gridDim.z);
-  const int me = static_cast<int>(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
-  for (int i = me; i < items; i += blocks) {
-    if (i != me) __syncthreads();  // the last merge's readers of sc are done
-    combine_one<true>(p, i % rows, (i / rows) & 1, i / (2 * rows), threadIdx.x, sc);
-  }
   Probe::combine(true);
 }
 

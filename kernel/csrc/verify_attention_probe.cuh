@@ -32,13 +32,9 @@ struct NoProbe {
 // launcher's static per-device LaunchInfo is a process-wide (GNU unique) symbol, and shared with the product's it
 // skipped the emulated kernel's shared-memory attribute (its launch failed with "invalid argument",
 // docs/lab/kernel-log.md).
-// Likewise a build with the combine folded into the split kernel (VERIFY_ATTN_FOLD, Params::fold).
 template <class Product>
 struct EmulationProbe : Product {};
 template <class Product>
-struct FoldProbe : Product {};
-template <class Product>
-using BuildProbeOf = std::conditional_t<VERIFY_ATTN_FOLD != 0, FoldProbe<std::conditional_t<VERIFY_MMA_REPEAT_X32 == 32, Product, EmulationProbe<Product>>>,
-                                        std::conditional_t<VERIFY_MMA_REPEAT_X32 == 32, Product, EmulationProbe<Product>>>;
+using BuildProbeOf = std::conditional_t<VERIFY_MMA_REPEAT_X32 == 32, Product, EmulationProbe<Product>>;
 
 }  // namespace verify_attn

@@ -64,11 +64,6 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
 // floor(seq k) times, so MMA, shared memory and issue stand in sm_120's ratio. The default, 32 (k = 1), is the
 // product: no extra instruction, the SASS byte for byte that of the kernel without this seam
 // (tests/kernel/test_emulation.py).
-// 1: the split kernels carry the folded combine (Params::fold, verify_attention_combine.cuh); kernel/build.py's fold
-// variants. 0: the product's kernels, as without it.
-#ifndef VERIFY_ATTN_FOLD
-#define VERIFY_ATTN_FOLD 0
-#endif
 #ifndef VERIFY_MMA_REPEAT_X32
 #define VERIFY_MMA_REPEAT_X32 32
 #endif
@@ -120,36 +115,22 @@ __device__ __forceinline__ void pdl_wait_primary() {
 }
 
 // The host side: launches `kernel` on `stream`, as the programmatic dependent of the kernel before it there when
-// `dependent` (callers ask only on sm_90+, where griddepcontrol exists), and as a cooperative grid (every block
-// resident at once, cooperative_groups' grid barrier valid; the launch fails if the grid cannot be) when
-// `cooperative`. Every launch that may be a programmatic dependent goes through it (split, combine, the fp8 split,
-// the store), so the attributes are spelled once.
+// `dependent` (callers ask only on sm_90+, where griddepcontrol exists). Every launch that may be a programmatic
+// dependent goes through it (split, combine, the fp8 split, the store), so the attribute is spelled once.
 template <class... Expected, class... Actual>
-inline cudaError_t launch_kernel_as(void (*kernel)(Expected...), dim3 grid, dim3 block, int smem, cudaStream_t stream,
-                                    bool dependent, bool cooperative, Actual&&... args) {
-  cudaLaunchAttribute attr[2] = {};
-  int n = 0;
-  if (dependent) {
-    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n++].val.programmaticStreamSerializationAllowed = 1;
-  }
-  if (cooperative) {
-    attr[n].id = cudaLaunchAttributeCooperative;
-    attr[n++].val.cooperative = 1;
-  }
+inline cudaError_t launch_kernel(void (*kernel)(Expected...), dim3 grid, dim3 block, int smem, cudaStream_t stream,
+                                 bool dependent, Actual&&... args) {
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = static_cast<size_t>(smem);
   config.stream = stream;
   config.attrs = attr;
-  config.numAttrs = static_cast<unsigned>(n);
+  config.numAttrs = dependent ? 1 : 0;
   return cudaLaunchKernelEx(&config, kernel, static_cast<Actual&&>(args)...);
-}
-template <class... Expected, class... Actual>
-inline cudaError_t launch_kernel(void (*kernel)(Expected...), dim3 grid, dim3 block, int smem, cudaStream_t stream,
-                                 bool dependent, Actual&&... args) {
-  return launch_kernel_as(kernel, grid, block, smem, stream, dependent, false, static_cast<Actual&&>(args)...);
 }
 
 __device__ __forceinline__ float quad_max(float v) {

@@ -333,9 +333,6 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
 
     write_rows(p, b, split, rows, row0, wrow, grp, gq, cq, o, m_lo, m_hi, l_lo, l_hi);
     Probe::split(kBlockExit, ntiles);
-#if VERIFY_ATTN_FOLD
-    if (p.fold) fold_combine<Probe>(p, smem);  // the ring is free: every stage was read (the producer warps exit)
-#endif
   }
 }
 
@@ -352,7 +349,9 @@ inline cudaError_t launch(const Params& p, cudaStream_t stream) {
   LaunchInfo& in = info[device];
   err = configure_launch<Probe>(in, verify_attn_v30_split_kernel<Probe>, kSmemBytes, device);
   if (err != cudaSuccess) return err;
-  return launch_split_then_combine<Probe>(verify_attn_v30_split_kernel<Probe>, p, in, kThreads, kSmemBytes, stream);
+  err = launch_split(verify_attn_v30_split_kernel<Probe>, p, in, kThreads, kSmemBytes, stream);
+  if (err != cudaSuccess || p.num_splits == 1) return err;
+  return launch_combine<Probe>(p, in, stream);
 }
 
 }  // namespace v30

@@ -14,11 +14,7 @@ namespace verify_attn {
 // of the extensions loaded in one process share a kernel or launcher-static name: the launcher's static LaunchInfo is a
 // process-wide GNU unique symbol (verify_attention_sm.cu), and shared between v30 and v30bulk it skipped v30bulk's
 // shared-memory attribute (first H200 call at abbdbfe: v30bulk's launch failed, "invalid argument").
-#if VERIFY_ATTN_FOLD
-#define V30_PROBE_NAME_(b, s, x, rb, r) V30Probe_b##b##_s##s##_x##x##_rb##rb##_r##r##_fold
-#else
 #define V30_PROBE_NAME_(b, s, x, rb, r) V30Probe_b##b##_s##s##_x##x##_rb##rb##_r##r
-#endif
 #define V30_PROBE_NAME(b, s, x, rb, r) V30_PROBE_NAME_(b, s, x, rb, r)
 #define V30_PROBE \
   V30_PROBE_NAME(VERIFY_V30_BULK, VERIFY_V30_STAGES, VERIFY_V30_XCH_BUFFERS, VERIFY_V30_READ_BARRIERS, VERIFY_MMA_REPEAT_X32)

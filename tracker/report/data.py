@@ -125,13 +125,14 @@ class PhaseReport(NamedTuple):
     changes: tuple[Change, ...]  # at most one: the net move (tracker.report.changes)
     move: Move | None  # the period's transitions of the phase, None when there were none
     pending: tuple[str, ...]  # why it is not done, one reason a line (empty when done)
-    commits: tuple[CommitRow, ...]  # newest first, at most MAX_COMMITS
+    commits: tuple[CommitRow, ...]  # newest first, at most MAX_COMMITS, in --json too (more_commits counts the rest)
     more_commits: int
     bench: tuple[BenchRow, ...]
     charts: tuple[str, ...]  # the ids of the report's charts that draw one of its gates
 
     def as_json(self) -> dict[str, Any]:
-        """The phase as ``--json`` prints it: its detail's fields, then the report's."""
+        """The phase as ``--json`` prints it: its detail's fields, then the report's (its commits as the report lists
+        them: the newest MAX_COMMITS, ``more_commits`` the rest; each subject and path list whole)."""
         return {
             **self.detail.as_json(),
             "changes": [t.as_json() for t in self.changes],

@@ -18,6 +18,11 @@ _CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u
 CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 
 
+def drop_controls(text: str) -> str:
+    """``text`` without the characters every report drops (:data:`_CONTROL`)."""
+    return _CONTROL.sub("", text)
+
+
 def md(value: object) -> str:
     """``value`` as inert text for a Markdown table cell or line: one line (line breaks become spaces, control
     characters dropped), every character with an inline meaning escaped as the doc tables escape theirs

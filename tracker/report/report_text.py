@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,9 +65,17 @@ def render(root: Path, report: Report, fmt: str, *, charts: bool = True, cache: 
     def counts(by_status: dict[str, int]) -> str:
         return ", ".join(f"{n} {s}" for s, n in by_status.items()) or "no phase"
 
-    def some_paths(paths: Sequence[str]) -> str:
-        shown = ", ".join(paths[:MAX_PATHS_SHOWN])
-        return shown + (f" (+{len(paths) - MAX_PATHS_SHOWN} more)" if len(paths) > MAX_PATHS_SHOWN else "")
+    def some_paths(paths: Sequence[str]) -> str | Markup:
+        """The first MAX_PATHS_SHOWN paths, each a code span (Markdown) or ``<code>`` (HTML), so that no file name
+        can read as several ("src/a, b (+7 more)" is one file), then how many more."""
+        from markupsafe import Markup
+
+        from tracker.report.md_filters import md_code
+
+        more = f" (+{len(paths) - MAX_PATHS_SHOWN} more)" if len(paths) > MAX_PATHS_SHOWN else ""
+        if fmt == "html":
+            return Markup(", ").join(Markup("<code>%s</code>") % p for p in paths[:MAX_PATHS_SHOWN]) + more
+        return ", ".join(md_code(p) for p in paths[:MAX_PATHS_SHOWN]) + more
 
     filters: dict[str, Callable[..., Any]] = {
         "num": num,
@@ -93,15 +102,57 @@ def render(root: Path, report: Report, fmt: str, *, charts: bool = True, cache: 
     return _CONTROL.sub("", text)
 
 
+NO_SUBJECT = "(no subject)"
+# A run of whitespace: HTML and Markdown show it as one space
+_SPACES = re.compile(r"\s+")
+_JOINER = "\u200d"  # ZWJ: joins emoji into one picture; the other format characters are dropped
+_REGIONAL = range(0x1F1E6, 0x1F200)  # regional indicators: two make one flag
+
+
 def subject_line(subject: str, limit: int = MAX_SUBJECT) -> str:
-    """A commit's subject as a report lists it under each phase: at most ``limit`` characters, cut at a word with
-    "…" (a long subject, repeated under every phase whose paths the commit touched, made most of a report's bytes;
-    ``--json`` keeps it whole)."""
-    if len(subject) <= limit:
-        return subject
-    cut = subject[: limit - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
+    """A commit's subject as a report lists it under each phase: at most ``limit`` characters as they are shown, cut
+    at a word with "…" (a long subject, repeated under every phase whose paths the commit touched, made most of a
+    report's bytes; ``--json`` keeps it whole).
+
+    Measured as shown, so that nothing the reader cannot see pushes what they should see past the cut ("All gates
+    pass" + 60 invisible characters + " NOT" read "All gates pass…"): the characters a report drops (controls,
+    bidirectional controls) and the invisible format characters (zero-width spaces and joiners but the one that
+    joins emoji) go first, a run of whitespace counts as the one space it is shown as, and a combining mark, a
+    variation selector, an emoji modifier or a joined emoji counts with the character before it, where the cut never
+    falls (grapheme clusters, UAX #29's common cases). A blank subject reads "(no subject)"."""
+    clusters = _clusters(_SPACES.sub(" ", _shown(subject)).strip())
+    if not clusters:
+        return NO_SUBJECT
+    if len(clusters) <= limit:
+        return "".join(clusters)
+    cut = clusters[: limit - 1]
+    space = max((i for i, c in enumerate(cut) if c == " "), default=-1)
+    return "".join(cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
+
+
+def _shown(text: str) -> str:
+    """``text`` without what a report drops (md_filters' controls) and without invisible format characters (Unicode
+    category Cf) other than the zero-width joiner."""
+    from tracker.report.md_filters import drop_controls
+
+    return "".join(ch for ch in drop_controls(text) if ch == _JOINER or unicodedata.category(ch) != "Cf")
+
+
+def _clusters(text: str) -> list[str]:
+    """``text`` in grapheme clusters, UAX #29's common cases: a character with the combining marks (Mn, Mc, Me:
+    accents, variation selectors) and emoji modifiers (Sk, U+1F3FB-1F3FF) after it; what a zero-width joiner joins;
+    regional indicators in pairs (a flag)."""
+    out: list[str] = []
+    for ch in text:
+        code = ord(ch)
+        joined = bool(out) and (out[-1].endswith(_JOINER) or ch == _JOINER)
+        attached = unicodedata.category(ch) in ("Mn", "Mc", "Me") or 0x1F3FB <= code <= 0x1F3FF
+        flag = code in _REGIONAL and bool(out) and len(out[-1]) == 1 and ord(out[-1]) in _REGIONAL
+        if out and (joined or attached or flag):
+            out[-1] += ch
+        else:
+            out.append(ch)
+    return out
 
 
 def _code_spans(text: object) -> Markup:

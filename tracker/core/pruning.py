@@ -81,14 +81,22 @@ def needed(
         signed[f"{key.rsplit('#', 1)[0]}#{data.get('gate_hash', '')}"] = file
     for key, file in signed.items():
         keep.add(file, f"newest sign-off of {key}")
-    _keep_bench(plans, results, keep)
+    _keep_bench(plans, results, keep, bounds)
     for key, transitions in replay(plans, store, results, bounds).items():
         for t in transitions:
             keep.add(t.file, f"status history: {key} {t.previous.value} -> {t.status.value} at {t.time}")
     return keep
 
 
-def _keep_bench(plans: Sequence[Plan], results: Sequence[ResultRun], keep: KeepSet) -> None:
+def _keep_bench(
+    plans: Sequence[Plan],
+    results: Sequence[ResultRun],
+    keep: KeepSet,
+    bounds: MutableMapping[str, float] | None = None,
+) -> None:
+    """Keep the newest result of each case, and the last run meeting each bench gate: the gate judged on the runs up
+    to each one that measured its metric, newest first (a prefix ending in a run without it judges as the shorter
+    one; ``bounds`` shared, as the replay shares them: gc spent most of its time here without them)."""
     runs = sorted(results, key=lambda r: (r.time, r.path))
     newest: dict[str, str] = {}
     for run in runs:
@@ -99,7 +107,9 @@ def _keep_bench(plans: Sequence[Plan], results: Sequence[ResultRun], keep: KeepS
     gates = [g for p in plans for ph in p.phases for g in ph.gates if isinstance(g, BenchGate)]
     for gate in gates:
         for i in range(len(runs), 0, -1):
-            outcome = evaluate(gate, runs[:i])
+            if not any(c.metric == gate.bench for c in runs[i - 1].cases):
+                continue
+            outcome = evaluate(gate, runs[:i], bounds)
             if outcome.met and outcome.source is not None:
                 keep.add(outcome.source.path, f"last run meeting bench gate {gate.bench}")
                 break

@@ -264,6 +264,30 @@ def test_gc_keeps_newest_result_per_case_and_the_last_met_run(repo: Path, tmp_pa
     assert verdict(repo) == before
 
 
+def test_a_second_gc_judges_from_the_bootstrap_bounds_the_first_kept(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gc replays every gate's history (thousands of bootstrap bounds on our own store): it keeps them in the cache
+    status and report keep theirs in, so the next gc (or status) computes none again."""
+    from tracker.core import stats
+
+    noisy = [[100.0 + (i * 7919 % 13) + j for i in range(20)] for j in range(3)]
+    slower = [[230.0 + (i * 104729 % 17) + j for i in range(20)] for j in range(3)]
+    runs = [
+        write(tmp_path / "runs" / f"{j}.json", run_doc(noisy[j], slower[j], time=f"2026-11-29T1{j}:00:00Z"))
+        for j in range(3)
+    ]
+    assert call("ingest", repo, runs)[0] == 0
+    (repo / ".tracker/cache/bootstrap.json").unlink(missing_ok=True)
+    computed: list[object] = []
+    real = stats._resampler
+    monkeypatch.setattr(stats, "_resampler", lambda *a: computed.append(a) or real(*a))
+    first = call("gc", repo, dry_run=True)
+    assert first[0] == 0 and computed, "the control: a gc with no bounds cached computes them"
+    computed.clear()
+    assert call("gc", repo, dry_run=True) == first and computed == []
+
+
 def test_warm_status_uses_cached_verdicts_without_parsing_results(repo: Path) -> None:
     from tracker.base.cache import Cache
     from tracker.plans.load import load_plans

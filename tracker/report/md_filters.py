@@ -32,8 +32,14 @@ def md(value: object) -> str:
     return _md(value) if type(value) is str else _md(str(value))
 
 
+def md_line(value: object) -> str:
+    """``value`` as :func:`md` makes it, for a line outside any table (a list item): its code spans kept exactly
+    as written, since a ``\\|`` a table needs would show as a backslash there."""
+    return _md(value if type(value) is str else str(value), table=False)
+
+
 @functools.lru_cache(maxsize=1 << 14)  # a report repeats its machines, times, files and reasons thousands of times
-def _md(value: str) -> str:
+def _md(value: str, table: bool = True) -> str:
     from tracker.report.doc_tables import escape_markup
 
     text = _CONTROL.sub("", _LINE_BREAKS.sub(" ", value))
@@ -41,10 +47,9 @@ def _md(value: str) -> str:
     done = 0
     for m in CODE_SPAN.finditer(text):  # a code span stays one (its text is literal): ``bench `attn.time_us` ...``
         span = m.group(0)
-        out += [
-            escape_markup(text[done : m.start()]),
-            escape_markup(span) if "\\|" in span else span.replace("|", "\\|"),
-        ]
+        if table:
+            span = escape_markup(span) if "\\|" in span else span.replace("|", "\\|")
+        out += [escape_markup(text[done : m.start()]), span]
         done = m.end()
     return "".join([*out, escape_markup(text[done:])])
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,16 +65,16 @@ def render(root: Path, report: Report, fmt: str, *, charts: bool = True, cache: 
         return ", ".join(f"{n} {s}" for s, n in by_status.items()) or "no phase"
 
     def some_paths(paths: Sequence[str]) -> str | Markup:
-        """The first MAX_PATHS_SHOWN paths, each a code span (Markdown) or ``<code>`` (HTML), so that no file name
-        can read as several ("src/a, b (+7 more)" is one file), then how many more."""
+        """The first MAX_PATHS_SHOWN paths (:func:`path_text`), each a code span (Markdown, outside any table) or
+        ``<code>`` (HTML), so that no file name can read as several ("src/a, b (+7 more)" is one file), then how
+        many more."""
         from markupsafe import Markup
 
-        from tracker.report.md_filters import md_code
-
         more = f" (+{len(paths) - MAX_PATHS_SHOWN} more)" if len(paths) > MAX_PATHS_SHOWN else ""
+        shown = [path_text(p) for p in paths[:MAX_PATHS_SHOWN]]
         if fmt == "html":
-            return Markup(", ").join(Markup("<code>%s</code>") % p for p in paths[:MAX_PATHS_SHOWN]) + more
-        return ", ".join(md_code(p) for p in paths[:MAX_PATHS_SHOWN]) + more
+            return Markup(", ").join(Markup("<code>%s</code>") % p for p in shown) + more
+        return ", ".join(_code_span(p) for p in shown) + more
 
     filters: dict[str, Callable[..., Any]] = {
         "num": num,
@@ -103,26 +102,25 @@ def render(root: Path, report: Report, fmt: str, *, charts: bool = True, cache: 
 
 
 NO_SUBJECT = "(no subject)"
-# A run of whitespace: HTML and Markdown show it as one space
-_SPACES = re.compile(r"\s+")
-_JOINER = "\u200d"  # ZWJ: joins emoji into one picture; the other format characters are dropped
-_REGIONAL = range(0x1F1E6, 0x1F200)  # regional indicators: two make one flag
+MAX_PATH = 100  # characters of a file name shown; a longer one keeps its start and its end, "…" between
 
 
-def subject_line(subject: str, limit: int = MAX_SUBJECT) -> str:
-    """A commit's subject as a report lists it under each phase: at most ``limit`` characters as they are shown, cut
-    at a word with "…" (a long subject, repeated under every phase whose paths the commit touched, made most of a
-    report's bytes; ``--json`` keeps it whole).
+def subject_line(subject: str, limit: int = MAX_SUBJECT, empty: str = NO_SUBJECT) -> str:
+    """A commit's subject (or its author's name) as a report lists it under each phase: at most ``limit``
+    characters as they are shown, cut at a word with "…" (a long subject, repeated under every phase whose paths
+    the commit touched, made most of a report's bytes; ``--json`` keeps it whole).
 
-    Measured as shown, so that nothing the reader cannot see pushes what they should see past the cut ("All gates
-    pass" + 60 invisible characters + " NOT" read "All gates pass…"): the characters a report drops (controls,
-    bidirectional controls) and the invisible format characters (zero-width spaces and joiners but the one that
-    joins emoji) go first, a run of whitespace counts as the one space it is shown as, and a combining mark, a
-    variation selector, an emoji modifier or a joined emoji counts with the character before it, where the cut never
-    falls (grapheme clusters, UAX #29's common cases). A blank subject reads "(no subject)"."""
-    clusters = _clusters(_SPACES.sub(" ", _shown(subject)).strip())
+    Measured as shown (:func:`tracker.report.graphemes.shown`), so that nothing the reader cannot see pushes what
+    they should see past the cut ("All gates pass" + 60 invisible characters + " NOT" read "All gates pass…"):
+    the characters a report drops go first, an invisible cluster counts for nothing and is left out, a run of
+    blanks counts as the one space it is shown as, and the cut falls between grapheme clusters, never inside one
+    (an accent, an emoji sequence, a flag, a Hangul syllable, an Indic conjunct). A blank one reads ``empty``."""
+    from tracker.report.graphemes import shown
+    from tracker.report.md_filters import drop_controls
+
+    clusters = shown(drop_controls(subject))
     if not clusters:
-        return NO_SUBJECT
+        return empty
     if len(clusters) <= limit:
         return "".join(clusters)
     cut = clusters[: limit - 1]
@@ -130,29 +128,21 @@ def subject_line(subject: str, limit: int = MAX_SUBJECT) -> str:
     return "".join(cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
 
 
-def _shown(text: str) -> str:
-    """``text`` without what a report drops (md_filters' controls) and without invisible format characters (Unicode
-    category Cf) other than the zero-width joiner."""
-    from tracker.report.md_filters import drop_controls
+def path_text(path: str) -> str:
+    """A file name as a report lists it: what does not show as itself escaped (:func:`tracker.report.graphemes.
+    escaped`), and a name longer than :data:`MAX_PATH` as its start, "…", and its end (where the file's own name is)."""
+    from tracker.report.graphemes import escaped
 
-    return "".join(ch for ch in drop_controls(text) if ch == _JOINER or unicodedata.category(ch) != "Cf")
+    text = escaped(path)
+    return text if len(text) <= MAX_PATH else text[:40] + "…" + text[-(MAX_PATH - 41) :]
 
 
-def _clusters(text: str) -> list[str]:
-    """``text`` in grapheme clusters, UAX #29's common cases: a character with the combining marks (Mn, Mc, Me:
-    accents, variation selectors) and emoji modifiers (Sk, U+1F3FB-1F3FF) after it; what a zero-width joiner joins;
-    regional indicators in pairs (a flag)."""
-    out: list[str] = []
-    for ch in text:
-        code = ord(ch)
-        joined = bool(out) and (out[-1].endswith(_JOINER) or ch == _JOINER)
-        attached = unicodedata.category(ch) in ("Mn", "Mc", "Me") or 0x1F3FB <= code <= 0x1F3FF
-        flag = code in _REGIONAL and bool(out) and len(out[-1]) == 1 and ord(out[-1]) in _REGIONAL
-        if out and (joined or attached or flag):
-            out[-1] += ch
-        else:
-            out.append(ch)
-    return out
+def _code_span(text: str) -> str:
+    """``text`` (one line, as :func:`path_text` gives) as a Markdown code span outside a table: fenced by more
+    backticks than any run it holds, padded where it starts or ends with one; its characters literal."""
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip(" ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _code_spans(text: object) -> Markup:

@@ -47,7 +47,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 
-from tracker.report.md_filters import _CONTROL, md, md_code
+from tracker.report.md_filters import _CONTROL, md, md_code, md_line
 from tracker.report.sandbox import MAX_OUTPUT, TemplateLimit, _bounded_filter, _sandbox_class
 from tracker.report.template_sources import OVERRIDES, PACKAGED, TemplateError, _repository_loader, _shown, packaged_dir
 
@@ -99,7 +99,7 @@ def environment(root: Path | None, filters: dict[str, Callable[..., Any]] | None
         auto_reload=False,
         finalize=_finalized,
     )
-    env.filters.update({"md": md, "md_code": md_code, **(filters or {})})
+    env.filters.update({"md": md, "md_code": md_code, "md_line": md_line, **(filters or {})})
     if overridden:  # the packaged templates are the tracker's own code: their filters need no bounds
         env.filters = {name: _bounded_filter(name, f) for name, f in env.filters.items()}
     env.bounded = overridden  # type: ignore[attr-defined]

@@ -55,6 +55,7 @@ def test_commit_lines_say_what_git_says(tmp_path: Path, cli: Any) -> None:
     root = make_repo(tmp_path / "repo", files)
     assert cli(root, "verify").code == 0
     assert cli(root, "report", "--milestone", "m", "--out", str(root / MD)).code == 0
+    time.sleep(1.05)  # commit times are whole seconds: a commit in the first evidence's second is the first period's
     commit(root, "the first report", "t", [], ())  # the next report's period starts where this one ended
     for c in COMMITS:
         commit(root, *c)
@@ -93,6 +94,7 @@ def test_padding_and_a_list_shaped_file_name_cannot_change_what_a_commit_line_sa
     root = make_repo(tmp_path / "repo", files)
     assert cli(root, "verify").code == 0
     assert cli(root, "report", "--milestone", "m", "--out", str(root / MD)).code == 0
+    time.sleep(1.05)
     commit(root, "the first report", "t", [], ())
     for c in COMMITS[:2]:
         commit(root, *c)

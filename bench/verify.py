@@ -34,7 +34,7 @@ import torch
 
 from bench import ceilings, peers, results
 from bench.timing import capture_graph, l2_bytes, rotation_sets, summarize, time_device
-from kernel.build import FP8_VARIANT
+from kernel.build import FP8_BUILDS, FP8_VARIANT
 from kernel.reference import attention
 from kernel.trees import VerifyInputs, make_inputs
 
@@ -331,7 +331,7 @@ def emulated_impl(repeat_x32: int, variant: str, name: str) -> peers.Impl:
     return peers.Impl(name, label, prepare)
 
 
-def emulated_fp8_impl(repeat_x32: int) -> peers.Impl:
+def emulated_fp8_impl(repeat_x32: int, variant: str = FP8_VARIANT) -> peers.Impl:
     """The fp8 kernel's sm_120-balance build (kernel/csrc/verify_attention_fp8.cuh, kF8TimingStandIn): a timing
     stand-in issuing one bf16 m16n8k16 in each e4m3 m16n8k32's place, each repeat_x32/32 times, named "cuda_fp8". Its
     output is wrong on purpose: it is timed unchecked, and only where the product's fp8 kernel passed its check in
@@ -344,11 +344,15 @@ def emulated_fp8_impl(repeat_x32: int) -> peers.Impl:
         kv8, scale, _ = peers.fp8_inputs(x)
         rest = x.args()[2:]
         kernel.verify_attention(x.q, kv8, *rest, backend="cuda", debug=True, kv_scale=scale)  # validates them once
-        ext = build.load(mma_repeat_x32=repeat_x32, variant=FP8_VARIANT)
+        ext = build.load(mma_repeat_x32=repeat_x32, variant=variant)
         return lambda: ext.forward_fp8(x.q, kv8, float(scale), *rest, False, 0)[0]  # type: ignore[no-any-return]
 
-    label = f"CUDA fp8 kernel, sm_120-balance timing stand-in (bf16 m16n8k16 for each e4m3 MMA, {repeat_x32}/32 times)"
-    return peers.Impl("cuda_fp8", label, prepare, kv="fp8")
+    name = "cuda_fp8" if variant == FP8_VARIANT else f"cuda_{variant}"
+    label = (
+        f"CUDA fp8 kernel{'' if variant == FP8_VARIANT else ' (' + variant + ')'}, sm_120-balance timing stand-in "
+        f"(bf16 m16n8k16 for each e4m3 MMA, {repeat_x32}/32 times)"
+    )
+    return peers.Impl(name, label, prepare, kv="fp8")
 
 
 def emulated_builds(also: tuple[str, ...], fp8: bool = False) -> dict[str, tuple[str, str]]:
@@ -368,7 +372,7 @@ def emulation_unbuildable(variants: tuple[str, ...], cc: tuple[int, int]) -> str
     from kernel import build
 
     for name in (build_of_sm120(), *variants):
-        if name == build.FP8_VARIANT:
+        if name in build.FP8_BUILDS:
             if cc < build.FP8_MIN_CC:
                 return f"the emulation builds the fp8 kernel, which needs sm_89 or newer, not sm_{cc[0]}{cc[1]}"
         elif name != build.PORTABLE_VARIANT and cc not in build.VARIANTS[name][3]:
@@ -392,7 +396,7 @@ def _measure_emulated(
     timing stand-in instead: its floor at sm_120's fp8 balance (580 B a token; its MMAs at twice the emulated bf16
     rate, sm_120's fp8 mma.sync rate by its specification), timed unchecked (its caller times it only after the
     product's fp8 kernel passed its check)."""
-    if variant == FP8_VARIANT:
+    if variant in FP8_BUILDS:
         info_fp8: dict[str, str | int | float | bool] = {
             "seeds": ",".join(map(str, seeds)),
             "emulated_build": variant,
@@ -507,8 +511,8 @@ def run(
     # Every emulated build needs the emulation itself (its ceilings and check); a wrong build stops only itself.
     emulated = (
         {
-            label: emulated_fp8_impl(emu.repeat_x32)
-            if variant == FP8_VARIANT
+            label: emulated_fp8_impl(emu.repeat_x32, variant)
+            if variant in FP8_BUILDS
             else emulated_impl(emu.repeat_x32, variant, name)
             for label, (name, variant) in builds.items()
         }
@@ -544,10 +548,10 @@ def run(
         for label, impl in emulated.items():
             if emu is None or label in failed:
                 continue
-            if builds[label][1] == FP8_VARIANT and "cuda_fp8" in failed:
+            if builds[label][1] in FP8_BUILDS and ("cuda_fp8" in failed or "cuda_fp8" not in impl_names):
                 # the stand-in is timed unchecked: only beside a product fp8 kernel that passed its check here (it
-                # ran above in this case: the stand-in is built only with cuda_fp8 in impl_names)
-                unavailable = failed["cuda_fp8"].unavailable
+                # ran above in this case; a lab build such as fp8q1 is timed only with cuda_fp8 in --impl too)
+                unavailable = failed["cuda_fp8"].unavailable if "cuda_fp8" in failed else True
                 why = "was not measured" if unavailable else "did not pass its check"
                 failed[label] = ImplFailure(
                     f"not timed: the product's fp8 kernel {why}", "n/a", unavailable=unavailable

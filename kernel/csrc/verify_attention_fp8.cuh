@@ -54,6 +54,15 @@ __device__ __forceinline__ void mma_e4m3(float (&d)[4], const uint32_t (&a)[4], 
 // bench times it beside the product, whose output it checks in the same run, never in its place.
 constexpr bool kF8TimingStandIn = kMmaRepeatX32 != 32;
 
+// Q's e4m3 terms in QK: 2 (q2p, the product: hi and lo, Q exact) or 1 (a lab build with VERIFY_ATTN_FP8_Q1, design
+// qkp: the hi term alone, 36 QK MMAs a tile and warp instead of 72; Q rounded to e4m3, an error bf16's rule does not
+// hold: kernel/NOTES.md, "An fp8 KV cache: the numerics"). Built to time what the lo term costs, not shipped.
+#ifdef VERIFY_ATTN_FP8_Q1
+constexpr int kF8QTerms = 1;
+#else
+constexpr int kF8QTerms = 2;
+#endif
+
 // D += A * B for one e4m3 MMA of the tile, the seq-th of its sequence (a stand-in build: see above).
 template <int kSinks>
 __device__ __forceinline__ void mma_f8_seq(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, int seq,
@@ -213,7 +222,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(cons
   // Q's A fragments, both terms: qf[term][ks] for the 8 latent k-steps of the group's half (term 0 hi, 1 lo); the
   // rope columns of all 64 rows into q_rope (chunk c = term * 4 + column / 16 of row r at c ^ (r & 7)).
   const int r_lo = row0 + wrow + gq, r_hi = r_lo + 8;
-  uint32_t qf[2][8][4];
+  uint32_t qf[kF8QTerms][8][4];
   {
     // After the wait: q is the quantize kernel's output (after_wait keeps these loads after it).
     const unsigned char* qb =
@@ -230,7 +239,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(cons
       *reinterpret_cast<uint4*>(q_rope + r * 128 + ((ch ^ (r & 7)) << 4)) = v;
     }
 #pragma unroll
-    for (int term = 0; term < 2; ++term) {
+    for (int term = 0; term < kF8QTerms; ++term) {
 #pragma unroll
       for (int ks = 0; ks < 8; ++ks) {
         const int c = term * kHeadDim + f8_col(grp, ks) + 4 * cq;
@@ -264,13 +273,16 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(cons
       // ldmatrix.x4 lane address: token (lane/16)*8 + lane%8, 16 columns further for lanes 8-15 and 24-31.
       const uint32_t k_row = tile + (((lane >> 4) << 3) + (lane & 7)) * kF8SmemRowBytes + ((lane >> 3) & 1) * 16;
 #pragma unroll
-      for (int pass = 0; pass < 2; ++pass) {
+      for (int pass = 2 - kF8QTerms; pass < 2; ++pass) {
         const int term = 1 - pass;  // lo first, then hi
 #pragma unroll
         for (int ks = 0; ks < 8; ++ks) {
-          // Row j = 0..3 of the warp's 4 tokens of tile t+1, one every 4 latent k-steps (8 a pass).
-          if ((ks & 3) == 0 && t + 1 < ntiles) {
-            const int j = pass * 2 + (ks >> 2);
+          // Row j = 0..3 of the warp's 4 tokens of tile t+1, spread over the latent k-steps (8 a pass, 2 per row
+          // with one term).
+          constexpr int kEvery = 2 * kF8QTerms;
+          const int step = (pass - (2 - kF8QTerms)) * 8 + ks;
+          if (step % kEvery == 0 && t + 1 < ntiles) {
+            const int j = step / kEvery;
             issue_row_fp8(p, kv_base + ((t + 1) & 1) * kF8TileBytes, next_slots[j], warp * 4 + j, lane);
           }
 #pragma unroll

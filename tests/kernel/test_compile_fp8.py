@@ -136,6 +136,34 @@ def test_the_sm120_stand_in_issues_one_bf16_mma_per_e4m3_mma_k_times(repeat_x32:
 
 
 @needs_nvcc
+def test_the_lab_build_with_one_q_term_halves_qk(tmp_path: Path) -> None:
+    """kernel/build.py's "fp8q1" (Q as one e4m3 term, design qkp: a lab build timed beside the product, never shipped):
+    on sm_120 QK's 36 QMMA a tile and warp and P.V's 32, spill-free; its sm_120-balance stand-in on sm_90 issues the
+    second half of QK's sequence (seq 36-71) and P.V's, as the product's stand-in issues all of it."""
+    from kernel.build import FP8_BUILDS
+
+    assert NVCC is not None
+    tool = find_cuobjdump()
+    if tool is None:
+        pytest.skip("cuobjdump not found (neither in the triton wheel's backends/nvidia/bin nor on PATH)")
+    flags = FP8_BUILDS["fp8q1"]
+    for arch, repeat_x32 in (("120", 32), ("90", 85)):
+        cubin = tmp_path / f"q1_sm{arch}.cubin"
+        cmd = [NVCC, "-cubin", f"-arch=sm_{arch}", *FLAGS, *flags, f"-DVERIFY_MMA_REPEAT_X32={repeat_x32}"]
+        proc = subprocess.run([*cmd, "-Xptxas", "-v", "-o", str(cubin), str(TU)], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        for rep in parse_ptxas(proc.stdout + proc.stderr).values():
+            assert rep.spill_stores == 0 and rep.spill_loads == 0, proc.stderr
+        sass = split_sass(cubin)
+        if arch == "120":
+            assert len(re.findall(r"\bQMMA\.16832\.F32\.E4M3\.E4M3\b", sass)) == 36 + 32
+            assert re.findall(r"\bHMMA\.", sass) == []
+        else:
+            qk = sum(((s + 1) * repeat_x32) // 32 - (s * repeat_x32) // 32 for s in range(36, 72))
+            assert len(re.findall(r"\bHMMA\.16816\.F32\.BF16\b", sass)) == qk + issues(repeat_x32, 32)
+
+
+@needs_nvcc
 @pytest.mark.parametrize("arch", NATIVE)
 def test_the_stand_in_switch_at_its_default_is_the_product(arch: str, tmp_path: Path) -> None:
     """The switch's default is 32, the product: spelled out or not, the fp8 kernel compiles to the same SASS. (That

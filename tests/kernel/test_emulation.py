@@ -316,7 +316,7 @@ def test_the_emulation_refuses_a_gpu_its_builds_do_not_build_for(monkeypatch: py
 
 
 def test_the_fp8_stand_in_is_an_emulated_build_of_its_own_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bench.verify import EMULATION_LABEL, emulated_builds, emulated_fp8_impl
+    from bench.verify import EMULATION_LABEL, emulate_option, emulated_builds, emulated_fp8_impl, emulation_unbuildable
     from kernel import build
 
     monkeypatch.setattr(build, "nvcc_version", lambda: (13, 0))
@@ -326,6 +326,14 @@ def test_the_fp8_stand_in_is_an_emulated_build_of_its_own_only_when_asked(monkey
     assert list(with_fp8)[:2] == [EMULATION_LABEL, f"{EMULATION_LABEL} v30bulk"]
     impl = emulated_fp8_impl(85)
     assert impl.name == "cuda_fp8" and impl.kv == "fp8" and "stand-in" in impl.label and "85/32" in impl.label
+    # a lab fp8 build (fp8q1: Q as one e4m3 term) is named like any other, and emulated as a stand-in of its own
+    assert emulate_option(["--emulate-sm120=fp8q1"])[1] == ("fp8q1",)
+    assert emulated_builds(("fp8q1",))[f"{EMULATION_LABEL} fp8q1"] == ("cuda_fp8q1", "fp8q1")
+    lab = emulated_fp8_impl(85, "fp8q1")
+    assert lab.name == "cuda_fp8q1" and lab.kv == "fp8" and "fp8q1" in lab.label and "stand-in" in lab.label
+    assert emulation_unbuildable(("fp8q1",), (9, 0)) is None and "sm_80" in str(
+        emulation_unbuildable(("fp8q1",), (8, 0))
+    )
 
 
 def test_the_printed_table_has_a_column_for_each_emulated_build() -> None:

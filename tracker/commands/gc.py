@@ -122,11 +122,11 @@ def text_lines(report: Report) -> list[str]:
 
 def collect(root: Path, dry_run: bool) -> Report:
     """Judge the store under the lock and delete (unless ``dry_run``) what is superseded; what was done."""
-    from tracker.base.cache import Cache, cache_key
+    from tracker.base.cache import Cache
     from tracker.base.file_index import FileIndex
     from tracker.base.fingerprint import tree_file_ids
     from tracker.core.status import compute
-    from tracker.store.bench_evaluator import BOUNDS, Evaluator, logic_key
+    from tracker.store.bench_evaluator import Evaluator, cached_bounds, put_bounds
 
     with repo_lock(root):
         put_back = restore_set_aside(root, dry_run)
@@ -145,9 +145,7 @@ def collect(root: Path, dry_run: bool) -> Report:
         # Bootstrap bounds, a pure function of their samples: shared by every view, and kept in the cache status and
         # report keep theirs in (replaying the history computes thousands: 42,117 calls judged 164 files, 2026-12-06).
         cache = Cache(root)
-        bounds_key = cache_key(BOUNDS, logic_key())
-        known = cache.read(BOUNDS, bounds_key)
-        bounds = {k: v for k, v in known.items() if isinstance(v, float)} if isinstance(known, dict) else {}
+        bounds = cached_bounds(cache)
 
         def view(s: Store, rs: Sequence[ResultRun]) -> dict[str, tuple[object, ...]]:
             evaluator = Evaluator(rs)
@@ -174,7 +172,7 @@ def collect(root: Path, dry_run: bool) -> Report:
         # Belt and braces: the pruned store must show exactly what the full one shows.
         before, after = view(store, results), view(without(store, drop), [r for r in results if r.path not in drop])
         changed = sorted(k for k, v in before.items() if after.get(k) != v)
-        cache.put(BOUNDS, bounds_key, bounds)
+        put_bounds(cache, bounds)
         cache.write()
         # Only the store is gc's to prune: result files elsewhere (bench/results/) are kept, unlisted.
         kept = {rel: why for rel, why in keep.why.items() if rel.startswith(in_store)}

@@ -55,7 +55,7 @@ from tracker.core.status import evaluate
 from tracker.errors import ResultFileError
 from tracker.git.log import ChangedSince, TreeEntry, changed_since, read_blobs, revision_tree
 from tracker.plans.load import MAX_PLAN_BYTES, PLAN_GLOB, InvalidPlan, PlanFile, from_plain, to_plain
-from tracker.store.bench_evaluator import BOUNDS, Evaluator, RepoResults, logic_key
+from tracker.store.bench_evaluator import Evaluator, RepoResults, cached_bounds
 from tracker.store.statusindex import StoreFiles, store_files
 
 PLANS_CACHE = "revision-plans"  # the cache of plan files parsed from a revision's blobs (tracker.base.cache)
@@ -592,9 +592,7 @@ def _bench(
     runs = sorted(unique.values(), key=lambda r: (r.time, r.path))
     errors = [ResultFileError(Path(e.path).relative_to(root).as_posix(), e.reason, e.lasting) for e in bad]
     evaluator = GivenResults(runs, errors)
-    bounds = cache.read(BOUNDS, cache_key(BOUNDS, logic_key()))
-    if isinstance(bounds, dict):
-        evaluator.bounds.update((k, v) for k, v in bounds.items() if isinstance(v, float))
+    evaluator.bounds.update(cached_bounds(cache))
     return evaluator
 
 

@@ -364,10 +364,15 @@ def cell_text(text: str, limit: int = MAX_CELL) -> str:
 def code_text(text: str) -> str:
     """``text`` as an inline code span (a file name, a metric) on one line, fenced by more backticks than it holds.
     Used outside tables only: a pipe in a code span would still end a table cell."""
-    shown = _visible(text, MAX_CELL)
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", shown)), default=0) + 1)
-    pad = " " if shown.startswith("`") or shown.endswith("`") or not shown.strip(" ") else ""
-    return f"{fence}{pad}{shown}{pad}{fence}"
+    return code_span(_visible(text, MAX_CELL))
+
+
+def code_span(text: str) -> str:
+    """``text`` (one line, already cut) as a Markdown code span outside a table: fenced by more backticks than any
+    run it holds, padded where it starts or ends with one (or is blank); its characters literal."""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip(" ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _when(run: ResultRun) -> str:

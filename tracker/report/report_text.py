@@ -70,11 +70,13 @@ def render(root: Path, report: Report, fmt: str, *, charts: bool = True, cache: 
         many more."""
         from markupsafe import Markup
 
+        from tracker.report.doc_tables import code_span
+
         more = f" (+{len(paths) - MAX_PATHS_SHOWN} more)" if len(paths) > MAX_PATHS_SHOWN else ""
         shown = [path_text(p) for p in paths[:MAX_PATHS_SHOWN]]
         if fmt == "html":
             return Markup(", ").join(Markup("<code>%s</code>") % p for p in shown) + more
-        return ", ".join(_code_span(p) for p in shown) + more
+        return ", ".join(code_span(p) for p in shown) + more
 
     filters: dict[str, Callable[..., Any]] = {
         "num": num,
@@ -135,14 +137,6 @@ def path_text(path: str) -> str:
 
     text = escaped(path)
     return text if len(text) <= MAX_PATH else text[:40] + "…" + text[-(MAX_PATH - 41) :]
-
-
-def _code_span(text: str) -> str:
-    """``text`` (one line, as :func:`path_text` gives) as a Markdown code span outside a table: fenced by more
-    backticks than any run it holds, padded where it starts or ends with one; its characters literal."""
-    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip(" ") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _code_spans(text: object) -> Markup:

@@ -37,6 +37,19 @@ VERDICTS = "bench-verdicts"  # {"now": when cached, "gates": {gate hash: entry}}
 BOUNDS = "bootstrap"  # {bootstrap key: bound} (tracker.core.stats.bootstrap_key)
 
 
+def cached_bounds(cache: Cache, logic: str | None = None) -> dict[str, float]:
+    """The bootstrap bounds ``cache`` holds for this evaluation code (``logic``: :func:`logic_key`), floats only; {}
+    when it holds none or something else. Bounds are pure functions of their samples: every command shares them."""
+    known = cache.read(BOUNDS, cache_key(BOUNDS, logic or logic_key()))
+    return {k: v for k, v in known.items() if isinstance(v, float)} if isinstance(known, dict) else {}
+
+
+def put_bounds(cache: Cache, bounds: Mapping[str, float], logic: str | None = None) -> None:
+    """Hand ``bounds`` to ``cache`` (written with it), unless there are none: an empty set never replaces a kept one."""
+    if bounds:
+        cache.put(BOUNDS, cache_key(BOUNDS, logic or logic_key()), bounds)
+
+
 def _content_ids(root: Path, paths: list[Path], cache: Cache) -> dict[str, str]:
     """{relative path: sha256 of its bytes} for ``paths``; a file whose stat signature matches the memo in
     ``cache`` is not read (result files hold every raw sample: ~400 KB each)."""
@@ -239,9 +252,7 @@ class Evaluator:
             repo = self._repo
             self._lasting = _cached_verdicts(repo.cache.read(VERDICTS, repo.key), repo.clock)
             self._cache = dict(self._lasting)
-            known = repo.cache.read(BOUNDS, cache_key(BOUNDS, repo.logic))
-            if isinstance(known, dict):
-                self.bounds.update((k, v) for k, v in known.items() if isinstance(v, float))
+            self.bounds.update(cached_bounds(repo.cache, repo.logic))
         self._files: dict[str, dict[str, str]] = {}  # verdict source file -> its measured files
         self._patterns: dict[str, tuple[str, ...]] = {}  # verdict source file -> the globs that named them
 
@@ -327,8 +338,8 @@ class Evaluator:
     def keep_bounds(self) -> None:
         """Hand the bootstrap bounds known now to the command's cache (a replay of the history computes many)."""
         repo = self._repo
-        if repo is not None and self.bounds:
-            repo.cache.put(BOUNDS, cache_key(BOUNDS, repo.logic), self.bounds)
+        if repo is not None:
+            put_bounds(repo.cache, self.bounds, repo.logic)
 
     def _store(self, key: str, entry: dict[str, Any], persist: bool = True) -> dict[str, Any]:
         """Note a verdict; one that rests on no time still to come (``persist``) goes to the command's cache."""
@@ -338,8 +349,7 @@ class Evaluator:
             self._lasting[key] = entry
             # The dicts themselves: what is added until the command writes the cache is written with them.
             repo.cache.put(VERDICTS, repo.key, {"now": repo.clock.now, "gates": self._lasting})
-            if self.bounds:
-                repo.cache.put(BOUNDS, cache_key(BOUNDS, repo.logic), self.bounds)
+            put_bounds(repo.cache, self.bounds, repo.logic)
         return entry
 
 

@@ -8,10 +8,18 @@ namespace verify_attn {
 // A probe type of its own: the launcher's static per-device LaunchInfo and the combine kernel's instantiation stay
 // apart from the bf16 product's when both modules live in one process; the sm_120-balance stand-in
 // (VERIFY_MMA_REPEAT_X32 != 32, verify_attention_fp8.cuh) gets its own from BuildProbeOf, as the bf16 emulation does.
+// The lab's one-term build (VERIFY_ATTN_FP8_Q1, kernel/build.py "fp8q1") likewise has its own: sharing the product's
+// LaunchInfo, its stand-in's launch skipped its shared-memory attribute ("invalid argument", first H100 call).
 struct Fp8Probe : NoProbe {};
+struct Fp8Q1Probe : NoProbe {};
+#ifdef VERIFY_ATTN_FP8_Q1
+using Fp8BuildProbe = Fp8Q1Probe;
+#else
+using Fp8BuildProbe = Fp8Probe;
+#endif
 
 cudaError_t launch_verify_attention_fp8(const Fp8Params& f, cudaStream_t stream) {
-  return launch_split_and_combine_fp8<BuildProbeOf<Fp8Probe>>(f, stream);
+  return launch_split_and_combine_fp8<BuildProbeOf<Fp8BuildProbe>>(f, stream);
 }
 
 }  // namespace verify_attn

@@ -127,12 +127,46 @@ def _label(run: ResultRun, gate: BenchGate, case: ResultCase) -> str:
     return ", ".join(parts)
 
 
+# A run's cases of a gate's selection, {(id(run), selection): (run, its matching cases, those with a baseline case)}:
+# a replay of the history (status's timeline, gc) judges every prefix of the runs, and matching each case's parameters
+# anew was most of gc's time (72 M calls of `matches` on our store, 2026-12-06). The entry holds its run, so no other
+# object takes that id while it is kept, and the run is checked by identity; cleared when full.
+_RUN_CASES: dict[tuple[int, tuple[object, ...]], tuple[ResultRun, list[ResultCase], list[ResultCase]]] = {}
+_RUN_CASES_MAX = 4096
+
+
+def _selection_key(gate: BenchGate) -> tuple[object, ...]:
+    """What picks a gate's cases in a run: its metric, ``where`` and ``baseline``, each value with its type."""
+
+    def frozen(params: Mapping[str, Any] | None) -> tuple[tuple[str, str, str], ...]:
+        return tuple(sorted((k, type(v).__name__, repr(v)) for k, v in (params or {}).items()))
+
+    return (gate.bench, frozen(gate.where), frozen(gate.baseline))
+
+
+def _run_cases(gate: BenchGate, run: ResultRun, key: tuple[object, ...]) -> tuple[list[ResultCase], list[ResultCase]]:
+    """``run``'s cases of the gate's metric matching its ``where``, and of those the ones whose baseline case the run
+    holds too (all of them for a gate without a baseline); memoized (``_RUN_CASES``)."""
+    memo_key = (id(run), key)
+    hit = _RUN_CASES.get(memo_key)
+    if hit is not None and hit[0] is run:
+        return hit[1], hit[2]
+    matched = [c for c in run.cases if c.metric == gate.bench and matches(c.params, gate.where)]
+    compared = [c for c in matched if _baseline_case(gate, run, c) is not None] if gate.baseline else matched
+    if len(_RUN_CASES) >= _RUN_CASES_MAX:
+        _RUN_CASES.clear()
+    _RUN_CASES[memo_key] = (run, matched, compared)
+    return matched, compared
+
+
 def _select(gate: BenchGate, results: Sequence[ResultRun]) -> BenchOutcome | list[tuple[ResultRun, list[ResultCase]]]:
     """The qualifying runs with their cases of the gate, newest first; or why there is none."""
     where_text = f"metric={gate.bench}" + (f" where {fmt_params(gate.where)}" if gate.where else "")
     if not results:
         return BenchOutcome(False, "no benchmark evidence")
-    found = [(r, c) for r in results for c in r.cases if c.metric == gate.bench and matches(c.params, gate.where)]
+    key = _selection_key(gate)
+    per_run = {id(r): _run_cases(gate, r, key) for r in results}
+    found = [(r, c) for r in results for c in per_run[id(r)][0]]
     if not found:
         hint = _type_hint(gate, results)
         return BenchOutcome(False, f"no case matches {where_text} in {len(results)} result file(s){hint}")
@@ -150,7 +184,8 @@ def _select(gate: BenchGate, results: Sequence[ResultRun]) -> BenchOutcome | lis
     if gate.baseline:
         # A run that did not measure the baseline did not run the comparison (as a test gate's verdict comes from the
         # newest run where the test ran): the newest run holding both cases decides, if there is one.
-        compared = [(r, c) for r, c in found if _baseline_case(gate, r, c) is not None]
+        with_base = {run: {id(c) for c in cases[1]} for run, cases in per_run.items()}
+        compared = [(r, c) for r, c in found if id(c) in with_base[id(r)]]
         found = compared or found
     by_run: dict[int, tuple[ResultRun, list[ResultCase]]] = {}
     for r, c in found:

@@ -84,11 +84,21 @@ class BenchDelta(NamedTuple):
     threshold: float
     before_run: str | None
     after_run: str | None
+    # Set only when the revision's figure is another statistic, or in a unit this one cannot be converted from (a
+    # gate's ``stat`` or ``unit`` edited): its own statistic and unit; such figures are shown, never compared.
+    before_stat: str = ""
+    before_unit: str = ""
+
+    @property
+    def comparable(self) -> bool:
+        """Are ``before`` and ``after`` the same statistic in the same unit?"""
+        return not (self.before_stat or self.before_unit)
 
     @property
     def ratio(self) -> float | None:
-        """after / before (None when either is missing or the quotient is not a number)."""
-        if self.before is None or self.after is None or self.before == 0:
+        """after / before (None when either is missing, the two are not comparable or the quotient is not a
+        number)."""
+        if self.before is None or self.after is None or self.before == 0 or not self.comparable:
             return None
         ratio = self.after / self.before
         return ratio if math.isfinite(ratio) else None
@@ -265,9 +275,26 @@ def with_unit(x: float, unit: str) -> str:
 
 
 def delta(key: str, before: BenchFigures | None, after: BenchFigures | None) -> BenchDelta | None:
-    """The delta of one gate's figures, None when neither side has a value or the value did not change."""
+    """The delta of one gate's figures, None when neither side has a value or the value did not change. A figure of
+    the revision in another time unit is converted to this one's; one of another statistic, or in a unit that does
+    not convert, keeps its own (``before_stat``, ``before_unit``) and is not compared (``100 ms -> 0.10 ms`` once
+    said a gate's figure fell 1,000x where only its ``unit`` was edited)."""
+    from tracker.core.bench_verdict import SECONDS
+
     ref = after or before
-    if ref is None or (before is not None and after is not None and before.value == after.value):
+    if ref is None:
+        return None
+    was = None if before is None else before.value
+    before_stat = before_unit = ""
+    if before is not None and after is not None and (before.stat, before.unit) != (after.stat, after.unit):
+        if before.stat == after.stat and before.unit in SECONDS and after.unit in SECONDS:
+            was = before.value * (SECONDS[before.unit] / SECONDS[after.unit])  # as bench_verdict converts samples
+            if math.isclose(was, after.value, rel_tol=1e-12):
+                was = after.value  # the same figure: the conversion's last bit is no move
+        else:
+            before_stat = before.stat if before.stat != after.stat else ""
+            before_unit = _unit(before.unit) if before.unit != after.unit else ""
+    if before_stat == before_unit == "" and after is not None and was == after.value:
         return None
 
     def params(values: Mapping[str, Any] | None) -> str:
@@ -280,12 +307,14 @@ def delta(key: str, before: BenchFigures | None, after: BenchFigures | None) -> 
         baseline=params(ref.baseline),
         stat=ref.stat,
         unit=_unit(ref.unit),
-        before=None if before is None else before.value,
+        before=was,
         after=None if after is None else after.value,
         op=">=" if ref.op == "≥" else "<=",
         threshold=ref.threshold,
         before_run=None if before is None else clean(before.run),
         after_run=None if after is None else clean(after.run),
+        before_stat=clean(before_stat),
+        before_unit=before_unit,
     )
 
 
@@ -429,11 +458,17 @@ def body_of(summary: Summary) -> str:
         shown = shown_deltas(summary.bench, {c.key for c in summary.changes})
         for b in shown:
             case = b.case + (f" vs {b.baseline}" if b.baseline else "")
-            was = "none" if b.before is None else with_unit(b.before, b.unit)
+            was = "none" if b.before is None else with_unit(b.before, b.before_unit or b.unit)
             now = "none" if b.after is None else with_unit(b.after, b.unit)
             ratio = f" ({number(b.ratio)}x)" if b.ratio is not None else ""
             need = f"needs {b.op} {with_unit(b.threshold, b.unit)}"
-            lines.append(_item(f"{b.gate} {b.metric} ({case}), {b.stat}: {was} -> {now}{ratio}; {need}"))
+            if b.before_stat:  # another statistic: each figure named by its own, not compared
+                figures = f"{b.before_stat} {was} -> {b.stat} {now} (another statistic, not compared)"
+            elif b.before_unit:
+                figures = f"{b.stat}: {was} -> {now} (another unit, not compared)"
+            else:
+                figures = f"{b.stat}: {was} -> {now}{ratio}"
+            lines.append(_item(f"{b.gate} {b.metric} ({case}), {figures}; {need}"))
         rest = [b for b in summary.bench if b not in shown]
         if rest:
             most = max(abs(_moved(b)) for b in rest)

@@ -148,15 +148,19 @@ def markdown(pr: PrSummary) -> str:
 
 
 def _delta_row(b: BenchDelta) -> str:
-    def shown(x: float | None) -> str:
+    def shown(x: float | None, unit: str = b.unit) -> str:
         if x is None:
             return "—"
-        return f"{number(x)}x" if b.unit == "x" else f"{number(x)} {b.unit}".rstrip()
+        return f"{number(x)}x" if unit == "x" else f"{number(x)} {unit}".rstrip()
 
     case = b.case + (f" vs {b.baseline}" if b.baseline else "")
     need = f"{b.op} {shown(b.threshold)}"
     run = md_code(b.after_run) if b.after_run else "—"
-    moved = md(f"{shown(b.before)} → {shown(b.after)}")
+    was = shown(b.before, b.before_unit or b.unit)
+    if b.before_stat:  # another statistic at the revision (a gate's stat edited): each named, not compared
+        moved = md(f"{b.before_stat} {was} → {b.stat} {shown(b.after)} (not compared)")
+    else:
+        moved = md(f"{was} → {shown(b.after)}" + (" (another unit, not compared)" if b.before_unit else ""))
     return f"| {md(b.gate)} {md(b.metric)} {md(b.stat)} | {md(case) or '—'} | {moved} | {md(need)} | {run} |"
 
 

@@ -55,6 +55,8 @@ def test_gc_json_lists_what_it_deleted_and_why_the_rest_stays(two, cli) -> None:
     assert done == {**dry, "dry_run": False, "deleted": store[1:2], "would_delete": []}
     assert not (two / store[1]).exists()
     assert json.loads(cli(two, "gc", "--json").out)["deleted"] == []
+    # no bench gate, no bootstrap bound: gc writes no empty set of them (status and report never do)
+    assert not (two / ".tracker/cache/bootstrap.json").exists()
 
 
 # A pytest session recording evidence, as a user runs it by hand (the paths to run follow).

@@ -458,3 +458,73 @@ def test_a_plan_file_not_valid_on_one_side_is_not_compared(fixture: Path, cli: C
     assert got.out.splitlines()[0] == "edits plan 0002; no status changed"
     assert "plans/0002-engine.md: not a valid plan now; its phases are not compared" in " ".join(got.out.split())
     assert "Phase-" not in got.out
+
+
+def figures(stat: str, value: float, unit: str) -> Any:
+    from tracker.report.detail import BenchFigures
+
+    return BenchFigures(
+        "m.time", {"ctx": 1}, None, stat, value, unit, "≤", 50.0, None, None, None, 7, None, "lower", "r.json", "b"
+    )
+
+
+def test_a_gate_whose_unit_or_stat_was_edited_never_reads_as_a_moved_figure() -> None:
+    """A bench gate whose ``unit`` or ``stat`` was edited: its figure at the revision is shown in its own unit and
+    statistic, or converted where both are times; never ``100 ms -> 0.10 ms (0.00x)`` for an unchanged measurement."""
+    from tracker.report.commit_summary import body_of, delta
+
+    def line(before: Any, after: Any) -> str:
+        d = delta("0001/P1#1", before, after)
+        assert d is not None
+        body = body_of(Summary("c1", None, (), (), (d,), (), (), (), (), (), (), "s", "", ()))
+        return " ".join(body.split())  # the item as read, its wrapped lines joined
+
+    # the unit edited from us to ms, the same measurement: converted, nothing moved
+    assert delta("0001/P1#1", figures("median", 100.0, "us"), figures("median", 0.1, "ms")) is None
+    got = line(figures("median", 100.0, "us"), figures("median", 0.2, "ms"))
+    assert "median: 0.10 ms -> 0.20 ms (2.00x)" in got, got
+    # another statistic: each figure named by its own, no ratio
+    got = line(figures("median", 100.0, "us"), figures("p90", 130.0, "us"))
+    assert "median 100 us -> p90 130 us (another statistic, not compared)" in got and "x)" not in got, got
+    # units that do not convert: each its own, no ratio
+    got = line(figures("median", 0.5, "fraction"), figures("median", 40.0, "us"))
+    assert "0.50 fraction -> 40.0 us (another unit, not compared)" in got and "x)" not in got, got
+    d = delta("0001/P1#1", figures("median", 0.5, "fraction"), figures("median", 0.5, "us"))
+    assert d is not None and d.ratio is None and d.as_json()["before_unit"] == "fraction"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["median", "mean", "p90", "min"]),
+    st.sampled_from(["median", "mean", "p90", "min"]),
+    st.sampled_from(["ns", "us", "ms", "s", "fraction", "×", "GB/s"]),
+    st.sampled_from(["ns", "us", "ms", "s", "fraction", "×", "GB/s"]),
+    st.floats(0.001, 1e6),
+    st.floats(0.001, 1e6),
+)
+def test_a_ratio_is_given_only_for_one_statistic_in_one_unit(
+    s1: str, s2: str, u1: str, u2: str, v1: float, v2: float
+) -> None:
+    from tracker.core.bench_verdict import SECONDS
+    from tracker.report.commit_summary import delta
+
+    d = delta("0001/P1#1", figures(s1, v1, u1), figures(s2, v2, u2))
+    same = s1 == s2 and (u1 == u2 or (u1 in SECONDS and u2 in SECONDS))
+    if d is not None and d.ratio is not None:
+        assert same
+        want = v2 / (v1 * (SECONDS[u1] / SECONDS[u2] if u1 != u2 else 1.0))
+        assert abs(d.ratio - want) <= 1e-9 * max(1.0, abs(want))
+    if not same:
+        assert d is not None and d.ratio is None and not d.comparable
+
+
+def test_the_pull_request_table_names_each_statistic_and_unit_it_cannot_compare() -> None:
+    from tracker.report.commit_summary import delta
+    from tracker.report.pr_summary import _delta_row
+
+    row = _delta_row(delta("0001/P1#1", figures("median", 100.0, "us"), figures("p90", 130.0, "us")))
+    assert "median 100 us → p90 130 us (not compared)" in row, row
+    row = _delta_row(delta("0001/P1#1", figures("median", 0.5, "fraction"), figures("median", 40.0, "us")))
+    assert "0.50 fraction → 40.0 us (another unit, not compared)" in row, row
+    row = _delta_row(delta("0001/P1#1", figures("median", 100.0, "us"), figures("median", 0.2, "ms")))
+    assert "0.10 ms → 0.20 ms" in row and "compared" not in row, row

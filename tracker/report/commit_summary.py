@@ -392,13 +392,15 @@ def quiet_subject(
     against: str, reverified: Sequence[str], evidence: Sequence[str], touched: Sequence[str], plans: Sequence[str],
     code: Sequence[str], weaker: Sequence[GateEdit] = (),
 ) -> str:  # fmt: skip
-    """The subject when no phase changed status: what the change touched; a gate loosened or removed first."""
+    """The subject when no phase changed status: what the change touched; a gate loosened or removed first ("changes"
+    where one of them is only changed: neither looser nor tighter by any rule, it may ask less, or more)."""
     same = "; no status changed"
     reverified, touched = [clean(k) for k in reverified], [clean(k) for k in touched]
     if weaker:
         keys = [clean(e.key) for e in weaker]
-        return fit([*(f"loosens {_listed(keys, n)}{same}" for n in range(len(keys), 0, -1)),
-                    f"loosens {len(keys)} gates{same}"])  # fmt: skip
+        verb = "loosens" if all(e.kind in ("removed", "looser") for e in weaker) else "changes"
+        return fit([*(f"{verb} {_listed(keys, n)}{same}" for n in range(len(keys), 0, -1)),
+                    f"{verb} {len(keys)} gates{same}"])  # fmt: skip
     if reverified:
         return fit([*(f"re-verifies {_listed(reverified, n)}{same}" for n in range(len(reverified), 0, -1)),
                     f"re-verifies {len(reverified)} phases{same}"])  # fmt: skip

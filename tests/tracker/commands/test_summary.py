@@ -528,3 +528,14 @@ def test_the_pull_request_table_names_each_statistic_and_unit_it_cannot_compare(
     assert "0.50 fraction → 40.0 us (another unit, not compared)" in row, row
     row = _delta_row(delta("0001/P1#1", figures("median", 100.0, "us"), figures("median", 0.2, "ms")))
     assert "0.10 ms → 0.20 ms" in row and "compared" not in row, row
+
+
+def test_a_subject_says_loosens_only_of_gates_that_ask_less() -> None:
+    from tracker.report.gate_edits import GateEdit
+
+    looser = GateEdit("0001/P1#1", "looser", "bench m at most 2 -> at most 10")
+    removed = GateEdit("0001/P1#2", "removed", "test tests/test_a.py")
+    changed = GateEdit("0001/P1#3", "changed", "bench m at most 2 us -> at most 2 ms")
+    assert quiet_subject("c1", [], [], [], [], [], [looser, removed]).startswith("loosens 0001/P1#1")
+    got = quiet_subject("c1", [], [], [], [], [], [looser, changed])
+    assert got.startswith("changes 0001/P1#1") and "loosens" not in got, got  # one may ask more: not "loosens"

@@ -132,7 +132,24 @@ def _label(run: ResultRun, gate: BenchGate, case: ResultCase) -> str:
 # anew was most of gc's time (72 M calls of `matches` on our store, 2026-12-06). The entry holds its run, so no other
 # object takes that id while it is kept, and the run is checked by identity; cleared when full.
 _RUN_CASES: dict[tuple[int, tuple[object, ...]], tuple[ResultRun, list[ResultCase], list[ResultCase]]] = {}
-_RUN_CASES_MAX = 4096
+_RUN_CASES_MAX = 1 << 16
+# A run's cases by metric, {id(run): (run, {metric: cases})}, kept and checked likewise: most runs hold none of a
+# gate's metric, and those are answered without a scan or a memo entry of their own.
+_BY_METRIC: dict[int, tuple[ResultRun, dict[str, list[ResultCase]]]] = {}
+_BY_METRIC_MAX = 1 << 14
+
+
+def _metric_cases(run: ResultRun, metric: str) -> list[ResultCase]:
+    """``run``'s cases of ``metric``, in file order (memoized, ``_BY_METRIC``)."""
+    hit = _BY_METRIC.get(id(run))
+    if hit is None or hit[0] is not run:
+        index: dict[str, list[ResultCase]] = {}
+        for c in run.cases:
+            index.setdefault(c.metric, []).append(c)
+        if len(_BY_METRIC) >= _BY_METRIC_MAX:
+            _BY_METRIC.clear()
+        hit = _BY_METRIC[id(run)] = (run, index)
+    return hit[1].get(metric, [])
 
 
 def _selection_key(gate: BenchGate) -> tuple[object, ...]:
@@ -147,11 +164,14 @@ def _selection_key(gate: BenchGate) -> tuple[object, ...]:
 def _run_cases(gate: BenchGate, run: ResultRun, key: tuple[object, ...]) -> tuple[list[ResultCase], list[ResultCase]]:
     """``run``'s cases of the gate's metric matching its ``where``, and of those the ones whose baseline case the run
     holds too (all of them for a gate without a baseline); memoized (``_RUN_CASES``)."""
+    of_metric = _metric_cases(run, gate.bench)
+    if not of_metric:
+        return of_metric, of_metric
     memo_key = (id(run), key)
     hit = _RUN_CASES.get(memo_key)
     if hit is not None and hit[0] is run:
         return hit[1], hit[2]
-    matched = [c for c in run.cases if c.metric == gate.bench and matches(c.params, gate.where)]
+    matched = [c for c in of_metric if matches(c.params, gate.where)]
     compared = [c for c in matched if _baseline_case(gate, run, c) is not None] if gate.baseline else matched
     if len(_RUN_CASES) >= _RUN_CASES_MAX:
         _RUN_CASES.clear()

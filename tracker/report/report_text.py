@@ -105,6 +105,7 @@ def render(root: Path, report: Report, fmt: str, *, charts: bool = True, cache: 
 
 NO_SUBJECT = "(no subject)"
 MAX_PATH = 100  # characters of a file name shown; a longer one keeps its start and its end, "…" between
+_PATH_TOKEN = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|.)|.", re.S)  # an escape, or one character
 
 
 def subject_line(subject: str, limit: int = MAX_SUBJECT, empty: str = NO_SUBJECT) -> str:
@@ -136,7 +137,20 @@ def path_text(path: str) -> str:
     from tracker.report.graphemes import escaped
 
     text = escaped(path)
-    return text if len(text) <= MAX_PATH else text[:40] + "…" + text[-(MAX_PATH - 41) :]
+    if len(text) <= MAX_PATH:
+        return text
+    # Cut between escapes, never inside one (a lone "\\u20" reads as nothing git would write).
+    tokens = _PATH_TOKEN.findall(text)
+    head: list[str] = []
+    tail: list[str] = []
+    for room, side, order in ((40, head, tokens), (MAX_PATH - 41, tail, tokens[::-1])):
+        used = 0
+        for token in order:
+            if used + len(token) > room:
+                break
+            side.append(token)
+            used += len(token)
+    return "".join(head) + "…" + "".join(reversed(tail))
 
 
 def _code_spans(text: object) -> Markup:

@@ -72,6 +72,7 @@ def test_a_run_never_answers_with_the_cases_of_one_that_had_its_id() -> None:
     for i in range(200):  # fresh runs, the memo cleared often: ids of freed runs come back
         if i % 7 == 0:
             bench_verdict._RUN_CASES.clear()
+            bench_verdict._BY_METRIC.clear()
             gc.collect()
         mine = ResultCase("m.a", {"impl": "cuda", "n": i}, "us", "lower", (1.0,))
         other = ResultCase("m.a", {"impl": "triton"}, "us", "lower", (1.0,))
@@ -85,3 +86,4 @@ def test_the_memo_stays_bounded() -> None:
     for i in range(bench_verdict._RUN_CASES_MAX + 50):
         _select(gate, [run(i, [ResultCase("m.a", {}, "us", "lower", (1.0,))])])
     assert len(bench_verdict._RUN_CASES) <= bench_verdict._RUN_CASES_MAX
+    assert len(bench_verdict._BY_METRIC) <= bench_verdict._BY_METRIC_MAX

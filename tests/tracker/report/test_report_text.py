@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 import regex
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from tracker.report.graphemes import MAX_CLUSTER, shown
@@ -113,3 +113,28 @@ def test_any_subject_fits_its_limit_as_shown_and_keeps_its_start(subject: str, l
     assert all(len(c) <= MAX_CLUSTER for c in regex.findall(r"\X", out))
     if out != "".join(clusters):
         assert out.endswith("…") and "".join(clusters).startswith(out[:-1]), (out, clusters)
+
+
+@given(st.text(st.characters(codec="utf-8") | st.sampled_from(["\u200b", "\n", "\\", "\udcff", "\x7f"]), max_size=300))
+def test_a_long_file_name_is_cut_between_escapes_never_inside_one(name: str) -> None:
+    """A name cut in the middle keeps whole escapes on both sides of the "…": ``\\u20…`` would read as nothing git
+    writes (read-back of the last stop's change)."""
+    from tracker.report.graphemes import escaped
+    from tracker.report.report_text import _PATH_TOKEN
+
+    assume("…" not in name)
+    full, out = escaped(name), path_text(name)
+    assert len(out) <= MAX_PATH
+    if out == full:
+        return
+    head, tail = out.split("…", 1)
+    tokens = _PATH_TOKEN.findall(full)
+    starts = {len("".join(tokens[:i])) for i in range(len(tokens) + 1)}
+    assert full.startswith(head) and len(head) in starts, (head, full)
+    assert full.endswith(tail) and len(full) - len(tail) in starts, (tail, full)
+
+
+def test_a_cut_keeps_an_escape_whole() -> None:
+    name = "a" * 38 + "\u200b" + "b" * 100 + "\u200b" + "c" * 10
+    out = path_text(name)
+    assert out.startswith("a" * 38 + "…") and "\\u20…" not in out and out.endswith("\\u200b" + "c" * 10), out

@@ -87,12 +87,17 @@ class BenchDelta(NamedTuple):
     # Set only when the revision's figure is another statistic, or in a unit this one cannot be converted from (a
     # gate's ``stat`` or ``unit`` edited): its own statistic and unit; such figures are shown, never compared.
     before_stat: str = ""
-    before_unit: str = ""
+    before_unit: str | None = None  # None: ``unit``; "" for a figure that had none
 
     @property
     def comparable(self) -> bool:
         """Are ``before`` and ``after`` the same statistic in the same unit?"""
-        return not (self.before_stat or self.before_unit)
+        return not self.before_stat and self.before_unit is None
+
+    @property
+    def unit_before(self) -> str:
+        """The unit ``before`` is in."""
+        return self.unit if self.before_unit is None else self.before_unit
 
     @property
     def ratio(self) -> float | None:
@@ -256,6 +261,8 @@ def number(x: float) -> str:
     if not math.isfinite(x):
         return str(x)
     size = abs(x)
+    if size >= 1e7:  # not a line of 300 digits
+        return f"{x:.3g}"
     if size >= 100:
         return f"{x:.0f}"
     if size >= 10:
@@ -285,16 +292,17 @@ def delta(key: str, before: BenchFigures | None, after: BenchFigures | None) -> 
     if ref is None:
         return None
     was = None if before is None else before.value
-    before_stat = before_unit = ""
+    before_stat, before_unit = "", None
     if before is not None and after is not None and (before.stat, before.unit) != (after.stat, after.unit):
+        converted = None
         if before.stat == after.stat and before.unit in SECONDS and after.unit in SECONDS:
-            was = before.value * (SECONDS[before.unit] / SECONDS[after.unit])  # as bench_verdict converts samples
-            if math.isclose(was, after.value, rel_tol=1e-12):
-                was = after.value  # the same figure: the conversion's last bit is no move
-        else:
+            converted = before.value * (SECONDS[before.unit] / SECONDS[after.unit])  # as bench_verdict converts
+        if converted is not None and math.isfinite(converted) == math.isfinite(before.value):
+            was = after.value if math.isclose(converted, after.value, rel_tol=1e-12) else converted  # last bit: no move
+        else:  # another statistic, a unit that does not convert (or none), or a conversion out of range
             before_stat = before.stat if before.stat != after.stat else ""
-            before_unit = _unit(before.unit) if before.unit != after.unit else ""
-    if before_stat == before_unit == "" and after is not None and was == after.value:
+            before_unit = _unit(before.unit) if before.unit != after.unit else None
+    if not before_stat and before_unit is None and after is not None and was == after.value:
         return None
 
     def params(values: Mapping[str, Any] | None) -> str:
@@ -432,6 +440,20 @@ def _moved(delta: BenchDelta) -> float:
     return math.inf if delta.ratio is None else delta.ratio - 1
 
 
+def _the_rest(rest: Sequence[BenchDelta], since: str) -> str:
+    """The line for the deltas not listed: how far the compared ones moved at most; the others (another statistic or
+    unit, a figure new or gone) counted, never given a percentage."""
+    moved = [abs(_moved(b)) for b in rest if b.ratio is not None]
+    others = len(rest) - len(moved)
+    if not moved:
+        return f"and {len(rest)} more, not compared with a figure at {since} (--json lists them)"
+    most = f"{max(moved):.1%}"
+    if not others:
+        return f"and {len(rest)} more, each within {most} of its figure at {since} (--json lists them)"
+    compared = f"{len(moved)} within {most} of their figures at {since}"
+    return f"and {len(rest)} more: {compared}, {others} not compared (--json lists them)"
+
+
 def shown_deltas(deltas: Sequence[BenchDelta], changed: set[str]) -> list[BenchDelta]:
     """The deltas the body lists, in gate order: every one of a phase that changed status, and the
     :data:`MAX_DELTAS` others that moved most (a rerun of every benchmark moves every figure a little: the rest is
@@ -460,23 +482,20 @@ def body_of(summary: Summary) -> str:
         shown = shown_deltas(summary.bench, {c.key for c in summary.changes})
         for b in shown:
             case = b.case + (f" vs {b.baseline}" if b.baseline else "")
-            was = "none" if b.before is None else with_unit(b.before, b.before_unit or b.unit)
+            was = "none" if b.before is None else with_unit(b.before, b.unit_before)
             now = "none" if b.after is None else with_unit(b.after, b.unit)
             ratio = f" ({number(b.ratio)}x)" if b.ratio is not None else ""
             need = f"needs {b.op} {with_unit(b.threshold, b.unit)}"
             if b.before_stat:  # another statistic: each figure named by its own, not compared
                 figures = f"{b.before_stat} {was} -> {b.stat} {now} (another statistic, not compared)"
-            elif b.before_unit:
+            elif b.before_unit is not None:
                 figures = f"{b.stat}: {was} -> {now} (another unit, not compared)"
             else:
                 figures = f"{b.stat}: {was} -> {now}{ratio}"
             lines.append(_item(f"{b.gate} {b.metric} ({case}), {figures}; {need}"))
         rest = [b for b in summary.bench if b not in shown]
         if rest:
-            most = max(abs(_moved(b)) for b in rest)
-            lines.append(
-                _item(f"and {len(rest)} more, each within {most:.1%} of its figure at {since} (--json lists them)")
-            )
+            lines.append(_item(_the_rest(rest, since)))
         paragraphs.append("\n".join(lines))
     if summary.gates:
         lines = ["Gates edited in the plans:"]

@@ -29,6 +29,16 @@ _REPEATED = regex.compile(r"(\p{Default_Ignorable_Code_Point})\1+")
 _UNSHOWN = regex.compile(r"[^\P{C}\p{Co}]|[\p{Default_Ignorable_Code_Point}]|[\p{White_Space}--[ ]]|\\", regex.V1)
 
 
+# The units a cut of an escaped file name keeps whole: an escape as :func:`escaped` writes it, or a grapheme cluster.
+_PATH_UNIT = regex.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|.)|\X", regex.S)
+
+
+def path_units(text: str) -> list[str]:
+    """An escaped file name (:func:`escaped`) as the units a cut never splits: its escapes, and its grapheme clusters
+    (an accent, a flag: cut inside, two halves of flags re-pair as other flags)."""
+    return list(_PATH_UNIT.findall(text))
+
+
 def shown(text: str) -> list[str]:
     """``text``'s grapheme clusters as they show: each invisible cluster dropped, each run of blank ones one space
     (none at either end), each cluster with a default-ignorable character repeated in a row kept once and cut to

@@ -156,11 +156,11 @@ def _delta_row(b: BenchDelta) -> str:
     case = b.case + (f" vs {b.baseline}" if b.baseline else "")
     need = f"{b.op} {shown(b.threshold)}"
     run = md_code(b.after_run) if b.after_run else "—"
-    was = shown(b.before, b.before_unit or b.unit)
+    was = shown(b.before, b.unit_before)
     if b.before_stat:  # another statistic at the revision (a gate's stat edited): each named, not compared
         moved = md(f"{b.before_stat} {was} → {b.stat} {shown(b.after)} (not compared)")
     else:
-        moved = md(f"{was} → {shown(b.after)}" + (" (another unit, not compared)" if b.before_unit else ""))
+        moved = md(f"{was} → {shown(b.after)}" + (" (another unit, not compared)" if b.before_unit is not None else ""))
     return f"| {md(b.gate)} {md(b.metric)} {md(b.stat)} | {md(case) or '—'} | {moved} | {md(need)} | {run} |"
 
 

@@ -105,7 +105,6 @@ def render(root: Path, report: Report, fmt: str, *, charts: bool = True, cache: 
 
 NO_SUBJECT = "(no subject)"
 MAX_PATH = 100  # characters of a file name shown; a longer one keeps its start and its end, "…" between
-_PATH_TOKEN = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|.)|.", re.S)  # an escape, or one character
 
 
 def subject_line(subject: str, limit: int = MAX_SUBJECT, empty: str = NO_SUBJECT) -> str:
@@ -134,13 +133,13 @@ def subject_line(subject: str, limit: int = MAX_SUBJECT, empty: str = NO_SUBJECT
 def path_text(path: str) -> str:
     """A file name as a report lists it: what does not show as itself escaped (:func:`tracker.report.graphemes.
     escaped`), and a name longer than :data:`MAX_PATH` as its start, "…", and its end (where the file's own name is)."""
-    from tracker.report.graphemes import escaped
+    from tracker.report.graphemes import escaped, path_units
 
-    text = escaped(path)
+    text = escaped(path).replace("…", "\\u2026")  # "…" shown only where a name is cut
     if len(text) <= MAX_PATH:
         return text
-    # Cut between escapes, never inside one (a lone "\\u20" reads as nothing git would write).
-    tokens = _PATH_TOKEN.findall(text)
+    # Cut between escapes and grapheme clusters, never inside one ("\\u20", half a flag, an accent without its letter).
+    tokens = path_units(text)
     head: list[str] = []
     tail: list[str] = []
     for room, side, order in ((40, head, tokens), (MAX_PATH - 41, tail, tokens[::-1])):

@@ -539,3 +539,33 @@ def test_a_subject_says_loosens_only_of_gates_that_ask_less() -> None:
     assert quiet_subject("c1", [], [], [], [], [], [looser, removed]).startswith("loosens 0001/P1#1")
     got = quiet_subject("c1", [], [], [], [], [], [looser, changed])
     assert got.startswith("changes 0001/P1#1") and "loosens" not in got, got  # one may ask more: not "loosens"
+
+
+def test_a_figure_without_a_unit_or_out_of_range_is_never_compared() -> None:
+    """A helper's attacks on the first cut (2026-12-06): a figure with no unit at the revision read as ms ("100 ms ->
+    0.10 ms (0.001x)") or as no move at all; a conversion to inf got a ratio of 0; the line for the deltas not listed
+    gave figures of another statistic a percentage ("each within inf%")."""
+    from tracker.report.commit_summary import body_of, delta
+    from tracker.report.pr_summary import _delta_row
+
+    def text(*deltas: Any) -> str:
+        summary = Summary("c1", None, (), (), tuple(deltas), (), (), (), (), (), (), "s", "", ())
+        return " ".join(body_of(summary).split())
+
+    d = delta("0001/P1#1", figures("median", 100.0, ""), figures("median", 0.1, "ms"))
+    assert d is not None and d.ratio is None and d.before_unit == "" and d.as_json()["before_unit"] == ""
+    assert "median: 100 -> 0.10 ms (another unit, not compared)" in text(d), text(d)
+    assert "100 → 0.10 ms (another unit, not compared)" in _delta_row(d), _delta_row(d)
+    assert delta("0001/P1#1", figures("median", 5.0, ""), figures("median", 5.0, "ms")) is not None
+    d = delta("0001/P1#1", figures("median", 1e300, "s"), figures("median", 5.0, "ns"))
+    assert d is not None and d.ratio is None and d.before == 1e300 and "1e+300 s -> 5.00 ns" in text(d), text(d)
+    same = delta("0001/P1#1", figures("median", 100.0, "us"), figures("median", 100.0, "us"))
+    assert same is None and delta("0001/P1#1", figures("median", 7.0, "µs"), figures("median", 7.0, "us")) is None
+    stats = [delta(f"0001/P{i}#1", figures("median", 10.0, "us"), figures("p90", 12.0, "us")) for i in range(9)]
+    got = text(*stats)
+    assert "and 1 more, not compared with a figure at c1" in got and "%" not in got, got
+    moved = [
+        delta(f"0002/P{i}#1", figures("median", 10.0, "us"), figures("median", 10.0 + i, "us")) for i in range(1, 10)
+    ]
+    got = text(*stats, *moved)
+    assert "and 10 more: 9 within 90.0% of their figures at c1, 1 not compared" in got, got

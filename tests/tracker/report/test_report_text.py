@@ -119,8 +119,7 @@ def test_any_subject_fits_its_limit_as_shown_and_keeps_its_start(subject: str, l
 def test_a_long_file_name_is_cut_between_escapes_never_inside_one(name: str) -> None:
     """A name cut in the middle keeps whole escapes on both sides of the "…": ``\\u20…`` would read as nothing git
     writes (read-back of the last stop's change)."""
-    from tracker.report.graphemes import escaped
-    from tracker.report.report_text import _PATH_TOKEN
+    from tracker.report.graphemes import escaped, path_units
 
     assume("…" not in name)
     full, out = escaped(name), path_text(name)
@@ -128,7 +127,7 @@ def test_a_long_file_name_is_cut_between_escapes_never_inside_one(name: str) -> 
     if out == full:
         return
     head, tail = out.split("…", 1)
-    tokens = _PATH_TOKEN.findall(full)
+    tokens = path_units(full)
     starts = {len("".join(tokens[:i])) for i in range(len(tokens) + 1)}
     assert full.startswith(head) and len(head) in starts, (head, full)
     assert full.endswith(tail) and len(full) - len(tail) in starts, (tail, full)
@@ -138,3 +137,15 @@ def test_a_cut_keeps_an_escape_whole() -> None:
     name = "a" * 38 + "\u200b" + "b" * 100 + "\u200b" + "c" * 10
     out = path_text(name)
     assert out.startswith("a" * 38 + "…") and "\\u20…" not in out and out.endswith("\\u200b" + "c" * 10), out
+
+
+def test_a_cut_keeps_clusters_whole_and_a_literal_ellipsis_reads_as_no_cut() -> None:
+    """A helper's attacks on the cut (2026-12-06): a name holding "…" read as a cut one; a cut through regional
+    indicators re-paired them as other flags (🇸🇬, 🇧🇺 out of 🇺🇸🇬🇧...); a cut between a letter and its accent dropped it."""
+    assert path_text("a…b.py") == "a\\u2026b.py" and path_text("x" * 40 + "…" + "y" * 50).count("…") == 0
+    for name in ("x" * 40 + "…" + "y" * 59, "x" * 40 + "zzzz" + "y" * 59):  # both longer than shown: both cut
+        assert path_text(name).count("…") == 1 and len(name.replace("…", "\\u2026")) > MAX_PATH
+    flags = "d/" + "a" * 20 + "\U0001f1fa\U0001f1f8\U0001f1ec\U0001f1e7" * 20 + ".txt"
+    assert set(regex.findall(r"\X", path_text(flags))) - {"…"} <= set(regex.findall(r"\X", flags))
+    accent = "a" * 39 + "e\u0301" + "b" * 80
+    assert set(regex.findall(r"\X", path_text(accent))) - {"…"} <= set(regex.findall(r"\X", accent))

@@ -86,18 +86,21 @@ def test_case_groups_are_chosen_and_checked(capsys: pytest.CaptureFixture[str]) 
 
 def test_report_and_detail_cases_carry_the_gates_metrics_and_ratios_round_by_round() -> None:
     """The cases plan 0004's gates read: tracker.report_ms on the synthetic repository with its size, and show and
-    summary over the status run of the same round (and in the clone with evidence not committed, over its status)."""
+    summary over the status run of the same round in a clean clone of HEAD (and in the clone with evidence not
+    committed, over its status)."""
     args = speed.parse_args(["--cases", "report,detail", "--plans", "7", "--phases", "3", "--runs", "2"])
     s = [0.010, 0.020]
     times = {"python/own": s, "status/own": [0.040, 0.050], "status/synthetic": s, "report/synthetic": [1.0, 3.0],
              "report/own/md": s, "report/own/html": s, "show/own": [0.044, 0.060], "log/own": s,
-             "summary/own": [0.080, 0.075], "status/uncommitted": [0.040, 0.050],
+             "summary/own": [0.080, 0.075], "status/clean": [0.020, 0.025], "status/uncommitted": [0.040, 0.050],
              "summary/uncommitted": [0.060, 0.100]}  # fmt: skip
     cases = {(c["metric"], tuple(sorted(c["params"].items()))): c for c in speed.report(times, {}, 0.5, args)}
     gate = cases[("tracker.report_ms", (("phases", 3), ("plans", 7), ("repo", "synthetic")))]
     assert gate["samples"] == [1000.0, 3000.0] and gate["unit"] == "ms"
     assert cases[("tracker.show_vs_status", (("repo", "own"),))]["samples"] == pytest.approx([1.1, 1.2])
-    assert cases[("tracker.summary_vs_status", (("repo", "own"),))]["samples"] == pytest.approx([2.0, 1.5])
+    assert cases[("tracker.summary_vs_status", (("repo", "own"),))]["samples"] == pytest.approx(
+        [4.0, 3.0]
+    )  # over the clean clone
     uncommitted = cases[("tracker.summary_vs_status", (("repo", "own-uncommitted"),))]
     assert uncommitted["samples"] == pytest.approx([1.5, 2.0])  # over the clone's own status, round by round
     assert ("tracker.report_ms", (("format", "html"), ("repo", "own"))) in cases

@@ -208,8 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             uncommitted = clone_with_new_result(REPO, tmp / "uncommitted")
             # summary compares HEAD with the working tree: on ours, result files a bench run just wrote (not committed)
             # make it re-judge their gates at HEAD (2.2x status, 2026-12-06). "own" is a clean clone of HEAD.
-            clean = tmp / "clean"
-            subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(clean)], check=True)
+            clean = clone_head(REPO, tmp / "clean")
             jobs += [
                 Job("show/own", [*tracker, "show", DETAIL_PHASE], REPO, (0, 2)),
                 Job("log/own", [*tracker, "log", DETAIL_PHASE], REPO, (0, 2)),
@@ -348,10 +347,16 @@ def report(
     return cases
 
 
+def clone_head(repo: Path, where: Path) -> Path:
+    """A clone of ``repo``'s HEAD at ``where``: its committed files only."""
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(repo), str(where)], check=True)
+    return where
+
+
 def clone_with_new_result(repo: Path, where: Path) -> Path:
     """A clone of ``repo``'s HEAD whose bench/results/ holds one result file more, not committed: a copy of its
     newest, named and timed a second later (its provenance time too, so that it is a run of its own)."""
-    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(repo), str(where)], check=True)
+    clone_head(repo, where)
     results = where / "bench" / "results"
     newest = max(results.glob("2*.json"), key=lambda p: p.name)
     doc = json.loads(newest.read_text(encoding="utf-8"))

@@ -28,7 +28,7 @@ __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(co
   __shared__ float stats[2];
   __shared__ float4 part[3][64];
   const int row = blockIdx.x, half = blockIdx.y, b = blockIdx.z, tid = threadIdx.x;
-  const int rows = p.nodes * p.heads, splits = p.num_splits;
+  const int rows = p.nodes * p.heads, splits = partial_groups(p.num_splits, p.cluster);  // one partial per cluster
   const int64_t lse_base = static_cast<int64_t>(b) * splits * rows + row;
   const int group = tid >> 6, c4 = tid & 63;
   const int64_t first = (static_cast<int64_t>(b) * splits * rows + row) * kVDim + half * 256 + c4 * 4;

@@ -44,12 +44,17 @@ struct TimelineProbe {
 };
 
 // The product's launcher (same checks, grids, shared memory and programmatic dependent launch) on the observed
-// kernels.
+// kernels; the split kernel with the cluster merge only when built with -DTIMELINE_CLUSTER (Params::cluster > 1).
+#ifdef TIMELINE_CLUSTER
+constexpr bool kTimelineClusters = true;
+#else
+constexpr bool kTimelineClusters = false;
+#endif
 inline cudaError_t launch(const Params& p, cudaStream_t stream) {
 #ifdef TIMELINE_V30
-  return v30::launch<TimelineProbe>(p, stream);
+  return v30::launch<TimelineProbe, kTimelineClusters>(p, stream);
 #else
-  return launch_split_and_combine<TimelineProbe>(p, stream);
+  return launch_split_and_combine<TimelineProbe, kTimelineClusters>(p, stream);
 #endif
 }
 

@@ -57,8 +57,8 @@ void check_tensor(const at::Tensor& t, const char* name, at::ScalarType dtype, i
 // Every input checked (the kv_cache's dtype is kv_dtype), then the launch's Params with its outputs and partials
 // allocated: {out, lse (or an empty tensor), part_o, part_lse} in `keep`. splits = 0 chooses the split count; a
 // positive value forces it (tuning and tests). cluster: Params::cluster (1, 2, 4 or 8 splits a cluster; above 1 on
-// sm_90+ only); a chosen split count is rounded down to a multiple of it (at least one cluster), a forced one must be
-// one.
+// sm_90+ only); a forced split count must be a multiple of it; a chosen one is rounded down to one, the cluster halved
+// while larger than the chosen count (1 split: no cluster).
 verify_attn::Params prepare(const at::Tensor& q, const at::Tensor& kv_cache, at::ScalarType kv_dtype,
                             const at::Tensor& prefix_indptr, const at::Tensor& prefix_slots,
                             const at::Tensor& tree_slots, const at::Tensor& tree_mask, double sm_scale,
@@ -107,6 +107,7 @@ verify_attn::Params prepare(const at::Tensor& q, const at::Tensor& kv_cache, at:
 
   TORCH_CHECK(cluster_size_ok(static_cast<int>(cluster)) && cluster <= kMaxCluster,
               "cluster: expected 1, 2, 4 or 8 splits a cluster, got ", num(cluster));
+  TORCH_CHECK(splits % cluster == 0, "splits: expected a multiple of cluster (", num(cluster), "), got ", num(splits));
   if (cluster > 1) {
     int major = 0;
     const cudaError_t err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device.index());
@@ -114,21 +115,23 @@ verify_attn::Params prepare(const at::Tensor& q, const at::Tensor& kv_cache, at:
     TORCH_CHECK(major >= 9, "cluster: thread-block clusters need compute capability 9.0 or newer, got ", num(int64_t{major}),
                 ".x; use cluster=1");
   }
-  TORCH_CHECK(splits % cluster == 0, "splits: expected a multiple of cluster (", num(cluster), "), got ", num(splits));
   const int num_sms = sm_count(device.index());
   int num_splits = splits > 0 ? static_cast<int>(splits)
                               : choose_num_splits(static_cast<int>(batch), static_cast<int>(nodes),
                                                   static_cast<int>(heads), prefix_slots.size(0), num_sms);
-  if (splits == 0 && cluster > 1) {
-    const int c = static_cast<int>(cluster);
-    num_splits = num_splits < c ? c : num_splits - num_splits % c;
+  // A chosen count: rounded down to whole clusters, and clusters no larger than it (never more blocks than it chose).
+  int c = static_cast<int>(cluster);
+  if (splits == 0) {
+    while (c > num_splits) c /= 2;
+    num_splits -= num_splits % c;
   }
   const auto f32 = q.options().dtype(at::kFloat);
   at::Tensor out = at::empty({batch, nodes, heads, kVDim}, q.options());
   at::Tensor lse = return_lse ? at::empty({batch, nodes, heads}, f32) : at::Tensor();
   const int b = static_cast<int>(batch), t = static_cast<int>(nodes), h = static_cast<int>(heads);
-  at::Tensor part_o = at::empty({static_cast<int64_t>(partial_o_elems(b, t, h, num_splits))}, q.options());
-  at::Tensor part_lse = at::empty({static_cast<int64_t>(partial_lse_elems(b, t, h, num_splits))}, f32);
+  const int groups = partial_groups(num_splits, c);  // the partials the combine merges: one per cluster
+  at::Tensor part_o = at::empty({static_cast<int64_t>(partial_o_elems(b, t, h, groups))}, q.options());
+  at::Tensor part_lse = at::empty({static_cast<int64_t>(partial_lse_elems(b, t, h, groups))}, f32);
 
   Params p{};
   p.q = q.data_ptr();
@@ -145,7 +148,7 @@ verify_attn::Params prepare(const at::Tensor& q, const at::Tensor& kv_cache, at:
   p.nodes = t;
   p.heads = h;
   p.num_splits = num_splits;
-  p.cluster = static_cast<int>(cluster);
+  p.cluster = c;
   p.scale_log2 = static_cast<float>(sm_scale * 1.4426950408889634);
   keep = {out, return_lse ? lse : at::empty({0}, f32), part_o, part_lse};
   return p;

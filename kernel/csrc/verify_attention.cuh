@@ -680,8 +680,10 @@ inline bool launchable(const Params& p) {
                      p.nodes >= 1 && p.nodes <= kMaxNodes && p.heads >= 1 && p.batch >= 1 && p.batch <= kMaxBatch &&
                      static_cast<int64_t>(p.batch) * p.nodes * p.heads <= (int64_t{1} << 31) / kVDim;
   const bool buffers = p.q && p.kv && p.prefix_indptr && p.tree_slots && p.tree_mask && p.out &&
-                       (p.num_splits == 1 || (p.part_o && p.part_lse));
-  return sizes && buffers && aligned(p.q) && aligned(p.kv);
+                       (partial_groups(p.num_splits, p.cluster) == 1 || (p.part_o && p.part_lse));
+  // The cluster merge stores 16 B at a time into out or part_o (write_rows 8 B).
+  const bool merge_aligned = p.cluster == 1 || (aligned(p.out) && (p.part_o == nullptr || aligned(p.part_o)));
+  return sizes && buffers && merge_aligned && aligned(p.q) && aligned(p.kv);
 }
 
 // Launch the split (+ combine) kernels observed by Probe (NoProbe in the product, verify_attention_sm.cu). The

@@ -100,7 +100,8 @@ inline int choose_num_splits(int batch, int nodes, int heads, int64_t prefix_tok
   return static_cast<int>(s < 1 ? 1 : s);
 }
 
-// Elements of the partial buffers for a launch (0 when the kernel writes the output directly).
+// Elements of the partial buffers for a launch of `splits` partials (partial_groups: one per cluster; 0 when the
+// kernel writes the output directly).
 inline size_t partial_o_elems(int batch, int nodes, int heads, int splits) {
   return splits == 1 ? 0 : static_cast<size_t>(batch) * splits * nodes * heads * kVDim;
 }

@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   const int B = std::atoi(argv[1]), H = std::atoi(argv[2]), T = std::atoi(argv[3]), L = std::atoi(argv[4]);
   const int forced_splits = argc > 5 ? std::atoi(argv[5]) : 0;
   const int reps = std::min(argc > 6 ? std::atoi(argv[6]) : 20, tl::kReps);
-  const int cluster = argc > 7 ? std::atoi(argv[7]) : 1;
+  int cluster = argc > 7 ? std::atoi(argv[7]) : 1;
   if (B < 1 || H < 1 || T < 1 || T > va::kMaxNodes || L < 0 || forced_splits < 0 || forced_splits > va::kMaxSplits ||
       reps < 1 || !va::cluster_size_ok(cluster) || (!tl::kTimelineClusters && cluster > 1) ||
       forced_splits % cluster != 0) {
@@ -88,7 +88,10 @@ int main(int argc, char** argv) {
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int rows = T * H;
   int splits = forced_splits > 0 ? forced_splits : va::choose_num_splits(B, T, H, int64_t{B} * L, sms);
-  if (forced_splits == 0 && cluster > 1) splits = splits < cluster ? cluster : splits - splits % cluster;
+  if (forced_splits == 0) {  // as the binding: whole clusters, none larger than the chosen count
+    while (cluster > splits) cluster /= 2;
+    splits -= splits % cluster;
+  }
   const bool combine = va::partial_groups(splits, cluster) > 1;
   const int64_t per_set = int64_t{B} * (L + T);
   const int sets = static_cast<int>(std::max<int64_t>(3, ((512ll << 20) + per_set * 1152 - 1) / (per_set * 1152)));

@@ -42,9 +42,15 @@ def stats(samples: list[float]) -> str:
     return f"{statistics.median(samples):9.2f} us (p10 {q[0]:.2f}, p90 {q[-1]:.2f})"
 
 
+FIXED: list[tuple[int, int]] = []  # --configs: (splits, cluster) pairs instead of S x c
+
+
 def configs(auto: int) -> list[tuple[str, int, int]]:
-    """(label, splits, cluster): the launcher's own count, then S = auto rounded down to a multiple of 8 per cluster."""
+    """(label, splits, cluster): the launcher's own count, then S = auto rounded down to a multiple of 8 per cluster
+    (or the --configs pairs)."""
     out = [(f"auto ({auto})", 0, 1)]
+    if FIXED:
+        return out + [(f"{s} x {c}", s, c) for s, c in FIXED]
     s = auto - auto % 8
     if s >= 8:
         out += [(f"{s} x {c}", s, c) for c in CLUSTERS]
@@ -108,7 +114,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--variants", default="product,v26")
+    ap.add_argument("--configs", default="", help="splits x cluster pairs, e.g. 60x4,56x8 (default: S x 1, 2, 4, 8)")
+    ap.add_argument("--cases", default="", help="indices into CASES (default all); STEP_CASES likewise by --step-cases")
+    ap.add_argument("--step-cases", default="")
     args = ap.parse_args()
+    FIXED.extend(tuple(int(v) for v in pair.split("x")) for pair in args.configs.split(",") if pair)  # type: ignore[misc]
+    cases = [CASES[int(i)] for i in args.cases.split(",")] if args.cases else CASES
+    step_cases = [STEP_CASES[int(i)] for i in args.step_cases.split(",")] if args.step_cases else STEP_CASES
     dev = torch.cuda.current_device()
     sms = torch.cuda.get_device_properties(dev).multi_processor_count
     cc = torch.cuda.get_device_capability(dev)
@@ -116,10 +128,10 @@ def main() -> None:
     for variant in args.variants.split(","):
         ext = build.load() if variant == "product" else build.load(variant=variant)
         print(f"== {variant}: max active clusters of 2, 4, 8: {[ext.max_active_clusters(c) for c in (2, 4, 8)]}")
-        for case in CASES:
+        for case in cases:
             standalone(ext, case, args.reps, sms)
         gen = torch.Generator().manual_seed(0)
-        for case in STEP_CASES:
+        for case in step_cases:
             step(ext, case, args.reps, sms, gen)
 
 

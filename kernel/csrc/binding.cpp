@@ -56,13 +56,11 @@ void check_tensor(const at::Tensor& t, const char* name, at::ScalarType dtype, i
 
 // Every input checked (the kv_cache's dtype is kv_dtype), then the launch's Params with its outputs and partials
 // allocated: {out, lse (or an empty tensor), part_o, part_lse} in `keep`. splits = 0 chooses the split count; a
-// positive value forces it (tuning and tests). cluster: Params::cluster (1, 2, 4 or 8 splits a cluster; above 1 on
-// sm_90+ only); a forced split count must be a multiple of it; a chosen one is rounded down to one, the cluster halved
-// while larger than the chosen count (1 split: no cluster).
+// positive value forces it (tuning and tests).
 verify_attn::Params prepare(const at::Tensor& q, const at::Tensor& kv_cache, at::ScalarType kv_dtype,
                             const at::Tensor& prefix_indptr, const at::Tensor& prefix_slots,
                             const at::Tensor& tree_slots, const at::Tensor& tree_mask, double sm_scale,
-                            bool return_lse, int64_t splits, std::vector<at::Tensor>& keep, int64_t cluster = 1) {
+                            bool return_lse, int64_t splits, std::vector<at::Tensor>& keep) {
   using namespace verify_attn;
   TORCH_CHECK(q.defined() && q.is_cuda(), "q: expected a CUDA tensor, got ",
               q.defined() ? q.device().str() : std::string("None"));
@@ -105,33 +103,16 @@ verify_attn::Params prepare(const at::Tensor& q, const at::Tensor& kv_cache, at:
   }
   TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, "splits: expected 0 (auto) .. ", num(int64_t{kMaxSplits}), ", got ", num(splits));
 
-  TORCH_CHECK(cluster_size_ok(static_cast<int>(cluster)) && cluster <= kMaxCluster,
-              "cluster: expected 1, 2, 4 or 8 splits a cluster, got ", num(cluster));
-  TORCH_CHECK(splits % cluster == 0, "splits: expected a multiple of cluster (", num(cluster), "), got ", num(splits));
-  if (cluster > 1) {
-    int major = 0;
-    const cudaError_t err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device.index());
-    TORCH_CHECK(err == cudaSuccess, "cluster: reading the device's compute capability failed: ", cudaGetErrorString(err));
-    TORCH_CHECK(major >= 9, "cluster: thread-block clusters need compute capability 9.0 or newer, got ", num(int64_t{major}),
-                ".x; use cluster=1");
-  }
   const int num_sms = sm_count(device.index());
-  int num_splits = splits > 0 ? static_cast<int>(splits)
-                              : choose_num_splits(static_cast<int>(batch), static_cast<int>(nodes),
-                                                  static_cast<int>(heads), prefix_slots.size(0), num_sms);
-  // A chosen count: rounded down to whole clusters, and clusters no larger than it (never more blocks than it chose).
-  int c = static_cast<int>(cluster);
-  if (splits == 0) {
-    while (c > num_splits) c /= 2;
-    num_splits -= num_splits % c;
-  }
+  const int num_splits = splits > 0 ? static_cast<int>(splits)
+                                    : choose_num_splits(static_cast<int>(batch), static_cast<int>(nodes),
+                                                        static_cast<int>(heads), prefix_slots.size(0), num_sms);
   const auto f32 = q.options().dtype(at::kFloat);
   at::Tensor out = at::empty({batch, nodes, heads, kVDim}, q.options());
   at::Tensor lse = return_lse ? at::empty({batch, nodes, heads}, f32) : at::Tensor();
   const int b = static_cast<int>(batch), t = static_cast<int>(nodes), h = static_cast<int>(heads);
-  const int groups = partial_groups(num_splits, c);  // the partials the combine merges: one per cluster
-  at::Tensor part_o = at::empty({static_cast<int64_t>(partial_o_elems(b, t, h, groups))}, q.options());
-  at::Tensor part_lse = at::empty({static_cast<int64_t>(partial_lse_elems(b, t, h, groups))}, f32);
+  at::Tensor part_o = at::empty({static_cast<int64_t>(partial_o_elems(b, t, h, num_splits))}, q.options());
+  at::Tensor part_lse = at::empty({static_cast<int64_t>(partial_lse_elems(b, t, h, num_splits))}, f32);
 
   Params p{};
   p.q = q.data_ptr();
@@ -148,7 +129,6 @@ verify_attn::Params prepare(const at::Tensor& q, const at::Tensor& kv_cache, at:
   p.nodes = t;
   p.heads = h;
   p.num_splits = num_splits;
-  p.cluster = c;
   p.scale_log2 = static_cast<float>(sm_scale * 1.4426950408889634);
   keep = {out, return_lse ? lse : at::empty({0}, f32), part_o, part_lse};
   return p;
@@ -160,7 +140,7 @@ verify_attn::Params prepare(const at::Tensor& q, const at::Tensor& kv_cache, at:
 std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache, const at::Tensor& prefix_indptr,
                                 const at::Tensor& prefix_slots, const at::Tensor& tree_slots,
                                 const at::Tensor& tree_mask, double sm_scale, bool return_lse, int64_t splits,
-                                int64_t pdl, int64_t cluster) {
+                                int64_t pdl) {
   TORCH_CHECK(q.defined() && q.is_cuda(), "q: expected a CUDA tensor, got ",
               q.defined() ? q.device().str() : std::string("None"));
   const c10::cuda::CUDAGuard guard(q.device());
@@ -168,7 +148,7 @@ std::vector<at::Tensor> forward(const at::Tensor& q, const at::Tensor& kv_cache,
               "pdl: expected 0 (off), 1 (launch) or 2 (prefix), got ", num(pdl));
   std::vector<at::Tensor> keep;
   verify_attn::Params p = prepare(q, kv_cache, at::kBFloat16, prefix_indptr, prefix_slots, tree_slots, tree_mask,
-                                  sm_scale, return_lse, splits, keep, cluster);
+                                  sm_scale, return_lse, splits, keep);
   p.pdl = static_cast<int>(pdl);
   const cudaError_t err =
       verify_attn::launch_verify_attention(p, c10::cuda::getCurrentCUDAStream(q.device().index()).stream());
@@ -238,10 +218,6 @@ std::vector<at::Tensor> forward_fp8(const at::Tensor& q, const at::Tensor& kv_ca
 }
 #endif
 
-#ifndef VERIFY_ATTN_FP8
-int64_t max_active_clusters(int64_t cluster) { return verify_attn::max_active_clusters(static_cast<int>(cluster)); }
-#endif
-
 int64_t num_splits(int64_t batch, int64_t nodes, int64_t heads, int64_t prefix_tokens, int64_t num_sms) {
   return verify_attn::choose_num_splits(static_cast<int>(batch), static_cast<int>(nodes), static_cast<int>(heads),
                                         prefix_tokens, static_cast<int>(num_sms));
@@ -253,14 +229,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "Tree-verify MLA attention (split-KV, mma.sync) over a page_size=1 latent pool";
 #ifndef VERIFY_ATTN_FP8
   m.def("forward", &forward, "out, lse = forward(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, "
-                             "sm_scale, return_lse, splits=0, pdl=1, cluster=1)",
+                             "sm_scale, return_lse, splits=0, pdl=1)",
         pybind11::arg("q"), pybind11::arg("kv_cache"), pybind11::arg("prefix_indptr"), pybind11::arg("prefix_slots"),
         pybind11::arg("tree_slots"), pybind11::arg("tree_mask"), pybind11::arg("sm_scale"),
-        pybind11::arg("return_lse"), pybind11::arg("splits") = 0, pybind11::arg("pdl") = verify_attn::kPdlLaunch,
-        pybind11::arg("cluster") = 1);
-  m.def("max_active_clusters", &max_active_clusters,
-        "clusters of `cluster` split blocks (with the cluster merge) the device holds at once; 0 without clusters",
-        pybind11::arg("cluster"));
+        pybind11::arg("return_lse"), pybind11::arg("splits") = 0, pybind11::arg("pdl") = verify_attn::kPdlLaunch);
   m.def("store_rows", &store_rows, "store_rows(pool, index, rows, pdl): pool[index[i]] = rows[i] (bf16 rows of 576)",
         pybind11::arg("pool"), pybind11::arg("index"), pybind11::arg("rows"), pybind11::arg("pdl"));
 #else

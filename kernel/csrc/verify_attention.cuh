@@ -59,32 +59,6 @@ __device__ __forceinline__ void issue_row(const Params& p, uint32_t dst, int slo
 // +1 of rows gq and gq + 8) scaled and stored as bf16 in whole 32-B sectors. Lanes cq and cq ^ 1 swap one packed
 // pair per 16 columns, so each lane stores 4 contiguous bf16 (8 B) and a quad covers 32 contiguous bytes of its
 // row (v4's 4-B stores leave half-written sectors: v15's first cut, with them, had a slower epilogue than fp32).
-// pack_rows_bf16 computes the pairs and hands each to store(column, pair of row lo, pair of row hi); store_rows_bf16
-// stores them to global memory, stage_rows_bf16 (the cluster merge) to shared memory by 32-bit address.
-template <class Store>
-__device__ __forceinline__ void pack_rows_bf16(const float (&o)[32][4], float inv_lo, float inv_hi, int cq, Store store) {
-  const bool even = (cq & 1) == 0;
-  const int col = even ? 2 * cq : 8 + 2 * (cq - 1);  // within each group of 16 columns
-#pragma unroll
-  for (int m = 0; m < 16; ++m) {
-    const uint32_t a_lo = pack_bf16(o[2 * m][0] * inv_lo, o[2 * m][1] * inv_lo);
-    const uint32_t b_lo = pack_bf16(o[2 * m + 1][0] * inv_lo, o[2 * m + 1][1] * inv_lo);
-    const uint32_t a_hi = pack_bf16(o[2 * m][2] * inv_hi, o[2 * m][3] * inv_hi);
-    const uint32_t b_hi = pack_bf16(o[2 * m + 1][2] * inv_hi, o[2 * m + 1][3] * inv_hi);
-    const uint32_t got_lo = __shfl_xor_sync(0xffffffffu, even ? b_lo : a_lo, 1);
-    const uint32_t got_hi = __shfl_xor_sync(0xffffffffu, even ? b_hi : a_hi, 1);
-    store(16 * m + col, even ? make_uint2(a_lo, got_lo) : make_uint2(got_lo, b_lo),
-          even ? make_uint2(a_hi, got_hi) : make_uint2(got_hi, b_hi));
-  }
-}
-__device__ __forceinline__ void stage_rows_bf16(uint32_t row_lo, uint32_t row_hi, const float (&o)[32][4], float inv_lo,
-                                                float inv_hi, int cq) {
-  pack_rows_bf16(o, inv_lo, inv_hi, cq, [&](int col, uint2 lo, uint2 hi) {
-    asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(row_lo + col * 2), "r"(lo.x), "r"(lo.y) : "memory");
-    asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(row_hi + col * 2), "r"(hi.x), "r"(hi.y) : "memory");
-  });
-}
-
 __device__ __forceinline__ void store_rows_bf16(__nv_bfloat16* row_lo, __nv_bfloat16* row_hi, bool ok_lo, bool ok_hi,
                                                 const float (&o)[32][4], float inv_lo, float inv_hi, int cq) {
   const bool even = (cq & 1) == 0;
@@ -279,131 +253,6 @@ __device__ __forceinline__ void write_rows(const Params& p, int b, int split, in
   }
 }
 
-// The cluster merge's staging (Params::cluster): after the tile loop the block's normalised O, 64 rows of 512 bf16,
-// and its 64 log2 lse, in the ring's bytes (free by then). +32 B a row: the 32-B row segments a quad stores fall on 4
-// bank groups for 8 consecutive rows, two wavefronts an instruction (its minimum), where 1,024 B rows took eight.
-constexpr int kMergeRowBytes = kVDim * 2 + 32;
-constexpr int kMergeLseOffset = kRowsPerBlock * kMergeRowBytes;
-constexpr int kMergeBytes = kMergeLseOffset + kRowsPerBlock * 4;
-constexpr int kMergeWeightBytes = (kMaxCluster + 1) * kRowsPerBlock * 4;  // each source's weight a row, merged lse
-static_assert(kMergeBytes <= kStages * kTileBytes, "the merge stage must fit the ring");
-static_assert(kMergeWeightBytes <= kXchBytes, "the merge weights must fit the S swap buffer");
-
-// This block's slice of the cluster's merged partial: columns [rank W, rank W + W), W = 512 / kCluster, of the 64
-// rows, from every block's stage (distributed shared memory); each thread kChunks 8-column chunks, in batches of 8
-// loads in flight before their math (16 made v30's timeline build spill). weights: [source][row] normalised weights,
-// then the merged log2 lse a row.
-template <int kCluster, int kEpiThreads>
-__device__ __forceinline__ void merge_slice(const Params& p, int b, int split, int rows, int row0, uint32_t stage,
-                                            uint32_t weights, int tid) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr int kW = kVDim / kCluster, kPerRow = kW / 8, kChunks = kRowsPerBlock * kPerRow / kEpiThreads;
-  static_assert(kChunks * kEpiThreads == kRowsPerBlock * kPerRow, "whole chunks a thread");
-  const int rank = static_cast<int>(cluster_rank());
-  const int groups = partial_groups(p.num_splits, kCluster);
-  constexpr int kBatch = 8 / kCluster;  // chunks a batch: 8 loads in flight
-  static_assert(kChunks % kBatch == 0, "whole batches");
-#pragma unroll
-  for (int j0 = 0; j0 < kChunks; j0 += kBatch) {
-  uint4 v[kBatch][kCluster];
-#pragma unroll
-  for (int jj = 0; jj < kBatch; ++jj) {
-    const int k = tid + (j0 + jj) * kEpiThreads, r = k / kPerRow, col = rank * kW + (k % kPerRow) * 8;
-#pragma unroll
-    for (int c = 0; c < kCluster; ++c) v[jj][c] = ld_cluster_v4(cluster_map(stage + r * kMergeRowBytes + col * 2, c));
-  }
-#pragma unroll
-  for (int jj = 0; jj < kBatch; ++jj) {
-    const int j = jj;
-    const int k = tid + (j0 + jj) * kEpiThreads, r = k / kPerRow, col = rank * kW + (k % kPerRow) * 8;
-    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int c = 0; c < kCluster; ++c) {
-      const float w = ld_shared_f32(weights + (c * kRowsPerBlock + r) * 4);
-      const uint32_t u[4] = {v[j][c].x, v[j][c].y, v[j][c].z, v[j][c].w};
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u[e]));
-        acc[2 * e] += w * f.x;
-        acc[2 * e + 1] += w * f.y;
-      }
-    }
-    if (row0 + r >= rows) continue;
-    const int64_t row = groups == 1 ? static_cast<int64_t>(b) * rows + row0 + r
-                                    : (static_cast<int64_t>(b) * groups + split / kCluster) * rows + row0 + r;
-    __nv_bfloat16* dst = static_cast<__nv_bfloat16*>(groups == 1 ? p.out : p.part_o) + row * kVDim + col;
-    *reinterpret_cast<uint4*>(dst) = make_uint4(pack_bf16(acc[0], acc[1]), pack_bf16(acc[2], acc[3]),
-                                                pack_bf16(acc[4], acc[5]), pack_bf16(acc[6], acc[7]));
-  }
-  }
-  if (rank == 0 && tid < kRowsPerBlock && row0 + tid < rows) {
-    const float lse = ld_shared_f32(weights + (kMaxCluster * kRowsPerBlock + tid) * 4);
-    if (groups > 1)
-      p.part_lse[(static_cast<int64_t>(b) * groups + split / kCluster) * rows + row0 + tid] = lse;
-    else if (p.lse != nullptr)
-      p.lse[static_cast<int64_t>(b) * rows + row0 + tid] = lse * 0.6931471805599453f;
-  }
-#endif
-}
-
-// write_rows for a clustered launch (Params::cluster > 1, sm_90+), called by the kEpiThreads threads that hold O
-// (threads 0 .. kEpiThreads - 1, warps as v26's math warps) once none of them reads the ring any more; bar()
-// synchronises those threads; the merge weights go to dynamic shared memory at kWeightsOffset. Stage this split's
-// normalised bf16 O and log2 lse (what write_rows would write as its partial) in this block's shared memory; after a
-// cluster barrier, weigh each row's sources as the combine does (max-shifted exp2 of the lse, empty splits 0) and
-// merge this block's column slice (merge_slice); a second cluster barrier keeps every stage alive until all of the
-// cluster's blocks have read it. Indices and addresses come from the special registers and the shared window here, not
-// from the caller: kept live across the tile loop, they made sm_120's build spill.
-template <int kEpiThreads, int kWeightsOffset, class Bar>
-__device__ __forceinline__ void write_rows_clustered(const Params& p, const float (&o)[32][4], float m_lo, float m_hi,
-                                                     float l_lo, float l_hi, Bar bar) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  extern __shared__ __align__(128) unsigned char merge_smem[];
-  const uint32_t stage = smem_addr(merge_smem), weights = stage + kWeightsOffset;
-  const int tid = static_cast<int>(threadIdx.x), warp = tid >> 5, lane = tid & 31;
-  const int grp = warp & 1, wrow = (warp >> 1) * 16, gq = lane >> 2, cq = lane & 3;
-  const int b = static_cast<int>(blockIdx.z), split = static_cast<int>(blockIdx.y);
-  const int rows = p.nodes * p.heads, row0 = static_cast<int>(blockIdx.x) * kRowsPerBlock;
-  l_lo = quad_sum(l_lo);
-  l_hi = quad_sum(l_hi);
-  const float inv_lo = l_lo > 0.f ? 1.f / l_lo : 0.f, inv_hi = l_hi > 0.f ? 1.f / l_hi : 0.f;
-  const int lr_lo = wrow + gq, lr_hi = lr_lo + 8;
-  stage_rows_bf16(stage + lr_lo * kMergeRowBytes + grp * 512, stage + lr_hi * kMergeRowBytes + grp * 512, o, inv_lo,
-                  inv_hi, cq);
-  if (grp == 0 && cq == 0) {
-    st_shared_f32(stage + kMergeLseOffset + lr_lo * 4, l_lo > 0.f ? m_lo + __log2f(l_lo) : -INFINITY);
-    st_shared_f32(stage + kMergeLseOffset + lr_hi * 4, l_hi > 0.f ? m_hi + __log2f(l_hi) : -INFINITY);
-  }
-  cluster_sync();
-  const int cluster = p.cluster;
-  if (tid < kRowsPerBlock) {
-    float l[kMaxCluster];
-    float mx = -INFINITY;
-#pragma unroll
-    for (int c = 0; c < kMaxCluster; ++c) {
-      l[c] = c < cluster ? ld_cluster_f32(cluster_map(stage + kMergeLseOffset + tid * 4, c)) : -INFINITY;
-      mx = fmaxf(mx, l[c]);
-    }
-    const float shift = mx == -INFINITY ? 0.f : mx;
-    float sum = 0.f;
-#pragma unroll
-    for (int c = 0; c < kMaxCluster; ++c) {
-      l[c] = exp2f(l[c] - shift);  // 0 for an empty split (-inf)
-      sum += l[c];
-    }
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-#pragma unroll
-    for (int c = 0; c < kMaxCluster; ++c) st_shared_f32(weights + (c * kRowsPerBlock + tid) * 4, l[c] * inv);
-    st_shared_f32(weights + (kMaxCluster * kRowsPerBlock + tid) * 4, sum > 0.f ? shift + __log2f(sum) : -INFINITY);
-  }
-  bar();
-  if (cluster == 2) merge_slice<2, kEpiThreads>(p, b, split, rows, row0, stage, weights, tid);
-  else if (cluster == 4) merge_slice<4, kEpiThreads>(p, b, split, rows, row0, stage, weights, tid);
-  else merge_slice<8, kEpiThreads>(p, b, split, rows, row0, stage, weights, tid);
-  cluster_sync();
-#endif
-}
-
 // One 256-thread block per SM (254 registers a thread). Overridable only so the compile test can squeeze the
 // register budget and prove that its spill check fires.
 #ifndef VERIFY_ATTN_MIN_BLOCKS
@@ -415,9 +264,7 @@ __device__ __forceinline__ void write_rows_clustered(const Params& p, const floa
 // overlap); a multi-split launch writes bf16 partials, each row as whole 32-B sectors (store_rows_bf16); and the
 // combine grid may launch once every split block has left its tile loop (programmatic dependent launch, sm_90+).
 // Probe observes the block (verify_attention_probe.cuh); the product's NoProbe compiles to nothing.
-// kClustered: the instantiation a clustered launch runs (Params::cluster > 1: write_rows_clustered); the other one has
-// no cluster code at all, so the kernels without clusters keep their registers as they were.
-template <class Probe, bool kClustered = false>
+template <class Probe>
 __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_split_kernel(const Params p) {
   Probe::split(kBlockEntry, 0);
   extern __shared__ __align__(128) unsigned char smem[];
@@ -445,6 +292,9 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   const int tile0 = split * per_split;
   const int ntiles = max(0, min(total_tiles, tile0 + per_split) - tile0);
   const int seq_end = min(total, (tile0 + ntiles) * kTileTokens);
+  // An empty split (its request has fewer tiles than splits x per_split) writes nothing: the combine merges only the
+  // splits that hold tiles (live_splits). With one split there is always a tile (the tree's nodes).
+  if (ntiles == 0) return;
 
   if (tid < kRowsPerBlock) {
     const int r = row0 + tid;
@@ -564,12 +414,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   pdl_launch_dependents();
   cp_async_wait<0>();
 
-  if constexpr (kClustered) {
-    __syncthreads();  // every warp is done with the ring, which becomes the merge stage
-    write_rows_clustered<kThreads, kStages * kTileBytes>(p, o, m_lo, m_hi, l_lo, l_hi, [] { __syncthreads(); });
-  } else {
-    write_rows(p, b, split, rows, row0, wrow, grp, gq, cq, o, m_lo, m_hi, l_lo, l_hi);
-  }
+  write_rows(p, b, split, rows, row0, wrow, grp, gq, cq, o, m_lo, m_hi, l_lo, l_hi);
   Probe::split(kBlockExit, ntiles);
 }
 
@@ -622,40 +467,12 @@ inline cudaError_t configure_launch(LaunchInfo& in, Kernel split_kernel, int sme
 
 // A split kernel's launch: grid (row tiles, splits, batch), a programmatic dependent of the kernel before it on
 // `stream` when p.pdl asks for it and the device has griddepcontrol (sm_90+; Params::pdl).
-// Clusters of p.cluster splits when p.cluster > 1 (launchable: sm_90+ only).
 template <class Kernel>
 inline cudaError_t launch_split(Kernel split_kernel, const Params& p, const LaunchInfo& in, int threads, int smem,
                                 cudaStream_t stream) {
-  if (p.cluster > 1 && in.cc_major < 9) return cudaErrorInvalidValue;
-  return launch_kernel_in(split_kernel, dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch), dim3(threads), smem,
-                          stream, in.cc_major >= 9 && p.pdl != kPdlOff, p.cluster, p);
+  return launch_kernel(split_kernel, dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch), dim3(threads), smem,
+                       stream, in.cc_major >= 9 && p.pdl != kPdlOff, p);
 }
-
-// cudaOccupancyMaxActiveClusters of a split kernel with the cluster merge, in clusters of `cluster` (0 on any error).
-template <class Kernel>
-inline int max_active_clusters_of(Kernel split_kernel, int threads, int smem, int cluster) {
-  int device = 0, major = 0, n = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess || major < 9 ||
-      !cluster_size_ok(cluster) || cluster < 2)
-    return 0;
-  if (cudaFuncSetAttribute(split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) return 0;
-  cudaLaunchAttribute attr[1] = {};
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = static_cast<unsigned>(cluster);
-  attr[0].val.clusterDim.z = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(1, static_cast<unsigned>(cluster), 1);
-  config.blockDim = dim3(static_cast<unsigned>(threads));
-  config.dynamicSmemBytes = static_cast<size_t>(smem);
-  config.attrs = attr;
-  config.numAttrs = 1;
-  return cudaOccupancyMaxActiveClusters(&n, split_kernel, &config) == cudaSuccess ? n : 0;
-}
-
-// Whether a launch needs the combine kernel: more than one partial (a cluster holding every split writes the output).
-inline bool needs_combine(const Params& p) { return partial_groups(p.num_splits, p.cluster) > 1; }
 
 // The combine kernel of Probe after a multi-split launch: the split kernel's programmatic dependent (sm_90+), its
 // shared memory reserved so that its blocks spread over the SMs (combine_spread_smem).
@@ -676,24 +493,19 @@ inline cudaError_t launch_combine(const Params& p, const LaunchInfo& in, cudaStr
 inline bool launchable(const Params& p) {
   const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
   const bool sizes = p.pdl >= kPdlOff && p.pdl <= kPdlPrefix && p.num_splits >= 1 && p.num_splits <= kMaxSplits &&
-                     cluster_size_ok(p.cluster) && p.num_splits % p.cluster == 0 &&
                      p.nodes >= 1 && p.nodes <= kMaxNodes && p.heads >= 1 && p.batch >= 1 && p.batch <= kMaxBatch &&
                      static_cast<int64_t>(p.batch) * p.nodes * p.heads <= (int64_t{1} << 31) / kVDim;
   const bool buffers = p.q && p.kv && p.prefix_indptr && p.tree_slots && p.tree_mask && p.out &&
-                       (partial_groups(p.num_splits, p.cluster) == 1 || (p.part_o && p.part_lse));
-  // The cluster merge stores 16 B at a time into out or part_o (write_rows 8 B).
-  const bool merge_aligned = p.cluster == 1 || (aligned(p.out) && (p.part_o == nullptr || aligned(p.part_o)));
-  return sizes && buffers && merge_aligned && aligned(p.q) && aligned(p.kv);
+                       (p.num_splits == 1 || (p.part_o && p.part_lse));
+  return sizes && buffers && aligned(p.q) && aligned(p.kv);
 }
 
 // Launch the split (+ combine) kernels observed by Probe (NoProbe in the product, verify_attention_sm.cu). The
 // combine is the split kernel's programmatic dependent (sm_90+) and reserves shared memory so that it spreads over
 // the SMs (combine_spread_smem).
-// kClusters: whether the launcher instantiates the split kernel with the cluster merge at all (the timeline tool builds
-// without it unless asked: -DTIMELINE_CLUSTER); without it a clustered launch is refused.
-template <class Probe, bool kClusters = true>
+template <class Probe>
 inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
-  if (!launchable(p) || (!kClusters && p.cluster > 1)) return cudaErrorInvalidValue;
+  if (!launchable(p)) return cudaErrorInvalidValue;
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
@@ -702,23 +514,8 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
   LaunchInfo& in = info[device];
   err = configure_launch<Probe>(in, verify_attn_split_kernel<Probe>, kSmemBytes, device);
   if (err != cudaSuccess) return err;
-  if constexpr (kClusters) {
-    if (p.cluster > 1) {
-      static bool clustered_ready[64] = {};
-      if (!clustered_ready[device]) {
-        err = cudaFuncSetAttribute(verify_attn_split_kernel<Probe, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   kSmemBytes);
-        if (err != cudaSuccess) return err;
-        clustered_ready[device] = true;
-      }
-      err = launch_split(verify_attn_split_kernel<Probe, true>, p, in, kThreads, kSmemBytes, stream);
-      return err != cudaSuccess || !needs_combine(p) ? err : launch_combine<Probe>(p, in, stream);
-    }
-  }
-  {
-    err = launch_split(verify_attn_split_kernel<Probe>, p, in, kThreads, kSmemBytes, stream);
-  }
-  if (err != cudaSuccess || !needs_combine(p)) return err;
+  err = launch_split(verify_attn_split_kernel<Probe>, p, in, kThreads, kSmemBytes, stream);
+  if (err != cudaSuccess || p.num_splits == 1) return err;
   return launch_combine<Probe>(p, in, stream);
 }
 

@@ -66,21 +66,7 @@ struct Params {
   int num_splits;
   float scale_log2;                 // sm_scale * log2(e): scores go straight to the exp2 domain
   int pdl = kPdlOff;                // how the split kernel overlaps the kernel before it (kPdl*, below)
-  int cluster = 1;                  // splits per thread-block cluster (kClusterSizes; 1: no cluster)
 };
-
-// The cluster merge (sm_90+): with cluster > 1 the split kernel runs in clusters of `cluster` consecutive splits of one
-// (row tile, request); after its tile loop each block stages its normalised bf16 O and lse in its own shared memory,
-// and each block of the cluster merges one 512/cluster-column slice of all of them through distributed shared memory
-// (the combine's math) into one partial per cluster: num_splits / cluster partials for the combine to merge, or,
-// where a cluster holds every split, the output itself and no combine at all. num_splits is a multiple of cluster.
-constexpr int kMaxCluster = 8;  // the portable cluster size (sm_90, sm_120)
-inline bool cluster_size_ok(int c) { return c == 1 || c == 2 || c == 4 || c == 8; }
-// Partials the combine merges: one per cluster (host and device code).
-#ifdef __CUDACC__
-__host__ __device__
-#endif
-inline int partial_groups(int num_splits, int cluster) { return num_splits / cluster; }
 
 inline int row_tiles(int nodes, int heads) { return (nodes * heads + kRowsPerBlock - 1) / kRowsPerBlock; }
 
@@ -100,8 +86,7 @@ inline int choose_num_splits(int batch, int nodes, int heads, int64_t prefix_tok
   return static_cast<int>(s < 1 ? 1 : s);
 }
 
-// Elements of the partial buffers for a launch of `splits` partials (partial_groups: one per cluster; 0 when the
-// kernel writes the output directly).
+// Elements of the partial buffers for a launch (0 when the kernel writes the output directly).
 inline size_t partial_o_elems(int batch, int nodes, int heads, int splits) {
   return splits == 1 ? 0 : static_cast<size_t>(batch) * splits * nodes * heads * kVDim;
 }
@@ -113,10 +98,6 @@ inline size_t partial_lse_elems(int batch, int nodes, int heads, int splits) {
 // `stream`; no allocation, no sync. Returns the first CUDA error (cudaErrorInvalidValue for a bad size, a missing
 // buffer or a misaligned q / kv). The caller allocates part_o in bf16 (partial_o_elems) and part_lse in fp32.
 cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream);
-
-// How many clusters of `cluster` split blocks the device can hold at once (cudaOccupancyMaxActiveClusters for this
-// build's split kernel with the cluster merge), 0 where clusters are unavailable (below sm_90) or on an error.
-int max_active_clusters(int cluster);
 
 // Writes n bf16 rows [n, 576] at index [n] (int64) of pool [pool_rows, 576], on `stream`: the engine's KV store,
 // as a programmatic dependent of the kernel before it when `pdl` (the caller asks only on sm_90+;

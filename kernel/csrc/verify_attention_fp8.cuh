@@ -380,8 +380,7 @@ template <class Probe>
 inline cudaError_t launch_split_and_combine_fp8(const Fp8Params& f, cudaStream_t stream) {
   const Params& p = f.p;
   const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
-  // No cluster merge here: the fp8 split kernel writes its partials as write_rows does (Params::cluster 1).
-  if (!launchable(p) || p.cluster != 1 || f.q_bf16 == nullptr || f.q_scales == nullptr || !aligned(f.q_bf16) || !aligned(f.q_scales))
+  if (!launchable(p) || f.q_bf16 == nullptr || f.q_scales == nullptr || !aligned(f.q_bf16) || !aligned(f.q_scales))
     return cudaErrorInvalidValue;
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);

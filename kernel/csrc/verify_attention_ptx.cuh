@@ -1,6 +1,5 @@
-// Inline-PTX wrappers of the verify kernels: cp.async, ldmatrix, mma.sync m16n8k16 bf16, quad reductions and (sm_90+)
-// cluster shared memory. Every instruction here exists on sm_90 and sm_120, and all but the cluster ones on sm_80 (no
-// wgmma, no tcgen05, no TMA).
+// Inline-PTX wrappers of the verify kernels: cp.async, ldmatrix, mma.sync m16n8k16 bf16 and quad reductions.
+// Every instruction here exists on sm_80, sm_90 and sm_120 (no wgmma, no tcgen05, no TMA).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -115,74 +114,23 @@ __device__ __forceinline__ void pdl_wait_primary() {
 #endif
 }
 
-// Thread-block clusters (sm_90+; the split kernel's cluster merge, write_rows_clustered): this block's rank in its
-// cluster, a shared-memory address of this block mapped to the same offset in block `rank`'s, loads through such an
-// address, and the cluster-wide barrier (release / acquire: every shared-memory write before it is visible to every
-// block of the cluster after it). Only compiled where the callers are (__CUDA_ARCH__ >= 900).
-__device__ __forceinline__ uint32_t cluster_rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ uint32_t cluster_map(uint32_t addr, uint32_t rank) {
-  uint32_t out;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(out) : "r"(addr), "r"(rank));
-  return out;
-}
-__device__ __forceinline__ uint4 ld_cluster_v4(uint32_t addr) {
-  uint4 v;
-  asm volatile("ld.shared::cluster.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
-  return v;
-}
-__device__ __forceinline__ float ld_cluster_f32(uint32_t addr) {
-  float v;
-  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(addr));
-  return v;
-}
-__device__ __forceinline__ void st_shared_f32(uint32_t addr, float v) {
-  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
-}
-__device__ __forceinline__ float ld_shared_f32(uint32_t addr) {
-  float v;
-  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
-  return v;
-}
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
 // The host side: launches `kernel` on `stream`, as the programmatic dependent of the kernel before it there when
-// `dependent` (callers ask only on sm_90+, where griddepcontrol exists), in clusters of `cluster_y` blocks along grid
-// y when cluster_y > 1 (sm_90+). Every launch that may be a programmatic dependent goes through it (split, combine, the
-// fp8 split, the store), so the attributes are spelled once.
+// `dependent` (callers ask only on sm_90+, where griddepcontrol exists). Every launch that may be a programmatic
+// dependent goes through it (split, combine, the fp8 split, the store), so the attribute is spelled once.
 template <class... Expected, class... Actual>
-inline cudaError_t launch_kernel_in(void (*kernel)(Expected...), dim3 grid, dim3 block, int smem, cudaStream_t stream,
-                                    bool dependent, int cluster_y, Actual&&... args) {
-  cudaLaunchAttribute attr[2] = {};
-  unsigned n = 0;
-  if (dependent) {
-    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n++].val.programmaticStreamSerializationAllowed = 1;
-  }
-  if (cluster_y > 1) {
-    attr[n].id = cudaLaunchAttributeClusterDimension;
-    attr[n].val.clusterDim.x = 1;
-    attr[n].val.clusterDim.y = static_cast<unsigned>(cluster_y);
-    attr[n++].val.clusterDim.z = 1;
-  }
+inline cudaError_t launch_kernel(void (*kernel)(Expected...), dim3 grid, dim3 block, int smem, cudaStream_t stream,
+                                 bool dependent, Actual&&... args) {
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = static_cast<size_t>(smem);
   config.stream = stream;
   config.attrs = attr;
-  config.numAttrs = n;
+  config.numAttrs = dependent ? 1 : 0;
   return cudaLaunchKernelEx(&config, kernel, static_cast<Actual&&>(args)...);
-}
-template <class... Expected, class... Actual>
-inline cudaError_t launch_kernel(void (*kernel)(Expected...), dim3 grid, dim3 block, int smem, cudaStream_t stream,
-                                 bool dependent, Actual&&... args) {
-  return launch_kernel_in(kernel, grid, block, smem, stream, dependent, 1, static_cast<Actual&&>(args)...);
 }
 
 __device__ __forceinline__ float quad_max(float v) {

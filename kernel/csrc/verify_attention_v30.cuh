@@ -77,7 +77,6 @@ constexpr int kSmemBytes = kRingBytes + kXchBuffers * kXchBytes + kMaskBytes + k
 static_assert(kSmemBytes <= kSmemLimit, "v30's sm_120a build must fit sm_120's 99 KB: 4 stages, one swap buffer");
 #endif
 static_assert(kSmemBytes <= 227 * 1024, "v30's shared memory must fit sm_90's 227 KB");
-static_assert(kMergeBytes <= kRingBytes, "the cluster merge's stage must fit the ring");
 constexpr bool kBulk = VERIFY_V30_BULK != 0;
 constexpr int kMathBarrier = 5;  // named barrier of the 256 math threads (1-4 are the pairs' swaps)
 constexpr bool kReadBarriers = VERIFY_V30_READ_BARRIERS != 0;
@@ -178,8 +177,7 @@ __device__ __forceinline__ void produce(const Params& p, uint32_t ring, uint32_t
   }
 }
 
-// kClustered: as v26's (verify_attn_split_kernel).
-template <class Probe, bool kClustered = false>
+template <class Probe>
 __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(const Params p) {
   Probe::split(kBlockEntry, 0);
   extern __shared__ __align__(128) unsigned char smem[];
@@ -206,6 +204,9 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
   const int tile0 = split * per_split;
   const int ntiles = max(0, min(total_tiles, tile0 + per_split) - tile0);
   const int seq_end = min(total, (tile0 + ntiles) * kTileTokens);
+  // An empty split (its request has fewer tiles than splits x per_split) writes nothing: the combine merges only the
+  // splits that hold tiles (live_splits). With one split there is always a tile (the tree's nodes).
+  if (ntiles == 0) return;
 
   if (tid < kStages) {
     mbar_init(full + tid * 8, 32);  // the producer warp's 32 lanes (their cp.async arrives, or the bulk path's)
@@ -333,23 +334,16 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
     Probe::split(kLoopEnd, ntiles);
     pdl_launch_dependents();
 
-    if constexpr (kClustered) {
-      const auto math_sync = [] { asm volatile("bar.sync %0, %1;\n" ::"n"(kMathBarrier), "n"(kMathThreads) : "memory"); };
-      math_sync();  // every math warp is done with the ring, which becomes the merge stage
-      write_rows_clustered<kMathThreads, kRingBytes>(p, o, m_lo, m_hi, l_lo, l_hi, math_sync);
-    } else {
-      write_rows(p, b, split, rows, row0, wrow, grp, gq, cq, o, m_lo, m_hi, l_lo, l_hi);
-    }
+    write_rows(p, b, split, rows, row0, wrow, grp, gq, cq, o, m_lo, m_hi, l_lo, l_hi);
     Probe::split(kBlockExit, ntiles);
   }
 }
 
 // v30's launcher: v26's (launch_split_and_combine) with this split kernel, 384 threads and v30's shared memory.
 // Its own template, so its static per-device LaunchInfo is not the product's (see verify_attention_sm.cu).
-// kClusters: as launch_split_and_combine's.
-template <class Probe, bool kClusters = true>
+template <class Probe>
 inline cudaError_t launch(const Params& p, cudaStream_t stream) {
-  if (!launchable(p) || (!kClusters && p.cluster > 1)) return cudaErrorInvalidValue;
+  if (!launchable(p)) return cudaErrorInvalidValue;
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
@@ -358,23 +352,8 @@ inline cudaError_t launch(const Params& p, cudaStream_t stream) {
   LaunchInfo& in = info[device];
   err = configure_launch<Probe>(in, verify_attn_v30_split_kernel<Probe>, kSmemBytes, device);
   if (err != cudaSuccess) return err;
-  if constexpr (kClusters) {
-    if (p.cluster > 1) {
-      static bool clustered_ready[64] = {};
-      if (!clustered_ready[device]) {
-        err = cudaFuncSetAttribute(verify_attn_v30_split_kernel<Probe, true>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-        if (err != cudaSuccess) return err;
-        clustered_ready[device] = true;
-      }
-      err = launch_split(verify_attn_v30_split_kernel<Probe, true>, p, in, kThreads, kSmemBytes, stream);
-      return err != cudaSuccess || !needs_combine(p) ? err : launch_combine<Probe>(p, in, stream);
-    }
-  }
-  {
-    err = launch_split(verify_attn_v30_split_kernel<Probe>, p, in, kThreads, kSmemBytes, stream);
-  }
-  if (err != cudaSuccess || !needs_combine(p)) return err;
+  err = launch_split(verify_attn_v30_split_kernel<Probe>, p, in, kThreads, kSmemBytes, stream);
+  if (err != cudaSuccess || p.num_splits == 1) return err;
   return launch_combine<Probe>(p, in, stream);
 }
 

@@ -23,11 +23,6 @@ using V30Probe = V30_PROBE;
 
 cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream) { return v30::launch<V30Probe>(p, stream); }
 
-int max_active_clusters(int cluster) {
-  return max_active_clusters_of(v30::verify_attn_v30_split_kernel<V30Probe, true>, v30::kThreads, v30::kSmemBytes,
-                                cluster);
-}
-
 cudaError_t launch_store_rows(void* pool, int64_t pool_rows, const int64_t* index, const void* rows, int n, bool pdl,
                               cudaStream_t stream) {
   if (n < 0 || (n > 0 && (!pool || !index || !rows))) return cudaErrorInvalidValue;

@@ -5,10 +5,7 @@
 //   nvcc -O3 --use_fast_math -std=c++17 -arch=sm_90 -Ikernel/csrc kernel/tools/timeline.cu -o /tmp/timeline
 //   (v30, sm_90's product: -gencode=arch=compute_90a,code=sm_90a -DTIMELINE_V30 -DVERIFY_V30_BULK=1
 //    -DVERIFY_V30_XCH_BUFFERS=2 -DVERIFY_V30_STAGES=6, kernel/build.py's v30bulkx2s6)
-//   /tmp/timeline B H T L [splits] [reps] [cluster]   (splits 0, the default: the launcher's own choice)
-//   (cluster > 1, the cluster merge of Params::cluster, needs a build with -DTIMELINE_CLUSTER; a chosen split count
-//    is rounded down to a multiple of it, as the binding does; v30's TimelineProbe build with it spills 12 B, v26's
-//    does not)
+//   /tmp/timeline B H T L [splits] [reps]      (splits 0, the default: the launcher's own choice)
 //
 // Prints the medians over the timed calls of: call (CUDA events around the launch), marker -> first split block,
 // split span, per block prologue (entry -> tile 0 landed), loop per tile, epilogue, last split block -> first
@@ -71,28 +68,21 @@ static double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: %s B H T L [splits] [reps] [cluster]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s B H T L [splits] [reps]\n", argv[0]);
     return 2;
   }
   const int B = std::atoi(argv[1]), H = std::atoi(argv[2]), T = std::atoi(argv[3]), L = std::atoi(argv[4]);
   const int forced_splits = argc > 5 ? std::atoi(argv[5]) : 0;
   const int reps = std::min(argc > 6 ? std::atoi(argv[6]) : 20, tl::kReps);
-  int cluster = argc > 7 ? std::atoi(argv[7]) : 1;
   if (B < 1 || H < 1 || T < 1 || T > va::kMaxNodes || L < 0 || forced_splits < 0 || forced_splits > va::kMaxSplits ||
-      reps < 1 || !va::cluster_size_ok(cluster) || (!tl::kTimelineClusters && cluster > 1) ||
-      forced_splits % cluster != 0) {
+      reps < 1) {
     std::fprintf(stderr, "bad arguments\n");
     return 2;
   }
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int rows = T * H;
-  int splits = forced_splits > 0 ? forced_splits : va::choose_num_splits(B, T, H, int64_t{B} * L, sms);
-  if (forced_splits == 0) {  // as the binding: whole clusters, none larger than the chosen count
-    while (cluster > splits) cluster /= 2;
-    splits -= splits % cluster;
-  }
-  const bool combine = va::partial_groups(splits, cluster) > 1;
+  const int splits = forced_splits > 0 ? forced_splits : va::choose_num_splits(B, T, H, int64_t{B} * L, sms);
   const int64_t per_set = int64_t{B} * (L + T);
   const int sets = static_cast<int>(std::max<int64_t>(3, ((512ll << 20) + per_set * 1152 - 1) / (per_set * 1152)));
   const int64_t pool_rows = per_set * sets;
@@ -152,7 +142,6 @@ int main(int argc, char** argv) {
     p.nodes = T;
     p.heads = H;
     p.num_splits = splits;
-    p.cluster = cluster;
     p.scale_log2 = 1.f / std::sqrt(576.f) * 1.4426950408889634f;
     return p;
   };
@@ -225,7 +214,7 @@ int main(int argc, char** argv) {
     prologue.push_back(median(pro));
     per_tile.push_back(median(tile));
     epilogue.push_back(median(epi));
-    if (combine) {
+    if (splits > 1) {
       gap.push_back((double(comb[r][0]) - double(last)) * 1e-3);
       cspan.push_back((comb[r][1] - comb[r][0]) * 1e-3);
       ctail.push_back((double(mark[r][1]) - double(comb[r][1])) * 1e-3);
@@ -235,9 +224,8 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("%s B=%d H=%d T=%d L=%d splits=%d%s cluster=%d blocks=%d tiles/block<=%d reps=%d sm_clock=%.2f GHz\n",
-              prop.name, B, H, T, L, splits, forced_splits > 0 ? " (forced)" : "", cluster, blocks, max_tiles, reps,
-              median(ghz));
+  std::printf("%s B=%d H=%d T=%d L=%d splits=%d%s blocks=%d tiles/block<=%d reps=%d sm_clock=%.2f GHz\n", prop.name,
+              B, H, T, L, splits, forced_splits > 0 ? " (forced)" : "", blocks, max_tiles, reps, median(ghz));
   std::printf("  call (events)            %7.2f us\n", median(call));
   std::printf("  marker -> first split    %7.2f us\n", median(to_first));
   std::printf("  split span               %7.2f us  (block starts spread %.2f, ends spread %.2f)\n", median(span),
@@ -245,7 +233,7 @@ int main(int argc, char** argv) {
   std::printf("  per block: prologue      %7.2f us  (entry -> tile 0 landed)\n", median(prologue));
   std::printf("             per tile      %7.3f us\n", median(per_tile));
   std::printf("             epilogue      %7.2f us  (loop end -> last store issued)\n", median(epilogue));
-  if (combine) {
+  if (splits > 1) {
     std::printf("  split end -> combine     %7.2f us\n", median(gap));
     std::printf("  combine span             %7.2f us\n", median(cspan));
   }

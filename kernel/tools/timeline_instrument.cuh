@@ -44,17 +44,12 @@ struct TimelineProbe {
 };
 
 // The product's launcher (same checks, grids, shared memory and programmatic dependent launch) on the observed
-// kernels; the split kernel with the cluster merge only when built with -DTIMELINE_CLUSTER (Params::cluster > 1).
-#ifdef TIMELINE_CLUSTER
-constexpr bool kTimelineClusters = true;
-#else
-constexpr bool kTimelineClusters = false;
-#endif
+// kernels.
 inline cudaError_t launch(const Params& p, cudaStream_t stream) {
 #ifdef TIMELINE_V30
-  return v30::launch<TimelineProbe, kTimelineClusters>(p, stream);
+  return v30::launch<TimelineProbe>(p, stream);
 #else
-  return launch_split_and_combine<TimelineProbe, kTimelineClusters>(p, stream);
+  return launch_split_and_combine<TimelineProbe>(p, stream);
 #endif
 }
 

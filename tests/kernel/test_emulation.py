@@ -100,9 +100,8 @@ def compile_sass(tmp: Path, source: Path, *flags: str) -> tuple[str, str]:
 
 
 def tile_loop(sass: str) -> collections.Counter[str]:
-    """The split kernel's largest loop: the tile loop (of the instantiation without the cluster merge; the one with it
-    runs the same loop: test_cluster_merge_leaves_the_tile_loop_alone)."""
-    (split,) = [ins for name, ins in sass_functions(sass).items() if "split_kernel" in name and "Lb0E" in name]
+    """The split kernel's largest loop: the tile loop."""
+    (split,) = [ins for name, ins in sass_functions(sass).items() if "split_kernel" in name]
     return max(loop_bodies(split), key=lambda c: sum(c.values()))
 
 
@@ -121,29 +120,6 @@ def kernel_builds(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[s
 
 
 @needs_tools
-@pytest.mark.parametrize("n", [32, N])
-def test_cluster_merge_leaves_the_tile_loop_alone(kernel_builds: dict[int, tuple[str, str]], n: int) -> None:
-    """The split kernel with the cluster merge (Lb1E) runs the tile loop of the one without it (Lb0E): the same MMAs,
-    shared- and global-memory instructions and barriers (ptxas may schedule its integer address math otherwise), and
-    only it has the cluster barriers."""
-    functions = {name: ins for name, ins in sass_functions(kernel_builds[n][0]).items() if "split_kernel" in name}
-    plain = [ins for name, ins in functions.items() if "Lb0E" in name]
-    clustered = [ins for name, ins in functions.items() if "Lb1E" in name]
-    assert len(plain) == len(clustered) == 1, list(functions)
-
-    def loop(ins: list[tuple[int, str]]) -> collections.Counter[str]:
-        return max(loop_bodies(ins), key=lambda c: sum(c.values()))
-
-    kept = ("HMMA", "LDSM", "LDS", "STS", "LDG", "LDGSTS", "BAR", "SHFL", "MUFU", "FMNMX")
-    a, b = loop(clustered[0]), loop(plain[0])
-    assert {op: a[op] for op in kept} == {op: b[op] for op in kept}
-    assert abs(sum(a.values()) - sum(b.values())) <= 0.03 * sum(b.values()), (sum(a.values()), sum(b.values()))
-    text = " ".join(t for _, t in clustered[0])
-    assert "UCGABAR_ARV" in text and "UCGABAR_WAIT" in text
-    assert "UCGABAR" not in " ".join(t for _, t in plain[0])
-
-
-@needs_tools
 def test_product_loop_is_unchanged_and_the_emulation_adds_only_mma(kernel_builds: dict[int, tuple[str, str]]) -> None:
     product, emulated = tile_loop(kernel_builds[32][0]), tile_loop(kernel_builds[N][0])
     assert product["HMMA"] == QK_MMAS + PV_MMAS and product["LDSM"] == LDSM_PER_TILE
@@ -154,8 +130,7 @@ def test_product_loop_is_unchanged_and_the_emulation_adds_only_mma(kernel_builds
     assert sum(v for v in extra.values() if v > 0) < 0.5 * (emulated_mmas(N) - QK_MMAS - PV_MMAS), extra
     # Its own names (EmulationProbe), so that it and the product can live in one process.
     emulated_names = [name for name in probe_functions(kernel_builds[N][0]) if "kernel" in name]
-    # The split kernel without and with the cluster merge, and the combine.
-    assert len(emulated_names) == 3 and all("EmulationProbe" in name for name in emulated_names), emulated_names
+    assert len(emulated_names) == 2 and all("EmulationProbe" in name for name in emulated_names), emulated_names
     assert all("NoProbe" in name for name in probe_functions(kernel_builds[32][0]))
     for build_n, (_, report) in kernel_builds.items():
         spills = [(r.name, r.spill_stores, r.spill_loads) for r in parse_ptxas(report).values() if r.spill_stores]

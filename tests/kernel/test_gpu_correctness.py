@@ -309,13 +309,11 @@ def test_cuda_binding_rejects_bad_inputs_naming_the_argument() -> None:
         with pytest.raises(RuntimeError, match=rf"^{name}: expected "):
             ext.forward(*args, False, 0)
     # No kernel versions to choose from any more: the tenth argument is the pdl mode (a version number is refused by
-    # name), the eleventh the splits of a cluster (refused by name too), a twelfth a usage error, not a silent no-op.
+    # name), an eleventh a usage error, not a silent no-op.
     with pytest.raises(RuntimeError, match=r"^pdl: expected 0 \(off\), 1 \(launch\) or 2 \(prefix\), got 26"):
         ext.forward(q, kv, indptr, pslots, tslots, mask, scale, False, 0, 26)
-    with pytest.raises(RuntimeError, match=r"^cluster: expected 1, 2, 4 or 8 splits a cluster, got 26"):
-        ext.forward(q, kv, indptr, pslots, tslots, mask, scale, False, 0, 1, 26)
     with pytest.raises(TypeError):
-        ext.forward(q, kv, indptr, pslots, tslots, mask, scale, False, 0, 1, 1, 26)
+        ext.forward(q, kv, indptr, pslots, tslots, mask, scale, False, 0, 1, 26)
     # What the Python API also refuses, checked again by the binding for direct callers: misaligned pointers
     # (contiguous views at a 2-byte offset), an sm_scale whose exp2-domain scale overflows fp32, B > 65535.
     q_odd = torch.empty(q.numel() + 1, dtype=q.dtype, device=q.device)[1:].view(q.shape).copy_(q)

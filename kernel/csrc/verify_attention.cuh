@@ -292,9 +292,6 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   const int tile0 = split * per_split;
   const int ntiles = max(0, min(total_tiles, tile0 + per_split) - tile0);
   const int seq_end = min(total, (tile0 + ntiles) * kTileTokens);
-  // An empty split (its request has fewer tiles than splits x per_split) writes nothing: the combine merges only the
-  // splits that hold tiles (live_splits). With one split there is always a tile (the tree's nodes).
-  if (ntiles == 0) return;
 
   if (tid < kRowsPerBlock) {
     const int r = row0 + tid;

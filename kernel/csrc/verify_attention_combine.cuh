@@ -11,19 +11,8 @@ namespace verify_attn {
 
 constexpr int kCombineThreads = 256;  // 4 split groups x 64 float4 columns: one 256-column half per block
 
-// The splits of request b that hold tiles, as the split kernels cut its (prefix + tree) sequence: splits s >= this
-// one have no tile, and their blocks exit without writing a partial (the fp8 split kernel writes an empty one, which
-// is ignored alike: its early exit made sm_120's fp8 build spill).
-__device__ __forceinline__ int live_splits(const Params& p, int b) {
-  const int total = p.prefix_indptr[b + 1] - p.prefix_indptr[b] + p.nodes;
-  const int total_tiles = (total + kTileTokens - 1) / kTileTokens;
-  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
-  return min(p.num_splits, (total_tiles + per_split - 1) / per_split);
-}
-
-// Merge the splits of one (request, row, column half) that hold tiles (live_splits: the others wrote nothing):
-// max-shifted weights in the exp2 domain; a split whose rows saw nothing (lse -inf) weighs 0; a row that saw nothing
-// at all gets 0 and lse -inf. Four groups of threads walk
+// Merge the splits of one (request, row, column half): max-shifted weights in the exp2 domain; empty splits
+// (lse -inf) weigh 0; a row that saw nothing at all gets 0 and lse -inf. Four groups of threads walk
 // interleaved splits with eight independent 16-B loads each in flight (a one-load-at-a-time walk is pure
 // latency: 11-16 us at 44-66 splits in v3), then add their sums through shared memory. Each lse is read once,
 // and the first 8 partial loads of each thread are issued before the weights are computed, so the block waits on
@@ -45,22 +34,19 @@ __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(co
   const int64_t first = (static_cast<int64_t>(b) * splits * rows + row) * kVDim + half * 256 + c4 * 4;
   const int64_t stride = static_cast<int64_t>(rows) * kVDim;
   const __nv_bfloat16* src = static_cast<const __nv_bfloat16*>(p.part_o) + first;
-  // The first loads go out for every split, before live_splits' loads return; those of splits past `live` (never
-  // written: any bits) are dropped below, never multiplied.
   uint2 ahead[8];
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     const int s = group + 4 * j;
     ahead[j] = s < splits ? __ldcs(reinterpret_cast<const uint2*>(src + s * stride)) : make_uint2(0u, 0u);
   }
-  const int live = live_splits(p, b);
   // The weights: each lse read once (warp 0: lane t holds splits t, t+32, t+64, t+96), max, exp2, sum.
   if (tid < 32) {
     float l[kMaxSplits / 32];
 #pragma unroll
     for (int k = 0; k < kMaxSplits / 32; ++k) {
       const int s = tid + 32 * k;
-      l[k] = s < live ? p.part_lse[lse_base + static_cast<int64_t>(s) * rows] : -INFINITY;
+      l[k] = s < splits ? p.part_lse[lse_base + static_cast<int64_t>(s) * rows] : -INFINITY;
     }
     float mx = l[0];
 #pragma unroll
@@ -73,7 +59,7 @@ __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(co
     for (int k = 0; k < kMaxSplits / 32; ++k) {
       const int s = tid + 32 * k;
       const float e = exp2f(l[k] - shift);  // 0 for an empty split or past the end (-inf)
-      if (s < live) w[s] = e;
+      if (s < splits) w[s] = e;
       sum += e;
     }
 #pragma unroll
@@ -85,14 +71,14 @@ __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(co
   }
   __syncthreads();
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-  for (int s0 = group; s0 < live; s0 += 4 * 8) {
+  for (int s0 = group; s0 < splits; s0 += 4 * 8) {
     float4 v[8];
     uint2 raw[8];
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int s = s0 + 4 * j;
       if (s0 == group) raw[j] = ahead[j];
-      else raw[j] = s < live ? __ldcs(reinterpret_cast<const uint2*>(src + s * stride)) : make_uint2(0u, 0u);
+      else raw[j] = s < splits ? __ldcs(reinterpret_cast<const uint2*>(src + s * stride)) : make_uint2(0u, 0u);
     }
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
@@ -103,13 +89,11 @@ __global__ void __launch_bounds__(kCombineThreads) verify_attn_combine_kernel(co
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int s = s0 + 4 * j;
-      if (s < live) {
-        const float ws = w[s];
-        acc.x += ws * v[j].x;
-        acc.y += ws * v[j].y;
-        acc.z += ws * v[j].z;
-        acc.w += ws * v[j].w;
-      }
+      const float ws = s < splits ? w[s] : 0.f;
+      acc.x += ws * v[j].x;
+      acc.y += ws * v[j].y;
+      acc.z += ws * v[j].z;
+      acc.w += ws * v[j].w;
     }
   }
   if (group > 0) part[group - 1][c4] = acc;

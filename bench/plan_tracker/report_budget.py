@@ -8,6 +8,9 @@ On one milestone of this repository's own plans (``verify-kernel`` unless ``--mi
   ships it (closed), through Playwright driving the system Chromium (the tests' browser);
 - ``tracker.report_digest_lines``: the Markdown report's lines before its first ``<details>`` (the digest, the one
   screen a person reads first);
+- ``tracker.report_chart_max_bytes`` (``repo: synthetic``): the largest chart a report can hold, whatever its
+  evidence history: one across runs with the most series a chart draws, over the most runs it shows, every label
+  long, a band per phase and regressions marked (a report grew by some 9 kB a session while it charted 60 runs);
 - ``tracker.report_vs_status``: ``tracker report --milestone M --format html`` over ``tracker status``, round by
   round, ``{cache: warm}`` and ``{cache: cold}`` (the tracker's caches in ``.tracker/cache`` removed before each run of
   both commands, untimed; matplotlib's own font cache is kept: a first run on a new machine also builds that).
@@ -79,6 +82,35 @@ def page_height(html: Path, width: int = WIDTH, screenshot: Path | None = None) 
     return height, charts
 
 
+def worst_chart_bytes() -> int:
+    """The SVG bytes of the largest chart across runs :mod:`tracker.report.families` makes (module docstring)."""
+    from tracker.report import charts, families
+
+    runs = tuple(f"{0x9F3C2A1 + 7919 * i:07x}+dirty" for i in range(families.MAX_RUNS_CHARTED))
+    series = tuple(
+        charts.Series(
+            f"impl=cuda_v26 ctx={5700 * (k + 1)} heads=128 nodes=64 batch=8 case {k}",
+            runs,
+            tuple(1.0 + k + 0.37 * (i % 5) for i in range(len(runs))),
+            tuple(range(k % 3, len(runs), 6)),
+        )
+        for k in range(families.MAX_SERIES)
+    )
+    bands = tuple(charts.Band(1.0 + p, f"0002/P{p + 10} gates 1-{p + 3}: ≥ {1.0 + p:g}", ()) for p in range(6))
+    chart = charts.Chart(
+        title="verify_attn.emulated_sm120_time_us: median × vs baseline across runs",
+        x_label="run (commit, oldest first)",
+        y_label="× vs baseline (higher is better)",
+        series=series,
+        bands=bands,
+        x_categorical=True,
+        y_log=True,
+        categories=runs,
+        note="9 more cases not drawn",
+    )
+    return len(charts.render_svg(chart, id_prefix="chart99").encode())
+
+
 def screenshots(folder: Path) -> list[Path]:
     """A PNG of the first screen of every HTML report in ``folder`` (``plans/reports``), written beside it."""
     written = []
@@ -130,17 +162,20 @@ def main(argv: list[str] | None = None) -> int:
         size = html.stat().st_size
         height, charts = page_height(html)
         lines = digest_lines(md.read_text(encoding="utf-8"))
+    worst = worst_chart_bytes()
     info = {"width_px": WIDTH, "runs": args.runs}
     cases = [
         case("tracker.report_html_bytes", params, "B", "lower", [size]),
         case("tracker.report_charts", params, "charts", "lower", [charts]),
         case("tracker.report_height_px", {**params, "width": WIDTH}, "px", "lower", [height]),
         case("tracker.report_digest_lines", params, "lines", "lower", [lines]),
+        case("tracker.report_chart_max_bytes", {"repo": "synthetic"}, "B", "lower", [worst]),
     ]
     for cache in ("warm", "cold"):
         top, bottom = wall[f"report/{cache}"], wall[f"status/{cache}"]
         cases.append(ratio_case("tracker.report_vs_status", {**params, "cache": cache}, top, bottom, info))
     print(f"HTML {size:,} B, {charts} charts, {height:,} px tall at {WIDTH} px; Markdown digest {lines} lines")
+    print(f"the largest chart a report can hold: {worst:,} B")
     for cache in ("warm", "cold"):
         r, s = sorted(wall[f"report/{cache}"]), sorted(wall[f"status/{cache}"])
         print(f"{cache}: report {r[len(r) // 2] * 1000:.0f} ms, status {s[len(s) // 2] * 1000:.0f} ms (medians)")

@@ -38,7 +38,7 @@ from tracker.base.hashing import sha256_hex
 from tracker.core.model import BenchGate, ResultRun
 from tracker.report.charts import Band, Chart, Series
 
-MAX_RUNS_CHARTED = 60  # a chart across more runs than this shows the newest ones
+MAX_RUNS_CHARTED = 20  # a chart across more runs than this shows the newest ones
 MAX_SERIES = 16  # lines a chart draws at most (the palette's colours); the note counts the others
 
 

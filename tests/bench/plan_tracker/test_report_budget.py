@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.plan_tracker.report_budget import SCREEN, WIDTH, digest_lines
+from bench.plan_tracker.report_budget import SCREEN, WIDTH, digest_lines, worst_chart_bytes
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -22,6 +22,22 @@ def test_the_digest_ends_at_the_first_details_line() -> None:
     assert digest_lines("  <details>  \n") == 0
     assert digest_lines("a\nb\nc") == 3  # no details: every line counts
     assert digest_lines("inline <details> is prose\n<details>\n") == 1
+
+
+def test_the_worst_chart_is_larger_than_any_chart_of_our_own_report(tmp_path: Path) -> None:
+    """The synthetic chart bounds the real ones: none of the verify-kernel report's charts (drawn from this
+    repository's evidence) is larger, so its gate says what a report's charts can cost."""
+    pytest.importorskip("matplotlib")
+    import io
+    import re
+
+    from tracker.commands import report
+
+    out = tmp_path / "r.html"
+    assert report.run(ROOT, fmt="html", out_path=out, out=io.StringIO(), milestone="verify-kernel") == 0
+    drawn = [len(svg.encode()) for svg in re.findall(r"<svg .*?</svg>", out.read_text(encoding="utf-8"), re.S)]
+    assert len(drawn) > 10
+    assert max(drawn) < worst_chart_bytes()
 
 
 def test_height_and_charts_are_what_chromium_lays_out(tmp_path: Path) -> None:

@@ -268,6 +268,32 @@ def test_many_runs_label_at_most_twenty_commits_and_repeated_commits_share_a_pla
     assert [t for t in texts(root) if t in ("aaaaaaa", "bbbbbbb")] == ["aaaaaaa", "bbbbbbb"]
 
 
+def dots(svg: str) -> int:
+    """The points drawn as dots: uses of the circle marker (a path of Bézier curves; ticks and crosses are lines)."""
+    circles = {m[1] for m in re.finditer(r'<path id="([^"]+)" d="M [^"]* C ', svg)}
+    return sum(m[1] in circles for m in re.finditer(r'<use [^>]*href="#([^"]+)"', svg))
+
+
+def crosses(svg: str) -> int:
+    """The marked points: uses of the X marker (the one marker path of twelve straight segments)."""
+    xs = {m[1] for m in re.finditer(r'<path id="([^"]+)" d="(?:[ML] [-\d. ]+ ){12}z "', svg)}
+    return sum(m[1] in xs for m in re.finditer(r'<use [^>]*href="#([^"]+)"', svg))
+
+
+@needs_matplotlib
+def test_a_chart_of_many_points_draws_lines_without_dots_and_still_crosses_the_marked_ones() -> None:
+    """Dots only while the whole chart has at most MAX_MARKERS points (each dot is some 65 bytes): four series of
+    15 runs get theirs, four of 16 runs none, and the marked points keep their crosses either way."""
+    for runs, dotted in ((15, True), (16, False)):
+        commits = tuple(f"{i:07x}" for i in range(runs))
+        series = tuple(Series(f"case {k}", commits, tuple(1.0 + k + 0.01 * i for i in range(runs)), (2, 5))
+                       for k in range(4))  # fmt: skip
+        svg = render_svg(Chart("t", "commit", "v", series, x_categorical=True), id_prefix="c")
+        assert 4 * runs == charts.MAX_MARKERS + (0 if dotted else 4)
+        assert dots(svg) == (4 * runs + 4 if dotted else 0)  # the legend shows each series' marker once
+        assert crosses(svg) == 4 * 2 + 1  # and the crosses' legend entry
+
+
 @needs_matplotlib
 def test_an_empty_chart_says_no_data() -> None:
     for chart in (Chart("nothing yet", "x", "y", ()), bench_chart(series=(Series("s", (), ()),))):

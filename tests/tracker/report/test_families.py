@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from tests.tracker.report.test_charts import check_self_contained
 from tracker.core.model import BenchGate, ResultCase, ResultRun
+from tracker.report import charts
 from tracker.report.charts import Chart
-from tracker.report.families import MAX_SERIES, Family, GateRef, families, family_charts
+from tracker.report.families import MAX_RUNS_CHARTED, MAX_SERIES, Family, GateRef, families, family_charts
 
 FF = "verify_attn.floor_fraction"
 T = "verify_attn.time_us"
@@ -136,6 +137,19 @@ def test_across_runs_only_with_two_runs_one_line_per_case_in_time_order_regressi
     first = chart.series[0]
     assert first.xs == chart.categories and first.marked == (1,)  # met, then confidently missed: regressed
     assert [(b.label, b.xs) for b in chart.bands] == [("0002/P7 gates 1-2: ≥ 0.5", ())]  # across: x is time
+
+
+def test_across_more_runs_than_a_chart_holds_the_newest_are_drawn_so_history_adds_no_bytes() -> None:
+    """A report's size must not grow with the evidence history: past MAX_RUNS_CHARTED runs (each commit then
+    labelled, MAX_TICK_LABELS) a chart across runs shows the newest ones, and one more run moves the window."""
+    many = [run(i, sweep(0.01 * i)) for i in range(MAX_RUNS_CHARTED + 5)]
+    refs = [ref("0002/P7", 1, gate(ctx=91000, **SHAPES[0]), many[-1])]
+    (chart,) = by_kind(family_charts(refs, many), "runs")
+    assert MAX_RUNS_CHARTED == charts.MAX_TICK_LABELS
+    assert chart.categories == tuple(f"{i + 1:07x}" for i in range(5, MAX_RUNS_CHARTED + 5))
+    assert len(chart.series[0].xs) == MAX_RUNS_CHARTED
+    (later,) = by_kind(family_charts(refs, [*many, run(len(many), sweep())]), "runs")
+    assert later.categories == (*chart.categories[1:], f"{len(many) + 1:07x}")
 
 
 def test_ratio_series_are_named_by_metric_and_baseline_and_far_apart_ratios_get_a_log_axis() -> None:

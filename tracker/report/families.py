@@ -445,7 +445,7 @@ def runs_chart(
         got: dict[int, float] = {}
         marks: set[int] = set()
         for n, ref in enumerate(refs):
-            met_before = False
+            armed = False  # met since its last mark: the next confident miss is where it regressed
             for i, run in enumerate(runs):
                 value, run_unit, met, failed = _alone(ref.gate, run, bounds, outcomes)
                 if value is None:
@@ -453,24 +453,28 @@ def runs_chart(
                 if n == 0:
                     got[i] = value
                     unit = run_unit or unit
-                if failed and met_before:
+                if failed and armed:
                     marks.add(i)
-                met_before = met_before or met
+                    armed = False
+                armed = armed or met
         values.append(got)
         marked.append(marks)
-    used = sorted({i for got in values for i in got})[-MAX_RUNS_CHARTED:]
+    measured = sorted({i for got in values for i in got})
+    used = measured[-MAX_RUNS_CHARTED:]
     if len(used) < 2:
         return None
+    window = set(used)
+    shown = [any(i in window for i in got) for got in values]  # a case measured only before the window: not drawn
     names = dict(zip(used, _unique([_run_label(runs[i]) for i in used]), strict=True))
-    refs_of = list(cases.values())
+    refs_of = [refs for refs, s in zip(cases.values(), shown, strict=True) if s]
+    values = [got for got, s in zip(values, shown, strict=True) if s]
+    marked = [marks for marks, s in zip(marked, shown, strict=True) if s]
     labels = _labels(
         [(rs[0].gate.bench, dict(rs[0].gate.where), dict(rs[0].gate.baseline or {}), None) for rs in refs_of]
     )
     series = []
     for label, got, marks in zip(labels, values, marked, strict=True):
         idx = [i for i in used if i in got]
-        if not idx:
-            continue
         series.append(
             Series(
                 label,
@@ -484,14 +488,25 @@ def runs_chart(
         x_label="run (commit, oldest first)",
         y_label=_y_label(fam.gates[0].gate, unit),
         series=tuple(series[:MAX_SERIES]),
-        bands=_bands([(ref, ()) for refs, got in zip(refs_of, values, strict=True) if got for ref in refs]),
+        bands=_bands([(ref, ()) for refs in refs_of[:MAX_SERIES] for ref in refs]),
         x_categorical=True,
         y_log=_spread([y for s in series for y in s.ys]),
         categories=tuple(names[i] for i in used),
-        note=_more(len(series), "cases"),
+        note="; ".join(
+            n for n in (_older(len(measured) - len(used), len(shown) - sum(shown)), _more(len(series), "cases")) if n
+        ),
     )
-    drawn = [ref for refs, got in zip(refs_of, values, strict=True) if got for ref in refs]
+    drawn = [ref for refs in refs_of[:MAX_SERIES] for ref in refs]
     return tuple((r.phase, r.number) for r in drawn), chart
+
+
+def _older(runs: int, cases: int) -> str:
+    """The note of a chart across runs that shows the newest :data:`MAX_RUNS_CHARTED`: how many older runs, and the
+    cases only they measured, it leaves out ("" when none)."""
+    if runs <= 0:
+        return ""
+    only = f", and {cases} case{'s' if cases != 1 else ''} only they measured," if cases else ""
+    return f"{runs} older run{'s' if runs != 1 else ''}{only} not drawn"
 
 
 def _run_label(run: ResultRun) -> str:

@@ -295,6 +295,25 @@ def test_a_chart_of_many_points_draws_lines_without_dots_and_still_crosses_the_m
 
 
 @needs_matplotlib
+def test_without_dots_a_lone_point_still_shows_and_no_line_crosses_a_run_that_did_not_measure_its_case() -> None:
+    """Past MAX_MARKERS a line has no dots, but a series of one point (a case first measured on the newest run, a
+    gate fixing the axis) and a point between two gaps get one each; a categorical series that skips a run breaks
+    its line there."""
+    runs = tuple(f"{i:07x}" for i in range(20))
+    full = tuple(Series(f"case {k}", runs, tuple(1.0 + k + 0.01 * i for i in range(20))) for k in range(4))
+    lone = Series("new", runs[-1:], (9.0,))
+    gappy = Series("gappy", (runs[0], runs[1], runs[3], runs[6], runs[7]), (6.0, 6.1, 6.2, 6.3, 6.4))
+    svg = render_svg(Chart("t", "commit", "v", (*full, lone, gappy), x_categorical=True), id_prefix="c")
+    assert dots(svg) == 2 + 2  # the lone point and runs[3]'s, and the two series' legend entries
+    path = re.compile(r'<path d="(M [^"]*)" clip-path="url\(#c-[^"]+\)" class="(s\d+)"')
+    pieces = [d.count("M ") for d, _ in path.findall(svg)]
+    assert 3 in pieces  # gappy: three pieces ([0, 1], [3], [6, 7]), where one line crossed the two gaps
+    numeric = bench_chart(series=(*bench_chart().series, Series("one ctx", (5700,), (3.0,))))
+    few = render_svg(numeric, id_prefix="n")
+    assert dots(few) == 4 + 4 + 1 + 3  # few points: every point dotted (9), and each legend entry (3)
+
+
+@needs_matplotlib
 def test_an_empty_chart_says_no_data() -> None:
     for chart in (Chart("nothing yet", "x", "y", ()), bench_chart(series=(Series("s", (), ()),))):
         assert "no data" in texts(parse(render_svg(chart, id_prefix="c")))

@@ -152,6 +152,32 @@ def test_across_more_runs_than_a_chart_holds_the_newest_are_drawn_so_history_add
     assert later.categories == (*chart.categories[1:], f"{len(many) + 1:07x}")
 
 
+def test_a_case_measured_only_before_the_window_is_not_drawn_banded_or_claimed_and_the_note_says_so() -> None:
+    """A case whose runs are all older than the newest MAX_RUNS_CHARTED: no series, no band (its threshold drawn
+    over the other cases would read as theirs), not among the gates the chart draws; the note counts both."""
+    early = {"ctx": 5700, **SHAPES[1]}
+    mine = {"impl": "cuda", **early}
+    many = [run(i, [c for c in sweep(0.01 * i) if (c.params == mine) == (i < 5)]) for i in range(MAX_RUNS_CHARTED + 10)]
+    refs = [
+        ref("0002/P7", 1, gate(ctx=91000, **SHAPES[0]), many[-1]),
+        ref("0002/P8", 1, gate(at_least=0.9, **early), many[4]),
+    ]
+    (chart, gates) = next((c.chart, c.gates) for c in family_charts(refs, many) if c.kind == "runs")
+    assert [s.label for s in chart.series] == ["impl=cuda ctx=91000 heads=8 nodes=16 batch=1"]
+    assert [b.label for b in chart.bands] == ["0002/P7 gate 1: ≥ 0.5"]
+    assert list(gates) == [("0002/P7", 1)]
+    assert chart.note == "10 older runs, and 1 case only they measured, not drawn"
+
+
+def test_a_regression_is_marked_where_it_happened_not_on_every_run_that_stays_below() -> None:
+    """Met, missed three times, met, missed: two marks (the report's size must not grow with a regression's age)."""
+    fractions = [0.5, -0.3, -0.3, -0.3, 0.5, -0.3]
+    runs = [run(i, sweep(f)) for i, f in enumerate(fractions)]
+    refs = [ref("0002/P7", 1, gate(ctx=91000, **SHAPES[0]), runs[-1])]
+    (chart,) = by_kind(family_charts(refs, runs), "runs")
+    assert chart.series[0].marked == (1, 5)
+
+
 def test_ratio_series_are_named_by_metric_and_baseline_and_far_apart_ratios_get_a_log_axis() -> None:
     r = run(0, sweep() + [case(EMU, {"impl": i, "ctx": c}, v, "us", "lower") for c in CTX
                           for i, v in (("cuda", 100.0), ("cuda_v30bulk", 101.0))])  # fmt: skip

@@ -459,16 +459,21 @@ def runs_chart(
                 armed = armed or met
         values.append(got)
         marked.append(marks)
-    measured = sorted({i for got in values for i in got})
+    # The cases some run measured, in the plans' order: the first MAX_SERIES of them are the chart's, and their runs
+    # (not the others') make its window; one of them measured only before the window is not drawn.
+    having = [k for k, got in enumerate(values) if got]
+    first = having[:MAX_SERIES]
+    measured = sorted({i for k in first for i in values[k]})
     used = measured[-MAX_RUNS_CHARTED:]
     if len(used) < 2:
         return None
     window = set(used)
-    shown = [any(i in window for i in got) for got in values]  # a case measured only before the window: not drawn
+    keep = [k for k in first if any(i in window for i in values[k])]
     names = dict(zip(used, _unique([_run_label(runs[i]) for i in used]), strict=True))
-    refs_of = [refs for refs, s in zip(cases.values(), shown, strict=True) if s]
-    values = [got for got, s in zip(values, shown, strict=True) if s]
-    marked = [marks for marks, s in zip(marked, shown, strict=True) if s]
+    all_refs = list(cases.values())
+    refs_of = [all_refs[k] for k in keep]
+    values = [values[k] for k in keep]
+    marked = [marked[k] for k in keep]
     labels = _labels(
         [(rs[0].gate.bench, dict(rs[0].gate.where), dict(rs[0].gate.baseline or {}), None) for rs in refs_of]
     )
@@ -487,16 +492,16 @@ def runs_chart(
         title=f"{fam.name} across runs",
         x_label="run (commit, oldest first)",
         y_label=_y_label(fam.gates[0].gate, unit),
-        series=tuple(series[:MAX_SERIES]),
-        bands=_bands([(ref, ()) for refs in refs_of[:MAX_SERIES] for ref in refs]),
+        series=tuple(series),
+        bands=_bands([(ref, ()) for refs in refs_of for ref in refs]),
         x_categorical=True,
         y_log=_spread([y for s in series for y in s.ys]),
         categories=tuple(names[i] for i in used),
         note="; ".join(
-            n for n in (_older(len(measured) - len(used), len(shown) - sum(shown)), _more(len(series), "cases")) if n
+            n for n in (_older(len(measured) - len(used), len(first) - len(keep)), _more(len(having), "cases")) if n
         ),
     )
-    drawn = [ref for refs in refs_of[:MAX_SERIES] for ref in refs]
+    drawn = [ref for refs in refs_of for ref in refs]
     return tuple((r.phase, r.number) for r in drawn), chart
 
 

@@ -314,6 +314,22 @@ def test_without_dots_a_lone_point_still_shows_and_no_line_crosses_a_run_that_di
 
 
 @needs_matplotlib
+def test_past_sixty_lone_points_the_lines_join_across_gaps_and_the_note_says_so() -> None:
+    """Dotting every lone point of a very gappy chart would cost a dot each: past MAX_MARKERS of them the lines join
+    across the gaps (no NaN breaks) and the note under the chart says so; a one-point series keeps its dot."""
+    runs = tuple(f"{i:07x}" for i in range(20))
+    gappy = tuple(Series(f"case {k}", runs[k % 2 :: 2], tuple(1.0 + k for _ in range(10))) for k in range(8))
+    lone = Series("new", runs[-1:], (9.0,))
+    svg = render_svg(Chart("t", "commit", "v", (*gappy, lone), x_categorical=True, categories=runs), id_prefix="c")
+    assert "lines join across the runs that did not measure a case" in " ".join(texts(parse(svg)))
+    assert dots(svg) == 1 + 1  # the lone series' point and its legend entry
+    few = render_svg(
+        Chart("t", "commit", "v", gappy[:6], x_categorical=True, categories=runs), id_prefix="c"
+    )  # 60 lone
+    assert "lines join" not in " ".join(texts(parse(few))) and dots(few) == 60 + 6
+
+
+@needs_matplotlib
 def test_an_empty_chart_says_no_data() -> None:
     for chart in (Chart("nothing yet", "x", "y", ()), bench_chart(series=(Series("s", (), ()),))):
         assert "no data" in texts(parse(render_svg(chart, id_prefix="c")))

@@ -169,6 +169,21 @@ def test_a_case_measured_only_before_the_window_is_not_drawn_banded_or_claimed_a
     assert chart.note == "10 older runs, and 1 case only they measured, not drawn"
 
 
+def test_runs_only_undrawn_cases_measured_take_no_place_in_the_window_and_unmeasured_cases_are_not_older() -> None:
+    """The window is made of the drawn cases' runs: a run that measured only a case past MAX_SERIES is not a
+    category (a drawn line would join across it with no gap to show), and a gated case no run measured is not
+    counted among those "only older runs measured"."""
+    params = [{"impl": "cuda", "ctx": 1000 + k, **SHAPES[0]} for k in range(MAX_SERIES + 1)]
+    runs = [run(i, [case(FF, p, 1.0) for p in (params[:MAX_SERIES] if i % 2 else params[MAX_SERIES:])])
+            for i in range(8)]  # fmt: skip
+    refs = [ref("0002/P7", k + 1, gate(**{k: v for k, v in p.items() if k != "impl"}), runs[-1])
+            for k, p in enumerate(params)]  # fmt: skip
+    refs.append(ref("0002/P9", 1, gate(ctx=77, **SHAPES[0]), None))  # gated, never measured
+    (chart,) = by_kind(family_charts(refs, runs), "runs")
+    assert chart.categories == ("0000002", "0000004", "0000006", "0000008")
+    assert chart.note.startswith("1 more case not drawn")
+
+
 def test_a_regression_is_marked_where_it_happened_not_on_every_run_that_stays_below() -> None:
     """Met, missed three times, met, missed: two marks (the report's size must not grow with a regression's age)."""
     fractions = [0.5, -0.3, -0.3, -0.3, 0.5, -0.3]

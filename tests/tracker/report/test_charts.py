@@ -268,21 +268,25 @@ def test_many_runs_label_at_most_twenty_commits_and_repeated_commits_share_a_pla
     assert [t for t in texts(root) if t in ("aaaaaaa", "bbbbbbb")] == ["aaaaaaa", "bbbbbbb"]
 
 
+def marker_uses(svg: str, shape: str) -> int:
+    """The points drawn with a marker whose path's ``d`` starts with ``shape`` (a regex): its ``<use>`` elements."""
+    ids = {m[1] for m in re.finditer(rf'<path id="([^"]+)" d="{shape}', svg)}
+    return sum(m[1] in ids for m in re.finditer(r'<use [^>]*href="#([^"]+)"', svg))
+
+
 def dots(svg: str) -> int:
     """The points drawn as dots: uses of the circle marker (a path of Bézier curves; ticks and crosses are lines)."""
-    circles = {m[1] for m in re.finditer(r'<path id="([^"]+)" d="M [^"]* C ', svg)}
-    return sum(m[1] in circles for m in re.finditer(r'<use [^>]*href="#([^"]+)"', svg))
+    return marker_uses(svg, r"M [^\"]* C ")
 
 
 def crosses(svg: str) -> int:
     """The marked points: uses of the X marker (the one marker path of twelve straight segments)."""
-    xs = {m[1] for m in re.finditer(r'<path id="([^"]+)" d="(?:[ML] [-\d. ]+ ){12}z "', svg)}
-    return sum(m[1] in xs for m in re.finditer(r'<use [^>]*href="#([^"]+)"', svg))
+    return marker_uses(svg, r'(?:[ML] [-\d. ]+ ){12}z "')
 
 
 @needs_matplotlib
 def test_a_chart_of_many_points_draws_lines_without_dots_and_still_crosses_the_marked_ones() -> None:
-    """Dots only while the whole chart has at most MAX_MARKERS points (each dot is some 65 bytes): four series of
+    """Dots only while the whole chart has at most MAX_MARKERS points (each dot is some 77 bytes): four series of
     15 runs get theirs, four of 16 runs none, and the marked points keep their crosses either way."""
     for runs, dotted in ((15, True), (16, False)):
         commits = tuple(f"{i:07x}" for i in range(runs))

@@ -506,12 +506,17 @@ def _broken(pts: _Points, categorical: bool) -> tuple[list[float], list[float], 
     return xs, ys, lone
 
 
+def _dotted(points: Sequence[_Points]) -> bool:
+    """Whether every point of the chart gets its dot: at most MAX_MARKERS points in all."""
+    return sum(len(p.xs) for p in points) <= MAX_MARKERS
+
+
 def _shapes(chart: Chart, points: Sequence[_Points]) -> tuple[list[tuple[list[float], list[float], list[int]]], bool]:
     """Each series' line (:func:`_broken`) and whether the lines join across gaps instead: when the chart has more
     than MAX_MARKERS points and breaking its lines would leave more than MAX_MARKERS lone points to dot (a series
     of one point still gets its dot)."""
     shapes = [_broken(pts, chart.x_categorical) for pts in points]
-    if sum(len(p.xs) for p in points) <= MAX_MARKERS or sum(len(lone) for _, _, lone in shapes) <= MAX_MARKERS:
+    if _dotted(points) or sum(len(lone) for _, _, lone in shapes) <= MAX_MARKERS:
         return shapes, False
     return [_broken(pts, False) for pts in points], True
 
@@ -527,7 +532,7 @@ def _draw_series(
     drawn."""
     drawn = False
     marked_shown = False
-    dots = sum(len(pts.xs) for pts in points) <= MAX_MARKERS
+    dots = _dotted(points)
     for s, pts, (xs, ys, lone) in zip(chart.series, points, shapes, strict=True):
         if not pts.xs:
             continue

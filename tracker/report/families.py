@@ -20,9 +20,12 @@ For each family:
   is a :class:`~tracker.report.charts.Band` over the x values its cases cover: the gates of one phase with one
   threshold make one band, labelled with the phase, the gates and the threshold (``0002/P7 gates 1-10: ≥ 0.5``);
   a gate that fixes the axis (``ctx = 91000``) covers that one value, drawn as a dash, never across the chart;
-- one chart of its value across runs, when at least two runs measured it: one series per gated case, each run
-  evaluated alone as the gate's rules judge it (its verdict had it been the newest), oldest first, the runs that
-  confidently missed a threshold the gate had met before marked; the thresholds drawn across, labelled as above.
+- one chart of its value across runs, when at least two runs measured it: the newest :data:`MAX_RUNS_CHARTED`
+  runs that measured one of the drawn cases, oldest first; one series per gated case, each run evaluated alone as
+  the gate's rules judge it (its verdict had it been the newest); a regression marked once, on the first run that
+  confidently missed a threshold the gate had met before (a later met arms it again); the thresholds drawn across,
+  labelled as above. A case measured only by runs older than the window is not drawn, banded or claimed; the note
+  under the chart counts those runs and cases.
 
 At most :data:`MAX_SERIES` series a chart (the first, in the plans' order); the note under it counts the rest.
 """

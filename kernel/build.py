@@ -54,12 +54,20 @@ V30_ARCHS = ((9, 0), (12, 0))  # setmaxnreg: sm_90a and sm_120a
 # -DVERIFY_ATTN_FP8 (it exports forward_fp8), for sm_89+ (e4m3 mma.sync) at the device's plain architecture.
 FP8_VARIANT = "fp8"
 FP8_SOURCES = ("binding.cpp", "verify_attention_fp8_sm.cu")
-FP8_HEADERS = (*HEADERS, "verify_attention_fp8.cuh")
+FP8_HEADERS = (*HEADERS, "verify_attention_fp8.cuh", "verify_attention_fp8_wgmma.cuh")
 FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)
 # The fp8 builds by name, with their nvcc flags: the product, and the lab's "fp8q1" (Q as one e4m3 term: design qkp,
 # whose error bf16's rule does not hold; kept to time what Q's second term costs, never the product).
-FP8_BUILDS: dict[str, tuple[str, ...]] = {FP8_VARIANT: FP8_FLAGS, "fp8q1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_Q1")}
+# "fp8wg" and "fp8wgq1": the same designs (q2p, qkp) on Hopper's wgmma (verify_attention_fp8_wgmma.cuh), sm_90a only.
+FP8_BUILDS: dict[str, tuple[str, ...]] = {
+    FP8_VARIANT: FP8_FLAGS,
+    "fp8q1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_Q1"),
+    "fp8wg": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA"),
+    "fp8wgq1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_ATTN_FP8_Q1"),
+}
 FP8_MIN_CC = (8, 9)
+# fp8 builds for an arch-specific target only (wgmma: sm_90a), by name.
+FP8_ARCH_SPECIFIC: dict[str, tuple[tuple[int, int], ...]] = {"fp8wg": ((9, 0),), "fp8wgq1": ((9, 0),)}
 
 
 def _v30(
@@ -214,6 +222,11 @@ def _load(variant: str, mma_repeat_x32: int, cc: tuple[int, int], verbose: bool)
             raise RuntimeError(
                 f"kernel.build.load: the fp8 kernel needs sm_89 or newer (e4m3 mma.sync), not sm_{major}{minor}"
             )
+        if variant in FP8_ARCH_SPECIFIC:
+            if (major, minor) not in FP8_ARCH_SPECIFIC[variant]:
+                targets = ", ".join(f"sm_{a}{b}a" for a, b in FP8_ARCH_SPECIFIC[variant])
+                raise RuntimeError(f"kernel.build.load: variant {variant} builds for {targets}, not sm_{major}{minor}")
+            arch += "a"
     elif variant != PORTABLE_VARIANT:
         if (major, minor) not in VARIANTS[variant][3]:
             targets = ", ".join(f"sm_{a}{b}" for a, b in VARIANTS[variant][3])

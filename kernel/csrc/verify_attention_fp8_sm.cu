@@ -2,6 +2,9 @@
 // with binding_fp8.cpp by kernel/build.py load_fp8() for sm_89+ (e4m3 mma.sync), and on its own with plain
 // `nvcc -cubin` for sm_90 and sm_120 by tests/kernel/test_compile.py.
 #include "verify_attention_fp8.cuh"
+#ifdef VERIFY_ATTN_FP8_WGMMA
+#include "verify_attention_fp8_wgmma.cuh"
+#endif
 
 namespace verify_attn {
 
@@ -12,14 +15,25 @@ namespace verify_attn {
 // LaunchInfo, its stand-in's launch skipped its shared-memory attribute ("invalid argument", first H100 call).
 struct Fp8Probe : NoProbe {};
 struct Fp8Q1Probe : NoProbe {};
-#ifdef VERIFY_ATTN_FP8_Q1
+// The lab's wgmma builds (VERIFY_ATTN_FP8_WGMMA, kernel/build.py "fp8wg", "fp8wgq1"), sm_90a.
+struct Fp8WgProbe : NoProbe {};
+struct Fp8WgQ1Probe : NoProbe {};
+#if defined(VERIFY_ATTN_FP8_WGMMA) && defined(VERIFY_ATTN_FP8_Q1)
+using Fp8BuildProbe = Fp8WgQ1Probe;
+#elif defined(VERIFY_ATTN_FP8_WGMMA)
+using Fp8BuildProbe = Fp8WgProbe;
+#elif defined(VERIFY_ATTN_FP8_Q1)
 using Fp8BuildProbe = Fp8Q1Probe;
 #else
 using Fp8BuildProbe = Fp8Probe;
 #endif
 
 cudaError_t launch_verify_attention_fp8(const Fp8Params& f, cudaStream_t stream) {
+#ifdef VERIFY_ATTN_FP8_WGMMA
+  return launch_split_and_combine_fp8_wgmma<BuildProbeOf<Fp8BuildProbe>>(f, stream);
+#else
   return launch_split_and_combine_fp8<BuildProbeOf<Fp8BuildProbe>>(f, stream);
+#endif
 }
 
 }  // namespace verify_attn

@@ -1,0 +1,57 @@
+"""The lab's fp8 kernel on Hopper's wgmma (kernel/csrc/verify_attention_fp8_wgmma.cuh, kernel/build.py "fp8wg": design
+q2p, sm_90a only; marker `gpu`, skipped cleanly elsewhere) keeps the flash-attention rule on the dequantized cache, as
+the mma.sync fp8 kernel does (test_gpu_fp8.py's rule and shapes): mixed lengths, empty prefixes, 64-node trees, 128
+heads, forced split counts (empty splits included), and CUDA-graph replay with new queries."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kernel import build
+from tests.kernel.test_gpu_fp8 import CASES, assert_flash_rule, inputs
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(
+        not torch.cuda.is_available() or torch.cuda.get_device_capability() not in build.FP8_ARCH_SPECIFIC["fp8wg"],
+        reason="the wgmma fp8 kernel builds for sm_90a only",
+    ),
+]
+
+
+def run(case: tuple[int, int, int, int, str], splits: int = 0) -> None:
+    x, kv8, scale = inputs(case)
+    ext = build.load(variant="fp8wg")
+    rest = (x.prefix_indptr, x.prefix_slots, x.tree_slots, x.tree_mask, x.sm_scale)
+    out, lse = ext.forward_fp8(x.q, kv8, scale, *rest, True, splits)
+    assert_flash_rule(x, kv8, scale, out, lse, f"fp8wg {case} splits={splits}")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
+def test_the_wgmma_fp8_kernel_keeps_the_flash_attention_rule(case: tuple[int, int, int, int, str]) -> None:
+    run(case)
+
+
+@pytest.mark.parametrize("splits", [1, 2, 7, 64])
+def test_the_wgmma_fp8_kernel_keeps_the_rule_at_forced_split_counts(splits: int) -> None:
+    run((3, 16, 16, 2000, "random"), splits)
+
+
+def test_the_wgmma_fp8_kernel_replays_in_a_cuda_graph_with_new_queries() -> None:
+    x, kv8, scale = inputs((2, 8, 16, 3000, "random"))
+    ext = build.load(variant="fp8wg")
+    rest = (x.prefix_indptr, x.prefix_slots, x.tree_slots, x.tree_mask, x.sm_scale)
+    call = lambda: ext.forward_fp8(x.q, kv8, scale, *rest, True, 0)  # noqa: E731
+    call()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out, lse = call()
+    for seed in range(3):
+        x.q.copy_(torch.randn(x.q.shape, generator=torch.Generator().manual_seed(seed)).to(x.q))
+        graph.replay()
+        torch.cuda.synchronize()
+        eager, eager_lse = call()
+        assert torch.equal(out, eager) and torch.equal(lse, eager_lse), f"replay {seed} differs from an eager call"
+        assert_flash_rule(x, kv8, scale, out, lse, f"graph replay {seed}")

@@ -8,8 +8,9 @@
 // The block: 64 rows (the bf16 kernel's row tile), two warpgroups of 32 rows each, 64-token tiles in a 2-stage
 // cp.async ring shared by both. Each warpgroup works alone on its rows, transposed so that its tokens are wgmma's M:
 // - QK: S^T[64 tokens x 32 rows] = K[64 x 576] . Q^T, A = the K tile, B = the warpgroup's Q (both from shared memory,
-//   K-major, no swizzle: 8 x 16-B core matrices). Q's two terms go to two accumulators (16 registers each), S = S_hi +
-//   S_lo * s_lo / s_hi per row. No S swap: a warp holds 16 tokens of every row of its warpgroup.
+//   K-major, no swizzle: 8 x 16-B core matrices). Q's two terms are stacked as 64 rows of B, so one m64n64k32 a k-step
+//   reads the K tile once for both (32 registers), S = S_hi + S_lo * s_lo / s_hi per row (the first cut, two m64n32
+//   accumulators, read the tile twice). No S swap: a warp holds 16 tokens of every row of its warpgroup.
 // - The softmax reduces over tokens, i.e. across the warpgroup's 4 warps: each warp's row maxima through shared memory
 //   (one named barrier of 128 threads), every thread then moves the same lazy shift (kF8LazyShift); the row sums stay
 //   per thread until the epilogue.
@@ -68,9 +69,10 @@ __device__ __forceinline__ void wg_wait() {
 }
 // Keeps the compiler from moving accesses of an accumulator across a wgmma's issue and its wait (CUTLASS's
 // warpgroup_fence_operand).
-__device__ __forceinline__ void wg_keep(float (&d)[16]) {
+template <int N>
+__device__ __forceinline__ void wg_keep(float (&d)[N]) {
 #pragma unroll
-  for (int i = 0; i < 16; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 // Likewise for an A fragment in registers: written (ldmatrix, byte permutes) before the wgmma.fence that precedes its
 // wgmma, as wgmma asks of every register it reads.
@@ -87,6 +89,20 @@ __device__ __forceinline__ void wgmma_ss(float (&d)[16], uint64_t a, uint64_t b,
       "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
         "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "l"(a), "l"(b), "r"(accumulate));
+}
+
+// D[64 x 64] (+)= A[64 x 32] . B[64 x 32]^T, e4m3, both from shared memory; zero_d starts D from 0.
+__device__ __forceinline__ void wgmma_ss64(float (&d)[32], uint64_t a, uint64_t b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,"
+      "%30,%31}, %32, %33, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
       : "l"(a), "l"(b), "r"(accumulate));
 }
 
@@ -205,9 +221,12 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
 #pragma unroll
   for (int j = 0; j < 4; ++j) m[j][0] = m[j][1] = -INFINITY, l[j][0] = l[j][1] = 0.f;
 
-  float s_hi[16], s_lo[16];  // S^T's accumulators, one a term of Q (the first k-step of each tile overwrites them)
+  // S^T's accumulator: with two terms one m64n64 over the warpgroup's Q hi and Q lo stacked as 64 B rows (the K tile
+  // read once for both), s[4j + 2h + e] with j < 4 the hi term's rows, j >= 4 the lo term's; with one term m64n32.
+  constexpr int kSRegs = 16 * kF8QTerms;
+  float s_acc[kSRegs];
 #pragma unroll
-  for (int i = 0; i < 16; ++i) s_hi[i] = s_lo[i] = 0.f;
+  for (int i = 0; i < kSRegs; ++i) s_acc[i] = 0.f;
   for (int t = 0; t < ntiles; ++t) {
     // Slot ids two tiles ahead (threads 0-63), stored once this tile's copies of tile t+1 are issued.
     const int next_slot = tid < kWgTokens ? slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + t + 2) * kWgTokens + tid) : -1;
@@ -220,18 +239,22 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
     const uint32_t tile = base + (t & 1) * kWgTileBytes;
 
     // QK: S^T = K . Q^T, 18 k-steps of 32 B a term.
+    wg_keep(s_acc);
     wg_fence();
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 32; ++ks) {
-      const uint64_t a = wg_desc(tile + ks * 256, 128, kWgGroupBytes);
-      wgmma_ss(s_hi, a, wg_desc(q_base + ks * 256, 128, kWgGroupBytes), ks > 0);
-      if constexpr (kF8QTerms == 2) wgmma_ss(s_lo, a, wg_desc(q_base + kWgQTermBytes + ks * 256, 128, kWgGroupBytes), ks > 0);
+      const uint64_t a = wg_desc(tile + ks * 256, 128, kWgGroupBytes), q = wg_desc(q_base + ks * 256, 128, kWgGroupBytes);
+      if constexpr (kF8QTerms == 2) {
+        // Q's two terms are consecutive 8-row groups: N = 64 (the casts: the branch not taken still compiles)
+        wgmma_ss64(*reinterpret_cast<float(*)[32]>(s_acc), a, q, ks > 0);
+      } else {
+        wgmma_ss(*reinterpret_cast<float(*)[16]>(s_acc), a, q, ks > 0);
+      }
     }
     wg_commit();
     if (tid < kWgTokens) s_slot[(t & 1) * kWgTokens + tid] = next_slot;  // tile t's entry: its copies are issued
     wg_wait<0>();
-    wg_keep(s_hi);
-    if constexpr (kF8QTerms == 2) wg_keep(s_lo);
+    wg_keep(s_acc);
 
     // Scores in the exp2 domain, masked. s[4j + 2h + e]: token 16wq + gq + 8h, row n = 8j + 2cq + e.
     float s[16];
@@ -247,7 +270,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int i = 4 * j + 2 * h + e;
-          float v = (kF8QTerms == 2 ? s_hi[i] + s_lo[i] * sc.x : s_hi[i]) * sc.y;
+          float v = kF8QTerms == 2 ? (s_acc[i] + s_acc[i + 16] * sc.x) * sc.y : s_acc[i] * sc.y;
           if (needs_mask) {
             const int pos = pos_base + 8 * h;
             bool ok = pos < seq_end;
@@ -349,6 +372,8 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
         for (int ks = 0; ks < 2; ++ks) wgmma_rs(o[mb], a[ks], wg_desc(p_base + ks * 256, 128, kWgPGroupBytes));
         wg_commit();
       }
+      // Before the next tile: its rescale reads O, its softmax rewrites P's buffer, and P.V's A registers stay pinned
+      // until their wgmma completes (leaving this wait to the next QK's kept 64 of them live: the build spilled).
       wg_wait<0>();
 #pragma unroll
       for (int mb = 0; mb < 8; ++mb) wg_keep(o[mb]);

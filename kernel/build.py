@@ -64,10 +64,11 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
     "fp8q1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_Q1"),
     "fp8wg": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA"),
     "fp8wgq1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_ATTN_FP8_Q1"),
+    "fp8wgpp": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_PINGPONG"),
 }
 FP8_MIN_CC = (8, 9)
 # fp8 builds for an arch-specific target only (wgmma: sm_90a), by name.
-FP8_ARCH_SPECIFIC: dict[str, tuple[tuple[int, int], ...]] = {"fp8wg": ((9, 0),), "fp8wgq1": ((9, 0),)}
+FP8_ARCH_SPECIFIC: dict[str, tuple[tuple[int, int], ...]] = {n: ((9, 0),) for n in FP8_BUILDS if n.startswith("fp8wg")}
 
 
 def _v30(

@@ -18,7 +18,10 @@ struct Fp8Q1Probe : NoProbe {};
 // The lab's wgmma builds (VERIFY_ATTN_FP8_WGMMA, kernel/build.py "fp8wg", "fp8wgq1"), sm_90a.
 struct Fp8WgProbe : NoProbe {};
 struct Fp8WgQ1Probe : NoProbe {};
-#if defined(VERIFY_ATTN_FP8_WGMMA) && defined(VERIFY_ATTN_FP8_Q1)
+struct Fp8WgPpProbe : NoProbe {};
+#if defined(VERIFY_ATTN_FP8_WGMMA) && defined(VERIFY_F8WG_PINGPONG)
+using Fp8BuildProbe = Fp8WgPpProbe;
+#elif defined(VERIFY_ATTN_FP8_WGMMA) && defined(VERIFY_ATTN_FP8_Q1)
 using Fp8BuildProbe = Fp8WgQ1Probe;
 #elif defined(VERIFY_ATTN_FP8_WGMMA)
 using Fp8BuildProbe = Fp8WgProbe;

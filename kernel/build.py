@@ -65,6 +65,7 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
     "fp8wg": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA"),
     "fp8wgq1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_ATTN_FP8_Q1"),
     "fp8wgpp": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_PINGPONG"),
+    "fp8wglc": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_LATE_COPIES"),
 }
 FP8_MIN_CC = (8, 9)
 # fp8 builds for an arch-specific target only (wgmma: sm_90a), by name.

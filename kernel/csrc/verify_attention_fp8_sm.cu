@@ -19,7 +19,10 @@ struct Fp8Q1Probe : NoProbe {};
 struct Fp8WgProbe : NoProbe {};
 struct Fp8WgQ1Probe : NoProbe {};
 struct Fp8WgPpProbe : NoProbe {};
-#if defined(VERIFY_ATTN_FP8_WGMMA) && defined(VERIFY_F8WG_PINGPONG)
+struct Fp8WgLcProbe : NoProbe {};
+#if defined(VERIFY_ATTN_FP8_WGMMA) && defined(VERIFY_F8WG_LATE_COPIES)
+using Fp8BuildProbe = Fp8WgLcProbe;
+#elif defined(VERIFY_ATTN_FP8_WGMMA) && defined(VERIFY_F8WG_PINGPONG)
 using Fp8BuildProbe = Fp8WgPpProbe;
 #elif defined(VERIFY_ATTN_FP8_WGMMA) && defined(VERIFY_ATTN_FP8_Q1)
 using Fp8BuildProbe = Fp8WgQ1Probe;

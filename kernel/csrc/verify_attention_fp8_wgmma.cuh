@@ -121,6 +121,13 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[16], const uint32_t (&a)[4],
 // turns at the tensor cores, QK and P.V each one turn, so that one's softmax runs while the other's GEMM does. Named
 // barriers 3 and 4 are the turns of warpgroups 0 and 1: a warpgroup waits for its own before issuing a GEMM, and
 // passes the turn to the other once it is issued.
+// The lab's late copies (VERIFY_F8WG_LATE_COPIES, "fp8wglc"): the next tile's copies issued after this tile's QK,
+// under its wgmmas, rather than before it.
+#ifdef VERIFY_F8WG_LATE_COPIES
+constexpr bool kLateCopies = true;
+#else
+constexpr bool kLateCopies = false;
+#endif
 #ifdef VERIFY_F8WG_PINGPONG
 constexpr bool kPingPong = true;
 #else
@@ -251,7 +258,8 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
     fence_proxy_async();  // the copies' writes, then wgmma's reads (the async proxy)
     __syncthreads();
     if (t == 0) Probe::split(kFirstTileLanded, ntiles);
-    if (t + 1 < ntiles) wg_issue_tile(p, base + ((t + 1) & 1) * kWgTileBytes, s_slot + ((t + 1) & 1) * kWgTokens, warp, lane);
+    const bool copies_now = !kLateCopies && t + 1 < ntiles, copies_late = kLateCopies && t + 1 < ntiles;
+    if (copies_now) wg_issue_tile(p, base + ((t + 1) & 1) * kWgTileBytes, s_slot + ((t + 1) & 1) * kWgTokens, warp, lane);
     cp_async_commit();
     const uint32_t tile = base + (t & 1) * kWgTileBytes;
 
@@ -271,6 +279,8 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
     }
     wg_commit();
     turn_pass(wg);
+    if (copies_late) wg_issue_tile(p, base + ((t + 1) & 1) * kWgTileBytes, s_slot + ((t + 1) & 1) * kWgTokens, warp, lane);
+    cp_async_commit();
     if (tid < kWgTokens) s_slot[(t & 1) * kWgTokens + tid] = next_slot;  // tile t's entry: its copies are issued
     wg_wait<0>();
     wg_keep(s_acc);

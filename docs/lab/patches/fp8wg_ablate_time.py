@@ -27,6 +27,7 @@ BUILDS = {
     "fp8wgabl3": "neither GEMM",
     "fp8wgabl12": "no row-max exchange, no P write (no named barrier)",
     "fp8wgabl16": "no tile copies after the first",
+    "fp8wglc": "the next tile's copies after QK's issue (not an ablation: a candidate)",
 }
 CASES = (verify.Case(1, 8, 64, 91000), verify.Case(1, 8, 16, 23000))
 

@@ -2,8 +2,9 @@
 beside the bf16 product and the mma.sync fp8 kernel (cuda_fp8), on the same inputs in one process, each case two
 rounds in opposite orders (graph replays held behind a GPU-side wait, as `bench verify` times them). Each fp8 build's
 output is checked first against the fp32 reference on the dequantized cache by the flash-attention rule; a build that
-misses it is named and its time is still printed (fp8wgq1 is expected to miss: its error is qkp's; fp8wgpp is fp8wg with its warpgroups taking turns at the tensor cores). A lab probe: its
-numbers go to kernel/NOTES.md with this script's log, never to a result file.
+misses it is named and its time is still printed (fp8wgq1 is expected to miss: its error is qkp's; fp8wgpp is fp8wg
+with its warpgroups taking turns at the tensor cores). A lab probe: its numbers go to kernel/NOTES.md with this
+script's log, never to a result file.
 
     python3 docs/lab/fp8_wgmma_time.py [quick]
 """

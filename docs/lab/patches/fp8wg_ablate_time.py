@@ -3,7 +3,9 @@ docs/lab/patches/fp8wg_ablate.patch first (VERIFY_F8WG_ABLATE in verify_attentio
 in kernel/build.py). The ablated builds compute wrong outputs on purpose: only the medians mean anything, each beside
 fp8wg's in one process, two rounds in opposite orders (graph replays held, as `bench verify` times them).
 
-    git apply docs/lab/patches/fp8wg_ablate.patch && python3 docs/lab/patches/fp8wg_ablate_time.py
+    git apply docs/lab/patches/fp8wg_ablate.patch && python3 docs/lab/patches/fp8wg_ablate_time.py [BUILD ...]
+
+BUILD: the builds to time beside fp8wg (default: all below); naming any also times (1,8,64) 91k alone.
 """
 
 from __future__ import annotations
@@ -34,16 +36,19 @@ CASES = (verify.Case(1, 8, 64, 91000), verify.Case(1, 8, 16, 23000))
 
 def main() -> int:
     print(torch.cuda.get_device_name(), flush=True)
-    exts = {name: build.load(variant=name) for name in BUILDS}
+    named = sys.argv[1:]
+    builds = {n: w for n, w in BUILDS.items() if not named or n == "fp8wg" or n in named}
+    cases = CASES[:1] if named else CASES
+    exts = {name: build.load(variant=name) for name in builds}
     l2 = l2_bytes(torch.device("cuda"))
-    for case in CASES:
+    for case in cases:
         sets, _ = verify.input_sets(case, l2)
         args = []
         for x in sets:
             kv8, scale, _ = peers.fp8_inputs(x)
             args.append((x.q, kv8, float(scale), *x.args()[2:], False, 0))
-        medians: dict[str, list[float]] = {name: [] for name in BUILDS}
-        for order in (list(BUILDS), list(BUILDS)[::-1]):
+        medians: dict[str, list[float]] = {name: [] for name in builds}
+        for order in (list(builds), list(builds)[::-1]):
             for name in order:
                 calls = [(lambda e, a: lambda: e.forward_fp8(*a)[0])(exts[name], a) for a in args]
                 runs = [capture_graph(fn) or fn for fn in calls]
@@ -51,7 +56,7 @@ def main() -> int:
                 medians[name].append(statistics.median(samples))
         print(f"{case}", flush=True)
         base = statistics.mean(medians["fp8wg"])
-        for name, what in BUILDS.items():
+        for name, what in builds.items():
             us = statistics.mean(medians[name])
             rounds = " / ".join(f"{m:.1f}" for m in medians[name])
             print(f"  {name:11s} {us:8.1f} us ({rounds}) {us / base:.3f}x  {what}", flush=True)

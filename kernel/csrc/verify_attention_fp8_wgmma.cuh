@@ -42,6 +42,10 @@ constexpr int kWgPGroupBytes = kWgTokens / 16 * 128;         // 8 rows x 64 toke
 constexpr int kWgPBytes = kWgRows / 8 * kWgPGroupBytes;      // 2,048 B a warpgroup
 constexpr int kWgRedBytes = kWgRows * 4 * 4;                 // [32 rows][4 warps] fp32 a warpgroup
 constexpr int kWgThreads = 256;
+// What the index arithmetic below takes for granted: threads 0-63 fill a tile's slot ids (kRowsPerBlock of them),
+// 8 warps of 8 tokens copy a tile, 9 copies a thread fill one term of the block's Q.
+static_assert(kWgTokens == kRowsPerBlock && kWgThreads == 8 * 32 && kWgTokens == 8 * 8, "one token group a warp");
+static_assert(9 * kWgThreads == kRowsPerBlock * kWgCoreK, "9 copies a thread: a term of the block's Q");
 
 // Shared memory, in order: the ring, Q (2 warpgroups x kF8QTerms terms), P (2), the reductions (2), slot ids (2 tiles),
 // ancestor masks (64 rows), row scales (64).
@@ -227,7 +231,9 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
       const int r = grp * 8 + r8;                   // block row
       const int w = r / kWgRows, wr = r % kWgRows;  // its warpgroup and row there
       // Term 0 of the buffer is hi; with one term only hi is read (kF8QTerms == 1).
-      const unsigned char* src = qb + static_cast<int64_t>(row0 + r) * kF8QRowBytes + term * kHeadDim + c * 16;
+      // A row past the last is zero-filled (0 source bytes); its address stays the last row's, inside the buffer.
+      const int src_row = min(row0 + r, rows - 1);
+      const unsigned char* src = qb + static_cast<int64_t>(src_row) * kF8QRowBytes + term * kHeadDim + c * 16;
       cp_async_16(base + kWgQOff + (w * kF8QTerms + term) * kWgQTermBytes + wg_core(wr, c), src,
                   row0 + r < rows ? 16 : 0);
     }
@@ -454,6 +460,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
         }
       }
     }
+  if (wg == 0) turn_wait(0);  // the ping-pong: warpgroup 1's last turn pass, matched (no barrier left half-arrived)
   Probe::split(kBlockExit, ntiles);
 }
 

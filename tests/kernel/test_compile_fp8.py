@@ -224,3 +224,40 @@ def test_the_ceilings_microkernels_issue_every_mma_they_count(kernel: str, arch:
     (function,) = [f for f in re.split(r"\n\s*Function : ", sass) if f.startswith(f"_Z{len(name)}{name}")]
     pattern, per = MMAS_PER_INSTRUCTION[(kernel, arch)]
     assert len(re.findall(pattern, function)) >= 16 * per, f"{name}<16> on sm_{arch} lost MMAs:\n{function[:4000]}"
+
+
+@needs_nvcc
+@pytest.mark.parametrize(
+    "variant, qk64, qk32",
+    [("fp8wg", 18, 0), ("fp8wgq1", 0, 18), ("fp8wgpp", 18, 0), ("fp8wglc", 18, 0)],
+)
+def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
+    variant: str, qk64: int, qk32: int, tmp_path: Path
+) -> None:
+    """kernel/build.py's wgmma fp8 builds (verify_attention_fp8_wgmma.cuh, sm_90a, lab): spill-free, their own probe
+    type, and only wgmma e4m3 in the split kernel: QK one m64n64k32 a k-step over Q's two stacked terms (18; with one
+    term 18 m64n32k32), P.V 16 m64n32k32 (8 m-blocks x 2 k-steps), no mma.sync at all (kernel/NOTES.md, "On Hopper's
+    tensor cores")."""
+    from kernel.build import FP8_ARCH_SPECIFIC, FP8_BUILDS
+
+    assert NVCC is not None and FP8_ARCH_SPECIFIC[variant] == ((9, 0),)
+    cubin = tmp_path / f"{variant}.cubin"
+    cmd = [NVCC, "-cubin", "-gencode=arch=compute_90a,code=sm_90a", *FLAGS, *FP8_BUILDS[variant]]
+    proc = subprocess.run([*cmd, "-Xptxas", "-v", "-o", str(cubin), str(TU)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    for rep in parse_ptxas(proc.stdout + proc.stderr).values():
+        assert rep.spill_stores == 0 and rep.spill_loads == 0, proc.stderr
+    tool = find_cuobjdump()
+    if tool is None:
+        pytest.skip("cuobjdump not found (neither in the triton wheel's backends/nvidia/bin nor on PATH)")
+    sass = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, timeout=300).stdout
+    found = [
+        f for f in re.split(r"\n\s*Function : ", sass) if "verify_attn_split_kernel_fp8_wgmma" in f.split("\n", 1)[0]
+    ]
+    assert len(found) == 1, f"expected one wgmma split kernel, got {len(found)}"
+    kernel = found[0]
+    probe = {"fp8wg": "Fp8WgProbe", "fp8wgq1": "Fp8WgQ1Probe", "fp8wgpp": "Fp8WgPpProbe", "fp8wglc": "Fp8WgLcProbe"}
+    assert probe[variant] in kernel.split("\n", 1)[0], kernel[:200]
+    assert len(re.findall(r"\bQGMMA\.64x64x32\.F32\.E4M3\.E4M3\b", kernel)) == qk64
+    assert len(re.findall(r"\bQGMMA\.64x32x32\.F32\.E4M3\.E4M3\b", kernel)) == qk32 + 16
+    assert re.findall(r"\b[HQ]MMA\.", kernel) == []

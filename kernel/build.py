@@ -58,7 +58,8 @@ FP8_HEADERS = (*HEADERS, "verify_attention_fp8.cuh", "verify_attention_fp8_wgmma
 FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)
 # The fp8 builds by name, with their nvcc flags: the product, and the lab's "fp8q1" (Q as one e4m3 term: design qkp,
 # whose error bf16's rule does not hold; kept to time what Q's second term costs, never the product).
-# "fp8wg" and "fp8wgq1": the same designs (q2p, qkp) on Hopper's wgmma (verify_attention_fp8_wgmma.cuh), sm_90a only.
+# "fp8wg" and "fp8wgq1": the same designs (q2p, qkp) on Hopper's wgmma (verify_attention_fp8_wgmma.cuh), sm_90a only;
+# "fp8wgpp" and "fp8wglc": fp8wg with its warpgroups taking turns at the tensor cores, and with late copies (lab A/Bs).
 FP8_BUILDS: dict[str, tuple[str, ...]] = {
     FP8_VARIANT: FP8_FLAGS,
     "fp8q1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_Q1"),

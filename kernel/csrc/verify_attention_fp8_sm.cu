@@ -15,7 +15,7 @@ namespace verify_attn {
 // LaunchInfo, its stand-in's launch skipped its shared-memory attribute ("invalid argument", first H100 call).
 struct Fp8Probe : NoProbe {};
 struct Fp8Q1Probe : NoProbe {};
-// The lab's wgmma builds (VERIFY_ATTN_FP8_WGMMA, kernel/build.py "fp8wg", "fp8wgq1"), sm_90a.
+// The lab's wgmma builds (VERIFY_ATTN_FP8_WGMMA, kernel/build.py "fp8wg", "fp8wgq1", "fp8wgpp", "fp8wglc"), sm_90a.
 struct Fp8WgProbe : NoProbe {};
 struct Fp8WgQ1Probe : NoProbe {};
 struct Fp8WgPpProbe : NoProbe {};

@@ -1,5 +1,6 @@
 // The fp8 KV cache kernel on Hopper's tensor cores (issue 28, sm_90a; a lab build, kernel/build.py "fp8wg"):
-// kernel/fp8.py's design q2p (Q as two e4m3 terms, exact; P rounded to e4m3) on wgmma m64n32k32 e4m3 -> fp32.
+// kernel/fp8.py's design q2p (Q as two e4m3 terms, exact; P rounded to e4m3) on wgmma e4m3 -> fp32 (QK m64n64k32,
+// P.V m64n32k32).
 //
 // Why: sm_90 has no native e4m3 mma.sync (ptxas lowers each to f16 unpacks and two HMMAs; kernel/NOTES.md, "An fp8
 // KV cache: the kernel"), so the mma.sync fp8 kernel is no faster than bf16 on the H100 and H200. Hopper's fp8 tensor

@@ -373,11 +373,13 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(cons
   Probe::split(kBlockExit, ntiles);
 }
 
-// Quantize Q, then the split kernel as its programmatic dependent (sm_90+: the split kernel's launch, indptr, slot ids
-// and first gather overlap the quantization; it waits for it before reading Q), and with several splits the combine
-// as the split kernel's.
+// Quantize Q, then `split_kernel` (`threads` a block, `smem` bytes) as its programmatic dependent (sm_90+: the split
+// kernel's launch, indptr, slot ids and first gather overlap the quantization; it waits for it before reading Q), and
+// with several splits the combine as the split kernel's. Shared by this kernel and the wgmma lab kernel
+// (verify_attention_fp8_wgmma.cuh); the launch state is per Probe, as each build has its own.
 template <class Probe>
-inline cudaError_t launch_split_and_combine_fp8(const Fp8Params& f, cudaStream_t stream) {
+inline cudaError_t launch_quantized_split_and_combine(const Fp8Params& f, cudaStream_t stream,
+                                                      void (*split_kernel)(Fp8Params), int threads, int smem) {
   const Params& p = f.p;
   const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
   if (!launchable(p) || f.q_bf16 == nullptr || f.q_scales == nullptr || !aligned(f.q_bf16) || !aligned(f.q_scales))
@@ -388,7 +390,7 @@ inline cudaError_t launch_split_and_combine_fp8(const Fp8Params& f, cudaStream_t
   static LaunchInfo info[64];
   if (device >= 64) return cudaErrorInvalidDevice;
   LaunchInfo& in = info[device];
-  err = configure_launch<Probe>(in, verify_attn_split_kernel_fp8<Probe>, kF8SmemBytes, device);
+  err = configure_launch<Probe>(in, split_kernel, smem, device);
   if (err != cudaSuccess) return err;
   const int q_rows = p.batch * p.nodes * p.heads;
   verify_attn_quantize_q_kernel<<<(q_rows + 7) / 8, 256, 0, stream>>>(
@@ -397,10 +399,16 @@ inline cudaError_t launch_split_and_combine_fp8(const Fp8Params& f, cudaStream_t
   err = cudaGetLastError();
   if (err != cudaSuccess) return err;
   // The quantization's programmatic dependent (griddepcontrol is sm_90+).
-  err = launch_kernel(verify_attn_split_kernel_fp8<Probe>, dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch),
-                      dim3(kThreads), kF8SmemBytes, stream, in.cc_major >= 9, f);
+  err = launch_kernel(split_kernel, dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch), dim3(threads), smem,
+                      stream, in.cc_major >= 9, f);
   if (err != cudaSuccess || p.num_splits == 1) return err;
   return launch_combine<Probe>(p, in, stream);
+}
+
+template <class Probe>
+inline cudaError_t launch_split_and_combine_fp8(const Fp8Params& f, cudaStream_t stream) {
+  return launch_quantized_split_and_combine<Probe>(f, stream, verify_attn_split_kernel_fp8<Probe>, kThreads,
+                                                   kF8SmemBytes);
 }
 
 }  // namespace verify_attn

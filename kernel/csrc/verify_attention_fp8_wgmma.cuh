@@ -318,7 +318,6 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
       }
     }
     // Row maxima over the warp's 16 tokens (lanes of one cq), then over the warpgroup's 4 warps.
-    float mx[4][2];
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
@@ -327,7 +326,6 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
         v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 4));
         v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 8));
         v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 16));
-        mx[j][e] = v;
         if (gq == 0) red[(8 * j + 2 * cq + e) * 4 + wq] = v;
       }
     wg_bar(1 + wg);
@@ -345,7 +343,6 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
         l[j][e] *= alpha[j][e];
         moved |= move;
       }
-    (void)mx;
     if (__any_sync(0xffffffffu, moved)) {
 #pragma unroll
       for (int mb = 0; mb < 8; ++mb)
@@ -468,29 +465,8 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
 // Quantize Q, then the wgmma split kernel as its programmatic dependent, then the combine (as the mma.sync fp8 path).
 template <class Probe>
 inline cudaError_t launch_split_and_combine_fp8_wgmma(const Fp8Params& f, cudaStream_t stream) {
-  const Params& p = f.p;
-  const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
-  if (!launchable(p) || f.q_bf16 == nullptr || f.q_scales == nullptr || !aligned(f.q_bf16) || !aligned(f.q_scales))
-    return cudaErrorInvalidValue;
-  int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return err;
-  static LaunchInfo info[64];
-  if (device >= 64) return cudaErrorInvalidDevice;
-  LaunchInfo& in = info[device];
-  err = configure_launch<Probe>(in, verify_attn_split_kernel_fp8_wgmma<Probe>, kWgSmemBytes, device);
-  if (err != cudaSuccess) return err;
-  const int q_rows = p.batch * p.nodes * p.heads;
-  verify_attn_quantize_q_kernel<<<(q_rows + 7) / 8, 256, 0, stream>>>(
-      static_cast<const __nv_bfloat16*>(f.q_bf16), static_cast<unsigned char*>(const_cast<void*>(p.q)), f.q_scales,
-      q_rows);
-  err = cudaGetLastError();
-  if (err != cudaSuccess) return err;
-  err = launch_kernel(verify_attn_split_kernel_fp8_wgmma<Probe>,
-                      dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch), dim3(kWgThreads), kWgSmemBytes, stream,
-                      in.cc_major >= 9, f);
-  if (err != cudaSuccess || p.num_splits == 1) return err;
-  return launch_combine<Probe>(p, in, stream);
+  return launch_quantized_split_and_combine<Probe>(f, stream, verify_attn_split_kernel_fp8_wgmma<Probe>, kWgThreads,
+                                                   kWgSmemBytes);
 }
 
 }  // namespace verify_attn

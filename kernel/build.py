@@ -54,12 +54,20 @@ V30_ARCHS = ((9, 0), (12, 0))  # setmaxnreg: sm_90a and sm_120a
 # -DVERIFY_ATTN_FP8 (it exports forward_fp8), for sm_89+ (e4m3 mma.sync) at the device's plain architecture.
 FP8_VARIANT = "fp8"
 FP8_SOURCES = ("binding.cpp", "verify_attention_fp8_sm.cu")
-FP8_HEADERS = (*HEADERS, "verify_attention_fp8.cuh", "verify_attention_fp8_wgmma.cuh")
+FP8_HEADERS = (
+    *HEADERS,
+    "verify_attention_fp8.cuh",
+    "verify_attention_fp8_wgmma.cuh",
+    "verify_attention_fp8_wgmma_ws.cuh",
+    "verify_attention_v30.cuh",
+)
 FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)
 # The fp8 builds by name, with their nvcc flags: the product, and the lab's "fp8q1" (Q as one e4m3 term: design qkp,
 # whose error bf16's rule does not hold; kept to time what Q's second term costs, never the product).
 # "fp8wg" and "fp8wgq1": the same designs (q2p, qkp) on Hopper's wgmma (verify_attention_fp8_wgmma.cuh), sm_90a only;
 # "fp8wgpp" and "fp8wglc": fp8wg with its warpgroups taking turns at the tensor cores, and with late copies (lab A/Bs).
+# "fp8wgws", "fp8wgws4", "fp8wgwspp": fp8wg's tile with a producer warpgroup and an mbarrier ring (3 or 4 tiles), no
+# block barrier in the tile loop (verify_attention_fp8_wgmma_ws.cuh), the last with the turns too.
 FP8_BUILDS: dict[str, tuple[str, ...]] = {
     FP8_VARIANT: FP8_FLAGS,
     "fp8q1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_Q1"),
@@ -67,6 +75,9 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
     "fp8wgq1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_ATTN_FP8_Q1"),
     "fp8wgpp": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_PINGPONG"),
     "fp8wglc": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_LATE_COPIES"),
+    "fp8wgws": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS"),
+    "fp8wgws4": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_WS_STAGES=4"),
+    "fp8wgwspp": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_PINGPONG"),
 }
 FP8_MIN_CC = (8, 9)
 # fp8 builds for an arch-specific target only (wgmma: sm_90a), by name.

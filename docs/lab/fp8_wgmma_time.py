@@ -6,7 +6,10 @@ misses it is named and its time is still printed (fp8wgq1 is expected to miss: i
 with its warpgroups taking turns at the tensor cores). A lab probe: its numbers go to kernel/NOTES.md with this
 script's log, never to a result file.
 
-    python3 docs/lab/fp8_wgmma_time.py [quick]
+    python3 docs/lab/fp8_wgmma_time.py [quick] [BUILD ...]
+
+BUILD: kernel/build.py fp8 builds to time instead of the default four (cuda_fp8, fp8wg, fp8wgq1, fp8wgpp); the bf16
+product is always timed, as the base.
 """
 
 from __future__ import annotations
@@ -35,14 +38,18 @@ CASES = (
     verify.Case(1, 64, 8, 91000),
 )
 FP8 = {"cuda_fp8": "fp8", "fp8wg": "fp8wg", "fp8wgq1": "fp8wgq1", "fp8wgpp": "fp8wgpp"}
+FP8_NAMES = {"cuda_fp8": "fp8", **{n: n for n in build.FP8_BUILDS if n != "fp8"}}
 
 
 def main() -> int:
-    quick = len(sys.argv) > 1 and sys.argv[1] == "quick"
+    args = sys.argv[1:]
+    quick = bool(args) and args[0] == "quick"
+    named = args[1:] if quick else args
+    builds = {n: FP8_NAMES[n] for n in named} if named else FP8
     cases = CASES[::3] if quick else CASES
     print(torch.cuda.get_device_name(), flush=True)
     bf16 = build.load()
-    exts = {name: build.load(variant=variant) for name, variant in FP8.items()}
+    exts = {name: build.load(variant=variant) for name, variant in builds.items()}
     l2 = l2_bytes(torch.device("cuda"))
     for case in cases:
         sets, _ = verify.input_sets(case, l2)

@@ -5,6 +5,9 @@
 #ifdef VERIFY_ATTN_FP8_WGMMA
 #include "verify_attention_fp8_wgmma.cuh"
 #endif
+#ifdef VERIFY_F8WG_WS
+#include "verify_attention_fp8_wgmma_ws.cuh"
+#endif
 
 namespace verify_attn {
 
@@ -20,7 +23,17 @@ struct Fp8WgProbe : NoProbe {};
 struct Fp8WgQ1Probe : NoProbe {};
 struct Fp8WgPpProbe : NoProbe {};
 struct Fp8WgLcProbe : NoProbe {};
-#if defined(VERIFY_ATTN_FP8_WGMMA) && defined(VERIFY_F8WG_LATE_COPIES)
+// The warp-specialised ones (VERIFY_F8WG_WS, "fp8wgws", "fp8wgws4", "fp8wgwspp").
+struct Fp8WgWsProbe : NoProbe {};
+struct Fp8WgWs4Probe : NoProbe {};
+struct Fp8WgWsPpProbe : NoProbe {};
+#if defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_PINGPONG)
+using Fp8BuildProbe = Fp8WgWsPpProbe;
+#elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_WS_STAGES) && VERIFY_F8WG_WS_STAGES == 4
+using Fp8BuildProbe = Fp8WgWs4Probe;
+#elif defined(VERIFY_F8WG_WS)
+using Fp8BuildProbe = Fp8WgWsProbe;
+#elif defined(VERIFY_ATTN_FP8_WGMMA) && defined(VERIFY_F8WG_LATE_COPIES)
 using Fp8BuildProbe = Fp8WgLcProbe;
 #elif defined(VERIFY_ATTN_FP8_WGMMA) && defined(VERIFY_F8WG_PINGPONG)
 using Fp8BuildProbe = Fp8WgPpProbe;
@@ -35,7 +48,9 @@ using Fp8BuildProbe = Fp8Probe;
 #endif
 
 cudaError_t launch_verify_attention_fp8(const Fp8Params& f, cudaStream_t stream) {
-#ifdef VERIFY_ATTN_FP8_WGMMA
+#if defined(VERIFY_F8WG_WS)
+  return launch_split_and_combine_fp8_wgmma_ws<BuildProbeOf<Fp8BuildProbe>>(f, stream);
+#elif defined(VERIFY_ATTN_FP8_WGMMA)
   return launch_split_and_combine_fp8_wgmma<BuildProbeOf<Fp8BuildProbe>>(f, stream);
 #else
   return launch_split_and_combine_fp8<BuildProbeOf<Fp8BuildProbe>>(f, stream);

@@ -229,7 +229,15 @@ def test_the_ceilings_microkernels_issue_every_mma_they_count(kernel: str, arch:
 @needs_nvcc
 @pytest.mark.parametrize(
     "variant, qk64, qk32",
-    [("fp8wg", 18, 0), ("fp8wgq1", 0, 18), ("fp8wgpp", 18, 0), ("fp8wglc", 18, 0)],
+    [
+        ("fp8wg", 18, 0),
+        ("fp8wgq1", 0, 18),
+        ("fp8wgpp", 18, 0),
+        ("fp8wglc", 18, 0),
+        ("fp8wgws", 18, 0),
+        ("fp8wgws4", 18, 0),
+        ("fp8wgwspp", 18, 0),
+    ],
 )
 def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
     variant: str, qk64: int, qk32: int, tmp_path: Path
@@ -256,8 +264,18 @@ def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
     ]
     assert len(found) == 1, f"expected one wgmma split kernel, got {len(found)}"
     kernel = found[0]
-    probe = {"fp8wg": "Fp8WgProbe", "fp8wgq1": "Fp8WgQ1Probe", "fp8wgpp": "Fp8WgPpProbe", "fp8wglc": "Fp8WgLcProbe"}
+    probe = {
+        "fp8wg": "Fp8WgProbe",
+        "fp8wgq1": "Fp8WgQ1Probe",
+        "fp8wgpp": "Fp8WgPpProbe",
+        "fp8wglc": "Fp8WgLcProbe",
+        "fp8wgws": "Fp8WgWsProbe",
+        "fp8wgws4": "Fp8WgWs4Probe",
+        "fp8wgwspp": "Fp8WgWsPpProbe",
+    }
     assert probe[variant] in kernel.split("\n", 1)[0], kernel[:200]
     assert len(re.findall(r"\bQGMMA\.64x64x32\.F32\.E4M3\.E4M3\b", kernel)) == qk64
     assert len(re.findall(r"\bQGMMA\.64x32x32\.F32\.E4M3\.E4M3\b", kernel)) == qk32 + 16
     assert re.findall(r"\b[HQ]MMA\.", kernel) == []
+    if "ws" in variant:  # the producer's registers handed to the math (ptxas drops setmaxnreg it cannot place: C7508)
+        assert "USETMAXREG.DEALLOC" in kernel and "USETMAXREG.TRY_ALLOC" in kernel, "setmaxnreg dropped"

@@ -1,7 +1,8 @@
-"""The lab's fp8 kernel on Hopper's wgmma (kernel/csrc/verify_attention_fp8_wgmma.cuh, kernel/build.py "fp8wg": design
-q2p, sm_90a only; marker `gpu`, skipped cleanly elsewhere) keeps the flash-attention rule on the dequantized cache, as
-the mma.sync fp8 kernel does (test_gpu_fp8.py's rule and shapes): mixed lengths, empty prefixes, 64-node trees, 128
-heads, forced split counts (empty splits included), and CUDA-graph replay with new queries."""
+"""The lab's fp8 kernels on Hopper's wgmma (kernel/build.py "fp8wg", verify_attention_fp8_wgmma.cuh, and its
+warp-specialised "fp8wgws" and "fp8wgwspp", verify_attention_fp8_wgmma_ws.cuh: design q2p, sm_90a only; marker `gpu`,
+skipped cleanly elsewhere) keep the flash-attention rule on the dequantized cache, as the mma.sync fp8 kernel does
+(test_gpu_fp8.py's rule and shapes): mixed lengths, empty prefixes, 64-node trees, 128 heads, forced split counts
+(empty splits included), and CUDA-graph replay with new queries."""
 
 from __future__ import annotations
 
@@ -20,27 +21,35 @@ pytestmark = [
 ]
 
 
-def run(case: tuple[int, int, int, int, str], splits: int = 0) -> None:
+BUILDS = ("fp8wg", "fp8wgws", "fp8wgwspp")
+
+
+def run(variant: str, case: tuple[int, int, int, int, str], splits: int = 0) -> None:
     x, kv8, scale = inputs(case)
-    ext = build.load(variant="fp8wg")
+    ext = build.load(variant=variant)
     rest = (x.prefix_indptr, x.prefix_slots, x.tree_slots, x.tree_mask, x.sm_scale)
     out, lse = ext.forward_fp8(x.q, kv8, scale, *rest, True, splits)
-    assert_flash_rule(x, kv8, scale, out, lse, f"fp8wg {case} splits={splits}")
+    assert_flash_rule(x, kv8, scale, out, lse, f"{variant} {case} splits={splits}")
 
 
+@pytest.mark.parametrize("variant", BUILDS)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
-def test_the_wgmma_fp8_kernel_keeps_the_flash_attention_rule(case: tuple[int, int, int, int, str]) -> None:
-    run(case)
+def test_the_wgmma_fp8_kernel_keeps_the_flash_attention_rule(
+    variant: str, case: tuple[int, int, int, int, str]
+) -> None:
+    run(variant, case)
 
 
+@pytest.mark.parametrize("variant", BUILDS)
 @pytest.mark.parametrize("splits", [1, 2, 7, 64])
-def test_the_wgmma_fp8_kernel_keeps_the_rule_at_forced_split_counts(splits: int) -> None:
-    run((3, 16, 16, 2000, "random"), splits)
+def test_the_wgmma_fp8_kernel_keeps_the_rule_at_forced_split_counts(variant: str, splits: int) -> None:
+    run(variant, (3, 16, 16, 2000, "random"), splits)
 
 
-def test_the_wgmma_fp8_kernel_replays_in_a_cuda_graph_with_new_queries() -> None:
+@pytest.mark.parametrize("variant", BUILDS)
+def test_the_wgmma_fp8_kernel_replays_in_a_cuda_graph_with_new_queries(variant: str) -> None:
     x, kv8, scale = inputs((2, 8, 16, 3000, "random"))
-    ext = build.load(variant="fp8wg")
+    ext = build.load(variant=variant)
     rest = (x.prefix_indptr, x.prefix_slots, x.tree_slots, x.tree_mask, x.sm_scale)
     call = lambda: ext.forward_fp8(x.q, kv8, scale, *rest, True, 0)  # noqa: E731
     call()

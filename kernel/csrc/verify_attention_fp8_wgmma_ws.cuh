@@ -1,0 +1,363 @@
+// The wgmma fp8 kernel with its warpgroups decoupled (issue 28, sm_90a; lab builds, kernel/build.py "fp8wgws",
+// "fp8wgws4", "fp8wgwspp"): verify_attention_fp8_wgmma.cuh's tile, math and numerics unchanged, but no block barrier
+// in the tile loop.
+//
+// Why: in fp8wg both math warpgroups meet at a __syncthreads every tile (the cp.async ring's hand-over), so they run
+// QK, softmax and P.V in step and the tensor cores idle while both do their softmax; its ping-pong (fp8wgpp) only
+// serialised them, since the tile barrier still kept them in step. Here, as in v30 (verify_attention_v30.cuh):
+// - 384 threads: warps 0-7 the two math warpgroups, warpgroup 2 (warps 8-11) the producer; setmaxnreg gives the math
+//   240 registers a thread and the producer 24.
+// - A ring of kWsStages 64-token tiles, each with a full mbarrier (the producer's 128 threads arrive through
+//   cp.async.mbarrier.arrive.noinc, i.e. once their copies have landed) and an empty one (each math warp arrives once
+//   its P.V has completed). The producer reads the slot ids straight from global memory.
+// - Q goes in with the first tile, on a barrier of its own.
+// - With VERIFY_F8WG_PINGPONG the math warpgroups also take turns at the tensor cores (fp8wg's turn barriers 3 and 4),
+//   which can now put one's softmax under the other's GEMMs.
+#pragma once
+
+#include "verify_attention_fp8_wgmma.cuh"
+#include "verify_attention_v30.cuh"  // the mbarrier helpers
+
+#ifndef VERIFY_F8WG_WS_STAGES
+#define VERIFY_F8WG_WS_STAGES 3
+#endif
+
+namespace verify_attn {
+
+constexpr int kWsStages = VERIFY_F8WG_WS_STAGES;
+static_assert(kWsStages >= 2 && kWsStages <= 4, "VERIFY_F8WG_WS_STAGES: 2 to 4 (4 x 36,864 B fills sm_90's 227 KB)");
+constexpr int kWsMathThreads = 256;
+constexpr int kWsThreads = kWsMathThreads + 128;  // + the producer warpgroup
+constexpr int kWsMathRegs = 240;
+constexpr int kWsProducerRegs = 24;
+static_assert(kWsMathRegs * kWsMathThreads + kWsProducerRegs * 128 <= 65536, "setmaxnreg budget over the register file");
+// Shared memory, in order: the ring, Q (2 warpgroups x kF8QTerms terms), P (2), the reductions (2), ancestor masks,
+// row scales, barriers (full[kWsStages], empty[kWsStages], Q's).
+constexpr int kWsQOff = kWsStages * kWgTileBytes;
+constexpr int kWsPOff = kWsQOff + 2 * kF8QTerms * kWgQTermBytes;
+constexpr int kWsRedOff = kWsPOff + 2 * kWgPBytes;
+constexpr int kWsMaskOff = kWsRedOff + 2 * kWgRedBytes;
+constexpr int kWsScaleOff = kWsMaskOff + kRowsPerBlock * 8;
+constexpr int kWsBarOff = kWsScaleOff + kRowsPerBlock * 8;
+constexpr int kWsSmemBytes = kWsBarOff + (2 * kWsStages + 1) * 8;
+static_assert(kWsSmemBytes <= 227 * 1024, "shared memory per block must fit sm_90's 227 KB");
+
+// The producer's copies of one 64-token tile: producer warp w takes tokens 16w .. 16w + 15 as two 8-token groups,
+// lane (r = lane % 8, c4 = lane / 8) chunk 4i + c4 of token 8g + r, i = 0..8 (fp8wg's copy pattern, twice).
+__device__ __forceinline__ void ws_issue_tile(const Params& p, uint32_t dst, int b, int prefix_start, int prefix_len,
+                                              int seq_end, int first_pos, int pw, int lane) {
+#pragma unroll
+  for (int g = 0; g < 2; ++g) {
+    const int token = 16 * pw + 8 * g + (lane & 7), c4 = lane >> 3;
+    const int slot = slot_at(p, b, prefix_start, prefix_len, seq_end, first_pos + token);
+    const char* src = static_cast<const char*>(p.kv) + static_cast<int64_t>(slot < 0 ? 0 : slot) * kF8RowBytes;
+    const int bytes = slot < 0 ? 0 : 16;
+#pragma unroll
+    for (int i = 0; i < 9; ++i) {
+      const int c = 4 * i + c4;
+      cp_async_16(dst + wg_core(token, c), src + c * 16, bytes);
+    }
+  }
+}
+
+template <class Probe>
+__global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wgmma_ws(const Fp8Params f) {
+  const Params& p = f.p;
+  Probe::split(kBlockEntry, 0);
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t base = smem_addr(smem);
+  uint64_t* s_mask = reinterpret_cast<uint64_t*>(smem + kWsMaskOff);  // [64]
+  float2* s_scale = reinterpret_cast<float2*>(smem + kWsScaleOff);    // [64]: (s_lo / s_hi, s_hi * scale)
+  const uint32_t full = base + kWsBarOff, empty = full + kWsStages * 8, q_full = empty + kWsStages * 8;
+
+  const int b = blockIdx.z, split = blockIdx.y;
+  const int rows = p.nodes * p.heads;
+  const int row0 = blockIdx.x * kRowsPerBlock;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+
+  const int prefix_start = p.prefix_indptr[b];
+  const int prefix_len = p.prefix_indptr[b + 1] - prefix_start;
+  const int total = prefix_len + p.nodes;
+  const int total_tiles = (total + kWgTokens - 1) / kWgTokens;
+  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
+  const int tile0 = split * per_split;
+  const int ntiles = max(0, min(total_tiles, tile0 + per_split) - tile0);
+  const int seq_end = min(total, (tile0 + ntiles) * kWgTokens);
+
+  if (tid == 0) {
+    for (int s = 0; s < kWsStages; ++s) {
+      v30::mbar_init(full + 8 * s, 128);
+      v30::mbar_init(empty + 8 * s, kWsMathThreads / 32);
+    }
+    v30::mbar_init(q_full, 128);
+  }
+  if (tid < kRowsPerBlock) {
+    const int r = row0 + tid;
+    s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
+  }
+  __syncthreads();
+
+  if (warp >= kWsMathThreads / 32) {
+    // The producer: every tile of the split into stage t % kWsStages once both math warpgroups have released it.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kWsProducerRegs));
+    const int pw = warp - kWsMathThreads / 32;
+    for (int t = 0; t < ntiles; ++t) {
+      const int s = t % kWsStages;
+      if (t >= kWsStages) v30::mbar_wait(empty + 8 * s, ((t / kWsStages) - 1) & 1);
+      ws_issue_tile(p, base + s * kWgTileBytes, b, prefix_start, prefix_len, seq_end, (tile0 + t) * kWgTokens, pw,
+                    lane);
+      v30::cp_async_arrive_noinc(full + 8 * s);
+      if (t == 0) {
+        // Q, after the first tile's copies: it is the quantize kernel's output (this grid's programmatic primary).
+        pdl_wait_primary();
+        const unsigned char* qb =
+            after_wait(static_cast<const unsigned char*>(p.q)) + static_cast<int64_t>(b) * rows * kF8QRowBytes;
+        const int pt = tid - kWsMathThreads;
+#pragma unroll 6
+        for (int i = 0; i < 18 * kF8QTerms; ++i) {
+          const int idx = pt + i * 128;  // fp8wg's (row, term, chunk) order
+          const int r8 = idx & 7, c = (idx >> 3) % kWgCoreK, rest = (idx >> 3) / kWgCoreK;
+          const int grp = rest % 8, term = rest / 8;
+          const int r = grp * 8 + r8;
+          const int w = r / kWgRows, wr = r % kWgRows;
+          const int src_row = min(row0 + r, rows - 1);
+          const unsigned char* src = qb + static_cast<int64_t>(src_row) * kF8QRowBytes + term * kHeadDim + c * 16;
+          cp_async_16(base + kWsQOff + (w * kF8QTerms + term) * kWgQTermBytes + wg_core(wr, c), src,
+                      row0 + r < rows ? 16 : 0);
+        }
+        v30::cp_async_arrive_noinc(q_full);
+      }
+    }
+    pdl_launch_dependents();
+    cp_async_wait<0>();  // nothing in flight past the producer's exit
+    return;
+  }
+
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kWsMathRegs));
+  const int wg = warp >> 2, wq = warp & 3;  // math warpgroup, warp within it (its 16 tokens of a tile)
+  const int gq = lane >> 2, cq = lane & 3;
+  const int wrow0 = wg * kWgRows;
+  float* red = reinterpret_cast<float*>(smem + kWsRedOff + wg * kWgRedBytes);  // [32 rows][4 warps]
+  const uint32_t q_base = base + kWsQOff + wg * kF8QTerms * kWgQTermBytes;
+  const uint32_t p_base = base + kWsPOff + wg * kWgPBytes;
+
+  pdl_wait_primary();
+  if (wq == 0) {
+    const int r = row0 + wrow0 + lane;
+    const float2 sc = r < rows ? *reinterpret_cast<const float2*>(f.q_scales + 2 * (static_cast<int64_t>(b) * rows + r))
+                               : make_float2(1.f, 1.f);
+    s_scale[wrow0 + lane] = make_float2(__fdiv_rn(sc.y, sc.x), sc.x * p.scale_log2);  // exact: powers of two
+  }
+  wg_bar(1 + wg);
+
+  float o[8][16];
+#pragma unroll
+  for (int mb = 0; mb < 8; ++mb)
+#pragma unroll
+    for (int i = 0; i < 16; ++i) o[mb][i] = 0.f;
+  float m[4][2], l[4][2];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) m[j][0] = m[j][1] = -INFINITY, l[j][0] = l[j][1] = 0.f;
+  constexpr int kSRegs = 16 * kF8QTerms;
+  float s_acc[kSRegs];
+#pragma unroll
+  for (int i = 0; i < kSRegs; ++i) s_acc[i] = 0.f;
+  if (ntiles > 0) v30::mbar_wait(q_full, 0);
+  if (wg == 1) turn_pass(1);  // warpgroup 0 takes the first turn
+  for (int t = 0; t < ntiles; ++t) {
+    const int s = t % kWsStages;
+    v30::mbar_wait(full + 8 * s, (t / kWsStages) & 1);
+    fence_proxy_async();  // the copies' writes, then wgmma's reads (the async proxy)
+    if (t == 0) Probe::split(kFirstTileLanded, ntiles);
+    const uint32_t tile = base + s * kWgTileBytes;
+
+    // QK: S^T = K . Q^T, 18 k-steps of 32 B a term.
+    wg_keep(s_acc);
+    turn_wait(wg);
+    wg_fence();
+#pragma unroll
+    for (int ks = 0; ks < kHeadDim / 32; ++ks) {
+      const uint64_t a = wg_desc(tile + ks * 256, 128, kWgGroupBytes), q = wg_desc(q_base + ks * 256, 128, kWgGroupBytes);
+      if constexpr (kF8QTerms == 2) {
+        wgmma_ss64(*reinterpret_cast<float(*)[32]>(s_acc), a, q, ks > 0);
+      } else {
+        wgmma_ss(*reinterpret_cast<float(*)[16]>(s_acc), a, q, ks > 0);
+      }
+    }
+    wg_commit();
+    turn_pass(wg);
+    wg_wait<0>();
+    wg_keep(s_acc);
+
+    // Scores in the exp2 domain, masked. s[4j + 2h + e]: token 16wq + gq + 8h, row n = 8j + 2cq + e.
+    float s_v[16];
+    const int pos_base = (tile0 + t) * kWgTokens + wq * 16 + gq;
+    const bool needs_mask = (tile0 + t) * kWgTokens + kWgTokens > min(seq_end, prefix_len);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int n = 8 * j + 2 * cq + e;
+        const float2 sc = s_scale[wrow0 + n];
+        const uint64_t mask = needs_mask ? s_mask[wrow0 + n] : 0ull;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int i = 4 * j + 2 * h + e;
+          float v = kF8QTerms == 2 ? (s_acc[i] + s_acc[i + 16] * sc.x) * sc.y : s_acc[i] * sc.y;
+          if (needs_mask) {
+            const int pos = pos_base + 8 * h;
+            bool ok = pos < seq_end;
+            if (ok && pos >= prefix_len) ok = (mask >> (pos - prefix_len)) & 1ull;
+            v = ok ? v : -INFINITY;
+          }
+          s_v[i] = v;
+        }
+      }
+    }
+    // Row maxima over the warp's 16 tokens, then over the warpgroup's 4 warps.
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float v = fmaxf(s_v[4 * j + e], s_v[4 * j + 2 + e]);
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 4));
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 8));
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 16));
+        if (gq == 0) red[(8 * j + 2 * cq + e) * 4 + wq] = v;
+      }
+    wg_bar(1 + wg);
+    bool moved = false;
+    float alpha[4][2];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float4 r4 = *reinterpret_cast<const float4*>(red + (8 * j + 2 * cq + e) * 4);
+        const float v = fmaxf(fmaxf(r4.x, r4.y), fmaxf(r4.z, r4.w));
+        const bool move = v > m[j][e] + static_cast<float>(kF8LazyShift);
+        alpha[j][e] = move ? exp2f(m[j][e] - v) : 1.f;
+        m[j][e] = move ? v : m[j][e];
+        l[j][e] *= alpha[j][e];
+        moved |= move;
+      }
+    if (__any_sync(0xffffffffu, moved)) {
+#pragma unroll
+      for (int mb = 0; mb < 8; ++mb)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) o[mb][4 * j + 2 * h + e] *= alpha[j][e];
+    }
+    // P = exp2(S - shift) x kF8PScale in e4m3, written as P^T's B operand (fp8wg's layout).
+    {
+      uint32_t half[4][2];
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float sh = m[j][e] == -INFINITY ? 0.f : m[j][e];
+          const float p0 = exp2f(s_v[4 * j + e] - sh), p1 = exp2f(s_v[4 * j + 2 + e] - sh);
+          l[j][e] += p0 + p1;
+          uint16_t two;
+          asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(two) : "f"(p1 * kF8PScale), "f"(p0 * kF8PScale));
+          half[j][e] = two;
+        }
+      const bool even = (gq & 1) == 0;
+      unsigned char* pw = smem + kWsPOff + wg * kWgPBytes;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const uint32_t got = __shfl_xor_sync(0xffffffffu, even ? half[j][1] : half[j][0], 4);
+        const uint32_t lo16 = even ? half[j][0] : got, hi16 = even ? got : half[j][1];
+        const uint32_t word = __byte_perm(lo16, hi16, 0x5140);
+        const int n = 8 * j + 2 * cq + (even ? 0 : 1);
+        *reinterpret_cast<uint32_t*>(pw + (n >> 3) * kWgPGroupBytes + wq * 128 + (n & 7) * 16 + 4 * (gq >> 1)) = word;
+      }
+    }
+    fence_proxy_async();
+    wg_bar(1 + wg);
+    // O^T += V^T . P^T (fp8wg's fragments), then the stage goes back to the producer.
+    {
+      const uint32_t v_lane = tile + wg_core(lane, 0);
+      turn_wait(wg);
+#pragma unroll
+      for (int mb = 0; mb < 8; ++mb) {
+        uint32_t a[2][4];
+#pragma unroll
+        for (int ks = 0; ks < 2; ++ks) {
+          uint32_t r[4];
+          ldmatrix_x4_trans(r, v_lane + ks * 4 * kWgGroupBytes + (4 * mb + wq) * 128);
+          a[ks][0] = __byte_perm(r[0], r[1], 0x6420);
+          a[ks][1] = __byte_perm(r[0], r[1], 0x7531);
+          a[ks][2] = __byte_perm(r[2], r[3], 0x6420);
+          a[ks][3] = __byte_perm(r[2], r[3], 0x7531);
+          wg_keep(a[ks]);
+        }
+        wg_keep(o[mb]);
+        wg_fence();
+#pragma unroll
+        for (int ks = 0; ks < 2; ++ks) wgmma_rs(o[mb], a[ks], wg_desc(p_base + ks * 256, 128, kWgPGroupBytes));
+        wg_commit();
+      }
+      turn_pass(wg);
+      wg_wait<0>();
+#pragma unroll
+      for (int mb = 0; mb < 8; ++mb) wg_keep(o[mb]);
+      __syncwarp();
+      if (lane == 0) v30::mbar_arrive(empty + 8 * s);
+    }
+  }
+  Probe::split(kLoopEnd, ntiles);
+  pdl_launch_dependents();
+
+  // Row sums over the warp's lanes of one cq, then the warpgroup's warps (each past its last read of red).
+  wg_bar(1 + wg);
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float v = l[j][e];
+      v += __shfl_xor_sync(0xffffffffu, v, 4);
+      v += __shfl_xor_sync(0xffffffffu, v, 8);
+      v += __shfl_xor_sync(0xffffffffu, v, 16);
+      if (gq == 0) red[(8 * j + 2 * cq + e) * 4 + wq] = v;
+    }
+  wg_bar(1 + wg);
+  const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int n = 8 * j + 2 * cq + e, r = row0 + wrow0 + n;
+      const float4 r4 = *reinterpret_cast<const float4*>(red + n * 4);
+      const float sum = (r4.x + r4.y) + (r4.z + r4.w);
+      const float inv = sum > 0.f ? f.out_scale / sum : 0.f;
+      const float lse = sum > 0.f ? m[j][e] + __log2f(sum) : -INFINITY;
+      if (r < rows) {
+        __nv_bfloat16* out = p.num_splits == 1 ? static_cast<__nv_bfloat16*>(p.out) + (static_cast<int64_t>(b) * rows + r) * kVDim
+                                               : static_cast<__nv_bfloat16*>(p.part_o) + (base_row + r) * kVDim;
+#pragma unroll
+        for (int mb = 0; mb < 8; ++mb)
+          *reinterpret_cast<uint32_t*>(out + 64 * mb + 16 * wq + 2 * gq) =
+              pack_bf16(o[mb][4 * j + e] * inv, o[mb][4 * j + 2 + e] * inv);
+        if (wq == 0 && gq == 0) {
+          if (p.num_splits > 1) {
+            p.part_lse[base_row + r] = lse;
+          } else if (p.lse != nullptr) {
+            p.lse[static_cast<int64_t>(b) * rows + r] = lse * 0.6931471805599453f;
+          }
+        }
+      }
+    }
+  if (wg == 0) turn_wait(0);  // the ping-pong: warpgroup 1's last turn pass, matched
+  Probe::split(kBlockExit, ntiles);
+}
+
+template <class Probe>
+inline cudaError_t launch_split_and_combine_fp8_wgmma_ws(const Fp8Params& f, cudaStream_t stream) {
+  return launch_quantized_split_and_combine<Probe>(f, stream, verify_attn_split_kernel_fp8_wgmma_ws<Probe>, kWsThreads,
+                                                   kWsSmemBytes);
+}
+
+}  // namespace verify_attn

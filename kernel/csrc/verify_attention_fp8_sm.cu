@@ -8,6 +8,9 @@
 #ifdef VERIFY_F8WG_WS
 #include "verify_attention_fp8_wgmma_ws.cuh"
 #endif
+#ifdef VERIFY_F8WG2
+#include "verify_attention_fp8_wgmma2.cuh"
+#endif
 
 namespace verify_attn {
 
@@ -27,7 +30,10 @@ struct Fp8WgLcProbe : NoProbe {};
 struct Fp8WgWsProbe : NoProbe {};
 struct Fp8WgWs4Probe : NoProbe {};
 struct Fp8WgWsPpProbe : NoProbe {};
-#if defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_PINGPONG)
+struct Fp8Wg2Probe : NoProbe {};  // "fp8wg2" (VERIFY_F8WG2)
+#if defined(VERIFY_F8WG2)
+using Fp8BuildProbe = Fp8Wg2Probe;
+#elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_PINGPONG)
 using Fp8BuildProbe = Fp8WgWsPpProbe;
 #elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_WS_STAGES) && VERIFY_F8WG_WS_STAGES == 4
 using Fp8BuildProbe = Fp8WgWs4Probe;
@@ -48,7 +54,9 @@ using Fp8BuildProbe = Fp8Probe;
 #endif
 
 cudaError_t launch_verify_attention_fp8(const Fp8Params& f, cudaStream_t stream) {
-#if defined(VERIFY_F8WG_WS)
+#if defined(VERIFY_F8WG2)
+  return launch_split_and_combine_fp8_wgmma2<BuildProbeOf<Fp8BuildProbe>>(f, stream);
+#elif defined(VERIFY_F8WG_WS)
   return launch_split_and_combine_fp8_wgmma_ws<BuildProbeOf<Fp8BuildProbe>>(f, stream);
 #elif defined(VERIFY_ATTN_FP8_WGMMA)
   return launch_split_and_combine_fp8_wgmma<BuildProbeOf<Fp8BuildProbe>>(f, stream);

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -228,19 +229,21 @@ def test_the_ceilings_microkernels_issue_every_mma_they_count(kernel: str, arch:
 
 @needs_nvcc
 @pytest.mark.parametrize(
-    "variant, qk64, qk32",
+    "variant, shapes",
     [
-        ("fp8wg", 18, 0),
-        ("fp8wgq1", 0, 18),
-        ("fp8wgpp", 18, 0),
-        ("fp8wglc", 18, 0),
-        ("fp8wgws", 18, 0),
-        ("fp8wgws4", 18, 0),
-        ("fp8wgwspp", 18, 0),
+        ("fp8wg", {"64x64x32": 18, "64x32x32": 16}),
+        ("fp8wgq1", {"64x32x32": 18 + 16}),
+        ("fp8wgpp", {"64x64x32": 18, "64x32x32": 16}),
+        ("fp8wglc", {"64x64x32": 18, "64x32x32": 16}),
+        ("fp8wgws", {"64x64x32": 18, "64x32x32": 16}),
+        ("fp8wgws4", {"64x64x32": 18, "64x32x32": 16}),
+        ("fp8wgwspp", {"64x64x32": 18, "64x32x32": 16}),
+        # QK one m64n128k32 a k-step; P.V 4 m-blocks x 2 k-steps of m64n64k32 at each of its 3 inlined call sites
+        ("fp8wg2", {"64x128x32": 18, "64x64x32": 3 * 8}),
     ],
 )
 def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
-    variant: str, qk64: int, qk32: int, tmp_path: Path
+    variant: str, shapes: dict[str, int], tmp_path: Path
 ) -> None:
     """kernel/build.py's wgmma fp8 builds (verify_attention_fp8_wgmma.cuh, sm_90a, lab): spill-free, their own probe
     type, and only wgmma e4m3 in the split kernel: QK one m64n64k32 a k-step over Q's two stacked terms (18; with one
@@ -272,10 +275,13 @@ def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
         "fp8wgws": "Fp8WgWsProbe",
         "fp8wgws4": "Fp8WgWs4Probe",
         "fp8wgwspp": "Fp8WgWsPpProbe",
+        "fp8wg2": "Fp8Wg2Probe",
     }
     assert probe[variant] in kernel.split("\n", 1)[0], kernel[:200]
-    assert len(re.findall(r"\bQGMMA\.64x64x32\.F32\.E4M3\.E4M3\b", kernel)) == qk64
-    assert len(re.findall(r"\bQGMMA\.64x32x32\.F32\.E4M3\.E4M3\b", kernel)) == qk32 + 16
+    found_shapes = dict(Counter(re.findall(r"\bQGMMA\.(\d+x\d+x\d+)\.F32\.E4M3\.E4M3\b", kernel)))
+    assert found_shapes == shapes, found_shapes
     assert re.findall(r"\b[HQ]MMA\.", kernel) == []
-    if "ws" in variant:  # the producer's registers handed to the math (ptxas drops setmaxnreg it cannot place: C7508)
+    if (
+        "ws" in variant or variant == "fp8wg2"
+    ):  # the producer's registers handed to the math (ptxas drops setmaxnreg it cannot place: C7508)
         assert "USETMAXREG.DEALLOC" in kernel and "USETMAXREG.TRY_ALLOC" in kernel, "setmaxnreg dropped"

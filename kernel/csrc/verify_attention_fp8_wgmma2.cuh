@@ -79,9 +79,10 @@ __device__ __forceinline__ void wgmma_rs64(float (&d)[32], const uint32_t (&a)[4
 // The first k-step of wgmma_ss128: D = A . B^T, D written only (scale-d 0), so no accumulator lives across tiles.
 __device__ __forceinline__ void wgmma_ss128_first(float (&d)[64], uint64_t a, uint64_t b) {
   asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"  // scale-d is a predicate: false
       "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
       "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "
-      "%64, %65, 0, 1, 1;\n"
+      "%64, %65, p, 1, 1;\n}\n"
       :
         "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]),
         "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15]),
@@ -172,7 +173,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
       }
     }
     pdl_launch_dependents();
-    cp_async_wait<0>();  // nothing in flight past the producer's exit
+    asm volatile("cp.async.wait_all;\n" ::: "memory");  // nothing in flight past the producer's exit (none is committed)
     return;
   }
 

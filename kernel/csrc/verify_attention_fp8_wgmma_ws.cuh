@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
       }
     }
     pdl_launch_dependents();
-    cp_async_wait<0>();  // nothing in flight past the producer's exit
+    asm volatile("cp.async.wait_all;\n" ::: "memory");  // nothing in flight past the producer's exit (none is committed)
     return;
   }
 

@@ -3,7 +3,8 @@
 # (kernel/tools/wgmma_probe.cu), the GPU tests of every wgmma build, their times beside the bf16 product
 # (docs/lab/fp8_wgmma_time.py quick), then Nsight Compute's warp states per SASS instruction for fp8wg, fp8wgws and fp8wg2 at
 # (1,8,64) 91k (docs/lab/fp8wg_ncu.py). Logs go to $OUT.
-#   bash docs/lab/fp8wg_ws_run.sh [BUILD ...]     (default: fp8wg fp8wgws fp8wgws4 fp8wgwspp fp8wg2)
+#   [NCU=0] bash docs/lab/fp8wg_ws_run.sh [BUILD ...]     (default: fp8wg fp8wgws fp8wgws4 fp8wgwspp fp8wg2; NCU=0: no
+#   Nsight Compute)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 builds=("${@:-fp8wg fp8wgws fp8wgws4 fp8wgwspp fp8wg2}")
@@ -18,6 +19,7 @@ tail -n 2 "$OUT"/build_*.log
 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/kernel/test_gpu_fp8_wgmma.py 2>&1 | tail -n 15 | tee "$OUT/pytest.log"
 timeout 200 python3 docs/lab/fp8_wgmma_time.py quick "${builds[@]}" 2>&1 | tee "$OUT/time.log"
 for v in fp8wg fp8wgws fp8wg2; do
+  [ "${NCU:-1}" = 0 ] && break
   timeout 90 ncu --clock-control none -k regex:split_kernel_fp8 -c 1 --section WarpStateStats --section SourceCounters \
     --section SchedulerStats -f -o "/tmp/ncu_$v" python3 docs/lab/fp8wg_ncu.py "$v" > "$OUT/ncu_$v.log" 2>&1 || continue
   ncu --import "/tmp/ncu_$v.ncu-rep" --page details > "$OUT/ncu_${v}_details.txt" 2>&1

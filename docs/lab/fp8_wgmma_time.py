@@ -9,11 +9,12 @@ script's log, never to a result file.
     python3 docs/lab/fp8_wgmma_time.py [quick] [BUILD ...]
 
 BUILD: kernel/build.py fp8 builds to time instead of the default four (cuda_fp8, fp8wg, fp8wgq1, fp8wgpp); the bf16
-product is always timed, as the base.
+product is timed as the base, unless NO_BF16=1 (then the first BUILD is, and the ratios are to it).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -48,12 +49,15 @@ def main() -> int:
     builds = {n: FP8_NAMES[n] for n in named} if named else FP8
     cases = CASES[::3] if quick else CASES
     print(torch.cuda.get_device_name(), flush=True)
-    bf16 = build.load()
+    no_bf16 = os.environ.get("NO_BF16") == "1"
+    bf16 = None if no_bf16 else build.load()
     exts = {name: build.load(variant=variant) for name, variant in builds.items()}
     l2 = l2_bytes(torch.device("cuda"))
     for case in cases:
         sets, _ = verify.input_sets(case, l2)
-        calls: dict[str, list] = {"cuda": [(lambda a: lambda: bf16.forward(*a, False, 0)[0])(x.args()) for x in sets]}
+        calls: dict[str, list] = {}
+        if bf16 is not None:
+            calls["cuda"] = [(lambda a: lambda: bf16.forward(*a, False, 0)[0])(x.args()) for x in sets]
         fp8_args = []
         for x in sets:
             kv8, scale, deq = peers.fp8_inputs(x)
@@ -68,11 +72,11 @@ def main() -> int:
                 runs = [capture_graph(fn) or fn for fn in calls[name]]
                 samples = time_device(lambda i, runs=runs: runs[i](), len(runs), budget_s=0.3, hold=True)
                 medians[name].append(statistics.median(samples))
-        base = statistics.mean(medians["cuda"])
+        base = statistics.mean(medians[next(iter(medians))])
         print(f"{case}", flush=True)
         for name, got in medians.items():
             us = statistics.mean(got)
-            print(f"  {name:9s} {us:8.1f} us ({' / '.join(f'{m:.1f}' for m in got)}) {us / base:.3f}x bf16", flush=True)
+            print(f"  {name:9s} {us:8.1f} us ({' / '.join(f'{m:.1f}' for m in got)}) {us / base:.3f}x {next(iter(medians))}", flush=True)
         del sets, calls, fp8_args
         torch.cuda.empty_cache()
     return 0

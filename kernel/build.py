@@ -69,7 +69,8 @@ FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)
 # "fp8wgpp" and "fp8wglc": fp8wg with its warpgroups taking turns at the tensor cores, and with late copies (lab A/Bs).
 # "fp8wgws", "fp8wgws4", "fp8wgwspp": fp8wg's tile with a producer warpgroup and an mbarrier ring (3 or 4 tiles), no
 # block barrier in the tile loop (verify_attention_fp8_wgmma_ws.cuh), the last with the turns too. "fp8wg2": each math
-# warpgroup all 64 rows and half of O's columns, scoring the tiles in turn (FlashMLA's split; verify_attention_fp8_wgmma2.cuh).
+# warpgroup all 64 rows and half of O's columns, scoring the tiles in turn (FlashMLA's split;
+# verify_attention_fp8_wgmma2.cuh).
 FP8_BUILDS: dict[str, tuple[str, ...]] = {
     FP8_VARIANT: FP8_FLAGS,
     "fp8q1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_Q1"),

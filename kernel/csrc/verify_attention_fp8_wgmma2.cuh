@@ -155,25 +155,11 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
   __syncthreads();
 
   if (warp >= kWsMathThreads / 32) {
-    // The producer, as fp8wgws's (Q in fp8wg2's order).
+    // The producer, fp8wgws's (Q in fp8wg2's order).
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kWsProducerRegs));
-    const int pw = warp - kWsMathThreads / 32;
-    for (int t = 0; t < ntiles; ++t) {
-      const int s = t % kW2Stages;
-      if (t >= kW2Stages) v30::mbar_wait(empty + 8 * s, ((t / kW2Stages) - 1) & 1);
-      ws_issue_tile(p, base + s * kWgTileBytes, b, prefix_start, prefix_len, seq_end, (tile0 + t) * kWgTokens, pw,
-                    lane);
-      v30::cp_async_arrive_noinc(full + 8 * s);
-      if (t == 0) {
-        pdl_wait_primary();  // Q is the quantize kernel's output (this grid's programmatic primary)
-        const unsigned char* qb =
-            after_wait(static_cast<const unsigned char*>(p.q)) + static_cast<int64_t>(b) * rows * kF8QRowBytes;
-        w2_issue_q(qb, base + kW2QOff, rows, row0, tid - kWsMathThreads);
-        v30::cp_async_arrive_noinc(q_full);
-      }
-    }
-    pdl_launch_dependents();
-    asm volatile("cp.async.wait_all;\n" ::: "memory");  // nothing in flight past the producer's exit (none is committed)
+    const auto issue_q = [&](const unsigned char* qb) { w2_issue_q(qb, base + kW2QOff, rows, row0, tid - kWsMathThreads); };
+    ws_produce<kW2Stages>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0, ntiles,
+                          warp - kWsMathThreads / 32, lane, issue_q);
     return;
   }
 

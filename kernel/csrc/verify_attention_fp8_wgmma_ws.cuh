@@ -60,6 +60,28 @@ __device__ __forceinline__ void ws_issue_tile(const Params& p, uint32_t dst, int
   }
 }
 
+// The producer warpgroup's whole job (fp8wgws and fp8wg2): every tile of the split into stage t % kStages once the
+// math warps have released it (empty), arriving on full when its copies land; after the first tile's copies, Q (the
+// quantize kernel's output, this grid's programmatic primary) through issue_q(qb), arriving on q_full.
+template <int kStages, class IssueQ>
+__device__ __forceinline__ void ws_produce(const Params& p, uint32_t base, uint32_t full, uint32_t empty,
+                                           uint32_t q_full, int b, int rows, int prefix_start, int prefix_len,
+                                           int seq_end, int tile0, int ntiles, int pw, int lane, IssueQ issue_q) {
+  for (int t = 0; t < ntiles; ++t) {
+    const int s = t % kStages;
+    if (t >= kStages) v30::mbar_wait(empty + 8 * s, ((t / kStages) - 1) & 1);
+    ws_issue_tile(p, base + s * kWgTileBytes, b, prefix_start, prefix_len, seq_end, (tile0 + t) * kWgTokens, pw, lane);
+    v30::cp_async_arrive_noinc(full + 8 * s);
+    if (t == 0) {
+      pdl_wait_primary();
+      issue_q(after_wait(static_cast<const unsigned char*>(p.q)) + static_cast<int64_t>(b) * rows * kF8QRowBytes);
+      v30::cp_async_arrive_noinc(q_full);
+    }
+  }
+  pdl_launch_dependents();
+  asm volatile("cp.async.wait_all;\n" ::: "memory");  // nothing in flight past the producer's exit (none is committed)
+}
+
 template <class Probe>
 __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wgmma_ws(const Fp8Params f) {
   const Params& p = f.p;
@@ -98,38 +120,25 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
   __syncthreads();
 
   if (warp >= kWsMathThreads / 32) {
-    // The producer: every tile of the split into stage t % kWsStages once both math warpgroups have released it.
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kWsProducerRegs));
-    const int pw = warp - kWsMathThreads / 32;
-    for (int t = 0; t < ntiles; ++t) {
-      const int s = t % kWsStages;
-      if (t >= kWsStages) v30::mbar_wait(empty + 8 * s, ((t / kWsStages) - 1) & 1);
-      ws_issue_tile(p, base + s * kWgTileBytes, b, prefix_start, prefix_len, seq_end, (tile0 + t) * kWgTokens, pw,
-                    lane);
-      v30::cp_async_arrive_noinc(full + 8 * s);
-      if (t == 0) {
-        // Q, after the first tile's copies: it is the quantize kernel's output (this grid's programmatic primary).
-        pdl_wait_primary();
-        const unsigned char* qb =
-            after_wait(static_cast<const unsigned char*>(p.q)) + static_cast<int64_t>(b) * rows * kF8QRowBytes;
-        const int pt = tid - kWsMathThreads;
+    const int pt = tid - kWsMathThreads;
+    // Q in fp8wg's order: each math warpgroup's two terms, 36 copies a thread.
+    const auto issue_q = [&](const unsigned char* qb) {
 #pragma unroll 6
-        for (int i = 0; i < 18 * kF8QTerms; ++i) {
-          const int idx = pt + i * 128;  // fp8wg's (row, term, chunk) order
-          const int r8 = idx & 7, c = (idx >> 3) % kWgCoreK, rest = (idx >> 3) / kWgCoreK;
-          const int grp = rest % 8, term = rest / 8;
-          const int r = grp * 8 + r8;
-          const int w = r / kWgRows, wr = r % kWgRows;
-          const int src_row = min(row0 + r, rows - 1);
-          const unsigned char* src = qb + static_cast<int64_t>(src_row) * kF8QRowBytes + term * kHeadDim + c * 16;
-          cp_async_16(base + kWsQOff + (w * kF8QTerms + term) * kWgQTermBytes + wg_core(wr, c), src,
-                      row0 + r < rows ? 16 : 0);
-        }
-        v30::cp_async_arrive_noinc(q_full);
+      for (int i = 0; i < 18 * kF8QTerms; ++i) {
+        const int idx = pt + i * 128;  // fp8wg's (row, term, chunk) order
+        const int r8 = idx & 7, c = (idx >> 3) % kWgCoreK, rest = (idx >> 3) / kWgCoreK;
+        const int grp = rest % 8, term = rest / 8;
+        const int r = grp * 8 + r8;
+        const int w = r / kWgRows, wr = r % kWgRows;
+        const int src_row = min(row0 + r, rows - 1);
+        const unsigned char* src = qb + static_cast<int64_t>(src_row) * kF8QRowBytes + term * kHeadDim + c * 16;
+        cp_async_16(base + kWsQOff + (w * kF8QTerms + term) * kWgQTermBytes + wg_core(wr, c), src,
+                    row0 + r < rows ? 16 : 0);
       }
-    }
-    pdl_launch_dependents();
-    asm volatile("cp.async.wait_all;\n" ::: "memory");  // nothing in flight past the producer's exit (none is committed)
+    };
+    ws_produce<kWsStages>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0, ntiles,
+                          warp - kWsMathThreads / 32, lane, issue_q);
     return;
   }
 

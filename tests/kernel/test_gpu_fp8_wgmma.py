@@ -7,6 +7,8 @@ skipped cleanly elsewhere) keep the flash-attention rule on the dequantized cach
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
@@ -22,7 +24,8 @@ pytestmark = [
 ]
 
 
-BUILDS = ("fp8wg", "fp8wgws", "fp8wgwspp", "fp8wg2")
+# FP8WG_BUILDS: the lab runner tests one build at a time, so one that hangs costs only its own minute
+BUILDS = tuple(os.environ.get("FP8WG_BUILDS", "fp8wg fp8wgws fp8wgwspp fp8wg2").split())
 
 
 def run(variant: str, case: tuple[int, int, int, int, str], splits: int = 0) -> None:

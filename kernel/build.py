@@ -68,7 +68,8 @@ FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)
 # "fp8wg" and "fp8wgq1": the same designs (q2p, qkp) on Hopper's wgmma (verify_attention_fp8_wgmma.cuh), sm_90a only;
 # "fp8wgpp" and "fp8wglc": fp8wg with its warpgroups taking turns at the tensor cores, and with late copies (lab A/Bs).
 # "fp8wgws", "fp8wgws4", "fp8wgwspp": fp8wg's tile with a producer warpgroup and an mbarrier ring (3 or 4 tiles), no
-# block barrier in the tile loop (verify_attention_fp8_wgmma_ws.cuh), the last with the turns too. "fp8wg2": each math
+# block barrier in the tile loop (verify_attention_fp8_wgmma_ws.cuh), the last with the turns too; "fp8wgwsh" issuing
+# less around the same work (descriptors built once, scores straight-line). "fp8wg2": each math
 # warpgroup all 64 rows and half of O's columns, scoring the tiles in turn (FlashMLA's split;
 # verify_attention_fp8_wgmma2.cuh).
 FP8_BUILDS: dict[str, tuple[str, ...]] = {
@@ -81,6 +82,7 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
     "fp8wgws": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS"),
     "fp8wgws4": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_WS_STAGES=4"),
     "fp8wgwspp": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_PINGPONG"),
+    "fp8wgwsh": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_HOIST"),
     "fp8wg2": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG2"),
 }
 FP8_MIN_CC = (8, 9)

@@ -26,13 +26,16 @@ struct Fp8WgProbe : NoProbe {};
 struct Fp8WgQ1Probe : NoProbe {};
 struct Fp8WgPpProbe : NoProbe {};
 struct Fp8WgLcProbe : NoProbe {};
-// The warp-specialised ones (VERIFY_F8WG_WS, "fp8wgws", "fp8wgws4", "fp8wgwspp").
+// The warp-specialised ones (VERIFY_F8WG_WS, "fp8wgws", "fp8wgws4", "fp8wgwspp", "fp8wgwsh").
 struct Fp8WgWsProbe : NoProbe {};
+struct Fp8WgWsHProbe : NoProbe {};
 struct Fp8WgWs4Probe : NoProbe {};
 struct Fp8WgWsPpProbe : NoProbe {};
 struct Fp8Wg2Probe : NoProbe {};  // "fp8wg2" (VERIFY_F8WG2)
 #if defined(VERIFY_F8WG2)
 using Fp8BuildProbe = Fp8Wg2Probe;
+#elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_HOIST)
+using Fp8BuildProbe = Fp8WgWsHProbe;
 #elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_PINGPONG)
 using Fp8BuildProbe = Fp8WgWsPpProbe;
 #elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_WS_STAGES) && VERIFY_F8WG_WS_STAGES == 4

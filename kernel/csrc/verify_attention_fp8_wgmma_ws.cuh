@@ -13,7 +13,14 @@
 // - Q goes in with the first tile, on a barrier of its own.
 // - With VERIFY_F8WG_PINGPONG the math warpgroups also take turns at the tensor cores (fp8wg's turn barriers 3 and 4),
 //   which can now put one's softmax under the other's GEMMs.
+// - With VERIFY_F8WG_HOIST ("fp8wgwsh") the math warps issue less around the same work: the QK and P.V descriptors
+//   are built once, from the warp's lane 0 (so in uniform registers), and stepped by a 32-bit add to their address
+//   field: 5 SASS instructions a QK wgmma, all uniform, against 13 in fp8wgws, where Nsight Compute put about a fifth
+//   of the math warps' stall samples; and a tile's scores are straight-line code, masked or not, not a branch an
+//   element (kernel/NOTES.md, "The decoupled kernel, measured").
 #pragma once
+
+#include <type_traits>
 
 #include "verify_attention_fp8_wgmma.cuh"
 #include "verify_attention_v30.cuh"  // the mbarrier helpers
@@ -31,6 +38,18 @@ constexpr int kWsThreads = kWsMathThreads + 128;  // + the producer warpgroup
 constexpr int kWsMathRegs = 240;
 constexpr int kWsProducerRegs = 24;
 static_assert(kWsMathRegs * kWsMathThreads + kWsProducerRegs * 128 <= 65536, "setmaxnreg budget over the register file");
+#ifdef VERIFY_F8WG_HOIST
+constexpr bool kWsHoist = true;
+#else
+constexpr bool kWsHoist = false;
+#endif
+// Descriptor `d` moved `bytes` along shared memory: its address field (bits 0-13) is (address & 0x3FFFF) >> 4, and
+// every operand here ends below 227 KB, so a 32-bit add to the low word never carries out of the field (a 64-bit add
+// cost the carry and register moves: 8 instructions a QK wgmma).
+__device__ __forceinline__ uint64_t wg_desc_step(uint64_t d, uint32_t bytes) {
+  const uint32_t lo = static_cast<uint32_t>(d) + (bytes >> 4);
+  return (d & 0xFFFFFFFF00000000ull) | lo;
+}
 // Shared memory, in order: the ring, Q (2 warpgroups x kF8QTerms terms), P (2), the reductions (2), ancestor masks,
 // row scales, barriers (full[kWsStages], empty[kWsStages], Q's).
 constexpr int kWsQOff = kWsStages * kWgTileBytes;
@@ -171,22 +190,24 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
   float s_acc[kSRegs];
 #pragma unroll
   for (int i = 0; i < kSRegs; ++i) s_acc[i] = 0.f;
-  if (ntiles > 0) v30::mbar_wait(q_full, 0);
-  if (wg == 1) turn_pass(1);  // warpgroup 0 takes the first turn
-  for (int t = 0; t < ntiles; ++t) {
-    const int s = t % kWsStages;
-    v30::mbar_wait(full + 8 * s, (t / kWsStages) & 1);
+  // Q's and P's descriptors from the warp's lane 0 (CUTLASS's canonical_warp_group_idx), so that ptxas may keep them in
+  // uniform registers.
+  const uint64_t q_desc = wg_desc(base + kWsQOff + __shfl_sync(0xffffffffu, wg, 0) * kF8QTerms * kWgQTermBytes, 128,
+                                  kWgGroupBytes);
+  const uint64_t p_desc = wg_desc(base + kWsPOff + __shfl_sync(0xffffffffu, wg, 0) * kWgPBytes, 128, kWgPGroupBytes);
+  // QK: S^T = K . Q^T, 18 k-steps of 32 B a term, once the tile in stage s has landed.
+  const auto issue_qk = [&](int s, int phase) {
+    v30::mbar_wait(full + 8 * s, phase);
     fence_proxy_async();  // the copies' writes, then wgmma's reads (the async proxy)
-    if (t == 0) Probe::split(kFirstTileLanded, ntiles);
     const uint32_t tile = base + s * kWgTileBytes;
-
-    // QK: S^T = K . Q^T, 18 k-steps of 32 B a term.
+    const uint64_t a_desc = wg_desc(tile, 128, kWgGroupBytes);
     wg_keep(s_acc);
     turn_wait(wg);
     wg_fence();
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 32; ++ks) {
-      const uint64_t a = wg_desc(tile + ks * 256, 128, kWgGroupBytes), q = wg_desc(q_base + ks * 256, 128, kWgGroupBytes);
+      const uint64_t a = kWsHoist ? wg_desc_step(a_desc, ks * 256) : wg_desc(tile + ks * 256, 128, kWgGroupBytes);
+      const uint64_t q = kWsHoist ? wg_desc_step(q_desc, ks * 256) : wg_desc(q_base + ks * 256, 128, kWgGroupBytes);
       if constexpr (kF8QTerms == 2) {
         wgmma_ss64(*reinterpret_cast<float(*)[32]>(s_acc), a, q, ks > 0);
       } else {
@@ -195,33 +216,55 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
     }
     wg_commit();
     turn_pass(wg);
+  };
+  if (ntiles > 0) v30::mbar_wait(q_full, 0);
+  if (wg == 1) turn_pass(1);  // warpgroup 0 takes the first turn
+  for (int t = 0; t < ntiles; ++t) {
+    const int s = t % kWsStages;
+    issue_qk(s, (t / kWsStages) & 1);
+    if (t == 0) Probe::split(kFirstTileLanded, ntiles);
+    const uint32_t tile = base + s * kWgTileBytes;
     wg_wait<0>();
     wg_keep(s_acc);
-
     // Scores in the exp2 domain, masked. s[4j + 2h + e]: token 16wq + gq + 8h, row n = 8j + 2cq + e.
     float s_v[16];
     const int pos_base = (tile0 + t) * kWgTokens + wq * 16 + gq;
     const bool needs_mask = (tile0 + t) * kWgTokens + kWgTokens > min(seq_end, prefix_len);
+    // HOIST: the masked and the unmasked tile as two straight-line copies (one branch per element, in one body, kept
+    // ptxas from overlapping the elements' loads and FMAs).
+    const auto scores = [&](auto flag) {  // flag.value: a bool, or std::bool_constant's constexpr one
+      const bool masked = flag.value;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
+      for (int j = 0; j < 4; ++j) {
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int n = 8 * j + 2 * cq + e;
-        const float2 sc = s_scale[wrow0 + n];
-        const uint64_t mask = needs_mask ? s_mask[wrow0 + n] : 0ull;
+        for (int e = 0; e < 2; ++e) {
+          const int n = 8 * j + 2 * cq + e;
+          const float2 sc = s_scale[wrow0 + n];
+          const uint64_t mask = masked ? s_mask[wrow0 + n] : 0ull;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int i = 4 * j + 2 * h + e;
-          float v = kF8QTerms == 2 ? (s_acc[i] + s_acc[i + 16] * sc.x) * sc.y : s_acc[i] * sc.y;
-          if (needs_mask) {
-            const int pos = pos_base + 8 * h;
-            bool ok = pos < seq_end;
-            if (ok && pos >= prefix_len) ok = (mask >> (pos - prefix_len)) & 1ull;
-            v = ok ? v : -INFINITY;
+          for (int h = 0; h < 2; ++h) {
+            const int i = 4 * j + 2 * h + e;
+            float v = kF8QTerms == 2 ? (s_acc[i] + s_acc[i + 16] * sc.x) * sc.y : s_acc[i] * sc.y;
+            if (masked) {
+              const int pos = pos_base + 8 * h;
+              bool ok = pos < seq_end;
+              if (ok && pos >= prefix_len) ok = (mask >> (pos - prefix_len)) & 1ull;
+              v = ok ? v : -INFINITY;
+            }
+            s_v[i] = v;
           }
-          s_v[i] = v;
         }
       }
+    };
+    struct Runtime {
+      bool value;
+    };
+    if (!kWsHoist) {
+      scores(Runtime{needs_mask});
+    } else if (needs_mask) {
+      scores(std::true_type{});
+    } else {
+      scores(std::false_type{});
     }
     // Row maxima over the warp's 16 tokens, then over the warpgroup's 4 warps.
 #pragma unroll
@@ -306,7 +349,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
         wg_keep(o[mb]);
         wg_fence();
 #pragma unroll
-        for (int ks = 0; ks < 2; ++ks) wgmma_rs(o[mb], a[ks], wg_desc(p_base + ks * 256, 128, kWgPGroupBytes));
+        for (int ks = 0; ks < 2; ++ks)
+          wgmma_rs(o[mb], a[ks],
+                   kWsHoist ? wg_desc_step(p_desc, ks * 256) : wg_desc(p_base + ks * 256, 128, kWgPGroupBytes));
         wg_commit();
       }
       turn_pass(wg);

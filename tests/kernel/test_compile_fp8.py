@@ -9,6 +9,7 @@ toolkit that changes it is noticed (kernel/NOTES.md, "An fp8 KV cache: the kerne
 
 from __future__ import annotations
 
+import itertools
 import re
 import subprocess
 from collections import Counter
@@ -238,6 +239,7 @@ def test_the_ceilings_microkernels_issue_every_mma_they_count(kernel: str, arch:
         ("fp8wgws", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgws4", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgwspp", {"64x64x32": 18, "64x32x32": 16}),
+        ("fp8wgwsh", {"64x64x32": 18, "64x32x32": 16}),
         # QK one m64n128k32 a k-step; P.V 4 m-blocks x 2 k-steps of m64n64k32 at each of its 3 inlined call sites
         ("fp8wg2", {"64x128x32": 18, "64x64x32": 3 * 8}),
     ],
@@ -275,6 +277,7 @@ def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
         "fp8wgws": "Fp8WgWsProbe",
         "fp8wgws4": "Fp8WgWs4Probe",
         "fp8wgwspp": "Fp8WgWsPpProbe",
+        "fp8wgwsh": "Fp8WgWsHProbe",
         "fp8wg2": "Fp8Wg2Probe",
     }
     assert probe[variant] in kernel.split("\n", 1)[0], kernel[:200]
@@ -288,3 +291,16 @@ def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
         assert "USETMAXREG.DEALLOC" in kernel and "USETMAXREG.TRY_ALLOC" in kernel, "setmaxnreg dropped"
         entry = [r for n, r in parse_ptxas(proc.stdout + proc.stderr).items() if "split_kernel_fp8_wgmma" in n]
         assert [r.registers for r in entry] == [168], entry
+    # No wgmma waited on singly: ptxas serialises every wgmma of a kernel it cannot pipeline (C7512, e.g. for
+    # registers), and then a WARPGROUP.DEPBAR follows each QGMMA
+    assert "C7512" not in proc.stdout + proc.stderr and kernel.count("WARPGROUP.DEPBAR") < 8, "wgmma serialised"
+    if variant == "fp8wgwsh":
+        # Descriptors built once and stepped in uniform registers: no R2UR between two QK wgmmas, and hardly any vector
+        # instruction (ptxas may schedule a few of the scores' address sums there: 5 at this commit; fp8wgws has 125
+        # vector instructions there, 34 of them R2UR moves)
+        lines = [ln.split("*/", 1)[1].strip() for ln in kernel.splitlines() if re.match(r"\s*/\*[0-9a-f]{4,}\*/", ln)]
+        qk = [i for i, ln in enumerate(lines) if "QGMMA.64x64x32" in ln]
+        assert len(qk) == 18, qk
+        between = [ln for a, b in itertools.pairwise(qk) for ln in lines[a + 1 : b]]
+        vector = [ln for ln in between if not ln.startswith(("U", "NOP"))]
+        assert between and not any(ln.startswith("R2UR") for ln in vector) and len(vector) <= 17, vector

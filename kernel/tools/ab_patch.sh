@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A kernel change against HEAD on one machine in one device call (issue 27's rule: each lever measured before it is
 # kept): the snapshot as it is (A) and a copy with lab patches applied in order (B: PATCHES, comma-separated, e.g.
-# docs/lab/patches/empty_splits.patch,docs/lab/patches/split_count.patch),
+# docs/lab/patches/empty_splits.patch,docs/lab/patches/cluster_merge.patch),
 # each built once (in parallel), then COMMAND run in A and in B alternately, ROUNDS times, A first in odd rounds and B
 # first in even ones, so that a clock or power drift weighs on both. Each run writes under $OUT/a/<round> or
 # $OUT/b/<round> (COMMAND gets that folder as $AB_OUT), with its log beside it; B runs with TRACKER_DIRTY=1, so its
@@ -10,7 +10,7 @@
 # made). Ends with one all.tgz of $OUT.
 #
 #   OUT=/tmp/out TRACKER_COMMIT=<the 40-digit sha> kernel/tools/ab_patch.sh PATCHES ROUNDS 'COMMAND'
-#   e.g. kernel/tools/ab_patch.sh docs/lab/patches/empty_splits.patch,docs/lab/patches/split_count.patch 2 \
+#   e.g. kernel/tools/ab_patch.sh docs/lab/patches/empty_splits.patch 2 \
 #          'python3 -m bench step --cases short --impl cuda --out $AB_OUT'
 set -uo pipefail
 : "${OUT:?set OUT to the folder that receives the result files and the logs}"

@@ -8,9 +8,6 @@
 #ifdef VERIFY_F8WG_WS
 #include "verify_attention_fp8_wgmma_ws.cuh"
 #endif
-#ifdef VERIFY_F8WG2
-#include "verify_attention_fp8_wgmma2.cuh"
-#endif
 
 namespace verify_attn {
 
@@ -26,19 +23,10 @@ struct Fp8WgProbe : NoProbe {};
 struct Fp8WgQ1Probe : NoProbe {};
 struct Fp8WgPpProbe : NoProbe {};
 struct Fp8WgLcProbe : NoProbe {};
-// The warp-specialised ones (VERIFY_F8WG_WS, "fp8wgws", "fp8wgws4", "fp8wgwspp", "fp8wgwsh").
+// The warp-specialised ones (VERIFY_F8WG_WS, "fp8wgws", "fp8wgws4").
 struct Fp8WgWsProbe : NoProbe {};
-struct Fp8WgWsHProbe : NoProbe {};
 struct Fp8WgWs4Probe : NoProbe {};
-struct Fp8WgWsPpProbe : NoProbe {};
-struct Fp8Wg2Probe : NoProbe {};  // "fp8wg2" (VERIFY_F8WG2)
-#if defined(VERIFY_F8WG2)
-using Fp8BuildProbe = Fp8Wg2Probe;
-#elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_HOIST)
-using Fp8BuildProbe = Fp8WgWsHProbe;
-#elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_PINGPONG)
-using Fp8BuildProbe = Fp8WgWsPpProbe;
-#elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_WS_STAGES) && VERIFY_F8WG_WS_STAGES == 4
+#if defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_WS_STAGES) && VERIFY_F8WG_WS_STAGES == 4
 using Fp8BuildProbe = Fp8WgWs4Probe;
 #elif defined(VERIFY_F8WG_WS)
 using Fp8BuildProbe = Fp8WgWsProbe;
@@ -57,9 +45,7 @@ using Fp8BuildProbe = Fp8Probe;
 #endif
 
 cudaError_t launch_verify_attention_fp8(const Fp8Params& f, cudaStream_t stream) {
-#if defined(VERIFY_F8WG2)
-  return launch_split_and_combine_fp8_wgmma2<BuildProbeOf<Fp8BuildProbe>>(f, stream);
-#elif defined(VERIFY_F8WG_WS)
+#if defined(VERIFY_F8WG_WS)
   return launch_split_and_combine_fp8_wgmma_ws<BuildProbeOf<Fp8BuildProbe>>(f, stream);
 #elif defined(VERIFY_ATTN_FP8_WGMMA)
   return launch_split_and_combine_fp8_wgmma<BuildProbeOf<Fp8BuildProbe>>(f, stream);

@@ -1,6 +1,6 @@
 // The wgmma fp8 kernel with its warpgroups decoupled (issue 28, sm_90a; lab builds, kernel/build.py "fp8wgws",
-// "fp8wgws4", "fp8wgwspp"): verify_attention_fp8_wgmma.cuh's tile, math and numerics unchanged, but no block barrier
-// in the tile loop.
+// "fp8wgws4"): verify_attention_fp8_wgmma.cuh's tile, math and numerics unchanged, but no block barrier in the tile
+// loop, and less issued around the same work.
 //
 // Why: in fp8wg both math warpgroups meet at a __syncthreads every tile (the cp.async ring's hand-over), so they run
 // QK, softmax and P.V in step and the tensor cores idle while both do their softmax; its ping-pong (fp8wgpp) only
@@ -11,13 +11,12 @@
 //   cp.async.mbarrier.arrive.noinc, i.e. once their copies have landed) and an empty one (each math warp arrives once
 //   its P.V has completed). The producer reads the slot ids straight from global memory.
 // - Q goes in with the first tile, on a barrier of its own.
-// - With VERIFY_F8WG_PINGPONG the math warpgroups also take turns at the tensor cores (fp8wg's turn barriers 3 and 4),
-//   which can now put one's softmax under the other's GEMMs.
-// - With VERIFY_F8WG_HOIST ("fp8wgwsh") the math warps issue less around the same work: the QK and P.V descriptors
-//   are built once, from the warp's lane 0 (so in uniform registers), and stepped by a 32-bit add to their address
-//   field: 5 SASS instructions a QK wgmma, all uniform, against 13 in fp8wgws, where Nsight Compute put about a fifth
-//   of the math warps' stall samples; and a tile's scores are straight-line code, masked or not, not a branch an
-//   element (kernel/NOTES.md, "The decoupled kernel, measured").
+// - The QK and P.V descriptors are built once, from the warp's lane 0 (so in uniform registers), and stepped by a
+//   32-bit add to their address field: 5 SASS instructions a QK wgmma, all uniform, against 13 when each was built
+//   from its address, where Nsight Compute put about a fifth of the math warps' stall samples; and a tile's scores
+//   are straight-line code, masked or not, not a branch an element (-3.3% at (1,8,64) 91k; kernel/NOTES.md, "The
+//   decoupled kernel, measured", where this is "fp8wgwsh"). The turns at the tensor cores (fp8wgpp's) cost more than
+//   they overlapped here too, and are gone.
 #pragma once
 
 #include <type_traits>
@@ -38,11 +37,6 @@ constexpr int kWsThreads = kWsMathThreads + 128;  // + the producer warpgroup
 constexpr int kWsMathRegs = 240;
 constexpr int kWsProducerRegs = 24;
 static_assert(kWsMathRegs * kWsMathThreads + kWsProducerRegs * 128 <= 65536, "setmaxnreg budget over the register file");
-#ifdef VERIFY_F8WG_HOIST
-constexpr bool kWsHoist = true;
-#else
-constexpr bool kWsHoist = false;
-#endif
 // Descriptor `d` moved `bytes` along shared memory: its address field (bits 0-13) is (address & 0x3FFFF) >> 4, and
 // every operand here ends below 227 KB, so a 32-bit add to the low word never carries out of the field (a 64-bit add
 // cost the carry and register moves: 8 instructions a QK wgmma).
@@ -79,7 +73,7 @@ __device__ __forceinline__ void ws_issue_tile(const Params& p, uint32_t dst, int
   }
 }
 
-// The producer warpgroup's whole job (fp8wgws and fp8wg2): every tile of the split into stage t % kStages once the
+// The producer warpgroup's whole job: every tile of the split into stage t % kStages once the
 // math warps have released it (empty), arriving on full when its copies land; after the first tile's copies, Q (the
 // quantize kernel's output, this grid's programmatic primary) through issue_q(qb), arriving on q_full.
 template <int kStages, class IssueQ>
@@ -166,8 +160,6 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
   const int gq = lane >> 2, cq = lane & 3;
   const int wrow0 = wg * kWgRows;
   float* red = reinterpret_cast<float*>(smem + kWsRedOff + wg * kWgRedBytes);  // [32 rows][4 warps]
-  const uint32_t q_base = base + kWsQOff + wg * kF8QTerms * kWgQTermBytes;
-  const uint32_t p_base = base + kWsPOff + wg * kWgPBytes;
 
   pdl_wait_primary();
   if (wq == 0) {
@@ -202,12 +194,10 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
     const uint32_t tile = base + s * kWgTileBytes;
     const uint64_t a_desc = wg_desc(tile, 128, kWgGroupBytes);
     wg_keep(s_acc);
-    turn_wait(wg);
     wg_fence();
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 32; ++ks) {
-      const uint64_t a = kWsHoist ? wg_desc_step(a_desc, ks * 256) : wg_desc(tile + ks * 256, 128, kWgGroupBytes);
-      const uint64_t q = kWsHoist ? wg_desc_step(q_desc, ks * 256) : wg_desc(q_base + ks * 256, 128, kWgGroupBytes);
+      const uint64_t a = wg_desc_step(a_desc, ks * 256), q = wg_desc_step(q_desc, ks * 256);
       if constexpr (kF8QTerms == 2) {
         wgmma_ss64(*reinterpret_cast<float(*)[32]>(s_acc), a, q, ks > 0);
       } else {
@@ -215,10 +205,8 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
       }
     }
     wg_commit();
-    turn_pass(wg);
   };
   if (ntiles > 0) v30::mbar_wait(q_full, 0);
-  if (wg == 1) turn_pass(1);  // warpgroup 0 takes the first turn
   for (int t = 0; t < ntiles; ++t) {
     const int s = t % kWsStages;
     issue_qk(s, (t / kWsStages) & 1);
@@ -230,10 +218,10 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
     float s_v[16];
     const int pos_base = (tile0 + t) * kWgTokens + wq * 16 + gq;
     const bool needs_mask = (tile0 + t) * kWgTokens + kWgTokens > min(seq_end, prefix_len);
-    // HOIST: the masked and the unmasked tile as two straight-line copies (one branch per element, in one body, kept
-    // ptxas from overlapping the elements' loads and FMAs).
-    const auto scores = [&](auto flag) {  // flag.value: a bool, or std::bool_constant's constexpr one
-      const bool masked = flag.value;
+    // The masked and the unmasked tile as two straight-line copies (one branch per element, in one body, kept ptxas
+    // from overlapping the elements' loads and FMAs).
+    const auto scores = [&](auto masked_tile) {
+      constexpr bool masked = decltype(masked_tile)::value;
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
 #pragma unroll
@@ -256,12 +244,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
         }
       }
     };
-    struct Runtime {
-      bool value;
-    };
-    if (!kWsHoist) {
-      scores(Runtime{needs_mask});
-    } else if (needs_mask) {
+    if (needs_mask) {
       scores(std::true_type{});
     } else {
       scores(std::false_type{});
@@ -332,7 +315,6 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
     // O^T += V^T . P^T (fp8wg's fragments), then the stage goes back to the producer.
     {
       const uint32_t v_lane = tile + wg_core(lane, 0);
-      turn_wait(wg);
 #pragma unroll
       for (int mb = 0; mb < 8; ++mb) {
         uint32_t a[2][4];
@@ -350,11 +332,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
         wg_fence();
 #pragma unroll
         for (int ks = 0; ks < 2; ++ks)
-          wgmma_rs(o[mb], a[ks],
-                   kWsHoist ? wg_desc_step(p_desc, ks * 256) : wg_desc(p_base + ks * 256, 128, kWgPGroupBytes));
+          wgmma_rs(o[mb], a[ks], wg_desc_step(p_desc, ks * 256));
         wg_commit();
       }
-      turn_pass(wg);
       wg_wait<0>();
 #pragma unroll
       for (int mb = 0; mb < 8; ++mb) wg_keep(o[mb]);
@@ -404,7 +384,6 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
         }
       }
     }
-  if (wg == 0) turn_wait(0);  // the ping-pong: warpgroup 1's last turn pass, matched
   Probe::split(kBlockExit, ntiles);
 }
 

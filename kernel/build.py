@@ -68,7 +68,8 @@ FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)
 # "fp8wgpp" and "fp8wglc": fp8wg with its warpgroups taking turns at the tensor cores, and with late copies (lab A/Bs).
 # "fp8wgws", "fp8wgws4": fp8wg's tile with a producer warpgroup and an mbarrier ring (3 or 4 tiles), no block barrier
 # in the tile loop, descriptors built once and the scores straight-line (verify_attention_fp8_wgmma_ws.cuh; measured
-# as "fp8wgwsh" before it replaced the first cut: kernel/NOTES.md, "The decoupled kernel, measured").
+# as "fp8wgwsh" before it replaced the first cut: kernel/NOTES.md, "The decoupled kernel, measured"); "fp8wgwsr" with
+# the row maximum's exchange skipped when no lazy shift moves (not yet timed).
 FP8_BUILDS: dict[str, tuple[str, ...]] = {
     FP8_VARIANT: FP8_FLAGS,
     "fp8q1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_Q1"),
@@ -78,6 +79,7 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
     "fp8wglc": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_LATE_COPIES"),
     "fp8wgws": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS"),
     "fp8wgws4": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_WS_STAGES=4"),
+    "fp8wgwsr": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_RED_OR"),
 }
 FP8_MIN_CC = (8, 9)
 # fp8 builds for an arch-specific target only (wgmma: sm_90a), by name.

@@ -17,6 +17,9 @@
 //   are straight-line code, masked or not, not a branch an element (-3.3% at (1,8,64) 91k; kernel/NOTES.md, "The
 //   decoupled kernel, measured", where this is "fp8wgwsh"). The turns at the tensor cores (fp8wgpp's) cost more than
 //   they overlapped here too, and are gone.
+// - With VERIFY_F8WG_RED_OR ("fp8wgwsr", not yet timed) the row maximum's barrier is a bar.red.or of whether any
+//   warp's own maximum moves a lazy shift; when none does (most tiles), the shared-memory exchange and the rescale are
+//   skipped, with the same result bit for bit.
 #pragma once
 
 #include <type_traits>
@@ -37,6 +40,22 @@ constexpr int kWsThreads = kWsMathThreads + 128;  // + the producer warpgroup
 constexpr int kWsMathRegs = 240;
 constexpr int kWsProducerRegs = 24;
 static_assert(kWsMathRegs * kWsMathThreads + kWsProducerRegs * 128 <= 65536, "setmaxnreg budget over the register file");
+#ifdef VERIFY_F8WG_RED_OR
+constexpr bool kWsRedOr = true;
+#else
+constexpr bool kWsRedOr = false;
+#endif
+// A named barrier of one warpgroup that also returns whether any of its threads passed `pred` (bar.red.or: it orders
+// shared memory as bar.sync does).
+__device__ __forceinline__ bool wg_bar_or(int id, bool pred) {
+  uint32_t any;
+  asm volatile(
+      "{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\nbar.red.or.pred q, %2, 128, p;\nselp.u32 %0, 1, 0, q;\n}\n"
+      : "=r"(any)
+      : "r"(static_cast<uint32_t>(pred)), "r"(id)
+      : "memory");
+  return any != 0;
+}
 // Descriptor `d` moved `bytes` along shared memory: its address field (bits 0-13) is (address & 0x3FFFF) >> 4, and
 // every operand here ends below 227 KB, so a 32-bit add to the low word never carries out of the field (a 64-bit add
 // cost the carry and register moves: 8 instructions a QK wgmma).
@@ -250,6 +269,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
       scores(std::false_type{});
     }
     // Row maxima over the warp's 16 tokens, then over the warpgroup's 4 warps.
+    bool local_move = false;
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
@@ -259,22 +279,38 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
         v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 8));
         v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 16));
         if (gq == 0) red[(8 * j + 2 * cq + e) * 4 + wq] = v;
+        if constexpr (kWsRedOr) local_move |= v > m[j][e] + static_cast<float>(kF8LazyShift);
       }
-    wg_bar(1 + wg);
+    // RED_OR: the barrier also ORs whether any warp's own maximum moves a row's lazy shift. The warpgroup's maximum
+    // moves it only then (it is the largest of the warps'), so otherwise every shift stays and the exchange is skipped.
+    bool exchange = true;
+    if (kWsRedOr) {
+      exchange = wg_bar_or(1 + wg, local_move);
+    } else {
+      wg_bar(1 + wg);
+    }
     bool moved = false;
     float alpha[4][2];
+    if constexpr (kWsRedOr) {
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+      for (int j = 0; j < 4; ++j)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const float4 r4 = *reinterpret_cast<const float4*>(red + (8 * j + 2 * cq + e) * 4);
-        const float v = fmaxf(fmaxf(r4.x, r4.y), fmaxf(r4.z, r4.w));
-        const bool move = v > m[j][e] + static_cast<float>(kF8LazyShift);
-        alpha[j][e] = move ? exp2f(m[j][e] - v) : 1.f;
-        m[j][e] = move ? v : m[j][e];
-        l[j][e] *= alpha[j][e];
-        moved |= move;
-      }
+        for (int e = 0; e < 2; ++e) alpha[j][e] = 1.f;  // read only where a row moved, but kept defined
+    }
+    if (exchange) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float4 r4 = *reinterpret_cast<const float4*>(red + (8 * j + 2 * cq + e) * 4);
+          const float v = fmaxf(fmaxf(r4.x, r4.y), fmaxf(r4.z, r4.w));
+          const bool move = v > m[j][e] + static_cast<float>(kF8LazyShift);
+          alpha[j][e] = move ? exp2f(m[j][e] - v) : 1.f;
+          m[j][e] = move ? v : m[j][e];
+          l[j][e] *= alpha[j][e];
+          moved |= move;
+        }
+    }
     if (__any_sync(0xffffffffu, moved)) {
 #pragma unroll
       for (int mb = 0; mb < 8; ++mb)

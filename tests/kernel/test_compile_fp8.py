@@ -238,6 +238,7 @@ def test_the_ceilings_microkernels_issue_every_mma_they_count(kernel: str, arch:
         ("fp8wglc", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgws", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgws4", {"64x64x32": 18, "64x32x32": 16}),
+        ("fp8wgwsr", {"64x64x32": 18, "64x32x32": 16}),
     ],
 )
 def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
@@ -272,6 +273,7 @@ def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
         "fp8wglc": "Fp8WgLcProbe",
         "fp8wgws": "Fp8WgWsProbe",
         "fp8wgws4": "Fp8WgWs4Probe",
+        "fp8wgwsr": "Fp8WgWsRProbe",
     }
     assert probe[variant] in kernel.split("\n", 1)[0], kernel[:200]
     found_shapes = dict(Counter(re.findall(r"\bQGMMA\.(\d+x\d+x\d+)\.F32\.E4M3\.E4M3\b", kernel)))
@@ -287,6 +289,8 @@ def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
     # No wgmma waited on singly: ptxas serialises every wgmma of a kernel it cannot pipeline (C7512, e.g. for
     # registers), and then a WARPGROUP.DEPBAR follows each QGMMA
     assert "C7512" not in proc.stdout + proc.stderr and kernel.count("WARPGROUP.DEPBAR") < 8, "wgmma serialised"
+    if variant == "fp8wgwsr":
+        assert "BAR.RED.OR" in kernel, "the row maximum's barrier is not a bar.red.or"
     if "ws" in variant:
         # Descriptors built once and stepped in uniform registers: no R2UR between two QK wgmmas, and hardly any vector
         # instruction (ptxas may schedule a few of the scores' address sums there: 5 today; with each descriptor

@@ -1,6 +1,6 @@
 """The lab's fp8 kernels on Hopper's wgmma (kernel/build.py "fp8wg", verify_attention_fp8_wgmma.cuh, and its
-warp-specialised "fp8wgws" and "fp8wgws4", verify_attention_fp8_wgmma_ws.cuh: design q2p, sm_90a only; marker `gpu`,
-skipped cleanly elsewhere) keep the flash-attention rule on the dequantized cache, as the mma.sync fp8 kernel does
+warp-specialised "fp8wgws", "fp8wgws4" and "fp8wgwsr", verify_attention_fp8_wgmma_ws.cuh: design q2p, sm_90a only;
+marker `gpu`, skipped cleanly elsewhere) keep the flash-attention rule on the dequantized cache, as the mma.sync fp8 kernel does
 (test_gpu_fp8.py's rule and shapes): mixed lengths, empty prefixes, 64-node trees, 128 heads, forced split counts
 (empty splits included), and CUDA-graph replay with new queries."""
 
@@ -24,7 +24,7 @@ pytestmark = [
 
 
 # FP8WG_BUILDS: the lab runner tests one build at a time, so one that hangs costs only its own minute
-BUILDS = tuple(os.environ.get("FP8WG_BUILDS", "fp8wg fp8wgws").split())
+BUILDS = tuple(os.environ.get("FP8WG_BUILDS", "fp8wg fp8wgws fp8wgwsr").split())
 
 
 def run(variant: str, case: tuple[int, int, int, int, str], splits: int = 0) -> None:
@@ -67,3 +67,14 @@ def test_the_wgmma_fp8_kernel_replays_in_a_cuda_graph_with_new_queries(variant: 
         eager, eager_lse = call()
         assert torch.equal(out, eager) and torch.equal(lse, eager_lse), f"replay {seed} differs from an eager call"
         assert_flash_rule(x, kv8, scale, out, lse, f"graph replay {seed}")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
+def test_skipping_the_row_maximum_exchange_changes_no_bit(case: tuple[int, int, int, int, str]) -> None:
+    """fp8wgwsr skips a tile's shared-memory exchange of row maxima when no warp's own maximum moves a lazy shift
+    (bar.red.or): the warpgroup's maximum is the largest of the warps', so every shift, rescale and P is the same as
+    fp8wgws's, and so is every bit of the output and the lse."""
+    x, kv8, scale = inputs(case)
+    rest = (x.prefix_indptr, x.prefix_slots, x.tree_slots, x.tree_mask, x.sm_scale)
+    outs = [build.load(variant=v).forward_fp8(x.q, kv8, scale, *rest, True, 0) for v in ("fp8wgws", "fp8wgwsr")]
+    assert torch.equal(outs[0][0], outs[1][0]) and torch.equal(outs[0][1], outs[1][1]), case

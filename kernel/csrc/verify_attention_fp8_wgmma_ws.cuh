@@ -18,7 +18,7 @@
 //   decoupled kernel, measured", where this is "fp8wgwsh"). The turns at the tensor cores (fp8wgpp's) cost more than
 //   they overlapped here too, and are gone.
 // - With VERIFY_F8WG_RED_OR ("fp8wgwsr", not yet timed) the row maximum's barrier is a bar.red.or of whether any
-//   warp's own maximum moves a lazy shift; when none does (most tiles), the shared-memory exchange and the rescale are
+//   warp's own maximum moves a lazy shift; when none does, the shared-memory exchange and the rescale are
 //   skipped, with the same result bit for bit.
 #pragma once
 
@@ -92,9 +92,9 @@ __device__ __forceinline__ void ws_issue_tile(const Params& p, uint32_t dst, int
   }
 }
 
-// The producer warpgroup's whole job: every tile of the split into stage t % kStages once the
-// math warps have released it (empty), arriving on full when its copies land; after the first tile's copies, Q (the
-// quantize kernel's output, this grid's programmatic primary) through issue_q(qb), arriving on q_full.
+// The producer warpgroup's whole job: every tile of the split into stage t % kStages once the math warps have released
+// it (empty), arriving on full when its copies land; after the first tile's copies, Q (the quantize kernel's output,
+// this grid's programmatic primary) through issue_q(qb), arriving on q_full.
 template <int kStages, class IssueQ>
 __device__ __forceinline__ void ws_produce(const Params& p, uint32_t base, uint32_t full, uint32_t empty,
                                            uint32_t q_full, int b, int rows, int prefix_start, int prefix_len,

@@ -69,6 +69,7 @@ def test_the_wgmma_fp8_kernel_replays_in_a_cuda_graph_with_new_queries(variant: 
         assert_flash_rule(x, kv8, scale, out, lse, f"graph replay {seed}")
 
 
+@pytest.mark.skipif("fp8wgwsr" not in BUILDS, reason="FP8WG_BUILDS leaves fp8wgwsr out")
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
 def test_skipping_the_row_maximum_exchange_changes_no_bit(case: tuple[int, int, int, int, str]) -> None:
     """fp8wgwsr skips a tile's shared-memory exchange of row maxima when no warp's own maximum moves a lazy shift

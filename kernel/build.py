@@ -69,7 +69,8 @@ FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)
 # "fp8wgws", "fp8wgws4": fp8wg's tile with a producer warpgroup and an mbarrier ring (3 or 4 tiles), no block barrier
 # in the tile loop, descriptors built once and the scores straight-line (verify_attention_fp8_wgmma_ws.cuh; measured
 # as "fp8wgwsh" before it replaced the first cut: kernel/NOTES.md, "The decoupled kernel, measured"); "fp8wgwsr" with
-# the row maximum's exchange skipped when no lazy shift moves (not yet timed).
+# the row maximum's exchange skipped when no lazy shift moves, "fp8wgwsg" with the producer's copies in whole 32-B
+# sectors a quarter warp (neither timed yet).
 FP8_BUILDS: dict[str, tuple[str, ...]] = {
     FP8_VARIANT: FP8_FLAGS,
     "fp8q1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_Q1"),
@@ -80,6 +81,7 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
     "fp8wgws": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS"),
     "fp8wgws4": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_WS_STAGES=4"),
     "fp8wgwsr": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_RED_OR"),
+    "fp8wgwsg": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_GATHER_PAIRS"),
 }
 FP8_MIN_CC = (8, 9)
 # fp8 builds for an arch-specific target only (wgmma: sm_90a), by name.

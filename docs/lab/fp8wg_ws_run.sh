@@ -3,11 +3,11 @@
 # (kernel/tools/wgmma_probe.cu), the GPU tests of every wgmma build, their times beside the bf16 product
 # (docs/lab/fp8_wgmma_time.py quick), then Nsight Compute's warp states per SASS instruction for fp8wg and fp8wgws at
 # (1,8,64) 91k (docs/lab/fp8wg_ncu.py). Logs go to $OUT.
-#   [NCU=0] bash docs/lab/fp8wg_ws_run.sh [BUILD ...]     (default: fp8wg fp8wgws fp8wgwsr fp8wgws4; NCU=0: no
-#   Nsight Compute)
+#   [NCU=0] bash docs/lab/fp8wg_ws_run.sh [BUILD ...]
+# (default builds: fp8wg fp8wgws fp8wgwsr fp8wgwsg fp8wgws4; NCU=0: no Nsight Compute)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-builds=("${@:-fp8wg fp8wgws fp8wgwsr fp8wgws4}")
+builds=("${@:-fp8wg fp8wgws fp8wgwsr fp8wgwsg fp8wgws4}")
 read -r -a builds <<< "${builds[*]}"
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
 nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o /tmp/wgp kernel/tools/wgmma_probe.cu > "$OUT/probe_build.log" 2>&1 &

@@ -23,11 +23,14 @@ struct Fp8WgProbe : NoProbe {};
 struct Fp8WgQ1Probe : NoProbe {};
 struct Fp8WgPpProbe : NoProbe {};
 struct Fp8WgLcProbe : NoProbe {};
-// The warp-specialised ones (VERIFY_F8WG_WS, "fp8wgws", "fp8wgws4", "fp8wgwsr").
+// The warp-specialised ones (VERIFY_F8WG_WS, "fp8wgws", "fp8wgws4", "fp8wgwsr", "fp8wgwsg").
 struct Fp8WgWsProbe : NoProbe {};
 struct Fp8WgWs4Probe : NoProbe {};
 struct Fp8WgWsRProbe : NoProbe {};
-#if defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_RED_OR)
+struct Fp8WgWsGProbe : NoProbe {};
+#if defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_GATHER_PAIRS)
+using Fp8BuildProbe = Fp8WgWsGProbe;
+#elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_RED_OR)
 using Fp8BuildProbe = Fp8WgWsRProbe;
 #elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_WS_STAGES) && VERIFY_F8WG_WS_STAGES == 4
 using Fp8BuildProbe = Fp8WgWs4Probe;

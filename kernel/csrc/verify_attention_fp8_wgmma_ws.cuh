@@ -17,6 +17,8 @@
 //   are straight-line code, masked or not, not a branch an element (-3.3% at (1,8,64) 91k; kernel/NOTES.md, "The
 //   decoupled kernel, measured", where this is "fp8wgwsh"). The turns at the tensor cores (fp8wgpp's) cost more than
 //   they overlapped here too, and are gone.
+// - With VERIFY_F8WG_GATHER_PAIRS ("fp8wgwsg", not yet timed) the producer's copies read whole 32-B sectors a quarter
+//   warp (ws_issue_tile).
 // - With VERIFY_F8WG_RED_OR ("fp8wgwsr", not yet timed) the row maximum's barrier is a bar.red.or of whether any
 //   warp's own maximum moves a lazy shift; when none does, the shared-memory exchange and the rescale are
 //   skipped, with the same result bit for bit.
@@ -40,6 +42,11 @@ constexpr int kWsThreads = kWsMathThreads + 128;  // + the producer warpgroup
 constexpr int kWsMathRegs = 240;
 constexpr int kWsProducerRegs = 24;
 static_assert(kWsMathRegs * kWsMathThreads + kWsProducerRegs * 128 <= 65536, "setmaxnreg budget over the register file");
+#ifdef VERIFY_F8WG_GATHER_PAIRS
+constexpr bool kWsPairs = true;
+#else
+constexpr bool kWsPairs = false;
+#endif
 #ifdef VERIFY_F8WG_RED_OR
 constexpr bool kWsRedOr = true;
 #else
@@ -80,14 +87,25 @@ __device__ __forceinline__ void ws_issue_tile(const Params& p, uint32_t dst, int
                                               int seq_end, int first_pos, int pw, int lane) {
 #pragma unroll
   for (int g = 0; g < 2; ++g) {
-    const int token = 16 * pw + 8 * g + (lane & 7), c4 = lane >> 3;
+    // PAIRS: lane 8q + 2r + h copies chunk 4i + 2(q / 2) + h of token 4(q % 2) + r, so each quarter warp (the unit a
+    // 16-B copy is served in) reads whole 32-B sectors: 4 tokens x 2 chunks, not 8 tokens x 1 chunk (half of each of
+    // 8 sectors, which Nsight Compute counted as 49% excess L2 sectors). Its shared-memory writes meet 2-way.
+    const int token = 16 * pw + 8 * g + (kWsPairs ? 4 * ((lane >> 3) & 1) + ((lane >> 1) & 3) : lane & 7);
+    const int c4 = kWsPairs ? 2 * (lane >> 4) + (lane & 1) : lane >> 3;
     const int slot = slot_at(p, b, prefix_start, prefix_len, seq_end, first_pos + token);
     const char* src = static_cast<const char*>(p.kv) + static_cast<int64_t>(slot < 0 ? 0 : slot) * kF8RowBytes;
     const int bytes = slot < 0 ? 0 : 16;
+    if constexpr (kWsPairs) {  // one base a side, stepped (as wg_core(token, 4i + c4) = wg_core(token, c4) + 512i)
+      const uint32_t d = dst + wg_core(token, c4);
+      const char* s = src + c4 * 16;
 #pragma unroll
-    for (int i = 0; i < 9; ++i) {
-      const int c = 4 * i + c4;
-      cp_async_16(dst + wg_core(token, c), src + c * 16, bytes);
+      for (int i = 0; i < 9; ++i) cp_async_16(d + 512 * i, s + 64 * i, bytes);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 9; ++i) {
+        const int c = 4 * i + c4;
+        cp_async_16(dst + wg_core(token, c), src + c * 16, bytes);
+      }
     }
   }
 }

@@ -239,6 +239,7 @@ def test_the_ceilings_microkernels_issue_every_mma_they_count(kernel: str, arch:
         ("fp8wgws", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgws4", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgwsr", {"64x64x32": 18, "64x32x32": 16}),
+        ("fp8wgwsg", {"64x64x32": 18, "64x32x32": 16}),
     ],
 )
 def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
@@ -274,6 +275,7 @@ def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
         "fp8wgws": "Fp8WgWsProbe",
         "fp8wgws4": "Fp8WgWs4Probe",
         "fp8wgwsr": "Fp8WgWsRProbe",
+        "fp8wgwsg": "Fp8WgWsGProbe",
     }
     assert probe[variant] in kernel.split("\n", 1)[0], kernel[:200]
     found_shapes = dict(Counter(re.findall(r"\bQGMMA\.(\d+x\d+x\d+)\.F32\.E4M3\.E4M3\b", kernel)))

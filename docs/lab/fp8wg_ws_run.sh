@@ -26,9 +26,9 @@ for v in "${builds[@]}"; do
 done
 timeout 200 python3 docs/lab/fp8_wgmma_time.py quick "${ok[@]}" 2>&1 | tee "$OUT/time.log"
 for v in fp8wg fp8wgws; do
+  [ "${NCU:-1}" = 0 ] && break
   [[ " ${ok[*]} " == *" $v "* ]] || continue
   [ "$SECONDS" -gt "${NCU_BY:-470}" ] && { echo "ncu $v skipped: ${SECONDS} s gone" | tee -a "$OUT/pytest.log"; continue; }
-  [ "${NCU:-1}" = 0 ] && break
   timeout 90 ncu --clock-control none -k regex:split_kernel_fp8 -c 1 --section WarpStateStats --section SourceCounters \
     --section SchedulerStats -f -o "/tmp/ncu_$v" python3 docs/lab/fp8wg_ncu.py "$v" > "$OUT/ncu_$v.log" 2>&1 || continue
   ncu --import "/tmp/ncu_$v.ncu-rep" --page details > "$OUT/ncu_${v}_details.txt" 2>&1

@@ -288,12 +288,6 @@ def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
         assert "USETMAXREG.DEALLOC" in kernel and "USETMAXREG.TRY_ALLOC" in kernel, "setmaxnreg dropped"
         entry = [r for n, r in parse_ptxas(proc.stdout + proc.stderr).items() if "split_kernel_fp8_wgmma" in n]
         assert [r.registers for r in entry] == [168], entry
-    # No wgmma waited on singly: ptxas serialises every wgmma of a kernel it cannot pipeline (C7512, e.g. for
-    # registers), and then a WARPGROUP.DEPBAR follows each QGMMA
-    assert "C7512" not in proc.stdout + proc.stderr and kernel.count("WARPGROUP.DEPBAR") < 8, "wgmma serialised"
-    if variant == "fp8wgwsr":
-        assert "BAR.RED.OR" in kernel, "the row maximum's barrier is not a bar.red.or"
-    if "ws" in variant:
         # Descriptors built once and stepped in uniform registers: no R2UR between two QK wgmmas, and hardly any vector
         # instruction (ptxas may schedule a few of the scores' address sums there: 5 today; with each descriptor
         # built from its address, as before 2026-12-07, there were 125, 34 of them R2UR moves)
@@ -303,3 +297,8 @@ def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
         between = [ln for a, b in itertools.pairwise(qk) for ln in lines[a + 1 : b]]
         vector = [ln for ln in between if not ln.startswith(("U", "NOP"))]
         assert between and not any(ln.startswith("R2UR") for ln in vector) and len(vector) <= 17, vector
+    if variant == "fp8wgwsr":
+        assert "BAR.RED.OR" in kernel, "the row maximum's barrier is not a bar.red.or"
+    # No wgmma waited on singly: ptxas serialises every wgmma of a kernel it cannot pipeline (C7512, e.g. for
+    # registers), and then a WARPGROUP.DEPBAR follows each QGMMA
+    assert "C7512" not in proc.stdout + proc.stderr and kernel.count("WARPGROUP.DEPBAR") < 8, "wgmma serialised"

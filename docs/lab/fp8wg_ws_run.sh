@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # One device call for issue 28's warp-specialised wgmma builds (lab): wgmma's rate in the lab kernel's shapes
 # (kernel/tools/wgmma_probe.cu), the GPU tests of every wgmma build, their times beside the bf16 product
-# (docs/lab/fp8_wgmma_time.py quick), then Nsight Compute's warp states per SASS instruction for fp8wg and fp8wgws at
-# (1,8,64) 91k (docs/lab/fp8wg_ncu.py). Logs go to $OUT.
-#   [NCU=0] bash docs/lab/fp8wg_ws_run.sh [BUILD ...]
-# (default builds: fp8wg fp8wgws fp8wgwsr fp8wgwsg fp8wgws4; NCU=0: no Nsight Compute)
+# (docs/lab/fp8_wgmma_time.py quick), then Nsight Compute's warp states per SASS instruction for the NCU_BUILDS that
+# passed, at (1,8,64) 91k (docs/lab/fp8wg_ncu.py). Logs go to $OUT.
+#   [NCU=0] [NCU_BUILDS="fp8wgws fp8wgvt"] bash docs/lab/fp8wg_ws_run.sh [BUILD ...]
+# (default builds: fp8wgws fp8wgr fp8wgvt fp8wgwsr; the first is the baseline; NCU=0: no Nsight Compute)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-builds=("${@:-fp8wg fp8wgws fp8wgwsr fp8wgwsg fp8wgws4}")
+builds=("${@:-fp8wgws fp8wgr fp8wgvt fp8wgwsr}")
 read -r -a builds <<< "${builds[*]}"
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
 nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o /tmp/wgp kernel/tools/wgmma_probe.cu > "$OUT/probe_build.log" 2>&1 &
@@ -25,7 +25,7 @@ for v in "${builds[@]}"; do
   [ $rc = 0 ] && [ "$v" != "${builds[0]}" ] && ok+=("$v")
 done
 timeout 200 python3 docs/lab/fp8_wgmma_time.py quick "${ok[@]}" 2>&1 | tee "$OUT/time.log"
-for v in fp8wg fp8wgws; do
+for v in ${NCU_BUILDS:-fp8wgws fp8wgvt}; do
   [ "${NCU:-1}" = 0 ] && break
   [[ " ${ok[*]} " == *" $v "* ]] || continue
   [ "$SECONDS" -gt "${NCU_BY:-470}" ] && { echo "ncu $v skipped: ${SECONDS} s gone" | tee -a "$OUT/pytest.log"; continue; }

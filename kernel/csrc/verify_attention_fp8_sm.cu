@@ -8,6 +8,12 @@
 #ifdef VERIFY_F8WG_WS
 #include "verify_attention_fp8_wgmma_ws.cuh"
 #endif
+#ifdef VERIFY_F8WG_ROWS
+#include "verify_attention_fp8_wgmma_rows.cuh"
+#endif
+#ifdef VERIFY_F8WG_VT
+#include "verify_attention_fp8_wgmma_vt.cuh"
+#endif
 
 namespace verify_attn {
 
@@ -28,7 +34,14 @@ struct Fp8WgWsProbe : NoProbe {};
 struct Fp8WgWs4Probe : NoProbe {};
 struct Fp8WgWsRProbe : NoProbe {};
 struct Fp8WgWsGProbe : NoProbe {};
-#if defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_GATHER_PAIRS)
+// Rows owned by warps (VERIFY_F8WG_ROWS, "fp8wgr"), and V transposed by the producer (VERIFY_F8WG_VT, "fp8wgvt").
+struct Fp8WgRProbe : NoProbe {};
+struct Fp8WgVtProbe : NoProbe {};
+#if defined(VERIFY_F8WG_VT)
+using Fp8BuildProbe = Fp8WgVtProbe;
+#elif defined(VERIFY_F8WG_ROWS)
+using Fp8BuildProbe = Fp8WgRProbe;
+#elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_GATHER_PAIRS)
 using Fp8BuildProbe = Fp8WgWsGProbe;
 #elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_RED_OR)
 using Fp8BuildProbe = Fp8WgWsRProbe;
@@ -51,7 +64,11 @@ using Fp8BuildProbe = Fp8Probe;
 #endif
 
 cudaError_t launch_verify_attention_fp8(const Fp8Params& f, cudaStream_t stream) {
-#if defined(VERIFY_F8WG_WS)
+#if defined(VERIFY_F8WG_VT)
+  return launch_split_and_combine_fp8_wgmma_vt<BuildProbeOf<Fp8BuildProbe>>(f, stream);
+#elif defined(VERIFY_F8WG_ROWS)
+  return launch_split_and_combine_fp8_wgmma_rows<BuildProbeOf<Fp8BuildProbe>>(f, stream);
+#elif defined(VERIFY_F8WG_WS)
   return launch_split_and_combine_fp8_wgmma_ws<BuildProbeOf<Fp8BuildProbe>>(f, stream);
 #elif defined(VERIFY_ATTN_FP8_WGMMA)
   return launch_split_and_combine_fp8_wgmma<BuildProbeOf<Fp8BuildProbe>>(f, stream);

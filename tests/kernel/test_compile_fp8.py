@@ -240,6 +240,9 @@ def test_the_ceilings_microkernels_issue_every_mma_they_count(kernel: str, arch:
         ("fp8wgws4", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgwsr", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgwsg", {"64x64x32": 18, "64x32x32": 16}),
+        ("fp8wgr", {"64x64x32": 18, "64x32x32": 16}),
+        # the first tile's QK and the last tile's P.V outside the loop (verify_attention_fp8_wgmma_vt.cuh)
+        ("fp8wgvt", {"64x64x32": 2 * 18, "64x32x32": 2 * 16}),
     ],
 )
 def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
@@ -276,15 +279,17 @@ def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
         "fp8wgws4": "Fp8WgWs4Probe",
         "fp8wgwsr": "Fp8WgWsRProbe",
         "fp8wgwsg": "Fp8WgWsGProbe",
+        "fp8wgr": "Fp8WgRProbe",
+        "fp8wgvt": "Fp8WgVtProbe",
     }
     assert probe[variant] in kernel.split("\n", 1)[0], kernel[:200]
     found_shapes = dict(Counter(re.findall(r"\bQGMMA\.(\d+x\d+x\d+)\.F32\.E4M3\.E4M3\b", kernel)))
     assert found_shapes == shapes, found_shapes
     assert re.findall(r"\b[HQ]MMA\.", kernel) == []
-    if "ws" in variant:
+    if "ws" in variant or variant in ("fp8wgr", "fp8wgvt"):  # the decoupled ones: a producer warpgroup
         # The producer's registers handed to the math (ptxas drops a setmaxnreg it cannot place: C7508), and the entry
-        # count that budget assumes (240 x 256 + 24 x 128 = 168 x 384): with fewer, the math's setmaxnreg.inc would
-        # wait forever for registers no warp frees.
+        # count that budget assumes (240 x 256 + 24 x 128 = 232 x 256 + 40 x 128 = 168 x 384): with fewer, the math's
+        # setmaxnreg.inc would wait forever for registers no warp frees.
         assert "USETMAXREG.DEALLOC" in kernel and "USETMAXREG.TRY_ALLOC" in kernel, "setmaxnreg dropped"
         entry = [r for n, r in parse_ptxas(proc.stdout + proc.stderr).items() if "split_kernel_fp8_wgmma" in n]
         assert [r.registers for r in entry] == [168], entry
@@ -293,8 +298,9 @@ def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
         # built from its address, as before 2026-12-07, there were 125, 34 of them R2UR moves)
         lines = [ln.split("*/", 1)[1].strip() for ln in kernel.splitlines() if re.match(r"\s*/\*[0-9a-f]{4,}\*/", ln)]
         qk = [i for i, ln in enumerate(lines) if "QGMMA.64x64x32" in ln]
-        assert len(qk) == 18, qk
-        between = [ln for a, b in itertools.pairwise(qk) for ln in lines[a + 1 : b]]
+        assert len(qk) == shapes["64x64x32"], qk
+        runs = [qk[i : i + 18] for i in range(0, len(qk), 18)]  # each copy of a tile's QK
+        between = [ln for run in runs for a, b in itertools.pairwise(run) for ln in lines[a + 1 : b]]
         vector = [ln for ln in between if not ln.startswith(("U", "NOP"))]
         assert between and not any(ln.startswith("R2UR") for ln in vector) and len(vector) <= 17, vector
     if variant == "fp8wgwsr":

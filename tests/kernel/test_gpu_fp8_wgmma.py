@@ -1,5 +1,6 @@
 """The lab's fp8 kernels on Hopper's wgmma (kernel/build.py "fp8wg", verify_attention_fp8_wgmma.cuh, and its
-warp-specialised "fp8wgws", "fp8wgws4", "fp8wgwsr" and "fp8wgwsg", verify_attention_fp8_wgmma_ws.cuh: design q2p,
+warp-specialised "fp8wgws", "fp8wgws4", "fp8wgwsr" and "fp8wgwsg", verify_attention_fp8_wgmma_ws.cuh, "fp8wgr" and
+"fp8wgvt", verify_attention_fp8_wgmma_rows.cuh and _vt.cuh: design q2p,
 sm_90a only; marker `gpu`, skipped cleanly elsewhere) keep the flash-attention rule on the dequantized cache, as the
 mma.sync fp8 kernel does (test_gpu_fp8.py's rule and shapes): mixed lengths, empty prefixes, 64-node trees, 128 heads,
 forced split counts (empty splits included), and CUDA-graph replay with new queries."""
@@ -24,7 +25,7 @@ pytestmark = [
 
 
 # FP8WG_BUILDS: the lab runner tests one build at a time, so one that hangs costs only its own minute
-BUILDS = tuple(os.environ.get("FP8WG_BUILDS", "fp8wg fp8wgws fp8wgwsr fp8wgwsg").split())
+BUILDS = tuple(os.environ.get("FP8WG_BUILDS", "fp8wg fp8wgws fp8wgwsr fp8wgwsg fp8wgr fp8wgvt").split())
 
 
 def run(variant: str, case: tuple[int, int, int, int, str], splits: int = 0) -> None:
@@ -67,6 +68,25 @@ def test_the_wgmma_fp8_kernel_replays_in_a_cuda_graph_with_new_queries(variant: 
         eager, eager_lse = call()
         assert torch.equal(out, eager) and torch.equal(lse, eager_lse), f"replay {seed} differs from an eager call"
         assert_flash_rule(x, kv8, scale, out, lse, f"graph replay {seed}")
+
+
+@pytest.mark.parametrize("variant", BUILDS)
+@pytest.mark.parametrize(
+    "case", [(2, 128, 8, 1000, "chain"), (3, 16, 16, 2000, "random")], ids=lambda c: "-".join(map(str, c))
+)
+def test_the_wgmma_fp8_kernel_gives_the_same_bits_every_call(
+    variant: str, case: tuple[int, int, int, int, str]
+) -> None:
+    """Five calls on the same inputs, every bit the same: no race between the warps of a block (a fast warp reusing
+    a P, rescale or ring buffer a slow one still reads) shows as run-to-run noise the flash-attention rule would hide.
+    (fp8wgwsr differed from fp8wgws in one bit pattern of this 128-head case on an H100, 2026-12-07.)"""
+    x, kv8, scale = inputs(case)
+    ext = build.load(variant=variant)
+    rest = (x.prefix_indptr, x.prefix_slots, x.tree_slots, x.tree_mask, x.sm_scale)
+    first = ext.forward_fp8(x.q, kv8, scale, *rest, True, 0)
+    for i in range(4):
+        out, lse = ext.forward_fp8(x.q, kv8, scale, *rest, True, 0)
+        assert torch.equal(out, first[0]) and torch.equal(lse, first[1]), f"{variant} {case}: call {i + 2} differs"
 
 
 @pytest.mark.skipif("fp8wgwsr" not in BUILDS, reason="FP8WG_BUILDS leaves fp8wgwsr out")

@@ -1,0 +1,295 @@
+// The decoupled wgmma fp8 kernel with each warp owning its rows' scores (issue 28, sm_90a; lab builds, kernel/build.py
+// "fp8wgr"): fp8wgws's producer, ring, numerics and P.V, with QK the other way round.
+//
+// Why: in fp8wgws (verify_attention_fp8_wgmma_ws.cuh) QK is S^T = K . Q^T, so a warp holds 16 tokens of every row and
+// a row's maximum crosses the warpgroup's 4 warps through shared memory and a named barrier every tile, on the serial
+// chain QK -> softmax -> P.V that sets the tile (kernel/NOTES.md, "The decoupled kernel, measured"). Here:
+// - QK is S = Q . K^T with A = the warpgroup's Q, its two terms interleaved as wgmma's 64 rows (8-row group 2w + term:
+//   warp w's accumulator rows gq and gq + 8 are row 8w + gq's hi and lo terms), and B = the K tile (N = 64 tokens).
+//   The same 18 m64n64k32 a tile, the same 32 accumulator registers; a thread combines hi and lo of its own row.
+// - A thread scores one row (8w + gq) over 16 tokens, 4 lanes a row: the maximum is 2 shuffles, every lane of the quad
+//   moves the same lazy shift, no exchange. P goes to shared memory as P.V's B operand in the same k order as fp8wgws's
+//   (4 consecutive bytes a thread a 16-token chunk: no shuffle), and each moved row's rescale beside it; one named
+//   barrier a tile (a bar.red.or: whether any row of the warpgroup moved) hands both to P.V, whose O^T needs the
+//   rescale of 8 rows that other warps own.
+// - P is double-buffered by tile parity: with one barrier a tile, a fast warp writes tile t + 1's P while a slow warp's
+//   P.V of tile t may still read tile t's (each warp waits for its own P.V at the end of its tile, before the barrier
+//   of the next, so tile t + 2 may reuse tile t's buffer).
+// - Not done here: the next tile's QK under this one's softmax (FA3's intra-warpgroup overlap), or P.V's wait deferred
+//   past the next QK's issue. Either keeps S's 32 accumulator registers in flight beside O's 128 and P.V's A fragments
+//   (64: 8 m-blocks x 2 k-steps, reserved until P.V completes), and ptxas serialised every wgmma (C7512) both ways,
+//   with the issue of the last tile's QK peeled off the loop too; verify_attention_fp8_wgmma_vt.cuh moves V's transpose
+//   to the producer so that P.V needs no A registers.
+#pragma once
+
+#include "verify_attention_fp8_wgmma_ws.cuh"
+
+namespace verify_attn {
+
+constexpr int kRsPBuffers = 2;
+static_assert(kF8QTerms == 2, "the rows-own layout interleaves Q's two terms");
+
+// Shared memory, in order: the ring, Q (2 warpgroups x 2 terms, interleaved), P (2 warpgroups x kRsPBuffers), each
+// row's rescale (2 warpgroups x 2 parities x 32 rows), the row sums and shifts for the epilogue (2 x 32 float2),
+// ancestor masks, row scales, barriers (full[kWsStages], empty[kWsStages], Q's).
+constexpr int kRsPOff = kWsQOff + 2 * kF8QTerms * kWgQTermBytes;
+constexpr int kRsAlphaOff = kRsPOff + 2 * kRsPBuffers * kWgPBytes;
+constexpr int kRsSumOff = kRsAlphaOff + 2 * 2 * kWgRows * 4;
+constexpr int kRsMaskOff = kRsSumOff + 2 * kWgRows * 8;
+constexpr int kRsScaleOff = kRsMaskOff + kRowsPerBlock * 8;
+constexpr int kRsBarOff = kRsScaleOff + kRowsPerBlock * 8;
+constexpr int kRsSmemBytes = kRsBarOff + (2 * kWsStages + 1) * 8;
+static_assert(kRsSmemBytes <= 227 * 1024, "shared memory per block must fit sm_90's 227 KB");
+
+template <class Probe>
+__global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wgmma_rows(const Fp8Params f) {
+  const Params& p = f.p;
+  Probe::split(kBlockEntry, 0);
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t base = smem_addr(smem);
+  uint64_t* s_mask = reinterpret_cast<uint64_t*>(smem + kRsMaskOff);  // [64]
+  float2* s_scale = reinterpret_cast<float2*>(smem + kRsScaleOff);    // [64]: (s_lo / s_hi, s_hi * scale)
+  const uint32_t full = base + kRsBarOff, empty = full + kWsStages * 8, q_full = empty + kWsStages * 8;
+
+  const int b = blockIdx.z, split = blockIdx.y;
+  const int rows = p.nodes * p.heads;
+  const int row0 = blockIdx.x * kRowsPerBlock;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+
+  const int prefix_start = p.prefix_indptr[b];
+  const int prefix_len = p.prefix_indptr[b + 1] - prefix_start;
+  const int total = prefix_len + p.nodes;
+  const int total_tiles = (total + kWgTokens - 1) / kWgTokens;
+  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
+  const int tile0 = split * per_split;
+  const int ntiles = max(0, min(total_tiles, tile0 + per_split) - tile0);
+  const int seq_end = min(total, (tile0 + ntiles) * kWgTokens);
+
+  if (tid == 0) {
+    for (int s = 0; s < kWsStages; ++s) {
+      v30::mbar_init(full + 8 * s, 128);
+      v30::mbar_init(empty + 8 * s, kWsMathThreads / 32);
+    }
+    v30::mbar_init(q_full, 128);
+  }
+  if (tid < kRowsPerBlock) {
+    const int r = row0 + tid;
+    s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
+  }
+  __syncthreads();
+
+  if (warp >= kWsMathThreads / 32) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kWsProducerRegs));
+    const int pt = tid - kWsMathThreads;
+    // Q as wgmma's A: each math warpgroup's 32 rows x 2 terms as 64 rows, 8-row group 2 (r / 8) + term.
+    const auto issue_q = [&](const unsigned char* qb) {
+#pragma unroll 6
+      for (int i = 0; i < 18 * kF8QTerms; ++i) {
+        const int idx = pt + i * 128;
+        const int r8 = idx & 7, c = (idx >> 3) % kWgCoreK, rest = (idx >> 3) / kWgCoreK;
+        const int grp = rest % 8, term = rest / 8;
+        const int r = grp * 8 + r8;
+        const int w = r / kWgRows, wr = r % kWgRows;
+        const int src_row = min(row0 + r, rows - 1);
+        const unsigned char* src = qb + static_cast<int64_t>(src_row) * kF8QRowBytes + term * kHeadDim + c * 16;
+        cp_async_16(base + kWsQOff + w * kF8QTerms * kWgQTermBytes + wg_core(16 * (wr >> 3) + 8 * term + (wr & 7), c),
+                    src, row0 + r < rows ? 16 : 0);
+      }
+    };
+    ws_produce<kWsStages>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0, ntiles,
+                          warp - kWsMathThreads / 32, lane, issue_q);
+    return;
+  }
+
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kWsMathRegs));
+  const int wg = warp >> 2, wq = warp & 3;
+  const int gq = lane >> 2, cq = lane & 3;
+  const int wrow0 = wg * kWgRows;
+  const int own = 8 * wq + gq;  // the row this thread scores, within its warpgroup
+  float* alpha_buf = reinterpret_cast<float*>(smem + kRsAlphaOff) + wg * 2 * kWgRows;  // [2 parities][32 rows]
+  float2* sum_buf = reinterpret_cast<float2*>(smem + kRsSumOff) + wg * kWgRows;         // [32 rows]: (sum, shift)
+
+  pdl_wait_primary();
+  if (wq == 0) {
+    const int r = row0 + wrow0 + lane;
+    const float2 sc = r < rows ? *reinterpret_cast<const float2*>(f.q_scales + 2 * (static_cast<int64_t>(b) * rows + r))
+                               : make_float2(1.f, 1.f);
+    s_scale[wrow0 + lane] = make_float2(__fdiv_rn(sc.y, sc.x), sc.x * p.scale_log2);  // exact: powers of two
+  }
+  wg_bar(1 + wg);
+  const float2 sc = s_scale[wrow0 + own];
+  const uint64_t own_mask = s_mask[wrow0 + own];
+
+  float o[8][16];
+#pragma unroll
+  for (int mb = 0; mb < 8; ++mb)
+#pragma unroll
+    for (int i = 0; i < 16; ++i) o[mb][i] = 0.f;
+  float m = -INFINITY, l = 0.f;
+  float s_acc[32];
+#pragma unroll
+  for (int i = 0; i < 32; ++i) s_acc[i] = 0.f;
+  const int wg0 = __shfl_sync(0xffffffffu, wg, 0);  // lane 0's, so that the descriptors sit in uniform registers
+  const uint64_t q_desc = wg_desc(base + kWsQOff + wg0 * kF8QTerms * kWgQTermBytes, 128, kWgGroupBytes);
+  const uint64_t p_desc = wg_desc(base + kRsPOff + wg0 * kRsPBuffers * kWgPBytes, 128, kWgPGroupBytes);
+  unsigned char* p_wg = smem + kRsPOff + wg * kRsPBuffers * kWgPBytes;
+  // QK of tile t: S = Q . K^T, 18 k-steps of 32 B, once its stage has landed.
+  const auto issue_qk = [&](int t) {
+    const int s = t % kWsStages;
+    v30::mbar_wait(full + 8 * s, (t / kWsStages) & 1);
+    fence_proxy_async();  // the copies' writes, then wgmma's reads (the async proxy)
+    const uint64_t k_desc = wg_desc(base + s * kWgTileBytes, 128, kWgGroupBytes);
+    wg_keep(s_acc);
+    wg_fence();
+#pragma unroll
+    for (int ks = 0; ks < kHeadDim / 32; ++ks)
+      wgmma_ss64(s_acc, wg_desc_step(q_desc, ks * 256), wg_desc_step(k_desc, ks * 256), ks > 0);
+    wg_commit();
+  };
+  if (ntiles > 0) v30::mbar_wait(q_full, 0);
+  for (int t = 0; t < ntiles; ++t) {
+    const int s = t % kWsStages, pbuf = t & 1;
+    issue_qk(t);
+    wg_wait<0>();
+    if (t == 0) Probe::split(kFirstTileLanded, ntiles);
+    wg_keep(s_acc);
+    // Scores in the exp2 domain, masked: s_v[2k + e] is token 8k + 2cq + e of row `own`.
+    float s_v[16];
+    const int pos_base = (tile0 + t) * kWgTokens + 2 * cq;
+    const bool needs_mask = (tile0 + t) * kWgTokens + kWgTokens > min(seq_end, prefix_len);
+    const auto scores = [&](auto masked_tile) {
+      constexpr bool masked = decltype(masked_tile)::value;
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float v = (s_acc[4 * k + e] + s_acc[4 * k + 2 + e] * sc.x) * sc.y;
+          if (masked) {
+            const int pos = pos_base + 8 * k + e;
+            bool ok = pos < seq_end;
+            if (ok && pos >= prefix_len) ok = (own_mask >> (pos - prefix_len)) & 1ull;
+            v = ok ? v : -INFINITY;
+          }
+          s_v[2 * k + e] = v;
+        }
+    };
+    if (needs_mask) {
+      scores(std::true_type{});
+    } else {
+      scores(std::false_type{});
+    }
+    // The row's maximum over its 4 lanes, the lazy shift, P.
+    float mx = s_v[0];
+#pragma unroll
+    for (int i = 1; i < 16; ++i) mx = fmaxf(mx, s_v[i]);
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const bool move = mx > m + static_cast<float>(kF8LazyShift);
+    const float alpha = move ? exp2f(m - mx) : 1.f;
+    m = move ? mx : m;
+    l *= alpha;
+    const float sh = m == -INFINITY ? 0.f : m;
+    unsigned char* pw = p_wg + pbuf * kWgPBytes + wq * kWgPGroupBytes + gq * 16 + 4 * cq;
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {  // 16-token chunk c: tokens 16c + {2cq, 2cq + 1, 8 + 2cq, 9 + 2cq}, in that order
+      float pv[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        pv[i] = exp2f(s_v[4 * c + i] - sh);
+        l += pv[i];
+      }
+      uint16_t lo, hi;
+      asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(lo) : "f"(pv[1] * kF8PScale), "f"(pv[0] * kF8PScale));
+      asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(hi) : "f"(pv[3] * kF8PScale), "f"(pv[2] * kF8PScale));
+      *reinterpret_cast<uint32_t*>(pw + c * 128) = static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16);
+    }
+    float* alpha_t = alpha_buf + (t & 1) * kWgRows;
+    if (cq == 0) alpha_t[own] = alpha;
+    fence_proxy_async();  // P's writes, then P.V's reads (the async proxy)
+    const bool any_move = wg_bar_or(1 + wg, move);
+    if (any_move) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const float2 a2 = *reinterpret_cast<const float2*>(alpha_t + 8 * j + 2 * cq);
+#pragma unroll
+        for (int mb = 0; mb < 8; ++mb)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            o[mb][4 * j + 2 * h] *= a2.x;
+            o[mb][4 * j + 2 * h + 1] *= a2.y;
+          }
+      }
+    }
+    // O^T += V^T . P^T (fp8wgws's fragments); the stage goes back to the producer once its V is in registers.
+    {
+      const uint32_t v_lane = base + s * kWgTileBytes + wg_core(lane, 0);
+      const uint64_t p_t = wg_desc_step(p_desc, pbuf * kWgPBytes);
+#pragma unroll
+      for (int mb = 0; mb < 8; ++mb) {
+        uint32_t a[2][4];
+#pragma unroll
+        for (int ks = 0; ks < 2; ++ks) {
+          uint32_t r[4];
+          ldmatrix_x4_trans(r, v_lane + ks * 4 * kWgGroupBytes + (4 * mb + wq) * 128);
+          a[ks][0] = __byte_perm(r[0], r[1], 0x6420);
+          a[ks][1] = __byte_perm(r[0], r[1], 0x7531);
+          a[ks][2] = __byte_perm(r[2], r[3], 0x6420);
+          a[ks][3] = __byte_perm(r[2], r[3], 0x7531);
+          wg_keep(a[ks]);
+        }
+        wg_keep(o[mb]);
+        wg_fence();
+#pragma unroll
+        for (int ks = 0; ks < 2; ++ks) wgmma_rs(o[mb], a[ks], wg_desc_step(p_t, ks * 256));
+      }
+      wg_commit();
+      wg_wait<0>();
+#pragma unroll
+      for (int mb = 0; mb < 8; ++mb) wg_keep(o[mb]);
+      __syncwarp();
+      if (lane == 0) v30::mbar_arrive(empty + 8 * s);
+    }
+  }
+  Probe::split(kLoopEnd, ntiles);
+  pdl_launch_dependents();
+
+  // The row's sum over its 4 lanes; then each thread takes the 8 rows its O^T columns hold.
+  l += __shfl_xor_sync(0xffffffffu, l, 1);
+  l += __shfl_xor_sync(0xffffffffu, l, 2);
+  if (cq == 0) sum_buf[own] = make_float2(l, m);
+  wg_bar(1 + wg);
+  const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int n = 8 * j + 2 * cq + e, r = row0 + wrow0 + n;
+      const float2 sm = sum_buf[n];
+      const float inv = sm.x > 0.f ? f.out_scale / sm.x : 0.f;
+      const float lse = sm.x > 0.f ? sm.y + __log2f(sm.x) : -INFINITY;
+      if (r < rows) {
+        __nv_bfloat16* out = p.num_splits == 1 ? static_cast<__nv_bfloat16*>(p.out) + (static_cast<int64_t>(b) * rows + r) * kVDim
+                                               : static_cast<__nv_bfloat16*>(p.part_o) + (base_row + r) * kVDim;
+#pragma unroll
+        for (int mb = 0; mb < 8; ++mb)
+          *reinterpret_cast<uint32_t*>(out + 64 * mb + 16 * wq + 2 * gq) =
+              pack_bf16(o[mb][4 * j + e] * inv, o[mb][4 * j + 2 + e] * inv);
+        if (wq == 0 && gq == 0) {
+          if (p.num_splits > 1) {
+            p.part_lse[base_row + r] = lse;
+          } else if (p.lse != nullptr) {
+            p.lse[static_cast<int64_t>(b) * rows + r] = lse * 0.6931471805599453f;
+          }
+        }
+      }
+    }
+  Probe::split(kBlockExit, ntiles);
+}
+
+template <class Probe>
+inline cudaError_t launch_split_and_combine_fp8_wgmma_rows(const Fp8Params& f, cudaStream_t stream) {
+  return launch_quantized_split_and_combine<Probe>(f, stream, verify_attn_split_kernel_fp8_wgmma_rows<Probe>,
+                                                   kWsThreads, kRsSmemBytes);
+}
+
+}  // namespace verify_attn

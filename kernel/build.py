@@ -70,10 +70,8 @@ FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)
 # "fp8wgpp" and "fp8wglc": fp8wg with its warpgroups taking turns at the tensor cores, and with late copies (lab A/Bs).
 # "fp8wgws", "fp8wgws4": fp8wg's tile with a producer warpgroup and an mbarrier ring (3 or 4 tiles), no block barrier
 # in the tile loop, descriptors built once and the scores straight-line (verify_attention_fp8_wgmma_ws.cuh; measured
-# as "fp8wgwsh" before it replaced the first cut: kernel/NOTES.md, "The decoupled kernel, measured"); "fp8wgwsr" with
-# the row maximum's exchange skipped when no lazy shift moves, "fp8wgwsg" with the producer's copies in whole 32-B
-# sectors a quarter warp (fp8wgwsr failed its bit-identity test on an H100, fp8wgwsg was 6.6% slower: kernel/NOTES.md).
-# "fp8wgr": fp8wgws with QK as S = Q . K^T, so that each warp owns its rows' maxima (verify_attention_fp8_wgmma_rows.cuh);
+# as "fp8wgwsh" before it replaced the first cut: kernel/NOTES.md, "The decoupled kernel, measured").
+# "fp8wgr": fp8wgws with QK as S = Q . K^T, each warp owning its rows' maxima (verify_attention_fp8_wgmma_rows.cuh);
 # "fp8wgvt": fp8wgr's tile with V transposed by the producer, P.V from shared memory on both sides and FA3's overlap of
 # one tile's softmax with the last tile's P.V (verify_attention_fp8_wgmma_vt.cuh).
 FP8_BUILDS: dict[str, tuple[str, ...]] = {
@@ -85,8 +83,6 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
     "fp8wglc": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_LATE_COPIES"),
     "fp8wgws": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS"),
     "fp8wgws4": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_WS_STAGES=4"),
-    "fp8wgwsr": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_RED_OR"),
-    "fp8wgwsg": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_GATHER_PAIRS"),
     "fp8wgr": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_ROWS"),
     "fp8wgvt": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_VT"),
 }

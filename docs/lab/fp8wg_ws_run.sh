@@ -4,10 +4,10 @@
 # (docs/lab/fp8_wgmma_time.py quick), then Nsight Compute's warp states per SASS instruction for the NCU_BUILDS that
 # passed, at (1,8,64) 91k (docs/lab/fp8wg_ncu.py). Logs go to $OUT.
 #   [NCU=0] [NCU_BUILDS="fp8wgws fp8wgvt"] bash docs/lab/fp8wg_ws_run.sh [BUILD ...]
-# (default builds: fp8wgws fp8wgr fp8wgvt fp8wgwsr; the first is the baseline; NCU=0: no Nsight Compute)
+# (default builds: fp8wgws fp8wgr fp8wgvt; the first is the baseline; NCU=0: no Nsight Compute)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-builds=("${@:-fp8wgws fp8wgr fp8wgvt fp8wgwsr}")
+builds=("${@:-fp8wgws fp8wgr fp8wgvt}")
 read -r -a builds <<< "${builds[*]}"
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
 nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o /tmp/wgp kernel/tools/wgmma_probe.cu > "$OUT/probe_build.log" 2>&1 &

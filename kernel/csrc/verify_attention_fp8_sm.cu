@@ -29,11 +29,9 @@ struct Fp8WgProbe : NoProbe {};
 struct Fp8WgQ1Probe : NoProbe {};
 struct Fp8WgPpProbe : NoProbe {};
 struct Fp8WgLcProbe : NoProbe {};
-// The warp-specialised ones (VERIFY_F8WG_WS, "fp8wgws", "fp8wgws4", "fp8wgwsr", "fp8wgwsg").
+// The warp-specialised ones (VERIFY_F8WG_WS, "fp8wgws", "fp8wgws4").
 struct Fp8WgWsProbe : NoProbe {};
 struct Fp8WgWs4Probe : NoProbe {};
-struct Fp8WgWsRProbe : NoProbe {};
-struct Fp8WgWsGProbe : NoProbe {};
 // Rows owned by warps (VERIFY_F8WG_ROWS, "fp8wgr"), and V transposed by the producer (VERIFY_F8WG_VT, "fp8wgvt").
 struct Fp8WgRProbe : NoProbe {};
 struct Fp8WgVtProbe : NoProbe {};
@@ -41,10 +39,6 @@ struct Fp8WgVtProbe : NoProbe {};
 using Fp8BuildProbe = Fp8WgVtProbe;
 #elif defined(VERIFY_F8WG_ROWS)
 using Fp8BuildProbe = Fp8WgRProbe;
-#elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_GATHER_PAIRS)
-using Fp8BuildProbe = Fp8WgWsGProbe;
-#elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_RED_OR)
-using Fp8BuildProbe = Fp8WgWsRProbe;
 #elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_WS_STAGES) && VERIFY_F8WG_WS_STAGES == 4
 using Fp8BuildProbe = Fp8WgWs4Probe;
 #elif defined(VERIFY_F8WG_WS)

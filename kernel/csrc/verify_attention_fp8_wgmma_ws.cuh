@@ -17,11 +17,9 @@
 //   are straight-line code, masked or not, not a branch an element (-3.3% at (1,8,64) 91k; kernel/NOTES.md, "The
 //   decoupled kernel, measured", where this is "fp8wgwsh"). The turns at the tensor cores (fp8wgpp's) cost more than
 //   they overlapped here too, and are gone.
-// - With VERIFY_F8WG_GATHER_PAIRS ("fp8wgwsg", not yet timed) the producer's copies read whole 32-B sectors a quarter
-//   warp (ws_issue_tile).
-// - With VERIFY_F8WG_RED_OR ("fp8wgwsr", not yet timed) the row maximum's barrier is a bar.red.or of whether any
-//   warp's own maximum moves a lazy shift; when none does, the shared-memory exchange and the rescale are
-//   skipped, with the same result bit for bit.
+// - Tried and gone (2026-12-07, code at 53255b0; kernel/NOTES.md): copies that read whole 32-B sectors a quarter warp
+//   ("fp8wgwsg", 6.6% slower), and the row maximum's exchange skipped when no lazy shift moves ("fp8wgwsr", superseded
+//   by fp8wgr, where a warp owns its rows and there is no exchange).
 #pragma once
 
 #include <type_traits>
@@ -42,16 +40,6 @@ constexpr int kWsThreads = kWsMathThreads + 128;  // + the producer warpgroup
 constexpr int kWsMathRegs = 240;
 constexpr int kWsProducerRegs = 24;
 static_assert(kWsMathRegs * kWsMathThreads + kWsProducerRegs * 128 <= 65536, "setmaxnreg budget over the register file");
-#ifdef VERIFY_F8WG_GATHER_PAIRS
-constexpr bool kWsPairs = true;
-#else
-constexpr bool kWsPairs = false;
-#endif
-#ifdef VERIFY_F8WG_RED_OR
-constexpr bool kWsRedOr = true;
-#else
-constexpr bool kWsRedOr = false;
-#endif
 // A named barrier of one warpgroup that also returns whether any of its threads passed `pred` (bar.red.or: it orders
 // shared memory as bar.sync does).
 __device__ __forceinline__ bool wg_bar_or(int id, bool pred) {
@@ -87,25 +75,14 @@ __device__ __forceinline__ void ws_issue_tile(const Params& p, uint32_t dst, int
                                               int seq_end, int first_pos, int pw, int lane) {
 #pragma unroll
   for (int g = 0; g < 2; ++g) {
-    // PAIRS: lane 8q + 2r + h copies chunk 4i + 2(q / 2) + h of token 4(q % 2) + r, so each quarter warp (the unit a
-    // 16-B copy is served in) reads whole 32-B sectors: 4 tokens x 2 chunks, not 8 tokens x 1 chunk (half of each of
-    // 8 sectors, which Nsight Compute counted as 49% excess L2 sectors). Its shared-memory writes meet 2-way.
-    const int token = 16 * pw + 8 * g + (kWsPairs ? 4 * ((lane >> 3) & 1) + ((lane >> 1) & 3) : lane & 7);
-    const int c4 = kWsPairs ? 2 * (lane >> 4) + (lane & 1) : lane >> 3;
+    const int token = 16 * pw + 8 * g + (lane & 7), c4 = lane >> 3;
     const int slot = slot_at(p, b, prefix_start, prefix_len, seq_end, first_pos + token);
     const char* src = static_cast<const char*>(p.kv) + static_cast<int64_t>(slot < 0 ? 0 : slot) * kF8RowBytes;
     const int bytes = slot < 0 ? 0 : 16;
-    if constexpr (kWsPairs) {  // one base a side, stepped (as wg_core(token, 4i + c4) = wg_core(token, c4) + 512i)
-      const uint32_t d = dst + wg_core(token, c4);
-      const char* s = src + c4 * 16;
 #pragma unroll
-      for (int i = 0; i < 9; ++i) cp_async_16(d + 512 * i, s + 64 * i, bytes);
-    } else {
-#pragma unroll
-      for (int i = 0; i < 9; ++i) {
-        const int c = 4 * i + c4;
-        cp_async_16(dst + wg_core(token, c), src + c * 16, bytes);
-      }
+    for (int i = 0; i < 9; ++i) {
+      const int c = 4 * i + c4;
+      cp_async_16(dst + wg_core(token, c), src + c * 16, bytes);
     }
   }
 }
@@ -287,7 +264,6 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
       scores(std::false_type{});
     }
     // Row maxima over the warp's 16 tokens, then over the warpgroup's 4 warps.
-    bool local_move = false;
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
@@ -297,38 +273,22 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
         v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 8));
         v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 16));
         if (gq == 0) red[(8 * j + 2 * cq + e) * 4 + wq] = v;
-        if constexpr (kWsRedOr) local_move |= v > m[j][e] + static_cast<float>(kF8LazyShift);
       }
-    // RED_OR: the barrier also ORs whether any warp's own maximum moves a row's lazy shift. The warpgroup's maximum
-    // moves it only then (it is the largest of the warps'), so otherwise every shift stays and the exchange is skipped.
-    bool exchange = true;
-    if (kWsRedOr) {
-      exchange = wg_bar_or(1 + wg, local_move);
-    } else {
-      wg_bar(1 + wg);
-    }
+    wg_bar(1 + wg);
     bool moved = false;
     float alpha[4][2];
-    if constexpr (kWsRedOr) {
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < 4; ++j)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) alpha[j][e] = 1.f;  // read only where a row moved, but kept defined
-    }
-    if (exchange) {
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const float4 r4 = *reinterpret_cast<const float4*>(red + (8 * j + 2 * cq + e) * 4);
-          const float v = fmaxf(fmaxf(r4.x, r4.y), fmaxf(r4.z, r4.w));
-          const bool move = v > m[j][e] + static_cast<float>(kF8LazyShift);
-          alpha[j][e] = move ? exp2f(m[j][e] - v) : 1.f;
-          m[j][e] = move ? v : m[j][e];
-          l[j][e] *= alpha[j][e];
-          moved |= move;
-        }
-    }
+      for (int e = 0; e < 2; ++e) {
+        const float4 r4 = *reinterpret_cast<const float4*>(red + (8 * j + 2 * cq + e) * 4);
+        const float v = fmaxf(fmaxf(r4.x, r4.y), fmaxf(r4.z, r4.w));
+        const bool move = v > m[j][e] + static_cast<float>(kF8LazyShift);
+        alpha[j][e] = move ? exp2f(m[j][e] - v) : 1.f;
+        m[j][e] = move ? v : m[j][e];
+        l[j][e] *= alpha[j][e];
+        moved |= move;
+      }
     if (__any_sync(0xffffffffu, moved)) {
 #pragma unroll
       for (int mb = 0; mb < 8; ++mb)

@@ -60,7 +60,6 @@ FP8_HEADERS = (
     "verify_attention_fp8_wgmma.cuh",
     "verify_attention_fp8_wgmma_ws.cuh",
     "verify_attention_fp8_wgmma_rows.cuh",
-    "verify_attention_fp8_wgmma_vt.cuh",
     "verify_attention_v30.cuh",
 )
 FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)
@@ -71,9 +70,7 @@ FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)
 # "fp8wgws", "fp8wgws4": fp8wg's tile with a producer warpgroup and an mbarrier ring (3 or 4 tiles), no block barrier
 # in the tile loop, descriptors built once and the scores straight-line (verify_attention_fp8_wgmma_ws.cuh; measured
 # as "fp8wgwsh" before it replaced the first cut: kernel/NOTES.md, "The decoupled kernel, measured").
-# "fp8wgr": fp8wgws with QK as S = Q . K^T, each warp owning its rows' maxima (verify_attention_fp8_wgmma_rows.cuh);
-# "fp8wgvt": fp8wgr's tile with V transposed by the producer, P.V from shared memory on both sides and FA3's overlap of
-# one tile's softmax with the last tile's P.V (verify_attention_fp8_wgmma_vt.cuh).
+# "fp8wgr": fp8wgws with QK as S = Q . K^T, each warp owning its rows' maxima (verify_attention_fp8_wgmma_rows.cuh).
 FP8_BUILDS: dict[str, tuple[str, ...]] = {
     FP8_VARIANT: FP8_FLAGS,
     "fp8q1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_Q1"),
@@ -84,7 +81,6 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
     "fp8wgws": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS"),
     "fp8wgws4": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_WS_STAGES=4"),
     "fp8wgr": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_ROWS"),
-    "fp8wgvt": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_VT"),
 }
 FP8_MIN_CC = (8, 9)
 # fp8 builds for an arch-specific target only (wgmma: sm_90a), by name.

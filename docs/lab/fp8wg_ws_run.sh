@@ -3,11 +3,11 @@
 # (kernel/tools/wgmma_probe.cu), the GPU tests of every wgmma build, their times beside the bf16 product
 # (docs/lab/fp8_wgmma_time.py quick), then Nsight Compute's warp states per SASS instruction for the NCU_BUILDS that
 # passed, at (1,8,64) 91k (docs/lab/fp8wg_ncu.py). Logs go to $OUT.
-#   [NCU=0] [NCU_BUILDS="fp8wgws fp8wgvt"] bash docs/lab/fp8wg_ws_run.sh [BUILD ...]
-# (default builds: fp8wgws fp8wgr fp8wgvt; the first is the baseline; NCU=0: no Nsight Compute)
+#   [NCU=0] [NCU_BUILDS="fp8wgws fp8wgr"] bash docs/lab/fp8wg_ws_run.sh [BUILD ...]
+# (default builds: fp8wgws fp8wgr; the first is the baseline; NCU=0: no Nsight Compute)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-builds=("${@:-fp8wgws fp8wgr fp8wgvt}")
+builds=("${@:-fp8wgws fp8wgr}")
 read -r -a builds <<< "${builds[*]}"
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
 nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o /tmp/wgp kernel/tools/wgmma_probe.cu > "$OUT/probe_build.log" 2>&1 &
@@ -25,7 +25,7 @@ for v in "${builds[@]}"; do
   [ $rc = 0 ] && [ "$v" != "${builds[0]}" ] && ok+=("$v")
 done
 timeout 200 python3 docs/lab/fp8_wgmma_time.py quick "${ok[@]}" 2>&1 | tee "$OUT/time.log"
-for v in ${NCU_BUILDS:-fp8wgws fp8wgvt}; do
+for v in ${NCU_BUILDS:-fp8wgws fp8wgr}; do
   [ "${NCU:-1}" = 0 ] && break
   [[ " ${ok[*]} " == *" $v "* ]] || continue
   [ "$SECONDS" -gt "${NCU_BY:-470}" ] && { echo "ncu $v skipped: ${SECONDS} s gone" | tee -a "$OUT/pytest.log"; continue; }

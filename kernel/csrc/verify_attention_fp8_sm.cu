@@ -11,9 +11,6 @@
 #ifdef VERIFY_F8WG_ROWS
 #include "verify_attention_fp8_wgmma_rows.cuh"
 #endif
-#ifdef VERIFY_F8WG_VT
-#include "verify_attention_fp8_wgmma_vt.cuh"
-#endif
 
 namespace verify_attn {
 
@@ -32,12 +29,9 @@ struct Fp8WgLcProbe : NoProbe {};
 // The warp-specialised ones (VERIFY_F8WG_WS, "fp8wgws", "fp8wgws4").
 struct Fp8WgWsProbe : NoProbe {};
 struct Fp8WgWs4Probe : NoProbe {};
-// Rows owned by warps (VERIFY_F8WG_ROWS, "fp8wgr"), and V transposed by the producer (VERIFY_F8WG_VT, "fp8wgvt").
+// Rows owned by warps (VERIFY_F8WG_ROWS, "fp8wgr").
 struct Fp8WgRProbe : NoProbe {};
-struct Fp8WgVtProbe : NoProbe {};
-#if defined(VERIFY_F8WG_VT)
-using Fp8BuildProbe = Fp8WgVtProbe;
-#elif defined(VERIFY_F8WG_ROWS)
+#if defined(VERIFY_F8WG_ROWS)
 using Fp8BuildProbe = Fp8WgRProbe;
 #elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_WS_STAGES) && VERIFY_F8WG_WS_STAGES == 4
 using Fp8BuildProbe = Fp8WgWs4Probe;
@@ -58,9 +52,7 @@ using Fp8BuildProbe = Fp8Probe;
 #endif
 
 cudaError_t launch_verify_attention_fp8(const Fp8Params& f, cudaStream_t stream) {
-#if defined(VERIFY_F8WG_VT)
-  return launch_split_and_combine_fp8_wgmma_vt<BuildProbeOf<Fp8BuildProbe>>(f, stream);
-#elif defined(VERIFY_F8WG_ROWS)
+#if defined(VERIFY_F8WG_ROWS)
   return launch_split_and_combine_fp8_wgmma_rows<BuildProbeOf<Fp8BuildProbe>>(f, stream);
 #elif defined(VERIFY_F8WG_WS)
   return launch_split_and_combine_fp8_wgmma_ws<BuildProbeOf<Fp8BuildProbe>>(f, stream);

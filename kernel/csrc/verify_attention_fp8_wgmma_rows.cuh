@@ -18,8 +18,10 @@
 // - Not done here: the next tile's QK under this one's softmax (FA3's intra-warpgroup overlap), or P.V's wait deferred
 //   past the next QK's issue. Either keeps S's 32 accumulator registers in flight beside O's 128 and P.V's A fragments
 //   (64: 8 m-blocks x 2 k-steps, reserved until P.V completes), and ptxas serialised every wgmma (C7512) both ways,
-//   with the issue of the last tile's QK peeled off the loop too; verify_attention_fp8_wgmma_vt.cuh moves V's transpose
-//   to the producer so that P.V needs no A registers.
+//   with the issue of the last tile's QK peeled off the loop too, and so did FA3's own order (tile t's QK issued with
+//   tile t - 1's P.V, t's softmax under that P.V). "fp8wgvt" (code at 86e2398) moved V's transpose to the producer, so
+//   that P.V needed no A registers and FA3's order compiled: 8.5% slower than fp8wgws, its producer (gathers and
+//   transposes behind a 2-tile ring, all shared memory holds beside V^T's) too slow (kernel/NOTES.md).
 #pragma once
 
 #include "verify_attention_fp8_wgmma_ws.cuh"

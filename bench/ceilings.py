@@ -297,6 +297,106 @@ def mma_e4m3_rate(iters: int = 1024, budget_s: float = 0.3) -> tuple[int, list[f
     return _best_rate(lambda out, acc: peak(out, acc, iters, 1), iters * E4M3_MMA_FLOPS, budget_s, "e4m3 mma")
 
 
+# Hopper's e4m3 tensor cores are reached through wgmma only (on sm_90 ptxas unpacks e4m3 mma.sync to f16 HMMA), so
+# where the fp8 product is a wgmma kernel its floor takes this ceiling: m64n256k32 (the peak shape) from shared memory
+# on both sides, 2 warpgroups a block, one block an SM, 16 wgmmas into one accumulator between a fence and a wait
+# (kernel/tools/wgmma_probe.cu measured 8,191 FLOP a clock an SM so, 100% of the H100's e4m3 rate). The operands are
+# small non-zero e4m3 values (0x30 = 0.5), so the result is finite and non-zero and nothing folds.
+_WGMMA_E4M3_SOURCE = r"""
+#include <cuda_runtime.h>
+#include <cstdint>
+
+__device__ __forceinline__ uint64_t wgmma_e4m3_desc(uint32_t addr) {  // no swizzle: LBO 128 along K, SBO 1024 along M/N
+  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<uint64_t>(128 >> 4) << 16) |
+         (static_cast<uint64_t>(1024 >> 4) << 32);
+}
+
+__global__ void __launch_bounds__(256, 1) wgmma_e4m3_kernel(float* out, int rounds) {
+  extern __shared__ __align__(1024) unsigned char smem[];  // A: 64 rows x 128 B, B: 256 rows x 128 B
+  for (int i = threadIdx.x; i < 40 * 1024 / 4; i += blockDim.x) reinterpret_cast<uint32_t*>(smem)[i] = 0x30303030u;
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+  const uint32_t a_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem)), b_base = a_base + 8 * 1024;
+  float d[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) d[i] = 0.f;
+  for (int r = 0; r < rounds; ++r) {
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const uint64_t a = wgmma_e4m3_desc(a_base + 256 * (j & 3)), b = wgmma_e4m3_desc(b_base + 256 * (j & 3));
+      asm volatile(
+          "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 "
+          "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,"
+          "%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,"
+          "%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+          "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,"
+          "%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,"
+          "%126,%127}, %128, %129, 1, 1, 1;\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+            "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+            "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+            "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+            "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+            "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+            "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+            "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+            "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+            "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+            "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+            "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+            "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]),
+            "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+            "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]),
+            "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
+            "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+          : "l"(a), "l"(b));
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  }
+  float s = 0.f;
+#pragma unroll
+  for (int i = 0; i < 128; ++i) s += d[i];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+void wgmma_e4m3_peak(torch::Tensor out, int64_t rounds) {
+  const int blocks = static_cast<int>(out.numel() / 256), smem = 40 * 1024;
+  cudaFuncSetAttribute(wgmma_e4m3_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  wgmma_e4m3_kernel<<<blocks, 256, smem>>>(out.data_ptr<float>(), static_cast<int>(rounds));
+  cudaError_t err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "wgmma_e4m3_peak launch failed: ", cudaGetErrorString(err));
+}
+"""
+WGMMA_E4M3_FLOPS = 2 * 64 * 256 * 32  # one m64n256k32
+WGMMA_E4M3_CC = (9, 0)  # sm_90a: wgmma
+
+
+def wgmma_e4m3_rate(rounds: int = 256, budget_s: float = 0.3) -> list[float]:
+    """Samples in TFLOP/s of the wgmma m64n256k32 e4m3 -> fp32 microkernel (sm_90 only: one block of 2 warpgroups
+    an SM, each issuing 16 wgmmas a round)."""
+    from torch.utils.cpp_extension import load_inline
+
+    cc = torch.cuda.get_device_capability()
+    if cc != WGMMA_E4M3_CC:
+        raise RuntimeError(f"wgmma e4m3 is sm_90's, not sm_{cc[0]}{cc[1]}'s")
+    peak = load_inline(
+        name="bench_wgmma_e4m3_ceiling_sm90a_v1",
+        cpp_sources="void wgmma_e4m3_peak(torch::Tensor out, int64_t rounds);",
+        cuda_sources=_WGMMA_E4M3_SOURCE,
+        functions=["wgmma_e4m3_peak"],
+        extra_cuda_cflags=["-O3", "-gencode=arch=compute_90a,code=sm_90a"],
+    ).wgmma_e4m3_peak
+    blocks = torch.cuda.get_device_properties(0).multi_processor_count
+    out = torch.empty(blocks * 256, device="cuda")
+    samples = time_device(lambda _i: peak(out, rounds), 1, budget_s=budget_s, min_reps=10)
+    if not torch.isfinite(out).all() or not out.abs().max() > 0:
+        raise RuntimeError("wgmma e4m3 microkernel wrote non-finite or zero results")
+    flops = blocks * 2 * rounds * 16 * WGMMA_E4M3_FLOPS
+    return [flops / (us * 1e-6) / 1e12 for us in samples]
+
+
 def _load_mma() -> Callable[..., None]:
     return _load_mma_module().mma_peak  # type: ignore[attr-defined,no-any-return]
 

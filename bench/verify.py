@@ -17,8 +17,10 @@ the same inputs (impl `cuda_<name>`; sm_120's own build stays `cuda`): the A/B t
 sm_90 or sm_120). With `cuda_fp8` in --impl the fp8 kernel's sm_120-balance build is timed too (`emulated_fp8_impl`,
 column "sm120-balance fp8"): a timing stand-in issuing one bf16 m16n8k16 in each e4m3 m16n8k32's place (on sm_120 they
 take one issue slot alike), N/32 times, its S zeroed; its output is wrong on purpose, so it is timed only where the
-product's fp8 kernel passed its check in the same case, against the emulated fp8 floor (580 B a token, its MMAs at
-twice the emulated bf16 rate: sm_120's fp8 mma.sync rate by its specification).
+product's fp8 kernel passed its check in the same case (and, where the device's fp8 product is another build, its
+own kernel too), against the emulated fp8 floor (580 B a token, its MMAs at twice the emulated bf16 rate: sm_120's fp8
+mma.sync rate by its specification). The fp8 floor itself takes the e4m3 ceiling of the instruction the device's fp8
+product issues (fp8_ceiling_kind: wgmma where it is a wgmma build, else mma.sync), measured in the same run.
 """
 
 from __future__ import annotations
@@ -139,32 +141,49 @@ def _measure_ceilings(doc_cases: list[dict[str, object]]) -> tuple[float, float]
     return float(summarize(copy)["median"]), float(summarize(mma)["median"])
 
 
+def fp8_ceiling_kind(cc: tuple[int, int]) -> str:
+    """The e4m3 instruction the fp8 product issues on a device of compute capability cc, whose ceiling its floor
+    takes: "wgmma" where it is a wgmma build (sm_90: kernel/build.py FP8_ARCH_SPECIFIC), else "mma.sync"."""
+    from kernel import build
+
+    return "wgmma" if build.fp8_product_variant(cc) in build.FP8_ARCH_SPECIFIC else "mma.sync"
+
+
 def _measure_e4m3_ceiling(
-    doc_cases: list[dict[str, object]], fp8_impls: list[str], failed: dict[str, ImplFailure]
+    doc_cases: list[dict[str, object]], fp8_impls: list[str], failed: dict[str, ImplFailure], kind: str
 ) -> float:
-    """The mma.sync e4m3 ceiling (TFLOP/s) when an fp8 implementation runs, recorded as a case; 0 when none does.
-    Where it cannot be measured (before sm_89) every fp8 implementation fails with the reason."""
+    """The e4m3 ceiling (TFLOP/s) of `kind` (fp8_ceiling_kind) when an fp8 implementation runs, recorded as a case; 0
+    when none does. Where it cannot be measured (before sm_89) every fp8 implementation fails with the reason."""
     if not fp8_impls:
         return 0.0
+    params: dict[str, str | int | float | bool]
     try:
-        acc, rates = ceilings.mma_e4m3_rate()
+        if kind == "wgmma":
+            metric = "ceiling.wgmma_e4m3_tflops"
+            params = {"kind": "wgmma m64n256k32 e4m3->fp32, both operands in shared memory, 2 warpgroups an SM"}
+            rates = ceilings.wgmma_e4m3_rate()
+        else:
+            acc, rates = ceilings.mma_e4m3_rate()
+            metric = "ceiling.mma_e4m3_tflops"
+            params = {"kind": "mma.sync m16n8k32 e4m3->fp32, fresh operands", "acc": acc}
     except Exception as err:
         for name in fp8_impls:
             failed[name] = ImplFailure(f"unavailable: e4m3 ceiling: {type(err).__name__}: {err}", "n/a", True)
         return 0.0
-    doc_cases.append(
-        results.case(
-            "ceiling.mma_e4m3_tflops",
-            {"kind": "mma.sync m16n8k32 e4m3->fp32, fresh operands", "acc": acc},
-            "TFLOP/s",
-            "higher",
-            rates,
-            summarize(rates),
-        )
-    )
+    doc_cases.append(results.case(metric, params, "TFLOP/s", "higher", rates, summarize(rates)))
     median = float(summarize(rates)["median"])
-    print(f"ceiling: mma.sync e4m3 {median:.0f} TFLOP/s", flush=True)
+    print(f"ceiling: {kind} e4m3 {median:.0f} TFLOP/s", flush=True)
     return median
+
+
+def check_fp8_build(variant: str, x: VerifyInputs) -> str | None:
+    """The named fp8 build's output on x against the reference on the dequantized cache (check_output): None, or what
+    is wrong. The sm_120-balance stand-in is timed only where its own kernel passes this in the same case."""
+    from kernel import build
+
+    kv8, scale, checked = peers.fp8_inputs(x)
+    out = build.load(variant=variant).forward_fp8(x.q, kv8, float(scale), *x.args()[2:], False, 0)[0]
+    return check_output(out, checked, False)
 
 
 class ImplFailure(Exception):
@@ -482,7 +501,12 @@ def run(
     copy_tbps, mma_tflops = _measure_ceilings(doc_cases)
     print(f"ceilings: copy {copy_tbps:.2f} TB/s, mma.sync bf16 {mma_tflops:.0f} TFLOP/s", flush=True)
     failed: dict[str, ImplFailure] = {}
-    e4m3_tflops = _measure_e4m3_ceiling(doc_cases, [n for n in impl_names if peers.IMPLS[n].kv == "fp8"], failed)
+    from kernel import build
+
+    cc = torch.cuda.get_device_capability()
+    fp8_build, fp8_kind = build.fp8_product_variant(cc), fp8_ceiling_kind(cc)
+    fp8_impls = [n for n in impl_names if peers.IMPLS[n].kv == "fp8"]
+    e4m3_tflops = _measure_e4m3_ceiling(doc_cases, fp8_impls, failed, fp8_kind)
     emu: Emulation | None = None
     fp8_stand_in = "cuda_fp8" in impl_names
     builds = emulated_builds(emulate_also, fp8_stand_in) if emulate_sm120 and "cuda" in impl_names else {}
@@ -538,7 +562,9 @@ def run(
                     info["cuda_build"] = cuda_build()  # which kernel this device runs (kernel/build.py)
                 impl = peers.IMPLS[name]
                 if impl.kv == "fp8":
-                    info["floor"] = "fp8: 580 B a token, mma.sync e4m3 ceiling"
+                    info["floor"] = f"fp8: 580 B a token, {fp8_kind} e4m3 ceiling"
+                    if name == "cuda_fp8":
+                        info["cuda_fp8_build"] = fp8_build  # which fp8 kernel this device runs (kernel/build.py)
                 cells[name], entries = measure_impl(
                     impl, case, sets, floor_fp8 if impl.kv == "fp8" else floor, budget_s, info=info
                 )
@@ -558,6 +584,18 @@ def run(
                 )
                 cells[label] = failed[label].cell
                 continue
+            if builds[label][1] in FP8_BUILDS and builds[label][1] != fp8_build:
+                # the stand-in stands in for a kernel that is not this device's fp8 product: its own check first
+                try:
+                    problem = check_fp8_build(builds[label][1], sets[0])
+                except Exception as err:
+                    problem = f"error: {type(err).__name__}: {err}"
+                if problem is not None:
+                    failed[label] = ImplFailure(
+                        f"not timed: its kernel ({builds[label][1]}) at {case}: {problem}", "WRONG"
+                    )
+                    cells[label] = failed[label].cell
+                    continue
             try:
                 cells[label], entries = _measure_emulated(
                     impl, builds[label][1], emu, case, sets, copy_tbps, budget_s, seeds
@@ -573,9 +611,9 @@ def run(
     env = environment()
     doc = results.document("verify", results.provenance(ROOT, command, env, now), doc_cases)
     path = results.write(doc, out_dir, now)
-    for name, why in failed.items():
+    for name, reason in failed.items():
         label = peers.IMPLS[name].label if name in peers.IMPLS else f"the sm_120-balance emulation ({name})"
-        print(f"{name}: {why} ({label})", file=sys.stderr)
+        print(f"{name}: {reason} ({label})", file=sys.stderr)
     print(f"\nwrote {path}")
     print(format_table(table, impl_names, copy_tbps, mma_tflops, env))
     if emu is not None:

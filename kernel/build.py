@@ -85,6 +85,21 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
 FP8_MIN_CC = (8, 9)
 # fp8 builds for an arch-specific target only (wgmma: sm_90a), by name.
 FP8_ARCH_SPECIFIC: dict[str, tuple[tuple[int, int], ...]] = {n: ((9, 0),) for n in FP8_BUILDS if n.startswith("fp8wg")}
+# The fp8 product on a compute capability other than FP8_VARIANT (fp8_product_variant): none yet. Hopper's e4m3 tensor
+# cores are reached through wgmma only, and the lab's wgmma kernels wait for their product run
+# (docs/lab/fp8wgws_product_run.sh; kernel/NOTES.md, "An fp8 KV cache: the kernel").
+FP8_PRODUCT_BY_CC: dict[tuple[int, int], str] = {}
+
+
+def fp8_product_variant(cc: tuple[int, int], cuda: tuple[int, int] | None = None) -> str:
+    """The fp8 build `verify_attention` runs on a device of compute capability cc: FP8_PRODUCT_BY_CC's where the
+    toolkit (`cuda`, default `nvcc_version()`) builds it (the wgmma builds include v30's mbarrier helpers:
+    V30_MIN_CUDA), else FP8_VARIANT."""
+    name = FP8_PRODUCT_BY_CC.get(cc)
+    if name is None:
+        return FP8_VARIANT
+    toolkit = nvcc_version() if cuda is None else cuda
+    return name if toolkit is not None and toolkit >= V30_MIN_CUDA else FP8_VARIANT
 
 
 def _v30(

@@ -30,11 +30,12 @@ def verify_attention_cuda(
     Returns out [B,T,H,512] bf16, and lse [B,T,H] fp32 (natural log of the scaled scores' sum of exps) when
     return_lse. A node that sees nothing (empty prefix, no mask bit) gets zeros and lse -inf.
     pdl: the bf16 kernel's Params::pdl (0 off, 1 launch, 2 prefix; `verify_attention`'s pdl, by index).
-    An fp8 kv_cache (float8_e4m3fn, with kv_scale) runs the fp8 kernel (sm_89+, kernel/csrc/verify_attention_fp8.cuh).
+    An fp8 kv_cache (float8_e4m3fn, with kv_scale) runs the fp8 kernel (sm_89+, kernel/csrc/verify_attention_fp8.cuh),
+    or the device's own fp8 build where build.FP8_PRODUCT_BY_CC names one (build.fp8_product_variant).
     """
     if kv_cache.dtype == torch.float8_e4m3fn:
         assert kv_scale is not None  # validated by kernel/verify.py
-        ext8 = build.load(variant=build.FP8_VARIANT)
+        ext8 = build.load(variant=build.fp8_product_variant(torch.cuda.get_device_capability(q.device)))
         out, lse = ext8.forward_fp8(
             q,
             kv_cache,

@@ -39,7 +39,8 @@ variants=$(python3 -c "
 import torch
 from kernel import build
 cc = torch.cuda.get_device_capability()
-print(' '.join(['v26', *(n for n, spec in build.VARIANTS.items() if cc in spec[3]), *(['fp8'] if cc >= build.FP8_MIN_CC else [])]))")
+fp8 = sorted({'fp8', build.fp8_product_variant(cc)}) if cc >= build.FP8_MIN_CC else []
+print(' '.join(['v26', *(n for n, spec in build.VARIANTS.items() if cc in spec[3]), *fp8]))")
 for v in $variants; do
   timeout 240 python3 -c "from kernel import build; build.load(variant='$v'); print('built $v')" >>"$OUT/build.log" 2>&1 &
 done

@@ -229,6 +229,55 @@ def test_the_ceilings_microkernels_issue_every_mma_they_count(kernel: str, arch:
 
 
 @needs_nvcc
+def test_the_wgmma_e4m3_ceiling_issues_its_16_wgmmas_a_round_pipelined(tmp_path: Path) -> None:
+    """bench/ceilings.py's wgmma e4m3 microkernel (the fp8 floor's ceiling where the fp8 product is a wgmma build):
+    m64n256k32 e4m3 only, 16 a round (ptxas may unroll the rounds), one wait a round, so that none is waited on singly
+    (C7512 would make it a latency figure), and no spill."""
+    from bench import ceilings
+
+    assert NVCC is not None
+    source = ceilings._WGMMA_E4M3_SOURCE
+    cu = tmp_path / "wgmma_e4m3.cu"
+    cu.write_text(source[: source.index("\nvoid ")] + "\n")
+    cubin = tmp_path / "wgmma_e4m3.cubin"
+    cmd = [NVCC, "-cubin", "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-Xptxas", "-v", "-o", str(cubin), str(cu)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
+    log = proc.stdout + proc.stderr
+    assert "C7512" not in log and "C7514" not in log, log
+    for rep in parse_ptxas(log).values():
+        assert rep.spill_stores == 0 and rep.spill_loads == 0, log
+    tool = find_cuobjdump()
+    if tool is None:
+        pytest.skip("cuobjdump not found (neither in the triton wheel's backends/nvidia/bin nor on PATH)")
+    sass = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, timeout=300).stdout
+    wgmmas = re.findall(r"\bQGMMA\.(\d+x\d+x\d+)\.F32\.E4M3\.E4M3\b", sass)
+    waits = sass.count("WARPGROUP.DEPBAR")
+    assert wgmmas and set(wgmmas) == {"64x256x32"} and len(wgmmas) % 16 == 0, wgmmas
+    assert waits == len(wgmmas) // 16, (waits, len(wgmmas))
+    assert re.findall(r"\b[HQ]MMA\.", sass) == []
+
+
+def test_the_fp8_product_and_its_ceiling_by_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify_attention's fp8 build on a device (kernel/build.py fp8_product_variant) is FP8_VARIANT unless
+    FP8_PRODUCT_BY_CC names one the toolkit builds (the wgmma builds need v30's CUDA 12.8); bench verify judges the fp8
+    product against the ceiling of the instruction it issues (wgmma for a wgmma build, else mma.sync)."""
+    from bench.verify import fp8_ceiling_kind
+    from kernel import build
+
+    for cc in ((8, 9), (9, 0), (12, 0)):
+        assert build.fp8_product_variant(cc, (13, 0)) == build.FP8_PRODUCT_BY_CC.get(cc, build.FP8_VARIANT)
+    assert set(build.FP8_PRODUCT_BY_CC.values()) <= set(build.FP8_ARCH_SPECIFIC)
+    assert all(cc in build.FP8_ARCH_SPECIFIC[name] for cc, name in build.FP8_PRODUCT_BY_CC.items())
+    monkeypatch.setitem(build.FP8_PRODUCT_BY_CC, (9, 0), "fp8wgr")
+    monkeypatch.setattr(build, "nvcc_version", lambda: (13, 0))
+    assert build.fp8_product_variant((9, 0), (13, 0)) == "fp8wgr"
+    assert build.fp8_product_variant((9, 0), (12, 6)) == build.FP8_VARIANT  # too old a toolkit for the wgmma build
+    assert build.fp8_product_variant((12, 0), (13, 0)) == build.FP8_VARIANT
+    assert fp8_ceiling_kind((9, 0)) == "wgmma" and fp8_ceiling_kind((12, 0)) == "mma.sync"
+
+
+@needs_nvcc
 @pytest.mark.parametrize(
     "variant, shapes",
     [

@@ -277,6 +277,18 @@ def test_the_fp8_product_and_its_ceiling_by_device(monkeypatch: pytest.MonkeyPat
     assert fp8_ceiling_kind((9, 0)) == "wgmma" and fp8_ceiling_kind((12, 0)) == "mma.sync"
 
 
+def test_the_sm120_stand_in_is_checked_through_its_own_kernel_only_where_that_is_not_the_product() -> None:
+    """bench verify times the mma.sync kernel's sm_120-balance stand-in unchecked, beside a cuda_fp8 that passed: where
+    the device's fp8 product is another build (fp8wgr on sm_90), the mma.sync kernel's own check first; never for a lab
+    build such as fp8q1, whose design breaks the flash-attention rule on purpose (a helper's review, 2026-12-07)."""
+    from bench.verify import stand_in_needs_own_check
+    from kernel import build
+
+    assert stand_in_needs_own_check(build.FP8_VARIANT, "fp8wgr")
+    assert not stand_in_needs_own_check(build.FP8_VARIANT, build.FP8_VARIANT)
+    assert not stand_in_needs_own_check("fp8q1", "fp8wgr") and not stand_in_needs_own_check("fp8q1", build.FP8_VARIANT)
+
+
 @needs_nvcc
 @pytest.mark.parametrize(
     "variant, shapes",

@@ -169,8 +169,9 @@ def _measure_e4m3_ceiling(
     except Exception as err:
         # before sm_89 mma.sync e4m3 does not exist (unavailable); a wgmma ceiling that fails on sm_90 is a failure
         for name in fp8_impls:
+            state = "failed" if kind == "wgmma" else "unavailable"
             failed[name] = ImplFailure(
-                f"unavailable: e4m3 ceiling: {type(err).__name__}: {err}", "n/a", unavailable=kind != "wgmma"
+                f"{state}: e4m3 ceiling: {type(err).__name__}: {err}", "n/a", unavailable=kind != "wgmma"
             )
         return 0.0
     doc_cases.append(results.case(metric, params, "TFLOP/s", "higher", rates, summarize(rates)))

@@ -153,6 +153,65 @@ __device__ __forceinline__ uint32_t wg_core(int r, int c) {
   return static_cast<uint32_t>((r >> 3) * kWgGroupBytes + c * 128 + (r & 7) * 16);
 }
 
+// The tiles split `split` of request b takes: its prefix, its first tile and count (64 tokens a tile), and where its
+// tokens end (the request's end, or its last tile's).
+struct WgSplit {
+  int prefix_start, prefix_len, tile0, ntiles, seq_end;
+};
+__device__ __forceinline__ WgSplit wg_split(const Params& p, int b, int split) {
+  WgSplit r;
+  r.prefix_start = p.prefix_indptr[b];
+  r.prefix_len = p.prefix_indptr[b + 1] - r.prefix_start;
+  const int total = r.prefix_len + p.nodes;
+  const int total_tiles = (total + kWgTokens - 1) / kWgTokens;
+  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
+  r.tile0 = split * per_split;
+  r.ntiles = max(0, min(total_tiles, r.tile0 + per_split) - r.tile0);
+  r.seq_end = min(total, (r.tile0 + r.ntiles) * kWgTokens);
+  return r;
+}
+
+// The epilogue for one of a thread's O^T columns: row r (j, e: o[mb][4j + 2h + e] is column 64mb + 16wq + 2gq + h) over
+// its row sum, and its lse (shift + log2 sum; -inf where nothing was seen), as the bf16 kernels write them: the output
+// itself with one split, else split `split`'s partial for the combine kernel.
+__device__ __forceinline__ void wg_store_row(const Fp8Params& f, const float (&o)[8][16], int j, int e, int b, int split,
+                                             int r, float sum, float shift, int wq, int gq) {
+  const Params& p = f.p;
+  const int rows = p.nodes * p.heads;
+  const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
+  const float inv = sum > 0.f ? f.out_scale / sum : 0.f;
+  const float lse = sum > 0.f ? shift + __log2f(sum) : -INFINITY;
+  if (r < rows) {
+    __nv_bfloat16* out = p.num_splits == 1 ? static_cast<__nv_bfloat16*>(p.out) + (static_cast<int64_t>(b) * rows + r) * kVDim
+                                           : static_cast<__nv_bfloat16*>(p.part_o) + (base_row + r) * kVDim;
+#pragma unroll
+    for (int mb = 0; mb < 8; ++mb)
+      *reinterpret_cast<uint32_t*>(out + 64 * mb + 16 * wq + 2 * gq) =
+          pack_bf16(o[mb][4 * j + e] * inv, o[mb][4 * j + 2 + e] * inv);
+    if (wq == 0 && gq == 0) {
+      if (p.num_splits > 1) {
+        p.part_lse[base_row + r] = lse;
+      } else if (p.lse != nullptr) {
+        p.lse[static_cast<int64_t>(b) * rows + r] = lse * 0.6931471805599453f;
+      }
+    }
+  }
+}
+
+// P.V's A fragment in registers for k-step ks of 16-column chunk `chunk` (V^T, which ldmatrix.trans cannot give in
+// e4m3): one ldmatrix.x4.trans (b16) over tokens 32ks + 0..31 from `v_lane` (the tile + wg_core(lane, 0)), then byte
+// permutes: a[0] column 2gq of tokens {2cq, 2cq + 1, 8 + 2cq, 9 + 2cq}, a[1] column 2gq + 1, a[2] and a[3] the same 16
+// tokens on. Written before the wgmma.fence that precedes its wgmma.
+__device__ __forceinline__ void wg_v_fragment(uint32_t (&a)[4], uint32_t v_lane, int ks, int chunk) {
+  uint32_t r[4];
+  ldmatrix_x4_trans(r, v_lane + ks * 4 * kWgGroupBytes + chunk * 128);
+  a[0] = __byte_perm(r[0], r[1], 0x6420);
+  a[1] = __byte_perm(r[0], r[1], 0x7531);
+  a[2] = __byte_perm(r[2], r[3], 0x6420);
+  a[3] = __byte_perm(r[2], r[3], 0x7531);
+  wg_keep(a);
+}
+
 // This thread's 9 copies of a 64-token tile: warp w takes token groups w (8 tokens x 36 chunks, 9 x 32 copies); lane
 // (r = lane % 8, c4 = lane / 8) copies chunk 4i + c4 of token 8w + r, i = 0..8 (512 contiguous shared bytes a copy).
 __device__ __forceinline__ void wg_issue_tile(const Params& p, uint32_t dst, const int* slots, int warp, int lane) {
@@ -192,14 +251,9 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
   const uint32_t q_base = base + kWgQOff + wg * kF8QTerms * kWgQTermBytes;
   const uint32_t p_base = base + kWgPOff + wg * kWgPBytes;
 
-  const int prefix_start = p.prefix_indptr[b];
-  const int prefix_len = p.prefix_indptr[b + 1] - prefix_start;
-  const int total = prefix_len + p.nodes;
-  const int total_tiles = (total + kWgTokens - 1) / kWgTokens;
-  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
-  const int tile0 = split * per_split;
-  const int ntiles = max(0, min(total_tiles, tile0 + per_split) - tile0);
-  const int seq_end = min(total, (tile0 + ntiles) * kWgTokens);
+  const WgSplit sp = wg_split(p, b, split);  // (plain names: lambdas below capture them, which C++17 bindings cannot be)
+  const int prefix_start = sp.prefix_start, prefix_len = sp.prefix_len, tile0 = sp.tile0, ntiles = sp.ntiles;
+  const int seq_end = sp.seq_end;
 
   if (tid < kRowsPerBlock) {
     const int r = row0 + tid;
@@ -391,15 +445,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
       for (int mb = 0; mb < 8; ++mb) {
         uint32_t a[2][4];
 #pragma unroll
-        for (int ks = 0; ks < 2; ++ks) {
-          uint32_t r[4];
-          ldmatrix_x4_trans(r, v_lane + ks * 4 * kWgGroupBytes + (4 * mb + wq) * 128);
-          a[ks][0] = __byte_perm(r[0], r[1], 0x6420);
-          a[ks][1] = __byte_perm(r[0], r[1], 0x7531);
-          a[ks][2] = __byte_perm(r[2], r[3], 0x6420);
-          a[ks][3] = __byte_perm(r[2], r[3], 0x7531);
-          wg_keep(a[ks]);
-        }
+        for (int ks = 0; ks < 2; ++ks) wg_v_fragment(a[ks], v_lane, ks, 4 * mb + wq);
         wg_keep(o[mb]);  // its rescale above, before the fence
         wg_fence();
 #pragma unroll
@@ -431,32 +477,13 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
       if (gq == 0) red[(8 * j + 2 * cq + e) * 4 + wq] = v;
     }
   wg_bar(1 + wg);
-  const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
 #pragma unroll
   for (int j = 0; j < 4; ++j)
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int n = 8 * j + 2 * cq + e, r = row0 + wrow0 + n;
       const float4 r4 = *reinterpret_cast<const float4*>(red + n * 4);
-      const float sum = (r4.x + r4.y) + (r4.z + r4.w);
-      const float inv = sum > 0.f ? f.out_scale / sum : 0.f;
-      const float lse = sum > 0.f ? m[j][e] + __log2f(sum) : -INFINITY;
-      if (r < rows) {
-        __nv_bfloat16* out = p.num_splits == 1 ? static_cast<__nv_bfloat16*>(p.out) + (static_cast<int64_t>(b) * rows + r) * kVDim
-                                               : static_cast<__nv_bfloat16*>(p.part_o) + (base_row + r) * kVDim;
-        // o[mb][4j + 2h + e]: column 64mb + 16wq + 2gq + h.
-#pragma unroll
-        for (int mb = 0; mb < 8; ++mb)
-          *reinterpret_cast<uint32_t*>(out + 64 * mb + 16 * wq + 2 * gq) =
-              pack_bf16(o[mb][4 * j + e] * inv, o[mb][4 * j + 2 + e] * inv);
-        if (wq == 0 && gq == 0) {
-          if (p.num_splits > 1) {
-            p.part_lse[base_row + r] = lse;
-          } else if (p.lse != nullptr) {
-            p.lse[static_cast<int64_t>(b) * rows + r] = lse * 0.6931471805599453f;
-          }
-        }
-      }
+      wg_store_row(f, o, j, e, b, split, r, (r4.x + r4.y) + (r4.z + r4.w), m[j][e], wq, gq);
     }
   if (wg == 0) turn_wait(0);  // the ping-pong: warpgroup 1's last turn pass, matched (no barrier left half-arrived)
   Probe::split(kBlockExit, ntiles);

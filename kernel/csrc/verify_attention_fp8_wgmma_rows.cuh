@@ -58,14 +58,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
   const int row0 = blockIdx.x * kRowsPerBlock;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
 
-  const int prefix_start = p.prefix_indptr[b];
-  const int prefix_len = p.prefix_indptr[b + 1] - prefix_start;
-  const int total = prefix_len + p.nodes;
-  const int total_tiles = (total + kWgTokens - 1) / kWgTokens;
-  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
-  const int tile0 = split * per_split;
-  const int ntiles = max(0, min(total_tiles, tile0 + per_split) - tile0);
-  const int seq_end = min(total, (tile0 + ntiles) * kWgTokens);
+  const WgSplit sp = wg_split(p, b, split);  // (plain names: lambdas below capture them, which C++17 bindings cannot be)
+  const int prefix_start = sp.prefix_start, prefix_len = sp.prefix_len, tile0 = sp.tile0, ntiles = sp.ntiles;
+  const int seq_end = sp.seq_end;
 
   if (tid == 0) {
     for (int s = 0; s < kWsStages; ++s) {
@@ -84,20 +79,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kWsProducerRegs));
     const int pt = tid - kWsMathThreads;
     // Q as wgmma's A: each math warpgroup's 32 rows x 2 terms as 64 rows, 8-row group 2 (r / 8) + term.
-    const auto issue_q = [&](const unsigned char* qb) {
-#pragma unroll 6
-      for (int i = 0; i < 18 * kF8QTerms; ++i) {
-        const int idx = pt + i * 128;
-        const int r8 = idx & 7, c = (idx >> 3) % kWgCoreK, rest = (idx >> 3) / kWgCoreK;
-        const int grp = rest % 8, term = rest / 8;
-        const int r = grp * 8 + r8;
-        const int w = r / kWgRows, wr = r % kWgRows;
-        const int src_row = min(row0 + r, rows - 1);
-        const unsigned char* src = qb + static_cast<int64_t>(src_row) * kF8QRowBytes + term * kHeadDim + c * 16;
-        cp_async_16(base + kWsQOff + w * kF8QTerms * kWgQTermBytes + wg_core(16 * (wr >> 3) + 8 * term + (wr & 7), c),
-                    src, row0 + r < rows ? 16 : 0);
-      }
-    };
+    const auto issue_q = [&](const unsigned char* qb) { ws_issue_q<true>(base + kWsQOff, qb, pt, row0, rows); };
     ws_produce<kWsStages>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0, ntiles,
                           warp - kWsMathThreads / 32, lane, issue_q);
     return;
@@ -230,15 +212,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
       for (int mb = 0; mb < 8; ++mb) {
         uint32_t a[2][4];
 #pragma unroll
-        for (int ks = 0; ks < 2; ++ks) {
-          uint32_t r[4];
-          ldmatrix_x4_trans(r, v_lane + ks * 4 * kWgGroupBytes + (4 * mb + wq) * 128);
-          a[ks][0] = __byte_perm(r[0], r[1], 0x6420);
-          a[ks][1] = __byte_perm(r[0], r[1], 0x7531);
-          a[ks][2] = __byte_perm(r[2], r[3], 0x6420);
-          a[ks][3] = __byte_perm(r[2], r[3], 0x7531);
-          wg_keep(a[ks]);
-        }
+        for (int ks = 0; ks < 2; ++ks) wg_v_fragment(a[ks], v_lane, ks, 4 * mb + wq);
         wg_keep(o[mb]);
         wg_fence();
 #pragma unroll
@@ -263,30 +237,13 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
   l += __shfl_xor_sync(0xffffffffu, l, 2);
   if (cq == 0) sum_buf[own] = make_float2(l, m);
   wg_bar(1 + wg);
-  const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
 #pragma unroll
   for (int j = 0; j < 4; ++j)
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int n = 8 * j + 2 * cq + e, r = row0 + wrow0 + n;
       const float2 sm = sum_buf[n];
-      const float inv = sm.x > 0.f ? f.out_scale / sm.x : 0.f;
-      const float lse = sm.x > 0.f ? sm.y + __log2f(sm.x) : -INFINITY;
-      if (r < rows) {
-        __nv_bfloat16* out = p.num_splits == 1 ? static_cast<__nv_bfloat16*>(p.out) + (static_cast<int64_t>(b) * rows + r) * kVDim
-                                               : static_cast<__nv_bfloat16*>(p.part_o) + (base_row + r) * kVDim;
-#pragma unroll
-        for (int mb = 0; mb < 8; ++mb)
-          *reinterpret_cast<uint32_t*>(out + 64 * mb + 16 * wq + 2 * gq) =
-              pack_bf16(o[mb][4 * j + e] * inv, o[mb][4 * j + 2 + e] * inv);
-        if (wq == 0 && gq == 0) {
-          if (p.num_splits > 1) {
-            p.part_lse[base_row + r] = lse;
-          } else if (p.lse != nullptr) {
-            p.lse[static_cast<int64_t>(b) * rows + r] = lse * 0.6931471805599453f;
-          }
-        }
-      }
+      wg_store_row(f, o, j, e, b, split, r, sm.x, sm.y, wq, gq);
     }
   Probe::split(kBlockExit, ntiles);
 }

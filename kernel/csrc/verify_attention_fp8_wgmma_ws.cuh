@@ -90,6 +90,27 @@ __device__ __forceinline__ void ws_issue_tile(const Params& p, uint32_t dst, int
 // The producer warpgroup's whole job: every tile of the split into stage t % kStages once the math warps have released
 // it (empty), arriving on full when its copies land; after the first tile's copies, Q (the quantize kernel's output,
 // this grid's programmatic primary) through issue_q(qb), arriving on q_full.
+// Producer thread pt's copies of the block's Q (the quantize kernel's output for request b from qb) into each math
+// warpgroup's Q at `q` (kF8QTerms terms of its 32 rows as wgmma operand rows, 36 copies a thread): term after term
+// (fp8wgws: its B, rows term * 32 + r), or kInterleaved, 8-row group 2 (r / 8) + term (fp8wgr: its A, so that a warp's
+// accumulator rows gq and gq + 8 are one row's two terms). Padding rows read the last row and copy nothing.
+template <bool kInterleaved>
+__device__ __forceinline__ void ws_issue_q(uint32_t q, const unsigned char* qb, int pt, int row0, int rows) {
+#pragma unroll 6
+  for (int i = 0; i < 18 * kF8QTerms; ++i) {
+    const int idx = pt + i * 128;  // fp8wg's (row, term, chunk) order
+    const int r8 = idx & 7, c = (idx >> 3) % kWgCoreK, rest = (idx >> 3) / kWgCoreK;
+    const int grp = rest % 8, term = rest / 8;
+    const int r = grp * 8 + r8;
+    const int w = r / kWgRows, wr = r % kWgRows;
+    const int src_row = min(row0 + r, rows - 1);
+    const unsigned char* src = qb + static_cast<int64_t>(src_row) * kF8QRowBytes + term * kHeadDim + c * 16;
+    const uint32_t dst = kInterleaved ? w * kF8QTerms * kWgQTermBytes + wg_core(16 * (wr >> 3) + 8 * term + (wr & 7), c)
+                                      : (w * kF8QTerms + term) * kWgQTermBytes + wg_core(wr, c);
+    cp_async_16(q + dst, src, row0 + r < rows ? 16 : 0);
+  }
+}
+
 template <int kStages, class IssueQ>
 __device__ __forceinline__ void ws_produce(const Params& p, uint32_t base, uint32_t full, uint32_t empty,
                                            uint32_t q_full, int b, int rows, int prefix_start, int prefix_len,
@@ -124,14 +145,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
   const int row0 = blockIdx.x * kRowsPerBlock;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
 
-  const int prefix_start = p.prefix_indptr[b];
-  const int prefix_len = p.prefix_indptr[b + 1] - prefix_start;
-  const int total = prefix_len + p.nodes;
-  const int total_tiles = (total + kWgTokens - 1) / kWgTokens;
-  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
-  const int tile0 = split * per_split;
-  const int ntiles = max(0, min(total_tiles, tile0 + per_split) - tile0);
-  const int seq_end = min(total, (tile0 + ntiles) * kWgTokens);
+  const WgSplit sp = wg_split(p, b, split);  // (plain names: lambdas below capture them, which C++17 bindings cannot be)
+  const int prefix_start = sp.prefix_start, prefix_len = sp.prefix_len, tile0 = sp.tile0, ntiles = sp.ntiles;
+  const int seq_end = sp.seq_end;
 
   if (tid == 0) {
     for (int s = 0; s < kWsStages; ++s) {
@@ -149,21 +165,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
   if (warp >= kWsMathThreads / 32) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kWsProducerRegs));
     const int pt = tid - kWsMathThreads;
-    // Q in fp8wg's order: each math warpgroup's two terms, 36 copies a thread.
-    const auto issue_q = [&](const unsigned char* qb) {
-#pragma unroll 6
-      for (int i = 0; i < 18 * kF8QTerms; ++i) {
-        const int idx = pt + i * 128;  // fp8wg's (row, term, chunk) order
-        const int r8 = idx & 7, c = (idx >> 3) % kWgCoreK, rest = (idx >> 3) / kWgCoreK;
-        const int grp = rest % 8, term = rest / 8;
-        const int r = grp * 8 + r8;
-        const int w = r / kWgRows, wr = r % kWgRows;
-        const int src_row = min(row0 + r, rows - 1);
-        const unsigned char* src = qb + static_cast<int64_t>(src_row) * kF8QRowBytes + term * kHeadDim + c * 16;
-        cp_async_16(base + kWsQOff + (w * kF8QTerms + term) * kWgQTermBytes + wg_core(wr, c), src,
-                    row0 + r < rows ? 16 : 0);
-      }
-    };
+    const auto issue_q = [&](const unsigned char* qb) { ws_issue_q<false>(base + kWsQOff, qb, pt, row0, rows); };
     ws_produce<kWsStages>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0, ntiles,
                           warp - kWsMathThreads / 32, lane, issue_q);
     return;
@@ -333,15 +335,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
       for (int mb = 0; mb < 8; ++mb) {
         uint32_t a[2][4];
 #pragma unroll
-        for (int ks = 0; ks < 2; ++ks) {
-          uint32_t r[4];
-          ldmatrix_x4_trans(r, v_lane + ks * 4 * kWgGroupBytes + (4 * mb + wq) * 128);
-          a[ks][0] = __byte_perm(r[0], r[1], 0x6420);
-          a[ks][1] = __byte_perm(r[0], r[1], 0x7531);
-          a[ks][2] = __byte_perm(r[2], r[3], 0x6420);
-          a[ks][3] = __byte_perm(r[2], r[3], 0x7531);
-          wg_keep(a[ks]);
-        }
+        for (int ks = 0; ks < 2; ++ks) wg_v_fragment(a[ks], v_lane, ks, 4 * mb + wq);
         wg_keep(o[mb]);
         wg_fence();
 #pragma unroll
@@ -372,31 +366,13 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
       if (gq == 0) red[(8 * j + 2 * cq + e) * 4 + wq] = v;
     }
   wg_bar(1 + wg);
-  const int64_t base_row = (static_cast<int64_t>(b) * p.num_splits + split) * rows;
 #pragma unroll
   for (int j = 0; j < 4; ++j)
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int n = 8 * j + 2 * cq + e, r = row0 + wrow0 + n;
       const float4 r4 = *reinterpret_cast<const float4*>(red + n * 4);
-      const float sum = (r4.x + r4.y) + (r4.z + r4.w);
-      const float inv = sum > 0.f ? f.out_scale / sum : 0.f;
-      const float lse = sum > 0.f ? m[j][e] + __log2f(sum) : -INFINITY;
-      if (r < rows) {
-        __nv_bfloat16* out = p.num_splits == 1 ? static_cast<__nv_bfloat16*>(p.out) + (static_cast<int64_t>(b) * rows + r) * kVDim
-                                               : static_cast<__nv_bfloat16*>(p.part_o) + (base_row + r) * kVDim;
-#pragma unroll
-        for (int mb = 0; mb < 8; ++mb)
-          *reinterpret_cast<uint32_t*>(out + 64 * mb + 16 * wq + 2 * gq) =
-              pack_bf16(o[mb][4 * j + e] * inv, o[mb][4 * j + 2 + e] * inv);
-        if (wq == 0 && gq == 0) {
-          if (p.num_splits > 1) {
-            p.part_lse[base_row + r] = lse;
-          } else if (p.lse != nullptr) {
-            p.lse[static_cast<int64_t>(b) * rows + r] = lse * 0.6931471805599453f;
-          }
-        }
-      }
+      wg_store_row(f, o, j, e, b, split, r, (r4.x + r4.y) + (r4.z + r4.w), m[j][e], wq, gq);
     }
   Probe::split(kBlockExit, ntiles);
 }

@@ -326,13 +326,14 @@ __global__ void __launch_bounds__(256, 1) wgmma_e4m3_kernel(float* out, int roun
     for (int j = 0; j < 16; ++j) {
       const uint64_t a = wgmma_e4m3_desc(a_base + 256 * (j & 3)), b = wgmma_e4m3_desc(b_base + 256 * (j & 3));
       asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
           "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 "
           "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,"
           "%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,"
           "%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
           "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,"
           "%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,"
-          "%126,%127}, %128, %129, 1, 1, 1;\n"
+          "%126,%127}, %128, %129, p, 1, 1;\n}\n"
           : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
             "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
             "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -350,7 +351,7 @@ __global__ void __launch_bounds__(256, 1) wgmma_e4m3_kernel(float* out, int roun
             "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]),
             "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
             "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-          : "l"(a), "l"(b));
+          : "l"(a), "l"(b), "r"(j));  // j = 0: d = A.B (scale-d 0), so each round starts from zero
     }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
@@ -382,7 +383,7 @@ def wgmma_e4m3_rate(rounds: int = 256, budget_s: float = 0.3) -> list[float]:
     if cc != WGMMA_E4M3_CC:
         raise RuntimeError(f"wgmma e4m3 is sm_90's, not sm_{cc[0]}{cc[1]}'s")
     peak = load_inline(
-        name="bench_wgmma_e4m3_ceiling_sm90a_v1",
+        name="bench_wgmma_e4m3_ceiling_sm90a_v2",
         cpp_sources="void wgmma_e4m3_peak(torch::Tensor out, int64_t rounds);",
         cuda_sources=_WGMMA_E4M3_SOURCE,
         functions=["wgmma_e4m3_peak"],
@@ -391,9 +392,11 @@ def wgmma_e4m3_rate(rounds: int = 256, budget_s: float = 0.3) -> list[float]:
     blocks = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     out = torch.empty(blocks * 256, device="cuda")
     samples = time_device(lambda _i: peak(out, rounds), 1, budget_s=budget_s, min_reps=10)
-    # Every wgmma ran: each of a thread's 128 accumulators gains 32 x 0.5 x 0.5 = 8 a wgmma, exactly, so the sum is
-    # rounds x 16 x 8 x 128 (a power of two times rounds: no rounding).
-    expected = float(rounds * 16 * 8 * 128)
+    # Every wgmma of the last round ran: each of a thread's 128 accumulators starts the round at zero and gains
+    # 32 x 0.5 x 0.5 = 8 a wgmma, so the sum is 16 x 8 x 128, exactly. Summed over all rounds (to 2^15 an accumulator)
+    # it need not be: e4m3 wgmma adds products to its accumulator at reduced precision (about 14 bits, DeepSeek-V3's
+    # report), and with that check an H100 found no ceiling at 5e0b4c5 (its log did not come back).
+    expected = float(16 * 8 * 128)
     if not bool((out == expected).all()):
         raise RuntimeError(f"wgmma e4m3 microkernel wrote {out.min().item()}..{out.max().item()}, not {expected}")
     flops = blocks * 2 * rounds * 16 * WGMMA_E4M3_FLOPS

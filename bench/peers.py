@@ -173,7 +173,7 @@ IMPLS: dict[str, Impl] = {
     # mma.sync ceiling measured in the same run).
     "cuda_fp8": Impl(
         "cuda_fp8",
-        "CUDA fp8 cache (q2p: e4m3 mma.sync, kernel/csrc/verify_attention_fp8.cuh)",
+        "CUDA fp8 cache (q2p: e4m3 wgmma on sm_90, verify_attention_fp8_wgmma_rows.cuh; mma.sync elsewhere)",
         _prepare_fp8("cuda"),
         kv="fp8",
     ),

@@ -40,9 +40,9 @@ constexpr int kWsStages = VERIFY_F8WG_WS_STAGES;
 #ifndef VERIFY_F8WG_GATHER_PAIRS
 #define VERIFY_F8WG_GATHER_PAIRS 0
 #endif
-// Lab (docs/lab/patches/fp8wgr_producer.patch): the producer loads a tile's slot ids one tile ahead, before it waits
-// for that tile's stage (kWsSlotsAhead); its copies read whole 32-B sectors a quarter warp (kWsPairs: lane 8q + 2r + h
-// copies chunk 4i + 2(q / 2) + h of token 4(q % 2) + r; its shared-memory writes meet 2-way).
+// Lab (kernel/build.py "fp8wgrp", "fp8wgrg", ...): the producer loads a tile's slot ids one tile ahead, before it
+// waits for that tile's stage (kWsSlotsAhead); its copies read whole 32-B sectors a quarter warp (kWsPairs: lane
+// 8q + 2r + h copies chunk 4i + 2(q / 2) + h of token 4(q % 2) + r; its shared-memory writes meet 2-way).
 constexpr bool kWsSlotsAhead = VERIFY_F8WG_SLOTS_AHEAD != 0;
 constexpr bool kWsPairs = VERIFY_F8WG_GATHER_PAIRS != 0;
 static_assert(kWsStages >= 2 && kWsStages <= 4, "VERIFY_F8WG_WS_STAGES: 2 to 4 (4 x 36,864 B fills sm_90's 227 KB)");

@@ -81,19 +81,6 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
     "fp8wgws": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS"),
     "fp8wgws4": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_WS_STAGES=4"),
     "fp8wgr": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_ROWS"),
-    # fp8wgr's producer, lab (kernel/NOTES.md, "Where fp8wgr's tile goes"): 4 a fourth ring stage, p slot ids a tile
-    # ahead, g whole 32-B sectors a quarter warp.
-    **{
-        f"fp8wgr{name}": (
-            *FP8_FLAGS,
-            "-DVERIFY_ATTN_FP8_WGMMA",
-            "-DVERIFY_F8WG_ROWS",
-            *(("-DVERIFY_F8WG_WS_STAGES=4",) if "4" in name else ()),
-            *(("-DVERIFY_F8WG_SLOTS_AHEAD=1",) if "p" in name else ()),
-            *(("-DVERIFY_F8WG_GATHER_PAIRS=1",) if "g" in name else ()),
-        )
-        for name in ("4", "p", "g", "4p", "4pg")
-    },
 }
 FP8_MIN_CC = (8, 9)
 # fp8 builds for an arch-specific target only (wgmma: sm_90a), by name.

@@ -31,13 +31,7 @@ struct Fp8WgWsProbe : NoProbe {};
 struct Fp8WgWs4Probe : NoProbe {};
 // Rows owned by warps (VERIFY_F8WG_ROWS, "fp8wgr").
 struct Fp8WgRProbe : NoProbe {};
-// fp8wgr's producer variants (VERIFY_F8WG_WS_STAGES, VERIFY_F8WG_SLOTS_AHEAD, VERIFY_F8WG_GATHER_PAIRS: "fp8wgr4",
-// "fp8wgrp", ...), one type each: modules instantiating the same launcher share its static launch state.
-template <int kStages, bool kAhead, bool kPairs>
-struct Fp8WgRxProbe : NoProbe {};
-#if defined(VERIFY_F8WG_ROWS) && (VERIFY_F8WG_WS_STAGES != 3 || VERIFY_F8WG_SLOTS_AHEAD || VERIFY_F8WG_GATHER_PAIRS)
-using Fp8BuildProbe = Fp8WgRxProbe<kWsStages, kWsSlotsAhead, kWsPairs>;
-#elif defined(VERIFY_F8WG_ROWS)
+#if defined(VERIFY_F8WG_ROWS)
 using Fp8BuildProbe = Fp8WgRProbe;
 #elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_WS_STAGES) && VERIFY_F8WG_WS_STAGES == 4
 using Fp8BuildProbe = Fp8WgWs4Probe;

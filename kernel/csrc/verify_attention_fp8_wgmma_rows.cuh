@@ -80,8 +80,8 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
     const int pt = tid - kWsMathThreads;
     // Q as wgmma's A: each math warpgroup's 32 rows x 2 terms as 64 rows, 8-row group 2 (r / 8) + term.
     const auto issue_q = [&](const unsigned char* qb) { ws_issue_q<true>(base + kWsQOff, qb, pt, row0, rows); };
-    ws_produce<kWsStages>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0, ntiles,
-                          warp - kWsMathThreads / 32, lane, issue_q);
+    ws_produce<kWsStages, true>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0,
+                                ntiles, warp - kWsMathThreads / 32, lane, issue_q);
     return;
   }
 

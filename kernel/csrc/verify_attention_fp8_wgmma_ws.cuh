@@ -34,17 +34,6 @@
 namespace verify_attn {
 
 constexpr int kWsStages = VERIFY_F8WG_WS_STAGES;
-#ifndef VERIFY_F8WG_SLOTS_AHEAD
-#define VERIFY_F8WG_SLOTS_AHEAD 0
-#endif
-#ifndef VERIFY_F8WG_GATHER_PAIRS
-#define VERIFY_F8WG_GATHER_PAIRS 0
-#endif
-// Lab (kernel/build.py "fp8wgrp", "fp8wgrg", ...): the producer loads a tile's slot ids one tile ahead, before it
-// waits for that tile's stage (kWsSlotsAhead); its copies read whole 32-B sectors a quarter warp (kWsPairs: lane
-// 8q + 2r + h copies chunk 4i + 2(q / 2) + h of token 4(q % 2) + r; its shared-memory writes meet 2-way).
-constexpr bool kWsSlotsAhead = VERIFY_F8WG_SLOTS_AHEAD != 0;
-constexpr bool kWsPairs = VERIFY_F8WG_GATHER_PAIRS != 0;
 static_assert(kWsStages >= 2 && kWsStages <= 4, "VERIFY_F8WG_WS_STAGES: 2 to 4 (4 x 36,864 B fills sm_90's 227 KB)");
 constexpr int kWsMathThreads = 256;
 constexpr int kWsThreads = kWsMathThreads + 128;  // + the producer warpgroup
@@ -82,30 +71,23 @@ static_assert(kWsSmemBytes <= 227 * 1024, "shared memory per block must fit sm_9
 
 // The producer's copies of one 64-token tile: producer warp w takes tokens 16w .. 16w + 15 as two 8-token groups,
 // lane (r = lane % 8, c4 = lane / 8) chunk 4i + c4 of token 8g + r, i = 0..8 (fp8wg's copy pattern, twice).
-__device__ __forceinline__ int ws_token(int pw, int g, int lane) {
-  return 16 * pw + 8 * g + (kWsPairs ? 4 * ((lane >> 3) & 1) + ((lane >> 1) & 3) : lane & 7);
-}
+__device__ __forceinline__ int ws_token(int pw, int g, int lane) { return 16 * pw + 8 * g + (lane & 7); }
+// This thread's two slot ids of the tile at sequence position first_pos (-1 past the end).
 __device__ __forceinline__ void ws_tile_slots(const Params& p, int b, int prefix_start, int prefix_len, int seq_end,
                                               int first_pos, int pw, int lane, int (&slot)[2]) {
 #pragma unroll
-  for (int g = 0; g < 2; ++g) slot[g] = slot_at(p, b, prefix_start, prefix_len, seq_end, first_pos + ws_token(pw, g, lane));
+  for (int g = 0; g < 2; ++g)
+    slot[g] = slot_at(p, b, prefix_start, prefix_len, seq_end, first_pos + ws_token(pw, g, lane));
 }
 // Group g's copies (its 8 tokens' rows, 9 chunks a thread) from slot id `slot`.
 __device__ __forceinline__ void ws_issue_group(const Params& p, uint32_t dst, int slot, int pw, int g, int lane) {
-  const int token = ws_token(pw, g, lane), c4 = kWsPairs ? 2 * (lane >> 4) + (lane & 1) : lane >> 3;
+  const int token = ws_token(pw, g, lane), c4 = lane >> 3;
   const char* src = static_cast<const char*>(p.kv) + static_cast<int64_t>(slot < 0 ? 0 : slot) * kF8RowBytes;
   const int bytes = slot < 0 ? 0 : 16;
-  if constexpr (kWsPairs) {  // one base a side, stepped (wg_core(token, 4i + c4) = wg_core(token, c4) + 512i)
-    const uint32_t d = dst + wg_core(token, c4);
-    const char* s = src + c4 * 16;
 #pragma unroll
-    for (int i = 0; i < 9; ++i) cp_async_16(d + 512 * i, s + 64 * i, bytes);
-  } else {
-#pragma unroll
-    for (int i = 0; i < 9; ++i) {
-      const int c = 4 * i + c4;
-      cp_async_16(dst + wg_core(token, c), src + c * 16, bytes);
-    }
+  for (int i = 0; i < 9; ++i) {
+    const int c = 4 * i + c4;
+    cp_async_16(dst + wg_core(token, c), src + c * 16, bytes);
   }
 }
 __device__ __forceinline__ void ws_issue_tile(const Params& p, uint32_t dst, int b, int prefix_start, int prefix_len,
@@ -118,7 +100,9 @@ __device__ __forceinline__ void ws_issue_tile(const Params& p, uint32_t dst, int
 
 // The producer warpgroup's whole job: every tile of the split into stage t % kStages once the math warps have released
 // it (empty), arriving on full when its copies land; after the first tile's copies, Q (the quantize kernel's output,
-// this grid's programmatic primary) through issue_q(qb), arriving on q_full.
+// this grid's programmatic primary) through issue_q(qb), arriving on q_full. kSlotsAhead (fp8wgr): each tile's slot ids
+// are loaded one tile ahead, before the producer waits for the stage of the tile before, so that their latency is not
+// on the copies' path (-3.1% at (1,8,64) 91k on an H100; kernel/NOTES.md, "Where fp8wgr's tile goes").
 // Producer thread pt's copies of the block's Q (the quantize kernel's output for request b from qb) into each math
 // warpgroup's Q at `q` (kF8QTerms terms of its 32 rows as wgmma operand rows, 36 copies a thread): term after term
 // (fp8wgws: its B, rows term * 32 + r), or kInterleaved, 8-row group 2 (r / 8) + term (fp8wgr: its A, so that a warp's
@@ -140,20 +124,20 @@ __device__ __forceinline__ void ws_issue_q(uint32_t q, const unsigned char* qb, 
   }
 }
 
-template <int kStages, class IssueQ>
+template <int kStages, bool kSlotsAhead, class IssueQ>
 __device__ __forceinline__ void ws_produce(const Params& p, uint32_t base, uint32_t full, uint32_t empty,
                                            uint32_t q_full, int b, int rows, int prefix_start, int prefix_len,
                                            int seq_end, int tile0, int ntiles, int pw, int lane, IssueQ issue_q) {
   int slot[2] = {-1, -1};
-  if (kWsSlotsAhead && ntiles > 0)
+  if (kSlotsAhead && ntiles > 0)
     ws_tile_slots(p, b, prefix_start, prefix_len, seq_end, tile0 * kWgTokens, pw, lane, slot);
   for (int t = 0; t < ntiles; ++t) {
     const int s = t % kStages;
     int next[2] = {-1, -1};  // the next tile's slot ids, loading while this tile's stage is awaited
-    if (kWsSlotsAhead && t + 1 < ntiles)
+    if (kSlotsAhead && t + 1 < ntiles)
       ws_tile_slots(p, b, prefix_start, prefix_len, seq_end, (tile0 + t + 1) * kWgTokens, pw, lane, next);
     if (t >= kStages) v30::mbar_wait(empty + 8 * s, ((t / kStages) - 1) & 1);
-    if (kWsSlotsAhead) {
+    if (kSlotsAhead) {
 #pragma unroll
       for (int g = 0; g < 2; ++g) ws_issue_group(p, base + s * kWgTileBytes, slot[g], pw, g, lane);
       slot[0] = next[0], slot[1] = next[1];
@@ -207,8 +191,8 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kWsProducerRegs));
     const int pt = tid - kWsMathThreads;
     const auto issue_q = [&](const unsigned char* qb) { ws_issue_q<false>(base + kWsQOff, qb, pt, row0, rows); };
-    ws_produce<kWsStages>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0, ntiles,
-                          warp - kWsMathThreads / 32, lane, issue_q);
+    ws_produce<kWsStages, false>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0,
+                                 ntiles, warp - kWsMathThreads / 32, lane, issue_q);
     return;
   }
 

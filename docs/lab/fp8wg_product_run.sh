@@ -10,15 +10,16 @@
 #   4. compute-sanitizer memcheck, synccheck and racecheck on fp8wgr's forced-split cases (3 requests, 16 nodes, 16
 #      heads, 2,000 tokens; 1, 2, 7 and 64 splits), while time is left.
 # Everything it writes is packed into $OUT/product.tgz at the end, and the result file is left beside it: the device
-# returns only a few files of $OUT. TRACKER_DIRTY=1 when the tree is not clean.
-#   bash docs/lab/fp8wg_product_run.sh        (about 4-5 minutes on an H100)
+# returns only a few files of $OUT. TRACKER_COMMIT (the sha of `git rev-parse HEAD` on this side, pasted: the device's
+# copy of .git may be older) and TRACKER_DIRTY (0 or 1) are required, as kernel/tools/record_run.sh's are.
+#   TRACKER_COMMIT=<sha> TRACKER_DIRTY=0 bash docs/lab/fp8wg_product_run.sh        (about 4-5 minutes on an H100)
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 budget=${BUDGET:-560}
 left() { echo $((budget - SECONDS > 5 ? budget - SECONDS : 5)); }
 cap() { local want=$1 l; l=$(left); echo $((want < l ? want : l)); }  # a step's timeout: its own, or what is left
-commit=$(git rev-parse HEAD)
-dirty=$([ -z "$(git status --porcelain --untracked-files=no)" ] && echo 0 || echo 1)
+commit=${TRACKER_COMMIT:?the committed HEAD this copy was made from, pasted from git rev-parse HEAD on this side}
+dirty=${TRACKER_DIRTY:?0 for a clean tree, 1 otherwise}
 mkdir -p "$OUT/product"
 trap 'mv "$OUT"/product/*.json "$OUT"/ 2>/dev/null; tar czf "$OUT/product.tgz" -C "$OUT" product && rm -rf "$OUT/product"' EXIT
 step() { echo "== $1 at ${SECONDS} s" | tee -a "$OUT/product/steps.log"; }

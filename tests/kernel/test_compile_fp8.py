@@ -260,8 +260,9 @@ def test_the_wgmma_e4m3_ceiling_issues_its_16_wgmmas_a_round_pipelined(tmp_path:
     order = "".join(
         next(c for k, c in kinds.items() if k in ln) for ln in sass.splitlines() if any(k in ln for k in kinds)
     )
-    rounds = re.findall(r"Q+W+F*", order)
-    assert rounds and all(re.fullmatch(r"Q{16}WF+", r) for r in rounds), order
+    # The whole kernel, not only the runs that start with a wgmma: a wait left behind by a dropped round fails it too
+    # (a helper's review: with `if (r & 1) total += d[0]` ptxas kept half the rounds and a per-run check passed).
+    assert re.fullmatch(r"(Q{16}WF+)+", order), order
     assert re.findall(r"\b[HQ]MMA\.", sass) == []
 
 

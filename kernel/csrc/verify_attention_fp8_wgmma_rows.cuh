@@ -25,10 +25,18 @@
 #pragma once
 
 #include "verify_attention_fp8_wgmma_ws.cuh"
+#ifdef VERIFY_F8WG_TMA
+#include "verify_attention_fp8_wgmma_tma.cuh"  // the lab's TMA copies ("fp8wgrt")
+#endif
 
 namespace verify_attn {
 
 constexpr int kRsPBuffers = 2;
+#ifdef VERIFY_F8WG_TMA
+constexpr int kRsFullArrivals = kWgTokens;  // one arrive.expect_tx a token
+#else
+constexpr int kRsFullArrivals = 128;  // the producer's cp.async.mbarrier.arrive.noinc
+#endif
 static_assert(kF8QTerms == 2, "the rows-own layout interleaves Q's two terms");
 
 // Shared memory, in order: the ring, Q (2 warpgroups x 2 terms, interleaved), P (2 warpgroups x kRsPBuffers), each
@@ -44,10 +52,21 @@ constexpr int kRsSmemBytes = kRsBarOff + (2 * kWsStages + 1) * 8;
 static_assert(kRsSmemBytes <= 227 * 1024, "shared memory per block must fit sm_90's 227 KB");
 
 template <class Probe>
-__global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wgmma_rows(const Fp8Params f) {
+#ifdef VERIFY_F8WG_TMA
+#define VERIFY_F8WG_TMA_PARAM , const __grid_constant__ Fp8TmaMaps maps  // the tensor maps, after f
+#else
+#define VERIFY_F8WG_TMA_PARAM
+#endif
+__global__ void __launch_bounds__(kWsThreads, 1)
+    verify_attn_split_kernel_fp8_wgmma_rows(const Fp8Params f VERIFY_F8WG_TMA_PARAM) {
   const Params& p = f.p;
   Probe::split(kBlockEntry, 0);
+#ifdef VERIFY_F8WG_TMA
+  extern __shared__ __align__(1024) unsigned char smem_swizzled[];  // (its own name: the others' are 128-B aligned)
+  unsigned char* const smem = smem_swizzled;
+#else
   extern __shared__ __align__(128) unsigned char smem[];
+#endif
   const uint32_t base = smem_addr(smem);
   uint64_t* s_mask = reinterpret_cast<uint64_t*>(smem + kRsMaskOff);  // [64]
   float2* s_scale = reinterpret_cast<float2*>(smem + kRsScaleOff);    // [64]: (s_lo / s_hi, s_hi * scale)
@@ -64,7 +83,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
 
   if (tid == 0) {
     for (int s = 0; s < kWsStages; ++s) {
-      v30::mbar_init(full + 8 * s, 128);
+      v30::mbar_init(full + 8 * s, kRsFullArrivals);
       v30::mbar_init(empty + 8 * s, kWsMathThreads);  // every math thread (racecheck follows no __syncwarp)
     }
     v30::mbar_init(q_full, 128);
@@ -80,8 +99,14 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
     const int pt = tid - kWsMathThreads;
     // Q as wgmma's A: each math warpgroup's 32 rows x 2 terms as 64 rows, 8-row group 2 (r / 8) + term.
     const auto issue_q = [&](const unsigned char* qb) { ws_issue_q<true>(base + kWsQOff, qb, pt, row0, rows); };
+#ifdef VERIFY_F8WG_TMA
+    if (tid == kWsMathThreads && (base & 1023) != 0) __trap();  // the 128-B swizzle needs 1,024-B aligned stages
+    ws_produce_tma<kWsStages>(p, &maps, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0,
+                              ntiles, pt, issue_q);
+#else
     ws_produce<kWsStages, true>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0,
                                 ntiles, warp - kWsMathThreads / 32, lane, issue_q);
+#endif
     return;
   }
 
@@ -121,6 +146,16 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
   const auto issue_qk = [&](int t) {
     const int s = t % kWsStages;
     v30::mbar_wait(full + 8 * s, (t / kWsStages) & 1);
+#ifdef VERIFY_F8WG_TMA
+    // the TMA writes in the async proxy, as wgmma reads: no fence
+    const uint32_t stage = base + s * kWgTileBytes;
+    const uint64_t k_latent = wg_desc_swizzled(stage, 1024, 1), k_rope = wg_desc_swizzled(stage + kTmaRopeOff, 512, 2);
+    wg_keep(s_acc);
+    wg_fence();
+#pragma unroll
+    for (int ks = 0; ks < kHeadDim / 32; ++ks)
+      wgmma_ss64(s_acc, wg_desc_step(q_desc, ks * 256), tma_k_desc(k_latent, k_rope, ks), ks > 0);
+#else
     fence_proxy_async();  // the copies' writes, then wgmma's reads (the async proxy)
     const uint64_t k_desc = wg_desc(base + s * kWgTileBytes, 128, kWgGroupBytes);
     wg_keep(s_acc);
@@ -128,6 +163,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 32; ++ks)
       wgmma_ss64(s_acc, wg_desc_step(q_desc, ks * 256), wg_desc_step(k_desc, ks * 256), ks > 0);
+#endif
     wg_commit();
   };
   if (ntiles > 0) v30::mbar_wait(q_full, 0);
@@ -212,7 +248,13 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
       for (int mb = 0; mb < 8; ++mb) {
         uint32_t a[2][4];
 #pragma unroll
-        for (int ks = 0; ks < 2; ++ks) wg_v_fragment(a[ks], v_lane, ks, 4 * mb + wq);
+        for (int ks = 0; ks < 2; ++ks) {
+#ifdef VERIFY_F8WG_TMA
+          tma_v_fragment(a[ks], base + s * kWgTileBytes, ks, 4 * mb + wq, lane);
+#else
+          wg_v_fragment(a[ks], v_lane, ks, 4 * mb + wq);
+#endif
+        }
         wg_keep(o[mb]);
         wg_fence();
 #pragma unroll
@@ -250,8 +292,16 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
 
 template <class Probe>
 inline cudaError_t launch_split_and_combine_fp8_wgmma_rows(const Fp8Params& f, cudaStream_t stream) {
+#ifdef VERIFY_F8WG_TMA
+  Fp8TmaMaps maps;
+  const cudaError_t err = encode_kv_maps(f.p.kv, maps);
+  if (err != cudaSuccess) return err;
+  return launch_quantized_split_and_combine<Probe>(f, stream, verify_attn_split_kernel_fp8_wgmma_rows<Probe>,
+                                                   kWsThreads, kRsSmemBytes, maps);
+#else
   return launch_quantized_split_and_combine<Probe>(f, stream, verify_attn_split_kernel_fp8_wgmma_rows<Probe>,
                                                    kWsThreads, kRsSmemBytes);
+#endif
 }
 
 }  // namespace verify_attn

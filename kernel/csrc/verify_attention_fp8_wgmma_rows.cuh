@@ -34,15 +34,18 @@ namespace verify_attn {
 constexpr int kRsPBuffers = 2;
 #ifdef VERIFY_F8WG_TMA
 constexpr int kRsFullArrivals = kWgTokens;  // one arrive.expect_tx a token
+constexpr int kRsStageBytes = kTmaStageBytes;
 #else
 constexpr int kRsFullArrivals = 128;  // the producer's cp.async.mbarrier.arrive.noinc
+constexpr int kRsStageBytes = kWgTileBytes;
 #endif
+constexpr int kRsQOff = kWsStages * kRsStageBytes;  // kWsQOff but for the TMA build's larger stages
 static_assert(kF8QTerms == 2, "the rows-own layout interleaves Q's two terms");
 
 // Shared memory, in order: the ring, Q (2 warpgroups x 2 terms, interleaved), P (2 warpgroups x kRsPBuffers), each
 // row's rescale (2 warpgroups x 2 parities x 32 rows), the row sums and shifts for the epilogue (2 x 32 float2),
 // ancestor masks, row scales, barriers (full[kWsStages], empty[kWsStages], Q's).
-constexpr int kRsPOff = kWsQOff + 2 * kF8QTerms * kWgQTermBytes;
+constexpr int kRsPOff = kRsQOff + 2 * kF8QTerms * kWgQTermBytes;
 constexpr int kRsAlphaOff = kRsPOff + 2 * kRsPBuffers * kWgPBytes;
 constexpr int kRsSumOff = kRsAlphaOff + 2 * 2 * kWgRows * 4;
 constexpr int kRsMaskOff = kRsSumOff + 2 * kWgRows * 8;
@@ -98,10 +101,10 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kWsProducerRegs));
     const int pt = tid - kWsMathThreads;
     // Q as wgmma's A: each math warpgroup's 32 rows x 2 terms as 64 rows, 8-row group 2 (r / 8) + term.
-    const auto issue_q = [&](const unsigned char* qb) { ws_issue_q<true>(base + kWsQOff, qb, pt, row0, rows); };
+    const auto issue_q = [&](const unsigned char* qb) { ws_issue_q<true>(base + kRsQOff, qb, pt, row0, rows); };
 #ifdef VERIFY_F8WG_TMA
     if (tid == kWsMathThreads && (base & 1023) != 0) __trap();  // the 128-B swizzle needs 1,024-B aligned stages
-    ws_produce_tma<kWsStages>(p, &maps, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0,
+    ws_produce_tma<kWsStages, kRsStageBytes>(p, &maps, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0,
                               ntiles, pt, issue_q);
 #else
     ws_produce<kWsStages, true>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0,
@@ -139,7 +142,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 #pragma unroll
   for (int i = 0; i < 32; ++i) s_acc[i] = 0.f;
   const int wg0 = __shfl_sync(0xffffffffu, wg, 0);  // lane 0's, so that the descriptors sit in uniform registers
-  const uint64_t q_desc = wg_desc(base + kWsQOff + wg0 * kF8QTerms * kWgQTermBytes, 128, kWgGroupBytes);
+  const uint64_t q_desc = wg_desc(base + kRsQOff + wg0 * kF8QTerms * kWgQTermBytes, 128, kWgGroupBytes);
   const uint64_t p_desc = wg_desc(base + kRsPOff + wg0 * kRsPBuffers * kWgPBytes, 128, kWgPGroupBytes);
   unsigned char* p_wg = smem + kRsPOff + wg * kRsPBuffers * kWgPBytes;
   // QK of tile t: S = Q . K^T, 18 k-steps of 32 B, once its stage has landed.
@@ -148,13 +151,12 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     v30::mbar_wait(full + 8 * s, (t / kWsStages) & 1);
 #ifdef VERIFY_F8WG_TMA
     // the TMA writes in the async proxy, as wgmma reads: no fence
-    const uint32_t stage = base + s * kWgTileBytes;
-    const uint64_t k_latent = wg_desc_swizzled(stage, 1024, 1), k_rope = wg_desc_swizzled(stage + kTmaRopeOff, 512, 2);
+    const uint64_t k_desc = wg_desc_swizzled(base + s * kRsStageBytes, 1024, 1);
     wg_keep(s_acc);
     wg_fence();
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 32; ++ks)
-      wgmma_ss64(s_acc, wg_desc_step(q_desc, ks * 256), tma_k_desc(k_latent, k_rope, ks), ks > 0);
+      wgmma_ss64(s_acc, wg_desc_step(q_desc, ks * 256), wg_desc_step(k_desc, tma_k_offset(ks)), ks > 0);
 #else
     fence_proxy_async();  // the copies' writes, then wgmma's reads (the async proxy)
     const uint64_t k_desc = wg_desc(base + s * kWgTileBytes, 128, kWgGroupBytes);
@@ -167,6 +169,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     wg_commit();
   };
   if (ntiles > 0) v30::mbar_wait(q_full, 0);
+#ifdef VERIFY_F8WG_TMA
+  fence_proxy_async();  // Q's cp.async writes (the generic proxy), then QK's wgmma reads: the loop has no fence before
+#endif
   for (int t = 0; t < ntiles; ++t) {
     const int s = t % kWsStages, pbuf = t & 1;
     issue_qk(t);
@@ -250,7 +255,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 #pragma unroll
         for (int ks = 0; ks < 2; ++ks) {
 #ifdef VERIFY_F8WG_TMA
-          tma_v_fragment(a[ks], base + s * kWgTileBytes, ks, 4 * mb + wq, lane);
+          tma_v_fragment(a[ks], base + s * kRsStageBytes, ks, 4 * mb + wq, lane);
 #else
           wg_v_fragment(a[ks], v_lane, ks, 4 * mb + wq);
 #endif

@@ -3,16 +3,18 @@
 // Why: without its copies fp8wgr's tile is 29% shorter, while a fourth ring stage and copies reading whole L2 sectors
 // changed nothing (kernel/NOTES.md, "Where fp8wgr's tile goes"): the producer's 72 cp.async warp instructions a tile,
 // 16 B a lane through the LSU beside the math's ldmatrix, are the suspect. Here the producer issues 5 TMA copies a
-// token instead (64 threads, one token each): the latent's four 128-B pieces into a 128-B-swizzled tile and the rope's
-// 64 B into a 64-B-swizzled one, all completing on the stage's full mbarrier (expect-tx); rows past the split's end
-// are read at row -1, which the TMA fills with zeros.
-// - A stage's layout: 4 K-blocks of 64 tokens x 128 B (latent dims 128k .. 128k + 127; token r's 16-B chunk j at
-//   r * 128 + ((j ^ (r & 7)) << 4)), then the rope's 64 x 64 B. 36,864 B, as the core-matrix tile. Assumed, and
-//   checked only by the GPU tests: the TMA swizzles by the destination's address bits (as wgmma reads), so a one-row
-//   box written at row r of a 1,024-B-aligned atom lands XORed by r; the kernel traps on a misaligned stage.
+// token instead (64 threads, one token each): the row's four 128-B latent pieces and its 64 rope bytes, each into its
+// 128-B-swizzled K-block, all completing on the stage's full mbarrier (expect-tx); rows past the split's end are read
+// at row -1, which the TMA fills with zeros. (Issued one lane at a time: UTMALDG takes uniform operands, so 320 issues
+// a tile from two warps, which may cost more than they save: the timing decides.)
+// - A stage's layout: 5 K-blocks of 64 tokens x 128 B (latent dims 128k .. 128k + 127, the rope's 64 in the fifth's
+//   first half; token r's 16-B chunk j at r * 128 + ((j ^ (r & 7)) << 4)): 40,960 B. A TMA destination must be 128-B
+//   aligned, so the rope is not packed at 64 B a token. The TMA swizzles by the destination's address bits (the CUDA
+//   guide's offset rule), so a one-row box written at row r of a 1,024-B-aligned atom lands XORed by r & 7; the
+//   kernel traps on a misaligned stage.
 // - QK's B descriptors: 128-B swizzle, 1,024 B between 8-token groups, a k-step 32 B into its K-block's atom (as
-//   CUTLASS steps K inside a swizzle atom); the rope's two k-steps 64-B swizzle, 512 B between groups. Q keeps its
-//   core-matrix layout.
+//   CUTLASS's descriptor iterator steps K inside a swizzle atom). Q keeps its core-matrix layout, and gets a proxy
+//   fence once before the first QK (its copies are cp.async).
 // - P.V's ldmatrix.trans rows at the swizzled addresses (conflict-free: 8 tokens of one chunk column are 8 columns).
 // - The tensor maps are encoded at each launch from the pool's address, with 2^30 rows (slot ids are validated before
 //   the launch, as for the cp.async kernels, which trust them alike).
@@ -25,15 +27,15 @@
 
 namespace verify_attn {
 
-constexpr int kTmaKBlockBytes = kWgTokens * 128;  // 8,192: one 128-byte K-block of a stage's 64 tokens
-constexpr int kTmaRopeOff = 4 * kTmaKBlockBytes;  // 32,768
-static_assert(kTmaRopeOff + kWgTokens * 64 == kWgTileBytes, "the swizzled tile fills a stage");
-static_assert(kWgTileBytes % 1024 == 0, "every stage starts on a 128-B swizzle atom");
+constexpr int kTmaKBlockBytes = kWgTokens * 128;     // 8,192: one 128-byte K-block of a stage's 64 tokens
+constexpr int kTmaRopeOff = 4 * kTmaKBlockBytes;     // 32,768: the fifth K-block, the rope's
+constexpr int kTmaStageBytes = 5 * kTmaKBlockBytes;  // 40,960
+static_assert(kTmaStageBytes % 1024 == 0, "every stage starts on a 128-B swizzle atom");
 constexpr int kTmaRows = 1 << 30;  // the tensor maps' rows: any slot id
 
 struct Fp8TmaMaps {  // (CUtensorMap is 64-B aligned itself)
   CUtensorMap latent;  // the pool as [kTmaRows][576] bytes, box 128 x 1, 128-B swizzle
-  CUtensorMap rope;    // the same, box 64 x 1, 64-B swizzle
+  CUtensorMap rope;    // the same, box 64 x 1, 128-B swizzle (into its own K-block's 128-B rows)
 };
 
 // Byte offset of (token r, 16-B chunk c of the latent, c < 32) in a stage.
@@ -42,17 +44,15 @@ __device__ __forceinline__ uint32_t tma_latent(int r, int c) {
 }
 
 // A K-major swizzled wgmma descriptor: layout 1 (128-B swizzle) or 2 (64-B), `sbo` bytes between 8-row groups (the
-// leading offset is unused for swizzled K-major operands: 1 by convention).
+// leading offset is unused for swizzled K-major operands: 1 by convention; CUTLASS's mma_sm90_desc.hpp).
 __device__ __forceinline__ uint64_t wg_desc_swizzled(uint32_t addr, uint32_t sbo, uint64_t layout) {
   return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (1ull << 16) |
          (static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32) | (layout << 62);
 }
 
-// QK's B descriptor for k-step ks (32 B of K) of a stage, from the stage's two base descriptors.
-__device__ __forceinline__ uint64_t tma_k_desc(uint64_t latent, uint64_t rope, int ks) {
-  return ks < 16 ? wg_desc_step(latent, (ks >> 2) * kTmaKBlockBytes + (ks & 3) * 32)
-                 : wg_desc_step(rope, (ks - 16) * 32);
-}
+// QK's B operand for k-step ks (32 B of K): bytes from the stage's start (its K-block, then 32 B a step in its atom).
+__host__ __device__ constexpr uint32_t tma_k_offset(int ks) { return (ks >> 2) * kTmaKBlockBytes + (ks & 3) * 32; }
+static_assert(tma_k_offset(16) == kTmaRopeOff && tma_k_offset(17) == kTmaRopeOff + 32, "the rope's k-steps");
 
 // wg_v_fragment over the swizzled stage: tokens 32ks + lane, latent chunk `chunk`.
 __device__ __forceinline__ void tma_v_fragment(uint32_t (&a)[4], uint32_t stage, int ks, int chunk, int lane) {
@@ -76,7 +76,7 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
 // The producer warpgroup's job with the TMA: producer thread pt < 64 copies token pt of every tile (its slot id loaded
 // a tile ahead), arriving on the stage's full barrier (64 arrivals) with its 576 bytes expected; all 128 copy Q with
 // the first tile, as ws_produce.
-template <int kStages, class IssueQ>
+template <int kStages, int kStageBytes, class IssueQ>
 __device__ __forceinline__ void ws_produce_tma(const Params& p, const Fp8TmaMaps* maps, uint32_t base, uint32_t full,
                                                uint32_t empty, uint32_t q_full, int b, int rows, int prefix_start,
                                                int prefix_len, int seq_end, int tile0, int ntiles, int pt,
@@ -89,12 +89,12 @@ __device__ __forceinline__ void ws_produce_tma(const Params& p, const Fp8TmaMaps
     const int next = copies && t + 1 < ntiles ? slot_at(p, b, prefix_start, prefix_len, seq_end, next_pos) : -1;
     if (t >= kStages) v30::mbar_wait(empty + 8 * s, ((t / kStages) - 1) & 1);
     if (copies) {
-      const uint32_t stage = base + s * kWgTileBytes, bar = full + 8 * s;
+      const uint32_t stage = base + s * kStageBytes, bar = full + 8 * s;
       const int y = slot < 0 ? -1 : slot;  // row -1: out of the map, zeros
       v30::mbar_arrive_expect_tx(bar, kF8RowBytes);
 #pragma unroll
       for (int k = 0; k < 4; ++k) tma_load_2d(stage + k * kTmaKBlockBytes + pt * 128, &maps->latent, 128 * k, y, bar);
-      tma_load_2d(stage + kTmaRopeOff + pt * 64, &maps->rope, 4 * 128, y, bar);
+      tma_load_2d(stage + kTmaRopeOff + pt * 128, &maps->rope, 4 * 128, y, bar);
     }
     slot = next;
     if (t == 0) {
@@ -109,6 +109,7 @@ __device__ __forceinline__ void ws_produce_tma(const Params& p, const Fp8TmaMaps
 
 // The launch's tensor maps over the pool `kv` (host).
 inline cudaError_t encode_kv_maps(const void* kv, Fp8TmaMaps& maps) {
+  if (reinterpret_cast<uintptr_t>(kv) % 128 != 0) return cudaErrorInvalidValue;  // a swizzled map's base alignment
   static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
   if (encode == nullptr) {
     void* fn = nullptr;
@@ -129,7 +130,7 @@ inline cudaError_t encode_kv_maps(const void* kv, Fp8TmaMaps& maps) {
                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return cudaErrorInvalidValue;
   r = encode(&maps.rope, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, base, dims, strides, box_rope, unit,
-             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }

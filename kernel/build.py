@@ -60,6 +60,7 @@ FP8_HEADERS = (
     "verify_attention_fp8_wgmma.cuh",
     "verify_attention_fp8_wgmma_ws.cuh",
     "verify_attention_fp8_wgmma_rows.cuh",
+    "verify_attention_fp8_wgmma_tma.cuh",
     "verify_attention_v30.cuh",
 )
 FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)

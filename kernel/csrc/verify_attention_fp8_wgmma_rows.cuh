@@ -32,11 +32,12 @@
 namespace verify_attn {
 
 constexpr int kRsPBuffers = 2;
+// A stage's full barrier: every producer thread arrives (cp.async.mbarrier.arrive.noinc, or with the TMA its
+// arrive.expect_tx: two threads a token).
+constexpr int kRsFullArrivals = 128;
 #ifdef VERIFY_F8WG_TMA
-constexpr int kRsFullArrivals = kWgTokens;  // one arrive.expect_tx a token
 constexpr int kRsStageBytes = kTmaStageBytes;
 #else
-constexpr int kRsFullArrivals = 128;  // the producer's cp.async.mbarrier.arrive.noinc
 constexpr int kRsStageBytes = kWgTileBytes;
 #endif
 constexpr int kRsQOff = kWsStages * kRsStageBytes;  // kWsQOff but for the TMA build's larger stages
@@ -104,8 +105,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     const auto issue_q = [&](const unsigned char* qb) { ws_issue_q<true>(base + kRsQOff, qb, pt, row0, rows); };
 #ifdef VERIFY_F8WG_TMA
     if (tid == kWsMathThreads && (base & 1023) != 0) __trap();  // the 128-B swizzle needs 1,024-B aligned stages
-    ws_produce_tma<kWsStages, kRsStageBytes>(p, &maps, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0,
-                              ntiles, pt, issue_q);
+    ws_produce_tma<kWsStages, kRsStageBytes>(p, &maps, base, full, empty, q_full, b, rows, prefix_start, prefix_len,
+                                             seq_end, tile0, ntiles, pt, issue_q);
 #else
     ws_produce<kWsStages, true>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0,
                                 ntiles, warp - kWsMathThreads / 32, lane, issue_q);

@@ -3,10 +3,10 @@
 // Why: without its copies fp8wgr's tile is 29% shorter, while a fourth ring stage and copies reading whole L2 sectors
 // changed nothing (kernel/NOTES.md, "Where fp8wgr's tile goes"): the producer's 72 cp.async warp instructions a tile,
 // 16 B a lane through the LSU beside the math's ldmatrix, are the suspect. Here the producer issues 5 TMA copies a
-// token instead (64 threads, one token each): the row's four 128-B latent pieces and its 64 rope bytes, each into its
+// token instead (two threads a token): the row's four 128-B latent pieces and its 64 rope bytes, each into its
 // 128-B-swizzled K-block, all completing on the stage's full mbarrier (expect-tx); rows past the split's end are read
 // at row -1, which the TMA fills with zeros. (Issued one lane at a time: UTMALDG takes uniform operands, so 320 issues
-// a tile from two warps, which may cost more than they save: the timing decides.)
+// a tile, 80 from each producer warp, which may cost more than they save: the timing decides.)
 // - A stage's layout: 5 K-blocks of 64 tokens x 128 B (latent dims 128k .. 128k + 127, the rope's 64 in the fifth's
 //   first half; token r's 16-B chunk j at r * 128 + ((j ^ (r & 7)) << 4)): 40,960 B. A TMA destination must be 128-B
 //   aligned, so the rope is not packed at 64 B a token. The TMA swizzles by the destination's address bits (the CUDA
@@ -73,28 +73,33 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       : "memory");
 }
 
-// The producer warpgroup's job with the TMA: producer thread pt < 64 copies token pt of every tile (its slot id loaded
-// a tile ahead), arriving on the stage's full barrier (64 arrivals) with its 576 bytes expected; all 128 copy Q with
-// the first tile, as ws_produce.
+// The producer warpgroup's job with the TMA: producer threads pt and pt + 64 copy token pt of every tile (each loads
+// its slot id a tile ahead), the first the latent's pieces 0-2, the second piece 3 and the rope, each arriving on the
+// stage's full barrier (128 arrivals) with its bytes expected, so that the four producer warps (one a scheduler) share
+// the copies' issue; all 128 copy Q with the first tile, as ws_produce.
 template <int kStages, int kStageBytes, class IssueQ>
 __device__ __forceinline__ void ws_produce_tma(const Params& p, const Fp8TmaMaps* maps, uint32_t base, uint32_t full,
                                                uint32_t empty, uint32_t q_full, int b, int rows, int prefix_start,
                                                int prefix_len, int seq_end, int tile0, int ntiles, int pt,
                                                IssueQ issue_q) {
-  const bool copies = pt < kWgTokens;
-  int slot = copies && ntiles > 0 ? slot_at(p, b, prefix_start, prefix_len, seq_end, tile0 * kWgTokens + pt) : -1;
+  const int token = pt % kWgTokens;
+  const bool first = pt < kWgTokens;  // pieces 0-2 of the latent (384 B); else piece 3 and the rope (192 B)
+  int slot = ntiles > 0 ? slot_at(p, b, prefix_start, prefix_len, seq_end, tile0 * kWgTokens + token) : -1;
   for (int t = 0; t < ntiles; ++t) {
     const int s = t % kStages;
-    const int next_pos = (tile0 + t + 1) * kWgTokens + pt;
-    const int next = copies && t + 1 < ntiles ? slot_at(p, b, prefix_start, prefix_len, seq_end, next_pos) : -1;
+    const int next_pos = (tile0 + t + 1) * kWgTokens + token;
+    const int next = t + 1 < ntiles ? slot_at(p, b, prefix_start, prefix_len, seq_end, next_pos) : -1;
     if (t >= kStages) v30::mbar_wait(empty + 8 * s, ((t / kStages) - 1) & 1);
-    if (copies) {
-      const uint32_t stage = base + s * kStageBytes, bar = full + 8 * s;
-      const int y = slot < 0 ? -1 : slot;  // row -1: out of the map, zeros
-      v30::mbar_arrive_expect_tx(bar, kF8RowBytes);
+    const uint32_t stage = base + s * kStageBytes + token * 128, bar = full + 8 * s;
+    const int y = slot < 0 ? -1 : slot;  // row -1: out of the map, zeros
+    if (first) {
+      v30::mbar_arrive_expect_tx(bar, 3 * 128);
 #pragma unroll
-      for (int k = 0; k < 4; ++k) tma_load_2d(stage + k * kTmaKBlockBytes + pt * 128, &maps->latent, 128 * k, y, bar);
-      tma_load_2d(stage + kTmaRopeOff + pt * 128, &maps->rope, 4 * 128, y, bar);
+      for (int k = 0; k < 3; ++k) tma_load_2d(stage + k * kTmaKBlockBytes, &maps->latent, 128 * k, y, bar);
+    } else {
+      v30::mbar_arrive_expect_tx(bar, 128 + 64);
+      tma_load_2d(stage + 3 * kTmaKBlockBytes, &maps->latent, 3 * 128, y, bar);
+      tma_load_2d(stage + kTmaRopeOff, &maps->rope, 4 * 128, y, bar);
     }
     slot = next;
     if (t == 0) {

@@ -198,18 +198,22 @@ __device__ __forceinline__ void wg_store_row(const Fp8Params& f, const float (&o
   }
 }
 
-// P.V's A fragment in registers for k-step ks of 16-column chunk `chunk` (V^T, which ldmatrix.trans cannot give in
-// e4m3): one ldmatrix.x4.trans (b16) over tokens 32ks + 0..31 from `v_lane` (the tile + wg_core(lane, 0)), then byte
-// permutes: a[0] column 2gq of tokens {2cq, 2cq + 1, 8 + 2cq, 9 + 2cq}, a[1] column 2gq + 1, a[2] and a[3] the same 16
-// tokens on. Written before the wgmma.fence that precedes its wgmma.
-__device__ __forceinline__ void wg_v_fragment(uint32_t (&a)[4], uint32_t v_lane, int ks, int chunk) {
+// P.V's A fragment in registers (V^T, which ldmatrix.trans cannot give in e4m3): one ldmatrix.x4.trans (b16) over 32
+// tokens, this lane's row at `addr`, then byte permutes: a[0] column 2gq of tokens {2cq, 2cq + 1, 8 + 2cq, 9 + 2cq},
+// a[1] column 2gq + 1, a[2] and a[3] the same 16 tokens on. Written before the wgmma.fence that precedes its wgmma.
+__device__ __forceinline__ void wg_v_fragment_at(uint32_t (&a)[4], uint32_t addr) {
   uint32_t r[4];
-  ldmatrix_x4_trans(r, v_lane + ks * 4 * kWgGroupBytes + chunk * 128);
+  ldmatrix_x4_trans(r, addr);
   a[0] = __byte_perm(r[0], r[1], 0x6420);
   a[1] = __byte_perm(r[0], r[1], 0x7531);
   a[2] = __byte_perm(r[2], r[3], 0x6420);
   a[3] = __byte_perm(r[2], r[3], 0x7531);
   wg_keep(a);
+}
+// The same for k-step ks (tokens 32ks + 0..31) of 16-column chunk `chunk` of the core-matrix tile, `v_lane` the tile +
+// wg_core(lane, 0) (the TMA build's swizzled tile: tma_v_fragment).
+__device__ __forceinline__ void wg_v_fragment(uint32_t (&a)[4], uint32_t v_lane, int ks, int chunk) {
+  wg_v_fragment_at(a, v_lane + ks * 4 * kWgGroupBytes + chunk * 128);
 }
 
 // This thread's 9 copies of a 64-token tile: warp w takes token groups w (8 tokens x 36 chunks, 9 x 32 copies); lane

@@ -152,21 +152,18 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     v30::mbar_wait(full + 8 * s, (t / kWsStages) & 1);
 #ifdef VERIFY_F8WG_TMA
     // the TMA writes in the async proxy, as wgmma reads: no fence
-    const uint64_t k_desc = wg_desc_swizzled(base + s * kRsStageBytes, 1024, 1);
-    wg_keep(s_acc);
-    wg_fence();
-#pragma unroll
-    for (int ks = 0; ks < kHeadDim / 32; ++ks)
-      wgmma_ss64(s_acc, wg_desc_step(q_desc, ks * 256), wg_desc_step(k_desc, tma_k_offset(ks)), ks > 0);
+    const uint64_t k_desc = wg_desc_sw128(base + s * kRsStageBytes);
+    const auto k_step = [](int ks) { return tma_k_offset(ks); };
 #else
     fence_proxy_async();  // the copies' writes, then wgmma's reads (the async proxy)
     const uint64_t k_desc = wg_desc(base + s * kWgTileBytes, 128, kWgGroupBytes);
+    const auto k_step = [](int ks) { return static_cast<uint32_t>(ks * 256); };
+#endif
     wg_keep(s_acc);
     wg_fence();
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 32; ++ks)
-      wgmma_ss64(s_acc, wg_desc_step(q_desc, ks * 256), wg_desc_step(k_desc, ks * 256), ks > 0);
-#endif
+      wgmma_ss64(s_acc, wg_desc_step(q_desc, ks * 256), wg_desc_step(k_desc, k_step(ks)), ks > 0);
     wg_commit();
   };
   if (ntiles > 0) v30::mbar_wait(q_full, 0);

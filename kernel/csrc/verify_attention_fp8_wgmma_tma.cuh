@@ -43,12 +43,9 @@ __device__ __forceinline__ uint32_t tma_latent(int r, int c) {
   return static_cast<uint32_t>((c >> 3) * kTmaKBlockBytes + r * 128 + (((c & 7) ^ (r & 7)) << 4));
 }
 
-// A K-major swizzled wgmma descriptor: layout 1 (128-B swizzle) or 2 (64-B), `sbo` bytes between 8-row groups (the
-// leading offset is unused for swizzled K-major operands: 1 by convention; CUTLASS's mma_sm90_desc.hpp).
-__device__ __forceinline__ uint64_t wg_desc_swizzled(uint32_t addr, uint32_t sbo, uint64_t layout) {
-  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (1ull << 16) |
-         (static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32) | (layout << 62);
-}
+// A K-major 128-B-swizzled wgmma descriptor (layout 1 in bits 62-63), 1,024 B between 8-row groups; the leading
+// offset is unused for swizzled K-major operands, 16 B (1) by convention (CUTLASS's mma_sm90_desc.hpp).
+__device__ __forceinline__ uint64_t wg_desc_sw128(uint32_t addr) { return wg_desc(addr, 16, 1024) | (1ull << 62); }
 
 // QK's B operand for k-step ks (32 B of K): bytes from the stage's start (its K-block, then 32 B a step in its atom).
 __host__ __device__ constexpr uint32_t tma_k_offset(int ks) { return (ks >> 2) * kTmaKBlockBytes + (ks & 3) * 32; }
@@ -56,13 +53,7 @@ static_assert(tma_k_offset(16) == kTmaRopeOff && tma_k_offset(17) == kTmaRopeOff
 
 // wg_v_fragment over the swizzled stage: tokens 32ks + lane, latent chunk `chunk`.
 __device__ __forceinline__ void tma_v_fragment(uint32_t (&a)[4], uint32_t stage, int ks, int chunk, int lane) {
-  uint32_t r[4];
-  ldmatrix_x4_trans(r, stage + tma_latent(32 * ks + lane, chunk));
-  a[0] = __byte_perm(r[0], r[1], 0x6420);
-  a[1] = __byte_perm(r[0], r[1], 0x7531);
-  a[2] = __byte_perm(r[2], r[3], 0x6420);
-  a[3] = __byte_perm(r[2], r[3], 0x7531);
-  wg_keep(a);
+  wg_v_fragment_at(a, stage + tma_latent(32 * ks + lane, chunk));
 }
 
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar) {
@@ -102,11 +93,7 @@ __device__ __forceinline__ void ws_produce_tma(const Params& p, const Fp8TmaMaps
       tma_load_2d(stage + kTmaRopeOff, &maps->rope, 4 * 128, y, bar);
     }
     slot = next;
-    if (t == 0) {
-      pdl_wait_primary();
-      issue_q(after_wait(static_cast<const unsigned char*>(p.q)) + static_cast<int64_t>(b) * rows * kF8QRowBytes);
-      v30::cp_async_arrive_noinc(q_full);
-    }
+    if (t == 0) ws_issue_q_after_wait(p, b, rows, q_full, issue_q);
   }
   pdl_launch_dependents();
   asm volatile("cp.async.wait_all;\n" ::: "memory");  // Q's copies; the TMA's complete on the barriers the math awaits

@@ -124,6 +124,16 @@ __device__ __forceinline__ void ws_issue_q(uint32_t q, const unsigned char* qb, 
   }
 }
 
+// After the first tile's copies: wait for the quantize kernel (this grid's programmatic primary), then Q's copies through
+// issue_q(qb), arriving on q_full once they land. Shared by ws_produce and the TMA build's ws_produce_tma.
+template <class IssueQ>
+__device__ __forceinline__ void ws_issue_q_after_wait(const Params& p, int b, int rows, uint32_t q_full,
+                                                      IssueQ issue_q) {
+  pdl_wait_primary();
+  issue_q(after_wait(static_cast<const unsigned char*>(p.q)) + static_cast<int64_t>(b) * rows * kF8QRowBytes);
+  v30::cp_async_arrive_noinc(q_full);
+}
+
 template <int kStages, bool kSlotsAhead, class IssueQ>
 __device__ __forceinline__ void ws_produce(const Params& p, uint32_t base, uint32_t full, uint32_t empty,
                                            uint32_t q_full, int b, int rows, int prefix_start, int prefix_len,
@@ -145,11 +155,7 @@ __device__ __forceinline__ void ws_produce(const Params& p, uint32_t base, uint3
       ws_issue_tile(p, base + s * kWgTileBytes, b, prefix_start, prefix_len, seq_end, (tile0 + t) * kWgTokens, pw, lane);
     }
     v30::cp_async_arrive_noinc(full + 8 * s);
-    if (t == 0) {
-      pdl_wait_primary();
-      issue_q(after_wait(static_cast<const unsigned char*>(p.q)) + static_cast<int64_t>(b) * rows * kF8QRowBytes);
-      v30::cp_async_arrive_noinc(q_full);
-    }
+    if (t == 0) ws_issue_q_after_wait(p, b, rows, q_full, issue_q);
   }
   pdl_launch_dependents();
   asm volatile("cp.async.wait_all;\n" ::: "memory");  // nothing in flight past the producer's exit (none is committed)

@@ -84,6 +84,8 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
     "fp8wgr": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_ROWS"),
     # fp8wgr with its copies through the TMA into 128-B-swizzled stages (verify_attention_fp8_wgmma_tma.cuh; lab).
     "fp8wgrt": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_ROWS", "-DVERIFY_F8WG_TMA"),
+    # fp8wgr with the slot ids riding the ring, a tile's copies bringing those of the tile kWsStages on (lab; _rows.cuh).
+    "fp8wgrs": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_ROWS", "-DVERIFY_F8WG_SLOT_RING"),
 }
 FP8_MIN_CC = (8, 9)
 # fp8 builds for an arch-specific target only (wgmma: sm_90a), by name.

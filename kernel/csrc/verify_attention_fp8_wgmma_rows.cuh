@@ -51,9 +51,66 @@ constexpr int kRsAlphaOff = kRsPOff + 2 * kRsPBuffers * kWgPBytes;
 constexpr int kRsSumOff = kRsAlphaOff + 2 * 2 * kWgRows * 4;
 constexpr int kRsMaskOff = kRsSumOff + 2 * kWgRows * 8;
 constexpr int kRsScaleOff = kRsMaskOff + kRowsPerBlock * 8;
+#ifdef VERIFY_F8WG_SLOT_RING
+constexpr int kRsSlotOff = kRsScaleOff + kRowsPerBlock * 8;  // [kWsStages][64] slot ids: the ring's (ws_produce_ring)
+constexpr int kRsBarOff = kRsSlotOff + kWsStages * kWgTokens * 4;
+#else
 constexpr int kRsBarOff = kRsScaleOff + kRowsPerBlock * 8;
+#endif
 constexpr int kRsSmemBytes = kRsBarOff + (2 * kWsStages + 1) * 8;
 static_assert(kRsSmemBytes <= 227 * 1024, "shared memory per block must fit sm_90's 227 KB");
+
+#ifdef VERIFY_F8WG_SLOT_RING
+// The producer with the slot ids riding the ring (lab build "fp8wgrs"): tile t's copies also bring tile t + kStages's
+// slot ids into stage t % kStages's slot area (`slots`), so that when the producer comes back to that stage for tile
+// t + kStages (after its empty wait, which follows the math's wait on tile t's full barrier) they are in shared memory.
+// ws_produce's loads from global memory sit behind the previous tiles' copies in the memory system, and the copies of
+// a tile wait for them: at most two tiles' copies were in flight, whatever the ring's depth. Warp pw reads and writes
+// only its own 16 tokens' ids (lane l < 16 copies token 16pw + l's), __syncwarp between; past seq_end is zero-filled
+// and read as -1 from the position. The first kStages tiles' ids are loaded and stored before the loop.
+__device__ __forceinline__ const int* ws_slot_src(const Params& p, int b, int prefix_start, int prefix_len, int pos) {
+  return pos < prefix_len ? p.prefix_slots + prefix_start + pos : p.tree_slots + b * p.nodes + (pos - prefix_len);
+}
+template <int kStages, class IssueQ>
+__device__ __forceinline__ void ws_produce_ring(const Params& p, uint32_t base, uint32_t slots, uint32_t full,
+                                                uint32_t empty, uint32_t q_full, int b, int rows, int prefix_start,
+                                                int prefix_len, int seq_end, int tile0, int ntiles, int pw, int lane,
+                                                IssueQ issue_q) {
+  const int own = 16 * pw + (lane & 15);  // the token whose id this lane brings (lanes 0-15)
+  if (lane < 16)
+#pragma unroll
+    for (int t = 0; t < kStages; ++t)
+      if (t < ntiles) {
+        const int id = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + t) * kWgTokens + own);
+        asm volatile("st.shared.s32 [%0], %1;\n" ::"r"(slots + 4 * (t * kWgTokens + own)), "r"(id) : "memory");
+      }
+  __syncwarp();
+  for (int t = 0; t < ntiles; ++t) {
+    const int s = t % kStages;
+    if (t >= kStages) v30::mbar_wait(empty + 8 * s, ((t / kStages) - 1) & 1);
+    const uint32_t area = slots + 4 * s * kWgTokens;
+#pragma unroll
+    for (int g = 0; g < 2; ++g) {
+      const int token = ws_token(pw, g, lane);
+      int id;
+      asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(id) : "r"(area + 4 * token) : "memory");
+      ws_issue_group(p, base + s * kWgTileBytes, (tile0 + t) * kWgTokens + token < seq_end ? id : -1, pw, g, lane);
+    }
+    __syncwarp();
+    const int ahead = (tile0 + t + kStages) * kWgTokens + own;
+    if (lane < 16 && t + kStages < ntiles) {
+      const bool in = ahead < seq_end;
+      const int* src = in ? ws_slot_src(p, b, prefix_start, prefix_len, ahead) : p.tree_slots;
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(area + 4 * own), "l"(src), "r"(in ? 4 : 0)
+                   : "memory");
+    }
+    v30::cp_async_arrive_noinc(full + 8 * s);
+    if (t == 0) ws_issue_q_after_wait(p, b, rows, q_full, issue_q);
+  }
+  pdl_launch_dependents();
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+#endif
 
 template <class Probe>
 #ifdef VERIFY_F8WG_TMA
@@ -107,6 +164,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     if (tid == kWsMathThreads && (base & 1023) != 0) __trap();  // the 128-B swizzle needs 1,024-B aligned stages
     ws_produce_tma<kWsStages, kRsStageBytes>(p, &maps, base, full, empty, q_full, b, rows, prefix_start, prefix_len,
                                              seq_end, tile0, ntiles, pt, issue_q);
+#elif defined(VERIFY_F8WG_SLOT_RING)
+    ws_produce_ring<kWsStages>(p, base, base + kRsSlotOff, full, empty, q_full, b, rows, prefix_start, prefix_len,
+                               seq_end, tile0, ntiles, warp - kWsMathThreads / 32, lane, issue_q);
 #else
     ws_produce<kWsStages, true>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0,
                                 ntiles, warp - kWsMathThreads / 32, lane, issue_q);

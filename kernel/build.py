@@ -60,7 +60,6 @@ FP8_HEADERS = (
     "verify_attention_fp8_wgmma.cuh",
     "verify_attention_fp8_wgmma_ws.cuh",
     "verify_attention_fp8_wgmma_rows.cuh",
-    "verify_attention_fp8_wgmma_tma.cuh",
     "verify_attention_v30.cuh",
 )
 FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)
@@ -82,10 +81,6 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
     "fp8wgws": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS"),
     "fp8wgws4": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_WS_STAGES=4"),
     "fp8wgr": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_ROWS"),
-    # fp8wgr with its copies through the TMA into 128-B-swizzled stages (verify_attention_fp8_wgmma_tma.cuh; lab).
-    "fp8wgrt": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_ROWS", "-DVERIFY_F8WG_TMA"),
-    # fp8wgr with the slot ids riding the ring, a tile's copies bringing those of the tile kWsStages on (lab; _rows.cuh).
-    "fp8wgrs": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_ROWS", "-DVERIFY_F8WG_SLOT_RING"),
 }
 FP8_MIN_CC = (8, 9)
 # fp8 builds for an arch-specific target only (wgmma: sm_90a), by name.

@@ -376,12 +376,10 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(cons
 // Quantize Q, then `split_kernel` (`threads` a block, `smem` bytes) as its programmatic dependent (sm_90+: the split
 // kernel's launch, indptr, slot ids and first gather overlap the quantization; it waits for it before reading Q), and
 // with several splits the combine as the split kernel's. Shared by this kernel and the wgmma lab kernel
-// (verify_attention_fp8_wgmma.cuh); the launch state is per Probe, as each build has its own. `extra`: the split
-// kernel's parameters after f (the TMA lab build's tensor maps).
-template <class Probe, class... Extra>
+// (verify_attention_fp8_wgmma.cuh); the launch state is per Probe, as each build has its own.
+template <class Probe>
 inline cudaError_t launch_quantized_split_and_combine(const Fp8Params& f, cudaStream_t stream,
-                                                      void (*split_kernel)(Fp8Params, Extra...), int threads, int smem,
-                                                      const Extra&... extra) {
+                                                      void (*split_kernel)(Fp8Params), int threads, int smem) {
   const Params& p = f.p;
   const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
   if (!launchable(p) || f.q_bf16 == nullptr || f.q_scales == nullptr || !aligned(f.q_bf16) || !aligned(f.q_scales))
@@ -402,7 +400,7 @@ inline cudaError_t launch_quantized_split_and_combine(const Fp8Params& f, cudaSt
   if (err != cudaSuccess) return err;
   // The quantization's programmatic dependent (griddepcontrol is sm_90+).
   err = launch_kernel(split_kernel, dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch), dim3(threads), smem,
-                      stream, in.cc_major >= 9, f, extra...);
+                      stream, in.cc_major >= 9, f);
   if (err != cudaSuccess || p.num_splits == 1) return err;
   return launch_combine<Probe>(p, in, stream);
 }

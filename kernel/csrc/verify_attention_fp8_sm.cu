@@ -31,15 +31,7 @@ struct Fp8WgWsProbe : NoProbe {};
 struct Fp8WgWs4Probe : NoProbe {};
 // Rows owned by warps (VERIFY_F8WG_ROWS, "fp8wgr").
 struct Fp8WgRProbe : NoProbe {};
-// fp8wgr's copies through the TMA (VERIFY_F8WG_TMA, "fp8wgrt"; lab).
-struct Fp8WgRtProbe : NoProbe {};
-// fp8wgr with the slot ids riding the ring (VERIFY_F8WG_SLOT_RING, "fp8wgrs"; lab).
-struct Fp8WgRsProbe : NoProbe {};
-#if defined(VERIFY_F8WG_ROWS) && defined(VERIFY_F8WG_TMA)
-using Fp8BuildProbe = Fp8WgRtProbe;
-#elif defined(VERIFY_F8WG_ROWS) && defined(VERIFY_F8WG_SLOT_RING)
-using Fp8BuildProbe = Fp8WgRsProbe;
-#elif defined(VERIFY_F8WG_ROWS)
+#if defined(VERIFY_F8WG_ROWS)
 using Fp8BuildProbe = Fp8WgRProbe;
 #elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_WS_STAGES) && VERIFY_F8WG_WS_STAGES == 4
 using Fp8BuildProbe = Fp8WgWs4Probe;

@@ -211,7 +211,7 @@ __device__ __forceinline__ void wg_v_fragment_at(uint32_t (&a)[4], uint32_t addr
   wg_keep(a);
 }
 // The same for k-step ks (tokens 32ks + 0..31) of 16-column chunk `chunk` of the core-matrix tile, `v_lane` the tile +
-// wg_core(lane, 0) (the TMA build's swizzled tile: tma_v_fragment).
+// wg_core(lane, 0).
 __device__ __forceinline__ void wg_v_fragment(uint32_t (&a)[4], uint32_t v_lane, int ks, int chunk) {
   wg_v_fragment_at(a, v_lane + ks * 4 * kWgGroupBytes + chunk * 128);
 }

@@ -25,22 +25,13 @@
 #pragma once
 
 #include "verify_attention_fp8_wgmma_ws.cuh"
-#ifdef VERIFY_F8WG_TMA
-#include "verify_attention_fp8_wgmma_tma.cuh"  // the lab's TMA copies ("fp8wgrt")
-#endif
 
 namespace verify_attn {
 
 constexpr int kRsPBuffers = 2;
-// A stage's full barrier: every producer thread arrives (cp.async.mbarrier.arrive.noinc, or with the TMA its
-// arrive.expect_tx: two threads a token).
+// A stage's full barrier: every producer thread arrives (cp.async.mbarrier.arrive.noinc).
 constexpr int kRsFullArrivals = 128;
-#ifdef VERIFY_F8WG_TMA
-constexpr int kRsStageBytes = kTmaStageBytes;
-#else
-constexpr int kRsStageBytes = kWgTileBytes;
-#endif
-constexpr int kRsQOff = kWsStages * kRsStageBytes;  // kWsQOff but for the TMA build's larger stages
+constexpr int kRsQOff = kWsStages * kWgTileBytes;
 static_assert(kF8QTerms == 2, "the rows-own layout interleaves Q's two terms");
 
 // Shared memory, in order: the ring, Q (2 warpgroups x 2 terms, interleaved), P (2 warpgroups x kRsPBuffers), each
@@ -51,83 +42,17 @@ constexpr int kRsAlphaOff = kRsPOff + 2 * kRsPBuffers * kWgPBytes;
 constexpr int kRsSumOff = kRsAlphaOff + 2 * 2 * kWgRows * 4;
 constexpr int kRsMaskOff = kRsSumOff + 2 * kWgRows * 8;
 constexpr int kRsScaleOff = kRsMaskOff + kRowsPerBlock * 8;
-#ifdef VERIFY_F8WG_SLOT_RING
-constexpr int kRsSlotOff = kRsScaleOff + kRowsPerBlock * 8;  // [kWsStages][64] slot ids: the ring's (ws_produce_ring)
-constexpr int kRsBarOff = kRsSlotOff + kWsStages * kWgTokens * 4;
-#else
 constexpr int kRsBarOff = kRsScaleOff + kRowsPerBlock * 8;
-#endif
 constexpr int kRsSmemBytes = kRsBarOff + (2 * kWsStages + 1) * 8;
 static_assert(kRsSmemBytes <= 227 * 1024, "shared memory per block must fit sm_90's 227 KB");
 
-#ifdef VERIFY_F8WG_SLOT_RING
-// The producer with the slot ids riding the ring (lab build "fp8wgrs"): tile t's copies also bring tile t + kStages's
-// slot ids into stage t % kStages's slot area (`slots`), so that when the producer comes back to that stage for tile
-// t + kStages (after its empty wait, which follows the math's wait on tile t's full barrier) they are in shared memory.
-// ws_produce's loads from global memory sit behind the previous tiles' copies in the memory system, and the copies of
-// a tile wait for them: at most two tiles' copies were in flight, whatever the ring's depth. Warp pw reads and writes
-// only its own 16 tokens' ids (lane l < 16 copies token 16pw + l's), __syncwarp between; past seq_end is zero-filled
-// and read as -1 from the position. The first kStages tiles' ids are loaded and stored before the loop.
-__device__ __forceinline__ const int* ws_slot_src(const Params& p, int b, int prefix_start, int prefix_len, int pos) {
-  return pos < prefix_len ? p.prefix_slots + prefix_start + pos : p.tree_slots + b * p.nodes + (pos - prefix_len);
-}
-template <int kStages, class IssueQ>
-__device__ __forceinline__ void ws_produce_ring(const Params& p, uint32_t base, uint32_t slots, uint32_t full,
-                                                uint32_t empty, uint32_t q_full, int b, int rows, int prefix_start,
-                                                int prefix_len, int seq_end, int tile0, int ntiles, int pw, int lane,
-                                                IssueQ issue_q) {
-  const int own = 16 * pw + (lane & 15);  // the token whose id this lane brings (lanes 0-15)
-  if (lane < 16)
-#pragma unroll
-    for (int t = 0; t < kStages; ++t)
-      if (t < ntiles) {
-        const int id = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + t) * kWgTokens + own);
-        asm volatile("st.shared.s32 [%0], %1;\n" ::"r"(slots + 4 * (t * kWgTokens + own)), "r"(id) : "memory");
-      }
-  __syncwarp();
-  for (int t = 0; t < ntiles; ++t) {
-    const int s = t % kStages;
-    if (t >= kStages) v30::mbar_wait(empty + 8 * s, ((t / kStages) - 1) & 1);
-    const uint32_t area = slots + 4 * s * kWgTokens;
-#pragma unroll
-    for (int g = 0; g < 2; ++g) {
-      const int token = ws_token(pw, g, lane);
-      int id;
-      asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(id) : "r"(area + 4 * token) : "memory");
-      ws_issue_group(p, base + s * kWgTileBytes, (tile0 + t) * kWgTokens + token < seq_end ? id : -1, pw, g, lane);
-    }
-    __syncwarp();
-    const int ahead = (tile0 + t + kStages) * kWgTokens + own;
-    if (lane < 16 && t + kStages < ntiles) {
-      const bool in = ahead < seq_end;
-      const int* src = in ? ws_slot_src(p, b, prefix_start, prefix_len, ahead) : p.tree_slots;
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(area + 4 * own), "l"(src), "r"(in ? 4 : 0)
-                   : "memory");
-    }
-    v30::cp_async_arrive_noinc(full + 8 * s);
-    if (t == 0) ws_issue_q_after_wait(p, b, rows, q_full, issue_q);
-  }
-  pdl_launch_dependents();
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-}
-#endif
 
 template <class Probe>
-#ifdef VERIFY_F8WG_TMA
-#define VERIFY_F8WG_TMA_PARAM , const __grid_constant__ Fp8TmaMaps maps  // the tensor maps, after f
-#else
-#define VERIFY_F8WG_TMA_PARAM
-#endif
 __global__ void __launch_bounds__(kWsThreads, 1)
-    verify_attn_split_kernel_fp8_wgmma_rows(const Fp8Params f VERIFY_F8WG_TMA_PARAM) {
+    verify_attn_split_kernel_fp8_wgmma_rows(const Fp8Params f) {
   const Params& p = f.p;
   Probe::split(kBlockEntry, 0);
-#ifdef VERIFY_F8WG_TMA
-  extern __shared__ __align__(1024) unsigned char smem_swizzled[];  // (its own name: the others' are 128-B aligned)
-  unsigned char* const smem = smem_swizzled;
-#else
   extern __shared__ __align__(128) unsigned char smem[];
-#endif
   const uint32_t base = smem_addr(smem);
   uint64_t* s_mask = reinterpret_cast<uint64_t*>(smem + kRsMaskOff);  // [64]
   float2* s_scale = reinterpret_cast<float2*>(smem + kRsScaleOff);    // [64]: (s_lo / s_hi, s_hi * scale)
@@ -160,17 +85,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     const int pt = tid - kWsMathThreads;
     // Q as wgmma's A: each math warpgroup's 32 rows x 2 terms as 64 rows, 8-row group 2 (r / 8) + term.
     const auto issue_q = [&](const unsigned char* qb) { ws_issue_q<true>(base + kRsQOff, qb, pt, row0, rows); };
-#ifdef VERIFY_F8WG_TMA
-    if (tid == kWsMathThreads && (base & 1023) != 0) __trap();  // the 128-B swizzle needs 1,024-B aligned stages
-    ws_produce_tma<kWsStages, kRsStageBytes>(p, &maps, base, full, empty, q_full, b, rows, prefix_start, prefix_len,
-                                             seq_end, tile0, ntiles, pt, issue_q);
-#elif defined(VERIFY_F8WG_SLOT_RING)
-    ws_produce_ring<kWsStages>(p, base, base + kRsSlotOff, full, empty, q_full, b, rows, prefix_start, prefix_len,
-                               seq_end, tile0, ntiles, warp - kWsMathThreads / 32, lane, issue_q);
-#else
     ws_produce<kWsStages, true>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0,
                                 ntiles, warp - kWsMathThreads / 32, lane, issue_q);
-#endif
     return;
   }
 
@@ -210,26 +126,16 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   const auto issue_qk = [&](int t) {
     const int s = t % kWsStages;
     v30::mbar_wait(full + 8 * s, (t / kWsStages) & 1);
-#ifdef VERIFY_F8WG_TMA
-    // the TMA writes in the async proxy, as wgmma reads: no fence
-    const uint64_t k_desc = wg_desc_sw128(base + s * kRsStageBytes);
-    const auto k_step = [](int ks) { return tma_k_offset(ks); };
-#else
     fence_proxy_async();  // the copies' writes, then wgmma's reads (the async proxy)
     const uint64_t k_desc = wg_desc(base + s * kWgTileBytes, 128, kWgGroupBytes);
-    const auto k_step = [](int ks) { return static_cast<uint32_t>(ks * 256); };
-#endif
     wg_keep(s_acc);
     wg_fence();
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 32; ++ks)
-      wgmma_ss64(s_acc, wg_desc_step(q_desc, ks * 256), wg_desc_step(k_desc, k_step(ks)), ks > 0);
+      wgmma_ss64(s_acc, wg_desc_step(q_desc, ks * 256), wg_desc_step(k_desc, ks * 256), ks > 0);
     wg_commit();
   };
   if (ntiles > 0) v30::mbar_wait(q_full, 0);
-#ifdef VERIFY_F8WG_TMA
-  fence_proxy_async();  // Q's cp.async writes (the generic proxy), then QK's wgmma reads: the loop has no fence before
-#endif
   for (int t = 0; t < ntiles; ++t) {
     const int s = t % kWsStages, pbuf = t & 1;
     issue_qk(t);
@@ -312,11 +218,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         uint32_t a[2][4];
 #pragma unroll
         for (int ks = 0; ks < 2; ++ks) {
-#ifdef VERIFY_F8WG_TMA
-          tma_v_fragment(a[ks], base + s * kRsStageBytes, ks, 4 * mb + wq, lane);
-#else
           wg_v_fragment(a[ks], v_lane, ks, 4 * mb + wq);
-#endif
         }
         wg_keep(o[mb]);
         wg_fence();
@@ -355,16 +257,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 
 template <class Probe>
 inline cudaError_t launch_split_and_combine_fp8_wgmma_rows(const Fp8Params& f, cudaStream_t stream) {
-#ifdef VERIFY_F8WG_TMA
-  Fp8TmaMaps maps;
-  const cudaError_t err = encode_kv_maps(f.p.kv, maps);
-  if (err != cudaSuccess) return err;
-  return launch_quantized_split_and_combine<Probe>(f, stream, verify_attn_split_kernel_fp8_wgmma_rows<Probe>,
-                                                   kWsThreads, kRsSmemBytes, maps);
-#else
   return launch_quantized_split_and_combine<Probe>(f, stream, verify_attn_split_kernel_fp8_wgmma_rows<Probe>,
                                                    kWsThreads, kRsSmemBytes);
-#endif
 }
 
 }  // namespace verify_attn

@@ -125,7 +125,7 @@ __device__ __forceinline__ void ws_issue_q(uint32_t q, const unsigned char* qb, 
 }
 
 // After the first tile's copies: wait for the quantize kernel (this grid's programmatic primary), then Q's copies through
-// issue_q(qb), arriving on q_full once they land. Shared by ws_produce and the TMA build's ws_produce_tma.
+// issue_q(qb), arriving on q_full once they land.
 template <class IssueQ>
 __device__ __forceinline__ void ws_issue_q_after_wait(const Params& p, int b, int rows, uint32_t q_full,
                                                       IssueQ issue_q) {

@@ -81,14 +81,17 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
     "fp8wgws": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS"),
     "fp8wgws4": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_WS_STAGES=4"),
     "fp8wgr": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_ROWS"),
+    # fp8wgr with 128-B-swizzled stages, each quarter warp's copies one token's 128 contiguous bytes (lab; _rows.cuh).
+    "fp8wgrw": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_ROWS", "-DVERIFY_F8WG_LINES"),
 }
 FP8_MIN_CC = (8, 9)
 # fp8 builds for an arch-specific target only (wgmma: sm_90a), by name.
 FP8_ARCH_SPECIFIC: dict[str, tuple[tuple[int, int], ...]] = {n: ((9, 0),) for n in FP8_BUILDS if n.startswith("fp8wg")}
 # The fp8 product where it is not FP8_VARIANT (fp8_product_variant): on sm_90 the decoupled wgmma kernel with rows
-# owned by warps, 231.6 us at (1,8,64) 91k on an H100 at fe93403 against the mma.sync kernel's 755.4 there (Hopper's
-# e4m3 tensor cores are reached through wgmma only; kernel/NOTES.md, "fp8wgr as the product on sm_90").
-FP8_PRODUCT_BY_CC: dict[tuple[int, int], str] = {(9, 0): "fp8wgr"}
+# owned by warps and 128-B-swizzled stages gathered a whole line a quarter warp, 176.6 us at (1,8,64) 91k on an H200
+# against fp8wgr's 208.3 in the same call (Hopper's e4m3 tensor cores are reached through wgmma only; kernel/NOTES.md,
+# "fp8wgrw: whole lines").
+FP8_PRODUCT_BY_CC: dict[tuple[int, int], str] = {(9, 0): "fp8wgrw"}
 
 
 def fp8_product_variant(cc: tuple[int, int], cuda: tuple[int, int] | None = None) -> str:

@@ -31,7 +31,11 @@ struct Fp8WgWsProbe : NoProbe {};
 struct Fp8WgWs4Probe : NoProbe {};
 // Rows owned by warps (VERIFY_F8WG_ROWS, "fp8wgr").
 struct Fp8WgRProbe : NoProbe {};
-#if defined(VERIFY_F8WG_ROWS)
+// fp8wgr with swizzled stages and whole-line copies (VERIFY_F8WG_LINES, "fp8wgrw"; lab).
+struct Fp8WgRwProbe : NoProbe {};
+#if defined(VERIFY_F8WG_ROWS) && defined(VERIFY_F8WG_LINES)
+using Fp8BuildProbe = Fp8WgRwProbe;
+#elif defined(VERIFY_F8WG_ROWS)
 using Fp8BuildProbe = Fp8WgRProbe;
 #elif defined(VERIFY_F8WG_WS) && defined(VERIFY_F8WG_WS_STAGES) && VERIFY_F8WG_WS_STAGES == 4
 using Fp8BuildProbe = Fp8WgWs4Probe;

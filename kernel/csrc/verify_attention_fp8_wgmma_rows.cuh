@@ -31,7 +31,21 @@ namespace verify_attn {
 constexpr int kRsPBuffers = 2;
 // A stage's full barrier: every producer thread arrives (cp.async.mbarrier.arrive.noinc).
 constexpr int kRsFullArrivals = 128;
-constexpr int kRsQOff = kWsStages * kWgTileBytes;
+#ifdef VERIFY_F8WG_LINES
+// Lab build "fp8wgrw": a stage in wgmma's 128-B-swizzled K-major layout, 5 K-blocks of 64 tokens x 128 B (latent dims
+// 128k .. 128k + 127; the rope's 64 in the fifth's first half), token r's 16-B chunk j of a K-block at
+// r * 128 + ((j ^ (r & 7)) << 4). Why: in the core-matrix layout a warp's cp.async instruction reads 16 B of each of
+// 8 tokens a quarter warp (so its writes are conflict-free), and each 32-B sector is requested twice, by two quarter
+// warps: Nsight Compute counted 861 MB from L2 for 420 MB of KV at (1,8,64) 91k, L2 at 82% of its throughput, and
+// half the reads zero-filled took 179 us against 232 (docs/lab/patches/fp8wgr_ablate.patch, 128). Swizzled, a quarter
+// warp reads one token's 128 contiguous bytes (whole sectors) and writes one 128-B row (conflict-free).
+constexpr int kSwKBlockBytes = kWgTokens * 128;  // 8,192
+constexpr int kRsStageBytes = 5 * kSwKBlockBytes;  // 40,960
+static_assert(kRsStageBytes % 1024 == 0, "every stage starts on a 128-B swizzle atom");
+#else
+constexpr int kRsStageBytes = kWgTileBytes;
+#endif
+constexpr int kRsQOff = kWsStages * kRsStageBytes;
 static_assert(kF8QTerms == 2, "the rows-own layout interleaves Q's two terms");
 
 // Shared memory, in order: the ring, Q (2 warpgroups x 2 terms, interleaved), P (2 warpgroups x kRsPBuffers), each
@@ -42,9 +56,99 @@ constexpr int kRsAlphaOff = kRsPOff + 2 * kRsPBuffers * kWgPBytes;
 constexpr int kRsSumOff = kRsAlphaOff + 2 * 2 * kWgRows * 4;
 constexpr int kRsMaskOff = kRsSumOff + 2 * kWgRows * 8;
 constexpr int kRsScaleOff = kRsMaskOff + kRowsPerBlock * 8;
+#ifdef VERIFY_F8WG_LINES
+constexpr int kRsSlotOff = kRsScaleOff + kRowsPerBlock * 8;  // [kWsStages][64] slot ids, the ring's (ws_produce_lines)
+constexpr int kRsBarOff = kRsSlotOff + kWsStages * kWgTokens * 4;
+#else
 constexpr int kRsBarOff = kRsScaleOff + kRowsPerBlock * 8;
+#endif
 constexpr int kRsSmemBytes = kRsBarOff + (2 * kWsStages + 1) * 8;
 static_assert(kRsSmemBytes <= 227 * 1024, "shared memory per block must fit sm_90's 227 KB");
+
+#ifdef VERIFY_F8WG_LINES
+// Byte offset in a swizzled stage of token r's 16-B chunk c (c < 32 the latent's, 32-35 the rope's).
+__device__ __forceinline__ uint32_t sw_chunk(int r, int c) {
+  return static_cast<uint32_t>((c >> 3) * kSwKBlockBytes + r * 128 + (((c & 7) ^ (r & 7)) << 4));
+}
+// A K-major 128-B-swizzled wgmma descriptor (layout 1 in bits 62-63), 1,024 B between 8-row groups; the leading
+// offset is unused for swizzled K-major operands, 16 B (1) by convention (CUTLASS's mma_sm90_desc.hpp).
+__device__ __forceinline__ uint64_t wg_desc_sw128(uint32_t addr) { return wg_desc(addr, 16, 1024) | (1ull << 62); }
+// QK's k-step ks (32 B of K) from the stage's start: its K-block, then 32 B a step inside the swizzle atom.
+__host__ __device__ constexpr uint32_t sw_k_offset(int ks) { return (ks >> 2) * kSwKBlockBytes + (ks & 3) * 32; }
+static_assert(sw_k_offset(16) == 4 * kSwKBlockBytes && sw_k_offset(17) == 4 * kSwKBlockBytes + 32, "the rope's steps");
+
+// The producer for the swizzled stages. Warp pw copies tokens 16pw .. 16pw + 15 of a tile; its quarter warp q
+// (lane / 8) tokens 16pw + q + 4k, k = 0..3: the latent as 16 instructions (token k, K-block j: lane's chunk
+// 8j + lane % 8, one 128-B row of the stage), the rope as 2 (tokens k = 2i, 2i + 1 in a quarter: lane % 4 its chunk,
+// tokens 4 apart so that their 64-B halves of the XOR pattern do not share banks). A lane needs 4 slot ids a tile:
+// they ride the ring (fp8wgrs's scheme, kernel/NOTES.md): tile t's copies bring tile t + kStages's ids (lane l < 16
+// those of token 16pw + l) into the stage's slot area, read after the stage's empty wait; the first kStages tiles' are
+// loaded and stored before the loop. Past seq_end: zero-filled, read as -1 from the position.
+template <int kStages, class IssueQ>
+__device__ __forceinline__ void ws_produce_lines(const Params& p, uint32_t base, uint32_t slots, uint32_t full,
+                                                 uint32_t empty, uint32_t q_full, int b, int rows, int prefix_start,
+                                                 int prefix_len, int seq_end, int tile0, int ntiles, int pw, int lane,
+                                                 IssueQ issue_q) {
+  const int own = 16 * pw + (lane & 15);  // the token whose id this lane brings (lanes 0-15)
+  const int q = lane >> 3, sub = lane & 7;
+  const uint32_t lane_dst = (16 * pw + q) * 128 + ((sub ^ q) << 4);  // sw_chunk(16pw + q, sub): see the loop
+  if (lane < 16)
+#pragma unroll
+    for (int t = 0; t < kStages; ++t)
+      if (t < ntiles) {
+        const int id = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + t) * kWgTokens + own);
+        asm volatile("st.shared.s32 [%0], %1;\n" ::"r"(slots + 4 * (t * kWgTokens + own)), "r"(id) : "memory");
+      }
+  __syncwarp();
+  for (int t = 0; t < ntiles; ++t) {
+    const int s = t % kStages;
+    if (t >= kStages) v30::mbar_wait(empty + 8 * s, ((t / kStages) - 1) & 1);
+    const uint32_t area = slots + 4 * s * kWgTokens, stage = base + s * kRsStageBytes;
+    // Token k's slot id read back where it is used (one live at a time: the producer has 24 registers). Its
+    // destinations, sw_chunk(token, 8j + sub), folded by hand (ptxas hoisted all 16 out of the tile loop and spilled):
+    // token & 7 is q + 4 (k & 1), so the XOR is lane_x ^ 4 (k & 1), lane_x = sub ^ q: a lane's row at `lane_dst`,
+    // 64 B over for odd k, 512 B a k and 8,192 a j on. The rope's token 2i + (sub >> 2), chunk 32 + (sub & 3): its
+    // XOR (sub & 3) ^ (q + 4 (sub >> 2)) is sub ^ q again, so `lane_dst` + 512 (sub >> 2) + 1,024 i in the fifth K-block.
+    const auto read_id = [&](int k, const char*& src) {
+      const int token = 16 * pw + q + 4 * k;
+      int id;
+      asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(id) : "r"(area + 4 * token) : "memory");
+      const bool in = (tile0 + t) * kWgTokens + token < seq_end && id >= 0;
+      src = static_cast<const char*>(p.kv) + static_cast<int64_t>(in ? id : 0) * kF8RowBytes;
+      return in ? 16 : 0;
+    };
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const char* src;
+      const int bytes = read_id(k, src);
+      const uint32_t dst = stage + ((lane_dst + 512 * k) ^ (k & 1 ? 64 : 0));
+#pragma unroll
+      for (int j = 0; j < 4; ++j) cp_async_16(dst + j * kSwKBlockBytes, src + (8 * j + sub) * 16, bytes);
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const char* src;
+      const int bytes = read_id(2 * i + (sub >> 2), src);
+      cp_async_16(stage + 4 * kSwKBlockBytes + lane_dst + 512 * (sub >> 2) + 1024 * i, src + (32 + (sub & 3)) * 16,
+                  bytes);
+    }
+    __syncwarp();
+    const int ahead = (tile0 + t + kStages) * kWgTokens + own;
+    if (lane < 16 && t + kStages < ntiles) {
+      const bool in = ahead < seq_end;
+      const int* src = !in                  ? p.tree_slots
+                       : ahead < prefix_len ? p.prefix_slots + prefix_start + ahead
+                                            : p.tree_slots + b * p.nodes + (ahead - prefix_len);
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(area + 4 * own), "l"(src), "r"(in ? 4 : 0)
+                   : "memory");
+    }
+    v30::cp_async_arrive_noinc(full + 8 * s);
+    if (t == 0) ws_issue_q_after_wait(p, b, rows, q_full, issue_q);
+  }
+  pdl_launch_dependents();
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+#endif
 
 
 template <class Probe>
@@ -52,7 +156,12 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     verify_attn_split_kernel_fp8_wgmma_rows(const Fp8Params f) {
   const Params& p = f.p;
   Probe::split(kBlockEntry, 0);
+#ifdef VERIFY_F8WG_LINES
+  extern __shared__ __align__(1024) unsigned char smem_swizzled[];  // (its own name: the others' are 128-B aligned)
+  unsigned char* const smem = smem_swizzled;
+#else
   extern __shared__ __align__(128) unsigned char smem[];
+#endif
   const uint32_t base = smem_addr(smem);
   uint64_t* s_mask = reinterpret_cast<uint64_t*>(smem + kRsMaskOff);  // [64]
   float2* s_scale = reinterpret_cast<float2*>(smem + kRsScaleOff);    // [64]: (s_lo / s_hi, s_hi * scale)
@@ -85,8 +194,14 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     const int pt = tid - kWsMathThreads;
     // Q as wgmma's A: each math warpgroup's 32 rows x 2 terms as 64 rows, 8-row group 2 (r / 8) + term.
     const auto issue_q = [&](const unsigned char* qb) { ws_issue_q<true>(base + kRsQOff, qb, pt, row0, rows); };
+#ifdef VERIFY_F8WG_LINES
+    if (tid == kWsMathThreads && (base & 1023) != 0) __trap();  // the 128-B swizzle needs 1,024-B aligned stages
+    ws_produce_lines<kWsStages>(p, base, base + kRsSlotOff, full, empty, q_full, b, rows, prefix_start, prefix_len,
+                                seq_end, tile0, ntiles, warp - kWsMathThreads / 32, lane, issue_q);
+#else
     ws_produce<kWsStages, true>(p, base, full, empty, q_full, b, rows, prefix_start, prefix_len, seq_end, tile0,
                                 ntiles, warp - kWsMathThreads / 32, lane, issue_q);
+#endif
     return;
   }
 
@@ -127,12 +242,18 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     const int s = t % kWsStages;
     v30::mbar_wait(full + 8 * s, (t / kWsStages) & 1);
     fence_proxy_async();  // the copies' writes, then wgmma's reads (the async proxy)
+#ifdef VERIFY_F8WG_LINES
+    const uint64_t k_desc = wg_desc_sw128(base + s * kRsStageBytes);
+    const auto k_step = [](int ks) { return sw_k_offset(ks); };
+#else
     const uint64_t k_desc = wg_desc(base + s * kWgTileBytes, 128, kWgGroupBytes);
+    const auto k_step = [](int ks) { return static_cast<uint32_t>(ks * 256); };
+#endif
     wg_keep(s_acc);
     wg_fence();
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 32; ++ks)
-      wgmma_ss64(s_acc, wg_desc_step(q_desc, ks * 256), wg_desc_step(k_desc, ks * 256), ks > 0);
+      wgmma_ss64(s_acc, wg_desc_step(q_desc, ks * 256), wg_desc_step(k_desc, k_step(ks)), ks > 0);
     wg_commit();
   };
   if (ntiles > 0) v30::mbar_wait(q_full, 0);
@@ -211,14 +332,20 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     }
     // O^T += V^T . P^T (fp8wgws's fragments); the stage goes back to the producer once its V is in registers.
     {
+#ifndef VERIFY_F8WG_LINES
       const uint32_t v_lane = base + s * kWgTileBytes + wg_core(lane, 0);
+#endif
       const uint64_t p_t = wg_desc_step(p_desc, pbuf * kWgPBytes);
 #pragma unroll
       for (int mb = 0; mb < 8; ++mb) {
         uint32_t a[2][4];
 #pragma unroll
         for (int ks = 0; ks < 2; ++ks) {
+#ifdef VERIFY_F8WG_LINES
+          wg_v_fragment_at(a[ks], base + s * kRsStageBytes + sw_chunk(32 * ks + lane, 4 * mb + wq));
+#else
           wg_v_fragment(a[ks], v_lane, ks, 4 * mb + wq);
+#endif
         }
         wg_keep(o[mb]);
         wg_fence();

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # One device call (sm_90) for the fp8 product (issue 28): the decoupled wgmma kernel with rows owned by warps
-# (kernel/build.py FP8_PRODUCT_BY_CC's sm_90 build, "fp8wgrw" since 2026-12-07) on this snapshot, each step within what is left of BUDGET seconds
-# (default 560):
+# (kernel/build.py FP8_PRODUCT_BY_CC's sm_90 build, "fp8wgrw" since 2026-12-07) on this snapshot, each step within
+# what is left of BUDGET seconds (default 560):
 #   1. the builds (bf16 product, fp8, the sm_90 product), in parallel;
-#   2. the product's fp8 GPU suite through verify_attention (tests/kernel/test_gpu_fp8.py: the rule, the suite's shapes,
-#      graphs), the product build's own wgmma suite, and the CPU tests of the product choice and the fp8 ceiling;
-#   3. python -m bench verify --cases all --impl cuda,cuda_fp8 (the result file to $OUT, the table to its log): the fp8 floor from the
-#      wgmma e4m3 ceiling;
+#   2. python -m bench verify --cases long --impl cuda,cuda_fp8 (the result file to $OUT, the table to its log): the fp8
+#      floor from the wgmma e4m3 ceiling; plan 0002 P18's gates on the H200 read (1,8,64) 91k;
+#   3. the product's fp8 GPU suite through verify_attention (tests/kernel/test_gpu_fp8.py -m gpu: the rule, the suite's
+#      shapes, graphs), recorded by the tracker's plugin into $OUT/product/ev (P18's GPU test gate: `tracker ingest`
+#      it here), then the product build's own wgmma suite and the CPU tests of the product choice and the fp8 ceiling;
 #   4. compute-sanitizer memcheck, synccheck and racecheck on its forced-split cases (3 requests, 16 nodes, 16
 #      heads, 2,000 tokens; 1, 2, 7 and 64 splits), while time is left.
 # Everything it writes is packed into $OUT/product.tgz at the end, and the result file is left beside it: the device
@@ -32,16 +33,18 @@ for v in "" fp8 "$prod"; do
 done
 wait
 tail -qn 1 "$OUT"/product/build_*.log
-step "GPU suite"
-FP8WG_BUILDS=$prod timeout "$(cap 150)" python3 -m pytest -q -p no:cacheprovider tests/kernel/test_gpu_fp8.py \
-  tests/kernel/test_gpu_fp8_wgmma.py "tests/kernel/test_compile_fp8.py::test_the_fp8_product_and_its_ceiling_by_device" \
-  >"$OUT/product/pytest.log" 2>&1
-echo "pytest rc=$?: $(tail -n 1 "$OUT/product/pytest.log")" | tee -a "$OUT/product/steps.log"
 step bench
-TRACKER_DIRTY=$dirty TRACKER_COMMIT=$commit timeout "$(cap 200)" python3 -m bench verify --cases all --impl cuda,cuda_fp8 \
+TRACKER_DIRTY=$dirty TRACKER_COMMIT=$commit timeout "$(cap 240)" python3 -m bench verify --cases long --impl cuda,cuda_fp8 \
   --out "$OUT/product" >"$OUT/product/bench.log" 2>&1
 echo "bench rc=$?" | tee -a "$OUT/product/steps.log"
 tail -n 14 "$OUT/product/bench.log"
+step "GPU suite"
+TRACKER_DIRTY=$dirty TRACKER_COMMIT=$commit timeout "$(cap 100)" python3 -m pytest -q -m gpu -p no:cacheprovider \
+  -p tracker.pytest_plugin tests/kernel/test_gpu_fp8.py --tracker-record="$OUT/product/ev" >"$OUT/product/pytest.log" 2>&1
+echo "pytest rc=$?: $(tail -n 1 "$OUT/product/pytest.log")" | tee -a "$OUT/product/steps.log"
+FP8WG_BUILDS=$prod timeout "$(cap 100)" python3 -m pytest -q -p no:cacheprovider tests/kernel/test_gpu_fp8_wgmma.py \
+  "tests/kernel/test_compile_fp8.py::test_the_fp8_product_and_its_ceiling_by_device" >"$OUT/product/pytest_wgmma.log" 2>&1
+echo "pytest (wgmma) rc=$?: $(tail -n 1 "$OUT/product/pytest_wgmma.log")" | tee -a "$OUT/product/steps.log"
 step sanitizers
 for tool in memcheck synccheck racecheck; do
   [ "$(left)" -le 30 ] && { echo "$tool skipped: no time left" | tee -a "$OUT/product/steps.log"; continue; }

@@ -40,7 +40,7 @@ constexpr int kRsFullArrivals = 128;
 // half the reads zero-filled took 179 us against 232 (docs/lab/patches/fp8wgr_ablate.patch, 128). Swizzled, a quarter
 // warp reads one token's 128 contiguous bytes (whole sectors) and writes one 128-B row (conflict-free).
 constexpr int kSwKBlockBytes = kWgTokens * 128;  // 8,192
-constexpr int kRsStageBytes = 5 * kSwKBlockBytes;  // 40,960
+constexpr int kRsStageBytes = 5 * kSwKBlockBytes;  // 40,960: 3 stages fit beside Q, 4 no longer (kRsSmemBytes)
 static_assert(kRsStageBytes % 1024 == 0, "every stage starts on a 128-B swizzle atom");
 #else
 constexpr int kRsStageBytes = kWgTileBytes;
@@ -83,7 +83,9 @@ static_assert(sw_k_offset(16) == 4 * kSwKBlockBytes && sw_k_offset(17) == 4 * kS
 // tokens 4 apart so that their 64-B halves of the XOR pattern do not share banks). A lane needs 4 slot ids a tile:
 // they ride the ring (fp8wgrs's scheme, kernel/NOTES.md): tile t's copies bring tile t + kStages's ids (lane l < 16
 // those of token 16pw + l) into the stage's slot area, read after the stage's empty wait; the first kStages tiles' are
-// loaded and stored before the loop. Past seq_end: zero-filled, read as -1 from the position.
+// loaded and stored before the loop. Past seq_end: zero-filled, read as -1 from the position. The slot ids of the
+// first kStages + 1 tiles are read before the producer's griddepcontrol.wait: the primary (the quantize kernel) writes
+// only Q; a primary that wrote the slot tables would need these reads after the wait.
 template <int kStages, class IssueQ>
 __device__ __forceinline__ void ws_produce_lines(const Params& p, uint32_t base, uint32_t slots, uint32_t full,
                                                  uint32_t empty, uint32_t q_full, int b, int rows, int prefix_start,
@@ -195,7 +197,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     // Q as wgmma's A: each math warpgroup's 32 rows x 2 terms as 64 rows, 8-row group 2 (r / 8) + term.
     const auto issue_q = [&](const unsigned char* qb) { ws_issue_q<true>(base + kRsQOff, qb, pt, row0, rows); };
 #ifdef VERIFY_F8WG_LINES
-    if (tid == kWsMathThreads && (base & 1023) != 0) __trap();  // the 128-B swizzle needs 1,024-B aligned stages
+    // The 128-B swizzle needs 1,024-B aligned stages. ptxas proves this one (the dynamic window starts after the 1 KB
+    // it reserves) and drops the check; it stays as the assumption's statement, should a layout change break it.
+    if (tid == kWsMathThreads && (base & 1023) != 0) __trap();
     ws_produce_lines<kWsStages>(p, base, base + kRsSlotOff, full, empty, q_full, b, rows, prefix_start, prefix_len,
                                 seq_end, tile0, ntiles, warp - kWsMathThreads / 32, lane, issue_q);
 #else

@@ -1,5 +1,5 @@
 """The lab's fp8 kernels on Hopper's wgmma (kernel/build.py "fp8wg", verify_attention_fp8_wgmma.cuh, and its
-warp-specialised "fp8wgws" and "fp8wgws4", verify_attention_fp8_wgmma_ws.cuh, and "fp8wgr",
+warp-specialised "fp8wgws" and "fp8wgws4", verify_attention_fp8_wgmma_ws.cuh, and "fp8wgr" and the product "fp8wgrw",
 verify_attention_fp8_wgmma_rows.cuh: design q2p,
 sm_90a only; marker `gpu`, skipped cleanly elsewhere) keep the flash-attention rule on the dequantized cache, as the
 mma.sync fp8 kernel does (test_gpu_fp8.py's rule and shapes): mixed lengths, empty prefixes, 64-node trees, 128 heads,
@@ -13,6 +13,8 @@ import pytest
 import torch
 
 from kernel import build
+from kernel.fp8 import quantize_kv
+from kernel.trees import make_inputs
 from tests.kernel.test_gpu_fp8 import CASES, assert_flash_rule, inputs
 
 pytestmark = [
@@ -25,7 +27,7 @@ pytestmark = [
 
 
 # FP8WG_BUILDS: the lab runner tests one build at a time, so one that hangs costs only its own minute
-BUILDS = tuple(os.environ.get("FP8WG_BUILDS", "fp8wg fp8wgws fp8wgr").split())
+BUILDS = tuple(os.environ.get("FP8WG_BUILDS", "fp8wg fp8wgws fp8wgr fp8wgrw").split())
 
 
 def run(variant: str, case: tuple[int, int, int, int, str], splits: int = 0) -> None:
@@ -88,3 +90,29 @@ def test_the_wgmma_fp8_kernel_gives_the_same_bits_every_call(
     for i in range(4):
         out, lse = ext.forward_fp8(x.q, kv8, scale, *rest, True, 0)
         assert torch.equal(out, first[0]) and torch.equal(lse, first[1]), f"{variant} {case}: call {i + 2} differs"
+
+
+# Prefix lengths around the producer's edges: none, one token, a tile (64) either side, the ring's depth (3 tiles)
+# either side, and past it with partial last tiles.
+EDGE_LENGTHS = [0, 1, 63, 64, 65, 191, 192, 193, 256, 257, 449]
+
+
+@pytest.mark.skipif(build.FP8_PRODUCT_BY_CC.get((9, 0)) == "fp8wgr", reason="the product is fp8wgr itself")
+@pytest.mark.parametrize("nodes, heads, tree", [(1, 16, "chain"), (8, 128, "random"), (64, 8, "random")])
+@pytest.mark.parametrize("splits", [0, 1, 2, 3, 5, 64])
+def test_the_sm90_product_gives_fp8wgr_s_bits(nodes: int, heads: int, tree: str, splits: int) -> None:
+    """The sm_90 product (fp8wgrw: swizzled stages, whole-line copies, the slot ids riding the ring) runs fp8wgr's
+    MMAs on the same operands in the same order, so its output is fp8wgr's bit for bit, at every prefix length
+    around a tile and the ring's depth (fewer tiles than stages, one more, partial last tiles), any split count, and
+    with some slot ids negative (both kernels read such a row as zeros)."""
+    product = build.FP8_PRODUCT_BY_CC[(9, 0)]
+    x = make_inputs(len(EDGE_LENGTHS), heads, nodes, EDGE_LENGTHS, tree=tree, seed=nodes + heads, device="cuda")
+    x.prefix_slots[::7] = -1
+    x.tree_slots[:, ::5] = -1
+    kv8, scale = quantize_kv(x.kv_cache)
+    rest = (x.prefix_indptr, x.prefix_slots, x.tree_slots, x.tree_mask, x.sm_scale)
+    want = build.load(variant="fp8wgr").forward_fp8(x.q, kv8, scale, *rest, True, splits)
+    got = build.load(variant=product).forward_fp8(x.q, kv8, scale, *rest, True, splits)
+    what = f"{product} against fp8wgr: nodes={nodes} heads={heads} splits={splits}"
+    assert torch.equal(got[0], want[0]), what
+    assert torch.equal(got[1], want[1]), what

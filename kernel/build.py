@@ -83,6 +83,14 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
     "fp8wgr": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_ROWS"),
     # fp8wgr with 128-B-swizzled stages, each quarter warp's copies one token's 128 contiguous bytes (lab; _rows.cuh).
     "fp8wgrw": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_ROWS", "-DVERIFY_F8WG_LINES"),
+    # fp8wgrw with Q swizzled too, its copies whole lines as well (lab; _rows.cuh).
+    "fp8wgrwq": (
+        *FP8_FLAGS,
+        "-DVERIFY_ATTN_FP8_WGMMA",
+        "-DVERIFY_F8WG_ROWS",
+        "-DVERIFY_F8WG_LINES",
+        "-DVERIFY_F8WG_Q_LINES",
+    ),
 }
 FP8_MIN_CC = (8, 9)
 # fp8 builds for an arch-specific target only (wgmma: sm_90a), by name.

@@ -31,9 +31,13 @@ struct Fp8WgWsProbe : NoProbe {};
 struct Fp8WgWs4Probe : NoProbe {};
 // Rows owned by warps (VERIFY_F8WG_ROWS, "fp8wgr").
 struct Fp8WgRProbe : NoProbe {};
-// fp8wgr with swizzled stages and whole-line copies (VERIFY_F8WG_LINES, "fp8wgrw"; lab).
+// fp8wgr with swizzled stages and whole-line copies (VERIFY_F8WG_LINES, "fp8wgrw": sm_90's product), and with Q
+// swizzled too (VERIFY_F8WG_Q_LINES, "fp8wgrwq"; lab).
 struct Fp8WgRwProbe : NoProbe {};
-#if defined(VERIFY_F8WG_ROWS) && defined(VERIFY_F8WG_LINES)
+struct Fp8WgRwqProbe : NoProbe {};
+#if defined(VERIFY_F8WG_ROWS) && defined(VERIFY_F8WG_Q_LINES)
+using Fp8BuildProbe = Fp8WgRwqProbe;
+#elif defined(VERIFY_F8WG_ROWS) && defined(VERIFY_F8WG_LINES)
 using Fp8BuildProbe = Fp8WgRwProbe;
 #elif defined(VERIFY_F8WG_ROWS)
 using Fp8BuildProbe = Fp8WgRProbe;

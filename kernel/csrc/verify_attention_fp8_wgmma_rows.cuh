@@ -31,6 +31,11 @@ namespace verify_attn {
 constexpr int kRsPBuffers = 2;
 // A stage's full barrier: every producer thread arrives (cp.async.mbarrier.arrive.noinc).
 constexpr int kRsFullArrivals = 128;
+#ifdef VERIFY_F8WG_Q_LINES
+constexpr int kRsQArrivals = 128 + kWsMathThreads;  // the producer's (it copies no Q) and the math threads' copies of Q
+#else
+constexpr int kRsQArrivals = 128;  // the producer's copies of Q
+#endif
 #ifdef VERIFY_F8WG_LINES
 // Lab build "fp8wgrw": a stage in wgmma's 128-B-swizzled K-major layout, 5 K-blocks of 64 tokens x 128 B (latent dims
 // 128k .. 128k + 127; the rope's 64 in the fifth's first half), token r's 16-B chunk j of a K-block at
@@ -51,7 +56,16 @@ static_assert(kF8QTerms == 2, "the rows-own layout interleaves Q's two terms");
 // Shared memory, in order: the ring, Q (2 warpgroups x 2 terms, interleaved), P (2 warpgroups x kRsPBuffers), each
 // row's rescale (2 warpgroups x 2 parities x 32 rows), the row sums and shifts for the epilogue (2 x 32 float2),
 // ancestor masks, row scales, barriers (full[kWsStages], empty[kWsStages], Q's).
-constexpr int kRsPOff = kRsQOff + 2 * kF8QTerms * kWgQTermBytes;
+#ifdef VERIFY_F8WG_Q_LINES
+// Lab build "fp8wgrwq": Q in the swizzled layout too, a warpgroup's 64 wgmma rows (32 rows x 2 terms, interleaved as
+// fp8wgr's) x 5 K-blocks of 128 B, so that Q's copies read whole sectors as the ring's do (fp8wgr's Q copies take
+// 16 B of 8 rows a quarter warp: every sector of Q requested twice, 147 KB from L2 for a block's 74 KB of Q, all at
+// the block's start: at (1,8,16) 23k about as much as its KV).
+constexpr int kRsQWgBytes = 5 * kSwKBlockBytes;  // 40,960
+#else
+constexpr int kRsQWgBytes = kF8QTerms * kWgQTermBytes;
+#endif
+constexpr int kRsPOff = kRsQOff + 2 * kRsQWgBytes;
 constexpr int kRsAlphaOff = kRsPOff + 2 * kRsPBuffers * kWgPBytes;
 constexpr int kRsSumOff = kRsAlphaOff + 2 * 2 * kWgRows * 4;
 constexpr int kRsMaskOff = kRsSumOff + 2 * kWgRows * 8;
@@ -65,6 +79,9 @@ constexpr int kRsBarOff = kRsScaleOff + kRowsPerBlock * 8;
 constexpr int kRsSmemBytes = kRsBarOff + (2 * kWsStages + 1) * 8;
 static_assert(kRsSmemBytes <= 227 * 1024, "shared memory per block must fit sm_90's 227 KB");
 
+#if defined(VERIFY_F8WG_Q_LINES) && !defined(VERIFY_F8WG_LINES)
+#error "VERIFY_F8WG_Q_LINES needs VERIFY_F8WG_LINES"
+#endif
 #ifdef VERIFY_F8WG_LINES
 // Byte offset in a swizzled stage of token r's 16-B chunk c (c < 32 the latent's, 32-35 the rope's).
 __device__ __forceinline__ uint32_t sw_chunk(int r, int c) {
@@ -86,6 +103,34 @@ static_assert(sw_k_offset(16) == 4 * kSwKBlockBytes && sw_k_offset(17) == 4 * kS
 // loaded and stored before the loop. Past seq_end: zero-filled, read as -1 from the position. The slot ids of the
 // first kStages + 1 tiles are read before the producer's griddepcontrol.wait: the primary (the quantize kernel) writes
 // only Q; a primary that wrote the slot tables would need these reads after the wait.
+#ifdef VERIFY_F8WG_Q_LINES
+// A math warpgroup's copies of its own Q into the swizzled layout (fp8wgrwq), right after its griddepcontrol.wait:
+// the producer, whose 24 registers spilled under them, keeps only the ring. Its 64 wgmma rows m are fp8wgr's
+// interleave (8-row group 2 (r / 8) + term: row r = 8 (m / 16) + m % 8 of the warpgroup's 32, term (m / 8) % 2);
+// warp wq takes m = 16wq .. 16wq + 15: the latent as 16 instructions (quarter q of instruction i: m = 16wq +
+// (4i + q) % 16, K-block (4i + q) / 16, the lane's chunk sub of it: one 128-B line), the rope as 2 (two rows 4 apart
+// a quarter, lane % 4 its chunk, as the ring's). Padding rows read the last row and copy nothing.
+__device__ __forceinline__ void wg_issue_q_lines(uint32_t q, const unsigned char* qb, int wq, int lane, int row0,
+                                                 int rows) {
+  const int quarter = lane >> 3, sub = lane & 7;
+  const auto copy = [&](int m, int c) {
+    const int r = row0 + 8 * (m >> 4) + (m & 7), term = (m >> 3) & 1;
+    const unsigned char* src = qb + static_cast<int64_t>(min(r, rows - 1)) * kF8QRowBytes + term * kHeadDim;
+    cp_async_16(q + sw_chunk(m, c), src + c * 16, r < rows ? 16 : 0);
+  };
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    const int x = 4 * i + quarter;
+    copy(16 * wq + (x & 15), 8 * (x >> 4) + sub);
+  }
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    const int x = 4 * j + quarter;
+    copy(16 * wq + 8 * (x >> 2) + (x & 3) + 4 * (sub >> 2), 32 + (sub & 3));
+  }
+}
+#endif
+
 template <int kStages, class IssueQ>
 __device__ __forceinline__ void ws_produce_lines(const Params& p, uint32_t base, uint32_t slots, uint32_t full,
                                                  uint32_t empty, uint32_t q_full, int b, int rows, int prefix_start,
@@ -183,7 +228,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       v30::mbar_init(full + 8 * s, kRsFullArrivals);
       v30::mbar_init(empty + 8 * s, kWsMathThreads);  // every math thread (racecheck follows no __syncwarp)
     }
-    v30::mbar_init(q_full, 128);
+    v30::mbar_init(q_full, kRsQArrivals);
   }
   if (tid < kRowsPerBlock) {
     const int r = row0 + tid;
@@ -193,9 +238,13 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 
   if (warp >= kWsMathThreads / 32) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kWsProducerRegs));
-    const int pt = tid - kWsMathThreads;
     // Q as wgmma's A: each math warpgroup's 32 rows x 2 terms as 64 rows, 8-row group 2 (r / 8) + term.
+#ifdef VERIFY_F8WG_Q_LINES
+    const auto issue_q = [](const unsigned char*) {};  // the math warpgroups copy their own Q (wg_issue_q_lines)
+#else
+    const int pt = tid - kWsMathThreads;
     const auto issue_q = [&](const unsigned char* qb) { ws_issue_q<true>(base + kRsQOff, qb, pt, row0, rows); };
+#endif
 #ifdef VERIFY_F8WG_LINES
     // The 128-B swizzle needs 1,024-B aligned stages. ptxas proves this one (the dynamic window starts after the 1 KB
     // it reserves) and drops the check; it stays as the assumption's statement, should a layout change break it.
@@ -218,6 +267,14 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   float2* sum_buf = reinterpret_cast<float2*>(smem + kRsSumOff) + wg * kWgRows;         // [32 rows]: (sum, shift)
 
   pdl_wait_primary();
+#ifdef VERIFY_F8WG_Q_LINES
+  if (ntiles > 0) {
+    wg_issue_q_lines(base + kRsQOff + wg * kRsQWgBytes,
+                     after_wait(static_cast<const unsigned char*>(p.q)) + static_cast<int64_t>(b) * rows * kF8QRowBytes,
+                     wq, lane, row0 + wrow0, rows);
+    v30::cp_async_arrive_noinc(q_full);
+  }
+#endif
   if (wq == 0) {
     const int r = row0 + wrow0 + lane;
     const float2 sc = r < rows ? *reinterpret_cast<const float2*>(f.q_scales + 2 * (static_cast<int64_t>(b) * rows + r))
@@ -238,7 +295,13 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 #pragma unroll
   for (int i = 0; i < 32; ++i) s_acc[i] = 0.f;
   const int wg0 = __shfl_sync(0xffffffffu, wg, 0);  // lane 0's, so that the descriptors sit in uniform registers
+#ifdef VERIFY_F8WG_Q_LINES
+  const uint64_t q_desc = wg_desc_sw128(base + kRsQOff + wg0 * kRsQWgBytes);
+  const auto q_step = [](int ks) { return sw_k_offset(ks); };
+#else
   const uint64_t q_desc = wg_desc(base + kRsQOff + wg0 * kF8QTerms * kWgQTermBytes, 128, kWgGroupBytes);
+  const auto q_step = [](int ks) { return static_cast<uint32_t>(ks * 256); };
+#endif
   const uint64_t p_desc = wg_desc(base + kRsPOff + wg0 * kRsPBuffers * kWgPBytes, 128, kWgPGroupBytes);
   unsigned char* p_wg = smem + kRsPOff + wg * kRsPBuffers * kWgPBytes;
   // QK of tile t: S = Q . K^T, 18 k-steps of 32 B, once its stage has landed.
@@ -257,7 +320,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     wg_fence();
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 32; ++ks)
-      wgmma_ss64(s_acc, wg_desc_step(q_desc, ks * 256), wg_desc_step(k_desc, k_step(ks)), ks > 0);
+      wgmma_ss64(s_acc, wg_desc_step(q_desc, q_step(ks)), wg_desc_step(k_desc, k_step(ks)), ks > 0);
     wg_commit();
   };
   if (ntiles > 0) v30::mbar_wait(q_full, 0);

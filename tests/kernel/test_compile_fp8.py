@@ -309,6 +309,7 @@ def test_the_sm120_stand_in_is_checked_through_its_own_kernel_only_where_that_is
         ("fp8wgws4", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgr", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgrw", {"64x64x32": 18, "64x32x32": 16}),
+        ("fp8wgrwq", {"64x64x32": 18, "64x32x32": 16}),
     ],
 )
 def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
@@ -345,6 +346,7 @@ def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
         "fp8wgws4": "Fp8WgWs4Probe",
         "fp8wgr": "Fp8WgRProbe",
         "fp8wgrw": "Fp8WgRwProbe",
+        "fp8wgrwq": "Fp8WgRwqProbe",
     }
     assert probe[variant] in kernel.split("\n", 1)[0], kernel[:200]
     found_shapes = dict(Counter(re.findall(r"\bQGMMA\.(\d+x\d+x\d+)\.F32\.E4M3\.E4M3\b", kernel)))

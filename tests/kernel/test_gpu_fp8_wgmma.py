@@ -97,15 +97,20 @@ def test_the_wgmma_fp8_kernel_gives_the_same_bits_every_call(
 EDGE_LENGTHS = [0, 1, 63, 64, 65, 191, 192, 193, 256, 257, 449]
 
 
-@pytest.mark.skipif(build.FP8_PRODUCT_BY_CC.get((9, 0)) == "fp8wgr", reason="the product is fp8wgr itself")
+# The builds that run fp8wgr's MMAs on the same operands in the same order in another layout: the sm_90 product
+# (fp8wgrw) and the lab's fp8wgrwq (its Q swizzled too).
+SAME_BITS_AS_FP8WGR = sorted({build.FP8_PRODUCT_BY_CC[(9, 0)], "fp8wgrwq"} - {"fp8wgr"})
+
+
+@pytest.mark.parametrize("product", SAME_BITS_AS_FP8WGR)
 @pytest.mark.parametrize("nodes, heads, tree", [(1, 16, "chain"), (8, 128, "random"), (64, 8, "random")])
 @pytest.mark.parametrize("splits", [0, 1, 2, 3, 5, 64])
-def test_the_sm90_product_gives_fp8wgr_s_bits(nodes: int, heads: int, tree: str, splits: int) -> None:
-    """The sm_90 product (fp8wgrw: swizzled stages, whole-line copies, the slot ids riding the ring) runs fp8wgr's
-    MMAs on the same operands in the same order, so its output is fp8wgr's bit for bit, at every prefix length
-    around a tile and the ring's depth (fewer tiles than stages, one more, partial last tiles), any split count, and
-    with some slot ids negative (both kernels read such a row as zeros)."""
-    product = build.FP8_PRODUCT_BY_CC[(9, 0)]
+def test_the_swizzled_builds_give_fp8wgr_s_bits(product: str, nodes: int, heads: int, tree: str, splits: int) -> None:
+    """fp8wgrw (swizzled stages, whole-line copies, the slot ids riding the ring) and fp8wgrwq (Q swizzled too,
+    copied by the math warpgroups) run fp8wgr's MMAs on the same operands in the same order, so their output is
+    fp8wgr's bit for bit, at every prefix length around a tile and the ring's depth (fewer tiles than stages, one
+    more, partial last tiles), any split count, and with some slot ids negative (every one reads such a row as
+    zeros)."""
     x = make_inputs(len(EDGE_LENGTHS), heads, nodes, EDGE_LENGTHS, tree=tree, seed=nodes + heads, device="cuda")
     x.prefix_slots[::7] = -1
     x.tree_slots[:, ::5] = -1

@@ -91,6 +91,15 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
         "-DVERIFY_F8WG_LINES",
         "-DVERIFY_F8WG_Q_LINES",
     ),
+    # fp8wgrwq with Q quantized in the split kernel, no quantize kernel ahead of it (lab; _rows.cuh).
+    "fp8wgrwf": (
+        *FP8_FLAGS,
+        "-DVERIFY_ATTN_FP8_WGMMA",
+        "-DVERIFY_F8WG_ROWS",
+        "-DVERIFY_F8WG_LINES",
+        "-DVERIFY_F8WG_Q_LINES",
+        "-DVERIFY_F8WG_Q_FUSED",
+    ),
 }
 FP8_MIN_CC = (8, 9)
 # fp8 builds for an arch-specific target only (wgmma: sm_90a), by name.

@@ -105,14 +105,15 @@ __device__ __forceinline__ float pow2_scale(float amax) {
   return ldexpf(1.f, max(-126, min(127, e)));
 }
 
-// One warp a Q row: 576 bf16 -> hi and lo e4m3 terms (kF8QRowBytes a row) and their two scales.
-__global__ void __launch_bounds__(256) verify_attn_quantize_q_kernel(const __nv_bfloat16* __restrict__ q,
-                                                                     unsigned char* __restrict__ q8,
-                                                                     float* __restrict__ scales, int rows) {
-  pdl_launch_dependents();  // the split kernel's prologue needs none of this kernel's output (it waits before Q)
-  const int row = static_cast<int>((blockIdx.x * 256u + threadIdx.x) >> 5), lane = threadIdx.x & 31;
-  if (row >= rows) return;
-  const uint32_t* src = reinterpret_cast<const uint32_t*>(q + static_cast<int64_t>(row) * kHeadDim);
+// One Q row by one warp: its 576 bf16 at `src` -> hi and lo e4m3 terms and their scales (powers of two). Lane l's
+// pair j (j < 9) is columns 2 (32j + l) and + 1 of each term: hi[j], lo[j]. Shared by the quantize kernel and the
+// lab build that quantizes in the split kernel (fp8wgrwf), so that both give the same bytes.
+struct QRowTerms {
+  __nv_fp8x2_storage_t hi[9], lo[9];
+  float s_hi, s_lo;
+};
+__device__ __forceinline__ QRowTerms quantize_q_row(const uint32_t* src, int lane) {
+  QRowTerms t;
   float v[18];
   float amax = 0.f;
 #pragma unroll
@@ -125,15 +126,15 @@ __global__ void __launch_bounds__(256) verify_attn_quantize_q_kernel(const __nv_
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-  const float s_hi = pow2_scale(amax), inv_hi = __frcp_rn(s_hi);  // exact: a power of two (no fast-math rcp)
-  uint16_t* hi_out = reinterpret_cast<uint16_t*>(q8 + static_cast<int64_t>(row) * kF8QRowBytes);
-  uint16_t* lo_out = reinterpret_cast<uint16_t*>(q8 + static_cast<int64_t>(row) * kF8QRowBytes + kHeadDim);
+  t.s_hi = pow2_scale(amax);
+  const float inv_hi = __frcp_rn(t.s_hi);  // exact: a power of two (no fast-math rcp)
+  const float s_hi = t.s_hi;
   float rem_max = 0.f;
 #pragma unroll
   for (int j = 0; j < 9; ++j) {
     const __nv_fp8x2_storage_t h =
         __nv_cvt_float2_to_fp8x2(make_float2(v[2 * j] * inv_hi, v[2 * j + 1] * inv_hi), __NV_SATFINITE, __NV_E4M3);
-    hi_out[j * 32 + lane] = h;
+    t.hi[j] = h;
     const __half2_raw back = __nv_cvt_fp8x2_to_halfraw2(h, __NV_E4M3);
     v[2 * j] -= __half2float(__half(__half_raw{back.x})) * s_hi;
     v[2 * j + 1] -= __half2float(__half(__half_raw{back.y})) * s_hi;
@@ -141,14 +142,33 @@ __global__ void __launch_bounds__(256) verify_attn_quantize_q_kernel(const __nv_
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) rem_max = fmaxf(rem_max, __shfl_xor_sync(0xffffffffu, rem_max, o));
-  const float s_lo = pow2_scale(rem_max), inv_lo = __frcp_rn(s_lo);
+  t.s_lo = pow2_scale(rem_max);
+  const float inv_lo = __frcp_rn(t.s_lo);
 #pragma unroll
   for (int j = 0; j < 9; ++j)
-    lo_out[j * 32 + lane] =
+    t.lo[j] =
         __nv_cvt_float2_to_fp8x2(make_float2(v[2 * j] * inv_lo, v[2 * j + 1] * inv_lo), __NV_SATFINITE, __NV_E4M3);
+  return t;
+}
+
+// One warp a Q row: 576 bf16 -> hi and lo e4m3 terms (kF8QRowBytes a row) and their two scales.
+__global__ void __launch_bounds__(256) verify_attn_quantize_q_kernel(const __nv_bfloat16* __restrict__ q,
+                                                                     unsigned char* __restrict__ q8,
+                                                                     float* __restrict__ scales, int rows) {
+  pdl_launch_dependents();  // the split kernel's prologue needs none of this kernel's output (it waits before Q)
+  const int row = static_cast<int>((blockIdx.x * 256u + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+  if (row >= rows) return;
+  const QRowTerms t = quantize_q_row(reinterpret_cast<const uint32_t*>(q + static_cast<int64_t>(row) * kHeadDim), lane);
+  uint16_t* hi_out = reinterpret_cast<uint16_t*>(q8 + static_cast<int64_t>(row) * kF8QRowBytes);
+  uint16_t* lo_out = reinterpret_cast<uint16_t*>(q8 + static_cast<int64_t>(row) * kF8QRowBytes + kHeadDim);
+#pragma unroll
+  for (int j = 0; j < 9; ++j) {
+    hi_out[j * 32 + lane] = t.hi[j];
+    lo_out[j * 32 + lane] = t.lo[j];
+  }
   if (lane == 0) {
-    scales[2 * row] = s_hi;
-    scales[2 * row + 1] = s_lo;
+    scales[2 * row] = t.s_hi;
+    scales[2 * row + 1] = t.s_lo;
   }
 }
 
@@ -376,10 +396,13 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(cons
 // Quantize Q, then `split_kernel` (`threads` a block, `smem` bytes) as its programmatic dependent (sm_90+: the split
 // kernel's launch, indptr, slot ids and first gather overlap the quantization; it waits for it before reading Q), and
 // with several splits the combine as the split kernel's. Shared by this kernel and the wgmma lab kernel
-// (verify_attention_fp8_wgmma.cuh); the launch state is per Probe, as each build has its own.
+// (verify_attention_fp8_wgmma.cuh); the launch state is per Probe, as each build has its own. Without
+// `quantize_kernel` (the lab's fp8wgrwf, which quantizes in the split kernel) the split kernel is launched alone, not
+// as anyone's programmatic dependent.
 template <class Probe>
 inline cudaError_t launch_quantized_split_and_combine(const Fp8Params& f, cudaStream_t stream,
-                                                      void (*split_kernel)(Fp8Params), int threads, int smem) {
+                                                      void (*split_kernel)(Fp8Params), int threads, int smem,
+                                                      bool quantize_kernel = true) {
   const Params& p = f.p;
   const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
   if (!launchable(p) || f.q_bf16 == nullptr || f.q_scales == nullptr || !aligned(f.q_bf16) || !aligned(f.q_scales))
@@ -392,15 +415,17 @@ inline cudaError_t launch_quantized_split_and_combine(const Fp8Params& f, cudaSt
   LaunchInfo& in = info[device];
   err = configure_launch<Probe>(in, split_kernel, smem, device);
   if (err != cudaSuccess) return err;
-  const int q_rows = p.batch * p.nodes * p.heads;
-  verify_attn_quantize_q_kernel<<<(q_rows + 7) / 8, 256, 0, stream>>>(
-      static_cast<const __nv_bfloat16*>(f.q_bf16), static_cast<unsigned char*>(const_cast<void*>(p.q)), f.q_scales,
-      q_rows);
-  err = cudaGetLastError();
-  if (err != cudaSuccess) return err;
+  if (quantize_kernel) {
+    const int q_rows = p.batch * p.nodes * p.heads;
+    verify_attn_quantize_q_kernel<<<(q_rows + 7) / 8, 256, 0, stream>>>(
+        static_cast<const __nv_bfloat16*>(f.q_bf16), static_cast<unsigned char*>(const_cast<void*>(p.q)), f.q_scales,
+        q_rows);
+    err = cudaGetLastError();
+    if (err != cudaSuccess) return err;
+  }
   // The quantization's programmatic dependent (griddepcontrol is sm_90+).
   err = launch_kernel(split_kernel, dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch), dim3(threads), smem,
-                      stream, in.cc_major >= 9, f);
+                      stream, quantize_kernel && in.cc_major >= 9, f);
   if (err != cudaSuccess || p.num_splits == 1) return err;
   return launch_combine<Probe>(p, in, stream);
 }

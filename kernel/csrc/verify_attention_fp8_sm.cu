@@ -35,7 +35,11 @@ struct Fp8WgRProbe : NoProbe {};
 // swizzled too (VERIFY_F8WG_Q_LINES, "fp8wgrwq"; lab).
 struct Fp8WgRwProbe : NoProbe {};
 struct Fp8WgRwqProbe : NoProbe {};
-#if defined(VERIFY_F8WG_ROWS) && defined(VERIFY_F8WG_Q_LINES)
+// fp8wgrwq with Q quantized in the split kernel (VERIFY_F8WG_Q_FUSED, "fp8wgrwf"; lab).
+struct Fp8WgRwfProbe : NoProbe {};
+#if defined(VERIFY_F8WG_ROWS) && defined(VERIFY_F8WG_Q_FUSED)
+using Fp8BuildProbe = Fp8WgRwfProbe;
+#elif defined(VERIFY_F8WG_ROWS) && defined(VERIFY_F8WG_Q_LINES)
 using Fp8BuildProbe = Fp8WgRwqProbe;
 #elif defined(VERIFY_F8WG_ROWS) && defined(VERIFY_F8WG_LINES)
 using Fp8BuildProbe = Fp8WgRwProbe;

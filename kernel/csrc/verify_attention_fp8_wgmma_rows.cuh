@@ -82,6 +82,9 @@ static_assert(kRsSmemBytes <= 227 * 1024, "shared memory per block must fit sm_9
 #if defined(VERIFY_F8WG_Q_LINES) && !defined(VERIFY_F8WG_LINES)
 #error "VERIFY_F8WG_Q_LINES needs VERIFY_F8WG_LINES"
 #endif
+#if defined(VERIFY_F8WG_Q_FUSED) && !defined(VERIFY_F8WG_Q_LINES)
+#error "VERIFY_F8WG_Q_FUSED needs VERIFY_F8WG_Q_LINES"
+#endif
 #ifdef VERIFY_F8WG_LINES
 // Byte offset in a swizzled stage of token r's 16-B chunk c (c < 32 the latent's, 32-35 the rope's).
 __device__ __forceinline__ uint32_t sw_chunk(int r, int c) {
@@ -103,6 +106,37 @@ static_assert(sw_k_offset(16) == 4 * kSwKBlockBytes && sw_k_offset(17) == 4 * kS
 // loaded and stored before the loop. Past seq_end: zero-filled, read as -1 from the position. The slot ids of the
 // first kStages + 1 tiles are read before the producer's griddepcontrol.wait: the primary (the quantize kernel) writes
 // only Q; a primary that wrote the slot tables would need these reads after the wait.
+#ifdef VERIFY_F8WG_Q_FUSED
+// A math warpgroup quantizes its own 32 rows of Q into the swizzled layout (lab build "fp8wgrwf"): no quantize kernel
+// ahead of the split kernel, so neither its launch nor the wait for its last block is on the call's path. Warp wq
+// takes rows 8wq .. 8wq + 7, one at a time, as the quantize kernel's warps do (quantize_q_row: the same bytes and
+// scales); lane l's pair j lands at column 2 (32j + l) of its term's wgmma row (fp8wgr's interleave), 64 contiguous
+// bytes a warp in one 128-B line of the swizzle (no bank conflict). Padding rows are zeros with scales 1, as the
+// copies' zero fill and the launch's scales were. The rows' scales go to s_scale as the unfused kernel's do.
+__device__ __forceinline__ void wg_quantize_q(unsigned char* q, float2* s_scale, const __nv_bfloat16* qb, int wq,
+                                              int lane, int row0, int rows, float scale_log2) {
+#pragma unroll 1
+  for (int i = 0; i < 8; ++i) {
+    const int wr = 8 * wq + i, r = row0 + wr;
+    QRowTerms t{};
+    if (r < rows) {
+      t = quantize_q_row(reinterpret_cast<const uint32_t*>(qb + static_cast<int64_t>(r) * kHeadDim), lane);
+    } else {
+      t.s_hi = t.s_lo = 1.f;
+    }
+#pragma unroll
+    for (int term = 0; term < 2; ++term) {
+      const int m = 16 * (wr >> 3) + 8 * term + (wr & 7);
+#pragma unroll
+      for (int j = 0; j < 9; ++j) {
+        const int col = 2 * (32 * j + lane);
+        *reinterpret_cast<__nv_fp8x2_storage_t*>(q + sw_chunk(m, col >> 4) + (col & 15)) = term ? t.lo[j] : t.hi[j];
+      }
+    }
+    if (lane == 0) s_scale[wr] = make_float2(__fdiv_rn(t.s_lo, t.s_hi), t.s_hi * scale_log2);  // exact: powers of two
+  }
+}
+#endif
 #ifdef VERIFY_F8WG_Q_LINES
 // A math warpgroup's copies of its own Q into the swizzled layout (fp8wgrwq), right after its griddepcontrol.wait:
 // the producer, whose 24 registers spilled under them, keeps only the ring. Its 64 wgmma rows m are fp8wgr's
@@ -267,7 +301,12 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   float2* sum_buf = reinterpret_cast<float2*>(smem + kRsSumOff) + wg * kWgRows;         // [32 rows]: (sum, shift)
 
   pdl_wait_primary();
-#ifdef VERIFY_F8WG_Q_LINES
+#if defined(VERIFY_F8WG_Q_FUSED)
+  wg_quantize_q(smem + kRsQOff + wg * kRsQWgBytes, s_scale + wrow0,
+                after_wait(static_cast<const __nv_bfloat16*>(f.q_bf16)) + static_cast<int64_t>(b) * rows * kHeadDim, wq,
+                lane, row0 + wrow0, rows, p.scale_log2);
+  fence_proxy_async();  // these generic-proxy stores, then QK's wgmma reads (the async proxy), past the barrier below
+#elif defined(VERIFY_F8WG_Q_LINES)
   if (ntiles > 0) {
     wg_issue_q_lines(base + kRsQOff + wg * kRsQWgBytes,
                      after_wait(static_cast<const unsigned char*>(p.q)) + static_cast<int64_t>(b) * rows * kF8QRowBytes,
@@ -275,12 +314,14 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     v30::cp_async_arrive_noinc(q_full);
   }
 #endif
+#ifndef VERIFY_F8WG_Q_FUSED
   if (wq == 0) {
     const int r = row0 + wrow0 + lane;
     const float2 sc = r < rows ? *reinterpret_cast<const float2*>(f.q_scales + 2 * (static_cast<int64_t>(b) * rows + r))
                                : make_float2(1.f, 1.f);
     s_scale[wrow0 + lane] = make_float2(__fdiv_rn(sc.y, sc.x), sc.x * p.scale_log2);  // exact: powers of two
   }
+#endif
   wg_bar(1 + wg);
   const float2 sc = s_scale[wrow0 + own];
   const uint64_t own_mask = s_mask[wrow0 + own];
@@ -323,7 +364,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       wgmma_ss64(s_acc, wg_desc_step(q_desc, q_step(ks)), wg_desc_step(k_desc, k_step(ks)), ks > 0);
     wg_commit();
   };
+#ifndef VERIFY_F8WG_Q_FUSED  // (fused: Q is this warpgroup's own stores, past the barrier above)
   if (ntiles > 0) v30::mbar_wait(q_full, 0);
+#endif
   for (int t = 0; t < ntiles; ++t) {
     const int s = t % kWsStages, pbuf = t & 1;
     issue_qk(t);
@@ -451,8 +494,13 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 
 template <class Probe>
 inline cudaError_t launch_split_and_combine_fp8_wgmma_rows(const Fp8Params& f, cudaStream_t stream) {
+#ifdef VERIFY_F8WG_Q_FUSED
+  constexpr bool kQuantizeKernel = false;  // the split kernel quantizes Q itself
+#else
+  constexpr bool kQuantizeKernel = true;
+#endif
   return launch_quantized_split_and_combine<Probe>(f, stream, verify_attn_split_kernel_fp8_wgmma_rows<Probe>,
-                                                   kWsThreads, kRsSmemBytes);
+                                                   kWsThreads, kRsSmemBytes, kQuantizeKernel);
 }
 
 }  // namespace verify_attn

@@ -310,6 +310,7 @@ def test_the_sm120_stand_in_is_checked_through_its_own_kernel_only_where_that_is
         ("fp8wgr", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgrw", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgrwq", {"64x64x32": 18, "64x32x32": 16}),
+        ("fp8wgrwf", {"64x64x32": 18, "64x32x32": 16}),
     ],
 )
 def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
@@ -347,6 +348,7 @@ def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
         "fp8wgr": "Fp8WgRProbe",
         "fp8wgrw": "Fp8WgRwProbe",
         "fp8wgrwq": "Fp8WgRwqProbe",
+        "fp8wgrwf": "Fp8WgRwfProbe",
     }
     assert probe[variant] in kernel.split("\n", 1)[0], kernel[:200]
     found_shapes = dict(Counter(re.findall(r"\bQGMMA\.(\d+x\d+x\d+)\.F32\.E4M3\.E4M3\b", kernel)))

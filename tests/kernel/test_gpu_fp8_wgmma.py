@@ -98,17 +98,17 @@ EDGE_LENGTHS = [0, 1, 63, 64, 65, 191, 192, 193, 256, 257, 449]
 
 
 # The builds that run fp8wgr's MMAs on the same operands in the same order in another layout: the sm_90 product
-# (fp8wgrw) and the lab's fp8wgrwq (its Q swizzled too).
-SAME_BITS_AS_FP8WGR = sorted({build.FP8_PRODUCT_BY_CC[(9, 0)], "fp8wgrwq"} - {"fp8wgr"})
+# (fp8wgrw) and the lab's fp8wgrwq (its Q swizzled too) and fp8wgrwf (Q quantized in the split kernel).
+SAME_BITS_AS_FP8WGR = sorted({build.FP8_PRODUCT_BY_CC[(9, 0)], "fp8wgrwq", "fp8wgrwf"} - {"fp8wgr"})
 
 
 @pytest.mark.parametrize("product", SAME_BITS_AS_FP8WGR)
 @pytest.mark.parametrize("nodes, heads, tree", [(1, 16, "chain"), (8, 128, "random"), (64, 8, "random")])
 @pytest.mark.parametrize("splits", [0, 1, 2, 3, 5, 64])
 def test_the_swizzled_builds_give_fp8wgr_s_bits(product: str, nodes: int, heads: int, tree: str, splits: int) -> None:
-    """fp8wgrw (swizzled stages, whole-line copies, the slot ids riding the ring) and fp8wgrwq (Q swizzled too,
-    copied by the math warpgroups) run fp8wgr's MMAs on the same operands in the same order, so their output is
-    fp8wgr's bit for bit, at every prefix length around a tile and the ring's depth (fewer tiles than stages, one
+    """fp8wgrw (swizzled stages, whole-line copies, the slot ids riding the ring), fp8wgrwq (Q swizzled too, copied
+    by the math warpgroups) and fp8wgrwf (Q quantized by them, quantize_q_row's bytes) run fp8wgr's MMAs on the same
+    operands in the same order, so their output is fp8wgr's bit for bit, at every prefix length around a tile and the ring's depth (fewer tiles than stages, one
     more, partial last tiles), any split count, and with some slot ids negative (every one reads such a row as
     zeros)."""
     x = make_inputs(len(EDGE_LENGTHS), heads, nodes, EDGE_LENGTHS, tree=tree, seed=nodes + heads, device="cuda")

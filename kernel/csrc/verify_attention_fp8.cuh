@@ -423,7 +423,7 @@ inline cudaError_t launch_quantized_split_and_combine(const Fp8Params& f, cudaSt
     err = cudaGetLastError();
     if (err != cudaSuccess) return err;
   }
-  // The quantization's programmatic dependent (griddepcontrol is sm_90+).
+  // The quantization's programmatic dependent where there is one (griddepcontrol is sm_90+).
   err = launch_kernel(split_kernel, dim3(row_tiles(p.nodes, p.heads), p.num_splits, p.batch), dim3(threads), smem,
                       stream, quantize_kernel && in.cc_major >= 9, f);
   if (err != cudaSuccess || p.num_splits == 1) return err;

@@ -32,7 +32,7 @@ constexpr int kRsPBuffers = 2;
 // A stage's full barrier: every producer thread arrives (cp.async.mbarrier.arrive.noinc).
 constexpr int kRsFullArrivals = 128;
 #ifdef VERIFY_F8WG_Q_LINES
-constexpr int kRsQArrivals = 128 + kWsMathThreads;  // the producer's (it copies no Q) and the math threads' copies of Q
+constexpr int kRsQArrivals = kWsMathThreads;  // the math threads' copies of Q (fp8wgrwq; fp8wgrwf waits on none)
 #else
 constexpr int kRsQArrivals = 128;  // the producer's copies of Q
 #endif
@@ -104,8 +104,9 @@ static_assert(sw_k_offset(16) == 4 * kSwKBlockBytes && sw_k_offset(17) == 4 * kS
 // they ride the ring (fp8wgrs's scheme, kernel/NOTES.md): tile t's copies bring tile t + kStages's ids (lane l < 16
 // those of token 16pw + l) into the stage's slot area, read after the stage's empty wait; the first kStages tiles' are
 // loaded and stored before the loop. Past seq_end: zero-filled, read as -1 from the position. The slot ids of the
-// first kStages + 1 tiles are read before the producer's griddepcontrol.wait: the primary (the quantize kernel) writes
-// only Q; a primary that wrote the slot tables would need these reads after the wait.
+// first kStages + 1 tiles are read before the producer's griddepcontrol.wait (with Q_LINES every slot id: that producer
+// never waits): the primary, the quantize kernel where there is one, writes only Q; a primary that wrote the slot
+// tables would need these reads after a wait.
 #ifdef VERIFY_F8WG_Q_FUSED
 // A math warpgroup quantizes its own 32 rows of Q into the swizzled layout (lab build "fp8wgrwf"): no quantize kernel
 // ahead of the split kernel, so neither its launch nor the wait for its last block is on the call's path. Warp wq
@@ -224,7 +225,9 @@ __device__ __forceinline__ void ws_produce_lines(const Params& p, uint32_t base,
                    : "memory");
     }
     v30::cp_async_arrive_noinc(full + 8 * s);
+#ifndef VERIFY_F8WG_Q_LINES  // (else the math warpgroups bring Q, and the producer waits for no primary)
     if (t == 0) ws_issue_q_after_wait(p, b, rows, q_full, issue_q);
+#endif
   }
   pdl_launch_dependents();
   asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -274,7 +277,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kWsProducerRegs));
     // Q as wgmma's A: each math warpgroup's 32 rows x 2 terms as 64 rows, 8-row group 2 (r / 8) + term.
 #ifdef VERIFY_F8WG_Q_LINES
-    const auto issue_q = [](const unsigned char*) {};  // the math warpgroups copy their own Q (wg_issue_q_lines)
+    const auto issue_q = [](const unsigned char*) {};  // unused: the math warpgroups bring their own Q
 #else
     const int pt = tid - kWsMathThreads;
     const auto issue_q = [&](const unsigned char* qb) { ws_issue_q<true>(base + kRsQOff, qb, pt, row0, rows); };

@@ -108,9 +108,9 @@ SAME_BITS_AS_FP8WGR = sorted({build.FP8_PRODUCT_BY_CC[(9, 0)], "fp8wgrwq", "fp8w
 def test_the_swizzled_builds_give_fp8wgr_s_bits(product: str, nodes: int, heads: int, tree: str, splits: int) -> None:
     """fp8wgrw (swizzled stages, whole-line copies, the slot ids riding the ring), fp8wgrwq (Q swizzled too, copied
     by the math warpgroups) and fp8wgrwf (Q quantized by them, quantize_q_row's bytes) run fp8wgr's MMAs on the same
-    operands in the same order, so their output is fp8wgr's bit for bit, at every prefix length around a tile and the ring's depth (fewer tiles than stages, one
-    more, partial last tiles), any split count, and with some slot ids negative (every one reads such a row as
-    zeros)."""
+    operands in the same order, so their output is fp8wgr's bit for bit, at every prefix length around a tile and
+    the ring's depth (fewer tiles than stages, one more, partial last tiles), any split count, and with some slot
+    ids negative (every one reads such a row as zeros)."""
     x = make_inputs(len(EDGE_LENGTHS), heads, nodes, EDGE_LENGTHS, tree=tree, seed=nodes + heads, device="cuda")
     x.prefix_slots[::7] = -1
     x.tree_slots[:, ::5] = -1

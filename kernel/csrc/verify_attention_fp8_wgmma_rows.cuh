@@ -37,8 +37,8 @@ constexpr int kRsQArrivals = kWsMathThreads;  // the math threads' copies of Q (
 constexpr int kRsQArrivals = 128;  // the producer's copies of Q
 #endif
 #ifdef VERIFY_F8WG_LINES
-// Lab build "fp8wgrw": a stage in wgmma's 128-B-swizzled K-major layout, 5 K-blocks of 64 tokens x 128 B (latent dims
-// 128k .. 128k + 127; the rope's 64 in the fifth's first half), token r's 16-B chunk j of a K-block at
+// "fp8wgrw", sm_90's product: a stage in wgmma's 128-B-swizzled K-major layout, 5 K-blocks of 64 tokens x 128 B
+// (latent dims 128k .. 128k + 127; the rope's 64 in the fifth's first half), token r's 16-B chunk j of a K-block at
 // r * 128 + ((j ^ (r & 7)) << 4). Why: in the core-matrix layout a warp's cp.async instruction reads 16 B of each of
 // 8 tokens a quarter warp (so its writes are conflict-free), and each 32-B sector is requested twice, by two quarter
 // warps: Nsight Compute counted 861 MB from L2 for 420 MB of KV at (1,8,64) 91k, L2 at 82% of its throughput, and
@@ -97,16 +97,6 @@ __device__ __forceinline__ uint64_t wg_desc_sw128(uint32_t addr) { return wg_des
 __host__ __device__ constexpr uint32_t sw_k_offset(int ks) { return (ks >> 2) * kSwKBlockBytes + (ks & 3) * 32; }
 static_assert(sw_k_offset(16) == 4 * kSwKBlockBytes && sw_k_offset(17) == 4 * kSwKBlockBytes + 32, "the rope's steps");
 
-// The producer for the swizzled stages. Warp pw copies tokens 16pw .. 16pw + 15 of a tile; its quarter warp q
-// (lane / 8) tokens 16pw + q + 4k, k = 0..3: the latent as 16 instructions (token k, K-block j: lane's chunk
-// 8j + lane % 8, one 128-B row of the stage), the rope as 2 (tokens k = 2i, 2i + 1 in a quarter: lane % 4 its chunk,
-// tokens 4 apart so that their 64-B halves of the XOR pattern do not share banks). A lane needs 4 slot ids a tile:
-// they ride the ring (fp8wgrs's scheme, kernel/NOTES.md): tile t's copies bring tile t + kStages's ids (lane l < 16
-// those of token 16pw + l) into the stage's slot area, read after the stage's empty wait; the first kStages tiles' are
-// loaded and stored before the loop. Past seq_end: zero-filled, read as -1 from the position. The slot ids of the
-// first kStages + 1 tiles are read before the producer's griddepcontrol.wait (with Q_LINES every slot id: that producer
-// never waits): the primary, the quantize kernel where there is one, writes only Q; a primary that wrote the slot
-// tables would need these reads after a wait.
 #ifdef VERIFY_F8WG_Q_FUSED
 // A math warpgroup quantizes its own 32 rows of Q into the swizzled layout (lab build "fp8wgrwf"): no quantize kernel
 // ahead of the split kernel, so neither its launch nor the wait for its last block is on the call's path. Warp wq
@@ -165,6 +155,17 @@ __device__ __forceinline__ void wg_issue_q_lines(uint32_t q, const unsigned char
   }
 }
 #endif
+
+// The producer for the swizzled stages. Warp pw copies tokens 16pw .. 16pw + 15 of a tile; its quarter warp q
+// (lane / 8) tokens 16pw + q + 4k, k = 0..3: the latent as 16 instructions (token k, K-block j: lane's chunk
+// 8j + lane % 8, one 128-B row of the stage), the rope as 2 (tokens k = 2i, 2i + 1 in a quarter: lane % 4 its chunk,
+// tokens 4 apart so that their 64-B halves of the XOR pattern do not share banks). A lane needs 4 slot ids a tile:
+// they ride the ring (fp8wgrs's scheme, kernel/NOTES.md): tile t's copies bring tile t + kStages's ids (lane l < 16
+// those of token 16pw + l) into the stage's slot area, read after the stage's empty wait; the first kStages tiles' are
+// loaded and stored before the loop. Past seq_end: zero-filled, read as -1 from the position. The slot ids of the
+// first kStages + 1 tiles are read before the producer's griddepcontrol.wait (with Q_LINES every slot id: that producer
+// never waits): the primary, the quantize kernel where there is one, writes only Q; a primary that wrote the slot
+// tables would need these reads after a wait.
 
 template <int kStages, class IssueQ>
 __device__ __forceinline__ void ws_produce_lines(const Params& p, uint32_t base, uint32_t slots, uint32_t full,

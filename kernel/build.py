@@ -66,7 +66,6 @@ FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)
 # The fp8 builds by name, with their nvcc flags: the product, and the lab's "fp8q1" (Q as one e4m3 term: design qkp,
 # whose error bf16's rule does not hold; kept to time what Q's second term costs, never the product).
 # "fp8wg" and "fp8wgq1": the same designs (q2p, qkp) on Hopper's wgmma (verify_attention_fp8_wgmma.cuh), sm_90a only;
-# "fp8wgpp" and "fp8wglc": fp8wg with its warpgroups taking turns at the tensor cores, and with late copies (lab A/Bs).
 # "fp8wgws", "fp8wgws4": fp8wg's tile with a producer warpgroup and an mbarrier ring (3 or 4 tiles), no block barrier
 # in the tile loop, descriptors built once and the scores straight-line (verify_attention_fp8_wgmma_ws.cuh; measured
 # as "fp8wgwsh" before it replaced the first cut: kernel/NOTES.md, "The decoupled kernel, measured").
@@ -76,8 +75,6 @@ FP8_BUILDS: dict[str, tuple[str, ...]] = {
     "fp8q1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_Q1"),
     "fp8wg": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA"),
     "fp8wgq1": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_ATTN_FP8_Q1"),
-    "fp8wgpp": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_PINGPONG"),
-    "fp8wglc": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_LATE_COPIES"),
     "fp8wgws": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS"),
     "fp8wgws4": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_WS", "-DVERIFY_F8WG_WS_STAGES=4"),
     "fp8wgr": (*FP8_FLAGS, "-DVERIFY_ATTN_FP8_WGMMA", "-DVERIFY_F8WG_ROWS"),

@@ -2,13 +2,12 @@
 beside the bf16 product and the mma.sync fp8 kernel (cuda_fp8), on the same inputs in one process, each case two
 rounds in opposite orders (graph replays held behind a GPU-side wait, as `bench verify` times them). Each fp8 build's
 output is checked first against the fp32 reference on the dequantized cache by the flash-attention rule; a build that
-misses it is named and its time is still printed (fp8wgq1 is expected to miss: its error is qkp's; fp8wgpp is fp8wg
-with its warpgroups taking turns at the tensor cores). A lab probe: its numbers go to kernel/NOTES.md with this
-script's log, never to a result file.
+misses it is named and its time is still printed (fp8wgq1 is expected to miss: its error is qkp's). A lab probe: its
+numbers go to kernel/NOTES.md with this script's log, never to a result file.
 
     python3 docs/lab/fp8_wgmma_time.py [quick] [BUILD ...]
 
-BUILD: kernel/build.py fp8 builds to time instead of the default four (cuda_fp8, fp8wg, fp8wgq1, fp8wgpp); the bf16
+BUILD: kernel/build.py fp8 builds to time instead of the default four (cuda_fp8, fp8wg, fp8wgq1, fp8wgrw); the bf16
 product is timed as the base, unless NO_BF16=1 (then the first BUILD is, and the ratios are to it).
 """
 
@@ -38,7 +37,7 @@ CASES = (
     verify.Case(4, 8, 16, 91000),
     verify.Case(1, 64, 8, 91000),
 )
-FP8 = {"cuda_fp8": "fp8", "fp8wg": "fp8wg", "fp8wgq1": "fp8wgq1", "fp8wgpp": "fp8wgpp"}
+FP8 = {"cuda_fp8": "fp8", "fp8wg": "fp8wg", "fp8wgq1": "fp8wgq1", "fp8wgrw": "fp8wgrw"}
 FP8_NAMES = {"cuda_fp8": "fp8", **{n: n for n in build.FP8_BUILDS if n != "fp8"}}
 
 

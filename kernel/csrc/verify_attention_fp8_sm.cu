@@ -21,11 +21,9 @@ namespace verify_attn {
 // LaunchInfo, its stand-in's launch skipped its shared-memory attribute ("invalid argument", first H100 call).
 struct Fp8Probe : NoProbe {};
 struct Fp8Q1Probe : NoProbe {};
-// The lab's wgmma builds (VERIFY_ATTN_FP8_WGMMA, kernel/build.py "fp8wg", "fp8wgq1", "fp8wgpp", "fp8wglc"), sm_90a.
+// The lab's wgmma builds (VERIFY_ATTN_FP8_WGMMA, kernel/build.py "fp8wg", "fp8wgq1"), sm_90a.
 struct Fp8WgProbe : NoProbe {};
 struct Fp8WgQ1Probe : NoProbe {};
-struct Fp8WgPpProbe : NoProbe {};
-struct Fp8WgLcProbe : NoProbe {};
 // The warp-specialised ones (VERIFY_F8WG_WS, "fp8wgws", "fp8wgws4").
 struct Fp8WgWsProbe : NoProbe {};
 struct Fp8WgWs4Probe : NoProbe {};
@@ -49,10 +47,6 @@ using Fp8BuildProbe = Fp8WgRProbe;
 using Fp8BuildProbe = Fp8WgWs4Probe;
 #elif defined(VERIFY_F8WG_WS)
 using Fp8BuildProbe = Fp8WgWsProbe;
-#elif defined(VERIFY_ATTN_FP8_WGMMA) && defined(VERIFY_F8WG_LATE_COPIES)
-using Fp8BuildProbe = Fp8WgLcProbe;
-#elif defined(VERIFY_ATTN_FP8_WGMMA) && defined(VERIFY_F8WG_PINGPONG)
-using Fp8BuildProbe = Fp8WgPpProbe;
 #elif defined(VERIFY_ATTN_FP8_WGMMA) && defined(VERIFY_ATTN_FP8_Q1)
 using Fp8BuildProbe = Fp8WgQ1Probe;
 #elif defined(VERIFY_ATTN_FP8_WGMMA)

@@ -122,29 +122,6 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[16], const uint32_t (&a)[4],
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
 }
 
-// The lab's ping-pong (VERIFY_F8WG_PINGPONG, kernel/build.py "fp8wgpp"; FA3's schedule): the two warpgroups take
-// turns at the tensor cores, QK and P.V each one turn, so that one's softmax runs while the other's GEMM does. Named
-// barriers 3 and 4 are the turns of warpgroups 0 and 1: a warpgroup waits for its own before issuing a GEMM, and
-// passes the turn to the other once it is issued.
-// The lab's late copies (VERIFY_F8WG_LATE_COPIES, "fp8wglc"): the next tile's copies issued after this tile's QK,
-// under its wgmmas, rather than before it.
-#ifdef VERIFY_F8WG_LATE_COPIES
-constexpr bool kLateCopies = true;
-#else
-constexpr bool kLateCopies = false;
-#endif
-#ifdef VERIFY_F8WG_PINGPONG
-constexpr bool kPingPong = true;
-#else
-constexpr bool kPingPong = false;
-#endif
-__device__ __forceinline__ void turn_wait(int wg) {
-  if constexpr (kPingPong) asm volatile("bar.sync %0, 256;\n" ::"r"(3 + wg) : "memory");
-}
-__device__ __forceinline__ void turn_pass(int wg) {
-  if constexpr (kPingPong) asm volatile("bar.arrive %0, 256;\n" ::"r"(4 - wg) : "memory");
-}
-
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_bar(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
 
@@ -315,7 +292,6 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
   float s_acc[kSRegs];
 #pragma unroll
   for (int i = 0; i < kSRegs; ++i) s_acc[i] = 0.f;
-  if (wg == 1) turn_pass(1);  // warpgroup 0 takes the first turn
   for (int t = 0; t < ntiles; ++t) {
     // Slot ids two tiles ahead (threads 0-63), stored once this tile's copies of tile t+1 are issued.
     const int next_slot = tid < kWgTokens ? slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + t + 2) * kWgTokens + tid) : -1;
@@ -323,14 +299,12 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
     fence_proxy_async();  // the copies' writes, then wgmma's reads (the async proxy)
     __syncthreads();
     if (t == 0) Probe::split(kFirstTileLanded, ntiles);
-    const bool copies_now = !kLateCopies && t + 1 < ntiles, copies_late = kLateCopies && t + 1 < ntiles;
-    if (copies_now) wg_issue_tile(p, base + ((t + 1) & 1) * kWgTileBytes, s_slot + ((t + 1) & 1) * kWgTokens, warp, lane);
+    if (t + 1 < ntiles) wg_issue_tile(p, base + ((t + 1) & 1) * kWgTileBytes, s_slot + ((t + 1) & 1) * kWgTokens, warp, lane);
     cp_async_commit();
     const uint32_t tile = base + (t & 1) * kWgTileBytes;
 
     // QK: S^T = K . Q^T, 18 k-steps of 32 B a term.
     wg_keep(s_acc);
-    turn_wait(wg);
     wg_fence();
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 32; ++ks) {
@@ -343,8 +317,6 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
       }
     }
     wg_commit();
-    turn_pass(wg);
-    if (copies_late) wg_issue_tile(p, base + ((t + 1) & 1) * kWgTileBytes, s_slot + ((t + 1) & 1) * kWgTokens, warp, lane);
     cp_async_commit();
     if (tid < kWgTokens) s_slot[(t & 1) * kWgTokens + tid] = next_slot;  // tile t's entry: its copies are issued
     wg_wait<0>();
@@ -444,7 +416,6 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
     {
       // ldmatrix.x4.trans lane address: token 32ks + lane of chunk c.
       const uint32_t v_lane = tile + wg_core(lane, 0);
-      turn_wait(wg);
 #pragma unroll
       for (int mb = 0; mb < 8; ++mb) {
         uint32_t a[2][4];
@@ -456,7 +427,6 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
         for (int ks = 0; ks < 2; ++ks) wgmma_rs(o[mb], a[ks], wg_desc(p_base + ks * 256, 128, kWgPGroupBytes));
         wg_commit();
       }
-      turn_pass(wg);
       // Before the next tile: its rescale reads O, its softmax rewrites P's buffer, and P.V's A registers stay pinned
       // until their wgmma completes (leaving this wait to the next QK's kept 64 of them live: the build spilled).
       wg_wait<0>();
@@ -489,7 +459,6 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
       const float4 r4 = *reinterpret_cast<const float4*>(red + n * 4);
       wg_store_row(f, o, j, e, b, split, r, (r4.x + r4.y) + (r4.z + r4.w), m[j][e], wq, gq);
     }
-  if (wg == 0) turn_wait(0);  // the ping-pong: warpgroup 1's last turn pass, matched (no barrier left half-arrived)
   Probe::split(kBlockExit, ntiles);
 }
 

@@ -303,8 +303,6 @@ def test_the_sm120_stand_in_is_checked_through_its_own_kernel_only_where_that_is
     [
         ("fp8wg", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgq1", {"64x32x32": 18 + 16}),
-        ("fp8wgpp", {"64x64x32": 18, "64x32x32": 16}),
-        ("fp8wglc", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgws", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgws4", {"64x64x32": 18, "64x32x32": 16}),
         ("fp8wgr", {"64x64x32": 18, "64x32x32": 16}),
@@ -341,8 +339,6 @@ def test_the_wgmma_lab_builds_issue_qgmma_only_without_spills(
     probe = {
         "fp8wg": "Fp8WgProbe",
         "fp8wgq1": "Fp8WgQ1Probe",
-        "fp8wgpp": "Fp8WgPpProbe",
-        "fp8wglc": "Fp8WgLcProbe",
         "fp8wgws": "Fp8WgWsProbe",
         "fp8wgws4": "Fp8WgWs4Probe",
         "fp8wgr": "Fp8WgRProbe",

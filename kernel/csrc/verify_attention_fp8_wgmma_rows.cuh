@@ -166,7 +166,6 @@ __device__ __forceinline__ void wg_issue_q_lines(uint32_t q, const unsigned char
 // first kStages + 1 tiles are read before the producer's griddepcontrol.wait (with Q_LINES every slot id: that producer
 // never waits): the primary, the quantize kernel where there is one, writes only Q; a primary that wrote the slot
 // tables would need these reads after a wait.
-
 template <int kStages, class IssueQ>
 __device__ __forceinline__ void ws_produce_lines(const Params& p, uint32_t base, uint32_t slots, uint32_t full,
                                                  uint32_t empty, uint32_t q_full, int b, int rows, int prefix_start,
@@ -219,6 +218,7 @@ __device__ __forceinline__ void ws_produce_lines(const Params& p, uint32_t base,
     const int ahead = (tile0 + t + kStages) * kWgTokens + own;
     if (lane < 16 && t + kStages < ntiles) {
       const bool in = ahead < seq_end;
+      // slot_at's addresses, without its load (sharing the helper moved every product kernel's SASS)
       const int* src = !in                  ? p.tree_slots
                        : ahead < prefix_len ? p.prefix_slots + prefix_start + ahead
                                             : p.tree_slots + b * p.nodes + (ahead - prefix_len);
@@ -235,10 +235,8 @@ __device__ __forceinline__ void ws_produce_lines(const Params& p, uint32_t base,
 }
 #endif
 
-
 template <class Probe>
-__global__ void __launch_bounds__(kWsThreads, 1)
-    verify_attn_split_kernel_fp8_wgmma_rows(const Fp8Params f) {
+__global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wgmma_rows(const Fp8Params f) {
   const Params& p = f.p;
   Probe::split(kBlockEntry, 0);
 #ifdef VERIFY_F8WG_LINES

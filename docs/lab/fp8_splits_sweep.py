@@ -1,7 +1,7 @@
 """The fp8 product's time against its split count (issue 28: the 128-row cases, where fp8 is not yet 0.65x bf16; the
 split count comes from bf16's choose_num_splits, tuned for bf16's 32-token tile, while the sm_90 fp8 kernel's tile is
 64 tokens). Each case: the bf16 product at its own split count, then the fp8 product at 0 (auto) and each count of
-SPLITS, two rounds in opposite orders (graph replays held behind a GPU-side wait, as `bench verify` times them); the
+SPLITS, two rounds in opposite orders (fp8_wgmma_time.time_and_print, as `bench verify` times them); the
 fp8 output at each count is checked against the fp32 reference on the dequantized cache by the flash-attention rule
 first. A lab probe: its numbers go to kernel/NOTES.md with this script's log, never to a result file.
 
@@ -10,7 +10,6 @@ first. A lab probe: its numbers go to kernel/NOTES.md with this script's log, ne
 
 from __future__ import annotations
 
-import statistics
 import sys
 from pathlib import Path
 
@@ -19,7 +18,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench import peers, verify
-from bench.timing import capture_graph, l2_bytes, time_device
+from bench.timing import l2_bytes
+from docs.lab.fp8_wgmma_time import time_and_print
 from kernel import build
 
 SPLITS = (8, 16, 24, 33, 48, 66, 96, 128)
@@ -49,18 +49,7 @@ def main() -> int:
             why = verify.check_output(calls[name][0](), inputs[0][1], False)
             if why is not None:
                 print(f"  {case} {name} MISSES the rule: {why}", flush=True)
-        medians: dict[str, list[float]] = {name: [] for name in calls}
-        for order in (list(calls), list(calls)[::-1]):
-            for name in order:
-                runs = [capture_graph(fn) or fn for fn in calls[name]]
-                samples = time_device(lambda i, runs=runs: runs[i](), len(runs), budget_s=0.2, hold=True)
-                medians[name].append(statistics.median(samples))
-        base = statistics.mean(medians["cuda"])
-        print(case, flush=True)
-        for name, got in medians.items():
-            us = statistics.mean(got)
-            rounds = " / ".join(f"{m:.1f}" for m in got)
-            print(f"  {name:12s} {us:8.1f} us ({rounds}) {us / base:.3f}x cuda", flush=True)
+        time_and_print(case, calls, budget_s=0.2, width=12)  # the first, "cuda", is the base
         del sets, calls, inputs
         torch.cuda.empty_cache()
     return 0

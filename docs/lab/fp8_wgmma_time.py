@@ -41,6 +41,25 @@ FP8 = {"cuda_fp8": "fp8", "fp8wg": "fp8wg", "fp8wgq1": "fp8wgq1", "fp8wgrw": "fp
 FP8_NAMES = {"cuda_fp8": "fp8", **{n: n for n in build.FP8_BUILDS if n != "fp8"}}
 
 
+def time_and_print(case: verify.Case, calls: dict[str, list], budget_s: float, width: int = 9) -> None:
+    """Each implementation's calls (one a rotated input set) as graph replays held behind a GPU-side wait, two rounds
+    in opposite orders; prints the case, then each one's mean of its two medians, the medians and its ratio to the
+    first implementation. Shared with docs/lab/fp8_splits_sweep.py."""
+    medians: dict[str, list[float]] = {name: [] for name in calls}
+    for order in (list(calls), list(calls)[::-1]):
+        for name in order:
+            runs = [capture_graph(fn) or fn for fn in calls[name]]
+            samples = time_device(lambda i, runs=runs: runs[i](), len(runs), budget_s=budget_s, hold=True)
+            medians[name].append(statistics.median(samples))
+    first = next(iter(medians))
+    base = statistics.mean(medians[first])
+    print(f"{case}", flush=True)
+    for name, got in medians.items():
+        us = statistics.mean(got)
+        rounds = " / ".join(f"{m:.1f}" for m in got)
+        print(f"  {name:{width}s} {us:8.1f} us ({rounds}) {us / base:.3f}x {first}", flush=True)
+
+
 def main() -> int:
     args = sys.argv[1:]
     quick = bool(args) and args[0] == "quick"
@@ -65,17 +84,7 @@ def main() -> int:
             calls[name] = [(lambda e, a: lambda: e.forward_fp8(*a)[0])(ext, a) for a, _ in fp8_args]
             why = verify.check_output(calls[name][0](), fp8_args[0][1], False)
             print(f"  {case} {name}: {'keeps the rule' if why is None else 'MISSES the rule: ' + why}", flush=True)
-        medians: dict[str, list[float]] = {name: [] for name in calls}
-        for order in (list(calls), list(calls)[::-1]):
-            for name in order:
-                runs = [capture_graph(fn) or fn for fn in calls[name]]
-                samples = time_device(lambda i, runs=runs: runs[i](), len(runs), budget_s=0.3, hold=True)
-                medians[name].append(statistics.median(samples))
-        base = statistics.mean(medians[next(iter(medians))])
-        print(f"{case}", flush=True)
-        for name, got in medians.items():
-            us = statistics.mean(got)
-            print(f"  {name:9s} {us:8.1f} us ({' / '.join(f'{m:.1f}' for m in got)}) {us / base:.3f}x {next(iter(medians))}", flush=True)
+        time_and_print(case, calls, budget_s=0.3)
         del sets, calls, fp8_args
         torch.cuda.empty_cache()
     return 0

@@ -60,6 +60,7 @@ FP8_HEADERS = (
     "verify_attention_fp8_wgmma.cuh",
     "verify_attention_fp8_wgmma_ws.cuh",
     "verify_attention_fp8_wgmma_rows.cuh",
+    "verify_attention_wgmma_ptx.cuh",
     "verify_attention_v30.cuh",
 )
 FP8_FLAGS = ("-DVERIFY_ATTN_FP8",)
@@ -141,7 +142,19 @@ VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tup
     "v30bulk": _v30(bulk=True),
     "v30bulkx2": _v30(bulk=True, xch=2),
     "v30bulkx2s6": _v30(bulk=True, xch=2, stages=6),
+    # v40 (lab, issue 27): the bf16 tile on wgmma, FlashMLA's sm_90 shape on v30's producer and fp8wgrw's swizzled
+    # stages (kernel/csrc/verify_attention_v40.cuh); sm_90a only. Not v26's MMAs in v26's order: its output keeps the
+    # rule against the reference, not v26's bits (WGMMA_VARIANTS).
+    "v40": (
+        ("binding.cpp", "verify_attention_v40_sm.cu"),
+        (*V30_HEADERS, "verify_attention_wgmma_ptx.cuh", "verify_attention_v40.cuh"),
+        (),
+        ((9, 0),),
+    ),
 }
+# The VARIANTS on wgmma: their accumulation order is the tensor core's, so they match the reference by the rule but
+# not v26 bit for bit (tests/kernel/test_gpu_v30.py checks the others so; tests/kernel/test_gpu_v40.py these).
+WGMMA_VARIANTS = ("v40",)
 # The product on each compute capability (product_variant); any other device runs PORTABLE_VARIANT, v26. Measured on
 # the H200 (kernel/NOTES.md, "Where it stands"). sm_120 runs v26: the sm_120-balance emulation (bench/verify.py
 # --emulate-sm120=v30bulk, the A/B in one run) has v26 ahead of v30's sm_120a build there.

@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "verify_attention_fp8.cuh"
+#include "verify_attention_wgmma_ptx.cuh"
 
 namespace verify_attn {
 
@@ -59,32 +60,6 @@ constexpr int kWgScaleOff = kWgMaskOff + kRowsPerBlock * 8;
 constexpr int kWgSmemBytes = kWgScaleOff + kRowsPerBlock * 8;
 static_assert(kWgSmemBytes <= 227 * 1024, "shared memory per block must fit sm_90's 227 KB");
 
-// A shared-memory matrix descriptor for wgmma, no swizzle: 8-row x 16-B core matrices, `lbo` bytes apart along K and
-// `sbo` bytes apart along M or N.
-__device__ __forceinline__ uint64_t wg_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<uint64_t>((lbo >> 4) & 0x3FFF) << 16) |
-         (static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32);
-}
-
-__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wg_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-// Keeps the compiler from moving accesses of an accumulator across a wgmma's issue and its wait (CUTLASS's
-// warpgroup_fence_operand).
-template <int N>
-__device__ __forceinline__ void wg_keep(float (&d)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-// Likewise for an A fragment in registers: written (ldmatrix, byte permutes) before the wgmma.fence that precedes its
-// wgmma, as wgmma asks of every register it reads.
-__device__ __forceinline__ void wg_keep(uint32_t (&a)[4]) {
-#pragma unroll
-  for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[i])::"memory");
-}
 
 // D[64 x 32] (+)= A[64 x 32] . B[32 x 32]^T, e4m3, both from shared memory; zero_d starts D from 0.
 __device__ __forceinline__ void wgmma_ss(float (&d)[16], uint64_t a, uint64_t b, int accumulate) {
@@ -122,8 +97,6 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[16], const uint32_t (&a)[4],
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
 }
 
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_bar(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
 
 // Byte offset of (row r, 16-B chunk c) in a K-major no-swizzle block whose 8-row groups are kWgGroupBytes apart.
 __device__ __forceinline__ uint32_t wg_core(int r, int c) {

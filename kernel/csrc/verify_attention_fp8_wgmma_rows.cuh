@@ -90,9 +90,6 @@ static_assert(kRsSmemBytes <= 227 * 1024, "shared memory per block must fit sm_9
 __device__ __forceinline__ uint32_t sw_chunk(int r, int c) {
   return static_cast<uint32_t>((c >> 3) * kSwKBlockBytes + r * 128 + (((c & 7) ^ (r & 7)) << 4));
 }
-// A K-major 128-B-swizzled wgmma descriptor (layout 1 in bits 62-63), 1,024 B between 8-row groups; the leading
-// offset is unused for swizzled K-major operands, 16 B (1) by convention (CUTLASS's mma_sm90_desc.hpp).
-__device__ __forceinline__ uint64_t wg_desc_sw128(uint32_t addr) { return wg_desc(addr, 16, 1024) | (1ull << 62); }
 // QK's k-step ks (32 B of K) from the stage's start: its K-block, then 32 B a step inside the swizzle atom.
 __host__ __device__ constexpr uint32_t sw_k_offset(int ks) { return (ks >> 2) * kSwKBlockBytes + (ks & 3) * 32; }
 static_assert(sw_k_offset(16) == 4 * kSwKBlockBytes && sw_k_offset(17) == 4 * kSwKBlockBytes + 32, "the rope's steps");

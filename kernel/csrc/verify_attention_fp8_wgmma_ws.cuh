@@ -51,13 +51,6 @@ __device__ __forceinline__ bool wg_bar_or(int id, bool pred) {
       : "memory");
   return any != 0;
 }
-// Descriptor `d` moved `bytes` along shared memory: its address field (bits 0-13) is (address & 0x3FFFF) >> 4, and
-// every operand here ends below 227 KB, so a 32-bit add to the low word never carries out of the field (a 64-bit add
-// cost the carry and register moves: 8 instructions a QK wgmma).
-__device__ __forceinline__ uint64_t wg_desc_step(uint64_t d, uint32_t bytes) {
-  const uint32_t lo = static_cast<uint32_t>(d) + (bytes >> 4);
-  return (d & 0xFFFFFFFF00000000ull) | lo;
-}
 // Shared memory, in order: the ring, Q (2 warpgroups x kF8QTerms terms), P (2), the reductions (2), ancestor masks,
 // row scales, barriers (full[kWsStages], empty[kWsStages], Q's).
 constexpr int kWsQOff = kWsStages * kWgTileBytes;

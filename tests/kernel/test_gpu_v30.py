@@ -42,7 +42,11 @@ def variants() -> list[str]:
     cc = torch.cuda.get_device_capability()
     chosen = os.environ.get("VERIFY_V30_VARIANTS")
     wanted = chosen.split(",") if chosen else list(build.VARIANTS)
-    return [name for name, spec in build.VARIANTS.items() if cc in spec[3] and name in wanted]
+    return [
+        name
+        for name, spec in build.VARIANTS.items()
+        if cc in spec[3] and name in wanted and name not in build.WGMMA_VARIANTS
+    ]
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,122 @@
+"""v40 (the bf16 tile on wgmma, issue 27's lab build for sm_90; kernel/csrc/verify_attention_v40.cuh) on a GPU.
+
+Its MMAs accumulate in the tensor core's order, not v26's, so it is held to the reference by the flash-attention rule
+(max |v40 - fp32 reference| <= 2 x max |plain bf16 torch - fp32 reference| + eps, as the product is), never to v26's
+bits: on the cases of test_gpu_correctness.py, with its outputs poisoned with NaN first; counting every visible token
+(q = 0) under forced split counts, which catches a dropped, repeated or stale stage of the ring; the small cases at a
+given split count, repeatable to the bit, the lse-less path equal; and a CUDA-graph replay equal to the eager call.
+Skipped without CUDA or where v40 does not build (sm_90a only). Run it under `timeout`: a wrong barrier hangs.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from kernel.reference import attention
+from kernel.trees import make_inputs, mixed_lengths
+from tests.kernel.test_gpu_correctness import (
+    CASES,
+    COUNT_CASES,
+    FORCED_SPLITS,
+    RUN_SEED,
+    SMALL_CASES,
+    case_id,
+    check_counts,
+    count_case_id,
+    poison_allocator,
+    small_case_id,
+    zero_query_inputs,
+)
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+
+
+@pytest.fixture(scope="module")
+def ext() -> object:
+    from kernel import build
+
+    cc = torch.cuda.get_device_capability()
+    if cc not in build.VARIANTS["v40"][3]:
+        pytest.skip(f"v40 builds for sm_90a only, not sm_{cc[0]}{cc[1]}")
+    return build.load(variant="v40")
+
+
+def check_rule(out: torch.Tensor, lse: torch.Tensor, args: tuple, where: str) -> None:
+    ref_out, ref_lse = attention(*args)
+    low_out, low_lse = attention(*args, dtype=torch.bfloat16)
+    assert torch.isfinite(out).all() and torch.isfinite(lse).all(), f"unwritten or non-finite output: {where}"
+    eps = 1e-3 * max(1.0, ref_out.abs().max().item())
+    err = (out.float() - ref_out).abs().max().item()
+    err_low = (low_out.float() - ref_out).abs().max().item()
+    assert err <= 2 * err_low + eps, f"out error {err:.3e} > 2 x bf16 torch {err_low:.3e} + {eps:.1e}: {where}"
+    lse_err = (lse - ref_lse).abs().max().item()
+    lse_err_low = (low_lse - ref_lse).abs().max().item()
+    assert lse_err <= 2 * lse_err_low + 1e-3, f"lse error {lse_err:.3e} vs bf16 torch {lse_err_low:.3e}: {where}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_v40_matches_the_reference(ext: object, case: tuple[int, int, int, int, str, str]) -> None:
+    batch, heads, nodes, mean_len, tree, layout = case
+    seed = (RUN_SEED + CASES.index(case) * 7919) % 2**31
+    lens = mixed_lengths(batch, mean_len, random.Random(seed))
+    x = make_inputs(batch, heads, nodes, lens, tree=tree, slots=layout, seed=seed, device="cuda")
+    where = f"seed {seed} (VERIFY_TEST_SEED={RUN_SEED}), lens {lens}"
+    poison_allocator(batch * nodes * heads * 512 * 8, x.q.device)
+    out, lse = ext.forward(*x.args(), True, 0)  # type: ignore[attr-defined]
+    torch.cuda.synchronize()
+    assert out.shape == (batch, nodes, heads, 512) and out.dtype == torch.bfloat16, where
+    check_rule(out, lse, x.args(), where)
+    again, again_lse = ext.forward(*x.args(), True, 0)  # type: ignore[attr-defined]
+    assert torch.equal(again, out) and torch.equal(again_lse, lse), f"not repeatable: {where}"
+
+
+@pytest.mark.parametrize("case", COUNT_CASES, ids=count_case_id)
+def test_v40_counts_every_visible_token(ext: object, case: tuple[int, int, list[int], str]) -> None:
+    x = zero_query_inputs(case, RUN_SEED)
+    for splits in FORCED_SPLITS:
+        out, lse = ext.forward(*x.args(), True, splits)  # type: ignore[attr-defined]
+        check_counts(out, lse, x, f"v40, splits={splits}, seed {RUN_SEED}")
+        assert torch.equal(ext.forward(*x.args(), False, splits)[0], out), splits  # type: ignore[attr-defined]
+        assert torch.equal(ext.forward(*x.args(), True, splits)[0], out), f"not repeatable, splits={splits}"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("case", SMALL_CASES, ids=small_case_id)
+def test_v40_small_cases_at_a_split_count(ext: object, case: tuple[int, int, list[int], str, str, int]) -> None:
+    heads, nodes, lens, tree, slots, splits = case
+    seed = (RUN_SEED + SMALL_CASES.index(case) * 7919) % 2**31
+    x = make_inputs(len(lens), heads, nodes, lens, tree=tree, slots=slots, seed=seed, device="cuda")
+    where = f"splits={splits}, seed {seed} (VERIFY_TEST_SEED={RUN_SEED})"
+    poison_allocator(x.q.shape[0] * nodes * heads * 512 * 8, x.q.device)
+    out, lse = ext.forward(*x.args(), True, splits)  # type: ignore[attr-defined]
+    check_rule(out, lse, x.args(), where)
+    again, lse_again = ext.forward(*x.args(), True, splits)  # type: ignore[attr-defined]
+    assert torch.equal(again, out) and torch.equal(lse_again, lse), f"not repeatable: {where}"
+    assert torch.equal(ext.forward(*x.args(), False, splits)[0], out), f"lse-less path differs: {where}"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("lens", [[5700], [989, 0, 2500]], ids=lambda lens: "L" + "+".join(map(str, lens)))
+def test_v40_replays_from_a_cuda_graph(ext: object, lens: list[int]) -> None:
+    x = make_inputs(len(lens), 16, 16, lens, tree="random", seed=RUN_SEED, device="cuda")
+    args = x.args()
+
+    def call() -> tuple[torch.Tensor, torch.Tensor]:
+        return ext.forward(*args, True, 0)  # type: ignore[attr-defined]
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        call()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out, lse = call()
+    gen = torch.Generator(device="cuda").manual_seed(RUN_SEED)
+    for i in range(3):
+        x.q.copy_(torch.randn(x.q.shape, generator=gen, device="cuda").to(torch.bfloat16))
+        graph.replay()
+        eager_out, eager_lse = call()
+        torch.cuda.synchronize()
+        assert torch.equal(out, eager_out) and torch.equal(lse, eager_lse), f"replay {i}, seed {RUN_SEED}"

@@ -227,9 +227,10 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v40_split_kernel(cons
   const int gq = lane >> 2, cq = lane & 3;
   const int r0 = 16 * wq + gq, r1 = r0 + 8;  // this thread's two rows (of the block's 64), in QK's S and in O
 
-  // Q, which the kernel before may write: 64 rows x 9 lines, a quarter warp a line (18 each), after the wait.
+  // Q, which the kernel before may write: 64 rows x 9 lines, a quarter warp a line (18 each), after the wait; none
+  // for an empty split.
   pdl_wait_primary();
-  {
+  if (ntiles > 0) {
     const __nv_bfloat16* qb =
         after_wait(static_cast<const __nv_bfloat16*>(p.q)) + static_cast<int64_t>(b) * rows * kHeadDim;
     const int qw = tid >> 3, sub = tid & 7;
@@ -363,6 +364,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v40_split_kernel(cons
         s_alpha[r1] = a1;
       }
       fence_proxy_async();  // P's writes, then P.V's reads (the async proxy), past the barrier
+      __syncwarp();         // this warp's own P.V reads its lanes' rows 16wq .. 16wq + 15 of P (FA3's order)
       bar_arrive(kBarPFull, kMathThreads);
       if (__any_sync(0xffffffffu, move0 || move1)) rescale(a0, a1);
       pv(s);

@@ -14,14 +14,14 @@
 //   P goes to shared memory in bf16 (K-major, swizzled), each row's rescale beside it.
 // - P.V, both warpgroups: O[64 rows x 256 dims] += P . V, 4 m64n256k16 a tile each (A = P, B = the stage's first 512
 //   dims read MN-major: V needs no transpose); warpgroup w takes dims 256w .. 256w + 255, 128 fp32 registers.
-// - Hand-over: named barriers, P full (warpgroup 0 arrives once P and the rescales are written, 1 waits) and P free
+// - Hand-over: named barriers, P full (both warpgroups, once warpgroup 0 has written P and the rescales) and P free
 //   (1 arrives once its P.V has read P, 0 waits before it writes the next); each math thread arrives on the stage's
 //   empty mbarrier once its wgmma reads of the stage are done.
 // - The producer: each quarter warp's cp.async copies one token's 128-B line (whole sectors, fp8wgrw's pattern), the
 //   slot ids riding the ring (tile t's copies bring tile t + 2's); Q is copied by the math threads after their wait.
 // - Epilogue: v26's write_rows (the wgmma accumulator of a warp is mma.sync's m16n8 layout, 32 n-tiles), its row
 //   sums and shifts handed from warpgroup 0 to 1 through Q's space.
-// Shared memory: 2 stages x 73,728 + Q 73,728 + P 8,192 + 1,312 B = 230,688 of sm_90's 232,448 B.
+// Shared memory: 2 stages x 73,728 + Q 73,728 + P 8,192 + 1,568 B = 230,944 of sm_90's 232,448 B.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -44,7 +44,7 @@ constexpr int kStages = 2;
 constexpr int kQOff = kStages * kStageBytes;
 constexpr int kPOff = kQOff + kKBlocks * kKBlockBytes;     // Q: the block's 64 rows
 constexpr int kAlphaOff = kPOff + kKBlockBytes;            // P: 64 rows x 64 tokens, one K-block
-constexpr int kMaskOff = kAlphaOff + kRowsPerBlock * 4;
+constexpr int kMaskOff = kAlphaOff + 2 * kRowsPerBlock * 4;  // the rescales, [2 parities][64 rows]
 constexpr int kSlotOff = kMaskOff + kRowsPerBlock * 8;     // [kStages][64] slot ids, the ring's
 constexpr int kBarOff = kSlotOff + kStages * kTokens * 4;  // full[kStages], empty[kStages]
 constexpr int kSmemBytes = kBarOff + 2 * kStages * 8;
@@ -56,7 +56,7 @@ constexpr int kThreads = kMathThreads + 128;  // + the producer warpgroup
 constexpr int kMathRegs = 240;
 constexpr int kProducerRegs = 24;
 constexpr int kBarMath = 1;   // the 256 math threads
-constexpr int kBarPFull = 2;  // warpgroup 0 arrives with P written, 1 waits (256)
+constexpr int kBarPFull = 2;  // both warpgroups, once warpgroup 0 has written P (256)
 constexpr int kBarPFree = 3;  // warpgroup 1 arrives with P read, 0 waits (256)
 
 // Byte offset of row r's 16-B chunk c (c < 72) in a swizzled block of 64-row K-blocks.
@@ -360,12 +360,15 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v40_split_kernel(cons
         *reinterpret_cast<uint32_t*>(p_rows + sw_chunk(r1, j) + 4 * cq) = pk1[j];
       }
       if (cq == 0) {
-        s_alpha[r0] = a0;
-        s_alpha[r1] = a1;
+        s_alpha[(t & 1) * kRowsPerBlock + r0] = a0;
+        s_alpha[(t & 1) * kRowsPerBlock + r1] = a1;
       }
       fence_proxy_async();  // P's writes, then P.V's reads (the async proxy), past the barrier
-      __syncwarp();         // this warp's own P.V reads its lanes' rows 16wq .. 16wq + 15 of P (FA3's order)
-      bar_arrive(kBarPFull, kMathThreads);
+      // A sync, not an arrive: warpgroup 1 is there already (it arrived on P free first), and compute-sanitizer's
+      // racecheck orders the rescales' writes before its reads only through a barrier both sides wait at (12 hazards
+      // with an arrive, H100, 979ccc0). The rescales are double-buffered by tile parity, so that tile t + 2's writes
+      // come after warpgroup 1's reads of tile t through the P-full sync of tile t + 1.
+      bar_sync(kBarPFull, kMathThreads);
       if (__any_sync(0xffffffffu, move0 || move1)) rescale(a0, a1);
       pv(s);
       v30::mbar_arrive(empty + 8 * s);
@@ -376,7 +379,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v40_split_kernel(cons
       v30::mbar_wait(full + 8 * s, (t / kStages) & 1);
       fence_proxy_async();
       bar_sync(kBarPFull, kMathThreads);
-      const float a0 = s_alpha[r0], a1 = s_alpha[r1];
+      const float a0 = s_alpha[(t & 1) * kRowsPerBlock + r0], a1 = s_alpha[(t & 1) * kRowsPerBlock + r1];
       if (__any_sync(0xffffffffu, a0 != 1.f || a1 != 1.f)) rescale(a0, a1);
       pv(s);
       if (t + 1 < ntiles) bar_arrive(kBarPFree, kMathThreads);

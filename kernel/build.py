@@ -13,12 +13,12 @@ The product is chosen per device, by `product_variant`: on sm_90 (H200, H100) it
 (`kernel/csrc/verify_attention_v40.cuh`: the bf16 tile on wgmma, FlashMLA's sm_90 shape on a producer warpgroup with
 setmaxnreg and 128-B-swizzled stages; 2.06x v30's speed at (1,8,64) 91k on an H100, kernel/NOTES.md), built for sm_90a
 where the CUDA toolkit is 12.8 or newer; v30 (`verify_attention_v30.cuh`, mma.sync with a producer warpgroup, sm_90's
-product before it) stays built for A/B runs. On every other device, sm_120 (RTX PRO 6000 Blackwell) included, or with an older toolkit,
-it is v26 (`verify_attention_sm.cu`), the portable path of sm_80-level instructions: v30's sm_120a build (4 stages,
-one swap buffer and read barriers in 99 KB) builds and is correct, but at sm_120's MMA balance, emulated on the H200
-in one run, v26 is 1.5-2.2% faster in every case (kernel/NOTES.md, "Weighed for sm_120"). `load(variant=...)`
-builds a named one instead: "v26" (the portable path anywhere) or a build of VARIANTS (each device's product, and
-the lab's: v30's cp.async gather, ring depth, swap buffers).
+product before it) stays built for A/B runs. On every other device, sm_120 (RTX PRO 6000 Blackwell) included, or with
+an older toolkit, it is v26 (`verify_attention_sm.cu`), the portable path of sm_80-level instructions: v30's sm_120a
+build (4 stages, one swap buffer and read barriers in 99 KB) builds and is correct, but at sm_120's MMA balance,
+emulated on the H200 in one run, v26 is 1.5-2.2% faster in every case (kernel/NOTES.md, "Weighed for sm_120").
+`load(variant=...)` builds a named one instead: "v26" (the portable path anywhere) or a build of VARIANTS (each
+device's product, and the lab's: v30's cp.async gather, ring depth, swap buffers).
 """
 
 from __future__ import annotations

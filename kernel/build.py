@@ -9,16 +9,16 @@ for the current device's architecture only.
 (`-DVERIFY_MMA_REPEAT_X32=N`: each mma.sync issued N/32 times, kernel/NOTES.md) as a module and directory of its own;
 the benchmark builds sm_120's variant so and times it beside this device's product, which is always `load()`.
 
-The product is chosen per device, by `product_variant`: on sm_90 (H200, H100) it is v40
-(`kernel/csrc/verify_attention_v40.cuh`: the bf16 tile on wgmma, FlashMLA's sm_90 shape on a producer warpgroup with
-setmaxnreg and 128-B-swizzled stages; 2.06x v30's speed at (1,8,64) 91k on an H100, kernel/NOTES.md), built for sm_90a
-where the CUDA toolkit is 12.8 or newer; v30 (`verify_attention_v30.cuh`, mma.sync with a producer warpgroup, sm_90's
-product before it) stays built for A/B runs. On every other device, sm_120 (RTX PRO 6000 Blackwell) included, or with
-an older toolkit, it is v26 (`verify_attention_sm.cu`), the portable path of sm_80-level instructions: v30's sm_120a
-build (4 stages, one swap buffer and read barriers in 99 KB) builds and is correct, but at sm_120's MMA balance,
-emulated on the H200 in one run, v26 is 1.5-2.2% faster in every case (kernel/NOTES.md, "Weighed for sm_120").
-`load(variant=...)` builds a named one instead: "v26" (the portable path anywhere) or a build of VARIANTS (each
-device's product, and the lab's: v30's cp.async gather, ring depth, swap buffers).
+The product is chosen per device, by `product_variant`: on sm_90 (H200, H100) it is v30
+(`kernel/csrc/verify_attention_v30.cuh`: mma.sync with a producer warpgroup, setmaxnreg and an mbarrier ring filled by
+bulk copies), built for sm_90a where the CUDA toolkit is 12.8 or newer. v40 (`verify_attention_v40.cuh`, the bf16 tile
+on wgmma) is its successor in the lab: 2.06x v30's speed at (1,8,64) 91k on an H100 with its GPU tests passing, and not
+the product until racecheck is clean on it (kernel/NOTES.md). On every other device, sm_120 (RTX PRO 6000 Blackwell)
+included, or with an older toolkit, it is v26 (`verify_attention_sm.cu`), the portable path of sm_80-level
+instructions: v30's sm_120a build (4 stages, one swap buffer and read barriers in 99 KB) builds and is correct, but at
+sm_120's MMA balance, emulated on the H200 in one run, v26 is 1.5-2.2% faster in every case (kernel/NOTES.md, "Weighed
+for sm_120"). `load(variant=...)` builds a named one instead: "v26" (the portable path anywhere) or a build of VARIANTS
+(each device's product, and the lab's: v30's cp.async gather, ring depth, swap buffers).
 """
 
 from __future__ import annotations
@@ -144,9 +144,9 @@ VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tup
     "v30bulk": _v30(bulk=True),
     "v30bulkx2": _v30(bulk=True, xch=2),
     "v30bulkx2s6": _v30(bulk=True, xch=2, stages=6),
-    # v40 (issue 27): the bf16 tile on wgmma, FlashMLA's sm_90 shape on v30's producer and fp8wgrw's swizzled stages
-    # (kernel/csrc/verify_attention_v40.cuh); sm_90a only. Not v26's MMAs in v26's order: its output keeps the rule
-    # against the reference, not v26's bits (WGMMA_VARIANTS).
+    # v40 (lab, issue 27): the bf16 tile on wgmma, FlashMLA's sm_90 shape on v30's producer and fp8wgrw's swizzled
+    # stages (kernel/csrc/verify_attention_v40.cuh); sm_90a only. Not v26's MMAs in v26's order: its output keeps the
+    # rule against the reference, not v26's bits (WGMMA_VARIANTS).
     "v40": (
         ("binding.cpp", "verify_attention_v40_sm.cu"),
         (*V30_HEADERS, "verify_attention_wgmma_ptx.cuh", "verify_attention_v40.cuh"),
@@ -157,12 +157,12 @@ VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tup
 # The VARIANTS on wgmma: their accumulation order is the tensor core's, so they match the reference by the rule but
 # not v26 bit for bit (tests/kernel/test_gpu_v30.py checks the others so; tests/kernel/test_gpu_v40.py these).
 WGMMA_VARIANTS = ("v40",)
-# The product on each compute capability (product_variant); any other device runs PORTABLE_VARIANT, v26. sm_90 runs
-# v40 since 2026-12-07: 166.3 us at (1,8,64) 91k against v30bulkx2s6's 342.8, 55.2 against 98.6 at (1,8,64) 23k,
-# 18.8 against 21.4 at (1,8,16) 5.7k, on one H100 in one run (kernel/NOTES.md, "v40, the bf16 tile on wgmma").
-# sm_120 runs v26: the sm_120-balance emulation (bench/verify.py --emulate-sm120=v30bulk, the A/B in one run) has v26
-# ahead of v30's sm_120a build there (wgmma does not exist on sm_120).
-PRODUCT_BY_CC: dict[tuple[int, int], str] = {(9, 0): "v40"}
+# The product on each compute capability (product_variant); any other device runs PORTABLE_VARIANT, v26. Measured on
+# the H200 (kernel/NOTES.md, "Where it stands"). sm_120 runs v26: the sm_120-balance emulation (bench/verify.py
+# --emulate-sm120=v30bulk, the A/B in one run) has v26 ahead of v30's sm_120a build there. sm_90's next is v40: 166.3
+# us at (1,8,64) 91k against v30bulkx2s6's 342.8 on one H100 in one run, its GPU tests passing; it becomes the product
+# once compute-sanitizer's racecheck is clean on it and the whole GPU suite has run with it (kernel/NOTES.md, "v40").
+PRODUCT_BY_CC: dict[tuple[int, int], str] = {(9, 0): "v30bulkx2s6"}
 assert all(cc in VARIANTS[name][3] for cc, name in PRODUCT_BY_CC.items())
 
 
@@ -171,7 +171,7 @@ V30_MIN_CUDA = (12, 8)
 
 
 def product_variant(cc: tuple[int, int], cuda: tuple[int, int] | None = None) -> str:
-    """The variant `load()` builds for a device of compute capability cc: PRODUCT_BY_CC's (v40 on sm_90) where the
+    """The variant `load()` builds for a device of compute capability cc: PRODUCT_BY_CC's (v30 on sm_90) where the
     CUDA toolkit that compiles the extension (`cuda`, default `nvcc_version()`) is 12.8 or newer; else v26,
     the portable path (an H100 with CUDA 12.4 keeps the kernel it had)."""
     name = PRODUCT_BY_CC.get(cc)

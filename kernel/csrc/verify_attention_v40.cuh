@@ -14,14 +14,17 @@
 //   P goes to shared memory in bf16 (K-major, swizzled), each row's rescale beside it.
 // - P.V, both warpgroups: O[64 rows x 256 dims] += P . V, 4 m64n256k16 a tile each (A = P, B = the stage's first 512
 //   dims read MN-major: V needs no transpose); warpgroup w takes dims 256w .. 256w + 255, 128 fp32 registers.
-// - Hand-over: named barriers, P full (both warpgroups, once warpgroup 0 has written P and the rescales) and P free
-//   (1 arrives once its P.V has read P, 0 waits before it writes the next); each math thread arrives on the stage's
-//   empty mbarrier once its wgmma reads of the stage are done.
+// - Hand-over between the warpgroups through mbarriers of 128 arrivals (CUTLASS's pipelines): P full (warpgroup 0's
+//   threads arrive once P and the rescales are written, 1 waits), P free (1 arrives once its P.V has read them, 0
+//   waits before it writes the next tile's), and the epilogue's row sums; each math thread arrives on the stage's
+//   empty mbarrier once its wgmma reads of the stage are done. (Named barriers between the two warpgroups, an arrive
+//   on one side and a sync on the other or a sync on both, drew racecheck hazards, 12 and 18 on the small cases on
+//   an H100 at b85970f and a4b1e4e, on hand-overs the PTX memory model orders; its mbarrier ring draws none.)
 // - The producer: each quarter warp's cp.async copies one token's 128-B line (whole sectors, fp8wgrw's pattern), the
 //   slot ids riding the ring (tile t's copies bring tile t + 2's); Q is copied by the math threads after their wait.
 // - Epilogue: v26's write_rows (the wgmma accumulator of a warp is mma.sync's m16n8 layout, 32 n-tiles), its row
 //   sums and shifts handed from warpgroup 0 to 1 through Q's space.
-// Shared memory: 2 stages x 73,728 + Q 73,728 + P 8,192 + 1,568 B = 230,944 of sm_90's 232,448 B.
+// Shared memory: 2 stages x 73,728 + Q 73,728 + P 8,192 + 1,336 B = 230,712 of sm_90's 232,448 B.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -44,10 +47,10 @@ constexpr int kStages = 2;
 constexpr int kQOff = kStages * kStageBytes;
 constexpr int kPOff = kQOff + kKBlocks * kKBlockBytes;     // Q: the block's 64 rows
 constexpr int kAlphaOff = kPOff + kKBlockBytes;            // P: 64 rows x 64 tokens, one K-block
-constexpr int kMaskOff = kAlphaOff + 2 * kRowsPerBlock * 4;  // the rescales, [2 parities][64 rows]
+constexpr int kMaskOff = kAlphaOff + kRowsPerBlock * 4;  // the rows' rescales of a tile
 constexpr int kSlotOff = kMaskOff + kRowsPerBlock * 8;     // [kStages][64] slot ids, the ring's
-constexpr int kBarOff = kSlotOff + kStages * kTokens * 4;  // full[kStages], empty[kStages]
-constexpr int kSmemBytes = kBarOff + 2 * kStages * 8;
+constexpr int kBarOff = kSlotOff + kStages * kTokens * 4;  // full[kStages], empty[kStages], P full, P free, sums
+constexpr int kSmemBytes = kBarOff + (2 * kStages + 3) * 8;
 static_assert(kRowsPerBlock == 64 && kTokens == 64, "a row tile and a tile are each one K-block's 64 rows");
 static_assert(kStageBytes % 1024 == 0 && kQOff % 1024 == 0 && kPOff % 1024 == 0, "operands on 1,024-B swizzle atoms");
 static_assert(kSmemBytes <= 227 * 1024, "shared memory per block must fit sm_90's 227 KB");
@@ -55,9 +58,7 @@ constexpr int kMathThreads = 256;
 constexpr int kThreads = kMathThreads + 128;  // + the producer warpgroup
 constexpr int kMathRegs = 240;
 constexpr int kProducerRegs = 24;
-constexpr int kBarMath = 1;   // the 256 math threads
-constexpr int kBarPFull = 2;  // both warpgroups, once warpgroup 0 has written P (256)
-constexpr int kBarPFree = 3;  // warpgroup 1 arrives with P read, 0 waits (256)
+constexpr int kBarMath = 1;  // a named barrier of the 256 math threads (Q landed)
 
 // Byte offset of row r's 16-B chunk c (c < 72) in a swizzled block of 64-row K-blocks.
 __host__ __device__ constexpr uint32_t sw_chunk(int r, int c) {
@@ -110,9 +111,6 @@ __device__ __forceinline__ void wgmma_pv(float (&d)[128], uint64_t a, uint64_t b
         "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
         "+f"(d[126]), "+f"(d[127])
       : "l"(a), "l"(b), "r"(1));
-}
-__device__ __forceinline__ void bar_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 __device__ __forceinline__ void bar_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
@@ -186,6 +184,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v40_split_kernel(cons
   uint64_t* s_mask = reinterpret_cast<uint64_t*>(smem + kMaskOff);
   float* s_alpha = reinterpret_cast<float*>(smem + kAlphaOff);
   const uint32_t full = base + kBarOff, empty = full + kStages * 8;
+  const uint32_t p_full = empty + kStages * 8, p_free = p_full + 8, sums_full = p_free + 8;
 
   const int b = blockIdx.z, split = blockIdx.y;
   const int rows = p.nodes * p.heads;
@@ -206,6 +205,11 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v40_split_kernel(cons
   if (tid < kStages) {
     v30::mbar_init(full + 8 * tid, 128);            // every producer thread (cp.async.mbarrier.arrive.noinc)
     v30::mbar_init(empty + 8 * tid, kMathThreads);  // every math thread, after its last read of the stage
+  }
+  if (tid == kStages) {  // each a warpgroup's 128 threads
+    v30::mbar_init(p_full, 128);
+    v30::mbar_init(p_free, 128);
+    v30::mbar_init(sums_full, 128);
   }
   if (tid < kRowsPerBlock) {
     const int r = row0 + tid;
@@ -352,7 +356,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v40_split_kernel(cons
         pk0[j] = pack_bf16(p00, p01);
         pk1[j] = pack_bf16(p10, p11);
       }
-      if (t > 0) bar_sync(kBarPFree, kMathThreads);  // warpgroup 1's P.V of the tile before has read P
+      if (t > 0) v30::mbar_wait(p_free, (t - 1) & 1);  // warpgroup 1's P.V of the tile before has read P
       // P's rows r0 and r1 (both r % 8 = gq): tokens 8j + 2cq, + 1 in chunk j at byte 4cq.
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
@@ -360,15 +364,12 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v40_split_kernel(cons
         *reinterpret_cast<uint32_t*>(p_rows + sw_chunk(r1, j) + 4 * cq) = pk1[j];
       }
       if (cq == 0) {
-        s_alpha[(t & 1) * kRowsPerBlock + r0] = a0;
-        s_alpha[(t & 1) * kRowsPerBlock + r1] = a1;
+        s_alpha[r0] = a0;
+        s_alpha[r1] = a1;
       }
-      fence_proxy_async();  // P's writes, then P.V's reads (the async proxy), past the barrier
-      // A sync, not an arrive: warpgroup 1 is there already (it arrived on P free first), and compute-sanitizer's
-      // racecheck orders the rescales' writes before its reads only through a barrier both sides wait at (12 hazards
-      // with an arrive, H100, 979ccc0). The rescales are double-buffered by tile parity, so that tile t + 2's writes
-      // come after warpgroup 1's reads of tile t through the P-full sync of tile t + 1.
-      bar_sync(kBarPFull, kMathThreads);
+      fence_proxy_async();  // P's writes, then P.V's reads (the async proxy)
+      __syncwarp();         // this warp's own P.V reads its lanes' rows 16wq .. 16wq + 15 of P (FA3's order)
+      v30::mbar_arrive(p_full);
       if (__any_sync(0xffffffffu, move0 || move1)) rescale(a0, a1);
       pv(s);
       v30::mbar_arrive(empty + 8 * s);
@@ -377,12 +378,12 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v40_split_kernel(cons
     for (int t = 0; t < ntiles; ++t) {
       const int s = t % kStages;
       v30::mbar_wait(full + 8 * s, (t / kStages) & 1);
-      fence_proxy_async();
-      bar_sync(kBarPFull, kMathThreads);
-      const float a0 = s_alpha[(t & 1) * kRowsPerBlock + r0], a1 = s_alpha[(t & 1) * kRowsPerBlock + r1];
+      v30::mbar_wait(p_full, t & 1);
+      fence_proxy_async();  // the stage's copies and P's writes, then this warpgroup's wgmma reads (the async proxy)
+      const float a0 = s_alpha[r0], a1 = s_alpha[r1];
       if (__any_sync(0xffffffffu, a0 != 1.f || a1 != 1.f)) rescale(a0, a1);
       pv(s);
-      if (t + 1 < ntiles) bar_arrive(kBarPFree, kMathThreads);
+      v30::mbar_arrive(p_free);  // P and the rescales read (P.V has completed)
       v30::mbar_arrive(empty + 8 * s);
     }
   }
@@ -392,9 +393,11 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v40_split_kernel(cons
   // Warpgroup 1 takes the row sums' partials and the shifts of its twin thread in warpgroup 0 (Q's space is free:
   // warpgroup 0's QK reads of it are complete), so that write_rows' quad sums are the same in both.
   float4* const hand = reinterpret_cast<float4*>(smem + kQOff);
-  if (wg == 0) hand[tid] = make_float4(l0, l1, m0, m1);
-  bar_sync(kBarMath, kMathThreads);
-  if (wg == 1) {
+  if (wg == 0) {
+    hand[tid] = make_float4(l0, l1, m0, m1);
+    v30::mbar_arrive(sums_full);
+  } else {
+    v30::mbar_wait(sums_full, 0);
     const float4 h = hand[tid - 128];
     l0 = h.x, l1 = h.y, m0 = h.z, m1 = h.w;
   }

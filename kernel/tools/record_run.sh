@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The kernel's evidence of record in one device call (an H200), from a snapshot's root, each step under its own
 # timeout and in order of what the plans need most:
-#   1. every extension the GPU tests load, built in parallel (the device's product, v26, each v30 variant, fp8);
+#   1. every extension the GPU tests load, built in parallel (the device's product, v26, each v30 and v40 build,
+#      every fp8 one);
 #   2. the GPU suite (pytest -m gpu tests/kernel: every GPU test lives there, and the tracker's own tests need
 #      pydantic, which the device image lacks) recorded by the tracker's plugin into $OUT/ev (plan 0002 P4, P9-P15);
-#   3. python -m bench verify --cases all --impl cuda,cuda_v30bulkx2s6,cuda_v26,flashinfer,cuda_fp8: the product
-#      against sm_90's product before v40, the portable path, FlashInfer FA2 and the fp8 cache's kernel on the same
-#      inputs (P6, P7, P8, P18), then --cases long --impl
+#   3. python -m bench verify --cases all --impl cuda,cuda_v40,cuda_v26,flashinfer,cuda_fp8: the product against
+#      v40 (sm_90's bf16 wgmma tile, in the lab), the portable path, FlashInfer FA2 and the fp8 cache's kernel on the
+#      same inputs (P6, P7, P8, P18), then --cases long --impl
 #      cuda,triton (P6's Triton gate);
 #   4. python -m bench.verify --emulate-sm120=v30bulk --cases all --impl cuda,cuda_fp8: sm_120's build (v26) under
 #      sm_120's balance (P16), v30's sm_120a build under it on the same inputs (the A/B behind PRODUCT_BY_CC, P17),
@@ -40,7 +41,9 @@ variants=$(python3 -c "
 import torch
 from kernel import build
 cc = torch.cuda.get_device_capability()
-fp8 = sorted({'fp8', build.fp8_product_variant(cc)}) if cc >= build.FP8_MIN_CC else []
+# every fp8 build of this device: the GPU suite loads the lab's too (tests/kernel/test_gpu_fp8_wgmma.py), and built
+# inside its timeout they had left it too little (H100, a4b1e4e: the suite stopped at 38%)
+fp8 = [n for n in build.FP8_BUILDS if cc >= build.FP8_MIN_CC and cc in build.FP8_ARCH_SPECIFIC.get(n, (cc,))]
 print(' '.join(['v26', *(n for n, spec in build.VARIANTS.items() if cc in spec[3]), *fp8]))")
 for v in $variants; do
   timeout 240 python3 -c "from kernel import build; build.load(variant='$v'); print('built $v')" >>"$OUT/build.log" 2>&1 &
@@ -52,12 +55,12 @@ rm -f /tmp/verify-kernel/*/lock
 python3 -c "from kernel import build; build.load(); print('the product builds')" >>"$OUT/build.log" 2>&1
 stamp "built ($variants)"
 
-timeout 240 python3 -m pytest -q -m gpu -p no:cacheprovider -p tracker.pytest_plugin tests/kernel --tracker-record="$OUT/ev" \
+timeout 300 python3 -m pytest -q -m gpu -p no:cacheprovider -p tracker.pytest_plugin tests/kernel --tracker-record="$OUT/ev" \
   2>&1 | tee "$OUT/gpu_tests.log" | tail -5
 stamp "gpu tests exit ${PIPESTATUS[0]}"
 
 if enough "bench verify all"; then
-  timeout "$(left)" python3 -m bench verify --cases all --impl cuda,cuda_v30bulkx2s6,cuda_v26,flashinfer,cuda_fp8 \
+  timeout "$(left)" python3 -m bench verify --cases all --impl cuda,cuda_v40,cuda_v26,flashinfer,cuda_fp8 \
     --out "$OUT" 2>&1 |
     tee "$OUT/bench_verify.log" | tail -22
   stamp "bench verify all exit ${PIPESTATUS[0]}"

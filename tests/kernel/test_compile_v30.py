@@ -1,11 +1,11 @@
-"""v30 (issue 17 part 2: producer warpgroup + mbarrier ring), sm_90's product before v40, compiled without a GPU.
+"""v30 (issue 17 part 2: producer warpgroup + mbarrier ring), the product on sm_90 and sm_120, compiled without a GPU.
 
 `kernel/csrc/verify_attention_v30_sm.cu` with plain `nvcc -cubin` (nvcc 13) for the arch-specific targets it needs
 (setmaxnreg): sm_90a and sm_120a. ptxas reports no spills and 168 registers at entry (384 threads, one block an SM);
 the SASS holds the two setmaxnreg (the math warpgroups raised to 240, the producer lowered to 24), no register above
 R239, the product's 136 HMMA in the tile loop (72 QK + 64 P.V) and no wgmma or tcgen05; the 4-stage build's shared
-memory fits sm_120's 99 KB. A plain sm_90 build is refused (#error): v26 stays the portable path. The former
-sm_90 product build (v30bulkx2s6, kernel/build.py: one bulk copy a row) is clean on its target with no call in it (a bulk
+memory fits sm_120's 99 KB. A plain sm_90 build is refused (#error): v26 stays the portable path. Each device's
+product build (kernel/build.py PRODUCT_BY_CC: one bulk copy a row) is clean on its target with no call in it (a bulk
 copy into `.shared::cluster` was an extern call on sm_120a that disabled setmaxnreg and spilled 376 B), and its tile
 loop has no block barrier: the pair's swap, plus the read barriers where the swap has one buffer. The sm_120-balance
 emulation (VERIFY_MMA_REPEAT_X32) builds for v30 too, with the emulated HMMA count; at 240 registers it spills a
@@ -144,7 +144,7 @@ def test_v30_shared_memory_fits_sm120(tmp_path: Path) -> None:
 @needs_tools
 def test_sm90s_ring_and_swap_buffers_do_not_build_for_sm120(tmp_path: Path) -> None:
     assert NVCC is not None
-    flags = build.VARIANTS["v30bulkx2s6"][2]  # sm_90's product before v40
+    flags = build.VARIANTS[build.PRODUCT_BY_CC[(9, 0)]][2]
     assert "-DVERIFY_V30_STAGES=6" in flags  # 153,696 B of shared memory: sm_90a's 227 KB only
     gencode = "-gencode=arch=compute_120a,code=sm_120a"
     cmd = [NVCC, "-cubin", gencode, *FLAGS, f"-I{CSRC}", *flags, "-o", str(tmp_path / "x.cubin"), str(TU)]
@@ -161,9 +161,9 @@ def test_v30_refuses_a_portable_target(tmp_path: Path) -> None:
 
 
 @needs_tools
-@pytest.mark.parametrize("cc", [(9, 0)])
-def test_v30s_product_build_is_clean(tmp_path: Path, cc: tuple[int, int]) -> None:
-    name = "v30bulkx2s6"  # sm_90's product before v40 (kernel/build.py PRODUCT_BY_CC), kept for A/B runs
+@pytest.mark.parametrize("cc", sorted(build.PRODUCT_BY_CC))
+def test_each_devices_product_build_is_clean(tmp_path: Path, cc: tuple[int, int]) -> None:
+    name = build.PRODUCT_BY_CC[cc]
     flags = build.VARIANTS[name][2]
     sass, report = compile_v30(tmp_path, f"{cc[0]}{cc[1]}a", *flags)
     assert split_entry(report) == (ENTRY_REGS, 0, 0), report
@@ -182,7 +182,7 @@ def test_v30s_product_build_is_clean(tmp_path: Path, cc: tuple[int, int]) -> Non
 
 def test_product_by_device() -> None:
     for cuda in ((12, 8), (13, 0)):
-        assert build.product_variant((9, 0), cuda) == "v40" and build.product_variant((12, 0), cuda) == "v26"
+        assert build.product_variant((9, 0), cuda) == "v30bulkx2s6" and build.product_variant((12, 0), cuda) == "v26"
         for cc in ((8, 0), (8, 6), (8, 9), (10, 0), (12, 1)):
             assert build.product_variant(cc, cuda) == build.PORTABLE_VARIANT == "v26"
     # A toolkit before 12.8 (no .shared::cta bulk copy, no sm_120a) keeps v26 everywhere, as does none at all.

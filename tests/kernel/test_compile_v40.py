@@ -92,11 +92,12 @@ def test_v40_shared_memory_fits_sm90(tmp_path: Path) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     smem, threads = map(int, subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split())
-    # 2 stages and Q of 64 rows x 1,152 B, P (64 x 64 bf16), the rescales (2 tiles), masks, slot ids, 4 mbarriers.
-    assert smem == 3 * 64 * 1152 + 8192 + 512 + 512 + 512 + 32 == 230_944 <= SMEM_SM90
+    # 2 stages and Q of 64 rows x 1,152 B, P (64 x 64 bf16), the rescales, masks, slot ids, 7 mbarriers.
+    assert smem == 3 * 64 * 1152 + 8192 + 256 + 512 + 512 + 56 == 230_712 <= SMEM_SM90
     assert threads == 384
 
 
-def test_v40_is_sm90s_product_and_builds_for_sm90a_only() -> None:
+def test_v40_is_a_lab_build_for_sm90a_only() -> None:
     assert build.VARIANTS["v40"][3] == ((9, 0),) and "v40" in build.WGMMA_VARIANTS
-    assert build.PRODUCT_BY_CC == {(9, 0): "v40"}
+    # Not the product until racecheck is clean on it and the whole GPU suite has run with it (kernel/NOTES.md).
+    assert "v40" not in build.PRODUCT_BY_CC.values()

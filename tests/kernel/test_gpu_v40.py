@@ -4,13 +4,19 @@ Its MMAs accumulate in the tensor core's order, not v26's, so it is held to the 
 (max |v40 - fp32 reference| <= 2 x max |plain bf16 torch - fp32 reference| + eps, as the product is), never to v26's
 bits: on the cases of test_gpu_correctness.py, with its outputs poisoned with NaN first; counting every visible token
 (q = 0) under forced split counts, which catches a dropped, repeated or stale stage of the ring; the small cases at a
-given split count, repeatable to the bit, the lse-less path equal; and a CUDA-graph replay equal to the eager call.
+given split count, repeatable to the bit, the lse-less path equal; a CUDA-graph replay equal to the eager call; and
+compute-sanitizer's memcheck, racecheck and synccheck on the small cases, each reporting no error (where the tool
+exists: the product becomes v40 only once these pass, kernel/NOTES.md).
 Skipped without CUDA or where v40 does not build (sm_90a only). Run it under `timeout`: a wrong barrier hangs.
 """
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -120,3 +126,24 @@ def test_v40_replays_from_a_cuda_graph(ext: object, lens: list[int]) -> None:
         eager_out, eager_lse = call()
         torch.cuda.synchronize()
         assert torch.equal(out, eager_out) and torch.equal(lse, eager_lse), f"replay {i}, seed {RUN_SEED}"
+
+
+SANITIZER_CHILD = "VERIFY_V40_SANITIZER_CHILD"  # set in the run under the tool, so that it does not start another
+
+
+@pytest.mark.skipif(os.environ.get(SANITIZER_CHILD) == "1", reason="inside a compute-sanitizer run")
+@pytest.mark.skipif(shutil.which("compute-sanitizer") is None, reason="compute-sanitizer not found")
+@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck"])
+def test_v40_is_clean_under_compute_sanitizer(ext: object, tool: str) -> None:
+    """The small cases (random q, forced split counts, the combine, an empty split) under the tool, which must report no
+    error and no dying case. memcheck and synccheck instrument v40's kernels only; racecheck every kernel, as
+    kernel/tools/sanitize.sh explains (with torch's kernels left out it died inside them on the H200)."""
+    options = [] if tool == "racecheck" else ["--kernel-name", "kns=verify_attn"]
+    cmd = ["compute-sanitizer", "--tool", tool, *options, "--error-exitcode", "3", sys.executable, "-m", "pytest", "-q"]
+    cmd += ["-p", "no:cacheprovider", f"{__file__}::test_v40_small_cases_at_a_split_count"]
+    env = {**os.environ, SANITIZER_CHILD: "1", "VERIFY_TEST_SEED": str(RUN_SEED)}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-25:])
+    assert "Internal Sanitizer Error" not in proc.stdout + proc.stderr, f"{tool} died, no verdict:\n{tail}"
+    assert proc.returncode == 0, f"{tool} exit {proc.returncode} (3: it reported an error):\n{tail}"
+    assert "ERROR SUMMARY: 0 errors" in proc.stdout + proc.stderr or "0 hazards" in proc.stdout + proc.stderr, tail

@@ -55,7 +55,7 @@ rm -f /tmp/verify-kernel/*/lock
 python3 -c "from kernel import build; build.load(); print('the product builds')" >>"$OUT/build.log" 2>&1
 stamp "built ($variants)"
 
-timeout 300 python3 -m pytest -q -m gpu -p no:cacheprovider -p tracker.pytest_plugin tests/kernel --tracker-record="$OUT/ev" \
+timeout 400 python3 -m pytest -q -m gpu -p no:cacheprovider -p tracker.pytest_plugin tests/kernel --tracker-record="$OUT/ev" \
   2>&1 | tee "$OUT/gpu_tests.log" | tail -5
 stamp "gpu tests exit ${PIPESTATUS[0]}"
 

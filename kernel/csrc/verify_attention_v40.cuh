@@ -59,6 +59,7 @@ constexpr int kThreads = kMathThreads + 128;  // + the producer warpgroup
 constexpr int kMathRegs = 240;
 constexpr int kProducerRegs = 24;
 constexpr int kBarMath = 1;  // a named barrier of the 256 math threads (Q landed)
+constexpr int kBarWg0 = 2;   // warpgroup 0's own (128 threads): the epilogue, past every warp's last QK
 
 // Byte offset of row r's 16-B chunk c (c < 72) in a swizzled block of 64-row K-blocks.
 __host__ __device__ constexpr uint32_t sw_chunk(int r, int c) {
@@ -390,10 +391,13 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v40_split_kernel(cons
   Probe::split(kLoopEnd, ntiles);
   pdl_launch_dependents();
 
-  // Warpgroup 1 takes the row sums' partials and the shifts of its twin thread in warpgroup 0 (Q's space is free:
-  // warpgroup 0's QK reads of it are complete), so that write_rows' quad sums are the same in both.
+  // Warpgroup 1 takes the row sums' partials and the shifts of its twin thread in warpgroup 0 through Q's space, so
+  // that write_rows' quad sums are the same in both. Thread tid's slot is Q's row tid / 8 (K-block 0), for warps 1-3
+  // rows that warp 0's QK reads: so warpgroup 0 first meets at a barrier of its own, past which every warp's last QK
+  // has completed (since the hand-overs are mbarriers, nothing else orders warpgroup 0's warps among themselves).
   float4* const hand = reinterpret_cast<float4*>(smem + kQOff);
   if (wg == 0) {
+    wg_bar(kBarWg0);
     hand[tid] = make_float4(l0, l1, m0, m1);
     v30::mbar_arrive(sums_full);
   } else {

@@ -45,8 +45,8 @@ __device__ __forceinline__ uint64_t wg_desc_step(uint64_t d, uint32_t bytes) {
 // A K-major 128-B-swizzled wgmma descriptor (layout 1 in bits 62-63), 1,024 B between 8-row groups; the leading
 // offset is unused for swizzled K-major operands, 16 B (1) by convention (CUTLASS's mma_sm90_desc.hpp).
 __device__ __forceinline__ uint64_t wg_desc_sw128(uint32_t addr) { return wg_desc(addr, 16, 1024) | (1ull << 62); }
-// An MN-major 128-B-swizzled descriptor (wgmma's imm-trans 1, 16-bit types only): each K row holds 64 MN elements in one
-// 128-B line, 8 K rows a 1,024-B atom, 1,024 B between 8-row groups along K (the stride offset) and `lbo` bytes
+// An MN-major 128-B-swizzled descriptor (wgmma's imm-trans 1, 16-bit types only): each K row holds 64 MN elements in
+// one 128-B line, 8 K rows a 1,024-B atom, 1,024 B between 8-row groups along K (the stride offset) and `lbo` bytes
 // between 64-element blocks along MN (CUTLASS's canonical MN-major SW128 layout, ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))).
 __device__ __forceinline__ uint64_t wg_desc_sw128_mn(uint32_t addr, uint32_t lbo) {
   return wg_desc(addr, lbo, 1024) | (1ull << 62);

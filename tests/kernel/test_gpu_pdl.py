@@ -7,8 +7,8 @@ The writer right before the call (`late_write`, a Triton kernel) lets its progra
 those rows before its wait would read the old ones and differ from the plain launch on the new rows: the positive
 control shows it does, where the contract is broken on purpose (pdl "prefix" after a writer of the prefix's rows).
 Eager and captured in a CUDA graph (the engine's mode, where the dependency is a graph edge), for the device's
-product, for v26 (sm_120's build) and for v40 (the wgmma lab build) where each loads. Skipped cleanly without CUDA, and the overlap tests below sm_90
-(no griddepcontrol: every mode is a plain launch there).
+product, for v26 (sm_120's build) and for v40 (the wgmma lab build) where each loads. Skipped cleanly without CUDA,
+and the overlap tests below sm_90 (no griddepcontrol: every mode is a plain launch there).
 """
 
 from __future__ import annotations

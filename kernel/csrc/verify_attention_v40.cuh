@@ -68,6 +68,26 @@ __host__ __device__ constexpr uint32_t sw_chunk(int r, int c) {
 // QK's k-step ks (16 dims, 32 B) from a block's start: its K-block, then 32 B a step inside the 128-B line.
 __host__ __device__ constexpr uint32_t qk_step(int ks) { return (ks >> 2) * kKBlockBytes + (ks & 3) * 32; }
 static_assert(qk_step(35) == 8 * kKBlockBytes + 96, "36 k-steps over 576 dims");
+// The producer's destination, folded by hand: producer warp pw's quarter warp q = lane / 8 copies tokens 16pw + q + 4k,
+// lane % 8 the chunk, i.e. sw_chunk(16pw + q + 4k, sub) of K-block 0 (+ j K-blocks for the others). Its row is
+// (16pw + q) * 128 + 512k, and its XOR (sub ^ q ^ 4 (k & 1)) << 4 flips bit 6 for odd k (q < 4 leaves bit 2 to k), so
+// the lane's line offset for k = 0 plus 512k, XOR 64 for odd k: one add and one XOR a token in the 24-register producer.
+__host__ __device__ constexpr uint32_t producer_lane_dst(int pw, int lane) {
+  return static_cast<uint32_t>((16 * pw + (lane >> 3)) * 128 + (((lane & 7) ^ (lane >> 3)) << 4));
+}
+__host__ __device__ constexpr uint32_t producer_dst(uint32_t lane_dst, int k) {
+  return (lane_dst + 512 * k) ^ (k & 1 ? 64 : 0);
+}
+// Checked here for every producer thread and token, at compile time.
+constexpr bool producer_dst_is_sw_chunk() {
+  for (int pw = 0; pw < 4; ++pw)
+    for (int lane = 0; lane < 32; ++lane)
+      for (int k = 0; k < 4; ++k)
+        if (producer_dst(producer_lane_dst(pw, lane), k) != sw_chunk(16 * pw + (lane >> 3) + 4 * k, lane & 7))
+          return false;
+  return true;
+}
+static_assert(producer_dst_is_sw_chunk(), "the producer's folded destinations are sw_chunk's");
 
 // S[64 x 64] (+)= A[64 x 16] . B[64 x 16]^T, bf16 -> fp32, both K-major from shared memory.
 __device__ __forceinline__ void wgmma_qk(float (&d)[32], uint64_t a, uint64_t b, int accumulate) {
@@ -129,9 +149,7 @@ __device__ __forceinline__ void produce(const Params& p, uint32_t base, uint32_t
                                         int pw, int lane, bool early) {
   const int own = 16 * pw + (lane & 15);
   const int q = lane >> 3, sub = lane & 7;
-  // sw_chunk(16pw + q + 4k, 8j + sub) = j K-blocks + (16pw + q) * 128 + 512k + ((sub ^ q ^ 4 (k & 1)) << 4): the XOR
-  // with 4 (k & 1) is a flip of bit 6 of the line offset (q < 4 leaves bit 2 of the chunk index to k).
-  const uint32_t lane_dst = (16 * pw + q) * 128 + ((sub ^ q) << 4);
+  const uint32_t lane_dst = producer_lane_dst(pw, lane);  // + producer_dst's fold a token: sw_chunk's, checked above
   if (lane < 16)
 #pragma unroll
     for (int t = 0; t < kStages; ++t)
@@ -155,7 +173,7 @@ __device__ __forceinline__ void produce(const Params& p, uint32_t base, uint32_t
       asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(id) : "r"(area + 4 * token) : "memory");
       const bool in = (tile0 + t) * kTokens + token < seq_end && id >= 0;
       const char* src = static_cast<const char*>(p.kv) + static_cast<int64_t>(in ? id : 0) * kRowBytes + sub * 16;
-      const uint32_t dst = stage + ((lane_dst + 512 * k) ^ (k & 1 ? 64 : 0));
+      const uint32_t dst = stage + producer_dst(lane_dst, k);
 #pragma unroll
       for (int j = 0; j < kKBlocks; ++j) cp_async_16(dst + j * kKBlockBytes, src + j * 128, in ? 16 : 0);
     }

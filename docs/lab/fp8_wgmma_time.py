@@ -44,7 +44,7 @@ FP8_NAMES = {"cuda_fp8": "fp8", **{n: n for n in build.FP8_BUILDS if n != "fp8"}
 def time_and_print(case: verify.Case, calls: dict[str, list], budget_s: float, width: int = 9) -> None:
     """Each implementation's calls (one a rotated input set) as graph replays held behind a GPU-side wait, two rounds
     in opposite orders; prints the case, then each one's mean of its two medians, the medians and its ratio to the
-    first implementation. Shared with docs/lab/fp8_splits_sweep.py."""
+    first implementation. Shared with docs/lab/splits_sweep.py."""
     medians: dict[str, list[float]] = {name: [] for name in calls}
     for order in (list(calls), list(calls)[::-1]):
         for name in order:

@@ -42,6 +42,37 @@ __device__ __forceinline__ int slot_at(const Params& p, int b, int prefix_start,
   return ld_dep_s32(p.tree_slots + b * p.nodes + (pos - prefix_len));
 }
 
+// A cp.async of the pool slot of position pos into shared `dst` (4 B, zero-filled past `end`): slot_at's addresses
+// without its load, for the producers whose slot ids ride their ring (fp8wgrw's, v40's). Sharing one helper with
+// slot_at's load moved every product kernel's SASS, so the two stay side by side.
+__device__ __forceinline__ void cp_async_slot_id(const Params& p, uint32_t dst, int b, int prefix_start, int prefix_len,
+                                                 int end, int pos) {
+  const bool in = pos < end;
+  const int* src = !in                ? p.tree_slots
+                   : pos < prefix_len ? p.prefix_slots + prefix_start + pos
+                                      : p.tree_slots + b * p.nodes + (pos - prefix_len);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(in ? 4 : 0) : "memory");
+}
+
+// The tiles split `split` of request b takes, kTile tokens a tile: its prefix, its first tile and count, and where its
+// tokens end (the request's end, or its last tile's). The 64-token kernels' (fp8 wgmma, v40).
+struct SplitRange {
+  int prefix_start, prefix_len, tile0, ntiles, seq_end;
+};
+template <int kTile>
+__device__ __forceinline__ SplitRange split_range(const Params& p, int b, int split) {
+  SplitRange r;
+  r.prefix_start = p.prefix_indptr[b];
+  r.prefix_len = p.prefix_indptr[b + 1] - r.prefix_start;
+  const int total = r.prefix_len + p.nodes;
+  const int total_tiles = (total + kTile - 1) / kTile;
+  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
+  r.tile0 = split * per_split;
+  r.ntiles = max(0, min(total_tiles, r.tile0 + per_split) - r.tile0);
+  r.seq_end = min(total, (r.tile0 + r.ntiles) * kTile);
+  return r;
+}
+
 // One row of the warp's 4 tokens (4w..4w+3) of a tile, by the warp; `dst` is the stage base. The 1152-B row is 72
 // chunks of 16 B: lanes take chunks lane, lane+32 and, for lanes 0-7, lane+64, so a warp reads 512 contiguous bytes
 // an instruction. Each warp issues its 4 rows of the next tile inside its QK loop, one every 4 k-steps (a burst of 9
@@ -500,8 +531,11 @@ inline bool launchable(const Params& p) {
 // Launch the split (+ combine) kernels observed by Probe (NoProbe in the product, verify_attention_sm.cu). The
 // combine is the split kernel's programmatic dependent (sm_90+) and reserves shared memory so that it spreads over
 // the SMs (combine_spread_smem).
-template <class Probe>
-inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
+// Every bf16 build's launcher (v26's below, v30's, v40's): split_kernel with its threads and shared memory, then the
+// combine. A template on the kernel itself, so that each kernel has its own static per-device LaunchInfo (one shared
+// between two builds skipped the second's shared-memory attribute: verify_attention_v30_sm.cu says when).
+template <class Probe, auto split_kernel>
+inline cudaError_t launch_split_kernel_and_combine(const Params& p, cudaStream_t stream, int threads, int smem) {
   if (!launchable(p)) return cudaErrorInvalidValue;
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
@@ -509,11 +543,16 @@ inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream
   static LaunchInfo info[64];
   if (device >= 64) return cudaErrorInvalidDevice;
   LaunchInfo& in = info[device];
-  err = configure_launch<Probe>(in, verify_attn_split_kernel<Probe>, kSmemBytes, device);
+  err = configure_launch<Probe>(in, split_kernel, smem, device);
   if (err != cudaSuccess) return err;
-  err = launch_split(verify_attn_split_kernel<Probe>, p, in, kThreads, kSmemBytes, stream);
+  err = launch_split(split_kernel, p, in, threads, smem, stream);
   if (err != cudaSuccess || p.num_splits == 1) return err;
   return launch_combine<Probe>(p, in, stream);
+}
+
+template <class Probe>
+inline cudaError_t launch_split_and_combine(const Params& p, cudaStream_t stream) {
+  return launch_split_kernel_and_combine<Probe, verify_attn_split_kernel<Probe>>(p, stream, kThreads, kSmemBytes);
 }
 
 }  // namespace verify_attn

@@ -103,24 +103,6 @@ __device__ __forceinline__ uint32_t wg_core(int r, int c) {
   return static_cast<uint32_t>((r >> 3) * kWgGroupBytes + c * 128 + (r & 7) * 16);
 }
 
-// The tiles split `split` of request b takes: its prefix, its first tile and count (64 tokens a tile), and where its
-// tokens end (the request's end, or its last tile's).
-struct WgSplit {
-  int prefix_start, prefix_len, tile0, ntiles, seq_end;
-};
-__device__ __forceinline__ WgSplit wg_split(const Params& p, int b, int split) {
-  WgSplit r;
-  r.prefix_start = p.prefix_indptr[b];
-  r.prefix_len = p.prefix_indptr[b + 1] - r.prefix_start;
-  const int total = r.prefix_len + p.nodes;
-  const int total_tiles = (total + kWgTokens - 1) / kWgTokens;
-  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
-  r.tile0 = split * per_split;
-  r.ntiles = max(0, min(total_tiles, r.tile0 + per_split) - r.tile0);
-  r.seq_end = min(total, (r.tile0 + r.ntiles) * kWgTokens);
-  return r;
-}
-
 // The epilogue for one of a thread's O^T columns: row r (j, e: o[mb][4j + 2h + e] is column 64mb + 16wq + 2gq + h) over
 // its row sum, and its lse (shift + log2 sum; -inf where nothing was seen), as the bf16 kernels write them: the output
 // itself with one split, else split `split`'s partial for the combine kernel.
@@ -205,7 +187,8 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
   const uint32_t q_base = base + kWgQOff + wg * kF8QTerms * kWgQTermBytes;
   const uint32_t p_base = base + kWgPOff + wg * kWgPBytes;
 
-  const WgSplit sp = wg_split(p, b, split);  // (plain names: lambdas below capture them, which C++17 bindings cannot be)
+  // (plain names: lambdas below capture them, which C++17 bindings cannot be)
+  const SplitRange sp = split_range<kWgTokens>(p, b, split);
   const int prefix_start = sp.prefix_start, prefix_len = sp.prefix_len, tile0 = sp.tile0, ntiles = sp.ntiles;
   const int seq_end = sp.seq_end;
 

@@ -213,15 +213,8 @@ __device__ __forceinline__ void ws_produce_lines(const Params& p, uint32_t base,
     }
     __syncwarp();
     const int ahead = (tile0 + t + kStages) * kWgTokens + own;
-    if (lane < 16 && t + kStages < ntiles) {
-      const bool in = ahead < seq_end;
-      // slot_at's addresses, without its load (sharing the helper moved every product kernel's SASS)
-      const int* src = !in                  ? p.tree_slots
-                       : ahead < prefix_len ? p.prefix_slots + prefix_start + ahead
-                                            : p.tree_slots + b * p.nodes + (ahead - prefix_len);
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(area + 4 * own), "l"(src), "r"(in ? 4 : 0)
-                   : "memory");
-    }
+    if (lane < 16 && t + kStages < ntiles)
+      cp_async_slot_id(p, area + 4 * own, b, prefix_start, prefix_len, seq_end, ahead);  // tile t + kStages's ids
     v30::cp_async_arrive_noinc(full + 8 * s);
 #ifndef VERIFY_F8WG_Q_LINES  // (else the math warpgroups bring Q, and the producer waits for no primary)
     if (t == 0) ws_issue_q_after_wait(p, b, rows, q_full, issue_q);
@@ -252,7 +245,8 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
   const int row0 = blockIdx.x * kRowsPerBlock;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
 
-  const WgSplit sp = wg_split(p, b, split);  // (plain names: lambdas below capture them, which C++17 bindings cannot be)
+  // (plain names: lambdas below capture them, which C++17 bindings cannot be)
+  const SplitRange sp = split_range<kWgTokens>(p, b, split);
   const int prefix_start = sp.prefix_start, prefix_len = sp.prefix_len, tile0 = sp.tile0, ntiles = sp.ntiles;
   const int seq_end = sp.seq_end;
 

@@ -169,7 +169,8 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
   const int row0 = blockIdx.x * kRowsPerBlock;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
 
-  const WgSplit sp = wg_split(p, b, split);  // (plain names: lambdas below capture them, which C++17 bindings cannot be)
+  // (plain names: lambdas below capture them, which C++17 bindings cannot be)
+  const SplitRange sp = split_range<kWgTokens>(p, b, split);
   const int prefix_start = sp.prefix_start, prefix_len = sp.prefix_len, tile0 = sp.tile0, ntiles = sp.ntiles;
   const int seq_end = sp.seq_end;
 

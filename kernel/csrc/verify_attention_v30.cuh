@@ -340,18 +340,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
 // Its own template, so its static per-device LaunchInfo is not the product's (see verify_attention_sm.cu).
 template <class Probe>
 inline cudaError_t launch(const Params& p, cudaStream_t stream) {
-  if (!launchable(p)) return cudaErrorInvalidValue;
-  int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return err;
-  static LaunchInfo info[64];
-  if (device >= 64) return cudaErrorInvalidDevice;
-  LaunchInfo& in = info[device];
-  err = configure_launch<Probe>(in, verify_attn_v30_split_kernel<Probe>, kSmemBytes, device);
-  if (err != cudaSuccess) return err;
-  err = launch_split(verify_attn_v30_split_kernel<Probe>, p, in, kThreads, kSmemBytes, stream);
-  if (err != cudaSuccess || p.num_splits == 1) return err;
-  return launch_combine<Probe>(p, in, stream);
+  return launch_split_kernel_and_combine<Probe, verify_attn_v30_split_kernel<Probe>>(p, stream, kThreads, kSmemBytes);
 }
 
 }  // namespace v30

@@ -179,15 +179,8 @@ __device__ __forceinline__ void produce(const Params& p, uint32_t base, uint32_t
     }
     __syncwarp();
     const int ahead = (tile0 + t + kStages) * kTokens + own;
-    if (lane < 16 && t + kStages < ntiles) {
-      const bool in = ahead < seq_end;
-      // slot_at's addresses, without its load (as fp8wgrw's producer)
-      const int* src = !in                  ? p.tree_slots
-                       : ahead < prefix_len ? p.prefix_slots + prefix_start + ahead
-                                            : p.tree_slots + b * p.nodes + (ahead - prefix_len);
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(area + 4 * own), "l"(src), "r"(in ? 4 : 0)
-                   : "memory");
-    }
+    if (lane < 16 && t + kStages < ntiles)
+      cp_async_slot_id(p, area + 4 * own, b, prefix_start, prefix_len, seq_end, ahead);  // tile t + kStages's ids
     v30::cp_async_arrive_noinc(full + 8 * s);
   }
   pdl_launch_dependents();
@@ -212,14 +205,9 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v40_split_kernel(cons
 
   const bool early = p.pdl == kPdlPrefix;  // the plan and the prefix's rows before the wait (Params::pdl)
   if (!early) pdl_wait_primary();
-  const int prefix_start = p.prefix_indptr[b];
-  const int prefix_len = p.prefix_indptr[b + 1] - prefix_start;
-  const int total = prefix_len + p.nodes;
-  const int total_tiles = (total + kTokens - 1) / kTokens;
-  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
-  const int tile0 = split * per_split;
-  const int ntiles = max(0, min(total_tiles, tile0 + per_split) - tile0);
-  const int seq_end = min(total, (tile0 + ntiles) * kTokens);
+  const SplitRange sp = split_range<kTokens>(p, b, split);  // (plain names: lambdas below capture them)
+  const int prefix_start = sp.prefix_start, prefix_len = sp.prefix_len, tile0 = sp.tile0, ntiles = sp.ntiles;
+  const int seq_end = sp.seq_end;
 
   if (tid < kStages) {
     v30::mbar_init(full + 8 * tid, 128);            // every producer thread (cp.async.mbarrier.arrive.noinc)
@@ -431,18 +419,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v40_split_kernel(cons
 // per-device LaunchInfo is not another build's.
 template <class Probe>
 inline cudaError_t launch(const Params& p, cudaStream_t stream) {
-  if (!launchable(p)) return cudaErrorInvalidValue;
-  int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return err;
-  static LaunchInfo info[64];
-  if (device >= 64) return cudaErrorInvalidDevice;
-  LaunchInfo& in = info[device];
-  err = configure_launch<Probe>(in, verify_attn_v40_split_kernel<Probe>, kSmemBytes, device);
-  if (err != cudaSuccess) return err;
-  err = launch_split(verify_attn_v40_split_kernel<Probe>, p, in, kThreads, kSmemBytes, stream);
-  if (err != cudaSuccess || p.num_splits == 1) return err;
-  return launch_combine<Probe>(p, in, stream);
+  return launch_split_kernel_and_combine<Probe, verify_attn_v40_split_kernel<Probe>>(p, stream, kThreads, kSmemBytes);
 }
 
 }  // namespace v40

@@ -119,23 +119,27 @@ def test_v30_builds_without_spills_with_setmaxnreg_and_hmma_only(
     assert "LDGSTSBAR" in sass  # cp.async.mbarrier.arrive.noinc: the producer's stage completes on full
 
 
+def host_ints(tmp: Path, header: str, *values: str) -> list[int]:
+    """The int constants `values` (C++ expressions) of kernel/csrc's `header`, compiled and printed on the host."""
+    assert NVCC is not None
+    src = tmp / "print_values.cu"
+    printed = ", ".join(f"static_cast<int>({v})" for v in values)
+    src.write_text(
+        f'#include <cstdio>\n#include "{header}"\n'
+        f'int main() {{ std::printf("{" ".join(["%d"] * len(values))}\\n", {printed}); }}\n'
+    )
+    exe = tmp / "print_values"
+    cmd = [NVCC, "-std=c++17", "-arch=sm_90", f"-I{CSRC}", "-o", str(exe), str(src)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return [int(v) for v in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
+
+
 @needs_tools
 def test_v30_shared_memory_fits_sm120(tmp_path: Path) -> None:
-    assert NVCC is not None
-    src = tmp_path / "print_smem.cu"
-    src.write_text(
-        '#include <cstdio>\n#include "verify_attention_v30.cuh"\n'
-        'int main() { std::printf("%d %d\\n", verify_attn::v30::kSmemBytes, verify_attn::v30::kThreads); }\n'
+    smem, threads = host_ints(
+        tmp_path, "verify_attention_v30.cuh", "verify_attn::v30::kSmemBytes", "verify_attn::v30::kThreads"
     )
-    exe = tmp_path / "print_smem"
-    proc = subprocess.run(
-        [NVCC, "-std=c++17", "-arch=sm_90", f"-I{CSRC}", "-o", str(exe), str(src)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr
-    smem, threads = map(int, subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split())
     # 4 stages of 16 rows x 1,168 B, the S swap, the masks, Q's rope block, 8 mbarriers.
     assert smem == 4 * 16 * 1168 + 16384 + 512 + 8192 + 64 == 99904 <= SMEM_LIMIT
     assert threads == 384

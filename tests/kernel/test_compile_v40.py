@@ -21,7 +21,7 @@ import pytest
 
 from kernel import build
 from tests.kernel.test_compile import FLAGS, NVCC, find_cuobjdump, loads_before_the_wait, parse_ptxas
-from tests.kernel.test_compile_v30 import ENTRY_REGS, MATH_REGS, PRODUCER_REGS, highest_register
+from tests.kernel.test_compile_v30 import ENTRY_REGS, MATH_REGS, PRODUCER_REGS, highest_register, host_ints
 from tests.kernel.test_emulation import sass_functions
 
 CSRC = Path(__file__).resolve().parents[2] / "kernel" / "csrc"
@@ -81,17 +81,9 @@ def test_v40_refuses_other_targets(tmp_path: Path, gencode: str) -> None:
 
 @needs_tools
 def test_v40_shared_memory_fits_sm90(tmp_path: Path) -> None:
-    assert NVCC is not None
-    src = tmp_path / "print_smem.cu"
-    src.write_text(
-        '#include <cstdio>\n#include "verify_attention_v40.cuh"\n'
-        'int main() { std::printf("%d %d\\n", verify_attn::v40::kSmemBytes, verify_attn::v40::kThreads); }\n'
+    smem, threads = host_ints(
+        tmp_path, "verify_attention_v40.cuh", "verify_attn::v40::kSmemBytes", "verify_attn::v40::kThreads"
     )
-    exe = tmp_path / "print_smem"
-    cmd = [NVCC, "-std=c++17", "-arch=sm_90", f"-I{CSRC}", "-o", str(exe), str(src)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    smem, threads = map(int, subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split())
     # 2 stages and Q of 64 rows x 1,152 B, P (64 x 64 bf16), the rescales, masks, slot ids, 7 mbarriers.
     assert smem == 3 * 64 * 1152 + 8192 + 256 + 512 + 512 + 56 == 230_712 <= SMEM_SM90
     assert threads == 384

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 import secrets
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -90,6 +91,24 @@ def test_cuda_matches_reference(case: tuple[int, int, int, int, str, str]) -> No
     check_backend("cuda", case)
 
 
+def assert_keeps_the_rule(
+    out: torch.Tensor, lse: torch.Tensor, args: tuple, where: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The module's rule on one call's output and lse (finite; each error at most twice plain bf16 torch's against the
+    fp32 reference, plus a small epsilon); returns the reference's (out, lse)."""
+    ref_out, ref_lse = attention(*args)
+    low_out, low_lse = attention(*args, dtype=torch.bfloat16)
+    assert torch.isfinite(out).all() and torch.isfinite(lse).all(), f"unwritten or non-finite output: {where}"
+    eps = 1e-3 * max(1.0, ref_out.abs().max().item())
+    err = (out.float() - ref_out).abs().max().item()
+    err_low = (low_out.float() - ref_out).abs().max().item()
+    assert err <= 2 * err_low + eps, f"out error {err:.3e} > 2 x bf16 torch {err_low:.3e} + {eps:.1e}: {where}"
+    lse_err = (lse - ref_lse).abs().max().item()
+    lse_err_low = (low_lse - ref_lse).abs().max().item()
+    assert lse_err <= 2 * lse_err_low + 1e-3, f"lse error {lse_err:.3e} vs bf16 torch {lse_err_low:.3e}: {where}"
+    return ref_out, ref_lse
+
+
 def check_backend(backend: str, case: tuple[int, int, int, int, str, str]) -> None:
     """One backend on one case against the fp32 reference (separate tests so plans can gate each backend)."""
     backend_or_skip(backend)
@@ -100,20 +119,11 @@ def check_backend(backend: str, case: tuple[int, int, int, int, str, str]) -> No
     x = make_inputs(batch, heads, nodes, lens, tree=tree, slots=layout, seed=seed, device="cuda")
     out, lse = run_backend(backend, x)
     torch.cuda.synchronize()
-    ref_out, ref_lse = attention(*x.args())
-    low_out, low_lse = attention(*x.args(), dtype=torch.bfloat16)
     where = f"seed {seed} (VERIFY_TEST_SEED={RUN_SEED}), lens {lens}"
     assert out.shape == (batch, nodes, heads, 512) and out.dtype == torch.bfloat16, where
     assert lse.shape == (batch, nodes, heads) and lse.dtype == torch.float32, where
-    assert torch.isfinite(out).all() and torch.isfinite(lse).all(), f"unwritten or non-finite output: {where}"
+    _, ref_lse = assert_keeps_the_rule(out, lse, x.args(), where)
     assert out.abs().max() > 0, f"all-zero output: {where}"
-    eps = 1e-3 * max(1.0, ref_out.abs().max().item())
-    err = (out.float() - ref_out).abs().max().item()
-    err_low = (low_out.float() - ref_out).abs().max().item()
-    assert err <= 2 * err_low + eps, f"out error {err:.3e} > 2 x bf16 torch {err_low:.3e} + {eps:.1e}: {where}"
-    lse_err = (lse - ref_lse).abs().max().item()
-    lse_err_low = (low_lse - ref_lse).abs().max().item()
-    assert lse_err <= 2 * lse_err_low + 1e-3, f"lse error {lse_err:.3e} vs bf16 torch {lse_err_low:.3e}: {where}"
     # Scores are fp32 dot products of the same bf16 inputs in every backend: lse agrees far tighter than out.
     lse_rel = ((lse - ref_lse).abs() / ref_lse.abs().clamp(min=1.0)).max().item()
     assert lse_rel <= 1e-4, f"lse error {lse_rel:.2e} x max(1, |lse|) > 1e-4: {where}"
@@ -233,16 +243,7 @@ def test_cuda_small_cases_match_reference_and_repeat(case: tuple[int, int, list[
     where = f"splits={splits}, seed {seed} (VERIFY_TEST_SEED={RUN_SEED})"
     poison_allocator(x.q.shape[0] * nodes * heads * 512 * 8, x.q.device)
     out, lse = ext.forward(*x.args(), True, splits)
-    assert torch.isfinite(out).all() and torch.isfinite(lse).all(), f"unwritten or non-finite output: {where}"
-    ref_out, ref_lse = attention(*x.args())
-    low_out, low_lse = attention(*x.args(), dtype=torch.bfloat16)
-    eps = 1e-3 * max(1.0, ref_out.abs().max().item())
-    err = (out.float() - ref_out).abs().max().item()
-    err_low = (low_out.float() - ref_out).abs().max().item()
-    assert err <= 2 * err_low + eps, f"out error {err:.3e} > 2 x bf16 torch {err_low:.3e} + {eps:.1e}: {where}"
-    lse_err = (lse - ref_lse).abs().max().item()
-    lse_err_low = (low_lse - ref_lse).abs().max().item()
-    assert lse_err <= 2 * lse_err_low + 1e-3, f"lse error {lse_err:.3e} vs bf16 torch {lse_err_low:.3e}: {where}"
+    assert_keeps_the_rule(out, lse, x.args(), where)
     again, lse_again = ext.forward(*x.args(), True, splits)
     assert torch.equal(again, out) and torch.equal(lse_again, lse), f"not repeatable: {where}"
     assert torch.equal(ext.forward(*x.args(), False, splits)[0], out), f"lse-less path differs: {where}"
@@ -356,6 +357,12 @@ def test_cuda_call_captured_in_a_cuda_graph_replays_the_eager_result(case: tuple
     def call() -> tuple[torch.Tensor, torch.Tensor]:
         return kernel.verify_attention(*args, backend="cuda", return_lse=True)
 
+    assert_replays_the_eager_call(call, x.q)
+
+
+def assert_replays_the_eager_call(call: Callable[[], tuple[torch.Tensor, torch.Tensor]], q: torch.Tensor) -> None:
+    """`call` captured in a CUDA graph, replayed three times on fresh values of q (its static input, refilled in place):
+    each replay writes an output, and exactly what an eager call writes on the same q."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm-up off the capture: build, attributes, allocator pools
@@ -366,7 +373,7 @@ def test_cuda_call_captured_in_a_cuda_graph_replays_the_eager_result(case: tuple
         out, lse = call()
     gen = torch.Generator(device="cuda").manual_seed(RUN_SEED)
     for i in range(3):
-        x.q.copy_(torch.randn(x.q.shape, generator=gen, device="cuda").to(torch.bfloat16))
+        q.copy_(torch.randn(q.shape, generator=gen, device="cuda").to(torch.bfloat16))
         graph.replay()
         eager_out, eager_lse = call()
         torch.cuda.synchronize()

@@ -21,7 +21,6 @@ import sys
 import pytest
 import torch
 
-from kernel.reference import attention
 from kernel.trees import make_inputs, mixed_lengths
 from tests.kernel.test_gpu_correctness import (
     CASES,
@@ -29,6 +28,8 @@ from tests.kernel.test_gpu_correctness import (
     FORCED_SPLITS,
     RUN_SEED,
     SMALL_CASES,
+    assert_keeps_the_rule,
+    assert_replays_the_eager_call,
     case_id,
     check_counts,
     count_case_id,
@@ -50,19 +51,6 @@ def ext() -> object:
     return build.load(variant="v40")
 
 
-def check_rule(out: torch.Tensor, lse: torch.Tensor, args: tuple, where: str) -> None:
-    ref_out, ref_lse = attention(*args)
-    low_out, low_lse = attention(*args, dtype=torch.bfloat16)
-    assert torch.isfinite(out).all() and torch.isfinite(lse).all(), f"unwritten or non-finite output: {where}"
-    eps = 1e-3 * max(1.0, ref_out.abs().max().item())
-    err = (out.float() - ref_out).abs().max().item()
-    err_low = (low_out.float() - ref_out).abs().max().item()
-    assert err <= 2 * err_low + eps, f"out error {err:.3e} > 2 x bf16 torch {err_low:.3e} + {eps:.1e}: {where}"
-    lse_err = (lse - ref_lse).abs().max().item()
-    lse_err_low = (low_lse - ref_lse).abs().max().item()
-    assert lse_err <= 2 * lse_err_low + 1e-3, f"lse error {lse_err:.3e} vs bf16 torch {lse_err_low:.3e}: {where}"
-
-
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_v40_matches_the_reference(ext: object, case: tuple[int, int, int, int, str, str]) -> None:
     batch, heads, nodes, mean_len, tree, layout = case
@@ -74,7 +62,7 @@ def test_v40_matches_the_reference(ext: object, case: tuple[int, int, int, int, 
     out, lse = ext.forward(*x.args(), True, 0)  # type: ignore[attr-defined]
     torch.cuda.synchronize()
     assert out.shape == (batch, nodes, heads, 512) and out.dtype == torch.bfloat16, where
-    check_rule(out, lse, x.args(), where)
+    assert_keeps_the_rule(out, lse, x.args(), where)
     again, again_lse = ext.forward(*x.args(), True, 0)  # type: ignore[attr-defined]
     assert torch.equal(again, out) and torch.equal(again_lse, lse), f"not repeatable: {where}"
 
@@ -97,7 +85,7 @@ def test_v40_small_cases_at_a_split_count(ext: object, case: tuple[int, int, lis
     where = f"splits={splits}, seed {seed} (VERIFY_TEST_SEED={RUN_SEED})"
     poison_allocator(x.q.shape[0] * nodes * heads * 512 * 8, x.q.device)
     out, lse = ext.forward(*x.args(), True, splits)  # type: ignore[attr-defined]
-    check_rule(out, lse, x.args(), where)
+    assert_keeps_the_rule(out, lse, x.args(), where)
     again, lse_again = ext.forward(*x.args(), True, splits)  # type: ignore[attr-defined]
     assert torch.equal(again, out) and torch.equal(lse_again, lse), f"not repeatable: {where}"
     assert torch.equal(ext.forward(*x.args(), False, splits)[0], out), f"lse-less path differs: {where}"  # type: ignore[attr-defined]
@@ -111,21 +99,7 @@ def test_v40_replays_from_a_cuda_graph(ext: object, lens: list[int]) -> None:
     def call() -> tuple[torch.Tensor, torch.Tensor]:
         return ext.forward(*args, True, 0)  # type: ignore[attr-defined]
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        call()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        out, lse = call()
-    gen = torch.Generator(device="cuda").manual_seed(RUN_SEED)
-    for i in range(3):
-        x.q.copy_(torch.randn(x.q.shape, generator=gen, device="cuda").to(torch.bfloat16))
-        graph.replay()
-        eager_out, eager_lse = call()
-        torch.cuda.synchronize()
-        assert torch.equal(out, eager_out) and torch.equal(lse, eager_lse), f"replay {i}, seed {RUN_SEED}"
+    assert_replays_the_eager_call(call, x.q)
 
 
 SANITIZER_CHILD = "VERIFY_V40_SANITIZER_CHILD"  # set in the run under the tool, so that it does not start another

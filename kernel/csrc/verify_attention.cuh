@@ -54,8 +54,26 @@ __device__ __forceinline__ void cp_async_slot_id(const Params& p, uint32_t dst, 
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(in ? 4 : 0) : "memory");
 }
 
+// The slot ids of a ring's first kStages tiles (kTile tokens a tile), stored to `slots` ([kStages][kTile] ints) for
+// token `own` of each, by the caller's lanes that own one (`owner`), then its warp meets: the ids that fp8wgrw's and
+// v40's producers read back from their ring (later tiles' come by cp_async_slot_id).
+template <int kStages, int kTile>
+__device__ __forceinline__ void store_first_slot_ids(const Params& p, uint32_t slots, int b, int prefix_start,
+                                                     int prefix_len, int seq_end, int tile0, int ntiles, int own,
+                                                     bool owner) {
+  if (owner)
+#pragma unroll
+    for (int t = 0; t < kStages; ++t)
+      if (t < ntiles) {
+        const int id = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + t) * kTile + own);
+        asm volatile("st.shared.s32 [%0], %1;\n" ::"r"(slots + 4 * (t * kTile + own)), "r"(id) : "memory");
+      }
+  __syncwarp();
+}
+
 // The tiles split `split` of request b takes, kTile tokens a tile: its prefix, its first tile and count, and where its
-// tokens end (the request's end, or its last tile's). The 64-token kernels' (fp8 wgmma, v40).
+// tokens end (the request's end, or its last tile's). Every split kernel's (kTileTokens = 32 for v26, v30 and the
+// mma.sync fp8 kernel; 64 for the fp8 wgmma kernels and v40).
 struct SplitRange {
   int prefix_start, prefix_len, tile0, ntiles, seq_end;
 };
@@ -315,14 +333,9 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
 
   const bool early = p.pdl == kPdlPrefix;  // the plan and the prefix's rows before the wait (Params::pdl)
   if (!early) pdl_wait_primary();
-  const int prefix_start = p.prefix_indptr[b];
-  const int prefix_len = p.prefix_indptr[b + 1] - prefix_start;
-  const int total = prefix_len + p.nodes;
-  const int total_tiles = (total + kTileTokens - 1) / kTileTokens;
-  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
-  const int tile0 = split * per_split;
-  const int ntiles = max(0, min(total_tiles, tile0 + per_split) - tile0);
-  const int seq_end = min(total, (tile0 + ntiles) * kTileTokens);
+  const SplitRange sp = split_range<kTileTokens>(p, b, split);  // (plain names: lambdas below capture them)
+  const int prefix_start = sp.prefix_start, prefix_len = sp.prefix_len, tile0 = sp.tile0, ntiles = sp.ntiles;
+  const int seq_end = sp.seq_end;
 
   if (tid < kRowsPerBlock) {
     const int r = row0 + tid;

@@ -171,14 +171,8 @@ __device__ __forceinline__ void ws_produce_lines(const Params& p, uint32_t base,
   const int own = 16 * pw + (lane & 15);  // the token whose id this lane brings (lanes 0-15)
   const int q = lane >> 3, sub = lane & 7;
   const uint32_t lane_dst = (16 * pw + q) * 128 + ((sub ^ q) << 4);  // sw_chunk(16pw + q, sub): see the loop
-  if (lane < 16)
-#pragma unroll
-    for (int t = 0; t < kStages; ++t)
-      if (t < ntiles) {
-        const int id = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + t) * kWgTokens + own);
-        asm volatile("st.shared.s32 [%0], %1;\n" ::"r"(slots + 4 * (t * kWgTokens + own)), "r"(id) : "memory");
-      }
-  __syncwarp();
+  store_first_slot_ids<kStages, kWgTokens>(p, slots, b, prefix_start, prefix_len, seq_end, tile0, ntiles, own,
+                                           lane < 16);
   for (int t = 0; t < ntiles; ++t) {
     const int s = t % kStages;
     if (t >= kStages) v30::mbar_wait(empty + 8 * s, ((t / kStages) - 1) & 1);

@@ -196,14 +196,9 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
 
   const bool early = p.pdl == kPdlPrefix;  // the plan and the prefix's rows before the wait (Params::pdl)
   if (!early) pdl_wait_primary();
-  const int prefix_start = p.prefix_indptr[b];
-  const int prefix_len = p.prefix_indptr[b + 1] - prefix_start;
-  const int total = prefix_len + p.nodes;
-  const int total_tiles = (total + kTileTokens - 1) / kTileTokens;
-  const int per_split = (total_tiles + p.num_splits - 1) / p.num_splits;
-  const int tile0 = split * per_split;
-  const int ntiles = max(0, min(total_tiles, tile0 + per_split) - tile0);
-  const int seq_end = min(total, (tile0 + ntiles) * kTileTokens);
+  const SplitRange sp = split_range<kTileTokens>(p, b, split);  // (plain names: lambdas below capture them)
+  const int prefix_start = sp.prefix_start, prefix_len = sp.prefix_len, tile0 = sp.tile0, ntiles = sp.ntiles;
+  const int seq_end = sp.seq_end;
 
   if (tid < kStages) {
     mbar_init(full + tid * 8, 32);  // the producer warp's 32 lanes (their cp.async arrives, or the bulk path's)

@@ -150,14 +150,7 @@ __device__ __forceinline__ void produce(const Params& p, uint32_t base, uint32_t
   const int own = 16 * pw + (lane & 15);
   const int q = lane >> 3, sub = lane & 7;
   const uint32_t lane_dst = producer_lane_dst(pw, lane);  // + producer_dst's fold a token: sw_chunk's, checked above
-  if (lane < 16)
-#pragma unroll
-    for (int t = 0; t < kStages; ++t)
-      if (t < ntiles) {
-        const int id = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + t) * kTokens + own);
-        asm volatile("st.shared.s32 [%0], %1;\n" ::"r"(slots + 4 * (t * kTokens + own)), "r"(id) : "memory");
-      }
-  __syncwarp();
+  store_first_slot_ids<kStages, kTokens>(p, slots, b, prefix_start, prefix_len, seq_end, tile0, ntiles, own, lane < 16);
   for (int t = 0; t < ntiles; ++t) {
     const int s = t % kStages;
     if (t >= kStages) v30::mbar_wait(empty + 8 * s, ((t / kStages) - 1) & 1);

@@ -109,17 +109,23 @@ def assert_keeps_the_rule(
     return ref_out, ref_lse
 
 
+def case_inputs(case: tuple[int, int, int, int, str, str]) -> tuple[VerifyInputs, str]:
+    """One of CASES on the GPU, its seed derived from the run's, and where to say it was when an assertion fails."""
+    batch, heads, nodes, mean_len, tree, layout = case
+    seed = (RUN_SEED + CASES.index(case) * 7919) % 2**31
+    lens = mixed_lengths(batch, mean_len, random.Random(seed))
+    x = make_inputs(batch, heads, nodes, lens, tree=tree, slots=layout, seed=seed, device="cuda")
+    return x, f"seed {seed} (VERIFY_TEST_SEED={RUN_SEED}), lens {lens}"
+
+
 def check_backend(backend: str, case: tuple[int, int, int, int, str, str]) -> None:
     """One backend on one case against the fp32 reference (separate tests so plans can gate each backend)."""
     backend_or_skip(backend)
-    batch, heads, nodes, mean_len, tree, layout = case
-    seed = (RUN_SEED + CASES.index(case) * 7919) % 2**31
-    print(f"VERIFY_TEST_SEED={RUN_SEED} case seed {seed}")
-    lens = mixed_lengths(batch, mean_len, random.Random(seed))
-    x = make_inputs(batch, heads, nodes, lens, tree=tree, slots=layout, seed=seed, device="cuda")
+    batch, heads, nodes = case[:3]
+    x, where = case_inputs(case)
+    print(where)
     out, lse = run_backend(backend, x)
     torch.cuda.synchronize()
-    where = f"seed {seed} (VERIFY_TEST_SEED={RUN_SEED}), lens {lens}"
     assert out.shape == (batch, nodes, heads, 512) and out.dtype == torch.bfloat16, where
     assert lse.shape == (batch, nodes, heads) and lse.dtype == torch.float32, where
     _, ref_lse = assert_keeps_the_rule(out, lse, x.args(), where)

@@ -12,19 +12,18 @@ Skipped without CUDA or on a device no variant builds for. Run it under `timeout
 from __future__ import annotations
 
 import os
-import random
 
 import pytest
 import torch
 
 from kernel.reference import attention
-from kernel.trees import make_inputs, mixed_lengths
 from tests.kernel.test_gpu_correctness import (
     CASES,
     COUNT_CASES,
     FORCED_SPLITS,
     RUN_SEED,
     case_id,
+    case_inputs,
     check_counts,
     count_case_id,
     poison_allocator,
@@ -63,11 +62,8 @@ def exts() -> dict[str, object]:
 def test_v30_matches_reference_and_the_product_bit_for_bit(
     exts: dict[str, object], case: tuple[int, int, int, int, str, str]
 ) -> None:
-    batch, heads, nodes, mean_len, tree, layout = case
-    seed = (RUN_SEED + CASES.index(case) * 7919) % 2**31
-    lens = mixed_lengths(batch, mean_len, random.Random(seed))
-    x = make_inputs(batch, heads, nodes, lens, tree=tree, slots=layout, seed=seed, device="cuda")
-    where = f"seed {seed} (VERIFY_TEST_SEED={RUN_SEED}), lens {lens}"
+    batch, heads, nodes = case[:3]
+    x, where = case_inputs(case)
     poison_allocator(batch * nodes * heads * 512 * 8, x.q.device)
     product_out, product_lse = exts["v26"].forward(*x.args(), True, 0)  # type: ignore[attr-defined]
     ref_out, ref_lse = attention(*x.args())

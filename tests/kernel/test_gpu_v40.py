@@ -13,7 +13,6 @@ Skipped without CUDA or where v40 does not build (sm_90a only). Run it under `ti
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -21,7 +20,7 @@ import sys
 import pytest
 import torch
 
-from kernel.trees import make_inputs, mixed_lengths
+from kernel.trees import make_inputs
 from tests.kernel.test_gpu_correctness import (
     CASES,
     COUNT_CASES,
@@ -31,6 +30,7 @@ from tests.kernel.test_gpu_correctness import (
     assert_keeps_the_rule,
     assert_replays_the_eager_call,
     case_id,
+    case_inputs,
     check_counts,
     count_case_id,
     poison_allocator,
@@ -53,11 +53,8 @@ def ext() -> object:
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_v40_matches_the_reference(ext: object, case: tuple[int, int, int, int, str, str]) -> None:
-    batch, heads, nodes, mean_len, tree, layout = case
-    seed = (RUN_SEED + CASES.index(case) * 7919) % 2**31
-    lens = mixed_lengths(batch, mean_len, random.Random(seed))
-    x = make_inputs(batch, heads, nodes, lens, tree=tree, slots=layout, seed=seed, device="cuda")
-    where = f"seed {seed} (VERIFY_TEST_SEED={RUN_SEED}), lens {lens}"
+    batch, heads, nodes = case[:3]
+    x, where = case_inputs(case)
     poison_allocator(batch * nodes * heads * 512 * 8, x.q.device)
     out, lse = ext.forward(*x.args(), True, 0)  # type: ignore[attr-defined]
     torch.cuda.synchronize()

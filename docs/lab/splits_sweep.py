@@ -1,6 +1,6 @@
-"""A build's time against its split count (issues 27 and 28): the launcher's count comes from bf16's
-choose_num_splits, tuned for v26's 32-token tile, while v40 and the sm_90 fp8 kernels run 64-token tiles, so that at
-the 128-row shapes a quarter of their splits may hold no tile. Each case: the bf16 product at its own split count,
+"""A build's time against its split count (issues 27 and 28): the launcher's choose_num_splits counted in v26's
+32-token tiles until the builds told it theirs (split_tile_tokens: 64 for v40 and the sm_90 fp8 kernels), which had
+left a quarter of their splits with no tile at the 128-row shapes. Each case: the bf16 product at its own split count,
 then BUILD at 0 (auto) and each count of SPLITS, two rounds in opposite orders (fp8_wgmma_time.time_and_print, as
 `bench verify` times them); BUILD's output at each count is checked against the fp32 reference first (on the
 dequantized cache for an fp8 build) by the flash-attention rule. BUILD is a bf16 variant of kernel/build.py's VARIANTS

@@ -106,7 +106,8 @@ verify_attn::Params prepare(const at::Tensor& q, const at::Tensor& kv_cache, at:
   const int num_sms = sm_count(device.index());
   const int num_splits = splits > 0 ? static_cast<int>(splits)
                                     : choose_num_splits(static_cast<int>(batch), static_cast<int>(nodes),
-                                                        static_cast<int>(heads), prefix_slots.size(0), num_sms);
+                                                        static_cast<int>(heads), prefix_slots.size(0), num_sms,
+                                                        split_tile_tokens());
   const auto f32 = q.options().dtype(at::kFloat);
   at::Tensor out = at::empty({batch, nodes, heads, kVDim}, q.options());
   at::Tensor lse = return_lse ? at::empty({batch, nodes, heads}, f32) : at::Tensor();
@@ -220,7 +221,7 @@ std::vector<at::Tensor> forward_fp8(const at::Tensor& q, const at::Tensor& kv_ca
 
 int64_t num_splits(int64_t batch, int64_t nodes, int64_t heads, int64_t prefix_tokens, int64_t num_sms) {
   return verify_attn::choose_num_splits(static_cast<int>(batch), static_cast<int>(nodes), static_cast<int>(heads),
-                                        prefix_tokens, static_cast<int>(num_sms));
+                                        prefix_tokens, static_cast<int>(num_sms), verify_attn::split_tile_tokens());
 }
 
 }  // namespace

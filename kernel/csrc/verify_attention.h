@@ -70,17 +70,23 @@ struct Params {
 
 inline int row_tiles(int nodes, int heads) { return (nodes * heads + kRowsPerBlock - 1) / kRowsPerBlock; }
 
+// KV tokens a tile of this build's split kernel, the unit its splits are cut in: kTileTokens for v26 and v30, 64 for
+// the wgmma builds (v40 and the sm_90a fp8 kernels). Each build's launcher translation unit defines it.
+int split_tile_tokens();
+
 // Splits of each request's (prefix + tree) sequence. Chosen from sizes known on the host without a device
-// sync: one wave of blocks (the kernel runs one 256-thread block per SM), at least kMinTilesPerSplit tiles of the
-// average request per split, and none of its splits empty: the fewest splits that give it the same tiles a split.
-// An empty split's block still wrote a partial the combine read: at (1,8,16) 5.7k, 179 tiles, 66 splits of 3 left 6
-// empty, and 60 took 2.7-3.6% less time on an H100, the other cases unmoved (kernel/NOTES.md, "Empty splits").
-inline int choose_num_splits(int batch, int nodes, int heads, int64_t prefix_tokens, int num_sms) {
+// sync: one wave of blocks (the kernel runs one block per SM), at least kMinTilesPerSplit tiles of `tile_tokens`
+// (the build's split_tile_tokens) of the average request per split, and none of its splits empty: the fewest splits
+// that give it the same tiles a split. An empty split's block still wrote a partial the combine read: at (1,8,16)
+// 5.7k, 179 tiles, 66 splits of 3 left 6 empty, and 60 took 2.7-3.6% less time on an H100, the other cases unmoved
+// (kernel/NOTES.md, "Empty splits"); counted in v26's 32-token tiles, a 64-token build's 60 splits left 15 empty.
+inline int choose_num_splits(int batch, int nodes, int heads, int64_t prefix_tokens, int num_sms,
+                             int tile_tokens = kTileTokens) {
   const int64_t base = static_cast<int64_t>(batch) * row_tiles(nodes, heads);
   if (base >= num_sms) return 1;
   const int64_t by_sms = num_sms / base;
   const int64_t avg_tokens = (prefix_tokens + static_cast<int64_t>(batch) * nodes + batch - 1) / batch;
-  const int64_t avg_tiles = (avg_tokens + kTileTokens - 1) / kTileTokens;
+  const int64_t avg_tiles = (avg_tokens + tile_tokens - 1) / tile_tokens;
   int64_t by_ctx = avg_tiles / kMinTilesPerSplit;
   if (by_ctx < 1) by_ctx = 1;
   int64_t s = by_sms < by_ctx ? by_sms : by_ctx;

@@ -69,4 +69,10 @@ cudaError_t launch_verify_attention_fp8(const Fp8Params& f, cudaStream_t stream)
 #endif
 }
 
+#if defined(VERIFY_F8WG_ROWS) || defined(VERIFY_F8WG_WS) || defined(VERIFY_ATTN_FP8_WGMMA)
+int split_tile_tokens() { return kWgTokens; }
+#else
+int split_tile_tokens() { return kTileTokens; }
+#endif
+
 }  // namespace verify_attn

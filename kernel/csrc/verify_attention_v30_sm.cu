@@ -23,6 +23,8 @@ using V30Probe = V30_PROBE;
 
 cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream) { return v30::launch<V30Probe>(p, stream); }
 
+int split_tile_tokens() { return kTileTokens; }
+
 cudaError_t launch_store_rows(void* pool, int64_t pool_rows, const int64_t* index, const void* rows, int n, bool pdl,
                               cudaStream_t stream) {
   if (n < 0 || (n > 0 && (!pool || !index || !rows))) return cudaErrorInvalidValue;

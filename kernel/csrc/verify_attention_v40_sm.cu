@@ -15,6 +15,8 @@ struct V40Probe : NoProbe {};
 
 cudaError_t launch_verify_attention(const Params& p, cudaStream_t stream) { return v40::launch<V40Probe>(p, stream); }
 
+int split_tile_tokens() { return v40::kTokens; }
+
 cudaError_t launch_store_rows(void* pool, int64_t pool_rows, const int64_t* index, const void* rows, int n, bool pdl,
                               cudaStream_t stream) {
   if (n < 0 || (n > 0 && (!pool || !index || !rows))) return cudaErrorInvalidValue;

@@ -310,12 +310,15 @@ SPLIT_CASES = [  # (batch, nodes, heads, prefix tokens, SMs)
 
 
 @needs_nvcc
-def test_split_count_bounds(tmp_path: Path) -> None:
+@pytest.mark.parametrize("tile", [None, 64])
+def test_split_count_bounds(tmp_path: Path, tile: int | None) -> None:
     """choose_num_splits (host side, no device sync): one wave, >= 2 tiles a split, <= kMaxSplits, and no split of
-    the average request empty."""
+    the average request empty, counted in the build's tile (split_tile_tokens): v26's and v30's 32 tokens (the
+    default argument), the wgmma builds' 64."""
     assert NVCC is not None
+    extra = "" if tile is None else f", {tile}"
     lines = "".join(
-        f'  std::printf("%d\\n", verify_attn::choose_num_splits({b}, {t}, {h}, {n}LL, {sms}));\n'
+        f'  std::printf("%d\\n", verify_attn::choose_num_splits({b}, {t}, {h}, {n}LL, {sms}{extra}));\n'
         for b, t, h, n, sms in SPLIT_CASES
     )
     src = tmp_path / "splits.cu"
@@ -326,13 +329,15 @@ def test_split_count_bounds(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     got = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()]
-    # (1,8,16) 91k: 2 row tiles -> 66 would fill the 132 SMs, but 2,845 tiles at 44 a split need 65; 8 row tiles -> 16
+    # (1,8,16) 91k: 2 row tiles -> 66 would fill the 132 SMs, but 2,845 tiles at 44 a split need 65 (1,423 of 64
+    # tokens at 22 a split, 65 too); 8 row tiles -> 16
     assert got[:3] == [65, 16, 16]
-    # (1,8,16) 5.7k: 179 tiles, 3 a split in 60 splits, where 66 left 6 empty (kernel/NOTES.md, "Empty splits")
-    assert got[SPLIT_CASES.index((1, 16, 8, 5700, 132))] == 60
+    # (1,8,16) 5.7k: 179 tiles, 3 a split in 60 splits, where 66 left 6 empty (kernel/NOTES.md, "Empty splits"); 90
+    # tiles of 64 tokens, 2 a split in 45, where 60 left 15 empty
+    assert got[SPLIT_CASES.index((1, 16, 8, 5700, 132))] == (60 if tile is None else 45)
     for (b, t, h, n, sms), splits in zip(SPLIT_CASES, got, strict=True):
         row_tiles = ceil_div(t * h, 64)
-        avg_tiles = ceil_div(ceil_div(n + b * t, b), 32)
+        avg_tiles = ceil_div(ceil_div(n + b * t, b), tile or 32)
         assert 1 <= splits <= 128
         if splits > 1:
             assert b * row_tiles * splits <= sms, (b, t, h, n, splits)

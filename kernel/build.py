@@ -137,16 +137,17 @@ def _v30(
 
 
 # v30's builds: (sources, headers, extra nvcc flags, compute capabilities it builds for). Each device's product
-# (PRODUCT_BY_CC) and the steps between them, kept for A/B runs: v30, the cp.async gather; bulk, one bulk copy a row;
-# x2, two S swap buffers instead of read barriers; s6, a 6-stage ring (x2 and s6: sm_90a's shared memory only).
+# and the steps between them, kept for A/B runs: v30, the cp.async gather; bulk, one bulk copy a row; x2, two S swap
+# buffers instead of read barriers; s6, a 6-stage ring (x2 and s6: sm_90a's shared memory only; sm_90's product until
+# v40).
 VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[int, int], ...]]] = {
     "v30": _v30(),
     "v30bulk": _v30(bulk=True),
     "v30bulkx2": _v30(bulk=True, xch=2),
     "v30bulkx2s6": _v30(bulk=True, xch=2, stages=6),
-    # v40 (lab, issue 27): the bf16 tile on wgmma, FlashMLA's sm_90 shape on v30's producer and fp8wgrw's swizzled
-    # stages (kernel/csrc/verify_attention_v40.cuh); sm_90a only. Not v26's MMAs in v26's order: its output keeps the
-    # rule against the reference, not v26's bits (WGMMA_VARIANTS).
+    # v40 (issue 27, sm_90's product): the bf16 tile on wgmma, FlashMLA's sm_90 shape on v30's producer and
+    # fp8wgrw's swizzled stages (kernel/csrc/verify_attention_v40.cuh); sm_90a only. Not v26's MMAs in v26's order:
+    # its output keeps the rule against the reference, not v26's bits (WGMMA_VARIANTS).
     "v40": (
         ("binding.cpp", "verify_attention_v40_sm.cu"),
         (*V30_HEADERS, "verify_attention_wgmma_ptx.cuh", "verify_attention_v40.cuh"),
@@ -157,21 +158,23 @@ VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tup
 # The VARIANTS on wgmma: their accumulation order is the tensor core's, so they match the reference by the rule but
 # not v26 bit for bit (tests/kernel/test_gpu_v30.py checks the others so; tests/kernel/test_gpu_v40.py these).
 WGMMA_VARIANTS = ("v40",)
-# The product on each compute capability (product_variant); any other device runs PORTABLE_VARIANT, v26. Measured on
-# the H200 (kernel/NOTES.md, "Where it stands"). sm_120 runs v26: the sm_120-balance emulation (bench/verify.py
-# --emulate-sm120=v30bulk, the A/B in one run) has v26 ahead of v30's sm_120a build there. sm_90's next is v40: 166.3
-# us at (1,8,64) 91k against v30bulkx2s6's 342.8 on one H100 in one run, its GPU tests passing; it becomes the product
-# once compute-sanitizer's racecheck is clean on it and the whole GPU suite has run with it (kernel/NOTES.md, "v40").
-PRODUCT_BY_CC: dict[tuple[int, int], str] = {(9, 0): "v30bulkx2s6"}
+# The product on each compute capability (product_variant); any other device runs PORTABLE_VARIANT, v26. sm_120 runs
+# v26: the sm_120-balance emulation (bench/verify.py --emulate-sm120=v30bulk, the A/B in one run) has v26 ahead of
+# v30's sm_120a build there. sm_90 runs v40: 172.6 us at (1,8,64) 91k against v30bulkx2s6's 341.7, 17.9 against 21.4
+# at (1,8,16) 5.7k, faster in every case of `bench verify --cases all` on one H100 in one run, its GPU tests passing
+# with memcheck, racecheck and synccheck clean (docs/lab/runs/h100_20261207_2d58e16_v40_sanitized.log, code at
+# 2d58e16; kernel/NOTES.md, "v40").
+PRODUCT_BY_CC: dict[tuple[int, int], str] = {(9, 0): "v40"}
 assert all(cc in VARIANTS[name][3] for cc, name in PRODUCT_BY_CC.items())
 
 
-# v30 needs CUDA 12.8 to build: cp.async.bulk into .shared::cta is PTX ISA 8.6, and sm_120a arrived with 12.8.
+# v30 needs CUDA 12.8 to build: cp.async.bulk into .shared::cta is PTX ISA 8.6, and sm_120a arrived with 12.8. v40
+# and the fp8 wgmma builds include its helpers, so the same toolkit.
 V30_MIN_CUDA = (12, 8)
 
 
 def product_variant(cc: tuple[int, int], cuda: tuple[int, int] | None = None) -> str:
-    """The variant `load()` builds for a device of compute capability cc: PRODUCT_BY_CC's (v30 on sm_90) where the
+    """The variant `load()` builds for a device of compute capability cc: PRODUCT_BY_CC's (v40 on sm_90) where the
     CUDA toolkit that compiles the extension (`cuda`, default `nvcc_version()`) is 12.8 or newer; else v26,
     the portable path (an H100 with CUDA 12.4 keeps the kernel it had)."""
     name = PRODUCT_BY_CC.get(cc)

@@ -5,9 +5,9 @@
 #      every fp8 one);
 #   2. the GPU suite (pytest -m gpu tests/kernel: every GPU test lives there, and the tracker's own tests need
 #      pydantic, which the device image lacks) recorded by the tracker's plugin into $OUT/ev (plan 0002 P4, P9-P15);
-#   3. python -m bench verify --cases all --impl cuda,cuda_v40,cuda_v26,flashinfer,cuda_fp8: the product against
-#      v40 (sm_90's bf16 wgmma tile, in the lab), the portable path, FlashInfer FA2 and the fp8 cache's kernel on the
-#      same inputs (P6, P7, P8, P18), then --cases long --impl
+#   3. python -m bench verify --cases all --impl cuda,cuda_v40,cuda_v30bulkx2s6,cuda_v26,flashinfer,cuda_fp8: the
+#      product (v40 on sm_90), v40 and v30 by name (P20's A/B), the portable path, FlashInfer FA2 and the fp8 cache's
+#      kernel on the same inputs (P6, P7, P8, P18, P20), then --cases long --impl
 #      cuda,triton (P6's Triton gate);
 #   4. python -m bench.verify --emulate-sm120=v30bulk --cases all --impl cuda,cuda_fp8: sm_120's build (v26) under
 #      sm_120's balance (P16), v30's sm_120a build under it on the same inputs (the A/B behind PRODUCT_BY_CC, P17),
@@ -60,7 +60,7 @@ timeout 400 python3 -m pytest -q -m gpu -p no:cacheprovider -p tracker.pytest_pl
 stamp "gpu tests exit ${PIPESTATUS[0]}"
 
 if enough "bench verify all"; then
-  timeout "$(left)" python3 -m bench verify --cases all --impl cuda,cuda_v40,cuda_v26,flashinfer,cuda_fp8 \
+  timeout "$(left)" python3 -m bench verify --cases all --impl cuda,cuda_v40,cuda_v30bulkx2s6,cuda_v26,flashinfer,cuda_fp8 \
     --out "$OUT" 2>&1 |
     tee "$OUT/bench_verify.log" | tail -22
   stamp "bench verify all exit ${PIPESTATUS[0]}"

@@ -148,7 +148,7 @@ def test_v30_shared_memory_fits_sm120(tmp_path: Path) -> None:
 @needs_tools
 def test_sm90s_ring_and_swap_buffers_do_not_build_for_sm120(tmp_path: Path) -> None:
     assert NVCC is not None
-    flags = build.VARIANTS[build.PRODUCT_BY_CC[(9, 0)]][2]
+    flags = build.VARIANTS["v30bulkx2s6"][2]
     assert "-DVERIFY_V30_STAGES=6" in flags  # 153,696 B of shared memory: sm_90a's 227 KB only
     gencode = "-gencode=arch=compute_120a,code=sm_120a"
     cmd = [NVCC, "-cubin", gencode, *FLAGS, f"-I{CSRC}", *flags, "-o", str(tmp_path / "x.cubin"), str(TU)]
@@ -165,11 +165,10 @@ def test_v30_refuses_a_portable_target(tmp_path: Path) -> None:
 
 
 @needs_tools
-@pytest.mark.parametrize("cc", sorted(build.PRODUCT_BY_CC))
-def test_each_devices_product_build_is_clean(tmp_path: Path, cc: tuple[int, int]) -> None:
-    name = build.PRODUCT_BY_CC[cc]
-    flags = build.VARIANTS[name][2]
-    sass, report = compile_v30(tmp_path, f"{cc[0]}{cc[1]}a", *flags)
+def test_v30s_sm90_build_is_clean(tmp_path: Path) -> None:
+    """v30bulkx2s6, sm_90's product until v40 and its A/B baseline since."""
+    flags = build.VARIANTS["v30bulkx2s6"][2]
+    sass, report = compile_v30(tmp_path, "90a", *flags)
     assert split_entry(report) == (ENTRY_REGS, 0, 0), report
     assert "C7506" not in report, report  # "setmaxnreg ignored to maintain compatibility into 'extern' call"
     assert not re.search(r"\bCALL\b", sass), "a call in the split kernel (setmaxnreg is dropped around one)"
@@ -186,7 +185,7 @@ def test_each_devices_product_build_is_clean(tmp_path: Path, cc: tuple[int, int]
 
 def test_product_by_device() -> None:
     for cuda in ((12, 8), (13, 0)):
-        assert build.product_variant((9, 0), cuda) == "v30bulkx2s6" and build.product_variant((12, 0), cuda) == "v26"
+        assert build.product_variant((9, 0), cuda) == "v40" and build.product_variant((12, 0), cuda) == "v26"
         for cc in ((8, 0), (8, 6), (8, 9), (10, 0), (12, 1)):
             assert build.product_variant(cc, cuda) == build.PORTABLE_VARIANT == "v26"
     # A toolkit before 12.8 (no .shared::cta bulk copy, no sm_120a) keeps v26 everywhere, as does none at all.

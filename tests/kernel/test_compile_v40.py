@@ -89,7 +89,6 @@ def test_v40_shared_memory_fits_sm90(tmp_path: Path) -> None:
     assert threads == 384
 
 
-def test_v40_is_a_lab_build_for_sm90a_only() -> None:
+def test_v40_is_sm90s_product_and_builds_for_sm90a_only() -> None:
     assert build.VARIANTS["v40"][3] == ((9, 0),) and "v40" in build.WGMMA_VARIANTS
-    # Not the product until racecheck is clean on it and the whole GPU suite has run with it (kernel/NOTES.md).
-    assert "v40" not in build.PRODUCT_BY_CC.values()
+    assert build.PRODUCT_BY_CC == {(9, 0): "v40"}

@@ -7,7 +7,7 @@ The writer right before the call (`late_write`, a Triton kernel) lets its progra
 those rows before its wait would read the old ones and differ from the plain launch on the new rows: the positive
 control shows it does, where the contract is broken on purpose (pdl "prefix" after a writer of the prefix's rows).
 Eager and captured in a CUDA graph (the engine's mode, where the dependency is a graph edge), for the device's
-product, for v26 (sm_120's build) and for v40 (the wgmma lab build) where each loads. Skipped cleanly without CUDA,
+product (v40 on sm_90), for v26 (sm_120's build) and for v30bulkx2s6 (sm_90's before v40) where each loads. Skipped cleanly without CUDA,
 and the overlap tests below sm_90 (no griddepcontrol: every mode is a plain launch there).
 """
 
@@ -32,7 +32,7 @@ MODES = ("off", "launch", "prefix")
 # (B, H, T, prefix lengths): many splits, a batch with an empty prefix, a tree that starts inside a split's first
 # tile (the prefix mode's wait must come before that tile), one split.
 CASES = [(1, 8, 16, [5700]), (3, 16, 16, [989, 0, 2500]), (1, 8, 64, [40]), (2, 8, 16, [0, 31])]
-BUILDS = ("product", "v26", "v40")  # sm_90's product (v30), sm_120's build (v26), and v40 (lab, sm_90a only)
+BUILDS = ("product", "v26", "v30bulkx2s6")  # sm_90's product (v40), sm_120's build (v26), v30 (lab, sm_90a only)
 DELAY_NS = 50_000
 
 

@@ -65,7 +65,7 @@ def _prepare_cuda_variant(variant: str) -> Callable[[VerifyInputs], Run]:
 
 
 def _variant_label(name: str) -> str:
-    """What a v30 build is: the product of which devices (kernel/build.py PRODUCT_BY_CC), else a lab variant."""
+    """What a VARIANTS build is: the product of which devices (kernel/build.py PRODUCT_BY_CC), else a lab variant."""
     devices = [f"sm_{major}{minor}" for (major, minor), product in PRODUCT_BY_CC.items() if product == name]
     role = f"the product on {', '.join(devices)}" if devices else "lab variant"
     return f"CUDA {name}, {role} (kernel/build.py)"
@@ -161,12 +161,12 @@ def _prepare_fp8(backend: str) -> Callable[[VerifyInputs], Run]:
 
 
 IMPLS: dict[str, Impl] = {
-    "cuda": Impl("cuda", "CUDA split-KV mma.sync kernel (kernel/csrc), this device's build", _prepare_backend("cuda")),
+    "cuda": Impl("cuda", "CUDA split-KV kernel (kernel/csrc), this device's build", _prepare_backend("cuda")),
     "cuda_v26": Impl(
         "cuda_v26", "CUDA v26, the portable path (sm_80-level instructions)", _prepare_cuda_variant("v26")
     ),
-    # v30's builds (kernel/build.py VARIANTS: sm_90a / sm_120a only), never in the default list: a device's product
-    # by name, or a lab step between them.
+    # kernel/build.py VARIANTS (v30's and v40: sm_90a / sm_120a only), never in the default list: a device's product
+    # by name, or a lab build beside it.
     **{f"cuda_{name}": Impl(f"cuda_{name}", _variant_label(name), _prepare_cuda_variant(name)) for name in VARIANTS},
     "triton": Impl("triton", "Triton, SGLang extend-kernel design", _prepare_backend("triton")),
     # The fp8 KV cache (issue 28): e4m3 rows and one scale, timed against the fp8 floor (half the bytes, the e4m3

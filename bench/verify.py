@@ -470,7 +470,7 @@ def input_sets(case: Case, l2: int, device: str = "cuda") -> tuple[list[VerifyIn
 
 
 def cuda_build() -> str:
-    """The variant kernel/build.py builds as the product on this device ("v30bulkx2s6" on an H200, "v26" on sm_80)."""
+    """The variant kernel/build.py builds as the product on this device ("v40" on an H200, "v26" on sm_80)."""
     from kernel import build
 
     return build.product_variant(torch.cuda.get_device_capability())

@@ -1,4 +1,4 @@
-"""The `cuda` backend of `kernel.verify_attention`: the split-KV mma.sync kernel in `kernel/csrc/`.
+"""The `cuda` backend of `kernel.verify_attention`: the split-KV kernel in `kernel/csrc/` this device builds.
 
 Inputs arrive already validated by `kernel/verify.py`; the C++ binding checks them again (cheaply, from
 metadata) before anything launches.

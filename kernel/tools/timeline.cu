@@ -3,8 +3,9 @@
 // (B, H, T, L) shape and split count.
 //
 //   nvcc -O3 --use_fast_math -std=c++17 -arch=sm_90 -Ikernel/csrc kernel/tools/timeline.cu -o /tmp/timeline
-//   (v30, sm_90's product: -gencode=arch=compute_90a,code=sm_90a -DTIMELINE_V30 -DVERIFY_V30_BULK=1
-//    -DVERIFY_V30_XCH_BUFFERS=2 -DVERIFY_V30_STAGES=6, kernel/build.py's v30bulkx2s6)
+//   (v40, sm_90's product: -gencode=arch=compute_90a,code=sm_90a -DTIMELINE_V40; v30bulkx2s6, sm_90's before it:
+//    -gencode=arch=compute_90a,code=sm_90a -DTIMELINE_V30 -DVERIFY_V30_BULK=1 -DVERIFY_V30_XCH_BUFFERS=2
+//    -DVERIFY_V30_STAGES=6)
 //   /tmp/timeline B H T L [splits] [reps]      (splits 0, the default: the launcher's own choice)
 //
 // Prints the medians over the timed calls of: call (CUDA events around the launch), marker -> first split block,
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int rows = T * H;
-  const int splits = forced_splits > 0 ? forced_splits : va::choose_num_splits(B, T, H, int64_t{B} * L, sms);
+  const int splits = forced_splits > 0 ? forced_splits : va::choose_num_splits(B, T, H, int64_t{B} * L, sms, tl::kSplitTileTokens);
   const int64_t per_set = int64_t{B} * (L + T);
   const int sets = static_cast<int>(std::max<int64_t>(3, ((512ll << 20) + per_set * 1152 - 1) / (per_set * 1152)));
   const int64_t pool_rows = per_set * sets;

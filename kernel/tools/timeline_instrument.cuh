@@ -2,12 +2,15 @@
 // records globaltimer and clock64 at the four ProbePoints of the split kernel, and the combine grid's first start
 // and last end. Only kernel/tools/timeline.cu includes this; the product build instantiates NoProbe and carries
 // none of it. Needs -I kernel/csrc. Built with -DTIMELINE_V30 (and v30's defines, an sm_90a or sm_120a target) it
-// observes v30's split kernel (verify_attention_v30.cuh) instead of v26's; the combine is the same.
+// observes v30's split kernel (verify_attention_v30.cuh) instead of v26's, with -DTIMELINE_V40 (sm_90a) v40's
+// (verify_attention_v40.cuh, sm_90's product); the combine is the same.
 #pragma once
 
 #include "verify_attention.cuh"
 #ifdef TIMELINE_V30
 #include "verify_attention_v30.cuh"
+#elif defined(TIMELINE_V40)
+#include "verify_attention_v40.cuh"
 #endif
 
 namespace verify_attn::timeline {
@@ -43,11 +46,21 @@ struct TimelineProbe {
   }
 };
 
+// The observed build's tile, the unit its launcher's split count is chosen in (split_tile_tokens of its translation
+// unit).
+#ifdef TIMELINE_V40
+constexpr int kSplitTileTokens = v40::kTokens;
+#else
+constexpr int kSplitTileTokens = kTileTokens;
+#endif
+
 // The product's launcher (same checks, grids, shared memory and programmatic dependent launch) on the observed
 // kernels.
 inline cudaError_t launch(const Params& p, cudaStream_t stream) {
 #ifdef TIMELINE_V30
   return v30::launch<TimelineProbe>(p, stream);
+#elif defined(TIMELINE_V40)
+  return v40::launch<TimelineProbe>(p, stream);
 #else
   return launch_split_and_combine<TimelineProbe>(p, stream);
 #endif

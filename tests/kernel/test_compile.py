@@ -150,8 +150,10 @@ def test_builds_without_spills_within_99kb(builds: dict[str, tuple[Path, str]], 
     assert problems(reports, dynamic_smem) == [], report
 
 
-# v26 as every device builds it; v30 as sm_90's product (kernel/build.py's v30bulkx2s6) under -DTIMELINE_V30.
+# v26 as every device builds it; v30 as sm_90's product before v40 (kernel/build.py's v30bulkx2s6) under
+# -DTIMELINE_V30; v40, sm_90's product, under -DTIMELINE_V40.
 TIMELINE_BUILDS = {
+    "v40": ("-gencode=arch=compute_90a,code=sm_90a", "-DTIMELINE_V40"),
     "v26": ("-arch=sm_90",),
     "v30": (
         "-gencode=arch=compute_90a,code=sm_90a",
@@ -187,8 +189,9 @@ def test_timeline_tool_builds_on_the_product_kernels(tmp_path: Path, build: str)
     reports = parse_ptxas(proc.stdout + proc.stderr)
     observed = [name for name in reports if "TimelineProbe" in name]
     assert len(observed) == 2, f"expected the split and combine kernels with TimelineProbe, got {list(reports)}"
-    v30 = [name for name in observed if "v30" in name]
-    assert len(v30) == (1 if build == "v30" else 0), f"the {build} build observed {observed}"
+    for tag in ("v30", "v40"):
+        seen = [name for name in observed if tag in name]
+        assert len(seen) == (1 if build == tag else 0), f"the {build} build observed {observed}"
     assert [item for item in problems(reports, 0) if "spill" in item] == []
 
 

@@ -8,7 +8,8 @@ replays (the host's pace: a graph replay costs it about 10 us), and queued behin
 `bench verify` does, `bench.timing.time_device(hold=True)`), the GPU's own time:
   - one 1-element fill kernel, then two in one graph: the harness's own floor and what a second kernel node adds;
   - the product with almost nothing to do: (B, H, T, L) = (1, 8, 16, 0), one split of one 16-token tile, the split
-    kernel alone; and (1, 8, 16, 48) forced to 2 splits of one tile each, the split kernel and the combine;
+    kernel alone; and L = 2 tiles - 16 (the build's tile, SPLIT_TILE_TOKENS: 48 for v26 and v30, 112 for v40) forced
+    to 2 splits of one tile each, the split kernel and the combine;
   - the product at (1, 8, 16, 5700) with its own split count, warm (the inputs stay in L2) and cold (input sets
     rotated past twice the L2, as bench verify does);
   - a layer of the engine's step at that shape, cold: the store of the tree's 16 KV rows (torch's index_copy_), then
@@ -78,8 +79,9 @@ def main() -> None:
 
     tiny = inputs(1, 8, 16, 0, 1, gen)
     line("product, (1,8,16) L=0: 1 split, 1 tile, no combine", call(tiny, 0), 1, args.reps)
-    two = inputs(1, 8, 16, 48, 1, gen)
-    line("product, (1,8,16) L=48: 2 splits of 1 tile + combine", call(two, 2), 1, args.reps)
+    tile = int(ext.SPLIT_TILE_TOKENS)
+    two = inputs(1, 8, 16, 2 * tile - 16, 1, gen)
+    line(f"product, (1,8,16) L={2 * tile - 16}: 2 splits of 1 tile + combine", call(two, 2), 1, args.reps)
     warm = inputs(1, 8, 16, 5700, 1, gen)
     splits = ext.num_splits(1, 16, 8, 5700, torch.cuda.get_device_properties(dev).multi_processor_count)
     line(f"product, (1,8,16) L=5700, {splits} splits, warm L2", call(warm, 0), 1, args.reps)

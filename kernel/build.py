@@ -9,16 +9,16 @@ for the current device's architecture only.
 (`-DVERIFY_MMA_REPEAT_X32=N`: each mma.sync issued N/32 times, kernel/NOTES.md) as a module and directory of its own;
 the benchmark builds sm_120's variant so and times it beside this device's product, which is always `load()`.
 
-The product is chosen per device, by `product_variant`: on sm_90 (H200, H100) it is v30
-(`kernel/csrc/verify_attention_v30.cuh`: mma.sync with a producer warpgroup, setmaxnreg and an mbarrier ring filled by
-bulk copies), built for sm_90a where the CUDA toolkit is 12.8 or newer. v40 (`verify_attention_v40.cuh`, the bf16 tile
-on wgmma) is its successor in the lab: 2.06x v30's speed at (1,8,64) 91k on an H100 with its GPU tests passing, and not
-the product until racecheck is clean on it (kernel/NOTES.md). On every other device, sm_120 (RTX PRO 6000 Blackwell)
-included, or with an older toolkit, it is v26 (`verify_attention_sm.cu`), the portable path of sm_80-level
-instructions: v30's sm_120a build (4 stages, one swap buffer and read barriers in 99 KB) builds and is correct, but at
-sm_120's MMA balance, emulated on the H200 in one run, v26 is 1.5-2.2% faster in every case (kernel/NOTES.md, "Weighed
-for sm_120"). `load(variant=...)` builds a named one instead: "v26" (the portable path anywhere) or a build of VARIANTS
-(each device's product, and the lab's: v30's cp.async gather, ring depth, swap buffers).
+The product is chosen per device, by `product_variant`: on sm_90 (H200, H100) it is v40
+(`kernel/csrc/verify_attention_v40.cuh`: the bf16 tile on wgmma, a producer warpgroup with setmaxnreg filling an
+mbarrier ring), built for sm_90a where the CUDA toolkit is 12.8 or newer; v30 (`verify_attention_v30.cuh`, mma.sync fed
+by the same kind of producer), the product there before it, stays as the lab builds v30*. On every other device,
+sm_120 (RTX PRO 6000 Blackwell) included, or with an older toolkit, it is v26 (`verify_attention_sm.cu`), the portable
+path of sm_80-level instructions: v30's sm_120a build (4 stages, one swap buffer and read barriers in 99 KB)
+builds and is correct, but at sm_120's MMA balance, emulated on the H200 in one run, v26 is 1.5-2.2% faster in every
+case (kernel/NOTES.md, "Weighed for sm_120"). `load(variant=...)` builds a named one instead: "v26" (the portable
+path anywhere) or a build of VARIANTS (each device's product, and the lab's: v30's cp.async gather, ring depth, swap
+buffers).
 """
 
 from __future__ import annotations

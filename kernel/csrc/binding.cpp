@@ -1,6 +1,7 @@
 // Torch binding of the tree-verify MLA attention kernel: checks every input (naming the argument, expected vs
 // actual), allocates out / lse / the partials, picks the split count from host-known sizes (no device
-// sync), and calls the torch-free launcher in verify_attention_sm.cu on the current stream.
+// sync, in the build's tile: split_tile_tokens), and calls the torch-free launcher of the build's translation unit
+// (verify_attention_sm.cu, _v30_sm.cu, _v40_sm.cu or _fp8_sm.cu) on the current stream.
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -227,7 +228,7 @@ int64_t num_splits(int64_t batch, int64_t nodes, int64_t heads, int64_t prefix_t
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.doc() = "Tree-verify MLA attention (split-KV, mma.sync) over a page_size=1 latent pool";
+  m.doc() = "Tree-verify MLA attention (split-KV) over a page_size=1 latent pool";
 #ifndef VERIFY_ATTN_FP8
   m.def("forward", &forward, "out, lse = forward(q, kv_cache, prefix_indptr, prefix_slots, tree_slots, tree_mask, "
                              "sm_scale, return_lse, splits=0, pdl=1)",
@@ -247,4 +248,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("num_splits", &num_splits, "split count the launcher would choose");
   m.attr("SMEM_BYTES") = verify_attn::kSmemBytes;
   m.attr("MAX_SPLITS") = verify_attn::kMaxSplits;
+  m.attr("SPLIT_TILE_TOKENS") = verify_attn::split_tile_tokens();  // the build's tile, the unit of its splits
 }

@@ -1,5 +1,5 @@
-// v30, the verify kernel on sm_90 (issue 17 part 2; kernel/build.py product_variant picks it there, v26 everywhere
-// else: its sm_120a build, which fits 99 KB, loses to v26 at sm_120's emulated balance). Same math tile as v26 (verify_attention.cuh), the portable path: two math warpgroups, partner
+// v30, the verify kernel on sm_90 until v40 (issue 17 part 2; kept as kernel/build.py's lab builds v30*: its sm_120a
+// build, which fits 99 KB, loses to v26 at sm_120's emulated balance). Same math tile as v26 (verify_attention.cuh), the portable path: two math warpgroups, partner
 // warps w and w^1 sharing 16 rows, O 128 registers and Q's latent half 64 a thread, the S swap through shared memory,
 // the lazy-shift online softmax, bf16 partials and the same combine. What changes is who gathers and how the stages
 // are handed over:

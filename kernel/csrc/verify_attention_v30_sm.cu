@@ -1,7 +1,6 @@
 // v30's torch-free translation unit (kernel/csrc/verify_attention_v30.cuh): defines the launcher the binding calls,
 // launch_verify_attention, as v30's. kernel/build.py builds it instead of v26's verify_attention_sm.cu (never beside
-// it) on the devices whose product it is (sm_90), and for a named variant, only for targets with setmaxnreg: sm_90a
-// and sm_120a (-gencode=arch=compute_90a,code=sm_90a; tests/kernel/test_compile_v30.py).
+// it) for a named variant (sm_90's product before v40), only for targets with setmaxnreg: sm_90a and sm_120a (-gencode=arch=compute_90a,code=sm_90a; tests/kernel/test_compile_v30.py).
 #include "verify_attention_v30.cuh"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(__CUDA_ARCH_FEAT_SM120_ALL)

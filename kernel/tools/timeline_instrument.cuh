@@ -7,6 +7,9 @@
 #pragma once
 
 #include "verify_attention.cuh"
+#if defined(TIMELINE_V30) && defined(TIMELINE_V40)
+#error "timeline: observe one build, TIMELINE_V30 or TIMELINE_V40"
+#endif
 #ifdef TIMELINE_V30
 #include "verify_attention_v30.cuh"
 #elif defined(TIMELINE_V40)

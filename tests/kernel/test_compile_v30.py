@@ -1,4 +1,4 @@
-"""v30 (issue 17 part 2: producer warpgroup + mbarrier ring), the product on sm_90 and sm_120, compiled without a GPU.
+"""v30 (issue 17 part 2: producer warpgroup + mbarrier ring), sm_90's product before v40, compiled without a GPU.
 
 `kernel/csrc/verify_attention_v30_sm.cu` with plain `nvcc -cubin` (nvcc 13) for the arch-specific targets it needs
 (setmaxnreg): sm_90a and sm_120a. ptxas reports no spills and 168 registers at entry (384 threads, one block an SM);

@@ -1,4 +1,4 @@
-"""v30 (a producer warpgroup and an mbarrier ring, issue 17 part 2: the product on sm_90 and sm_120) and its lab
+"""v30 (a producer warpgroup and an mbarrier ring, issue 17 part 2: sm_90's product before v40) and its lab
 variants, on a GPU.
 
 Every variant built for this device (`kernel/build.py` VARIANTS, each where it builds) on the cases of

@@ -91,6 +91,12 @@ __device__ __forceinline__ SplitRange split_range(const Params& p, int b, int sp
   return r;
 }
 
+// The ancestor mask of folded row r (node * H + head) of request b, every split kernel's s_mask entry: bit j set where
+// the row's node sees tree node j; 0 for a row past the block's last (rows = nodes * heads).
+__device__ __forceinline__ uint64_t row_tree_mask(const Params& p, int b, int rows, int r) {
+  return r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
+}
+
 // One row of the warp's 4 tokens (4w..4w+3) of a tile, by the warp; `dst` is the stage base. The 1152-B row is 72
 // chunks of 16 B: lanes take chunks lane, lane+32 and, for lanes 0-7, lane+64, so a warp reads 512 contiguous bytes
 // an instruction. Each warp issues its 4 rows of the next tile inside its QK loop, one every 4 k-steps (a burst of 9
@@ -338,8 +344,7 @@ __global__ void __launch_bounds__(kThreads, VERIFY_ATTN_MIN_BLOCKS) verify_attn_
   const int seq_end = sp.seq_end;
 
   if (tid < kRowsPerBlock) {
-    const int r = row0 + tid;
-    s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
+    s_mask[tid] = row_tree_mask(p, b, rows, row0 + tid);
   }
   // Tile 0's rows before the wait only if all of them are the prefix's (the tree's may be the last kernel's writes).
   if (early && (tile0 + 1) * kTileTokens > prefix_len) pdl_wait_primary();

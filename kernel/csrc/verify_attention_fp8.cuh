@@ -210,8 +210,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_split_kernel_fp8(cons
   const int seq_end = sp.seq_end;
 
   if (tid < kRowsPerBlock) {
-    const int r = row0 + tid;
-    s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
+    s_mask[tid] = row_tree_mask(p, b, rows, row0 + tid);
   }
   {
     const int my_slot =

@@ -193,8 +193,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) verify_attn_split_kernel_fp8_wg
   const int seq_end = sp.seq_end;
 
   if (tid < kRowsPerBlock) {
-    const int r = row0 + tid;
-    s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
+    s_mask[tid] = row_tree_mask(p, b, rows, row0 + tid);
     s_slot[tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, tile0 * kWgTokens + tid);
   } else if (tid < 2 * kRowsPerBlock) {
     s_slot[tid] = slot_at(p, b, prefix_start, prefix_len, seq_end, (tile0 + 1) * kWgTokens + tid - kWgTokens);

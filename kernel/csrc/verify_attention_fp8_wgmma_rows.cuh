@@ -252,8 +252,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) verify_attn_split_kernel_fp8_wg
     v30::mbar_init(q_full, kRsQArrivals);
   }
   if (tid < kRowsPerBlock) {
-    const int r = row0 + tid;
-    s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
+    s_mask[tid] = row_tree_mask(p, b, rows, row0 + tid);
   }
   __syncthreads();
 

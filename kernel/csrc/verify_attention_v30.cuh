@@ -219,8 +219,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v30_split_kernel(cons
     const int gq = lane >> 2, cq = lane & 3;  // mma fragment coordinates: row group, column pair
 
     if (tid < kRowsPerBlock) {
-      const int r = row0 + tid;
-      s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
+      s_mask[tid] = row_tree_mask(p, b, rows, row0 + tid);
     }
     uint32_t qf[16][4];
     // q may be the last kernel's write. Unconditional (a second wait returns at once): behind `if (early)`, ptxas moved

@@ -212,8 +212,7 @@ __global__ void __launch_bounds__(kThreads, 1) verify_attn_v40_split_kernel(cons
     v30::mbar_init(sums_full, 128);
   }
   if (tid < kRowsPerBlock) {
-    const int r = row0 + tid;
-    s_mask[tid] = r < rows ? p.tree_mask[b * p.nodes + r / p.heads] : 0ull;
+    s_mask[tid] = row_tree_mask(p, b, rows, row0 + tid);
   }
   __syncthreads();
 

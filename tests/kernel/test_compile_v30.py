@@ -88,6 +88,16 @@ def highest_register(instructions: list[tuple[int, str]]) -> int:
     return max(int(m) for _, text in instructions for m in re.findall(r"\bR(\d+)\b", text))
 
 
+def assert_registers_split(split: list[tuple[int, str]]) -> None:
+    """A split kernel with a producer warpgroup (v30, v40): setmaxnreg raises the math warps to MATH_REGS and lowers
+    the producer to PRODUCER_REGS, no instruction names a register past the math warps' share, no local memory."""
+    ops = [text for _, text in split]
+    assert any(re.search(rf"USETMAXREG\.TRY_ALLOC\S*\s+\S+,\s*{MATH_REGS:#x}\b", t) for t in ops), "no setmaxnreg.inc"
+    assert any(re.search(rf"USETMAXREG\.DEALLOC\S*\s+{PRODUCER_REGS:#x}\b", t) for t in ops), "no setmaxnreg.dec"
+    assert highest_register(split) < MATH_REGS
+    assert not any(re.match(r"(@!?P\w+\s+)?(LDL|STL)\b", t) for t in ops), "local memory in the split kernel"
+
+
 @pytest.fixture(scope="module")
 def v30_builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
     if NVCC is None or find_cuobjdump() is None:
@@ -106,11 +116,7 @@ def test_v30_builds_without_spills_with_setmaxnreg_and_hmma_only(
     assert all(r.spill_stores == 0 and r.spill_loads == 0 for r in parse_ptxas(report).values()), report
     assert f"sm_{arch[:-1]}" in sass.lower() or f"sm{arch[:-1]}" in sass.lower()
     (split,) = [ins for name, ins in sass_functions(sass).items() if "v30_split_kernel" in name]
-    ops = [text for _, text in split]
-    assert any(re.search(rf"USETMAXREG\.TRY_ALLOC\S*\s+\S+,\s*{MATH_REGS:#x}\b", t) for t in ops), "no setmaxnreg.inc"
-    assert any(re.search(rf"USETMAXREG\.DEALLOC\S*\s+{PRODUCER_REGS:#x}\b", t) for t in ops), "no setmaxnreg.dec"
-    assert highest_register(split) < MATH_REGS
-    assert not any(re.match(r"(@!?P\w+\s+)?(LDL|STL)\b", t) for t in ops), "local memory in the split kernel"
+    assert_registers_split(split)
     loop = tile_loop(sass)
     assert loop["HMMA"] == 136 and loop["LDSM"] == 70, loop
     assert loop["BAR"] == 3, "the pair's S swap and the read barriers (no block barrier)"

@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import struct
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bench import results
 
@@ -158,3 +161,54 @@ def test_bad_direction_and_non_finite_samples(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         results.write(doc, tmp_path, results.utc_now())
     assert list(tmp_path.iterdir()) == []  # nothing half-written
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False)
+text = st.text(alphabet=st.sampled_from('[]{},:\n\t"\\ 0123456789.e-ab'), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    samples=st.lists(finite | st.integers(-(2**53), 2**53), max_size=40),
+    float32s=st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False), max_size=10),
+    label=text,
+)
+def test_a_written_file_keeps_every_digit_a_float32_holds_and_lays_samples_on_one_line(
+    tmp_path_factory: pytest.TempPathFactory, samples: list[float], float32s: list[float], label: str
+) -> None:
+    # CUDA events time in float32 milliseconds: scaled to microseconds in float64, their 9 digits are the measurement.
+    scaled = [f * 1000.0 for f in float32s]
+    cases = [
+        results.case("m", {"label": label, "nested": label}, "us", "lower", samples, {"n": len(samples), "x": 0.1}),
+        results.case("m", {"label": "[1,\n2]"}, "us", "lower", scaled, {"n": len(scaled)}, {"note": label}),
+    ]
+    doc = results.document("verify", {"host": "h", "command": label}, cases)
+    path = results.write(doc, tmp_path_factory.mktemp("out"), results.utc_now())
+    text_ = path.read_text()
+    data = json.loads(text_)
+    assert data["provenance"]["command"] == label and data["cases"][0]["params"]["label"] == label
+    assert data["cases"][1]["info"] == {"note": label} and data["cases"][1]["params"]["label"] == "[1,\n2]"
+    for kept, measured in zip(data["cases"][0]["samples"], samples, strict=True):
+        if float(measured).is_integer():
+            assert kept == float(measured)  # whole numbers (bytes, counts) exactly
+        else:
+            assert abs(kept - measured) <= 5e-9 * abs(measured)
+    for kept, f in zip(data["cases"][1]["samples"], float32s, strict=True):
+        assert struct.unpack("f", struct.pack("f", kept / 1000.0))[0] == f  # the float32 comes back bit for bit
+    for case in data["cases"]:  # each sample list on one line of its own
+        assert f'"samples": {json.dumps(case["samples"])}' in text_
+
+
+def test_a_verify_file_of_record_halves_and_reads_back_the_same_verdicts() -> None:
+    # The record run's verify file of 2026-12-07 (H100), as this writer would lay it out now.
+    path = Path(__file__).resolve().parents[2] / "bench/results/20261207T222237731600Z-vm-verify-888b25.json"
+    doc = json.loads(path.read_text())
+    cases = [
+        results.case(c["metric"], c["params"], c["unit"], c["direction"], c["samples"], c["stats"], c.get("info"))
+        for c in doc["cases"]
+    ]
+    again = results.layout({**doc, "cases": cases})
+    assert len(again) < 0.6 * path.stat().st_size
+    for old, new in zip(doc["cases"], json.loads(again)["cases"], strict=True):
+        assert sorted(old["samples"]) == pytest.approx(sorted(new["samples"]), rel=5e-9, abs=0)
+        assert old["stats"]["median"] == pytest.approx(new["stats"]["median"], rel=5e-9, abs=0)

@@ -205,13 +205,18 @@ def check(
 @command()
 def gc(
     dry_run: bool = opt("--dry-run", "List what would be deleted and why the rest stays.", False),
+    results: bool = opt(
+        "--results",
+        "Also delete committed files of bench/results/ that no verdict, status history or tracked file needs.",
+        False,
+    ),
     json: bool = json_opt(),
     root: str | None = ROOT,
 ) -> int:
     """Delete superseded evidence files, keeping the newest evidence for every gate and its history."""
     from tracker.commands import gc as cmd
 
-    return cmd.run(root_of(root), dry_run, as_json=json)
+    return cmd.run(root_of(root), dry_run, as_json=json, results=results)
 
 
 @command()

@@ -1,4 +1,4 @@
-"""``tracker gc [--dry-run]``: delete superseded evidence files, never changing what status says.
+"""``tracker gc [--dry-run] [--results]``: delete superseded evidence files, never changing what status says.
 
 gc decides from a snapshot and deletes only what it decided on: under the repository lock it first takes
 the sha256 of every store file, then reads and judges the store, and a file is deleted only while it
@@ -7,6 +7,14 @@ plugin rewrites its run's file until the run completes) may change a file at any
 first renamed to a private name, then checked and deleted, or put back when it changed, so what is
 checked is what is deleted and a run that completed meanwhile is kept. A gc killed in between leaves
 the private copy, which the next gc puts back.
+
+``--results`` also prunes ``bench/results/``, whose files a project commits and which otherwise only grow: a result
+file goes when no verdict, no status timeline and no tracked file needs it, i.e. it is neither the newest result of
+one of its cases nor the last run that met a bench gate, pruning it changes no phase's status, verdicts or timeline,
+and no tracked file names it (a document quoting its figures, a chart marker, a test reading it) but a record: a
+result or evidence file, wherever it lies, is not a reader (a test run's record lists the node ids of a test
+parametrized by every result file). gc deletes only a result file that git can give back: one committed and unchanged since, never a
+fresh run's output. Milestone reports drawn from the results are then regenerated (``tracker check`` names them).
 
 ``--json`` prints one object instead of the lines::
 
@@ -32,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, TextIO, cast
 
-from tracker.base.contract import EVIDENCE_DIR
+from tracker.base.contract import EVIDENCE_DIR, RESULT_SCHEMA, RESULTS_DIR, SIGNOFF_SCHEMA, TEST_RUN_SCHEMA
 from tracker.base.fileio import parse_json, read_regular, repo_lock
 from tracker.base.hashing import sha256_hex
 from tracker.core.model import BenchGate, PhaseStatus, ResultRun, Store
@@ -76,11 +84,14 @@ class Report(NamedTuple):
 CHANGED_MEANWHILE = "it changed while gc ran (a run completing); the next gc judges it again"
 
 
-def run(root: Path, dry_run: bool = False, out: TextIO | None = None, as_json: bool = False) -> int:
-    """Delete (or with ``dry_run`` list) superseded evidence; exit 1 if pruning would change a status.
-    Prints a line per file and a summary, or with ``as_json`` one object (module docstring)."""
+def run(
+    root: Path, dry_run: bool = False, out: TextIO | None = None, as_json: bool = False, results: bool = False
+) -> int:
+    """Delete (or with ``dry_run`` list) superseded evidence, and with ``results`` superseded result files; exit 1 if
+    pruning would change a status. Prints a line per file and a summary, or with ``as_json`` one object (module
+    docstring)."""
     out = out or sys.stdout
-    report = collect(root, dry_run)
+    report = collect(root, dry_run, results)
     if as_json:
         from tracker.commands.common import json_text
 
@@ -120,8 +131,9 @@ def text_lines(report: Report) -> list[str]:
     return lines
 
 
-def collect(root: Path, dry_run: bool) -> Report:
-    """Judge the store under the lock and delete (unless ``dry_run``) what is superseded; what was done."""
+def collect(root: Path, dry_run: bool, prune_results: bool = False) -> Report:
+    """Judge the store (and with ``prune_results`` bench/results/) under the lock and delete (unless ``dry_run``)
+    what is superseded; what was done."""
     from tracker.base.cache import Cache
     from tracker.base.file_index import FileIndex
     from tracker.base.fingerprint import tree_file_ids
@@ -131,6 +143,8 @@ def collect(root: Path, dry_run: bool) -> Report:
     with repo_lock(root):
         put_back = restore_set_aside(root, dry_run)
         snapshot = _snapshot(root)  # before anything is read: a file that changes after this is never deleted
+        if prune_results:
+            snapshot |= _snapshot_results(root)
         _, plans = load_plans(root)
         store = evidence.load(root)
         has_bench = bool(store.bench) or any(
@@ -159,23 +173,27 @@ def collect(root: Path, dry_run: bool) -> Report:
             )
 
         in_store = EVIDENCE_DIR.as_posix() + "/"
+        # With --results: the result files gc may judge, and why each of the others in bench/results/ stays.
+        prunable, held = _prunable_results(root, results, snapshot) if prune_results else (set(), {})
         keep: KeepSet = settle(
             store,
             needed(plans, store, results, bounds),
             results,
             view,
-            lambda path: path.startswith(in_store),
+            lambda path: path.startswith(in_store) or path in prunable,
             since,
         )
         drop = set(superseded(store, keep, [f for f, _ in store.bench])) | _abandoned(store.incomplete, snapshot)
+        drop |= {r.path for r in results if r.path in prunable and r.path not in keep.why}
         drop &= snapshot.keys()  # a file that appeared after the snapshot was not judged from it
         # Belt and braces: the pruned store must show exactly what the full one shows.
         before, after = view(store, results), view(without(store, drop), [r for r in results if r.path not in drop])
         changed = sorted(k for k, v in before.items() if after.get(k) != v)
         put_bounds(cache, bounds)
         cache.write()
-        # Only the store is gc's to prune: result files elsewhere (bench/results/) are kept, unlisted.
-        kept = {rel: why for rel, why in keep.why.items() if rel.startswith(in_store)}
+        # Without --results only the store is gc's to prune: result files elsewhere (bench/results/) are kept, unlisted.
+        kept = {rel: why for rel, why in keep.why.items() if rel.startswith(in_store) or rel in prunable}
+        kept |= {rel: why for rel, why in held.items() if rel not in drop}
         if changed:
             return Report(
                 dry_run,
@@ -220,6 +238,88 @@ def _snapshot(root: Path) -> dict[str, Taken]:
             continue
         taken[(EVIDENCE_DIR / path.name).as_posix()] = Taken(sha256_hex(data), mtime, _run_status(data))
     return taken
+
+
+def _snapshot_results(root: Path) -> dict[str, Taken]:
+    """Every regular file of bench/results/ as :func:`_snapshot` takes the store's (a link is left out: never
+    deleted)."""
+    folder = root / RESULTS_DIR
+    taken: dict[str, Taken] = {}
+    if folder.is_symlink() or not folder.is_dir():
+        return taken
+    for path in sorted(folder.glob("*.json")):
+        try:
+            if path.is_symlink():
+                continue
+            mtime = path.lstat().st_mtime
+            data = read_regular(path, root=root)
+        except (OSError, FileError):
+            continue
+        taken[(RESULTS_DIR / path.name).as_posix()] = Taken(sha256_hex(data), mtime, None)
+    return taken
+
+
+# A file name that may name a result file in a tracked text file.
+_JSON_NAME = re.compile(rb"[\w.-]+\.json")
+_RECORDS = (RESULT_SCHEMA, TEST_RUN_SCHEMA, SIGNOFF_SCHEMA)
+
+
+def _is_record(data: bytes) -> bool:
+    """Whether ``data`` is a tracker record (a result file, a test run, a sign-off): a JSON object whose schema says
+    so."""
+    if not any(s.encode() in data for s in _RECORDS):
+        return False
+    try:
+        doc = parse_json(data)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and doc.get("schema") in _RECORDS
+_CITING_MAX_BYTES = 8 << 20  # a tracked file larger than this is no document (and is not read)
+
+
+def _prunable_results(
+    root: Path, results: Sequence[ResultRun], snapshot: Mapping[str, Taken]
+) -> tuple[set[str], dict[str, str]]:
+    """The result files of bench/results/ that ``--results`` may delete if nothing else needs them: read whole
+    (in ``results``), in the snapshot, committed and unchanged since (git gives them back), and named by no tracked
+    file outside bench/results/ and the store. Also why each other file of bench/results/ stays."""
+    from tracker.base.fingerprint import read_tree
+
+    tree = read_tree(root, commit=True)
+    head, changed = tree.state if tree.state is not None else (None, ())
+    differs = set(changed)
+    in_results = RESULTS_DIR.as_posix() + "/"
+    mine = {r.path for r in results if r.path.startswith(in_results) and "/" not in r.path[len(in_results) :]}
+    held: dict[str, str] = {}
+    for rel in sorted(snapshot):
+        if not rel.startswith(in_results):
+            continue
+        if rel not in mine:
+            held[rel] = "not a valid result file, or a copy of another's bytes: gc deletes only what it can judge"
+        elif head is None or rel not in tree.ids or rel in differs:
+            held[rel] = "not committed as it is: gc deletes only result files git can give back"
+    folder = root / RESULTS_DIR
+    for link in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        if link.is_symlink():  # deleting what it points to would leave a dangling link, which readers refuse
+            target = (RESULTS_DIR / Path(os.path.realpath(link)).name).as_posix()
+            if Path(os.path.realpath(link)).parent == Path(os.path.realpath(folder)) and target in mine:
+                held.setdefault(target, f"{(RESULTS_DIR / link.name).as_posix()} links to it")
+    names = {rel.rsplit("/", 1)[1].encode(): rel for rel in mine if rel not in held}
+    for rel in tree.ids:
+        if rel.startswith((in_results, EVIDENCE_DIR.as_posix() + "/")) or not names:
+            continue
+        try:
+            path = root / rel
+            if path.is_symlink() or not path.is_file() or path.stat().st_size > _CITING_MAX_BYTES:
+                continue
+            data = read_regular(path, root=root)
+        except (OSError, FileError):
+            continue
+        if _is_record(data):
+            continue
+        for name in set(_JSON_NAME.findall(data)) & names.keys():
+            held[names.pop(name)] = f"named in {rel}"
+    return set(names.values()), held
 
 
 def _run_status(data: bytes) -> object:
@@ -290,16 +390,17 @@ def _put_back(aside: Path, path: Path) -> None:
 
 def restore_set_aside(root: Path, dry_run: bool) -> list[str]:
     """Put back what a gc killed between its rename and its check left under a private name (unless
-    ``dry_run``); the store paths put back (or that would be)."""
-    folder = root / EVIDENCE_DIR
-    if not folder.is_dir():
-        return []
+    ``dry_run``), in the store and in bench/results/ (``--results``); the paths put back (or that would be)."""
     put_back = []
-    for aside in sorted(folder.glob(".*.gc")):
-        match = SET_ASIDE.match(aside.name)
-        if match is None or aside.is_symlink() or not aside.is_file():
+    for where in (EVIDENCE_DIR, RESULTS_DIR):
+        folder = root / where
+        if folder.is_symlink() or not folder.is_dir():
             continue
-        put_back.append((EVIDENCE_DIR / match["name"]).as_posix())
-        if not dry_run:
-            _put_back(aside, folder / match["name"])
+        for aside in sorted(folder.glob(".*.gc")):
+            match = SET_ASIDE.match(aside.name)
+            if match is None or aside.is_symlink() or not aside.is_file():
+                continue
+            put_back.append((where / match["name"]).as_posix())
+            if not dry_run:
+                _put_back(aside, folder / match["name"])
     return put_back

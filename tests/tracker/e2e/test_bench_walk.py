@@ -264,6 +264,57 @@ def test_gc_keeps_newest_result_per_case_and_the_last_met_run(repo: Path, tmp_pa
     assert verdict(repo) == before
 
 
+def test_gc_results_deletes_only_committed_result_files_nothing_needs_names_or_lacks(repo: Path) -> None:
+    """``gc --results`` prunes bench/results/ as gc prunes the store, and more carefully: a file a tracked document
+    names, one git cannot give back (untracked, or edited since its commit) and a link stay, each with why; a
+    record that lists a file's name (a test run's node ids) is no reader; statuses and verdicts do not move."""
+    results = repo / "bench/results"
+    docs = {
+        "met": run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T10:00:00Z"),
+        "older": run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T09:00:00Z"),
+        "older2": run_doc([100.0] * 20, [119.0] * 20, time="2026-11-29T09:05:00Z"),
+        "quoted": run_doc([100.0] * 20, [121.0] * 20, time="2026-11-29T09:10:00Z"),
+        "listed": run_doc([100.0] * 20, [122.0] * 20, time="2026-11-29T09:20:00Z"),
+        "edited": run_doc([100.0] * 20, [123.0] * 20, time="2026-11-29T09:30:00Z"),
+        "failing": run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T11:00:00Z"),
+    }
+    for name, doc in docs.items():
+        write(results / f"{name}.json", doc)
+    (repo / "docs").mkdir()
+    (repo / "docs/notes.md").write_text("1.21x, `bench/results/quoted.json` (H200)\n")
+    record = {"schema": "tracker-test-run", "tests": [{"nodeid": "tests/t.py::test_valid[listed.json]"}]}
+    (repo / "docs/run.json").write_text(json.dumps(record))
+    commit_all(repo, "results")
+    write(results / "edited.json", {**docs["edited"], "cases": docs["edited"]["cases"][:2]})  # not as committed
+    write(results / "fresh.json", run_doc([100.0] * 20, [124.0] * 20, time="2026-11-29T09:40:00Z"))  # untracked
+    (results / "zlink.json").symlink_to("older.json")  # read as a copy of older.json: never judged, kept
+    before = verdict(repo)
+    assert before[0] is Status.REGRESSED
+    code, out = call("gc", repo, dry_run=True)
+    assert code == 0 and "bench/results" not in out, "without --results gc leaves bench/results/ alone, unlisted"
+    code, out = call("gc", repo, dry_run=True, results=True)
+    assert code == 0
+    assert sorted(line for line in out.splitlines() if line.startswith("would delete")) == [
+        "would delete bench/results/listed.json",
+        "would delete bench/results/older2.json",
+    ]
+    why = {line.split(": ", 1)[0][5:]: line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("keep ")}
+    assert why["bench/results/quoted.json"] == "named in docs/notes.md"
+    assert why["bench/results/edited.json"].startswith("not committed as it is")
+    assert why["bench/results/fresh.json"].startswith("not committed as it is")
+    assert why["bench/results/met.json"] == "last run meeting bench gate verify_attn.time_us"
+    assert why["bench/results/failing.json"].startswith("newest result of")
+    assert why["bench/results/older.json"] == "bench/results/zlink.json links to it"  # else the link would dangle
+    assert "bench/results/zlink.json" not in why
+    assert (results / "older2.json").exists()
+    assert call("gc", repo, results=True)[0] == 0
+    assert sorted(p.name for p in results.iterdir()) == [
+        "edited.json", "failing.json", "fresh.json", "met.json", "older.json", "quoted.json", "zlink.json"
+    ]  # fmt: skip
+    assert verdict(repo) == before
+    assert call("gc", repo, dry_run=True, results=True)[1].count("would delete") == 0
+
+
 def test_a_second_gc_judges_from_the_bootstrap_bounds_the_first_kept(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

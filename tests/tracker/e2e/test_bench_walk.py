@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 from evidence_repo import CHECKOUT, call, commit_all, make_repo, phase_block, plan_text, statuses
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from resultfiles import case, result, write
 
 from tracker.core.model import BenchGate, Status
@@ -313,6 +315,66 @@ def test_gc_results_deletes_only_committed_result_files_nothing_needs_names_or_l
     ]  # fmt: skip
     assert verdict(repo) == before
     assert call("gc", repo, dry_run=True, results=True)[1].count("would delete") == 0
+
+
+RUN = st.fixed_dictionaries(
+    {
+        "triton": st.sampled_from([120.0, 150.0, 181.0, 231.0]),  # 1.2x to 2.31x against cuda's 100: met or not
+        "named": st.sampled_from(["no", "doc", "test", "record", "symlinked doc"]),
+        "state": st.sampled_from(["committed", "committed", "untracked", "edited", "staged"]),
+    }
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(runs=st.lists(RUN, min_size=1, max_size=6))
+def test_gc_results_never_moves_a_status_nor_takes_what_is_named_or_uncommitted(
+    tmp_path_factory: pytest.TempPathFactory, runs: list[dict[str, Any]]
+) -> None:
+    root = tmp_path_factory.mktemp("gcres") / "repo"
+    plan = plan_text("0002", [phase_block("P1", ["kernel/**"], [GATE])])
+    make_repo(root, {"plans/0002-kernel.md": plan, "kernel/k.cu": KERNEL, ".gitignore": ".tracker/cache/\n"})
+    outside = root.parent / "outside.md"
+    for i, r in enumerate(runs):
+        name = f"r{i}.json"
+        write(root / "bench/results" / name, run_doc([100.0] * 20, [r["triton"]] * 20, time=f"2026-11-29T1{i}:00:00Z"))
+        cite = f"see bench/results/{name}\n"
+        if r["named"] == "doc":
+            (root / f"docs/n{i}.md").parent.mkdir(exist_ok=True)
+            (root / f"docs/n{i}.md").write_text(cite)
+        elif r["named"] == "test":
+            (root / f"tests/test_{i}.py").parent.mkdir(exist_ok=True)
+            (root / f"tests/test_{i}.py").write_text(f"PATH = {name!r}\n")
+        elif r["named"] == "record":
+            doc = {"schema": "tracker-test-run", "tests": [{"nodeid": f"t.py::test[{name}]"}]}
+            (root / f"records/{i}.json").parent.mkdir(exist_ok=True)
+            (root / f"records/{i}.json").write_text(json.dumps(doc))
+        elif r["named"] == "symlinked doc":  # a tracked link to a text outside the repository: not the repository's
+            outside.write_text(outside.read_text() + cite if outside.exists() else cite)
+            (root / f"link{i}.md").symlink_to(outside)
+    commit_all(root, "runs")
+    for i, r in enumerate(runs):
+        path = root / "bench/results" / f"r{i}.json"
+        if r["state"] == "untracked":
+            subprocess.run(["git", "rm", "-q", "--cached", str(path)], cwd=root, check=True)
+        elif r["state"] in ("edited", "staged"):
+            doc = json.loads(path.read_text())
+            write(path, {**doc, "cases": doc["cases"][:2]})
+            if r["state"] == "staged":
+                subprocess.run(["git", "add", str(path)], cwd=root, check=True)
+    before = statuses(root)["0002/P1"]
+    bytes_before = {p.name: p.read_bytes() for p in (root / "bench/results").iterdir()}
+    code, _ = call("gc", root, results=True)
+    assert code == 0
+    after = statuses(root)["0002/P1"]
+    assert (after.status, after.verdicts) == (before.status, before.verdicts)
+    left = {p.name: p.read_bytes() for p in (root / "bench/results").iterdir()}
+    for i, r in enumerate(runs):
+        name = f"r{i}.json"
+        if r["state"] != "committed" or r["named"] in ("doc", "test"):
+            assert left.get(name) == bytes_before[name], (name, r)  # named, or git could not give it back
+    assert all(left[n] == bytes_before[n] for n in left)  # what stays is untouched
+    assert f"r{len(runs) - 1}.json" in left  # the newest result of every case
 
 
 def test_a_second_gc_judges_from_the_bootstrap_bounds_the_first_kept(

@@ -13,8 +13,9 @@ file goes when no verdict, no status timeline and no tracked file needs it, i.e.
 one of its cases nor the last run that met a bench gate, pruning it changes no phase's status, verdicts or timeline,
 and no tracked file names it (a document quoting its figures, a chart marker, a test reading it) but a record: a
 result or evidence file, wherever it lies, is not a reader (a test run's record lists the node ids of a test
-parametrized by every result file). gc deletes only a result file that git can give back: one committed and unchanged since, never a
-fresh run's output. Milestone reports drawn from the results are then regenerated (``tracker check`` names them).
+parametrized by every result file). gc deletes only a result file that git can give back: one committed and
+unchanged since, never a fresh run's output; and none that a link in bench/results/ points to. Milestone reports
+drawn from the results are then regenerated (``tracker check`` names them).
 
 ``--json`` prints one object instead of the lines::
 

@@ -275,6 +275,8 @@ def _is_record(data: bytes) -> bool:
     except ValueError:
         return False
     return isinstance(doc, dict) and doc.get("schema") in _RECORDS
+
+
 _CITING_MAX_BYTES = 8 << 20  # a tracked file larger than this is no document (and is not read)
 
 

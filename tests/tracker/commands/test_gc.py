@@ -197,6 +197,18 @@ def test_gc_puts_back_what_a_stopped_gc_set_aside(repo, cli) -> None:
     ]
 
 
+def test_gc_puts_back_a_result_file_a_stopped_gc_results_set_aside(repo, cli) -> None:
+    root = repo({"plans/0001-demo.md": plan_text(phases=phase("P1", 'manual = "Looked"')), **TESTS})
+    results = root / "bench/results"
+    results.mkdir(parents=True)
+    aside = results / ".r.json.0123456789ab.gc"  # what `gc --results` killed between its rename and its check leaves
+    aside.write_text("{}\n")
+    r = cli(root, "gc", "--dry-run")  # put back with or without --results: it is never gc's to keep aside
+    assert r.out.startswith("would put back bench/results/r.json (set aside by a gc that was stopped)\n"), r.out
+    assert cli(root, "gc", "--results").code == 0
+    assert (results / "r.json").read_text() == "{}\n" and not aside.exists()
+
+
 def test_delete_if_unchanged_deletes_only_the_bytes_it_was_given(tmp_path: Path) -> None:
     from tracker.base.hashing import sha256_hex
     from tracker.commands.gc import delete_if_unchanged

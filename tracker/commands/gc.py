@@ -35,11 +35,13 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, TextIO, cast
+from urllib.parse import quote
 
 from tracker.base.contract import EVIDENCE_DIR, RESULT_SCHEMA, RESULTS_DIR, SIGNOFF_SCHEMA, TEST_RUN_SCHEMA
 from tracker.base.fileio import parse_json, read_regular, repo_lock
@@ -142,7 +144,7 @@ def collect(root: Path, dry_run: bool, prune_results: bool = False) -> Report:
     from tracker.store.bench_evaluator import Evaluator, cached_bounds, put_bounds
 
     with repo_lock(root):
-        put_back = restore_set_aside(root, dry_run)
+        put_back = restore_set_aside(root, dry_run, prune_results)
         snapshot = _snapshot(root)  # before anything is read: a file that changes after this is never deleted
         if prune_results:
             snapshot |= _snapshot_results(root)
@@ -156,7 +158,9 @@ def collect(root: Path, dry_run: bool, prune_results: bool = False) -> Report:
             from tracker.store.result_files import load_repo_results
 
             results = load_repo_results(root)
-        index = FileIndex(tree_file_ids(root))
+        ids = tree_file_ids(root)
+        index = FileIndex(ids)
+        prunable: set[str] = set()  # with --results: the result files gc may delete (below)
         # Bootstrap bounds, a pure function of their samples: shared by every view, and kept in the cache status and
         # report keep theirs in (replaying the history computes thousands: 42,117 calls judged 164 files, 2026-12-06).
         cache = Cache(root)
@@ -165,7 +169,11 @@ def collect(root: Path, dry_run: bool, prune_results: bool = False) -> Report:
         def view(s: Store, rs: Sequence[ResultRun]) -> dict[str, tuple[object, ...]]:
             evaluator = Evaluator(rs)
             evaluator.bounds = bounds
-            return _status_snapshot(compute(plans, s, lambda: index, lambda: evaluator), replay(plans, s, rs, bounds))
+            # A result file pruned is gone from the tree too: a phase whose paths cover it, or a result whose
+            # fingerprint names it, would read stale without it.
+            gone = prunable.difference(r.path for r in rs)
+            tree = FileIndex({k: v for k, v in ids.items() if k not in gone}) if gone else index
+            return _status_snapshot(compute(plans, s, lambda: tree, lambda: evaluator), replay(plans, s, rs, bounds))
 
         def since(a: dict[str, tuple[object, ...]], b: dict[str, tuple[object, ...]]) -> str | None:
             return first_difference(
@@ -175,10 +183,19 @@ def collect(root: Path, dry_run: bool, prune_results: bool = False) -> Report:
 
         in_store = EVIDENCE_DIR.as_posix() + "/"
         # With --results: the result files gc may judge, and why each of the others in bench/results/ stays.
-        prunable, held = _prunable_results(root, results, snapshot) if prune_results else (set(), {})
+        if prune_results:
+            found, held = _prunable_results(root, results, snapshot)
+            prunable |= found
+        else:
+            held = {}
+        first = needed(plans, store, results, bounds)
+        results_dir = root / RESULTS_DIR
+        links = sorted(results_dir.glob("*.json")) if results_dir.is_dir() and not results_dir.is_symlink() else []
+        for target, link in _links_into(root, links).items():  # a link there to a store copy, say
+            first.add(target, f"{link} links to it")
         keep: KeepSet = settle(
             store,
-            needed(plans, store, results, bounds),
+            first,
             results,
             view,
             lambda path: path.startswith(in_store) or path in prunable,
@@ -260,8 +277,7 @@ def _snapshot_results(root: Path) -> dict[str, Taken]:
     return taken
 
 
-# A file name that may name a result file in a tracked text file.
-_JSON_NAME = re.compile(rb"[\w.-]+\.json")
+_CITING_MAX_BYTES = 8 << 20  # a tracked file larger than this is no document (and is not read)
 _RECORDS = (RESULT_SCHEMA, TEST_RUN_SCHEMA, SIGNOFF_SCHEMA)
 
 
@@ -277,15 +293,42 @@ def _is_record(data: bytes) -> bool:
     return isinstance(doc, dict) and doc.get("schema") in _RECORDS
 
 
-_CITING_MAX_BYTES = 8 << 20  # a tracked file larger than this is no document (and is not read)
+def _spellings(name: str) -> set[bytes]:
+    """How a document may write a file's name: as its bytes, Markdown-escaped (``run\\_1.json``) or URL-quoted
+    (``my%20run.json``)."""
+    raw = os.fsencode(name)
+    return {raw, raw.replace(b"_", b"\\_"), quote(name, errors="surrogateescape").encode()}
+
+
+def _links_into(root: Path, links: Sequence[Path]) -> dict[str, str]:
+    """{what it resolves to: the link}, repository-relative, for each of ``links`` that is a symbolic link resolving
+    to a file inside ``root``: deleting that file would leave the link dangling, which readers refuse."""
+    out: dict[str, str] = {}
+    top = Path(os.path.realpath(root))
+    for link in links:
+        if not link.is_symlink():
+            continue
+        try:
+            target = Path(os.path.realpath(link)).relative_to(top).as_posix()
+        except ValueError:
+            continue
+        out.setdefault(target, link.relative_to(root).as_posix())
+    return out
+
+
+def _tracked_bytes(root: Path, rel: str) -> bytes | None:
+    """A tracked file's bytes as git's index holds them (a sparse checkout, an unstaged deletion); None if none."""
+    done = subprocess.run(["git", "cat-file", "blob", f":{rel}"], cwd=root, capture_output=True, check=False)
+    return done.stdout if done.returncode == 0 and len(done.stdout) <= _CITING_MAX_BYTES else None
 
 
 def _prunable_results(
     root: Path, results: Sequence[ResultRun], snapshot: Mapping[str, Taken]
 ) -> tuple[set[str], dict[str, str]]:
     """The result files of bench/results/ that ``--results`` may delete if nothing else needs them: read whole
-    (in ``results``), in the snapshot, committed and unchanged since (git gives them back), and named by no tracked
-    file outside bench/results/ and the store. Also why each other file of bench/results/ stays."""
+    (in ``results``), in the snapshot, committed and unchanged since (git gives them back), the target of no tracked
+    link and named by no tracked file but the result and evidence files themselves and other records. Also why each
+    other file of bench/results/ stays."""
     from tracker.base.fingerprint import read_tree
 
     tree = read_tree(root, commit=True)
@@ -298,31 +341,34 @@ def _prunable_results(
         if not rel.startswith(in_results):
             continue
         if rel not in mine:
-            held[rel] = "not a valid result file, or a copy of another's bytes: gc deletes only what it can judge"
+            held[rel] = "a copy of another result file's bytes, or not a result file: gc judges only what it reads"
         elif head is None or rel not in tree.ids or rel in differs:
             held[rel] = "not committed as it is: gc deletes only result files git can give back"
-    folder = root / RESULTS_DIR
-    for link in sorted(folder.glob("*.json")) if folder.is_dir() else ():
-        if link.is_symlink():  # deleting what it points to would leave a dangling link, which readers refuse
-            target = (RESULTS_DIR / Path(os.path.realpath(link)).name).as_posix()
-            if Path(os.path.realpath(link)).parent == Path(os.path.realpath(folder)) and target in mine:
-                held.setdefault(target, f"{(RESULTS_DIR / link.name).as_posix()} links to it")
-    names = {rel.rsplit("/", 1)[1].encode(): rel for rel in mine if rel not in held}
-    for rel in tree.ids:
-        if rel.startswith((in_results, EVIDENCE_DIR.as_posix() + "/")) or not names:
-            continue
-        try:
-            path = root / rel
-            if path.is_symlink() or not path.is_file() or path.stat().st_size > _CITING_MAX_BYTES:
+    readers = [rel for rel in tree.ids if rel not in snapshot]  # tree.ids leaves the store (.tracker/) out
+    for target, link in _links_into(root, [root / rel for rel in readers]).items():
+        if target in mine:
+            held.setdefault(target, f"{link} links to it")
+    names = {rel: _spellings(rel.rsplit("/", 1)[1]) for rel in mine if rel not in held}
+    for reader in readers:
+        if not names:
+            break
+        path = root / reader
+        if path.is_symlink():
+            continue  # what it points to is read as itself, or lies outside the repository
+        if os.path.lexists(path):
+            try:
+                data = read_regular(path, root=root, limit=_CITING_MAX_BYTES)
+            except FileError:
                 continue
-            data = read_regular(path, root=root)
-        except (OSError, FileError):
+        else:
+            data = _tracked_bytes(root, reader) or b""
+        if b"json" not in data or _is_record(data):
             continue
-        if _is_record(data):
-            continue
-        for name in set(_JSON_NAME.findall(data)) & names.keys():
-            held[names.pop(name)] = f"named in {rel}"
-    return set(names.values()), held
+        for rel, spelled in list(names.items()):
+            if any(s in data for s in spelled):
+                held[rel] = f"named in {reader}"
+                del names[rel]
+    return set(names), held
 
 
 def _run_status(data: bytes) -> object:
@@ -365,7 +411,8 @@ def delete_if_unchanged(path: Path, digest: str) -> bool:
         return False
     deleted = False
     try:
-        if sha256_hex(read_regular(aside)) == digest:  # bounded; a FIFO put there is refused, not read
+        # bounded; a FIFO put there is refused, not read; a link swapped in is not the file judged
+        if not aside.is_symlink() and sha256_hex(read_regular(aside)) == digest:
             os.unlink(aside)
             deleted = True
     except FileError:
@@ -391,11 +438,11 @@ def _put_back(aside: Path, path: Path) -> None:
     os.unlink(aside)
 
 
-def restore_set_aside(root: Path, dry_run: bool) -> list[str]:
+def restore_set_aside(root: Path, dry_run: bool, results: bool = False) -> list[str]:
     """Put back what a gc killed between its rename and its check left under a private name (unless
-    ``dry_run``), in the store and in bench/results/ (``--results``); the paths put back (or that would be)."""
+    ``dry_run``), in the store and, with ``results``, in bench/results/; the paths put back (or that would be)."""
     put_back = []
-    for where in (EVIDENCE_DIR, RESULTS_DIR):
+    for where in (EVIDENCE_DIR, RESULTS_DIR) if results else (EVIDENCE_DIR,):
         folder = root / where
         if folder.is_symlink() or not folder.is_dir():
             continue

@@ -344,7 +344,9 @@ def _prunable_results(
             held[rel] = "a copy of another result file's bytes, or not a result file: gc judges only what it reads"
         elif head is None or rel not in tree.ids or rel in differs:
             held[rel] = "not committed as it is: gc deletes only result files git can give back"
-    readers = [rel for rel in tree.ids if rel not in snapshot]  # tree.ids leaves the store (.tracker/) out
+    # Every file git lists, tracked (also one a sparse checkout or a deletion left out of the tree: git's copy is
+    # read) or untracked, but the store (.tracker/ is not listed), the result files and what git ignores.
+    readers = sorted({*tree.ids, *tree.named}.difference(snapshot))
     for target, link in _links_into(root, [root / rel for rel in readers]).items():
         if target in mine:
             held.setdefault(target, f"{link} links to it")

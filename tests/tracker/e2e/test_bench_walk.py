@@ -317,6 +317,73 @@ def test_gc_results_deletes_only_committed_result_files_nothing_needs_names_or_l
     assert call("gc", repo, dry_run=True, results=True)[1].count("would delete") == 0
 
 
+def test_gc_results_finds_every_reader_a_review_found_it_missing(tmp_path: Path) -> None:
+    """An adversarial review's finds, each once deleted: names a tokenising regex missed (non-ASCII, a space, a
+    '+', Markdown-escaped, URL-quoted), readers inside bench/results/ (a README, a sub-folder's index), a tracked link
+    elsewhere, a doc a sparse checkout left out of the tree; and a result that a phase's paths cover, which pruned
+    would turn the phase stale."""
+    plan = plan_text("0002", [phase_block("P1", ["kernel/**", "bench/**"], [GATE])])
+    root = make_repo(
+        tmp_path / "repo", {"plans/0002-kernel.md": plan, "kernel/k.cu": KERNEL, ".gitignore": ".tracker/cache/\n"}
+    )
+    results = root / "bench/results"
+    write(results / "z-newest.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T12:00:00Z"))
+    names = ["résultat.json", "my run.json", "a+b.json", "run_1.json", "url ok.json", "readme.json", "deep.json",
+             "linked.json", "sparse.json", "gone.json"]  # fmt: skip
+    for i, name in enumerate(names):
+        write(results / name, run_doc([100.0] * 20, [120.0 + i] * 20, time=f"2026-11-29T09:{i:02d}:00Z"))
+    (root / "docs").mkdir()
+    (root / "docs/a.md").write_text(
+        "From bench/results/résultat.json, `bench/results/my run.json`, [x](bench/results/a+b.json), run\\_1.json "
+        "and <a href='bench/results/url%20ok.json'>\n"
+    )
+    (results / "README.md").write_text("The baseline is readme.json\n")
+    (results / "archive").mkdir()
+    (results / "archive/index.md").write_text("deep.json\n")
+    (root / "docs/latest.json").symlink_to("../bench/results/linked.json")
+    (root / "paper").mkdir()
+    (root / "paper/draft.md").write_text("Table 2: bench/results/sparse.json\n")
+    commit_all(root, "runs")
+    subprocess.run(["git", "sparse-checkout", "set", "--no-cone", "/*", "!/paper/"], cwd=root, check=True)
+    assert not (root / "paper").exists()
+    before = statuses(root)["0002/P1"]
+    code, out = call("gc", root, dry_run=True, results=True)
+    assert code == 0, out
+    # Only gone.json: the others are named or linked, and a phase covering bench/** would read stale without them
+    # unless gc sees the tree as pruning leaves it.
+    assert [line for line in out.splitlines() if line.startswith("would delete")] == [
+        "would delete bench/results/gone.json"
+    ]
+    why = {line.split(": ", 1)[0][5:]: line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("keep ")}
+    for name in names[:5]:
+        assert why[f"bench/results/{name}"] == "named in docs/a.md", name
+    assert why["bench/results/readme.json"] == "named in bench/results/README.md"
+    assert why["bench/results/deep.json"] == "named in bench/results/archive/index.md"
+    assert why["bench/results/linked.json"] == "docs/latest.json links to it"
+    assert why["bench/results/sparse.json"] == "named in paper/draft.md"
+    assert call("gc", root, results=True)[0] == 0
+    after = statuses(root)["0002/P1"]
+    assert (after.status, after.verdicts) == (before.status, before.verdicts)
+
+
+def test_plain_gc_keeps_a_store_copy_a_link_in_bench_results_points_to(repo: Path, tmp_path: Path) -> None:
+    old = write(tmp_path / "runs/old.json", run_doc([100.0] * 20, [120.0] * 20, time="2026-11-29T09:00:00Z"))
+    new = write(tmp_path / "runs/new.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T12:00:00Z"))
+    assert call("ingest", repo, [old, new])[0] == 0
+    (copy,) = [p for p in (repo / ".tracker/evidence").glob("*.json") if b"120.0" in p.read_bytes()]
+    (repo / "bench/results").mkdir(parents=True)
+    (repo / "bench/results/baseline.json").symlink_to(f"../../.tracker/evidence/{copy.name}")
+    before = statuses(repo)["0002/P1"]
+    code, out = call("gc", repo)
+    assert code == 0 and copy.exists(), out  # deleted, the link would dangle and every bench gate read invalid
+    assert f"kept .tracker/evidence/{copy.name}" not in out
+    assert call("gc", repo, dry_run=True)[1].count(
+        f"keep .tracker/evidence/{copy.name}: bench/results/baseline.json links"
+    )
+    after = statuses(repo)["0002/P1"]
+    assert (after.status, after.verdicts) == (before.status, before.verdicts)
+
+
 RUN = st.fixed_dictionaries(
     {
         "triton": st.sampled_from([120.0, 150.0, 181.0, 231.0]),  # 1.2x to 2.31x against cuda's 100: met or not

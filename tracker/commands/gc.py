@@ -33,6 +33,8 @@ nothing is deleted and ``exit`` is 1.
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
 import subprocess
@@ -193,6 +195,20 @@ def collect(root: Path, dry_run: bool, prune_results: bool = False) -> Report:
         links = sorted(results_dir.glob("*.json")) if results_dir.is_dir() and not results_dir.is_symlink() else []
         for target, link in _links_into(root, links).items():  # a link there to a store copy, say
             first.add(target, f"{link} links to it")
+        for path, why in _drawn_by_docs(root, results).items() if results else ():
+            first.add(path, why)
+        candidates = prunable.difference(first.why)
+        if candidates:
+            # A phase whose paths cover result files reads stale without them (its evidence recorded them): one
+            # view with every candidate gone finds those phases, and their files stay at once (settle alone would
+            # add them back one full replay at a time).
+            target, trial = view(store, results), view(store, [r for r in results if r.path not in candidates])
+            for plan in plans:
+                for phase in plan.phases:
+                    key = f"{plan.id}/{phase.id}"
+                    if key in target and trial.get(key, ())[:3] != target[key][:3] and phase.paths:
+                        for path in sorted(candidates.intersection(index.match(phase.paths))):
+                            first.add(path, f"covered by {key}'s paths: without it the phase would read stale")
         keep: KeepSet = settle(
             store,
             first,
@@ -294,10 +310,17 @@ def _is_record(data: bytes) -> bool:
 
 
 def _spellings(name: str) -> set[bytes]:
-    """How a document may write a file's name: as its bytes, Markdown-escaped (``run\\_1.json``) or URL-quoted
-    (``my%20run.json``)."""
+    """How a document may write a file's name: as its bytes, Markdown-escaped (``run\\_1.json``), URL-quoted
+    (``my%20run.json``), HTML-escaped (``a&amp;b.json``) or JSON-escaped (``r\\u00e9sultat.json``)."""
     raw = os.fsencode(name)
-    return {raw, raw.replace(b"_", b"\\_"), quote(name, errors="surrogateescape").encode()}
+    escaped = json.dumps(name)[1:-1].encode("ascii", "backslashreplace")
+    return {
+        raw,
+        raw.replace(b"_", b"\\_"),
+        quote(name, errors="surrogateescape").encode(),
+        html.escape(name, quote=False).encode("utf-8", "surrogateescape"),
+        escaped,
+    }
 
 
 def _links_into(root: Path, links: Sequence[Path]) -> dict[str, str]:
@@ -316,10 +339,41 @@ def _links_into(root: Path, links: Sequence[Path]) -> dict[str, str]:
     return out
 
 
-def _tracked_bytes(root: Path, rel: str) -> bytes | None:
-    """A tracked file's bytes as git's index holds them (a sparse checkout, an unstaged deletion); None if none."""
-    done = subprocess.run(["git", "cat-file", "blob", f":{rel}"], cwd=root, capture_output=True, check=False)
-    return done.stdout if done.returncode == 0 and len(done.stdout) <= _CITING_MAX_BYTES else None
+def _index_copies(root: Path, wanted: set[str]) -> dict[str, bytes]:
+    """Git's index copy of each tracked regular file of ``wanted`` (one whose working copy is absent or cannot be
+    read: a sparse checkout, an unstaged deletion, a FIFO put in its place) up to :data:`_CITING_MAX_BYTES`, by its
+    blob id: three git processes whatever their number, and no size read before it is known."""
+    if not wanted:
+        return {}
+
+    def git(*args: str, data: bytes = b"") -> bytes:
+        done = subprocess.run(["git", *args], cwd=root, input=data, capture_output=True, check=False)
+        return done.stdout if done.returncode == 0 else b""
+
+    oids: dict[str, str] = {}
+    for entry in git("ls-files", "-s", "-z").split(b"\0"):
+        meta, _, raw = entry.partition(b"\t")
+        fields = meta.split()
+        path = raw.decode("utf-8", "surrogateescape")
+        if path in wanted and len(fields) == 3 and fields[2] == b"0" and fields[0] in (b"100644", b"100755"):
+            oids[path] = fields[1].decode()
+    small = set()
+    for line in git(
+        "cat-file", "--batch-check", data="".join(f"{o}\n" for o in set(oids.values())).encode()
+    ).splitlines():
+        oid, kind, size = [*line.decode(errors="replace").split(), "", ""][:3]
+        if kind == "blob" and size.isdigit() and int(size) <= _CITING_MAX_BYTES:
+            small.add(oid)
+    out = git("cat-file", "--batch", data="".join(f"{o}\n" for o in sorted(small)).encode())
+    blobs: dict[str, bytes] = {}
+    at = 0
+    while at < len(out):  # "<oid> blob <size>\n<bytes>\n" each
+        head_end = out.index(b"\n", at)
+        oid, _, size = out[at:head_end].decode().split()
+        start = head_end + 1
+        blobs[oid] = out[start : start + int(size)]
+        at = start + int(size) + 1
+    return {path: blobs[oid] for path, oid in oids.items() if oid in blobs}
 
 
 def _prunable_results(
@@ -351,26 +405,53 @@ def _prunable_results(
         if target in mine:
             held.setdefault(target, f"{link} links to it")
     names = {rel: _spellings(rel.rsplit("/", 1)[1]) for rel in mine if rel not in held}
-    for reader in readers:
-        if not names:
-            break
-        path = root / reader
-        if path.is_symlink():
-            continue  # what it points to is read as itself, or lies outside the repository
-        if os.path.lexists(path):
-            try:
-                data = read_regular(path, root=root, limit=_CITING_MAX_BYTES)
-            except FileError:
-                continue
-        else:
-            data = _tracked_bytes(root, reader) or b""
+
+    def scan(reader: str, data: bytes) -> None:
         if b"json" not in data or _is_record(data):
-            continue
+            return
         for rel, spelled in list(names.items()):
             if any(s in data for s in spelled):
                 held[rel] = f"named in {reader}"
                 del names[rel]
+
+    unread: set[str] = set()  # tracked files whose working copy is absent or cannot be read: git's copy is
+    for reader in readers:
+        if not names:
+            break
+        path = root / reader
+        try:
+            if path.is_symlink() or not path.is_file():
+                raise FileError(reader)  # a link is its target's (kept above); a FIFO, a folder: git's copy
+            scan(reader, read_regular(path, root=root, limit=_CITING_MAX_BYTES))
+        except (OSError, FileError):
+            unread.add(reader)
+    for reader, data in _index_copies(root, unread if names else set()).items():
+        scan(reader, data)
     return set(names), held
+
+
+def _drawn_by_docs(root: Path, results: Sequence[ResultRun]) -> dict[str, str]:
+    """{result file: why}: the run each ``results`` table and each figure of the declared docs draws from (the newest
+    that holds it, as ``tracker update`` chooses), so that a figure pinned to a commit or a machine keeps its run."""
+    from tracker.report.doc_figures import find_figures, may_hold_figures
+    from tracker.report.doc_figures import holds as figure_holds
+    from tracker.report.doc_files import declared_docs, read_doc
+    from tracker.report.doc_tables import newest_holding, parse_tables
+
+    out: dict[str, str] = {}
+    for rel in declared_docs(root):
+        doc = read_doc(root, rel)
+        specs, _ = parse_tables(rel, doc.text)
+        for spec in specs:
+            run = newest_holding(spec, results)
+            if run is not None:
+                out.setdefault(run.path, f"a results table of {rel} draws from it")
+        if may_hold_figures(doc.text):
+            for fig in find_figures(rel, doc.text)[0]:
+                run = max((r for r in results if figure_holds(fig, r)), key=lambda r: (r.time, r.path), default=None)
+                if run is not None:
+                    out.setdefault(run.path, f"the figure at {rel}:{fig.line} draws from it")
+    return out
 
 
 def _run_status(data: bytes) -> object:

@@ -329,7 +329,7 @@ def test_gc_results_finds_every_reader_a_review_found_it_missing(tmp_path: Path)
     results = root / "bench/results"
     write(results / "z-newest.json", run_doc([100.0] * 20, [231.0] * 20, time="2026-11-29T12:00:00Z"))
     names = ["résultat.json", "my run.json", "a+b.json", "run_1.json", "url ok.json", "readme.json", "deep.json",
-             "linked.json", "sparse.json", "gone.json"]  # fmt: skip
+             "linked.json", "sparse.json", "colon.json", "gone.json"]  # fmt: skip
     for i, name in enumerate(names):
         write(results / name, run_doc([100.0] * 20, [120.0 + i] * 20, time=f"2026-11-29T09:{i:02d}:00Z"))
     (root / "docs").mkdir()
@@ -343,7 +343,9 @@ def test_gc_results_finds_every_reader_a_review_found_it_missing(tmp_path: Path)
     (root / "docs/latest.json").symlink_to("../bench/results/linked.json")
     (root / "paper").mkdir()
     (root / "paper/draft.md").write_text("Table 2: bench/results/sparse.json\n")
+    (root / "0:FIGURES.md").write_text("colon.json\n")  # `git cat-file :0:FIGURES.md` would read FIGURES.md's stage 0
     commit_all(root, "runs")
+    (root / "0:FIGURES.md").unlink()  # an unstaged deletion: git's copy is read
     subprocess.run(["git", "sparse-checkout", "set", "--no-cone", "/*", "!/paper/"], cwd=root, check=True)
     assert not (root / "paper").exists()
     before = statuses(root)["0002/P1"]
@@ -353,7 +355,7 @@ def test_gc_results_finds_every_reader_a_review_found_it_missing(tmp_path: Path)
     # unless gc sees the tree as pruning leaves it.
     assert [line for line in out.splitlines() if line.startswith("would delete")] == [
         "would delete bench/results/gone.json"
-    ]
+    ], out
     why = {line.split(": ", 1)[0][5:]: line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("keep ")}
     for name in names[:5]:
         assert why[f"bench/results/{name}"] == "named in docs/a.md", name
@@ -361,9 +363,53 @@ def test_gc_results_finds_every_reader_a_review_found_it_missing(tmp_path: Path)
     assert why["bench/results/deep.json"] == "named in bench/results/archive/index.md"
     assert why["bench/results/linked.json"] == "docs/latest.json links to it"
     assert why["bench/results/sparse.json"] == "named in paper/draft.md"
+    assert why["bench/results/colon.json"] == "named in 0:FIGURES.md"
     assert call("gc", root, results=True)[0] == 0
     after = statuses(root)["0002/P1"]
     assert (after.status, after.verdicts) == (before.status, before.verdicts)
+
+
+@pytest.mark.parametrize("where", ["bench/results", "store"])
+def test_gc_keeps_the_run_a_doc_figure_pinned_to_a_commit_or_machine_draws_from(
+    repo: Path, tmp_path: Path, where: str
+) -> None:
+    """A figure picks its run by commit or machine, not only by file: gc keeps what it draws from, in bench/results/
+    (--results) and in the store (plain gc), so that `tracker check` still finds the docs current."""
+    first = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    (repo / "NEWS").write_text("v2\n")
+    commit_all(repo, "v2")
+    second = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+
+    def doc(triton: float, time: str, commit: str, host: str = "gpu-box") -> dict[str, Any]:
+        d = run_doc([100.0] * 20, [triton] * 20, time=time)
+        d["provenance"].update(commit=commit, host=host)
+        return d
+
+    runs = {
+        "old.json": doc(150.0, "2026-11-29T09:00:00Z", first),
+        "other-host.json": doc(160.0, "2026-11-29T10:00:00Z", second, host="box2"),
+        "new.json": doc(231.0, "2026-11-29T12:00:00Z", second),
+    }
+    folder = repo / "bench/results" if where == "bench/results" else tmp_path / "runs"
+    paths = [write(folder / name, d) for name, d in runs.items()]
+    if where == "store":
+        assert call("ingest", repo, paths)[0] == 0
+    (repo / "pyproject.toml").write_text('[tool.tracker]\ndocs = ["README.md"]\n')
+    case = "metric=verify_attn.time_us impl=triton ctx=91000 heads=8 nodes=64 batch=1 digits=1"
+    (repo / "README.md").write_text(
+        f"At v1 <!-- figure {case} commit={first[:8]} --><!-- /figure -->; "
+        f"on box2 <!-- figure {case} machine=box2 --><!-- /figure -->.\n"
+    )
+    assert call("update", repo)[0] == 0
+    assert "150.0 us" in (repo / "README.md").read_text() and "160.0 us" in (repo / "README.md").read_text()
+    commit_all(repo, "runs and a doc")
+    code, out = call("check", repo)
+    assert code == 0, out
+    code, out = call("gc", repo, results=where == "bench/results")
+    assert code == 0, out
+    assert call("check", repo)[0] == 0, "the figures' runs are gone"
+    code, out = call("gc", repo, dry_run=True, results=True)
+    assert "the figure at README.md:1 draws from it" in out
 
 
 def test_plain_gc_keeps_a_store_copy_a_link_in_bench_results_points_to(repo: Path, tmp_path: Path) -> None:

@@ -202,11 +202,11 @@ def collect(root: Path, dry_run: bool, prune_results: bool = False) -> Report:
             # A phase whose paths cover result files reads stale without them (its evidence recorded them): one
             # view with every candidate gone finds those phases, and their files stay at once (settle alone would
             # add them back one full replay at a time).
-            target, trial = view(store, results), view(store, [r for r in results if r.path not in candidates])
+            whole, trial = view(store, results), view(store, [r for r in results if r.path not in candidates])
             for plan in plans:
                 for phase in plan.phases:
                     key = f"{plan.id}/{phase.id}"
-                    if key in target and trial.get(key, ())[:3] != target[key][:3] and phase.paths:
+                    if key in whole and trial.get(key, ())[:3] != whole[key][:3] and phase.paths:
                         for path in sorted(candidates.intersection(index.match(phase.paths))):
                             first.add(path, f"covered by {key}'s paths: without it the phase would read stale")
         keep: KeepSet = settle(

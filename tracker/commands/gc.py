@@ -414,7 +414,7 @@ def _prunable_results(
                 held[rel] = f"named in {reader}"
                 del names[rel]
 
-    unread: set[str] = set()  # tracked files whose working copy is absent or cannot be read: git's copy is
+    unread: set[str] = set()  # files whose working copy is absent or cannot be read: git's copy is read for them
     for reader in readers:
         if not names:
             break
